@@ -1,0 +1,27 @@
+//! The vocabulary every agent-guard layer speaks (layer L1).
+//!
+//! This crate defines what a tool call is ([`ToolCall`]), what a decision is ([`Decision`], ordered so that the
+//! strictest wins with `max`), what a decision carries ([`Verdict`]: the reasons and the [`Provenance`] that says
+//! which layer, rule and source decided), and the [`Tool`] trait through which a tool declares its own safety:
+//! how it reacts to an interrupt, whether it may run beside other calls, which permission checks it asks for and
+//! whether its failure aborts its siblings. The defaults are the conservative ones: a tool is cancellable, not
+//! concurrency-safe, not read-only, asks for nothing special and does not abort its siblings.
+//!
+//! **Invariant:** this crate decides nothing and runs nothing; it pulls in no async runtime (a [`Tool`] returns a
+//! boxed future that any executor can drive), so that every other layer can depend on it.
+//!
+//! ```
+//! use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
+//!
+//! let ask = Verdict::new(Decision::Ask, "writes a file", Provenance::layer(Layer::Sandbox));
+//! let deny = Verdict::new(Decision::Deny, "reads ~/.ssh", Provenance::layer(Layer::Rules));
+//! assert_eq!(ask.decision.max(deny.decision), Decision::Deny);
+//! ```
+
+mod call;
+mod decision;
+mod tool;
+
+pub use call::ToolCall;
+pub use decision::{Decision, DecidedBy, Layer, Provenance, Source, Verdict};
+pub use tool::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};

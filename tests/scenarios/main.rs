@@ -1,0 +1,1 @@
+//! Cross-crate scenarios: one test binary, one module per scenario family.
