@@ -19,9 +19,11 @@
 //! ```
 
 mod call;
+mod cancel;
 mod decision;
 mod tool;
 
 pub use call::ToolCall;
+pub use cancel::CancelRegistry;
 pub use decision::{Decision, DecidedBy, Layer, Provenance, Source, Verdict};
 pub use tool::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
