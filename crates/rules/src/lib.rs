@@ -1,0 +1,59 @@
+//! Permission rules, sources, modes and settings, and the resolution of one decision (layer L2).
+//!
+//! Rules use the coding agent's syntax (`Bash(npm run test:*)`, `Read(./.env)`, `WebFetch(domain:example.com)`,
+//! `mcp__server__*`, `Agent(Explore)`, `*`) and come from eight sources (`policy` > `cliArg` > `session` >
+//! `command` > `flag` > `local` > `project` > `user`). A [`Policy`] compiles them once — hash maps for tool names,
+//! one `RegexSet` for shell patterns, one per tool for path globs — and [`Policy::decide`] resolves a call with the
+//! steps of SPEC §2: deny rules, layer denials, hook blocks, asks (bypass-immune), the mode, allow rules, the
+//! classifier of mode `auto`, the tool's default; then `dontAsk` turns an ask into a deny. Every overridden
+//! decision goes to the conflict log.
+//!
+//! **Invariant:** deciding never fails and never panics; what cannot be judged is asked or denied, never allowed.
+//! **Invariant:** no async runtime, no database, no dependency on a higher layer: the shell analysis and the
+//! sandbox hand their findings in as [`CallFacts`] and [`Verdict`](agent_tool_traits::Verdict)s.
+//! **Invariant:** a deny rule of any source beats everything; a project's own settings cannot enable
+//! `bypassPermissions` or `auto`.
+//!
+//! ```
+//! use agent_rules::{Anchors, CallFacts, CommandFact, HookOutcome, Policy, PermissionMode, Request, Rule};
+//! use agent_tool_traits::{Decision, Source};
+//!
+//! let rules = vec![
+//!     Rule::parse("Bash(npm run test:*)", Decision::Allow, Source::Project)?,
+//!     Rule::parse("Bash(git push:*)", Decision::Deny, Source::User)?,
+//! ];
+//! let anchors = Anchors { cwd: "/work/proj".into(), home: None };
+//! let policy = Policy::from_rules(rules, PermissionMode::Default, &anchors)?;
+//!
+//! let argv: Vec<String> = ["npm", "run", "test", "--", "--watch"].map(String::from).to_vec();
+//! let facts = CallFacts { shell: Some(vec![CommandFact { argv: &argv, inner: 0, read_only: false }]), ..Default::default() };
+//! let request = Request { tool: "Bash", facts: &facts, findings: &[], hooks: &HookOutcome::default() };
+//! assert_eq!(policy.decide(&request).verdict.decision, Decision::Allow);
+//! # Ok::<(), agent_rules::Error>(())
+//! ```
+
+mod checker;
+mod classifier;
+mod describe;
+mod error;
+mod facts;
+mod matcher;
+mod mode;
+mod path;
+mod policy;
+mod rule;
+mod settings;
+mod tool;
+
+pub use checker::{PermissionChecker, PermissionResult};
+pub use classifier::{Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier};
+pub use describe::{CallTarget, describe, glob_base, host_of};
+pub use error::{Error, Result};
+pub use facts::{CallFacts, CommandFact, FileAccess, HookOutcome, PathFact, Request};
+pub use matcher::Anchors;
+pub use mode::PermissionMode;
+pub use path::{absolute_lexical, expand_home};
+pub use policy::{Conflict, Policy, Resolution};
+pub use rule::Rule;
+pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings};
+pub use tool::{ToolKind, ToolName, kind_of};

@@ -1,0 +1,331 @@
+//! Rules compiled once per rule set, so that a check costs about the same with 10 rules or 10,000.
+//!
+//! Rules are grouped by behaviour, then by the kind of thing they match: tool-wide rules in hash maps keyed by
+//! canonical tool name, shell patterns in one `RegexSet`, path globs in one byte `RegexSet` per tool, domains in
+//! hash maps of hosts and of wildcard suffixes, agent names in a hash map. Each lookup returns the matching rule of
+//! the highest source (the first added on a tie), which is the one a decision reports.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agent_tool_traits::Decision;
+
+use crate::error::{Error, Result};
+use crate::rule::{Anchor, Content, PathPattern, Rule, Target};
+use crate::tool::{ToolName, split_mcp};
+
+/// The directories path patterns are anchored to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchors {
+    /// The working directory: `./x` and `dir/x` patterns, and rules without a settings file.
+    pub cwd: PathBuf,
+    /// The home directory: `~/x` patterns. `None` when there is none; such patterns then match nothing.
+    pub home: Option<PathBuf>,
+}
+
+/// A set of rules compiled for fast matching.
+#[derive(Debug)]
+pub(crate) struct CompiledRules {
+    pub(crate) rules: Vec<Rule>,
+    deny: BehaviorIndex,
+    ask: BehaviorIndex,
+    allow: BehaviorIndex,
+}
+
+#[derive(Debug, Default)]
+struct BehaviorIndex {
+    any_tool: Option<usize>,
+    tool_wide: HashMap<String, usize>,
+    mcp_servers: HashMap<String, usize>,
+    shell: Option<IndexedSet<regex::RegexSet>>,
+    paths: HashMap<String, IndexedSet<regex::bytes::RegexSet>>,
+    hosts: HashMap<String, usize>,
+    host_suffixes: HashMap<String, usize>,
+    agents: HashMap<String, usize>,
+}
+
+#[derive(Debug)]
+struct IndexedSet<S> {
+    set: S,
+    rules: Vec<usize>,
+}
+
+/// The thing a lookup matches: a tool name, a shell command, a path, a host or an agent.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Subject<'a> {
+    /// A call of this tool (tool-wide rules, `*`, MCP servers).
+    Tool(&'a ToolName),
+    /// A command's words joined by NUL, as seen by `Bash(…)` rules.
+    Command(&'a str),
+    /// An absolute, lexically normal path, as seen by the path rules of `tool`.
+    Path { tool: &'a str, path: &'a Path },
+    /// A host name, lowercase.
+    Host(&'a str),
+    /// A subagent type.
+    Agent(&'a str),
+}
+
+impl CompiledRules {
+    pub(crate) fn compile(rules: Vec<Rule>, anchors: &Anchors) -> Result<Self> {
+        let mut builders: [Builder; 3] = Default::default();
+        for (index, rule) in rules.iter().enumerate() {
+            let slot = match rule.behavior {
+                Decision::Deny => 0,
+                Decision::Ask => 1,
+                Decision::Allow => 2,
+            };
+            if let Some(builder) = builders.get_mut(slot) {
+                builder.add(index, rule, anchors)?;
+            }
+        }
+        let [deny, ask, allow] = builders;
+        Ok(Self { deny: deny.build(&rules)?, ask: ask.build(&rules)?, allow: allow.build(&rules)?, rules })
+    }
+
+    fn index(&self, behavior: Decision) -> &BehaviorIndex {
+        match behavior {
+            Decision::Deny => &self.deny,
+            Decision::Ask => &self.ask,
+            Decision::Allow => &self.allow,
+        }
+    }
+
+    /// The best rule of `behavior` matching `subject`.
+    pub(crate) fn lookup(&self, behavior: Decision, subject: Subject<'_>) -> Option<usize> {
+        let index = self.index(behavior);
+        let mut best = None;
+        let mut offer = |candidate: Option<usize>| {
+            if let Some(candidate) = candidate {
+                best = Some(match best {
+                    Some(current) if !self.outranks(candidate, current) => current,
+                    _ => candidate,
+                });
+            }
+        };
+        match subject {
+            Subject::Tool(name) => {
+                offer(index.any_tool);
+                offer(index.tool_wide.get(name.as_str()).copied());
+                if let Some((server, _)) = split_mcp(name.as_str()) {
+                    offer(index.mcp_servers.get(server).copied());
+                }
+            }
+            Subject::Command(words) => {
+                if let Some(shell) = &index.shell {
+                    for hit in shell.set.matches(words).iter() {
+                        offer(shell.rules.get(hit).copied());
+                    }
+                }
+            }
+            Subject::Path { tool, path } => {
+                if let Some(paths) = index.paths.get(tool) {
+                    for hit in paths.set.matches(path.as_os_str().as_encoded_bytes()).iter() {
+                        offer(paths.rules.get(hit).copied());
+                    }
+                }
+            }
+            Subject::Host(host) => {
+                offer(index.hosts.get(host).copied());
+                let mut rest = host;
+                while let Some((_, parent)) = rest.split_once('.') {
+                    offer(index.host_suffixes.get(parent).copied());
+                    rest = parent;
+                }
+            }
+            Subject::Agent(agent) => offer(index.agents.get(agent).copied()),
+        }
+        best
+    }
+
+    /// Whether rule `a` wins over rule `b` of the same behaviour: a higher source, or the same source and added
+    /// first.
+    fn outranks(&self, a: usize, b: usize) -> bool {
+        match (self.rules.get(a), self.rules.get(b)) {
+            (Some(ra), Some(rb)) => ra.source > rb.source || (ra.source == rb.source && a < b),
+            _ => false,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    any_tool: Vec<usize>,
+    tool_wide: Vec<(String, usize)>,
+    mcp_servers: Vec<(String, usize)>,
+    shell: Vec<(String, usize)>,
+    paths: HashMap<String, Vec<(String, usize)>>,
+    hosts: Vec<(String, usize)>,
+    host_suffixes: Vec<(String, usize)>,
+    agents: Vec<(String, usize)>,
+}
+
+impl Builder {
+    fn add(&mut self, index: usize, rule: &Rule, anchors: &Anchors) -> Result<()> {
+        match &rule.target {
+            Target::AnyTool => self.any_tool.push(index),
+            Target::McpServer(server) => self.mcp_servers.push((server.clone(), index)),
+            Target::Tool { name, content: None } => self.tool_wide.push((name.as_str().to_owned(), index)),
+            Target::Tool { content: Some(Content::Shell(pattern)), .. } => {
+                self.shell.push((pattern.regex.clone(), index));
+            }
+            Target::Tool { name, content: Some(Content::Path(pattern)) } => {
+                if let Some(regex) = path_regex(pattern, rule, anchors)? {
+                    self.paths.entry(name.as_str().to_owned()).or_default().push((regex, index));
+                }
+            }
+            Target::Tool { content: Some(Content::Domain(domain)), .. } => {
+                let list = if domain.subdomains { &mut self.host_suffixes } else { &mut self.hosts };
+                list.push((domain.host.clone(), index));
+            }
+            Target::Tool { content: Some(Content::Agent(agent)), .. } => self.agents.push((agent.clone(), index)),
+        }
+        Ok(())
+    }
+
+    fn build(self, rules: &[Rule]) -> Result<BehaviorIndex> {
+        let outranks = |a: usize, b: usize| match (rules.get(a), rules.get(b)) {
+            (Some(ra), Some(rb)) => ra.source > rb.source || (ra.source == rb.source && a < b),
+            _ => false,
+        };
+        let best_of = |entries: Vec<(String, usize)>| {
+            let mut map: HashMap<String, usize> = HashMap::with_capacity(entries.len());
+            for (key, index) in entries {
+                map.entry(key).and_modify(|best| if outranks(index, *best) { *best = index }).or_insert(index);
+            }
+            map
+        };
+        let any_tool = self.any_tool.iter().copied().reduce(|a, b| if outranks(b, a) { b } else { a });
+        let shell = if self.shell.is_empty() {
+            None
+        } else {
+            let set = regex::RegexSetBuilder::new(self.shell.iter().map(|(re, _)| re))
+                .size_limit(1 << 30)
+                .dfa_size_limit(1 << 28)
+                .build()
+                .map_err(|e| set_error(&self.shell, rules, &e.to_string()))?;
+            Some(IndexedSet { set, rules: self.shell.into_iter().map(|(_, i)| i).collect() })
+        };
+        let mut paths = HashMap::with_capacity(self.paths.len());
+        for (tool, entries) in self.paths {
+            let set = regex::bytes::RegexSetBuilder::new(entries.iter().map(|(re, _)| re))
+                .size_limit(1 << 30)
+                .dfa_size_limit(1 << 28)
+                .build()
+                .map_err(|e| set_error(&entries, rules, &e.to_string()))?;
+            paths.insert(tool, IndexedSet { set, rules: entries.into_iter().map(|(_, i)| i).collect() });
+        }
+        Ok(BehaviorIndex {
+            any_tool,
+            tool_wide: best_of(self.tool_wide),
+            mcp_servers: best_of(self.mcp_servers),
+            shell,
+            paths,
+            hosts: best_of(self.hosts),
+            host_suffixes: best_of(self.host_suffixes),
+            agents: best_of(self.agents),
+        })
+    }
+}
+
+fn set_error(entries: &[(String, usize)], rules: &[Rule], why: &str) -> Error {
+    let rule = entries.first().and_then(|(_, i)| rules.get(*i)).map(|r| r.text.clone()).unwrap_or_default();
+    Error::Rule { rule, origin: None, why: format!("the compiled rule set is too large: {why}") }
+}
+
+/// The regular expression of a path pattern made absolute: it matches the path itself and, as in gitignore,
+/// everything beneath it. `None` when the anchor does not exist (a `~/` pattern without a home directory).
+fn path_regex(pattern: &PathPattern, rule: &Rule, anchors: &Anchors) -> Result<Option<String>> {
+    let base: Option<&Path> = match pattern.anchor {
+        Anchor::Absolute | Anchor::Anywhere => Some(Path::new("/")),
+        Anchor::Home => anchors.home.as_deref(),
+        Anchor::Project => Some(rule.project.as_deref().unwrap_or(&anchors.cwd)),
+        Anchor::Cwd => Some(&anchors.cwd),
+    };
+    let Some(base) = base else { return Ok(None) };
+    let mut glob = globset::escape(&crate::path::normalize(base).to_string_lossy());
+    if !glob.ends_with('/') {
+        glob.push('/');
+    }
+    if pattern.anchor == Anchor::Anywhere {
+        glob.push_str("**/");
+    }
+    glob.push_str(&pattern.glob);
+    let glob = glob.trim_end_matches('/');
+    let glob = if glob.is_empty() { "/" } else { glob };
+    let compiled = globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| Error::Rule { rule: rule.text.clone(), origin: None, why: format!("bad glob: {}", e.kind()) })?;
+    let regex = compiled.regex();
+    let regex = match regex.strip_suffix('$') {
+        Some(body) if glob == "/" => format!("{body}.*$"),
+        Some(body) => format!("{body}(?:/.*)?$"),
+        None => regex.to_owned(),
+    };
+    Ok(Some(regex))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_tool_traits::Source;
+
+    fn compiled(rules: &[(&str, Decision, Source)]) -> CompiledRules {
+        let rules = rules.iter().map(|(t, b, s)| Rule::parse(t, *b, *s).unwrap()).collect();
+        let anchors = Anchors { cwd: "/proj".into(), home: Some("/home/u".into()) };
+        CompiledRules::compile(rules, &anchors).unwrap()
+    }
+
+    fn path_hit(c: &CompiledRules, tool: &str, path: &str) -> Option<usize> {
+        c.lookup(Decision::Deny, Subject::Path { tool, path: Path::new(path) })
+    }
+
+    #[test]
+    fn highest_source_wins_inside_a_behaviour() {
+        let c = compiled(&[
+            ("Bash(git:*)", Decision::Deny, Source::User),
+            ("Bash(git push:*)", Decision::Deny, Source::Policy),
+            ("Bash(git push origin:*)", Decision::Deny, Source::Project),
+        ]);
+        assert_eq!(c.lookup(Decision::Deny, Subject::Command("git\0push\0origin")), Some(1));
+        assert_eq!(c.lookup(Decision::Deny, Subject::Command("git\0status")), Some(0));
+        assert_eq!(c.lookup(Decision::Allow, Subject::Command("git\0status")), None);
+    }
+
+    #[test]
+    fn path_patterns_are_anchored_and_cover_descendants() {
+        let c = compiled(&[
+            ("Read(./.env)", Decision::Deny, Source::User),
+            ("Read(~/.ssh/**)", Decision::Deny, Source::User),
+            ("Read(//etc/hosts)", Decision::Deny, Source::User),
+            ("Read(*.pem)", Decision::Deny, Source::User),
+            ("Read(secrets)", Decision::Deny, Source::User),
+            ("Read(src/*.rs)", Decision::Deny, Source::User),
+        ]);
+        assert_eq!(path_hit(&c, "Read", "/proj/.env"), Some(0));
+        assert_eq!(path_hit(&c, "Read", "/proj/sub/.env"), None, "./ anchors at the working directory");
+        assert_eq!(path_hit(&c, "Read", "/home/u/.ssh/id_rsa"), Some(1));
+        assert_eq!(path_hit(&c, "Read", "/etc/hosts"), Some(2));
+        assert_eq!(path_hit(&c, "Read", "/etc/hosts.allow"), None);
+        assert_eq!(path_hit(&c, "Read", "/proj/a/b/key.pem"), Some(3));
+        assert_eq!(path_hit(&c, "Read", "/proj/deep/secrets/key"), Some(4), "a directory covers its content");
+        assert_eq!(path_hit(&c, "Read", "/proj/src/main.rs"), Some(5));
+        assert_eq!(path_hit(&c, "Read", "/proj/src/a/main.rs"), None, "`*` does not cross a `/`");
+        assert_eq!(path_hit(&c, "Edit", "/proj/.env"), None, "path rules are per tool");
+    }
+
+    #[test]
+    fn hosts_and_agents() {
+        let c = compiled(&[
+            ("WebFetch(domain:example.com)", Decision::Deny, Source::User),
+            ("WebFetch(domain:*.evil.io)", Decision::Deny, Source::User),
+            ("Agent(Explore)", Decision::Deny, Source::User),
+        ]);
+        assert_eq!(c.lookup(Decision::Deny, Subject::Host("example.com")), Some(0));
+        assert_eq!(c.lookup(Decision::Deny, Subject::Host("notexample.com")), None);
+        assert_eq!(c.lookup(Decision::Deny, Subject::Host("a.b.evil.io")), Some(1));
+        assert_eq!(c.lookup(Decision::Deny, Subject::Host("evil.io")), None);
+        assert_eq!(c.lookup(Decision::Deny, Subject::Agent("Explore")), Some(2));
+    }
+}

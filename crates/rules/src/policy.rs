@@ -1,0 +1,521 @@
+//! The resolution of one decision (SPEC §2, steps 1–8 and the final conversions), with a conflict log.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
+
+use crate::classifier::{Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier};
+use crate::error::Result;
+use crate::facts::{CallFacts, FileAccess, Request};
+use crate::matcher::{Anchors, CompiledRules, Subject};
+use crate::mode::PermissionMode;
+use crate::rule::Rule;
+use crate::settings::Settings;
+use crate::tool::{ToolKind, ToolName};
+
+/// A compiled permission policy: the rules of every source, the mode, and the classifier of mode `auto`.
+/// Build it once per working directory; [`Policy::decide`] is the hot path.
+#[derive(Debug)]
+pub struct Policy {
+    compiled: CompiledRules,
+    mode: PermissionMode,
+    mode_source: Option<Source>,
+    classifier: Arc<dyn Classifier>,
+    denials: DenialTracker,
+    notes: Vec<String>,
+}
+
+/// An overridden decision, for the conflict log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// What would have decided otherwise.
+    pub overridden: String,
+    /// What it would have decided.
+    pub decision: Decision,
+    /// What decided instead.
+    pub by: String,
+}
+
+/// The outcome of [`Policy::decide`]: the verdict, every candidate decision that was considered in order, and
+/// the conflict log.
+#[derive(Debug, Clone)]
+pub struct Resolution {
+    /// The decision, its reasons and provenance.
+    pub verdict: Verdict,
+    /// The candidates of each step that had something to say, in resolution order; the first decided.
+    pub considered: Vec<Verdict>,
+    /// Every considered decision that differs from the final one.
+    pub conflicts: Vec<Conflict>,
+}
+
+impl Policy {
+    /// A policy from loaded settings; the mode is the settings' own (see [`Settings::mode`]).
+    pub fn new(settings: &Settings, anchors: &Anchors) -> Result<Self> {
+        let mut policy = Self::from_rules(settings.rules().to_vec(), PermissionMode::Default, anchors)?;
+        if let Some((mode, source)) = settings.mode() {
+            policy.mode = mode;
+            policy.mode_source = Some(source);
+        }
+        policy.notes = settings.diagnostics().to_vec();
+        Ok(policy)
+    }
+
+    /// A policy from rules alone, in `mode`.
+    pub fn from_rules(rules: Vec<Rule>, mode: PermissionMode, anchors: &Anchors) -> Result<Self> {
+        Ok(Self {
+            compiled: CompiledRules::compile(rules, anchors)?,
+            mode,
+            mode_source: None,
+            classifier: Arc::new(DeterministicClassifier),
+            denials: DenialTracker::default(),
+            notes: Vec::new(),
+        })
+    }
+
+    /// The same policy in `mode`, set from `source` (the command line, a hook input). Modes that need a trusted
+    /// source are refused from project or local settings, and the refusal is kept as a diagnostic.
+    #[must_use]
+    pub fn with_mode(mut self, mode: PermissionMode, source: Source) -> Self {
+        if mode.needs_trusted_source() && matches!(source, Source::Project | Source::Local) {
+            self.notes.push(format!("mode `{mode}` from {source} settings ignored: only policy, user settings and the command line can enable it"));
+        } else {
+            self.mode = mode;
+            self.mode_source = Some(source);
+        }
+        self
+    }
+
+    /// The same policy with another classifier for mode `auto`.
+    #[must_use]
+    pub fn with_classifier(mut self, classifier: Arc<dyn Classifier>) -> Self {
+        self.classifier = classifier;
+        self
+    }
+
+    /// The mode in force.
+    pub fn mode(&self) -> PermissionMode {
+        self.mode
+    }
+
+    /// Where the mode came from (`None` for the built-in default).
+    pub fn mode_source(&self) -> Option<Source> {
+        self.mode_source
+    }
+
+    /// Every rule, in the order it was loaded.
+    pub fn rules(&self) -> &[Rule] {
+        &self.compiled.rules
+    }
+
+    /// Notes from loading (modes refused, rules skipped).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The denial tracker of mode `auto`.
+    pub fn denials(&self) -> &DenialTracker {
+        &self.denials
+    }
+
+    /// Decides one call. Never fails and never panics: what cannot be judged is asked or denied.
+    pub fn decide(&self, request: &Request<'_>) -> Resolution {
+        let tool = ToolName::new(request.tool);
+        let kind = tool.kind();
+        let facts = request.facts;
+        let mut considered: Vec<Verdict> = Vec::new();
+
+        // Step 1: a deny rule, over every subject of the call.
+        if let Some(rule) = self.best_match(Decision::Deny, &tool, kind, facts) {
+            considered.push(self.rule_verdict(rule, DecidedBy::DenyRule));
+        }
+        // Step 2: the tool's own checks and the layers.
+        for finding in request.findings.iter().filter(|f| f.decision == Decision::Deny) {
+            considered.push(step(finding.clone(), DecidedBy::LayerDeny));
+        }
+        // Step 3: a hook that blocked.
+        if let Some((hook, reason)) = &request.hooks.block {
+            considered.push(Verdict::new(
+                Decision::Deny,
+                format!("blocked by hook `{hook}`: {reason}"),
+                Provenance::layer(Layer::Hooks).at(DecidedBy::HookBlock),
+            ));
+        }
+        // Step 4: an ask rule, a hook asking, a safety ask.
+        if let Some(rule) = self.best_match(Decision::Ask, &tool, kind, facts) {
+            considered.push(self.rule_verdict(rule, DecidedBy::AskRule));
+        }
+        for message in &request.hooks.asks {
+            considered.push(Verdict::new(
+                Decision::Ask,
+                format!("a hook asks for permission: {message}"),
+                Provenance::layer(Layer::Hooks).at(DecidedBy::HookAsk),
+            ));
+        }
+        for finding in request.findings.iter().filter(|f| f.decision == Decision::Ask) {
+            considered.push(step(finding.clone(), DecidedBy::SafetyAsk));
+        }
+        let read_only = is_read_only(kind, facts);
+        // Plan mode denies writes before any allow can apply: a plan never changes anything.
+        if self.mode == PermissionMode::Plan && !read_only {
+            considered.push(self.mode_verdict(Decision::Deny, format!("mode `plan` allows only reads; `{tool}` {}", describe_effect(kind, facts))));
+        }
+        // Step 5: bypass.
+        if self.mode == PermissionMode::BypassPermissions {
+            considered.push(self.mode_verdict(Decision::Allow, "mode `bypassPermissions`".to_owned()).at_step(DecidedBy::BypassMode));
+        }
+        // Step 6: an allow rule covering the whole call, or an external hook's allow.
+        if let Some(verdict) = self.allow_verdict(&tool, kind, facts) {
+            considered.push(verdict);
+        }
+        if let Some(reason) = &request.hooks.allow {
+            considered.push(Verdict::new(
+                Decision::Allow,
+                format!("allowed by a hook: {reason}"),
+                Provenance::layer(Layer::Hooks).at(DecidedBy::HookAllow),
+            ));
+        }
+        // Steps 7 and 8 run only when nothing before decided: the classifier has side effects (denial tracking).
+        if considered.is_empty() {
+            if let Some(verdict) = self.mode_step(&tool, kind, facts, read_only) {
+                considered.push(verdict);
+            }
+        }
+        if considered.is_empty() {
+            considered.push(default_verdict(&tool, kind, facts, read_only));
+        }
+        let Some(mut verdict) = considered.first().cloned() else {
+            // Unreachable by construction; a decision that cannot be made is an ask, never an allow.
+            let fallback = Verdict::new(Decision::Ask, "no step decided", Provenance::layer(Layer::Rules));
+            return Resolution { verdict: fallback, considered, conflicts: Vec::new() };
+        };
+        // Every other reason of the same decision at the same step is kept, so the user sees all of them.
+        let winner_step = verdict.provenance.step;
+        for other in considered.iter().skip(1) {
+            if other.decision == verdict.decision && other.provenance.step == winner_step {
+                verdict.reasons.extend(other.reasons.iter().cloned());
+            }
+        }
+        let mut conflicts: Vec<Conflict> = considered
+            .iter()
+            .skip(1)
+            .filter(|c| c.decision != verdict.decision)
+            .map(|c| Conflict { overridden: c.reason(), decision: c.decision, by: first_reason(&verdict) })
+            .collect();
+        // The final conversion: no one to ask.
+        if verdict.decision == Decision::Ask && self.mode == PermissionMode::DontAsk {
+            conflicts.push(Conflict { overridden: first_reason(&verdict), decision: Decision::Ask, by: "mode `dontAsk`".to_owned() });
+            verdict.decision = Decision::Deny;
+            verdict.reasons.insert(0, "mode `dontAsk` denies what would be asked".to_owned());
+            verdict.provenance.step = Some(DecidedBy::NoPrompt);
+        }
+        verdict.diagnostics.extend(self.notes.iter().cloned());
+        verdict.diagnostics.extend(conflicts.iter().map(|c| format!("{} ({}) overridden by {}", c.overridden, c.decision, c.by)));
+        Resolution { verdict, considered, conflicts }
+    }
+
+    /// The best rule of `behavior` matching any subject of the call.
+    fn best_match(&self, behavior: Decision, tool: &ToolName, kind: ToolKind, facts: &CallFacts<'_>) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        let mut offer = |hit: Option<usize>| {
+            if let Some(hit) = hit {
+                best = Some(match best {
+                    Some(current) if !self.outranks(hit, current) => current,
+                    _ => hit,
+                });
+            }
+        };
+        offer(self.compiled.lookup(behavior, Subject::Tool(tool)));
+        if let Some(commands) = &facts.shell {
+            let mut words = String::new();
+            for command in commands {
+                for start in command_starts(command.argv.len(), command.inner) {
+                    join_words(command.argv.get(start..).unwrap_or_default(), &mut words);
+                    offer(self.compiled.lookup(behavior, Subject::Command(&words)));
+                }
+            }
+        }
+        for fact in &facts.paths {
+            for family in path_families(fact.access, tool, kind) {
+                for form in fact.forms() {
+                    offer(self.compiled.lookup(behavior, Subject::Path { tool: family, path: form }));
+                }
+            }
+        }
+        if let Some(host) = facts.host {
+            offer(self.compiled.lookup(behavior, Subject::Host(host)));
+        }
+        if let Some(agent) = facts.agent {
+            offer(self.compiled.lookup(behavior, Subject::Agent(agent)));
+        }
+        best
+    }
+
+    /// Step 6: an allow rule that covers the whole call.
+    fn allow_verdict(&self, tool: &ToolName, kind: ToolKind, facts: &CallFacts<'_>) -> Option<Verdict> {
+        if let Some(rule) = self.compiled.lookup(Decision::Allow, Subject::Tool(tool)) {
+            return Some(self.rule_verdict(rule, DecidedBy::AllowRule));
+        }
+        let mut used: Option<usize> = None;
+        let mut use_rule = |rule: usize| {
+            used = Some(match used {
+                Some(current) if !self.outranks(rule, current) => current,
+                _ => rule,
+            });
+        };
+        match kind {
+            ToolKind::Shell => {
+                let commands = facts.shell.as_ref()?;
+                let mut words = String::new();
+                for command in commands {
+                    // An allow rule names the effective command (after wrappers) or the whole command line.
+                    let mut hit = None;
+                    for start in [command.inner, 0] {
+                        if hit.is_none() {
+                            join_words(command.argv.get(start..).unwrap_or_default(), &mut words);
+                            hit = self.compiled.lookup(Decision::Allow, Subject::Command(&words));
+                        }
+                    }
+                    match hit {
+                        Some(rule) => use_rule(rule),
+                        None if command.read_only => {}
+                        None => return None,
+                    }
+                }
+                for fact in facts.paths.iter().filter(|p| p.access == FileAccess::Write) {
+                    use_rule(self.path_allow(fact, tool, kind)?);
+                }
+            }
+            ToolKind::Read | ToolKind::Glob | ToolKind::Grep | ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => {
+                if facts.paths.is_empty() {
+                    return None;
+                }
+                for fact in &facts.paths {
+                    use_rule(self.path_allow(fact, tool, kind)?);
+                }
+            }
+            ToolKind::WebFetch => use_rule(self.compiled.lookup(Decision::Allow, Subject::Host(facts.host?))?),
+            ToolKind::Agent => use_rule(self.compiled.lookup(Decision::Allow, Subject::Agent(facts.agent?))?),
+            ToolKind::WebSearch | ToolKind::Mcp | ToolKind::Harmless | ToolKind::Other => return None,
+        }
+        used.map(|rule| self.rule_verdict(rule, DecidedBy::AllowRule))
+    }
+
+    /// An allow rule covering one file: it must match the path as written and the resolved path.
+    fn path_allow(&self, fact: &crate::facts::PathFact<'_>, tool: &ToolName, kind: ToolKind) -> Option<usize> {
+        let mut chosen = None;
+        for form in fact.forms() {
+            let hit = path_families(fact.access, tool, kind)
+                .filter_map(|family| self.compiled.lookup(Decision::Allow, Subject::Path { tool: family, path: form }))
+                .next()?;
+            chosen = Some(hit);
+        }
+        chosen
+    }
+
+    /// Step 7: the mode.
+    fn mode_step(&self, tool: &ToolName, kind: ToolKind, facts: &CallFacts<'_>, read_only: bool) -> Option<Verdict> {
+        let edits_inside_roots = edits_inside_roots(kind, facts);
+        match self.mode {
+            PermissionMode::AcceptEdits if edits_inside_roots => {
+                Some(self.mode_verdict(Decision::Allow, format!("mode `acceptEdits` allows `{tool}` to edit files inside the roots")))
+            }
+            PermissionMode::Auto => {
+                let input = ClassifierInput { tool, kind, read_only, edits_inside_roots, facts };
+                let provenance = Provenance { source: self.mode_source, ..Provenance::layer(Layer::Rules) }.at(DecidedBy::Classifier);
+                match self.classifier.classify(&input) {
+                    ClassifierVerdict::Approve(why) => {
+                        self.denials.record_approval();
+                        Some(Verdict::new(Decision::Allow, format!("approved by the classifier of mode `auto`: {why}"), provenance))
+                    }
+                    ClassifierVerdict::Block(why) => {
+                        self.denials.record_denial();
+                        if self.denials.tripped() {
+                            let (consecutive, total) = self.denials.counts();
+                            Some(Verdict::new(
+                                Decision::Ask,
+                                format!("the classifier would block ({why}) but has denied {consecutive} in a row, {total} in all: asking instead"),
+                                provenance,
+                            ))
+                        } else {
+                            Some(Verdict::new(Decision::Deny, format!("blocked by the classifier of mode `auto`: {why}"), provenance))
+                        }
+                    }
+                    ClassifierVerdict::Escalate => None,
+                }
+            }
+            PermissionMode::AcceptEdits
+            | PermissionMode::Default
+            | PermissionMode::Plan
+            | PermissionMode::DontAsk
+            | PermissionMode::BypassPermissions
+            | PermissionMode::Bubble => None,
+        }
+    }
+
+    fn outranks(&self, a: usize, b: usize) -> bool {
+        match (self.compiled.rules.get(a), self.compiled.rules.get(b)) {
+            (Some(ra), Some(rb)) => ra.source > rb.source || (ra.source == rb.source && a < b),
+            _ => false,
+        }
+    }
+
+    fn rule_verdict(&self, index: usize, step: DecidedBy) -> Verdict {
+        let Some(rule) = self.compiled.rules.get(index) else {
+            return Verdict::new(Decision::Ask, "a rule matched but cannot be shown", Provenance::layer(Layer::Rules));
+        };
+        let verb = match rule.behavior {
+            Decision::Allow => "allowed",
+            Decision::Ask => "needs approval",
+            Decision::Deny => "denied",
+        };
+        let mut reason = format!("{verb} by {} rule `{}` from {} settings", rule.behavior, rule.text, rule.source);
+        if let Some(file) = &rule.file {
+            let _ = write!(reason, " ({})", file.display());
+        }
+        Verdict::new(
+            rule.behavior,
+            reason,
+            Provenance {
+                layer: Layer::Rules,
+                step: Some(step),
+                rule: Some(rule.text.clone()),
+                source: Some(rule.source),
+                file: rule.file.as_ref().map(|f| f.display().to_string()),
+            },
+        )
+    }
+
+    fn mode_verdict(&self, decision: Decision, reason: String) -> Verdict {
+        Verdict::new(decision, reason, Provenance { source: self.mode_source, ..Provenance::layer(Layer::Rules) }.at(DecidedBy::Mode))
+    }
+}
+
+trait AtStep {
+    fn at_step(self, step: DecidedBy) -> Self;
+}
+
+impl AtStep for Verdict {
+    fn at_step(mut self, step: DecidedBy) -> Self {
+        self.provenance.step = Some(step);
+        self
+    }
+}
+
+fn step(finding: Verdict, step: DecidedBy) -> Verdict {
+    finding.at_step(step)
+}
+
+fn first_reason(verdict: &Verdict) -> String {
+    verdict.reasons.first().cloned().unwrap_or_default()
+}
+
+/// The positions a command's words are matched from: the whole command line, and the effective command after
+/// its wrappers when there are any.
+fn command_starts(len: usize, inner: usize) -> impl Iterator<Item = usize> {
+    std::iter::once(0).chain((inner > 0 && inner < len).then_some(inner))
+}
+
+/// Joins words with NUL, the separator `Bash(…)` patterns are compiled against; a NUL cannot occur in a word.
+fn join_words(words: &[String], out: &mut String) {
+    out.clear();
+    for (i, word) in words.iter().enumerate() {
+        if i > 0 {
+            out.push('\0');
+        }
+        out.push_str(word);
+    }
+}
+
+/// The tools whose path rules apply to a file access: `Read(…)` rules to every read, `Edit(…)` and `Write(…)`
+/// rules to every write, and the calling tool's own rules (`Grep(…)`, `NotebookEdit(…)`).
+fn path_families<'t>(access: FileAccess, tool: &'t ToolName, kind: ToolKind) -> impl Iterator<Item = &'t str> {
+    let (first, second): (&'static str, Option<&'static str>) = match access {
+        FileAccess::Read => ("Read", None),
+        FileAccess::Write => ("Edit", Some("Write")),
+    };
+    let own = (kind != ToolKind::Shell).then_some(tool.as_str()).filter(|own| *own != first && Some(*own) != second);
+    std::iter::once(first).chain(second).chain(own)
+}
+
+fn is_read_only(kind: ToolKind, facts: &CallFacts<'_>) -> bool {
+    match kind {
+        ToolKind::Shell => facts.shell_read_only(),
+        ToolKind::Read | ToolKind::Glob | ToolKind::Grep => !facts.writes(),
+        ToolKind::WebFetch | ToolKind::WebSearch | ToolKind::Agent | ToolKind::Harmless => true,
+        ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit | ToolKind::Mcp | ToolKind::Other => false,
+    }
+}
+
+/// Whether the call is a file edit confined to the roots: a write tool on files inside them, or shell commands
+/// that are read-only except for writes inside them.
+fn edits_inside_roots(kind: ToolKind, facts: &CallFacts<'_>) -> bool {
+    match kind {
+        ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => !facts.paths.is_empty() && facts.all_inside_roots(),
+        ToolKind::Shell => {
+            facts.shell.as_ref().is_some_and(|commands| commands.iter().all(|c| c.read_only))
+                && facts.writes()
+                && facts.all_inside_roots()
+        }
+        ToolKind::Read
+        | ToolKind::Glob
+        | ToolKind::Grep
+        | ToolKind::WebFetch
+        | ToolKind::WebSearch
+        | ToolKind::Agent
+        | ToolKind::Mcp
+        | ToolKind::Harmless
+        | ToolKind::Other => false,
+    }
+}
+
+fn describe_effect(kind: ToolKind, facts: &CallFacts<'_>) -> &'static str {
+    match kind {
+        ToolKind::Shell if facts.shell.is_none() => "runs a command that was not analysed",
+        ToolKind::Shell if facts.writes() => "writes files",
+        ToolKind::Shell => "runs a command that is not known to be read-only",
+        ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => "writes files",
+        ToolKind::Mcp | ToolKind::Other => "may change things",
+        ToolKind::Read | ToolKind::Glob | ToolKind::Grep => "writes files",
+        ToolKind::WebFetch | ToolKind::WebSearch | ToolKind::Agent | ToolKind::Harmless => "is read-only",
+    }
+}
+
+/// Step 8: the tool's own default.
+fn default_verdict(tool: &ToolName, kind: ToolKind, facts: &CallFacts<'_>, read_only: bool) -> Verdict {
+    let provenance = Provenance::layer(Layer::Rules).at(DecidedBy::Default);
+    let (decision, reason) = match kind {
+        ToolKind::Shell => match &facts.shell {
+            None => (Decision::Ask, "the command was not analysed; asking".to_owned()),
+            Some(_) if !read_only => (Decision::Ask, non_read_only_reason(facts)),
+            Some(_) if !facts.all_inside_roots() => (Decision::Ask, "a read-only command that reads files outside the roots; asking".to_owned()),
+            Some(_) => (Decision::Allow, "every command is known to be read-only".to_owned()),
+        },
+        ToolKind::Read | ToolKind::Glob | ToolKind::Grep => {
+            if facts.all_inside_roots() {
+                (Decision::Allow, format!("`{tool}` only reads, inside the roots"))
+            } else {
+                (Decision::Ask, format!("`{tool}` reads files whose containment was not checked; asking"))
+            }
+        }
+        ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => (Decision::Ask, format!("`{tool}` writes files; asking")),
+        ToolKind::WebFetch | ToolKind::WebSearch => (Decision::Ask, format!("`{tool}` reaches the network; asking")),
+        ToolKind::Agent => (Decision::Allow, "starting a subagent; each of its calls is checked on its own".to_owned()),
+        ToolKind::Harmless => (Decision::Allow, format!("`{tool}` changes nothing outside the conversation")),
+        ToolKind::Mcp => (Decision::Ask, format!("MCP tool `{tool}` has no rule; asking")),
+        ToolKind::Other => (Decision::Ask, format!("unknown tool `{tool}` has no rule; asking")),
+    };
+    Verdict::new(decision, reason, provenance)
+}
+
+fn non_read_only_reason(facts: &CallFacts<'_>) -> String {
+    let commands = facts.shell.as_deref().unwrap_or_default();
+    let first = commands.iter().find(|c| !c.read_only);
+    match first {
+        Some(command) => {
+            let shown: Vec<&str> = command.argv.iter().skip(command.inner).take(4).map(String::as_str).collect();
+            format!("`{}` is not known to be read-only; asking", shown.join(" "))
+        }
+        None => "the command writes files; asking".to_owned(),
+    }
+}
