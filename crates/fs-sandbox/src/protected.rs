@@ -1,0 +1,331 @@
+//! Protected paths: writes that change how tools, editors or shells behave, and reads of secret files.
+
+use std::ffi::OsStr;
+use std::path::{Component, Path};
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use crate::config::Access;
+use crate::error::{Result, SandboxError};
+
+/// Directories whose contents configure code that runs later (git hooks and config, agent settings, editor tasks,
+/// commit hooks): a write anywhere beneath one of them is protected.
+const WRITE_DIRS: [&str; 6] = [".git", ".agent-guard", ".claude", ".vscode", ".husky", ".idea"];
+
+/// Shell start-up files (and `direnv`'s `.envrc`, which a shell runs on `cd`): a write to one is protected.
+const STARTUP_FILES: [&str; 17] = [
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".logout",
+    ".kshrc",
+    ".mkshrc",
+    ".envrc",
+];
+
+/// Directories of start-up files that are named by two components (`fish` reads all of `.config/fish/`).
+const STARTUP_DIRS: [[&str; 2]; 1] = [[".config", "fish"]];
+
+/// `.env.*` files that conventionally hold no secret and are meant to be read.
+const ENV_TEMPLATES: [&str; 3] = [".env.example", ".env.sample", ".env.template"];
+
+/// The protected paths of a sandbox: a write there, or a read of a secret file, is never auto-approved.
+///
+/// The default list is SPEC §3's; settings extend it with glob patterns ([`ProtectedPaths::with_extra`]). A
+/// pattern without `/` matches a name anywhere (`secrets.toml`, `*.pem`), one with `/` matches the path relative to
+/// the root (`config/prod/**`), one starting with `/` matches the absolute path. A pattern that matches a directory
+/// protects everything beneath it. Default names are compared without regard to ASCII case, so that a
+/// case-insensitive file system cannot be used to slip past them.
+#[derive(Debug, Clone)]
+pub struct ProtectedPaths {
+    defaults: bool,
+    reads: Vec<Pattern>,
+    writes: Vec<Pattern>,
+}
+
+impl Default for ProtectedPaths {
+    fn default() -> Self {
+        Self {
+            defaults: true,
+            reads: Vec::new(),
+            writes: Vec::new(),
+        }
+    }
+}
+
+/// One protected-path pattern from the settings.
+#[derive(Debug, Clone)]
+struct Pattern {
+    text: String,
+    matcher: GlobMatcher,
+    scope: Scope,
+}
+
+/// What a pattern is matched against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Each component name.
+    Name,
+    /// The path relative to its root, and each of its ancestors.
+    Relative,
+    /// The absolute path, and each of its ancestors.
+    Absolute,
+}
+
+impl ProtectedPaths {
+    /// No protected path at all, not even the defaults (for tests and for callers that check protection
+    /// themselves).
+    pub fn none() -> Self {
+        Self {
+            defaults: false,
+            reads: Vec::new(),
+            writes: Vec::new(),
+        }
+    }
+
+    /// The same list with `patterns` protected for reads and for writes.
+    ///
+    /// # Errors
+    /// [`SandboxError::Pattern`] naming the first pattern that is not a valid glob.
+    pub fn with_extra<I, S>(self, patterns: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let parsed = parse_all(patterns)?;
+        let mut this = self;
+        this.reads.extend(parsed.iter().cloned());
+        this.writes.extend(parsed);
+        Ok(this)
+    }
+
+    /// The same list with `patterns` protected for writes only.
+    ///
+    /// # Errors
+    /// [`SandboxError::Pattern`] naming the first pattern that is not a valid glob.
+    pub fn with_extra_writes<I, S>(mut self, patterns: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.writes.extend(parse_all(patterns)?);
+        Ok(self)
+    }
+
+    /// The same list with `patterns` protected for reads only.
+    ///
+    /// # Errors
+    /// [`SandboxError::Pattern`] naming the first pattern that is not a valid glob.
+    pub fn with_extra_reads<I, S>(mut self, patterns: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.reads.extend(parse_all(patterns)?);
+        Ok(self)
+    }
+
+    /// Why `absolute` (with `relative`, its path below its root, when it has one) is protected for `access`, or
+    /// `None`. `absolute` must be normalised (no `.` or `..`).
+    pub fn reason(&self, absolute: &Path, relative: Option<&Path>, access: Access) -> Option<String> {
+        let (defaults, extras) = match access {
+            Access::Read => (
+                self.defaults.then(|| secret_reason(absolute)).flatten(),
+                &self.reads,
+            ),
+            Access::Write => (
+                self.defaults.then(|| write_reason(absolute)).flatten(),
+                &self.writes,
+            ),
+        };
+        defaults.or_else(|| {
+            extras
+                .iter()
+                .find(|pattern| pattern.matches(absolute, relative))
+                .map(|pattern| {
+                    format!(
+                        "`{}` matches the protected-path pattern `{}`",
+                        absolute.display(),
+                        pattern.text
+                    )
+                })
+        })
+    }
+}
+
+impl Pattern {
+    fn parse(text: &str) -> Result<Self> {
+        let trimmed = text.trim();
+        let (scope, glob) = if let Some(rest) = trimmed.strip_prefix("./") {
+            (Scope::Relative, rest)
+        } else if trimmed.starts_with('/') {
+            (Scope::Absolute, trimmed)
+        } else if trimmed.trim_end_matches('/').contains('/') {
+            (Scope::Relative, trimmed)
+        } else {
+            (Scope::Name, trimmed)
+        };
+        // A trailing slash names a directory; the directory itself is matched, and with it everything beneath.
+        let glob = glob.trim_end_matches('/');
+        let glob = if glob.is_empty() { "/" } else { glob };
+        let matcher = GlobBuilder::new(glob)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|source| SandboxError::Pattern {
+                pattern: text.to_owned(),
+                source,
+            })?
+            .compile_matcher();
+        Ok(Self {
+            text: text.to_owned(),
+            matcher,
+            scope,
+        })
+    }
+
+    fn matches(&self, absolute: &Path, relative: Option<&Path>) -> bool {
+        match self.scope {
+            Scope::Name => absolute.components().any(|component| match component {
+                Component::Normal(name) => self.matcher.is_match(name),
+                Component::Prefix(_) | Component::RootDir | Component::CurDir | Component::ParentDir => false,
+            }),
+            Scope::Relative => relative.is_some_and(|relative| self.matches_an_ancestor(relative)),
+            Scope::Absolute => self.matches_an_ancestor(absolute),
+        }
+    }
+
+    /// Whether the pattern matches `path` or one of its ancestors, so that a protected directory protects its
+    /// contents.
+    fn matches_an_ancestor(&self, path: &Path) -> bool {
+        path.ancestors()
+            .any(|ancestor| !ancestor.as_os_str().is_empty() && self.matcher.is_match(ancestor))
+    }
+}
+
+fn parse_all<I, S>(patterns: I) -> Result<Vec<Pattern>>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    patterns
+        .into_iter()
+        .map(|pattern| Pattern::parse(pattern.as_ref()))
+        .collect()
+}
+
+fn names(path: &Path) -> impl Iterator<Item = &OsStr> {
+    path.components().filter_map(|component| match component {
+        Component::Normal(name) => Some(name),
+        Component::Prefix(_) | Component::RootDir | Component::CurDir | Component::ParentDir => None,
+    })
+}
+
+fn eq_name(name: &OsStr, expected: &str) -> bool {
+    name.as_encoded_bytes().eq_ignore_ascii_case(expected.as_bytes())
+}
+
+fn write_reason(absolute: &Path) -> Option<String> {
+    let shown = absolute.display();
+    let all: Vec<&OsStr> = names(absolute).collect();
+    if let Some(dir) = all
+        .iter()
+        .find_map(|name| WRITE_DIRS.iter().find(|dir| eq_name(name, dir)))
+    {
+        return Some(format!("writes beneath `{dir}/` are protected (`{shown}`)"));
+    }
+    if let Some([first, second]) = all.windows(2).find_map(|pair| {
+        STARTUP_DIRS.iter().find(|dir| {
+            pair.iter()
+                .zip(dir.iter())
+                .all(|(name, expected)| eq_name(name, expected))
+        })
+    }) {
+        return Some(format!(
+            "`{first}/{second}/` holds shell start-up files (`{shown}`)"
+        ));
+    }
+    let last = all.last()?;
+    STARTUP_FILES
+        .iter()
+        .find(|file| eq_name(last, file))
+        .map(|file| format!("`{file}` is a shell start-up file (`{shown}`)"))
+}
+
+fn secret_reason(absolute: &Path) -> Option<String> {
+    let last = names(absolute).last()?;
+    let bytes = last.as_encoded_bytes();
+    let is_env = bytes.eq_ignore_ascii_case(b".env")
+        || bytes
+            .get(..5)
+            .is_some_and(|start| start.eq_ignore_ascii_case(b".env."));
+    let is_template = ENV_TEMPLATES.iter().any(|template| eq_name(last, template));
+    (is_env && !is_template).then(|| {
+        format!(
+            "`{}` may hold secrets (`{}`)",
+            last.to_string_lossy(),
+            absolute.display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &str) -> Option<String> {
+        ProtectedPaths::default().reason(Path::new(path), None, Access::Write)
+    }
+
+    fn read(path: &str) -> Option<String> {
+        ProtectedPaths::default().reason(Path::new(path), None, Access::Read)
+    }
+
+    #[test]
+    fn default_writes() {
+        assert!(write("/p/.git/config").is_some());
+        assert!(write("/p/.GIT/hooks/pre-commit").is_some());
+        assert!(write("/p/sub/.husky/pre-push").is_some());
+        assert!(write("/home/u/.config/fish/conf.d/x.fish").is_some());
+        assert!(write("/p/.zshrc").is_some());
+        assert!(write("/p/.gitignore").is_none());
+        assert!(write("/p/src/git/x.rs").is_none());
+        assert!(write("/p/.zshrc.bak").is_none());
+    }
+
+    #[test]
+    fn default_reads() {
+        assert!(read("/p/.env").is_some());
+        assert!(read("/p/.env.local").is_some());
+        assert!(read("/p/.env.example").is_none());
+        assert!(read("/p/.envrc").is_none());
+        assert!(read("/p/.git/config").is_none());
+    }
+
+    #[test]
+    fn extras() {
+        let protected = ProtectedPaths::none()
+            .with_extra(["*.pem", "config/prod/", "/etc/x"])
+            .unwrap();
+        let rel = |p: &str| protected.reason(&Path::new("/p").join(p), Some(Path::new(p)), Access::Read);
+        assert!(rel("keys/a.pem").is_some());
+        assert!(rel("config/prod/db.toml").is_some());
+        assert!(rel("config/dev/db.toml").is_none());
+        assert!(
+            protected
+                .reason(Path::new("/etc/x/y"), None, Access::Write)
+                .is_some()
+        );
+        assert!(ProtectedPaths::none().with_extra(["a[b"]).is_err());
+    }
+}

@@ -1,0 +1,160 @@
+//! Kernel-like path resolution: symbolic links followed one component at a time, a missing tail kept as written.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// How many symbolic links one resolution may follow, as in Linux (`MAXSYMLINKS`).
+pub(crate) const MAX_LINKS: usize = 40;
+
+/// Where a path leads.
+#[derive(Debug)]
+pub(crate) struct Resolution {
+    /// The resolved path: absolute, without `.`, `..` or symbolic links in its existing part.
+    pub(crate) path: PathBuf,
+    /// Whether a symbolic link was followed on the way.
+    pub(crate) through_symlink: bool,
+}
+
+/// Why a path could not be resolved.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// More than [`MAX_LINKS`] symbolic links.
+    Loop,
+    /// A magic link of `/proc` (its target is an object, not a path that can be checked).
+    MagicLink(PathBuf),
+    /// A component that must be a directory is not one.
+    NotADirectory(PathBuf),
+    /// A component could not be examined.
+    Io(PathBuf, io::Error),
+}
+
+/// One step still to take.
+enum Step {
+    Parent,
+    Name(OsString),
+}
+
+/// Resolves `rest` (a relative path, or an absolute one that restarts at `/`) from the canonical directory
+/// `start`, the way the kernel would: each existing component is examined with `lstat`, a symbolic link is replaced
+/// by its target (a `..` after it steps up from the target's directory), and once a component does not exist the
+/// rest is applied lexically, where a `..` first removes the missing components and then continues from the
+/// existing directory. `trailing_slash` says the path as written ends in `/`, so its last component must be a
+/// directory when it exists.
+pub(crate) fn resolve(start: PathBuf, rest: &Path, trailing_slash: bool) -> Result<Resolution, Failure> {
+    let mut resolved = start;
+    let mut stack = Vec::new();
+    push_steps(&mut stack, &mut resolved, rest);
+    let mut through_symlink = false;
+    let mut missing = 0usize;
+    let mut links = 0usize;
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Parent => {
+                missing = missing.saturating_sub(1);
+                resolved.pop();
+            }
+            Step::Name(name) if missing > 0 => {
+                resolved.push(name);
+                missing += 1;
+            }
+            Step::Name(name) => {
+                let candidate = resolved.join(&name);
+                match fs::symlink_metadata(&candidate) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        if is_magic_dir(&resolved) {
+                            return Err(Failure::MagicLink(candidate));
+                        }
+                        links += 1;
+                        if links > MAX_LINKS {
+                            return Err(Failure::Loop);
+                        }
+                        let target =
+                            fs::read_link(&candidate).map_err(|error| Failure::Io(candidate, error))?;
+                        through_symlink = true;
+                        push_steps(&mut stack, &mut resolved, &target);
+                    }
+                    Ok(meta) => {
+                        let must_be_dir = !stack.is_empty() || trailing_slash;
+                        if must_be_dir && !meta.is_dir() {
+                            return Err(Failure::NotADirectory(candidate));
+                        }
+                        resolved = candidate;
+                    }
+                    Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                        resolved = candidate;
+                        missing = 1;
+                    }
+                    Err(error) if error.kind() == io::ErrorKind::NotADirectory => {
+                        return Err(Failure::NotADirectory(resolved));
+                    }
+                    Err(error) => return Err(Failure::Io(candidate, error)),
+                }
+            }
+        }
+    }
+    Ok(Resolution {
+        path: resolved,
+        through_symlink,
+    })
+}
+
+/// Pushes the steps of `path` so that its first component is popped first; an absolute `path` restarts the
+/// resolution at `/` (the steps already on the stack come after it, as in the kernel).
+fn push_steps(stack: &mut Vec<Step>, resolved: &mut PathBuf, path: &Path) {
+    let mut root: Option<PathBuf> = None;
+    let mut steps = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => {
+                root.get_or_insert_with(PathBuf::new).push(component)
+            }
+            Component::Normal(name) => steps.push(Step::Name(name.to_owned())),
+            Component::ParentDir => steps.push(Step::Parent),
+            Component::CurDir => {}
+        }
+    }
+    if let Some(root) = root {
+        *resolved = root;
+    }
+    stack.extend(steps.into_iter().rev());
+}
+
+/// Whether a symbolic link inside `dir` is a magic link: `dir` is below the top of a `proc` file system
+/// (`/proc/self` and `/proc/mounts` are ordinary links; `/proc/<pid>/root`, `/proc/<pid>/cwd`, `/proc/<pid>/fd/N`,
+/// `/proc/<pid>/exe` and their `task/` copies are not).
+fn is_magic_dir(dir: &Path) -> bool {
+    let proc_root = Path::new("/proc");
+    (dir.starts_with(proc_root) && dir != proc_root) || procfs_below_top(dir)
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn procfs_below_top(dir: &Path) -> bool {
+    use nix::sys::statfs::{PROC_SUPER_MAGIC, statfs};
+    let is_proc = |path: &Path| statfs(path).is_ok_and(|stat| stat.filesystem_type() == PROC_SUPER_MAGIC);
+    is_proc(dir) && dir.parent().is_some_and(is_proc)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn procfs_below_top(_dir: &Path) -> bool {
+    false
+}
+
+/// `path` with `.` removed and each `..` taking away the component before it, without looking at the file system
+/// (the path as written, for display and rule matching; never for containment).
+pub(crate) fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => {
+                normal.push(component.as_os_str())
+            }
+            Component::CurDir => {}
+            Component::ParentDir => {
+                normal.pop();
+            }
+        }
+    }
+    normal
+}
