@@ -41,6 +41,8 @@ mod matcher;
 mod mode;
 mod path;
 mod policy;
+#[cfg(test)]
+mod policy_tests;
 mod rule;
 mod settings;
 mod tool;

@@ -1,0 +1,180 @@
+//! Properties of the compiled matcher and the resolution: the compiled matcher agrees with a plain linear
+//! reference; adding a deny rule never weakens a decision; `bypassPermissions` never overrides a deny or ask rule.
+
+use std::path::{Path, PathBuf};
+
+use agent_tool_traits::{Decision, Source};
+use proptest::prelude::*;
+
+use crate::facts::{CallFacts, CommandFact, FileAccess, HookOutcome, PathFact, Request};
+use crate::matcher::{Anchors, CompiledRules, Subject};
+use crate::mode::PermissionMode;
+use crate::policy::Policy;
+use crate::rule::{Content, Rule, Target};
+use crate::tool::{ToolName, split_mcp};
+
+const TOOLS: &[&str] = &["Bash", "Read", "Edit", "Write", "WebFetch", "Agent", "Grep", "mcp__gh__issue", "mcp__gh", "mcp__gh__*", "*", "Task", "run_bash", "read_file"];
+const SHELL: &[&str] = &["git:*", "git status", "git push:*", "npm run test *", "prefix:npm run", "ls*", "git * --stat", "rm -rf *", "echo 'a b'", "cat"];
+const PATHS: &[&str] = &["src/**", "./.env", "*.pem", "~/.ssh/**", "//etc/hosts", "/docs/*.md", "secrets", "src/*.rs", "."];
+const HOSTS: &[&str] = &["domain:example.com", "domain:*.example.com", "domain:docs.rs"];
+const AGENTS: &[&str] = &["Explore", "Plan"];
+const WORDS: &[&str] = &["git", "status", "push", "npm", "run", "test", "testing", "ls", "lsof", "-la", "--stat", "rm", "-rf", "/", "a b", "echo", "cat", "origin"];
+const FILES: &[&str] = &["/proj/src/main.rs", "/proj/src/a/b.rs", "/proj/.env", "/proj/x/key.pem", "/home/u/.ssh/id_rsa", "/etc/hosts", "/proj/docs/a.md", "/proj/deep/secrets/k", "/proj/README.md", "/elsewhere/f"];
+const CALL_HOSTS: &[&str] = &["example.com", "a.example.com", "notexample.com", "example.com.evil.io", "docs.rs"];
+
+fn anchors() -> Anchors {
+    Anchors { cwd: PathBuf::from("/proj"), home: Some(PathBuf::from("/home/u")) }
+}
+
+fn rule_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        proptest::sample::select(TOOLS).prop_map(str::to_owned),
+        proptest::sample::select(SHELL).prop_map(|c| format!("Bash({c})")),
+        (proptest::sample::select(&["Read", "Edit", "Write", "Grep"][..]), proptest::sample::select(PATHS)).prop_map(|(t, p)| format!("{t}({p})")),
+        proptest::sample::select(HOSTS).prop_map(|h| format!("WebFetch({h})")),
+        proptest::sample::select(AGENTS).prop_map(|a| format!("Agent({a})")),
+    ]
+}
+
+fn source() -> impl Strategy<Value = Source> {
+    proptest::sample::select(Source::ALL.to_vec())
+}
+
+fn behavior() -> impl Strategy<Value = Decision> {
+    proptest::sample::select(vec![Decision::Allow, Decision::Ask, Decision::Deny])
+}
+
+fn rules() -> impl Strategy<Value = Vec<Rule>> {
+    proptest::collection::vec((rule_text(), behavior(), source()), 0..24)
+        .prop_map(|specs| specs.into_iter().filter_map(|(t, b, s)| Rule::parse(&t, b, s).ok()).collect())
+}
+
+#[derive(Debug, Clone)]
+struct Call {
+    tool: &'static str,
+    commands: Vec<(Vec<String>, usize, bool)>,
+    files: Vec<(bool, &'static str)>,
+    host: Option<&'static str>,
+    agent: Option<&'static str>,
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    let command = (proptest::collection::vec(proptest::sample::select(WORDS).prop_map(str::to_owned), 1..5), 0usize..3, any::<bool>());
+    (
+        proptest::sample::select(TOOLS).prop_filter("a call names one tool", |t| !t.contains('*') && *t != "mcp__gh"),
+        proptest::collection::vec(command, 0..3),
+        proptest::collection::vec((any::<bool>(), proptest::sample::select(FILES)), 0..3),
+        proptest::option::of(proptest::sample::select(CALL_HOSTS)),
+        proptest::option::of(proptest::sample::select(AGENTS)),
+    )
+        .prop_map(|(tool, commands, files, host, agent)| Call {
+            tool,
+            commands: commands.into_iter().map(|(argv, inner, ro)| { let inner = inner.min(argv.len().saturating_sub(1)); (argv, inner, ro) }).collect(),
+            files,
+            host,
+            agent,
+        })
+}
+
+fn decide(policy: &Policy, call: &Call) -> Decision {
+    let shell = (!call.commands.is_empty())
+        .then(|| call.commands.iter().map(|(argv, inner, ro)| CommandFact { argv, inner: *inner, read_only: *ro }).collect());
+    let paths = call
+        .files
+        .iter()
+        .map(|(write, f)| PathFact {
+            access: if *write { FileAccess::Write } else { FileAccess::Read },
+            written: Path::new(f),
+            resolved: Some(Path::new(f)),
+            inside_roots: Some(f.starts_with("/proj/")),
+        })
+        .collect();
+    let facts = CallFacts { shell, paths, host: call.host, agent: call.agent };
+    let hooks = HookOutcome::default();
+    policy.decide(&Request { tool: call.tool, facts: &facts, findings: &[], hooks: &hooks }).verdict.decision
+}
+
+/// The linear reference: every rule checked one by one, the best by source then load order.
+fn reference(rules: &[Rule], behavior: Decision, subject: Subject<'_>) -> Option<usize> {
+    let anchors = anchors();
+    let mut best: Option<usize> = None;
+    for (i, rule) in rules.iter().enumerate().filter(|(_, r)| r.behavior == behavior) {
+        let hit = match (&rule.target, subject) {
+            (Target::AnyTool, Subject::Tool(_)) => true,
+            (Target::McpServer(server), Subject::Tool(name)) => split_mcp(name.as_str()).is_some_and(|(s, _)| s == server),
+            (Target::Tool { name, content: None }, Subject::Tool(tool)) => name == tool,
+            (Target::Tool { content: Some(Content::Shell(p)), .. }, Subject::Command(words)) => {
+                regex::Regex::new(&p.regex).is_ok_and(|re| re.is_match(words))
+            }
+            (Target::Tool { name, content: Some(Content::Path(_)) }, Subject::Path { tool, path }) if name.as_str() == tool => {
+                let single = CompiledRules::compile(vec![rule.clone()], &anchors);
+                single.is_ok_and(|c| c.lookup(behavior, Subject::Path { tool, path }).is_some())
+            }
+            (Target::Tool { content: Some(Content::Domain(d)), .. }, Subject::Host(host)) => d.matches(host),
+            (Target::Tool { content: Some(Content::Agent(a)), .. }, Subject::Agent(agent)) => a == agent,
+            _ => false,
+        };
+        if hit {
+            best = match best {
+                Some(b) if rules.get(b).is_some_and(|rb| rb.source >= rule.source) => Some(b),
+                _ => Some(i),
+            };
+        }
+    }
+    best
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn compiled_matcher_agrees_with_linear_reference(rules in rules(), call in call()) {
+        let compiled = CompiledRules::compile(rules.clone(), &anchors()).unwrap();
+        let tool = ToolName::new(call.tool);
+        let mut subjects = vec![Subject::Tool(&tool)];
+        let joined: Vec<String> = call.commands.iter().map(|(argv, _, _)| argv.join("\0")).collect();
+        subjects.extend(joined.iter().map(|w| Subject::Command(w)));
+        for (_, file) in &call.files {
+            for family in ["Read", "Edit", "Write", "Grep"] {
+                subjects.push(Subject::Path { tool: family, path: Path::new(file) });
+            }
+        }
+        subjects.extend(call.host.map(Subject::Host));
+        subjects.extend(call.agent.map(Subject::Agent));
+        for behavior in [Decision::Allow, Decision::Ask, Decision::Deny] {
+            for subject in &subjects {
+                prop_assert_eq!(compiled.lookup(behavior, *subject), reference(&rules, behavior, *subject), "{:?} {:?}", behavior, subject);
+            }
+        }
+    }
+
+    #[test]
+    fn adding_a_deny_rule_never_weakens(rules in rules(), extra in rule_text(), src in source(), call in call(),
+                                        mode in proptest::sample::select(vec![PermissionMode::Default, PermissionMode::AcceptEdits, PermissionMode::Plan, PermissionMode::DontAsk, PermissionMode::BypassPermissions])) {
+        let Ok(extra) = Rule::parse(&extra, Decision::Deny, src) else { return Ok(()) };
+        let before = Policy::from_rules(rules.clone(), mode, &anchors()).unwrap();
+        let mut more = rules;
+        more.push(extra);
+        let after = Policy::from_rules(more, mode, &anchors()).unwrap();
+        prop_assert!(decide(&after, &call) >= decide(&before, &call));
+    }
+
+    #[test]
+    fn bypass_never_overrides_deny_or_ask_rules(rules in rules(), call in call()) {
+        let default = Policy::from_rules(rules.clone(), PermissionMode::Default, &anchors()).unwrap();
+        let bypass = Policy::from_rules(rules, PermissionMode::BypassPermissions, &anchors()).unwrap();
+        let base = decide(&default, &call);
+        let relaxed = decide(&bypass, &call);
+        // Whatever a rule denies or asks in the default mode stays so: bypass only lifts the defaults.
+        let shell = (!call.commands.is_empty()).then(|| call.commands.iter().map(|(a, i, r)| CommandFact { argv: a, inner: *i, read_only: *r }).collect());
+        let facts = CallFacts { shell, paths: call.files.iter().map(|(w, f)| PathFact { access: if *w { FileAccess::Write } else { FileAccess::Read }, written: Path::new(f), resolved: Some(Path::new(f)), inside_roots: Some(f.starts_with("/proj/")) }).collect(), host: call.host, agent: call.agent };
+        let hooks = HookOutcome::default();
+        let resolution = default.decide(&Request { tool: call.tool, facts: &facts, findings: &[], hooks: &hooks });
+        let by_rule = matches!(resolution.verdict.provenance.step, Some(agent_tool_traits::DecidedBy::DenyRule | agent_tool_traits::DecidedBy::AskRule));
+        if by_rule {
+            prop_assert_eq!(relaxed, base);
+        } else {
+            prop_assert!(relaxed <= base || base == Decision::Allow);
+        }
+    }
+}
