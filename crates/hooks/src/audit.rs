@@ -1,0 +1,561 @@
+//! The built-in hook that writes every decided call to the SQLite table `agent_audit_log`.
+//!
+//! Design: `post_tool_use` only queues a row on a bounded channel; one background task owns the connection and
+//! writes whatever has queued up as one transaction of multi-row INSERT statements. A flush is a message on the same
+//! channel, so when the writer answers it every row queued before it is committed. Failures of the writer (a closed
+//! or read-only database, a full disk) are kept by the writer and returned by the next flush; rows that could not
+//! even be queued are counted and returned the same way. Nothing is lost silently.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+use sqlx::{ConnectOptions, Connection, QueryBuilder, Row, Sqlite, SqliteConnection};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::{
+    AgentHook, AuditError, CallStatus, HookError, HookFuture, PostToolUseAction, PostToolUseContext,
+    SessionContext, SessionStopContext, time,
+};
+
+/// The migrations that create `agent_audit_log`, embedded at build time (no database needed to build).
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// At most this many characters of a result are kept in `output_preview`.
+pub const PREVIEW_CHARS: usize = 200;
+
+/// The `tool_name` of the row written when a session stops.
+pub const SESSION_TOOL_NAME: &str = "session";
+
+/// Rows per INSERT statement: 10 bound values each stays far below SQLite's limit of 32,766 variables.
+const ROWS_PER_STATEMENT: usize = 500;
+
+const COLUMNS: &str = "session_id, step, tool_name, status, decision, decided_by, elapsed_ms, output_preview, \
+                       agent_name, ts";
+
+/// The `status` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuditStatus {
+    /// The call ran and succeeded.
+    Ok,
+    /// The call ran and failed.
+    Fail,
+    /// The call was denied and never ran.
+    Denied,
+    /// The session stopped (`tool_name` is `session`).
+    SessionStop,
+}
+
+impl AuditStatus {
+    /// The stored text: `OK`, `FAIL`, `DENIED` or `SESSION_STOP`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "OK",
+            Self::Fail => "FAIL",
+            Self::Denied => "DENIED",
+            Self::SessionStop => "SESSION_STOP",
+        }
+    }
+
+    /// The status stored as `text`, if it is one.
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Ok, Self::Fail, Self::Denied, Self::SessionStop]
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+}
+
+impl From<CallStatus> for AuditStatus {
+    fn from(status: CallStatus) -> Self {
+        match status {
+            CallStatus::Ok => Self::Ok,
+            CallStatus::Fail => Self::Fail,
+            CallStatus::Denied => Self::Denied,
+        }
+    }
+}
+
+/// One row of `agent_audit_log`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRow {
+    /// The row's key; `None` until it is written.
+    pub id: Option<i64>,
+    /// The session.
+    pub session_id: String,
+    /// The step of the loop (for `SESSION_STOP`: the number of steps).
+    pub step: u32,
+    /// The tool as the model named it, or `session`.
+    pub tool_name: String,
+    /// How the call ended.
+    pub status: AuditStatus,
+    /// `allow`, `ask` or `deny`; `None` for `SESSION_STOP`.
+    pub decision: Option<String>,
+    /// The layer and resolution step that decided (`rules/allow-rule`); `None` for `SESSION_STOP`.
+    pub decided_by: Option<String>,
+    /// How long the call (or the session) ran.
+    pub elapsed_ms: u64,
+    /// The first [`PREVIEW_CHARS`] characters of the result (for `SESSION_STOP`: the stop reason).
+    pub output_preview: String,
+    /// `lead` or the subagent's name.
+    pub agent_name: String,
+    /// When the row was made, RFC 3339 UTC with milliseconds (`2026-11-30T02:47:15.123Z`).
+    pub ts: String,
+}
+
+impl AuditRow {
+    /// The row of a decided call.
+    pub fn for_call(ctx: &PostToolUseContext) -> Self {
+        let provenance = &ctx.verdict.provenance;
+        let decided_by = match provenance.step {
+            Some(step) => format!("{}/{}", provenance.layer, step),
+            None => provenance.layer.to_string(),
+        };
+        Self {
+            id: None,
+            session_id: ctx.session_id.clone(),
+            step: ctx.step,
+            tool_name: ctx.call.name.clone(),
+            status: ctx.status.into(),
+            decision: Some(ctx.verdict.decision.to_string()),
+            decided_by: Some(decided_by),
+            elapsed_ms: u64::try_from(ctx.elapsed.as_millis()).unwrap_or(u64::MAX),
+            output_preview: preview(&ctx.output.content),
+            agent_name: ctx.agent_name.clone(),
+            ts: time::now(),
+        }
+    }
+
+    /// The `SESSION_STOP` row of a session that ran for `elapsed`.
+    pub fn session_stop(ctx: &SessionStopContext, elapsed: Duration) -> Self {
+        Self {
+            id: None,
+            session_id: ctx.session_id.clone(),
+            step: ctx.steps,
+            tool_name: SESSION_TOOL_NAME.to_owned(),
+            status: AuditStatus::SessionStop,
+            decision: None,
+            decided_by: None,
+            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            output_preview: preview(&ctx.reason),
+            agent_name: ctx.agent_name.clone(),
+            ts: time::now(),
+        }
+    }
+}
+
+/// The first [`PREVIEW_CHARS`] characters of `text`, cut on a character boundary.
+fn preview(text: &str) -> String {
+    match text.char_indices().nth(PREVIEW_CHARS) {
+        Some((end, _)) => text.get(..end).unwrap_or_default().to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// Which rows [`AuditLogHook::query`] returns; every field set narrows the result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// Only this session.
+    pub session_id: Option<String>,
+    /// Only rows at or after this time (RFC 3339 UTC, `2026-11-30T02:47:15Z` or with milliseconds).
+    pub since: Option<String>,
+    /// Only this tool (`session` selects the stop rows).
+    pub tool: Option<String>,
+    /// At most this many rows (the oldest first).
+    pub limit: Option<u32>,
+}
+
+/// Tuning of the background writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditConfig {
+    /// Rows that may wait in the channel before a sender has to wait.
+    pub capacity: usize,
+    /// At most this many rows per transaction.
+    pub max_batch: usize,
+    /// How long `post_tool_use` waits for room when the channel is full before it drops the row (and counts it).
+    /// The call has already finished by then, so the wait delays the next step, never a running tool.
+    pub send_timeout: Duration,
+    /// How long a flush (and the session stop) waits for the writer.
+    pub flush_timeout: Duration,
+    /// How long SQLite waits for a lock held by another process.
+    pub busy_timeout: Duration,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        Self {
+            capacity: 16_384,
+            max_batch: 4_096,
+            send_timeout: Duration::from_millis(200),
+            flush_timeout: Duration::from_secs(30),
+            busy_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Writes every decided call, and a `SESSION_STOP` row per session, to `agent_audit_log` (SQLite, WAL,
+/// `synchronous=NORMAL`) through a batching background writer. `on_session_stop` returns once every row queued so
+/// far is committed, and reports rows that could not be written. Cloning shares the writer.
+#[derive(Debug, Clone)]
+pub struct AuditLogHook {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    sender: mpsc::Sender<Message>,
+    dropped: AtomicU64,
+    started: Mutex<HashMap<String, Instant>>,
+    target: String,
+    config: AuditConfig,
+}
+
+#[derive(Debug)]
+enum Message {
+    Row(AuditRow),
+    Flush(oneshot::Sender<Result<(), AuditError>>),
+}
+
+impl AuditLogHook {
+    /// Opens (creating the file and its parent directory if needed) the database at `path`, runs the embedded
+    /// migrations and starts the writer. Must be called inside a Tokio runtime.
+    pub async fn open(path: &Path) -> Result<Self, AuditError> {
+        Self::open_with(path, AuditConfig::default()).await
+    }
+
+    /// [`open`](Self::open) with a writer configuration.
+    pub async fn open_with(path: &Path, config: AuditConfig) -> Result<Self, AuditError> {
+        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            tokio::fs::create_dir_all(parent)
+                .await
+                .map_err(|source| AuditError::CreateDir {
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+        }
+        let options = SqliteConnectOptions::new().filename(path).create_if_missing(true);
+        Self::connect_with(options, config).await
+    }
+
+    /// Opens the SQLite database at `url` (`sqlite://audit.db?mode=rwc`, `sqlite::memory:`).
+    pub async fn connect(url: &str) -> Result<Self, AuditError> {
+        let options = SqliteConnectOptions::from_str(url).map_err(|source| AuditError::Open {
+            target: url.to_owned(),
+            source,
+        })?;
+        Self::connect_with(options, AuditConfig::default()).await
+    }
+
+    /// Opens the database described by `options` (WAL and `synchronous=NORMAL` are always set), runs the
+    /// migrations and starts the writer.
+    pub async fn connect_with(
+        options: SqliteConnectOptions,
+        config: AuditConfig,
+    ) -> Result<Self, AuditError> {
+        let target = options.get_filename().display().to_string();
+        let options = options
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(config.busy_timeout);
+        let mut conn = options.connect().await.map_err(|source| AuditError::Open {
+            target: target.clone(),
+            source,
+        })?;
+        MIGRATOR
+            .run(&mut conn)
+            .await
+            .map_err(|source| AuditError::Migrate {
+                target: target.clone(),
+                source,
+            })?;
+        let (sender, receiver) = mpsc::channel(config.capacity.max(1));
+        tokio::spawn(write_rows(conn, receiver, config.max_batch.max(1)));
+        let inner = Inner {
+            sender,
+            dropped: AtomicU64::new(0),
+            started: Mutex::default(),
+            target,
+            config,
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The database file (or URL) the hook writes to.
+    pub fn target(&self) -> &str {
+        &self.inner.target
+    }
+
+    /// Queues `row` (for rows that do not come from a hook). Waits at most the send timeout for room; a row that
+    /// still does not fit is counted and reported by the next flush.
+    pub async fn record(&self, row: AuditRow) {
+        let sender = &self.inner.sender;
+        let lost = match sender.try_send(Message::Row(row)) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(message)) => sender
+                .send_timeout(message, self.inner.config.send_timeout)
+                .await
+                .is_err(),
+            Err(mpsc::error::TrySendError::Closed(_)) => true,
+        };
+        if lost {
+            let total = self.inner.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            tracing::warn!(target_db = %self.inner.target, dropped = total, "audit row dropped: the writer is behind or gone");
+        }
+    }
+
+    /// Returns once every row queued before the call is committed, with the failures since the last flush:
+    /// rows the writer could not write, rows dropped before the writer saw them, or a writer that is gone.
+    pub async fn flush(&self) -> Result<(), AuditError> {
+        let written = self.flush_writer().await;
+        let dropped = self.inner.dropped.swap(0, Ordering::Relaxed);
+        match (written, dropped) {
+            (Ok(()), 0) => Ok(()),
+            (Ok(()), rows) => Err(AuditError::Dropped { rows }),
+            (Err(error), 0) => Err(error),
+            (Err(error), rows) => Err(AuditError::Lost {
+                write: Box::new(error),
+                dropped: Box::new(AuditError::Dropped { rows }),
+            }),
+        }
+    }
+
+    async fn flush_writer(&self) -> Result<(), AuditError> {
+        let timeout = self.inner.config.flush_timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let (reply, answer) = oneshot::channel();
+        match tokio::time::timeout_at(deadline, self.inner.sender.send(Message::Flush(reply))).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(self.writer_gone()),
+            Err(_) => return Err(self.flush_timed_out()),
+        }
+        match tokio::time::timeout_at(deadline, answer).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(self.writer_gone()),
+            Err(_) => Err(self.flush_timed_out()),
+        }
+    }
+
+    /// Queues a row that must not be dropped (the `SESSION_STOP` row): waits up to the flush timeout for room.
+    async fn record_required(&self, row: AuditRow) -> Result<(), AuditError> {
+        let sending = self.inner.sender.send(Message::Row(row));
+        match tokio::time::timeout(self.inner.config.flush_timeout, sending).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(self.writer_gone()),
+            Err(_) => Err(self.flush_timed_out()),
+        }
+    }
+
+    fn writer_gone(&self) -> AuditError {
+        AuditError::WriterGone {
+            target: self.inner.target.clone(),
+        }
+    }
+
+    fn flush_timed_out(&self) -> AuditError {
+        AuditError::FlushTimeout {
+            target: self.inner.target.clone(),
+            seconds: self.inner.config.flush_timeout.as_secs(),
+        }
+    }
+
+    /// The rows of the database at `path` that pass `filter`, oldest first, read through a connection of its own.
+    pub async fn query(path: &Path, filter: &AuditFilter) -> Result<Vec<AuditRow>, AuditError> {
+        let target = path.display().to_string();
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(false);
+        let mut conn = options.connect().await.map_err(|source| AuditError::Open {
+            target: target.clone(),
+            source,
+        })?;
+        let mut sql =
+            QueryBuilder::<Sqlite>::new(format!("SELECT id, {COLUMNS} FROM agent_audit_log WHERE 1 = 1"));
+        if let Some(session_id) = &filter.session_id {
+            sql.push(" AND session_id = ").push_bind(session_id.as_str());
+        }
+        let since = filter.since.as_deref().map(time::normalize_bound);
+        if let Some(since) = since {
+            sql.push(" AND ts >= ").push_bind(since);
+        }
+        if let Some(tool) = &filter.tool {
+            sql.push(" AND tool_name = ").push_bind(tool.as_str());
+        }
+        sql.push(" ORDER BY id");
+        if let Some(limit) = filter.limit {
+            sql.push(" LIMIT ").push_bind(i64::from(limit));
+        }
+        let rows = sql
+            .build()
+            .fetch_all(&mut conn)
+            .await
+            .map_err(|source| AuditError::Query {
+                target: target.clone(),
+                source,
+            })?;
+        let parsed = rows.iter().map(|row| read_row(row, &target)).collect();
+        // Closing politely lets SQLite checkpoint; a failure here loses nothing that was read.
+        let _closed = conn.close().await;
+        parsed
+    }
+}
+
+fn read_row(row: &sqlx::sqlite::SqliteRow, target: &str) -> Result<AuditRow, AuditError> {
+    let query_error = |source| AuditError::Query {
+        target: target.to_owned(),
+        source,
+    };
+    let status: String = row.try_get("status").map_err(query_error)?;
+    let step: i64 = row.try_get("step").map_err(query_error)?;
+    let elapsed_ms: i64 = row.try_get("elapsed_ms").map_err(query_error)?;
+    Ok(AuditRow {
+        id: Some(row.try_get("id").map_err(query_error)?),
+        session_id: row.try_get("session_id").map_err(query_error)?,
+        step: u32::try_from(step).unwrap_or_default(),
+        tool_name: row.try_get("tool_name").map_err(query_error)?,
+        status: AuditStatus::parse(&status).ok_or(AuditError::UnknownStatus(status))?,
+        decision: row.try_get("decision").map_err(query_error)?,
+        decided_by: row.try_get("decided_by").map_err(query_error)?,
+        elapsed_ms: u64::try_from(elapsed_ms).unwrap_or_default(),
+        output_preview: row.try_get("output_preview").map_err(query_error)?,
+        agent_name: row.try_get("agent_name").map_err(query_error)?,
+        ts: row.try_get("ts").map_err(query_error)?,
+    })
+}
+
+/// The background writer: takes whatever has queued up (at most `max_batch` rows, up to the next flush), writes it
+/// as one transaction, answers flushes, and keeps the first failure and the count of lost rows for the next flush.
+async fn write_rows(mut conn: SqliteConnection, mut receiver: mpsc::Receiver<Message>, max_batch: usize) {
+    let mut batch: Vec<AuditRow> = Vec::with_capacity(max_batch.min(ROWS_PER_STATEMENT * 8));
+    let mut failure: Option<(u64, sqlx::Error)> = None;
+    while let Some(first) = receiver.recv().await {
+        let mut flush = None;
+        match first {
+            Message::Row(row) => batch.push(row),
+            Message::Flush(reply) => flush = Some(reply),
+        }
+        while flush.is_none() && batch.len() < max_batch {
+            match receiver.try_recv() {
+                Ok(Message::Row(row)) => batch.push(row),
+                Ok(Message::Flush(reply)) => flush = Some(reply),
+                Err(_) => break,
+            }
+        }
+        if !batch.is_empty() {
+            if let Err(error) = insert_batch(&mut conn, &batch).await {
+                let rows = u64::try_from(batch.len()).unwrap_or(u64::MAX);
+                tracing::error!(%error, rows, "audit rows could not be written");
+                failure = match failure {
+                    Some((lost, first_error)) => Some((lost.saturating_add(rows), first_error)),
+                    None => Some((rows, error)),
+                };
+            }
+            batch.clear();
+        }
+        if let Some(reply) = flush {
+            let result = failure
+                .take()
+                .map_or(Ok(()), |(rows, source)| Err(AuditError::Write { rows, source }));
+            // The flusher may have given up waiting; then its timeout already reported the problem.
+            let _answered = reply.send(result);
+        }
+    }
+    let _closed = conn.close().await;
+}
+
+async fn insert_batch(conn: &mut SqliteConnection, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
+    let mut tx = conn.begin().await?;
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let mut sql = QueryBuilder::<Sqlite>::new(format!("INSERT INTO agent_audit_log ({COLUMNS}) "));
+        sql.push_values(chunk, |mut values, row| {
+            values
+                .push_bind(row.session_id.as_str())
+                .push_bind(i64::from(row.step))
+                .push_bind(row.tool_name.as_str())
+                .push_bind(row.status.as_str())
+                .push_bind(row.decision.as_deref())
+                .push_bind(row.decided_by.as_deref())
+                .push_bind(i64::try_from(row.elapsed_ms).unwrap_or(i64::MAX))
+                .push_bind(row.output_preview.as_str())
+                .push_bind(row.agent_name.as_str())
+                .push_bind(row.ts.as_str());
+        });
+        sql.build().execute(&mut *tx).await?;
+    }
+    tx.commit().await
+}
+
+impl AgentHook for AuditLogHook {
+    fn name(&self) -> &str {
+        "audit-log"
+    }
+
+    fn on_session_start<'a>(&'a self, ctx: &'a SessionContext) -> HookFuture<'a, ()> {
+        self.inner
+            .started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(ctx.session_id.clone(), Instant::now());
+        Box::pin(std::future::ready(()))
+    }
+
+    fn post_tool_use<'a>(&'a self, ctx: &'a PostToolUseContext) -> HookFuture<'a, PostToolUseAction> {
+        Box::pin(async move {
+            self.record(AuditRow::for_call(ctx)).await;
+            PostToolUseAction::Continue
+        })
+    }
+
+    fn on_session_stop<'a>(&'a self, ctx: &'a SessionStopContext) -> HookFuture<'a, Result<(), HookError>> {
+        Box::pin(async move {
+            let started = self
+                .inner
+                .started
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&ctx.session_id);
+            let elapsed = started.map(|at| at.elapsed()).unwrap_or_default();
+            let queued = self.record_required(AuditRow::session_stop(ctx, elapsed)).await;
+            // Flush even when the stop row could not be queued, so the other failures are reported too.
+            let flushed = self.flush().await;
+            match (queued, flushed) {
+                (Ok(()), flushed) => flushed.map_err(HookError::from),
+                (Err(queued), Ok(())) => Err(HookError::from(queued)),
+                (Err(queued), Err(flushed)) => Err(HookError::Many(vec![queued.into(), flushed.into()])),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preview_cuts_on_a_char_boundary() {
+        let long = "é".repeat(300);
+        let cut = preview(&long);
+        assert_eq!(cut.chars().count(), PREVIEW_CHARS);
+        assert!(long.starts_with(&cut));
+        assert_eq!(preview("short"), "short");
+        let exact = "x".repeat(PREVIEW_CHARS);
+        assert_eq!(preview(&exact), exact);
+    }
+
+    #[test]
+    fn statuses_round_trip() {
+        for status in [
+            AuditStatus::Ok,
+            AuditStatus::Fail,
+            AuditStatus::Denied,
+            AuditStatus::SessionStop,
+        ] {
+            assert_eq!(AuditStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(AuditStatus::parse("ok"), None);
+    }
+}
