@@ -11,7 +11,7 @@ use crate::config::{Access, Root, RootKind, SandboxConfig};
 use crate::error::{Result, SandboxError};
 use crate::open::{OpenOptions, open_beneath};
 use crate::protected::ProtectedPaths;
-use crate::resolve::{self, Failure, MAX_LINKS};
+use crate::resolve::{self, Failure, MAX_LINKS, Resolution};
 
 /// The longest path the kernel accepts, terminating NUL included (`PATH_MAX`).
 const PATH_MAX: usize = 4096;
@@ -312,9 +312,23 @@ impl PathSandbox {
             evaluation.error = Some(error);
             return evaluation;
         }
-        let (start, rest) = self.starting_point(&expanded);
+        let (start, rest, starts_at_root) = self.starting_point(&expanded);
         let trailing_slash = input.ends_with('/') || input.ends_with("/.");
-        let resolution = match resolve::resolve(start, rest, trailing_slash) {
+        let fast = if trailing_slash || !starts_at_root {
+            None
+        } else {
+            resolve::resolve_without_links(&start, rest)
+        };
+        let resolution = match fast.map(|path| {
+            Ok(Resolution {
+                path,
+                through_symlink: false,
+            })
+        }) {
+            Some(resolution) => resolution,
+            None => resolve::resolve(start, rest, trailing_slash),
+        };
+        let resolution = match resolution {
             Ok(resolution) => resolution,
             Err(failure) => {
                 evaluation.error = Some(failure_error(input, failure));
@@ -375,12 +389,13 @@ impl PathSandbox {
         }
     }
 
-    /// Where resolution of `expanded` starts, and what is left to resolve: a relative path starts at the
-    /// canonical working directory; an absolute one written through a root or the home directory starts at its
-    /// canonical form; anything else starts at `/`.
-    fn starting_point<'a>(&self, expanded: &'a Path) -> (PathBuf, &'a Path) {
+    /// Where resolution of `expanded` starts, what is left to resolve, and whether the start is a canonical
+    /// directory of the configuration (a root or the home directory): a relative path starts at the canonical
+    /// working directory; an absolute one written through a root or the home directory starts at its canonical
+    /// form; anything else starts at `/`.
+    fn starting_point<'a>(&self, expanded: &'a Path) -> (PathBuf, &'a Path, bool) {
         if expanded.is_relative() {
-            return (self.cwd().to_path_buf(), expanded);
+            return (self.cwd().to_path_buf(), expanded, true);
         }
         let canonical_roots = self.roots.iter().map(|root| (&root.path, &root.path));
         let aliases = self.aliases.iter().map(|(given, canonical)| (given, canonical));
@@ -394,8 +409,8 @@ impl PathSandbox {
             })
             .max_by_key(|(depth, _, _)| *depth);
         match best {
-            Some((_, canonical, rest)) => (canonical.clone(), rest),
-            None => (PathBuf::from("/"), expanded),
+            Some((_, canonical, rest)) => (canonical.clone(), rest, true),
+            None => (PathBuf::from("/"), expanded, false),
         }
     }
 

@@ -226,7 +226,10 @@ fn corpus() {
         if let (Deny, Some(resolved), None) = (check.decision(), &check.resolved, check.root) {
             let resolved = resolved.display().to_string();
             if !check.verdict.reason().contains(&resolved) {
-                wrong.push(format!("deny reason does not name the resolved path: {}", check.verdict.reason()));
+                wrong.push(format!(
+                    "deny reason does not name the resolved path: {}",
+                    check.verdict.reason()
+                ));
             }
         }
         if !wrong.is_empty() {
