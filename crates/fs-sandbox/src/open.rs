@@ -502,4 +502,45 @@ mod tests {
             Err(SandboxError::Open { .. })
         ));
     }
+
+    /// The walk is raced like `openat2` is in `tests/swap.rs`: a directory and a link to outside exchange names
+    /// while it opens through that name.
+    #[test]
+    fn the_walk_never_escapes_a_raced_link() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("root");
+        std::fs::create_dir_all(root.join("flip")).unwrap();
+        std::fs::write(root.join("flip/data.txt"), "inside").unwrap();
+        std::fs::create_dir_all(outer.path().join("outside")).unwrap();
+        std::fs::write(outer.path().join("outside/data.txt"), "outside").unwrap();
+        symlink(outer.path().join("outside"), root.join("flop")).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flipper = {
+            let (stop, root) = (Arc::clone(&stop), root.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    nix::fcntl::renameat2(
+                        nix::fcntl::AT_FDCWD,
+                        &root.join("flip"),
+                        nix::fcntl::AT_FDCWD,
+                        &root.join("flop"),
+                        nix::fcntl::RenameFlags::RENAME_EXCHANGE,
+                    )
+                    .unwrap();
+                }
+            })
+        };
+        for _ in 0..2000 {
+            if let Ok(mut file) = open_by_walk(&root, Path::new("flip/data.txt"), &OpenOptions::reading()) {
+                let mut text = String::new();
+                file.read_to_string(&mut text).unwrap();
+                assert_eq!(text, "inside", "the walk escaped the root");
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        flipper.join().unwrap();
+    }
 }
