@@ -349,7 +349,8 @@ async fn lifecycle_events_reach_every_hook() {
         name: "life",
         ..Lifecycle::default()
     });
-    let hooks = registry(&[hook.clone()]);
+    let shared: Arc<dyn AgentHook> = hook.clone();
+    let hooks = registry(&[shared]);
     let step = StepContext {
         session_id: "s1".into(),
         agent_name: "lead".into(),
