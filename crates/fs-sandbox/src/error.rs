@@ -12,6 +12,9 @@ pub type Result<T, E = SandboxError> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SandboxError {
+    /// The path is empty.
+    #[error("the path is empty")]
+    Empty,
     /// The path holds a NUL byte, which no system call accepts and which would cut the path short.
     #[error("path `{path}` contains a NUL byte")]
     Nul {
@@ -129,6 +132,20 @@ pub enum SandboxError {
     /// possibly swapped in after the check).
     #[error("opening `{path}` beneath `{root}` would leave the root")]
     Escape {
+        /// The path relative to the root.
+        path: PathBuf,
+        /// The root.
+        root: PathBuf,
+    },
+    /// A path checked for reading was opened with options that write.
+    #[error("path `{path}` was checked for reading, not for writing")]
+    CheckedForRead {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// A symbolic link appeared on a checked path (which had none when it was checked) before it was opened.
+    #[error("path `{path}` beneath `{root}` meets a symbolic link that was not there when it was checked")]
+    Changed {
         /// The path relative to the root.
         path: PathBuf,
         /// The root.

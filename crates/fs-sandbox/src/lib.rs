@@ -21,7 +21,10 @@
 //!
 //! **Invariant:** files are opened beneath their root by the kernel (`openat2` with `RESOLVE_BENEATH` and
 //! `RESOLVE_NO_MAGICLINKS`) or by a walk that never lets the kernel follow a link; never by the checked path
-//! string alone. The crate is synchronous and runs nothing.
+//! string alone. A checked [`CanonicalPath`] holds no link, so [`PathSandbox::open_beneath`] refuses every link
+//! (`RESOLVE_NO_SYMLINKS`): a link swapped in after the check leads nowhere, inside or outside.
+//!
+//! **Invariant:** the crate is synchronous, pulls in no async runtime and runs nothing.
 //!
 //! ```
 //! use agent_fs_sandbox::{Access, PathSandbox, SandboxConfig};

@@ -174,7 +174,22 @@ impl OpenOptions {
 /// [`SandboxError::NotBeneath`] when `relative` is absolute, [`SandboxError::Escape`] when the resolution would
 /// leave `root`, [`SandboxError::Open`] for every other failure (missing file, permissions, invalid options).
 pub fn open_beneath(root: &Path, relative: &Path, options: &OpenOptions) -> Result<File> {
-    Opener::new(root, relative, options)?.open(Strategy::Best)
+    Opener::new(root, relative, options, Links::FollowBeneath)?.open(Strategy::Best)
+}
+
+/// Opens a checked path (which held no link when it was checked) beneath `root`, refusing every symbolic link,
+/// the root's own last component included.
+pub(crate) fn open_checked(root: &Path, relative: &Path, options: &OpenOptions) -> Result<File> {
+    Opener::new(root, relative, options, Links::Refuse)?.open(Strategy::Best)
+}
+
+/// What to do with a symbolic link met while opening.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Links {
+    /// Follow it while it stays beneath the root.
+    FollowBeneath,
+    /// Refuse it ([`SandboxError::Changed`]).
+    Refuse,
 }
 
 /// Which implementation to use; the portable walk is also tested on Linux.
@@ -194,6 +209,7 @@ struct Opener<'a> {
     flags: OFlag,
     mode: Mode,
     create_parents: bool,
+    links: Links,
 }
 
 /// One step of the walk.
@@ -203,7 +219,7 @@ enum Step {
 }
 
 impl<'a> Opener<'a> {
-    fn new(root: &'a Path, relative: &'a Path, options: &OpenOptions) -> Result<Self> {
+    fn new(root: &'a Path, relative: &'a Path, options: &OpenOptions, links: Links) -> Result<Self> {
         if relative.has_root() || relative.components().any(|c| matches!(c, Component::Prefix(_))) {
             return Err(SandboxError::NotBeneath {
                 path: relative.to_path_buf(),
@@ -221,11 +237,16 @@ impl<'a> Opener<'a> {
             flags,
             mode: options.file_mode(),
             create_parents: options.create_parents,
+            links,
         })
     }
 
     pub(crate) fn open(&self, strategy: Strategy) -> Result<File> {
-        let root_fd = open(self.root, dir_flags(), Mode::empty()).map_err(|errno| self.error(errno))?;
+        let root_flags = match self.links {
+            Links::FollowBeneath => dir_flags(),
+            Links::Refuse => dir_flags() | OFlag::O_NOFOLLOW,
+        };
+        let root_fd = open(self.root, root_flags, Mode::empty()).map_err(|errno| self.error(errno))?;
         if self.create_parents
             && let Some(parent) = self.relative.parent()
             && !parent.as_os_str().is_empty()
@@ -252,7 +273,10 @@ impl<'a> Opener<'a> {
         let how = OpenHow::new()
             .flags(self.flags)
             .mode(mode)
-            .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+            .resolve(match self.links {
+                Links::FollowBeneath => ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS,
+                Links::Refuse => ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS,
+            });
         let target = if self.relative.as_os_str().is_empty() {
             Path::new(".")
         } else {
@@ -346,6 +370,9 @@ impl<'a> Opener<'a> {
                     let Ok(target) = readlinkat(current, name.as_os_str()) else {
                         return Err(self.error(errno));
                     };
+                    if self.links == Links::Refuse {
+                        return Err(self.changed());
+                    }
                     if final_flags.is_some_and(|flags| flags.contains(OFlag::O_EXCL)) {
                         // `O_CREAT | O_EXCL` never follows a link: the name exists.
                         return Err(self.error(Errno::EEXIST));
@@ -365,6 +392,13 @@ impl<'a> Opener<'a> {
         openat(current, ".", flags, self.mode).map_err(|errno| self.error(errno))
     }
 
+    fn changed(&self) -> SandboxError {
+        SandboxError::Changed {
+            path: self.relative.to_path_buf(),
+            root: self.root.to_path_buf(),
+        }
+    }
+
     fn escape(&self) -> SandboxError {
         SandboxError::Escape {
             path: self.relative.to_path_buf(),
@@ -375,6 +409,8 @@ impl<'a> Opener<'a> {
     fn error(&self, errno: Errno) -> SandboxError {
         match errno {
             Errno::EXDEV => self.escape(),
+            // With links refused, ELOOP means a link on the way (the root's own last component included).
+            Errno::ELOOP if self.links == Links::Refuse => self.changed(),
             _ => SandboxError::Open {
                 path: self.relative.to_path_buf(),
                 root: self.root.to_path_buf(),
@@ -413,7 +449,13 @@ fn dir_flags() -> OFlag {
 /// The portable walk on any platform, for tests of the fallback.
 #[cfg(test)]
 pub(crate) fn open_by_walk(root: &Path, relative: &Path, options: &OpenOptions) -> Result<File> {
-    Opener::new(root, relative, options)?.open(Strategy::Walk)
+    Opener::new(root, relative, options, Links::FollowBeneath)?.open(Strategy::Walk)
+}
+
+/// The portable walk that refuses links, for tests of the fallback.
+#[cfg(test)]
+pub(crate) fn open_checked_by_walk(root: &Path, relative: &Path, options: &OpenOptions) -> Result<File> {
+    Opener::new(root, relative, options, Links::Refuse)?.open(Strategy::Walk)
 }
 
 #[cfg(test)]
@@ -542,5 +584,38 @@ mod tests {
         }
         stop.store(true, Ordering::Relaxed);
         flipper.join().unwrap();
+    }
+
+    #[test]
+    fn checked_paths_refuse_every_link_with_both_strategies() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/file.txt"), "inside").unwrap();
+        symlink("sub", root.join("inlink")).unwrap();
+        symlink("root", outer.path().join("rootlink")).unwrap();
+        let checked = |root: &Path, relative: &str, options: &OpenOptions| {
+            [
+                open_checked(root, Path::new(relative), options),
+                open_checked_by_walk(root, Path::new(relative), options),
+            ]
+        };
+        for result in checked(&root, "sub/file.txt", &OpenOptions::reading()) {
+            assert!(result.is_ok());
+        }
+        for result in checked(&root, "inlink/file.txt", &OpenOptions::reading()) {
+            assert!(matches!(result, Err(SandboxError::Changed { .. })), "{result:?}");
+        }
+        for result in checked(&root, "inlink/new/file.txt", &OpenOptions::writing()) {
+            assert!(matches!(result, Err(SandboxError::Changed { .. })), "{result:?}");
+        }
+        assert!(!root.join("sub/new").exists());
+        for result in checked(
+            &outer.path().join("rootlink"),
+            "sub/file.txt",
+            &OpenOptions::reading(),
+        ) {
+            assert!(result.is_err(), "a root swapped for a link is refused");
+        }
     }
 }

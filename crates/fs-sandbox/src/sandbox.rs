@@ -9,7 +9,7 @@ use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
 
 use crate::config::{Access, Root, RootKind, SandboxConfig};
 use crate::error::{Result, SandboxError};
-use crate::open::{OpenOptions, open_beneath};
+use crate::open::{OpenOptions, open_checked};
 use crate::protected::ProtectedPaths;
 use crate::resolve::{self, Failure, MAX_LINKS, Resolution};
 
@@ -40,6 +40,7 @@ pub struct CanonicalPath {
     path: PathBuf,
     root: usize,
     root_path: PathBuf,
+    access: Access,
 }
 
 /// The full report on one path, for the decision and for rule matching. Produced by [`PathSandbox::check`], which
@@ -169,6 +170,7 @@ impl PathSandbox {
                 path: resolved,
                 root: index,
                 root_path: root.path.clone(),
+                access,
             }),
             // Unreachable by construction (an evaluation without an error has both), but refusing is the safe
             // answer should it ever happen.
@@ -184,7 +186,7 @@ impl PathSandbox {
         let evaluation = self.evaluate(path, access);
         let provenance = Provenance::layer(Layer::Sandbox);
         let verdict = match &evaluation.error {
-            Some(error) => Verdict::new(Decision::Deny, error.to_string(), provenance),
+            Some(error) => Verdict::new(Decision::Deny, error_chain(error), provenance),
             None => {
                 let mut asks = Vec::new();
                 if let Some(reason) = &evaluation.protected {
@@ -256,12 +258,16 @@ impl PathSandbox {
         &self.missing_roots
     }
 
-    /// Opens `path` race-free beneath the root it was found in (see [`open_beneath`]): a symbolic link swapped in
-    /// since the check cannot lead outside that root.
+    /// Opens `path` race-free beneath the root it was found in. The path was resolved when it was checked, so it
+    /// holds no symbolic link: it is opened with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (or the walk that refuses
+    /// every link), so that a link swapped in since the check can lead neither outside the root nor elsewhere
+    /// inside it (from `src/` into `.git/hooks/`, say).
     ///
     /// # Errors
-    /// [`SandboxError::NotBeneath`] when `path` does not come from this sandbox, [`SandboxError::ReadOnly`] when
-    /// `options` write into a read-only root, and the errors of [`open_beneath`].
+    /// [`SandboxError::NotBeneath`] when `path` does not come from this sandbox, [`SandboxError::CheckedForRead`]
+    /// when `options` write to a path checked for reading, [`SandboxError::ReadOnly`] when they write into a
+    /// read-only root, [`SandboxError::Changed`] when a link appeared on the path, and the errors of
+    /// [`open_beneath`](crate::open_beneath).
     pub fn open_beneath(&self, path: &CanonicalPath, options: &OpenOptions) -> Result<fs::File> {
         let foreign = || SandboxError::NotBeneath {
             path: path.path.clone(),
@@ -272,15 +278,25 @@ impl PathSandbox {
             .get(path.root)
             .filter(|root| root.path == path.root_path)
             .ok_or_else(foreign)?;
-        if options.writes() && root.read_only {
-            return Err(SandboxError::ReadOnly {
-                path: path.path.display().to_string(),
-                resolved: path.path.clone(),
-                root: root.path.clone(),
-            });
+        if options.writes() {
+            match path.access {
+                Access::Read => {
+                    return Err(SandboxError::CheckedForRead {
+                        path: path.path.clone(),
+                    });
+                }
+                Access::Write => {}
+            }
+            if root.read_only {
+                return Err(SandboxError::ReadOnly {
+                    path: path.path.display().to_string(),
+                    resolved: path.path.clone(),
+                    root: root.path.clone(),
+                });
+            }
         }
         let relative = path.path.strip_prefix(&root.path).map_err(|_| foreign())?;
-        open_beneath(&root.path, relative, options)
+        open_checked(&root.path, relative, options)
     }
 
     fn evaluate(&self, input: &str, access: Access) -> Evaluation {
@@ -374,11 +390,7 @@ impl PathSandbox {
             input.strip_prefix("~/")
         };
         match rest {
-            None if input.is_empty() => Err(SandboxError::Unresolvable {
-                path: String::new(),
-                component: PathBuf::new(),
-                source: io::Error::new(io::ErrorKind::NotFound, "the path is empty"),
-            }),
+            None if input.is_empty() => Err(SandboxError::Empty),
             None => Ok(PathBuf::from(input)),
             Some(rest) => match &self.home {
                 Some(home) => Ok(home.join(rest)),
@@ -443,6 +455,11 @@ impl CanonicalPath {
     /// The index into [`PathSandbox::roots`] of the root holding the path.
     pub const fn root(&self) -> usize {
         self.root
+    }
+
+    /// The access the path was checked for.
+    pub const fn access(&self) -> Access {
+        self.access
     }
 
     /// The path relative to its root (empty for the root itself).
@@ -546,4 +563,16 @@ fn failure_error(input: &str, failure: Failure) -> SandboxError {
             source,
         },
     }
+}
+
+/// The error and its sources on one line (`…: permission denied`), for a reason that says everything.
+fn error_chain(error: &SandboxError) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }

@@ -50,19 +50,64 @@ fn a_parent_swapped_for_a_link_after_the_check_is_refused() {
         std::fs::write(fixture.base.join("outside/secret.txt"), "outside").unwrap();
         let opened = sandbox.open_beneath(&read, &OpenOptions::reading());
         assert!(
-            matches!(opened, Err(SandboxError::Escape { .. })),
+            matches!(opened, Err(SandboxError::Changed { .. })),
             "{target:?}: {opened:?}"
         );
         let created = sandbox.open_beneath(&write, &OpenOptions::writing());
         assert!(
-            matches!(created, Err(SandboxError::Escape { .. })),
+            matches!(created, Err(SandboxError::Changed { .. })),
             "{target:?}: {created:?}"
+        );
+        // The free function follows links beneath the root, and refuses this one because it leads outside.
+        let opened = open_beneath(&p, Path::new("work/secret.txt"), &OpenOptions::reading());
+        assert!(
+            matches!(opened, Err(SandboxError::Escape { .. })),
+            "{target:?}: {opened:?}"
         );
         assert!(
             !fixture.base.join("outside/new.txt").exists(),
             "a file was created outside"
         );
     }
+}
+
+#[test]
+fn a_link_swapped_in_towards_a_protected_directory_inside_is_refused() {
+    let fixture = common::fixture();
+    let p = fixture.proj();
+    std::fs::create_dir_all(p.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(p.join("build")).unwrap();
+    let sandbox = fixture.sandbox();
+    let checked = sandbox.resolve("build/pre-commit", Access::Write).unwrap();
+    assert_eq!(
+        sandbox.check("build/pre-commit", Access::Write).decision(),
+        agent_tool_traits::Decision::Allow
+    );
+    std::fs::remove_dir(p.join("build")).unwrap();
+    symlink(".git/hooks", p.join("build")).unwrap();
+    let opened = sandbox.open_beneath(&checked, &OpenOptions::writing());
+    assert!(matches!(opened, Err(SandboxError::Changed { .. })), "{opened:?}");
+    assert!(!p.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn a_path_checked_for_reading_is_not_opened_for_writing() {
+    let fixture = common::fixture();
+    let sandbox = fixture.sandbox();
+    let checked = sandbox.resolve("src/main.rs", Access::Read).unwrap();
+    assert_eq!(checked.access(), Access::Read);
+    for options in [
+        OpenOptions::writing(),
+        OpenOptions::new().read(true).write(true),
+        OpenOptions::new().append(true),
+    ] {
+        let opened = sandbox.open_beneath(&checked, &options);
+        assert!(
+            matches!(opened, Err(SandboxError::CheckedForRead { .. })),
+            "{options:?}: {opened:?}"
+        );
+    }
+    assert!(sandbox.open_beneath(&checked, &OpenOptions::reading()).is_ok());
 }
 
 #[test]
@@ -116,7 +161,8 @@ fn a_checked_path_opens_and_creates_inside() {
         read_all(sandbox.open_beneath(&through, &OpenOptions::reading()).unwrap()),
         "fn main() {}"
     );
-    // A read-only root refuses writes even for a path checked for reading.
+    // A checked path holds no link: the link was resolved at check time and its target is opened.
+    assert_eq!(through.relative(), Path::new("src/main.rs"));
     let book = sandbox
         .resolve(&format!("{}/lib/book.md", fixture.base.display()), Access::Read)
         .unwrap();
@@ -124,10 +170,9 @@ fn a_checked_path_opens_and_creates_inside() {
         read_all(sandbox.open_beneath(&book, &OpenOptions::reading()).unwrap()),
         "library"
     );
-    assert!(matches!(
-        sandbox.open_beneath(&book, &OpenOptions::writing()),
-        Err(SandboxError::ReadOnly { .. })
-    ));
+    assert_eq!(book.root(), 1);
+    let book = sandbox.resolve(&format!("{}/lib/book.md", fixture.base.display()), Access::Write);
+    assert!(matches!(book, Err(SandboxError::ReadOnly { .. })), "{book:?}");
 }
 
 #[test]
