@@ -59,7 +59,12 @@ impl PermissionChecker {
     /// An empty checker: every call gets its tool's default.
     pub fn new() -> Self {
         let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
-        Self { rules: Vec::new(), mode: PermissionMode::Default, anchors: Anchors { cwd, home: None }, policy: None }
+        Self {
+            rules: Vec::new(),
+            mode: PermissionMode::Default,
+            anchors: Anchors { cwd, home: None },
+            policy: None,
+        }
     }
 
     /// Adds a rule.
@@ -76,18 +81,36 @@ impl PermissionChecker {
 
     /// Checks a call of `tool_name`, with its arguments when known.
     pub fn check(&mut self, tool_name: &str, args: Option<&Value>) -> PermissionResult {
-        let host = args.and_then(|a| a.get("url")).and_then(Value::as_str).and_then(crate::describe::host_of);
+        let host = args
+            .and_then(|a| a.get("url"))
+            .and_then(Value::as_str)
+            .and_then(crate::describe::host_of);
         let agent = args.and_then(|a| a.get("subagent_type")).and_then(Value::as_str);
-        let facts = CallFacts { host: host.as_deref(), agent, ..CallFacts::default() };
+        let facts = CallFacts {
+            host: host.as_deref(),
+            agent,
+            ..CallFacts::default()
+        };
         let hooks = HookOutcome::default();
         let Some(policy) = self.policy() else {
-            return PermissionResult::Denied { reason: "the rules cannot be compiled".to_owned() };
+            return PermissionResult::Denied {
+                reason: "the rules cannot be compiled".to_owned(),
+            };
         };
-        let resolution = policy.decide(&Request { tool: tool_name, facts: &facts, findings: &[], hooks: &hooks });
+        let resolution = policy.decide(&Request {
+            tool: tool_name,
+            facts: &facts,
+            findings: &[],
+            hooks: &hooks,
+        });
         match resolution.verdict.decision {
             Decision::Allow => PermissionResult::Allowed,
-            Decision::Ask => PermissionResult::AskUser { message: resolution.verdict.reason() },
-            Decision::Deny => PermissionResult::Denied { reason: resolution.verdict.reason() },
+            Decision::Ask => PermissionResult::AskUser {
+                message: resolution.verdict.reason(),
+            },
+            Decision::Deny => PermissionResult::Denied {
+                reason: resolution.verdict.reason(),
+            },
         }
     }
 
@@ -98,7 +121,8 @@ impl PermissionChecker {
 
     fn policy(&mut self) -> Option<&Policy> {
         if self.policy.is_none() {
-            let policy = Policy::from_rules(self.rules.clone(), PermissionMode::Default, &self.anchors).ok()?;
+            let policy =
+                Policy::from_rules(self.rules.clone(), PermissionMode::Default, &self.anchors).ok()?;
             self.policy = Some(policy.with_mode(self.mode, Source::CliArg));
         }
         self.policy.as_ref()
@@ -123,12 +147,21 @@ mod tests {
         assert!(checker.check("search_papers", None).is_allowed());
         assert!(checker.check("run_bash", None).is_denied());
         assert!(checker.is_denied("Bash"), "aliases share rules");
-        assert!(matches!(checker.check("file_write", None), PermissionResult::AskUser { .. }));
-        assert!(matches!(checker.check("mcp__x__y", None), PermissionResult::AskUser { .. }), "unknown tools ask");
+        assert!(matches!(
+            checker.check("file_write", None),
+            PermissionResult::AskUser { .. }
+        ));
+        assert!(
+            matches!(checker.check("mcp__x__y", None), PermissionResult::AskUser { .. }),
+            "unknown tools ask"
+        );
         checker.apply_mode(PermissionMode::DontAsk);
         assert!(checker.check("file_write", None).is_denied());
         checker.apply_mode(PermissionMode::BypassPermissions);
-        assert!(checker.check("file_write", None).is_denied() || !checker.check("file_write", None).is_allowed(), "an ask rule stays bypass-immune");
+        assert!(
+            checker.check("file_write", None).is_denied() || !checker.check("file_write", None).is_allowed(),
+            "an ask rule stays bypass-immune"
+        );
         assert!(checker.check("run_bash", None).is_denied());
     }
 
@@ -138,6 +171,12 @@ mod tests {
         checker.add_rule(rule("WebFetch(domain:docs.rs)", Decision::Allow));
         checker.add_rule(rule("*", Decision::Ask));
         let args = serde_json::json!({"url": "https://docs.rs/regex"});
-        assert!(matches!(checker.check("WebFetch", Some(&args)), PermissionResult::AskUser { .. }), "every ask beats every allow");
+        assert!(
+            matches!(
+                checker.check("WebFetch", Some(&args)),
+                PermissionResult::AskUser { .. }
+            ),
+            "every ask beats every allow"
+        );
     }
 }

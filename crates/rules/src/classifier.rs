@@ -72,7 +72,12 @@ impl Default for DenialTracker {
 impl DenialTracker {
     /// A tracker that trips after `max_consecutive` denials in a row or `max_total` in all.
     pub const fn new(max_consecutive: u32, max_total: u32) -> Self {
-        Self { consecutive: AtomicU32::new(0), total: AtomicU32::new(0), max_consecutive, max_total }
+        Self {
+            consecutive: AtomicU32::new(0),
+            total: AtomicU32::new(0),
+            max_consecutive,
+            max_total,
+        }
     }
 
     /// Records a denial.
@@ -94,7 +99,10 @@ impl DenialTracker {
 
     /// (consecutive, total) denials so far.
     pub fn counts(&self) -> (u32, u32) {
-        (self.consecutive.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed))
+        (
+            self.consecutive.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+        )
     }
 }
 

@@ -29,15 +29,25 @@ pub enum CallTarget<'a> {
 /// Reads the subject of a call of `tool` from `args`. An error names the missing or malformed argument.
 pub fn describe<'a>(tool: &str, args: &'a Value) -> Result<CallTarget<'a>, String> {
     let kind = kind_of(tool);
-    let str_arg = |keys: &[&str]| keys.iter().find_map(|k| args.get(*k)).map(|v| v.as_str().ok_or(v));
+    let str_arg = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| args.get(*k))
+            .map(|v| v.as_str().ok_or(v))
+    };
     let required = |keys: &[&str]| match str_arg(keys) {
         Some(Ok(value)) => Ok(value),
-        Some(Err(other)) => Err(format!("argument `{}` must be a string, not `{other}`", keys.first().unwrap_or(&""))),
+        Some(Err(other)) => Err(format!(
+            "argument `{}` must be a string, not `{other}`",
+            keys.first().unwrap_or(&"")
+        )),
         None => Err(format!("missing argument `{}`", keys.first().unwrap_or(&""))),
     };
     let optional = |keys: &[&str]| match str_arg(keys) {
         Some(Ok(value)) => Ok(Some(value)),
-        Some(Err(other)) => Err(format!("argument `{}` must be a string, not `{other}`", keys.first().unwrap_or(&""))),
+        Some(Err(other)) => Err(format!(
+            "argument `{}` must be a string, not `{other}`",
+            keys.first().unwrap_or(&"")
+        )),
         None => Ok(None),
     };
     if !args.is_object() && kind != ToolKind::Other && kind != ToolKind::Mcp && kind != ToolKind::Harmless {
@@ -45,10 +55,22 @@ pub fn describe<'a>(tool: &str, args: &'a Value) -> Result<CallTarget<'a>, Strin
     }
     Ok(match kind {
         ToolKind::Shell => CallTarget::Shell(required(&["command"])?),
-        ToolKind::Read => CallTarget::Files(FileAccess::Read, vec![required(&["file_path", "path", "notebook_path"])?.to_owned()]),
-        ToolKind::Write | ToolKind::Edit => CallTarget::Files(FileAccess::Write, vec![required(&["file_path", "path"])?.to_owned()]),
-        ToolKind::NotebookEdit => CallTarget::Files(FileAccess::Write, vec![required(&["notebook_path", "file_path"])?.to_owned()]),
-        ToolKind::Grep => CallTarget::Files(FileAccess::Read, vec![optional(&["path"])?.unwrap_or(".").to_owned()]),
+        ToolKind::Read => CallTarget::Files(
+            FileAccess::Read,
+            vec![required(&["file_path", "path", "notebook_path"])?.to_owned()],
+        ),
+        ToolKind::Write | ToolKind::Edit => CallTarget::Files(
+            FileAccess::Write,
+            vec![required(&["file_path", "path"])?.to_owned()],
+        ),
+        ToolKind::NotebookEdit => CallTarget::Files(
+            FileAccess::Write,
+            vec![required(&["notebook_path", "file_path"])?.to_owned()],
+        ),
+        ToolKind::Grep => CallTarget::Files(
+            FileAccess::Read,
+            vec![optional(&["path"])?.unwrap_or(".").to_owned()],
+        ),
         ToolKind::Glob => {
             let dir = optional(&["path"])?.unwrap_or(".");
             let base = match optional(&["pattern"])? {
@@ -59,7 +81,10 @@ pub fn describe<'a>(tool: &str, args: &'a Value) -> Result<CallTarget<'a>, Strin
         }
         ToolKind::WebFetch => {
             let url = required(&["url"])?;
-            CallTarget::Web { url, host: host_of(url) }
+            CallTarget::Web {
+                url,
+                host: host_of(url),
+            }
         }
         ToolKind::Agent => CallTarget::Agent(optional(&["subagent_type", "agent", "name"])?),
         ToolKind::WebSearch | ToolKind::Mcp | ToolKind::Harmless | ToolKind::Other => CallTarget::Opaque,
@@ -73,10 +98,9 @@ pub fn glob_base(dir: &str, pattern: &str) -> String {
         .split('/')
         .take_while(|part| !part.contains(['*', '?', '[', ']', '{', '}']))
         .collect();
-    // The last literal component may be a file name; only the directories above a glob count, but a fully
-    // literal pattern names the file itself.
-    let complete = literal.len() == pattern.split('/').count();
-    let prefix = if complete { literal.join("/") } else { literal.join("/") };
+    // A fully literal pattern names the file itself; otherwise the literal directories above the first glob
+    // component are the base.
+    let prefix = literal.join("/");
     if pattern.starts_with('/') || pattern.starts_with("~/") || pattern == "~" {
         if prefix.is_empty() { "/".to_owned() } else { prefix }
     } else if prefix.is_empty() {
@@ -103,11 +127,24 @@ mod tests {
     fn both_families() {
         let args = json!({"command": "ls"});
         assert_eq!(describe("run_bash", &args), Ok(CallTarget::Shell("ls")));
-        assert_eq!(describe("Read", &json!({"file_path": "a"})), Ok(CallTarget::Files(FileAccess::Read, vec!["a".into()])));
-        assert_eq!(describe("file_write", &json!({"path": "b"})), Ok(CallTarget::Files(FileAccess::Write, vec!["b".into()])));
-        assert_eq!(describe("Grep", &json!({"pattern": "x"})), Ok(CallTarget::Files(FileAccess::Read, vec![".".into()])));
+        assert_eq!(
+            describe("Read", &json!({"file_path": "a"})),
+            Ok(CallTarget::Files(FileAccess::Read, vec!["a".into()]))
+        );
+        assert_eq!(
+            describe("file_write", &json!({"path": "b"})),
+            Ok(CallTarget::Files(FileAccess::Write, vec!["b".into()]))
+        );
+        assert_eq!(
+            describe("Grep", &json!({"pattern": "x"})),
+            Ok(CallTarget::Files(FileAccess::Read, vec![".".into()]))
+        );
         assert!(describe("Bash", &json!({})).unwrap_err().contains("`command`"));
-        assert!(describe("Bash", &json!({"command": 3})).unwrap_err().contains("must be a string"));
+        assert!(
+            describe("Bash", &json!({"command": 3}))
+                .unwrap_err()
+                .contains("must be a string")
+        );
         assert!(describe("Read", &json!("x")).unwrap_err().contains("JSON object"));
         assert_eq!(describe("mcp__a__b", &json!(null)), Ok(CallTarget::Opaque));
     }
@@ -126,7 +163,10 @@ mod tests {
     fn hosts() {
         assert_eq!(host_of("https://Example.COM./x").as_deref(), Some("example.com"));
         assert_eq!(host_of("http://example.com@evil.io/").as_deref(), Some("evil.io"));
-        assert_eq!(host_of("https://example.com.evil.io:8443").as_deref(), Some("example.com.evil.io"));
+        assert_eq!(
+            host_of("https://example.com.evil.io:8443").as_deref(),
+            Some("example.com.evil.io")
+        );
         assert_eq!(host_of("not a url"), None);
     }
 }

@@ -48,8 +48,19 @@ impl Error {
     #[must_use]
     pub fn at(self, at: impl Into<String>) -> Self {
         match self {
-            Self::Rule { rule, why, origin: None } => Self::Rule { rule, why, origin: Some(at.into()) },
-            Self::Mode { mode, origin: None } => Self::Mode { mode, origin: Some(at.into()) },
+            Self::Rule {
+                rule,
+                why,
+                origin: None,
+            } => Self::Rule {
+                rule,
+                why,
+                origin: Some(at.into()),
+            },
+            Self::Mode { mode, origin: None } => Self::Mode {
+                mode,
+                origin: Some(at.into()),
+            },
             other => other,
         }
     }

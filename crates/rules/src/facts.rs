@@ -60,7 +60,9 @@ pub struct CallFacts<'a> {
 impl CallFacts<'_> {
     /// Whether every command is known read-only and nothing is written.
     pub fn shell_read_only(&self) -> bool {
-        self.shell.as_ref().is_some_and(|commands| commands.iter().all(|c| c.read_only))
+        self.shell
+            .as_ref()
+            .is_some_and(|commands| commands.iter().all(|c| c.read_only))
             && !self.paths.iter().any(|p| p.access == FileAccess::Write)
     }
 

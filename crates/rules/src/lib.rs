@@ -48,7 +48,9 @@ mod settings;
 mod tool;
 
 pub use checker::{PermissionChecker, PermissionResult};
-pub use classifier::{Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier};
+pub use classifier::{
+    Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
+};
 pub use describe::{CallTarget, describe, glob_base, host_of};
 pub use error::{Error, Result};
 pub use facts::{CallFacts, CommandFact, FileAccess, HookOutcome, PathFact, Request};

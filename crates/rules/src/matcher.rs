@@ -37,8 +37,8 @@ struct BehaviorIndex {
     any_tool: Option<usize>,
     tool_wide: HashMap<String, usize>,
     mcp_servers: HashMap<String, usize>,
-    shell: Option<IndexedSet<regex::RegexSet>>,
-    paths: HashMap<String, IndexedSet<regex::bytes::RegexSet>>,
+    shell: Grouped<regex::RegexSet>,
+    paths: HashMap<String, Grouped<regex::bytes::RegexSet>>,
     hosts: HashMap<String, usize>,
     host_suffixes: HashMap<String, usize>,
     agents: HashMap<String, usize>,
@@ -49,6 +49,27 @@ struct IndexedSet<S> {
     set: S,
     rules: Vec<usize>,
 }
+
+/// Patterns grouped by a literal key (a shell pattern's command name, a path glob's literal directory prefix), so
+/// that a lookup runs only the few patterns that can match instead of all of them; patterns without a literal key
+/// are in `rest`.
+#[derive(Debug)]
+struct Grouped<S> {
+    by_key: HashMap<String, IndexedSet<S>>,
+    rest: Option<IndexedSet<S>>,
+}
+
+impl<S> Default for Grouped<S> {
+    fn default() -> Self {
+        Self {
+            by_key: HashMap::new(),
+            rest: None,
+        }
+    }
+}
+
+/// One pattern before compilation: its grouping key, its regular expression, its rule.
+type Entry = (Option<String>, String, usize);
 
 /// The thing a lookup matches: a tool name, a shell command, a path, a host or an agent.
 #[derive(Debug, Clone, Copy)]
@@ -79,7 +100,12 @@ impl CompiledRules {
             }
         }
         let [deny, ask, allow] = builders;
-        Ok(Self { deny: deny.build(&rules)?, ask: ask.build(&rules)?, allow: allow.build(&rules)?, rules })
+        Ok(Self {
+            deny: deny.build(&rules)?,
+            ask: ask.build(&rules)?,
+            allow: allow.build(&rules)?,
+            rules,
+        })
     }
 
     fn index(&self, behavior: Decision) -> &BehaviorIndex {
@@ -111,16 +137,46 @@ impl CompiledRules {
                 }
             }
             Subject::Command(words) => {
-                if let Some(shell) = &index.shell {
-                    for hit in shell.set.matches(words).iter() {
-                        offer(shell.rules.get(hit).copied());
+                let name = words.split('\0').next().unwrap_or_default();
+                for group in index.shell.by_key.get(name).into_iter().chain(&index.shell.rest) {
+                    if group.set.is_match(words) {
+                        for hit in group.set.matches(words).iter() {
+                            offer(group.rules.get(hit).copied());
+                        }
                     }
                 }
             }
             Subject::Path { tool, path } => {
                 if let Some(paths) = index.paths.get(tool) {
-                    for hit in paths.set.matches(path.as_os_str().as_encoded_bytes()).iter() {
-                        offer(paths.rules.get(hit).copied());
+                    let bytes = path.as_os_str().as_encoded_bytes();
+                    let mut try_group = |group: &IndexedSet<regex::bytes::RegexSet>| {
+                        if group.set.is_match(bytes) {
+                            for hit in group.set.matches(bytes).iter() {
+                                offer(group.rules.get(hit).copied());
+                            }
+                        }
+                    };
+                    // Every ancestor of the path (and the path itself) may be the literal prefix of a glob.
+                    if let Some(text) = path.to_str() {
+                        let ends = text
+                            .match_indices('/')
+                            .map(|(i, _)| i)
+                            .chain(std::iter::once(text.len()));
+                        for end in ends {
+                            let prefix = if end == 0 {
+                                "/"
+                            } else {
+                                text.get(..end).unwrap_or_default()
+                            };
+                            if let Some(group) = paths.by_key.get(prefix) {
+                                try_group(group);
+                            }
+                        }
+                    } else {
+                        paths.by_key.values().for_each(&mut try_group);
+                    }
+                    if let Some(rest) = &paths.rest {
+                        try_group(rest);
                     }
                 }
             }
@@ -152,8 +208,8 @@ struct Builder {
     any_tool: Vec<usize>,
     tool_wide: Vec<(String, usize)>,
     mcp_servers: Vec<(String, usize)>,
-    shell: Vec<(String, usize)>,
-    paths: HashMap<String, Vec<(String, usize)>>,
+    shell: Vec<Entry>,
+    paths: HashMap<String, Vec<Entry>>,
     hosts: Vec<(String, usize)>,
     host_suffixes: Vec<(String, usize)>,
     agents: Vec<(String, usize)>,
@@ -165,19 +221,39 @@ impl Builder {
             Target::AnyTool => self.any_tool.push(index),
             Target::McpServer(server) => self.mcp_servers.push((server.clone(), index)),
             Target::Tool { name, content: None } => self.tool_wide.push((name.as_str().to_owned(), index)),
-            Target::Tool { content: Some(Content::Shell(pattern)), .. } => {
-                self.shell.push((pattern.regex.clone(), index));
+            Target::Tool {
+                content: Some(Content::Shell(pattern)),
+                ..
+            } => {
+                self.shell
+                    .push((pattern.first_word.clone(), pattern.regex.clone(), index));
             }
-            Target::Tool { name, content: Some(Content::Path(pattern)) } => {
-                if let Some(regex) = path_regex(pattern, rule, anchors)? {
-                    self.paths.entry(name.as_str().to_owned()).or_default().push((regex, index));
+            Target::Tool {
+                name,
+                content: Some(Content::Path(pattern)),
+            } => {
+                if let Some((key, regex)) = path_regex(pattern, rule, anchors)? {
+                    self.paths
+                        .entry(name.as_str().to_owned())
+                        .or_default()
+                        .push((Some(key), regex, index));
                 }
             }
-            Target::Tool { content: Some(Content::Domain(domain)), .. } => {
-                let list = if domain.subdomains { &mut self.host_suffixes } else { &mut self.hosts };
+            Target::Tool {
+                content: Some(Content::Domain(domain)),
+                ..
+            } => {
+                let list = if domain.subdomains {
+                    &mut self.host_suffixes
+                } else {
+                    &mut self.hosts
+                };
                 list.push((domain.host.clone(), index));
             }
-            Target::Tool { content: Some(Content::Agent(agent)), .. } => self.agents.push((agent.clone(), index)),
+            Target::Tool {
+                content: Some(Content::Agent(agent)),
+                ..
+            } => self.agents.push((agent.clone(), index)),
         }
         Ok(())
     }
@@ -190,29 +266,32 @@ impl Builder {
         let best_of = |entries: Vec<(String, usize)>| {
             let mut map: HashMap<String, usize> = HashMap::with_capacity(entries.len());
             for (key, index) in entries {
-                map.entry(key).and_modify(|best| if outranks(index, *best) { *best = index }).or_insert(index);
+                map.entry(key)
+                    .and_modify(|best| {
+                        if outranks(index, *best) {
+                            *best = index
+                        }
+                    })
+                    .or_insert(index);
             }
             map
         };
-        let any_tool = self.any_tool.iter().copied().reduce(|a, b| if outranks(b, a) { b } else { a });
-        let shell = if self.shell.is_empty() {
-            None
-        } else {
-            let set = regex::RegexSetBuilder::new(self.shell.iter().map(|(re, _)| re))
-                .size_limit(1 << 30)
-                .dfa_size_limit(1 << 28)
-                .build()
-                .map_err(|e| set_error(&self.shell, rules, &e.to_string()))?;
-            Some(IndexedSet { set, rules: self.shell.into_iter().map(|(_, i)| i).collect() })
-        };
+        let any_tool = self
+            .any_tool
+            .iter()
+            .copied()
+            .reduce(|a, b| if outranks(b, a) { b } else { a });
+        let shell = group(self.shell, rules, |patterns| {
+            regex::RegexSetBuilder::new(patterns).size_limit(1 << 30).build()
+        })?;
         let mut paths = HashMap::with_capacity(self.paths.len());
         for (tool, entries) in self.paths {
-            let set = regex::bytes::RegexSetBuilder::new(entries.iter().map(|(re, _)| re))
-                .size_limit(1 << 30)
-                .dfa_size_limit(1 << 28)
-                .build()
-                .map_err(|e| set_error(&entries, rules, &e.to_string()))?;
-            paths.insert(tool, IndexedSet { set, rules: entries.into_iter().map(|(_, i)| i).collect() });
+            let grouped = group(entries, rules, |patterns| {
+                regex::bytes::RegexSetBuilder::new(patterns)
+                    .size_limit(1 << 30)
+                    .build()
+            })?;
+            paths.insert(tool, grouped);
         }
         Ok(BehaviorIndex {
             any_tool,
@@ -227,14 +306,45 @@ impl Builder {
     }
 }
 
-fn set_error(entries: &[(String, usize)], rules: &[Rule], why: &str) -> Error {
-    let rule = entries.first().and_then(|(_, i)| rules.get(*i)).map(|r| r.text.clone()).unwrap_or_default();
-    Error::Rule { rule, origin: None, why: format!("the compiled rule set is too large: {why}") }
+/// Compiles entries into one set per key plus one for the unkeyed.
+fn group<S>(
+    entries: Vec<Entry>,
+    rules: &[Rule],
+    build: impl Fn(Vec<String>) -> Result<S, regex::Error>,
+) -> Result<Grouped<S>> {
+    let mut by_key: HashMap<Option<String>, (Vec<String>, Vec<usize>)> = HashMap::new();
+    for (key, regex, index) in entries {
+        let slot = by_key.entry(key).or_default();
+        slot.0.push(regex);
+        slot.1.push(index);
+    }
+    let mut grouped = Grouped::default();
+    for (key, (patterns, indices)) in by_key {
+        let first = indices
+            .first()
+            .and_then(|i| rules.get(*i))
+            .map(|r| r.text.clone())
+            .unwrap_or_default();
+        let set = build(patterns).map_err(|e| Error::Rule {
+            rule: first,
+            origin: None,
+            why: format!("the compiled rule set is too large: {e}"),
+        })?;
+        let compiled = IndexedSet { set, rules: indices };
+        match key {
+            Some(key) => {
+                grouped.by_key.insert(key, compiled);
+            }
+            None => grouped.rest = Some(compiled),
+        }
+    }
+    Ok(grouped)
 }
 
 /// The regular expression of a path pattern made absolute: it matches the path itself and, as in gitignore,
-/// everything beneath it. `None` when the anchor does not exist (a `~/` pattern without a home directory).
-fn path_regex(pattern: &PathPattern, rule: &Rule, anchors: &Anchors) -> Result<Option<String>> {
+/// everything beneath it; with it, the glob's literal directory prefix (the key it is grouped by). `None` when the
+/// anchor does not exist (a `~/` pattern without a home directory).
+fn path_regex(pattern: &PathPattern, rule: &Rule, anchors: &Anchors) -> Result<Option<(String, String)>> {
     let base: Option<&Path> = match pattern.anchor {
         Anchor::Absolute | Anchor::Anywhere => Some(Path::new("/")),
         Anchor::Home => anchors.home.as_deref(),
@@ -256,14 +366,35 @@ fn path_regex(pattern: &PathPattern, rule: &Rule, anchors: &Anchors) -> Result<O
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map_err(|e| Error::Rule { rule: rule.text.clone(), origin: None, why: format!("bad glob: {}", e.kind()) })?;
+        .map_err(|e| Error::Rule {
+            rule: rule.text.clone(),
+            origin: None,
+            why: format!("bad glob: {}", e.kind()),
+        })?;
     let regex = compiled.regex();
     let regex = match regex.strip_suffix('$') {
         Some(body) if glob == "/" => format!("{body}.*$"),
         Some(body) => format!("{body}(?:/.*)?$"),
         None => regex.to_owned(),
     };
-    Ok(Some(regex))
+    Ok(Some((literal_prefix(glob), regex)))
+}
+
+/// The directories of an absolute glob before its first component with a glob character (`/proj/src` for
+/// `/proj/src/**/*.rs`, `/` for `/**/x`). Escaped characters end the prefix too, which only makes it shorter.
+fn literal_prefix(glob: &str) -> String {
+    let mut prefix = String::new();
+    let components: Vec<&str> = glob.split('/').filter(|c| !c.is_empty()).collect();
+    // The last component may itself be literal and name a file or directory; it still counts, since a literal
+    // glob matches exactly that path (and what is beneath it).
+    for component in components {
+        if component.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+            break;
+        }
+        prefix.push('/');
+        prefix.push_str(component);
+    }
+    if prefix.is_empty() { "/".to_owned() } else { prefix }
 }
 
 #[cfg(test)]
@@ -272,13 +403,25 @@ mod tests {
     use agent_tool_traits::Source;
 
     fn compiled(rules: &[(&str, Decision, Source)]) -> CompiledRules {
-        let rules = rules.iter().map(|(t, b, s)| Rule::parse(t, *b, *s).unwrap()).collect();
-        let anchors = Anchors { cwd: "/proj".into(), home: Some("/home/u".into()) };
+        let rules = rules
+            .iter()
+            .map(|(t, b, s)| Rule::parse(t, *b, *s).unwrap())
+            .collect();
+        let anchors = Anchors {
+            cwd: "/proj".into(),
+            home: Some("/home/u".into()),
+        };
         CompiledRules::compile(rules, &anchors).unwrap()
     }
 
     fn path_hit(c: &CompiledRules, tool: &str, path: &str) -> Option<usize> {
-        c.lookup(Decision::Deny, Subject::Path { tool, path: Path::new(path) })
+        c.lookup(
+            Decision::Deny,
+            Subject::Path {
+                tool,
+                path: Path::new(path),
+            },
+        )
     }
 
     #[test]
@@ -288,7 +431,10 @@ mod tests {
             ("Bash(git push:*)", Decision::Deny, Source::Policy),
             ("Bash(git push origin:*)", Decision::Deny, Source::Project),
         ]);
-        assert_eq!(c.lookup(Decision::Deny, Subject::Command("git\0push\0origin")), Some(1));
+        assert_eq!(
+            c.lookup(Decision::Deny, Subject::Command("git\0push\0origin")),
+            Some(1)
+        );
         assert_eq!(c.lookup(Decision::Deny, Subject::Command("git\0status")), Some(0));
         assert_eq!(c.lookup(Decision::Allow, Subject::Command("git\0status")), None);
     }
@@ -304,15 +450,31 @@ mod tests {
             ("Read(src/*.rs)", Decision::Deny, Source::User),
         ]);
         assert_eq!(path_hit(&c, "Read", "/proj/.env"), Some(0));
-        assert_eq!(path_hit(&c, "Read", "/proj/sub/.env"), None, "./ anchors at the working directory");
+        assert_eq!(
+            path_hit(&c, "Read", "/proj/sub/.env"),
+            None,
+            "./ anchors at the working directory"
+        );
         assert_eq!(path_hit(&c, "Read", "/home/u/.ssh/id_rsa"), Some(1));
         assert_eq!(path_hit(&c, "Read", "/etc/hosts"), Some(2));
         assert_eq!(path_hit(&c, "Read", "/etc/hosts.allow"), None);
         assert_eq!(path_hit(&c, "Read", "/proj/a/b/key.pem"), Some(3));
-        assert_eq!(path_hit(&c, "Read", "/proj/deep/secrets/key"), Some(4), "a directory covers its content");
+        assert_eq!(
+            path_hit(&c, "Read", "/proj/deep/secrets/key"),
+            Some(4),
+            "a directory covers its content"
+        );
         assert_eq!(path_hit(&c, "Read", "/proj/src/main.rs"), Some(5));
-        assert_eq!(path_hit(&c, "Read", "/proj/src/a/main.rs"), None, "`*` does not cross a `/`");
-        assert_eq!(path_hit(&c, "Edit", "/proj/.env"), None, "path rules are per tool");
+        assert_eq!(
+            path_hit(&c, "Read", "/proj/src/a/main.rs"),
+            None,
+            "`*` does not cross a `/`"
+        );
+        assert_eq!(
+            path_hit(&c, "Edit", "/proj/.env"),
+            None,
+            "path rules are per tool"
+        );
     }
 
     #[test]

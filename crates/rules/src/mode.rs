@@ -57,7 +57,12 @@ impl FromStr for PermissionMode {
             "bypassPermissions" => Self::BypassPermissions,
             "auto" => Self::Auto,
             "bubble" => Self::Bubble,
-            other => return Err(Error::Mode { mode: other.to_owned(), origin: None }),
+            other => {
+                return Err(Error::Mode {
+                    mode: other.to_owned(),
+                    origin: None,
+                });
+            }
         })
     }
 }
@@ -74,7 +79,15 @@ mod tests {
 
     #[test]
     fn round_trip_and_errors() {
-        for mode in ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "auto", "bubble"] {
+        for mode in [
+            "default",
+            "acceptEdits",
+            "plan",
+            "dontAsk",
+            "bypassPermissions",
+            "auto",
+            "bubble",
+        ] {
             assert_eq!(mode.parse::<PermissionMode>().unwrap().as_str(), mode);
         }
         let err = "yolo".parse::<PermissionMode>().unwrap_err().to_string();

@@ -6,7 +6,11 @@ use std::path::{Component, Path, PathBuf};
 /// separators, no trailing separator, and each `..` removes the component before it. This is the form "the path as
 /// written" is matched in; containment is decided on resolved paths by the sandbox, never on this form.
 pub fn absolute_lexical(path: &Path, cwd: &Path) -> PathBuf {
-    if path.is_absolute() { normalize(path) } else { normalize(&cwd.join(path)) }
+    if path.is_absolute() {
+        normalize(path)
+    } else {
+        normalize(&cwd.join(path))
+    }
 }
 
 /// Lexical normalisation of an absolute path (see [`absolute_lexical`]).
@@ -52,7 +56,11 @@ mod tests {
             ("~notes.md", "/proj/~notes.md"),
             ("//etc//hosts", "/etc/hosts"),
         ] {
-            assert_eq!(absolute_lexical(Path::new(input), cwd), PathBuf::from(expected), "{input}");
+            assert_eq!(
+                absolute_lexical(Path::new(input), cwd),
+                PathBuf::from(expected),
+                "{input}"
+            );
         }
         let home = Some(Path::new("/home/u"));
         assert_eq!(expand_home("~/.ssh", home), Some(PathBuf::from("/home/u/.ssh")));

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
 
-use crate::classifier::{Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier};
+use crate::classifier::{
+    Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
+};
 use crate::error::Result;
 use crate::facts::{CallFacts, FileAccess, Request};
 use crate::matcher::{Anchors, CompiledRules, Subject};
@@ -158,11 +160,20 @@ impl Policy {
         let read_only = is_read_only(kind, facts);
         // Plan mode denies writes before any allow can apply: a plan never changes anything.
         if self.mode == PermissionMode::Plan && !read_only {
-            considered.push(self.mode_verdict(Decision::Deny, format!("mode `plan` allows only reads; `{tool}` {}", describe_effect(kind, facts))));
+            considered.push(self.mode_verdict(
+                Decision::Deny,
+                format!(
+                    "mode `plan` allows only reads; `{tool}` {}",
+                    describe_effect(kind, facts)
+                ),
+            ));
         }
         // Step 5: bypass.
         if self.mode == PermissionMode::BypassPermissions {
-            considered.push(self.mode_verdict(Decision::Allow, "mode `bypassPermissions`".to_owned()).at_step(DecidedBy::BypassMode));
+            considered.push(
+                self.mode_verdict(Decision::Allow, "mode `bypassPermissions`".to_owned())
+                    .at_step(DecidedBy::BypassMode),
+            );
         }
         // Step 6: an allow rule covering the whole call, or an external hook's allow.
         if let Some(verdict) = self.allow_verdict(&tool, kind, facts) {
@@ -176,10 +187,10 @@ impl Policy {
             ));
         }
         // Steps 7 and 8 run only when nothing before decided: the classifier has side effects (denial tracking).
-        if considered.is_empty() {
-            if let Some(verdict) = self.mode_step(&tool, kind, facts, read_only) {
-                considered.push(verdict);
-            }
+        if considered.is_empty()
+            && let Some(verdict) = self.mode_step(&tool, kind, facts, read_only)
+        {
+            considered.push(verdict);
         }
         if considered.is_empty() {
             considered.push(default_verdict(&tool, kind, facts, read_only));
@@ -187,7 +198,11 @@ impl Policy {
         let Some(mut verdict) = considered.first().cloned() else {
             // Unreachable by construction; a decision that cannot be made is an ask, never an allow.
             let fallback = Verdict::new(Decision::Ask, "no step decided", Provenance::layer(Layer::Rules));
-            return Resolution { verdict: fallback, considered, conflicts: Vec::new() };
+            return Resolution {
+                verdict: fallback,
+                considered,
+                conflicts: Vec::new(),
+            };
         };
         // Every other reason of the same decision at the same step is kept, so the user sees all of them.
         let winner_step = verdict.provenance.step;
@@ -200,22 +215,46 @@ impl Policy {
             .iter()
             .skip(1)
             .filter(|c| c.decision != verdict.decision)
-            .map(|c| Conflict { overridden: c.reason(), decision: c.decision, by: first_reason(&verdict) })
+            .map(|c| Conflict {
+                overridden: c.reason(),
+                decision: c.decision,
+                by: first_reason(&verdict),
+            })
             .collect();
         // The final conversion: no one to ask.
         if verdict.decision == Decision::Ask && self.mode == PermissionMode::DontAsk {
-            conflicts.push(Conflict { overridden: first_reason(&verdict), decision: Decision::Ask, by: "mode `dontAsk`".to_owned() });
+            conflicts.push(Conflict {
+                overridden: first_reason(&verdict),
+                decision: Decision::Ask,
+                by: "mode `dontAsk`".to_owned(),
+            });
             verdict.decision = Decision::Deny;
-            verdict.reasons.insert(0, "mode `dontAsk` denies what would be asked".to_owned());
+            verdict
+                .reasons
+                .insert(0, "mode `dontAsk` denies what would be asked".to_owned());
             verdict.provenance.step = Some(DecidedBy::NoPrompt);
         }
         verdict.diagnostics.extend(self.notes.iter().cloned());
-        verdict.diagnostics.extend(conflicts.iter().map(|c| format!("{} ({}) overridden by {}", c.overridden, c.decision, c.by)));
-        Resolution { verdict, considered, conflicts }
+        verdict.diagnostics.extend(
+            conflicts
+                .iter()
+                .map(|c| format!("{} ({}) overridden by {}", c.overridden, c.decision, c.by)),
+        );
+        Resolution {
+            verdict,
+            considered,
+            conflicts,
+        }
     }
 
     /// The best rule of `behavior` matching any subject of the call.
-    fn best_match(&self, behavior: Decision, tool: &ToolName, kind: ToolKind, facts: &CallFacts<'_>) -> Option<usize> {
+    fn best_match(
+        &self,
+        behavior: Decision,
+        tool: &ToolName,
+        kind: ToolKind,
+        facts: &CallFacts<'_>,
+    ) -> Option<usize> {
         let mut best: Option<usize> = None;
         let mut offer = |hit: Option<usize>| {
             if let Some(hit) = hit {
@@ -238,7 +277,13 @@ impl Policy {
         for fact in &facts.paths {
             for family in path_families(fact.access, tool, kind) {
                 for form in fact.forms() {
-                    offer(self.compiled.lookup(behavior, Subject::Path { tool: family, path: form }));
+                    offer(self.compiled.lookup(
+                        behavior,
+                        Subject::Path {
+                            tool: family,
+                            path: form,
+                        },
+                    ));
                 }
             }
         }
@@ -286,7 +331,12 @@ impl Policy {
                     use_rule(self.path_allow(fact, tool, kind)?);
                 }
             }
-            ToolKind::Read | ToolKind::Glob | ToolKind::Grep | ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => {
+            ToolKind::Read
+            | ToolKind::Glob
+            | ToolKind::Grep
+            | ToolKind::Write
+            | ToolKind::Edit
+            | ToolKind::NotebookEdit => {
                 if facts.paths.is_empty() {
                     return None;
                 }
@@ -294,19 +344,38 @@ impl Policy {
                     use_rule(self.path_allow(fact, tool, kind)?);
                 }
             }
-            ToolKind::WebFetch => use_rule(self.compiled.lookup(Decision::Allow, Subject::Host(facts.host?))?),
-            ToolKind::Agent => use_rule(self.compiled.lookup(Decision::Allow, Subject::Agent(facts.agent?))?),
+            ToolKind::WebFetch => use_rule(
+                self.compiled
+                    .lookup(Decision::Allow, Subject::Host(facts.host?))?,
+            ),
+            ToolKind::Agent => use_rule(
+                self.compiled
+                    .lookup(Decision::Allow, Subject::Agent(facts.agent?))?,
+            ),
             ToolKind::WebSearch | ToolKind::Mcp | ToolKind::Harmless | ToolKind::Other => return None,
         }
         used.map(|rule| self.rule_verdict(rule, DecidedBy::AllowRule))
     }
 
     /// An allow rule covering one file: it must match the path as written and the resolved path.
-    fn path_allow(&self, fact: &crate::facts::PathFact<'_>, tool: &ToolName, kind: ToolKind) -> Option<usize> {
+    fn path_allow(
+        &self,
+        fact: &crate::facts::PathFact<'_>,
+        tool: &ToolName,
+        kind: ToolKind,
+    ) -> Option<usize> {
         let mut chosen = None;
         for form in fact.forms() {
             let hit = path_families(fact.access, tool, kind)
-                .filter_map(|family| self.compiled.lookup(Decision::Allow, Subject::Path { tool: family, path: form }))
+                .filter_map(|family| {
+                    self.compiled.lookup(
+                        Decision::Allow,
+                        Subject::Path {
+                            tool: family,
+                            path: form,
+                        },
+                    )
+                })
                 .next()?;
             chosen = Some(hit);
         }
@@ -314,19 +383,40 @@ impl Policy {
     }
 
     /// Step 7: the mode.
-    fn mode_step(&self, tool: &ToolName, kind: ToolKind, facts: &CallFacts<'_>, read_only: bool) -> Option<Verdict> {
+    fn mode_step(
+        &self,
+        tool: &ToolName,
+        kind: ToolKind,
+        facts: &CallFacts<'_>,
+        read_only: bool,
+    ) -> Option<Verdict> {
         let edits_inside_roots = edits_inside_roots(kind, facts);
         match self.mode {
-            PermissionMode::AcceptEdits if edits_inside_roots => {
-                Some(self.mode_verdict(Decision::Allow, format!("mode `acceptEdits` allows `{tool}` to edit files inside the roots")))
-            }
+            PermissionMode::AcceptEdits if edits_inside_roots => Some(self.mode_verdict(
+                Decision::Allow,
+                format!("mode `acceptEdits` allows `{tool}` to edit files inside the roots"),
+            )),
             PermissionMode::Auto => {
-                let input = ClassifierInput { tool, kind, read_only, edits_inside_roots, facts };
-                let provenance = Provenance { source: self.mode_source, ..Provenance::layer(Layer::Rules) }.at(DecidedBy::Classifier);
+                let input = ClassifierInput {
+                    tool,
+                    kind,
+                    read_only,
+                    edits_inside_roots,
+                    facts,
+                };
+                let provenance = Provenance {
+                    source: self.mode_source,
+                    ..Provenance::layer(Layer::Rules)
+                }
+                .at(DecidedBy::Classifier);
                 match self.classifier.classify(&input) {
                     ClassifierVerdict::Approve(why) => {
                         self.denials.record_approval();
-                        Some(Verdict::new(Decision::Allow, format!("approved by the classifier of mode `auto`: {why}"), provenance))
+                        Some(Verdict::new(
+                            Decision::Allow,
+                            format!("approved by the classifier of mode `auto`: {why}"),
+                            provenance,
+                        ))
                     }
                     ClassifierVerdict::Block(why) => {
                         self.denials.record_denial();
@@ -334,11 +424,17 @@ impl Policy {
                             let (consecutive, total) = self.denials.counts();
                             Some(Verdict::new(
                                 Decision::Ask,
-                                format!("the classifier would block ({why}) but has denied {consecutive} in a row, {total} in all: asking instead"),
+                                format!(
+                                    "the classifier would block ({why}) but has denied {consecutive} in a row, {total} in all: asking instead"
+                                ),
                                 provenance,
                             ))
                         } else {
-                            Some(Verdict::new(Decision::Deny, format!("blocked by the classifier of mode `auto`: {why}"), provenance))
+                            Some(Verdict::new(
+                                Decision::Deny,
+                                format!("blocked by the classifier of mode `auto`: {why}"),
+                                provenance,
+                            ))
                         }
                     }
                     ClassifierVerdict::Escalate => None,
@@ -362,14 +458,21 @@ impl Policy {
 
     fn rule_verdict(&self, index: usize, step: DecidedBy) -> Verdict {
         let Some(rule) = self.compiled.rules.get(index) else {
-            return Verdict::new(Decision::Ask, "a rule matched but cannot be shown", Provenance::layer(Layer::Rules));
+            return Verdict::new(
+                Decision::Ask,
+                "a rule matched but cannot be shown",
+                Provenance::layer(Layer::Rules),
+            );
         };
         let verb = match rule.behavior {
             Decision::Allow => "allowed",
             Decision::Ask => "needs approval",
             Decision::Deny => "denied",
         };
-        let mut reason = format!("{verb} by {} rule `{}` from {} settings", rule.behavior, rule.text, rule.source);
+        let mut reason = format!(
+            "{verb} by {} rule `{}` from {} settings",
+            rule.behavior, rule.text, rule.source
+        );
         if let Some(file) = &rule.file {
             let _ = write!(reason, " ({})", file.display());
         }
@@ -387,7 +490,15 @@ impl Policy {
     }
 
     fn mode_verdict(&self, decision: Decision, reason: String) -> Verdict {
-        Verdict::new(decision, reason, Provenance { source: self.mode_source, ..Provenance::layer(Layer::Rules) }.at(DecidedBy::Mode))
+        Verdict::new(
+            decision,
+            reason,
+            Provenance {
+                source: self.mode_source,
+                ..Provenance::layer(Layer::Rules)
+            }
+            .at(DecidedBy::Mode),
+        )
     }
 }
 
@@ -429,12 +540,14 @@ fn join_words(words: &[String], out: &mut String) {
 
 /// The tools whose path rules apply to a file access: `Read(…)` rules to every read, `Edit(…)` and `Write(…)`
 /// rules to every write, and the calling tool's own rules (`Grep(…)`, `NotebookEdit(…)`).
-fn path_families<'t>(access: FileAccess, tool: &'t ToolName, kind: ToolKind) -> impl Iterator<Item = &'t str> {
+fn path_families(access: FileAccess, tool: &ToolName, kind: ToolKind) -> impl Iterator<Item = &str> {
     let (first, second): (&'static str, Option<&'static str>) = match access {
         FileAccess::Read => ("Read", None),
         FileAccess::Write => ("Edit", Some("Write")),
     };
-    let own = (kind != ToolKind::Shell).then_some(tool.as_str()).filter(|own| *own != first && Some(*own) != second);
+    let own = (kind != ToolKind::Shell)
+        .then_some(tool.as_str())
+        .filter(|own| *own != first && Some(*own) != second);
     std::iter::once(first).chain(second).chain(own)
 }
 
@@ -451,9 +564,14 @@ fn is_read_only(kind: ToolKind, facts: &CallFacts<'_>) -> bool {
 /// that are read-only except for writes inside them.
 fn edits_inside_roots(kind: ToolKind, facts: &CallFacts<'_>) -> bool {
     match kind {
-        ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => !facts.paths.is_empty() && facts.all_inside_roots(),
+        ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => {
+            !facts.paths.is_empty() && facts.all_inside_roots()
+        }
         ToolKind::Shell => {
-            facts.shell.as_ref().is_some_and(|commands| commands.iter().all(|c| c.read_only))
+            facts
+                .shell
+                .as_ref()
+                .is_some_and(|commands| commands.iter().all(|c| c.read_only))
                 && facts.writes()
                 && facts.all_inside_roots()
         }
@@ -488,22 +606,44 @@ fn default_verdict(tool: &ToolName, kind: ToolKind, facts: &CallFacts<'_>, read_
         ToolKind::Shell => match &facts.shell {
             None => (Decision::Ask, "the command was not analysed; asking".to_owned()),
             Some(_) if !read_only => (Decision::Ask, non_read_only_reason(facts)),
-            Some(_) if !facts.all_inside_roots() => (Decision::Ask, "a read-only command that reads files outside the roots; asking".to_owned()),
-            Some(_) => (Decision::Allow, "every command is known to be read-only".to_owned()),
+            Some(_) if !facts.all_inside_roots() => (
+                Decision::Ask,
+                "a read-only command that reads files outside the roots; asking".to_owned(),
+            ),
+            Some(_) => (
+                Decision::Allow,
+                "every command is known to be read-only".to_owned(),
+            ),
         },
         ToolKind::Read | ToolKind::Glob | ToolKind::Grep => {
             if facts.all_inside_roots() {
                 (Decision::Allow, format!("`{tool}` only reads, inside the roots"))
             } else {
-                (Decision::Ask, format!("`{tool}` reads files whose containment was not checked; asking"))
+                (
+                    Decision::Ask,
+                    format!("`{tool}` reads files whose containment was not checked; asking"),
+                )
             }
         }
-        ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => (Decision::Ask, format!("`{tool}` writes files; asking")),
-        ToolKind::WebFetch | ToolKind::WebSearch => (Decision::Ask, format!("`{tool}` reaches the network; asking")),
-        ToolKind::Agent => (Decision::Allow, "starting a subagent; each of its calls is checked on its own".to_owned()),
-        ToolKind::Harmless => (Decision::Allow, format!("`{tool}` changes nothing outside the conversation")),
+        ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => {
+            (Decision::Ask, format!("`{tool}` writes files; asking"))
+        }
+        ToolKind::WebFetch | ToolKind::WebSearch => {
+            (Decision::Ask, format!("`{tool}` reaches the network; asking"))
+        }
+        ToolKind::Agent => (
+            Decision::Allow,
+            "starting a subagent; each of its calls is checked on its own".to_owned(),
+        ),
+        ToolKind::Harmless => (
+            Decision::Allow,
+            format!("`{tool}` changes nothing outside the conversation"),
+        ),
         ToolKind::Mcp => (Decision::Ask, format!("MCP tool `{tool}` has no rule; asking")),
-        ToolKind::Other => (Decision::Ask, format!("unknown tool `{tool}` has no rule; asking")),
+        ToolKind::Other => (
+            Decision::Ask,
+            format!("unknown tool `{tool}` has no rule; asking"),
+        ),
     };
     Verdict::new(decision, reason, provenance)
 }
@@ -513,7 +653,13 @@ fn non_read_only_reason(facts: &CallFacts<'_>) -> String {
     let first = commands.iter().find(|c| !c.read_only);
     match first {
         Some(command) => {
-            let shown: Vec<&str> = command.argv.iter().skip(command.inner).take(4).map(String::as_str).collect();
+            let shown: Vec<&str> = command
+                .argv
+                .iter()
+                .skip(command.inner)
+                .take(4)
+                .map(String::as_str)
+                .collect();
             format!("`{}` is not known to be read-only; asking", shown.join(" "))
         }
         None => "the command writes files; asking".to_owned(),

@@ -13,24 +13,87 @@ use crate::policy::Policy;
 use crate::rule::{Content, Rule, Target};
 use crate::tool::{ToolName, split_mcp};
 
-const TOOLS: &[&str] = &["Bash", "Read", "Edit", "Write", "WebFetch", "Agent", "Grep", "mcp__gh__issue", "mcp__gh", "mcp__gh__*", "*", "Task", "run_bash", "read_file"];
-const SHELL: &[&str] = &["git:*", "git status", "git push:*", "npm run test *", "prefix:npm run", "ls*", "git * --stat", "rm -rf *", "echo 'a b'", "cat"];
-const PATHS: &[&str] = &["src/**", "./.env", "*.pem", "~/.ssh/**", "//etc/hosts", "/docs/*.md", "secrets", "src/*.rs", "."];
+const TOOLS: &[&str] = &[
+    "Bash",
+    "Read",
+    "Edit",
+    "Write",
+    "WebFetch",
+    "Agent",
+    "Grep",
+    "mcp__gh__issue",
+    "mcp__gh",
+    "mcp__gh__*",
+    "*",
+    "Task",
+    "run_bash",
+    "read_file",
+];
+const SHELL: &[&str] = &[
+    "git:*",
+    "git status",
+    "git push:*",
+    "npm run test *",
+    "prefix:npm run",
+    "ls*",
+    "git * --stat",
+    "rm -rf *",
+    "echo 'a b'",
+    "cat",
+];
+const PATHS: &[&str] = &[
+    "src/**",
+    "./.env",
+    "*.pem",
+    "~/.ssh/**",
+    "//etc/hosts",
+    "/docs/*.md",
+    "secrets",
+    "src/*.rs",
+    ".",
+];
 const HOSTS: &[&str] = &["domain:example.com", "domain:*.example.com", "domain:docs.rs"];
 const AGENTS: &[&str] = &["Explore", "Plan"];
-const WORDS: &[&str] = &["git", "status", "push", "npm", "run", "test", "testing", "ls", "lsof", "-la", "--stat", "rm", "-rf", "/", "a b", "echo", "cat", "origin"];
-const FILES: &[&str] = &["/proj/src/main.rs", "/proj/src/a/b.rs", "/proj/.env", "/proj/x/key.pem", "/home/u/.ssh/id_rsa", "/etc/hosts", "/proj/docs/a.md", "/proj/deep/secrets/k", "/proj/README.md", "/elsewhere/f"];
-const CALL_HOSTS: &[&str] = &["example.com", "a.example.com", "notexample.com", "example.com.evil.io", "docs.rs"];
+const WORDS: &[&str] = &[
+    "git", "status", "push", "npm", "run", "test", "testing", "ls", "lsof", "-la", "--stat", "rm", "-rf",
+    "/", "a b", "echo", "cat", "origin",
+];
+const FILES: &[&str] = &[
+    "/proj/src/main.rs",
+    "/proj/src/a/b.rs",
+    "/proj/.env",
+    "/proj/x/key.pem",
+    "/home/u/.ssh/id_rsa",
+    "/etc/hosts",
+    "/proj/docs/a.md",
+    "/proj/deep/secrets/k",
+    "/proj/README.md",
+    "/elsewhere/f",
+];
+const CALL_HOSTS: &[&str] = &[
+    "example.com",
+    "a.example.com",
+    "notexample.com",
+    "example.com.evil.io",
+    "docs.rs",
+];
 
 fn anchors() -> Anchors {
-    Anchors { cwd: PathBuf::from("/proj"), home: Some(PathBuf::from("/home/u")) }
+    Anchors {
+        cwd: PathBuf::from("/proj"),
+        home: Some(PathBuf::from("/home/u")),
+    }
 }
 
 fn rule_text() -> impl Strategy<Value = String> {
     prop_oneof![
         proptest::sample::select(TOOLS).prop_map(str::to_owned),
         proptest::sample::select(SHELL).prop_map(|c| format!("Bash({c})")),
-        (proptest::sample::select(&["Read", "Edit", "Write", "Grep"][..]), proptest::sample::select(PATHS)).prop_map(|(t, p)| format!("{t}({p})")),
+        (
+            proptest::sample::select(&["Read", "Edit", "Write", "Grep"][..]),
+            proptest::sample::select(PATHS)
+        )
+            .prop_map(|(t, p)| format!("{t}({p})")),
         proptest::sample::select(HOSTS).prop_map(|h| format!("WebFetch({h})")),
         proptest::sample::select(AGENTS).prop_map(|a| format!("Agent({a})")),
     ]
@@ -45,8 +108,12 @@ fn behavior() -> impl Strategy<Value = Decision> {
 }
 
 fn rules() -> impl Strategy<Value = Vec<Rule>> {
-    proptest::collection::vec((rule_text(), behavior(), source()), 0..24)
-        .prop_map(|specs| specs.into_iter().filter_map(|(t, b, s)| Rule::parse(&t, b, s).ok()).collect())
+    proptest::collection::vec((rule_text(), behavior(), source()), 0..24).prop_map(|specs| {
+        specs
+            .into_iter()
+            .filter_map(|(t, b, s)| Rule::parse(&t, b, s).ok())
+            .collect()
+    })
 }
 
 #[derive(Debug, Clone)]
@@ -59,9 +126,14 @@ struct Call {
 }
 
 fn call() -> impl Strategy<Value = Call> {
-    let command = (proptest::collection::vec(proptest::sample::select(WORDS).prop_map(str::to_owned), 1..5), 0usize..3, any::<bool>());
+    let command = (
+        proptest::collection::vec(proptest::sample::select(WORDS).prop_map(str::to_owned), 1..5),
+        0usize..3,
+        any::<bool>(),
+    );
     (
-        proptest::sample::select(TOOLS).prop_filter("a call names one tool", |t| !t.contains('*') && *t != "mcp__gh"),
+        proptest::sample::select(TOOLS)
+            .prop_filter("a call names one tool", |t| !t.contains('*') && *t != "mcp__gh"),
         proptest::collection::vec(command, 0..3),
         proptest::collection::vec((any::<bool>(), proptest::sample::select(FILES)), 0..3),
         proptest::option::of(proptest::sample::select(CALL_HOSTS)),
@@ -69,7 +141,13 @@ fn call() -> impl Strategy<Value = Call> {
     )
         .prop_map(|(tool, commands, files, host, agent)| Call {
             tool,
-            commands: commands.into_iter().map(|(argv, inner, ro)| { let inner = inner.min(argv.len().saturating_sub(1)); (argv, inner, ro) }).collect(),
+            commands: commands
+                .into_iter()
+                .map(|(argv, inner, ro)| {
+                    let inner = inner.min(argv.len().saturating_sub(1));
+                    (argv, inner, ro)
+                })
+                .collect(),
             files,
             host,
             agent,
@@ -77,21 +155,46 @@ fn call() -> impl Strategy<Value = Call> {
 }
 
 fn decide(policy: &Policy, call: &Call) -> Decision {
-    let shell = (!call.commands.is_empty())
-        .then(|| call.commands.iter().map(|(argv, inner, ro)| CommandFact { argv, inner: *inner, read_only: *ro }).collect());
+    let shell = (!call.commands.is_empty()).then(|| {
+        call.commands
+            .iter()
+            .map(|(argv, inner, ro)| CommandFact {
+                argv,
+                inner: *inner,
+                read_only: *ro,
+            })
+            .collect()
+    });
     let paths = call
         .files
         .iter()
         .map(|(write, f)| PathFact {
-            access: if *write { FileAccess::Write } else { FileAccess::Read },
+            access: if *write {
+                FileAccess::Write
+            } else {
+                FileAccess::Read
+            },
             written: Path::new(f),
             resolved: Some(Path::new(f)),
             inside_roots: Some(f.starts_with("/proj/")),
         })
         .collect();
-    let facts = CallFacts { shell, paths, host: call.host, agent: call.agent };
+    let facts = CallFacts {
+        shell,
+        paths,
+        host: call.host,
+        agent: call.agent,
+    };
     let hooks = HookOutcome::default();
-    policy.decide(&Request { tool: call.tool, facts: &facts, findings: &[], hooks: &hooks }).verdict.decision
+    policy
+        .decide(&Request {
+            tool: call.tool,
+            facts: &facts,
+            findings: &[],
+            hooks: &hooks,
+        })
+        .verdict
+        .decision
 }
 
 /// The linear reference: every rule checked one by one, the best by source then load order.
@@ -101,17 +204,41 @@ fn reference(rules: &[Rule], behavior: Decision, subject: Subject<'_>) -> Option
     for (i, rule) in rules.iter().enumerate().filter(|(_, r)| r.behavior == behavior) {
         let hit = match (&rule.target, subject) {
             (Target::AnyTool, Subject::Tool(_)) => true,
-            (Target::McpServer(server), Subject::Tool(name)) => split_mcp(name.as_str()).is_some_and(|(s, _)| s == server),
-            (Target::Tool { name, content: None }, Subject::Tool(tool)) => name == tool,
-            (Target::Tool { content: Some(Content::Shell(p)), .. }, Subject::Command(words)) => {
-                regex::Regex::new(&p.regex).is_ok_and(|re| re.is_match(words))
+            (Target::McpServer(server), Subject::Tool(name)) => {
+                split_mcp(name.as_str()).is_some_and(|(s, _)| s == server)
             }
-            (Target::Tool { name, content: Some(Content::Path(_)) }, Subject::Path { tool, path }) if name.as_str() == tool => {
+            (Target::Tool { name, content: None }, Subject::Tool(tool)) => name == tool,
+            (
+                Target::Tool {
+                    content: Some(Content::Shell(p)),
+                    ..
+                },
+                Subject::Command(words),
+            ) => regex::Regex::new(&p.regex).is_ok_and(|re| re.is_match(words)),
+            (
+                Target::Tool {
+                    name,
+                    content: Some(Content::Path(_)),
+                },
+                Subject::Path { tool, path },
+            ) if name.as_str() == tool => {
                 let single = CompiledRules::compile(vec![rule.clone()], &anchors);
                 single.is_ok_and(|c| c.lookup(behavior, Subject::Path { tool, path }).is_some())
             }
-            (Target::Tool { content: Some(Content::Domain(d)), .. }, Subject::Host(host)) => d.matches(host),
-            (Target::Tool { content: Some(Content::Agent(a)), .. }, Subject::Agent(agent)) => a == agent,
+            (
+                Target::Tool {
+                    content: Some(Content::Domain(d)),
+                    ..
+                },
+                Subject::Host(host),
+            ) => d.matches(host),
+            (
+                Target::Tool {
+                    content: Some(Content::Agent(a)),
+                    ..
+                },
+                Subject::Agent(agent),
+            ) => a == agent,
             _ => false,
         };
         if hit {

@@ -33,7 +33,10 @@ pub(crate) enum Target {
     /// `mcp__server` or `mcp__server__*`: every tool of one MCP server.
     McpServer(String),
     /// `Tool` or `Tool(content)`.
-    Tool { name: ToolName, content: Option<Content> },
+    Tool {
+        name: ToolName,
+        content: Option<Content>,
+    },
 }
 
 /// The content part of `Tool(content)`, by tool kind.
@@ -54,6 +57,9 @@ pub(crate) enum Content {
 pub(crate) struct ShellPattern {
     /// An anchored regular expression over `word\0word\0…`.
     pub(crate) regex: String,
+    /// The first word when it is a plain literal (no wildcard): the key the compiled matcher groups patterns by,
+    /// so that a command is only tried against the patterns of its own command name.
+    pub(crate) first_word: Option<String>,
 }
 
 /// Where a path pattern is anchored.
@@ -96,7 +102,14 @@ impl Rule {
             origin: None,
             why,
         })?;
-        Ok(Self { text: text.trim().to_owned(), behavior, source, file: None, project: None, target })
+        Ok(Self {
+            text: text.trim().to_owned(),
+            behavior,
+            source,
+            file: None,
+            project: None,
+            target,
+        })
     }
 
     /// The same rule, marked as read from `file` whose project directory is `project`.
@@ -149,12 +162,17 @@ fn parse_target(text: &str) -> Result<Target, String> {
     if tool.is_empty() {
         return Err("the tool name is missing before `(`".to_owned());
     }
-    if let Some(bad) = tool.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '*'))) {
+    if let Some(bad) = tool
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '*')))
+    {
         return Err(format!("`{bad}` cannot appear in a tool name"));
     }
     if let Some((server, rest)) = split_mcp(tool) {
         if server.is_empty() || server.contains('*') {
-            return Err("an MCP rule names its server: `mcp__server`, `mcp__server__*` or `mcp__server__tool`".into());
+            return Err(
+                "an MCP rule names its server: `mcp__server`, `mcp__server__*` or `mcp__server__tool`".into(),
+            );
         }
         if content.is_some() {
             return Err("MCP tools take no content in parentheses".to_owned());
@@ -162,9 +180,14 @@ fn parse_target(text: &str) -> Result<Target, String> {
         return Ok(match rest {
             "" | "*" => Target::McpServer(server.to_owned()),
             tool_part if tool_part.contains('*') => {
-                return Err("a wildcard in an MCP rule must be the whole tool part: `mcp__server__*`".to_owned());
+                return Err(
+                    "a wildcard in an MCP rule must be the whole tool part: `mcp__server__*`".to_owned(),
+                );
             }
-            _ => Target::Tool { name: ToolName::new(tool), content: None },
+            _ => Target::Tool {
+                name: ToolName::new(tool),
+                content: None,
+            },
         });
     }
     if tool.contains('*') {
@@ -184,9 +207,12 @@ fn parse_content(name: &ToolName, inner: &str) -> Result<Content, String> {
     }
     match name.kind() {
         ToolKind::Shell => ShellPattern::parse(inner).map(Content::Shell),
-        ToolKind::Read | ToolKind::Glob | ToolKind::Grep | ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => {
-            PathPattern::parse(inner).map(Content::Path)
-        }
+        ToolKind::Read
+        | ToolKind::Glob
+        | ToolKind::Grep
+        | ToolKind::Write
+        | ToolKind::Edit
+        | ToolKind::NotebookEdit => PathPattern::parse(inner).map(Content::Path),
         ToolKind::WebFetch => DomainPattern::parse(inner).map(Content::Domain),
         ToolKind::Agent => {
             let agent = inner.trim();
@@ -215,8 +241,9 @@ impl ShellPattern {
         };
         let mut words = split_words(body)?;
         // `cmd *`: a trailing wildcard word means "cmd, then anything", on a word boundary.
-        let prefix = prefix || (words.len() > 1 && words.last().is_some_and(|w| w.len() == 1 && w[0] == Piece::Star));
-        if prefix && words.last().is_some_and(|w| w.len() == 1 && w[0] == Piece::Star) {
+        let is_star = |w: &Vec<Piece>| w.as_slice() == [Piece::Star];
+        let prefix = prefix || (words.len() > 1 && words.last().is_some_and(is_star));
+        if prefix && words.last().is_some_and(is_star) {
             words.pop();
         }
         if words.is_empty() {
@@ -238,7 +265,11 @@ impl ShellPattern {
             regex.push_str("(?:\\x00.*)?");
         }
         regex.push('$');
-        Ok(Self { regex })
+        let first_word = match words.first().map(Vec::as_slice) {
+            Some([Piece::Lit(word)]) => Some(word.clone()),
+            _ => None,
+        };
+        Ok(Self { regex, first_word })
     }
 }
 
@@ -355,10 +386,15 @@ impl DomainPattern {
         };
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         let valid_label = |l: &str| {
-            !l.is_empty() && l.len() <= 63 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            !l.is_empty()
+                && l.len() <= 63
+                && l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         };
         if host.is_empty() || host.len() > 253 || !host.split('.').all(valid_label) {
-            return Err(format!("`{host}` is not a host name (a wildcard is only allowed as a leading `*.`)"));
+            return Err(format!(
+                "`{host}` is not a host name (a wildcard is only allowed as a leading `*.`)"
+            ));
         }
         Ok(Self { host, subdomains })
     }
@@ -368,7 +404,8 @@ impl DomainPattern {
     #[cfg(test)]
     pub(crate) fn matches(&self, host: &str) -> bool {
         if self.subdomains {
-            host.strip_suffix(self.host.as_str()).is_some_and(|head| head.len() > 1 && head.ends_with('.'))
+            host.strip_suffix(self.host.as_str())
+                .is_some_and(|head| head.len() > 1 && head.ends_with('.'))
         } else {
             host == self.host
         }
@@ -385,7 +422,10 @@ mod tests {
 
     fn shell_regex(text: &str) -> regex::Regex {
         match parse(text).map(|r| r.target) {
-            Ok(Target::Tool { content: Some(Content::Shell(p)), .. }) => regex::Regex::new(&p.regex).unwrap(),
+            Ok(Target::Tool {
+                content: Some(Content::Shell(p)),
+                ..
+            }) => regex::Regex::new(&p.regex).unwrap(),
             other => panic!("not a shell rule: {other:?}"),
         }
     }
@@ -396,7 +436,11 @@ mod tests {
 
     #[test]
     fn prefix_forms_are_equivalent_and_on_a_word_boundary() {
-        for form in ["Bash(npm run test:*)", "Bash(prefix:npm run test)", "Bash(npm run test *)"] {
+        for form in [
+            "Bash(npm run test:*)",
+            "Bash(prefix:npm run test)",
+            "Bash(npm run test *)",
+        ] {
             let re = shell_regex(form);
             assert!(re.is_match(&words("npm run test")), "{form}");
             assert!(re.is_match(&words("npm run test --watch")), "{form}");
@@ -429,14 +473,20 @@ mod tests {
     #[test]
     fn path_anchors() {
         let anchor = |t: &str| match parse(t).map(|r| r.target) {
-            Ok(Target::Tool { content: Some(Content::Path(p)), .. }) => (p.anchor, p.glob),
+            Ok(Target::Tool {
+                content: Some(Content::Path(p)),
+                ..
+            }) => (p.anchor, p.glob),
             other => panic!("{t}: {other:?}"),
         };
         assert_eq!(anchor("Read(./.env)"), (Anchor::Cwd, ".env".into()));
         assert_eq!(anchor("Read(src/**)"), (Anchor::Cwd, "src/**".into()));
         assert_eq!(anchor("Edit(/src/**)"), (Anchor::Project, "src/**".into()));
         assert_eq!(anchor("Read(~/.ssh/**)"), (Anchor::Home, ".ssh/**".into()));
-        assert_eq!(anchor("Read(//etc/hosts)"), (Anchor::Absolute, "etc/hosts".into()));
+        assert_eq!(
+            anchor("Read(//etc/hosts)"),
+            (Anchor::Absolute, "etc/hosts".into())
+        );
         assert_eq!(anchor("Read(*.pem)"), (Anchor::Anywhere, "*.pem".into()));
         assert_eq!(anchor("Read(secrets/)"), (Anchor::Anywhere, "secrets".into()));
     }
@@ -449,14 +499,27 @@ mod tests {
         assert!(!exact.matches("www.example.com"));
         let sub = DomainPattern::parse("domain:*.example.com").unwrap();
         assert!(sub.matches("a.example.com") && sub.matches("a.b.example.com"));
-        assert!(!sub.matches("example.com") && !sub.matches("aexample.com") && !sub.matches("example.com.evil.io"));
+        assert!(
+            !sub.matches("example.com")
+                && !sub.matches("aexample.com")
+                && !sub.matches("example.com.evil.io")
+        );
     }
 
     #[test]
     fn mcp_and_agents() {
-        assert_eq!(parse("mcp__github").unwrap().target, Target::McpServer("github".into()));
-        assert_eq!(parse("mcp__github__*").unwrap().target, Target::McpServer("github".into()));
-        assert!(matches!(parse("mcp__github__create").unwrap().target, Target::Tool { content: None, .. }));
+        assert_eq!(
+            parse("mcp__github").unwrap().target,
+            Target::McpServer("github".into())
+        );
+        assert_eq!(
+            parse("mcp__github__*").unwrap().target,
+            Target::McpServer("github".into())
+        );
+        assert!(matches!(
+            parse("mcp__github__create").unwrap().target,
+            Target::Tool { content: None, .. }
+        ));
         assert!(matches!(
             parse("Task(Explore)").unwrap().target,
             Target::Tool { content: Some(Content::Agent(ref a)), ref name } if a == "Explore" && name.as_str() == "Agent"

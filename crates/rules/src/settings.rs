@@ -51,14 +51,27 @@ impl Discovery {
         for file in &self.cli_files {
             out.push((file.clone(), Source::CliArg, Family::AgentGuard));
         }
-        for dir in [(".claude", Family::CodingAgent), (".agent-guard", Family::AgentGuard)] {
-            out.push((self.cwd.join(dir.0).join("settings.local.json"), Source::Local, dir.1));
+        for dir in [
+            (".claude", Family::CodingAgent),
+            (".agent-guard", Family::AgentGuard),
+        ] {
+            out.push((
+                self.cwd.join(dir.0).join("settings.local.json"),
+                Source::Local,
+                dir.1,
+            ));
         }
-        for dir in [(".claude", Family::CodingAgent), (".agent-guard", Family::AgentGuard)] {
+        for dir in [
+            (".claude", Family::CodingAgent),
+            (".agent-guard", Family::AgentGuard),
+        ] {
             out.push((self.cwd.join(dir.0).join("settings.json"), Source::Project, dir.1));
         }
         if let Some(home) = &self.home {
-            for dir in [(".claude", Family::CodingAgent), (".agent-guard", Family::AgentGuard)] {
+            for dir in [
+                (".claude", Family::CodingAgent),
+                (".agent-guard", Family::AgentGuard),
+            ] {
                 out.push((home.join(dir.0).join("settings.json"), Source::User, dir.1));
             }
         }
@@ -67,7 +80,10 @@ impl Discovery {
 }
 
 fn family_of(file: &Path) -> Family {
-    if file.components().any(|c| c.as_os_str() == ".claude" || c.as_os_str() == "claude-code") {
+    if file
+        .components()
+        .any(|c| c.as_os_str() == ".claude" || c.as_os_str() == "claude-code")
+    {
         Family::CodingAgent
     } else {
         Family::AgentGuard
@@ -161,7 +177,10 @@ impl Settings {
 
     /// Loads one file as `source`.
     pub fn add_file(&mut self, path: &Path, source: Source, cwd: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Read { path: path.to_owned(), source: e })?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Read {
+            path: path.to_owned(),
+            source: e,
+        })?;
         let project = project_dir(path, source, cwd);
         self.add_json(&text, path, source, family_of(path), &project, cwd)
     }
@@ -171,11 +190,21 @@ impl Settings {
     pub fn check_file(path: &Path) -> Vec<Error> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(e) => return vec![Error::Read { path: path.to_owned(), source: e }],
+            Err(e) => {
+                return vec![Error::Read {
+                    path: path.to_owned(),
+                    source: e,
+                }];
+            }
         };
         let json: SettingsJson = match serde_json::from_str(&text) {
             Ok(json) => json,
-            Err(e) => return vec![Error::Json { path: path.to_owned(), source: e }],
+            Err(e) => {
+                return vec![Error::Json {
+                    path: path.to_owned(),
+                    source: e,
+                }];
+            }
         };
         let mut errors = Vec::new();
         for (key, behavior, list) in rule_lists(&json.permissions) {
@@ -185,17 +214,27 @@ impl Settings {
                 }
             }
         }
-        if let Some(mode) = &json.permissions.default_mode {
-            if let Err(e) = mode.parse::<PermissionMode>() {
-                errors.push(e.at(format!("{} at permissions.defaultMode", path.display())));
-            }
+        if let Some(mode) = &json.permissions.default_mode
+            && let Err(e) = mode.parse::<PermissionMode>()
+        {
+            errors.push(e.at(format!("{} at permissions.defaultMode", path.display())));
         }
         errors
     }
 
-    fn add_json(&mut self, text: &str, path: &Path, source: Source, family: Family, project: &Path, cwd: &Path) -> Result<()> {
-        let json: SettingsJson =
-            serde_json::from_str(text).map_err(|e| Error::Json { path: path.to_owned(), source: e })?;
+    fn add_json(
+        &mut self,
+        text: &str,
+        path: &Path,
+        source: Source,
+        family: Family,
+        project: &Path,
+        cwd: &Path,
+    ) -> Result<()> {
+        let json: SettingsJson = serde_json::from_str(text).map_err(|e| Error::Json {
+            path: path.to_owned(),
+            source: e,
+        })?;
         for (key, behavior, list) in rule_lists(&json.permissions) {
             for (i, text) in list.iter().enumerate() {
                 let rule = Rule::parse(text, behavior, source)
@@ -205,11 +244,14 @@ impl Settings {
             }
         }
         if let Some(mode) = &json.permissions.default_mode {
-            let mode: PermissionMode =
-                mode.parse().map_err(|e: Error| e.at(format!("{} at permissions.defaultMode", path.display())))?;
+            let mode: PermissionMode = mode
+                .parse()
+                .map_err(|e: Error| e.at(format!("{} at permissions.defaultMode", path.display())))?;
             self.offer_mode(mode, source, &path.display().to_string());
         }
-        if json.permissions.disable_bypass_permissions_mode.as_deref() == Some("disable") && source == Source::Policy {
+        if json.permissions.disable_bypass_permissions_mode.as_deref() == Some("disable")
+            && source == Source::Policy
+        {
             self.bypass_disabled = true;
         }
         for dir in &json.permissions.additional_directories {
@@ -220,10 +262,18 @@ impl Settings {
             });
         }
         if let Some(value) = json.agent_guard {
-            self.agent_guard.push(Section { source, file: Some(path.to_owned()), value });
+            self.agent_guard.push(Section {
+                source,
+                file: Some(path.to_owned()),
+                value,
+            });
         }
         if let (Some(value), Family::AgentGuard) = (json.hooks, family) {
-            self.hooks.push(Section { source, file: Some(path.to_owned()), value });
+            self.hooks.push(Section {
+                source,
+                file: Some(path.to_owned()),
+                value,
+            });
         }
         self.files.push((path.to_owned(), source));
         Ok(())
@@ -239,7 +289,8 @@ impl Settings {
         ] {
             let Some(value) = var(name) else { continue };
             for text in split_rule_list(&value) {
-                self.rules.push(Rule::parse(text, behavior, Source::Flag).map_err(|e| e.at(name))?);
+                self.rules
+                    .push(Rule::parse(text, behavior, Source::Flag).map_err(|e| e.at(name))?);
             }
         }
         if let Some(mode) = var("AGENT_PERMISSIONS_MODE").filter(|m| !m.trim().is_empty()) {
@@ -267,7 +318,8 @@ impl Settings {
             return;
         }
         if mode == PermissionMode::BypassPermissions && self.bypass_disabled && source != Source::Policy {
-            self.diagnostics.push(format!("mode `{mode}` ({origin}) ignored: disabled by policy"));
+            self.diagnostics
+                .push(format!("mode `{mode}` ({origin}) ignored: disabled by policy"));
             return;
         }
         match self.mode {
@@ -313,7 +365,11 @@ impl Settings {
 }
 
 fn rule_lists(p: &PermissionsJson) -> [(&'static str, Decision, &[String]); 3] {
-    [("deny", Decision::Deny, &p.deny), ("ask", Decision::Ask, &p.ask), ("allow", Decision::Allow, &p.allow)]
+    [
+        ("deny", Decision::Deny, &p.deny),
+        ("ask", Decision::Ask, &p.ask),
+        ("allow", Decision::Allow, &p.allow),
+    ]
 }
 
 /// The project directory of a settings file: the parent of its `.claude`/`.agent-guard` folder, or the folder
@@ -323,8 +379,14 @@ fn project_dir(path: &Path, source: Source, cwd: &Path) -> PathBuf {
         return cwd.to_owned();
     }
     let dir = path.parent().unwrap_or(cwd);
-    let in_settings_folder = dir.file_name().is_some_and(|n| n == ".claude" || n == ".agent-guard");
-    let project = if in_settings_folder { dir.parent().unwrap_or(dir) } else { dir };
+    let in_settings_folder = dir
+        .file_name()
+        .is_some_and(|n| n == ".claude" || n == ".agent-guard");
+    let project = if in_settings_folder {
+        dir.parent().unwrap_or(dir)
+    } else {
+        dir
+    };
     crate::path::absolute_lexical(project, cwd)
 }
 
@@ -364,12 +426,37 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
         let cwd = tmp.path().join("proj");
-        write(&home, ".claude/settings.json", r#"{"permissions":{"allow":["Bash(ls:*)"]}}"#);
-        write(&home, ".agent-guard/settings.json", r#"{"permissions":{"deny":["Read(~/.ssh/**)"]}}"#);
-        write(&cwd, ".claude/settings.json", r#"{"permissions":{"ask":["Bash(git push:*)"]},"model":"x"}"#);
-        write(&cwd, ".claude/settings.local.json", r#"{"permissions":{"defaultMode":"acceptEdits"}}"#);
-        write(&cwd, ".agent-guard/settings.json", r#"{"hooks":{"PreToolUse":[]},"agentGuard":{"blockNetwork":false}}"#);
-        let d = Discovery { cwd: cwd.clone(), home: Some(home), managed: vec![], cli_files: vec![] };
+        write(
+            &home,
+            ".claude/settings.json",
+            r#"{"permissions":{"allow":["Bash(ls:*)"]}}"#,
+        );
+        write(
+            &home,
+            ".agent-guard/settings.json",
+            r#"{"permissions":{"deny":["Read(~/.ssh/**)"]}}"#,
+        );
+        write(
+            &cwd,
+            ".claude/settings.json",
+            r#"{"permissions":{"ask":["Bash(git push:*)"]},"model":"x"}"#,
+        );
+        write(
+            &cwd,
+            ".claude/settings.local.json",
+            r#"{"permissions":{"defaultMode":"acceptEdits"}}"#,
+        );
+        write(
+            &cwd,
+            ".agent-guard/settings.json",
+            r#"{"hooks":{"PreToolUse":[]},"agentGuard":{"blockNetwork":false}}"#,
+        );
+        let d = Discovery {
+            cwd: cwd.clone(),
+            home: Some(home),
+            managed: vec![],
+            cli_files: vec![],
+        };
         let s = Settings::discover(&d).unwrap();
         let sources: Vec<(String, Source)> = s.rules().iter().map(|r| (r.text.clone(), r.source)).collect();
         assert_eq!(
@@ -389,9 +476,20 @@ mod tests {
     #[test]
     fn project_settings_cannot_enable_bypass_or_auto() {
         let tmp = tempfile::tempdir().unwrap();
-        write(tmp.path(), ".claude/settings.json", r#"{"permissions":{"defaultMode":"bypassPermissions"}}"#);
-        write(tmp.path(), ".agent-guard/settings.local.json", r#"{"permissions":{"defaultMode":"auto"}}"#);
-        let d = Discovery { cwd: tmp.path().into(), ..Discovery::default() };
+        write(
+            tmp.path(),
+            ".claude/settings.json",
+            r#"{"permissions":{"defaultMode":"bypassPermissions"}}"#,
+        );
+        write(
+            tmp.path(),
+            ".agent-guard/settings.local.json",
+            r#"{"permissions":{"defaultMode":"auto"}}"#,
+        );
+        let d = Discovery {
+            cwd: tmp.path().into(),
+            ..Discovery::default()
+        };
         let s = Settings::discover(&d).unwrap();
         assert_eq!(s.mode(), None);
         assert_eq!(s.diagnostics().len(), 2, "{:?}", s.diagnostics());
@@ -400,10 +498,22 @@ mod tests {
     #[test]
     fn bad_rule_names_rule_file_and_position() {
         let tmp = tempfile::tempdir().unwrap();
-        let file = write(tmp.path(), ".claude/settings.json", r#"{"permissions":{"allow":["Read","Bash(ls"]}}"#);
-        let d = Discovery { cwd: tmp.path().into(), ..Discovery::default() };
+        let file = write(
+            tmp.path(),
+            ".claude/settings.json",
+            r#"{"permissions":{"allow":["Read","Bash(ls"]}}"#,
+        );
+        let d = Discovery {
+            cwd: tmp.path().into(),
+            ..Discovery::default()
+        };
         let err = Settings::discover(&d).unwrap_err().to_string();
-        assert!(err.contains("`Bash(ls`") && err.contains(&file.display().to_string()) && err.contains("allow[1]"), "{err}");
+        assert!(
+            err.contains("`Bash(ls`")
+                && err.contains(&file.display().to_string())
+                && err.contains("allow[1]"),
+            "{err}"
+        );
         assert_eq!(Settings::check_file(&file).len(), 1);
     }
 
@@ -411,9 +521,16 @@ mod tests {
     fn invalid_json_and_missing_cli_file_are_errors() {
         let tmp = tempfile::tempdir().unwrap();
         write(tmp.path(), ".claude/settings.json", "{not json");
-        let d = Discovery { cwd: tmp.path().into(), ..Discovery::default() };
+        let d = Discovery {
+            cwd: tmp.path().into(),
+            ..Discovery::default()
+        };
         assert!(matches!(Settings::discover(&d), Err(Error::Json { .. })));
-        let d = Discovery { cwd: tmp.path().join("x"), cli_files: vec![tmp.path().join("nope.json")], ..Discovery::default() };
+        let d = Discovery {
+            cwd: tmp.path().join("x"),
+            cli_files: vec![tmp.path().join("nope.json")],
+            ..Discovery::default()
+        };
         assert!(matches!(Settings::discover(&d), Err(Error::Read { .. })));
     }
 
@@ -428,9 +545,19 @@ mod tests {
         })
         .unwrap();
         let texts: Vec<&str> = s.rules().iter().map(|r| r.text.as_str()).collect();
-        assert_eq!(texts, ["run_bash", "WebFetch(domain:a.com)", "Bash(npm run test:*)", "Read"]);
+        assert_eq!(
+            texts,
+            [
+                "run_bash",
+                "WebFetch(domain:a.com)",
+                "Bash(npm run test:*)",
+                "Read"
+            ]
+        );
         assert_eq!(s.mode(), Some((PermissionMode::Plan, Source::Flag)));
-        let err = Settings::new().add_env(|n| (n == "AGENT_PERMISSIONS_ASK").then(|| "Bash(".into())).unwrap_err();
+        let err = Settings::new()
+            .add_env(|n| (n == "AGENT_PERMISSIONS_ASK").then(|| "Bash(".into()))
+            .unwrap_err();
         assert!(err.to_string().contains("AGENT_PERMISSIONS_ASK"), "{err}");
     }
 }

@@ -73,7 +73,11 @@ impl ToolName {
     /// The canonical form of `name`: aliases map to the coding agent's names (`run_bash` → `Bash`,
     /// `MultiEdit` → `Edit`, `Task` → `Agent`); other names stay as written.
     pub fn new(name: &str) -> Self {
-        Self(Self::lookup(name).map_or(name, |(canonical, _)| canonical).to_owned())
+        Self(
+            Self::lookup(name)
+                .map_or(name, |(canonical, _)| canonical)
+                .to_owned(),
+        )
     }
 
     /// The canonical spelling.
@@ -146,7 +150,10 @@ mod tests {
         assert_eq!(kind_of("mcp__x__y"), ToolKind::Mcp);
         assert_eq!(kind_of("bash"), ToolKind::Other, "names are case-sensitive");
         assert!(kind_of("Grep").reads_files() && kind_of("MultiEdit").writes_files());
-        assert_eq!(split_mcp("mcp__github__create_issue"), Some(("github", "create_issue")));
+        assert_eq!(
+            split_mcp("mcp__github__create_issue"),
+            Some(("github", "create_issue"))
+        );
         assert_eq!(split_mcp("mcp__github"), Some(("github", "")));
     }
 }

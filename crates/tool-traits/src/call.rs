@@ -18,7 +18,11 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call of `name` with `args`.
     pub fn new(id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
-        Self { id: id.into(), name: name.into(), args }
+        Self {
+            id: id.into(),
+            name: name.into(),
+            args,
+        }
     }
 
     /// The string argument `key`, when the arguments are an object holding a string there.

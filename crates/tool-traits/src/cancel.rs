@@ -18,17 +18,26 @@ impl CancelRegistry {
 
     /// Marks the run of `session_id` as cancelled.
     pub fn cancel(&self, session_id: &str) {
-        self.cancelled.write().unwrap_or_else(PoisonError::into_inner).insert(session_id.to_owned());
+        self.cancelled
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(session_id.to_owned());
     }
 
     /// Whether the run of `session_id` is cancelled.
     pub fn is_cancelled(&self, session_id: &str) -> bool {
-        self.cancelled.read().unwrap_or_else(PoisonError::into_inner).contains(session_id)
+        self.cancelled
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(session_id)
     }
 
     /// Forgets `session_id` (at session stop); returns whether it was cancelled.
     pub fn clear(&self, session_id: &str) -> bool {
-        self.cancelled.write().unwrap_or_else(PoisonError::into_inner).remove(session_id)
+        self.cancelled
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id)
     }
 }
 

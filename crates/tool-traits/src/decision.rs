@@ -223,7 +223,13 @@ pub struct Provenance {
 impl Provenance {
     /// A finding of `layer` with no rule behind it.
     pub const fn layer(layer: Layer) -> Self {
-        Self { layer, step: None, rule: None, source: None, file: None }
+        Self {
+            layer,
+            step: None,
+            rule: None,
+            source: None,
+            file: None,
+        }
     }
 
     /// The same provenance, marked as decided at `step`.
@@ -252,7 +258,12 @@ pub struct Verdict {
 impl Verdict {
     /// A verdict with one reason.
     pub fn new(decision: Decision, reason: impl Into<String>, provenance: Provenance) -> Self {
-        Self { decision, reasons: vec![reason.into()], provenance, diagnostics: Vec::new() }
+        Self {
+            decision,
+            reasons: vec![reason.into()],
+            provenance,
+            diagnostics: Vec::new(),
+        }
     }
 
     /// The reasons joined into one line, the deciding one first.
@@ -293,7 +304,10 @@ mod tests {
     fn strictest_wins_with_max() {
         assert_eq!(Decision::Allow.max(Decision::Ask), Decision::Ask);
         assert_eq!(Decision::Ask.max(Decision::Deny), Decision::Deny);
-        assert_eq!([Decision::Allow, Decision::Deny, Decision::Ask].into_iter().max(), Some(Decision::Deny));
+        assert_eq!(
+            [Decision::Allow, Decision::Deny, Decision::Ask].into_iter().max(),
+            Some(Decision::Deny)
+        );
     }
 
     #[test]
@@ -316,7 +330,13 @@ mod tests {
 
     #[test]
     fn serializes_lowercase() {
-        assert_eq!(serde_json::to_string(&Decision::Ask).ok().as_deref(), Some("\"ask\""));
-        assert_eq!(serde_json::to_string(&Source::CliArg).ok().as_deref(), Some("\"cliArg\""));
+        assert_eq!(
+            serde_json::to_string(&Decision::Ask).ok().as_deref(),
+            Some("\"ask\"")
+        );
+        assert_eq!(
+            serde_json::to_string(&Source::CliArg).ok().as_deref(),
+            Some("\"cliArg\"")
+        );
     }
 }

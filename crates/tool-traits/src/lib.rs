@@ -25,5 +25,5 @@ mod tool;
 
 pub use call::ToolCall;
 pub use cancel::CancelRegistry;
-pub use decision::{Decision, DecidedBy, Layer, Provenance, Source, Verdict};
+pub use decision::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
 pub use tool::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};

@@ -32,12 +32,18 @@ pub struct PermissionCheck {
 impl PermissionCheck {
     /// A tool-level deny.
     pub fn deny(reason: impl Into<String>) -> Self {
-        Self { decision: Decision::Deny, reason: reason.into() }
+        Self {
+            decision: Decision::Deny,
+            reason: reason.into(),
+        }
     }
 
     /// A tool-level ask.
     pub fn ask(reason: impl Into<String>) -> Self {
-        Self { decision: Decision::Ask, reason: reason.into() }
+        Self {
+            decision: Decision::Ask,
+            reason: reason.into(),
+        }
     }
 }
 
@@ -53,12 +59,18 @@ pub struct ToolOutput {
 impl ToolOutput {
     /// A successful result.
     pub fn ok(content: impl Into<String>) -> Self {
-        Self { content: content.into(), is_error: false }
+        Self {
+            content: content.into(),
+            is_error: false,
+        }
     }
 
     /// A failed result.
     pub fn error(content: impl Into<String>) -> Self {
-        Self { content: content.into(), is_error: true }
+        Self {
+            content: content.into(),
+            is_error: true,
+        }
     }
 }
 

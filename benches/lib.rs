@@ -1,0 +1,1 @@
+//! Shared helpers of the benches (none yet: each bench file is self-contained).
