@@ -34,6 +34,8 @@ fn deep_tree() -> (tempfile::TempDir, PathBuf, String) {
     std::fs::create_dir_all(cwd.join(&relative)).unwrap();
     let file = relative.join("module.rs");
     std::fs::write(cwd.join(&file), "// deep").unwrap();
+    // A link at the top of the tree, so that the same file can be named through it (no fast path then).
+    std::os::unix::fs::symlink("level0", cwd.join("linked")).unwrap();
     (dir, cwd, file.to_str().unwrap().to_owned())
 }
 
@@ -53,6 +55,14 @@ fn path_check(c: &mut Criterion) {
     });
     group.bench_function("seed_canonicalize_prefix", |b| {
         b.iter(|| seed_check(&roots, &cwd, black_box(&file)))
+    });
+    let linked = file.replacen("level0", "linked", 1);
+    assert!(sandbox.check(&linked, Access::Read).through_symlink);
+    group.bench_function("sandbox_check_through_link", |b| {
+        b.iter(|| sandbox.check(black_box(&linked), Access::Read))
+    });
+    group.bench_function("seed_canonicalize_prefix_through_link", |b| {
+        b.iter(|| seed_check(&roots, &cwd, black_box(&linked)))
     });
     group.finish();
 }

@@ -1,6 +1,6 @@
 //! Kernel-like path resolution: symbolic links followed one component at a time, a missing tail kept as written.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -49,7 +49,28 @@ pub(crate) fn resolve(start: PathBuf, rest: &Path, trailing_slash: bool) -> Resu
     let mut through_symlink = false;
     let mut missing = 0usize;
     let mut links = 0usize;
-    while let Some(step) = stack.pop() {
+    // Where the steps after the last link followed begin: once the link's target is consumed, the rest is tried
+    // on the fast path, so that one link near the top of a deep path does not cost a walk of all of it.
+    let mut after_link: Option<usize> = None;
+    loop {
+        if !trailing_slash && missing == 0 && !stack.is_empty() && after_link == Some(stack.len()) {
+            after_link = None;
+            let rest: PathBuf = stack
+                .iter()
+                .rev()
+                .map(|step| match step {
+                    Step::Parent => OsStr::new(".."),
+                    Step::Name(name) => name.as_os_str(),
+                })
+                .collect();
+            if let Some(path) = resolve_without_links(&resolved, &rest) {
+                return Ok(Resolution {
+                    path,
+                    through_symlink,
+                });
+            }
+        }
+        let Some(step) = stack.pop() else { break };
         match step {
             Step::Parent => {
                 missing = missing.saturating_sub(1);
@@ -73,6 +94,7 @@ pub(crate) fn resolve(start: PathBuf, rest: &Path, trailing_slash: bool) -> Resu
                         let target =
                             fs::read_link(&candidate).map_err(|error| Failure::Io(candidate, error))?;
                         through_symlink = true;
+                        after_link = Some(stack.len());
                         push_steps(&mut stack, &mut resolved, &target);
                     }
                     Ok(meta) => {
@@ -100,46 +122,31 @@ pub(crate) fn resolve(start: PathBuf, rest: &Path, trailing_slash: bool) -> Resu
     })
 }
 
-/// The fast path for the common case, a path below a root without symbolic links: one
-/// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` from `start` proves that the kernel resolves `rest` without
-/// following a link and without leaving `start`, so that the lexical normalisation of `start/rest` is the
-/// resolution. When only the last component is missing, its parent is proved instead. `None` means "not proved"
-/// (a link on the way, a missing directory, another error, no `openat2`): the caller then walks the path.
+/// The fast path for the common case, a path without symbolic links: one `openat2(RESOLVE_NO_SYMLINKS)` of
+/// `start/rest` proves that the kernel resolves it without following a link, and without links the kernel's `..`
+/// is the lexical one, so the lexical normalisation of `start/rest` is the resolution (`start` must be canonical).
+/// When only the last component is missing, its parent is proved instead. `None` means "not proved" (a link on the
+/// way, a missing directory, another error, no `openat2`): the caller then walks the path.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) fn resolve_without_links(start: &Path, rest: &Path) -> Option<PathBuf> {
     use nix::errno::Errno;
-    use nix::fcntl::{OFlag, OpenHow, ResolveFlag, open, openat2};
-    use nix::sys::stat::Mode;
+    use nix::fcntl::{AT_FDCWD, OFlag, OpenHow, ResolveFlag, openat2};
 
-    let dir_flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let dir = open(start, dir_flags, Mode::empty()).ok()?;
     let how = OpenHow::new()
         .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    let proved = |path: &Path| {
-        let path = if path.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            path
-        };
-        openat2(&dir, path, how)
-    };
-    match proved(rest) {
-        Ok(_) => Some(normalize_lexically(&start.join(rest))),
-        Err(Errno::ENOENT) => {
-            let last = rest.components().next_back()?;
-            let parent = rest.parent()?;
-            match last {
-                Component::Normal(_) if proved(parent).is_ok() => {
-                    Some(normalize_lexically(&start.join(rest)))
-                }
-                Component::Normal(_)
-                | Component::ParentDir
-                | Component::CurDir
-                | Component::RootDir
-                | Component::Prefix(_) => None,
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+    let full = start.join(rest);
+    match openat2(AT_FDCWD, &full, how) {
+        Ok(_) => Some(normalize_lexically(&full)),
+        Err(Errno::ENOENT) => match full.components().next_back()? {
+            Component::Normal(_) => {
+                let parent = full.parent()?;
+                openat2(AT_FDCWD, parent, how)
+                    .ok()
+                    .map(|_| normalize_lexically(&full))
             }
-        }
+            Component::ParentDir | Component::CurDir | Component::RootDir | Component::Prefix(_) => None,
+        },
         Err(_) => None,
     }
 }
@@ -259,9 +266,8 @@ mod tests {
             "link/c",
             "link/../file",
             "dangling",
-            "..",
-            "a/../../x",
             "a/file/x",
+            "missing/deeper",
         ] {
             assert_eq!(
                 resolve_without_links(&root, Path::new(through_link)),

@@ -328,9 +328,9 @@ impl PathSandbox {
             evaluation.error = Some(error);
             return evaluation;
         }
-        let (start, rest, starts_at_root) = self.starting_point(&expanded);
+        let (start, rest) = self.starting_point(&expanded);
         let trailing_slash = input.ends_with('/') || input.ends_with("/.");
-        let fast = if trailing_slash || !starts_at_root {
+        let fast = if trailing_slash {
             None
         } else {
             resolve::resolve_without_links(&start, rest)
@@ -401,13 +401,12 @@ impl PathSandbox {
         }
     }
 
-    /// Where resolution of `expanded` starts, what is left to resolve, and whether the start is a canonical
-    /// directory of the configuration (a root or the home directory): a relative path starts at the canonical
-    /// working directory; an absolute one written through a root or the home directory starts at its canonical
-    /// form; anything else starts at `/`.
-    fn starting_point<'a>(&self, expanded: &'a Path) -> (PathBuf, &'a Path, bool) {
+    /// Where resolution of `expanded` starts (a canonical directory) and what is left to resolve: a relative path
+    /// starts at the canonical working directory; an absolute one written through a root or the home directory
+    /// starts at its canonical form; anything else starts at `/`.
+    fn starting_point<'a>(&self, expanded: &'a Path) -> (PathBuf, &'a Path) {
         if expanded.is_relative() {
-            return (self.cwd().to_path_buf(), expanded, true);
+            return (self.cwd().to_path_buf(), expanded);
         }
         let canonical_roots = self.roots.iter().map(|root| (&root.path, &root.path));
         let aliases = self.aliases.iter().map(|(given, canonical)| (given, canonical));
@@ -421,8 +420,8 @@ impl PathSandbox {
             })
             .max_by_key(|(depth, _, _)| *depth);
         match best {
-            Some((_, canonical, rest)) => (canonical.clone(), rest, true),
-            None => (PathBuf::from("/"), expanded, false),
+            Some((_, canonical, rest)) => (canonical.clone(), rest),
+            None => (PathBuf::from("/"), expanded),
         }
     }
 
