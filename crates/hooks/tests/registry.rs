@@ -427,3 +427,97 @@ async fn a_clone_shares_hooks_and_registering_on_it_leaves_the_parent_alone() {
     assert_eq!(parent.names(), ["count"]);
     assert_eq!(parent.run_pre_tool_use(&pre_ctx(json!({}))).await.blocked, None);
 }
+
+/// One hook's answer in a generated chain.
+#[derive(Debug, Clone)]
+enum Answer {
+    Continue,
+    Block(u8),
+    Mutate(u8, bool),
+    Ask(u8),
+    Allow(u8),
+}
+
+impl Answer {
+    fn action(&self) -> PreToolUseAction {
+        match self {
+            Self::Continue => PreToolUseAction::Continue,
+            Self::Block(n) => block(&format!("block {n}")),
+            Self::Mutate(n, with_context) => mutate(
+                json!({"n": n}),
+                with_context.then(|| format!("context {n}")).as_deref(),
+            ),
+            Self::Ask(n) => PreToolUseAction::PermissionRequired {
+                message: format!("ask {n}"),
+            },
+            Self::Allow(n) => PreToolUseAction::Allow {
+                reason: format!("allow {n}"),
+            },
+        }
+    }
+}
+
+fn answer() -> impl proptest::strategy::Strategy<Value = Answer> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(Answer::Continue),
+        any::<u8>().prop_map(Answer::Block),
+        (any::<u8>(), any::<bool>()).prop_map(|(n, context)| Answer::Mutate(n, context)),
+        any::<u8>().prop_map(Answer::Ask),
+        any::<u8>().prop_map(Answer::Allow),
+    ]
+}
+
+proptest::proptest! {
+    /// The registry agrees with a plain fold over the answers, and no hook after the first Block runs.
+    #[test]
+    fn the_registry_matches_a_reference_fold(answers in proptest::collection::vec(answer(), 0..12)) {
+        let hooks: Vec<Arc<Scripted>> =
+            answers.iter().enumerate().map(|(i, answer)| Scripted::new(&format!("h{i}"), answer.action())).collect();
+        let shared: Vec<Arc<dyn AgentHook>> = hooks.iter().map(|hook| Arc::clone(hook) as Arc<dyn AgentHook>).collect();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let outcome = runtime.block_on(registry(&shared).run_pre_tool_use(&pre_ctx(json!({"n": "original"}))));
+
+        let mut expected = PreToolUseOutcomeModel::default();
+        for (i, answer) in answers.iter().enumerate() {
+            match answer {
+                Answer::Continue => {}
+                Answer::Block(n) => {
+                    expected.blocked = Some((format!("h{i}"), format!("block {n}")));
+                    expected.ran = i + 1;
+                    break;
+                }
+                Answer::Mutate(n, with_context) => {
+                    expected.args = Some(json!({"n": n}));
+                    if *with_context {
+                        expected.contexts.push(format!("context {n}"));
+                    }
+                }
+                Answer::Ask(n) => expected.asks.push(format!("ask {n}")),
+                Answer::Allow(n) => {
+                    expected.allowed.get_or_insert(format!("allow {n}"));
+                }
+            }
+            expected.ran = i + 1;
+        }
+        proptest::prop_assert_eq!(&outcome.blocked, &expected.blocked);
+        proptest::prop_assert_eq!(outcome.mutated, expected.args.is_some());
+        proptest::prop_assert_eq!(&outcome.args, &expected.args.unwrap_or(json!({"n": "original"})));
+        proptest::prop_assert_eq!(&outcome.contexts, &expected.contexts);
+        proptest::prop_assert_eq!(&outcome.permission_required, &expected.asks);
+        proptest::prop_assert_eq!(&outcome.allowed, &expected.allowed);
+        let ran = hooks.iter().filter(|hook| hook.calls() == 1).count();
+        proptest::prop_assert_eq!(ran, expected.ran);
+        proptest::prop_assert!(hooks.iter().skip(expected.ran).all(|hook| hook.calls() == 0));
+    }
+}
+
+#[derive(Default)]
+struct PreToolUseOutcomeModel {
+    blocked: Option<(String, String)>,
+    args: Option<Value>,
+    contexts: Vec<String>,
+    asks: Vec<String>,
+    allowed: Option<String>,
+    ran: usize,
+}
