@@ -397,3 +397,70 @@ async fn a_url_opens_the_same_schema() {
         Err(AuditError::Open { .. })
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_that_cannot_be_queued_in_time_are_counted_and_reported() {
+    use sqlx::{ConnectOptions, Executor};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let config = AuditConfig {
+        capacity: 4,
+        max_batch: 4,
+        send_timeout: Duration::from_millis(5),
+        busy_timeout: Duration::from_secs(10),
+        ..AuditConfig::default()
+    };
+    let audit = AuditLogHook::open_with(&path, config).await.unwrap();
+    // Another process holds the write lock, so the writer is stuck on its first batch and the channel fills up.
+    let mut locker = SqliteConnectOptions::new()
+        .filename(&path)
+        .connect()
+        .await
+        .unwrap();
+    locker.execute("BEGIN IMMEDIATE").await.unwrap();
+
+    let total = 40u32;
+    for step in 1..=total {
+        let started = std::time::Instant::now();
+        audit
+            .post_tool_use(&post_ctx("s1", step, "read_file", CallStatus::Ok, "ok"))
+            .await;
+        // A full channel costs a caller at most the send timeout, never the writer's wait.
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "post_tool_use waited {:?}",
+            started.elapsed()
+        );
+    }
+    locker.execute("COMMIT").await.unwrap();
+
+    match audit.on_session_stop(&stop_ctx("s1", false)).await {
+        Err(HookError::Audit(AuditError::Dropped { rows })) => {
+            assert!(rows > 0);
+            let stored = rows_count(&path).await;
+            assert_eq!(
+                stored + rows as usize,
+                total as usize + 1,
+                "every row is either on disk or reported"
+            );
+            assert_eq!(
+                AuditLogHook::query(
+                    &path,
+                    &AuditFilter {
+                        tool: Some(SESSION_TOOL_NAME.into()),
+                        ..AuditFilter::default()
+                    }
+                )
+                .await
+                .unwrap()
+                .len(),
+                1,
+                "the stop row is never dropped"
+            );
+        }
+        other => panic!("expected dropped rows to be reported, got {other:?}"),
+    }
+    // Reported once: the next flush is clean.
+    audit.flush().await.unwrap();
+}
