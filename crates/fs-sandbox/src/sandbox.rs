@@ -151,10 +151,10 @@ impl PathSandbox {
     /// [`PathSandbox::check`] reports); everything that [`PathSandbox::check`] denies is.
     ///
     /// # Errors
-    /// The reason of the deny: [`SandboxError::Nul`], [`SandboxError::TooLong`], [`SandboxError::NameTooLong`],
-    /// [`SandboxError::NoHome`], [`SandboxError::Loop`], [`SandboxError::MagicLink`],
-    /// [`SandboxError::NotADirectory`], [`SandboxError::Unresolvable`], [`SandboxError::Outside`] or
-    /// [`SandboxError::ReadOnly`].
+    /// The reason of the deny: [`SandboxError::Empty`], [`SandboxError::Nul`], [`SandboxError::TooLong`],
+    /// [`SandboxError::NameTooLong`], [`SandboxError::NoHome`], [`SandboxError::Loop`],
+    /// [`SandboxError::MagicLink`], [`SandboxError::NotADirectory`], [`SandboxError::Unresolvable`],
+    /// [`SandboxError::Outside`] or [`SandboxError::ReadOnly`].
     pub fn resolve(&self, path: &str, access: Access) -> Result<CanonicalPath> {
         let evaluation = self.evaluate(path, access);
         if let Some(error) = evaluation.error {
