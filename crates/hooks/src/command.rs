@@ -12,9 +12,9 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::{
-    AgentHook, CompactContext, HookError, HookFuture, PostToolUseAction, PostToolUseContext,
-    PreToolUseAction, PreToolUseContext, SessionContext, SessionStopContext, SubagentContext,
-    SubagentStopContext,
+    AgentHook, CompactContext, HookError, HookFuture, PermissionAnswer, PostToolUseAction,
+    PostToolUseContext, PreToolUseAction, PreToolUseContext, SessionContext, SessionStopContext,
+    SubagentContext, SubagentStopContext,
 };
 
 /// The timeout of a command that does not set one, as in the coding agent.
@@ -53,7 +53,7 @@ pub enum HookEvent {
     Notification,
     /// The user submitted a prompt (accepted in settings, not fired by this crate).
     UserPromptSubmit,
-    /// An ask is about to be shown (accepted in settings; answered by the approval code, not by this crate).
+    /// An ask has no user to answer it (headless); the command may allow or deny.
     PermissionRequest,
 }
 
@@ -434,6 +434,36 @@ impl AgentHook for CommandHook {
         })
     }
 
+    fn on_permission_request<'a>(
+        &'a self,
+        ctx: &'a PreToolUseContext,
+        message: &'a str,
+    ) -> HookFuture<'a, Option<PermissionAnswer>> {
+        Box::pin(async move {
+            let input = json!({
+                "session_id": ctx.session_id,
+                "cwd": ctx.cwd,
+                "permission_mode": ctx.permission_mode,
+                "hook_event_name": HookEvent::PermissionRequest.as_str(),
+                "tool_name": protocol_tool_name(&ctx.call.name),
+                "tool_input": ctx.call.args,
+                "tool_use_id": ctx.call.id,
+                "message": message,
+                "agent_name": ctx.agent_name,
+            });
+            let runs = self
+                .run_all(HookEvent::PermissionRequest, &ctx.call.name, input, &ctx.cwd)
+                .await;
+            let answers: Vec<PermissionAnswer> = runs.iter().filter_map(Run::permission_answer).collect();
+            // The strictest answer wins: one deny among several commands denies.
+            let deny = answers
+                .iter()
+                .find(|answer| matches!(answer, PermissionAnswer::Deny { .. }))
+                .cloned();
+            deny.or_else(|| answers.into_iter().next())
+        })
+    }
+
     fn post_tool_use<'a>(&'a self, ctx: &'a PostToolUseContext) -> HookFuture<'a, PostToolUseAction> {
         Box::pin(async move {
             let (cwd, mode) = self.session(&ctx.session_id);
@@ -594,6 +624,36 @@ impl Run {
         }
     }
 
+    /// The PermissionRequest answer of this run, if it gave one.
+    fn permission_answer(&self) -> Option<PermissionAnswer> {
+        let Self::Exited {
+            command,
+            code: Some(code),
+            stdout,
+            stderr,
+        } = self
+        else {
+            self.log(HookEvent::PermissionRequest);
+            return None;
+        };
+        match *code {
+            0 => parse_permission_output(command, stdout),
+            BLOCK_EXIT_CODE => {
+                let reason = stderr.trim();
+                let reason = if reason.is_empty() {
+                    format!("denied by hook command `{command}`")
+                } else {
+                    reason.to_owned()
+                };
+                Some(PermissionAnswer::Deny { reason })
+            }
+            _ => {
+                self.log(HookEvent::PermissionRequest);
+                None
+            }
+        }
+    }
+
     /// Applies this run's PostToolUse answer to `content`; returns whether it changed.
     fn apply_post(&self, content: &mut String) -> bool {
         let Self::Exited {
@@ -700,6 +760,44 @@ fn parse_pre_output(command: &str, stdout: &str) -> Option<PreToolUseAction> {
     (decision == Some("allow")).then(|| PreToolUseAction::Allow {
         reason: default_reason("allowed"),
     })
+}
+
+/// Reads the stdout of a PermissionRequest command that exited 0: `hookSpecificOutput.decision.behavior`
+/// (`allow` or `deny`, with `message`), or a `permissionDecision` of `allow` or `deny`. Anything else answers nothing.
+fn parse_permission_output(command: &str, stdout: &str) -> Option<PermissionAnswer> {
+    let Ok(Value::Object(output)) = serde_json::from_str::<Value>(stdout.trim()) else {
+        return None;
+    };
+    let specific = output
+        .get("hookSpecificOutput")
+        .and_then(Value::as_object)
+        .filter(|specific| {
+            specific
+                .get("hookEventName")
+                .and_then(Value::as_str)
+                .is_none_or(|name| name == HookEvent::PermissionRequest.as_str())
+        })?;
+    let (behavior, reason) = match specific.get("decision").and_then(Value::as_object) {
+        Some(decision) => (
+            decision.get("behavior").and_then(Value::as_str),
+            decision.get("message").and_then(Value::as_str),
+        ),
+        None => (
+            specific.get("permissionDecision").and_then(Value::as_str),
+            specific.get("permissionDecisionReason").and_then(Value::as_str),
+        ),
+    };
+    let reason =
+        |what: &str| reason.map_or_else(|| format!("{what} by hook command `{command}`"), str::to_owned);
+    match behavior {
+        Some("allow") => Some(PermissionAnswer::Allow {
+            reason: reason("allowed"),
+        }),
+        Some("deny") => Some(PermissionAnswer::Deny {
+            reason: reason("denied"),
+        }),
+        _ => None,
+    }
 }
 
 /// Reads the stdout of a PostToolUse command that exited 0: a replacement output, or feedback for the model.

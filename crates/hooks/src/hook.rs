@@ -56,6 +56,21 @@ pub enum PostToolUseAction {
     },
 }
 
+/// A hook's answer to an ask that no user can answer (headless runs): the coding agent's PermissionRequest event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionAnswer {
+    /// Run the call.
+    Allow {
+        /// Why.
+        reason: String,
+    },
+    /// Do not run the call.
+    Deny {
+        /// Why, for the model.
+        reason: String,
+    },
+}
+
 /// How a call ended, as PostToolUse sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CallStatus {
@@ -215,6 +230,16 @@ pub trait AgentHook: Send + Sync {
     /// A call is about to be decided.
     fn pre_tool_use<'a>(&'a self, _ctx: &'a PreToolUseContext) -> HookFuture<'a, PreToolUseAction> {
         Box::pin(std::future::ready(PreToolUseAction::Continue))
+    }
+
+    /// A call was decided `ask` and there is no user to ask (headless); `None` leaves the ask unanswered, which
+    /// the caller turns into a deny.
+    fn on_permission_request<'a>(
+        &'a self,
+        _ctx: &'a PreToolUseContext,
+        _message: &'a str,
+    ) -> HookFuture<'a, Option<PermissionAnswer>> {
+        Box::pin(std::future::ready(None))
     }
 
     /// A call was decided and, unless denied, ran.

@@ -102,6 +102,7 @@ pub use hook::AgentHook;
 pub use hook::CallStatus;
 pub use hook::CompactContext;
 pub use hook::HookFuture;
+pub use hook::PermissionAnswer;
 pub use hook::PostToolUseAction;
 pub use hook::PostToolUseContext;
 pub use hook::PreToolUseAction;

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::{
-    AgentHook, CompactContext, HookError, PostToolUseAction, PostToolUseContext, PreToolUseAction,
-    PreToolUseContext, SessionContext, SessionStopContext, StepContext, SubagentContext, SubagentStopContext,
+    AgentHook, CompactContext, HookError, PermissionAnswer, PostToolUseAction, PostToolUseContext,
+    PreToolUseAction, PreToolUseContext, SessionContext, SessionStopContext, StepContext, SubagentContext,
+    SubagentStopContext,
 };
 
 /// The combined answer of every PreToolUse hook for one call.
@@ -114,6 +115,27 @@ impl HookRegistry {
             }
         }
         outcome
+    }
+
+    /// Asks the hooks to answer an ask that no user can answer (headless). The first deny ends the chain and wins;
+    /// otherwise the first allow answers; `None` when no hook answered (the caller then denies). Returns the
+    /// answering hook's name with its answer.
+    pub async fn run_permission_request(
+        &self,
+        ctx: &PreToolUseContext,
+        message: &str,
+    ) -> Option<(String, PermissionAnswer)> {
+        let mut allowed = None;
+        for hook in self.hooks.iter() {
+            match hook.on_permission_request(ctx, message).await {
+                None => {}
+                Some(deny @ PermissionAnswer::Deny { .. }) => return Some((hook.name().to_owned(), deny)),
+                Some(allow @ PermissionAnswer::Allow { .. }) => {
+                    allowed.get_or_insert_with(|| (hook.name().to_owned(), allow));
+                }
+            }
+        }
+        allowed
     }
 
     /// Runs the PostToolUse hooks in order and returns the final content: each MutateOutput replaces the content,

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_hooks::{
-    AgentHook, CallStatus, CommandHook, HookRegistry, PostToolUseAction, PostToolUseContext,
-    PreToolUseAction, PreToolUseContext,
+    AgentHook, CallStatus, CommandHook, HookRegistry, PermissionAnswer, PostToolUseAction,
+    PostToolUseContext, PreToolUseAction, PreToolUseContext,
 };
 use agent_tool_traits::{Decision, Layer, Provenance, ToolCall, ToolOutput, Verdict};
 use serde_json::{Value, json};
@@ -356,4 +356,65 @@ async fn post_tool_use_sees_the_response_and_can_add_feedback() {
         .post_tool_use(&post_ctx("run_bash", "x"))
         .await;
     assert_eq!(action, PostToolUseAction::Continue);
+}
+
+#[tokio::test]
+async fn permission_request_commands_answer_headless_asks() {
+    let scripts = Scripts::new();
+    let seen = scripts.path("request.json");
+    let allow = scripts.script(
+        "allow.sh",
+        &format!(
+            "cat > '{}'\necho '{{\"hookSpecificOutput\": {{\"hookEventName\": \"PermissionRequest\",              \"decision\": {{\"behavior\": \"allow\", \"message\": \"CI may write\"}}}}}}'",
+            seen.display()
+        ),
+    );
+    let deny = scripts.script("deny.sh", "echo 'not in CI' >&2\nexit 2");
+    let ctx = scripts.pre_ctx("file_write", json!({"file_path": "out.txt"}));
+    let request = |command: &str| {
+        let group = json!([{"matcher": "Write", "hooks": [{"type": "command", "command": command}]}]);
+        CommandHook::from_json(&json!({"hooks": {"PermissionRequest": group}})).unwrap()
+    };
+
+    let mut hooks = HookRegistry::new();
+    hooks.register(Arc::new(request(&allow)));
+    let answer = hooks.run_permission_request(&ctx, "write out.txt?").await;
+    assert_eq!(
+        answer,
+        Some((
+            "command-hooks".into(),
+            PermissionAnswer::Allow {
+                reason: "CI may write".into()
+            }
+        ))
+    );
+    let input = read_json(&seen);
+    assert_eq!(
+        (input["hook_event_name"].as_str(), input["message"].as_str()),
+        (Some("PermissionRequest"), Some("write out.txt?"))
+    );
+    assert_eq!(input["tool_name"], "Write");
+
+    // A deny from a later hook beats an earlier allow.
+    hooks.register(Arc::new(request(&deny)));
+    let answer = hooks.run_permission_request(&ctx, "write out.txt?").await;
+    assert_eq!(
+        answer,
+        Some((
+            "command-hooks".into(),
+            PermissionAnswer::Deny {
+                reason: "not in CI".into()
+            }
+        ))
+    );
+
+    // No PermissionRequest command for the tool: nobody answers, and the caller denies.
+    let unanswered = HookRegistry::new()
+        .run_permission_request(&ctx, "write out.txt?")
+        .await;
+    assert_eq!(unanswered, None);
+    let other_tool = request(&allow)
+        .on_permission_request(&scripts.pre_ctx("Bash", json!({})), "run?")
+        .await;
+    assert_eq!(other_tool, None);
 }
