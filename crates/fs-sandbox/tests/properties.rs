@@ -182,3 +182,43 @@ fn checking_never_panics_on_any_string() {
         })
         .unwrap();
 }
+
+/// Whatever `open_beneath` opens, for reading or for writing, is inside the root, whichever links lie on the way.
+#[test]
+fn open_beneath_only_opens_inside_the_root() {
+    use std::os::fd::AsRawFd;
+
+    let fixture = common::fixture();
+    let root = fixture.proj();
+    let mut runner = TestRunner::new(Config {
+        cases: 1500,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let body = prop::collection::vec(prop::sample::select(SEGMENTS), 1..7).prop_map(|parts| parts.join("/"));
+    runner
+        .run(&(body, any::<bool>()), |(relative, write)| {
+            let options = if write {
+                agent_fs_sandbox::OpenOptions::writing()
+            } else {
+                agent_fs_sandbox::OpenOptions::reading()
+            };
+            if let Ok(file) = agent_fs_sandbox::open_beneath(&root, Path::new(&relative), &options) {
+                let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).unwrap();
+                prop_assert!(opened.starts_with(&root), "{:?} opened {:?}", relative, opened);
+            }
+            Ok(())
+        })
+        .unwrap();
+    // Nothing was created outside the root.
+    let outside: Vec<_> = std::fs::read_dir(fixture.base.join("outside"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let mut outside: Vec<_> = outside
+        .iter()
+        .map(|name| name.to_string_lossy().into_owned())
+        .collect();
+    outside.sort();
+    assert_eq!(outside, ["secret.txt", "sub"]);
+}
