@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
+use serde::Serialize;
 
 use crate::config::{Access, Root, RootKind, SandboxConfig};
 use crate::error::{Result, SandboxError};
@@ -44,8 +45,8 @@ pub struct CanonicalPath {
 }
 
 /// The full report on one path, for the decision and for rule matching. Produced by [`PathSandbox::check`], which
-/// never fails.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// never fails. It serialises to JSON for explanations and logs (paths that are not UTF-8 fail to serialise).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PathCheck {
     /// The path as given.
     pub input: String,
