@@ -198,7 +198,9 @@ impl Default for AuditConfig {
 
 /// Writes every decided call, and a `SESSION_STOP` row per session, to `agent_audit_log` (SQLite, WAL,
 /// `synchronous=NORMAL`) through a batching background writer. `on_session_stop` returns once every row queued so
-/// far is committed, and reports rows that could not be written. Cloning shares the writer.
+/// far is committed, and reports rows that could not be written. Cloning shares the writer; when the last clone is
+/// dropped the writer still commits the rows already queued, in the background, as long as the runtime lives, so a
+/// caller that needs them on disk flushes (or stops the session) first.
 #[derive(Debug, Clone)]
 pub struct AuditLogHook {
     inner: Arc<Inner>,
