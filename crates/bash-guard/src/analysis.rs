@@ -1,0 +1,229 @@
+//! The result of analysing one shell command: what would run, what it touches, and the findings.
+
+use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
+use serde::Serialize;
+
+/// Everything bash-guard saw in one command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CommandAnalysis {
+    /// Every command that could run, in source order (a command before the commands nested in its words).
+    pub commands: Vec<SubCommand>,
+    /// Files the commands read, when the analysis can see them.
+    pub reads: Vec<FileAccess>,
+    /// Files the commands write: redirections and write options or operands.
+    pub writes: Vec<FileAccess>,
+    /// Deny and safety-ask findings, with their reasons.
+    pub findings: Vec<Finding>,
+    /// The syntax error, when the command does not parse (also reported as an ask finding).
+    pub parse_error: Option<String>,
+    /// Problems with the configuration the analysis ran under (rejected user extensions).
+    pub diagnostics: Vec<String>,
+}
+
+/// One command that could run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SubCommand {
+    /// The words after quote removal, exactly as the shell would pass them, wrappers included. A word only known
+    /// at run time is kept as its source text (`$x`, `$(…)`).
+    pub argv: Vec<String>,
+    /// Where the effective command starts after unwrapping wrappers (`sudo env A=1 timeout 5 rm -rf x` → 5).
+    pub inner: usize,
+    /// Where the command was found.
+    pub location: Location,
+    /// What the effective command is.
+    pub class: CommandClass,
+    /// Known to be read-only with these exact arguments.
+    pub read_only: bool,
+    /// The command word is a literal (after `$'…'` decoding and escape removal).
+    pub literal: bool,
+}
+
+impl SubCommand {
+    /// The effective command and its arguments: `argv[inner..]`.
+    pub fn effective(&self) -> &[String] {
+        self.argv.get(self.inner..).unwrap_or_default()
+    }
+}
+
+/// Where a command was found: the construct, how deeply it is nested, and the command it is nested in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Location {
+    /// The innermost construct around the command.
+    pub kind: LocationKind,
+    /// 0 at the top level; each nested construct that holds code (substitution, `bash -c`, function body, …)
+    /// adds one.
+    pub depth: usize,
+    /// The index in `commands` of the command whose words or arguments hold this one.
+    pub parent: Option<usize>,
+}
+
+/// The constructs a command can be found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocationKind {
+    /// Alone at the top level.
+    TopLevel,
+    /// A part of a pipeline (`a | b`).
+    Pipeline,
+    /// A part of a list (`a && b`, `a || b`, `a; b`).
+    List,
+    /// Run in the background (`a &`).
+    Background,
+    /// Inside `( … )`.
+    Subshell,
+    /// Inside `{ …; }`.
+    BraceGroup,
+    /// Inside `if`, `while`, `until`, `for` or `case`.
+    ControlFlow,
+    /// Inside `$( … )`.
+    CommandSubstitution,
+    /// Inside backticks.
+    Backticks,
+    /// Inside `<( … )` or `>( … )`.
+    ProcessSubstitution,
+    /// Inside `$(( … ))`, `(( … ))` or another arithmetic context.
+    Arithmetic,
+    /// Inside `[[ … ]]`.
+    ConditionalTest,
+    /// Inside a function body.
+    FunctionBody,
+    /// Inside an expanding here-document or here-string.
+    HereDocument,
+    /// The code of `bash -c`, `sh -c`, `watch`, `flock -c`, `env -S`.
+    ShellString,
+    /// The code of `eval`.
+    Eval,
+    /// The code of `trap`.
+    Trap,
+    /// The command of `find -exec`/`-execdir`/`-ok`/`-okdir`.
+    FindExec,
+    /// The body of `coproc`.
+    Coprocess,
+}
+
+/// What kind of program a command is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandClass {
+    /// Inspects files or prints; changes nothing.
+    ReadOnly,
+    /// Changes files.
+    Write,
+    /// Runs other code: a shell, `eval`, `source`, a wrapper whose command cannot be seen.
+    Exec,
+    /// A language interpreter.
+    Interpreter,
+    /// A package manager or build tool (runs repository code).
+    PackageManager,
+    /// A network client.
+    Network,
+    /// Runs as another user.
+    Privileged,
+    /// Stops the machine or destroys data wholesale.
+    Destructive,
+    /// An interactive program (editor, pager, terminal multiplexer).
+    Interactive,
+    /// Not in the knowledge table, or its command word is not a literal.
+    Unknown,
+}
+
+impl CommandClass {
+    /// A short kebab-case name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::Write => "write",
+            Self::Exec => "exec",
+            Self::Interpreter => "interpreter",
+            Self::PackageManager => "package-manager",
+            Self::Network => "network",
+            Self::Privileged => "privileged",
+            Self::Destructive => "destructive",
+            Self::Interactive => "interactive",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// A file a command reads or writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileAccess {
+    /// The path as written, after quote removal (`~` kept).
+    pub path: String,
+    /// The index in `commands` of the command that accesses it; `None` for a redirection of a compound command.
+    pub command: Option<usize>,
+    /// How the access was seen.
+    pub via: AccessVia,
+    /// The path is exactly what the shell passes (`false` for a `~` path, which the shell expands).
+    pub literal: bool,
+}
+
+/// How a file access was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccessVia {
+    /// A redirection (`> f`, `< f`).
+    Redirect,
+    /// An operand of the command (`cat f`, `rm f`).
+    Operand,
+    /// The value of an option (`sort -o f`, `grep -f f`).
+    Flag,
+}
+
+/// A deny or safety-ask finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// [`Decision::Deny`] or [`Decision::Ask`].
+    pub decision: Decision,
+    /// Why, naming the offending command or word.
+    pub reason: String,
+    /// The index in `commands` of the command it is about.
+    pub command: Option<usize>,
+}
+
+impl CommandAnalysis {
+    /// bash-guard's own conclusion (layer [`Layer::Bash`]): deny when any finding denies; else ask when any
+    /// finding asks; else allow when every command is read-only and nothing is written; else ask.
+    pub fn verdict(&self) -> Verdict {
+        let provenance = Provenance::layer(Layer::Bash);
+        let with = |decision: Decision| -> Vec<String> {
+            self.findings
+                .iter()
+                .filter(|f| f.decision == decision)
+                .map(|f| f.reason.clone())
+                .collect()
+        };
+        let mut verdict = if self.findings.iter().any(|f| f.decision == Decision::Deny) {
+            Verdict {
+                decision: Decision::Deny,
+                reasons: with(Decision::Deny),
+                provenance,
+                diagnostics: Vec::new(),
+            }
+        } else if self.findings.iter().any(|f| f.decision == Decision::Ask) {
+            Verdict {
+                decision: Decision::Ask,
+                reasons: with(Decision::Ask),
+                provenance,
+                diagnostics: Vec::new(),
+            }
+        } else if let Some(command) = self.commands.iter().find(|c| !c.read_only) {
+            Verdict::new(
+                Decision::Ask,
+                format!("not known to be read-only: {}", command.effective().join(" ")),
+                provenance,
+            )
+        } else if let Some(write) = self.writes.first() {
+            Verdict::new(Decision::Ask, format!("writes `{}`", write.path), provenance)
+        } else {
+            Verdict::new(Decision::Allow, "every command is read-only", provenance)
+        };
+        verdict.diagnostics.clone_from(&self.diagnostics);
+        verdict
+    }
+
+    /// Every command read-only, nothing written, no findings.
+    pub fn is_read_only(&self) -> bool {
+        self.findings.is_empty() && self.writes.is_empty() && self.commands.iter().all(|c| c.read_only)
+    }
+}

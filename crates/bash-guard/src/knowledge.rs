@@ -1,0 +1,1936 @@
+//! The command knowledge table: what each known command is, which options make it write or run code.
+//!
+//! Everything bash-guard knows about individual commands is data in this file; `classify.rs` only interprets it.
+//! Option names follow getopt: `-x` is a short option (it may be clustered, `-rf`), `--xyz` a long one (it may be
+//! written `--xyz=value` and, because getopt_long and git accept unique abbreviations, a prefix of a dangerous long
+//! option counts as that option).
+
+/// What a command is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kind {
+    /// Read-only with these options and operands, unless an option in `flags.effects` says otherwise.
+    ReadOnly(&'static Flags),
+    /// Changes files: its operands (per `flags.operands`) are written.
+    Write(&'static Flags),
+    /// Runs the command in its arguments.
+    Wrapper(&'static Wrapper),
+    /// A shell: `-c STRING` is parsed as code, a script file or standard input is code we cannot see.
+    Shell,
+    /// `eval`: its arguments joined are parsed as code.
+    Eval,
+    /// `source` / `.`: runs a file in this shell.
+    Source,
+    /// `trap CODE SIGNAL…`: the code runs later in this shell.
+    Trap,
+    /// A language interpreter: runs code.
+    Interpreter,
+    /// A package manager or build tool: runs repository code; `read_only` lists its read-only sub-commands.
+    PackageManager { read_only: &'static [&'static str] },
+    /// A network client.
+    Network,
+    /// Runs as another user.
+    Privileged,
+    /// Stops the machine or destroys file systems.
+    Destructive(&'static str),
+    /// An interactive editor.
+    Editor,
+    /// An interactive program (a pager can run commands, a terminal multiplexer runs shells).
+    Interactive,
+    /// Needs a rule of its own in `classify.rs`.
+    Special(Special),
+}
+
+/// Commands whose arguments need more than a flag table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Special {
+    Git,
+    Sed,
+    Awk,
+    Find,
+    Rm,
+    Dd,
+    /// `chmod`, `chown`, `chgrp`: the first operand is the mode or owner.
+    Chmod,
+    Kill,
+    /// `init`/`telinit`: runlevel 0 or 6 stops the machine.
+    Init,
+    Systemctl,
+    Rsync,
+    /// `export`, `declare`, `local`, `readonly`, `typeset`: assignments as arguments.
+    Declare,
+    /// `let EXPR…`: arithmetic evaluated by the shell.
+    Let,
+}
+
+/// How the operands of a command are used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operands {
+    /// Every operand is a file it reads.
+    Files,
+    /// Operands are data, not files (`echo`, `tr`).
+    Data,
+    /// The first operand is a pattern unless `-e`/`-f` gave one, the rest are files (`grep`, `rg`).
+    PatternThenFiles,
+    /// The first operand is a program or filter (`jq`), the rest are files.
+    ProgramThenFiles,
+    /// The first operand is read, the second is written (`uniq IN OUT`, `xxd IN OUT`).
+    InputThenOutput,
+    /// Any operand makes it change something (`hostname NAME`).
+    NoneWhenReadOnly,
+    /// Every operand is written (`rm`, `touch`, `mkdir`, `tee`, `mv`).
+    Written,
+    /// The last operand is written, the others read (`cp`, `ln`, `install`).
+    LastWritten,
+}
+
+/// What an option does to a read-only command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// The option's value is a file that is written (`sort -o FILE`).
+    WriteValue,
+    /// The option's value is a file that is read (`grep -f FILE`).
+    ReadValue,
+    /// The option gives the pattern or program, so the first operand is a file (`grep -e`).
+    PatternGiven,
+    /// The option runs code the analysis cannot see (`rg --pre`, `sort --compress-program`): a safety ask.
+    HiddenExec(&'static str),
+    /// The option makes the command change something (`date -s`): not read-only.
+    NotReadOnly(&'static str),
+}
+
+/// The options of a command.
+#[derive(Debug)]
+pub(crate) struct Flags {
+    /// Options that take the next word (or the rest of a short cluster, or `=value`) as their value.
+    pub(crate) values: &'static [&'static str],
+    /// Options with an effect; an option listed here that takes a value must also be in `values`.
+    pub(crate) effects: &'static [(&'static str, Effect)],
+    pub(crate) operands: Operands,
+    /// Read-only whatever arguments are added (so `xargs CMD` and words the analysis cannot see are fine).
+    pub(crate) any_args: bool,
+}
+
+/// How a wrapper finds the command it runs.
+#[derive(Debug)]
+pub(crate) struct Wrapper {
+    /// Options that take a value.
+    pub(crate) values: &'static [&'static str],
+    /// Options without a value. Any other option means the command cannot be found: a safety ask.
+    pub(crate) flags: &'static [&'static str],
+    /// Options whose value is a file the wrapper writes.
+    pub(crate) writes: &'static [&'static str],
+    /// Options after which nothing is run (`command -v`, `sudo -l`).
+    pub(crate) no_run: &'static [&'static str],
+    /// Options whose value is shell code (`flock -c CODE`, `env -S STRING`).
+    pub(crate) code: &'static [&'static str],
+    /// Operands before the command (`timeout DURATION`, `chroot DIR`, `flock FILE`).
+    pub(crate) leading: usize,
+    /// `NAME=VALUE` words before the command set its environment (`env`).
+    pub(crate) assignments: bool,
+    /// Options of the form `-N` (`nice -5`).
+    pub(crate) numeric_flags: bool,
+    /// The command words are joined and run by `sh -c` (`watch`), unless one of `exec_flags` is given.
+    pub(crate) joins: bool,
+    pub(crate) exec_flags: &'static [&'static str],
+    /// Runs the command as another user.
+    pub(crate) privileged: bool,
+    /// Without a command it does nothing harmful (`env` prints, `nice` prints).
+    pub(crate) bare_is_read_only: bool,
+}
+
+const fn flags(
+    values: &'static [&'static str],
+    effects: &'static [(&'static str, Effect)],
+    operands: Operands,
+) -> Flags {
+    Flags {
+        values,
+        effects,
+        operands,
+        any_args: false,
+    }
+}
+
+const fn open(values: &'static [&'static str], operands: Operands) -> Flags {
+    Flags {
+        values,
+        effects: &[],
+        operands,
+        any_args: true,
+    }
+}
+
+const WRAPPER: Wrapper = Wrapper {
+    values: &[],
+    flags: &[],
+    writes: &[],
+    no_run: &[],
+    code: &[],
+    leading: 0,
+    assignments: false,
+    numeric_flags: false,
+    joins: false,
+    exec_flags: &[],
+    privileged: false,
+    bare_is_read_only: false,
+};
+
+use Effect::{HiddenExec, NotReadOnly, PatternGiven, ReadValue, WriteValue};
+
+static FILES: Flags = open(&[], Operands::Files);
+static DATA: Flags = open(&[], Operands::Data);
+static HEAD: Flags = open(&["-n", "-c", "--lines", "--bytes"], Operands::Files);
+static TAIL: Flags = open(
+    &[
+        "-n",
+        "-c",
+        "--lines",
+        "--bytes",
+        "-s",
+        "--sleep-interval",
+        "--pid",
+    ],
+    Operands::Files,
+);
+static GREP: Flags = Flags {
+    values: &[
+        "-e",
+        "-f",
+        "-m",
+        "-A",
+        "-B",
+        "-C",
+        "-d",
+        "-D",
+        "--regexp",
+        "--file",
+        "--max-count",
+        "--context",
+        "--after-context",
+        "--before-context",
+        "--label",
+        "--include",
+        "--exclude",
+        "--exclude-from",
+        "--exclude-dir",
+        "--devices",
+        "--directories",
+        "--binary-files",
+        "--group-separator",
+    ],
+    effects: &[
+        ("-e", PatternGiven),
+        ("--regexp", PatternGiven),
+        ("-f", ReadValue),
+        ("--file", ReadValue),
+    ],
+    operands: Operands::PatternThenFiles,
+    any_args: true,
+};
+static RG: Flags = flags(
+    &[
+        "-e",
+        "-f",
+        "-g",
+        "-t",
+        "-T",
+        "-m",
+        "-A",
+        "-B",
+        "-C",
+        "-M",
+        "-j",
+        "-E",
+        "-r",
+        "--regexp",
+        "--file",
+        "--glob",
+        "--iglob",
+        "--type",
+        "--type-not",
+        "--type-add",
+        "--type-clear",
+        "--max-count",
+        "--context",
+        "--after-context",
+        "--before-context",
+        "--max-columns",
+        "--threads",
+        "--encoding",
+        "--replace",
+        "--sort",
+        "--sortr",
+        "--colors",
+        "--color",
+        "--engine",
+        "--max-depth",
+        "--maxdepth",
+        "--ignore-file",
+        "--max-filesize",
+        "--path-separator",
+        "--context-separator",
+        "--field-match-separator",
+        "--field-context-separator",
+        "--dfa-size-limit",
+        "--regex-size-limit",
+        "--pre",
+        "--pre-glob",
+        "--hostname-bin",
+        "--hyperlink-format",
+    ],
+    &[
+        ("-e", PatternGiven),
+        ("--regexp", PatternGiven),
+        ("-f", ReadValue),
+        ("--file", ReadValue),
+        (
+            "--pre",
+            HiddenExec("`rg --pre` runs a preprocessor program on every file"),
+        ),
+        (
+            "--pre-glob",
+            HiddenExec("`rg --pre-glob` runs a preprocessor program"),
+        ),
+        ("--hostname-bin", HiddenExec("`rg --hostname-bin` runs a program")),
+    ],
+    Operands::PatternThenFiles,
+);
+static SORT: Flags = flags(
+    &[
+        "-k",
+        "-t",
+        "-S",
+        "-T",
+        "-o",
+        "--key",
+        "--field-separator",
+        "--buffer-size",
+        "--temporary-directory",
+        "--output",
+        "--parallel",
+        "--batch-size",
+        "--files0-from",
+        "--compress-program",
+        "--random-source",
+        "--sort",
+    ],
+    &[
+        ("-o", WriteValue),
+        ("--output", WriteValue),
+        ("--files0-from", ReadValue),
+        (
+            "--compress-program",
+            HiddenExec("`sort --compress-program` runs a program"),
+        ),
+    ],
+    Operands::Files,
+);
+static UNIQ: Flags = flags(
+    &[
+        "-f",
+        "-s",
+        "-w",
+        "--skip-fields",
+        "--skip-chars",
+        "--check-chars",
+        "--group",
+        "--all-repeated",
+    ],
+    &[],
+    Operands::InputThenOutput,
+);
+static XXD: Flags = flags(
+    &[
+        "-c",
+        "-g",
+        "-l",
+        "-o",
+        "-s",
+        "-n",
+        "--cols",
+        "--groupsize",
+        "--len",
+        "--seek",
+        "--name",
+    ],
+    &[],
+    Operands::InputThenOutput,
+);
+static CUT: Flags = open(
+    &[
+        "-b",
+        "-c",
+        "-d",
+        "-f",
+        "--bytes",
+        "--characters",
+        "--delimiter",
+        "--fields",
+        "--output-delimiter",
+    ],
+    Operands::Files,
+);
+static TR: Flags = open(&[], Operands::Data);
+static DIFF: Flags = open(
+    &[
+        "-C",
+        "-U",
+        "-I",
+        "-x",
+        "-X",
+        "-F",
+        "-W",
+        "-L",
+        "--label",
+        "--exclude",
+        "--exclude-from",
+        "--ignore-matching-lines",
+        "--width",
+        "--tabsize",
+        "--from-file",
+        "--to-file",
+        "--show-function-line",
+        "--unified",
+        "--context",
+        "--line-format",
+        "--color",
+        "--palette",
+    ],
+    Operands::Files,
+);
+static FILE: Flags = flags(
+    &[
+        "-m",
+        "-f",
+        "-F",
+        "-e",
+        "-P",
+        "--magic-file",
+        "--files-from",
+        "--separator",
+        "--exclude",
+        "--parameter",
+    ],
+    &[
+        ("-C", NotReadOnly("`file -C` writes a compiled magic file")),
+        (
+            "--compile",
+            NotReadOnly("`file --compile` writes a compiled magic file"),
+        ),
+        ("-f", ReadValue),
+        ("--files-from", ReadValue),
+    ],
+    Operands::Files,
+);
+static TREE: Flags = flags(
+    &[
+        "-L",
+        "-P",
+        "-I",
+        "-o",
+        "--filelimit",
+        "--timefmt",
+        "--charset",
+        "--sort",
+        "--fromfile",
+        "-H",
+        "-T",
+    ],
+    &[("-o", WriteValue)],
+    Operands::Files,
+);
+static DATE: Flags = flags(
+    &[
+        "-d",
+        "-f",
+        "-r",
+        "-s",
+        "-I",
+        "--date",
+        "--file",
+        "--reference",
+        "--set",
+        "--iso-8601",
+        "--rfc-3339",
+    ],
+    &[
+        ("-s", NotReadOnly("`date -s` sets the system clock")),
+        ("--set", NotReadOnly("`date --set` sets the system clock")),
+        ("-f", ReadValue),
+        ("--file", ReadValue),
+    ],
+    Operands::Data,
+);
+static HOSTNAME: Flags = flags(
+    &["-F", "--file"],
+    &[
+        ("-F", NotReadOnly("`hostname -F` sets the host name")),
+        ("--file", NotReadOnly("`hostname --file` sets the host name")),
+    ],
+    Operands::NoneWhenReadOnly,
+);
+static JQ: Flags = flags(
+    &[
+        "--arg",
+        "--argjson",
+        "--slurpfile",
+        "--rawfile",
+        "--indent",
+        "-f",
+        "--from-file",
+        "-L",
+        "--tab",
+    ],
+    &[("-f", ReadValue), ("--from-file", ReadValue)],
+    Operands::ProgramThenFiles,
+);
+static SHUF: Flags = flags(
+    &[
+        "-n",
+        "-o",
+        "-i",
+        "--head-count",
+        "--output",
+        "--input-range",
+        "--random-source",
+    ],
+    &[("-o", WriteValue), ("--output", WriteValue)],
+    Operands::Files,
+);
+static HASH: Flags = flags(
+    &["-p", "-d"],
+    &[("-p", NotReadOnly("`hash -p` changes which program a name runs"))],
+    Operands::Data,
+);
+static SET: Flags = flags(&["-o"], &[], Operands::Data);
+static PRINTF: Flags = open(&["-v"], Operands::Data);
+static READ: Flags = open(&["-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"], Operands::Data);
+static LS: Flags = open(
+    &[
+        "-I",
+        "-w",
+        "-T",
+        "--ignore",
+        "--hide",
+        "--width",
+        "--tabsize",
+        "--format",
+        "--sort",
+        "--time",
+        "--time-style",
+        "--color",
+        "--block-size",
+        "--quoting-style",
+        "--indicator-style",
+    ],
+    Operands::Files,
+);
+static DU: Flags = open(
+    &[
+        "-d",
+        "-B",
+        "-t",
+        "-X",
+        "--max-depth",
+        "--block-size",
+        "--threshold",
+        "--exclude",
+        "--exclude-from",
+        "--time-style",
+        "--files0-from",
+    ],
+    Operands::Files,
+);
+static WC: Flags = open(&["--files0-from"], Operands::Files);
+static STAT: Flags = open(&["-c", "-f", "--format", "--printf"], Operands::Files);
+static SEQ: Flags = open(&["-f", "-s", "--format", "--separator"], Operands::Data);
+
+static TOUCH: Flags = flags(
+    &["-d", "-r", "-t", "--date", "--reference"],
+    &[],
+    Operands::Written,
+);
+static MKDIR: Flags = flags(&["-m", "--mode", "--context"], &[], Operands::Written);
+static WRITTEN: Flags = flags(&[], &[], Operands::Written);
+static TEE: Flags = flags(&["--output-error"], &[], Operands::Written);
+static TRUNCATE: Flags = flags(&["-s", "-r", "--size", "--reference"], &[], Operands::Written);
+static CP: Flags = flags(
+    &[
+        "-t",
+        "-S",
+        "--target-directory",
+        "--suffix",
+        "--backup",
+        "--sparse",
+        "--reflink",
+        "--preserve",
+        "--no-preserve",
+        "-m",
+        "--mode",
+        "-o",
+        "--owner",
+        "-g",
+        "--group",
+    ],
+    &[("-t", WriteValue), ("--target-directory", WriteValue)],
+    Operands::LastWritten,
+);
+static MV: Flags = flags(
+    &["-t", "-S", "--target-directory", "--suffix", "--backup"],
+    &[("-t", WriteValue), ("--target-directory", WriteValue)],
+    Operands::Written,
+);
+static SHRED: Flags = flags(
+    &[
+        "-n",
+        "-s",
+        "--iterations",
+        "--size",
+        "--random-source",
+        "--remove",
+    ],
+    &[],
+    Operands::Written,
+);
+
+static ENV: Wrapper = Wrapper {
+    values: &[
+        "-u",
+        "--unset",
+        "-C",
+        "--chdir",
+        "-S",
+        "--split-string",
+        "--block-signal",
+        "--default-signal",
+        "--ignore-signal",
+    ],
+    flags: &[
+        "-i",
+        "-",
+        "--ignore-environment",
+        "-0",
+        "--null",
+        "-v",
+        "--debug",
+        "--list-signal-handling",
+    ],
+    code: &["-S", "--split-string"],
+    assignments: true,
+    bare_is_read_only: true,
+    ..WRAPPER
+};
+static XARGS: Wrapper = Wrapper {
+    values: &[
+        "-a",
+        "-d",
+        "-E",
+        "-I",
+        "-L",
+        "-n",
+        "-P",
+        "-s",
+        "--arg-file",
+        "--delimiter",
+        "--eof",
+        "--replace",
+        "--max-lines",
+        "--max-args",
+        "--max-procs",
+        "--max-chars",
+        "--process-slot-var",
+    ],
+    flags: &[
+        "-0",
+        "-r",
+        "-t",
+        "-p",
+        "-x",
+        "-o",
+        "-e",
+        "-i",
+        "-l",
+        "--null",
+        "--no-run-if-empty",
+        "--verbose",
+        "--interactive",
+        "--exit",
+        "--open-tty",
+        "--show-limits",
+    ],
+    bare_is_read_only: true,
+    ..WRAPPER
+};
+static TIMEOUT: Wrapper = Wrapper {
+    values: &["-s", "-k", "--signal", "--kill-after"],
+    flags: &["--preserve-status", "--foreground", "-v", "--verbose", "-f", "-p"],
+    leading: 1,
+    ..WRAPPER
+};
+static NICE: Wrapper = Wrapper {
+    values: &["-n", "--adjustment"],
+    numeric_flags: true,
+    bare_is_read_only: true,
+    ..WRAPPER
+};
+static NOHUP: Wrapper = WRAPPER;
+static TIME: Wrapper = Wrapper {
+    values: &["-f", "--format", "-o", "--output"],
+    flags: &[
+        "-p",
+        "-v",
+        "-a",
+        "-q",
+        "--append",
+        "--portability",
+        "--verbose",
+        "--quiet",
+    ],
+    writes: &["-o", "--output"],
+    bare_is_read_only: true,
+    ..WRAPPER
+};
+static STDBUF: Wrapper = Wrapper {
+    values: &["-i", "-o", "-e", "--input", "--output", "--error"],
+    ..WRAPPER
+};
+static COMMAND: Wrapper = Wrapper {
+    flags: &["-p"],
+    no_run: &["-v", "-V"],
+    bare_is_read_only: true,
+    ..WRAPPER
+};
+static BUILTIN: Wrapper = Wrapper {
+    bare_is_read_only: true,
+    ..WRAPPER
+};
+static EXEC: Wrapper = Wrapper {
+    values: &["-a"],
+    flags: &["-c", "-l"],
+    bare_is_read_only: true,
+    ..WRAPPER
+};
+static WATCH: Wrapper = Wrapper {
+    values: &["-n", "--interval", "-q", "--equexit", "-d", "--differences"],
+    flags: &[
+        "-b",
+        "-e",
+        "-g",
+        "-t",
+        "-x",
+        "-c",
+        "-p",
+        "-w",
+        "-r",
+        "-C",
+        "--beep",
+        "--errexit",
+        "--chgexit",
+        "--no-title",
+        "--exec",
+        "--color",
+        "--no-color",
+        "--precise",
+        "--no-wrap",
+        "--no-rerun",
+    ],
+    joins: true,
+    exec_flags: &["-x", "--exec"],
+    ..WRAPPER
+};
+static SETSID: Wrapper = Wrapper {
+    flags: &["-c", "-f", "-w", "--ctty", "--fork", "--wait"],
+    ..WRAPPER
+};
+static IONICE: Wrapper = Wrapper {
+    values: &["-c", "-n", "--class", "--classdata"],
+    flags: &["-t", "--ignore"],
+    no_run: &["-p", "-P", "-u", "--pid", "--pgid", "--uid"],
+    bare_is_read_only: true,
+    ..WRAPPER
+};
+static CHROOT: Wrapper = Wrapper {
+    values: &["--userspec", "--groups"],
+    flags: &["--skip-chdir"],
+    leading: 1,
+    ..WRAPPER
+};
+static FLOCK: Wrapper = Wrapper {
+    values: &["-w", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"],
+    flags: &[
+        "-s",
+        "-x",
+        "-e",
+        "-n",
+        "-u",
+        "-o",
+        "-F",
+        "--shared",
+        "--exclusive",
+        "--nonblock",
+        "--nb",
+        "--unlock",
+        "--close",
+        "--no-fork",
+        "--verbose",
+    ],
+    code: &["-c", "--command"],
+    leading: 1,
+    ..WRAPPER
+};
+static UNBUFFER: Wrapper = Wrapper {
+    flags: &["-p"],
+    ..WRAPPER
+};
+static BUSYBOX: Wrapper = WRAPPER;
+static SUDO: Wrapper = Wrapper {
+    values: &[
+        "-u",
+        "-g",
+        "-C",
+        "-D",
+        "-p",
+        "-r",
+        "-t",
+        "-U",
+        "-T",
+        "-R",
+        "--user",
+        "--group",
+        "--chdir",
+        "--prompt",
+        "--role",
+        "--type",
+        "--host",
+        "--close-from",
+        "--other-user",
+        "--command-timeout",
+        "--chroot",
+    ],
+    flags: &[
+        "-A",
+        "-b",
+        "-E",
+        "-H",
+        "-k",
+        "-n",
+        "-P",
+        "-S",
+        "-B",
+        "--askpass",
+        "--background",
+        "--preserve-env",
+        "--set-home",
+        "--non-interactive",
+        "--stdin",
+        "--bell",
+        "-i",
+        "-s",
+        "--login",
+        "--shell",
+    ],
+    no_run: &[
+        "-l",
+        "-v",
+        "-V",
+        "-K",
+        "-e",
+        "--list",
+        "--validate",
+        "--version",
+        "--remove-timestamp",
+        "--edit",
+        "--help",
+        "-h",
+    ],
+    privileged: true,
+    ..WRAPPER
+};
+static DOAS: Wrapper = Wrapper {
+    values: &["-u", "-C"],
+    flags: &["-n", "-s"],
+    no_run: &["-L"],
+    privileged: true,
+    ..WRAPPER
+};
+
+/// The built-in table: every name, and what it is.
+pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
+    // Read-only inspection of files and text.
+    (
+        &[
+            "cat",
+            "tac",
+            "nl",
+            "rev",
+            "fold",
+            "fmt",
+            "pr",
+            "expand",
+            "unexpand",
+            "paste",
+            "join",
+            "comm",
+            "cmp",
+            "od",
+            "hexdump",
+            "strings",
+            "md5sum",
+            "sha1sum",
+            "sha224sum",
+            "sha256sum",
+            "sha384sum",
+            "sha512sum",
+            "b2sum",
+            "cksum",
+            "sum",
+            "base64",
+            "base32",
+            "basenc",
+            "column",
+            "tsort",
+            "look",
+            "zcat",
+            "bzcat",
+            "xzcat",
+            "zstdcat",
+            "lz4cat",
+            "readlink",
+            "realpath",
+        ],
+        Kind::ReadOnly(&FILES),
+    ),
+    (&["head"], Kind::ReadOnly(&HEAD)),
+    (&["tail"], Kind::ReadOnly(&TAIL)),
+    (&["grep", "egrep", "fgrep", "zgrep"], Kind::ReadOnly(&GREP)),
+    (&["rg"], Kind::ReadOnly(&RG)),
+    (&["sort"], Kind::ReadOnly(&SORT)),
+    (&["uniq"], Kind::ReadOnly(&UNIQ)),
+    (&["xxd"], Kind::ReadOnly(&XXD)),
+    (&["cut"], Kind::ReadOnly(&CUT)),
+    (&["tr"], Kind::ReadOnly(&TR)),
+    (&["diff", "diff3", "sdiff"], Kind::ReadOnly(&DIFF)),
+    (&["file"], Kind::ReadOnly(&FILE)),
+    (&["stat"], Kind::ReadOnly(&STAT)),
+    (&["ls", "dir", "vdir", "exa", "eza", "lsd"], Kind::ReadOnly(&LS)),
+    (&["du"], Kind::ReadOnly(&DU)),
+    (&["wc"], Kind::ReadOnly(&WC)),
+    (&["tree"], Kind::ReadOnly(&TREE)),
+    (&["jq", "gojq", "jaq"], Kind::ReadOnly(&JQ)),
+    (&["shuf"], Kind::ReadOnly(&SHUF)),
+    (&["date"], Kind::ReadOnly(&DATE)),
+    (&["hostname"], Kind::ReadOnly(&HOSTNAME)),
+    (&["seq"], Kind::ReadOnly(&SEQ)),
+    (
+        &[
+            "echo",
+            "pwd",
+            "basename",
+            "dirname",
+            "true",
+            "false",
+            "test",
+            "[",
+            "which",
+            "whereis",
+            "type",
+            "whoami",
+            "id",
+            "groups",
+            "uname",
+            "arch",
+            "nproc",
+            "uptime",
+            "free",
+            "df",
+            "ps",
+            "printenv",
+            "locale",
+            "tty",
+            "cal",
+            "expr",
+            "yes",
+            "sleep",
+            "numfmt",
+            "factor",
+            "getconf",
+            "lscpu",
+            "lsb_release",
+            "users",
+            "who",
+            "w",
+            "logname",
+            "env_info",
+            "cd",
+            "pushd",
+            "popd",
+            "dirs",
+            "unset",
+            "shift",
+            "exit",
+            "return",
+            "break",
+            "continue",
+            ":",
+            "wait",
+            "jobs",
+            "getopts",
+            "times",
+            "caller",
+            "mapfile",
+            "readarray",
+            "help",
+            "tput",
+            "clear",
+            "stty",
+            "mktemp",
+        ],
+        Kind::ReadOnly(&DATA),
+    ),
+    (&["printf"], Kind::ReadOnly(&PRINTF)),
+    (&["read"], Kind::ReadOnly(&READ)),
+    (&["hash"], Kind::ReadOnly(&HASH)),
+    (&["set"], Kind::ReadOnly(&SET)),
+    (&["git"], Kind::Special(Special::Git)),
+    (&["sed", "gsed"], Kind::Special(Special::Sed)),
+    (&["awk", "gawk", "mawk", "nawk"], Kind::Special(Special::Awk)),
+    (&["find", "gfind"], Kind::Special(Special::Find)),
+    (
+        &["export", "declare", "local", "readonly", "typeset"],
+        Kind::Special(Special::Declare),
+    ),
+    (&["let"], Kind::Special(Special::Let)),
+    // Writes.
+    (&["rm", "unlink"], Kind::Special(Special::Rm)),
+    (&["rmdir", "mkfifo", "mknod"], Kind::Write(&WRITTEN)),
+    (&["touch"], Kind::Write(&TOUCH)),
+    (&["mkdir"], Kind::Write(&MKDIR)),
+    (&["tee"], Kind::Write(&TEE)),
+    (&["truncate", "fallocate"], Kind::Write(&TRUNCATE)),
+    (&["cp", "ln", "install", "link"], Kind::Write(&CP)),
+    (&["mv", "rename"], Kind::Write(&MV)),
+    (&["shred", "wipe"], Kind::Write(&SHRED)),
+    (
+        &[
+            "split",
+            "csplit",
+            "patch",
+            "tar",
+            "zip",
+            "unzip",
+            "gzip",
+            "gunzip",
+            "bzip2",
+            "bunzip2",
+            "xz",
+            "unxz",
+            "zstd",
+            "7z",
+            "ar",
+            "cpio",
+            "sync",
+            "ulimit",
+            "umask",
+            "alias",
+            "unalias",
+            "shopt",
+            "enable",
+            "complete",
+            "compgen",
+            "bind",
+            "disown",
+            "fg",
+            "bg",
+            "history",
+            "fc",
+            "crontab",
+            "at",
+            "batch",
+            "pkill",
+            "killall",
+            "chattr",
+            "setfacl",
+            "mount",
+            "umount",
+            "swapon",
+            "swapoff",
+            "useradd",
+            "userdel",
+            "usermod",
+            "passwd",
+            "chpasswd",
+            "groupadd",
+            "visudo",
+            "iptables",
+            "nft",
+            "ip",
+            "ifconfig",
+            "route",
+            "modprobe",
+            "insmod",
+            "rmmod",
+            "sysctl",
+            "service",
+            "launchctl",
+            "docker",
+            "podman",
+            "kubectl",
+            "terraform",
+            "ansible",
+            "helm",
+        ],
+        Kind::Write(&WRITTEN),
+    ),
+    (&["dd"], Kind::Special(Special::Dd)),
+    (&["chmod", "chown", "chgrp"], Kind::Special(Special::Chmod)),
+    (&["kill"], Kind::Special(Special::Kill)),
+    (&["init", "telinit"], Kind::Special(Special::Init)),
+    (&["systemctl"], Kind::Special(Special::Systemctl)),
+    (&["rsync"], Kind::Special(Special::Rsync)),
+    // Wrappers that run their arguments.
+    (&["env"], Kind::Wrapper(&ENV)),
+    (&["xargs"], Kind::Wrapper(&XARGS)),
+    (&["timeout", "gtimeout"], Kind::Wrapper(&TIMEOUT)),
+    (&["nice", "renice"], Kind::Wrapper(&NICE)),
+    (&["nohup"], Kind::Wrapper(&NOHUP)),
+    (&["time"], Kind::Wrapper(&TIME)),
+    (&["stdbuf"], Kind::Wrapper(&STDBUF)),
+    (&["command"], Kind::Wrapper(&COMMAND)),
+    (&["builtin"], Kind::Wrapper(&BUILTIN)),
+    (&["exec"], Kind::Wrapper(&EXEC)),
+    (&["watch"], Kind::Wrapper(&WATCH)),
+    (&["setsid"], Kind::Wrapper(&SETSID)),
+    (&["ionice"], Kind::Wrapper(&IONICE)),
+    (&["chroot"], Kind::Wrapper(&CHROOT)),
+    (&["flock"], Kind::Wrapper(&FLOCK)),
+    (&["unbuffer"], Kind::Wrapper(&UNBUFFER)),
+    (&["busybox", "toybox"], Kind::Wrapper(&BUSYBOX)),
+    (&["sudo"], Kind::Wrapper(&SUDO)),
+    (&["doas"], Kind::Wrapper(&DOAS)),
+    // Code runners.
+    (
+        &[
+            "bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "fish", "csh", "tcsh", "ash", "rbash",
+        ],
+        Kind::Shell,
+    ),
+    (&["eval"], Kind::Eval),
+    (&["source", "."], Kind::Source),
+    (&["trap"], Kind::Trap),
+    (
+        &[
+            "python",
+            "python2",
+            "python3",
+            "pypy",
+            "pypy3",
+            "node",
+            "nodejs",
+            "perl",
+            "ruby",
+            "php",
+            "deno",
+            "bun",
+            "lua",
+            "luajit",
+            "Rscript",
+            "R",
+            "julia",
+            "tclsh",
+            "wish",
+            "expect",
+            "osascript",
+            "pwsh",
+            "powershell",
+            "irb",
+            "ghci",
+            "runghc",
+            "runhaskell",
+            "scala",
+            "kotlin",
+            "swift",
+            "java",
+            "jshell",
+            "groovy",
+            "elixir",
+            "iex",
+            "erl",
+            "escript",
+            "guile",
+            "racket",
+            "sbcl",
+            "clojure",
+            "dart",
+            "ts-node",
+            "tsx",
+            "dc",
+            "gdb",
+            "lldb",
+            "strace",
+            "ltrace",
+            "valgrind",
+            "parallel",
+            "script",
+        ],
+        Kind::Interpreter,
+    ),
+    (
+        &["cargo"],
+        Kind::PackageManager {
+            read_only: &[
+                "metadata",
+                "version",
+                "tree",
+                "locate-project",
+                "pkgid",
+                "verify-project",
+                "help",
+            ],
+        },
+    ),
+    (
+        &["npm", "pnpm", "yarn"],
+        Kind::PackageManager {
+            read_only: &["ls", "list", "ll", "la", "help", "why", "-v"],
+        },
+    ),
+    (
+        &["pip", "pip3", "pipx"],
+        Kind::PackageManager {
+            read_only: &["list", "show", "freeze", "help"],
+        },
+    ),
+    (
+        &["go"],
+        Kind::PackageManager {
+            read_only: &["version", "help"],
+        },
+    ),
+    (
+        &["rustup"],
+        Kind::PackageManager {
+            read_only: &["show", "which", "help"],
+        },
+    ),
+    (
+        &[
+            "npx",
+            "pnpx",
+            "bunx",
+            "uv",
+            "uvx",
+            "poetry",
+            "pdm",
+            "conda",
+            "mamba",
+            "micromamba",
+            "gem",
+            "bundle",
+            "bundler",
+            "rake",
+            "composer",
+            "make",
+            "gmake",
+            "cmake",
+            "ninja",
+            "meson",
+            "gradle",
+            "gradlew",
+            "mvn",
+            "mvnw",
+            "sbt",
+            "ant",
+            "dotnet",
+            "rustc",
+            "cc",
+            "gcc",
+            "g++",
+            "clang",
+            "clang++",
+            "ld",
+            "tsc",
+            "webpack",
+            "vite",
+            "jest",
+            "vitest",
+            "pytest",
+            "tox",
+            "nox",
+            "just",
+            "task",
+            "bazel",
+            "bazelisk",
+            "buck2",
+            "brew",
+            "apt",
+            "apt-get",
+            "dpkg",
+            "dnf",
+            "yum",
+            "rpm",
+            "pacman",
+            "apk",
+            "snap",
+            "flatpak",
+            "nix",
+            "nix-env",
+            "pre-commit",
+            "hatch",
+            "maturin",
+            "wasm-pack",
+            "trunk",
+            "cross",
+        ],
+        Kind::PackageManager { read_only: &["help"] },
+    ),
+    // Network clients.
+    (
+        &[
+            "curl",
+            "wget",
+            "nc",
+            "ncat",
+            "netcat",
+            "socat",
+            "ssh",
+            "scp",
+            "sftp",
+            "ftp",
+            "telnet",
+            "lftp",
+            "aria2c",
+            "http",
+            "https",
+            "xh",
+            "httpie",
+            "mosh",
+            "rsh",
+            "rlogin",
+            "tftp",
+            "nmap",
+            "ssh-copy-id",
+            "ssh-keyscan",
+            "sshpass",
+            "ping",
+            "ping6",
+            "dig",
+            "nslookup",
+            "host",
+            "whois",
+            "traceroute",
+            "tracepath",
+            "links",
+            "lynx",
+            "w3m",
+            "smbclient",
+            "ldapsearch",
+            "openssl",
+            "gh",
+            "git-remote-http",
+        ],
+        Kind::Network,
+    ),
+    // Privilege.
+    (
+        &[
+            "su",
+            "pkexec",
+            "runuser",
+            "sudoedit",
+            "machinectl",
+            "newgrp",
+            "sg",
+            "setpriv",
+            "capsh",
+        ],
+        Kind::Privileged,
+    ),
+    // Destructive.
+    (
+        &["shutdown", "reboot", "halt", "poweroff", "kexec"],
+        Kind::Destructive("stops or restarts the machine"),
+    ),
+    (
+        &[
+            "mkfs",
+            "mke2fs",
+            "mkswap",
+            "wipefs",
+            "fdisk",
+            "sfdisk",
+            "cfdisk",
+            "gdisk",
+            "sgdisk",
+            "parted",
+            "mkdosfs",
+            "badblocks",
+            "blkdiscard",
+            "cryptsetup",
+            "lvremove",
+            "vgremove",
+            "pvremove",
+            "zpool",
+            "killall5",
+        ],
+        Kind::Destructive("destroys a file system or the whole system"),
+    ),
+    // Interactive programs.
+    (
+        &[
+            "vi",
+            "vim",
+            "nvim",
+            "view",
+            "nano",
+            "emacs",
+            "emacsclient",
+            "ed",
+            "ex",
+            "pico",
+            "joe",
+            "micro",
+            "mcedit",
+            "kak",
+            "hx",
+            "helix",
+            "code",
+            "subl",
+            "gedit",
+            "kate",
+        ],
+        Kind::Editor,
+    ),
+    (
+        &[
+            "less", "more", "most", "man", "info", "top", "htop", "btop", "atop", "tmux", "screen", "mc",
+            "ranger", "nnn", "fzf", "watchman", "vimtutor",
+        ],
+        Kind::Interactive,
+    ),
+];
+
+/// Name prefixes that mean a destructive tool whatever follows (`mkfs.ext4`).
+pub(crate) static DESTRUCTIVE_PREFIXES: &[&str] = &["mkfs.", "mke2fs.", "fsck."];
+
+/// Interpreter names that carry a version (`python3.12`, `ruby3.2`).
+pub(crate) static VERSIONED_INTERPRETERS: &[&str] =
+    &["python", "pypy", "ruby", "perl", "php", "node", "lua", "pip"];
+
+/// Directories whose programs are the system's own, so `/usr/bin/rm` is `rm`.
+pub(crate) static SYSTEM_BIN_DIRS: &[&str] = &[
+    "/bin",
+    "/usr/bin",
+    "/usr/local/bin",
+    "/sbin",
+    "/usr/sbin",
+    "/usr/local/sbin",
+    "/opt/homebrew/bin",
+];
+
+/// Top-level directories of a system whose recursive removal or permission change is destructive.
+pub(crate) static SYSTEM_DIRS: &[&str] = &[
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "opt",
+    "proc",
+    "root",
+    "sbin",
+    "srv",
+    "sys",
+    "usr",
+    "var",
+    "mnt",
+    "media",
+    "snap",
+    "run",
+    "Users",
+    "System",
+    "Library",
+    "Applications",
+    "Volumes",
+    "private",
+];
+
+/// Files a redirection may write without writing anything that persists.
+pub(crate) static HARMLESS_TARGETS: &[&str] = &[
+    "/dev/null",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/stdin",
+    "/dev/zero",
+    "/dev/full",
+];
+
+/// Device name prefixes (under `/dev/`) that are raw disks or memory: writing them destroys data.
+pub(crate) static RAW_DEVICES: &[&str] = &[
+    "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "loop", "md", "dm-", "mapper/", "sr", "mem",
+    "kmem", "port", "fd0", "nbd", "zd", "bcache", "root",
+];
+
+/// Variables whose value changes which code later commands run (or how they run): setting one is a safety ask.
+/// A trailing `*` matches a prefix.
+pub(crate) static CODE_VARIABLES: &[&str] = &[
+    "PATH",
+    "LD_*",
+    "DYLD_*",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "PS0",
+    "PS1",
+    "PS4",
+    "IFS",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "BASH_FUNC_*",
+    "BASH_LOADABLES_PATH",
+    "GLOBIGNORE",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "GIT_CONFIG*",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_EXEC_PATH",
+    "GIT_PROXY_COMMAND",
+    "GIT_TEMPLATE_DIR",
+    "PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "EDITOR",
+    "VISUAL",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PYTHONHOME",
+    "PYTHONINSPECT",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "BROWSER",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "RIPGREP_CONFIG_PATH",
+    "AWKPATH",
+    "AWKLIBPATH",
+    "TAR_OPTIONS",
+    "GREP_OPTIONS",
+    "RUSTC_WRAPPER",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "RUSTC",
+    "CC",
+    "CXX",
+    "MAKEFLAGS",
+    "NPM_CONFIG_*",
+    "npm_config_*",
+    "ZDOTDIR",
+    "HISTFILE",
+    "TMPDIR",
+    "HOME",
+];
+
+/// Git options (before the sub-command).
+pub(crate) static GIT_GLOBAL_VALUES: &[&str] = &[
+    "-C",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--super-prefix",
+    "-c",
+    "--config-env",
+    "--list-cmds",
+    "--attr-source",
+];
+pub(crate) static GIT_GLOBAL_FLAGS: &[&str] = &[
+    "-p",
+    "--paginate",
+    "-P",
+    "--no-pager",
+    "--bare",
+    "--no-replace-objects",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-optional-locks",
+    "--no-advice",
+    "--version",
+    "--help",
+    "-v",
+    "-h",
+    "--html-path",
+    "--man-path",
+    "--info-path",
+];
+pub(crate) static GIT_GLOBAL_EFFECTS: &[(&str, Effect)] = &[
+    (
+        "-c",
+        HiddenExec("`git -c` sets configuration that can run programs (core.pager, core.fsmonitor, …)"),
+    ),
+    (
+        "--config-env",
+        HiddenExec("`git --config-env` sets configuration that can run programs"),
+    ),
+    (
+        "--exec-path",
+        HiddenExec("`git --exec-path` runs git programs from another directory"),
+    ),
+];
+
+/// Git sub-command options that write or run programs, whatever the sub-command.
+pub(crate) static GIT_EFFECTS: &[(&str, Effect)] = &[
+    ("--output", WriteValue),
+    (
+        "--ext-diff",
+        HiddenExec("`git --ext-diff` runs the external diff program from configuration"),
+    ),
+    ("--exec", HiddenExec("`--exec` runs a program")),
+    ("--upload-pack", HiddenExec("`--upload-pack` runs a program")),
+    ("--receive-pack", HiddenExec("`--receive-pack` runs a program")),
+    ("-O", HiddenExec("`git grep -O` runs a pager program")),
+    (
+        "--open-files-in-pager",
+        HiddenExec("`git grep --open-files-in-pager` runs a pager program"),
+    ),
+];
+pub(crate) static GIT_VALUES: &[&str] = &[
+    "--output",
+    "--format",
+    "--pretty",
+    "-n",
+    "--max-count",
+    "--skip",
+    "--since",
+    "--until",
+    "--after",
+    "--before",
+    "--author",
+    "--committer",
+    "--grep",
+    "-S",
+    "-G",
+    "-L",
+    "-U",
+    "--unified",
+    "--abbrev",
+    "--date",
+    "--encoding",
+    "-e",
+    "-f",
+    "--exec",
+    "--upload-pack",
+    "--receive-pack",
+    "-O",
+    "--open-files-in-pager",
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--sort",
+    "--color",
+    "-m",
+    "-M",
+    "-C",
+    "--diff-filter",
+    "--relative",
+    "--stat",
+    "--contents",
+    "--ignore-rev",
+    "--ignore-revs-file",
+];
+
+/// How a git sub-command is read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GitRule {
+    /// Read-only with any operands.
+    Always,
+    /// Read-only when listing: no operands, or a listing option present, and no option from the list.
+    Listing {
+        list_flags: &'static [&'static str],
+        write_flags: &'static [&'static str],
+    },
+    /// Read-only when the first operand is one of these (or there is none, if `bare` is true).
+    Sub {
+        subs: &'static [&'static str],
+        bare: bool,
+    },
+    /// `git config`: read-only with a reading option or sub-command.
+    Config,
+}
+
+pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
+    ("status", GitRule::Always),
+    ("log", GitRule::Always),
+    ("diff", GitRule::Always),
+    ("show", GitRule::Always),
+    ("rev-parse", GitRule::Always),
+    ("ls-files", GitRule::Always),
+    ("ls-tree", GitRule::Always),
+    ("blame", GitRule::Always),
+    ("annotate", GitRule::Always),
+    ("describe", GitRule::Always),
+    ("shortlog", GitRule::Always),
+    ("cat-file", GitRule::Always),
+    ("rev-list", GitRule::Always),
+    ("merge-base", GitRule::Always),
+    ("name-rev", GitRule::Always),
+    ("show-ref", GitRule::Always),
+    ("for-each-ref", GitRule::Always),
+    ("count-objects", GitRule::Always),
+    ("check-ignore", GitRule::Always),
+    ("check-attr", GitRule::Always),
+    ("var", GitRule::Always),
+    ("version", GitRule::Always),
+    ("help", GitRule::Always),
+    ("grep", GitRule::Always),
+    ("whatchanged", GitRule::Always),
+    ("cherry", GitRule::Always),
+    ("diff-tree", GitRule::Always),
+    ("diff-files", GitRule::Always),
+    ("diff-index", GitRule::Always),
+    ("show-branch", GitRule::Always),
+    ("range-diff", GitRule::Always),
+    ("verify-commit", GitRule::Always),
+    ("verify-tag", GitRule::Always),
+    (
+        "branch",
+        GitRule::Listing {
+            list_flags: &[
+                "--list",
+                "-l",
+                "--contains",
+                "--no-contains",
+                "--merged",
+                "--no-merged",
+                "--points-at",
+                "--show-current",
+            ],
+            write_flags: &[
+                "-d",
+                "-D",
+                "-m",
+                "-M",
+                "-c",
+                "-C",
+                "-f",
+                "-u",
+                "--delete",
+                "--move",
+                "--copy",
+                "--force",
+                "--set-upstream-to",
+                "--unset-upstream",
+                "--edit-description",
+                "--track",
+                "--no-track",
+            ],
+        },
+    ),
+    (
+        "tag",
+        GitRule::Listing {
+            list_flags: &[
+                "--list",
+                "-l",
+                "--contains",
+                "--no-contains",
+                "--merged",
+                "--no-merged",
+                "--points-at",
+                "-v",
+                "--verify",
+            ],
+            write_flags: &[
+                "-d",
+                "-a",
+                "-s",
+                "-f",
+                "-m",
+                "-F",
+                "-u",
+                "--delete",
+                "--annotate",
+                "--sign",
+                "--force",
+                "--message",
+                "--file",
+                "--local-user",
+                "--edit",
+            ],
+        },
+    ),
+    (
+        "remote",
+        GitRule::Sub {
+            subs: &["show", "get-url"],
+            bare: true,
+        },
+    ),
+    (
+        "stash",
+        GitRule::Sub {
+            subs: &["list", "show"],
+            bare: false,
+        },
+    ),
+    (
+        "worktree",
+        GitRule::Sub {
+            subs: &["list"],
+            bare: false,
+        },
+    ),
+    (
+        "reflog",
+        GitRule::Sub {
+            subs: &["show"],
+            bare: true,
+        },
+    ),
+    (
+        "notes",
+        GitRule::Sub {
+            subs: &["list", "show"],
+            bare: true,
+        },
+    ),
+    (
+        "submodule",
+        GitRule::Sub {
+            subs: &["status", "summary"],
+            bare: true,
+        },
+    ),
+    (
+        "sparse-checkout",
+        GitRule::Sub {
+            subs: &["list"],
+            bare: false,
+        },
+    ),
+    ("config", GitRule::Config),
+];
+pub(crate) static GIT_CONFIG_READ: &[&str] = &[
+    "--get",
+    "--get-all",
+    "--get-regexp",
+    "--get-urlmatch",
+    "--list",
+    "-l",
+    "--get-color",
+    "--get-colorbool",
+];
+pub(crate) static GIT_CONFIG_READ_SUBS: &[&str] = &["get", "list"];
+
+/// awk options.
+pub(crate) static AWK_VALUES: &[&str] = &[
+    "-F",
+    "-v",
+    "-f",
+    "-e",
+    "-E",
+    "-i",
+    "-l",
+    "--field-separator",
+    "--assign",
+    "--file",
+    "--source",
+    "--exec",
+    "--include",
+    "--load",
+];
+
+/// find primaries that take one value; `-fprintf` takes two.
+pub(crate) static FIND_VALUES: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-type",
+    "-xtype",
+    "-size",
+    "-perm",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-samefile",
+    "-links",
+    "-inum",
+    "-maxdepth",
+    "-mindepth",
+    "-fstype",
+    "-context",
+    "-used",
+    "-printf",
+    "-regextype",
+    "-lname",
+    "-ilname",
+    "-files0-from",
+];
+/// find primaries that run a command given in the following words, up to `;` or `+`.
+pub(crate) static FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+/// find primaries whose value is a file written.
+pub(crate) static FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fls", "-fprintf"];
+
+/// `systemctl` verbs that stop the machine.
+pub(crate) static SYSTEMCTL_STOPS: &[&str] = &[
+    "poweroff",
+    "reboot",
+    "halt",
+    "kexec",
+    "emergency",
+    "rescue",
+    "suspend",
+    "hibernate",
+    "soft-reboot",
+];
+/// `systemctl` verbs that only read.
+pub(crate) static SYSTEMCTL_READS: &[&str] = &[
+    "status",
+    "show",
+    "list-units",
+    "list-unit-files",
+    "list-timers",
+    "list-sockets",
+    "is-active",
+    "is-enabled",
+    "is-failed",
+    "cat",
+    "help",
+    "--version",
+];
+
+/// Options that only print the version or help of a program, run nothing else.
+pub(crate) static VERSION_FLAGS: &[&str] = &["--version", "--help"];

@@ -1,0 +1,253 @@
+//! L5 of agent-guard: decides shell commands from a real parse of everything that would run.
+//!
+//! [`BashGuard::analyze`] parses a command line with a bash grammar, walks the syntax tree and lists every command
+//! that could run — parts of pipelines and lists, subshells and groups, `$(…)` and backticks in any word,
+//! process substitutions, function bodies, here-documents, `bash -c` and `eval` code, `find -exec` commands and the
+//! commands behind wrappers like `env`, `timeout` or `sudo` — with the files they read and write. Each command is
+//! classified flag by flag against one knowledge table (`knowledge.rs`). [`CommandAnalysis::verdict`] turns the
+//! findings into bash-guard's own [`Verdict`](agent_tool_traits::Verdict): deny for destructive commands,
+//! privilege escalation, fork bombs and (by default) network commands; ask for code the analysis cannot see;
+//! allow only when every command is known read-only and nothing is written.
+//!
+//! **Invariant:** never executes, expands against the file system, or reads anything; analysis is pure.
+//! **Invariant:** never panics and never fails: trouble (a syntax error, code only known at run time, nesting
+//! past the depth limit) is a safety-ask finding, never an allow.
+//! **Invariant:** no count or size cap weakens a deny: every command is analysed, and a deny anywhere denies.
+//! **Invariant:** text inside quotes never becomes a command; a command word that is not a literal is an ask.
+//! **Invariant:** synchronous, no async runtime; `brush-parser` is only used inside the private `parse` module.
+//!
+//! ```
+//! use agent_bash_guard::{BashConfig, BashGuard, CommandClass};
+//! use agent_tool_traits::Decision;
+//!
+//! let guard = BashGuard::new(BashConfig { block_network: Some(true), ..BashConfig::default() });
+//!
+//! let analysis = guard.analyze(r#"grep -rn "sudo rm -rf /" src | head -5"#);
+//! assert_eq!(analysis.verdict().decision, Decision::Allow);
+//!
+//! let analysis = guard.analyze("echo ok && env A=1 timeout 5 rm -rf ~/");
+//! assert_eq!(analysis.verdict().decision, Decision::Deny);
+//! let rm = &analysis.commands[1];
+//! assert_eq!(rm.effective(), ["rm", "-rf", "~/"]);
+//! assert_eq!(rm.class, CommandClass::Destructive);
+//!
+//! let analysis = guard.analyze("cat $(ls) > out.txt");
+//! assert_eq!(analysis.commands.len(), 2);
+//! assert_eq!(analysis.writes[0].path, "out.txt");
+//! assert_eq!(analysis.verdict().decision, Decision::Ask);
+//! ```
+
+mod analysis;
+mod analyze;
+mod classify;
+mod config;
+mod error;
+mod knowledge;
+mod parse;
+mod scripts;
+mod word;
+
+use std::collections::HashMap;
+
+pub use analysis::AccessVia;
+pub use analysis::CommandAnalysis;
+pub use analysis::CommandClass;
+pub use analysis::FileAccess;
+pub use analysis::Finding;
+pub use analysis::Location;
+pub use analysis::LocationKind;
+pub use analysis::SubCommand;
+pub use config::BashConfig;
+pub use config::CommandTableExtension;
+pub use error::ExtensionError;
+
+use classify::Table;
+use knowledge::Kind;
+
+/// The compiled command knowledge: build once, analyse many commands (`Send + Sync`).
+#[derive(Debug)]
+pub struct BashGuard {
+    table: Table,
+    diagnostics: Vec<String>,
+}
+
+impl Default for BashGuard {
+    fn default() -> Self {
+        Self::new(BashConfig::default())
+    }
+}
+
+static USER_WRAPPER: knowledge::Wrapper = knowledge::Wrapper {
+    values: &[],
+    flags: &[],
+    writes: &[],
+    no_run: &[],
+    code: &[],
+    leading: 0,
+    assignments: false,
+    numeric_flags: false,
+    joins: false,
+    exec_flags: &[],
+    privileged: false,
+    bare_is_read_only: false,
+};
+
+impl BashGuard {
+    /// Compiles the built-in table with the user's extensions. Never fails: an extension that cannot be applied
+    /// safely is left out and reported in [`BashGuard::diagnostics`] (the analysis stays as strict as without it).
+    pub fn new(config: BashConfig) -> Self {
+        let mut kinds: HashMap<String, Kind> = HashMap::new();
+        for (names, kind) in knowledge::COMMANDS {
+            for name in *names {
+                kinds.insert((*name).to_owned(), *kind);
+            }
+        }
+        let mut diagnostics = Vec::new();
+        let extension = &config.commands;
+        let added: [(&Vec<String>, Kind, &'static str); 4] = [
+            (&extension.interpreters, Kind::Interpreter, "interpreters"),
+            (
+                &extension.package_managers,
+                Kind::PackageManager { read_only: &[] },
+                "packageManagers",
+            ),
+            (&extension.wrappers, Kind::Wrapper(&USER_WRAPPER), "wrappers"),
+            (&extension.network, Kind::Network, "network"),
+        ];
+        for (entries, kind, key) in added {
+            for entry in entries {
+                match plain_name(entry, key) {
+                    Ok(name) => {
+                        kinds.insert(name, kind);
+                    }
+                    Err(error) => diagnostics.push(error.to_string()),
+                }
+            }
+        }
+        let mut deny = Vec::new();
+        for entry in &extension.deny {
+            match words_of(entry, "deny") {
+                Ok(words) => deny.push(words),
+                Err(error) => diagnostics.push(error.to_string()),
+            }
+        }
+        let mut read_only = Vec::new();
+        for entry in &extension.read_only {
+            match words_of(entry, "readOnly") {
+                Ok(words) => {
+                    let known = words.first().and_then(|w| kinds.get(w.as_str())).copied();
+                    match known.filter(|k| classify::never_read_only(*k)) {
+                        Some(kind) => diagnostics.push(
+                            ExtensionError::NotReadOnly {
+                                name: entry.clone(),
+                                class: kind_name(kind),
+                            }
+                            .to_string(),
+                        ),
+                        None => read_only.push(words),
+                    }
+                }
+                Err(error) => diagnostics.push(error.to_string()),
+            }
+        }
+        let table = Table {
+            kinds,
+            read_only,
+            deny,
+            network_blocked: config.network_blocked(),
+        };
+        Self { table, diagnostics }
+    }
+
+    /// Analyses one command line. Never panics, never executes anything.
+    pub fn analyze(&self, command: &str) -> CommandAnalysis {
+        let mut analysis = analyze::analyze(&self.table, command);
+        analysis.diagnostics.clone_from(&self.diagnostics);
+        analysis
+    }
+
+    /// Problems with the configuration: extensions that were not applied.
+    pub fn diagnostics(&self) -> &[String] {
+        &self.diagnostics
+    }
+
+    /// Whether network commands are denied.
+    pub fn network_blocked(&self) -> bool {
+        self.table.network_blocked
+    }
+}
+
+fn plain_name(entry: &str, list: &'static str) -> Result<String, ExtensionError> {
+    let name = entry.trim();
+    if name.is_empty() {
+        return Err(ExtensionError::Empty { list });
+    }
+    let bad = |c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '/' | '$' | '`' | '\'' | '"' | '*' | '?' | '[' | '\\' | ';' | '|' | '&'
+            )
+    };
+    if name.contains(bad) {
+        return Err(ExtensionError::InvalidName {
+            name: entry.to_owned(),
+            list,
+        });
+    }
+    Ok(name.to_owned())
+}
+
+fn words_of(entry: &str, list: &'static str) -> Result<Vec<String>, ExtensionError> {
+    let words: Vec<String> = entry.split_whitespace().map(str::to_owned).collect();
+    let Some(first) = words.first() else {
+        return Err(ExtensionError::Empty { list });
+    };
+    plain_name(first, list)?;
+    Ok(words)
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Wrapper(_) => "a wrapper that runs other commands",
+        Kind::Shell | Kind::Eval | Kind::Source | Kind::Trap => "a runner of shell code",
+        Kind::Interpreter => "an interpreter",
+        Kind::Network => "a network command",
+        Kind::Privileged => "a privileged command",
+        Kind::Destructive(_) => "a destructive command",
+        Kind::Editor | Kind::Interactive => "an interactive program",
+        Kind::Special(_) => "a command that removes or changes files wholesale",
+        Kind::ReadOnly(_) | Kind::Write(_) | Kind::PackageManager { .. } => "an ordinary command",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn guard_is_send_and_sync() {
+        assert_send_sync::<BashGuard>();
+    }
+
+    #[test]
+    fn bad_extensions_are_reported_and_not_applied() {
+        let config = BashConfig {
+            block_network: Some(true),
+            commands: CommandTableExtension {
+                read_only: vec!["bash".into(), "mytool".into(), "".into(), "a/b".into()],
+                deny: vec!["git push".into()],
+                ..CommandTableExtension::default()
+            },
+        };
+        let guard = BashGuard::new(config);
+        assert_eq!(guard.diagnostics().len(), 3, "{:?}", guard.diagnostics());
+        assert!(guard.analyze("mytool --x").is_read_only());
+        assert!(!guard.analyze("bash").is_read_only());
+        assert!(guard.analyze("git push origin").verdict().is_denied());
+        assert!(!guard.analyze("git status").verdict().is_denied());
+        assert_eq!(guard.analyze("ls").verdict().diagnostics.len(), 3);
+    }
+}

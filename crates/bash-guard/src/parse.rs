@@ -1,0 +1,693 @@
+//! The only module that knows `brush-parser`: it turns its AST and word pieces into the small syntax tree below.
+
+// brush-parser's API changed in each minor release; keeping every use of it here means an upgrade touches one
+// file, and the walker only sees the shapes it needs.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use brush_parser::ast;
+use brush_parser::word::{
+    self, BraceExpressionMember, BraceExpressionOrText, Parameter, ParameterExpr, WordPiece,
+};
+use brush_parser::{Parser, ParserOptions};
+
+/// A parsed shell program: its complete commands in source order.
+#[derive(Debug, Default)]
+pub(crate) struct Script(pub(crate) Vec<AndOrList>);
+
+/// Pipelines joined by `&&`/`||`, ended by `;`, a newline or `&`.
+#[derive(Debug)]
+pub(crate) struct AndOrList {
+    pub(crate) pipelines: Vec<Pipeline>,
+    pub(crate) background: bool,
+}
+
+/// Commands joined by `|`.
+#[derive(Debug)]
+pub(crate) struct Pipeline(pub(crate) Vec<Cmd>);
+
+/// One command of a pipeline.
+#[derive(Debug)]
+pub(crate) enum Cmd {
+    Simple(Simple),
+    Compound {
+        construct: Construct,
+        parts: Vec<Part>,
+        redirects: Vec<Redirect>,
+    },
+    Function {
+        name: String,
+        body: Box<Cmd>,
+    },
+}
+
+/// The compound constructs, for the location of what they contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Construct {
+    Subshell,
+    BraceGroup,
+    If,
+    Loop,
+    For,
+    Case,
+    Arithmetic,
+    Test,
+    Coprocess,
+}
+
+/// A piece of a compound command.
+#[derive(Debug)]
+pub(crate) enum Part {
+    /// A list of commands the construct runs.
+    Body(Script),
+    /// A word the construct expands (for-list, case subject and patterns, `[[ ]]` operands).
+    Word(String),
+    /// An arithmetic expression, expanded like a double-quoted word before evaluation.
+    Arith(String),
+    /// One command (the body of `coproc`).
+    Command(Box<Cmd>),
+}
+
+/// A simple command: assignments, words (with process substitutions in place) and redirections.
+#[derive(Debug, Default)]
+pub(crate) struct Simple {
+    pub(crate) assignments: Vec<(String, String)>,
+    pub(crate) words: Vec<Arg>,
+    pub(crate) redirects: Vec<Redirect>,
+}
+
+/// A word of a simple command.
+#[derive(Debug)]
+pub(crate) enum Arg {
+    Word(String),
+    ProcSub(Script),
+}
+
+/// One redirection.
+#[derive(Debug)]
+pub(crate) struct Redirect {
+    pub(crate) op: RedirOp,
+    pub(crate) target: Target,
+}
+
+/// What a redirection does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RedirOp {
+    Read,
+    Write,
+    ReadWrite,
+    /// `>&word` / `<&word`: a file descriptor when the word is a number or `-`, else (for output) a file.
+    Duplicate {
+        output: bool,
+    },
+    HereString,
+    HereDoc {
+        expands: bool,
+    },
+}
+
+/// The target of a redirection.
+#[derive(Debug)]
+pub(crate) enum Target {
+    Word(String),
+    Fd,
+    ProcSub(Script),
+}
+
+/// A piece of a word after the shell's lexing, before expansion.
+#[derive(Debug)]
+pub(crate) enum Piece {
+    /// Unquoted text: globs and tildes here are active.
+    Text(String),
+    /// Quoted text (single quotes, or text inside double quotes), already without its quotes.
+    Quoted(String),
+    /// `$'…'` text, still with its backslash escapes.
+    AnsiC(String),
+    /// A backslash escape outside quotes (`\m`), or inside double quotes (`\$`).
+    Escaped { text: String, in_double_quotes: bool },
+    /// `"…"`.
+    DoubleQuoted(Vec<Piece>),
+    /// `~` or `~user` at the start of a word.
+    Tilde(Option<String>),
+    /// A parameter expansion: its name, whether it re-expands (`${x@P}`, `${!x}`) and the words inside it.
+    Param {
+        name: String,
+        reexpands: bool,
+        nested: Vec<String>,
+    },
+    /// `$(…)` or `` `…` `` with its body.
+    CommandSub { body: String, backticks: bool },
+    /// `$((…))` with its expression.
+    Arith(String),
+}
+
+/// Parses `source` as a shell program. Any panic inside the parser becomes a parse error.
+pub(crate) fn program(source: &str) -> Result<Script, String> {
+    let parsed = catch_unwind(AssertUnwindSafe(|| {
+        let options = ParserOptions::default();
+        Parser::new(std::io::Cursor::new(source.as_bytes()), &options).parse_program()
+    }));
+    match parsed {
+        Ok(Ok(program)) => Ok(Script(
+            program.complete_commands.iter().flat_map(compound_list).collect(),
+        )),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err("the shell parser failed on this input".to_owned()),
+    }
+}
+
+/// Splits a word into its pieces.
+pub(crate) fn pieces(raw: &str) -> Result<Vec<Piece>, String> {
+    let parsed = catch_unwind(AssertUnwindSafe(|| word::parse(raw, &ParserOptions::default())));
+    match parsed {
+        Ok(Ok(pieces)) => Ok(pieces.into_iter().map(|p| piece(p.piece, false)).collect()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!("the word parser failed on `{raw}`")),
+    }
+}
+
+/// Splits an expanding here-document body into its pieces (quotes are ordinary characters there).
+pub(crate) fn heredoc_pieces(body: &str) -> Result<Vec<Piece>, String> {
+    let parsed = catch_unwind(AssertUnwindSafe(|| {
+        word::parse_heredoc(body, &ParserOptions::default())
+    }));
+    match parsed {
+        Ok(Ok(pieces)) => Ok(pieces.into_iter().map(|p| piece(p.piece, true)).collect()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err("the here-document parser failed".to_owned()),
+    }
+}
+
+/// What brace expansion makes of a raw word.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Braces {
+    /// No brace expansion: the word stays one word.
+    None,
+    /// The words it expands to (`{rm,-rf}` → `rm`, `-rf`), each still raw.
+    Words(Vec<String>),
+    /// More than the limit: the analysis does not enumerate them.
+    TooMany,
+}
+
+/// Brace-expands a raw word, enumerating at most `limit` words.
+pub(crate) fn brace_expand(raw: &str, limit: usize) -> Braces {
+    if !raw.contains('{') {
+        return Braces::None;
+    }
+    let parsed = catch_unwind(AssertUnwindSafe(|| {
+        word::parse_brace_expansions(raw, &ParserOptions::default())
+    }));
+    let Ok(Ok(Some(pieces))) = parsed else {
+        return Braces::None;
+    };
+    if pieces.iter().all(|p| matches!(p, BraceExpressionOrText::Text(_))) {
+        return Braces::None;
+    }
+    match expand_braces(&pieces, limit) {
+        Some(words) => Braces::Words(words),
+        None => Braces::TooMany,
+    }
+}
+
+fn expand_braces(pieces: &[BraceExpressionOrText], limit: usize) -> Option<Vec<String>> {
+    let mut words = vec![String::new()];
+    for piece in pieces {
+        let alternatives: Vec<String> = match piece {
+            BraceExpressionOrText::Text(text) => vec![text.clone()],
+            BraceExpressionOrText::Expr(members) => {
+                let mut all = Vec::new();
+                for member in members {
+                    all.extend(expand_member(member, limit)?);
+                    if all.len() > limit {
+                        return None;
+                    }
+                }
+                all
+            }
+        };
+        let mut next = Vec::with_capacity(words.len().saturating_mul(alternatives.len()));
+        for prefix in &words {
+            for alternative in &alternatives {
+                next.push(format!("{prefix}{alternative}"));
+            }
+        }
+        if next.len() > limit {
+            return None;
+        }
+        words = next;
+    }
+    Some(words)
+}
+
+fn expand_member(member: &BraceExpressionMember, limit: usize) -> Option<Vec<String>> {
+    match member {
+        BraceExpressionMember::NumberSequence {
+            start,
+            end,
+            increment,
+        } => {
+            let step = increment.unsigned_abs().max(1);
+            let count = start.abs_diff(*end) / step + 1;
+            if count > limit as u64 {
+                return None;
+            }
+            let mut values = Vec::new();
+            let mut value = *start;
+            for _ in 0..count {
+                values.push(value.to_string());
+                let delta = i64::try_from(step).ok()?;
+                value = if start <= end {
+                    value.checked_add(delta)?
+                } else {
+                    value.checked_sub(delta)?
+                };
+            }
+            Some(values)
+        }
+        BraceExpressionMember::CharSequence {
+            start,
+            end,
+            increment,
+        } => {
+            let (low, high) = (
+                u32::from(*start).min(u32::from(*end)),
+                u32::from(*start).max(u32::from(*end)),
+            );
+            let step = usize::try_from(increment.unsigned_abs().max(1)).ok()?;
+            let values: Vec<String> = (low..=high)
+                .step_by(step)
+                .filter_map(char::from_u32)
+                .map(String::from)
+                .collect();
+            (values.len() <= limit).then_some(values)
+        }
+        BraceExpressionMember::Child(pieces) => expand_braces(pieces, limit),
+    }
+}
+
+fn piece(piece: WordPiece, in_heredoc: bool) -> Piece {
+    match piece {
+        WordPiece::Text(text) if in_heredoc => Piece::Quoted(text),
+        WordPiece::Text(text) => Piece::Text(text),
+        WordPiece::SingleQuotedText(text) => Piece::Quoted(text),
+        WordPiece::AnsiCQuotedText(text) => Piece::AnsiC(text),
+        WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+            Piece::DoubleQuoted(inner.into_iter().map(|p| inner_piece(p.piece)).collect())
+        }
+        WordPiece::TildeExpansion(tilde) => Piece::Tilde(match tilde {
+            word::TildeExpr::Home => None,
+            word::TildeExpr::UserHome(user) => Some(user),
+            // `~+`, `~-` and the directory-stack forms name working directories, never home.
+            _ => Some("+".to_owned()),
+        }),
+        WordPiece::ParameterExpansion(expr) => param(expr),
+        WordPiece::CommandSubstitution(body) => Piece::CommandSub {
+            body,
+            backticks: false,
+        },
+        WordPiece::BackquotedCommandSubstitution(body) => Piece::CommandSub {
+            body,
+            backticks: true,
+        },
+        WordPiece::EscapeSequence(text) => Piece::Escaped {
+            text,
+            in_double_quotes: in_heredoc,
+        },
+        WordPiece::ArithmeticExpression(expr) => Piece::Arith(expr.value),
+    }
+}
+
+fn inner_piece(piece: WordPiece) -> Piece {
+    match piece {
+        WordPiece::Text(text) => Piece::Quoted(text),
+        WordPiece::EscapeSequence(text) => Piece::Escaped {
+            text,
+            in_double_quotes: true,
+        },
+        other => self::piece(other, false),
+    }
+}
+
+fn param(expr: ParameterExpr) -> Piece {
+    let (parameter, indirect, nested, prompt) = match expr {
+        ParameterExpr::Parameter { parameter, indirect }
+        | ParameterExpr::ParameterLength { parameter, indirect } => {
+            (Some(parameter), indirect, vec![], false)
+        }
+        ParameterExpr::UseDefaultValues {
+            parameter,
+            indirect,
+            default_value: text,
+            ..
+        }
+        | ParameterExpr::AssignDefaultValues {
+            parameter,
+            indirect,
+            default_value: text,
+            ..
+        }
+        | ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect,
+            error_message: text,
+            ..
+        }
+        | ParameterExpr::UseAlternativeValue {
+            parameter,
+            indirect,
+            alternative_value: text,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            pattern: text,
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            pattern: text,
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            pattern: text,
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            pattern: text,
+        }
+        | ParameterExpr::UppercaseFirstChar {
+            parameter,
+            indirect,
+            pattern: text,
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            indirect,
+            pattern: text,
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            indirect,
+            pattern: text,
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            indirect,
+            pattern: text,
+        } => (Some(parameter), indirect, text.into_iter().collect(), false),
+        ParameterExpr::Substring {
+            parameter,
+            indirect,
+            offset,
+            length,
+        } => {
+            let mut nested = vec![offset.value];
+            nested.extend(length.map(|l| l.value));
+            (Some(parameter), indirect, nested, false)
+        }
+        ParameterExpr::Transform {
+            parameter,
+            indirect,
+            op,
+        } => {
+            // `@P` expands prompt escapes (which run `$(…)` inside the value), `@E` expands backslash escapes:
+            // both make the value into something the analysis cannot see.
+            let reexpands = matches!(
+                op,
+                word::ParameterTransformOp::PromptExpand | word::ParameterTransformOp::ExpandEscapeSequences
+            );
+            (Some(parameter), indirect, vec![], reexpands)
+        }
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect,
+            pattern,
+            replacement,
+            ..
+        } => {
+            let mut nested = vec![pattern];
+            nested.extend(replacement);
+            (Some(parameter), indirect, nested, false)
+        }
+        ParameterExpr::VariableNames { prefix, .. } => (None, false, vec![prefix], false),
+        ParameterExpr::MemberKeys { variable_name, .. } => {
+            (Some(Parameter::Named(variable_name)), false, vec![], false)
+        }
+    };
+    let (name, mut nested) = match parameter {
+        Some(Parameter::Named(name)) => (name, nested),
+        Some(Parameter::NamedWithIndex { name, index }) => {
+            // An array index is evaluated arithmetically and may hold `$(…)`.
+            let mut all = nested;
+            all.push(index);
+            (name, all)
+        }
+        Some(Parameter::NamedWithAllIndices { name, .. }) => (name, nested),
+        Some(Parameter::Positional(n)) => (n.to_string(), nested),
+        Some(Parameter::Special(special)) => (format!("{special:?}"), nested),
+        None => ("!".to_owned(), nested),
+    };
+    nested.retain(|text| !text.is_empty());
+    Piece::Param {
+        name,
+        reexpands: indirect || prompt,
+        nested,
+    }
+}
+
+fn compound_list(list: &ast::CompoundList) -> Vec<AndOrList> {
+    list.0
+        .iter()
+        .map(|item| {
+            let ast::CompoundListItem(and_or, separator) = item;
+            let mut pipelines = vec![pipeline(&and_or.first)];
+            pipelines.extend(and_or.additional.iter().map(|next| match next {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => pipeline(p),
+            }));
+            AndOrList {
+                pipelines,
+                background: matches!(separator, ast::SeparatorOperator::Async),
+            }
+        })
+        .collect()
+}
+
+fn script(list: &ast::CompoundList) -> Script {
+    Script(compound_list(list))
+}
+
+fn pipeline(p: &ast::Pipeline) -> Pipeline {
+    Pipeline(p.seq.iter().map(command).collect())
+}
+
+fn command(c: &ast::Command) -> Cmd {
+    match c {
+        ast::Command::Simple(simple_command) => Cmd::Simple(simple(simple_command)),
+        ast::Command::Compound(compound, redirects) => {
+            let (construct, parts) = compound_parts(compound);
+            Cmd::Compound {
+                construct,
+                parts,
+                redirects: redirect_list(redirects.as_ref()),
+            }
+        }
+        ast::Command::Function(definition) => {
+            let ast::FunctionBody(body, redirects) = &definition.body;
+            let (construct, parts) = compound_parts(body);
+            Cmd::Function {
+                name: definition.fname.value.clone(),
+                body: Box::new(Cmd::Compound {
+                    construct,
+                    parts,
+                    redirects: redirect_list(redirects.as_ref()),
+                }),
+            }
+        }
+        ast::Command::ExtendedTest(test, redirects) => {
+            let mut parts = Vec::new();
+            test_words(&test.expr, &mut parts);
+            Cmd::Compound {
+                construct: Construct::Test,
+                parts,
+                redirects: redirect_list(redirects.as_ref()),
+            }
+        }
+    }
+}
+
+fn test_words(expr: &ast::ExtendedTestExpr, parts: &mut Vec<Part>) {
+    match expr {
+        ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+            test_words(a, parts);
+            test_words(b, parts);
+        }
+        ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => test_words(a, parts),
+        ast::ExtendedTestExpr::UnaryTest(_, w) => parts.push(Part::Word(w.value.clone())),
+        ast::ExtendedTestExpr::BinaryTest(predicate, a, b) => {
+            // Arithmetic comparisons evaluate their operands as arithmetic expressions.
+            let arithmetic = matches!(
+                predicate,
+                ast::BinaryPredicate::ArithmeticEqualTo
+                    | ast::BinaryPredicate::ArithmeticNotEqualTo
+                    | ast::BinaryPredicate::ArithmeticLessThan
+                    | ast::BinaryPredicate::ArithmeticLessThanOrEqualTo
+                    | ast::BinaryPredicate::ArithmeticGreaterThan
+                    | ast::BinaryPredicate::ArithmeticGreaterThanOrEqualTo
+            );
+            for w in [a, b] {
+                parts.push(if arithmetic {
+                    Part::Arith(w.value.clone())
+                } else {
+                    Part::Word(w.value.clone())
+                });
+            }
+        }
+    }
+}
+
+fn compound_parts(compound: &ast::CompoundCommand) -> (Construct, Vec<Part>) {
+    match compound {
+        ast::CompoundCommand::Arithmetic(a) => {
+            (Construct::Arithmetic, vec![Part::Arith(a.expr.value.clone())])
+        }
+        ast::CompoundCommand::ArithmeticForClause(a) => {
+            let mut parts: Vec<Part> = [&a.initializer, &a.condition, &a.updater]
+                .into_iter()
+                .flatten()
+                .map(|e| Part::Arith(e.value.clone()))
+                .collect();
+            parts.push(Part::Body(script(&a.body.list)));
+            (Construct::For, parts)
+        }
+        ast::CompoundCommand::BraceGroup(b) => (Construct::BraceGroup, vec![Part::Body(script(&b.list))]),
+        ast::CompoundCommand::Subshell(s) => (Construct::Subshell, vec![Part::Body(script(&s.list))]),
+        ast::CompoundCommand::ForClause(f) => {
+            let mut parts: Vec<Part> = f
+                .values
+                .iter()
+                .flatten()
+                .map(|w| Part::Word(w.value.clone()))
+                .collect();
+            parts.push(Part::Body(script(&f.body.list)));
+            (Construct::For, parts)
+        }
+        ast::CompoundCommand::CaseClause(c) => {
+            let mut parts = vec![Part::Word(c.value.value.clone())];
+            for item in &c.cases {
+                parts.extend(item.patterns.iter().map(|w| Part::Word(w.value.clone())));
+                if let Some(body) = &item.cmd {
+                    parts.push(Part::Body(script(body)));
+                }
+            }
+            (Construct::Case, parts)
+        }
+        ast::CompoundCommand::IfClause(i) => {
+            let mut parts = vec![Part::Body(script(&i.condition)), Part::Body(script(&i.then))];
+            for e in i.elses.iter().flatten() {
+                if let Some(condition) = &e.condition {
+                    parts.push(Part::Body(script(condition)));
+                }
+                parts.push(Part::Body(script(&e.body)));
+            }
+            (Construct::If, parts)
+        }
+        ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => (
+            Construct::Loop,
+            vec![Part::Body(script(&w.0)), Part::Body(script(&w.1.list))],
+        ),
+        ast::CompoundCommand::Coprocess(c) => {
+            let mut parts: Vec<Part> = c.name.iter().map(|w| Part::Word(w.value.clone())).collect();
+            parts.push(Part::Command(Box::new(command(&c.body))));
+            (Construct::Coprocess, parts)
+        }
+    }
+}
+
+fn simple(s: &ast::SimpleCommand) -> Simple {
+    let mut out = Simple::default();
+    let items = s.prefix.iter().flat_map(|p| p.0.iter());
+    for item in items {
+        prefix_or_suffix(item, &mut out, true);
+    }
+    if let Some(w) = &s.word_or_name {
+        out.words.push(Arg::Word(w.value.clone()));
+    }
+    for item in s.suffix.iter().flat_map(|p| p.0.iter()) {
+        prefix_or_suffix(item, &mut out, false);
+    }
+    out
+}
+
+fn prefix_or_suffix(item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple, in_prefix: bool) {
+    match item {
+        ast::CommandPrefixOrSuffixItem::IoRedirect(r) => out.redirects.push(redirect(r)),
+        ast::CommandPrefixOrSuffixItem::Word(w) => out.words.push(Arg::Word(w.value.clone())),
+        ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, w) => {
+            if in_prefix {
+                let name = match &assignment.name {
+                    ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => {
+                        n.clone()
+                    }
+                };
+                let value = match &assignment.value {
+                    ast::AssignmentValue::Scalar(v) => v.value.clone(),
+                    // The raw word keeps every element; its substitutions are found when it is expanded.
+                    ast::AssignmentValue::Array(_) => w.value.clone(),
+                };
+                out.assignments.push((name, value));
+            } else {
+                // After the command word an assignment is an ordinary argument (`export A=1`, `env A=1 cmd`).
+                out.words.push(Arg::Word(w.value.clone()));
+            }
+        }
+        ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+            out.words.push(Arg::ProcSub(script(&sub.list)))
+        }
+    }
+}
+
+fn redirect_list(list: Option<&ast::RedirectList>) -> Vec<Redirect> {
+    list.map(|l| l.0.iter().map(redirect).collect())
+        .unwrap_or_default()
+}
+
+fn redirect(r: &ast::IoRedirect) -> Redirect {
+    match r {
+        ast::IoRedirect::File(_, kind, target) => {
+            let op = match kind {
+                ast::IoFileRedirectKind::Read => RedirOp::Read,
+                ast::IoFileRedirectKind::Write
+                | ast::IoFileRedirectKind::Append
+                | ast::IoFileRedirectKind::Clobber => RedirOp::Write,
+                ast::IoFileRedirectKind::ReadAndWrite => RedirOp::ReadWrite,
+                ast::IoFileRedirectKind::DuplicateInput => RedirOp::Duplicate { output: false },
+                ast::IoFileRedirectKind::DuplicateOutput => RedirOp::Duplicate { output: true },
+            };
+            let target = match target {
+                ast::IoFileRedirectTarget::Filename(w) | ast::IoFileRedirectTarget::Duplicate(w) => {
+                    Target::Word(w.value.clone())
+                }
+                ast::IoFileRedirectTarget::Fd(_) => Target::Fd,
+                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => Target::ProcSub(script(&sub.list)),
+            };
+            Redirect { op, target }
+        }
+        ast::IoRedirect::HereDocument(_, doc) => Redirect {
+            op: RedirOp::HereDoc {
+                expands: doc.requires_expansion,
+            },
+            target: Target::Word(doc.doc.value.clone()),
+        },
+        ast::IoRedirect::HereString(_, w) => Redirect {
+            op: RedirOp::HereString,
+            target: Target::Word(w.value.clone()),
+        },
+        ast::IoRedirect::OutputAndError(w, _) => Redirect {
+            op: RedirOp::Write,
+            target: Target::Word(w.value.clone()),
+        },
+    }
+}

@@ -1,0 +1,308 @@
+//! Small readers for the languages read-only tools embed: sed scripts and awk programs.
+
+/// What a sed script does besides printing.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct SedEffects {
+    /// `e` or `s///e`: runs a shell command.
+    pub(crate) exec: bool,
+    /// Files written by `w`, `W` or `s///w`.
+    pub(crate) writes: Vec<String>,
+    /// Files read by `r`, `R`.
+    pub(crate) reads: Vec<String>,
+    /// A command the reader does not know: not read-only.
+    pub(crate) unknown: bool,
+}
+
+/// Reads a sed script command by command (GNU syntax).
+pub(crate) fn sed(script: &str) -> SedEffects {
+    let mut out = SedEffects::default();
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    let rest_of_line = |i: &mut usize| -> String {
+        let start = *i;
+        while chars.get(*i).is_some_and(|c| *c != '\n') {
+            *i += 1;
+        }
+        chars
+            .get(start..*i)
+            .unwrap_or_default()
+            .iter()
+            .collect::<String>()
+            .trim()
+            .to_owned()
+    };
+    while let Some(&c) = chars.get(i) {
+        // Separators and addresses.
+        match c {
+            ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' | ',' | '$' | '+' | '~' => {
+                i += 1;
+                continue;
+            }
+            '0'..='9' => {
+                i += 1;
+                continue;
+            }
+            '/' => {
+                i = skip_delimited(&chars, i + 1, '/');
+                i = skip_regex_flags(&chars, i);
+                continue;
+            }
+            '\\' => {
+                let Some(&delim) = chars.get(i + 1) else { break };
+                i = skip_delimited(&chars, i + 2, delim);
+                i = skip_regex_flags(&chars, i);
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+        match c {
+            '#' | ':' => {
+                rest_of_line(&mut i);
+            }
+            'a' | 'i' | 'c' => {
+                // Text to the end of the line, with `\` continuations.
+                loop {
+                    let line = rest_of_line(&mut i);
+                    if line.ends_with('\\') && chars.get(i).is_some() {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            'b' | 't' | 'T' => {
+                while chars.get(i).is_some_and(|c| !matches!(c, '\n' | ';' | '}')) {
+                    i += 1;
+                }
+            }
+            'r' | 'R' => out.reads.push(rest_of_line(&mut i)),
+            'w' | 'W' => out.writes.push(rest_of_line(&mut i)),
+            'e' => {
+                out.exec = true;
+                rest_of_line(&mut i);
+            }
+            's' => {
+                let Some(&delim) = chars.get(i) else {
+                    out.unknown = true;
+                    break;
+                };
+                i = skip_delimited(&chars, i + 1, delim);
+                i = skip_delimited(&chars, i, delim);
+                // Flags up to the end of the command.
+                while let Some(&f) = chars.get(i) {
+                    match f {
+                        'e' => out.exec = true,
+                        'w' => {
+                            i += 1;
+                            out.writes.push(rest_of_line(&mut i));
+                            break;
+                        }
+                        'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' | ' ' | '\t' => {}
+                        _ => break,
+                    }
+                    i += 1;
+                }
+            }
+            'y' => {
+                let Some(&delim) = chars.get(i) else {
+                    out.unknown = true;
+                    break;
+                };
+                i = skip_delimited(&chars, i + 1, delim);
+                i = skip_delimited(&chars, i, delim);
+            }
+            'l' | 'L' | 'q' | 'Q' => {
+                while chars.get(i).is_some_and(char::is_ascii_digit) {
+                    i += 1;
+                }
+            }
+            'v' => {
+                while chars.get(i).is_some_and(|c| !matches!(c, '\n' | ';' | '}')) {
+                    i += 1;
+                }
+            }
+            '=' | 'd' | 'D' | 'F' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' => {}
+            _ => {
+                out.unknown = true;
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Skips to just past the next unescaped `delim` (a `[…]` bracket expression protects it, as in GNU sed).
+fn skip_delimited(chars: &[char], mut i: usize, delim: char) -> usize {
+    let mut in_bracket = false;
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        match c {
+            '\\' => i += 1,
+            '[' if !in_bracket && delim != '[' => in_bracket = true,
+            ']' if in_bracket => in_bracket = false,
+            c if c == delim && !in_bracket => return i,
+            _ => {}
+        }
+    }
+    i
+}
+
+fn skip_regex_flags(chars: &[char], mut i: usize) -> usize {
+    while chars.get(i).is_some_and(|c| matches!(c, 'I' | 'M')) {
+        i += 1;
+    }
+    i
+}
+
+/// What an awk program does besides reading and printing.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct AwkEffects {
+    /// `system()`, a pipe to or from a command, `|&`, or `@load`/`@include`.
+    pub(crate) exec: bool,
+    /// `print > file` or `print >> file`.
+    pub(crate) writes: bool,
+}
+
+/// Reads an awk program token by token, skipping strings, regular expressions and comments.
+pub(crate) fn awk(program: &str) -> AwkEffects {
+    let mut out = AwkEffects::default();
+    let chars: Vec<char> = program.chars().collect();
+    let mut i = 0;
+    // Whether a `/` here starts a regular expression (an operand is expected) rather than dividing.
+    let mut operand_expected = true;
+    // The parenthesis depth at which the current `print` statement started, if inside one.
+    let mut print_depth: Option<usize> = None;
+    let mut depth = 0usize;
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        match c {
+            '"' => {
+                while let Some(&s) = chars.get(i) {
+                    i += 1;
+                    match s {
+                        '\\' => i += 1,
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                operand_expected = false;
+            }
+            '/' if operand_expected => {
+                i = skip_delimited(&chars, i, '/');
+                operand_expected = false;
+            }
+            '#' => {
+                while chars.get(i).is_some_and(|c| *c != '\n') {
+                    i += 1;
+                }
+            }
+            '@' => out.exec = true,
+            '|' => {
+                if chars.get(i) == Some(&'|') {
+                    i += 1;
+                } else {
+                    out.exec = true;
+                }
+                operand_expected = true;
+            }
+            '>' => {
+                if print_depth == Some(depth) {
+                    out.writes = true;
+                }
+                operand_expected = true;
+            }
+            '(' => {
+                depth += 1;
+                operand_expected = true;
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                operand_expected = false;
+            }
+            ';' | '\n' | '{' | '}' => {
+                print_depth = None;
+                operand_expected = true;
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let start = i - 1;
+                while chars
+                    .get(i)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+                {
+                    i += 1;
+                }
+                let word: String = chars.get(start..i).unwrap_or_default().iter().collect();
+                match word.as_str() {
+                    "system" => out.exec = true,
+                    "print" | "printf" => {
+                        print_depth = Some(depth);
+                        operand_expected = true;
+                        continue;
+                    }
+                    _ => {}
+                }
+                operand_expected = false;
+            }
+            c if c.is_ascii_digit() || c == '$' => operand_expected = c == '$',
+            c if c.is_whitespace() => {}
+            _ => operand_expected = true,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sed_read_only_scripts() {
+        for script in [
+            "s/a/b/g",
+            "1,5p",
+            "/x/d",
+            "s|/|\\\\|g",
+            "y/abc/xyz/",
+            "$!N;P;D",
+            "s/[/]/x/",
+            "/^#/!s/e/w/",
+        ] {
+            let effects = sed(script);
+            assert!(
+                !effects.exec && effects.writes.is_empty() && !effects.unknown,
+                "{script}: {effects:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn sed_exec_and_writes() {
+        assert!(sed("e id").exec);
+        assert!(sed("s/x/id/e").exec);
+        assert!(sed("1e rm -rf /").exec);
+        assert_eq!(sed("w out.txt").writes, vec!["out.txt".to_owned()]);
+        assert_eq!(sed("s/a/b/w /tmp/x").writes, vec!["/tmp/x".to_owned()]);
+        assert_eq!(sed("/a/r secret").reads, vec!["secret".to_owned()]);
+    }
+
+    #[test]
+    fn awk_programs() {
+        for program in [
+            "{print $1}",
+            "$3 > 100",
+            "/a|b/ {print}",
+            "{ if ($1 > 2) print $2 }",
+            "NR==1 || NR==2",
+            "{ print ($1 > 2) }",
+            "{ x = \"a|b\"; print x }",
+        ] {
+            assert_eq!(awk(program), AwkEffects::default(), "{program}");
+        }
+        assert!(awk("BEGIN{system(\"id\")}").exec);
+        assert!(awk("{print | \"sh\"}").exec);
+        assert!(awk("{\"date\" | getline d}").exec);
+        assert!(awk("{print > \"out\"}").writes);
+        assert!(awk("{printf \"%s\", $1 >> \"out\"}").writes);
+    }
+}

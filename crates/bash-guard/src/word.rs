@@ -1,0 +1,387 @@
+//! Quote removal and static expansion of one word: its text, whether it is a literal, and the code inside it.
+
+use crate::parse::{self, Piece};
+
+/// Where a word's value starts, for judging what a path operand means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Anchor {
+    /// The word starts with text known now.
+    Static,
+    /// The word starts with `~` or `$HOME`: the home directory.
+    Home,
+    /// The word starts with `$PWD` or `$(pwd)`: the working directory.
+    WorkingDir,
+    /// The word starts with something only known at run time.
+    Dynamic,
+}
+
+/// Code found inside a word that runs when the word is expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Embedded {
+    pub(crate) body: String,
+    pub(crate) backticks: bool,
+}
+
+/// A word after quote removal, with what the analysis needs to know about it.
+#[derive(Debug, Clone)]
+pub(crate) struct Word {
+    /// The value; parts only known at run time are kept as their source text (`$x`, `$(…)`).
+    pub(crate) text: String,
+    /// No expansion, no active glob: the shell passes exactly `text`.
+    pub(crate) literal: bool,
+    /// The text after the anchor (`~/x` → `/x`), for judging paths.
+    pub(crate) rest: String,
+    pub(crate) anchor: Anchor,
+    /// An unquoted `*`, `?` or `[` that the shell would expand against file names.
+    pub(crate) glob: bool,
+    /// A tilde expansion, which is deterministic: such a word may still name a path for Read/Edit rules.
+    pub(crate) tilde: bool,
+    /// A parameter that re-expands its value as code or escapes (`${x@P}`, `${!x}`).
+    pub(crate) reexpands: bool,
+    /// `$(…)` and backticks in the word, in order.
+    pub(crate) embedded: Vec<Embedded>,
+    /// A problem splitting the word (the shell would likely refuse it too).
+    pub(crate) error: Option<String>,
+}
+
+impl Word {
+    /// A word known in full, like `{}` that `find` substitutes.
+    pub(crate) fn literal(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            literal: true,
+            rest: text.to_owned(),
+            anchor: Anchor::Static,
+            glob: false,
+            tilde: false,
+            reexpands: false,
+            embedded: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// Whether the shell could pass something starting with `-` here that the analysis cannot see.
+    pub(crate) fn could_be_option(&self) -> bool {
+        if self.literal {
+            return false;
+        }
+        match self.anchor {
+            Anchor::Home | Anchor::WorkingDir => false,
+            Anchor::Dynamic => true,
+            Anchor::Static => {
+                self.text.starts_with('-') || self.text.starts_with(['*', '?', '[']) && self.glob
+            }
+        }
+    }
+
+    /// The word as a path for `reads`/`writes`, when the analysis can see it: a literal, or a literal after `~`.
+    pub(crate) fn path(&self) -> Option<String> {
+        let plain = !self.reexpands && self.embedded.is_empty() && self.error.is_none();
+        if self.literal || (plain && self.tilde && self.anchor == Anchor::Home && !self.has_parameters()) {
+            Some(self.text.clone())
+        } else {
+            None
+        }
+    }
+
+    fn has_parameters(&self) -> bool {
+        self.text.contains('$')
+    }
+}
+
+/// Expands a raw word of the source.
+pub(crate) fn expand(raw: &str) -> Word {
+    match parse::pieces(raw) {
+        Ok(pieces) => from_pieces(&pieces),
+        Err(error) => Word {
+            text: raw.to_owned(),
+            literal: false,
+            rest: raw.to_owned(),
+            anchor: Anchor::Dynamic,
+            glob: false,
+            tilde: false,
+            reexpands: false,
+            embedded: Vec::new(),
+            error: Some(error),
+        },
+    }
+}
+
+/// Expands an expanding here-document body: only its embedded code matters.
+pub(crate) fn expand_heredoc(body: &str) -> Word {
+    match parse::heredoc_pieces(body) {
+        Ok(pieces) => from_pieces(&pieces),
+        Err(error) => Word {
+            error: Some(error),
+            ..Word::literal(body)
+        },
+    }
+}
+
+fn from_pieces(pieces: &[Piece]) -> Word {
+    let mut builder = Builder {
+        word: Word {
+            anchor: Anchor::Static,
+            rest: String::new(),
+            ..Word::literal("")
+        },
+        first: true,
+    };
+    for piece in pieces {
+        builder.piece(piece, false);
+    }
+    let mut word = builder.word;
+    if word.anchor == Anchor::Static {
+        word.rest = word.text.clone();
+    }
+    word
+}
+
+struct Builder {
+    word: Word,
+    first: bool,
+}
+
+impl Builder {
+    fn push_static(&mut self, text: &str) {
+        self.word.text.push_str(text);
+        if self.word.anchor != Anchor::Static {
+            self.word.rest.push_str(text);
+        }
+        self.first = false;
+    }
+
+    fn push_dynamic(&mut self, source: &str, anchor: Anchor) {
+        if self.first {
+            self.word.anchor = anchor;
+        } else if self.word.anchor != Anchor::Static {
+            self.word.rest.push_str(source);
+        }
+        self.word.text.push_str(source);
+        self.word.literal = false;
+        self.first = false;
+    }
+
+    fn piece(&mut self, piece: &Piece, quoted: bool) {
+        match piece {
+            Piece::Text(text) => {
+                if !quoted && text.contains(['*', '?', '[']) {
+                    self.word.glob = true;
+                    self.word.literal = false;
+                }
+                self.push_static(text);
+            }
+            Piece::Quoted(text) => self.push_static(text),
+            Piece::AnsiC(text) => self.push_static(&decode_ansi_c(text)),
+            Piece::Escaped {
+                text,
+                in_double_quotes,
+            } => {
+                let escaped = text.strip_prefix('\\').unwrap_or(text);
+                if escaped.starts_with('\n') {
+                    // A line continuation disappears.
+                } else if *in_double_quotes && !escaped.starts_with(['$', '`', '"', '\\']) {
+                    self.push_static(text);
+                } else {
+                    self.push_static(escaped);
+                }
+            }
+            Piece::DoubleQuoted(inner) => {
+                let was_first = self.first;
+                for p in inner {
+                    self.piece(p, true);
+                }
+                // `""` is an empty but present word.
+                if was_first && inner.is_empty() {
+                    self.first = false;
+                }
+            }
+            Piece::Tilde(user) => {
+                self.word.tilde = true;
+                let source = match user {
+                    None => "~".to_owned(),
+                    Some(user) => format!("~{user}"),
+                };
+                let anchor = if user.is_none() {
+                    Anchor::Home
+                } else {
+                    Anchor::Dynamic
+                };
+                self.push_dynamic(&source, anchor);
+            }
+            Piece::Param {
+                name,
+                reexpands,
+                nested,
+            } => {
+                if *reexpands {
+                    self.word.reexpands = true;
+                }
+                for text in nested {
+                    // Words inside `${x:-…}` and array indices expand too, with their own substitutions.
+                    let inner = expand(text);
+                    self.word.embedded.extend(inner.embedded);
+                    self.word.reexpands |= inner.reexpands;
+                }
+                let anchor = match name.as_str() {
+                    "HOME" if nested.is_empty() && !*reexpands => Anchor::Home,
+                    "PWD" if nested.is_empty() && !*reexpands => Anchor::WorkingDir,
+                    _ => Anchor::Dynamic,
+                };
+                self.push_dynamic(&format!("${name}"), anchor);
+            }
+            Piece::CommandSub { body, backticks } => {
+                self.word.embedded.push(Embedded {
+                    body: body.clone(),
+                    backticks: *backticks,
+                });
+                let anchor = if body.trim() == "pwd" {
+                    Anchor::WorkingDir
+                } else {
+                    Anchor::Dynamic
+                };
+                let source = if *backticks {
+                    format!("`{body}`")
+                } else {
+                    format!("$({body})")
+                };
+                self.push_dynamic(&source, anchor);
+            }
+            Piece::Arith(expr) => {
+                // An arithmetic expression is expanded like a double-quoted word before it is evaluated.
+                let inner = expand_heredoc(expr);
+                self.word.embedded.extend(inner.embedded);
+                self.word.reexpands |= inner.reexpands;
+                self.push_dynamic(&format!("$(({expr}))"), Anchor::Dynamic);
+            }
+        }
+    }
+}
+
+/// Decodes the backslash escapes of a `$'…'` string as bash does.
+pub(crate) fn decode_ansi_c(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        match e {
+            'a' => out.push('\u{7}'),
+            'b' => out.push('\u{8}'),
+            'e' | 'E' => out.push('\u{1b}'),
+            'f' => out.push('\u{c}'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\u{b}'),
+            '\\' | '\'' | '"' | '?' => out.push(e),
+            '0'..='7' => {
+                let mut value = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            value = value * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.extend(char::from_u32(value & 0xff));
+            }
+            'x' | 'u' | 'U' => {
+                let max = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let mut value = 0u32;
+                let mut digits = 0;
+                while digits < max {
+                    match chars.peek().and_then(|d| d.to_digit(16)) {
+                        Some(d) => {
+                            value = value.saturating_mul(16).saturating_add(d);
+                            chars.next();
+                            digits += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if digits == 0 {
+                    out.push('\\');
+                    out.push(e);
+                } else {
+                    out.extend(char::from_u32(value));
+                }
+            }
+            'c' => {
+                if let Some(ctl) = chars.next() {
+                    out.extend(char::from_u32(u32::from(ctl) & 0x1f));
+                }
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_and_escapes_are_removed() {
+        assert_eq!(expand("'a b'").text, "a b");
+        assert_eq!(expand(r"r\m").text, "rm");
+        assert_eq!(expand(r"-ex\ec").text, "-exec");
+        assert_eq!(expand(r#""a\"b""#).text, "a\"b");
+        assert!(expand(r#""a\"b""#).literal);
+    }
+
+    #[test]
+    fn ansi_c_strings_are_decoded() {
+        assert_eq!(expand(r"$'\x72m'").text, "rm");
+        assert_eq!(expand(r"$'\162\155'").text, "rm");
+        assert_eq!(decode_ansi_c(r"a\tb\u0041"), "a\tbA");
+        assert!(expand(r"$'\x72m'").literal);
+    }
+
+    #[test]
+    fn expansions_are_not_literal() {
+        for raw in ["$x", "${x@P}", "$(id)", "`id`", "*.rs", "a$((1+2))", "${IFS}"] {
+            assert!(!expand(raw).literal, "{raw}");
+        }
+        assert!(expand(r"\*").literal);
+        assert!(expand("'*'").literal);
+        assert!(expand("${x@P}").reexpands);
+    }
+
+    #[test]
+    fn embedded_code_is_found_everywhere() {
+        assert_eq!(expand(r#""a$(rm x)b""#).embedded.len(), 1);
+        assert_eq!(expand("${a:-$(id)}").embedded.len(), 1);
+        assert_eq!(expand("$((1+$(id)))").embedded.len(), 1);
+        assert!(expand("'$(id)'").embedded.is_empty());
+        assert_eq!(expand_heredoc("x $(id) `y`\n").embedded.len(), 2);
+    }
+
+    #[test]
+    fn anchors_say_what_a_path_means() {
+        assert_eq!(expand("~/").anchor, Anchor::Home);
+        assert_eq!(expand("~/").rest, "/");
+        assert_eq!(expand("$HOME").anchor, Anchor::Home);
+        assert_eq!(expand("\"${HOME}\"/").anchor, Anchor::Home);
+        assert_eq!(expand("$(pwd)").anchor, Anchor::WorkingDir);
+        assert_eq!(expand("/etc").anchor, Anchor::Static);
+        assert_eq!(expand("~/.ssh/id_rsa").path().as_deref(), Some("~/.ssh/id_rsa"));
+        assert!(expand("$X/a").path().is_none());
+    }
+}
