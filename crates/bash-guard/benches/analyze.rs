@@ -1,1 +1,3 @@
+//! Placeholder, replaced by the criterion bench.
+
 fn main() {}

@@ -272,14 +272,17 @@ impl Walker<'_> {
                 read_only: classified.read_only,
                 literal,
             });
-            if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str()) {
-                if self.functions.iter().any(|f| f == name) && (ctx.in_pipeline || ctx.background) {
-                    self.finding(
-                        Decision::Deny,
-                        format!("fork bomb: function `{name}` starts copies of itself in a pipeline or the background"),
-                        Some(index),
-                    );
-                }
+            if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
+                && self.functions.iter().any(|f| f == name)
+                && (ctx.in_pipeline || ctx.background)
+            {
+                self.finding(
+                    Decision::Deny,
+                    format!(
+                        "fork bomb: function `{name}` starts copies of itself in a pipeline or the background"
+                    ),
+                    Some(index),
+                );
             }
             self.record(classified, index, ctx);
             Some(index)
@@ -451,22 +454,22 @@ impl Walker<'_> {
     }
 
     fn access(&mut self, w: &Word, via: &AccessVia, command: Option<usize>, write: bool) {
-        if write {
-            if let Some(decision) = device_write(&w.text) {
-                let (decision, reason) = match decision {
-                    DeviceWrite::Harmless => return,
-                    DeviceWrite::Raw => (Decision::Deny, format!("writes the raw device `{}`", w.text)),
-                    DeviceWrite::Network if self.table.network_blocked => (
-                        Decision::Deny,
-                        format!(
-                            "`{}` opens a network connection, which is blocked (AGENT_BLOCK_NETWORK)",
-                            w.text
-                        ),
+        if let Some(device) = device_write(&w.text) {
+            let (decision, reason) = match device {
+                DeviceWrite::Harmless if write => return,
+                DeviceWrite::Harmless => (Decision::Allow, String::new()),
+                DeviceWrite::Raw if !write => (Decision::Allow, String::new()),
+                DeviceWrite::Raw => (Decision::Deny, format!("writes the raw device `{}`", w.text)),
+                DeviceWrite::Network if self.table.network_blocked => (
+                    Decision::Deny,
+                    format!(
+                        "`{}` opens a network connection, which is blocked (AGENT_BLOCK_NETWORK)",
+                        w.text
                     ),
-                    DeviceWrite::Network => {
-                        (Decision::Ask, format!("`{}` opens a network connection", w.text))
-                    }
-                };
+                ),
+                DeviceWrite::Network => (Decision::Ask, format!("`{}` opens a network connection", w.text)),
+            };
+            if decision != Decision::Allow {
                 self.finding(decision, reason, command);
             }
         }

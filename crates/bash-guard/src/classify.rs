@@ -246,14 +246,15 @@ impl Table {
                 // `flock FILE -c CODE`.
                 return code_of(argv.get(j + 1), LocationKind::ShellString, t);
             }
-            if w.assignments && leading == w.leading {
-                if let Some(name) = assignment_name(t) {
-                    if is_code_variable(name) {
-                        c.ask(format!("sets `{name}`, which changes what the command runs"));
-                    }
-                    j += 1;
-                    continue;
+            if w.assignments
+                && leading == w.leading
+                && let Some(name) = assignment_name(t)
+            {
+                if is_code_variable(name) {
+                    c.ask(format!("sets `{name}`, which changes what the command runs"));
                 }
+                j += 1;
+                continue;
             }
             if t == "--" && leading == w.leading {
                 j += 1;
@@ -1161,6 +1162,8 @@ fn find(args: &[Word], c: &mut Classified) {
     }
     starts.iter().for_each(|s| c.read(s, AccessVia::Operand));
     let mut deletes = false;
+    // Without a test (`-name`, `-type`, …) `-delete` removes everything under the starting points.
+    let mut filtered = false;
     while let Some(a) = args.get(i) {
         i += 1;
         if !a.literal {
@@ -1192,7 +1195,10 @@ fn find(args: &[Word], c: &mut Classified) {
             c.class = CommandClass::Write;
             i += if t == "-fprintf" { 2 } else { 1 };
         } else if knowledge::FIND_VALUES.contains(&t) || t.starts_with("-newer") {
+            filtered |= !knowledge::FIND_UNFILTERED.contains(&t);
             i += 1;
+        } else {
+            filtered |= knowledge::FIND_TESTS.contains(&t);
         }
     }
     if deletes {
@@ -1200,12 +1206,12 @@ fn find(args: &[Word], c: &mut Classified) {
         c.class = CommandClass::Write;
         for s in &starts {
             c.write(s, AccessVia::Operand);
-            if let Some(risk) = path_risk(s) {
+            if let Some(risk) = path_risk(s).filter(|_| !filtered) {
                 c.class = CommandClass::Destructive;
                 c.deny(format!("`find {} -delete` removes {risk}", s.text));
             }
         }
-        if starts.is_empty() {
+        if starts.is_empty() && !filtered {
             c.deny("`find -delete` without a starting point removes the whole project".to_owned());
         }
     }
@@ -1288,11 +1294,11 @@ fn chmod(name: &str, args: &[Word], c: &mut Classified) {
     }
     for operand in operands {
         c.write(operand, AccessVia::Operand);
-        if let Some(risk) = path_risk(operand) {
-            if recursive || operand.text.trim_end_matches('/').is_empty() {
-                c.class = CommandClass::Destructive;
-                c.deny(format!("`{}` changes {risk}", shown(name, args)));
-            }
+        if let Some(risk) = path_risk(operand)
+            && (recursive || operand.text.trim_end_matches('/').is_empty())
+        {
+            c.class = CommandClass::Destructive;
+            c.deny(format!("`{}` changes {risk}", shown(name, args)));
         }
     }
 }

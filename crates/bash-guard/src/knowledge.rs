@@ -177,46 +177,23 @@ const WRAPPER: Wrapper = Wrapper {
 
 use Effect::{HiddenExec, NotReadOnly, PatternGiven, ReadValue, WriteValue};
 
+#[rustfmt::skip]
 static FILES: Flags = open(&[], Operands::Files);
+#[rustfmt::skip]
 static DATA: Flags = open(&[], Operands::Data);
+#[rustfmt::skip]
 static HEAD: Flags = open(&["-n", "-c", "--lines", "--bytes"], Operands::Files);
+#[rustfmt::skip]
 static TAIL: Flags = open(
-    &[
-        "-n",
-        "-c",
-        "--lines",
-        "--bytes",
-        "-s",
-        "--sleep-interval",
-        "--pid",
-    ],
+    &["-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"],
     Operands::Files,
 );
+#[rustfmt::skip]
 static GREP: Flags = Flags {
     values: &[
-        "-e",
-        "-f",
-        "-m",
-        "-A",
-        "-B",
-        "-C",
-        "-d",
-        "-D",
-        "--regexp",
-        "--file",
-        "--max-count",
-        "--context",
-        "--after-context",
-        "--before-context",
-        "--label",
-        "--include",
-        "--exclude",
-        "--exclude-from",
-        "--exclude-dir",
-        "--devices",
-        "--directories",
-        "--binary-files",
-        "--group-separator",
+        "-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file", "--max-count", "--context",
+        "--after-context", "--before-context", "--label", "--include", "--exclude", "--exclude-from",
+        "--exclude-dir", "--devices", "--directories", "--binary-files", "--group-separator"
     ],
     effects: &[
         ("-e", PatternGiven),
@@ -227,56 +204,16 @@ static GREP: Flags = Flags {
     operands: Operands::PatternThenFiles,
     any_args: true,
 };
+#[rustfmt::skip]
 static RG: Flags = flags(
     &[
-        "-e",
-        "-f",
-        "-g",
-        "-t",
-        "-T",
-        "-m",
-        "-A",
-        "-B",
-        "-C",
-        "-M",
-        "-j",
-        "-E",
-        "-r",
-        "--regexp",
-        "--file",
-        "--glob",
-        "--iglob",
-        "--type",
-        "--type-not",
-        "--type-add",
-        "--type-clear",
-        "--max-count",
-        "--context",
-        "--after-context",
-        "--before-context",
-        "--max-columns",
-        "--threads",
-        "--encoding",
-        "--replace",
-        "--sort",
-        "--sortr",
-        "--colors",
-        "--color",
-        "--engine",
-        "--max-depth",
-        "--maxdepth",
-        "--ignore-file",
-        "--max-filesize",
-        "--path-separator",
-        "--context-separator",
-        "--field-match-separator",
-        "--field-context-separator",
-        "--dfa-size-limit",
-        "--regex-size-limit",
-        "--pre",
-        "--pre-glob",
-        "--hostname-bin",
-        "--hyperlink-format",
+        "-e", "-f", "-g", "-t", "-T", "-m", "-A", "-B", "-C", "-M", "-j", "-E", "-r", "--regexp", "--file",
+        "--glob", "--iglob", "--type", "--type-not", "--type-add", "--type-clear", "--max-count", "--context",
+        "--after-context", "--before-context", "--max-columns", "--threads", "--encoding", "--replace",
+        "--sort", "--sortr", "--colors", "--color", "--engine", "--max-depth", "--maxdepth", "--ignore-file",
+        "--max-filesize", "--path-separator", "--context-separator", "--field-match-separator",
+        "--field-context-separator", "--dfa-size-limit", "--regex-size-limit", "--pre", "--pre-glob",
+        "--hostname-bin", "--hyperlink-format"
     ],
     &[
         ("-e", PatternGiven),
@@ -295,24 +232,12 @@ static RG: Flags = flags(
     ],
     Operands::PatternThenFiles,
 );
+#[rustfmt::skip]
 static SORT: Flags = flags(
     &[
-        "-k",
-        "-t",
-        "-S",
-        "-T",
-        "-o",
-        "--key",
-        "--field-separator",
-        "--buffer-size",
-        "--temporary-directory",
-        "--output",
-        "--parallel",
-        "--batch-size",
-        "--files0-from",
-        "--compress-program",
-        "--random-source",
-        "--sort",
+        "-k", "-t", "-S", "-T", "-o", "--key", "--field-separator", "--buffer-size", "--temporary-directory",
+        "--output", "--parallel", "--batch-size", "--files0-from", "--compress-program", "--random-source",
+        "--sort"
     ],
     &[
         ("-o", WriteValue),
@@ -325,91 +250,41 @@ static SORT: Flags = flags(
     ],
     Operands::Files,
 );
+#[rustfmt::skip]
 static UNIQ: Flags = flags(
-    &[
-        "-f",
-        "-s",
-        "-w",
-        "--skip-fields",
-        "--skip-chars",
-        "--check-chars",
-        "--group",
-        "--all-repeated",
-    ],
+    &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"],
     &[],
     Operands::InputThenOutput,
 );
+#[rustfmt::skip]
 static XXD: Flags = flags(
-    &[
-        "-c",
-        "-g",
-        "-l",
-        "-o",
-        "-s",
-        "-n",
-        "--cols",
-        "--groupsize",
-        "--len",
-        "--seek",
-        "--name",
-    ],
+    &["-c", "-g", "-l", "-o", "-s", "-n", "--cols", "--groupsize", "--len", "--seek", "--name"],
     &[],
     Operands::InputThenOutput,
 );
+#[rustfmt::skip]
 static CUT: Flags = open(
     &[
-        "-b",
-        "-c",
-        "-d",
-        "-f",
-        "--bytes",
-        "--characters",
-        "--delimiter",
-        "--fields",
-        "--output-delimiter",
+        "-b", "-c", "-d", "-f", "--bytes", "--characters", "--delimiter", "--fields", "--output-delimiter"
     ],
     Operands::Files,
 );
+#[rustfmt::skip]
 static TR: Flags = open(&[], Operands::Data);
+#[rustfmt::skip]
 static DIFF: Flags = open(
     &[
-        "-C",
-        "-U",
-        "-I",
-        "-x",
-        "-X",
-        "-F",
-        "-W",
-        "-L",
-        "--label",
-        "--exclude",
-        "--exclude-from",
-        "--ignore-matching-lines",
-        "--width",
-        "--tabsize",
-        "--from-file",
-        "--to-file",
-        "--show-function-line",
-        "--unified",
-        "--context",
-        "--line-format",
-        "--color",
-        "--palette",
+        "-C", "-U", "-I", "-x", "-X", "-F", "-W", "-L", "--label", "--exclude", "--exclude-from",
+        "--ignore-matching-lines", "--width", "--tabsize", "--from-file", "--to-file", "--show-function-line",
+        "--unified", "--context", "--line-format", "--color", "--palette"
     ],
     Operands::Files,
 );
+#[rustfmt::skip]
 static FILE: Flags = flags(
     &[
-        "-m",
-        "-f",
-        "-F",
-        "-e",
-        "-P",
-        "--magic-file",
-        "--files-from",
-        "--separator",
-        "--exclude",
-        "--parameter",
+        "-m", "-f", "-F", "-e", "-P", "--magic-file", "--files-from", "--separator", "--exclude",
+        "--parameter"
     ],
     &[
         ("-C", NotReadOnly("`file -C` writes a compiled magic file")),
@@ -422,36 +297,18 @@ static FILE: Flags = flags(
     ],
     Operands::Files,
 );
+#[rustfmt::skip]
 static TREE: Flags = flags(
     &[
-        "-L",
-        "-P",
-        "-I",
-        "-o",
-        "--filelimit",
-        "--timefmt",
-        "--charset",
-        "--sort",
-        "--fromfile",
-        "-H",
-        "-T",
+        "-L", "-P", "-I", "-o", "--filelimit", "--timefmt", "--charset", "--sort", "--fromfile", "-H", "-T"
     ],
     &[("-o", WriteValue)],
     Operands::Files,
 );
+#[rustfmt::skip]
 static DATE: Flags = flags(
     &[
-        "-d",
-        "-f",
-        "-r",
-        "-s",
-        "-I",
-        "--date",
-        "--file",
-        "--reference",
-        "--set",
-        "--iso-8601",
-        "--rfc-3339",
+        "-d", "-f", "-r", "-s", "-I", "--date", "--file", "--reference", "--set", "--iso-8601", "--rfc-3339"
     ],
     &[
         ("-s", NotReadOnly("`date -s` sets the system clock")),
@@ -461,6 +318,7 @@ static DATE: Flags = flags(
     ],
     Operands::Data,
 );
+#[rustfmt::skip]
 static HOSTNAME: Flags = flags(
     &["-F", "--file"],
     &[
@@ -469,279 +327,181 @@ static HOSTNAME: Flags = flags(
     ],
     Operands::NoneWhenReadOnly,
 );
+#[rustfmt::skip]
 static JQ: Flags = flags(
     &[
-        "--arg",
-        "--argjson",
-        "--slurpfile",
-        "--rawfile",
-        "--indent",
-        "-f",
-        "--from-file",
-        "-L",
-        "--tab",
+        "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-f", "--from-file", "-L", "--tab"
     ],
     &[("-f", ReadValue), ("--from-file", ReadValue)],
     Operands::ProgramThenFiles,
 );
+#[rustfmt::skip]
 static SHUF: Flags = flags(
-    &[
-        "-n",
-        "-o",
-        "-i",
-        "--head-count",
-        "--output",
-        "--input-range",
-        "--random-source",
-    ],
+    &["-n", "-o", "-i", "--head-count", "--output", "--input-range", "--random-source"],
     &[("-o", WriteValue), ("--output", WriteValue)],
     Operands::Files,
 );
+#[rustfmt::skip]
 static HASH: Flags = flags(
     &["-p", "-d"],
     &[("-p", NotReadOnly("`hash -p` changes which program a name runs"))],
     Operands::Data,
 );
+#[rustfmt::skip]
 static SET: Flags = flags(&["-o"], &[], Operands::Data);
+#[rustfmt::skip]
 static PRINTF: Flags = open(&["-v"], Operands::Data);
+#[rustfmt::skip]
 static READ: Flags = open(&["-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"], Operands::Data);
+#[rustfmt::skip]
 static LS: Flags = open(
     &[
-        "-I",
-        "-w",
-        "-T",
-        "--ignore",
-        "--hide",
-        "--width",
-        "--tabsize",
-        "--format",
-        "--sort",
-        "--time",
-        "--time-style",
-        "--color",
-        "--block-size",
-        "--quoting-style",
-        "--indicator-style",
+        "-I", "-w", "-T", "--ignore", "--hide", "--width", "--tabsize", "--format", "--sort", "--time",
+        "--time-style", "--color", "--block-size", "--quoting-style", "--indicator-style"
     ],
     Operands::Files,
 );
+#[rustfmt::skip]
 static DU: Flags = open(
     &[
-        "-d",
-        "-B",
-        "-t",
-        "-X",
-        "--max-depth",
-        "--block-size",
-        "--threshold",
-        "--exclude",
-        "--exclude-from",
-        "--time-style",
-        "--files0-from",
+        "-d", "-B", "-t", "-X", "--max-depth", "--block-size", "--threshold", "--exclude", "--exclude-from",
+        "--time-style", "--files0-from"
     ],
     Operands::Files,
 );
+#[rustfmt::skip]
 static WC: Flags = open(&["--files0-from"], Operands::Files);
+#[rustfmt::skip]
 static STAT: Flags = open(&["-c", "-f", "--format", "--printf"], Operands::Files);
+#[rustfmt::skip]
 static SEQ: Flags = open(&["-f", "-s", "--format", "--separator"], Operands::Data);
 
+#[rustfmt::skip]
 static TOUCH: Flags = flags(
     &["-d", "-r", "-t", "--date", "--reference"],
     &[],
     Operands::Written,
 );
+#[rustfmt::skip]
 static MKDIR: Flags = flags(&["-m", "--mode", "--context"], &[], Operands::Written);
+#[rustfmt::skip]
 static WRITTEN: Flags = flags(&[], &[], Operands::Written);
+#[rustfmt::skip]
 static TEE: Flags = flags(&["--output-error"], &[], Operands::Written);
+#[rustfmt::skip]
 static TRUNCATE: Flags = flags(&["-s", "-r", "--size", "--reference"], &[], Operands::Written);
+#[rustfmt::skip]
 static CP: Flags = flags(
     &[
-        "-t",
-        "-S",
-        "--target-directory",
-        "--suffix",
-        "--backup",
-        "--sparse",
-        "--reflink",
-        "--preserve",
-        "--no-preserve",
-        "-m",
-        "--mode",
-        "-o",
-        "--owner",
-        "-g",
-        "--group",
+        "-t", "-S", "--target-directory", "--suffix", "--backup", "--sparse", "--reflink", "--preserve",
+        "--no-preserve", "-m", "--mode", "-o", "--owner", "-g", "--group"
     ],
     &[("-t", WriteValue), ("--target-directory", WriteValue)],
     Operands::LastWritten,
 );
+#[rustfmt::skip]
 static MV: Flags = flags(
     &["-t", "-S", "--target-directory", "--suffix", "--backup"],
     &[("-t", WriteValue), ("--target-directory", WriteValue)],
     Operands::Written,
 );
+#[rustfmt::skip]
 static SHRED: Flags = flags(
-    &[
-        "-n",
-        "-s",
-        "--iterations",
-        "--size",
-        "--random-source",
-        "--remove",
-    ],
+    &["-n", "-s", "--iterations", "--size", "--random-source", "--remove"],
     &[],
     Operands::Written,
 );
 
+#[rustfmt::skip]
 static ENV: Wrapper = Wrapper {
     values: &[
-        "-u",
-        "--unset",
-        "-C",
-        "--chdir",
-        "-S",
-        "--split-string",
-        "--block-signal",
-        "--default-signal",
-        "--ignore-signal",
+        "-u", "--unset", "-C", "--chdir", "-S", "--split-string", "--block-signal", "--default-signal",
+        "--ignore-signal"
     ],
-    flags: &[
-        "-i",
-        "-",
-        "--ignore-environment",
-        "-0",
-        "--null",
-        "-v",
-        "--debug",
-        "--list-signal-handling",
-    ],
+    flags: &["-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug", "--list-signal-handling"],
     code: &["-S", "--split-string"],
     assignments: true,
     bare_is_read_only: true,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static XARGS: Wrapper = Wrapper {
     values: &[
-        "-a",
-        "-d",
-        "-E",
-        "-I",
-        "-L",
-        "-n",
-        "-P",
-        "-s",
-        "--arg-file",
-        "--delimiter",
-        "--eof",
-        "--replace",
-        "--max-lines",
-        "--max-args",
-        "--max-procs",
-        "--max-chars",
-        "--process-slot-var",
+        "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--eof", "--replace",
+        "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"
     ],
     flags: &[
-        "-0",
-        "-r",
-        "-t",
-        "-p",
-        "-x",
-        "-o",
-        "-e",
-        "-i",
-        "-l",
-        "--null",
-        "--no-run-if-empty",
-        "--verbose",
-        "--interactive",
-        "--exit",
-        "--open-tty",
-        "--show-limits",
+        "-0", "-r", "-t", "-p", "-x", "-o", "-e", "-i", "-l", "--null", "--no-run-if-empty", "--verbose",
+        "--interactive", "--exit", "--open-tty", "--show-limits"
     ],
     bare_is_read_only: true,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static TIMEOUT: Wrapper = Wrapper {
     values: &["-s", "-k", "--signal", "--kill-after"],
     flags: &["--preserve-status", "--foreground", "-v", "--verbose", "-f", "-p"],
     leading: 1,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static NICE: Wrapper = Wrapper {
     values: &["-n", "--adjustment"],
     numeric_flags: true,
     bare_is_read_only: true,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static NOHUP: Wrapper = WRAPPER;
+#[rustfmt::skip]
 static TIME: Wrapper = Wrapper {
     values: &["-f", "--format", "-o", "--output"],
-    flags: &[
-        "-p",
-        "-v",
-        "-a",
-        "-q",
-        "--append",
-        "--portability",
-        "--verbose",
-        "--quiet",
-    ],
+    flags: &["-p", "-v", "-a", "-q", "--append", "--portability", "--verbose", "--quiet"],
     writes: &["-o", "--output"],
     bare_is_read_only: true,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static STDBUF: Wrapper = Wrapper {
     values: &["-i", "-o", "-e", "--input", "--output", "--error"],
     ..WRAPPER
 };
+#[rustfmt::skip]
 static COMMAND: Wrapper = Wrapper {
     flags: &["-p"],
     no_run: &["-v", "-V"],
     bare_is_read_only: true,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static BUILTIN: Wrapper = Wrapper {
     bare_is_read_only: true,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static EXEC: Wrapper = Wrapper {
     values: &["-a"],
     flags: &["-c", "-l"],
     bare_is_read_only: true,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static WATCH: Wrapper = Wrapper {
     values: &["-n", "--interval", "-q", "--equexit", "-d", "--differences"],
     flags: &[
-        "-b",
-        "-e",
-        "-g",
-        "-t",
-        "-x",
-        "-c",
-        "-p",
-        "-w",
-        "-r",
-        "-C",
-        "--beep",
-        "--errexit",
-        "--chgexit",
-        "--no-title",
-        "--exec",
-        "--color",
-        "--no-color",
-        "--precise",
-        "--no-wrap",
-        "--no-rerun",
+        "-b", "-e", "-g", "-t", "-x", "-c", "-p", "-w", "-r", "-C", "--beep", "--errexit", "--chgexit",
+        "--no-title", "--exec", "--color", "--no-color", "--precise", "--no-wrap", "--no-rerun"
     ],
     joins: true,
     exec_flags: &["-x", "--exec"],
     ..WRAPPER
 };
+#[rustfmt::skip]
 static SETSID: Wrapper = Wrapper {
     flags: &["-c", "-f", "-w", "--ctty", "--fork", "--wait"],
     ..WRAPPER
 };
+#[rustfmt::skip]
 static IONICE: Wrapper = Wrapper {
     values: &["-c", "-n", "--class", "--classdata"],
     flags: &["-t", "--ignore"],
@@ -749,103 +509,49 @@ static IONICE: Wrapper = Wrapper {
     bare_is_read_only: true,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static CHROOT: Wrapper = Wrapper {
     values: &["--userspec", "--groups"],
     flags: &["--skip-chdir"],
     leading: 1,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static FLOCK: Wrapper = Wrapper {
     values: &["-w", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"],
     flags: &[
-        "-s",
-        "-x",
-        "-e",
-        "-n",
-        "-u",
-        "-o",
-        "-F",
-        "--shared",
-        "--exclusive",
-        "--nonblock",
-        "--nb",
-        "--unlock",
-        "--close",
-        "--no-fork",
-        "--verbose",
+        "-s", "-x", "-e", "-n", "-u", "-o", "-F", "--shared", "--exclusive", "--nonblock", "--nb", "--unlock",
+        "--close", "--no-fork", "--verbose"
     ],
     code: &["-c", "--command"],
     leading: 1,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static UNBUFFER: Wrapper = Wrapper {
     flags: &["-p"],
     ..WRAPPER
 };
+#[rustfmt::skip]
 static BUSYBOX: Wrapper = WRAPPER;
+#[rustfmt::skip]
 static SUDO: Wrapper = Wrapper {
     values: &[
-        "-u",
-        "-g",
-        "-C",
-        "-D",
-        "-p",
-        "-r",
-        "-t",
-        "-U",
-        "-T",
-        "-R",
-        "--user",
-        "--group",
-        "--chdir",
-        "--prompt",
-        "--role",
-        "--type",
-        "--host",
-        "--close-from",
-        "--other-user",
-        "--command-timeout",
-        "--chroot",
+        "-u", "-g", "-C", "-D", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--chdir", "--prompt",
+        "--role", "--type", "--host", "--close-from", "--other-user", "--command-timeout", "--chroot"
     ],
     flags: &[
-        "-A",
-        "-b",
-        "-E",
-        "-H",
-        "-k",
-        "-n",
-        "-P",
-        "-S",
-        "-B",
-        "--askpass",
-        "--background",
-        "--preserve-env",
-        "--set-home",
-        "--non-interactive",
-        "--stdin",
-        "--bell",
-        "-i",
-        "-s",
-        "--login",
-        "--shell",
+        "-A", "-b", "-E", "-H", "-k", "-n", "-P", "-S", "-B", "--askpass", "--background", "--preserve-env",
+        "--set-home", "--non-interactive", "--stdin", "--bell", "-i", "-s", "--login", "--shell"
     ],
     no_run: &[
-        "-l",
-        "-v",
-        "-V",
-        "-K",
-        "-e",
-        "--list",
-        "--validate",
-        "--version",
-        "--remove-timestamp",
-        "--edit",
-        "--help",
-        "-h",
+        "-l", "-v", "-V", "-K", "-e", "--list", "--validate", "--version", "--remove-timestamp", "--edit",
+        "--help", "-h"
     ],
     privileged: true,
     ..WRAPPER
 };
+#[rustfmt::skip]
 static DOAS: Wrapper = Wrapper {
     values: &["-u", "-C"],
     flags: &["-n", "-s"],
@@ -855,48 +561,15 @@ static DOAS: Wrapper = Wrapper {
 };
 
 /// The built-in table: every name, and what it is.
+#[rustfmt::skip]
 pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     // Read-only inspection of files and text.
     (
         &[
-            "cat",
-            "tac",
-            "nl",
-            "rev",
-            "fold",
-            "fmt",
-            "pr",
-            "expand",
-            "unexpand",
-            "paste",
-            "join",
-            "comm",
-            "cmp",
-            "od",
-            "hexdump",
-            "strings",
-            "md5sum",
-            "sha1sum",
-            "sha224sum",
-            "sha256sum",
-            "sha384sum",
-            "sha512sum",
-            "b2sum",
-            "cksum",
-            "sum",
-            "base64",
-            "base32",
-            "basenc",
-            "column",
-            "tsort",
-            "look",
-            "zcat",
-            "bzcat",
-            "xzcat",
-            "zstdcat",
-            "lz4cat",
-            "readlink",
-            "realpath",
+            "cat", "tac", "nl", "rev", "fold", "fmt", "pr", "expand", "unexpand", "paste", "join", "comm",
+            "cmp", "od", "hexdump", "strings", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+            "sha512sum", "b2sum", "cksum", "sum", "base64", "base32", "basenc", "column", "tsort", "look",
+            "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat", "readlink", "realpath"
         ],
         Kind::ReadOnly(&FILES),
     ),
@@ -923,67 +596,12 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["seq"], Kind::ReadOnly(&SEQ)),
     (
         &[
-            "echo",
-            "pwd",
-            "basename",
-            "dirname",
-            "true",
-            "false",
-            "test",
-            "[",
-            "which",
-            "whereis",
-            "type",
-            "whoami",
-            "id",
-            "groups",
-            "uname",
-            "arch",
-            "nproc",
-            "uptime",
-            "free",
-            "df",
-            "ps",
-            "printenv",
-            "locale",
-            "tty",
-            "cal",
-            "expr",
-            "yes",
-            "sleep",
-            "numfmt",
-            "factor",
-            "getconf",
-            "lscpu",
-            "lsb_release",
-            "users",
-            "who",
-            "w",
-            "logname",
-            "env_info",
-            "cd",
-            "pushd",
-            "popd",
-            "dirs",
-            "unset",
-            "shift",
-            "exit",
-            "return",
-            "break",
-            "continue",
-            ":",
-            "wait",
-            "jobs",
-            "getopts",
-            "times",
-            "caller",
-            "mapfile",
-            "readarray",
-            "help",
-            "tput",
-            "clear",
-            "stty",
-            "mktemp",
+            "echo", "pwd", "basename", "dirname", "true", "false", "test", "[", "which", "whereis", "type",
+            "whoami", "id", "groups", "uname", "arch", "nproc", "uptime", "free", "df", "ps", "printenv",
+            "locale", "tty", "cal", "expr", "yes", "sleep", "numfmt", "factor", "getconf", "lscpu",
+            "lsb_release", "users", "who", "w", "logname", "env_info", "cd", "pushd", "popd", "dirs", "unset",
+            "shift", "exit", "return", "break", "continue", ":", "wait", "jobs", "getopts", "times", "caller",
+            "mapfile", "readarray", "help", "tput", "clear", "stty", "mktemp"
         ],
         Kind::ReadOnly(&DATA),
     ),
@@ -1012,72 +630,13 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["shred", "wipe"], Kind::Write(&SHRED)),
     (
         &[
-            "split",
-            "csplit",
-            "patch",
-            "tar",
-            "zip",
-            "unzip",
-            "gzip",
-            "gunzip",
-            "bzip2",
-            "bunzip2",
-            "xz",
-            "unxz",
-            "zstd",
-            "7z",
-            "ar",
-            "cpio",
-            "sync",
-            "ulimit",
-            "umask",
-            "alias",
-            "unalias",
-            "shopt",
-            "enable",
-            "complete",
-            "compgen",
-            "bind",
-            "disown",
-            "fg",
-            "bg",
-            "history",
-            "fc",
-            "crontab",
-            "at",
-            "batch",
-            "pkill",
-            "killall",
-            "chattr",
-            "setfacl",
-            "mount",
-            "umount",
-            "swapon",
-            "swapoff",
-            "useradd",
-            "userdel",
-            "usermod",
-            "passwd",
-            "chpasswd",
-            "groupadd",
-            "visudo",
-            "iptables",
-            "nft",
-            "ip",
-            "ifconfig",
-            "route",
-            "modprobe",
-            "insmod",
-            "rmmod",
-            "sysctl",
-            "service",
-            "launchctl",
-            "docker",
-            "podman",
-            "kubectl",
-            "terraform",
-            "ansible",
-            "helm",
+            "split", "csplit", "patch", "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "bunzip2", "xz",
+            "unxz", "zstd", "7z", "ar", "cpio", "sync", "ulimit", "umask", "alias", "unalias", "shopt",
+            "enable", "complete", "compgen", "bind", "disown", "fg", "bg", "history", "fc", "crontab", "at",
+            "batch", "pkill", "killall", "chattr", "setfacl", "mount", "umount", "swapon", "swapoff",
+            "useradd", "userdel", "usermod", "passwd", "chpasswd", "groupadd", "visudo", "iptables", "nft",
+            "ip", "ifconfig", "route", "modprobe", "insmod", "rmmod", "sysctl", "service", "launchctl",
+            "docker", "podman", "kubectl", "terraform", "ansible", "helm"
         ],
         Kind::Write(&WRITTEN),
     ),
@@ -1119,73 +678,18 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["trap"], Kind::Trap),
     (
         &[
-            "python",
-            "python2",
-            "python3",
-            "pypy",
-            "pypy3",
-            "node",
-            "nodejs",
-            "perl",
-            "ruby",
-            "php",
-            "deno",
-            "bun",
-            "lua",
-            "luajit",
-            "Rscript",
-            "R",
-            "julia",
-            "tclsh",
-            "wish",
-            "expect",
-            "osascript",
-            "pwsh",
-            "powershell",
-            "irb",
-            "ghci",
-            "runghc",
-            "runhaskell",
-            "scala",
-            "kotlin",
-            "swift",
-            "java",
-            "jshell",
-            "groovy",
-            "elixir",
-            "iex",
-            "erl",
-            "escript",
-            "guile",
-            "racket",
-            "sbcl",
-            "clojure",
-            "dart",
-            "ts-node",
-            "tsx",
-            "dc",
-            "gdb",
-            "lldb",
-            "strace",
-            "ltrace",
-            "valgrind",
-            "parallel",
-            "script",
+            "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "perl", "ruby", "php", "deno",
+            "bun", "lua", "luajit", "Rscript", "R", "julia", "tclsh", "wish", "expect", "osascript", "pwsh",
+            "powershell", "irb", "ghci", "runghc", "runhaskell", "scala", "kotlin", "swift", "java", "jshell",
+            "groovy", "elixir", "iex", "erl", "escript", "guile", "racket", "sbcl", "clojure", "dart",
+            "ts-node", "tsx", "dc", "gdb", "lldb", "strace", "ltrace", "valgrind", "parallel", "script"
         ],
         Kind::Interpreter,
     ),
     (
         &["cargo"],
         Kind::PackageManager {
-            read_only: &[
-                "metadata",
-                "version",
-                "tree",
-                "locate-project",
-                "pkgid",
-                "verify-project",
-                "help",
-            ],
+            read_only: &["metadata", "version", "tree", "locate-project", "pkgid", "verify-project", "help"],
         },
     ),
     (
@@ -1214,135 +718,29 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     ),
     (
         &[
-            "npx",
-            "pnpx",
-            "bunx",
-            "uv",
-            "uvx",
-            "poetry",
-            "pdm",
-            "conda",
-            "mamba",
-            "micromamba",
-            "gem",
-            "bundle",
-            "bundler",
-            "rake",
-            "composer",
-            "make",
-            "gmake",
-            "cmake",
-            "ninja",
-            "meson",
-            "gradle",
-            "gradlew",
-            "mvn",
-            "mvnw",
-            "sbt",
-            "ant",
-            "dotnet",
-            "rustc",
-            "cc",
-            "gcc",
-            "g++",
-            "clang",
-            "clang++",
-            "ld",
-            "tsc",
-            "webpack",
-            "vite",
-            "jest",
-            "vitest",
-            "pytest",
-            "tox",
-            "nox",
-            "just",
-            "task",
-            "bazel",
-            "bazelisk",
-            "buck2",
-            "brew",
-            "apt",
-            "apt-get",
-            "dpkg",
-            "dnf",
-            "yum",
-            "rpm",
-            "pacman",
-            "apk",
-            "snap",
-            "flatpak",
-            "nix",
-            "nix-env",
-            "pre-commit",
-            "hatch",
-            "maturin",
-            "wasm-pack",
-            "trunk",
-            "cross",
+            "npx", "pnpx", "bunx", "uv", "uvx", "poetry", "pdm", "conda", "mamba", "micromamba", "gem",
+            "bundle", "bundler", "rake", "composer", "make", "gmake", "cmake", "ninja", "meson", "gradle",
+            "gradlew", "mvn", "mvnw", "sbt", "ant", "dotnet", "rustc", "cc", "gcc", "g++", "clang", "clang++",
+            "ld", "tsc", "webpack", "vite", "jest", "vitest", "pytest", "tox", "nox", "just", "task", "bazel",
+            "bazelisk", "buck2", "brew", "apt", "apt-get", "dpkg", "dnf", "yum", "rpm", "pacman", "apk",
+            "snap", "flatpak", "nix", "nix-env", "pre-commit", "hatch", "maturin", "wasm-pack", "trunk",
+            "cross"
         ],
         Kind::PackageManager { read_only: &["help"] },
     ),
     // Network clients.
     (
         &[
-            "curl",
-            "wget",
-            "nc",
-            "ncat",
-            "netcat",
-            "socat",
-            "ssh",
-            "scp",
-            "sftp",
-            "ftp",
-            "telnet",
-            "lftp",
-            "aria2c",
-            "http",
-            "https",
-            "xh",
-            "httpie",
-            "mosh",
-            "rsh",
-            "rlogin",
-            "tftp",
-            "nmap",
-            "ssh-copy-id",
-            "ssh-keyscan",
-            "sshpass",
-            "ping",
-            "ping6",
-            "dig",
-            "nslookup",
-            "host",
-            "whois",
-            "traceroute",
-            "tracepath",
-            "links",
-            "lynx",
-            "w3m",
-            "smbclient",
-            "ldapsearch",
-            "openssl",
-            "gh",
-            "git-remote-http",
+            "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "ftp", "telnet", "lftp",
+            "aria2c", "http", "https", "xh", "httpie", "mosh", "rsh", "rlogin", "tftp", "nmap", "ssh-copy-id",
+            "ssh-keyscan", "sshpass", "ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute",
+            "tracepath", "links", "lynx", "w3m", "smbclient", "ldapsearch", "openssl", "gh", "git-remote-http"
         ],
         Kind::Network,
     ),
     // Privilege.
     (
-        &[
-            "su",
-            "pkexec",
-            "runuser",
-            "sudoedit",
-            "machinectl",
-            "newgrp",
-            "sg",
-            "setpriv",
-            "capsh",
-        ],
+        &["su", "pkexec", "runuser", "sudoedit", "machinectl", "newgrp", "sg", "setpriv", "capsh"],
         Kind::Privileged,
     ),
     // Destructive.
@@ -1352,51 +750,17 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     ),
     (
         &[
-            "mkfs",
-            "mke2fs",
-            "mkswap",
-            "wipefs",
-            "fdisk",
-            "sfdisk",
-            "cfdisk",
-            "gdisk",
-            "sgdisk",
-            "parted",
-            "mkdosfs",
-            "badblocks",
-            "blkdiscard",
-            "cryptsetup",
-            "lvremove",
-            "vgremove",
-            "pvremove",
-            "zpool",
-            "killall5",
+            "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted",
+            "mkdosfs", "badblocks", "blkdiscard", "cryptsetup", "lvremove", "vgremove", "pvremove", "zpool",
+            "killall5"
         ],
         Kind::Destructive("destroys a file system or the whole system"),
     ),
     // Interactive programs.
     (
         &[
-            "vi",
-            "vim",
-            "nvim",
-            "view",
-            "nano",
-            "emacs",
-            "emacsclient",
-            "ed",
-            "ex",
-            "pico",
-            "joe",
-            "micro",
-            "mcedit",
-            "kak",
-            "hx",
-            "helix",
-            "code",
-            "subl",
-            "gedit",
-            "kate",
+            "vi", "vim", "nvim", "view", "nano", "emacs", "emacsclient", "ed", "ex", "pico", "joe", "micro",
+            "mcedit", "kak", "hx", "helix", "code", "subl", "gedit", "kate"
         ],
         Kind::Editor,
     ),
@@ -1410,66 +774,32 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
 ];
 
 /// Name prefixes that mean a destructive tool whatever follows (`mkfs.ext4`).
+#[rustfmt::skip]
 pub(crate) static DESTRUCTIVE_PREFIXES: &[&str] = &["mkfs.", "mke2fs.", "fsck."];
 
 /// Interpreter names that carry a version (`python3.12`, `ruby3.2`).
+#[rustfmt::skip]
 pub(crate) static VERSIONED_INTERPRETERS: &[&str] =
     &["python", "pypy", "ruby", "perl", "php", "node", "lua", "pip"];
 
 /// Directories whose programs are the system's own, so `/usr/bin/rm` is `rm`.
-pub(crate) static SYSTEM_BIN_DIRS: &[&str] = &[
-    "/bin",
-    "/usr/bin",
-    "/usr/local/bin",
-    "/sbin",
-    "/usr/sbin",
-    "/usr/local/sbin",
-    "/opt/homebrew/bin",
-];
+#[rustfmt::skip]
+pub(crate) static SYSTEM_BIN_DIRS: &[&str] = &["/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin", "/opt/homebrew/bin"];
 
 /// Top-level directories of a system whose recursive removal or permission change is destructive.
+#[rustfmt::skip]
 pub(crate) static SYSTEM_DIRS: &[&str] = &[
-    "bin",
-    "boot",
-    "dev",
-    "etc",
-    "home",
-    "lib",
-    "lib32",
-    "lib64",
-    "libx32",
-    "opt",
-    "proc",
-    "root",
-    "sbin",
-    "srv",
-    "sys",
-    "usr",
-    "var",
-    "mnt",
-    "media",
-    "snap",
-    "run",
-    "Users",
-    "System",
-    "Library",
-    "Applications",
-    "Volumes",
-    "private",
+    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc", "root", "sbin",
+    "srv", "sys", "usr", "var", "mnt", "media", "snap", "run", "Users", "System", "Library", "Applications",
+    "Volumes", "private"
 ];
 
 /// Files a redirection may write without writing anything that persists.
-pub(crate) static HARMLESS_TARGETS: &[&str] = &[
-    "/dev/null",
-    "/dev/stdout",
-    "/dev/stderr",
-    "/dev/tty",
-    "/dev/stdin",
-    "/dev/zero",
-    "/dev/full",
-];
+#[rustfmt::skip]
+pub(crate) static HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/stdin", "/dev/zero", "/dev/full"];
 
 /// Device name prefixes (under `/dev/`) that are raw disks or memory: writing them destroys data.
+#[rustfmt::skip]
 pub(crate) static RAW_DEVICES: &[&str] = &[
     "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "loop", "md", "dm-", "mapper/", "sr", "mem",
     "kmem", "port", "fd0", "nbd", "zd", "bcache", "root",
@@ -1477,108 +807,32 @@ pub(crate) static RAW_DEVICES: &[&str] = &[
 
 /// Variables whose value changes which code later commands run (or how they run): setting one is a safety ask.
 /// A trailing `*` matches a prefix.
+#[rustfmt::skip]
 pub(crate) static CODE_VARIABLES: &[&str] = &[
-    "PATH",
-    "LD_*",
-    "DYLD_*",
-    "BASH_ENV",
-    "ENV",
-    "PROMPT_COMMAND",
-    "PS0",
-    "PS1",
-    "PS4",
-    "IFS",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "BASH_FUNC_*",
-    "BASH_LOADABLES_PATH",
-    "GLOBIGNORE",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_ASKPASS",
-    "GIT_CONFIG*",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_EXEC_PATH",
-    "GIT_PROXY_COMMAND",
-    "GIT_TEMPLATE_DIR",
-    "PAGER",
-    "MANPAGER",
-    "SYSTEMD_PAGER",
-    "EDITOR",
-    "VISUAL",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "PYTHONPATH",
-    "PYTHONSTARTUP",
-    "PYTHONHOME",
-    "PYTHONINSPECT",
-    "NODE_OPTIONS",
-    "NODE_PATH",
-    "PERL5OPT",
-    "PERL5LIB",
-    "PERLLIB",
-    "RUBYOPT",
-    "RUBYLIB",
-    "BROWSER",
-    "SSH_ASKPASS",
-    "SUDO_ASKPASS",
-    "RIPGREP_CONFIG_PATH",
-    "AWKPATH",
-    "AWKLIBPATH",
-    "TAR_OPTIONS",
-    "GREP_OPTIONS",
-    "RUSTC_WRAPPER",
-    "CARGO_BUILD_RUSTC_WRAPPER",
-    "RUSTC",
-    "CC",
-    "CXX",
-    "MAKEFLAGS",
-    "NPM_CONFIG_*",
-    "npm_config_*",
-    "ZDOTDIR",
-    "HISTFILE",
-    "TMPDIR",
-    "HOME",
+    "PATH", "LD_*", "DYLD_*", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS4", "IFS", "SHELLOPTS",
+    "BASHOPTS", "BASH_FUNC_*", "BASH_LOADABLES_PATH", "GLOBIGNORE", "GIT_EXTERNAL_DIFF", "GIT_PAGER",
+    "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_CONFIG*", "GIT_DIR",
+    "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_PROXY_COMMAND", "GIT_TEMPLATE_DIR", "PAGER", "MANPAGER",
+    "SYSTEMD_PAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
+    "PYTHONINSPECT", "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
+    "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "RIPGREP_CONFIG_PATH", "AWKPATH", "AWKLIBPATH", "TAR_OPTIONS",
+    "GREP_OPTIONS", "RUSTC_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER", "RUSTC", "CC", "CXX", "MAKEFLAGS",
+    "NPM_CONFIG_*", "npm_config_*", "ZDOTDIR", "HISTFILE", "TMPDIR", "HOME"
 ];
 
 /// Git options (before the sub-command).
+#[rustfmt::skip]
 pub(crate) static GIT_GLOBAL_VALUES: &[&str] = &[
-    "-C",
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--super-prefix",
-    "-c",
-    "--config-env",
-    "--list-cmds",
-    "--attr-source",
+    "-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "-c", "--config-env", "--list-cmds",
+    "--attr-source"
 ];
+#[rustfmt::skip]
 pub(crate) static GIT_GLOBAL_FLAGS: &[&str] = &[
-    "-p",
-    "--paginate",
-    "-P",
-    "--no-pager",
-    "--bare",
-    "--no-replace-objects",
-    "--literal-pathspecs",
-    "--glob-pathspecs",
-    "--noglob-pathspecs",
-    "--icase-pathspecs",
-    "--no-optional-locks",
-    "--no-advice",
-    "--version",
-    "--help",
-    "-v",
-    "-h",
-    "--html-path",
-    "--man-path",
-    "--info-path",
+    "-p", "--paginate", "-P", "--no-pager", "--bare", "--no-replace-objects", "--literal-pathspecs",
+    "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--no-advice",
+    "--version", "--help", "-v", "-h", "--html-path", "--man-path", "--info-path"
 ];
+#[rustfmt::skip]
 pub(crate) static GIT_GLOBAL_EFFECTS: &[(&str, Effect)] = &[
     (
         "-c",
@@ -1595,6 +849,7 @@ pub(crate) static GIT_GLOBAL_EFFECTS: &[(&str, Effect)] = &[
 ];
 
 /// Git sub-command options that write or run programs, whatever the sub-command.
+#[rustfmt::skip]
 pub(crate) static GIT_EFFECTS: &[(&str, Effect)] = &[
     ("--output", WriteValue),
     (
@@ -1610,51 +865,13 @@ pub(crate) static GIT_EFFECTS: &[(&str, Effect)] = &[
         HiddenExec("`git grep --open-files-in-pager` runs a pager program"),
     ),
 ];
+#[rustfmt::skip]
 pub(crate) static GIT_VALUES: &[&str] = &[
-    "--output",
-    "--format",
-    "--pretty",
-    "-n",
-    "--max-count",
-    "--skip",
-    "--since",
-    "--until",
-    "--after",
-    "--before",
-    "--author",
-    "--committer",
-    "--grep",
-    "-S",
-    "-G",
-    "-L",
-    "-U",
-    "--unified",
-    "--abbrev",
-    "--date",
-    "--encoding",
-    "-e",
-    "-f",
-    "--exec",
-    "--upload-pack",
-    "--receive-pack",
-    "-O",
-    "--open-files-in-pager",
-    "--contains",
-    "--no-contains",
-    "--merged",
-    "--no-merged",
-    "--points-at",
-    "--sort",
-    "--color",
-    "-m",
-    "-M",
-    "-C",
-    "--diff-filter",
-    "--relative",
-    "--stat",
-    "--contents",
-    "--ignore-rev",
-    "--ignore-revs-file",
+    "--output", "--format", "--pretty", "-n", "--max-count", "--skip", "--since", "--until", "--after",
+    "--before", "--author", "--committer", "--grep", "-S", "-G", "-L", "-U", "--unified", "--abbrev", "--date",
+    "--encoding", "-e", "-f", "--exec", "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager",
+    "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--color", "-m", "-M",
+    "-C", "--diff-filter", "--relative", "--stat", "--contents", "--ignore-rev", "--ignore-revs-file"
 ];
 
 /// How a git sub-command is read-only.
@@ -1676,6 +893,7 @@ pub(crate) enum GitRule {
     Config,
 }
 
+#[rustfmt::skip]
 pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
     ("status", GitRule::Always),
     ("log", GitRule::Always),
@@ -1714,33 +932,12 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         "branch",
         GitRule::Listing {
             list_flags: &[
-                "--list",
-                "-l",
-                "--contains",
-                "--no-contains",
-                "--merged",
-                "--no-merged",
-                "--points-at",
-                "--show-current",
+                "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
+                "--show-current"
             ],
             write_flags: &[
-                "-d",
-                "-D",
-                "-m",
-                "-M",
-                "-c",
-                "-C",
-                "-f",
-                "-u",
-                "--delete",
-                "--move",
-                "--copy",
-                "--force",
-                "--set-upstream-to",
-                "--unset-upstream",
-                "--edit-description",
-                "--track",
-                "--no-track",
+                "-d", "-D", "-m", "-M", "-c", "-C", "-f", "-u", "--delete", "--move", "--copy", "--force",
+                "--set-upstream-to", "--unset-upstream", "--edit-description", "--track", "--no-track"
             ],
         },
     ),
@@ -1748,32 +945,12 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         "tag",
         GitRule::Listing {
             list_flags: &[
-                "--list",
-                "-l",
-                "--contains",
-                "--no-contains",
-                "--merged",
-                "--no-merged",
-                "--points-at",
-                "-v",
-                "--verify",
+                "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "-v",
+                "--verify"
             ],
             write_flags: &[
-                "-d",
-                "-a",
-                "-s",
-                "-f",
-                "-m",
-                "-F",
-                "-u",
-                "--delete",
-                "--annotate",
-                "--sign",
-                "--force",
-                "--message",
-                "--file",
-                "--local-user",
-                "--edit",
+                "-d", "-a", "-s", "-f", "-m", "-F", "-u", "--delete", "--annotate", "--sign", "--force",
+                "--message", "--file", "--local-user", "--edit"
             ],
         },
     ),
@@ -1828,109 +1005,52 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
     ),
     ("config", GitRule::Config),
 ];
+#[rustfmt::skip]
 pub(crate) static GIT_CONFIG_READ: &[&str] = &[
-    "--get",
-    "--get-all",
-    "--get-regexp",
-    "--get-urlmatch",
-    "--list",
-    "-l",
-    "--get-color",
-    "--get-colorbool",
+    "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color", "--get-colorbool"
 ];
+#[rustfmt::skip]
 pub(crate) static GIT_CONFIG_READ_SUBS: &[&str] = &["get", "list"];
 
 /// awk options.
+#[rustfmt::skip]
 pub(crate) static AWK_VALUES: &[&str] = &[
-    "-F",
-    "-v",
-    "-f",
-    "-e",
-    "-E",
-    "-i",
-    "-l",
-    "--field-separator",
-    "--assign",
-    "--file",
-    "--source",
-    "--exec",
-    "--include",
-    "--load",
+    "-F", "-v", "-f", "-e", "-E", "-i", "-l", "--field-separator", "--assign", "--file", "--source", "--exec",
+    "--include", "--load"
 ];
 
 /// find primaries that take one value; `-fprintf` takes two.
+#[rustfmt::skip]
 pub(crate) static FIND_VALUES: &[&str] = &[
-    "-name",
-    "-iname",
-    "-path",
-    "-ipath",
-    "-wholename",
-    "-iwholename",
-    "-regex",
-    "-iregex",
-    "-type",
-    "-xtype",
-    "-size",
-    "-perm",
-    "-user",
-    "-group",
-    "-uid",
-    "-gid",
-    "-mtime",
-    "-mmin",
-    "-atime",
-    "-amin",
-    "-ctime",
-    "-cmin",
-    "-newer",
-    "-anewer",
-    "-cnewer",
-    "-samefile",
-    "-links",
-    "-inum",
-    "-maxdepth",
-    "-mindepth",
-    "-fstype",
-    "-context",
-    "-used",
-    "-printf",
-    "-regextype",
-    "-lname",
-    "-ilname",
-    "-files0-from",
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
+    "-size", "-perm", "-user", "-group", "-uid", "-gid", "-mtime", "-mmin", "-atime", "-amin", "-ctime",
+    "-cmin", "-newer", "-anewer", "-cnewer", "-samefile", "-links", "-inum", "-maxdepth", "-mindepth",
+    "-fstype", "-context", "-used", "-printf", "-regextype", "-lname", "-ilname", "-files0-from"
 ];
+/// find primaries with a value that select nothing by themselves.
+#[rustfmt::skip]
+pub(crate) static FIND_UNFILTERED: &[&str] = &["-maxdepth", "-mindepth", "-regextype", "-files0-from", "-printf"];
+/// find tests without a value.
+#[rustfmt::skip]
+pub(crate) static FIND_TESTS: &[&str] =
+    &["-empty", "-nouser", "-nogroup", "-readable", "-writable", "-executable", "-true", "-false"];
 /// find primaries that run a command given in the following words, up to `;` or `+`.
+#[rustfmt::skip]
 pub(crate) static FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 /// find primaries whose value is a file written.
+#[rustfmt::skip]
 pub(crate) static FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fls", "-fprintf"];
 
 /// `systemctl` verbs that stop the machine.
-pub(crate) static SYSTEMCTL_STOPS: &[&str] = &[
-    "poweroff",
-    "reboot",
-    "halt",
-    "kexec",
-    "emergency",
-    "rescue",
-    "suspend",
-    "hibernate",
-    "soft-reboot",
-];
+#[rustfmt::skip]
+pub(crate) static SYSTEMCTL_STOPS: &[&str] = &["poweroff", "reboot", "halt", "kexec", "emergency", "rescue", "suspend", "hibernate", "soft-reboot"];
 /// `systemctl` verbs that only read.
+#[rustfmt::skip]
 pub(crate) static SYSTEMCTL_READS: &[&str] = &[
-    "status",
-    "show",
-    "list-units",
-    "list-unit-files",
-    "list-timers",
-    "list-sockets",
-    "is-active",
-    "is-enabled",
-    "is-failed",
-    "cat",
-    "help",
-    "--version",
+    "status", "show", "list-units", "list-unit-files", "list-timers", "list-sockets", "is-active",
+    "is-enabled", "is-failed", "cat", "help", "--version"
 ];
 
 /// Options that only print the version or help of a program, run nothing else.
+#[rustfmt::skip]
 pub(crate) static VERSION_FLAGS: &[&str] = &["--version", "--help"];

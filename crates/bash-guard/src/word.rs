@@ -165,7 +165,11 @@ impl Builder {
     fn piece(&mut self, piece: &Piece, quoted: bool) {
         match piece {
             Piece::Text(text) => {
-                if !quoted && text.contains(['*', '?', '[']) {
+                // `[` only starts a bracket pattern when a `]` follows; `[` alone is the test command.
+                let bracket = text
+                    .find('[')
+                    .is_some_and(|at| text.get(at + 1..).is_some_and(|r| r.contains(']')));
+                if !quoted && (text.contains(['*', '?']) || bracket) {
                     self.word.glob = true;
                     self.word.literal = false;
                 }
