@@ -1,1 +1,12 @@
 //! Cross-crate scenarios: one test binary, one module per scenario family.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+mod decisions;
+mod workspace;

@@ -1,0 +1,76 @@
+//! The `agentGuard` section of settings files: what the layers above the rules read from them.
+
+use std::path::PathBuf;
+
+use agent_rules::{Section, Settings};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// agent-guard's own settings, merged from the `agentGuard` sections of every source.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GuardSettings {
+    /// Whether network commands are denied (`true`) or asked (`false`); `None` defers to `AGENT_BLOCK_NETWORK`.
+    pub block_network: Option<bool>,
+    /// Extra protected path patterns for writes (gitignore-style names or globs).
+    pub protected_writes: Vec<String>,
+    /// Extra protected path patterns for reads (secrets).
+    pub protected_reads: Vec<String>,
+    /// Extensions of the shell knowledge table, highest source first.
+    pub commands: Vec<Value>,
+    /// The library directory (a root; large tool results are written under it).
+    pub library_dir: Option<PathBuf>,
+    /// The skills directory (a root).
+    pub skills_dir: Option<PathBuf>,
+    /// Directories readable but not writable.
+    pub read_only_dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SectionJson {
+    #[serde(default)]
+    block_network: Option<bool>,
+    #[serde(default)]
+    protected_paths: Vec<String>,
+    #[serde(default)]
+    protected_reads: Vec<String>,
+    #[serde(default)]
+    commands: Option<Value>,
+    #[serde(default)]
+    library_dir: Option<PathBuf>,
+    #[serde(default)]
+    skills_dir: Option<PathBuf>,
+    #[serde(default)]
+    read_only_directories: Vec<PathBuf>,
+}
+
+impl GuardSettings {
+    /// Merges the `agentGuard` sections of `settings`: scalar keys from the highest source that sets them, lists
+    /// from every source. An unknown key or a value of the wrong type is an error naming the file.
+    pub fn from_settings(settings: &Settings) -> Result<Self> {
+        let mut merged = Self::default();
+        let mut sections: Vec<&Section> = settings.agent_guard_sections().iter().collect();
+        sections.sort_by_key(|s| std::cmp::Reverse(s.source));
+        for section in sections {
+            let json: SectionJson =
+                serde_json::from_value(section.value.clone()).map_err(|e| Error::Settings {
+                    file: section
+                        .file
+                        .as_ref()
+                        .map(|f| f.display().to_string())
+                        .unwrap_or_else(|| section.source.to_string()),
+                    why: format!("in `agentGuard`: {e}"),
+                })?;
+            merged.block_network = merged.block_network.or(json.block_network);
+            merged.protected_writes.extend(json.protected_paths);
+            merged.protected_reads.extend(json.protected_reads);
+            merged.commands.extend(json.commands);
+            merged.library_dir = merged.library_dir.take().or(json.library_dir);
+            merged.skills_dir = merged.skills_dir.take().or(json.skills_dir);
+            merged.read_only_dirs.extend(json.read_only_directories);
+        }
+        Ok(merged)
+    }
+}

@@ -1,0 +1,326 @@
+//! The one decision path: describe the call, let the layers analyse it, resolve with the rules.
+
+use std::path::{Path, PathBuf};
+
+use agent_bash_guard::{BashConfig, BashGuard, CommandAnalysis, CommandTableExtension};
+use agent_fs_sandbox::{Access, PathCheck, PathSandbox, ProtectedPaths, RootKind, RootSpec, SandboxConfig};
+use agent_rules::{
+    Anchors, CallFacts, CallTarget, CommandFact, FileAccess, HookOutcome, PathFact, PermissionMode, Policy,
+    Request, Resolution, Settings, describe,
+};
+use agent_tool_traits::{Decision, Layer, PermissionCheck, Provenance, Source, Verdict};
+use serde_json::Value;
+
+use crate::config::GuardSettings;
+use crate::error::Result;
+
+/// What a guard is built for: one working directory, with its settings.
+#[derive(Debug, Clone, Default)]
+pub struct GuardOptions {
+    /// The working directory: a root of the sandbox and the anchor of relative paths and rules.
+    pub cwd: PathBuf,
+    /// The home directory (`~` in paths and rules); `None` when there is none.
+    pub home: Option<PathBuf>,
+    /// A mode that overrides the settings' own (`--mode`, the hook input's `permission_mode`), with its source.
+    pub mode: Option<(PermissionMode, Source)>,
+    /// Extra roots beyond the working directory and `additionalDirectories` (the runtime's library dir).
+    pub extra_roots: Vec<PathBuf>,
+}
+
+/// Everything one decision saw, for `explain`, the audit log and telemetry.
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The resolution: verdict, candidates in order, conflict log.
+    pub resolution: Resolution,
+    /// The shell analysis, for shell calls.
+    pub analysis: Option<CommandAnalysis>,
+    /// The sandbox's report on each file the call touches, with the access checked.
+    pub paths: Vec<(FileAccess, PathCheck)>,
+    /// The findings of the tool's own checks and of the layers that went into the resolution.
+    pub findings: Vec<Verdict>,
+}
+
+impl Decided {
+    /// The final verdict.
+    pub fn verdict(&self) -> &Verdict {
+        &self.resolution.verdict
+    }
+}
+
+/// The permission core of one working directory: compiled rules, the sandbox and the shell analyser, built once
+/// and shared by every call (`Send + Sync`).
+#[derive(Debug)]
+pub struct Guard {
+    policy: Policy,
+    sandbox: Option<PathSandbox>,
+    sandbox_error: Option<String>,
+    bash: BashGuard,
+    cwd: PathBuf,
+}
+
+impl Guard {
+    /// Builds the guard of `options.cwd` from loaded `settings`.
+    pub fn new(settings: &Settings, options: &GuardOptions) -> Result<Self> {
+        let guard_settings = GuardSettings::from_settings(settings)?;
+        let anchors = Anchors {
+            cwd: options.cwd.clone(),
+            home: options.home.clone(),
+        };
+        let mut policy = Policy::new(settings, &anchors)?;
+        if let Some((mode, source)) = options.mode {
+            policy = policy.with_mode(mode, source);
+        }
+        let mut config = SandboxConfig::new(options.cwd.clone());
+        config.home = options.home.clone();
+        for dir in settings.additional_directories() {
+            config
+                .roots
+                .push(RootSpec::read_write(dir.path.clone(), RootKind::Additional));
+        }
+        for (dir, kind) in [
+            (&guard_settings.library_dir, RootKind::Library),
+            (&guard_settings.skills_dir, RootKind::Skills),
+        ] {
+            if let Some(dir) = dir {
+                config.roots.push(RootSpec::read_write(dir.clone(), kind));
+            }
+        }
+        for dir in &options.extra_roots {
+            config
+                .roots
+                .push(RootSpec::read_write(dir.clone(), RootKind::Library));
+        }
+        for dir in &guard_settings.read_only_dirs {
+            config
+                .roots
+                .push(RootSpec::read_only(dir.clone(), RootKind::Additional));
+        }
+        let protected = ProtectedPaths::default()
+            .with_extra_writes(&guard_settings.protected_writes)
+            .and_then(|p| p.with_extra_reads(&guard_settings.protected_reads))
+            .map_err(|e| crate::error::Error::Settings {
+                file: "agentGuard.protectedPaths".to_owned(),
+                why: e.to_string(),
+            })?;
+        config.protected = protected;
+        // A working directory that cannot be a root (it does not exist) leaves the guard without a sandbox: every
+        // file access is then of unknown containment and never allowed by default.
+        let (sandbox, sandbox_error) = match PathSandbox::new(config) {
+            Ok(sandbox) => (Some(sandbox), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let mut bash_config = BashConfig {
+            block_network: guard_settings.block_network,
+            ..BashConfig::default()
+        };
+        for commands in &guard_settings.commands {
+            let more: CommandTableExtension =
+                serde_json::from_value(commands.clone()).map_err(|e| crate::error::Error::Settings {
+                    file: "agentGuard.commands".to_owned(),
+                    why: e.to_string(),
+                })?;
+            let table = &mut bash_config.commands;
+            table.read_only.extend(more.read_only);
+            table.deny.extend(more.deny);
+            table.network.extend(more.network);
+            table.wrappers.extend(more.wrappers);
+            table.interpreters.extend(more.interpreters);
+            table.package_managers.extend(more.package_managers);
+        }
+        Ok(Self {
+            policy,
+            sandbox,
+            sandbox_error,
+            bash: BashGuard::new(bash_config),
+            cwd: options.cwd.clone(),
+        })
+    }
+
+    /// The compiled policy (rules, mode).
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The sandbox, when the working directory could be made a root.
+    pub fn sandbox(&self) -> Option<&PathSandbox> {
+        self.sandbox.as_ref()
+    }
+
+    /// The shell analyser.
+    pub fn bash(&self) -> &BashGuard {
+        &self.bash
+    }
+
+    /// Decides a call of `tool` with `args`, without hooks or tool checks (the `agent-guard check` path).
+    pub fn decide(&self, tool: &str, args: &Value) -> Decided {
+        self.decide_with(tool, args, &HookOutcome::default(), &[])
+    }
+
+    /// Decides a call with what the PreToolUse hooks said and the tool's own `check_permissions`.
+    pub fn decide_with(
+        &self,
+        tool: &str,
+        args: &Value,
+        hooks: &HookOutcome,
+        tool_checks: &[PermissionCheck],
+    ) -> Decided {
+        let mut findings: Vec<Verdict> = tool_checks
+            .iter()
+            .filter(|c| c.decision != Decision::Allow)
+            .map(|c| Verdict::new(c.decision, c.reason.clone(), Provenance::layer(Layer::Tool)))
+            .collect();
+        let target = match describe(tool, args) {
+            Ok(target) => target,
+            Err(why) => {
+                findings.push(Verdict::new(
+                    Decision::Deny,
+                    format!("invalid input for `{tool}`: {why}"),
+                    Provenance::layer(Layer::Tool),
+                ));
+                CallTarget::Opaque
+            }
+        };
+        let mut analysis = None;
+        let mut paths: Vec<(FileAccess, PathCheck)> = Vec::new();
+        let mut host = None;
+        let mut agent = None;
+        match &target {
+            CallTarget::Shell(command) => {
+                let result = self.bash.analyze(command);
+                findings.extend(
+                    result
+                        .findings
+                        .iter()
+                        .map(|f| Verdict::new(f.decision, f.reason.clone(), Provenance::layer(Layer::Bash))),
+                );
+                // Every file the analysis saw goes through the sandbox, `~` paths included (the sandbox expands
+                // them as the shell does).
+                for (access, list) in [
+                    (FileAccess::Read, &result.reads),
+                    (FileAccess::Write, &result.writes),
+                ] {
+                    for file in list {
+                        if let Some(check) = self.check_path(&file.path, access, &mut findings) {
+                            paths.push((access, check));
+                        }
+                    }
+                }
+                analysis = Some(result);
+            }
+            CallTarget::Files(access, list) => {
+                for path in list {
+                    if let Some(check) = self.check_path(path, *access, &mut findings) {
+                        paths.push((*access, check));
+                    }
+                }
+            }
+            CallTarget::Web { url, host: h } => match h {
+                Some(h) => host = Some(h.as_str()),
+                None => findings.push(Verdict::new(
+                    Decision::Ask,
+                    format!("the URL `{url}` has no host to check"),
+                    Provenance::layer(Layer::Tool),
+                )),
+            },
+            CallTarget::Agent(name) => agent = *name,
+            CallTarget::Opaque => {}
+        }
+        let is_shell = analysis.is_some();
+        for (access, check) in &paths {
+            findings.extend(self.path_finding(*access, check, is_shell));
+        }
+        let facts = CallFacts {
+            shell: analysis.as_ref().map(|a| {
+                a.commands
+                    .iter()
+                    .map(|c| CommandFact {
+                        argv: &c.argv,
+                        inner: c.inner,
+                        read_only: c.read_only,
+                    })
+                    .collect()
+            }),
+            paths: paths
+                .iter()
+                .map(|(access, check)| PathFact {
+                    access: *access,
+                    written: &check.absolute,
+                    resolved: check.resolved.as_deref(),
+                    inside_roots: self.sandbox.as_ref().map(|_| check.root.is_some()),
+                })
+                .collect(),
+            host,
+            agent,
+        };
+        let resolution = self.policy.decide(&Request {
+            tool,
+            facts: &facts,
+            findings: &findings,
+            hooks,
+        });
+        let mut resolution = resolution;
+        if let Some(why) = &self.sandbox_error {
+            resolution.verdict.diagnostics.push(format!("no sandbox: {why}"));
+        }
+        Decided {
+            resolution,
+            analysis,
+            paths,
+            findings,
+        }
+    }
+
+    /// The sandbox's report on one path; without a sandbox, a lexical report whose containment is unknown.
+    fn check_path(&self, path: &str, access: FileAccess, findings: &mut Vec<Verdict>) -> Option<PathCheck> {
+        let sandbox_access = match access {
+            FileAccess::Read => Access::Read,
+            FileAccess::Write => Access::Write,
+        };
+        match &self.sandbox {
+            Some(sandbox) => Some(sandbox.check(path, sandbox_access)),
+            None => {
+                if path.contains('\0') {
+                    findings.push(Verdict::new(
+                        Decision::Deny,
+                        "a path with a NUL byte",
+                        Provenance::layer(Layer::Sandbox),
+                    ));
+                    return None;
+                }
+                let absolute = agent_rules::absolute_lexical(Path::new(path), &self.cwd);
+                Some(PathCheck {
+                    input: path.to_owned(),
+                    absolute: absolute.clone(),
+                    resolved: None,
+                    root: None,
+                    through_symlink: false,
+                    protected: None,
+                    verdict: Verdict::new(
+                        Decision::Ask,
+                        format!("`{}`: containment unknown without a sandbox", absolute.display()),
+                        Provenance::layer(Layer::Sandbox),
+                    ),
+                })
+            }
+        }
+    }
+
+    /// The finding a path contributes. A shell command reading outside the roots is not denied (system files are
+    /// read all the time); it only loses its read-only default (the rules see it as outside the roots). Every other
+    /// sandbox finding counts as it is.
+    fn path_finding(&self, access: FileAccess, check: &PathCheck, is_shell: bool) -> Option<Verdict> {
+        let verdict = &check.verdict;
+        match verdict.decision {
+            Decision::Allow => None,
+            Decision::Deny
+                if is_shell
+                    && access == FileAccess::Read
+                    && check.root.is_none()
+                    && check.resolved.is_some() =>
+            {
+                None
+            }
+            Decision::Deny | Decision::Ask => Some(verdict.clone()),
+        }
+    }
+}

@@ -1,0 +1,793 @@
+//! The agent runtime: the permission pipeline every call goes through, the executor of SPEC §3, and the loop
+//! over a [`Model`].
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use agent_hooks::{
+    AgentHook, AuditLogHook, CallStatus, CancellationHook, CommandHook, HookError, HookRegistry,
+    HookSettings, MetricsHook, MetricsSnapshot, PostToolUseContext, PreToolUseContext, SessionContext,
+    SessionStopContext, StepContext,
+};
+use agent_rules::{HookOutcome, PermissionMode, Rule, Settings, ToolName};
+use agent_tool_traits::{
+    CancelRegistry, DecidedBy, Decision, Layer, PermissionCheck, Provenance, Source, Tool, ToolCall,
+    ToolContext, ToolError, ToolOutput, Verdict,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{
+    ApprovalAnswer, ApprovalRequest, Approver, HeadlessApprover, local_settings_file, narrow_rules,
+    save_allow_rules, suggest_rules,
+};
+use crate::config::GuardSettings;
+use crate::executor::{Runnable, partition, poll_cancel, run_batch};
+use crate::guard::{Guard, GuardOptions};
+use crate::guard_handle::GuardHandle;
+use crate::persist::OutputStore;
+use crate::registry::ToolRegistry;
+use crate::runtime_error::RuntimeError;
+use crate::telemetry::{self, DecisionSource};
+use crate::tools::builtin_tools;
+
+/// The per-call timeout when `AGENT_TOOL_TIMEOUT_SECS` is not set.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long an ask waits for an answer before it counts as a deny.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Results longer than this many characters are written to disk and replaced by a stub.
+pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 16_000;
+/// Steps of the loop before the session stops (runtime limit L7).
+pub const DEFAULT_MAX_STEPS: u32 = 8;
+
+/// How a runtime is set up.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// The working directory: the sandbox's first root, where commands run.
+    pub cwd: PathBuf,
+    /// The home directory (`~` in rules and paths).
+    pub home: Option<PathBuf>,
+    /// A mode overriding the settings' own, with its source.
+    pub mode: Option<(PermissionMode, Source)>,
+    /// Where large results go (`tool-results/`); default: the settings' `agentGuard.libraryDir`, else
+    /// `<cwd>/.agent-guard/library`. It is a root of the sandbox, so the model can read the full results.
+    pub library_dir: Option<PathBuf>,
+    /// `lead` for the main agent, the subagent's name otherwise.
+    pub agent_name: String,
+    /// A silent context (a subagent): asks become denies and `ask_user` fails.
+    pub silent: bool,
+    /// The timeout of one call (`AGENT_TOOL_TIMEOUT_SECS`, default 120 s).
+    pub tool_timeout: Duration,
+    /// How long an ask waits for the approver (default 120 s); no answer in time is a deny.
+    pub approval_timeout: Duration,
+    /// Results over this many characters are persisted (default 16,000).
+    pub max_output_chars: usize,
+    /// Steps of the loop (default 8).
+    pub max_steps: u32,
+}
+
+impl RuntimeConfig {
+    /// The defaults for `cwd`, with the tool timeout read from `AGENT_TOOL_TIMEOUT_SECS`.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            home: None,
+            mode: None,
+            library_dir: None,
+            agent_name: "lead".to_owned(),
+            silent: false,
+            tool_timeout: tool_timeout_from_env(std::env::var("AGENT_TOOL_TIMEOUT_SECS").ok().as_deref()),
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
+            max_output_chars: DEFAULT_MAX_OUTPUT_CHARS,
+            max_steps: DEFAULT_MAX_STEPS,
+        }
+    }
+}
+
+/// The tool timeout for a value of `AGENT_TOOL_TIMEOUT_SECS`: a positive number of seconds, else the default.
+pub fn tool_timeout_from_env(value: Option<&str>) -> Duration {
+    value
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|secs| *secs > 0)
+        .map_or(DEFAULT_TOOL_TIMEOUT, Duration::from_secs)
+}
+
+/// One call of a step, as it was decided and ran.
+#[derive(Debug, Clone)]
+pub struct CallReport {
+    /// The call with the arguments that were decided and run (after any hook rewrote them).
+    pub call: ToolCall,
+    /// The final decision and who made it.
+    pub verdict: Verdict,
+    /// Who stood behind the decision (telemetry's `source`).
+    pub source: DecisionSource,
+    /// The answer to an ask, when there was one.
+    pub answer: Option<ApprovalAnswer>,
+    /// How the call ended.
+    pub status: CallStatus,
+    /// What the model sees: after PostToolUse hooks and persistence.
+    pub output: ToolOutput,
+    /// When the tool started and finished; `None` for a call that never ran.
+    pub ran: Option<(Instant, Instant)>,
+    /// The file holding the full result, when it was too long to keep inline.
+    pub persisted: Option<PathBuf>,
+    /// Contexts PreToolUse hooks added for the model.
+    pub contexts: Vec<String>,
+}
+
+impl CallReport {
+    /// How long the tool ran (zero when it did not).
+    pub fn elapsed(&self) -> Duration {
+        self.ran.map_or(Duration::ZERO, |(started, finished)| {
+            finished.saturating_duration_since(started)
+        })
+    }
+}
+
+/// The calls of one step of the loop.
+#[derive(Debug, Clone)]
+pub struct StepRecord {
+    /// The step, from 1.
+    pub step: u32,
+    /// Its calls, in the order the model made them.
+    pub calls: Vec<CallReport>,
+}
+
+/// What a model answers at a step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelTurn {
+    /// Tool calls to make.
+    Calls(Vec<ToolCall>),
+    /// The final answer; the session ends.
+    Answer(String),
+}
+
+/// The future a model returns.
+pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = ModelTurn> + Send + 'a>>;
+
+/// The model driving a session: given the steps so far, the next turn.
+pub trait Model: Send {
+    /// The next turn.
+    fn next_turn<'a>(&'a mut self, history: &'a [StepRecord]) -> ModelFuture<'a>;
+}
+
+/// How a session went.
+#[derive(Debug, Clone)]
+pub struct SessionReport {
+    /// The session.
+    pub session_id: String,
+    /// Every step with its calls.
+    pub steps: Vec<StepRecord>,
+    /// The model's final answer, when it gave one.
+    pub answer: Option<String>,
+    /// Why the session stopped: `completed`, `max steps`, `cancelled by the user`.
+    pub reason: String,
+    /// Whether the user cancelled the run.
+    pub cancelled: bool,
+    /// What the session-stop hooks reported (an audit log that could not write every row).
+    pub stop_error: Option<String>,
+    /// Calls, errors, denials and latencies.
+    pub metrics: MetricsSnapshot,
+}
+
+impl SessionReport {
+    /// Every call of every step, in order.
+    pub fn calls(&self) -> impl Iterator<Item = &CallReport> {
+        self.steps.iter().flat_map(|step| &step.calls)
+    }
+}
+
+/// Builds a [`Runtime`].
+pub struct RuntimeBuilder {
+    settings: Settings,
+    config: RuntimeConfig,
+    approver: Arc<dyn Approver>,
+    hooks: Vec<Arc<dyn AgentHook>>,
+    audit: Option<AuditLogHook>,
+    tools: Vec<Arc<dyn Tool>>,
+    only: Option<Vec<String>>,
+    cancel: CancelRegistry,
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RuntimeBuilder {
+    /// Who answers asks (default: nobody, so every ask is denied).
+    #[must_use]
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Adds an in-process hook, after the cancellation hook and before the settings' command hooks.
+    #[must_use]
+    pub fn hook(mut self, hook: Arc<dyn AgentHook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// Writes the audit log with `audit` (registered last, so it records what the model finally sees).
+    #[must_use]
+    pub fn audit(mut self, audit: AuditLogHook) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Adds a tool beside the built-in ones (or replaces one of the same name).
+    #[must_use]
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Narrows the tool set to `names` (either family); a call of any other tool is denied.
+    #[must_use]
+    pub fn only_tools(mut self, names: &[&str]) -> Self {
+        self.only = Some(names.iter().map(|name| (*name).to_owned()).collect());
+        self
+    }
+
+    /// Shares `cancel`, the registry of cancelled runs, with the caller (an API that cancels sessions).
+    #[must_use]
+    pub fn cancel_registry(mut self, cancel: CancelRegistry) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Builds the guard, the tools and the hooks. Hooks run in this order: cancellation, the in-process hooks,
+    /// the command hooks of agent-guard's settings files, metrics, the audit log.
+    pub fn build(self) -> Result<Runtime, RuntimeError> {
+        let guard_settings = GuardSettings::from_settings(&self.settings)?;
+        let library_dir = self
+            .config
+            .library_dir
+            .clone()
+            .or(guard_settings.library_dir)
+            .unwrap_or_else(|| self.config.cwd.join(".agent-guard").join("library"));
+        // A missing library dir only means large results cannot be kept; the call itself still reports.
+        if let Err(error) = std::fs::create_dir_all(&library_dir) {
+            tracing::warn!(dir = %library_dir.display(), %error, "cannot create the library dir");
+        }
+        let guard_options = GuardOptions {
+            cwd: self.config.cwd.clone(),
+            home: self.config.home.clone(),
+            mode: self.config.mode,
+            extra_roots: vec![library_dir.clone()],
+        };
+        let guard = GuardHandle::new(Guard::new(&self.settings, &guard_options)?);
+        let mut registry = builtin_tools(&guard, Arc::clone(&self.approver));
+        for tool in self.tools {
+            registry.register(tool);
+        }
+        if let Some(only) = &self.only {
+            let names: Vec<&str> = only.iter().map(String::as_str).collect();
+            registry = registry.restrict(&names);
+        }
+        let mut hooks = HookRegistry::new();
+        hooks.register(Arc::new(CancellationHook::new(self.cancel.clone())));
+        for hook in self.hooks {
+            hooks.register(hook);
+        }
+        let mut commands = HookSettings::default();
+        for section in self.settings.hook_sections() {
+            let document = serde_json::json!({ "hooks": section.value });
+            commands.merge(HookSettings::from_json(&document)?);
+        }
+        if !commands.is_empty() {
+            hooks.register(Arc::new(CommandHook::new(commands)));
+        }
+        let metrics = Arc::new(MetricsHook::new());
+        hooks.register(Arc::clone(&metrics) as Arc<dyn AgentHook>);
+        if let Some(audit) = &self.audit {
+            hooks.register(Arc::new(audit.clone()));
+        }
+        Ok(Runtime {
+            store: OutputStore::new(&library_dir, self.config.max_output_chars),
+            config: self.config,
+            guard_options,
+            settings: Mutex::new(self.settings),
+            guard,
+            registry,
+            hooks,
+            approver: self.approver,
+            cancel: self.cancel,
+            metrics,
+            tokens: Mutex::default(),
+        })
+    }
+}
+
+/// The runtime of one working directory: every call goes through the PreToolUse hooks, the guard
+/// ([`Guard::decide_with`] with the tool's own checks), the approver for asks, the executor, the PostToolUse hooks
+/// and output persistence, in that order.
+pub struct Runtime {
+    config: RuntimeConfig,
+    guard_options: GuardOptions,
+    /// The loaded settings plus the rules the user's answers added in this session.
+    settings: Mutex<Settings>,
+    guard: GuardHandle,
+    registry: ToolRegistry,
+    hooks: HookRegistry,
+    approver: Arc<dyn Approver>,
+    store: OutputStore,
+    cancel: CancelRegistry,
+    metrics: Arc<MetricsHook>,
+    tokens: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.config)
+            .field("tools", &self.registry)
+            .field("hooks", &self.hooks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call after the permission pipeline: denied (with its report but for the output hooks) or cleared to run.
+enum Planned {
+    Denied(CallReport),
+    Cleared { report: CallReport, tool: Arc<dyn Tool> },
+}
+
+impl Runtime {
+    /// A builder over loaded `settings`.
+    pub fn builder(settings: Settings, config: RuntimeConfig) -> RuntimeBuilder {
+        RuntimeBuilder {
+            settings,
+            config,
+            approver: Arc::new(HeadlessApprover),
+            hooks: Vec::new(),
+            audit: None,
+            tools: Vec::new(),
+            only: None,
+            cancel: CancelRegistry::new(),
+        }
+    }
+
+    /// The tools calls can reach.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// The hooks, in order.
+    pub fn hooks(&self) -> &HookRegistry {
+        &self.hooks
+    }
+
+    /// The guard in force (it changes when an answer adds a rule).
+    pub fn guard(&self) -> Arc<Guard> {
+        self.guard.current()
+    }
+
+    /// The registry of cancelled runs.
+    pub fn cancel_registry(&self) -> &CancelRegistry {
+        &self.cancel
+    }
+
+    /// The metrics of the calls so far.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.metrics.snapshot()
+    }
+
+    /// Where large results are written.
+    pub fn output_store(&self) -> &OutputStore {
+        &self.store
+    }
+
+    /// Cancels the run of `session_id`: Cancel tools stop at once, Block tools finish, no later call runs.
+    pub fn cancel(&self, session_id: &str) {
+        self.cancel.cancel(session_id);
+        self.token(session_id).cancel();
+    }
+
+    fn token(&self, session_id: &str) -> CancellationToken {
+        self.tokens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(session_id.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    fn mode_name(&self) -> String {
+        self.guard.current().policy().mode().to_string()
+    }
+
+    /// Starts a session: the session-start hooks run.
+    pub async fn start_session(&self, session_id: &str) {
+        let ctx = SessionContext {
+            session_id: session_id.to_owned(),
+            agent_name: self.config.agent_name.clone(),
+            cwd: self.config.cwd.clone(),
+            permission_mode: self.mode_name(),
+        };
+        // Session-start hooks cannot fail today; the registry keeps a `Result` for uniformity.
+        let _started = self.hooks.session_start(&ctx).await;
+    }
+
+    /// Stops a session after `steps` steps: the session-stop hooks run (the audit log's `SESSION_STOP` row is on
+    /// disk when this returns `Ok`).
+    pub async fn stop_session(&self, session_id: &str, steps: u32, reason: &str) -> Result<(), HookError> {
+        let cancelled = self.cancel.is_cancelled(session_id) || self.token(session_id).is_cancelled();
+        let ctx = SessionStopContext {
+            session_id: session_id.to_owned(),
+            agent_name: self.config.agent_name.clone(),
+            steps,
+            reason: reason.to_owned(),
+            cancelled,
+        };
+        let stopped = self.hooks.session_stop(&ctx).await;
+        self.tokens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
+        stopped
+    }
+
+    /// Runs a session: asks `model` for turns and executes their calls until it answers, the step limit is
+    /// reached or the run is cancelled; then stops the session.
+    pub async fn run(&self, session_id: &str, model: &mut dyn Model) -> SessionReport {
+        self.start_session(session_id).await;
+        let token = self.token(session_id);
+        let mut steps: Vec<StepRecord> = Vec::new();
+        let mut answer = None;
+        let reason = loop {
+            if self.cancel.is_cancelled(session_id) || token.is_cancelled() {
+                break "cancelled by the user".to_owned();
+            }
+            let step = u32::try_from(steps.len()).unwrap_or(u32::MAX).saturating_add(1);
+            if step > self.config.max_steps {
+                break format!("max steps ({})", self.config.max_steps);
+            }
+            match model.next_turn(&steps).await {
+                ModelTurn::Answer(text) => {
+                    answer = Some(text);
+                    break "completed".to_owned();
+                }
+                ModelTurn::Calls(calls) if calls.is_empty() => break "completed".to_owned(),
+                ModelTurn::Calls(calls) => {
+                    let count = u32::try_from(calls.len()).unwrap_or(u32::MAX);
+                    let reports = self.execute(session_id, step, calls).await;
+                    let ctx = StepContext {
+                        session_id: session_id.to_owned(),
+                        agent_name: self.config.agent_name.clone(),
+                        step,
+                        tool_calls: count,
+                    };
+                    let _completed = self.hooks.step_complete(&ctx).await;
+                    steps.push(StepRecord { step, calls: reports });
+                }
+            }
+        };
+        let cancelled = self.cancel.is_cancelled(session_id) || token.is_cancelled();
+        let count = u32::try_from(steps.len()).unwrap_or(u32::MAX);
+        let stop_error = self
+            .stop_session(session_id, count, &reason)
+            .await
+            .err()
+            .map(|e| e.to_string());
+        SessionReport {
+            session_id: session_id.to_owned(),
+            steps,
+            answer,
+            reason,
+            cancelled,
+            stop_error,
+            metrics: self.metrics.snapshot(),
+        }
+    }
+
+    /// Executes the calls of one step (SPEC §3): for each call in order, the PreToolUse hooks, the permission
+    /// pipeline and, for an ask, the approver; then the cleared calls in batches (consecutive concurrency-safe
+    /// calls in parallel, the others one at a time) with timeout, cancellation and sibling abort; then, for every
+    /// call, denied ones included, the PostToolUse hooks and output persistence.
+    pub async fn execute(&self, session_id: &str, step: u32, calls: Vec<ToolCall>) -> Vec<CallReport> {
+        let token = self.token(session_id);
+        let poller = tokio::spawn(poll_cancel(
+            self.cancel.clone(),
+            session_id.to_owned(),
+            token.clone(),
+        ));
+        let mut planned = Vec::with_capacity(calls.len());
+        for call in calls {
+            planned.push(self.plan(session_id, step, call).await);
+        }
+        let mut reports = Vec::with_capacity(planned.len());
+        let mut runnable = Vec::new();
+        for (index, plan) in planned.into_iter().enumerate() {
+            match plan {
+                Planned::Denied(report) => reports.push(report),
+                Planned::Cleared { report, tool } => {
+                    let concurrent = tool.is_concurrency_safe(&report.call.args);
+                    runnable.push(Runnable {
+                        index,
+                        tool,
+                        args: report.call.args.clone(),
+                        concurrent,
+                    });
+                    reports.push(report);
+                }
+            }
+        }
+        let context = ToolContext {
+            session_id: session_id.to_owned(),
+            agent_name: self.config.agent_name.clone(),
+            silent: self.config.silent,
+            cancelled: Arc::default(),
+        };
+        for batch in partition(runnable) {
+            if token.is_cancelled() {
+                // Nothing starts after a cancellation; what already ran keeps its result.
+                for call in batch {
+                    if let Some(report) = reports.get_mut(call.index) {
+                        report.output = ToolOutput::error("cancelled by the user before it started");
+                        report.status = CallStatus::Fail;
+                    }
+                }
+                continue;
+            }
+            for ran in run_batch(batch, &context, &token, self.config.tool_timeout).await {
+                if let Some(report) = reports.get_mut(ran.index) {
+                    let (output, status) = match ran.result {
+                        Ok(output) if !output.is_error => (output, CallStatus::Ok),
+                        Ok(output) => (output, CallStatus::Fail),
+                        Err(ToolError::Cancelled) if !token.is_cancelled() => (
+                            ToolOutput::error("cancelled: a sibling call failed"),
+                            CallStatus::Fail,
+                        ),
+                        Err(error) => (ToolOutput::error(error.to_string()), CallStatus::Fail),
+                    };
+                    report.output = output;
+                    report.status = status;
+                    report.ran = Some((ran.started, ran.finished));
+                }
+            }
+        }
+        poller.abort();
+        for report in &mut reports {
+            self.finish(session_id, step, report).await;
+        }
+        reports
+    }
+
+    /// The PostToolUse hooks and output persistence of one call.
+    async fn finish(&self, session_id: &str, step: u32, report: &mut CallReport) {
+        let ctx = PostToolUseContext {
+            session_id: session_id.to_owned(),
+            agent_name: self.config.agent_name.clone(),
+            step,
+            call: report.call.clone(),
+            output: report.output.clone(),
+            status: report.status,
+            verdict: report.verdict.clone(),
+            elapsed: report.elapsed(),
+        };
+        let content = self.hooks.run_post_tool_use(&ctx).await;
+        match self.store.persist(&report.call.id, &content) {
+            Ok(Some(persisted)) => {
+                report.output.content = persisted.stub;
+                report.persisted = Some(persisted.path);
+            }
+            Ok(None) => report.output.content = content,
+            Err(error) => {
+                tracing::warn!(call = %report.call.id, %error, "a large result could not be persisted; kept inline");
+                report.output.content = content;
+            }
+        }
+    }
+
+    /// The permission pipeline of one call: hooks, the guard, the approver.
+    async fn plan(&self, session_id: &str, step: u32, call: ToolCall) -> Planned {
+        let tool = self.registry.get(&call.name);
+        let pre = PreToolUseContext {
+            session_id: session_id.to_owned(),
+            agent_name: self.config.agent_name.clone(),
+            step,
+            call: call.clone(),
+            cwd: self.config.cwd.clone(),
+            permission_mode: self.mode_name(),
+        };
+        let outcome = self.hooks.run_pre_tool_use(&pre).await;
+        let call = ToolCall {
+            args: outcome.args.clone(),
+            ..call
+        };
+        let hooks = HookOutcome {
+            block: outcome.blocked.clone(),
+            asks: outcome.permission_required.clone(),
+            allow: outcome.allowed.clone(),
+        };
+        // The tool's own checks are step 2 and 4 inputs of the one resolution; a tool this agent does not have
+        // is a tool-level deny there too, so that even it is decided (and audited) on the one path.
+        let checks = match &tool {
+            Some(tool) => tool.check_permissions(&call.args),
+            None => vec![PermissionCheck::deny(format!(
+                "no tool named `{}` is available to this agent",
+                call.name
+            ))],
+        };
+        let guard = self.guard.current();
+        let decided = guard.decide_with(&call.name, &call.args, &hooks, &checks);
+        let verdict = decided.verdict().clone();
+        let (verdict, source, answer) = match verdict.decision {
+            Decision::Allow | Decision::Deny => {
+                let source = DecisionSource::of_guard_verdict(&verdict);
+                (verdict, source, None)
+            }
+            Decision::Ask => self.ask(session_id, &call, &decided).await,
+        };
+        telemetry::emit(&call.name, &call.id, &verdict, source);
+        let report = CallReport {
+            output: ToolOutput::error(String::new()),
+            status: CallStatus::Denied,
+            ran: None,
+            persisted: None,
+            contexts: outcome.contexts,
+            call,
+            verdict,
+            source,
+            answer,
+        };
+        match (report.verdict.decision, tool) {
+            (Decision::Allow, Some(tool)) => Planned::Cleared { report, tool },
+            (Decision::Allow | Decision::Ask | Decision::Deny, _) => {
+                let mut report = report;
+                let verdict = &report.verdict;
+                let step = verdict.provenance.step.map_or("finding", DecidedBy::as_str);
+                report.output = ToolOutput::error(format!(
+                    "denied ({}/{step}): {}",
+                    verdict.provenance.layer,
+                    verdict.reason()
+                ));
+                Planned::Denied(report)
+            }
+        }
+    }
+
+    /// Puts an ask to the approver (or denies it without one) and applies the answer's rules.
+    async fn ask(
+        &self,
+        session_id: &str,
+        call: &ToolCall,
+        decided: &crate::guard::Decided,
+    ) -> (Verdict, DecisionSource, Option<ApprovalAnswer>) {
+        let ask = decided.verdict();
+        if self.config.silent {
+            return (
+                no_prompt(ask, "no user to ask in a silent context"),
+                DecisionSource::UserReject,
+                None,
+            );
+        }
+        let rules = suggest_rules(&call.name, &call.args, decided, &self.config.cwd);
+        let settings_file = local_settings_file(&self.config.cwd);
+        let request = ApprovalRequest {
+            session_id: session_id.to_owned(),
+            agent_name: self.config.agent_name.clone(),
+            call: call.clone(),
+            verdict: ask.clone(),
+            rules: rules.clone(),
+            settings_file: settings_file.clone(),
+        };
+        let timeout = self.config.approval_timeout;
+        let answer = match tokio::time::timeout(timeout, self.approver.approve(&request)).await {
+            Ok(Some(answer)) => answer,
+            Ok(None) => {
+                return (
+                    no_prompt(ask, "nobody answered the ask"),
+                    DecisionSource::UserReject,
+                    None,
+                );
+            }
+            Err(_) => {
+                let why = format!("no answer within {} s", timeout.as_secs());
+                return (no_prompt(ask, &why), DecisionSource::UserReject, None);
+            }
+        };
+        let (decision, source, why, added) = match answer {
+            ApprovalAnswer::AllowOnce => (
+                Decision::Allow,
+                DecisionSource::UserTemporary,
+                "allowed once by the user",
+                (Source::Session, rules),
+            ),
+            ApprovalAnswer::AllowAlways if rules.is_empty() => (
+                Decision::Allow,
+                DecisionSource::UserTemporary,
+                "allowed by the user (no narrow rule to save)",
+                (Source::Session, rules),
+            ),
+            ApprovalAnswer::AllowAlways => {
+                if let Err(error) = save_allow_rules(&settings_file, &rules) {
+                    tracing::warn!(file = %settings_file.display(), %error, "the allow rule could not be saved");
+                }
+                (
+                    Decision::Allow,
+                    DecisionSource::UserPermanent,
+                    "allowed always by the user",
+                    (Source::Local, rules),
+                )
+            }
+            ApprovalAnswer::Deny => (
+                Decision::Deny,
+                DecisionSource::UserReject,
+                "denied by the user",
+                (Source::Session, Vec::new()),
+            ),
+            ApprovalAnswer::DontAskAgain => {
+                let mut deny = narrow_rules(&call.name, &call.args, decided, &self.config.cwd);
+                if deny.is_empty() {
+                    deny.push(ToolName::new(&call.name).to_string());
+                }
+                (
+                    Decision::Deny,
+                    DecisionSource::UserReject,
+                    "denied by the user for the rest of the session",
+                    (Source::Session, deny),
+                )
+            }
+        };
+        let (rule_source, texts) = added;
+        self.add_rules(&texts, decision, rule_source);
+        let provenance = Provenance {
+            layer: Layer::Approval,
+            step: Some(DecidedBy::Approver),
+            rule: texts.first().cloned(),
+            source: (!texts.is_empty()).then_some(rule_source),
+            file: (rule_source == Source::Local && !texts.is_empty())
+                .then(|| settings_file.display().to_string()),
+        };
+        let mut verdict = Verdict::new(decision, why, provenance);
+        verdict.reasons.push(format!("asked because: {}", ask.reason()));
+        (verdict, source, Some(answer))
+    }
+
+    /// Adds rules the user's answer made and puts a guard with them in force.
+    fn add_rules(&self, texts: &[String], behavior: Decision, source: Source) {
+        if texts.is_empty() {
+            return;
+        }
+        let mut settings = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
+        for text in texts {
+            match Rule::parse(text, behavior, source) {
+                Ok(rule) => settings.add_rule(rule),
+                Err(error) => tracing::warn!(rule = %text, %error, "an answer's rule could not be parsed"),
+            }
+        }
+        match Guard::new(&settings, &self.guard_options) {
+            Ok(guard) => self.guard.replace(guard),
+            Err(error) => tracing::warn!(%error, "the guard could not be rebuilt with the answer's rules"),
+        }
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.config.cwd
+    }
+}
+
+/// An ask that nobody answered, turned into a deny (SPEC §2: headless, silent context, approver timeout).
+fn no_prompt(ask: &Verdict, why: &str) -> Verdict {
+    let provenance = Provenance {
+        step: Some(DecidedBy::NoPrompt),
+        ..ask.provenance.clone()
+    };
+    let mut verdict = Verdict::new(
+        Decision::Deny,
+        format!("{why}; the call would have asked: {}", ask.reason()),
+        provenance,
+    );
+    verdict.diagnostics = ask.diagnostics.clone();
+    verdict
+}

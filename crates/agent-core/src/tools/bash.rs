@@ -1,0 +1,414 @@
+//! `run_bash`: a shell command in its own process group, with rlimits, a timeout that kills the whole group, a
+//! process-count watchdog and output kept to a bounded head.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use agent_tool_traits::{InterruptBehavior, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+use nix::sys::resource::{Resource, getrlimit, setrlimit};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::guard_handle::GuardHandle;
+use crate::tools::{opt_u64_arg, str_arg};
+
+/// The limits of `run_bash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BashLimits {
+    /// The timeout of a call that sets none (60 s).
+    pub default_timeout: Duration,
+    /// The longest timeout a call may ask for (120 s).
+    pub max_timeout: Duration,
+    /// How many characters of output the model sees (4000).
+    pub output_chars: usize,
+    /// How many bytes past the kept head are read and discarded before the command is stopped (64 MiB): output
+    /// nobody will see is not worth waiting for.
+    pub discard_bytes: u64,
+    /// More processes than this in the command's group and the whole group is killed (the fork-bomb watchdog).
+    pub max_processes: usize,
+    /// `RLIMIT_NPROC` (processes of the user; not enforced for root, hence the watchdog).
+    pub nproc: u64,
+    /// `RLIMIT_CPU` in seconds, per process.
+    pub cpu_seconds: u64,
+    /// `RLIMIT_FSIZE` in bytes: the largest file the command may write.
+    pub file_size: u64,
+}
+
+impl Default for BashLimits {
+    fn default() -> Self {
+        Self {
+            default_timeout: Duration::from_secs(60),
+            max_timeout: Duration::from_secs(120),
+            output_chars: 4_000,
+            discard_bytes: 64 * 1024 * 1024,
+            max_processes: 256,
+            nproc: 4_096,
+            cpu_seconds: 130,
+            file_size: 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// How often the watchdog counts the processes of the group.
+const WATCH_INTERVAL: Duration = Duration::from_millis(20);
+/// How long the pipes may stay open after the group was killed (a process that left the group holds them).
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// Runs `command` with `bash -c` in the working directory. bash-guard decided the call before it gets here; this
+/// tool contains what it runs: its own process group, rlimits, a timeout (`timeout` in milliseconds or
+/// `timeout_secs`, 60 s by default, at most 120 s) that kills the whole group, and a bounded output. Blocks a
+/// cancellation: a command is never cut half way by the user, only by its timeout.
+#[derive(Debug, Clone)]
+pub struct RunBashTool {
+    guard: GuardHandle,
+    limits: BashLimits,
+}
+
+impl RunBashTool {
+    /// The tool, running in the working directory of `guard`'s sandbox, within `limits`.
+    pub fn new(guard: GuardHandle, limits: BashLimits) -> Self {
+        Self { guard, limits }
+    }
+
+    fn timeout(&self, args: &Value) -> Result<Duration, ToolError> {
+        let asked = match (opt_u64_arg(args, "timeout")?, opt_u64_arg(args, "timeout_secs")?) {
+            (Some(ms), _) => Duration::from_millis(ms),
+            (None, Some(secs)) => Duration::from_secs(secs),
+            (None, None) => self.limits.default_timeout,
+        };
+        Ok(asked.clamp(Duration::from_millis(1), self.limits.max_timeout))
+    }
+}
+
+impl Tool for RunBashTool {
+    fn name(&self) -> &str {
+        "run_bash"
+    }
+
+    fn description(&self) -> &str {
+        "Runs a bash command in the workspace and returns its output (at most 4000 characters)."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "required": ["command"], "properties": {
+            "command": {"type": "string"}, "timeout": {"type": "integer", "description": "milliseconds"},
+            "timeout_secs": {"type": "integer"}}})
+    }
+
+    fn interrupt_behavior(&self) -> InterruptBehavior {
+        InterruptBehavior::Block
+    }
+
+    fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let command = str_arg(&args, &["command"])?.to_owned();
+            let timeout = self.timeout(&args)?;
+            let guard = self.guard.current();
+            let cwd: PathBuf = guard
+                .sandbox()
+                .map(|sandbox| sandbox.cwd().to_path_buf())
+                .ok_or_else(|| {
+                    ToolError::Failed("no sandbox, so no working directory to run in".to_owned())
+                })?;
+            run(&command, &cwd, timeout, &self.limits).await
+        })
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Exited(Option<i32>),
+    TimedOut,
+    TooMuchOutput,
+    TooManyProcesses,
+}
+
+/// The head of one output stream and how much was discarded.
+#[derive(Debug, Default)]
+struct Capture {
+    head: Vec<u8>,
+    discarded: u64,
+}
+
+async fn run(
+    command: &str,
+    cwd: &std::path::Path,
+    timeout: Duration,
+    limits: &BashLimits,
+) -> Result<ToolOutput, ToolError> {
+    let mut child = spawn("bash", command, cwd, limits)
+        .or_else(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => spawn("sh", command, cwd, limits),
+            _ => Err(error),
+        })
+        .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
+    let Some(group) = child
+        .id()
+        .and_then(|pid| i32::try_from(pid).ok())
+        .map(Pid::from_raw)
+    else {
+        return Err(ToolError::Failed(
+            "the shell exited before it could be watched".to_owned(),
+        ));
+    };
+    // Whatever happens from here on (a dropped future included), the whole group is killed.
+    let _group = GroupKill(group);
+    let stop = CancellationToken::new();
+    let total = Arc::new(AtomicU64::new(0));
+    let head_bytes = limits.output_chars.saturating_mul(4);
+    let budget = u64::try_from(head_bytes)
+        .unwrap_or(u64::MAX)
+        .saturating_mul(2)
+        .saturating_add(limits.discard_bytes);
+    let readers: Vec<_> = [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn AsyncRead + Send + Unpin>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn AsyncRead + Send + Unpin>),
+    ]
+    .into_iter()
+    .map(|stream| {
+        let capture = Arc::new(Mutex::new(Capture::default()));
+        let task = stream.map(|stream| {
+            tokio::spawn(read_capped(
+                stream,
+                Arc::clone(&capture),
+                head_bytes,
+                Arc::clone(&total),
+                budget,
+                stop.clone(),
+            ))
+        });
+        (capture, task)
+    })
+    .collect();
+    let watchdog = tokio::spawn(watch_group(group, limits.max_processes, stop.clone()));
+    let end = tokio::select! {
+        status = child.wait() => End::Exited(status.ok().and_then(|s| s.code())),
+        () = tokio::time::sleep(timeout) => End::TimedOut,
+        () = stop.cancelled() => {
+            if total.load(Ordering::Relaxed) >= budget { End::TooMuchOutput } else { End::TooManyProcesses }
+        }
+    };
+    watchdog.abort();
+    // No process of the group outlives the call: background jobs of a finished command included.
+    kill_group_until_empty(group).await;
+    if !matches!(end, End::Exited(_)) {
+        let _reaped = child.wait().await;
+    }
+    let mut captures = Vec::new();
+    for (capture, task) in readers {
+        if let Some(task) = task {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(PIPE_GRACE, task).await.is_err() {
+                abort.abort();
+            }
+        }
+        let taken = std::mem::take(&mut *capture.lock().unwrap_or_else(PoisonError::into_inner));
+        captures.push(taken);
+    }
+    Ok(render(end, timeout, &captures, limits))
+}
+
+fn spawn(
+    shell: &str,
+    command: &str,
+    cwd: &std::path::Path,
+    limits: &BashLimits,
+) -> std::io::Result<tokio::process::Child> {
+    let mut process = tokio::process::Command::new(shell);
+    process
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        // Its own process group, so that the timeout and the watchdog reach every process it starts.
+        .process_group(0);
+    set_rlimits(&mut process, &rlimits(limits));
+    process.spawn()
+}
+
+/// The rlimits of the child: the configured ones, never above what the parent has.
+fn rlimits(limits: &BashLimits) -> [(Resource, u64); 3] {
+    let lowered = |resource: Resource, wanted: u64| match getrlimit(resource) {
+        Ok((soft, hard)) => (resource, wanted.min(soft).min(hard)),
+        Err(_) => (resource, wanted),
+    };
+    [
+        lowered(Resource::RLIMIT_NPROC, limits.nproc),
+        lowered(Resource::RLIMIT_CPU, limits.cpu_seconds),
+        lowered(Resource::RLIMIT_FSIZE, limits.file_size),
+    ]
+}
+
+/// Sets `limits` in the child between fork and exec. The only unsafe code of the crate.
+#[allow(unsafe_code)]
+fn set_rlimits(process: &mut tokio::process::Command, limits: &[(Resource, u64); 3]) {
+    let limits = *limits;
+    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe calls are allowed. It
+    // makes three setrlimit(2) system calls on values computed before the fork; it allocates nothing, takes no
+    // lock and touches no state shared with the parent.
+    unsafe {
+        process.pre_exec(move || {
+            for (resource, value) in limits {
+                setrlimit(resource, value, value).map_err(std::io::Error::from)?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Reads `stream` in chunks: keeps the first `head_bytes`, counts the rest, and stops the command once the
+/// streams together passed `budget` bytes. Memory stays at `head_bytes` plus one chunk whatever the command prints.
+async fn read_capped(
+    mut stream: Box<dyn AsyncRead + Send + Unpin>,
+    capture: Arc<Mutex<Capture>>,
+    head_bytes: usize,
+    total: Arc<AtomicU64>,
+    budget: u64,
+    stop: CancellationToken,
+) {
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let read = match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(read) => read,
+        };
+        let bytes = chunk.get(..read).unwrap_or_default();
+        {
+            let mut capture = capture.lock().unwrap_or_else(PoisonError::into_inner);
+            let room = head_bytes.saturating_sub(capture.head.len()).min(bytes.len());
+            capture
+                .head
+                .extend_from_slice(bytes.get(..room).unwrap_or_default());
+            capture.discarded += u64::try_from(bytes.len() - room).unwrap_or(u64::MAX);
+        }
+        let seen = total.fetch_add(u64::try_from(read).unwrap_or(u64::MAX), Ordering::Relaxed);
+        if seen >= budget {
+            stop.cancel();
+        }
+    }
+}
+
+/// The fork-bomb watchdog. The machine may run us as root, where `RLIMIT_NPROC` is not enforced, and cgroups
+/// would need a delegated hierarchy we cannot count on; so every [`WATCH_INTERVAL`] the live processes of the
+/// group are counted in `/proc`, and past `max` the whole group is stopped.
+async fn watch_group(group: Pid, max: usize, stop: CancellationToken) {
+    loop {
+        tokio::time::sleep(WATCH_INTERVAL).await;
+        if group_size(group) > max {
+            let _killed = killpg(group, Signal::SIGKILL);
+            stop.cancel();
+            return;
+        }
+    }
+}
+
+/// Kills the group until `/proc` shows no live member: a process forking while the signal is delivered is
+/// caught by the next round.
+async fn kill_group_until_empty(group: Pid) {
+    for _ in 0..200 {
+        if killpg(group, Signal::SIGKILL).is_err() || group_size(group) == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// How many live (not zombie) processes are in process group `group`, read from `/proc/<pid>/stat`.
+pub(crate) fn group_size(group: Pid) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+        .filter(|stat| {
+            // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses, so split after the last `)`.
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                return false;
+            };
+            let mut fields = rest.split_whitespace();
+            let state = fields.next();
+            let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
+            state != Some("Z") && pgrp == Some(group.as_raw())
+        })
+        .count()
+}
+
+/// Kills a process group when dropped.
+struct GroupKill(Pid);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        let _killed = killpg(self.0, Signal::SIGKILL);
+    }
+}
+
+/// The model's view: stdout, then stderr, cut to the character cap, with what was cut and how the run ended.
+fn render(end: End, timeout: Duration, captures: &[Capture], limits: &BashLimits) -> ToolOutput {
+    let stdout = captures
+        .first()
+        .map(|c| String::from_utf8_lossy(&c.head).into_owned())
+        .unwrap_or_default();
+    let stderr = captures
+        .get(1)
+        .map(|c| String::from_utf8_lossy(&c.head).into_owned())
+        .unwrap_or_default();
+    let discarded: u64 = captures.iter().map(|c| c.discarded).sum();
+    let mut text = stdout;
+    if !stderr.is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("[stderr]\n");
+        text.push_str(&stderr);
+    }
+    let chars = text.chars().count();
+    let mut out: String = text.chars().take(limits.output_chars).collect();
+    if chars > limits.output_chars || discarded > 0 {
+        out.push_str(&format!(
+            "\n[output cut at {} characters; {} more characters and {discarded} more bytes not shown]",
+            limits.output_chars,
+            chars.saturating_sub(limits.output_chars)
+        ));
+    }
+    match end {
+        End::Exited(Some(0)) => ToolOutput::ok(out),
+        End::Exited(Some(code)) => ToolOutput::error(format!("{out}\n[exit code {code}]")),
+        End::Exited(None) => ToolOutput::error(format!("{out}\n[killed by a signal]")),
+        End::TimedOut => ToolOutput::error(format!(
+            "{out}\n[timed out after {} ms; the command and every process it started were killed]",
+            timeout.as_millis()
+        )),
+        End::TooMuchOutput => ToolOutput::error(format!(
+            "{out}\n[stopped: the command printed more than {} bytes]",
+            limits.discard_bytes
+        )),
+        End::TooManyProcesses => ToolOutput::error(format!(
+            "{out}\n[stopped: the command started more than {} processes; every one was killed]",
+            limits.max_processes
+        )),
+    }
+}

@@ -1,0 +1,70 @@
+//! `agent-guard check`: the PreToolUse hook (SPEC §4).
+
+use std::io::{BufRead, Read, Write};
+use std::process::ExitCode;
+
+use agent_core::{HookInput, HookOutput};
+use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
+use anyhow::{Context, Result};
+
+use crate::DecideArgs;
+use crate::load::Guards;
+
+pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool) -> Result<ExitCode> {
+    let mut guards = Guards::new(args)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if !jsonl {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read stdin")?;
+        let input = HookInput::parse(text.trim()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let line = decide_line(&mut guards, &input, explain);
+        writeln!(out, "{line}")?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut failed = false;
+    let stdin = std::io::stdin();
+    for (number, line) in stdin.lock().lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read line {} of stdin", number + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match HookInput::parse(line.trim()) {
+            Ok(input) => writeln!(out, "{}", decide_line(&mut guards, &input, explain))?,
+            Err(e) => {
+                failed = true;
+                let error = serde_json::json!({ "error": format!("line {}: {e}", number + 1) });
+                writeln!(out, "{error}")?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The output line for one input. Settings that cannot be loaded deny the call: a broken configuration must not
+/// let calls through unchecked.
+fn decide_line(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> String {
+    let verdict = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
+        Ok(guard) => {
+            let decided = guard.decide(&input.tool_name, &input.tool_input);
+            if explain {
+                eprintln!("{}", crate::explain::render_text(input, &decided));
+            }
+            decided.resolution.verdict
+        }
+        Err(why) => Verdict::new(
+            Decision::Deny,
+            format!("cannot load the settings, so nothing is allowed: {why}"),
+            Provenance::layer(Layer::Rules),
+        ),
+    };
+    HookOutput::from_verdict(&verdict).to_json()
+}

@@ -1,0 +1,88 @@
+//! Building a guard for a working directory the way the coding agent discovers settings.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agent_core::{Guard, GuardOptions};
+use agent_rules::{Discovery, PermissionMode, Settings};
+use agent_tool_traits::Source;
+use anyhow::{Context, Result};
+
+use crate::DecideArgs;
+
+/// The home directory, unless `HOME` is unset or empty.
+pub(crate) fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Settings for `cwd`: managed files, `--settings` files, project and user files of both families, and the
+/// `AGENT_PERMISSIONS_*` variables.
+pub(crate) fn settings(cwd: &Path, args: &DecideArgs) -> Result<Settings> {
+    let discovery = Discovery {
+        cwd: cwd.to_owned(),
+        home: home(),
+        managed: Discovery::default_managed(),
+        cli_files: args.settings.clone(),
+    };
+    let mut settings = Settings::discover(&discovery)?;
+    settings.add_env(|name| std::env::var(name).ok())?;
+    Ok(settings)
+}
+
+/// The `--mode` argument, parsed.
+pub(crate) fn cli_mode(args: &DecideArgs) -> Result<Option<PermissionMode>> {
+    args.mode
+        .as_deref()
+        .map(|m| {
+            m.parse::<PermissionMode>()
+                .with_context(|| "in `--mode`".to_owned())
+        })
+        .transpose()
+}
+
+/// Guards by (working directory, mode), built on first use: `--jsonl` inputs of one project share one.
+pub(crate) struct Guards<'a> {
+    args: &'a DecideArgs,
+    cli_mode: Option<PermissionMode>,
+    built: HashMap<(String, Option<PermissionMode>), Result<Guard, String>>,
+}
+
+impl<'a> Guards<'a> {
+    pub(crate) fn new(args: &'a DecideArgs) -> Result<Self> {
+        Ok(Self {
+            args,
+            cli_mode: cli_mode(args)?,
+            built: HashMap::new(),
+        })
+    }
+
+    /// The guard for an input's `cwd` and `permission_mode`; an error when its settings cannot be loaded.
+    pub(crate) fn get(&mut self, cwd: &str, input_mode: Option<&str>) -> &Result<Guard, String> {
+        // `--mode` wins; then the coding agent's mode (the user chose it in that session). An unknown mode name
+        // from the coding agent is ignored: the settings' own mode applies.
+        let mode = self.cli_mode.map(|m| (m, Source::CliArg)).or_else(|| {
+            input_mode
+                .and_then(|m| m.parse::<PermissionMode>().ok())
+                .map(|m| (m, Source::Session))
+        });
+        let args = self.args;
+        self.built
+            .entry((cwd.to_owned(), mode.map(|m| m.0)))
+            .or_insert_with(|| {
+                let cwd = PathBuf::from(cwd);
+                let build = || -> Result<Guard> {
+                    let settings = settings(&cwd, args)?;
+                    let options = GuardOptions {
+                        cwd: cwd.clone(),
+                        home: home(),
+                        mode,
+                        extra_roots: Vec::new(),
+                    };
+                    Ok(Guard::new(&settings, &options)?)
+                };
+                build().map_err(|e| format!("{e:#}"))
+            })
+    }
+}

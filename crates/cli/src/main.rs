@@ -1,0 +1,116 @@
+//! The `agent-guard` command.
+
+mod check;
+mod explain;
+mod load;
+mod rules_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Decides allow, ask or deny for the tool calls of an AI agent, and explains why.
+#[derive(Debug, Parser)]
+#[command(name = "agent-guard", version, about, long_about = None, after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  # As a PreToolUse hook: one hook input on stdin, one decision line on stdout
+  echo '{\"cwd\":\"/work/proj\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf /\"}}' | agent-guard check
+
+  # Many inputs, one per line
+  agent-guard check --jsonl < inputs.jsonl
+
+  # Why was that decided?
+  echo '{\"cwd\":\".\",\"tool_name\":\"Read\",\"tool_input\":{\"file_path\":\".env\"}}' | agent-guard explain
+
+  # The effective rules of a project, and a settings file check
+  agent-guard rules --cwd /work/proj
+  agent-guard rules --check .claude/settings.json
+
+Exit codes:
+  0  decided (whatever the decision), or the command succeeded
+  1  invalid input or arguments (with --jsonl: some line was invalid; the others were decided)
+  2  usage error";
+
+/// Settings and mode shared by the deciding subcommands.
+#[derive(Debug, Clone, clap::Args)]
+struct DecideArgs {
+    /// A settings file to load as source `cliArg` (repeatable).
+    #[arg(long = "settings", value_name = "FILE")]
+    settings: Vec<PathBuf>,
+    /// The permission mode, overriding the input's `permission_mode`: default, acceptEdits, plan, dontAsk,
+    /// bypassPermissions, auto.
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Decide one PreToolUse hook input from stdin and print the hook's decision JSON.
+    Check {
+        #[command(flatten)]
+        decide: DecideArgs,
+        /// Read one input per line and print one output line per input, in order.
+        #[arg(long)]
+        jsonl: bool,
+        /// Print the layer-by-layer trace on stderr as well.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Print how one hook input from stdin is decided: each layer in order, the rule and source that won, the
+    /// conflict log.
+    Explain {
+        #[command(flatten)]
+        decide: DecideArgs,
+        /// Print the trace as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the effective rules of a working directory with their sources, the mode and the roots.
+    Rules {
+        /// The working directory (default: the current one).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Validate a settings file and report every bad rule with its position instead.
+        #[arg(long, value_name = "FILE")]
+        check: Option<PathBuf>,
+        #[command(flatten)]
+        decide: DecideArgs,
+    },
+    /// Print a shell completion script.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check {
+            decide,
+            jsonl,
+            explain,
+        } => check::run(&decide, jsonl, explain),
+        Command::Explain { decide, json } => explain::run(&decide, json),
+        Command::Rules { cwd, check, decide } => rules_cmd::run(cwd, check, &decide),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("agent-guard: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! `agent-guard rules`: the effective rules, the mode and the roots; `--check FILE` validates a settings file.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agent_core::{Guard, GuardOptions};
+use agent_rules::Settings;
+use agent_tool_traits::Source;
+use anyhow::{Context, Result};
+
+use crate::DecideArgs;
+use crate::load::{cli_mode, home, settings};
+
+pub(crate) fn run(cwd: Option<PathBuf>, check: Option<PathBuf>, args: &DecideArgs) -> Result<ExitCode> {
+    if let Some(file) = check {
+        let errors = Settings::check_file(&file);
+        if errors.is_empty() {
+            println!("{}: ok", file.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        for error in &errors {
+            println!("{error}");
+        }
+        println!("{}: {} problem(s)", file.display(), errors.len());
+        return Ok(ExitCode::FAILURE);
+    }
+    let cwd = match cwd {
+        Some(cwd) => cwd,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let settings = settings(&cwd, args)?;
+    let mode = cli_mode(args)?.map(|m| (m, Source::CliArg));
+    let guard = Guard::new(
+        &settings,
+        &GuardOptions {
+            cwd: cwd.clone(),
+            home: home(),
+            mode,
+            extra_roots: Vec::new(),
+        },
+    )?;
+    println!("working directory: {}", cwd.display());
+    let policy = guard.policy();
+    println!(
+        "mode: {}{}",
+        policy.mode(),
+        policy
+            .mode_source()
+            .map(|s| format!(" (from {s})"))
+            .unwrap_or_else(|| " (built-in default)".to_owned())
+    );
+    println!("\nsettings files (highest precedence first):");
+    if settings.files().is_empty() {
+        println!("  none: the built-in defaults apply");
+    }
+    for (file, source) in settings.files() {
+        println!("  {source:<8} {}", file.display());
+    }
+    println!(
+        "\nrules (every deny beats every ask beats every allow; inside one behaviour the higher source wins):"
+    );
+    let mut rules: Vec<_> = policy.rules().iter().collect();
+    rules.sort_by(|a, b| b.behavior.cmp(&a.behavior).then(b.source.cmp(&a.source)));
+    if rules.is_empty() {
+        println!("  none");
+    }
+    for rule in rules {
+        println!(
+            "  {:<5} {:<8} {}{}",
+            rule.behavior.as_str(),
+            rule.source.as_str(),
+            rule.text,
+            rule.file
+                .as_ref()
+                .map(|f| format!("   ({})", f.display()))
+                .unwrap_or_default()
+        );
+    }
+    println!("\nroots:");
+    match guard.sandbox() {
+        Some(sandbox) => {
+            for root in sandbox.roots() {
+                println!("  {:?}", root);
+            }
+        }
+        None => println!("  none: the working directory cannot be a root"),
+    }
+    for note in policy.notes() {
+        println!("\nnote: {note}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,232 @@
+//! End-to-end tests of the built `agent-guard` binary with hook inputs on stdin (SPEC §4).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// Runs the binary with `args`, `stdin`, an empty HOME (so no user settings apply) and no inherited
+/// `AGENT_*` variables.
+fn run(args: &[&str], stdin: &str, home: &Path) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
+    command
+        .args(args)
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("AGENT_") {
+            command.env_remove(key);
+        }
+    }
+    let mut child = command.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn input(cwd: &Path, tool: &str, tool_input: Value) -> String {
+    json!({
+        "session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": cwd, "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input,
+    })
+    .to_string()
+}
+
+fn decision(line: &str) -> (String, String) {
+    let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
+    let specific = &value["hookSpecificOutput"];
+    assert_eq!(specific["hookEventName"], "PreToolUse", "{line}");
+    (
+        specific["permissionDecision"].as_str().unwrap().to_owned(),
+        specific["permissionDecisionReason"].as_str().unwrap().to_owned(),
+    )
+}
+
+fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path().join("proj");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    (tmp, cwd, home)
+}
+
+#[test]
+fn one_input_one_line_exit_zero_for_every_decision() {
+    let (_tmp, cwd, home) = dirs();
+    for (tool, tool_input, expected) in [
+        ("Bash", json!({"command": "git status"}), "allow"),
+        ("Bash", json!({"command": "npm install"}), "ask"),
+        ("Bash", json!({"command": "rm -rf /"}), "deny"),
+    ] {
+        let out = run(&["check"], &input(&cwd, tool, tool_input), &home);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(stdout.lines().count(), 1, "{stdout}");
+        let (decision, reason) = decision(stdout.trim());
+        assert_eq!(decision, expected, "{reason}");
+        assert!(!reason.is_empty());
+    }
+}
+
+#[test]
+fn malformed_input_is_a_one_line_error_and_exit_one() {
+    let (_tmp, cwd, home) = dirs();
+    for bad in [
+        "not json",
+        "{}",
+        r#"{"cwd": "/x"}"#,
+        &json!({"cwd": cwd, "tool_name": ""}).to_string(),
+    ] {
+        let out = run(&["check"], bad, &home);
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        assert!(out.stdout.is_empty(), "{bad}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("invalid hook input"), "{stderr}");
+    }
+}
+
+#[test]
+fn jsonl_keeps_order_and_reports_a_bad_line_in_place() {
+    let (_tmp, cwd, home) = dirs();
+    let lines = [
+        input(&cwd, "Bash", json!({"command": "ls"})),
+        "{broken".to_owned(),
+        input(&cwd, "Write", json!({"file_path": "a.txt", "content": "x"})),
+        input(&cwd, "Read", json!({"file_path": "/etc/shadow"})),
+    ];
+    let out = run(&["check", "--jsonl"], &(lines.join("\n") + "\n"), &home);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(got.len(), 4, "{stdout}");
+    assert_eq!(decision(got[0]).0, "allow");
+    let error: Value = serde_json::from_str(got[1]).unwrap();
+    assert!(error["error"].as_str().unwrap().contains("line 2"), "{}", got[1]);
+    assert_eq!(decision(got[2]).0, "ask");
+    assert_eq!(decision(got[3]).0, "deny");
+}
+
+#[test]
+fn mode_flag_overrides_the_input_mode() {
+    let (_tmp, cwd, home) = dirs();
+    let write = input(&cwd, "Write", json!({"file_path": "a.txt", "content": "x"}));
+    assert_eq!(
+        decision(
+            String::from_utf8(run(&["check"], &write, &home).stdout)
+                .unwrap()
+                .trim()
+        )
+        .0,
+        "ask"
+    );
+    let accept = run(&["check", "--mode", "acceptEdits"], &write, &home);
+    assert_eq!(
+        decision(String::from_utf8(accept.stdout).unwrap().trim()).0,
+        "allow"
+    );
+    let plan_input = write.replace("\"default\"", "\"plan\"");
+    assert_eq!(
+        decision(
+            String::from_utf8(run(&["check"], &plan_input, &home).stdout)
+                .unwrap()
+                .trim()
+        )
+        .0,
+        "deny"
+    );
+    let bad = run(&["check", "--mode", "yolo"], &write, &home);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("`yolo`"));
+}
+
+#[test]
+fn settings_files_from_the_command_line_and_the_project() {
+    let (tmp, cwd, home) = dirs();
+    let cli = tmp.path().join("cli.json");
+    std::fs::write(&cli, r#"{"permissions":{"allow":["Bash(npm install)"]}}"#).unwrap();
+    let npm = input(&cwd, "Bash", json!({"command": "npm install"}));
+    let out = run(&["check", "--settings", cli.to_str().unwrap()], &npm, &home);
+    let (decision_text, reason) = decision(String::from_utf8(out.stdout).unwrap().trim());
+    assert_eq!(decision_text, "allow");
+    assert!(reason.contains("cliArg"), "{reason}");
+    std::fs::create_dir_all(cwd.join(".claude")).unwrap();
+    std::fs::write(
+        cwd.join(".claude/settings.json"),
+        r#"{"permissions":{"deny":["Bash(npm:*)"]}}"#,
+    )
+    .unwrap();
+    let out = run(&["check", "--settings", cli.to_str().unwrap()], &npm, &home);
+    assert_eq!(decision(String::from_utf8(out.stdout).unwrap().trim()).0, "deny");
+}
+
+#[test]
+fn broken_settings_deny_instead_of_failing_open() {
+    let (_tmp, cwd, home) = dirs();
+    std::fs::create_dir_all(cwd.join(".agent-guard")).unwrap();
+    std::fs::write(
+        cwd.join(".agent-guard/settings.json"),
+        r#"{"permissions":{"allow":["Bash(ls"]}}"#,
+    )
+    .unwrap();
+    let out = run(&["check"], &input(&cwd, "Bash", json!({"command": "ls"})), &home);
+    assert!(out.status.success());
+    let (decision_text, reason) = decision(String::from_utf8(out.stdout).unwrap().trim());
+    assert_eq!(decision_text, "deny");
+    assert!(
+        reason.contains("`Bash(ls`") && reason.contains("allow[0]"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn empty_home_means_builtin_defaults() {
+    let (_tmp, cwd, _home) = dirs();
+    let out = run(
+        &["check"],
+        &input(&cwd, "Read", json!({"file_path": "x.txt"})),
+        Path::new(""),
+    );
+    assert!(out.status.success());
+    assert_eq!(decision(String::from_utf8(out.stdout).unwrap().trim()).0, "allow");
+}
+
+/// Recorded hook inputs of every tool family of the coding agent, with the decision expected in a fresh project.
+#[test]
+fn recorded_inputs_of_every_tool_family() {
+    let (_tmp, cwd, home) = dirs();
+    std::fs::write(cwd.join("README.md"), "# x").unwrap();
+    let fixtures = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hook-inputs.jsonl"
+    ))
+    .unwrap();
+    let mut inputs = Vec::new();
+    let mut expected = Vec::new();
+    for line in fixtures.lines().filter(|l| !l.trim().is_empty()) {
+        let mut value: Value = serde_json::from_str(line).unwrap();
+        expected.push(value["expect"].as_str().unwrap().to_owned());
+        value.as_object_mut().unwrap().remove("expect");
+        value["cwd"] = json!(cwd);
+        inputs.push(value.to_string());
+    }
+    let out = run(&["check", "--jsonl"], &(inputs.join("\n") + "\n"), &home);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<(String, String)> = stdout.lines().map(decision).collect();
+    assert_eq!(got.len(), expected.len());
+    for ((decision, reason), (want, input)) in got.iter().zip(expected.iter().zip(&inputs)) {
+        assert_eq!(decision, want, "{input}: {reason}");
+    }
+}
