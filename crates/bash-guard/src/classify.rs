@@ -360,6 +360,22 @@ impl Table {
                 c.class = CommandClass::ReadOnly;
                 c.read_only = true;
                 apply_flags(flags, args, c, false);
+                // Builtins that assign variables by name (`read PATH`, `printf -v PATH …`).
+                let assigned: Vec<&Word> = match name {
+                    "read" | "mapfile" | "readarray" | "getopts" => args.iter().collect(),
+                    "printf" => args
+                        .windows(2)
+                        .filter(|w| w.first().is_some_and(|f| f.text == "-v"))
+                        .filter_map(|w| w.get(1))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for var in assigned.iter().filter(|w| w.literal && is_code_variable(&w.text)) {
+                    c.ask(format!(
+                        "`{name}` sets `{}`, which changes what later commands run",
+                        var.text
+                    ));
+                }
             }
             Kind::Write(flags) => {
                 c.class = CommandClass::Write;
