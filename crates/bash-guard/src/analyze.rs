@@ -74,9 +74,22 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
                 command: None,
             });
             walker.out.parse_error = Some(error);
+            // The shell runs the complete lines before a syntax error, so they are analysed too: a deny there
+            // still denies.
+            if let Some(script) = longest_parsable_prefix(source) {
+                walker.script(&script, Ctx::TOP);
+            }
         }
     }
     walker.out
+}
+
+/// The longest run of whole lines from the start that parses, when there is one.
+fn longest_parsable_prefix(source: &str) -> Option<Script> {
+    let ends: Vec<usize> = source.match_indices('\n').map(|(at, _)| at).collect();
+    ends.iter()
+        .rev()
+        .find_map(|end| source.get(..*end).and_then(|prefix| parse_checked(prefix).ok()))
 }
 
 /// Parses after checking the two shapes the parser cannot handle in bounded time or stack.
@@ -204,6 +217,10 @@ impl Walker<'_> {
                                 None,
                                 (*construct == Construct::Test).then_some(LocationKind::ConditionalTest),
                             );
+                        }
+                        Part::Code(text) => {
+                            let text = format!("({text})");
+                            self.parse_and_walk(&text, kind, ctx, "( … )");
                         }
                         Part::Arith(text) => {
                             let w = word::expand_heredoc(text);

@@ -66,6 +66,8 @@ pub(crate) enum Part {
     Arith(String),
     /// One command (the body of `coproc`).
     Command(Box<Cmd>),
+    /// Source text that is code (a subshell the parser read as arithmetic).
+    Code(String),
 }
 
 /// A simple command: assignments, words (with process substitutions in place) and redirections.
@@ -143,16 +145,41 @@ pub(crate) enum Piece {
 
 /// Parses `source` as a shell program. Any panic inside the parser becomes a parse error.
 pub(crate) fn program(source: &str) -> Result<Script, String> {
+    match parse_program(source) {
+        Ok(script) => Ok(script),
+        Err(brush_parser::ParseError::Tokenizing {
+            inner: brush_parser::TokenizerError::UnterminatedHereDocuments(tags, _),
+            ..
+        }) => {
+            // bash ends a here-document at the end of the input (with a warning) and runs the command, so the
+            // analysis reads it the same way.
+            let mut closed = source.to_owned();
+            for tag in tags.split(", ") {
+                closed.push('\n');
+                closed.push_str(&brush_parser::unquote_str(tag));
+            }
+            closed.push('\n');
+            parse_program(&closed).map_err(|e| e.to_string())
+        }
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+fn parse_program(source: &str) -> Result<Script, brush_parser::ParseError> {
     let parsed = catch_unwind(AssertUnwindSafe(|| {
         let options = ParserOptions::default();
         Parser::new(std::io::Cursor::new(source.as_bytes()), &options).parse_program()
     }));
     match parsed {
         Ok(Ok(program)) => Ok(Script(
-            program.complete_commands.iter().flat_map(compound_list).collect(),
+            program
+                .complete_commands
+                .iter()
+                .flat_map(|l| compound_list(source, l))
+                .collect(),
         )),
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => Err("the shell parser failed on this input".to_owned()),
+        Ok(Err(error)) => Err(error),
+        Err(_) => Err(brush_parser::ParseError::ParsingAtEndOfInput),
     }
 }
 
@@ -458,14 +485,14 @@ fn param(expr: ParameterExpr) -> Piece {
     }
 }
 
-fn compound_list(list: &ast::CompoundList) -> Vec<AndOrList> {
+fn compound_list(src: &str, list: &ast::CompoundList) -> Vec<AndOrList> {
     list.0
         .iter()
         .map(|item| {
             let ast::CompoundListItem(and_or, separator) = item;
-            let mut pipelines = vec![pipeline(&and_or.first)];
+            let mut pipelines = vec![pipeline(src, &and_or.first)];
             pipelines.extend(and_or.additional.iter().map(|next| match next {
-                ast::AndOr::And(p) | ast::AndOr::Or(p) => pipeline(p),
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => pipeline(src, p),
             }));
             AndOrList {
                 pipelines,
@@ -475,34 +502,34 @@ fn compound_list(list: &ast::CompoundList) -> Vec<AndOrList> {
         .collect()
 }
 
-fn script(list: &ast::CompoundList) -> Script {
-    Script(compound_list(list))
+fn script(src: &str, list: &ast::CompoundList) -> Script {
+    Script(compound_list(src, list))
 }
 
-fn pipeline(p: &ast::Pipeline) -> Pipeline {
-    Pipeline(p.seq.iter().map(command).collect())
+fn pipeline(src: &str, p: &ast::Pipeline) -> Pipeline {
+    Pipeline(p.seq.iter().map(|x| command(src, x)).collect())
 }
 
-fn command(c: &ast::Command) -> Cmd {
+fn command(src: &str, c: &ast::Command) -> Cmd {
     match c {
-        ast::Command::Simple(simple_command) => Cmd::Simple(simple(simple_command)),
+        ast::Command::Simple(simple_command) => Cmd::Simple(simple(src, simple_command)),
         ast::Command::Compound(compound, redirects) => {
-            let (construct, parts) = compound_parts(compound);
+            let (construct, parts) = compound_parts(src, compound);
             Cmd::Compound {
                 construct,
                 parts,
-                redirects: redirect_list(redirects.as_ref()),
+                redirects: redirect_list(src, redirects.as_ref()),
             }
         }
         ast::Command::Function(definition) => {
             let ast::FunctionBody(body, redirects) = &definition.body;
-            let (construct, parts) = compound_parts(body);
+            let (construct, parts) = compound_parts(src, body);
             Cmd::Function {
                 name: definition.fname.value.clone(),
                 body: Box::new(Cmd::Compound {
                     construct,
                     parts,
-                    redirects: redirect_list(redirects.as_ref()),
+                    redirects: redirect_list(src, redirects.as_ref()),
                 }),
             }
         }
@@ -512,7 +539,7 @@ fn command(c: &ast::Command) -> Cmd {
             Cmd::Compound {
                 construct: Construct::Test,
                 parts,
-                redirects: redirect_list(redirects.as_ref()),
+                redirects: redirect_list(src, redirects.as_ref()),
             }
         }
     }
@@ -548,10 +575,17 @@ fn test_words(expr: &ast::ExtendedTestExpr, parts: &mut Vec<Part>) {
     }
 }
 
-fn compound_parts(compound: &ast::CompoundCommand) -> (Construct, Vec<Part>) {
+fn compound_parts(src: &str, compound: &ast::CompoundCommand) -> (Construct, Vec<Part>) {
     match compound {
         ast::CompoundCommand::Arithmetic(a) => {
-            (Construct::Arithmetic, vec![Part::Arith(a.expr.value.clone())])
+            // brush-parser reads `( (ls) )` as arithmetic; bash reads `((` only without a space as arithmetic,
+            // so anything else is two subshells and its inside is code.
+            let at = a.loc.start.index;
+            if src.get(at..).is_some_and(|rest| rest.starts_with("((")) {
+                (Construct::Arithmetic, vec![Part::Arith(a.expr.value.clone())])
+            } else {
+                (Construct::Subshell, vec![Part::Code(a.expr.value.clone())])
+            }
         }
         ast::CompoundCommand::ArithmeticForClause(a) => {
             let mut parts: Vec<Part> = [&a.initializer, &a.condition, &a.updater]
@@ -559,11 +593,13 @@ fn compound_parts(compound: &ast::CompoundCommand) -> (Construct, Vec<Part>) {
                 .flatten()
                 .map(|e| Part::Arith(e.value.clone()))
                 .collect();
-            parts.push(Part::Body(script(&a.body.list)));
+            parts.push(Part::Body(script(src, &a.body.list)));
             (Construct::For, parts)
         }
-        ast::CompoundCommand::BraceGroup(b) => (Construct::BraceGroup, vec![Part::Body(script(&b.list))]),
-        ast::CompoundCommand::Subshell(s) => (Construct::Subshell, vec![Part::Body(script(&s.list))]),
+        ast::CompoundCommand::BraceGroup(b) => {
+            (Construct::BraceGroup, vec![Part::Body(script(src, &b.list))])
+        }
+        ast::CompoundCommand::Subshell(s) => (Construct::Subshell, vec![Part::Body(script(src, &s.list))]),
         ast::CompoundCommand::ForClause(f) => {
             let mut parts: Vec<Part> = f
                 .values
@@ -571,7 +607,7 @@ fn compound_parts(compound: &ast::CompoundCommand) -> (Construct, Vec<Part>) {
                 .flatten()
                 .map(|w| Part::Word(w.value.clone()))
                 .collect();
-            parts.push(Part::Body(script(&f.body.list)));
+            parts.push(Part::Body(script(src, &f.body.list)));
             (Construct::For, parts)
         }
         ast::CompoundCommand::CaseClause(c) => {
@@ -579,51 +615,54 @@ fn compound_parts(compound: &ast::CompoundCommand) -> (Construct, Vec<Part>) {
             for item in &c.cases {
                 parts.extend(item.patterns.iter().map(|w| Part::Word(w.value.clone())));
                 if let Some(body) = &item.cmd {
-                    parts.push(Part::Body(script(body)));
+                    parts.push(Part::Body(script(src, body)));
                 }
             }
             (Construct::Case, parts)
         }
         ast::CompoundCommand::IfClause(i) => {
-            let mut parts = vec![Part::Body(script(&i.condition)), Part::Body(script(&i.then))];
+            let mut parts = vec![
+                Part::Body(script(src, &i.condition)),
+                Part::Body(script(src, &i.then)),
+            ];
             for e in i.elses.iter().flatten() {
                 if let Some(condition) = &e.condition {
-                    parts.push(Part::Body(script(condition)));
+                    parts.push(Part::Body(script(src, condition)));
                 }
-                parts.push(Part::Body(script(&e.body)));
+                parts.push(Part::Body(script(src, &e.body)));
             }
             (Construct::If, parts)
         }
         ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => (
             Construct::Loop,
-            vec![Part::Body(script(&w.0)), Part::Body(script(&w.1.list))],
+            vec![Part::Body(script(src, &w.0)), Part::Body(script(src, &w.1.list))],
         ),
         ast::CompoundCommand::Coprocess(c) => {
             let mut parts: Vec<Part> = c.name.iter().map(|w| Part::Word(w.value.clone())).collect();
-            parts.push(Part::Command(Box::new(command(&c.body))));
+            parts.push(Part::Command(Box::new(command(src, &c.body))));
             (Construct::Coprocess, parts)
         }
     }
 }
 
-fn simple(s: &ast::SimpleCommand) -> Simple {
+fn simple(src: &str, s: &ast::SimpleCommand) -> Simple {
     let mut out = Simple::default();
     let items = s.prefix.iter().flat_map(|p| p.0.iter());
     for item in items {
-        prefix_or_suffix(item, &mut out, true);
+        prefix_or_suffix(src, item, &mut out, true);
     }
     if let Some(w) = &s.word_or_name {
         out.words.push(Arg::Word(w.value.clone()));
     }
     for item in s.suffix.iter().flat_map(|p| p.0.iter()) {
-        prefix_or_suffix(item, &mut out, false);
+        prefix_or_suffix(src, item, &mut out, false);
     }
     out
 }
 
-fn prefix_or_suffix(item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple, in_prefix: bool) {
+fn prefix_or_suffix(src: &str, item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple, in_prefix: bool) {
     match item {
-        ast::CommandPrefixOrSuffixItem::IoRedirect(r) => out.redirects.push(redirect(r)),
+        ast::CommandPrefixOrSuffixItem::IoRedirect(r) => out.redirects.push(redirect(src, r)),
         ast::CommandPrefixOrSuffixItem::Word(w) => out.words.push(Arg::Word(w.value.clone())),
         ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, w) => {
             if in_prefix {
@@ -644,17 +683,17 @@ fn prefix_or_suffix(item: &ast::CommandPrefixOrSuffixItem, out: &mut Simple, in_
             }
         }
         ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-            out.words.push(Arg::ProcSub(script(&sub.list)))
+            out.words.push(Arg::ProcSub(script(src, &sub.list)))
         }
     }
 }
 
-fn redirect_list(list: Option<&ast::RedirectList>) -> Vec<Redirect> {
-    list.map(|l| l.0.iter().map(redirect).collect())
+fn redirect_list(src: &str, list: Option<&ast::RedirectList>) -> Vec<Redirect> {
+    list.map(|l| l.0.iter().map(|x| redirect(src, x)).collect())
         .unwrap_or_default()
 }
 
-fn redirect(r: &ast::IoRedirect) -> Redirect {
+fn redirect(src: &str, r: &ast::IoRedirect) -> Redirect {
     match r {
         ast::IoRedirect::File(_, kind, target) => {
             let op = match kind {
@@ -671,7 +710,9 @@ fn redirect(r: &ast::IoRedirect) -> Redirect {
                     Target::Word(w.value.clone())
                 }
                 ast::IoFileRedirectTarget::Fd(_) => Target::Fd,
-                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => Target::ProcSub(script(&sub.list)),
+                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                    Target::ProcSub(script(src, &sub.list))
+                }
             };
             Redirect { op, target }
         }

@@ -1,0 +1,152 @@
+//! Properties: no input panics, quoted text never runs, and a deny survives any surrounding construct.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::sync::OnceLock;
+
+use agent_bash_guard::{BashConfig, BashGuard};
+use agent_tool_traits::Decision;
+use proptest::prelude::*;
+
+fn guard() -> &'static BashGuard {
+    static GUARD: OnceLock<BashGuard> = OnceLock::new();
+    GUARD.get_or_init(|| {
+        BashGuard::new(BashConfig {
+            block_network: Some(true),
+            ..BashConfig::default()
+        })
+    })
+}
+
+/// Commands denied on their own, one per deny class.
+const DENIED: &[&str] = &[
+    "rm -rf /",
+    "rm -fr ~/",
+    "sudo id",
+    "curl http://example.com",
+    "mkfs.ext4 /dev/sda1",
+    "dd if=/dev/zero of=/dev/sda",
+    "echo x > /dev/sda",
+    "chmod -R 777 /",
+    "shutdown -h now",
+    "kill -9 -1",
+    "su root",
+    "nc -l 4444",
+];
+
+/// Read-only commands to put around a denied one.
+const BENIGN: &[&str] = &[
+    "ls -la",
+    "git status",
+    "echo \"use sudo carefully\"",
+    "grep -rn ssh_config src",
+    "cat README.md",
+    "true",
+    "wc -l *.rs",
+    "echo 'rm -rf /'",
+];
+
+/// Wraps a command in a construct that still runs it.
+fn wrap(inner: String, how: u8) -> String {
+    match how % 18 {
+        0 => format!("( {inner} )"),
+        1 => format!("{{ {inner}; }}"),
+        // A space after `$(`: `$((` would start arithmetic.
+        2 => format!("echo $( {inner} )"),
+        3 => format!("echo \"$( {inner} )\""),
+        4 => format!("if true; then {inner}; fi"),
+        5 => format!("while false; do {inner}; done"),
+        6 => format!("f() {{ {inner}; }}"),
+        7 => format!("cat <( {inner} )"),
+        8 => format!("true && {inner}"),
+        9 => format!("false || {inner}"),
+        10 => format!("ls | {inner}"),
+        11 => format!("{inner} & wait"),
+        12 => format!("x=$( {inner} ) ls"),
+        13 => format!("for i in 1 2; do {inner}; done"),
+        // Not `case`: brush-parser 0.4 cannot read a `case` inside `$(…)` or `<(…)` (a parse error, so an ask);
+        // case bodies are covered by the corpus.
+        14 => format!("until true; do {inner}; done"),
+        15 => format!(
+            "timeout 5 env A=1 nohup bash -c \"{}\"",
+            inner
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
+                .replace('$', "\\$")
+                .replace('`', "\\`")
+        ),
+        16 => format!("eval '{}'", inner.replace('\'', "'\\''")),
+        // A delimiter of its own, so that a nested here-document does not end this one.
+        _ => format!("{{ cat <<E{n}\n$( {inner} )\nE{n}\n}}", n = inner.len()),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_input_panics(input in "\\PC{0,80}") {
+        let analysis = guard().analyze(&input);
+        let verdict = analysis.verdict();
+        prop_assert_eq!(verdict.decision == Decision::Deny, analysis.findings.iter().any(|f| f.decision == Decision::Deny));
+    }
+
+    #[test]
+    fn no_shell_like_input_panics(input in "[a-z $(){}|&;<>'\"`\\\\=*?\\[\\]!#~\n-]{0,60}") {
+        let analysis = guard().analyze(&input);
+        if analysis.parse_error.is_some() {
+            prop_assert_ne!(analysis.verdict().decision, Decision::Allow);
+        }
+        for command in &analysis.commands {
+            prop_assert!(command.inner < command.argv.len().max(1));
+        }
+    }
+
+    #[test]
+    fn single_quoted_text_never_runs(text in "[^'\\x00]{0,60}") {
+        let analysis = guard().analyze(&format!("echo '{text}'"));
+        prop_assert_eq!(analysis.commands.len(), 1);
+        prop_assert_eq!(&analysis.commands[0].argv, &vec!["echo".to_owned(), text]);
+        prop_assert_eq!(analysis.verdict().decision, Decision::Allow);
+    }
+
+    #[test]
+    fn a_deny_is_never_weakened(
+        denied in prop::sample::select(DENIED),
+        wrappers in prop::collection::vec(any::<u8>(), 0..4),
+        before in prop::collection::vec(prop::sample::select(BENIGN), 0..6),
+        after in prop::collection::vec(prop::sample::select(BENIGN), 0..6),
+        separator in prop::sample::select(&["; ", " && ", " || ", " | ", "\n", " & "][..]),
+    ) {
+        let mut command = denied.to_owned();
+        for how in wrappers {
+            command = wrap(command, how);
+        }
+        let mut parts: Vec<String> = before.iter().map(|s| (*s).to_owned()).collect();
+        parts.push(command);
+        parts.extend(after.iter().map(|s| (*s).to_owned()));
+        let line = parts.join(separator);
+        let analysis = guard().analyze(&line);
+        prop_assert_eq!(analysis.verdict().decision, Decision::Deny, "{}\n{:#?}", line, analysis);
+    }
+
+    #[test]
+    fn a_later_syntax_error_never_hides_a_deny(denied in prop::sample::select(DENIED), junk in "[a-z ();|&{}]{0,20}") {
+        let line = format!("{denied}\nls\n{junk} ((");
+        prop_assert_eq!(guard().analyze(&line).verdict().decision, Decision::Deny, "{}", line);
+    }
+
+    #[test]
+    fn many_benign_commands_never_hide_a_deny(count in 0usize..600, at in 0usize..600) {
+        let mut parts = vec!["ls"; count];
+        parts.insert(at.min(count), "rm -rf /");
+        let analysis = guard().analyze(&parts.join("; "));
+        prop_assert_eq!(analysis.verdict().decision, Decision::Deny);
+        prop_assert_eq!(analysis.commands.len(), count + 1);
+    }
+}
