@@ -1,0 +1,178 @@
+//! `run_bash` containment through its public API: the timeout kills the whole group, output stays bounded, a
+//! fork bomb is stopped.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::time::{Duration, Instant};
+
+use agent_core::{BashLimits, Guard, GuardHandle, GuardOptions, RunBashTool};
+use agent_rules::Settings;
+use agent_tool_traits::{Tool, ToolContext};
+use serde_json::json;
+
+fn tool(dir: &std::path::Path, limits: BashLimits) -> RunBashTool {
+    let guard = Guard::new(
+        &Settings::new(),
+        &GuardOptions {
+            cwd: dir.to_path_buf(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    RunBashTool::new(GuardHandle::new(guard), limits)
+}
+
+/// Live (not zombie) processes whose process group is `group`.
+fn group_members(group: i32) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                return false;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            fields.first() != Some(&"Z") && fields.get(2).and_then(|f| f.parse::<i32>().ok()) == Some(group)
+        })
+        .count()
+}
+
+/// The high-water mark of this process's resident memory, in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_command_leaves_no_process_of_its_group_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = tool(dir.path(), BashLimits::default());
+    let started = Instant::now();
+    // The shell prints its pid (the group's id), starts background sleepers and waits past the timeout.
+    let args =
+        json!({"command": "echo $$; sleep 30 & sleep 30 & (sleep 30; echo never) & wait", "timeout_secs": 1});
+    let output = bash.call(args, &ToolContext::default()).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        output.is_error && output.content.contains("timed out"),
+        "{}",
+        output.content
+    );
+    let group: i32 = output.content.lines().next().unwrap().trim().parse().unwrap();
+    assert_eq!(
+        group_members(group),
+        0,
+        "every process of group {group} was killed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_jobs_do_not_outlive_a_finished_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = tool(dir.path(), BashLimits::default());
+    let started = Instant::now();
+    let output = bash
+        .call(json!({"command": "echo $$; sleep 30 &"}), &ToolContext::default())
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the call does not wait for its background job"
+    );
+    assert!(!output.is_error, "{}", output.content);
+    let group: i32 = output.content.lines().next().unwrap().trim().parse().unwrap();
+    assert_eq!(group_members(group), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_printing_a_gigabyte_is_cut_at_the_cap_with_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = tool(dir.path(), BashLimits::default());
+    let before = peak_rss_kib();
+    let started = Instant::now();
+    let output = bash
+        .call(
+            json!({"command": "head -c 1000000000 /dev/zero | tr '\\0' a; echo"}),
+            &ToolContext::default(),
+        )
+        .await
+        .unwrap();
+    let grown_kib = peak_rss_kib().saturating_sub(before);
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let head: String = output.content.chars().take(4_000).collect();
+    assert_eq!(head, "a".repeat(4_000), "the head is kept");
+    assert!(
+        output.content.chars().count() < 4_300,
+        "{} characters",
+        output.content.chars().count()
+    );
+    assert!(
+        output.content.contains("output cut at 4000 characters"),
+        "{}",
+        &output.content[4_000..]
+    );
+    assert!(grown_kib < 32 * 1024, "peak memory grew by {grown_kib} KiB");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_output_within_the_budget_is_read_to_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = tool(dir.path(), BashLimits::default());
+    let output = bash
+        .call(
+            json!({"command": "seq 1 200000; echo done >&2; exit 3"}),
+            &ToolContext::default(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        output.is_error && output.content.ends_with("[exit code 3]"),
+        "{}",
+        output.content
+    );
+    assert!(output.content.starts_with("1\n2\n3\n"));
+    assert!(output.content.contains("not shown"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_bomb_is_contained() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = BashLimits {
+        max_processes: 64,
+        ..BashLimits::default()
+    };
+    let bash = tool(dir.path(), limits);
+    let started = Instant::now();
+    let output = bash
+        .call(
+            json!({"command": "echo $$; bomb() { bomb | bomb & }; bomb", "timeout_secs": 20}),
+            &ToolContext::default(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        output.content.contains("started more than 64 processes"),
+        "{}",
+        output.content
+    );
+    let group: i32 = output.content.lines().next().unwrap().trim().parse().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(group_members(group), 0, "no process of the bomb is left");
+}

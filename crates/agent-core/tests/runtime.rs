@@ -1,0 +1,691 @@
+//! The runtime through its public API: partitioning, cancellation, timeouts, hooks, approvals, audit and persistence.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_core::{
+    ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, CallReport, ChannelApprover, DecisionSource,
+    Runtime, RuntimeConfig, ScriptedApprover,
+};
+use agent_hooks::{
+    AgentHook, AuditFilter, AuditLogHook, AuditStatus, CallStatus, HookFuture, PostToolUseAction,
+    PostToolUseContext, PreToolUseAction, PreToolUseContext,
+};
+use agent_rules::{Rule, Settings};
+use agent_tool_traits::{
+    DecidedBy, Decision, InterruptBehavior, Layer, Source, Tool, ToolCall, ToolContext, ToolFuture,
+    ToolOutput,
+};
+use serde_json::{Value, json};
+
+/// When each tool ran.
+type RunLog = Arc<Mutex<Vec<(&'static str, Instant, Instant)>>>;
+
+/// A tool that sleeps, records when it ran, and optionally fails.
+struct Sleeper {
+    name: &'static str,
+    millis: u64,
+    concurrent: bool,
+    behavior: InterruptBehavior,
+    fail: bool,
+    abort_siblings: bool,
+    log: RunLog,
+}
+
+impl Sleeper {
+    fn new(name: &'static str, millis: u64, log: &RunLog) -> Self {
+        Self {
+            name,
+            millis,
+            concurrent: true,
+            behavior: InterruptBehavior::Cancel,
+            fail: false,
+            abort_siblings: false,
+            log: Arc::clone(log),
+        }
+    }
+}
+
+impl Tool for Sleeper {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "sleeps"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn interrupt_behavior(&self) -> InterruptBehavior {
+        self.behavior
+    }
+    fn is_concurrency_safe(&self, _args: &Value) -> bool {
+        self.concurrent
+    }
+    fn causes_sibling_abort(&self) -> bool {
+        self.abort_siblings
+    }
+    fn call<'a>(&'a self, _args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let started = Instant::now();
+            tokio::time::sleep(Duration::from_millis(self.millis)).await;
+            self.log
+                .lock()
+                .unwrap()
+                .push((self.name, started, Instant::now()));
+            if self.fail {
+                Ok(ToolOutput::error("failed on purpose"))
+            } else {
+                Ok(ToolOutput::ok("slept"))
+            }
+        })
+    }
+}
+
+fn settings_allowing(names: &[&str]) -> Settings {
+    let mut settings = Settings::new();
+    for name in names {
+        settings.add_rule(Rule::parse(name, Decision::Allow, Source::Project).unwrap());
+    }
+    settings
+}
+
+fn call(id: &str, tool: &str, args: Value) -> ToolCall {
+    ToolCall::new(id, tool, args)
+}
+
+fn overlaps(a: (Instant, Instant), b: (Instant, Instant)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrency_safe_calls_overlap_and_the_others_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::default();
+    let mut serial = Sleeper::new("serial", 150, &log);
+    serial.concurrent = false;
+    let runtime = Runtime::builder(
+        settings_allowing(&["par", "serial"]),
+        RuntimeConfig::new(dir.path()),
+    )
+    .tool(Arc::new(Sleeper::new("par", 150, &log)))
+    .tool(Arc::new(serial))
+    .build()
+    .unwrap();
+    let calls = vec![
+        call("p1", "par", json!({})),
+        call("p2", "par", json!({})),
+        call("p3", "par", json!({})),
+        call("s1", "serial", json!({})),
+        call("s2", "serial", json!({})),
+    ];
+    let started = Instant::now();
+    let reports = runtime.execute("s", 1, calls).await;
+    let elapsed = started.elapsed();
+    let ran: Vec<(Instant, Instant)> = reports.iter().map(|r| r.ran.unwrap()).collect();
+    assert!(reports.iter().all(|r| r.status == CallStatus::Ok), "{reports:#?}");
+    assert!(overlaps(ran[0], ran[1]) && overlaps(ran[1], ran[2]) && overlaps(ran[0], ran[2]));
+    assert!(
+        !overlaps(ran[2], ran[3]),
+        "a serial call waits for the parallel batch before it"
+    );
+    assert!(!overlaps(ran[3], ran[4]), "serial calls run one at a time");
+    // Three parallel (≈150 ms) then two serial (≈300 ms): far below five in a row (750 ms).
+    assert!(elapsed < Duration::from_millis(700), "{elapsed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancel_tools_stop_within_250_ms_and_block_tools_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::default();
+    let mut blocker = Sleeper::new("blocker", 600, &log);
+    blocker.behavior = InterruptBehavior::Block;
+    let runtime = Arc::new(
+        Runtime::builder(
+            settings_allowing(&["slow", "blocker"]),
+            RuntimeConfig::new(dir.path()),
+        )
+        .tool(Arc::new(Sleeper::new("slow", 5_000, &log)))
+        .tool(Arc::new(blocker))
+        .build()
+        .unwrap(),
+    );
+    // Cancelled through the shared registry, as an API would: the executor polls it.
+    let registry = runtime.cancel_registry().clone();
+    let cancel_at = Arc::new(Mutex::new(None));
+    let at = Arc::clone(&cancel_at);
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        *at.lock().unwrap() = Some(Instant::now());
+        registry.cancel("s");
+    });
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![call("c1", "slow", json!({})), call("c2", "blocker", json!({}))],
+        )
+        .await;
+    let cancelled_at = cancel_at.lock().unwrap().unwrap();
+    let slow = &reports[0];
+    assert_eq!(slow.status, CallStatus::Fail);
+    assert!(
+        slow.output.content.contains("cancelled"),
+        "{}",
+        slow.output.content
+    );
+    let stopped_after = slow.ran.unwrap().1.saturating_duration_since(cancelled_at);
+    assert!(
+        stopped_after <= Duration::from_millis(250),
+        "the Cancel tool stopped {stopped_after:?} after the cancel"
+    );
+    let blocker = &reports[1];
+    assert_eq!(
+        blocker.status,
+        CallStatus::Ok,
+        "a Block tool finishes: {blocker:?}"
+    );
+    assert!(blocker.elapsed() >= Duration::from_millis(590));
+    // Nothing runs after the cancellation: the next call is blocked by the cancellation hook.
+    let later = runtime.execute("s", 2, vec![call("c3", "slow", json!({}))]).await;
+    assert_eq!(later[0].status, CallStatus::Denied);
+    assert_eq!(later[0].verdict.provenance.step, Some(DecidedBy::HookBlock));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failing_tool_that_aborts_siblings_cancels_its_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::default();
+    let mut failing = Sleeper::new("failing", 50, &log);
+    failing.fail = true;
+    failing.abort_siblings = true;
+    let mut blocker = Sleeper::new("blocker", 300, &log);
+    blocker.behavior = InterruptBehavior::Block;
+    let runtime = Runtime::builder(
+        settings_allowing(&["failing", "slow", "blocker"]),
+        RuntimeConfig::new(dir.path()),
+    )
+    .tool(Arc::new(failing))
+    .tool(Arc::new(Sleeper::new("slow", 5_000, &log)))
+    .tool(Arc::new(blocker))
+    .build()
+    .unwrap();
+    let started = Instant::now();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![
+                call("a", "failing", json!({})),
+                call("b", "slow", json!({})),
+                call("c", "blocker", json!({})),
+            ],
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(reports[0].status, CallStatus::Fail);
+    assert!(
+        reports[1].output.content.contains("sibling"),
+        "{:?}",
+        reports[1].output
+    );
+    assert_eq!(reports[2].status, CallStatus::Ok, "Block siblings finish");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tool_timeout_fails_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::default();
+    let mut config = RuntimeConfig::new(dir.path());
+    config.tool_timeout = Duration::from_millis(100);
+    let runtime = Runtime::builder(settings_allowing(&["slow"]), config)
+        .tool(Arc::new(Sleeper::new("slow", 5_000, &log)))
+        .build()
+        .unwrap();
+    let reports = runtime.execute("s", 1, vec![call("c", "slow", json!({}))]).await;
+    assert_eq!(reports[0].status, CallStatus::Fail);
+    assert!(
+        reports[0].output.content.contains("timed out"),
+        "{:?}",
+        reports[0].output
+    );
+    assert!(reports[0].elapsed() < Duration::from_secs(1));
+}
+
+/// Records the events it sees, and blocks calls of one tool.
+struct Recorder {
+    name: &'static str,
+    events: Arc<Mutex<Vec<String>>>,
+    block: Option<&'static str>,
+}
+
+impl AgentHook for Recorder {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn pre_tool_use<'a>(&'a self, ctx: &'a PreToolUseContext) -> HookFuture<'a, PreToolUseAction> {
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("pre {} {}", self.name, ctx.call.id));
+        let action = match self.block {
+            Some(tool) if ctx.call.name == tool => PreToolUseAction::Block {
+                reason: "not today".into(),
+            },
+            _ => PreToolUseAction::Continue,
+        };
+        Box::pin(std::future::ready(action))
+    }
+    fn post_tool_use<'a>(&'a self, ctx: &'a PostToolUseContext) -> HookFuture<'a, PostToolUseAction> {
+        self.events.lock().unwrap().push(format!(
+            "post {} {} {}",
+            self.name,
+            ctx.call.id,
+            ctx.status.as_str()
+        ));
+        Box::pin(std::future::ready(PostToolUseAction::Continue))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_fire_in_order_and_a_block_stops_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let first = Recorder {
+        name: "first",
+        events: Arc::clone(&events),
+        block: Some("file_write"),
+    };
+    let second = Recorder {
+        name: "second",
+        events: Arc::clone(&events),
+        block: None,
+    };
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path()))
+        .hook(Arc::new(first))
+        .hook(Arc::new(second))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![
+                call("r", "Read", json!({"file_path": "a.txt"})),
+                call("w", "file_write", json!({"file_path": "b.txt", "content": "x"})),
+            ],
+        )
+        .await;
+    assert_eq!(reports[0].status, CallStatus::Ok);
+    assert!(reports[0].output.content.contains("hello"));
+    assert_eq!(reports[1].status, CallStatus::Denied);
+    assert_eq!(reports[1].verdict.provenance.step, Some(DecidedBy::HookBlock));
+    assert_eq!(reports[1].source, DecisionSource::Hook);
+    assert!(!dir.path().join("b.txt").exists(), "a blocked call never runs");
+    assert_eq!(
+        *events.lock().unwrap(),
+        vec![
+            "pre first r",
+            "pre second r",
+            "pre first w", // the first Block ends the chain: `second` never sees `w` before it
+            "post first r OK",
+            "post second r OK",
+            "post first w DENIED",
+            "post second w DENIED",
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_rows_are_calls_plus_session_stop_also_when_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    let db = dir.path().join("audit.db");
+    let audit = AuditLogHook::open(&db).await.unwrap();
+    let log = Arc::default();
+    let runtime = Runtime::builder(settings_allowing(&["slow"]), RuntimeConfig::new(dir.path()))
+        .tool(Arc::new(Sleeper::new("slow", 5_000, &log)))
+        .audit(audit)
+        .build()
+        .unwrap();
+
+    struct Turns(Vec<Vec<ToolCall>>);
+    impl agent_core::Model for Turns {
+        fn next_turn<'a>(
+            &'a mut self,
+            _history: &'a [agent_core::StepRecord],
+        ) -> agent_core::ModelFuture<'a> {
+            let turn = if self.0.is_empty() {
+                agent_core::ModelTurn::Answer("done".into())
+            } else {
+                agent_core::ModelTurn::Calls(self.0.remove(0))
+            };
+            Box::pin(std::future::ready(turn))
+        }
+    }
+
+    // A complete session: a read, a denied write outside the roots, an unknown tool.
+    let mut model = Turns(vec![
+        vec![
+            call("1", "read_file", json!({"file_path": "a.txt"})),
+            call("2", "Write", json!({"file_path": "/etc/x", "content": ""})),
+        ],
+        vec![call("3", "no_such_tool", json!({}))],
+    ]);
+    let report = runtime.run("complete", &mut model).await;
+    assert_eq!(report.reason, "completed");
+    assert_eq!(report.stop_error, None);
+    let rows = AuditLogHook::query(
+        &db,
+        &AuditFilter {
+            session_id: Some("complete".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), report.calls().count() + 1, "{rows:#?}");
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.status == AuditStatus::SessionStop)
+            .count(),
+        1
+    );
+    assert_eq!(rows.iter().filter(|r| r.status == AuditStatus::Denied).count(), 2);
+
+    // A cancelled session: the first call is cut, the rest of the step is blocked, no later step runs.
+    let mut model = Turns(vec![
+        vec![
+            call("4", "slow", json!({})),
+            call("5", "read_file", json!({"file_path": "a.txt"})),
+        ],
+        vec![call("6", "read_file", json!({"file_path": "a.txt"}))],
+    ]);
+    let cancel = runtime.cancel_registry().clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel("cancelled");
+    });
+    let report = runtime.run("cancelled", &mut model).await;
+    assert!(report.cancelled);
+    assert_eq!(report.steps.len(), 1);
+    let rows = AuditLogHook::query(
+        &db,
+        &AuditFilter {
+            session_id: Some("cancelled".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), report.calls().count() + 1, "{rows:#?}");
+    assert_eq!(rows.last().unwrap().status, AuditStatus::SessionStop);
+}
+
+/// Answers every ask with one answer and remembers the requests.
+struct Always(ApprovalAnswer, Arc<Mutex<Vec<ApprovalRequest>>>);
+
+impl Approver for Always {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a, Option<ApprovalAnswer>> {
+        self.1.lock().unwrap().push(request.clone());
+        Box::pin(std::future::ready(Some(self.0)))
+    }
+}
+
+fn first_decision(reports: &[CallReport]) -> (Decision, DecisionSource) {
+    (reports[0].verdict.decision, reports[0].source)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_once_always_never_and_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |id: &str, file: &str| call(id, "file_write", json!({"file_path": file, "content": "x"}));
+
+    // Headless: the ask is denied, nothing is written.
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path()))
+        .build()
+        .unwrap();
+    let reports = runtime.execute("s", 1, vec![write("1", "a.txt")]).await;
+    assert_eq!(
+        first_decision(&reports),
+        (Decision::Deny, DecisionSource::UserReject)
+    );
+    assert_eq!(reports[0].verdict.provenance.step, Some(DecidedBy::NoPrompt));
+    assert!(!dir.path().join("a.txt").exists());
+
+    // Allow once: runs, and the narrow rule holds for the session only.
+    let requests = Arc::default();
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path()))
+        .approver(Arc::new(Always(ApprovalAnswer::AllowOnce, Arc::clone(&requests))))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute("s", 1, vec![write("2", "a.txt"), write("3", "a.txt")])
+        .await;
+    assert_eq!(
+        first_decision(&reports),
+        (Decision::Allow, DecisionSource::UserTemporary)
+    );
+    assert_eq!(
+        reports[1].verdict.provenance.step,
+        Some(DecidedBy::AllowRule),
+        "the session rule decides next"
+    );
+    assert_eq!(requests.lock().unwrap().len(), 1);
+    assert_eq!(requests.lock().unwrap()[0].rules, vec!["Edit(/a.txt)".to_owned()]);
+    assert!(!agent_core::local_settings_file(dir.path()).exists());
+
+    // Allow always: the rule is saved in the project's local settings.
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path()))
+        .approver(Arc::new(Always(ApprovalAnswer::AllowAlways, Arc::default())))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![call("4", "Bash", json!({"command": "git commit -m wip"}))],
+        )
+        .await;
+    assert_eq!(
+        first_decision(&reports),
+        (Decision::Allow, DecisionSource::UserPermanent)
+    );
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(agent_core::local_settings_file(dir.path())).unwrap())
+            .unwrap();
+    assert_eq!(saved["permissions"]["allow"], json!(["Bash(git commit:*)"]));
+
+    // Never a whole interpreter: an inline script is saved as its exact command line only.
+    let requests = Arc::default();
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path()))
+        .approver(Arc::new(Always(ApprovalAnswer::Deny, Arc::clone(&requests))))
+        .build()
+        .unwrap();
+    let _ = runtime
+        .execute(
+            "s",
+            1,
+            vec![call("5", "Bash", json!({"command": "python3 -c print(1)"}))],
+        )
+        .await;
+    let rules = requests.lock().unwrap()[0].rules.clone();
+    assert!(
+        rules
+            .iter()
+            .all(|r| !r.ends_with(":*)") || !r.starts_with("Bash(python")),
+        "{rules:?}"
+    );
+
+    // Don't ask again: denied now and later in the session without asking.
+    let requests = Arc::default();
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path()))
+        .approver(Arc::new(Always(
+            ApprovalAnswer::DontAskAgain,
+            Arc::clone(&requests),
+        )))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute("s", 1, vec![write("6", "b.txt"), write("7", "b.txt")])
+        .await;
+    assert_eq!(
+        first_decision(&reports),
+        (Decision::Deny, DecisionSource::UserReject)
+    );
+    assert_eq!(reports[1].verdict.provenance.step, Some(DecidedBy::DenyRule));
+    assert_eq!(requests.lock().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_ask_times_out_as_deny_and_a_channel_approver_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (approver, mut asks) = ChannelApprover::new(4);
+    let mut config = RuntimeConfig::new(dir.path());
+    config.approval_timeout = Duration::from_millis(200);
+    let runtime = Runtime::builder(Settings::new(), config)
+        .approver(Arc::new(approver))
+        .build()
+        .unwrap();
+    let write = |id: &str| call(id, "file_write", json!({"file_path": "c.txt", "content": "x"}));
+    // Nobody reads the channel: the ask times out.
+    let started = Instant::now();
+    let reports = runtime.execute("s", 1, vec![write("1")]).await;
+    assert_eq!(reports[0].verdict.decision, Decision::Deny);
+    assert!(reports[0].verdict.reason().contains("no answer within"));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let _stale = asks.try_recv();
+    // Someone answers.
+    let answering = tokio::spawn(async move {
+        let pending = asks.recv().await.unwrap();
+        assert_eq!(pending.request.call.id, "2");
+        pending.respond(ApprovalAnswer::AllowOnce);
+    });
+    let reports = runtime.execute("s", 2, vec![write("2")]).await;
+    answering.await.unwrap();
+    assert_eq!(reports[0].status, CallStatus::Ok);
+    assert_eq!(std::fs::read_to_string(dir.path().join("c.txt")).unwrap(), "x");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_context_denies_asks_and_ask_user_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = RuntimeConfig::new(dir.path());
+    config.silent = true;
+    let approver = ScriptedApprover::new(
+        [("1".to_owned(), ApprovalAnswer::AllowOnce)]
+            .into_iter()
+            .collect(),
+        vec!["yes".to_owned()],
+    );
+    let runtime = Runtime::builder(Settings::new(), config)
+        .approver(Arc::new(approver))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![
+                call("1", "file_write", json!({"file_path": "d.txt", "content": "x"})),
+                call("2", "ask_user", json!({"question": "ok?"})),
+            ],
+        )
+        .await;
+    assert_eq!(
+        reports[0].verdict.decision,
+        Decision::Deny,
+        "no user in a silent context"
+    );
+    assert_eq!(reports[1].status, CallStatus::Fail);
+    assert!(
+        reports[1].output.content.contains("silent"),
+        "{:?}",
+        reports[1].output
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_results_are_persisted_and_replaced_by_a_stub() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), "line of text\n".repeat(5_000)).unwrap();
+    let mut config = RuntimeConfig::new(dir.path());
+    config.max_output_chars = 1_000;
+    let runtime = Runtime::builder(Settings::new(), config).build().unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![call("big-1", "read_file", json!({"file_path": "big.txt"}))],
+        )
+        .await;
+    let path = reports[0].persisted.clone().expect("persisted");
+    assert_eq!(
+        path,
+        dir.path().join(".agent-guard/library/tool-results/big-1.txt")
+    );
+    assert!(std::fs::read_to_string(&path).unwrap().chars().count() > 20_000);
+    assert!(
+        reports[0].output.content.chars().count() < 1_300,
+        "the model sees a stub"
+    );
+    // The library dir is a root: the model can read the full result back.
+    let back = runtime
+        .execute(
+            "s",
+            2,
+            vec![call(
+                "r",
+                "read_file",
+                json!({"file_path": path.display().to_string(), "limit": 1}),
+            )],
+        )
+        .await;
+    assert_eq!(back[0].verdict.decision, Decision::Allow, "{:?}", back[0].verdict);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutated_input_is_decided_again() {
+    struct Redirect;
+    impl AgentHook for Redirect {
+        fn name(&self) -> &str {
+            "redirect"
+        }
+        fn pre_tool_use<'a>(&'a self, _ctx: &'a PreToolUseContext) -> HookFuture<'a, PreToolUseAction> {
+            Box::pin(std::future::ready(PreToolUseAction::MutateInput {
+                args: json!({"file_path": "/etc/passwd"}),
+                context: Some("redirected".into()),
+            }))
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path()))
+        .hook(Arc::new(Redirect))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![call("1", "read_file", json!({"file_path": "a.txt"}))],
+        )
+        .await;
+    assert_eq!(reports[0].call.args, json!({"file_path": "/etc/passwd"}));
+    assert_eq!(
+        reports[0].verdict.decision,
+        Decision::Deny,
+        "the rewritten path is outside the roots"
+    );
+    assert_eq!(reports[0].verdict.provenance.layer, Layer::Sandbox);
+    assert_eq!(reports[0].contexts, vec!["redirected".to_owned()]);
+}
