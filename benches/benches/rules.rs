@@ -1,5 +1,7 @@
 //! One rule check at 10 / 1,000 / 10,000 rules: the compiled policy against a linear scan of individually
-//! compiled rules (the seed's `PermissionChecker` design, extended with content matching).
+//! compiled rules (the seed's `PermissionChecker` design, extended with content matching). `decide/*` is a whole
+//! resolution (matching, verdict, reasons); `compiled_match/*` is the matching alone for all three behaviours, the
+//! like-for-like comparison with `linear/*`.
 
 #![allow(
     missing_docs,
@@ -92,7 +94,7 @@ fn bench(c: &mut Criterion) {
         let policy = Policy::from_rules(rules, PermissionMode::Default, &anchors).unwrap();
         let linear = Linear::new(&texts);
         let hooks = HookOutcome::default();
-        group.bench_with_input(BenchmarkId::new("compiled/shell", n), &n, |b, _| {
+        group.bench_with_input(BenchmarkId::new("decide/shell", n), &n, |b, _| {
             b.iter(|| {
                 let facts = CallFacts {
                     shell: Some(vec![CommandFact {
@@ -115,10 +117,32 @@ fn bench(c: &mut Criterion) {
                 )
             });
         });
+        group.bench_with_input(BenchmarkId::new("compiled_match/shell", n), &n, |b, _| {
+            b.iter(|| {
+                let facts = CallFacts {
+                    shell: Some(vec![CommandFact {
+                        argv: &argv,
+                        inner: 0,
+                        read_only: true,
+                    }]),
+                    ..CallFacts::default()
+                };
+                let request = Request {
+                    tool: "Bash",
+                    facts: &facts,
+                    findings: &[],
+                    hooks: &hooks,
+                };
+                black_box(
+                    [Decision::Deny, Decision::Ask, Decision::Allow]
+                        .map(|d| policy.matching_rule(d, &request).is_some()),
+                )
+            });
+        });
         group.bench_with_input(BenchmarkId::new("linear/shell", n), &n, |b, _| {
             b.iter(|| black_box(linear.check("Bash", "git\0status\0--short")));
         });
-        group.bench_with_input(BenchmarkId::new("compiled/path", n), &n, |b, _| {
+        group.bench_with_input(BenchmarkId::new("decide/path", n), &n, |b, _| {
             b.iter(|| {
                 let facts = CallFacts {
                     paths: vec![PathFact {

@@ -5,7 +5,7 @@
 //! hash maps of hosts and of wildcard suffixes, agent names in a hash map. Each lookup returns the matching rule of
 //! the highest source (the first added on a tie), which is the one a decision reports.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
 use agent_tool_traits::Decision;
@@ -62,7 +62,7 @@ struct Grouped<S> {
 impl<S> Default for Grouped<S> {
     fn default() -> Self {
         Self {
-            by_key: HashMap::new(),
+            by_key: HashMap::default(),
             rest: None,
         }
     }
@@ -264,7 +264,7 @@ impl Builder {
             _ => false,
         };
         let best_of = |entries: Vec<(String, usize)>| {
-            let mut map: HashMap<String, usize> = HashMap::with_capacity(entries.len());
+            let mut map: HashMap<String, usize> = HashMap::default();
             for (key, index) in entries {
                 map.entry(key)
                     .and_modify(|best| {
@@ -284,7 +284,7 @@ impl Builder {
         let shell = group(self.shell, rules, |patterns| {
             regex::RegexSetBuilder::new(patterns).size_limit(1 << 30).build()
         })?;
-        let mut paths = HashMap::with_capacity(self.paths.len());
+        let mut paths = HashMap::default();
         for (tool, entries) in self.paths {
             let grouped = group(entries, rules, |patterns| {
                 regex::bytes::RegexSetBuilder::new(patterns)
@@ -312,7 +312,7 @@ fn group<S>(
     rules: &[Rule],
     build: impl Fn(Vec<String>) -> Result<S, regex::Error>,
 ) -> Result<Grouped<S>> {
-    let mut by_key: HashMap<Option<String>, (Vec<String>, Vec<usize>)> = HashMap::new();
+    let mut by_key: HashMap<Option<String>, (Vec<String>, Vec<usize>)> = HashMap::default();
     for (key, regex, index) in entries {
         let slot = by_key.entry(key).or_default();
         slot.0.push(regex);

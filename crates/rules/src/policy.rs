@@ -120,6 +120,14 @@ impl Policy {
         &self.denials
     }
 
+    /// The rule of `behavior` that matches some subject of the call and is reported for it (the highest source),
+    /// without resolving anything else.
+    pub fn matching_rule(&self, behavior: Decision, request: &Request<'_>) -> Option<&Rule> {
+        let tool = ToolName::new(request.tool);
+        self.best_match(behavior, &tool, tool.kind(), request.facts)
+            .and_then(|i| self.compiled.rules.get(i))
+    }
+
     /// Decides one call. Never fails and never panics: what cannot be judged is asked or denied.
     pub fn decide(&self, request: &Request<'_>) -> Resolution {
         let tool = ToolName::new(request.tool);

@@ -1,5 +1,6 @@
 //! Tool names of both families, their aliases, and what kind of thing each tool does.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// What a tool does, as far as the permission rules care. Decides which rule content form applies to it, which
@@ -49,7 +50,7 @@ impl ToolKind {
 /// A tool name brought to its canonical spelling: the coding agent's family (`Bash`, `Read`, …) for the tools
 /// both families know, the name as written for the others.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolName(String);
+pub struct ToolName(Cow<'static, str>);
 
 /// Canonical name, kind, and aliases of every tool agent-guard knows by name.
 const KNOWN: &[(&str, ToolKind, &[&str])] = &[
@@ -73,11 +74,11 @@ impl ToolName {
     /// The canonical form of `name`: aliases map to the coding agent's names (`run_bash` → `Bash`,
     /// `MultiEdit` → `Edit`, `Task` → `Agent`); other names stay as written.
     pub fn new(name: &str) -> Self {
-        Self(
-            Self::lookup(name)
-                .map_or(name, |(canonical, _)| canonical)
-                .to_owned(),
-        )
+        // Known names borrow their static canonical spelling, so the hot path allocates only for other tools.
+        Self(Self::lookup(name).map_or_else(
+            || Cow::Owned(name.to_owned()),
+            |(canonical, _)| Cow::Borrowed(canonical),
+        ))
     }
 
     /// The canonical spelling.
