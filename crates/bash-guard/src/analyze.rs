@@ -218,10 +218,7 @@ impl Walker<'_> {
                                 (*construct == Construct::Test).then_some(LocationKind::ConditionalTest),
                             );
                         }
-                        Part::Code(text) => {
-                            let text = format!("({text})");
-                            self.parse_and_walk(&text, kind, ctx, "( … )");
-                        }
+                        Part::Code(text) => self.parse_and_walk(text, kind, ctx, "( … )"),
                         Part::Arith(text) => {
                             let w = word::expand_heredoc(text);
                             self.word_code(&w, ctx, None, Some(LocationKind::Arithmetic));
@@ -280,7 +277,8 @@ impl Walker<'_> {
         } else {
             let classified = self.table.classify(&words);
             let index = self.out.commands.len();
-            let literal = words.first().is_some_and(|w| w.literal);
+            // The command word and every wrapper word before the effective command.
+            let literal = words.iter().take(classified.inner + 1).all(|w| w.literal);
             self.out.commands.push(SubCommand {
                 argv: words.iter().map(|w| w.text.clone()).collect(),
                 inner: classified.inner,
@@ -386,7 +384,7 @@ impl Walker<'_> {
             location: ctx.location(),
             class: classified.class,
             read_only: classified.read_only,
-            literal: argv.first().is_some_and(|w| w.literal),
+            literal: argv.iter().take(classified.inner + 1).all(|w| w.literal),
         });
         self.record(classified, index, ctx);
     }
@@ -587,6 +585,10 @@ fn device_write(path: &str) -> Option<DeviceWrite> {
         || path.starts_with("/proc/self/fd/")
     {
         return Some(DeviceWrite::Harmless);
+    }
+    if path == "/proc/sysrq-trigger" {
+        // Writing it crashes or reboots the machine.
+        return Some(DeviceWrite::Raw);
     }
     let device = path.strip_prefix("/dev/")?;
     if device.starts_with("tcp/") || device.starts_with("udp/") {

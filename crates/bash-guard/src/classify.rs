@@ -304,6 +304,10 @@ impl Table {
                 }
                 if !t.starts_with("--") {
                     // A cluster of short options, the last of which may take a value (`-n5`, `-un`).
+                    exec_mode |= t
+                        .chars()
+                        .skip(1)
+                        .any(|ch| w.exec_flags.contains(&format!("-{ch}").as_str()));
                     match short_cluster(t, w) {
                         Some(Cluster::Done) => {
                             j += 1;
@@ -314,6 +318,16 @@ impl Table {
                             continue;
                         }
                         Some(Cluster::NoRun) => return Unwrapped::NoRun,
+                        Some(Cluster::Code(option, Some(attached))) => {
+                            return code_of(
+                                Some(&Word::literal(&attached)),
+                                LocationKind::ShellString,
+                                &option,
+                            );
+                        }
+                        Some(Cluster::Code(option, None)) => {
+                            return code_of(argv.get(j + 1), LocationKind::ShellString, &option);
+                        }
                         None => {}
                     }
                 }
@@ -381,6 +395,17 @@ impl Table {
                 c.class = CommandClass::Write;
                 apply_flags(flags, args, c, true);
                 c.read_only = false;
+                if matches!(name, "mv" | "shred") {
+                    // Moving or shredding `/`, a system directory or home destroys it where it stands.
+                    let sources: Vec<Word> = c.writes.iter().map(|(w, _)| w.clone()).collect();
+                    for source in &sources {
+                        let outside = source.anchor == Anchor::Home || source.text.starts_with('/');
+                        if let Some(risk) = path_risk(source).filter(|_| outside) {
+                            c.class = CommandClass::Destructive;
+                            c.deny(format!("`{}` moves away or destroys {risk}", shown(name, args)));
+                        }
+                    }
+                }
             }
             Kind::Wrapper(_) => {}
             Kind::Shell => shell(args, c, name),
@@ -575,6 +600,8 @@ enum Cluster {
     Done,
     ValueNext,
     NoRun,
+    /// An option whose value is code (`env -S'…'`), with the value when attached.
+    Code(String, Option<String>),
 }
 
 fn short_cluster(t: &str, w: &Wrapper) -> Option<Cluster> {
@@ -583,6 +610,10 @@ fn short_cluster(t: &str, w: &Wrapper) -> Option<Cluster> {
         let option = format!("-{ch}");
         if w.no_run.contains(&option.as_str()) {
             return Some(Cluster::NoRun);
+        }
+        if w.code.contains(&option.as_str()) {
+            let rest: String = chars.get(k + 1..).unwrap_or_default().iter().collect();
+            return Some(Cluster::Code(option, (!rest.is_empty()).then_some(rest)));
         }
         if w.values.contains(&option.as_str()) {
             return Some(if k + 1 < chars.len() {
@@ -1310,7 +1341,9 @@ fn chmod(name: &str, args: &[Word], c: &mut Classified) {
     }
     for operand in operands {
         c.write(operand, AccessVia::Operand);
-        if let Some(risk) = path_risk(operand)
+        // Only the system and home count here: `chmod -R u+w .` is an ordinary change inside the project.
+        let outside = operand.anchor == Anchor::Home || operand.text.starts_with('/');
+        if let Some(risk) = path_risk(operand).filter(|_| outside)
             && (recursive || operand.text.trim_end_matches('/').is_empty())
         {
             c.class = CommandClass::Destructive;

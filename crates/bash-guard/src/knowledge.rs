@@ -552,6 +552,27 @@ static SUDO: Wrapper = Wrapper {
     ..WRAPPER
 };
 #[rustfmt::skip]
+static TASKSET: Wrapper = Wrapper { flags: &["-a", "--all-tasks", "-c", "--cpu-list"], no_run: &["-p", "--pid"], leading: 1, ..WRAPPER };
+#[rustfmt::skip]
+static CHRT: Wrapper = Wrapper { flags: &["-b", "-d", "-e", "-f", "-i", "-o", "-r", "-R", "-a", "-v", "--batch", "--deadline", "--fifo", "--idle", "--other", "--rr", "--reset-on-fork", "--all-tasks", "--verbose"], values: &["-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"], no_run: &["-p", "--pid", "-m", "--max"], leading: 1, ..WRAPPER };
+#[rustfmt::skip]
+static FD: Flags = flags(
+    &["-e", "-E", "-t", "-d", "-j", "-S", "-o", "--extension", "--exclude", "--type", "--max-depth", "--min-depth", "--exact-depth", "--threads", "--size", "--owner", "--changed-within", "--changed-before", "--max-results", "--base-directory", "--path-separator", "--search-path", "--ignore-file", "--color"],
+    &[
+        ("-x", HiddenExec("`fd -x` runs a command for each result")),
+        ("-X", HiddenExec("`fd -X` runs a command with the results")),
+        ("--exec", HiddenExec("`fd --exec` runs a command for each result")),
+        ("--exec-batch", HiddenExec("`fd --exec-batch` runs a command with the results")),
+    ],
+    Operands::PatternThenFiles,
+);
+#[rustfmt::skip]
+static BAT: Flags = flags(
+    &["-l", "-H", "-r", "-m", "--language", "--highlight-line", "--line-range", "--map-syntax", "--theme", "--style", "--tabs", "--wrap", "--terminal-width", "--color", "--italic-text", "--decorations", "--paging", "--file-name", "--diff-context", "--pager"],
+    &[("--pager", HiddenExec("`bat --pager` runs a pager program"))],
+    Operands::Files,
+);
+#[rustfmt::skip]
 static DOAS: Wrapper = Wrapper {
     values: &["-u", "-C"],
     flags: &["-n", "-s"],
@@ -666,6 +687,10 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["busybox", "toybox"], Kind::Wrapper(&BUSYBOX)),
     (&["sudo"], Kind::Wrapper(&SUDO)),
     (&["doas"], Kind::Wrapper(&DOAS)),
+    (&["taskset"], Kind::Wrapper(&TASKSET)),
+    (&["chrt"], Kind::Wrapper(&CHRT)),
+    (&["fd", "fdfind"], Kind::ReadOnly(&FD)),
+    (&["bat", "batcat"], Kind::ReadOnly(&BAT)),
     // Code runners.
     (
         &[
@@ -740,7 +765,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     ),
     // Privilege.
     (
-        &["su", "pkexec", "runuser", "sudoedit", "machinectl", "newgrp", "sg", "setpriv", "capsh"],
+        &["su", "pkexec", "runuser", "run0", "sudoedit", "machinectl", "newgrp", "sg", "setpriv", "capsh"],
         Kind::Privileged,
     ),
     // Destructive.

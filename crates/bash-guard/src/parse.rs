@@ -584,7 +584,13 @@ fn compound_parts(src: &str, compound: &ast::CompoundCommand) -> (Construct, Vec
             if src.get(at..).is_some_and(|rest| rest.starts_with("((")) {
                 (Construct::Arithmetic, vec![Part::Arith(a.expr.value.clone())])
             } else {
-                (Construct::Subshell, vec![Part::Code(a.expr.value.clone())])
+                // The source between the outer parentheses, here-documents included, is the inner subshell.
+                let inner = src
+                    .get(at..a.loc.end.index)
+                    .and_then(|text| text.strip_prefix('('))
+                    .and_then(|text| text.trim_end().strip_suffix(')'))
+                    .map_or_else(|| a.expr.value.clone(), str::to_owned);
+                (Construct::Subshell, vec![Part::Code(inner)])
             }
         }
         ast::CompoundCommand::ArithmeticForClause(a) => {

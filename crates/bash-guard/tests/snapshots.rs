@@ -1,6 +1,11 @@
 //! Snapshots of whole analyses: the commands found, where, their class, files and findings, and the verdict.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use agent_bash_guard::{BashConfig, BashGuard, CommandAnalysis};
 use agent_tool_traits::Verdict;
@@ -14,10 +19,17 @@ struct Rendered<'a> {
 }
 
 fn render(command: &str) -> Rendered<'_> {
-    let guard = BashGuard::new(BashConfig { block_network: Some(true), ..BashConfig::default() });
+    let guard = BashGuard::new(BashConfig {
+        block_network: Some(true),
+        ..BashConfig::default()
+    });
     let analysis = guard.analyze(command);
     let verdict = analysis.verdict();
-    Rendered { command, analysis, verdict }
+    Rendered {
+        command,
+        analysis,
+        verdict,
+    }
 }
 
 #[test]
