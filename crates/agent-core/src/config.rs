@@ -27,23 +27,51 @@ pub struct GuardSettings {
     pub read_only_dirs: Vec<PathBuf>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// The `agentGuard` section of a settings file.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SectionJson {
+    /// `true` (the default) denies network commands; `false` asks for them.
     #[serde(default)]
     block_network: Option<bool>,
+    /// More gitignore-style patterns whose writes always ask.
     #[serde(default)]
     protected_paths: Vec<String>,
+    /// More patterns whose reads always ask (secrets).
     #[serde(default)]
     protected_reads: Vec<String>,
+    /// Extensions of the shell knowledge table: `readOnly`, `deny`, `network`, `wrappers`, `interpreters`,
+    /// `packageManagers` (lists of command names).
     #[serde(default)]
     commands: Option<Value>,
+    /// The library directory: a root; large tool results are written beneath it.
     #[serde(default)]
     library_dir: Option<PathBuf>,
+    /// The skills directory: a root.
     #[serde(default)]
     skills_dir: Option<PathBuf>,
+    /// Roots that may be read but not written.
     #[serde(default)]
     read_only_directories: Vec<PathBuf>,
+}
+
+/// The JSON Schema of a settings file, `agentGuard` section included (checked in as docs/settings.schema.json).
+pub fn settings_schema() -> Value {
+    let mut schema = agent_rules::settings_schema();
+    let section = serde_json::to_value(schemars::schema_for!(SectionJson)).unwrap_or(Value::Null);
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        let mut section = section;
+        if let Some(object) = section.as_object_mut() {
+            object.remove("$schema");
+            object.remove("title");
+            object.insert(
+                "description".to_owned(),
+                Value::String("agent-guard's own keys (ignored by the coding agent).".to_owned()),
+            );
+        }
+        properties.insert("agentGuard".to_owned(), section);
+    }
+    schema
 }
 
 impl GuardSettings {

@@ -38,7 +38,7 @@ mod scenario;
 mod telemetry;
 mod tools;
 
-pub use config::GuardSettings;
+pub use config::{GuardSettings, settings_schema};
 pub use error::{Error, Result};
 pub use guard::{Decided, Guard, GuardOptions};
 pub use hook_io::{HookInput, HookOutput};

@@ -25,10 +25,9 @@ pub(crate) fn run(args: &DecideArgs, as_json: bool) -> Result<ExitCode> {
     };
     let decided = guard.decide(&input.tool_name, &input.tool_input);
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&render_json(&input, guard, &decided))?
-        );
+        crate::emit(&serde_json::to_string_pretty(&render_json(
+            &input, guard, &decided,
+        ))?)?;
     } else {
         let mut text = render_text(&input, &decided);
         text.push_str(&format!(
@@ -40,7 +39,7 @@ pub(crate) fn run(args: &DecideArgs, as_json: bool) -> Result<ExitCode> {
                 .map(|s| format!(" (from {s})"))
                 .unwrap_or_default()
         ));
-        println!("{text}");
+        crate::emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -83,11 +83,23 @@ enum Command {
         #[command(flatten)]
         decide: DecideArgs,
     },
+    /// Print the JSON Schema of settings files (for editors and validators).
+    Schema,
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+}
+
+/// Prints `text` and a newline on stdout. A reader that went away (`agent-guard rules | head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -100,6 +112,10 @@ fn main() -> ExitCode {
         } => check::run(&decide, jsonl, explain),
         Command::Explain { decide, json } => explain::run(&decide, json),
         Command::Rules { cwd, check, decide } => rules_cmd::run(cwd, check, &decide),
+        Command::Schema => {
+            emit(&serde_json::to_string_pretty(&agent_core::settings_schema()).unwrap_or_default())
+                .map(|()| ExitCode::SUCCESS)
+        }
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());

@@ -1,5 +1,6 @@
 //! `agent-guard rules`: the effective rules, the mode and the roots; `--check FILE` validates a settings file.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,16 +13,28 @@ use crate::DecideArgs;
 use crate::load::{cli_mode, home, settings};
 
 pub(crate) fn run(cwd: Option<PathBuf>, check: Option<PathBuf>, args: &DecideArgs) -> Result<ExitCode> {
+    let mut out = String::new();
+    let code = report(&mut out, cwd, check, args)?;
+    crate::emit(out.trim_end())?;
+    Ok(code)
+}
+
+fn report(
+    out: &mut String,
+    cwd: Option<PathBuf>,
+    check: Option<PathBuf>,
+    args: &DecideArgs,
+) -> Result<ExitCode> {
     if let Some(file) = check {
         let errors = Settings::check_file(&file);
         if errors.is_empty() {
-            println!("{}: ok", file.display());
+            let _ = writeln!(out, "{}: ok", file.display());
             return Ok(ExitCode::SUCCESS);
         }
         for error in &errors {
-            println!("{error}");
+            let _ = writeln!(out, "{error}");
         }
-        println!("{}: {} problem(s)", file.display(), errors.len());
+        let _ = writeln!(out, "{}: {} problem(s)", file.display(), errors.len());
         return Ok(ExitCode::FAILURE);
     }
     let cwd = match cwd {
@@ -39,9 +52,10 @@ pub(crate) fn run(cwd: Option<PathBuf>, check: Option<PathBuf>, args: &DecideArg
             extra_roots: Vec::new(),
         },
     )?;
-    println!("working directory: {}", cwd.display());
+    let _ = writeln!(out, "working directory: {}", cwd.display());
     let policy = guard.policy();
-    println!(
+    let _ = writeln!(
+        out,
         "mode: {}{}",
         policy.mode(),
         policy
@@ -49,23 +63,25 @@ pub(crate) fn run(cwd: Option<PathBuf>, check: Option<PathBuf>, args: &DecideArg
             .map(|s| format!(" (from {s})"))
             .unwrap_or_else(|| " (built-in default)".to_owned())
     );
-    println!("\nsettings files (highest precedence first):");
+    let _ = writeln!(out, "\nsettings files (highest precedence first):");
     if settings.files().is_empty() {
-        println!("  none: the built-in defaults apply");
+        let _ = writeln!(out, "  none: the built-in defaults apply");
     }
     for (file, source) in settings.files() {
-        println!("  {source:<8} {}", file.display());
+        let _ = writeln!(out, "  {source:<8} {}", file.display());
     }
-    println!(
+    let _ = writeln!(
+        out,
         "\nrules (every deny beats every ask beats every allow; inside one behaviour the higher source wins):"
     );
     let mut rules: Vec<_> = policy.rules().iter().collect();
     rules.sort_by(|a, b| b.behavior.cmp(&a.behavior).then(b.source.cmp(&a.source)));
     if rules.is_empty() {
-        println!("  none");
+        let _ = writeln!(out, "  none");
     }
     for rule in rules {
-        println!(
+        let _ = writeln!(
+            out,
             "  {:<5} {:<8} {}{}",
             rule.behavior.as_str(),
             rule.source.as_str(),
@@ -76,17 +92,25 @@ pub(crate) fn run(cwd: Option<PathBuf>, check: Option<PathBuf>, args: &DecideArg
                 .unwrap_or_default()
         );
     }
-    println!("\nroots:");
+    let _ = writeln!(out, "\nroots:");
     match guard.sandbox() {
         Some(sandbox) => {
             for root in sandbox.roots() {
-                println!("  {:?}", root);
+                let _ = writeln!(
+                    out,
+                    "  {:<10} {}{}",
+                    root.kind().as_str(),
+                    root.path().display(),
+                    if root.read_only() { " (read-only)" } else { "" }
+                );
             }
         }
-        None => println!("  none: the working directory cannot be a root"),
+        None => {
+            let _ = writeln!(out, "  none: the working directory cannot be a root");
+        }
     }
     for note in policy.notes() {
-        println!("\nnote: {note}");
+        let _ = writeln!(out, "\nnote: {note}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -59,5 +59,5 @@ pub use mode::PermissionMode;
 pub use path::{absolute_lexical, expand_home};
 pub use policy::{Conflict, Policy, Resolution};
 pub use rule::Rule;
-pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings};
+pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};
 pub use tool::{ToolKind, ToolName, kind_of};

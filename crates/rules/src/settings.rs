@@ -91,32 +91,52 @@ fn family_of(file: &Path) -> Family {
 }
 
 /// The JSON shape of a settings file; unknown keys are ignored (the coding agent's files have many).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(
+    title = "agent-guard settings",
+    description = "A settings file of agent-guard or of the coding agent (`settings.json`)."
+)]
 struct SettingsJson {
+    /// Permission rules and modes.
     #[serde(default)]
     permissions: PermissionsJson,
+    /// agent-guard's own keys (ignored by the coding agent).
     #[serde(default)]
     agent_guard: Option<Value>,
+    /// External command hooks, in the coding agent's shape (run by agent-guard's runtime from agent-guard's own files).
     #[serde(default)]
     hooks: Option<Value>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct PermissionsJson {
+    /// Rules that allow without asking: `Tool`, `Tool(content)` or `*`.
     #[serde(default)]
     allow: Vec<String>,
+    /// Rules that deny; every deny beats every ask and every allow.
     #[serde(default)]
     deny: Vec<String>,
+    /// Rules that ask; every ask beats every allow, also in `bypassPermissions`.
     #[serde(default)]
     ask: Vec<String>,
+    /// The mode: default, acceptEdits, plan, dontAsk, bypassPermissions, auto (project settings cannot enable the
+    /// last two).
     #[serde(default)]
+    #[schemars(regex(pattern = "^(default|acceptEdits|plan|dontAsk|bypassPermissions|auto|bubble)$"))]
     default_mode: Option<String>,
+    /// More directories the agent may work in (roots of the sandbox).
     #[serde(default)]
     additional_directories: Vec<String>,
+    /// `disable` in a managed policy refuses `bypassPermissions` from every other source.
     #[serde(default)]
     disable_bypass_permissions_mode: Option<String>,
+}
+
+/// The JSON Schema of a settings file, with the `agentGuard` section left open (the layers above describe it).
+pub fn settings_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(SettingsJson)).unwrap_or(Value::Null)
 }
 
 /// A section of a settings file that a higher layer reads (`agentGuard`, `hooks`), with where it came from.
