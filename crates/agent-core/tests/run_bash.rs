@@ -44,13 +44,6 @@ fn group_members(group: i32) -> usize {
         .count()
 }
 
-/// The high-water mark of this process's resident memory, in KiB.
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_command_leaves_no_process_of_its_group_alive() {
     let dir = tempfile::tempdir().unwrap();
@@ -97,36 +90,6 @@ async fn background_jobs_do_not_outlive_a_finished_command() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_command_printing_a_gigabyte_is_cut_at_the_cap_with_bounded_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let bash = tool(dir.path(), BashLimits::default());
-    let before = peak_rss_kib();
-    let started = Instant::now();
-    let output = bash
-        .call(
-            json!({"command": "head -c 1000000000 /dev/zero | tr '\\0' a; echo"}),
-            &ToolContext::default(),
-        )
-        .await
-        .unwrap();
-    let grown_kib = peak_rss_kib().saturating_sub(before);
-    assert!(started.elapsed() < Duration::from_secs(60));
-    let head: String = output.content.chars().take(4_000).collect();
-    assert_eq!(head, "a".repeat(4_000), "the head is kept");
-    assert!(
-        output.content.chars().count() < 4_300,
-        "{} characters",
-        output.content.chars().count()
-    );
-    assert!(
-        output.content.contains("output cut at 4000 characters"),
-        "{}",
-        &output.content[4_000..]
-    );
-    assert!(grown_kib < 32 * 1024, "peak memory grew by {grown_kib} KiB");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_output_within_the_budget_is_read_to_the_end() {
     let dir = tempfile::tempdir().unwrap();
     let bash = tool(dir.path(), BashLimits::default());
@@ -157,7 +120,7 @@ async fn a_fork_bomb_is_contained() {
     let started = Instant::now();
     let output = bash
         .call(
-            json!({"command": "echo $$; bomb() { bomb | bomb & }; bomb", "timeout_secs": 20}),
+            json!({"command": "echo $$; bomb() { bomb | bomb & }; bomb; sleep 30", "timeout_secs": 20}),
             &ToolContext::default(),
         )
         .await

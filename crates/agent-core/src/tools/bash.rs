@@ -38,6 +38,9 @@ pub struct BashLimits {
     pub cpu_seconds: u64,
     /// `RLIMIT_FSIZE` in bytes: the largest file the command may write.
     pub file_size: u64,
+    /// The nice value of the command (19): whatever it starts competes for the CPU below the runtime, so that the
+    /// watchdog and the timeout still get to run when a command floods the machine with processes.
+    pub nice: i32,
 }
 
 impl Default for BashLimits {
@@ -51,12 +54,13 @@ impl Default for BashLimits {
             nproc: 4_096,
             cpu_seconds: 130,
             file_size: 1024 * 1024 * 1024,
+            nice: 19,
         }
     }
 }
 
 /// How often the watchdog counts the processes of the group.
-const WATCH_INTERVAL: Duration = Duration::from_millis(20);
+const WATCH_INTERVAL: Duration = Duration::from_millis(5);
 /// How long the pipes may stay open after the group was killed (a process that left the group holds them).
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 
@@ -202,11 +206,13 @@ async fn run(
         }
     };
     watchdog.abort();
-    // No process of the group outlives the call: background jobs of a finished command included.
-    kill_group_until_empty(group).await;
+    // No process of the group outlives the call: background jobs of a finished command included. The shell is
+    // reaped first, so that an empty group is seen as empty (a zombie still belongs to its group).
+    let _killed = killpg(group, Signal::SIGKILL);
     if !matches!(end, End::Exited(_)) {
         let _reaped = child.wait().await;
     }
+    kill_group_until_gone(group).await;
     let mut captures = Vec::new();
     for (capture, task) in readers {
         if let Some(task) = task {
@@ -238,7 +244,7 @@ fn spawn(
         .kill_on_drop(true)
         // Its own process group, so that the timeout and the watchdog reach every process it starts.
         .process_group(0);
-    set_rlimits(&mut process, &rlimits(limits));
+    set_child_limits(&mut process, &rlimits(limits), limits.nice);
     process.spawn()
 }
 
@@ -255,17 +261,20 @@ fn rlimits(limits: &BashLimits) -> [(Resource, u64); 3] {
     ]
 }
 
-/// Sets `limits` in the child between fork and exec. The only unsafe code of the crate.
+/// Sets `limits` and the nice value in the child between fork and exec. The only unsafe code of the crate.
 #[allow(unsafe_code)]
-fn set_rlimits(process: &mut tokio::process::Command, limits: &[(Resource, u64); 3]) {
+fn set_child_limits(process: &mut tokio::process::Command, limits: &[(Resource, u64); 3], nice: i32) {
     let limits = *limits;
     // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe calls are allowed. It
-    // makes three setrlimit(2) system calls on values computed before the fork; it allocates nothing, takes no
-    // lock and touches no state shared with the parent.
+    // makes three setrlimit(2) calls and one setpriority(2) call on values computed before the fork; it allocates
+    // nothing, takes no lock and touches no state shared with the parent.
     unsafe {
         process.pre_exec(move || {
             for (resource, value) in limits {
                 setrlimit(resource, value, value).map_err(std::io::Error::from)?;
+            }
+            if libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
@@ -304,13 +313,26 @@ async fn read_capped(
     }
 }
 
-/// The fork-bomb watchdog. The machine may run us as root, where `RLIMIT_NPROC` is not enforced, and cgroups
-/// would need a delegated hierarchy we cannot count on; so every [`WATCH_INTERVAL`] the live processes of the
-/// group are counted in `/proc`, and past `max` the whole group is stopped.
+/// The fork-bomb watchdog. CI runs as root, where `RLIMIT_NPROC` is not enforced, and the machine's cgroup
+/// hierarchy is not writable, so no pids controller can be set up; instead every [`WATCH_INTERVAL`] the watchdog
+/// looks at the system's task count (`/proc/loadavg`, one read), and only when it grew by more than `max` since the
+/// start counts the group's live processes in `/proc`. Past `max`, the whole group is killed.
 async fn watch_group(group: Pid, max: usize, stop: CancellationToken) {
+    let mut baseline = system_tasks();
     loop {
         tokio::time::sleep(WATCH_INTERVAL).await;
-        if group_size(group) > max {
+        let now = system_tasks();
+        let grew = match (baseline, now) {
+            (Some(before), Some(now)) => now.saturating_sub(before) > max,
+            // Without the cheap count, the exact one runs every time.
+            _ => true,
+        };
+        // Processes of others ending lower the bar, never raise it.
+        baseline = match (baseline, now) {
+            (Some(before), Some(now)) => Some(before.min(now)),
+            (before, _) => before,
+        };
+        if grew && group_size(group, true) > max {
             let _killed = killpg(group, Signal::SIGKILL);
             stop.cancel();
             return;
@@ -318,19 +340,27 @@ async fn watch_group(group: Pid, max: usize, stop: CancellationToken) {
     }
 }
 
-/// Kills the group until `/proc` shows no live member: a process forking while the signal is delivered is
-/// caught by the next round.
-async fn kill_group_until_empty(group: Pid) {
-    for _ in 0..200 {
-        if killpg(group, Signal::SIGKILL).is_err() || group_size(group) == 0 {
+/// The number of tasks of the whole system: the denominator of the fourth field of `/proc/loadavg`.
+fn system_tasks() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let field = text.split_whitespace().nth(3)?;
+    field.split_once('/')?.1.parse().ok()
+}
+
+/// Kills the group until no live process is left in it: a process forking while the signal is delivered is
+/// caught by the next round. Gives up after two seconds (what is left then are zombies for init to reap).
+async fn kill_group_until_gone(group: Pid) {
+    for _ in 0..1_000 {
+        if killpg(group, Signal::SIGKILL).is_err() || group_size(group, false) == 0 {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
 
-/// How many live (not zombie) processes are in process group `group`, read from `/proc/<pid>/stat`.
-pub(crate) fn group_size(group: Pid) -> usize {
+/// How many processes are in process group `group`, read from `/proc/<pid>/stat`; zombies count only with
+/// `zombies` (a fork bomb's exited members still hold process ids until they are reaped).
+pub(crate) fn group_size(group: Pid, zombies: bool) -> usize {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return 0;
     };
@@ -352,7 +382,7 @@ pub(crate) fn group_size(group: Pid) -> usize {
             let mut fields = rest.split_whitespace();
             let state = fields.next();
             let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
-            state != Some("Z") && pgrp == Some(group.as_raw())
+            (zombies || state != Some("Z")) && pgrp == Some(group.as_raw())
         })
         .count()
 }
