@@ -1,6 +1,7 @@
 //! The `agent-guard` command.
 
 mod check;
+mod demo;
 mod explain;
 mod load;
 mod rules_cmd;
@@ -85,6 +86,21 @@ enum Command {
     },
     /// Print the JSON Schema of settings files (for editors and validators).
     Schema,
+    /// Run a scripted agent session (a scenario file) through the runtime in a temporary workspace and print
+    /// the trace: each call, the layer and step that decided, the result.
+    Run {
+        /// The scenario file (JSON: settings per source, workspace files, turns of calls, answers, cancellations).
+        scenario: PathBuf,
+        /// The SQLite audit log to write.
+        #[arg(long, value_name = "PATH", default_value = ".agent-guard/audit.db")]
+        audit_db: PathBuf,
+    },
+    /// Run the bundled demo session: every layer decides at least once.
+    Demo {
+        /// The SQLite audit log to write.
+        #[arg(long, value_name = "PATH", default_value = ".agent-guard/audit.db")]
+        audit_db: PathBuf,
+    },
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -116,6 +132,8 @@ fn main() -> ExitCode {
             emit(&serde_json::to_string_pretty(&agent_core::settings_schema()).unwrap_or_default())
                 .map(|()| ExitCode::SUCCESS)
         }
+        Command::Run { scenario, audit_db } => demo::run(&scenario, &audit_db),
+        Command::Demo { audit_db } => demo::demo(&audit_db),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());
