@@ -9,4 +9,5 @@
 )]
 
 mod decisions;
+mod runtime;
 mod workspace;
