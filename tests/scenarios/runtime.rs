@@ -91,7 +91,10 @@ async fn the_demo_shows_every_layer_deciding_and_audits_every_call_of_a_cancelle
 
 /// Collects the fields of every `tool_decision` event.
 #[derive(Clone, Default)]
-struct Decisions(Arc<Mutex<Vec<Vec<(String, String)>>>>);
+struct Decisions(Arc<Mutex<Vec<Event>>>);
+
+/// The fields of one event, by name.
+type Event = Vec<(String, String)>;
 
 struct Fields<'a>(&'a mut Vec<(String, String)>);
 
@@ -149,7 +152,7 @@ async fn every_decision_is_a_tool_decision_event() {
 
     let events = decisions.0.lock().unwrap().clone();
     assert_eq!(events.len(), reports.len());
-    let field = |event: &Vec<(String, String)>, name: &str| {
+    let field = |event: &Event, name: &str| {
         event
             .iter()
             .find(|(k, _)| k == name)
