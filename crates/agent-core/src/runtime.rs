@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use agent_hooks::{
     AgentHook, AuditLogHook, CallStatus, CancellationHook, CommandHook, HookError, HookRegistry,
-    HookSettings, MetricsHook, MetricsSnapshot, PostToolUseContext, PreToolUseContext, SessionContext,
-    SessionStopContext, StepContext,
+    HookSettings, MetricsHook, MetricsSnapshot, PermissionAnswer, PostToolUseContext, PreToolUseContext,
+    SessionContext, SessionStopContext, StepContext,
 };
 use agent_rules::{HookOutcome, PermissionMode, Rule, Settings, ToolName};
 use agent_tool_traits::{
@@ -625,7 +625,13 @@ impl Runtime {
                 let source = DecisionSource::of_guard_verdict(&verdict);
                 (verdict, source, None)
             }
-            Decision::Ask => self.ask(session_id, &call, &decided).await,
+            Decision::Ask => {
+                let pre = PreToolUseContext {
+                    call: call.clone(),
+                    ..pre
+                };
+                self.ask(&pre, &decided).await
+            }
         };
         telemetry::emit(&call.name, &call.id, &verdict, source);
         let report = CallReport {
@@ -658,10 +664,10 @@ impl Runtime {
     /// Puts an ask to the approver (or denies it without one) and applies the answer's rules.
     async fn ask(
         &self,
-        session_id: &str,
-        call: &ToolCall,
+        pre: &PreToolUseContext,
         decided: &crate::guard::Decided,
     ) -> (Verdict, DecisionSource, Option<ApprovalAnswer>) {
+        let (session_id, call) = (pre.session_id.as_str(), &pre.call);
         let ask = decided.verdict();
         if self.config.silent {
             return (
@@ -683,16 +689,11 @@ impl Runtime {
         let timeout = self.config.approval_timeout;
         let answer = match tokio::time::timeout(timeout, self.approver.approve(&request)).await {
             Ok(Some(answer)) => answer,
-            Ok(None) => {
-                return (
-                    no_prompt(ask, "nobody answered the ask"),
-                    DecisionSource::UserReject,
-                    None,
-                );
-            }
+            // Nobody answered (headless, or too late): the PermissionRequest hooks may still answer, else deny.
+            Ok(None) => return self.ask_hooks(pre, ask, "nobody answered the ask").await,
             Err(_) => {
                 let why = format!("no answer within {} s", timeout.as_secs());
-                return (no_prompt(ask, &why), DecisionSource::UserReject, None);
+                return self.ask_hooks(pre, ask, &why).await;
             }
         };
         let (decision, source, why, added) = match answer {
@@ -751,6 +752,30 @@ impl Runtime {
         let mut verdict = Verdict::new(decision, why, provenance);
         verdict.reasons.push(format!("asked because: {}", ask.reason()));
         (verdict, source, Some(answer))
+    }
+
+    /// The PermissionRequest hooks' answer to an ask nobody else answered; without one, a deny.
+    async fn ask_hooks(
+        &self,
+        pre: &PreToolUseContext,
+        ask: &Verdict,
+        why: &str,
+    ) -> (Verdict, DecisionSource, Option<ApprovalAnswer>) {
+        let Some((hook, answer)) = self.hooks.run_permission_request(pre, &ask.reason()).await else {
+            return (no_prompt(ask, why), DecisionSource::UserReject, None);
+        };
+        let (decision, reason) = match answer {
+            PermissionAnswer::Allow { reason } => (Decision::Allow, reason),
+            PermissionAnswer::Deny { reason } => (Decision::Deny, reason),
+        };
+        let provenance = Provenance::layer(Layer::Hooks).at(DecidedBy::Approver);
+        let mut verdict = Verdict::new(
+            decision,
+            format!("answered by hook `{hook}`: {reason}"),
+            provenance,
+        );
+        verdict.reasons.push(format!("asked because: {}", ask.reason()));
+        (verdict, DecisionSource::Hook, None)
     }
 
     /// Adds rules the user's answer made and puts a guard with them in force.

@@ -689,3 +689,53 @@ async fn mutated_input_is_decided_again() {
     assert_eq!(reports[0].verdict.provenance.layer, Layer::Sandbox);
     assert_eq!(reports[0].contexts, vec!["redirected".to_owned()]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_asks_go_to_permission_request_hooks_then_deny() {
+    struct Answer(bool);
+    impl AgentHook for Answer {
+        fn name(&self) -> &str {
+            "permission"
+        }
+        fn on_permission_request<'a>(
+            &'a self,
+            ctx: &'a PreToolUseContext,
+            _message: &'a str,
+        ) -> HookFuture<'a, Option<agent_hooks::PermissionAnswer>> {
+            let answer = (ctx.call.args["file_path"] == "ok.txt").then(|| {
+                if self.0 {
+                    agent_hooks::PermissionAnswer::Allow {
+                        reason: "fine".into(),
+                    }
+                } else {
+                    agent_hooks::PermissionAnswer::Deny { reason: "no".into() }
+                }
+            });
+            Box::pin(std::future::ready(answer))
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let write = |id: &str, file: &str| call(id, "file_write", json!({"file_path": file, "content": "x"}));
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path()))
+        .hook(Arc::new(Answer(true)))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute("s", 1, vec![write("1", "ok.txt"), write("2", "other.txt")])
+        .await;
+    assert_eq!(first_decision(&reports), (Decision::Allow, DecisionSource::Hook));
+    assert_eq!(reports[0].verdict.provenance.layer, Layer::Hooks);
+    assert_eq!(reports[0].status, CallStatus::Ok);
+    assert_eq!(
+        reports[1].verdict.decision,
+        Decision::Deny,
+        "no hook answered: deny"
+    );
+    assert_eq!(reports[1].verdict.provenance.step, Some(DecidedBy::NoPrompt));
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path()))
+        .hook(Arc::new(Answer(false)))
+        .build()
+        .unwrap();
+    let reports = runtime.execute("s", 1, vec![write("3", "ok.txt")]).await;
+    assert_eq!(first_decision(&reports), (Decision::Deny, DecisionSource::Hook));
+}
