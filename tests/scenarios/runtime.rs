@@ -18,7 +18,7 @@ async fn the_demo_shows_every_layer_deciding_and_audits_every_call_of_a_cancelle
     let root = tempfile::tempdir().unwrap();
     let db = root.path().join("audit.db");
     let audit = AuditLogHook::open(&db).await.unwrap();
-    let (report, cwd) = run_scenario(&scenario, root.path(), Some(audit), "demo")
+    let (report, cwd) = run_scenario(&scenario, root.path(), Some(audit), None, "demo")
         .await
         .unwrap();
 

@@ -248,11 +248,22 @@ impl Model for ScriptedModel {
     }
 }
 
-/// An approver answering asks by call id and questions in order.
-#[derive(Debug, Default)]
+/// An approver answering asks by call id and questions in order; what the script does not answer goes to the
+/// fallback approver, if there is one.
+#[derive(Default)]
 pub struct ScriptedApprover {
     approvals: BTreeMap<String, ApprovalAnswer>,
     answers: Mutex<std::collections::VecDeque<String>>,
+    fallback: Option<Arc<dyn Approver>>,
+}
+
+impl std::fmt::Debug for ScriptedApprover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedApprover")
+            .field("approvals", &self.approvals)
+            .field("fallback", &self.fallback.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ScriptedApprover {
@@ -261,38 +272,64 @@ impl ScriptedApprover {
         Self {
             approvals,
             answers: Mutex::new(answers.into()),
+            fallback: None,
         }
+    }
+
+    /// Hands what the script does not answer to `fallback` (a terminal, for instance).
+    #[must_use]
+    pub fn with_fallback(mut self, fallback: Arc<dyn Approver>) -> Self {
+        self.fallback = Some(fallback);
+        self
     }
 }
 
 impl Approver for ScriptedApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a, Option<ApprovalAnswer>> {
-        Box::pin(std::future::ready(self.approvals.get(&request.call.id).copied()))
+        let scripted = self.approvals.get(&request.call.id).copied();
+        Box::pin(async move {
+            match (scripted, &self.fallback) {
+                (Some(answer), _) => Some(answer),
+                (None, Some(fallback)) => fallback.approve(request).await,
+                (None, None) => None,
+            }
+        })
     }
 
-    fn answer_question<'a>(&'a self, _question: &'a str) -> ApprovalFuture<'a, Option<String>> {
-        let answer = self
+    fn answer_question<'a>(&'a self, question: &'a str) -> ApprovalFuture<'a, Option<String>> {
+        let scripted = self
             .answers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front();
-        Box::pin(std::future::ready(answer))
+        Box::pin(async move {
+            match (scripted, &self.fallback) {
+                (Some(answer), _) => Some(answer),
+                (None, Some(fallback)) => fallback.answer_question(question).await,
+                (None, None) => None,
+            }
+        })
     }
 }
 
 /// Runs `scenario` in a workspace under `root` (a fresh directory), writing the audit log with `audit` when
-/// given. Returns the session report and the working directory.
+/// given; asks the script does not answer go to `fallback` when given (else they are denied). Returns the
+/// session report and the working directory.
 pub async fn run_scenario(
     scenario: &Scenario,
     root: &Path,
     audit: Option<AuditLogHook>,
+    fallback: Option<Arc<dyn Approver>>,
     session_id: &str,
 ) -> Result<(SessionReport, PathBuf), RuntimeError> {
     let prepared = scenario.prepare(root)?;
     let config = scenario.config(&prepared)?;
     let cancel = CancelRegistry::new();
     let mut builder = Runtime::builder(prepared.settings.clone(), config)
-        .approver(Arc::new(scenario.approver()))
+        .approver(Arc::new(match fallback {
+            Some(fallback) => scenario.approver().with_fallback(fallback),
+            None => scenario.approver(),
+        }))
         .cancel_registry(cancel.clone());
     if let Some(audit) = audit {
         builder = builder.audit(audit);

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use agent_core::{CallReport, Scenario, SessionReport, run_scenario};
+use std::sync::Arc;
+
+use agent_core::{Approver, CallReport, Scenario, SessionReport, TerminalApprover, run_scenario};
 use agent_hooks::{AuditFilter, AuditLogHook};
 use agent_tool_traits::DecidedBy;
 use anyhow::{Context, Result};
@@ -16,17 +18,17 @@ const DEMO: &str = include_str!("../scenarios/demo.json");
 /// Runs the bundled demo.
 pub(crate) fn demo(audit_db: &Path) -> Result<ExitCode> {
     let scenario = Scenario::parse("demo.json", DEMO)?;
-    session(&scenario, audit_db)
+    session(&scenario, audit_db, false)
 }
 
-/// Runs the scenario in `file`.
-pub(crate) fn run(file: &Path, audit_db: &Path) -> Result<ExitCode> {
+/// Runs the scenario in `file`; with `interactive`, asks the scenario does not answer are put to the terminal.
+pub(crate) fn run(file: &Path, audit_db: &Path, interactive: bool) -> Result<ExitCode> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read `{}`", file.display()))?;
     let scenario = Scenario::parse(&file.display().to_string(), &text)?;
-    session(&scenario, audit_db)
+    session(&scenario, audit_db, interactive)
 }
 
-fn session(scenario: &Scenario, audit_db: &Path) -> Result<ExitCode> {
+fn session(scenario: &Scenario, audit_db: &Path, interactive: bool) -> Result<ExitCode> {
     let root = tempfile::tempdir().context("cannot create a temporary workspace")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -46,7 +48,9 @@ fn session(scenario: &Scenario, audit_db: &Path) -> Result<ExitCode> {
         let audit = AuditLogHook::open(audit_db)
             .await
             .with_context(|| format!("cannot open the audit log `{}`", audit_db.display()))?;
-        let (report, cwd) = run_scenario(scenario, root.path(), Some(audit), &session_id).await?;
+        let fallback: Option<Arc<dyn Approver>> =
+            interactive.then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
+        let (report, cwd) = run_scenario(scenario, root.path(), Some(audit), fallback, &session_id).await?;
         let filter = AuditFilter {
             session_id: Some(session_id.clone()),
             ..AuditFilter::default()

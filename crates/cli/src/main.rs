@@ -94,6 +94,10 @@ enum Command {
         /// The SQLite audit log to write.
         #[arg(long, value_name = "PATH", default_value = ".agent-guard/audit.db")]
         audit_db: PathBuf,
+        /// Put the asks the scenario does not answer to the terminal (allow once, allow always, deny, don't ask
+        /// again) instead of denying them.
+        #[arg(long)]
+        interactive: bool,
     },
     /// Run the bundled demo session: every layer decides at least once.
     Demo {
@@ -132,7 +136,11 @@ fn main() -> ExitCode {
             emit(&serde_json::to_string_pretty(&agent_core::settings_schema()).unwrap_or_default())
                 .map(|()| ExitCode::SUCCESS)
         }
-        Command::Run { scenario, audit_db } => demo::run(&scenario, &audit_db),
+        Command::Run {
+            scenario,
+            audit_db,
+            interactive,
+        } => demo::run(&scenario, &audit_db, interactive),
         Command::Demo { audit_db } => demo::demo(&audit_db),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
