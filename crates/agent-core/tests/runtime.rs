@@ -127,9 +127,7 @@ async fn concurrency_safe_calls_overlap_and_the_others_do_not() {
         call("s1", "serial", json!({})),
         call("s2", "serial", json!({})),
     ];
-    let started = Instant::now();
     let reports = runtime.execute("s", 1, calls).await;
-    let elapsed = started.elapsed();
     let ran: Vec<(Instant, Instant)> = reports.iter().map(|r| r.ran.unwrap()).collect();
     assert!(reports.iter().all(|r| r.status == CallStatus::Ok), "{reports:#?}");
     assert!(overlaps(ran[0], ran[1]) && overlaps(ran[1], ran[2]) && overlaps(ran[0], ran[2]));
@@ -138,8 +136,6 @@ async fn concurrency_safe_calls_overlap_and_the_others_do_not() {
         "a serial call waits for the parallel batch before it"
     );
     assert!(!overlaps(ran[3], ran[4]), "serial calls run one at a time");
-    // Three parallel (≈150 ms) then two serial (≈300 ms): far below five in a row (750 ms).
-    assert!(elapsed < Duration::from_millis(700), "{elapsed:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
