@@ -1,5 +1,6 @@
 //! The `agent-guard` command.
 
+mod audit_cmd;
 mod check;
 mod demo;
 mod explain;
@@ -29,6 +30,9 @@ Examples:
 
   # Why was that decided?
   echo '{\"cwd\":\".\",\"tool_name\":\"Read\",\"tool_input\":{\"file_path\":\".env\"}}' | agent-guard explain
+
+  # The audit log of the demo session, as JSON lines
+  agent-guard demo --audit-db /tmp/audit.db && agent-guard audit --db /tmp/audit.db --json
 
   # The effective rules of a project, and a settings file check
   agent-guard rules --cwd /work/proj
@@ -84,6 +88,8 @@ enum Command {
         #[command(flatten)]
         decide: DecideArgs,
     },
+    /// Query the audit log: a table or JSON lines, filtered by session, time and tool; --follow tails it.
+    Audit(audit_cmd::AuditArgs),
     /// Print the JSON Schema of settings files (for editors and validators).
     Schema,
     /// Run a scripted agent session (a scenario file) through the runtime in a temporary workspace and print
@@ -132,6 +138,7 @@ fn main() -> ExitCode {
         } => check::run(&decide, jsonl, explain),
         Command::Explain { decide, json } => explain::run(&decide, json),
         Command::Rules { cwd, check, decide } => rules_cmd::run(cwd, check, &decide),
+        Command::Audit(args) => audit_cmd::run(&args),
         Command::Schema => {
             emit(&serde_json::to_string_pretty(&agent_core::settings_schema()).unwrap_or_default())
                 .map(|()| ExitCode::SUCCESS)

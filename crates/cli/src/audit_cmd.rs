@@ -1,0 +1,147 @@
+//! `agent-guard audit`: the audit log as a table or JSON lines, optionally followed as it grows.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use agent_hooks::{AuditFilter, AuditLogHook, AuditRow};
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+
+/// What `agent-guard audit` was asked for.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct AuditArgs {
+    /// The SQLite audit database.
+    #[arg(long, value_name = "PATH", default_value = ".agent-guard/audit.db")]
+    db: PathBuf,
+    /// Only this session.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// Only rows at or after this time (RFC 3339 UTC, e.g. 2026-11-30T02:47:15Z).
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Only this tool (`session` selects the SESSION_STOP rows).
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// At most this many rows, the oldest first.
+    #[arg(long, value_name = "N")]
+    limit: Option<u32>,
+    /// Print JSON lines instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Keep printing new rows as they are written (stop with Ctrl-C).
+    #[arg(long)]
+    follow: bool,
+}
+
+pub(crate) fn run(args: &AuditArgs) -> Result<ExitCode> {
+    if !args.db.exists() {
+        bail!(
+            "no audit database at `{}` (run `agent-guard demo` or pass --db PATH)",
+            args.db.display()
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    runtime.block_on(query_loop(args))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn query_loop(args: &AuditArgs) -> Result<()> {
+    let mut filter = AuditFilter {
+        session_id: args.session.clone(),
+        since: args.since.clone(),
+        tool: args.tool.clone(),
+        limit: args.limit,
+    };
+    let mut last_id: Option<i64> = None;
+    let mut header = !args.json;
+    loop {
+        let rows = fetch(&args.db, &filter).await?;
+        let fresh: Vec<&AuditRow> = rows
+            .iter()
+            .filter(|r| last_id.is_none_or(|last| r.id.is_some_and(|id| id > last)))
+            .collect();
+        if !fresh.is_empty() || header {
+            crate::emit(render(&fresh, args.json, header).trim_end())?;
+            header = false;
+        }
+        if let Some(id) = fresh.iter().filter_map(|r| r.id).max() {
+            last_id = Some(id);
+        }
+        if !args.follow {
+            return Ok(());
+        }
+        // Following: only rows from the newest seen on; the id filter drops the ones of the same millisecond.
+        if let Some(newest) = fresh.iter().map(|r| r.ts.clone()).max() {
+            filter.since = Some(newest);
+        }
+        filter.limit = None;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+async fn fetch(db: &Path, filter: &AuditFilter) -> Result<Vec<AuditRow>> {
+    AuditLogHook::query(db, filter)
+        .await
+        .with_context(|| format!("cannot query `{}`", db.display()))
+}
+
+fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
+    let mut out = String::new();
+    if as_json {
+        for row in rows {
+            let line = json!({
+                "id": row.id, "ts": row.ts, "session_id": row.session_id, "agent_name": row.agent_name,
+                "step": row.step, "tool_name": row.tool_name, "status": row.status.as_str(),
+                "decision": row.decision, "decided_by": row.decided_by, "elapsed_ms": row.elapsed_ms,
+                "output_preview": row.output_preview,
+            });
+            let _ = writeln!(out, "{line}");
+        }
+        return out;
+    }
+    if header {
+        let _ = writeln!(
+            out,
+            "{:<24} {:<20} {:<8} {:>4} {:<14} {:<12} {:<6} {:<22} {:>7}  {}",
+            "ts", "session", "agent", "step", "tool", "status", "dec", "decided by", "ms", "output"
+        );
+    }
+    for row in rows {
+        let preview: String = row
+            .output_preview
+            .chars()
+            .take(48)
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:<24} {:<20} {:<8} {:>4} {:<14} {:<12} {:<6} {:<22} {:>7}  {}",
+            row.ts,
+            shorten(&row.session_id, 20),
+            shorten(&row.agent_name, 8),
+            row.step,
+            shorten(&row.tool_name, 14),
+            row.status.as_str(),
+            row.decision.as_deref().unwrap_or("-"),
+            shorten(row.decided_by.as_deref().unwrap_or("-"), 22),
+            row.elapsed_ms,
+            preview
+        );
+    }
+    out
+}
+
+fn shorten(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_owned()
+    } else {
+        let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
