@@ -107,8 +107,8 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
     if header {
         let _ = writeln!(
             out,
-            "{:<24} {:<20} {:<8} {:>4} {:<14} {:<12} {:<6} {:<22} {:>7}  {}",
-            "ts", "session", "agent", "step", "tool", "status", "dec", "decided by", "ms", "output"
+            "{:<24} {:<20} {:<8} {:>4} {:<14} {:<12} {:<6} {:<22} {:>7}  output",
+            "ts", "session", "agent", "step", "tool", "status", "dec", "decided by", "ms"
         );
     }
     for row in rows {
