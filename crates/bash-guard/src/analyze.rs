@@ -101,7 +101,70 @@ fn parse_checked(source: &str) -> Result<Script, String> {
     if nesting > MAX_NESTING {
         return Err(format!("nesting deeper than {MAX_NESTING} levels"));
     }
+    if here_tag_with_substitution(source) {
+        // brush-parser 0.4 allocates without bound on a here-document delimiter holding an unterminated `$(`
+        // or missing inside `$(`; bash never expands a delimiter, so such a word has no legitimate use.
+        return Err("a here-document delimiter is missing or holds `$(`".to_owned());
+    }
     parse::program(source)
+}
+
+/// The byte offsets of `<<` outside quotes.
+fn unquoted_here_operators(source: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut chars = source.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+            (Some('\''), _) => {}
+            (_, '\\') => {
+                chars.next();
+            }
+            // Inside double quotes `$(…)` is code again, so only single quotes hide a `<<`.
+            (None | Some('"'), '<') if source.get(at..).is_some_and(|rest| rest.starts_with("<<")) => {
+                found.push(at);
+            }
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// Whether a `<<` or `<<-` delimiter word outside quotes is missing or contains `$(` or a backtick.
+fn here_tag_with_substitution(source: &str) -> bool {
+    unquoted_here_operators(source).into_iter().any(|at| {
+        let rest = source.get(at + 2..).unwrap_or_default();
+        if rest.starts_with('<') || source.get(..at).is_some_and(|before| before.ends_with('<')) {
+            return false;
+        }
+        let rest = rest
+            .strip_prefix('-')
+            .unwrap_or(rest)
+            .trim_start_matches([' ', '\t']);
+        if rest.is_empty() || rest.starts_with(['\n', ';', '&', '|', '<', '>', '(', ')']) {
+            // No delimiter at all: a syntax error for bash, and another input brush-parser loops on.
+            return true;
+        }
+        // The delimiter word runs to the first blank or operator outside quotes.
+        let mut quote: Option<char> = None;
+        let mut previous = ' ';
+        for c in rest.chars() {
+            match (quote, c) {
+                (None, ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>') => return false,
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (Some('\''), _) => {}
+                (_, '`') => return true,
+                (_, '(') if previous == '$' => return true,
+                _ => {}
+            }
+            previous = c;
+        }
+        false
+    })
 }
 
 /// The number of parentheses left open at the end and the deepest nesting of `(`/`{`, outside quotes.
@@ -623,6 +686,28 @@ mod tests {
         assert_eq!(nesting("echo '(((('").0, 0);
         assert_eq!(nesting("((((((").0, 6);
         assert_eq!(nesting("a $(b $(c)) { d; }").1, 2);
+    }
+
+    #[test]
+    fn here_document_delimiters_the_parser_cannot_take() {
+        for source in [
+            "<<$( ;$(",
+            "cat <<\"a $( ;\"",
+            "$(<< >#",
+            "cat <<",
+            "cat << ;",
+            "x <<`y`",
+        ] {
+            assert!(here_tag_with_substitution(source), "{source}");
+        }
+        for source in [
+            "cat <<EOF\nx\nEOF",
+            "cat <<'EOF'\n$(x)\nEOF",
+            "cat <<< \"$(date)\"",
+            "echo a<<b",
+        ] {
+            assert!(!here_tag_with_substitution(source), "{source}");
+        }
     }
 
     #[test]
