@@ -665,6 +665,31 @@ pub(crate) fn scan<'a>(args: &'a [Word], values: &[&str], effects: &[(&str, Effe
     while let Some(a) = args.get(i) {
         i += 1;
         if !a.literal {
+            // `--author=$(…)`: the option is known, only its value is not.
+            let known_option = a.anchor == Anchor::Static
+                && a.text
+                    .strip_prefix("--")
+                    .and_then(|t| t.split_once('='))
+                    .is_some_and(|(name, _)| {
+                        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                    });
+            if !ended && known_option {
+                let name = a
+                    .text
+                    .split_once('=')
+                    .map_or(a.text.as_str(), |(n, _)| n)
+                    .to_owned();
+                let exact = effects.iter().any(|(o, _)| *o == name);
+                for (option, effect) in effects {
+                    if option.starts_with("--")
+                        && (*option == name || (!exact && long_matches(option, &name)))
+                    {
+                        out.effects.push((*effect, Some(a.clone())));
+                    }
+                }
+                out.present.push(name);
+                continue;
+            }
             if !ended && a.could_be_option() {
                 out.dynamic = true;
             }
@@ -955,10 +980,12 @@ fn git(args: &[Word], c: &mut Classified) {
             Some(first) => subs.contains(&first.text.as_str()),
         },
         Some(GitRule::Config) => {
+            // `git config NAME` reads; `git config NAME VALUE` and the editing options write.
             has(knowledge::GIT_CONFIG_READ)
                 || s.operands
                     .first()
                     .is_some_and(|o| knowledge::GIT_CONFIG_READ_SUBS.contains(&o.text.as_str()))
+                || (s.operands.len() == 1 && !has(knowledge::GIT_CONFIG_WRITE))
         }
     };
     c.read_only = read_only && global_ok && effects_ok && !s.dynamic;

@@ -1035,6 +1035,10 @@ pub(crate) static GIT_CONFIG_READ: &[&str] = &[
     "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color", "--get-colorbool"
 ];
 #[rustfmt::skip]
+pub(crate) static GIT_CONFIG_WRITE: &[&str] = &[
+    "--unset", "--unset-all", "--add", "--replace-all", "--edit", "-e", "--rename-section", "--remove-section",
+];
+#[rustfmt::skip]
 pub(crate) static GIT_CONFIG_READ_SUBS: &[&str] = &["get", "list"];
 
 /// awk options.
