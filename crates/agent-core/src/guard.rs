@@ -195,11 +195,34 @@ impl Guard {
                 );
                 // Every file the analysis saw goes through the sandbox, `~` paths included (the sandbox expands
                 // them as the shell does).
+                let moves = DirectoryMoves::of(&result);
+                if let Some(why) = &moves.unknown {
+                    findings.push(Verdict::new(
+                        Decision::Ask,
+                        why.clone(),
+                        Provenance::layer(Layer::Bash),
+                    ));
+                }
+                // Entering a directory is reading it: the commands after the move work there.
+                for (_, dirs) in &moves.moves {
+                    for dir in dirs {
+                        if let Some(check) = self.check_path(dir, FileAccess::Read, &mut findings) {
+                            paths.push((FileAccess::Read, check));
+                        }
+                    }
+                }
                 for (access, list) in [
                     (FileAccess::Read, &result.reads),
                     (FileAccess::Write, &result.writes),
                 ] {
                     for file in list {
+                        // A relative path used after a `cd` may mean a file under the new directory: every place it
+                        // may name is checked, so that `cd ~/.ssh && cat id_rsa` meets the rules of `~/.ssh`.
+                        for moved in moves.candidates(&file.path, file.command) {
+                            if let Some(check) = self.check_path(&moved, access, &mut findings) {
+                                paths.push((access, check));
+                            }
+                        }
                         if let Some(check) = self.check_path(&file.path, access, &mut findings) {
                             paths.push((access, check));
                         }
@@ -322,5 +345,96 @@ impl Guard {
             }
             Decision::Deny | Decision::Ask => Some(verdict.clone()),
         }
+    }
+}
+
+/// The directories a shell command line may move to with `cd`/`pushd` before it uses relative paths. The analysis
+/// reports paths as written; the shell resolves them against its working directory at that moment. Scoping
+/// (subshells, pipelines) is not modelled: a relative path used after a move is checked both where it would be
+/// without the move and under every directory moved to before it, which over-approximates and never misses one.
+struct DirectoryMoves {
+    /// (index of the `cd` command, the directories it may lead to, relative ones joined to the earlier moves).
+    moves: Vec<(usize, Vec<String>)>,
+    /// Why the target of some move cannot be known (a variable, `cd -`, `popd`, too many combinations).
+    unknown: Option<String>,
+}
+
+/// More combinations of chained relative moves than this are not followed; the call is asked instead.
+const MAX_MOVE_TARGETS: usize = 16;
+
+impl DirectoryMoves {
+    fn of(analysis: &CommandAnalysis) -> Self {
+        let mut moves: Vec<(usize, Vec<String>)> = Vec::new();
+        let mut unknown = None;
+        for (index, command) in analysis.commands.iter().enumerate() {
+            let effective = command.effective();
+            let Some(name) = effective.first().map(String::as_str) else {
+                continue;
+            };
+            if !matches!(name, "cd" | "pushd" | "popd" | "chdir") {
+                continue;
+            }
+            let target = effective
+                .iter()
+                .skip(1)
+                .find(|a| !a.starts_with('-') || a.as_str() == "-");
+            let target = match (name, target) {
+                ("popd", _) => None,
+                (_, None) => Some("~".to_owned()),
+                (_, Some(t)) if t == "-" || t.contains(['$', '`', '*', '?', '[']) => None,
+                (_, Some(t)) => Some(t.clone()),
+            };
+            let Some(target) = target else {
+                unknown = Some(format!(
+                    "`{}` moves to a directory only known at run time; later relative paths cannot be checked",
+                    effective.join(" ")
+                ));
+                continue;
+            };
+            let mut targets = Vec::new();
+            if target.starts_with('/') || target == "~" || target.starts_with("~/") {
+                targets.push(target);
+            } else {
+                targets.push(target.clone());
+                for (_, earlier) in &moves {
+                    targets.extend(
+                        earlier
+                            .iter()
+                            .map(|dir| format!("{}/{target}", dir.trim_end_matches('/'))),
+                    );
+                }
+            }
+            targets.sort();
+            targets.dedup();
+            if targets.len() > MAX_MOVE_TARGETS {
+                unknown = Some(
+                    "too many chained `cd` moves to follow; later relative paths cannot be checked"
+                        .to_owned(),
+                );
+                targets.truncate(MAX_MOVE_TARGETS);
+            }
+            moves.push((index, targets));
+        }
+        Self { moves, unknown }
+    }
+
+    /// The paths a relative `path` used by command `command` may name after the moves before it (all moves when
+    /// the user is not known, as for a redirection of a compound command).
+    fn candidates(&self, path: &str, command: Option<usize>) -> Vec<String> {
+        if path.starts_with('/') || path == "~" || path.starts_with("~/") {
+            return Vec::new();
+        }
+        let mut out: Vec<String> = self
+            .moves
+            .iter()
+            .filter(|(index, _)| command.is_none_or(|c| *index < c))
+            .flat_map(|(_, dirs)| {
+                dirs.iter()
+                    .map(|dir| format!("{}/{path}", dir.trim_end_matches('/')))
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 }
