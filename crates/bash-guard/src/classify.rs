@@ -207,7 +207,7 @@ impl Table {
                     break;
                 }
                 kind => {
-                    if Self::matches(&self.read_only, rest) && !kind.is_some_and(never_read_only) {
+                    if kind.is_none() && Self::matches(&self.read_only, rest) {
                         c.class = CommandClass::ReadOnly;
                         c.read_only = true;
                     } else {
@@ -552,28 +552,6 @@ impl Table {
                 c.arithmetic.extend(args.iter().cloned());
             }
         }
-    }
-}
-
-/// Kinds the user may not declare read-only: they run code, escalate, use the network or destroy.
-pub(crate) fn never_read_only(kind: Kind) -> bool {
-    match kind {
-        Kind::Wrapper(_)
-        | Kind::Shell
-        | Kind::Eval
-        | Kind::Source
-        | Kind::Trap
-        | Kind::Interpreter
-        | Kind::Network
-        | Kind::Privileged
-        | Kind::Destructive(_)
-        | Kind::Editor
-        | Kind::Interactive => true,
-        Kind::Special(s) => matches!(
-            s,
-            Special::Rm | Special::Dd | Special::Chmod | Special::Kill | Special::Init | Special::Systemctl
-        ),
-        Kind::ReadOnly(_) | Kind::Write(_) | Kind::PackageManager { .. } => false,
     }
 }
 

@@ -18,8 +18,8 @@ pub struct BashConfig {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CommandTableExtension {
-    /// Commands read-only with any arguments. An entry the table knows to run code, escalate privilege, use the
-    /// network or destroy data is rejected (reported in diagnostics).
+    /// Commands read-only with any arguments. Only commands the built-in table does not know can be added; an
+    /// entry naming a known command is rejected (reported in diagnostics), its own rules stay.
     pub read_only: Vec<String>,
     /// Commands always denied.
     pub deny: Vec<String>,

@@ -17,7 +17,8 @@ pub enum ExtensionError {
         /// The settings key of the list.
         list: &'static str,
     },
-    /// Declaring the entry read-only would hide code execution, privilege or destruction the table knows of.
+    /// The table already knows the command; its own rules decide (declaring it read-only could hide code
+    /// execution, writes or destruction the table knows of).
     #[error("`{name}` cannot be declared read-only: it is known as {class}")]
     NotReadOnly {
         /// The entry as written.

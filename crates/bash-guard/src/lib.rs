@@ -136,7 +136,9 @@ impl BashGuard {
             match words_of(entry, "readOnly") {
                 Ok(words) => {
                     let known = words.first().and_then(|w| kinds.get(w.as_str())).copied();
-                    match known.filter(|k| classify::never_read_only(*k)) {
+                    // Only commands the table does not know can be declared read-only: for known ones the
+                    // table's option rules decide (`sed` is read-only, `sed -i` is not).
+                    match known {
                         Some(kind) => diagnostics.push(
                             ExtensionError::NotReadOnly {
                                 name: entry.clone(),
@@ -216,8 +218,9 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Privileged => "a privileged command",
         Kind::Destructive(_) => "a destructive command",
         Kind::Editor | Kind::Interactive => "an interactive program",
-        Kind::Special(_) => "a command that removes or changes files wholesale",
-        Kind::ReadOnly(_) | Kind::Write(_) | Kind::PackageManager { .. } => "an ordinary command",
+        Kind::PackageManager { .. } => "a package manager or build tool that runs repository code",
+        Kind::ReadOnly(_) | Kind::Special(_) => "a command whose options decide whether it is read-only",
+        Kind::Write(_) => "a command that writes",
     }
 }
 
@@ -237,17 +240,26 @@ mod tests {
         let config = BashConfig {
             block_network: Some(true),
             commands: CommandTableExtension {
-                read_only: vec!["bash".into(), "mytool".into(), "".into(), "a/b".into()],
+                read_only: vec![
+                    "bash".into(),
+                    "mytool".into(),
+                    "".into(),
+                    "a/b".into(),
+                    "sed".into(),
+                    "make".into(),
+                ],
                 deny: vec!["git push".into()],
                 ..CommandTableExtension::default()
             },
         };
         let guard = BashGuard::new(config);
-        assert_eq!(guard.diagnostics().len(), 3, "{:?}", guard.diagnostics());
+        assert_eq!(guard.diagnostics().len(), 5, "{:?}", guard.diagnostics());
+        assert!(!guard.analyze("sed -i s/a/b/ f").is_read_only());
+        assert!(!guard.analyze("make").is_read_only());
         assert!(guard.analyze("mytool --x").is_read_only());
         assert!(!guard.analyze("bash").is_read_only());
         assert!(guard.analyze("git push origin").verdict().is_denied());
         assert!(!guard.analyze("git status").verdict().is_denied());
-        assert_eq!(guard.analyze("ls").verdict().diagnostics.len(), 3);
+        assert_eq!(guard.analyze("ls").verdict().diagnostics.len(), 5);
     }
 }
