@@ -25,7 +25,9 @@ pub struct CommandTableExtension {
     pub deny: Vec<String>,
     /// Extra network tools (denied while the network is blocked).
     pub network: Vec<String>,
-    /// Extra wrappers: programs that run the command in their arguments (options before it are skipped).
+    /// Extra wrappers: programs that run the command in their arguments (the command is their first word; an
+    /// option before it is a safety ask). Like `interpreters` and `packageManagers`, only for commands the table
+    /// does not know.
     pub wrappers: Vec<String>,
     /// Extra interpreters (never read-only).
     pub interpreters: Vec<String>,

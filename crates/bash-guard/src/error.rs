@@ -17,6 +17,16 @@ pub enum ExtensionError {
         /// The settings key of the list.
         list: &'static str,
     },
+    /// The table already knows the command, and the extension would make it weaker.
+    #[error("`{name}` in `{list}` is already known as {class}; the built-in rules stay")]
+    Known {
+        /// The entry as written.
+        name: String,
+        /// The settings key of the list.
+        list: &'static str,
+        /// What the built-in table knows it as.
+        class: &'static str,
+    },
     /// The table already knows the command; its own rules decide (declaring it read-only could hide code
     /// execution, writes or destruction the table knows of).
     #[error("`{name}` cannot be declared read-only: it is known as {class}")]

@@ -117,9 +117,20 @@ impl BashGuard {
         for (entries, kind, key) in added {
             for entry in entries {
                 match plain_name(entry, key) {
-                    Ok(name) => {
-                        kinds.insert(name, kind);
-                    }
+                    // Only `network` may re-class a known command: it can only make it stricter.
+                    Ok(name) => match kinds.get(name.as_str()).copied() {
+                        Some(known) if key != "network" => diagnostics.push(
+                            ExtensionError::Known {
+                                name,
+                                list: key,
+                                class: kind_name(known),
+                            }
+                            .to_string(),
+                        ),
+                        _ => {
+                            kinds.insert(name, kind);
+                        }
+                    },
                     Err(error) => diagnostics.push(error.to_string()),
                 }
             }
@@ -249,17 +260,27 @@ mod tests {
                     "make".into(),
                 ],
                 deny: vec!["git push".into()],
+                interpreters: vec!["sudo".into()],
+                wrappers: vec!["rm".into(), "mywrap".into()],
+                network: vec!["ls".into()],
                 ..CommandTableExtension::default()
             },
         };
         let guard = BashGuard::new(config);
-        assert_eq!(guard.diagnostics().len(), 5, "{:?}", guard.diagnostics());
+        assert_eq!(guard.diagnostics().len(), 7, "{:?}", guard.diagnostics());
+        assert!(guard.analyze("sudo id").verdict().is_denied());
+        assert!(guard.analyze("rm -rf /").verdict().is_denied());
+        assert!(guard.analyze("mywrap rm -rf /").verdict().is_denied());
+        assert!(
+            guard.analyze("ls").verdict().is_denied(),
+            "network extensions may only make a command stricter"
+        );
         assert!(!guard.analyze("sed -i s/a/b/ f").is_read_only());
         assert!(!guard.analyze("make").is_read_only());
         assert!(guard.analyze("mytool --x").is_read_only());
         assert!(!guard.analyze("bash").is_read_only());
         assert!(guard.analyze("git push origin").verdict().is_denied());
         assert!(!guard.analyze("git status").verdict().is_denied());
-        assert_eq!(guard.analyze("ls").verdict().diagnostics.len(), 5);
+        assert_eq!(guard.analyze("cat x").verdict().diagnostics.len(), 7);
     }
 }
