@@ -375,6 +375,10 @@ impl Walker<'_> {
             }
             self.word_code(value, ctx, index, None);
         }
+        for text in &simple.indices {
+            let arithmetic = word::expand_heredoc(text);
+            self.word_code(&arithmetic, ctx, index, Some(LocationKind::Arithmetic));
+        }
         for w in &words {
             self.word_code(w, ctx, index, None);
         }

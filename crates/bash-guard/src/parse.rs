@@ -74,6 +74,8 @@ pub(crate) enum Part {
 #[derive(Debug, Default)]
 pub(crate) struct Simple {
     pub(crate) assignments: Vec<(String, String)>,
+    /// Array indices of assignments (`a[i]=…`), arithmetic expressions.
+    pub(crate) indices: Vec<String>,
     pub(crate) words: Vec<Arg>,
     pub(crate) redirects: Vec<Redirect>,
 }
@@ -673,7 +675,10 @@ fn prefix_or_suffix(src: &str, item: &ast::CommandPrefixOrSuffixItem, out: &mut 
         ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, w) => {
             if in_prefix {
                 let name = match &assignment.name {
-                    ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => {
+                    ast::AssignmentName::VariableName(n) => n.clone(),
+                    ast::AssignmentName::ArrayElementName(n, index) => {
+                        // The index is evaluated arithmetically, `$(…)` included.
+                        out.indices.push(index.clone());
                         n.clone()
                     }
                 };
