@@ -362,7 +362,11 @@ impl Walker<'_> {
                     Some(index),
                 );
             }
+            let stdin_code = classified.stdin_code;
             self.record(classified, index, ctx);
+            if stdin_code {
+                self.stdin_code(simple, index, ctx);
+            }
             Some(index)
         };
         for (name, value) in &assignments {
@@ -393,6 +397,31 @@ impl Walker<'_> {
         }
         for r in &simple.redirects {
             self.redirect(r, index, ctx);
+        }
+    }
+
+    /// A shell reading its code from a here-document or here-string: that text is the code it runs.
+    fn stdin_code(&mut self, simple: &Simple, index: usize, ctx: Ctx) {
+        for r in &simple.redirects {
+            let (RedirOp::HereDoc { .. } | RedirOp::HereString, Target::Word(raw)) = (r.op, &r.target) else {
+                continue;
+            };
+            let text = match r.op {
+                RedirOp::HereString => word::expand(raw).text,
+                _ => raw.clone(),
+            };
+            let ctx = Ctx {
+                parent: Some(index),
+                in_pipeline: false,
+                background: false,
+                ..ctx
+            };
+            self.parse_and_walk(
+                &text,
+                LocationKind::HereDocument,
+                ctx,
+                "a shell reading a here-document",
+            );
         }
     }
 

@@ -45,6 +45,8 @@ pub(crate) struct Classified {
     pub(crate) code: Vec<Code>,
     /// Words holding arithmetic the shell evaluates (`let`), with code possibly inside.
     pub(crate) arithmetic: Vec<Word>,
+    /// The command is a shell that reads its code from standard input (`bash`, `sh -s`).
+    pub(crate) stdin_code: bool,
 }
 
 impl Classified {
@@ -59,6 +61,7 @@ impl Classified {
             argv: Vec::new(),
             code: Vec::new(),
             arithmetic: Vec::new(),
+            stdin_code: false,
         }
     }
 
@@ -875,6 +878,9 @@ fn shell(args: &[Word], c: &mut Classified, name: &str) {
     if let Some(script) = args.get(j) {
         c.class = CommandClass::Interpreter;
         c.read(script, AccessVia::Operand);
+    } else {
+        // No `-c` and no script: the shell runs what arrives on standard input.
+        c.stdin_code = true;
     }
 }
 
