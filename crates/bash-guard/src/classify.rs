@@ -549,6 +549,7 @@ impl Table {
                     }
                 }
             }
+            Special::Jq => jq(args, c),
             Special::Let => {
                 c.class = CommandClass::ReadOnly;
                 c.read_only = true;
@@ -881,6 +882,51 @@ fn shell(args: &[Word], c: &mut Classified, name: &str) {
     } else {
         // No `-c` and no script: the shell runs what arrives on standard input.
         c.stdin_code = true;
+    }
+}
+
+fn jq(args: &[Word], c: &mut Classified) {
+    c.class = CommandClass::ReadOnly;
+    c.read_only = true;
+    let mut program_given = false;
+    let mut positional_args = false;
+    let mut i = 0;
+    let mut operands: Vec<&Word> = Vec::new();
+    while let Some(a) = args.get(i) {
+        i += 1;
+        let t = a.text.as_str();
+        if positional_args || !a.literal || !t.starts_with('-') || t == "-" {
+            if !positional_args || operands.is_empty() {
+                operands.push(a);
+            }
+            continue;
+        }
+        if knowledge::JQ_PAIRS.contains(&t) {
+            if matches!(t, "--slurpfile" | "--rawfile")
+                && let Some(file) = args.get(i + 1)
+            {
+                c.read(file, AccessVia::Flag);
+            }
+            i += 2;
+        } else if matches!(t, "-f" | "--from-file") {
+            if let Some(file) = args.get(i) {
+                c.read(file, AccessVia::Flag);
+            }
+            program_given = true;
+            i += 1;
+        } else if knowledge::JQ_VALUES.contains(&t) {
+            i += 1;
+        } else if matches!(t, "--args" | "--jsonargs") {
+            // The remaining operands after the program are values, not files.
+            positional_args = true;
+        }
+    }
+    let mut operands = operands.into_iter();
+    if !program_given {
+        operands.next();
+    }
+    if !positional_args {
+        operands.for_each(|o| c.read(o, AccessVia::Operand));
     }
 }
 

@@ -60,6 +60,8 @@ pub(crate) enum Special {
     Declare,
     /// `let EXPR…`: arithmetic evaluated by the shell.
     Let,
+    /// `jq`: options with two values, one of them a file read.
+    Jq,
 }
 
 /// How the operands of a command are used.
@@ -326,14 +328,6 @@ static HOSTNAME: Flags = flags(
         ("--file", NotReadOnly("`hostname --file` sets the host name")),
     ],
     Operands::NoneWhenReadOnly,
-);
-#[rustfmt::skip]
-static JQ: Flags = flags(
-    &[
-        "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-f", "--from-file", "-L", "--tab"
-    ],
-    &[("-f", ReadValue), ("--from-file", ReadValue)],
-    Operands::ProgramThenFiles,
 );
 #[rustfmt::skip]
 static SHUF: Flags = flags(
@@ -610,7 +604,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["du"], Kind::ReadOnly(&DU)),
     (&["wc"], Kind::ReadOnly(&WC)),
     (&["tree"], Kind::ReadOnly(&TREE)),
-    (&["jq", "gojq", "jaq"], Kind::ReadOnly(&JQ)),
+    (&["jq", "gojq", "jaq"], Kind::Special(Special::Jq)),
     (&["shuf"], Kind::ReadOnly(&SHUF)),
     (&["date"], Kind::ReadOnly(&DATE)),
     (&["hostname"], Kind::ReadOnly(&HOSTNAME)),
@@ -1056,6 +1050,13 @@ pub(crate) static FIND_VALUES: &[&str] = &[
     "-cmin", "-newer", "-anewer", "-cnewer", "-samefile", "-links", "-inum", "-maxdepth", "-mindepth",
     "-fstype", "-context", "-used", "-printf", "-regextype", "-lname", "-ilname", "-files0-from"
 ];
+/// jq options with two values (`--arg NAME VALUE`); for the last two the second value is a file read.
+#[rustfmt::skip]
+pub(crate) static JQ_PAIRS: &[&str] = &["--arg", "--argjson", "--slurpfile", "--rawfile"];
+/// jq options with one value.
+#[rustfmt::skip]
+pub(crate) static JQ_VALUES: &[&str] = &["--indent", "-L", "--library-path"];
+
 /// find primaries with a value that select nothing by themselves.
 #[rustfmt::skip]
 pub(crate) static FIND_UNFILTERED: &[&str] = &["-maxdepth", "-mindepth", "-regextype", "-files0-from", "-printf"];
