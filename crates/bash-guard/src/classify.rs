@@ -781,7 +781,7 @@ fn apply_flags(flags: &Flags, args: &[Word], c: &mut Classified, writes: bool) {
     match flags.operands {
         Operands::Files => operands.for_each(|o| c.read(o, AccessVia::Operand)),
         Operands::Data => {}
-        Operands::PatternThenFiles | Operands::ProgramThenFiles => {
+        Operands::PatternThenFiles => {
             if !pattern_given {
                 operands.next();
             }

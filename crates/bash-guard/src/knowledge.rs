@@ -73,8 +73,6 @@ pub(crate) enum Operands {
     Data,
     /// The first operand is a pattern unless `-e`/`-f` gave one, the rest are files (`grep`, `rg`).
     PatternThenFiles,
-    /// The first operand is a program or filter (`jq`), the rest are files.
-    ProgramThenFiles,
     /// The first operand is read, the second is written (`uniq IN OUT`, `xxd IN OUT`).
     InputThenOutput,
     /// Any operand makes it change something (`hostname NAME`).
