@@ -148,13 +148,15 @@ impl CommandClass {
 /// A file a command reads or writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileAccess {
-    /// The path as written, after quote removal (`~` kept).
+    /// The path after quote removal; `~` is kept, `$HOME/x` is written `~/x`, `$PWD/x` and `$(pwd)/x` are written
+    /// `./x`, and a glob is kept as its pattern.
     pub path: String,
     /// The index in `commands` of the command that accesses it; `None` for a redirection of a compound command.
     pub command: Option<usize>,
     /// How the access was seen.
     pub via: AccessVia,
-    /// The path is exactly what the shell passes (`false` for a `~` path, which the shell expands).
+    /// The path is exactly what the shell passes (`false` for a home or working-directory path, which the shell
+    /// expands, and for a glob pattern).
     pub literal: bool,
 }
 

@@ -646,7 +646,7 @@ impl Walker<'_> {
                         return;
                     }
                 }
-                if !w.literal && w.path().is_none() {
+                if !w.literal && (w.path().is_none() || w.glob) {
                     self.finding(
                         Decision::Ask,
                         format!("the redirection target `{}` is only known at run time", w.text),

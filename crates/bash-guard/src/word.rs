@@ -75,17 +75,27 @@ impl Word {
     }
 
     /// The word as a path for `reads`/`writes`, when the analysis can see it: a literal, or a literal after `~`.
+    ///
+    /// `$HOME/x` is written `~/x` and `$PWD/x` (or `$(pwd)/x`) `./x`, and a glob is kept as its pattern, so that
+    /// Read and Edit rules see what they name; anything else only known at run time has no path.
     pub(crate) fn path(&self) -> Option<String> {
-        let plain = !self.reexpands && self.embedded.is_empty() && self.error.is_none();
-        if self.literal || (plain && self.tilde && self.anchor == Anchor::Home && !self.has_parameters()) {
-            Some(self.text.clone())
-        } else {
-            None
+        if self.literal {
+            return Some(self.text.clone());
         }
-    }
-
-    fn has_parameters(&self) -> bool {
-        self.text.contains('$')
+        let plain = !self.reexpands && self.error.is_none() && !self.rest.contains(['$', '`']);
+        match self.anchor {
+            // A glob stays a pattern (`secrets/*.pem`, with `literal: false`): rules can still see what it may name.
+            Anchor::Static if plain && self.glob && self.embedded.is_empty() => Some(self.text.clone()),
+            Anchor::Home if plain && (self.tilde || self.embedded.is_empty()) => {
+                if self.text.starts_with('~') {
+                    Some(self.text.clone())
+                } else {
+                    Some(format!("~{}", self.rest))
+                }
+            }
+            Anchor::WorkingDir if plain && self.embedded.len() <= 1 => Some(format!(".{}", self.rest)),
+            Anchor::Static | Anchor::Home | Anchor::WorkingDir | Anchor::Dynamic => None,
+        }
     }
 }
 
@@ -386,6 +396,23 @@ mod tests {
         assert_eq!(expand("$(pwd)").anchor, Anchor::WorkingDir);
         assert_eq!(expand("/etc").anchor, Anchor::Static);
         assert_eq!(expand("~/.ssh/id_rsa").path().as_deref(), Some("~/.ssh/id_rsa"));
+        assert_eq!(
+            expand("$HOME/.ssh/id_rsa").path().as_deref(),
+            Some("~/.ssh/id_rsa")
+        );
+        assert_eq!(
+            expand("\"${HOME}\"/.aws/credentials").path().as_deref(),
+            Some("~/.aws/credentials")
+        );
+        assert_eq!(
+            expand("$PWD/secrets/key.pem").path().as_deref(),
+            Some("./secrets/key.pem")
+        );
+        assert_eq!(expand("$(pwd)/.env").path().as_deref(), Some("./.env"));
+        assert!(expand("$HOME/$X").path().is_none());
+        assert_eq!(expand("~/.ssh/*").path().as_deref(), Some("~/.ssh/*"));
+        assert_eq!(expand("secrets/*.pem").path().as_deref(), Some("secrets/*.pem"));
+        assert!(expand("$X/*.pem").path().is_none());
         assert!(expand("$X/a").path().is_none());
     }
 }
