@@ -1,5 +1,7 @@
 //! The walk over the syntax tree: every command that could run, its files, and the findings.
 
+use std::collections::HashMap;
+
 use agent_tool_traits::Decision;
 
 use crate::analysis::{AccessVia, CommandAnalysis, FileAccess, Finding, Location, LocationKind, SubCommand};
@@ -64,6 +66,8 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         table,
         out: CommandAnalysis::default(),
         functions: Vec::new(),
+        printed: HashMap::new(),
+        stdin_shells: Vec::new(),
     };
     match parse_checked(source) {
         Ok(script) => walker.script(&script, Ctx::TOP),
@@ -199,6 +203,11 @@ struct Walker<'t> {
     out: CommandAnalysis,
     /// Functions whose bodies are being walked, innermost last.
     functions: Vec<String>,
+    /// What `echo`/`printf` commands with only literal words print, by command index: the code a shell after
+    /// them in a pipeline reads.
+    printed: HashMap<usize, String>,
+    /// Commands that are shells reading their code from standard input.
+    stdin_shells: Vec<usize>,
 }
 
 impl Walker<'_> {
@@ -243,8 +252,27 @@ impl Walker<'_> {
             }
             c.in_pipeline = ctx.in_pipeline || piped;
             c.background = ctx.background || list.background;
+            let mut previous: Option<usize> = None;
             for command in &pipeline.0 {
+                let first = self.out.commands.len();
                 self.cmd(command, c);
+                let this = matches!(command, Cmd::Simple(_))
+                    .then_some(first)
+                    .filter(|i| *i < self.out.commands.len());
+                // `echo 'rm -rf /' | sh`: the shell runs what the command before it prints, when that is known.
+                if let (Some(shell), Some(source)) = (this, previous)
+                    && self.stdin_shells.contains(&shell)
+                    && let Some(code) = self.printed.get(&source).cloned()
+                {
+                    let inner = Ctx {
+                        parent: Some(shell),
+                        in_pipeline: false,
+                        background: false,
+                        ..c
+                    };
+                    self.parse_and_walk(&code, LocationKind::ShellString, inner, "a shell reading a pipe");
+                }
+                previous = this;
             }
         }
     }
@@ -363,8 +391,13 @@ impl Walker<'_> {
                 );
             }
             let stdin_code = classified.stdin_code;
+            let effective: Vec<&Word> = words.iter().skip(classified.inner).collect();
+            if let Some(text) = printed_text(&effective) {
+                self.printed.insert(index, text);
+            }
             self.record(classified, index, ctx);
             if stdin_code {
+                self.stdin_shells.push(index);
                 self.stdin_code(simple, index, ctx);
             }
             Some(index)
@@ -666,6 +699,26 @@ impl Walker<'_> {
                 }
             }
         }
+    }
+}
+
+/// What `echo WORD…` or `printf FORMAT` with only literal words prints (escape handling aside).
+fn printed_text(argv: &[&Word]) -> Option<String> {
+    let (name, args) = argv.split_first()?;
+    if !name.literal || !args.iter().all(|a| a.literal) {
+        return None;
+    }
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    match name.text.as_str() {
+        "echo" => {
+            let start = texts
+                .iter()
+                .take_while(|t| matches!(**t, "-n" | "-e" | "-E" | "-ne" | "-en"))
+                .count();
+            Some(texts.get(start..).unwrap_or_default().join(" "))
+        }
+        "printf" => texts.first().map(|format| format.replace("\\n", "\n")),
+        _ => None,
     }
 }
 
