@@ -751,7 +751,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "ftp", "telnet", "lftp",
             "aria2c", "http", "https", "xh", "httpie", "mosh", "rsh", "rlogin", "tftp", "nmap", "ssh-copy-id",
             "ssh-keyscan", "sshpass", "ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute",
-            "tracepath", "links", "lynx", "w3m", "smbclient", "ldapsearch", "openssl", "gh", "git-remote-http"
+            "tracepath", "links", "lynx", "w3m", "smbclient", "ldapsearch", "gh", "git-remote-http"
         ],
         Kind::Network,
     ),
