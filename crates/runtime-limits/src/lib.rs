@@ -1,0 +1,50 @@
+//! Runtime limits (layer L7): the synchronous state machines that end an agent loop that no longer makes progress.
+//!
+//! - [`StepLimiter`]: after `max_steps` steps (default 8) the model gets one final turn without tools, with
+//!   [`FINAL_TURN_REMINDER`] injected; then the loop stops.
+//! - [`DuplicateDetector`]: the 3rd identical consecutive call (same tool, same canonical JSON arguments) gets an
+//!   error result instead of running.
+//! - [`TokenBudget`]: over the soft limit (32,000) each step gets a nudge; at the hard limit (40,000), or after
+//!   steps that add no new information (diminishing returns), the model is forced to answer.
+//! - [`CompactionBreaker`]: after consecutive compaction failures, auto-compaction is skipped.
+//!
+//! Token counts are estimates ([`estimate_tokens`]: characters / 4), never a tokenizer's count. Cancellation uses
+//! the shared [`CancelRegistry`](agent_tool_traits::CancelRegistry) of L1.
+//!
+//! **Invariant:** no I/O, no async runtime, no clock: every answer depends only on the inputs fed in.
+//! **Invariant:** nothing here ever panics or fails; a bad configuration value falls back to its default.
+//!
+//! ```
+//! use agent_runtime_limits::{DuplicateCheck, DuplicateDetector, LimitsConfig, StepGate, StepLimiter};
+//!
+//! let config = LimitsConfig { max_steps: 1, ..LimitsConfig::default() };
+//! let mut steps = StepLimiter::new(&config);
+//! assert_eq!(steps.next_step(), StepGate::Proceed { step: 1 });
+//! assert!(matches!(steps.next_step(), StepGate::FinalTurn { step: 2, .. }));
+//! assert_eq!(steps.next_step(), StepGate::Stop);
+//!
+//! let mut duplicates = DuplicateDetector::new(&config);
+//! let args = serde_json::json!({"path": "a.txt"});
+//! assert_eq!(duplicates.check("read_file", &args), DuplicateCheck::Fresh);
+//! assert_eq!(duplicates.check("read_file", &args), DuplicateCheck::Repeated { count: 2 });
+//! assert_eq!(duplicates.check("read_file", &args), DuplicateCheck::Blocked { count: 3 });
+//! ```
+
+mod budget;
+mod config;
+mod duplicate;
+mod error;
+mod steps;
+
+pub use budget::{
+    BudgetAction, CompactionBreaker, DIMINISHING_RETURNS_MESSAGE, HARD_LIMIT_MESSAGE, SOFT_LIMIT_NUDGE,
+    TokenBudget, estimate_tokens,
+};
+pub use config::{
+    DEFAULT_COMPACTION_FAILURES, DEFAULT_DIMINISHING_STEPS, DEFAULT_DUPLICATE_LIMIT, DEFAULT_MAX_STEPS,
+    DEFAULT_MIN_NEW_TOKENS, DEFAULT_TOKEN_HARD_LIMIT, DEFAULT_TOKEN_SOFT_LIMIT, ENV_MAX_STEPS,
+    ENV_TOKEN_HARD_LIMIT, ENV_TOKEN_SOFT_LIMIT, LimitsConfig,
+};
+pub use duplicate::{DuplicateCheck, DuplicateDetector, canonical_json};
+pub use error::LimitsError;
+pub use steps::{FINAL_TURN_REMINDER, StepGate, StepLimiter};
