@@ -160,7 +160,7 @@ const fn open(values: &'static [&'static str], operands: Operands) -> Flags {
     }
 }
 
-const WRAPPER: Wrapper = Wrapper {
+pub(crate) const WRAPPER: Wrapper = Wrapper {
     values: &[],
     flags: &[],
     writes: &[],

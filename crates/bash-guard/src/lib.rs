@@ -77,20 +77,7 @@ impl Default for BashGuard {
     }
 }
 
-static USER_WRAPPER: knowledge::Wrapper = knowledge::Wrapper {
-    values: &[],
-    flags: &[],
-    writes: &[],
-    no_run: &[],
-    code: &[],
-    leading: 0,
-    assignments: false,
-    numeric_flags: false,
-    joins: false,
-    exec_flags: &[],
-    privileged: false,
-    bare_is_read_only: false,
-};
+static USER_WRAPPER: knowledge::Wrapper = knowledge::WRAPPER;
 
 impl BashGuard {
     /// Compiles the built-in table with the user's extensions. Never fails: an extension that cannot be applied
