@@ -1,6 +1,7 @@
 //! `run_bash`: a shell command in its own process group, with rlimits, a timeout that kills the whole group, a
 //! process-count watchdog and output kept to a bounded head.
 
+use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +17,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::guard_handle::GuardHandle;
+use crate::tools::cgroup::{PidsCgroup, refused_forks};
 use crate::tools::{opt_u64_arg, str_arg};
 
 /// The limits of `run_bash`.
@@ -147,9 +149,13 @@ async fn run(
     timeout: Duration,
     limits: &BashLimits,
 ) -> Result<ToolOutput, ToolError> {
-    let mut child = spawn("bash", command, cwd, limits)
+    // A pids cgroup where the machine has one: the kernel then refuses the forks of a fork bomb outright. The
+    // watchdog below stays on as the fallback and for machines without one.
+    let cgroup = PidsCgroup::create(u64::try_from(limits.max_processes).unwrap_or(u64::MAX));
+    let procs_fd = cgroup.as_ref().map(PidsCgroup::procs_fd);
+    let mut child = spawn("bash", command, cwd, limits, procs_fd)
         .or_else(|error| match error.kind() {
-            std::io::ErrorKind::NotFound => spawn("sh", command, cwd, limits),
+            std::io::ErrorKind::NotFound => spawn("sh", command, cwd, limits, procs_fd),
             _ => Err(error),
         })
         .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
@@ -197,7 +203,12 @@ async fn run(
         (capture, task)
     })
     .collect();
-    let watchdog = tokio::spawn(watch_group(group, limits.max_processes, stop.clone()));
+    let watchdog = tokio::spawn(watch_group(
+        group,
+        limits.max_processes,
+        cgroup.as_ref().map(PidsCgroup::events),
+        stop.clone(),
+    ));
     let end = tokio::select! {
         status = child.wait() => End::Exited(status.ok().and_then(|s| s.code())),
         () = tokio::time::sleep(timeout) => End::TimedOut,
@@ -213,6 +224,10 @@ async fn run(
         let _reaped = child.wait().await;
     }
     kill_group_until_gone(group).await;
+    // Processes that left the group (`setsid`) are still in the cgroup.
+    if let Some(cgroup) = cgroup {
+        let _ = tokio::task::spawn_blocking(move || drop(cgroup)).await;
+    }
     let mut captures = Vec::new();
     for (capture, task) in readers {
         if let Some(task) = task {
@@ -232,6 +247,7 @@ fn spawn(
     command: &str,
     cwd: &std::path::Path,
     limits: &BashLimits,
+    cgroup_procs: Option<RawFd>,
 ) -> std::io::Result<tokio::process::Child> {
     let mut process = tokio::process::Command::new(shell);
     process
@@ -244,7 +260,7 @@ fn spawn(
         .kill_on_drop(true)
         // Its own process group, so that the timeout and the watchdog reach every process it starts.
         .process_group(0);
-    set_child_limits(&mut process, &rlimits(limits), limits.nice);
+    set_child_limits(&mut process, &rlimits(limits), limits.nice, cgroup_procs);
     process.spawn()
 }
 
@@ -263,13 +279,24 @@ fn rlimits(limits: &BashLimits) -> [(Resource, u64); 3] {
 
 /// Sets `limits` and the nice value in the child between fork and exec. The only unsafe code of the crate.
 #[allow(unsafe_code)]
-fn set_child_limits(process: &mut tokio::process::Command, limits: &[(Resource, u64); 3], nice: i32) {
+fn set_child_limits(
+    process: &mut tokio::process::Command,
+    limits: &[(Resource, u64); 3],
+    nice: i32,
+    cgroup_procs: Option<RawFd>,
+) {
     let limits = *limits;
     // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe calls are allowed. It
     // makes three setrlimit(2) calls and one setpriority(2) call on values computed before the fork; it allocates
-    // nothing, takes no lock and touches no state shared with the parent.
+    // nothing, takes no lock and touches no state shared with the parent. Joining the cgroup is one write(2) of
+    // `0` to a descriptor opened before the fork (it stays open in the parent until the command has ended).
     unsafe {
         process.pre_exec(move || {
+            if let Some(fd) = cgroup_procs
+                && libc::write(fd, b"0".as_ptr().cast(), 1) != 1
+            {
+                return Err(std::io::Error::last_os_error());
+            }
             for (resource, value) in limits {
                 setrlimit(resource, value, value).map_err(std::io::Error::from)?;
             }
@@ -313,11 +340,11 @@ async fn read_capped(
     }
 }
 
-/// The fork-bomb watchdog. CI runs as root, where `RLIMIT_NPROC` is not enforced, and the machine's cgroup
-/// hierarchy is not writable, so no pids controller can be set up; instead every [`WATCH_INTERVAL`] the watchdog
+/// The fork-bomb watchdog, for machines where no pids cgroup can be made (CI runs as root, where `RLIMIT_NPROC`
+/// is not enforced); where one can, it holds the command first (see `cgroup.rs`). Every [`WATCH_INTERVAL`] the watchdog
 /// looks at the system's task count (`/proc/loadavg`, one read), and only when it grew by more than `max` since the
 /// start counts the group's live processes in `/proc`. Past `max`, the whole group is killed.
-async fn watch_group(group: Pid, max: usize, stop: CancellationToken) {
+async fn watch_group(group: Pid, max: usize, cgroup_events: Option<PathBuf>, stop: CancellationToken) {
     let mut baseline = system_tasks();
     loop {
         tokio::time::sleep(WATCH_INTERVAL).await;
@@ -332,7 +359,10 @@ async fn watch_group(group: Pid, max: usize, stop: CancellationToken) {
             (Some(before), Some(now)) => Some(before.min(now)),
             (before, _) => before,
         };
-        if grew && group_size(group, true) > max {
+        // Under a pids cgroup the group never grows past the limit: the kernel refuses the forks instead, and a
+        // refused fork is the sign of a runaway.
+        let refused = cgroup_events.as_deref().is_some_and(refused_forks);
+        if refused || (grew && group_size(group, true) > max) {
             let _killed = killpg(group, Signal::SIGKILL);
             stop.cancel();
             return;

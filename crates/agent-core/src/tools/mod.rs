@@ -2,6 +2,7 @@
 
 mod ask_user;
 mod bash;
+mod cgroup;
 mod edit;
 mod glob;
 mod grep;
