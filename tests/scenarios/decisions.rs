@@ -10,29 +10,54 @@ use serde_json::Value;
 
 use crate::workspace::{SourceSettings, Workspace};
 
+/// One case of a decision corpus.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Case {
-    name: String,
-    tool: String,
-    input: Value,
+pub(crate) struct Case {
+    /// The bypass class it stands for (adversarial corpus only).
     #[serde(default)]
-    settings: BTreeMap<String, SourceSettings>,
+    pub(crate) class: Option<String>,
+    pub(crate) name: String,
+    pub(crate) tool: String,
+    pub(crate) input: Value,
     #[serde(default)]
-    env: BTreeMap<String, String>,
+    pub(crate) settings: BTreeMap<String, SourceSettings>,
     #[serde(default)]
-    mode: Option<String>,
+    pub(crate) env: BTreeMap<String, String>,
     #[serde(default)]
-    files: BTreeMap<String, String>,
+    pub(crate) mode: Option<String>,
     #[serde(default)]
-    symlinks: BTreeMap<String, String>,
-    expect: String,
+    pub(crate) files: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(crate) symlinks: BTreeMap<String, String>,
+    pub(crate) expect: String,
+}
+
+/// The cases of `tests/corpus/<file>`.
+pub(crate) fn load(file: &str) -> Vec<Case> {
+    let path = format!("{}/corpus/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn cases() -> Vec<Case> {
-    let text =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/decisions.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    load("decisions.json")
+}
+
+/// Decides `case` in a fresh workspace through the one decision path: (decision, reason with the temporary
+/// directory redacted, the verdict's provenance rendered).
+pub(crate) fn decide(case: &Case) -> (String, String) {
+    let ws = Workspace::new();
+    for (path, text) in &case.files {
+        ws.write(path, text);
+    }
+    for (link, target) in &case.symlinks {
+        ws.symlink(link, target);
+    }
+    let guard = ws.guard(&case.settings, &case.env, case.mode.as_deref());
+    let decided = guard.decide(&case.tool, &ws.expand(&case.input));
+    let verdict = decided.verdict();
+    (verdict.decision.as_str().to_owned(), ws.redact(&verdict.reason()))
 }
 
 #[test]

@@ -8,6 +8,7 @@
     missing_docs
 )]
 
+mod adversarial;
 mod decisions;
 mod runtime;
 mod workspace;

@@ -1,0 +1,126 @@
+//! The adversarial regression suite: one test per public bypass class of agent permission systems. Each class is a
+//! set of cases in `tests/corpus/adversarial.json` decided through the one decision path; the hook and cap classes
+//! are built in code.
+
+use std::collections::BTreeMap;
+
+use agent_rules::HookOutcome;
+use agent_tool_traits::Decision;
+use serde_json::json;
+
+use crate::decisions::{decide, load};
+use crate::workspace::Workspace;
+
+/// Every case of `class` gets exactly its expected decision.
+fn run_class(class: &str) {
+    let cases: Vec<_> = load("adversarial.json")
+        .into_iter()
+        .filter(|c| c.class.as_deref() == Some(class))
+        .collect();
+    assert!(!cases.is_empty(), "no cases of class `{class}`");
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            let (decision, reason) = decide(case);
+            (decision != case.expect).then(|| {
+                format!(
+                    "{}: expected {}, got {decision}: {reason}",
+                    case.name, case.expect
+                )
+            })
+        })
+        .collect();
+    assert!(failures.is_empty(), "{class}:\n{}", failures.join("\n"));
+}
+
+macro_rules! classes {
+    ($($test:ident => $class:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                run_class($class);
+            }
+        )*
+
+        #[test]
+        fn every_class_of_the_corpus_has_its_test() {
+            let known = [$($class),*];
+            for case in load("adversarial.json") {
+                let class = case.class.unwrap_or_default();
+                assert!(known.contains(&class.as_str()), "class `{class}` has no test");
+            }
+        }
+    };
+}
+
+classes! {
+    string_prefix_paths => "string-prefix-paths",
+    symlink_reads => "symlink-reads",
+    compound_commands_under_allow_rules => "compound-commands",
+    wrappers => "wrappers",
+    backslash_escaped_flags => "backslash-escaped-flags",
+    line_continuations => "line-continuations",
+    ifs => "ifs",
+    prompt_expansion => "prompt-expansion",
+    brace_groups => "brace-groups",
+    process_substitution => "process-substitution",
+    execution_flags => "execution-flags",
+    project_settings_enabling_bypass => "project-settings-bypass",
+}
+
+/// A hook's allow (or ask) never turns a deny into anything weaker, nor an ask of steps 1–4 into an allow.
+#[test]
+fn hooks_never_override_a_deny_or_a_safety_ask() {
+    let ws = Workspace::new();
+    ws.write("proj/.env", "K=V");
+    let mut settings = BTreeMap::new();
+    settings.insert(
+        "user".to_owned(),
+        serde_json::from_value(json!({"deny": ["Bash(git push:*)"]})).unwrap(),
+    );
+    let guard = ws.guard(&settings, &BTreeMap::new(), Some("bypassPermissions"));
+    let allow = HookOutcome {
+        allow: Some("the hook says yes".to_owned()),
+        ..HookOutcome::default()
+    };
+    let push = guard.decide_with("Bash", &json!({"command": "git push"}), &allow, &[]);
+    assert_eq!(push.verdict().decision, Decision::Deny);
+    assert!(
+        push.resolution
+            .conflicts
+            .iter()
+            .any(|c| c.overridden.contains("the hook says yes"))
+    );
+    let wipe = guard.decide_with("Bash", &json!({"command": "rm -rf /"}), &allow, &[]);
+    assert_eq!(wipe.verdict().decision, Decision::Deny);
+    let secret = guard.decide_with("Read", &json!({"file_path": ".env"}), &allow, &[]);
+    assert_eq!(
+        secret.verdict().decision,
+        Decision::Ask,
+        "a protected read stays an ask under a hook's allow"
+    );
+}
+
+/// No size or count cap turns a deny into something weaker: the destructive command comes after hundreds of benign
+/// ones, in a list and nested in substitutions.
+#[test]
+fn long_chains_never_hit_a_cap() {
+    let ws = Workspace::new();
+    let guard = ws.guard(&BTreeMap::new(), &BTreeMap::new(), None);
+    for count in [49, 50, 51, 100, 500] {
+        let benign = vec!["echo ok"; count].join(" && ");
+        for command in [
+            format!("{benign} && rm -rf /"),
+            format!("{benign}; echo $(echo $(rm -rf ~))"),
+            format!("rm -rf / ; {benign}"),
+        ] {
+            let decided = guard.decide("Bash", &json!({ "command": command }));
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Deny,
+                "{count} benign commands: {}",
+                decided.verdict().reason()
+            );
+        }
+    }
+}
