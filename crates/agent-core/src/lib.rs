@@ -52,8 +52,8 @@ pub use persist::{OutputStore, Persisted};
 pub use registry::ToolRegistry;
 pub use runtime::{
     CallReport, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT,
-    Model, ModelFuture, ModelTurn, Runtime, RuntimeBuilder, RuntimeConfig, SessionReport, StepRecord,
-    tool_timeout_from_env,
+    LimitEvent, LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeBuilder, RuntimeConfig,
+    SessionReport, StepRecord, tool_timeout_from_env,
 };
 pub use runtime_error::RuntimeError;
 pub use scenario::{

@@ -14,6 +14,9 @@ use agent_hooks::{
     SessionContext, SessionStopContext, StepContext,
 };
 use agent_rules::{HookOutcome, PermissionMode, Rule, Settings, ToolName};
+use agent_runtime_limits::{
+    BudgetAction, DuplicateCheck, DuplicateDetector, LimitsConfig, StepGate, StepLimiter, TokenBudget,
+};
 use agent_tool_traits::{
     CancelRegistry, DecidedBy, Decision, Layer, PermissionCheck, Provenance, Source, Tool, ToolCall,
     ToolContext, ToolError, ToolOutput, Verdict,
@@ -40,8 +43,8 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Results longer than this many characters are written to disk and replaced by a stub.
 pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 16_000;
-/// Steps of the loop before the session stops (runtime limit L7).
-pub const DEFAULT_MAX_STEPS: u32 = 8;
+/// Steps of the loop with tools before the one final turn without them (runtime limit L7).
+pub const DEFAULT_MAX_STEPS: u32 = agent_runtime_limits::DEFAULT_MAX_STEPS;
 
 /// How a runtime is set up.
 #[derive(Debug, Clone)]
@@ -65,8 +68,9 @@ pub struct RuntimeConfig {
     pub approval_timeout: Duration,
     /// Results over this many characters are persisted (default 16,000).
     pub max_output_chars: usize,
-    /// Steps of the loop (default 8).
-    pub max_steps: u32,
+    /// The runtime limits (L7): steps (default 8), duplicate calls, token budget; from `AGENT_MAX_STEPS`,
+    /// `AGENT_TOKEN_SOFT_LIMIT` and `AGENT_TOKEN_HARD_LIMIT` by default.
+    pub limits: LimitsConfig,
 }
 
 impl RuntimeConfig {
@@ -82,7 +86,7 @@ impl RuntimeConfig {
             tool_timeout: tool_timeout_from_env(std::env::var("AGENT_TOOL_TIMEOUT_SECS").ok().as_deref()),
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             max_output_chars: DEFAULT_MAX_OUTPUT_CHARS,
-            max_steps: DEFAULT_MAX_STEPS,
+            limits: LimitsConfig::from_env(),
         }
     }
 }
@@ -136,6 +140,45 @@ pub struct StepRecord {
     pub calls: Vec<CallReport>,
 }
 
+/// Which runtime limit acted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    /// A call repeated too often in a row got an error result instead of running.
+    Duplicate,
+    /// Over the soft token limit: a nudge was injected.
+    Nudge,
+    /// The hard token limit forced a final answer.
+    HardLimit,
+    /// Steps without new information forced a final answer.
+    DiminishingReturns,
+    /// The step limit forced a final answer without tools.
+    MaxSteps,
+}
+
+impl LimitKind {
+    /// A short name for traces.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Duplicate => "duplicate call",
+            Self::Nudge => "token soft limit",
+            Self::HardLimit => "token hard limit",
+            Self::DiminishingReturns => "diminishing returns",
+            Self::MaxSteps => "max steps",
+        }
+    }
+}
+
+/// A runtime limit that acted during a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitEvent {
+    /// The step it acted at.
+    pub step: u32,
+    /// Which limit.
+    pub kind: LimitKind,
+    /// What happened, or the message injected for the model.
+    pub message: String,
+}
+
 /// What a model answers at a step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelTurn {
@@ -152,6 +195,16 @@ pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = ModelTurn> + Send + 'a>>;
 pub trait Model: Send {
     /// The next turn.
     fn next_turn<'a>(&'a mut self, history: &'a [StepRecord]) -> ModelFuture<'a>;
+
+    /// A message the runtime injects before the next turn (a nudge of the token budget). The default ignores it.
+    fn notice(&mut self, _message: &str) {}
+
+    /// The final turn, without tools, after `reminder` (a runtime limit forces an answer). The default injects
+    /// the reminder and asks for the next turn; tool calls it still makes are not run.
+    fn final_turn<'a>(&'a mut self, history: &'a [StepRecord], reminder: &'a str) -> ModelFuture<'a> {
+        self.notice(reminder);
+        self.next_turn(history)
+    }
 }
 
 /// How a session went.
@@ -163,8 +216,10 @@ pub struct SessionReport {
     pub steps: Vec<StepRecord>,
     /// The model's final answer, when it gave one.
     pub answer: Option<String>,
-    /// Why the session stopped: `completed`, `max steps`, `cancelled by the user`.
+    /// Why the session stopped: `completed`, `max steps (8): …`, `token hard limit: …`, `cancelled by the user`.
     pub reason: String,
+    /// Every runtime limit that acted, in order.
+    pub limits: Vec<LimitEvent>,
     /// Whether the user cancelled the run.
     pub cancelled: bool,
     /// What the session-stop hooks reported (an audit log that could not write every row).
@@ -302,6 +357,7 @@ impl RuntimeBuilder {
             cancel: self.cancel,
             metrics,
             tokens: Mutex::default(),
+            duplicates: Mutex::default(),
         })
     }
 }
@@ -322,6 +378,8 @@ pub struct Runtime {
     cancel: CancelRegistry,
     metrics: Arc<MetricsHook>,
     tokens: Mutex<HashMap<String, CancellationToken>>,
+    /// The duplicate-call detector of each running session.
+    duplicates: Mutex<HashMap<String, DuplicateDetector>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -432,23 +490,55 @@ impl Runtime {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id);
+        self.duplicates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
         stopped
     }
 
-    /// Runs a session: asks `model` for turns and executes their calls until it answers, the step limit is
-    /// reached or the run is cancelled; then stops the session.
+    /// Runs a session: asks `model` for turns and executes their calls until it answers, a runtime limit forces a
+    /// final answer without tools (the step limit, the token hard limit, diminishing returns) or the run is
+    /// cancelled; then stops the session. Each limit that acts is in [`SessionReport::limits`], in the trace and,
+    /// for a forced answer, in the stop reason (the audit log's `SESSION_STOP` row).
     pub async fn run(&self, session_id: &str, model: &mut dyn Model) -> SessionReport {
         self.start_session(session_id).await;
         let token = self.token(session_id);
+        let limits = self.config.limits;
+        let mut limiter = StepLimiter::new(&limits);
+        let mut budget = TokenBudget::new(&limits);
+        let mut events: Vec<LimitEvent> = Vec::new();
+        let mut forced: Option<(LimitKind, &'static str, String)> = None;
         let mut steps: Vec<StepRecord> = Vec::new();
         let mut answer = None;
         let reason = loop {
             if self.cancel.is_cancelled(session_id) || token.is_cancelled() {
                 break "cancelled by the user".to_owned();
             }
-            let step = u32::try_from(steps.len()).unwrap_or(u32::MAX).saturating_add(1);
-            if step > self.config.max_steps {
-                break format!("max steps ({})", self.config.max_steps);
+            let next = u32::try_from(steps.len()).unwrap_or(u32::MAX).saturating_add(1);
+            let (step, final_turn) = match forced.take() {
+                Some(force) => (next, Some(force)),
+                None => match limiter.next_step() {
+                    StepGate::Proceed { step } => (step, None),
+                    StepGate::FinalTurn { step, reminder } => {
+                        let why = format!("max steps ({})", limits.max_steps);
+                        (step, Some((LimitKind::MaxSteps, reminder, why)))
+                    }
+                    StepGate::Stop => break format!("max steps ({})", limits.max_steps),
+                },
+            };
+            if let Some((kind, reminder, why)) = final_turn {
+                self.limit_acted(session_id, &mut events, step, kind, reminder);
+                break match model.final_turn(&steps, reminder).await {
+                    ModelTurn::Answer(text) => {
+                        answer = Some(text);
+                        format!("{why}: final answer without tools")
+                    }
+                    ModelTurn::Calls(calls) => format!(
+                        "{why}: the final turn asked for {} tool call(s), which were not run",
+                        calls.len()
+                    ),
+                };
             }
             match model.next_turn(&steps).await {
                 ModelTurn::Answer(text) => {
@@ -458,7 +548,17 @@ impl Runtime {
                 ModelTurn::Calls(calls) if calls.is_empty() => break "completed".to_owned(),
                 ModelTurn::Calls(calls) => {
                     let count = u32::try_from(calls.len()).unwrap_or(u32::MAX);
+                    for call in &calls {
+                        budget.add_text(&call.args.to_string());
+                    }
                     let reports = self.execute(session_id, step, calls).await;
+                    for report in &reports {
+                        if report.verdict.provenance.layer == Layer::Limits {
+                            let message = report.output.content.clone();
+                            self.limit_acted(session_id, &mut events, step, LimitKind::Duplicate, &message);
+                        }
+                    }
+                    let action = budget.record_step(reports.iter().map(|r| r.output.content.as_str()));
                     let ctx = StepContext {
                         session_id: session_id.to_owned(),
                         agent_name: self.config.agent_name.clone(),
@@ -467,6 +567,22 @@ impl Runtime {
                     };
                     let _completed = self.hooks.step_complete(&ctx).await;
                     steps.push(StepRecord { step, calls: reports });
+                    match action {
+                        BudgetAction::Continue => {}
+                        BudgetAction::Nudge { message, .. } => {
+                            self.limit_acted(session_id, &mut events, step, LimitKind::Nudge, message);
+                            model.notice(message);
+                        }
+                        // This runtime does not compact its context, so the hard limit forces the answer.
+                        BudgetAction::HardLimit { used, limit, message } => {
+                            let why = format!("token hard limit ({used} of {limit} estimated tokens)");
+                            forced = Some((LimitKind::HardLimit, message, why));
+                        }
+                        BudgetAction::DiminishingReturns { steps, message } => {
+                            let why = format!("diminishing returns ({steps} steps without new information)");
+                            forced = Some((LimitKind::DiminishingReturns, message, why));
+                        }
+                    }
                 }
             }
         };
@@ -482,10 +598,35 @@ impl Runtime {
             steps,
             answer,
             reason,
+            limits: events,
             cancelled,
             stop_error,
             metrics: self.metrics.snapshot(),
         }
+    }
+
+    /// Records that a runtime limit acted, in the report and the trace.
+    fn limit_acted(
+        &self,
+        session_id: &str,
+        events: &mut Vec<LimitEvent>,
+        step: u32,
+        kind: LimitKind,
+        message: &str,
+    ) {
+        tracing::info!(
+            session = session_id,
+            agent = %self.config.agent_name,
+            step,
+            limit = kind.as_str(),
+            message,
+            "a runtime limit acted"
+        );
+        events.push(LimitEvent {
+            step,
+            kind,
+            message: message.to_owned(),
+        });
     }
 
     /// Executes the calls of one step (SPEC §3): for each call in order, the PreToolUse hooks, the permission
@@ -499,9 +640,16 @@ impl Runtime {
             session_id.to_owned(),
             token.clone(),
         ));
+        // Duplicate detection comes before the hooks (SPEC §3): a call the model keeps repeating is refused unseen.
+        let checks = self.duplicate_checks(session_id, &calls);
         let mut planned = Vec::with_capacity(calls.len());
-        for call in calls {
-            planned.push(self.plan(session_id, step, call).await);
+        for (call, check) in calls.into_iter().zip(checks) {
+            planned.push(match check {
+                DuplicateCheck::Blocked { count } => Planned::Denied(duplicate_refusal(call, count)),
+                DuplicateCheck::Fresh | DuplicateCheck::Repeated { .. } => {
+                    self.plan(session_id, step, call).await
+                }
+            });
         }
         let mut reports = Vec::with_capacity(planned.len());
         let mut runnable = Vec::new();
@@ -661,6 +809,22 @@ impl Runtime {
         }
     }
 
+    /// How each call of a step compares with the session's previous steps (tools by canonical name).
+    fn duplicate_checks(&self, session_id: &str, calls: &[ToolCall]) -> Vec<DuplicateCheck> {
+        let names: Vec<String> = calls.iter().map(|c| ToolName::new(&c.name).to_string()).collect();
+        self.duplicates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(session_id.to_owned())
+            .or_insert_with(|| DuplicateDetector::new(&self.config.limits))
+            .check_step(
+                names
+                    .iter()
+                    .map(String::as_str)
+                    .zip(calls.iter().map(|c| &c.args)),
+            )
+    }
+
     /// Puts an ask to the approver (or denies it without one) and applies the answer's rules.
     async fn ask(
         &self,
@@ -799,6 +963,33 @@ impl Runtime {
     /// The working directory.
     pub fn cwd(&self) -> &Path {
         &self.config.cwd
+    }
+}
+
+/// The report of a call made in `count` consecutive steps: an error result instead of the call (runtime limit L7).
+fn duplicate_refusal(call: ToolCall, count: u32) -> CallReport {
+    let reason = format!(
+        "`{}` was called with the same arguments in {count} steps in a row: it is not run again; use its \
+         earlier result or try something else",
+        call.name
+    );
+    let verdict = Verdict::new(
+        Decision::Deny,
+        reason,
+        Provenance::layer(Layer::Limits).at(DecidedBy::Limit),
+    );
+    let source = DecisionSource::of_guard_verdict(&verdict);
+    telemetry::emit(&call.name, &call.id, &verdict, source);
+    CallReport {
+        output: ToolOutput::error(format!("refused (runtime-limits/limit): {}", verdict.reason())),
+        status: CallStatus::Denied,
+        ran: None,
+        persisted: None,
+        contexts: Vec::new(),
+        call,
+        verdict,
+        source,
+        answer: None,
     }
 }
 

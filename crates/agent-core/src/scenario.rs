@@ -52,6 +52,10 @@ pub struct Scenario {
     /// Results over this many characters are persisted (default 16,000).
     #[serde(default)]
     pub max_output_chars: Option<usize>,
+    /// Steps with tools before the final turn without them (default: one more than the turns, so that the
+    /// script ends before the limit).
+    #[serde(default)]
+    pub max_steps: Option<u32>,
 }
 
 /// One turn of the scripted model.
@@ -169,9 +173,11 @@ impl Scenario {
         if let Some(chars) = self.max_output_chars {
             config.max_output_chars = chars;
         }
-        config.max_steps = u32::try_from(self.turns.len())
-            .unwrap_or(u32::MAX)
-            .saturating_add(1);
+        config.limits.max_steps = self.max_steps.filter(|n| *n > 0).unwrap_or_else(|| {
+            u32::try_from(self.turns.len())
+                .unwrap_or(u32::MAX)
+                .saturating_add(1)
+        });
         Ok(config)
     }
 
@@ -245,6 +251,13 @@ impl Model for ScriptedModel {
                     .collect(),
             )
         })
+    }
+
+    /// A forced final turn gives the scripted final answer; the remaining turns are never played.
+    fn final_turn<'a>(&'a mut self, _history: &'a [StepRecord], _reminder: &'a str) -> ModelFuture<'a> {
+        self.next = self.turns.len();
+        let answer = self.answer.clone().unwrap_or_else(|| "done".to_owned());
+        Box::pin(async move { ModelTurn::Answer(answer) })
     }
 }
 

@@ -1,5 +1,7 @@
 //! Duplicate-call detection: the same call made again and again is a loop, not progress.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use crate::config::LimitsConfig;
@@ -7,52 +9,67 @@ use crate::config::LimitsConfig;
 /// How a call compares with the calls just before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DuplicateCheck {
-    /// Not the same as the previous call.
+    /// Not made in the previous step.
     Fresh,
-    /// The `count`-th identical consecutive call, still under the limit: it runs.
+    /// Made in `count` consecutive steps, still under the limit: it runs.
     Repeated {
-        /// How many identical calls in a row, this one included.
+        /// How many consecutive steps made it, this one included.
         count: u32,
     },
-    /// The `count`-th identical consecutive call, at or over the limit: it gets an error result instead of running.
+    /// Made in `count` consecutive steps, at or over the limit: it gets an error result instead of running.
     Blocked {
-        /// How many identical calls in a row, this one included.
+        /// How many consecutive steps made it, this one included.
         count: u32,
     },
 }
 
-/// Counts identical consecutive calls (same tool name, same canonical JSON arguments).
+/// Counts, for each call (same tool name, same canonical JSON arguments), the consecutive steps that made it. A
+/// model that makes the same call turn after turn is looping; identical calls inside one step count once (they are
+/// one request made in parallel, not a loop).
 #[derive(Debug, Clone)]
 pub struct DuplicateDetector {
     limit: u32,
-    last: Option<(String, String)>,
-    run: u32,
+    /// The calls of the previous step and how many consecutive steps made each.
+    runs: HashMap<(String, String), u32>,
 }
 
 impl DuplicateDetector {
-    /// A detector refusing the `config.duplicate_limit`-th identical consecutive call.
+    /// A detector refusing a call made in `config.duplicate_limit` consecutive steps.
     pub fn new(config: &LimitsConfig) -> Self {
         Self {
             limit: config.duplicate_limit,
-            last: None,
-            run: 0,
+            runs: HashMap::new(),
         }
     }
 
-    /// Records the call of `tool` with `args` (give the canonical tool name so that aliases compare equal).
+    /// Records a step of one call of `tool` with `args` (give the canonical tool name so that aliases compare
+    /// equal).
     pub fn check(&mut self, tool: &str, args: &Value) -> DuplicateCheck {
-        let key = (tool.to_owned(), canonical_json(args));
-        if self.last.as_ref() == Some(&key) {
-            self.run = self.run.saturating_add(1);
-        } else {
-            self.last = Some(key);
-            self.run = 1;
+        self.check_step([(tool, args)])
+            .into_iter()
+            .next()
+            .unwrap_or(DuplicateCheck::Fresh)
+    }
+
+    /// Records one step's calls and returns, in order, how each compares with the steps before.
+    pub fn check_step<'a>(
+        &mut self,
+        calls: impl IntoIterator<Item = (&'a str, &'a Value)>,
+    ) -> Vec<DuplicateCheck> {
+        let mut runs: HashMap<(String, String), u32> = HashMap::new();
+        let mut checks = Vec::new();
+        for (tool, args) in calls {
+            let key = (tool.to_owned(), canonical_json(args));
+            let previous = self.runs.get(&key).copied().unwrap_or(0);
+            let run = *runs.entry(key).or_insert_with(|| previous.saturating_add(1));
+            checks.push(match run {
+                0 | 1 => DuplicateCheck::Fresh,
+                count if count >= self.limit => DuplicateCheck::Blocked { count },
+                count => DuplicateCheck::Repeated { count },
+            });
         }
-        match self.run {
-            1 => DuplicateCheck::Fresh,
-            count if count >= self.limit => DuplicateCheck::Blocked { count },
-            count => DuplicateCheck::Repeated { count },
-        }
+        self.runs = runs;
+        checks
     }
 }
 
@@ -135,6 +152,35 @@ mod tests {
             detector.check("grep_files", &a),
             DuplicateCheck::Fresh,
             "another tool is another call"
+        );
+    }
+
+    #[test]
+    fn identical_calls_in_one_step_count_once_and_a_step_without_the_call_resets_it() {
+        let mut detector = DuplicateDetector::new(&LimitsConfig::default());
+        let (a, b) = (json!({"path": "a"}), json!({"path": "b"}));
+        let step = |d: &mut DuplicateDetector| {
+            d.check_step([("read_file", &a), ("read_file", &a), ("read_file", &b)])
+        };
+        assert_eq!(step(&mut detector), vec![DuplicateCheck::Fresh; 3]);
+        assert_eq!(
+            step(&mut detector),
+            vec![DuplicateCheck::Repeated { count: 2 }; 3]
+        );
+        assert_eq!(step(&mut detector), vec![DuplicateCheck::Blocked { count: 3 }; 3]);
+        assert_eq!(
+            detector.check_step([("read_file", &b)]),
+            vec![DuplicateCheck::Blocked { count: 4 }]
+        );
+        assert_eq!(
+            detector.check_step([("read_file", &a)]),
+            vec![DuplicateCheck::Fresh]
+        );
+        assert_eq!(detector.check_step(std::iter::empty()), Vec::new());
+        assert_eq!(
+            detector.check("read_file", &a),
+            DuplicateCheck::Fresh,
+            "an empty step broke the run"
         );
     }
 

@@ -2,8 +2,8 @@
 //!
 //! - [`StepLimiter`]: after `max_steps` steps (default 8) the model gets one final turn without tools, with
 //!   [`FINAL_TURN_REMINDER`] injected; then the loop stops.
-//! - [`DuplicateDetector`]: the 3rd identical consecutive call (same tool, same canonical JSON arguments) gets an
-//!   error result instead of running.
+//! - [`DuplicateDetector`]: a call (same tool, same canonical JSON arguments) made in 3 consecutive steps gets an
+//!   error result instead of running the 3rd time.
 //! - [`TokenBudget`]: over the soft limit (32,000) each step gets a nudge; at the hard limit (40,000), or after
 //!   steps that add no new information (diminishing returns), the model is forced to answer.
 //! - [`CompactionBreaker`]: after consecutive compaction failures, auto-compaction is skipped.

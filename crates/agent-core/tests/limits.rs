@@ -1,0 +1,241 @@
+//! The runtime limits (L7) in the loop: duplicate calls refused, the step limit's final answer, the token budget's
+//! nudges and forced answers, each visible in the report and the audit log.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::sync::{Arc, Mutex};
+
+use agent_core::{
+    LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeConfig, Scenario, StepRecord, run_scenario,
+};
+use agent_hooks::{AuditFilter, AuditLogHook, AuditStatus, CallStatus};
+use agent_rules::{Rule, Settings};
+use agent_tool_traits::{
+    DecidedBy, Decision, Layer, Source, Tool, ToolCall, ToolContext, ToolFuture, ToolOutput,
+};
+use serde_json::{Value, json};
+
+/// A tool answering every call with the same text, whatever its arguments.
+struct Constant(&'static str, String);
+
+impl Tool for Constant {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        "answers the same text"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        // `fresh` makes the output depend on the arguments: new information at every step.
+        let text = match args.get("fresh") {
+            Some(n) => format!("{} #{n}", self.1),
+            None => self.1.clone(),
+        };
+        Box::pin(async move { Ok(ToolOutput::ok(text)) })
+    }
+}
+
+/// A model calling `tool` forever with `args(step)`, remembering the notices it was given.
+struct Looping {
+    tool: &'static str,
+    args: fn(usize) -> Value,
+    turns: usize,
+    notices: Arc<Mutex<Vec<String>>>,
+}
+
+impl Model for Looping {
+    fn next_turn<'a>(&'a mut self, _history: &'a [StepRecord]) -> ModelFuture<'a> {
+        self.turns += 1;
+        let call = ToolCall::new(format!("c{}", self.turns), self.tool, (self.args)(self.turns));
+        Box::pin(std::future::ready(ModelTurn::Calls(vec![call])))
+    }
+    fn notice(&mut self, message: &str) {
+        self.notices.lock().unwrap().push(message.to_owned());
+    }
+}
+
+fn allowing(name: &str) -> Settings {
+    let mut settings = Settings::new();
+    settings.add_rule(Rule::parse(name, Decision::Allow, Source::User).unwrap());
+    settings
+}
+
+fn looping(tool: &'static str, args: fn(usize) -> Value) -> (Looping, Arc<Mutex<Vec<String>>>) {
+    let notices = Arc::default();
+    let model = Looping {
+        tool,
+        args,
+        turns: 0,
+        notices: Arc::clone(&notices),
+    };
+    (model, notices)
+}
+
+const DUPLICATES: &str = r#"{
+  "name": "duplicate loop",
+  "files": {"a.txt": "alpha\n"},
+  "turns": [
+    {"calls": [{"id": "r1", "tool": "Read", "args": {"file_path": "a.txt"}}]},
+    {"calls": [{"id": "r2", "tool": "read_file", "args": {"file_path": "a.txt"}}]},
+    {"calls": [{"id": "r3", "tool": "Read", "args": {"file_path": "a.txt"}}]},
+    {"calls": [{"id": "r4", "tool": "Read", "args": {"file_path": "a.txt", "limit": 5}}]}
+  ],
+  "final_answer": "alpha"
+}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_third_identical_call_is_refused_before_the_hooks_and_audited() {
+    let root = tempfile::tempdir().unwrap();
+    let db = root.path().join("audit.db");
+    let audit = AuditLogHook::open(&db).await.unwrap();
+    let scenario = Scenario::parse("duplicates", DUPLICATES).unwrap();
+    let (report, _) = run_scenario(&scenario, root.path(), Some(audit), None, "dup")
+        .await
+        .unwrap();
+    let calls: Vec<_> = report.calls().collect();
+    assert_eq!(calls.len(), 4);
+    assert_eq!(calls[0].status, CallStatus::Ok);
+    assert_eq!(
+        calls[1].status,
+        CallStatus::Ok,
+        "aliases are the same tool, but the 2nd call still runs"
+    );
+    let refused = calls[2];
+    assert_eq!(refused.status, CallStatus::Denied);
+    assert_eq!(refused.verdict.provenance.layer, Layer::Limits);
+    assert_eq!(refused.verdict.provenance.step, Some(DecidedBy::Limit));
+    assert!(refused.output.is_error && refused.output.content.contains("3 steps in a row"));
+    assert_eq!(
+        calls[3].status,
+        CallStatus::Ok,
+        "other arguments are another call"
+    );
+    assert_eq!(report.answer.as_deref(), Some("alpha"));
+    assert_eq!(report.limits.len(), 1);
+    assert_eq!(
+        (report.limits[0].step, report.limits[0].kind),
+        (3, LimitKind::Duplicate)
+    );
+
+    let rows = AuditLogHook::query(&db, &AuditFilter::default()).await.unwrap();
+    assert_eq!(rows.len(), 5);
+    let row = rows.iter().find(|r| r.step == 3).unwrap();
+    assert_eq!(row.status, AuditStatus::Denied);
+    assert_eq!(row.decided_by.as_deref(), Some("runtime-limits/limit"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_max_steps_the_model_gives_a_final_answer_without_tools() {
+    let text = DUPLICATES.replace(r#""final_answer""#, r#""max_steps": 2, "final_answer""#);
+    let scenario = Scenario::parse("max steps", &text).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let db = root.path().join("audit.db");
+    let audit = AuditLogHook::open(&db).await.unwrap();
+    let (report, _) = run_scenario(&scenario, root.path(), Some(audit), None, "steps")
+        .await
+        .unwrap();
+    assert_eq!(report.steps.len(), 2, "the turns past the limit never run");
+    assert_eq!(report.answer.as_deref(), Some("alpha"));
+    assert_eq!(report.reason, "max steps (2): final answer without tools");
+    assert_eq!(report.limits.last().unwrap().kind, LimitKind::MaxSteps);
+    assert_eq!(report.limits.last().unwrap().step, 3);
+    let rows = AuditLogHook::query(&db, &AuditFilter::default()).await.unwrap();
+    let stop = rows.last().unwrap();
+    assert_eq!(stop.status, AuditStatus::SessionStop);
+    assert!(stop.output_preview.starts_with("max steps (2)"), "{stop:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_calls_of_the_final_turn_are_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = RuntimeConfig::new(dir.path());
+    config.limits.max_steps = 3;
+    let runtime = Runtime::builder(allowing("echo"), config)
+        .tool(Arc::new(Constant("echo", "x".repeat(200))))
+        .build()
+        .unwrap();
+    let (mut model, notices) = looping("echo", |n| json!({"fresh": n}));
+    let report = runtime.run("final", &mut model).await;
+    assert_eq!(report.steps.len(), 3);
+    assert_eq!(report.calls().count(), 3);
+    assert_eq!(report.answer, None);
+    assert_eq!(
+        report.reason,
+        "max steps (3): the final turn asked for 1 tool call(s), which were not run"
+    );
+    let notices = notices.lock().unwrap();
+    assert_eq!(notices.len(), 1, "the reminder was injected: {notices:?}");
+    assert!(notices[0].contains("tools are no longer available"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_without_new_information_force_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = Runtime::builder(allowing("echo"), RuntimeConfig::new(dir.path()))
+        .tool(Arc::new(Constant(
+            "echo",
+            "the same listing, again and again".repeat(4),
+        )))
+        .build()
+        .unwrap();
+    // Different arguments each time (no duplicate), the same output each time (no new information).
+    let (mut model, notices) = looping("echo", |n| json!({"page": n}));
+    let report = runtime.run("stale", &mut model).await;
+    assert_eq!(report.steps.len(), 4, "one new step, then three stale ones");
+    assert_eq!(report.limits.last().unwrap().kind, LimitKind::DiminishingReturns);
+    assert!(
+        report.reason.starts_with("diminishing returns (3 steps"),
+        "{}",
+        report.reason
+    );
+    assert!(notices.lock().unwrap()[0].contains("no new information"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_soft_limit_nudges_and_the_hard_limit_forces_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = RuntimeConfig::new(dir.path());
+    config.limits.token_soft_limit = 60;
+    config.limits.token_hard_limit = 100;
+    let runtime = Runtime::builder(allowing("echo"), config)
+        .tool(Arc::new(Constant("echo", "y".repeat(240))))
+        .build()
+        .unwrap();
+    let (mut model, notices) = looping("echo", |n| json!({"fresh": n}));
+    let report = runtime.run("budget", &mut model).await;
+    let kinds: Vec<LimitKind> = report.limits.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, vec![LimitKind::Nudge, LimitKind::HardLimit]);
+    assert_eq!(report.steps.len(), 2);
+    assert!(
+        report.reason.starts_with("token hard limit ("),
+        "{}",
+        report.reason
+    );
+    let notices = notices.lock().unwrap();
+    assert_eq!(notices.len(), 2);
+    assert!(notices[0].contains("summarise"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_run_stops_before_any_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = Runtime::builder(allowing("echo"), RuntimeConfig::new(dir.path()))
+        .tool(Arc::new(Constant("echo", "z".into())))
+        .build()
+        .unwrap();
+    runtime.cancel("gone");
+    let (mut model, _) = looping("echo", |_| json!({}));
+    let report = runtime.run("gone", &mut model).await;
+    assert!(report.cancelled);
+    assert!(report.steps.is_empty() && report.limits.is_empty());
+    assert_eq!(report.reason, "cancelled by the user");
+}
