@@ -26,6 +26,8 @@ pub struct Policy {
     classifier: Arc<dyn Classifier>,
     denials: DenialTracker,
     notes: Vec<String>,
+    /// A managed policy refused `bypassPermissions` from every other source.
+    bypass_disabled: bool,
 }
 
 /// An overridden decision, for the conflict log.
@@ -60,6 +62,7 @@ impl Policy {
             policy.mode_source = Some(source);
         }
         policy.notes = settings.diagnostics().to_vec();
+        policy.bypass_disabled = settings.bypass_disabled();
         Ok(policy)
     }
 
@@ -72,6 +75,7 @@ impl Policy {
             classifier: Arc::new(DeterministicClassifier),
             denials: DenialTracker::default(),
             notes: Vec::new(),
+            bypass_disabled: false,
         })
     }
 
@@ -81,6 +85,12 @@ impl Policy {
     pub fn with_mode(mut self, mode: PermissionMode, source: Source) -> Self {
         if mode.needs_trusted_source() && matches!(source, Source::Project | Source::Local) {
             self.notes.push(format!("mode `{mode}` from {source} settings ignored: only policy, user settings and the command line can enable it"));
+        } else if mode == PermissionMode::BypassPermissions
+            && self.bypass_disabled
+            && source != Source::Policy
+        {
+            self.notes
+                .push(format!("mode `{mode}` from {source} ignored: disabled by policy"));
         } else {
             self.mode = mode;
             self.mode_source = Some(source);

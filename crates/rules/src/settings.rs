@@ -358,6 +358,11 @@ impl Settings {
         self.mode
     }
 
+    /// Whether a managed policy refused `bypassPermissions` (`"disableBypassPermissionsMode": "disable"`).
+    pub fn bypass_disabled(&self) -> bool {
+        self.bypass_disabled
+    }
+
     /// The additional directories of every source.
     pub fn additional_directories(&self) -> &[AdditionalDirectory] {
         &self.additional_directories
