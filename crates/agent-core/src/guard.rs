@@ -238,6 +238,12 @@ impl Guard {
                 }
             }
             CallTarget::Web { url, host: h } => match h {
+                // Only the web: a `file:` or other scheme would read local files past the Read rules.
+                Some(_) if !is_web_url(url) => findings.push(Verdict::new(
+                    Decision::Deny,
+                    format!("`{url}` is not an http(s) URL"),
+                    Provenance::layer(Layer::Tool),
+                )),
                 Some(h) => host = Some(h.as_str()),
                 None => findings.push(Verdict::new(
                     Decision::Ask,
@@ -346,6 +352,13 @@ impl Guard {
             Decision::Deny | Decision::Ask => Some(verdict.clone()),
         }
     }
+}
+
+/// Whether `url` uses http or https (scheme names are case-insensitive).
+fn is_web_url(url: &str) -> bool {
+    url.trim().split_once(':').is_some_and(|(scheme, _)| {
+        scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+    })
 }
 
 /// The directories a shell command line may move to with `cd`/`pushd` before it uses relative paths. The analysis
