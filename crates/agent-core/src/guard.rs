@@ -239,7 +239,7 @@ impl Guard {
             }
             CallTarget::Web { url, host: h } => match h {
                 // Only the web: a `file:` or other scheme would read local files past the Read rules.
-                Some(_) if !is_web_url(url) => findings.push(Verdict::new(
+                _ if !is_web_url(url) => findings.push(Verdict::new(
                     Decision::Deny,
                     format!("`{url}` is not an http(s) URL"),
                     Provenance::layer(Layer::Tool),
