@@ -51,16 +51,17 @@ pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};
 pub use registry::ToolRegistry;
 pub use runtime::{
-    CallReport, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT,
-    LimitEvent, LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeBuilder, RuntimeConfig,
-    SessionReport, StepRecord, tool_timeout_from_env,
+    CallReport, ChildModels, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_STEPS,
+    DEFAULT_TOOL_TIMEOUT, LimitEvent, LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeBuilder,
+    RuntimeConfig, SessionReport, StepRecord, tool_timeout_from_env,
 };
 pub use runtime_error::RuntimeError;
 pub use scenario::{
-    PreparedScenario, Scenario, ScenarioCall, ScenarioTurn, ScriptedApprover, ScriptedModel, run_scenario,
+    PreparedScenario, Scenario, ScenarioCall, ScenarioTurn, ScriptedApprover, ScriptedChildren,
+    ScriptedModel, run_scenario,
 };
 pub use telemetry::DecisionSource;
 pub use tools::{
     AskUserTool, BashLimits, FileEditTool, FileWriteTool, GlobFilesTool, GrepFilesTool, ReadFileTool,
-    RunBashTool, builtin_tools,
+    RunBashTool, SubagentTool, builtin_tools,
 };

@@ -33,6 +33,11 @@ impl ToolRegistry {
         self.tools.insert(ToolName::new(tool.name()), tool);
     }
 
+    /// Removes the tool called `name` (either family) and returns it.
+    pub fn remove(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.remove(&ToolName::new(name))
+    }
+
     /// The tool called `name` (either family: `Read` finds `read_file`).
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.tools.get(&ToolName::new(name)).cloned()

@@ -11,16 +11,18 @@ use std::time::{Duration, Instant};
 use agent_hooks::{
     AgentHook, AuditLogHook, CallStatus, CancellationHook, CommandHook, HookError, HookRegistry,
     HookSettings, MetricsHook, MetricsSnapshot, PermissionAnswer, PostToolUseContext, PreToolUseContext,
-    SessionContext, SessionStopContext, StepContext,
+    SessionContext, SessionStopContext, StepContext, SubagentContext, SubagentStopContext,
 };
 use agent_rules::{HookOutcome, PermissionMode, Rule, Settings, ToolName};
 use agent_runtime_limits::{
     BudgetAction, DuplicateCheck, DuplicateDetector, LimitsConfig, StepGate, StepLimiter, TokenBudget,
 };
+use agent_subagent::{ChildPlan, SubagentError};
 use agent_tool_traits::{
     CancelRegistry, DecidedBy, Decision, Layer, PermissionCheck, Provenance, Source, Tool, ToolCall,
     ToolContext, ToolError, ToolOutput, Verdict,
 };
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{
@@ -35,7 +37,7 @@ use crate::persist::OutputStore;
 use crate::registry::ToolRegistry;
 use crate::runtime_error::RuntimeError;
 use crate::telemetry::{self, DecisionSource};
-use crate::tools::builtin_tools;
+use crate::tools::{SubagentTool, builtin_tools};
 
 /// The per-call timeout when `AGENT_TOOL_TIMEOUT_SECS` is not set.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -207,6 +209,13 @@ pub trait Model: Send {
     }
 }
 
+/// Gives the model of each subagent a `subagent` call starts. A runtime built without one has no `subagent` tool.
+pub trait ChildModels: Send + Sync {
+    /// The model driving the child `plan` describes, started by a call with `args` (the child's fresh messages
+    /// are in `plan.messages`); `None` when no model can drive it (the call then fails).
+    fn child_model(&self, plan: &ChildPlan, args: &Value) -> Option<Box<dyn Model>>;
+}
+
 /// How a session went.
 #[derive(Debug, Clone)]
 pub struct SessionReport {
@@ -245,6 +254,7 @@ pub struct RuntimeBuilder {
     tools: Vec<Arc<dyn Tool>>,
     only: Option<Vec<String>>,
     cancel: CancelRegistry,
+    child_models: Option<Arc<dyn ChildModels>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -291,6 +301,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Adds the `subagent` tool (`Task`/`Agent`), its children driven by the models `models` gives.
+    #[must_use]
+    pub fn subagent_models(mut self, models: Arc<dyn ChildModels>) -> Self {
+        self.child_models = Some(models);
+        self
+    }
+
     /// Shares `cancel`, the registry of cancelled runs, with the caller (an API that cancels sessions).
     #[must_use]
     pub fn cancel_registry(mut self, cancel: CancelRegistry) -> Self {
@@ -323,6 +340,10 @@ impl RuntimeBuilder {
         for tool in self.tools {
             registry.register(tool);
         }
+        if self.child_models.is_some() {
+            // A placeholder so that `only_tools` can keep or drop it; the real tool needs the finished parts.
+            registry.register(Arc::new(SubagentTool::placeholder()));
+        }
         if let Some(only) = &self.only {
             let names: Vec<&str> = only.iter().map(String::as_str).collect();
             registry = registry.restrict(&names);
@@ -345,11 +366,11 @@ impl RuntimeBuilder {
         if let Some(audit) = &self.audit {
             hooks.register(Arc::new(audit.clone()));
         }
-        Ok(Runtime {
+        let mut runtime = Runtime {
             store: OutputStore::new(&library_dir, self.config.max_output_chars),
             config: self.config,
             guard_options,
-            settings: Mutex::new(self.settings),
+            settings: Arc::new(Mutex::new(self.settings)),
             guard,
             registry,
             hooks,
@@ -358,7 +379,35 @@ impl RuntimeBuilder {
             metrics,
             tokens: Mutex::default(),
             duplicates: Mutex::default(),
-        })
+            ceiling: None,
+            bubble: false,
+            host: None,
+        };
+        if let Some(models) = self.child_models
+            && runtime.registry.contains(SubagentTool::NAME)
+        {
+            let mut parent_tools = runtime.registry.clone();
+            parent_tools.remove(SubagentTool::NAME);
+            let host = SubagentHost {
+                config: runtime.config.clone(),
+                guard_options: runtime.guard_options.clone(),
+                settings: Arc::clone(&runtime.settings),
+                guard: runtime.guard.clone(),
+                registry: parent_tools,
+                hooks: runtime.hooks.clone(),
+                approver: Arc::clone(&runtime.approver),
+                store: runtime.store.clone(),
+                cancel: runtime.cancel.clone(),
+                metrics: Arc::clone(&runtime.metrics),
+                models,
+            };
+            let host = Arc::new(host);
+            runtime
+                .registry
+                .register(Arc::new(SubagentTool::new(Arc::clone(&host))));
+            runtime.host = Some(host);
+        }
+        Ok(runtime)
     }
 }
 
@@ -368,8 +417,9 @@ impl RuntimeBuilder {
 pub struct Runtime {
     config: RuntimeConfig,
     guard_options: GuardOptions,
-    /// The loaded settings plus the rules the user's answers added in this session.
-    settings: Mutex<Settings>,
+    /// The loaded settings plus the rules the user's answers added in this session (shared with the subagents
+    /// this runtime starts, so that they inherit the answers too).
+    settings: Arc<Mutex<Settings>>,
     guard: GuardHandle,
     registry: ToolRegistry,
     hooks: HookRegistry,
@@ -380,6 +430,12 @@ pub struct Runtime {
     tokens: Mutex<HashMap<String, CancellationToken>>,
     /// The duplicate-call detector of each running session.
     duplicates: Mutex<HashMap<String, DuplicateDetector>>,
+    /// A subagent's parent guard: each call is decided by it too and the stricter decision wins.
+    ceiling: Option<GuardHandle>,
+    /// A subagent in `bubble` mode: its asks go to the parent's approver instead of being denied.
+    bubble: bool,
+    /// What the `subagent` tool starts children with, when this runtime has it.
+    host: Option<Arc<SubagentHost>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -390,6 +446,14 @@ impl std::fmt::Debug for Runtime {
             .field("hooks", &self.hooks)
             .finish_non_exhaustive()
     }
+}
+
+/// How the loop ended.
+struct LoopEnd {
+    steps: Vec<StepRecord>,
+    answer: Option<String>,
+    reason: String,
+    limits: Vec<LimitEvent>,
 }
 
 /// A call after the permission pipeline: denied (with its report but for the output hooks) or cleared to run.
@@ -410,6 +474,7 @@ impl Runtime {
             tools: Vec::new(),
             only: None,
             cancel: CancelRegistry::new(),
+            child_models: None,
         }
     }
 
@@ -503,6 +568,30 @@ impl Runtime {
     /// for a forced answer, in the stop reason (the audit log's `SESSION_STOP` row).
     pub async fn run(&self, session_id: &str, model: &mut dyn Model) -> SessionReport {
         self.start_session(session_id).await;
+        let ended = self.run_loop(session_id, model).await;
+        let token = self.token(session_id);
+        let cancelled = self.cancel.is_cancelled(session_id) || token.is_cancelled();
+        let count = u32::try_from(ended.steps.len()).unwrap_or(u32::MAX);
+        let stop_error = self
+            .stop_session(session_id, count, &ended.reason)
+            .await
+            .err()
+            .map(|e| e.to_string());
+        SessionReport {
+            session_id: session_id.to_owned(),
+            steps: ended.steps,
+            answer: ended.answer,
+            reason: ended.reason,
+            limits: ended.limits,
+            cancelled,
+            stop_error,
+            metrics: self.metrics.snapshot(),
+        }
+    }
+
+    /// The loop of [`Runtime::run`], without the session's start and stop (a subagent runs it inside its
+    /// parent's session).
+    async fn run_loop(&self, session_id: &str, model: &mut dyn Model) -> LoopEnd {
         let token = self.token(session_id);
         let limits = self.config.limits;
         let mut limiter = StepLimiter::new(&limits);
@@ -586,22 +675,11 @@ impl Runtime {
                 }
             }
         };
-        let cancelled = self.cancel.is_cancelled(session_id) || token.is_cancelled();
-        let count = u32::try_from(steps.len()).unwrap_or(u32::MAX);
-        let stop_error = self
-            .stop_session(session_id, count, &reason)
-            .await
-            .err()
-            .map(|e| e.to_string());
-        SessionReport {
-            session_id: session_id.to_owned(),
+        LoopEnd {
             steps,
             answer,
             reason,
             limits: events,
-            cancelled,
-            stop_error,
-            metrics: self.metrics.snapshot(),
         }
     }
 
@@ -765,8 +843,7 @@ impl Runtime {
                 call.name
             ))],
         };
-        let guard = self.guard.current();
-        let decided = guard.decide_with(&call.name, &call.args, &hooks, &checks);
+        let decided = self.decide_with(&call, &hooks, &checks);
         let verdict = decided.verdict().clone();
         let (verdict, source, answer) = match verdict.decision {
             Decision::Allow | Decision::Deny => {
@@ -825,6 +902,65 @@ impl Runtime {
             )
     }
 
+    /// The plan of the child a `subagent` call with `args` would start under this runtime (its tools, mode and
+    /// messages); `None` when this runtime has no `subagent` tool.
+    pub fn plan_subagent(&self, args: &Value) -> Option<Result<ChildPlan, SubagentError>> {
+        let host = self.host.as_ref()?;
+        Some(crate::tools::plan_subagent(host, args))
+    }
+
+    /// The runtime of the child `plan` describes (for inspection: [`Runtime::decide`] on it tells what the
+    /// child may do); `None` when this runtime has no `subagent` tool.
+    pub fn subagent(&self, plan: &ChildPlan) -> Option<Result<Runtime, RuntimeError>> {
+        Some(self.host.as_ref()?.child_runtime(plan))
+    }
+
+    /// The guard's decision of `call`; in a subagent, the stricter of its own and its parent's (a child may do
+    /// nothing its parent may not).
+    fn decide_with(
+        &self,
+        call: &ToolCall,
+        hooks: &HookOutcome,
+        checks: &[PermissionCheck],
+    ) -> crate::guard::Decided {
+        let own = self
+            .guard
+            .current()
+            .decide_with(&call.name, &call.args, hooks, checks);
+        let Some(ceiling) = &self.ceiling else {
+            return own;
+        };
+        let parent = ceiling
+            .current()
+            .decide_with(&call.name, &call.args, hooks, checks);
+        if parent.verdict().decision > own.verdict().decision {
+            parent
+        } else {
+            own
+        }
+    }
+
+    /// What the permission pipeline decides for a call of `tool` with `args` before anyone answers an ask: the
+    /// guard with the tool's own checks (in a subagent, under its parent's permissions too), without hooks. In a
+    /// silent context without `bubble`, an ask is already a deny.
+    pub fn decide(&self, tool: &str, args: &Value) -> Verdict {
+        let call = ToolCall::new("decide", tool, args.clone());
+        let checks = match self.registry.get(tool) {
+            Some(tool) => tool.check_permissions(args),
+            None => vec![PermissionCheck::deny(format!(
+                "no tool named `{tool}` is available to this agent"
+            ))],
+        };
+        let decided = self.decide_with(&call, &HookOutcome::default(), &checks);
+        let verdict = decided.verdict().clone();
+        match verdict.decision {
+            Decision::Ask if self.config.silent && !self.bubble => {
+                no_prompt(&verdict, "no user to ask in a silent context")
+            }
+            Decision::Allow | Decision::Ask | Decision::Deny => verdict,
+        }
+    }
+
     /// Puts an ask to the approver (or denies it without one) and applies the answer's rules.
     async fn ask(
         &self,
@@ -833,7 +969,7 @@ impl Runtime {
     ) -> (Verdict, DecisionSource, Option<ApprovalAnswer>) {
         let (session_id, call) = (pre.session_id.as_str(), &pre.call);
         let ask = decided.verdict();
-        if self.config.silent {
+        if self.config.silent && !self.bubble {
             return (
                 no_prompt(ask, "no user to ask in a silent context"),
                 DecisionSource::UserReject,
@@ -1006,4 +1142,153 @@ fn no_prompt(ask: &Verdict, why: &str) -> Verdict {
     );
     verdict.diagnostics = ask.diagnostics.clone();
     verdict
+}
+
+/// What a runtime's `subagent` tool needs of its parent to start a child.
+pub(crate) struct SubagentHost {
+    config: RuntimeConfig,
+    guard_options: GuardOptions,
+    settings: Arc<Mutex<Settings>>,
+    guard: GuardHandle,
+    /// The parent's tools without the `subagent` tool.
+    registry: ToolRegistry,
+    hooks: HookRegistry,
+    approver: Arc<dyn Approver>,
+    store: OutputStore,
+    cancel: CancelRegistry,
+    metrics: Arc<MetricsHook>,
+    models: Arc<dyn ChildModels>,
+}
+
+impl SubagentHost {
+    /// The parent's mode now.
+    pub(crate) fn parent_mode(&self) -> PermissionMode {
+        self.guard.current().policy().mode()
+    }
+
+    /// The parent's tools (without the `subagent` tool).
+    pub(crate) fn parent_tools(&self) -> Vec<&str> {
+        self.registry.names()
+    }
+
+    /// The runtime of the child `plan` describes: the parent's rules (with the answers so far), hooks, approver
+    /// (in `bubble` mode) and output store; the narrowed tools; the child's mode, with the parent's guard as a
+    /// ceiling; a silent context; no `subagent` tool.
+    pub(crate) fn child_runtime(&self, plan: &ChildPlan) -> Result<Runtime, RuntimeError> {
+        let settings = self
+            .settings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let guard_options = GuardOptions {
+            mode: Some((plan.mode, Source::Session)),
+            ..self.guard_options.clone()
+        };
+        let guard = Guard::new(&settings, &guard_options)?;
+        let names: Vec<&str> = plan.tools.iter().map(String::as_str).collect();
+        let config = RuntimeConfig {
+            agent_name: plan.name.clone(),
+            silent: plan.silent,
+            mode: guard_options.mode,
+            ..self.config.clone()
+        };
+        Ok(Runtime {
+            config,
+            guard_options,
+            settings: Arc::new(Mutex::new(settings)),
+            guard: GuardHandle::new(guard),
+            registry: self.registry.restrict(&names),
+            hooks: self.hooks.clone(),
+            approver: if plan.bubble {
+                Arc::clone(&self.approver)
+            } else {
+                Arc::new(HeadlessApprover)
+            },
+            store: self.store.clone(),
+            cancel: self.cancel.clone(),
+            metrics: Arc::clone(&self.metrics),
+            tokens: Mutex::default(),
+            duplicates: Mutex::default(),
+            ceiling: Some(self.guard.clone()),
+            bubble: plan.bubble,
+            host: None,
+        })
+    }
+
+    /// Runs the child `plan` describes inside the parent's session ([`SubagentHost::child_runtime`], fresh
+    /// messages, its model from the `ChildModels`); the subagent start and stop hooks fire around it. Returns
+    /// the child's final answer, or why it stopped.
+    pub(crate) async fn run_child(
+        &self,
+        plan: ChildPlan,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<String, ToolError> {
+        let Some(mut model) = self.models.child_model(&plan, args) else {
+            return Err(ToolError::Failed(format!(
+                "no model can drive a `{}` subagent",
+                plan.name
+            )));
+        };
+        let child = self
+            .child_runtime(&plan)
+            .map_err(|error| ToolError::Failed(format!("the subagent could not start: {error}")))?;
+        let task = plan
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == agent_subagent::ChildRole::User)
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let start = SubagentContext {
+            session_id: ctx.session_id.clone(),
+            parent_agent: ctx.agent_name.clone(),
+            agent_name: plan.name.clone(),
+            task,
+        };
+        self.hooks.subagent_start(&start).await;
+        tracing::info!(
+            session = %ctx.session_id,
+            parent = %ctx.agent_name,
+            agent = %plan.name,
+            mode = %plan.mode,
+            tools = ?plan.tools,
+            bubble = plan.bubble,
+            "a subagent starts"
+        );
+        let ended = child.run_loop(&ctx.session_id, model.as_mut()).await;
+        let outcome = ended.answer.clone().unwrap_or_else(|| ended.reason.clone());
+        let stop = SubagentStopContext {
+            session_id: ctx.session_id.clone(),
+            parent_agent: ctx.agent_name.clone(),
+            agent_name: plan.name.clone(),
+            steps: u32::try_from(ended.steps.len()).unwrap_or(u32::MAX),
+            outcome: outcome.clone(),
+        };
+        self.hooks.subagent_stop(&stop).await;
+        if self.cancel.is_cancelled(&ctx.session_id) {
+            return Err(ToolError::Cancelled);
+        }
+        // The parent sees what its child did, call by call, as the child's audit rows record it.
+        let mut calls = Vec::new();
+        for report in ended.steps.iter().flat_map(|step| &step.calls) {
+            let provenance = &report.verdict.provenance;
+            let step = provenance.step.map_or("finding", DecidedBy::as_str);
+            calls.push(format!(
+                "[{}] {} {:?} by {}/{step}",
+                report.call.id, report.call.name, report.status, provenance.layer
+            ));
+        }
+        Ok(format!(
+            "subagent `{}` ({} step(s), {}): {outcome}\ncalls: {}",
+            plan.name,
+            ended.steps.len(),
+            ended.reason,
+            if calls.is_empty() {
+                "none".to_owned()
+            } else {
+                calls.join("; ")
+            }
+        ))
+    }
 }

@@ -13,7 +13,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::approval::{ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver};
-use crate::runtime::{Model, ModelFuture, ModelTurn, Runtime, RuntimeConfig, SessionReport, StepRecord};
+use crate::runtime::{
+    ChildModels, Model, ModelFuture, ModelTurn, Runtime, RuntimeConfig, SessionReport, StepRecord,
+};
 use crate::runtime_error::RuntimeError;
 
 /// A scripted session, read from JSON.
@@ -261,6 +263,43 @@ impl Model for ScriptedModel {
     }
 }
 
+/// Drives each subagent with the turns its `subagent` call carries: `{"subagent_type": "explore", "prompt": …,
+/// "turns": [{"calls": […]}], "final_answer": "…"}`.
+#[derive(Debug, Clone)]
+pub struct ScriptedChildren {
+    cancel: CancelRegistry,
+    session_id: String,
+}
+
+impl ScriptedChildren {
+    /// Children of the session `session_id`; `cancel` receives their scheduled cancellations.
+    pub fn new(cancel: CancelRegistry, session_id: &str) -> Self {
+        Self {
+            cancel,
+            session_id: session_id.to_owned(),
+        }
+    }
+}
+
+impl ChildModels for ScriptedChildren {
+    fn child_model(&self, _plan: &agent_subagent::ChildPlan, args: &Value) -> Option<Box<dyn Model>> {
+        let turns: Vec<ScenarioTurn> = match args.get("turns") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(turns) => serde_json::from_value(turns.clone()).ok()?,
+        };
+        Some(Box::new(ScriptedModel {
+            turns,
+            next: 0,
+            answer: args
+                .get("final_answer")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            cancel: self.cancel.clone(),
+            session_id: self.session_id.clone(),
+        }))
+    }
+}
+
 /// An approver answering asks by call id and questions in order; what the script does not answer goes to the
 /// fallback approver, if there is one.
 #[derive(Default)]
@@ -343,7 +382,8 @@ pub async fn run_scenario(
             Some(fallback) => scenario.approver().with_fallback(fallback),
             None => scenario.approver(),
         }))
-        .cancel_registry(cancel.clone());
+        .cancel_registry(cancel.clone())
+        .subagent_models(Arc::new(ScriptedChildren::new(cancel.clone(), session_id)));
     if let Some(audit) = audit {
         builder = builder.audit(audit);
     }
