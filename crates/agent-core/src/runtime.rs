@@ -719,7 +719,7 @@ impl Runtime {
             token.clone(),
         ));
         // Duplicate detection comes before the hooks (SPEC §3): a call the model keeps repeating is refused unseen.
-        let checks = self.duplicate_checks(session_id, &calls);
+        let checks = self.duplicate_checks(session_id, step, &calls);
         let mut planned = Vec::with_capacity(calls.len());
         for (call, check) in calls.into_iter().zip(checks) {
             planned.push(match check {
@@ -886,8 +886,9 @@ impl Runtime {
         }
     }
 
-    /// How each call of a step compares with the session's previous steps (tools by canonical name).
-    fn duplicate_checks(&self, session_id: &str, calls: &[ToolCall]) -> Vec<DuplicateCheck> {
+    /// How each call of `step` compares with the session's previous steps (tools by canonical name; calls given
+    /// again for the same step number belong to that step).
+    fn duplicate_checks(&self, session_id: &str, step: u32, calls: &[ToolCall]) -> Vec<DuplicateCheck> {
         let names: Vec<String> = calls.iter().map(|c| ToolName::new(&c.name).to_string()).collect();
         self.duplicates
             .lock()
@@ -895,6 +896,7 @@ impl Runtime {
             .entry(session_id.to_owned())
             .or_insert_with(|| DuplicateDetector::new(&self.config.limits))
             .check_step(
+                step,
                 names
                     .iter()
                     .map(String::as_str)

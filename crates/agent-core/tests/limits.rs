@@ -239,3 +239,28 @@ async fn a_cancelled_run_stops_before_any_limit() {
     assert!(report.steps.is_empty() && report.limits.is_empty());
     assert_eq!(report.reason, "cancelled by the user");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn execute_counts_steps_by_their_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = Runtime::builder(allowing("echo"), RuntimeConfig::new(dir.path()))
+        .tool(Arc::new(Constant("echo", "e".into())))
+        .build()
+        .unwrap();
+    let call = || vec![ToolCall::new("c", "echo", json!({"n": 1}))];
+    for _ in 0..4 {
+        let reports = runtime.execute("parts", 1, call()).await;
+        assert_eq!(
+            reports[0].status,
+            CallStatus::Ok,
+            "one step given in parts is one step"
+        );
+    }
+    assert_eq!(
+        runtime.execute("parts", 2, call()).await[0].status,
+        CallStatus::Ok
+    );
+    let third = runtime.execute("parts", 3, call()).await;
+    assert_eq!(third[0].status, CallStatus::Denied);
+    assert_eq!(third[0].verdict.provenance.layer, Layer::Limits);
+}

@@ -25,12 +25,16 @@ pub enum DuplicateCheck {
 
 /// Counts, for each call (same tool name, same canonical JSON arguments), the consecutive steps that made it. A
 /// model that makes the same call turn after turn is looping; identical calls inside one step count once (they are
-/// one request made in parallel, not a loop).
+/// one request made in parallel, or one step executed in parts, not a loop).
 #[derive(Debug, Clone)]
 pub struct DuplicateDetector {
     limit: u32,
-    /// The calls of the previous step and how many consecutive steps made each.
-    runs: HashMap<(String, String), u32>,
+    /// The step being recorded.
+    step: Option<u32>,
+    /// The calls of the step before it and how many consecutive steps made each.
+    before: HashMap<(String, String), u32>,
+    /// The calls of the step being recorded, counted with the steps before.
+    current: HashMap<(String, String), u32>,
 }
 
 impl DuplicateDetector {
@@ -38,37 +42,47 @@ impl DuplicateDetector {
     pub fn new(config: &LimitsConfig) -> Self {
         Self {
             limit: config.duplicate_limit,
-            runs: HashMap::new(),
+            step: None,
+            before: HashMap::new(),
+            current: HashMap::new(),
         }
     }
 
-    /// Records a step of one call of `tool` with `args` (give the canonical tool name so that aliases compare
-    /// equal).
+    /// Records the next step, made of one call of `tool` with `args` (give the canonical tool name so that
+    /// aliases compare equal).
     pub fn check(&mut self, tool: &str, args: &Value) -> DuplicateCheck {
-        self.check_step([(tool, args)])
+        let step = self.step.map_or(1, |step| step.saturating_add(1));
+        self.check_step(step, [(tool, args)])
             .into_iter()
             .next()
             .unwrap_or(DuplicateCheck::Fresh)
     }
 
-    /// Records one step's calls and returns, in order, how each compares with the steps before.
+    /// Records calls of `step` and returns, in order, how each compares with the steps before. Calls given again
+    /// for the same step number belong to that step.
     pub fn check_step<'a>(
         &mut self,
+        step: u32,
         calls: impl IntoIterator<Item = (&'a str, &'a Value)>,
     ) -> Vec<DuplicateCheck> {
-        let mut runs: HashMap<(String, String), u32> = HashMap::new();
+        if self.step != Some(step) {
+            self.before = std::mem::take(&mut self.current);
+            self.step = Some(step);
+        }
         let mut checks = Vec::new();
         for (tool, args) in calls {
             let key = (tool.to_owned(), canonical_json(args));
-            let previous = self.runs.get(&key).copied().unwrap_or(0);
-            let run = *runs.entry(key).or_insert_with(|| previous.saturating_add(1));
+            let previous = self.before.get(&key).copied().unwrap_or(0);
+            let run = *self
+                .current
+                .entry(key)
+                .or_insert_with(|| previous.saturating_add(1));
             checks.push(match run {
                 0 | 1 => DuplicateCheck::Fresh,
                 count if count >= self.limit => DuplicateCheck::Blocked { count },
                 count => DuplicateCheck::Repeated { count },
             });
         }
-        self.runs = runs;
         checks
     }
 }
@@ -159,28 +173,55 @@ mod tests {
     fn identical_calls_in_one_step_count_once_and_a_step_without_the_call_resets_it() {
         let mut detector = DuplicateDetector::new(&LimitsConfig::default());
         let (a, b) = (json!({"path": "a"}), json!({"path": "b"}));
-        let step = |d: &mut DuplicateDetector| {
-            d.check_step([("read_file", &a), ("read_file", &a), ("read_file", &b)])
+        let step = |d: &mut DuplicateDetector, n| {
+            d.check_step(n, [("read_file", &a), ("read_file", &a), ("read_file", &b)])
         };
-        assert_eq!(step(&mut detector), vec![DuplicateCheck::Fresh; 3]);
+        assert_eq!(step(&mut detector, 1), vec![DuplicateCheck::Fresh; 3]);
         assert_eq!(
-            step(&mut detector),
+            step(&mut detector, 2),
             vec![DuplicateCheck::Repeated { count: 2 }; 3]
         );
-        assert_eq!(step(&mut detector), vec![DuplicateCheck::Blocked { count: 3 }; 3]);
         assert_eq!(
-            detector.check_step([("read_file", &b)]),
+            step(&mut detector, 3),
+            vec![DuplicateCheck::Blocked { count: 3 }; 3]
+        );
+        assert_eq!(
+            detector.check_step(4, [("read_file", &b)]),
             vec![DuplicateCheck::Blocked { count: 4 }]
         );
         assert_eq!(
-            detector.check_step([("read_file", &a)]),
+            detector.check_step(5, [("read_file", &a)]),
             vec![DuplicateCheck::Fresh]
         );
-        assert_eq!(detector.check_step(std::iter::empty()), Vec::new());
+        assert_eq!(detector.check_step(6, std::iter::empty()), Vec::new());
         assert_eq!(
             detector.check("read_file", &a),
             DuplicateCheck::Fresh,
             "an empty step broke the run"
+        );
+    }
+
+    #[test]
+    fn a_step_given_in_parts_is_one_step() {
+        let mut detector = DuplicateDetector::new(&LimitsConfig::default());
+        let a = json!({"path": "a"});
+        for _ in 0..5 {
+            assert_eq!(
+                detector.check_step(1, [("read_file", &a)]),
+                vec![DuplicateCheck::Fresh]
+            );
+        }
+        assert_eq!(
+            detector.check_step(2, [("read_file", &a)]),
+            vec![DuplicateCheck::Repeated { count: 2 }]
+        );
+        assert_eq!(
+            detector.check_step(2, [("read_file", &a)]),
+            vec![DuplicateCheck::Repeated { count: 2 }]
+        );
+        assert_eq!(
+            detector.check_step(3, [("read_file", &a)]),
+            vec![DuplicateCheck::Blocked { count: 3 }]
         );
     }
 
