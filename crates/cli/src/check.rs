@@ -2,6 +2,8 @@
 
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use agent_core::{HookInput, HookOutput};
 use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
@@ -20,7 +22,7 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool) -> Result<ExitC
             .read_to_string(&mut text)
             .context("cannot read stdin")?;
         let input = HookInput::parse(text.trim()).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let line = decide_line(&mut guards, &input, explain);
+        let line = decide_line_bounded(&mut guards, &input, explain);
         writeln!(out, "{line}")?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
@@ -46,6 +48,53 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool) -> Result<ExitC
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// How long one decision of the hook may take by default. A coding agent gives up on a hook after its own timeout
+/// and then runs the call without it, so a pathological input must end in a deny well before that, not in a silent
+/// pass. `AGENT_GUARD_DECISION_TIMEOUT_MS` changes it.
+const DECISION_LIMIT: Duration = Duration::from_secs(5);
+
+fn decision_limit() -> Duration {
+    std::env::var("AGENT_GUARD_DECISION_TIMEOUT_MS")
+        .ok()
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map_or(DECISION_LIMIT, Duration::from_millis)
+}
+
+/// [`decide_line`] on a worker thread, bounded by [`DECISION_LIMIT`]: past it the call is denied (the worker is
+/// abandoned; the process exits right after printing).
+fn decide_line_bounded(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> String {
+    let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
+        Ok(guard) => Arc::clone(guard),
+        Err(_) => return decide_line(guards, input, explain),
+    };
+    let (done, result) = std::sync::mpsc::channel();
+    let job = input.clone();
+    let spawned = std::thread::Builder::new()
+        .name("decide".to_owned())
+        .spawn(move || {
+            let decided = guard.decide(&job.tool_name, &job.tool_input);
+            if explain {
+                eprintln!("{}", crate::explain::render_text(&job, &decided));
+            }
+            let _ = done.send(HookOutput::from_verdict(&decided.resolution.verdict).to_json());
+        });
+    if spawned.is_err() {
+        return decide_line(guards, input, explain);
+    }
+    let limit = decision_limit();
+    result.recv_timeout(limit).unwrap_or_else(|_| {
+        let verdict = Verdict::new(
+            Decision::Deny,
+            format!(
+                "the analysis did not finish within {} ms, so the call is not allowed",
+                limit.as_millis()
+            ),
+            Provenance::layer(Layer::Bash),
+        );
+        HookOutput::from_verdict(&verdict).to_json()
     })
 }
 

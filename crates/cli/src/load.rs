@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use agent_core::{Guard, GuardOptions};
 use agent_rules::{Discovery, PermissionMode, Settings};
@@ -46,7 +47,7 @@ pub(crate) fn cli_mode(args: &DecideArgs) -> Result<Option<PermissionMode>> {
 pub(crate) struct Guards<'a> {
     args: &'a DecideArgs,
     cli_mode: Option<PermissionMode>,
-    built: HashMap<(String, Option<PermissionMode>), Result<Guard, String>>,
+    built: HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>>,
 }
 
 impl<'a> Guards<'a> {
@@ -59,7 +60,7 @@ impl<'a> Guards<'a> {
     }
 
     /// The guard for an input's `cwd` and `permission_mode`; an error when its settings cannot be loaded.
-    pub(crate) fn get(&mut self, cwd: &str, input_mode: Option<&str>) -> &Result<Guard, String> {
+    pub(crate) fn get(&mut self, cwd: &str, input_mode: Option<&str>) -> &Result<Arc<Guard>, String> {
         // `--mode` wins; then the coding agent's mode (the user chose it in that session). An unknown mode name
         // from the coding agent is ignored: the settings' own mode applies.
         let mode = self.cli_mode.map(|m| (m, Source::CliArg)).or_else(|| {
@@ -72,7 +73,7 @@ impl<'a> Guards<'a> {
             .entry((cwd.to_owned(), mode.map(|m| m.0)))
             .or_insert_with(|| {
                 let cwd = PathBuf::from(cwd);
-                let build = || -> Result<Guard> {
+                let build = || -> Result<Arc<Guard>> {
                     let settings = settings(&cwd, args)?;
                     let options = GuardOptions {
                         cwd: cwd.clone(),
@@ -80,7 +81,7 @@ impl<'a> Guards<'a> {
                         mode,
                         extra_roots: Vec::new(),
                     };
-                    Ok(Guard::new(&settings, &options)?)
+                    Ok(Arc::new(Guard::new(&settings, &options)?))
                 };
                 build().map_err(|e| format!("{e:#}"))
             })

@@ -230,3 +230,29 @@ fn recorded_inputs_of_every_tool_family() {
         assert_eq!(decision, want, "{input}: {reason}");
     }
 }
+
+#[test]
+fn a_decision_that_does_not_finish_in_time_is_a_deny() {
+    let (_tmp, cwd, home) = dirs();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
+    command
+        .arg("check")
+        .env("HOME", &home)
+        .env("AGENT_GUARD_DECISION_TIMEOUT_MS", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    // Thousands of commands take far longer than a millisecond to analyse.
+    let long = vec!["echo ok"; 5_000].join(" && ");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input(&cwd, "Bash", json!({ "command": long })).as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let (decision_text, reason) = decision(String::from_utf8(out.stdout).unwrap().trim());
+    assert_eq!(decision_text, "deny");
+    assert!(reason.contains("did not finish"), "{reason}");
+}
