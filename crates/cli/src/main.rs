@@ -129,6 +129,14 @@ fn emit(text: &str) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
+    // The shell parser panics on some malformed words; bash-guard catches those panics and asks instead. They are
+    // expected, so they are not printed; any other panic is one line, not a backtrace in a hook's stderr.
+    std::panic::set_hook(Box::new(|info| {
+        if info.location().is_some_and(|l| l.file().contains("brush-parser")) {
+            return;
+        }
+        eprintln!("agent-guard: internal error: {info}");
+    }));
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check {
