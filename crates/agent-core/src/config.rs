@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use agent_rules::{Section, Settings};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
@@ -25,6 +25,9 @@ pub struct GuardSettings {
     pub skills_dir: Option<PathBuf>,
     /// Directories readable but not writable.
     pub read_only_dirs: Vec<PathBuf>,
+    /// The runtime limits' keys (`maxSteps`, `tokenSoftLimit`, ...), each from the highest source that sets it;
+    /// read by `LimitsConfig::with_settings`.
+    pub limits: Map<String, Value>,
 }
 
 /// The `agentGuard` section of a settings file.
@@ -53,22 +56,66 @@ struct SectionJson {
     /// Roots that may be read but not written.
     #[serde(default)]
     read_only_directories: Vec<PathBuf>,
+    /// The runtime limits (L7), each key from the highest source that sets it; the environment variables
+    /// (`AGENT_MAX_STEPS`, `AGENT_TOKEN_SOFT_LIMIT`, `AGENT_TOKEN_HARD_LIMIT`) override them.
+    #[serde(default)]
+    #[schemars(with = "Option<LimitsJson>")]
+    limits: Option<Map<String, Value>>,
+}
+
+/// The `limits` object of the `agentGuard` section (its schema; the keys are read by `LimitsConfig::with_settings`,
+/// which reports a bad value in the trace instead of failing the load).
+#[allow(dead_code, reason = "only its schema is used")]
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LimitsJson {
+    /// Steps with tools before one final turn without them (default 8).
+    #[schemars(range(min = 1))]
+    max_steps: Option<u32>,
+    /// The count of identical consecutive calls at which the call is refused (default 3).
+    #[schemars(range(min = 1))]
+    duplicate_limit: Option<u32>,
+    /// Estimated tokens over which each step gets a nudge (default 32,000).
+    #[schemars(range(min = 1))]
+    token_soft_limit: Option<u64>,
+    /// Estimated tokens at which the model must answer (default 40,000).
+    #[schemars(range(min = 1))]
+    token_hard_limit: Option<u64>,
+    /// Consecutive steps without new information that force an answer (default 3).
+    #[schemars(range(min = 1))]
+    diminishing_steps: Option<u32>,
+    /// Below this many estimated tokens of unseen output, a step adds no new information (default 16).
+    #[schemars(range(min = 1))]
+    min_new_tokens: Option<u64>,
+    /// Consecutive compaction failures that skip auto-compaction (default 3).
+    #[schemars(range(min = 1))]
+    compaction_failures: Option<u32>,
 }
 
 /// The JSON Schema of a settings file, `agentGuard` section included (checked in as docs/settings.schema.json).
 pub fn settings_schema() -> Value {
     let mut schema = agent_rules::settings_schema();
-    let section = serde_json::to_value(schemars::schema_for!(SectionJson)).unwrap_or(Value::Null);
-    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        let mut section = section;
-        if let Some(object) = section.as_object_mut() {
-            object.remove("$schema");
-            object.remove("title");
-            object.insert(
-                "description".to_owned(),
-                Value::String("agent-guard's own keys (ignored by the coding agent).".to_owned()),
-            );
-        }
+    let mut section = serde_json::to_value(schemars::schema_for!(SectionJson)).unwrap_or(Value::Null);
+    let mut defs = None;
+    if let Some(object) = section.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+        // `$ref`s resolve against the document's root, so the section's definitions move there.
+        defs = object.remove("$defs");
+        object.insert(
+            "description".to_owned(),
+            Value::String("agent-guard's own keys (ignored by the coding agent).".to_owned()),
+        );
+    }
+    let Some(root) = schema.as_object_mut() else {
+        return schema;
+    };
+    if let Some(Value::Object(defs)) = defs
+        && let Value::Object(all) = root.entry("$defs").or_insert_with(|| Value::Object(Map::new()))
+    {
+        all.extend(defs);
+    }
+    if let Some(Value::Object(properties)) = root.get_mut("properties") {
         properties.insert("agentGuard".to_owned(), section);
     }
     schema
@@ -98,6 +145,10 @@ impl GuardSettings {
             merged.library_dir = merged.library_dir.take().or(json.library_dir);
             merged.skills_dir = merged.skills_dir.take().or(json.skills_dir);
             merged.read_only_dirs.extend(json.read_only_directories);
+            // Sections come highest first: a key already set stays.
+            for (key, value) in json.limits.unwrap_or_default() {
+                merged.limits.entry(key).or_insert(value);
+            }
         }
         Ok(merged)
     }

@@ -317,8 +317,16 @@ impl RuntimeBuilder {
 
     /// Builds the guard, the tools and the hooks. Hooks run in this order: cancellation, the in-process hooks,
     /// the command hooks of agent-guard's settings files, metrics, the audit log.
-    pub fn build(self) -> Result<Runtime, RuntimeError> {
+    ///
+    /// The `limits` of the `agentGuard` settings apply over [`RuntimeConfig::limits`], and the environment variables
+    /// (`AGENT_MAX_STEPS`, ...) over them; a bad limit value is reported in the trace and keeps the previous value.
+    pub fn build(mut self) -> Result<Runtime, RuntimeError> {
         let guard_settings = GuardSettings::from_settings(&self.settings)?;
+        if !guard_settings.limits.is_empty() {
+            self.config.limits = limits_from_settings(self.config.limits, &guard_settings.limits, |name| {
+                std::env::var(name).ok()
+            });
+        }
         let library_dir = self
             .config
             .library_dir
@@ -1104,6 +1112,22 @@ impl Runtime {
     }
 }
 
+/// `limits` with the settings' `section` applied, then the variables `env` finds; every value that could not be used
+/// is reported in the trace (a typo in a settings file must not pass unnoticed, nor fail the session).
+fn limits_from_settings(
+    limits: LimitsConfig,
+    section: &serde_json::Map<String, Value>,
+    env: impl Fn(&str) -> Option<String>,
+) -> LimitsConfig {
+    let (limits, mut errors) = limits.with_settings(&Value::Object(section.clone()));
+    let (limits, env_errors) = limits.with_vars(env);
+    errors.extend(env_errors);
+    for error in &errors {
+        tracing::warn!(%error, "a runtime limit was not applied");
+    }
+    limits
+}
+
 /// The report of a call made in `count` consecutive steps: an error result instead of the call (runtime limit L7).
 fn duplicate_refusal(call: ToolCall, count: u32) -> CallReport {
     let reason = format!(
@@ -1292,5 +1316,31 @@ impl SubagentHost {
                 calls.join("; ")
             }
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_limits_apply_first_then_the_environment() {
+        let section =
+            serde_json::json!({"maxSteps": 2, "tokenHardLimit": 900, "duplicateLimit": 0, "speed": 1});
+        let Value::Object(section) = section else {
+            unreachable!()
+        };
+        let env = |name: &str| (name == "AGENT_TOKEN_HARD_LIMIT").then(|| "1200".to_owned());
+        let limits = limits_from_settings(LimitsConfig::default(), &section, env);
+        assert_eq!(limits.max_steps, 2);
+        assert_eq!(
+            limits.token_hard_limit, 1200,
+            "the process environment wins over the files"
+        );
+        assert_eq!(
+            limits.duplicate_limit,
+            LimitsConfig::default().duplicate_limit,
+            "a bad value is not applied"
+        );
     }
 }
