@@ -89,7 +89,7 @@ pub(crate) async fn run_batch(
 
 /// Runs one call under `timeout`. A Cancel tool is dropped as soon as `cancel` fires; a Block tool sees the flag in
 /// its context and is awaited to the end.
-async fn run_one(
+pub(crate) async fn run_one(
     tool: &dyn Tool,
     args: Value,
     ctx: &ToolContext,

@@ -24,6 +24,7 @@
 //! ```
 
 mod approval;
+mod background;
 mod config;
 mod error;
 mod executor;
@@ -47,6 +48,7 @@ pub use approval::{
     ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, HeadlessApprover,
     PendingApproval, TerminalApprover, local_settings_file, save_allow_rules, suggest_rules,
 };
+pub use background::{BgNotification, BgNotificationQueue, BgTaskRunTool};
 pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};
 pub use registry::ToolRegistry;

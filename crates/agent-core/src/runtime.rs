@@ -29,8 +29,9 @@ use crate::approval::{
     ApprovalAnswer, ApprovalRequest, Approver, HeadlessApprover, local_settings_file, narrow_rules,
     save_allow_rules, suggest_rules,
 };
+use crate::background::{BgNotification, BgNotificationQueue, BgTask, BgTaskRunTool, BgTasks};
 use crate::config::GuardSettings;
-use crate::executor::{Runnable, partition, poll_cancel, run_batch};
+use crate::executor::{Runnable, partition, poll_cancel, run_batch, run_one};
 use crate::guard::{Guard, GuardOptions};
 use crate::guard_handle::GuardHandle;
 use crate::persist::OutputStore;
@@ -235,6 +236,9 @@ pub struct SessionReport {
     pub stop_error: Option<String>,
     /// Calls, errors, denials and latencies.
     pub metrics: MetricsSnapshot,
+    /// The background calls that finished, in order: first those injected before a turn, then those that ended
+    /// at the session's stop (cancelled or awaited) and were never shown to the model.
+    pub background: Vec<BgNotification>,
 }
 
 impl SessionReport {
@@ -345,6 +349,7 @@ impl RuntimeBuilder {
         };
         let guard = GuardHandle::new(Guard::new(&self.settings, &guard_options)?);
         let mut registry = builtin_tools(&guard, Arc::clone(&self.approver));
+        registry.register(Arc::new(BgTaskRunTool));
         for tool in self.tools {
             registry.register(tool);
         }
@@ -390,6 +395,7 @@ impl RuntimeBuilder {
             ceiling: None,
             bubble: false,
             host: None,
+            background: BgTasks::default(),
         };
         if let Some(models) = self.child_models
             && runtime.registry.contains(SubagentTool::NAME)
@@ -444,6 +450,8 @@ pub struct Runtime {
     bubble: bool,
     /// What the `subagent` tool starts children with, when this runtime has it.
     host: Option<Arc<SubagentHost>>,
+    /// The running background tasks and the queue of their results.
+    background: BgTasks,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -459,6 +467,8 @@ impl std::fmt::Debug for Runtime {
 /// How the loop ended.
 struct LoopEnd {
     steps: Vec<StepRecord>,
+    /// The background results injected before a turn.
+    background: Vec<BgNotification>,
     answer: Option<String>,
     reason: String,
     limits: Vec<LimitEvent>,
@@ -467,7 +477,16 @@ struct LoopEnd {
 /// A call after the permission pipeline: denied (with its report but for the output hooks) or cleared to run.
 enum Planned {
     Denied(CallReport),
-    Cleared { report: CallReport, tool: Arc<dyn Tool> },
+    Cleared {
+        report: CallReport,
+        tool: Arc<dyn Tool>,
+    },
+    /// A `bg_task_run` call (`report`) whose inner call (`inner`, of `tool`) was cleared.
+    Background {
+        report: CallReport,
+        inner: Box<CallReport>,
+        tool: Arc<dyn Tool>,
+    },
 }
 
 impl Runtime {
@@ -516,6 +535,11 @@ impl Runtime {
         &self.store
     }
 
+    /// The results of finished background tasks not yet injected before a model turn.
+    pub fn background_queue(&self) -> &BgNotificationQueue {
+        &self.background.queue
+    }
+
     /// Cancels the run of `session_id`: Cancel tools stop at once, Block tools finish, no later call runs.
     pub fn cancel(&self, session_id: &str) {
         self.cancel.cancel(session_id);
@@ -547,9 +571,11 @@ impl Runtime {
         let _started = self.hooks.session_start(&ctx).await;
     }
 
-    /// Stops a session after `steps` steps: the session-stop hooks run (the audit log's `SESSION_STOP` row is on
-    /// disk when this returns `Ok`).
+    /// Stops a session after `steps` steps: its background tasks end (Cancel tasks are cancelled, Block tasks
+    /// awaited; each writes its audit row), then the session-stop hooks run (the audit log's `SESSION_STOP` row is
+    /// on disk when this returns `Ok`). Results never injected stay in [`Runtime::background_queue`].
     pub async fn stop_session(&self, session_id: &str, steps: u32, reason: &str) -> Result<(), HookError> {
+        self.background.stop(session_id).await;
         let cancelled = self.cancel.is_cancelled(session_id) || self.token(session_id).is_cancelled();
         let ctx = SessionStopContext {
             session_id: session_id.to_owned(),
@@ -585,6 +611,8 @@ impl Runtime {
             .await
             .err()
             .map(|e| e.to_string());
+        let mut background = ended.background;
+        background.extend(self.background.queue.take(session_id));
         SessionReport {
             session_id: session_id.to_owned(),
             steps: ended.steps,
@@ -594,6 +622,7 @@ impl Runtime {
             cancelled,
             stop_error,
             metrics: self.metrics.snapshot(),
+            background,
         }
     }
 
@@ -607,10 +636,23 @@ impl Runtime {
         let mut events: Vec<LimitEvent> = Vec::new();
         let mut forced: Option<(LimitKind, &'static str, String)> = None;
         let mut steps: Vec<StepRecord> = Vec::new();
+        let mut background = Vec::new();
         let mut answer = None;
         let reason = loop {
             if self.cancel.is_cancelled(session_id) || token.is_cancelled() {
                 break "cancelled by the user".to_owned();
+            }
+            // Finished background calls reach the model as messages before its next turn, never inside a step.
+            for notification in self.background.queue.take(session_id) {
+                tracing::info!(
+                    session = session_id,
+                    agent = %self.config.agent_name,
+                    task = %notification.task_id,
+                    tool = %notification.report.call.name,
+                    "a background result is injected"
+                );
+                model.notice(&notification.message());
+                background.push(notification);
             }
             let next = u32::try_from(steps.len()).unwrap_or(u32::MAX).saturating_add(1);
             let (step, final_turn) = match forced.take() {
@@ -685,6 +727,7 @@ impl Runtime {
         };
         LoopEnd {
             steps,
+            background,
             answer,
             reason,
             limits: events,
@@ -733,7 +776,13 @@ impl Runtime {
             planned.push(match check {
                 DuplicateCheck::Blocked { count } => Planned::Denied(duplicate_refusal(call, count)),
                 DuplicateCheck::Fresh | DuplicateCheck::Repeated { .. } => {
-                    self.plan(session_id, step, call).await
+                    if ToolName::new(&call.name) == ToolName::new(BgTaskRunTool::NAME)
+                        && self.registry.contains(BgTaskRunTool::NAME)
+                    {
+                        self.plan_background(session_id, step, call).await
+                    } else {
+                        self.plan(session_id, step, call).await
+                    }
                 }
             });
         }
@@ -750,6 +799,22 @@ impl Runtime {
                         args: report.call.args.clone(),
                         concurrent,
                     });
+                    reports.push(report);
+                }
+                Planned::Background {
+                    mut report,
+                    inner,
+                    tool,
+                } => {
+                    let name = inner.call.name.clone();
+                    let task_id = self.start_background(session_id, step, *inner, tool);
+                    let now = Instant::now();
+                    report.output = ToolOutput::ok(format!(
+                        "started background task `{task_id}` running `{name}`; its result will be given to you \
+                         before a later turn"
+                    ));
+                    report.status = CallStatus::Ok;
+                    report.ran = Some((now, now));
                     reports.push(report);
                 }
             }
@@ -797,30 +862,141 @@ impl Runtime {
 
     /// The PostToolUse hooks and output persistence of one call.
     async fn finish(&self, session_id: &str, step: u32, report: &mut CallReport) {
-        let ctx = PostToolUseContext {
-            session_id: session_id.to_owned(),
-            agent_name: self.config.agent_name.clone(),
+        post_process(
+            &self.hooks,
+            &self.store,
+            &self.config.agent_name,
+            session_id,
             step,
-            call: report.call.clone(),
-            output: report.output.clone(),
-            status: report.status,
-            verdict: report.verdict.clone(),
-            elapsed: report.elapsed(),
+            report,
+        )
+        .await;
+    }
+
+    /// The permission pipeline of a `bg_task_run` call: its inner call is planned like any call (hooks, guard,
+    /// approver); a denied inner call is a denied `bg_task_run` with the inner call's verdict. Unusable arguments
+    /// are denied by the tool's own check on the one path.
+    async fn plan_background(&self, session_id: &str, step: u32, call: ToolCall) -> Planned {
+        let Ok((name, args)) = BgTaskRunTool::inner(&call.args) else {
+            return self.plan(session_id, step, call).await;
         };
-        let content = self.hooks.run_post_tool_use(&ctx).await;
-        match self.store.persist(&report.call.id, &content) {
-            Ok(Some(persisted)) => {
-                report.output.content = persisted.stub;
-                report.persisted = Some(persisted.path);
-            }
-            Ok(None) => report.output.content = content,
-            Err(error) => {
-                tracing::warn!(call = %report.call.id, %error, "a large result could not be persisted; kept inline");
-                report.output.content = content;
-            }
+        let inner = ToolCall::new(format!("{}.bg", call.id), name, args);
+        match self.plan(session_id, step, inner).await {
+            Planned::Denied(inner) => Planned::Denied(CallReport { call, ..inner }),
+            Planned::Cleared { report, tool } => Planned::Background {
+                report: CallReport {
+                    call,
+                    ..report.clone()
+                },
+                inner: Box::new(report),
+                tool,
+            },
+            // `plan` never starts a background task itself.
+            Planned::Background { report, .. } => Planned::Denied(CallReport { call, ..report }),
         }
     }
 
+    /// Starts the cleared `inner` call of `tool` in the background and returns its task id. The task runs under
+    /// the tool timeout, then the PostToolUse hooks (its audit row) and persistence, and pushes its result to the
+    /// queue; it never touches the loop's state.
+    fn start_background(
+        &self,
+        session_id: &str,
+        step: u32,
+        inner: CallReport,
+        tool: Arc<dyn Tool>,
+    ) -> String {
+        let task_id = self.background.next_id();
+        let cancel = self.token(session_id).child_token();
+        let ctx = ToolContext {
+            session_id: session_id.to_owned(),
+            agent_name: self.config.agent_name.clone(),
+            silent: self.config.silent,
+            cancelled: Arc::default(),
+        };
+        let behavior = tool.interrupt_behavior();
+        let hooks = self.hooks.clone();
+        let store = self.store.clone();
+        let queue = self.background.queue.clone();
+        let timeout = self.config.tool_timeout;
+        let (id, token) = (task_id.clone(), cancel.clone());
+        tracing::info!(session = session_id, task = %task_id, tool = %inner.call.name, "a background task starts");
+        let handle = tokio::spawn(async move {
+            let mut report = inner;
+            let started = Instant::now();
+            let result = run_one(tool.as_ref(), report.call.args.clone(), &ctx, &token, timeout).await;
+            report.ran = Some((started, Instant::now()));
+            (report.output, report.status) = match result {
+                Ok(output) if !output.is_error => (output, CallStatus::Ok),
+                Ok(output) => (output, CallStatus::Fail),
+                Err(ToolError::Cancelled) => (
+                    ToolOutput::error("cancelled: the session stopped before the background task finished"),
+                    CallStatus::Fail,
+                ),
+                Err(error) => (ToolOutput::error(error.to_string()), CallStatus::Fail),
+            };
+            post_process(
+                &hooks,
+                &store,
+                &ctx.agent_name,
+                &ctx.session_id,
+                step,
+                &mut report,
+            )
+            .await;
+            queue.push(BgNotification {
+                session_id: ctx.session_id.clone(),
+                task_id: id,
+                report,
+            });
+        });
+        self.background.add(
+            session_id,
+            BgTask {
+                task_id: task_id.clone(),
+                behavior,
+                cancel,
+                handle,
+            },
+        );
+        task_id
+    }
+}
+
+/// The PostToolUse hooks (the audit row) and output persistence of one call.
+async fn post_process(
+    hooks: &HookRegistry,
+    store: &OutputStore,
+    agent_name: &str,
+    session_id: &str,
+    step: u32,
+    report: &mut CallReport,
+) {
+    let ctx = PostToolUseContext {
+        session_id: session_id.to_owned(),
+        agent_name: agent_name.to_owned(),
+        step,
+        call: report.call.clone(),
+        output: report.output.clone(),
+        status: report.status,
+        verdict: report.verdict.clone(),
+        elapsed: report.elapsed(),
+    };
+    let content = hooks.run_post_tool_use(&ctx).await;
+    match store.persist(&report.call.id, &content) {
+        Ok(Some(persisted)) => {
+            report.output.content = persisted.stub;
+            report.persisted = Some(persisted.path);
+        }
+        Ok(None) => report.output.content = content,
+        Err(error) => {
+            tracing::warn!(call = %report.call.id, %error, "a large result could not be persisted; kept inline");
+            report.output.content = content;
+        }
+    }
+}
+
+impl Runtime {
     /// The permission pipeline of one call: hooks, the guard, the approver.
     async fn plan(&self, session_id: &str, step: u32, call: ToolCall) -> Planned {
         let tool = self.registry.get(&call.name);
@@ -953,7 +1129,14 @@ impl Runtime {
     /// What the permission pipeline decides for a call of `tool` with `args` before anyone answers an ask: the
     /// guard with the tool's own checks (in a subagent, under its parent's permissions too), without hooks. In a
     /// silent context without `bubble`, an ask is already a deny.
+    /// A `bg_task_run` call is decided as its inner call.
     pub fn decide(&self, tool: &str, args: &Value) -> Verdict {
+        if ToolName::new(tool) == ToolName::new(BgTaskRunTool::NAME)
+            && self.registry.contains(BgTaskRunTool::NAME)
+            && let Ok((inner, inner_args)) = BgTaskRunTool::inner(args)
+        {
+            return self.decide(inner, &inner_args);
+        }
         let call = ToolCall::new("decide", tool, args.clone());
         let checks = match self.registry.get(tool) {
             Some(tool) => tool.check_permissions(args),
@@ -1238,6 +1421,7 @@ impl SubagentHost {
             ceiling: Some(self.guard.clone()),
             bubble: plan.bubble,
             host: None,
+            background: BgTasks::default(),
         })
     }
 
@@ -1283,6 +1467,8 @@ impl SubagentHost {
             "a subagent starts"
         );
         let ended = child.run_loop(&ctx.session_id, model.as_mut()).await;
+        // The child's background tasks end with it (their audit rows are written as they finish).
+        child.background.stop(&ctx.session_id).await;
         let outcome = ended.answer.clone().unwrap_or_else(|| ended.reason.clone());
         let stop = SubagentStopContext {
             session_id: ctx.session_id.clone(),
