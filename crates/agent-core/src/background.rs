@@ -205,3 +205,66 @@ impl BgTasks {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::DecisionSource;
+    use agent_hooks::CallStatus;
+    use agent_tool_traits::{Decision, Layer, Provenance, ToolCall, ToolOutput, Verdict};
+
+    fn finished(session_id: &str, task_id: &str) -> BgNotification {
+        let verdict = Verdict::new(Decision::Allow, "allowed", Provenance::layer(Layer::Rules));
+        BgNotification {
+            session_id: session_id.to_owned(),
+            task_id: task_id.to_owned(),
+            report: CallReport {
+                call: ToolCall::new("c1.bg", "fetch", serde_json::json!({})),
+                source: DecisionSource::of_guard_verdict(&verdict),
+                verdict,
+                answer: None,
+                status: CallStatus::Fail,
+                output: ToolOutput::error("timed out"),
+                ran: None,
+                persisted: None,
+                contexts: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_queue_gives_each_session_its_own_results_once() {
+        let queue = BgNotificationQueue::new();
+        queue.push(finished("a", "bg-1"));
+        queue.push(finished("b", "bg-2"));
+        queue.push(finished("a", "bg-3"));
+        assert_eq!(queue.pending("a"), 2);
+        let ids: Vec<String> = queue.take("a").into_iter().map(|n| n.task_id).collect();
+        assert_eq!(ids, vec!["bg-1", "bg-3"]);
+        assert_eq!(queue.pending("a"), 0);
+        assert_eq!(queue.pending("b"), 1);
+        let message = queue.take("b").remove(0).message();
+        assert!(
+            message.starts_with("[background task bg-2 `fetch` failed]"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn unusable_arguments_are_a_tool_level_deny() {
+        let tool = BgTaskRunTool;
+        assert!(
+            tool.check_permissions(&serde_json::json!({"tool": "read_file"}))
+                .is_empty()
+        );
+        for args in [
+            serde_json::json!({}),
+            serde_json::json!({"tool": "read_file", "args": [1]}),
+            serde_json::json!({"tool": "bg_task_run", "args": {"tool": "read_file"}}),
+        ] {
+            let checks = tool.check_permissions(&args);
+            assert_eq!(checks.len(), 1, "{args}");
+            assert_eq!(checks[0].decision, Decision::Deny);
+        }
+    }
+}

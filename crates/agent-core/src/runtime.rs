@@ -651,7 +651,10 @@ impl Runtime {
                     tool = %notification.report.call.name,
                     "a background result is injected"
                 );
-                model.notice(&notification.message());
+                let message = notification.message();
+                // What the model is shown counts toward its context like any result.
+                budget.add_text(&message);
+                model.notice(&message);
                 background.push(notification);
             }
             let next = u32::try_from(steps.len()).unwrap_or(u32::MAX).saturating_add(1);
