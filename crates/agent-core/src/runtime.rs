@@ -804,6 +804,14 @@ impl Runtime {
                     });
                     reports.push(report);
                 }
+                Planned::Background { mut report, .. }
+                    if token.is_cancelled() || self.cancel.is_cancelled(session_id) =>
+                {
+                    // Nothing starts after a cancellation, in the background neither.
+                    report.output = ToolOutput::error("cancelled by the user before it started");
+                    report.status = CallStatus::Fail;
+                    reports.push(report);
+                }
                 Planned::Background {
                     mut report,
                     inner,

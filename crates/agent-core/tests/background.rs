@@ -19,7 +19,7 @@ use agent_core::{
 use agent_hooks::{AuditFilter, AuditLogHook, AuditStatus, CallStatus};
 use agent_rules::{Rule, Settings};
 use agent_tool_traits::{
-    Decision, InterruptBehavior, Source, Tool, ToolCall, ToolContext, ToolFuture, ToolOutput,
+    CancelRegistry, Decision, InterruptBehavior, Source, Tool, ToolCall, ToolContext, ToolFuture, ToolOutput,
 };
 use serde_json::{Value, json};
 
@@ -326,4 +326,50 @@ async fn session_stop_cancels_cancel_tasks_and_awaits_block_tasks() {
         AuditStatus::SessionStop,
         "background rows are written before the session's stop row"
     );
+}
+
+/// A model that starts `crawl` in the background, then cancels the run while its next step is under way.
+struct Canceller {
+    registry: CancelRegistry,
+    taken: usize,
+}
+
+impl Model for Canceller {
+    fn next_turn<'a>(&'a mut self, _history: &'a [StepRecord]) -> ModelFuture<'a> {
+        self.taken += 1;
+        let turn = match self.taken {
+            1 => ModelTurn::Calls(vec![bg("b1", "crawl")]),
+            2 => {
+                self.registry.cancel("cancel");
+                ModelTurn::Calls(vec![bg("b2", "crawl")])
+            }
+            _ => ModelTurn::Answer("done".to_owned()),
+        };
+        Box::pin(std::future::ready(turn))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_run_stops_its_background_tasks_and_starts_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = Slow::new("crawl", 30_000, InterruptBehavior::Cancel);
+    let registry = CancelRegistry::new();
+    let runtime = Runtime::builder(settings(&["crawl"], &[]), RuntimeConfig::new(dir.path()))
+        .tool(Arc::clone(&crawl) as Arc<dyn Tool>)
+        .cancel_registry(registry.clone())
+        .build()
+        .unwrap();
+    let mut model = Canceller { registry, taken: 0 };
+    let begun = Instant::now();
+    let report = runtime.run("cancel", &mut model).await;
+    assert!(begun.elapsed() < Duration::from_secs(10), "{:?}", begun.elapsed());
+    assert!(report.cancelled);
+    assert_eq!(
+        crawl.started.load(Ordering::SeqCst),
+        1,
+        "nothing starts after the cancellation"
+    );
+    assert!(!crawl.done.load(Ordering::SeqCst));
+    assert_eq!(report.background.len(), 1);
+    assert!(report.background[0].report.output.content.contains("cancelled"));
 }
