@@ -65,6 +65,16 @@ impl Ctx {
 
 /// Analyses `source` against `table`.
 pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
+    // A shell receives its code as a C string: it would run only the text before a NUL byte.
+    if let Some(nul) = source.find('\0') {
+        let mut out = analyze(table, source.get(..nul).unwrap_or_default());
+        out.findings.push(Finding {
+            decision: Decision::Ask,
+            reason: "a NUL byte in the command: a shell would run only the text before it".to_owned(),
+            command: None,
+        });
+        return out;
+    }
     let mut walker = Walker {
         table,
         out: CommandAnalysis::default(),
@@ -101,6 +111,14 @@ fn longest_parsable_prefix(source: &str) -> Option<Script> {
 
 /// Parses after checking the two shapes the parser cannot handle in bounded time or stack.
 fn parse_checked(source: &str) -> Result<Script, String> {
+    // Raw control characters outside quotes have no place in a command line an agent writes, and some (a form
+    // feed between here-document operators) send the parser into a loop that never ends (found by fuzzing).
+    if let Some(control) = unquoted_control(source) {
+        return Err(format!(
+            "the control character U+{:04X} outside quotes",
+            u32::from(control)
+        ));
+    }
     let (unclosed, nesting) = nesting(source);
     if unclosed > MAX_UNCLOSED {
         return Err(format!("{unclosed} unclosed parentheses"));
@@ -176,6 +194,25 @@ fn here_tag_with_substitution(source: &str) -> bool {
         }
         false
     })
+}
+
+/// The first control character (other than tab, newline and carriage return) outside quotes.
+fn unquoted_control(source: &str) -> Option<char> {
+    let mut chars = source.chars();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+            (Some(_), _) => {}
+            (None, '\\') => {
+                chars.next();
+            }
+            (None, '\'' | '"') => quote = Some(c),
+            (None, c) if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => return Some(c),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The most `{` of one word outside quotes, not counting the `${` of parameter expansions: the braces the parser's
