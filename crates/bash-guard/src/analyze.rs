@@ -188,6 +188,8 @@ fn here_tag_with_substitution(source: &str) -> bool {
                 (Some('\''), _) => {}
                 (_, '`') => return true,
                 (_, '(') if previous == '$' => return true,
+                // `${` in a delimiter is never expanded either, and an unterminated one loops the parser too.
+                (_, '{') if previous == '$' => return true,
                 _ => {}
             }
             previous = c;
