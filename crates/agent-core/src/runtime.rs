@@ -40,6 +40,31 @@ use crate::runtime_error::RuntimeError;
 use crate::telemetry::{self, DecisionSource};
 use crate::tools::{SubagentTool, builtin_tools};
 
+/// How long one permission decision may take before the call is denied.
+const DECISION_LIMIT: Duration = Duration::from_secs(5);
+
+/// The decision of `own`, or of `ceiling` (the parent's guard of a subagent) when that one is stricter.
+fn stricter_decision(
+    own: &Guard,
+    ceiling: Option<&Guard>,
+    call: &ToolCall,
+    hooks: &HookOutcome,
+    checks: &[PermissionCheck],
+) -> crate::guard::Decided {
+    let mine = own.decide_with(&call.name, &call.args, hooks, checks);
+    match ceiling {
+        Some(parent) => {
+            let theirs = parent.decide_with(&call.name, &call.args, hooks, checks);
+            if theirs.verdict().decision > mine.verdict().decision {
+                theirs
+            } else {
+                mine
+            }
+        }
+        None => mine,
+    }
+}
+
 /// The per-call timeout when `AGENT_TOOL_TIMEOUT_SECS` is not set.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long an ask waits for an answer before it counts as a deny.
@@ -1038,7 +1063,7 @@ impl Runtime {
                 call.name
             ))],
         };
-        let decided = self.decide_with(&call, &hooks, &checks);
+        let decided = self.decide_bounded(&call, &hooks, &checks).await;
         let verdict = decided.verdict().clone();
         let (verdict, source, answer) = match verdict.decision {
             Decision::Allow | Decision::Deny => {
@@ -1112,6 +1137,46 @@ impl Runtime {
         Some(self.host.as_ref()?.child_runtime(plan))
     }
 
+    /// [`Runtime::decide_with`] on a blocking thread, bounded by [`DECISION_LIMIT`]: a decision that does not
+    /// finish in time (hostile input that makes the shell parser run away) is a deny, and the loop goes on.
+    async fn decide_bounded(
+        &self,
+        call: &ToolCall,
+        hooks: &HookOutcome,
+        checks: &[PermissionCheck],
+    ) -> crate::guard::Decided {
+        let own = self.guard.current();
+        let ceiling = self.ceiling.as_ref().map(GuardHandle::current);
+        let (job_call, job_hooks, job_checks) = (call.clone(), hooks.clone(), checks.to_vec());
+        let task = tokio::task::spawn_blocking(move || {
+            stricter_decision(&own, ceiling.as_deref(), &job_call, &job_hooks, &job_checks)
+        });
+        match tokio::time::timeout(DECISION_LIMIT, task).await {
+            Ok(Ok(decided)) => decided,
+            Ok(Err(_)) | Err(_) => {
+                let verdict = Verdict::new(
+                    Decision::Deny,
+                    format!(
+                        "the decision did not finish within {} s, so `{}` is not run",
+                        DECISION_LIMIT.as_secs(),
+                        call.name
+                    ),
+                    Provenance::layer(Layer::Rules),
+                );
+                crate::guard::Decided {
+                    resolution: agent_rules::Resolution {
+                        verdict: verdict.clone(),
+                        considered: vec![verdict],
+                        conflicts: Vec::new(),
+                    },
+                    analysis: None,
+                    paths: Vec::new(),
+                    findings: Vec::new(),
+                }
+            }
+        }
+    }
+
     /// The guard's decision of `call`; in a subagent, the stricter of its own and its parent's (a child may do
     /// nothing its parent may not).
     fn decide_with(
@@ -1120,21 +1185,8 @@ impl Runtime {
         hooks: &HookOutcome,
         checks: &[PermissionCheck],
     ) -> crate::guard::Decided {
-        let own = self
-            .guard
-            .current()
-            .decide_with(&call.name, &call.args, hooks, checks);
-        let Some(ceiling) = &self.ceiling else {
-            return own;
-        };
-        let parent = ceiling
-            .current()
-            .decide_with(&call.name, &call.args, hooks, checks);
-        if parent.verdict().decision > own.verdict().decision {
-            parent
-        } else {
-            own
-        }
+        let ceiling = self.ceiling.as_ref().map(GuardHandle::current);
+        stricter_decision(&self.guard.current(), ceiling.as_deref(), call, hooks, checks)
     }
 
     /// What the permission pipeline decides for a call of `tool` with `args` before anyone answers an ask: the
