@@ -596,36 +596,30 @@ impl Run {
 
     /// The PreToolUse decision of this run, if it made one.
     fn pre_decision(&self) -> Option<PreToolUseAction> {
-        let Self::Exited {
-            command,
-            code: Some(code),
-            stdout,
-            stderr,
-        } = self
-        else {
-            self.log(HookEvent::PreToolUse);
-            return None;
-        };
-        match *code {
-            0 => parse_pre_output(command, stdout),
-            BLOCK_EXIT_CODE => {
-                let reason = stderr.trim();
-                let reason = if reason.is_empty() {
-                    format!("blocked by hook command `{command}`")
-                } else {
-                    reason.to_owned()
-                };
-                Some(PreToolUseAction::Block { reason })
-            }
-            _ => {
-                self.log(HookEvent::PreToolUse);
-                None
-            }
-        }
+        self.outcome(HookEvent::PreToolUse, "blocked", parse_pre_output, |reason| {
+            PreToolUseAction::Block { reason }
+        })
     }
 
     /// The PermissionRequest answer of this run, if it gave one.
     fn permission_answer(&self) -> Option<PermissionAnswer> {
+        self.outcome(
+            HookEvent::PermissionRequest,
+            "denied",
+            parse_permission_output,
+            |reason| PermissionAnswer::Deny { reason },
+        )
+    }
+
+    /// The protocol's reading of a finished run: exit 0 → the JSON on stdout (`parse`), exit 2 → a refusal with
+    /// stderr as the reason (`refuse`), anything else (or no exit code) → no decision, logged.
+    fn outcome<T>(
+        &self,
+        event: HookEvent,
+        refused: &str,
+        parse: impl FnOnce(&str, &str) -> Option<T>,
+        refuse: impl FnOnce(String) -> T,
+    ) -> Option<T> {
         let Self::Exited {
             command,
             code: Some(code),
@@ -633,22 +627,21 @@ impl Run {
             stderr,
         } = self
         else {
-            self.log(HookEvent::PermissionRequest);
+            self.log(event);
             return None;
         };
         match *code {
-            0 => parse_permission_output(command, stdout),
+            0 => parse(command, stdout),
             BLOCK_EXIT_CODE => {
                 let reason = stderr.trim();
-                let reason = if reason.is_empty() {
-                    format!("denied by hook command `{command}`")
+                Some(refuse(if reason.is_empty() {
+                    format!("{refused} by hook command `{command}`")
                 } else {
                     reason.to_owned()
-                };
-                Some(PermissionAnswer::Deny { reason })
+                }))
             }
             _ => {
-                self.log(HookEvent::PermissionRequest);
+                self.log(event);
                 None
             }
         }
