@@ -20,9 +20,6 @@ const BRACE_LIMIT: usize = 256;
 const MAX_UNCLOSED: usize = 12;
 /// Nesting deeper than this would exhaust the parser's stack: refuse before parsing.
 const MAX_NESTING: usize = 200;
-/// More brace-expansion braces than this in one word make the parser's brace grammar backtrack exponentially
-/// (16 took seconds): refuse before parsing.
-const MAX_WORD_BRACES: usize = 10;
 
 /// The context a command is met in.
 #[derive(Debug, Clone, Copy)]
@@ -126,8 +123,8 @@ fn parse_checked(source: &str) -> Result<Script, String> {
     if nesting > MAX_NESTING {
         return Err(format!("nesting deeper than {MAX_NESTING} levels"));
     }
-    let braces = most_braces_in_a_word(source);
-    if braces > MAX_WORD_BRACES {
+    let braces = parse::most_braces_in_a_word(source, separates_words);
+    if braces > parse::MAX_WORD_BRACES {
         return Err(format!("a word with {braces} brace-expansion braces"));
     }
     if here_tag_with_substitution(source) {
@@ -217,32 +214,9 @@ fn unquoted_control(source: &str) -> Option<char> {
     None
 }
 
-/// The most `{` of one word outside quotes, not counting the `${` of parameter expansions: the braces the parser's
-/// brace-expansion grammar tries to pair.
-fn most_braces_in_a_word(source: &str) -> usize {
-    let mut most = 0usize;
-    let mut current = 0usize;
-    let mut previous = ' ';
-    let mut chars = source.chars();
-    let mut quote: Option<char> = None;
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
-            (Some(_), _) => {}
-            (None, '\\') => {
-                chars.next();
-            }
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '{') if previous != '$' => current += 1,
-            (None, c) if c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '<' | '>') => {
-                current = 0
-            }
-            _ => {}
-        }
-        most = most.max(current);
-        previous = c;
-    }
-    most
+/// Whether `c` outside quotes ends a word for the brace count taken before parsing.
+fn separates_words(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '<' | '>')
 }
 
 /// The number of parentheses left open at the end and the deepest nesting of `(`/`{`, outside quotes.
@@ -843,11 +817,12 @@ mod tests {
 
     #[test]
     fn braces_are_counted_per_word_outside_quotes() {
-        assert_eq!(most_braces_in_a_word("echo {a,b} {c,d}"), 1);
-        assert_eq!(most_braces_in_a_word("echo ${a}${b}${c}"), 0);
-        assert_eq!(most_braces_in_a_word("awk '{{{{{{{{{{{{{{{{'"), 0);
-        assert_eq!(most_braces_in_a_word("{ { { echo; }; }; }"), 1);
-        assert_eq!(most_braces_in_a_word("echo {,{,{,{,"), 4);
+        let count = |s: &str| parse::most_braces_in_a_word(s, separates_words);
+        assert_eq!(count("echo {a,b} {c,d}"), 1);
+        assert_eq!(count("echo ${a}${b}${c}"), 0);
+        assert_eq!(count("awk '{{{{{{{{{{{{{{{{'"), 0);
+        assert_eq!(count("{ { { echo; }; }; }"), 1);
+        assert_eq!(count("echo {,{,{,{,"), 4);
     }
 
     #[test]
