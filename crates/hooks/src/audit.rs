@@ -1,10 +1,11 @@
-//! The built-in hook that writes every decided call to the SQLite table `agent_audit_log`.
+//! The built-in hook that writes every decided call to the table `agent_audit_log` (SQLite or PostgreSQL).
 //!
 //! Design: `post_tool_use` only queues a row on a bounded channel; one background task owns the connection and
 //! writes whatever has queued up as one transaction of multi-row INSERT statements. A flush is a message on the same
 //! channel, so when the writer answers it every row queued before it is committed. Failures of the writer (a closed
 //! or read-only database, a full disk) are kept by the writer and returned by the next flush; rows that could not
-//! even be queued are counted and returned the same way. Nothing is lost silently.
+//! even be queued are counted and returned the same way. Nothing is lost silently. Which database the writer talks
+//! to is the business of [`Store`]; this file is the same for both.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,17 +14,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
-use sqlx::{ConnectOptions, Connection, QueryBuilder, Row, Sqlite, SqliteConnection};
+use sqlx::sqlite::SqliteConnectOptions;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::store::{self, Store};
 use crate::{
-    AgentHook, AuditError, CallStatus, HookError, HookFuture, PostToolUseAction, PostToolUseContext,
-    SessionContext, SessionStopContext, time,
+    AgentHook, AuditDatabase, AuditError, CallStatus, HookError, HookFuture, PostToolUseAction,
+    PostToolUseContext, SessionContext, SessionStopContext, time,
 };
-
-/// The migrations that create `agent_audit_log`, embedded at build time (no database needed to build).
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// At most this many characters of a result are kept in `output_preview`.
 pub const PREVIEW_CHARS: usize = 200;
@@ -31,11 +29,8 @@ pub const PREVIEW_CHARS: usize = 200;
 /// The `tool_name` of the row written when a session stops.
 pub const SESSION_TOOL_NAME: &str = "session";
 
-/// Rows per INSERT statement: 10 bound values each stays far below SQLite's limit of 32,766 variables.
-const ROWS_PER_STATEMENT: usize = 500;
-
-const COLUMNS: &str = "session_id, step, tool_name, status, decision, decided_by, elapsed_ms, output_preview, \
-                       agent_name, ts";
+/// Rows per batch the writer's buffer is sized for up front.
+const PREALLOCATED_ROWS: usize = 4_000;
 
 /// The `status` column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -182,6 +177,9 @@ pub struct AuditConfig {
     pub flush_timeout: Duration,
     /// How long SQLite waits for a lock held by another process.
     pub busy_timeout: Duration,
+    /// How long connecting to a PostgreSQL server may take: when opening, when the writer connects again after a
+    /// lost connection, and when querying.
+    pub connect_timeout: Duration,
 }
 
 impl Default for AuditConfig {
@@ -192,12 +190,13 @@ impl Default for AuditConfig {
             send_timeout: Duration::from_millis(200),
             flush_timeout: Duration::from_secs(30),
             busy_timeout: Duration::from_secs(5),
+            connect_timeout: Duration::from_secs(10),
         }
     }
 }
 
-/// Writes every decided call, and a `SESSION_STOP` row per session, to `agent_audit_log` (SQLite, WAL,
-/// `synchronous=NORMAL`) through a batching background writer. `on_session_stop` returns once every row queued so
+/// Writes every decided call, and a `SESSION_STOP` row per session, to `agent_audit_log` (SQLite with WAL and
+/// `synchronous=NORMAL`, or PostgreSQL; see [`AuditDatabase`]) through a batching background writer. `on_session_stop` returns once every row queued so
 /// far is committed, and reports rows that could not be written. Cloning shares the writer; when the last clone is
 /// dropped the writer still commits the rows already queued, in the background, as long as the runtime lives, so a
 /// caller that needs them on disk flushes (or stops the session) first.
@@ -222,8 +221,8 @@ enum Message {
 }
 
 impl AuditLogHook {
-    /// Opens (creating the file and its parent directory if needed) the database at `path`, runs the embedded
-    /// migrations and starts the writer. Must be called inside a Tokio runtime.
+    /// Opens (creating the file and its parent directory if needed) the SQLite database at `path`, runs the
+    /// embedded migrations and starts the writer. Must be called inside a Tokio runtime.
     pub async fn open(path: &Path) -> Result<Self, AuditError> {
         Self::open_with(path, AuditConfig::default()).await
     }
@@ -238,43 +237,52 @@ impl AuditLogHook {
                     source,
                 })?;
         }
-        let options = SqliteConnectOptions::new().filename(path).create_if_missing(true);
+        let options = store::sqlite_file_options(path).create_if_missing(true);
         Self::connect_with(options, config).await
     }
 
-    /// Opens the SQLite database at `url` (`sqlite://audit.db?mode=rwc`, `sqlite::memory:`).
+    /// Opens the database at `url`, the backend chosen by its scheme as [`AuditDatabase::parse`] reads it
+    /// (`sqlite://audit.db?mode=rwc`, `sqlite::memory:`, `postgres://user@host/db`; a plain path is a SQLite
+    /// file).
     pub async fn connect(url: &str) -> Result<Self, AuditError> {
-        let options = SqliteConnectOptions::from_str(url).map_err(|source| AuditError::Open {
-            target: url.to_owned(),
-            source,
-        })?;
-        Self::connect_with(options, AuditConfig::default()).await
+        Self::open_database(&AuditDatabase::parse(url)?, AuditConfig::default()).await
     }
 
-    /// Opens the database described by `options` (WAL and `synchronous=NORMAL` are always set), runs the
+    /// Opens `db` (creating a SQLite file and its directory when missing), runs that backend's migrations and
+    /// starts the writer. An unreachable PostgreSQL server is an [`AuditError::Open`] naming the URL (without
+    /// its password) after at most [`AuditConfig::connect_timeout`].
+    pub async fn open_database(db: &AuditDatabase, config: AuditConfig) -> Result<Self, AuditError> {
+        match db {
+            AuditDatabase::SqliteFile(path) => Self::open_with(path, config).await,
+            AuditDatabase::SqliteUrl(url) => {
+                let options = SqliteConnectOptions::from_str(url).map_err(|source| AuditError::Open {
+                    target: url.clone(),
+                    source,
+                })?;
+                Self::connect_with(options, config).await
+            }
+            AuditDatabase::Postgres(url) => {
+                let target = db.to_string();
+                let store = Store::open_postgres(url, &config, &target).await?;
+                Ok(Self::start(store, target, config))
+            }
+        }
+    }
+
+    /// Opens the SQLite database described by `options` (WAL and `synchronous=NORMAL` are always set), runs the
     /// migrations and starts the writer.
     pub async fn connect_with(
         options: SqliteConnectOptions,
         config: AuditConfig,
     ) -> Result<Self, AuditError> {
         let target = options.get_filename().display().to_string();
-        let options = options
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(config.busy_timeout);
-        let mut conn = options.connect().await.map_err(|source| AuditError::Open {
-            target: target.clone(),
-            source,
-        })?;
-        MIGRATOR
-            .run(&mut conn)
-            .await
-            .map_err(|source| AuditError::Migrate {
-                target: target.clone(),
-                source,
-            })?;
+        let store = Store::open_sqlite(options, &config, &target).await?;
+        Ok(Self::start(store, target, config))
+    }
+
+    fn start(store: Store, target: String, config: AuditConfig) -> Self {
         let (sender, receiver) = mpsc::channel(config.capacity.max(1));
-        tokio::spawn(write_rows(conn, receiver, config.max_batch.max(1)));
+        tokio::spawn(write_rows(store, receiver, config.max_batch.max(1)));
         let inner = Inner {
             sender,
             dropped: AtomicU64::new(0),
@@ -282,12 +290,12 @@ impl AuditLogHook {
             target,
             config,
         };
-        Ok(Self {
+        Self {
             inner: Arc::new(inner),
-        })
+        }
     }
 
-    /// The database file (or URL) the hook writes to.
+    /// The database file or URL (without its password) the hook writes to.
     pub fn target(&self) -> &str {
         &self.inner.target
     }
@@ -365,74 +373,27 @@ impl AuditLogHook {
         }
     }
 
-    /// The rows of the database at `path` that pass `filter`, oldest first, read through a connection of its own.
+    /// The rows of the SQLite database at `path` that pass `filter`, oldest first, read through a connection of
+    /// its own.
     pub async fn query(path: &Path, filter: &AuditFilter) -> Result<Vec<AuditRow>, AuditError> {
-        let target = path.display().to_string();
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(false);
-        let mut conn = options.connect().await.map_err(|source| AuditError::Open {
-            target: target.clone(),
-            source,
-        })?;
-        let mut sql =
-            QueryBuilder::<Sqlite>::new(format!("SELECT id, {COLUMNS} FROM agent_audit_log WHERE 1 = 1"));
-        if let Some(session_id) = &filter.session_id {
-            sql.push(" AND session_id = ").push_bind(session_id.as_str());
-        }
-        let since = filter.since.as_deref().map(time::normalize_bound);
-        if let Some(since) = since {
-            sql.push(" AND ts >= ").push_bind(since);
-        }
-        if let Some(tool) = &filter.tool {
-            sql.push(" AND tool_name = ").push_bind(tool.as_str());
-        }
-        sql.push(" ORDER BY id");
-        if let Some(limit) = filter.limit {
-            sql.push(" LIMIT ").push_bind(i64::from(limit));
-        }
-        let rows = sql
-            .build()
-            .fetch_all(&mut conn)
-            .await
-            .map_err(|source| AuditError::Query {
-                target: target.clone(),
-                source,
-            })?;
-        let parsed = rows.iter().map(|row| read_row(row, &target)).collect();
-        // Closing politely lets SQLite checkpoint; a failure here loses nothing that was read.
-        let _closed = conn.close().await;
-        parsed
+        Self::query_database(&AuditDatabase::SqliteFile(path.to_path_buf()), filter).await
     }
-}
 
-fn read_row(row: &sqlx::sqlite::SqliteRow, target: &str) -> Result<AuditRow, AuditError> {
-    let query_error = |source| AuditError::Query {
-        target: target.to_owned(),
-        source,
-    };
-    let status: String = row.try_get("status").map_err(query_error)?;
-    let step: i64 = row.try_get("step").map_err(query_error)?;
-    let elapsed_ms: i64 = row.try_get("elapsed_ms").map_err(query_error)?;
-    Ok(AuditRow {
-        id: Some(row.try_get("id").map_err(query_error)?),
-        session_id: row.try_get("session_id").map_err(query_error)?,
-        step: u32::try_from(step).unwrap_or_default(),
-        tool_name: row.try_get("tool_name").map_err(query_error)?,
-        status: AuditStatus::parse(&status).ok_or(AuditError::UnknownStatus(status))?,
-        decision: row.try_get("decision").map_err(query_error)?,
-        decided_by: row.try_get("decided_by").map_err(query_error)?,
-        elapsed_ms: u64::try_from(elapsed_ms).unwrap_or_default(),
-        output_preview: row.try_get("output_preview").map_err(query_error)?,
-        agent_name: row.try_get("agent_name").map_err(query_error)?,
-        ts: row.try_get("ts").map_err(query_error)?,
-    })
+    /// The rows of `db` that pass `filter`, oldest first, read through a connection of its own. A SQLite file
+    /// must exist; an unreachable PostgreSQL server is an [`AuditError::Open`] naming the URL after at most the
+    /// default [`AuditConfig::connect_timeout`].
+    pub async fn query_database(
+        db: &AuditDatabase,
+        filter: &AuditFilter,
+    ) -> Result<Vec<AuditRow>, AuditError> {
+        store::query(db, filter, AuditConfig::default().connect_timeout).await
+    }
 }
 
 /// The background writer: takes whatever has queued up (at most `max_batch` rows, up to the next flush), writes it
 /// as one transaction, answers flushes, and keeps the first failure and the count of lost rows for the next flush.
-async fn write_rows(mut conn: SqliteConnection, mut receiver: mpsc::Receiver<Message>, max_batch: usize) {
-    let mut batch: Vec<AuditRow> = Vec::with_capacity(max_batch.min(ROWS_PER_STATEMENT * 8));
+async fn write_rows(mut store: Store, mut receiver: mpsc::Receiver<Message>, max_batch: usize) {
+    let mut batch: Vec<AuditRow> = Vec::with_capacity(max_batch.min(PREALLOCATED_ROWS));
     let mut failure: Option<(u64, sqlx::Error)> = None;
     while let Some(first) = receiver.recv().await {
         let mut flush = None;
@@ -448,7 +409,7 @@ async fn write_rows(mut conn: SqliteConnection, mut receiver: mpsc::Receiver<Mes
             }
         }
         if !batch.is_empty() {
-            if let Err(error) = insert_batch(&mut conn, &batch).await {
+            if let Err(error) = store.insert(&batch).await {
                 let rows = u64::try_from(batch.len()).unwrap_or(u64::MAX);
                 tracing::error!(%error, rows, "audit rows could not be written");
                 failure = match failure {
@@ -466,29 +427,7 @@ async fn write_rows(mut conn: SqliteConnection, mut receiver: mpsc::Receiver<Mes
             let _answered = reply.send(result);
         }
     }
-    let _closed = conn.close().await;
-}
-
-async fn insert_batch(conn: &mut SqliteConnection, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
-    let mut tx = conn.begin().await?;
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = QueryBuilder::<Sqlite>::new(format!("INSERT INTO agent_audit_log ({COLUMNS}) "));
-        sql.push_values(chunk, |mut values, row| {
-            values
-                .push_bind(row.session_id.as_str())
-                .push_bind(i64::from(row.step))
-                .push_bind(row.tool_name.as_str())
-                .push_bind(row.status.as_str())
-                .push_bind(row.decision.as_deref())
-                .push_bind(row.decided_by.as_deref())
-                .push_bind(i64::try_from(row.elapsed_ms).unwrap_or(i64::MAX))
-                .push_bind(row.output_preview.as_str())
-                .push_bind(row.agent_name.as_str())
-                .push_bind(row.ts.as_str());
-        });
-        sql.build().execute(&mut *tx).await?;
-    }
-    tx.commit().await
+    store.close().await;
 }
 
 impl AgentHook for AuditLogHook {

@@ -53,7 +53,7 @@ pub enum AuditError {
         #[source]
         source: std::io::Error,
     },
-    /// The database could not be opened or configured.
+    /// The database could not be opened or configured, or its server could not be reached.
     #[error("cannot open the audit database `{target}`: {source}")]
     Open {
         /// The file or URL.
@@ -116,6 +116,14 @@ pub enum AuditError {
         /// The database error.
         #[source]
         source: sqlx::Error,
+    },
+    /// The audit database is a URL of a scheme no backend serves.
+    #[error(
+        "unsupported audit database `{target}`: give a file path, a `sqlite:` URL or a `postgres://` URL"
+    )]
+    UnsupportedDatabase {
+        /// The URL, without its password.
+        target: String,
     },
     /// A stored row holds a value this version does not know.
     #[error("unknown audit status `{0}` in the database")]

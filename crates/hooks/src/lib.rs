@@ -10,7 +10,8 @@
 //!
 //! Built in: [`CancellationHook`] blocks the calls of a cancelled run; [`MetricsHook`] counts calls, errors, denials
 //! and per-tool latency; [`AuditLogHook`] writes one row per decided call and one `SESSION_STOP` row per session to
-//! the SQLite table `agent_audit_log` through a batching background writer; [`CommandHook`] runs external commands
+//! the table `agent_audit_log` through a batching background writer, in SQLite (the embedded default) or in
+//! PostgreSQL (an [`AuditDatabase`] chosen by the URL's scheme); [`CommandHook`] runs external commands
 //! with the coding agent's protocol (JSON on stdin, a decision on stdout, exit code 2 blocks).
 //!
 //! **Invariant:** a hook can only make a call stricter or rewrite it: an allow from a hook is one input of the
@@ -79,6 +80,7 @@ mod error;
 mod hook;
 mod metrics;
 mod registry;
+mod store;
 mod time;
 
 pub use audit::AuditConfig;
@@ -117,6 +119,7 @@ pub use metrics::MetricsSnapshot;
 pub use metrics::ToolMetrics;
 pub use registry::HookRegistry;
 pub use registry::PreToolUseOutcome;
+pub use store::AuditDatabase;
 
 /// The sqlx connection options accepted by [`AuditLogHook::connect_with`], re-exported so callers need no direct
 /// sqlx dependency.

@@ -1,0 +1,506 @@
+//! The databases the audit log can live in: SQLite (the embedded default) or PostgreSQL (scale-out), same table.
+//!
+//! Design: [`Store`] is a small enum over the two concrete sqlx connection types rather than `sqlx::Any`. `Any`
+//! would convert every bound value through its own argument type (a cost on every row of the SQLite hot path),
+//! still needs per-backend SQL where the dialects differ (placeholders, identity columns, collations) and per-backend
+//! migrations, and hides which backend an error came from. With the enum the SQLite writer is exactly the
+//! connection it always was, and the SQL text that both backends share (the multi-row INSERT, the SELECT) is built
+//! once by functions generic over the sqlx `Database`.
+//!
+//! The writer holds one connection per backend, not a pool: one task writes, so one connection is all it can use.
+//! A PostgreSQL connection can be lost (the server restarts, the network drops); the writer then drops it and
+//! connects again before the next batch, and the rows of the failed batch are reported like any write failure.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgConnection};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqliteSynchronous};
+use sqlx::{
+    ColumnIndex, ConnectOptions, Connection, Database, Decode, Encode, Postgres, QueryBuilder, Row, Sqlite,
+    Type,
+};
+
+use crate::{AuditConfig, AuditError, AuditFilter, AuditRow, AuditStatus, time};
+
+/// The SQLite migrations that create `agent_audit_log`, embedded at build time (no database needed to build).
+static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// The PostgreSQL migrations: the same table in PostgreSQL's dialect.
+static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// Rows per INSERT statement: 10 bound values each stays far below SQLite's limit of 32,766 variables and
+/// PostgreSQL's of 65,535.
+const ROWS_PER_STATEMENT: usize = 500;
+
+const COLUMNS: &str = "session_id, step, tool_name, status, decision, decided_by, elapsed_ms, output_preview, \
+                       agent_name, ts";
+
+/// Where the audit log is stored, chosen by how it is written: `postgres://` or `postgresql://` selects
+/// PostgreSQL, `sqlite:` a SQLite URL, and anything without a `scheme://` is the path of a SQLite file.
+///
+/// ```
+/// use agent_hooks::AuditDatabase;
+///
+/// let db: AuditDatabase = "postgres://audit:secret@db.internal/agent".parse().unwrap();
+/// assert!(db.is_postgres());
+/// // Messages never show the password.
+/// assert_eq!(db.to_string(), "postgres://audit:***@db.internal/agent");
+/// assert_eq!(
+///     AuditDatabase::parse(".agent-guard/audit.db").unwrap(),
+///     AuditDatabase::SqliteFile(".agent-guard/audit.db".into())
+/// );
+/// assert!(AuditDatabase::parse("mysql://db/agent").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditDatabase {
+    /// A SQLite file; opening it creates the file and its parent directory when missing.
+    SqliteFile(PathBuf),
+    /// A SQLite URL (`sqlite://audit.db?mode=rwc`, `sqlite::memory:`), given to sqlx as written.
+    SqliteUrl(String),
+    /// A PostgreSQL URL (`postgres://user@host:5432/db`, `postgresql:///db?host=/run/postgresql`).
+    Postgres(String),
+}
+
+impl AuditDatabase {
+    /// Reads a path or a URL; a URL of any other scheme is an [`AuditError::UnsupportedDatabase`].
+    pub fn parse(text: &str) -> Result<Self, AuditError> {
+        if let Some((scheme, _)) = text.split_once("://") {
+            return match scheme.to_ascii_lowercase().as_str() {
+                "postgres" | "postgresql" => Ok(Self::Postgres(text.to_owned())),
+                "sqlite" => Ok(Self::SqliteUrl(text.to_owned())),
+                _ => Err(AuditError::UnsupportedDatabase { target: redact(text) }),
+            };
+        }
+        if text
+            .get(..7)
+            .is_some_and(|head| head.eq_ignore_ascii_case("sqlite:"))
+        {
+            return Ok(Self::SqliteUrl(text.to_owned()));
+        }
+        Ok(Self::SqliteFile(PathBuf::from(text)))
+    }
+
+    /// Whether the log is in PostgreSQL.
+    pub const fn is_postgres(&self) -> bool {
+        match self {
+            Self::Postgres(_) => true,
+            Self::SqliteFile(_) | Self::SqliteUrl(_) => false,
+        }
+    }
+}
+
+impl FromStr for AuditDatabase {
+    type Err = AuditError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::parse(text)
+    }
+}
+
+/// The path, or the URL with its password replaced by `***` (it goes into messages and logs).
+impl fmt::Display for AuditDatabase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SqliteFile(path) => write!(f, "{}", path.display()),
+            Self::SqliteUrl(url) => f.write_str(url),
+            Self::Postgres(url) => f.write_str(&redact(url)),
+        }
+    }
+}
+
+/// `url` with the password of its user part and of a `password=` parameter replaced by `***`.
+fn redact(url: &str) -> String {
+    let mut out = url.to_owned();
+    if let Some(start) = out.find("://").map(|at| at + 3) {
+        let rest = out.get(start..).unwrap_or_default();
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let authority = rest.get(..authority_end).unwrap_or_default();
+        if let Some(at) = authority.rfind('@')
+            && let Some(colon) = authority.get(..at).and_then(|user| user.find(':'))
+        {
+            out.replace_range(start + colon + 1..start + at, "***");
+        }
+    }
+    if let Some(query) = out.find('?') {
+        let mut params: Vec<String> = Vec::new();
+        for param in out.get(query + 1..).unwrap_or_default().split('&') {
+            match param.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") => params.push(format!("{key}=***")),
+                _ => params.push(param.to_owned()),
+            }
+        }
+        out.truncate(query + 1);
+        out.push_str(&params.join("&"));
+    }
+    out
+}
+
+/// The open database of a writer.
+#[derive(Debug)]
+pub(crate) enum Store {
+    /// The embedded default: one connection, WAL, `synchronous=NORMAL`.
+    Sqlite(SqliteConnection),
+    /// A PostgreSQL server, connected again after a lost connection (boxed: its options are large).
+    Postgres(Box<PgLink>),
+}
+
+/// A PostgreSQL connection that is opened again when it was lost.
+#[derive(Debug)]
+pub(crate) struct PgLink {
+    options: PgConnectOptions,
+    conn: Option<PgConnection>,
+    connect_timeout: Duration,
+}
+
+impl Store {
+    /// Opens `options` with the pragmas the writer relies on and runs the SQLite migrations.
+    pub(crate) async fn open_sqlite(
+        options: SqliteConnectOptions,
+        config: &AuditConfig,
+        target: &str,
+    ) -> Result<Self, AuditError> {
+        let options = options
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(config.busy_timeout);
+        let mut conn = options.connect().await.map_err(|source| AuditError::Open {
+            target: target.to_owned(),
+            source,
+        })?;
+        SQLITE_MIGRATOR
+            .run(&mut conn)
+            .await
+            .map_err(|source| AuditError::Migrate {
+                target: target.to_owned(),
+                source,
+            })?;
+        Ok(Self::Sqlite(conn))
+    }
+
+    /// Connects to the PostgreSQL server of `url` and runs the PostgreSQL migrations (concurrent openers are
+    /// serialised by the migrator's advisory lock).
+    pub(crate) async fn open_postgres(
+        url: &str,
+        config: &AuditConfig,
+        target: &str,
+    ) -> Result<Self, AuditError> {
+        let options = postgres_options(url, target)?;
+        let mut conn = connect_postgres(&options, config.connect_timeout, target).await?;
+        POSTGRES_MIGRATOR
+            .run(&mut conn)
+            .await
+            .map_err(|source| AuditError::Migrate {
+                target: target.to_owned(),
+                source,
+            })?;
+        Ok(Self::Postgres(Box::new(PgLink {
+            options,
+            conn: Some(conn),
+            connect_timeout: config.connect_timeout,
+        })))
+    }
+
+    /// Writes `rows` as one transaction of multi-row INSERT statements.
+    pub(crate) async fn insert(&mut self, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
+        match self {
+            Self::Sqlite(conn) => insert_sqlite(conn, rows).await,
+            Self::Postgres(link) => link.insert(rows).await,
+        }
+    }
+
+    /// Closes the connection politely (SQLite checkpoints; PostgreSQL ends the session).
+    pub(crate) async fn close(self) {
+        // A failure here loses nothing: every batch was committed or reported before.
+        match self {
+            Self::Sqlite(conn) => {
+                let _closed = conn.close().await;
+            }
+            Self::Postgres(link) => {
+                if let Some(conn) = link.conn {
+                    let _closed = conn.close().await;
+                }
+            }
+        }
+    }
+}
+
+impl PgLink {
+    async fn insert(&mut self, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
+        let conn = match &mut self.conn {
+            Some(conn) => conn,
+            None => {
+                let conn = match tokio::time::timeout(self.connect_timeout, self.options.connect()).await {
+                    Ok(connected) => connected?,
+                    Err(_) => return Err(connect_timed_out(self.connect_timeout)),
+                };
+                self.conn.insert(conn)
+            }
+        };
+        let written = insert_postgres(conn, rows).await;
+        if written.is_err() {
+            // The connection may be broken (a restarted server answers every later statement with an error);
+            // the next batch starts from a fresh one. A healthy connection costs one reconnect, nothing more.
+            self.conn = None;
+        }
+        written
+    }
+}
+
+async fn insert_sqlite(conn: &mut SqliteConnection, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
+    let mut tx = conn.begin().await?;
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        insert_statement::<Sqlite>(chunk)
+            .build()
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await
+}
+
+async fn insert_postgres(conn: &mut PgConnection, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
+    let mut tx = conn.begin().await?;
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        insert_statement::<Postgres>(chunk)
+            .build()
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await
+}
+
+/// `INSERT INTO agent_audit_log (…) VALUES (…), (…), …` with every value bound, in the dialect of `DB`.
+fn insert_statement<'a, DB>(rows: &'a [AuditRow]) -> QueryBuilder<'a, DB>
+where
+    DB: Database,
+    DB::Arguments<'a>: Default,
+    &'a str: Encode<'a, DB> + Type<DB>,
+    Option<&'a str>: Encode<'a, DB> + Type<DB>,
+    i64: Encode<'a, DB> + Type<DB>,
+{
+    let mut sql = QueryBuilder::<DB>::new(format!("INSERT INTO agent_audit_log ({COLUMNS}) "));
+    sql.push_values(rows, |mut values, row| {
+        values
+            .push_bind(row.session_id.as_str())
+            .push_bind(i64::from(row.step))
+            .push_bind(row.tool_name.as_str())
+            .push_bind(row.status.as_str())
+            .push_bind(row.decision.as_deref())
+            .push_bind(row.decided_by.as_deref())
+            .push_bind(i64::try_from(row.elapsed_ms).unwrap_or(i64::MAX))
+            .push_bind(row.output_preview.as_str())
+            .push_bind(row.agent_name.as_str())
+            .push_bind(row.ts.as_str());
+    });
+    sql
+}
+
+/// The rows of `db` that pass `filter`, oldest first, read through a connection of its own.
+pub(crate) async fn query(
+    db: &AuditDatabase,
+    filter: &AuditFilter,
+    connect_timeout: Duration,
+) -> Result<Vec<AuditRow>, AuditError> {
+    let target = db.to_string();
+    let since = filter.since.as_deref().map(time::normalize_bound);
+    let query_error = |source| AuditError::Query {
+        target: target.clone(),
+        source,
+    };
+    match db {
+        AuditDatabase::SqliteFile(path) => {
+            let options = sqlite_file_options(path).create_if_missing(false);
+            query_sqlite(options, filter, since, &target).await
+        }
+        AuditDatabase::SqliteUrl(url) => {
+            let options = SqliteConnectOptions::from_str(url).map_err(|source| AuditError::Open {
+                target: target.clone(),
+                source,
+            })?;
+            query_sqlite(options, filter, since, &target).await
+        }
+        AuditDatabase::Postgres(url) => {
+            let options = postgres_options(url, &target)?;
+            let mut conn = connect_postgres(&options, connect_timeout, &target).await?;
+            let rows = select_statement::<Postgres>(filter, since)
+                .build()
+                .fetch_all(&mut conn)
+                .await
+                .map_err(query_error)?;
+            let parsed = rows.iter().map(|row| read_row(row, &target)).collect();
+            let _closed = conn.close().await;
+            parsed
+        }
+    }
+}
+
+async fn query_sqlite(
+    options: SqliteConnectOptions,
+    filter: &AuditFilter,
+    since: Option<String>,
+    target: &str,
+) -> Result<Vec<AuditRow>, AuditError> {
+    let mut conn = options.connect().await.map_err(|source| AuditError::Open {
+        target: target.to_owned(),
+        source,
+    })?;
+    let rows = select_statement::<Sqlite>(filter, since)
+        .build()
+        .fetch_all(&mut conn)
+        .await
+        .map_err(|source| AuditError::Query {
+            target: target.to_owned(),
+            source,
+        })?;
+    let parsed = rows.iter().map(|row| read_row(row, target)).collect();
+    // Closing politely lets SQLite checkpoint; a failure here loses nothing that was read.
+    let _closed = conn.close().await;
+    parsed
+}
+
+/// The options of a SQLite file.
+pub(crate) fn sqlite_file_options(path: &Path) -> SqliteConnectOptions {
+    SqliteConnectOptions::new().filename(path)
+}
+
+/// `SELECT id, … FROM agent_audit_log WHERE …` for `filter`, oldest first, in the dialect of `DB`.
+fn select_statement<'a, DB>(filter: &'a AuditFilter, since: Option<String>) -> QueryBuilder<'a, DB>
+where
+    DB: Database,
+    DB::Arguments<'a>: Default,
+    &'a str: Encode<'a, DB> + Type<DB>,
+    String: Encode<'a, DB> + Type<DB>,
+    i64: Encode<'a, DB> + Type<DB>,
+{
+    let mut sql = QueryBuilder::<DB>::new(format!("SELECT id, {COLUMNS} FROM agent_audit_log WHERE 1 = 1"));
+    if let Some(session_id) = &filter.session_id {
+        sql.push(" AND session_id = ").push_bind(session_id.as_str());
+    }
+    if let Some(since) = since {
+        sql.push(" AND ts >= ").push_bind(since);
+    }
+    if let Some(tool) = &filter.tool {
+        sql.push(" AND tool_name = ").push_bind(tool.as_str());
+    }
+    sql.push(" ORDER BY id");
+    if let Some(limit) = filter.limit {
+        sql.push(" LIMIT ").push_bind(i64::from(limit));
+    }
+    sql
+}
+
+fn read_row<'r, R>(row: &'r R, target: &str) -> Result<AuditRow, AuditError>
+where
+    R: Row,
+    &'r str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let query_error = |source| AuditError::Query {
+        target: target.to_owned(),
+        source,
+    };
+    let status: String = row.try_get("status").map_err(query_error)?;
+    let step: i64 = row.try_get("step").map_err(query_error)?;
+    let elapsed_ms: i64 = row.try_get("elapsed_ms").map_err(query_error)?;
+    Ok(AuditRow {
+        id: Some(row.try_get("id").map_err(query_error)?),
+        session_id: row.try_get("session_id").map_err(query_error)?,
+        step: u32::try_from(step).unwrap_or_default(),
+        tool_name: row.try_get("tool_name").map_err(query_error)?,
+        status: AuditStatus::parse(&status).ok_or(AuditError::UnknownStatus(status))?,
+        decision: row.try_get("decision").map_err(query_error)?,
+        decided_by: row.try_get("decided_by").map_err(query_error)?,
+        elapsed_ms: u64::try_from(elapsed_ms).unwrap_or_default(),
+        output_preview: row.try_get("output_preview").map_err(query_error)?,
+        agent_name: row.try_get("agent_name").map_err(query_error)?,
+        ts: row.try_get("ts").map_err(query_error)?,
+    })
+}
+
+fn postgres_options(url: &str, target: &str) -> Result<PgConnectOptions, AuditError> {
+    PgConnectOptions::from_str(url).map_err(|source| AuditError::Open {
+        target: target.to_owned(),
+        source,
+    })
+}
+
+/// One connection to the server, or an error naming `target` when it cannot be reached in `timeout`.
+async fn connect_postgres(
+    options: &PgConnectOptions,
+    timeout: Duration,
+    target: &str,
+) -> Result<PgConnection, AuditError> {
+    match tokio::time::timeout(timeout, options.connect()).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(source)) => Err(AuditError::Open {
+            target: target.to_owned(),
+            source,
+        }),
+        Err(_) => Err(AuditError::Open {
+            target: target.to_owned(),
+            source: connect_timed_out(timeout),
+        }),
+    }
+}
+
+fn connect_timed_out(timeout: Duration) -> sqlx::Error {
+    sqlx::Error::Io(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("no connection within {} ms", timeout.as_millis()),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scheme_selects_the_backend() {
+        for url in ["postgres://h/db", "postgresql://u@h:5433/db", "POSTGRES://h/db"] {
+            assert_eq!(
+                AuditDatabase::parse(url).unwrap(),
+                AuditDatabase::Postgres(url.into())
+            );
+        }
+        for url in ["sqlite://a.db?mode=rwc", "sqlite::memory:", "sqlite:a.db"] {
+            assert_eq!(
+                AuditDatabase::parse(url).unwrap(),
+                AuditDatabase::SqliteUrl(url.into())
+            );
+        }
+        for path in [
+            "audit.db",
+            "/var/log/agent/audit.db",
+            "dir:with:colons/a.db",
+            "./postgres",
+        ] {
+            assert_eq!(
+                AuditDatabase::parse(path).unwrap(),
+                AuditDatabase::SqliteFile(path.into())
+            );
+        }
+        let mysql = AuditDatabase::parse("mysql://root:pw@h/db").unwrap_err();
+        assert_eq!(
+            mysql.to_string(),
+            "unsupported audit database `mysql://root:***@h/db`: give a file path, a `sqlite:` URL or a \
+             `postgres://` URL"
+        );
+    }
+
+    #[test]
+    fn passwords_never_reach_a_message() {
+        assert_eq!(redact("postgres://u:pw@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact("postgres://u:p@ss:w@h:1/db"), "postgres://u:***@h:1/db");
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(
+            redact("postgres://h/db?user=u&password=pw&sslmode=require"),
+            "postgres://h/db?user=u&password=***&sslmode=require"
+        );
+        assert_eq!(redact("postgres:///db?host=/tmp"), "postgres:///db?host=/tmp");
+    }
+}
