@@ -5,10 +5,12 @@ use std::collections::HashMap;
 use agent_tool_traits::Decision;
 
 use crate::analysis::{AccessVia, CommandAnalysis, FileAccess, Finding, Location, LocationKind, SubCommand};
+use crate::arith::{self, Operand};
 use crate::classify::{self, Code, Table};
 use crate::knowledge;
 use crate::parse::{
-    self, AndOrList, Arg, Braces, Cmd, Construct, Part, RedirOp, Redirect, Script, Simple, Target,
+    self, AndOrList, Arg, ArithKind, ArithText, Braces, Cmd, Construct, Part, RedirOp, Redirect, Script,
+    Simple, Target,
 };
 use crate::word::{self, Anchor, Embedded, Word};
 
@@ -31,6 +33,9 @@ struct Ctx {
     background: bool,
     /// Code parsed from a string (substitution, `bash -c`, …): counts towards [`MAX_DEPTH`].
     code_depth: usize,
+    /// Where the variables of the shell running this code start in `Walker::known`: a new shell (`bash -c`) sees
+    /// none of the ones the line set before.
+    floor: usize,
 }
 
 impl Ctx {
@@ -41,6 +46,7 @@ impl Ctx {
         in_pipeline: false,
         background: false,
         code_depth: 0,
+        floor: 0,
     };
 
     fn nested(self, kind: LocationKind) -> Self {
@@ -78,6 +84,10 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         functions: Vec::new(),
         printed: HashMap::new(),
         stdin_shells: Vec::new(),
+        vars: HashMap::new(),
+        known: Vec::new(),
+        reads: Vec::new(),
+        values: Vec::new(),
     };
     match parse_checked(source) {
         Ok(script) => walker.script(&script, Ctx::TOP),
@@ -95,6 +105,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
             }
         }
     }
+    walker.judge_arithmetic();
     walker.out
 }
 
@@ -256,6 +267,71 @@ struct Walker<'t> {
     printed: HashMap<usize, String>,
     /// Commands that are shells reading their code from standard input.
     stdin_shells: Vec<usize>,
+    /// Every value the line gives each variable, for arithmetic that evaluates it.
+    vars: HashMap<String, Facts>,
+    /// What is certain at the point the walk is at: variables the line has set, arrays it declared associative.
+    /// Scopes that may not run, or run in a subshell, truncate it when they end.
+    known: Vec<(Known, String)>,
+    /// Variables arithmetic evaluates, judged when the whole line has been seen (a later assignment in a loop or
+    /// a function body may give them their value).
+    reads: Vec<ArithRead>,
+    /// Values given to variables, evaluated as arithmetic at the end if the variable is an integer (`declare -i`).
+    values: Vec<AssignedValue>,
+}
+
+/// What the line gives one variable.
+#[derive(Debug, Default)]
+struct Facts {
+    /// The literal values it assigns (a number an arithmetic assignment produces is kept as `0`).
+    values: Vec<String>,
+    /// Some assignment gives a value only known at run time (`read x`, `x=$(cat f)`, `x+=…`).
+    unknown: bool,
+    /// Declared with `-i`: every value assigned to it is evaluated as arithmetic.
+    integer: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    /// Certainly assigned by the line, so its value does not come from the environment.
+    Assigned,
+    /// Declared associative (`declare -A`): its subscripts are strings, not arithmetic.
+    Associative,
+}
+
+/// A variable an arithmetic context evaluates.
+#[derive(Debug)]
+struct ArithRead {
+    name: String,
+    /// The variables certainly assigned at that point.
+    assigned: Vec<String>,
+    context: String,
+    ctx: Ctx,
+    parent: Option<usize>,
+}
+
+/// A value assigned to a variable.
+#[derive(Debug)]
+struct AssignedValue {
+    name: String,
+    text: String,
+    literal: bool,
+    /// The variables certainly assigned there, kept when the variable is already an integer (else the check at
+    /// the end assumes none).
+    assigned: Vec<String>,
+    ctx: Ctx,
+    parent: Option<usize>,
+}
+
+/// How many variables deep a value naming another variable is followed.
+const MAX_VALUE_DEPTH: usize = 16;
+
+/// What `context` in a reason names.
+fn arith_context(kind: &ArithKind) -> String {
+    match kind {
+        ArithKind::Expansion => "`$((…))`".to_owned(),
+        ArithKind::Subscript(array) => format!("the subscript of `{array}`"),
+        ArithKind::Offset => "a substring offset".to_owned(),
+    }
 }
 
 impl Walker<'_> {
@@ -278,7 +354,7 @@ impl Walker<'_> {
     }
 
     fn and_or(&mut self, list: &AndOrList, ctx: Ctx, many: bool) {
-        for pipeline in &list.pipelines {
+        for (position, pipeline) in list.pipelines.iter().enumerate() {
             let piped = pipeline.0.len() > 1;
             let mut c = ctx;
             if matches!(
@@ -300,10 +376,18 @@ impl Walker<'_> {
             }
             c.in_pipeline = ctx.in_pipeline || piped;
             c.background = ctx.background || list.background;
+            // Only the first pipeline of a list certainly runs, and only its assignments outlive it; the parts of
+            // a pipeline and a background list run in subshells.
+            let scoped = piped || list.background || position > 0;
+            let list_mark = self.known.len();
             let mut previous: Option<usize> = None;
             for command in &pipeline.0 {
                 let first = self.out.commands.len();
+                let mark = self.known.len();
                 self.cmd(command, c);
+                if piped {
+                    self.known.truncate(mark);
+                }
                 let this = matches!(command, Cmd::Simple(_))
                     .then_some(first)
                     .filter(|i| *i < self.out.commands.len());
@@ -321,6 +405,9 @@ impl Walker<'_> {
                     self.parse_and_walk(&code, LocationKind::ShellString, inner, "a shell reading a pipe");
                 }
                 previous = this;
+            }
+            if scoped {
+                self.known.truncate(list_mark);
             }
         }
     }
@@ -344,9 +431,29 @@ impl Walker<'_> {
                     Construct::Coprocess => LocationKind::Coprocess,
                 };
                 let inner = ctx.nested(kind);
+                let construct_mark = self.known.len();
+                let mut bodies = 0;
+                let mut ariths = 0;
                 for part in parts {
                     match part {
-                        Part::Body(script) => self.script(script, inner),
+                        Part::Body(script) => {
+                            // The condition of `if`/`while` runs; the other bodies may not.
+                            let mark = self.known.len();
+                            self.script(script, inner);
+                            let runs = match construct {
+                                Construct::BraceGroup
+                                | Construct::Subshell
+                                | Construct::Coprocess
+                                | Construct::Arithmetic
+                                | Construct::Test => true,
+                                Construct::If | Construct::Loop => bodies == 0,
+                                Construct::For | Construct::Case => false,
+                            };
+                            if !runs {
+                                self.known.truncate(mark);
+                            }
+                            bodies += 1;
+                        }
                         Part::Command(command) => self.cmd(command, inner),
                         Part::Word(raw) => {
                             let w = word::expand(raw);
@@ -357,12 +464,30 @@ impl Walker<'_> {
                                 (*construct == Construct::Test).then_some(LocationKind::ConditionalTest),
                             );
                         }
+                        Part::Loop { variable, words } => self.loop_variable(variable, words.as_deref(), ctx),
+                        Part::Name(raw) => {
+                            let w = word::expand(raw);
+                            self.name_operand(&w, "`[[ -v … ]]`", ctx, None);
+                        }
                         Part::Code(text) => self.parse_and_walk(text, kind, ctx, "( … )"),
                         Part::Arith(text) => {
-                            let w = word::expand_heredoc(text);
-                            self.word_code(&w, ctx, None, Some(LocationKind::Arithmetic));
+                            let context = match construct {
+                                Construct::For => "`for ((…))`",
+                                Construct::Test => "an arithmetic comparison in `[[ … ]]`",
+                                _ => "`((…))`",
+                            };
+                            let mark = self.known.len();
+                            self.arithmetic(text, context, ctx, None);
+                            // The third expression of `for ((…))` runs only after the body.
+                            if *construct == Construct::For && ariths == 2 {
+                                self.known.truncate(mark);
+                            }
+                            ariths += 1;
                         }
                     }
+                }
+                if matches!(construct, Construct::Subshell | Construct::Coprocess) {
+                    self.known.truncate(construct_mark);
                 }
                 for r in redirects {
                     self.redirect(r, None, ctx);
@@ -375,7 +500,10 @@ impl Walker<'_> {
                     background: false,
                     ..ctx.nested(LocationKind::FunctionBody)
                 };
+                // The body runs when the function is called, if ever.
+                let mark = self.known.len();
                 self.cmd(body, inner);
+                self.known.truncate(mark);
                 self.functions.pop();
             }
         }
@@ -405,10 +533,10 @@ impl Walker<'_> {
                 }
             }
         }
-        let assignments: Vec<(&String, Word)> = simple
+        let assignments: Vec<(&parse::Assignment, Word)> = simple
             .assignments
             .iter()
-            .map(|(name, value)| (name, word::expand(value)))
+            .map(|a| (a, word::expand(&a.value)))
             .collect();
 
         let index = if words.is_empty() {
@@ -443,14 +571,17 @@ impl Walker<'_> {
             if let Some(text) = printed_text(&effective) {
                 self.printed.insert(index, text);
             }
+            let inner = classified.inner;
             self.record(classified, index, ctx);
+            self.declarations(words.get(inner..).unwrap_or_default(), ctx, index);
             if stdin_code {
                 self.stdin_shells.push(index);
                 self.stdin_code(simple, index, ctx);
             }
             Some(index)
         };
-        for (name, value) in &assignments {
+        for (assignment, value) in &assignments {
+            let name = &assignment.name;
             if classify::is_code_variable(name) {
                 self.finding(
                     Decision::Ask,
@@ -458,16 +589,38 @@ impl Walker<'_> {
                     index,
                 );
             }
+            if let Some(subscript) = &assignment.index {
+                self.subscript(name, subscript, ctx, index);
+            }
             self.word_code(value, ctx, index, None);
-        }
-        for text in &simple.indices {
-            let arithmetic = word::expand_heredoc(text);
-            self.word_code(&arithmetic, ctx, index, Some(LocationKind::Arithmetic));
+            if assignment.elements.is_none() {
+                self.assigned_value(name, &value.text, value.literal, ctx, index);
+            }
+            // Before a command word an assignment only sets the command's environment.
+            if words.is_empty() {
+                match &assignment.elements {
+                    Some(elements) if !assignment.append => self.assign_array(name, elements.as_deref()),
+                    Some(_) => self.assign(name, None),
+                    None => {
+                        let known = if assignment.append {
+                            None
+                        } else {
+                            assigned_value(value)
+                        };
+                        if assignment.index.is_some() {
+                            self.assign_element(name, known);
+                        } else {
+                            self.assign(name, known);
+                        }
+                    }
+                }
+            }
         }
         for w in &words {
             self.word_code(w, ctx, index, None);
         }
         for script in substitutions {
+            let mark = self.known.len();
             self.script(
                 script,
                 Ctx {
@@ -475,6 +628,7 @@ impl Walker<'_> {
                     ..ctx.nested(LocationKind::ProcessSubstitution)
                 },
             );
+            self.known.truncate(mark);
         }
         for r in &simple.redirects {
             self.redirect(r, index, ctx);
@@ -530,8 +684,7 @@ impl Walker<'_> {
             self.code(&code, nested);
         }
         for w in &classified.arithmetic {
-            let arithmetic = word::expand_heredoc(&w.text);
-            self.word_code(&arithmetic, ctx, Some(index), Some(LocationKind::Arithmetic));
+            self.arithmetic(&w.text, "`let`", ctx, Some(index));
         }
     }
 
@@ -590,17 +743,534 @@ impl Walker<'_> {
         }
         match parse_checked(text) {
             Ok(script) => {
+                let mark = self.known.len();
+                // `eval` runs in this shell; substitutions and subshells see its variables but keep their own;
+                // any other code runs in a new shell, or later, and sees none of them.
+                let floor = match kind {
+                    LocationKind::Eval
+                    | LocationKind::CommandSubstitution
+                    | LocationKind::Backticks
+                    | LocationKind::ProcessSubstitution
+                    | LocationKind::Arithmetic
+                    | LocationKind::Subshell => ctx.floor,
+                    LocationKind::TopLevel
+                    | LocationKind::Pipeline
+                    | LocationKind::List
+                    | LocationKind::Background
+                    | LocationKind::BraceGroup
+                    | LocationKind::ControlFlow
+                    | LocationKind::ConditionalTest
+                    | LocationKind::FunctionBody
+                    | LocationKind::HereDocument
+                    | LocationKind::ShellString
+                    | LocationKind::Trap
+                    | LocationKind::FindExec
+                    | LocationKind::Coprocess => mark,
+                };
                 let inner = Ctx {
                     code_depth: ctx.code_depth + 1,
+                    floor,
                     ..ctx.nested(kind)
                 };
                 self.script(&script, inner);
+                if kind != LocationKind::Eval {
+                    self.known.truncate(mark);
+                }
             }
             Err(error) => self.finding(
                 Decision::Ask,
                 format!("the code of `{via}` cannot be parsed: {error}"),
                 ctx.parent,
             ),
+        }
+    }
+
+    /// An arithmetic expression bash evaluates: the code in it runs, and every variable it names is evaluated.
+    fn arithmetic(&mut self, text: &str, context: &str, ctx: Ctx, parent: Option<usize>) {
+        let mut w = word::expand_heredoc(text);
+        // The operands below follow the expressions nested in this one.
+        w.arithmetic.clear();
+        self.word_code(&w, ctx, parent, Some(LocationKind::Arithmetic));
+        let whole = ArithText {
+            text: text.to_owned(),
+            kind: ArithKind::Expansion,
+        };
+        self.operands_in(&whole, context, ctx, parent, 0);
+    }
+
+    /// The operands of an arithmetic expression found inside a word.
+    fn arithmetic_operands(&mut self, arithmetic: &ArithText, ctx: Ctx, parent: Option<usize>, depth: usize) {
+        let context = arith_context(&arithmetic.kind);
+        self.operands_in(arithmetic, &context, ctx, parent, depth);
+    }
+
+    fn operands_in(
+        &mut self,
+        arithmetic: &ArithText,
+        context: &str,
+        ctx: Ctx,
+        parent: Option<usize>,
+        depth: usize,
+    ) {
+        if let ArithKind::Subscript(array) = &arithmetic.kind
+            && self.is_associative(array, ctx)
+        {
+            return;
+        }
+        if depth > MAX_VALUE_DEPTH {
+            self.finding(
+                Decision::Ask,
+                format!("arithmetic nested more than {MAX_VALUE_DEPTH} levels deep"),
+                parent,
+            );
+            return;
+        }
+        for operand in arith::operands(&arithmetic.text) {
+            match operand {
+                Operand::Read(name) => {
+                    let assigned = self.assigned(ctx);
+                    self.reads.push(ArithRead {
+                        name,
+                        assigned,
+                        context: context.to_owned(),
+                        ctx,
+                        parent,
+                    });
+                }
+                Operand::Assign(name) => self.assign(&name, Some("0".to_owned())),
+                Operand::Unknown(source) => self.finding(
+                    Decision::Ask,
+                    format!(
+                        "{context} evaluates `{source}` as arithmetic, a value only known at run time: a value like \
+                         `a[$(…)]` would run as code"
+                    ),
+                    parent,
+                ),
+                Operand::Subscript(inner) => self.arithmetic_operands(&inner, ctx, parent, depth + 1),
+            }
+        }
+    }
+
+    /// The subscript of `array[…]=` or of a name operand.
+    fn subscript(&mut self, array: &str, text: &str, ctx: Ctx, parent: Option<usize>) {
+        if self.is_associative(array, ctx) {
+            // Still expanded as a word, with its substitutions.
+            let w = word::expand_heredoc(text);
+            self.word_code(&w, ctx, parent, None);
+            return;
+        }
+        self.arithmetic(text, &format!("the subscript of `{array}`"), ctx, parent);
+    }
+
+    /// The variables certainly assigned in the shell running `ctx`.
+    fn assigned(&self, ctx: Ctx) -> Vec<String> {
+        self.known
+            .get(ctx.floor..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|(known, _)| *known == Known::Assigned)
+            .map(|(_, name)| name.clone())
+            .collect()
+    }
+
+    fn is_associative(&self, array: &str, ctx: Ctx) -> bool {
+        self.known
+            .get(ctx.floor..)
+            .unwrap_or_default()
+            .iter()
+            .any(|(known, name)| *known == Known::Associative && name == array)
+    }
+
+    /// The line gives `name` a value: a literal text, or `None` for one only known at run time.
+    fn assign(&mut self, name: &str, value: Option<String>) {
+        self.assign_element(name, value);
+        self.known.push((Known::Assigned, name.to_owned()));
+    }
+
+    /// The line gives one element of `name` a value: the other elements may still come from elsewhere.
+    fn assign_element(&mut self, name: &str, value: Option<String>) {
+        let facts = self.vars.entry(name.to_owned()).or_default();
+        match value {
+            Some(value) if !facts.values.contains(&value) => facts.values.push(value),
+            Some(_) => {}
+            None => facts.unknown = true,
+        }
+    }
+
+    /// Keeps a value given to `name`, to evaluate it at the end if `name` is an integer variable.
+    fn assigned_value(&mut self, name: &str, text: &str, literal: bool, ctx: Ctx, parent: Option<usize>) {
+        let integer = self.vars.get(name).is_some_and(|f| f.integer);
+        self.values.push(AssignedValue {
+            name: name.to_owned(),
+            text: text.to_owned(),
+            literal,
+            assigned: if integer { self.assigned(ctx) } else { Vec::new() },
+            ctx,
+            parent,
+        });
+    }
+
+    /// `NAME=(…)`: known when every element is a literal without a key.
+    fn assign_array(&mut self, name: &str, elements: Option<&[String]>) {
+        let values: Option<Vec<String>> = elements.and_then(|elements| {
+            elements
+                .iter()
+                .map(|raw| {
+                    let w = word::expand(raw);
+                    (w.literal && parse::brace_expand(raw, BRACE_LIMIT) == Braces::None).then_some(w.text)
+                })
+                .collect()
+        });
+        match values {
+            // `a=()` leaves every element empty, which arithmetic reads as 0.
+            Some(values) if values.is_empty() => self.assign(name, Some("0".to_owned())),
+            Some(values) => {
+                for value in values {
+                    self.assign(name, Some(value));
+                }
+            }
+            None => self.assign(name, None),
+        }
+    }
+
+    /// The variable of `for NAME in WORDS`: known when every word is a literal.
+    fn loop_variable(&mut self, variable: &str, words: Option<&[String]>, ctx: Ctx) {
+        let mut values: Option<Vec<String>> = Some(Vec::new());
+        for raw in words.unwrap_or_default() {
+            let expanded = match parse::brace_expand(raw, BRACE_LIMIT) {
+                Braces::None => vec![word::expand(raw)],
+                Braces::Words(words) => words.iter().map(|w| word::expand(w)).collect(),
+                Braces::TooMany => {
+                    let mut w = word::expand(raw);
+                    w.literal = false;
+                    vec![w]
+                }
+            };
+            for w in expanded {
+                self.word_code(&w, ctx, None, None);
+                match values.as_mut() {
+                    Some(values) if w.literal && !w.glob => values.push(w.text),
+                    _ => values = None,
+                }
+            }
+        }
+        match (words, values) {
+            // `for x; do` loops over the positional parameters.
+            (None, _) | (Some(_), None) => self.assign(variable, None),
+            (Some(_), Some(values)) if values.is_empty() => {}
+            (Some(_), Some(values)) => {
+                for value in values {
+                    self.assign(variable, Some(value));
+                }
+            }
+        }
+    }
+
+    /// A word a command takes as a variable name: bash evaluates a subscript in it as arithmetic.
+    fn name_operand(&mut self, w: &Word, via: &str, ctx: Ctx, parent: Option<usize>) {
+        if !w.literal {
+            self.finding(
+                Decision::Ask,
+                format!(
+                    "{via} takes the variable name `{}`, only known at run time: a name like `a[$(…)]` runs code",
+                    w.text
+                ),
+                parent,
+            );
+            return;
+        }
+        if let Some((array, rest)) = w.text.split_once('[')
+            && arith::is_name(array)
+        {
+            let subscript = rest.rsplit_once(']').map_or(rest, |(inside, _)| inside);
+            self.subscript(array, subscript, ctx, parent);
+        }
+    }
+
+    /// What `declare`, `read`, `unset` and their kin do to variables: values, attributes, and subscripts in names.
+    fn declarations(&mut self, effective: &[Word], ctx: Ctx, index: usize) {
+        let Some((command, args)) = effective.split_first() else {
+            return;
+        };
+        if !command.literal {
+            return;
+        }
+        let name = command.text.as_str();
+        let parent = Some(index);
+        if knowledge::DECLARES_VARIABLES.contains(&name) {
+            self.declare(name, args, ctx, index);
+        } else if knowledge::SETS_NAMED_VARIABLES.contains(&name) {
+            let names = name_operands(name, args);
+            for w in &names {
+                self.name_operand(w, &format!("`{name}`"), ctx, parent);
+                if w.literal {
+                    let variable = w.text.split_once('[').map_or(w.text.as_str(), |(n, _)| n);
+                    if arith::is_name(variable) {
+                        self.assign(variable, None);
+                    }
+                }
+            }
+        } else if matches!(name, "test" | "[") {
+            let mut previous: Option<&Word> = None;
+            for w in args {
+                if previous.is_some_and(|p| p.literal && p.text == "-v") {
+                    self.name_operand(w, &format!("`{name} -v`"), ctx, parent);
+                }
+                previous = Some(w);
+            }
+        }
+    }
+
+    /// `declare`, `typeset`, `local`, `export`, `readonly`: `-i` makes values arithmetic, `-A` subscripts strings.
+    fn declare(&mut self, command: &str, args: &[Word], ctx: Ctx, index: usize) {
+        let parent = Some(index);
+        let (mut integer, mut associative, mut opaque) = (false, false, false);
+        for w in args {
+            if w.literal && w.text.starts_with(['-', '+']) && !w.text.contains('=') {
+                if let Some(flags) = w.text.strip_prefix('-') {
+                    integer |= flags.contains('i');
+                    associative |= flags.contains('A');
+                    // A name reference or an array: values this analysis does not follow.
+                    opaque |= flags.contains(['n', 'a', 'A']);
+                }
+                continue;
+            }
+            let (target, value) = match w.text.split_once('=') {
+                Some((target, value)) => (target, Some(value)),
+                None => (w.text.as_str(), None),
+            };
+            let append = target.ends_with('+');
+            let target = target.strip_suffix('+').unwrap_or(target);
+            let (variable, subscript) = match target.split_once('[') {
+                Some((variable, rest)) => (variable, Some(rest.rsplit_once(']').map_or(rest, |(s, _)| s))),
+                None => (target, None),
+            };
+            if !arith::is_name(variable) {
+                if !w.literal {
+                    self.finding(
+                        Decision::Ask,
+                        format!(
+                            "`{command}` sets the variable `{target}`, whose name is only known at run time: a name \
+                             like `a[$(…)]` runs code"
+                        ),
+                        parent,
+                    );
+                }
+                continue;
+            }
+            if let Some(subscript) = subscript {
+                self.subscript(variable, subscript, ctx, parent);
+            }
+            if associative {
+                self.known.push((Known::Associative, variable.to_owned()));
+            }
+            if integer {
+                self.vars.entry(variable.to_owned()).or_default().integer = true;
+            }
+            let Some(value) = value else {
+                if opaque {
+                    self.assign(variable, None);
+                }
+                continue;
+            };
+            if integer {
+                self.arithmetic(value, &format!("`{command} -i`"), ctx, parent);
+                self.assign(variable, Some("0".to_owned()));
+                continue;
+            }
+            let text = value.to_owned();
+            let known = if opaque || append || value.starts_with('(') {
+                None
+            } else if w.literal {
+                Some(text.clone())
+            } else {
+                let v = word::expand(value);
+                assigned_value(&v)
+            };
+            self.assigned_value(variable, &text, w.literal, ctx, parent);
+            if subscript.is_some() {
+                self.assign_element(variable, known);
+            } else {
+                self.assign(variable, known);
+            }
+        }
+    }
+
+    /// Judges what arithmetic evaluated, now that every value the line gives each variable is known.
+    fn judge_arithmetic(&mut self) {
+        for value in std::mem::take(&mut self.values) {
+            if self.vars.get(&value.name).is_some_and(|f| f.integer) {
+                let context = format!("the assignment to the integer variable `{}`", value.name);
+                let mut seen = Vec::new();
+                self.evaluate_value(
+                    &value.text,
+                    value.literal,
+                    &context,
+                    &value.assigned,
+                    value.ctx,
+                    value.parent,
+                    &mut seen,
+                );
+            }
+        }
+        let mut integers: Vec<&String> = self
+            .vars
+            .iter()
+            .filter(|(_, f)| f.integer && f.unknown)
+            .map(|(name, _)| name)
+            .collect();
+        integers.sort();
+        let reasons: Vec<String> = integers
+            .into_iter()
+            .map(|name| {
+                format!(
+                    "`{name}` is an integer variable given a value only known at run time, which bash evaluates as \
+                     arithmetic: a value like `a[$(…)]` would run as code"
+                )
+            })
+            .collect();
+        for reason in reasons {
+            self.finding(Decision::Ask, reason, None);
+        }
+        for read in std::mem::take(&mut self.reads) {
+            let mut seen = Vec::new();
+            self.judge(
+                &read.name,
+                &read.assigned,
+                &read.context,
+                read.ctx,
+                read.parent,
+                &mut seen,
+            );
+        }
+    }
+
+    /// A variable arithmetic evaluates: safe when every value it can have is a number.
+    fn judge(
+        &mut self,
+        name: &str,
+        assigned: &[String],
+        context: &str,
+        ctx: Ctx,
+        parent: Option<usize>,
+        seen: &mut Vec<String>,
+    ) {
+        // bash stops a value that names itself with an error.
+        if seen.iter().any(|s| s == name) {
+            return;
+        }
+        seen.push(name.to_owned());
+        let reason = |why: &str| {
+            format!(
+                "{context} evaluates the value of `{name}` as arithmetic, and {why}: a value like `a[$(…)]` would \
+                 run as code"
+            )
+        };
+        let Some(facts) = self.vars.get(name) else {
+            if !knowledge::NUMERIC_VARIABLES.contains(&name) {
+                self.finding(Decision::Ask, reason("the line does not set it"), parent);
+            }
+            return;
+        };
+        let unknown = facts.unknown;
+        let texts: Vec<String> = facts
+            .values
+            .iter()
+            .filter(|v| !arith::is_number(v))
+            .cloned()
+            .collect();
+        if unknown {
+            self.finding(
+                Decision::Ask,
+                reason("the line gives it a value only known at run time"),
+                parent,
+            );
+        } else if !assigned.iter().any(|a| a == name) {
+            self.finding(
+                Decision::Ask,
+                reason("the line may not have set it yet there"),
+                parent,
+            );
+        }
+        // Every literal value the line gives it may be the one evaluated (a loop, or a function called later).
+        for text in texts {
+            let context = format!("{context} (through `{name}`)");
+            self.evaluate_value(&text, true, &context, assigned, ctx, parent, seen);
+        }
+    }
+
+    /// A value bash evaluates as arithmetic: the code in its subscripts runs, the variables it names are evaluated.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the state of one judgement, passed down a recursion"
+    )]
+    fn evaluate_value(
+        &mut self,
+        text: &str,
+        literal: bool,
+        context: &str,
+        assigned: &[String],
+        ctx: Ctx,
+        parent: Option<usize>,
+        seen: &mut Vec<String>,
+    ) {
+        if literal {
+            let mut w = word::expand_heredoc(text);
+            if !w.embedded.is_empty() {
+                // Text that was quoted when assigned becomes code here: concealed, so denied whatever it runs.
+                self.finding(
+                    Decision::Deny,
+                    format!(
+                        "{context} evaluates `{text}` as arithmetic, which runs the command substitution quoted in it"
+                    ),
+                    parent,
+                );
+                w.arithmetic.clear();
+                self.word_code(&w, ctx, parent, Some(LocationKind::Arithmetic));
+            }
+        }
+        self.value_operands(text, context, assigned, ctx, parent, seen);
+    }
+
+    fn value_operands(
+        &mut self,
+        text: &str,
+        context: &str,
+        assigned: &[String],
+        ctx: Ctx,
+        parent: Option<usize>,
+        seen: &mut Vec<String>,
+    ) {
+        if seen.len() > MAX_VALUE_DEPTH {
+            self.finding(
+                Decision::Ask,
+                format!("{context} evaluates variables naming variables more than {MAX_VALUE_DEPTH} deep"),
+                parent,
+            );
+            return;
+        }
+        for operand in arith::operands(text) {
+            match operand {
+                Operand::Read(name) => self.judge(&name, assigned, context, ctx, parent, seen),
+                // A value that assigns (`x='y=1'`) sets a number.
+                Operand::Assign(_) => {}
+                Operand::Unknown(source) => self.finding(
+                    Decision::Ask,
+                    format!(
+                        "{context} evaluates `{source}` as arithmetic, a value only known at run time: a value like \
+                         `a[$(…)]` would run as code"
+                    ),
+                    parent,
+                ),
+                Operand::Subscript(inner) => {
+                    if let ArithKind::Subscript(array) = &inner.kind
+                        && self.is_associative(array, ctx)
+                    {
+                        continue;
+                    }
+                    self.value_operands(&inner.text, context, assigned, ctx, parent, seen);
+                }
+            }
         }
     }
 
@@ -642,6 +1312,9 @@ impl Walker<'_> {
             };
             let via = if *backticks { "`…`" } else { "$(…)" };
             self.parse_and_walk(&text, location, ctx, via);
+        }
+        for arithmetic in &w.arithmetic {
+            self.arithmetic_operands(arithmetic, ctx, parent, 0);
         }
     }
 
@@ -686,6 +1359,7 @@ impl Walker<'_> {
         let target = match &r.target {
             Target::Fd => return,
             Target::ProcSub(script) => {
+                let mark = self.known.len();
                 self.script(
                     script,
                     Ctx {
@@ -693,6 +1367,7 @@ impl Walker<'_> {
                         ..ctx.nested(LocationKind::ProcessSubstitution)
                     },
                 );
+                self.known.truncate(mark);
                 return;
             }
             Target::Word(raw) => raw,
@@ -748,6 +1423,68 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// The value an assignment gives, when the analysis knows it: a literal, or the number `$((…))` produces.
+fn assigned_value(w: &Word) -> Option<String> {
+    if w.literal {
+        return Some(w.text.clone());
+    }
+    match w.arithmetic.as_slice() {
+        [only] if only.kind == ArithKind::Expansion && w.text == format!("$(({}))", only.text) => {
+            Some("0".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// The operands of `read`, `unset`, `printf -v` and their kin that name variables.
+fn name_operands(command: &str, args: &[Word]) -> Vec<Word> {
+    // Options that take a value, and those whose value is a variable name (`read -a NAME`, `printf -v NAME`).
+    let (value_letters, name_letters) = match command {
+        "read" => ("dinNptu", "a"),
+        "mapfile" | "readarray" => ("dnOsuCc", ""),
+        "printf" => ("", "v"),
+        _ => ("", ""),
+    };
+    let mut names = Vec::new();
+    let mut iter = args.iter();
+    let mut operands: Vec<Word> = Vec::new();
+    while let Some(w) = iter.next() {
+        if w.literal && w.text == "--" {
+            operands.extend(iter.by_ref().cloned());
+            break;
+        }
+        let Some(flags) = w.text.strip_prefix('-').filter(|f| w.literal && !f.is_empty()) else {
+            // The first operand ends the options.
+            operands.push(w.clone());
+            operands.extend(iter.by_ref().cloned());
+            break;
+        };
+        let Some((at, letter)) = flags
+            .char_indices()
+            .find(|(_, c)| value_letters.contains(*c) || name_letters.contains(*c))
+        else {
+            continue;
+        };
+        let attached = flags.get(at + letter.len_utf8()..).unwrap_or_default();
+        let value = if attached.is_empty() {
+            iter.next().cloned()
+        } else {
+            Some(Word::literal(attached))
+        };
+        if name_letters.contains(letter) {
+            names.extend(value);
+        }
+    }
+    match command {
+        // `printf FORMAT ARGS…` names a variable only with `-v`.
+        "printf" => {}
+        // `getopts OPTSTRING NAME [ARGS…]`.
+        "getopts" => names.extend(operands.into_iter().nth(1)),
+        _ => names.extend(operands),
+    }
+    names
 }
 
 /// What `echo WORD…` or `printf FORMAT` with only literal words prints (escape handling aside).

@@ -822,6 +822,30 @@ pub(crate) static RAW_DEVICES: &[&str] = &[
     "kmem", "port", "fd0", "nbd", "zd", "bcache", "root",
 ];
 
+/// Variables the shell itself keeps as numbers: a value from the environment does not survive into them, so
+/// arithmetic may read them (checked against bash 5.2; `UID`, `EUID`, `COLUMNS` and `LINES` do take a value from
+/// the environment and are not here). A line that assigns or unsets one makes it an ordinary variable.
+pub(crate) static NUMERIC_VARIABLES: &[&str] = &[
+    "RANDOM",
+    "SRANDOM",
+    "SECONDS",
+    "LINENO",
+    "BASHPID",
+    "EPOCHSECONDS",
+    "PPID",
+    "BASH_SUBSHELL",
+    "SHLVL",
+    "HISTCMD",
+    "OPTIND",
+];
+
+/// Commands that set the variables named by their operands from input or to nothing (`read x`, `unset x`).
+pub(crate) static SETS_NAMED_VARIABLES: &[&str] =
+    &["read", "mapfile", "readarray", "getopts", "unset", "printf"];
+
+/// Commands that declare variables and may give them attributes (`declare -i`).
+pub(crate) static DECLARES_VARIABLES: &[&str] = &["declare", "typeset", "local", "export", "readonly"];
+
 /// Variables whose value changes which code later commands run (or how they run): setting one is a safety ask.
 /// A trailing `*` matches a prefix.
 #[rustfmt::skip]

@@ -39,6 +39,7 @@
 
 mod analysis;
 mod analyze;
+mod arith;
 mod classify;
 mod config;
 mod error;

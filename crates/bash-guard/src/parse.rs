@@ -68,14 +68,51 @@ pub(crate) enum Part {
     Command(Box<Cmd>),
     /// Source text that is code (a subshell the parser read as arithmetic).
     Code(String),
+    /// The variable of `for NAME in WORDS`, with its words (`None`: `for NAME; do`, the positional parameters).
+    Loop {
+        variable: String,
+        words: Option<Vec<String>>,
+    },
+    /// The operand of `[[ -v NAME ]]`: a variable name, whose subscript bash evaluates as arithmetic.
+    Name(String),
+}
+
+/// An expression bash evaluates as arithmetic, found inside a word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ArithText {
+    pub(crate) text: String,
+    pub(crate) kind: ArithKind,
+}
+
+/// Where an arithmetic expression inside a word comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ArithKind {
+    /// `$((…))` or `$[…]`.
+    Expansion,
+    /// The subscript of an array: arithmetic only when the array is indexed, not associative.
+    Subscript(String),
+    /// A substring offset or length (`${v:off:len}`).
+    Offset,
+}
+
+/// One `NAME=VALUE` before a command word.
+#[derive(Debug)]
+pub(crate) struct Assignment {
+    pub(crate) name: String,
+    /// The subscript of `NAME[SUB]=…`.
+    pub(crate) index: Option<String>,
+    /// The raw value word (for an array, the whole assignment word).
+    pub(crate) value: String,
+    /// `NAME=(…)`: the raw words of its elements, or `None` when one has a key (`([k]=v)`).
+    pub(crate) elements: Option<Option<Vec<String>>>,
+    /// `NAME+=…`.
+    pub(crate) append: bool,
 }
 
 /// A simple command: assignments, words (with process substitutions in place) and redirections.
 #[derive(Debug, Default)]
 pub(crate) struct Simple {
-    pub(crate) assignments: Vec<(String, String)>,
-    /// Array indices of assignments (`a[i]=…`), arithmetic expressions.
-    pub(crate) indices: Vec<String>,
+    pub(crate) assignments: Vec<Assignment>,
     pub(crate) words: Vec<Arg>,
     pub(crate) redirects: Vec<Redirect>,
 }
@@ -133,16 +170,30 @@ pub(crate) enum Piece {
     DoubleQuoted(Vec<Piece>),
     /// `~` or `~user` at the start of a word.
     Tilde(Option<String>),
-    /// A parameter expansion: its name, whether it re-expands (`${x@P}`, `${!x}`) and the words inside it.
+    /// A parameter expansion: its name, whether it re-expands (`${x@P}`, `${!x}`), the words inside it, the
+    /// arithmetic inside it (a subscript, substring offsets) and what its value is.
     Param {
         name: String,
         reexpands: bool,
         nested: Vec<String>,
+        arithmetic: Vec<ArithText>,
+        value: ParamValue,
     },
     /// `$(…)` or `` `…` `` with its body.
     CommandSub { body: String, backticks: bool },
     /// `$((…))` with its expression.
     Arith(String),
+}
+
+/// What the value of a parameter expansion is, for arithmetic that evaluates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamValue {
+    /// The value of the variable itself (`$x`, `${x}`, `${a[i]}`).
+    Variable,
+    /// Always a number the shell computes: `${#x}`, `$#`, `$?`, `$$`, `$!`.
+    Number,
+    /// Anything else: positional parameters, `$@`, `$-`, transformations like `${x/a/b}` or `${x:-…}`.
+    Other,
 }
 
 /// Parses `source` as a shell program. Any panic inside the parser becomes a parse error.
@@ -393,9 +444,15 @@ fn inner_piece(piece: WordPiece) -> Piece {
 }
 
 fn param(expr: ParameterExpr) -> Piece {
+    let mut value = ParamValue::Other;
+    let mut arithmetic: Vec<String> = Vec::new();
     let (parameter, indirect, nested, prompt) = match expr {
-        ParameterExpr::Parameter { parameter, indirect }
-        | ParameterExpr::ParameterLength { parameter, indirect } => {
+        ParameterExpr::Parameter { parameter, indirect } => {
+            value = ParamValue::Variable;
+            (Some(parameter), indirect, vec![], false)
+        }
+        ParameterExpr::ParameterLength { parameter, indirect } => {
+            value = ParamValue::Number;
             (Some(parameter), indirect, vec![], false)
         }
         ParameterExpr::UseDefaultValues {
@@ -468,9 +525,10 @@ fn param(expr: ParameterExpr) -> Piece {
             offset,
             length,
         } => {
-            let mut nested = vec![offset.value];
-            nested.extend(length.map(|l| l.value));
-            (Some(parameter), indirect, nested, false)
+            // Substring offsets and lengths are arithmetic expressions.
+            arithmetic.push(offset.value);
+            arithmetic.extend(length.map(|l| l.value));
+            (Some(parameter), indirect, vec![], false)
         }
         ParameterExpr::Transform {
             parameter,
@@ -501,24 +559,67 @@ fn param(expr: ParameterExpr) -> Piece {
             (Some(Parameter::Named(variable_name)), false, vec![], false)
         }
     };
-    let (name, mut nested) = match parameter {
-        Some(Parameter::Named(name)) => (name, nested),
+    let mut arithmetic: Vec<ArithText> = arithmetic
+        .into_iter()
+        .filter(|text| !text.is_empty())
+        .map(|text| ArithText {
+            text,
+            kind: ArithKind::Offset,
+        })
+        .collect();
+    let name = match parameter {
+        Some(Parameter::Named(name)) => name,
         Some(Parameter::NamedWithIndex { name, index }) => {
-            // An array index is evaluated arithmetically and may hold `$(…)`.
-            let mut all = nested;
-            all.push(index);
-            (name, all)
+            // An array index is evaluated arithmetically (for an indexed array) and may hold `$(…)`.
+            if !index.is_empty() {
+                arithmetic.push(ArithText {
+                    text: index,
+                    kind: ArithKind::Subscript(name.clone()),
+                });
+            }
+            name
         }
-        Some(Parameter::NamedWithAllIndices { name, .. }) => (name, nested),
-        Some(Parameter::Positional(n)) => (n.to_string(), nested),
-        Some(Parameter::Special(special)) => (format!("{special:?}"), nested),
-        None => ("!".to_owned(), nested),
+        Some(Parameter::NamedWithAllIndices { name, .. }) => {
+            if value == ParamValue::Variable {
+                value = ParamValue::Other;
+            }
+            name
+        }
+        Some(Parameter::Positional(n)) => {
+            if value == ParamValue::Variable {
+                value = ParamValue::Other;
+            }
+            n.to_string()
+        }
+        Some(Parameter::Special(special)) => {
+            // The shell sets these to numbers it computes; no assignment or environment can change them.
+            let number = matches!(
+                special,
+                word::SpecialParameter::PositionalParameterCount
+                    | word::SpecialParameter::LastExitStatus
+                    | word::SpecialParameter::ProcessId
+                    | word::SpecialParameter::LastBackgroundProcessId
+            );
+            value = if number {
+                ParamValue::Number
+            } else {
+                ParamValue::Other
+            };
+            special.to_string()
+        }
+        None => "!".to_owned(),
     };
+    let mut nested = nested;
     nested.retain(|text| !text.is_empty());
+    if indirect || prompt {
+        value = ParamValue::Other;
+    }
     Piece::Param {
         name,
         reexpands: indirect || prompt,
         nested,
+        arithmetic,
+        value,
     }
 }
 
@@ -589,7 +690,12 @@ fn test_words(expr: &ast::ExtendedTestExpr, parts: &mut Vec<Part>) {
             test_words(b, parts);
         }
         ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => test_words(a, parts),
-        ast::ExtendedTestExpr::UnaryTest(_, w) => parts.push(Part::Word(w.value.clone())),
+        ast::ExtendedTestExpr::UnaryTest(predicate, w) => {
+            parts.push(Part::Word(w.value.clone()));
+            if matches!(predicate, ast::UnaryPredicate::ShellVariableIsSetAndAssigned) {
+                parts.push(Part::Name(w.value.clone()));
+            }
+        }
         ast::ExtendedTestExpr::BinaryTest(predicate, a, b) => {
             // Arithmetic comparisons evaluate their operands as arithmetic expressions.
             let arithmetic = matches!(
@@ -631,10 +737,10 @@ fn compound_parts(src: &str, compound: &ast::CompoundCommand) -> (Construct, Vec
             }
         }
         ast::CompoundCommand::ArithmeticForClause(a) => {
+            // Always three parts, empty when missing: the third runs only after the body.
             let mut parts: Vec<Part> = [&a.initializer, &a.condition, &a.updater]
                 .into_iter()
-                .flatten()
-                .map(|e| Part::Arith(e.value.clone()))
+                .map(|e| Part::Arith(e.as_ref().map(|e| e.value.clone()).unwrap_or_default()))
                 .collect();
             parts.push(Part::Body(script(src, &a.body.list)));
             (Construct::For, parts)
@@ -644,13 +750,16 @@ fn compound_parts(src: &str, compound: &ast::CompoundCommand) -> (Construct, Vec
         }
         ast::CompoundCommand::Subshell(s) => (Construct::Subshell, vec![Part::Body(script(src, &s.list))]),
         ast::CompoundCommand::ForClause(f) => {
-            let mut parts: Vec<Part> = f
-                .values
-                .iter()
-                .flatten()
-                .map(|w| Part::Word(w.value.clone()))
-                .collect();
-            parts.push(Part::Body(script(src, &f.body.list)));
+            let parts = vec![
+                Part::Loop {
+                    variable: f.variable_name.clone(),
+                    words: f
+                        .values
+                        .as_ref()
+                        .map(|values| values.iter().map(|w| w.value.clone()).collect()),
+                },
+                Part::Body(script(src, &f.body.list)),
+            ];
             (Construct::For, parts)
         }
         ast::CompoundCommand::CaseClause(c) => {
@@ -709,20 +818,31 @@ fn prefix_or_suffix(src: &str, item: &ast::CommandPrefixOrSuffixItem, out: &mut 
         ast::CommandPrefixOrSuffixItem::Word(w) => out.words.push(Arg::Word(w.value.clone())),
         ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, w) => {
             if in_prefix {
-                let name = match &assignment.name {
-                    ast::AssignmentName::VariableName(n) => n.clone(),
-                    ast::AssignmentName::ArrayElementName(n, index) => {
-                        // The index is evaluated arithmetically, `$(…)` included.
-                        out.indices.push(index.clone());
-                        n.clone()
-                    }
+                let (name, index) = match &assignment.name {
+                    ast::AssignmentName::VariableName(n) => (n.clone(), None),
+                    // The index is evaluated arithmetically, `$(…)` included.
+                    ast::AssignmentName::ArrayElementName(n, index) => (n.clone(), Some(index.clone())),
                 };
-                let value = match &assignment.value {
-                    ast::AssignmentValue::Scalar(v) => v.value.clone(),
+                let (value, elements) = match &assignment.value {
+                    ast::AssignmentValue::Scalar(v) => (v.value.clone(), None),
                     // The raw word keeps every element; its substitutions are found when it is expanded.
-                    ast::AssignmentValue::Array(_) => w.value.clone(),
+                    ast::AssignmentValue::Array(items) => (
+                        w.value.clone(),
+                        Some(
+                            items
+                                .iter()
+                                .map(|(key, value)| key.is_none().then(|| value.value.clone()))
+                                .collect(),
+                        ),
+                    ),
                 };
-                out.assignments.push((name, value));
+                out.assignments.push(Assignment {
+                    name,
+                    index,
+                    value,
+                    elements,
+                    append: assignment.append,
+                });
             } else {
                 // After the command word an assignment is an ordinary argument (`export A=1`, `env A=1 cmd`).
                 out.words.push(Arg::Word(w.value.clone()));

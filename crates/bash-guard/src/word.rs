@@ -1,6 +1,6 @@
 //! Quote removal and static expansion of one word: its text, whether it is a literal, and the code inside it.
 
-use crate::parse::{self, Piece};
+use crate::parse::{self, ArithKind, ArithText, Piece};
 
 /// Where a word's value starts, for judging what a path operand means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +40,8 @@ pub(crate) struct Word {
     pub(crate) reexpands: bool,
     /// `$(…)` and backticks in the word, in order.
     pub(crate) embedded: Vec<Embedded>,
+    /// The arithmetic the word's expansion evaluates: `$((…))`, subscripts, substring offsets (outermost only).
+    pub(crate) arithmetic: Vec<ArithText>,
     /// A problem splitting the word (the shell would likely refuse it too).
     pub(crate) error: Option<String>,
 }
@@ -56,6 +58,7 @@ impl Word {
             tilde: false,
             reexpands: false,
             embedded: Vec::new(),
+            arithmetic: Vec::new(),
             error: None,
         }
     }
@@ -112,6 +115,7 @@ pub(crate) fn expand(raw: &str) -> Word {
             tilde: false,
             reexpands: false,
             embedded: Vec::new(),
+            arithmetic: Vec::new(),
             error: Some(error),
         },
     }
@@ -227,15 +231,25 @@ impl Builder {
                 name,
                 reexpands,
                 nested,
+                arithmetic,
+                ..
             } => {
                 if *reexpands {
                     self.word.reexpands = true;
                 }
                 for text in nested {
-                    // Words inside `${x:-…}` and array indices expand too, with their own substitutions.
+                    // Words inside `${x:-…}` expand too, with their own substitutions.
                     let inner = expand(text);
                     self.word.embedded.extend(inner.embedded);
+                    self.word.arithmetic.extend(inner.arithmetic);
                     self.word.reexpands |= inner.reexpands;
+                }
+                for arith in arithmetic {
+                    // Array indices and substring offsets are expanded, then evaluated as arithmetic.
+                    let inner = expand_heredoc(&arith.text);
+                    self.word.embedded.extend(inner.embedded);
+                    self.word.reexpands |= inner.reexpands;
+                    self.word.arithmetic.push(arith.clone());
                 }
                 let anchor = match name.as_str() {
                     "HOME" if nested.is_empty() && !*reexpands => Anchor::Home,
@@ -266,6 +280,10 @@ impl Builder {
                 let inner = expand_heredoc(expr);
                 self.word.embedded.extend(inner.embedded);
                 self.word.reexpands |= inner.reexpands;
+                self.word.arithmetic.push(ArithText {
+                    text: expr.clone(),
+                    kind: ArithKind::Expansion,
+                });
                 self.push_dynamic(&format!("$(({expr}))"), Anchor::Dynamic);
             }
         }
