@@ -1,20 +1,20 @@
 //! `agent-guard audit`: the audit log as a table or JSON lines, optionally followed as it grows.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_hooks::{AuditFilter, AuditLogHook, AuditRow};
+use agent_hooks::{AuditDatabase, AuditFilter, AuditLogHook, AuditRow};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 /// What `agent-guard audit` was asked for.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct AuditArgs {
-    /// The SQLite audit database.
-    #[arg(long, value_name = "PATH", default_value = ".agent-guard/audit.db")]
-    db: PathBuf,
+    /// The audit database: a SQLite file, a `sqlite:` URL or a `postgres://` URL (a password is better given
+    /// through PGPASSWORD or ~/.pgpass than on the command line).
+    #[arg(long, value_name = "PATH|URL", default_value = ".agent-guard/audit.db")]
+    db: AuditDatabase,
     /// Only this session.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
@@ -36,10 +36,12 @@ pub(crate) struct AuditArgs {
 }
 
 pub(crate) fn run(args: &AuditArgs) -> Result<ExitCode> {
-    if !args.db.exists() {
+    if let AuditDatabase::SqliteFile(path) = &args.db
+        && !path.exists()
+    {
         bail!(
-            "no audit database at `{}` (run `agent-guard demo` or pass --db PATH)",
-            args.db.display()
+            "no audit database at `{}` (run `agent-guard demo` or pass --db PATH|URL)",
+            path.display()
         );
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -84,10 +86,12 @@ async fn query_loop(args: &AuditArgs) -> Result<()> {
     }
 }
 
-async fn fetch(db: &Path, filter: &AuditFilter) -> Result<Vec<AuditRow>> {
-    AuditLogHook::query(db, filter)
+async fn fetch(db: &AuditDatabase, filter: &AuditFilter) -> Result<Vec<AuditRow>> {
+    // The error's own message names the database (a URL without its password) and the cause; as one line it
+    // reads better than the chain, whose every link repeats the cause.
+    AuditLogHook::query_database(db, filter)
         .await
-        .with_context(|| format!("cannot query `{}`", db.display()))
+        .map_err(|error| anyhow::anyhow!("{error}"))
 }
 
 fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use std::sync::Arc;
 
 use agent_core::{Approver, CallReport, Scenario, SessionReport, TerminalApprover, run_scenario};
-use agent_hooks::{AuditFilter, AuditLogHook};
+use agent_hooks::{AuditConfig, AuditDatabase, AuditFilter, AuditLogHook};
 use agent_tool_traits::DecidedBy;
 use anyhow::{Context, Result};
 
@@ -16,19 +16,19 @@ use anyhow::{Context, Result};
 const DEMO: &str = include_str!("../scenarios/demo.json");
 
 /// Runs the bundled demo.
-pub(crate) fn demo(audit_db: &Path) -> Result<ExitCode> {
+pub(crate) fn demo(audit_db: &AuditDatabase) -> Result<ExitCode> {
     let scenario = Scenario::parse("demo.json", DEMO)?;
     session(&scenario, audit_db, false)
 }
 
 /// Runs the scenario in `file`; with `interactive`, asks the scenario does not answer are put to the terminal.
-pub(crate) fn run(file: &Path, audit_db: &Path, interactive: bool) -> Result<ExitCode> {
+pub(crate) fn run(file: &Path, audit_db: &AuditDatabase, interactive: bool) -> Result<ExitCode> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read `{}`", file.display()))?;
     let scenario = Scenario::parse(&file.display().to_string(), &text)?;
     session(&scenario, audit_db, interactive)
 }
 
-fn session(scenario: &Scenario, audit_db: &Path, interactive: bool) -> Result<ExitCode> {
+fn session(scenario: &Scenario, audit_db: &AuditDatabase, interactive: bool) -> Result<ExitCode> {
     let root = tempfile::tempdir().context("cannot create a temporary workspace")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -45,9 +45,10 @@ fn session(scenario: &Scenario, audit_db: &Path, interactive: bool) -> Result<Ex
     );
     let started = Instant::now();
     let (report, rows) = runtime.block_on(async {
-        let audit = AuditLogHook::open(audit_db)
+        let audit = AuditLogHook::open_database(audit_db, AuditConfig::default())
             .await
-            .with_context(|| format!("cannot open the audit log `{}`", audit_db.display()))?;
+            // The message names the database and the cause; the chain would repeat the cause.
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
         let fallback: Option<Arc<dyn Approver>> =
             interactive.then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
         let (report, cwd) = run_scenario(scenario, root.path(), Some(audit), fallback, &session_id).await?;
@@ -55,7 +56,7 @@ fn session(scenario: &Scenario, audit_db: &Path, interactive: bool) -> Result<Ex
             session_id: Some(session_id.clone()),
             ..AuditFilter::default()
         };
-        let rows = AuditLogHook::query(audit_db, &filter)
+        let rows = AuditLogHook::query_database(audit_db, &filter)
             .await
             .map(|rows| rows.len())
             .ok();
@@ -67,7 +68,7 @@ fn session(scenario: &Scenario, audit_db: &Path, interactive: bool) -> Result<Ex
         "audit log: {} rows for session `{}` in {} ({} calls + 1 SESSION_STOP)",
         rows.map_or_else(|| "?".to_owned(), |n| n.to_string()),
         report.session_id,
-        audit_db.display(),
+        audit_db,
         report.calls().count()
     );
     match &report.stop_error {

@@ -97,9 +97,9 @@ enum Command {
     Run {
         /// The scenario file (JSON: settings per source, workspace files, turns of calls, answers, cancellations).
         scenario: PathBuf,
-        /// The SQLite audit log to write.
-        #[arg(long, value_name = "PATH", default_value = ".agent-guard/audit.db")]
-        audit_db: PathBuf,
+        /// The audit log to write: a SQLite file, a `sqlite:` URL or a `postgres://` URL.
+        #[arg(long, value_name = "PATH|URL", default_value = ".agent-guard/audit.db")]
+        audit_db: agent_hooks::AuditDatabase,
         /// Put the asks the scenario does not answer to the terminal (allow once, allow always, deny, don't ask
         /// again) instead of denying them.
         #[arg(long)]
@@ -107,9 +107,9 @@ enum Command {
     },
     /// Run the bundled demo session: every layer decides at least once.
     Demo {
-        /// The SQLite audit log to write.
-        #[arg(long, value_name = "PATH", default_value = ".agent-guard/audit.db")]
-        audit_db: PathBuf,
+        /// The audit log to write: a SQLite file, a `sqlite:` URL or a `postgres://` URL.
+        #[arg(long, value_name = "PATH|URL", default_value = ".agent-guard/audit.db")]
+        audit_db: agent_hooks::AuditDatabase,
     },
     /// Print a shell completion script.
     Completions {
