@@ -596,8 +596,16 @@ impl Walker<'_> {
             if assignment.elements.is_none() {
                 self.assigned_value(name, &value.text, value.literal, ctx, index);
             }
-            // Before a command word an assignment only sets the command's environment.
-            if words.is_empty() {
+            // Before a command word an assignment sets the command's environment (and, in POSIX mode, the
+            // shell's variable too when the command is a special builtin): a possible value, never a certain one.
+            if !words.is_empty() {
+                let known = match &assignment.elements {
+                    Some(_) => None,
+                    None if assignment.append => None,
+                    None => assigned_value(value),
+                };
+                self.assign_element(name, known);
+            } else {
                 match &assignment.elements {
                     Some(elements) if !assignment.append => self.assign_array(name, elements.as_deref()),
                     Some(_) => self.assign(name, None),
