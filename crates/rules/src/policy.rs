@@ -418,7 +418,9 @@ impl Policy {
                 let input = ClassifierInput {
                     tool,
                     kind,
-                    read_only,
+                    // A read outside the roots loses the read-only default (step 8 asks), so the classifier must
+                    // not see it as read-only either: `cat ~/.ssh/id_rsa` is not approved in mode `auto`.
+                    read_only: read_only && facts.all_inside_roots(),
                     edits_inside_roots,
                     facts,
                 };
