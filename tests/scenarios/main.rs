@@ -10,5 +10,6 @@
 
 mod adversarial;
 mod decisions;
+mod invariants;
 mod runtime;
 mod workspace;
