@@ -1,8 +1,10 @@
 //! Repository automation: `cargo xtask ci` runs every check CI runs, in the order a developer wants to see
 //! failures (cheap first).
 
+mod fuzz;
 mod layering;
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -14,11 +16,15 @@ fn main() -> Result<()> {
         Some("ci") => ci(),
         Some("layering") => layering::check(),
         Some("deny") => deny(),
+        Some("fuzz-smoke") => fuzz::smoke(),
         _ => {
-            eprintln!("usage: cargo xtask <ci|layering|deny>");
-            eprintln!("  ci        fmt, clippy, tests, docs, cargo-deny, layering, bench build");
-            eprintln!("  layering  check that no crate depends on a higher layer");
-            eprintln!("  deny      cargo deny check (licenses, bans, sources)");
+            eprintln!("usage: cargo xtask <ci|layering|deny|fuzz-smoke>");
+            eprintln!(
+                "  ci          fmt, clippy, tests, docs, layering, cargo-deny, fuzz smoke, bench build"
+            );
+            eprintln!("  layering    check that no crate depends on a higher layer");
+            eprintln!("  deny        cargo deny check (licenses, bans, sources)");
+            eprintln!("  fuzz-smoke  build every fuzz target and run each for a few seconds");
             bail!("unknown or missing subcommand")
         }
     }
@@ -50,6 +56,7 @@ fn ci() -> Result<()> {
     })?;
     step("layering", layering::check)?;
     step("deny", deny)?;
+    step("fuzz smoke", fuzz::smoke)?;
     step("bench build", || {
         cargo(&["bench", "--workspace", "--no-run", "--locked"], &[])
     })?;
@@ -66,9 +73,17 @@ fn step(name: &str, run: impl FnOnce() -> Result<()>) -> Result<()> {
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    cargo_in(None, args, env)
+}
+
+/// Runs cargo with `args`, in `dir` when given, and fails unless it succeeds.
+fn cargo_in(dir: Option<&Path>, args: &[&str], env: &[(&str, &str)]) -> Result<()> {
+    let cargo = cargo_program();
     let mut command = Command::new(&cargo);
     command.args(args);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
     for (key, value) in env {
         command.env(key, value);
     }
@@ -81,18 +96,30 @@ fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
     Ok(())
 }
 
+/// The cargo that runs xtask, so that every step uses the same toolchain.
+fn cargo_program() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// Installs the cargo subcommand `cargo <subcommand>` from crate `package` when it is missing, so that a fresh
+/// machine needs nothing installed by hand.
+fn ensure_cargo_tool(subcommand: &str, package: &str) -> Result<()> {
+    let present = Command::new(cargo_program())
+        .args([subcommand, "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present {
+        eprintln!("{package} is missing: installing it with `cargo install --locked {package}`");
+        cargo(&["install", "--locked", package], &[])?;
+    }
+    Ok(())
+}
+
 /// `cargo deny check licenses bans sources`, installing cargo-deny first when it is missing. The advisory
 /// database cannot be fetched on machines without general network access, so advisories run only when a local
 /// copy exists.
 fn deny() -> Result<()> {
-    let have_deny = Command::new("cargo")
-        .args(["deny", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_deny {
-        eprintln!("cargo-deny is missing: installing it with `cargo install --locked cargo-deny`");
-        cargo(&["install", "--locked", "cargo-deny"], &[])?;
-    }
+    ensure_cargo_tool("deny", "cargo-deny")?;
     cargo(
         &["deny", "--offline", "check", "licenses", "bans", "sources"],
         &[],
