@@ -1,12 +1,20 @@
-//! Audit rows per second: the batched background writer of `AuditLogHook` against one INSERT per transaction.
+//! Audit rows per second: the batched background writer of `AuditLogHook` against one INSERT per transaction, in
+//! SQLite and, when a PostgreSQL server can be started (tests/pg), in PostgreSQL, in the same run.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../tests/pg/mod.rs"]
+mod pg;
 
 use std::time::{Duration, Instant};
 
-use agent_hooks::{AgentHook, AuditLogHook, CallStatus, PostToolUseContext, SqliteConnectOptions};
+use agent_hooks::{
+    AgentHook, AuditConfig, AuditDatabase, AuditLogHook, AuditRow, CallStatus, PostToolUseContext,
+    SqliteConnectOptions,
+};
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, ToolCall, ToolOutput, Verdict};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
+use sqlx::postgres::PgConnection;
 use sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection};
 
@@ -14,6 +22,14 @@ use sqlx::{ConnectOptions, Connection};
 const HOOK_ROWS: u64 = 20_000;
 /// Rows per measured iteration of the naive design (slower, so fewer rows keep the run short).
 const NAIVE_ROWS: u64 = 2_000;
+/// The same in PostgreSQL, where each commit waits for a WAL flush (a few ms on this disk).
+const NAIVE_ROWS_POSTGRES: u64 = 200;
+
+const INSERT_ONE: &str = "INSERT INTO agent_audit_log (session_id, step, tool_name, status, decision, decided_by, \
+                          elapsed_ms, output_preview, agent_name, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+const INSERT_ONE_PG: &str = "INSERT INTO agent_audit_log (session_id, step, tool_name, status, decision, \
+                             decided_by, elapsed_ms, output_preview, agent_name, ts) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 
 fn call(step: u64) -> PostToolUseContext {
     PostToolUseContext {
@@ -52,19 +68,7 @@ fn bench_audit(c: &mut Criterion) {
     let contexts: Vec<PostToolUseContext> = (0..HOOK_ROWS).map(call).collect();
     group.throughput(Throughput::Elements(HOOK_ROWS));
     group.bench_function("batched_hook", |b| {
-        b.iter_custom(|iters| {
-            runtime.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    for ctx in &contexts {
-                        hook.post_tool_use(ctx).await;
-                    }
-                    // The time counts only once every row is committed.
-                    hook.flush().await.unwrap();
-                }
-                start.elapsed()
-            })
-        });
+        b.iter_custom(|iters| runtime.block_on(through_the_hook(&hook, &contexts, iters)));
     });
 
     let mut naive = runtime
@@ -88,25 +92,22 @@ fn bench_audit(c: &mut Criterion) {
                 let start = Instant::now();
                 for _ in 0..iters {
                     for step in 0..NAIVE_ROWS {
-                        let row = agent_hooks::AuditRow::for_call(&call(step));
+                        let row = AuditRow::for_call(&call(step));
                         let mut tx = naive.begin().await.unwrap();
-                        sqlx::query(
-                            "INSERT INTO agent_audit_log (session_id, step, tool_name, status, decision, decided_by, \
-                             elapsed_ms, output_preview, agent_name, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        )
-                        .bind(&row.session_id)
-                        .bind(i64::from(row.step))
-                        .bind(&row.tool_name)
-                        .bind(row.status.as_str())
-                        .bind(&row.decision)
-                        .bind(&row.decided_by)
-                        .bind(i64::try_from(row.elapsed_ms).unwrap())
-                        .bind(&row.output_preview)
-                        .bind(&row.agent_name)
-                        .bind(&row.ts)
-                        .execute(&mut *tx)
-                        .await
-                        .unwrap();
+                        sqlx::query(INSERT_ONE)
+                            .bind(&row.session_id)
+                            .bind(i64::from(row.step))
+                            .bind(&row.tool_name)
+                            .bind(row.status.as_str())
+                            .bind(&row.decision)
+                            .bind(&row.decided_by)
+                            .bind(i64::try_from(row.elapsed_ms).unwrap())
+                            .bind(&row.output_preview)
+                            .bind(&row.agent_name)
+                            .bind(&row.ts)
+                            .execute(&mut *tx)
+                            .await
+                            .unwrap();
                         tx.commit().await.unwrap();
                     }
                 }
@@ -114,7 +115,64 @@ fn bench_audit(c: &mut Criterion) {
             })
         });
     });
+
+    // The same two designs in PostgreSQL, on a throwaway local server over TCP with its default durability
+    // (`synchronous_commit=on`: every commit waits for its WAL flush).
+    if let Some(server) = pg::PgServer::start_or_skip("the audit bench") {
+        let url = server.create_database("bench");
+        let db = AuditDatabase::parse(&url).unwrap();
+        let hook = runtime
+            .block_on(AuditLogHook::open_database(&db, AuditConfig::default()))
+            .unwrap();
+        group.throughput(Throughput::Elements(HOOK_ROWS));
+        group.bench_function("batched_hook_postgres", |b| {
+            b.iter_custom(|iters| runtime.block_on(through_the_hook(&hook, &contexts, iters)));
+        });
+        let mut naive = runtime.block_on(PgConnection::connect(&url)).unwrap();
+        group.throughput(Throughput::Elements(NAIVE_ROWS_POSTGRES));
+        group.bench_function("one_insert_per_transaction_postgres", |b| {
+            b.iter_custom(|iters| {
+                runtime.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        for step in 0..NAIVE_ROWS_POSTGRES {
+                            let row = AuditRow::for_call(&call(step));
+                            let mut tx = naive.begin().await.unwrap();
+                            sqlx::query(INSERT_ONE_PG)
+                                .bind(&row.session_id)
+                                .bind(i64::from(row.step))
+                                .bind(&row.tool_name)
+                                .bind(row.status.as_str())
+                                .bind(&row.decision)
+                                .bind(&row.decided_by)
+                                .bind(i64::try_from(row.elapsed_ms).unwrap())
+                                .bind(&row.output_preview)
+                                .bind(&row.agent_name)
+                                .bind(&row.ts)
+                                .execute(&mut *tx)
+                                .await
+                                .unwrap();
+                            tx.commit().await.unwrap();
+                        }
+                    }
+                    start.elapsed()
+                })
+            });
+        });
+    }
     group.finish();
+}
+
+/// Sends `contexts` through the hook `iters` times; the time counts only once every row is committed.
+async fn through_the_hook(hook: &AuditLogHook, contexts: &[PostToolUseContext], iters: u64) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        for ctx in contexts {
+            hook.post_tool_use(ctx).await;
+        }
+        hook.flush().await.unwrap();
+    }
+    start.elapsed()
 }
 
 criterion_group!(benches, bench_audit);
