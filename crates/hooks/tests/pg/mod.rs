@@ -8,6 +8,7 @@
 //! binary of the workspace can include this file with `#[path]`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::io::Write as _;
 use std::net::TcpListener;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,9 @@ impl PgServer {
                      /usr/lib/postgresql/*/bin); install PostgreSQL or unset {REQUIRE_VAR}"
                 );
             }
-            println!(
+            // Written to the stream itself, not through `println!`, so that libtest's capture does not hide it.
+            let _ = writeln!(
+                std::io::stderr(),
                 "skipped: the PostgreSQL tests of {suite} (no `initdb` found; set {REQUIRE_VAR}=1 to require them)"
             );
             return None;
