@@ -44,7 +44,7 @@ const FILES: [&str; 12] = [
 ];
 
 /// Symbolic links of the fixture: (where, target as written in the link).
-const LINKS: [(&str, &str); 11] = [
+const LINKS: [(&str, &str); 13] = [
     ("proj/in_link", "a.txt"),
     ("proj/src_link", "src"),
     ("proj/out_link", "../outside/o.txt"),
@@ -54,6 +54,8 @@ const LINKS: [(&str, &str); 11] = [
     ("proj/extra_link", "../extra"),
     ("proj/loop", "loop"),
     ("proj/src/up", ".."),
+    ("proj/secret_link", "secrets/key.pem"),
+    ("proj/src/secret_dir", "../secrets"),
     ("outside/to_proj", "../proj/a.txt"),
     ("home/proj_link", "{tmp}/proj"),
 ];
@@ -276,7 +278,7 @@ fn remove_settings(ws: &Workspace) {
 // ---------------------------------------------------------------------------------------------------------------
 
 /// Path components: plain names, `..` and `.`, every link of the fixture, names that do not exist.
-const SEGMENTS: [&str; 28] = [
+const SEGMENTS: [&str; 30] = [
     "a.txt",
     "notes.txt",
     "src",
@@ -305,6 +307,8 @@ const SEGMENTS: [&str; 28] = [
     "to_proj",
     "a..b.txt",
     ".ssh",
+    "secret_link",
+    "secret_dir",
 ];
 
 /// A path as a model would write it: relative, `./`, `~/`, absolute under the temporary directory, in the
@@ -416,7 +420,7 @@ fn denies_every_call_of(rule: &str, tool: &str) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn a_deny_rule_never_weakens_and_removing_an_allow_never_loosens(
@@ -485,14 +489,12 @@ const CHILD_TOOLS: [&str; 10] = [
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn a_child_may_do_nothing_its_parent_may_not(
         config in setup(),
-        explore in any::<bool>(),
-        tools in prop::option::of(prop::collection::vec(prop::sample::select(&CHILD_TOOLS[..]), 0..5)),
-        requested in prop::option::weighted(0.8, prop::sample::select(&MODES[..])),
+        children in prop::collection::vec(child_request(), 1..4),
         calls in prop::collection::vec(call(), 4..10),
     ) {
         let ws = project();
@@ -506,28 +508,46 @@ proptest! {
             .subagent_models(Arc::new(ScriptedChildren::new(cancel, "p")))
             .build()
             .unwrap();
-        let mut args = json!({"prompt": "p", "subagent_type": if explore { "explore" } else { "general" }});
-        if let Some(tools) = &tools {
-            args["tools"] = json!(tools);
-        }
-        if let Some(mode) = requested {
-            args["mode"] = json!(mode.as_str());
-        }
-        let plan = parent.plan_subagent(&args).unwrap().unwrap();
-        let child = parent.subagent(&plan).unwrap().unwrap();
-        for (tool, call_args) in &calls {
-            let call_args = ws.expand(call_args);
-            let by_parent = parent.decide(tool, &call_args);
-            let by_child = child.decide(tool, &call_args);
-            // Allow < ask < deny: a child's decision is never looser than its parent's, so whatever the child may
-            // do the parent may do, and whatever the parent denies the child denies.
-            prop_assert!(
-                by_child.decision >= by_parent.decision,
-                "child ({:?}, tools {:?}) of a {:?} parent: {} {}: child {:?}, parent {:?}",
-                plan.mode, plan.tools, config.cli_mode, tool, call_args, by_child, by_parent
-            );
+        let calls: Vec<(String, Value)> = calls.iter().map(|(tool, args)| (tool.clone(), ws.expand(args))).collect();
+        let by_parent: Vec<Decision> = calls.iter().map(|(tool, args)| parent.decide(tool, args).decision).collect();
+        for args in &children {
+            let plan = parent.plan_subagent(args).unwrap().unwrap();
+            let child = parent.subagent(&plan).unwrap().unwrap();
+            for ((tool, call_args), by_parent) in calls.iter().zip(&by_parent) {
+                let by_child = child.decide(tool, call_args);
+                // Allow < ask < deny: a child's decision is never looser than its parent's, so whatever the child
+                // may do the parent may do, and whatever the parent denies the child denies.
+                prop_assert!(
+                    by_child.decision >= *by_parent,
+                    "child {} ({:?}, tools {:?}) of a {:?} parent: {} {}: child {:?}, parent {:?}",
+                    args, plan.mode, plan.tools, config.cli_mode, tool, call_args, by_child, by_parent
+                );
+            }
         }
     }
+}
+
+/// The arguments of a `Task` call: a type, maybe a tool list, usually a mode.
+fn child_request() -> impl Strategy<Value = Value> {
+    (
+        any::<bool>(),
+        prop::option::of(prop::collection::vec(
+            prop::sample::select(&CHILD_TOOLS[..]),
+            0..5,
+        )),
+        prop::option::weighted(0.8, prop::sample::select(&MODES[..])),
+    )
+        .prop_map(|(explore, tools, mode)| {
+            let mut args =
+                json!({"prompt": "p", "subagent_type": if explore { "explore" } else { "general" }});
+            if let Some(tools) = tools {
+                args["tools"] = json!(tools);
+            }
+            if let Some(mode) = mode {
+                args["mode"] = json!(mode.as_str());
+            }
+            args
+        })
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -599,10 +619,16 @@ fn absolute(ws: &Workspace, input: &str) -> PathBuf {
     }
 }
 
-/// Whether `input` leads inside a root; `None` when the kernel would refuse it.
-fn leads_inside(ws: &Workspace, input: &str) -> Option<bool> {
+/// Whether `input` leads inside a root, and whether it leads below the project's `secrets/`; `None` when the
+/// kernel would refuse it.
+fn leads_to(ws: &Workspace, input: &str) -> Option<(bool, bool)> {
     let resolved = kernel_resolve(&absolute(ws, input))?;
-    Some(roots(ws).iter().any(|root| resolved.starts_with(root)))
+    let inside = roots(ws).iter().any(|root| resolved.starts_with(root));
+    // `secrets/**` matches what is below the directory, not the directory itself.
+    let secret = resolved
+        .strip_prefix(ws.cwd().join("secrets"))
+        .is_ok_and(|below| below.components().next().is_some());
+    Some((inside, secret))
 }
 
 /// A shell command that reads or writes one file, and whether it writes it.
@@ -625,13 +651,19 @@ proptest! {
     #[test]
     fn what_the_guard_lets_through_canonicalises_inside_a_root(
         config in setup(),
+        secrets_source in 0..SOURCES.len(),
         inputs in prop::collection::vec((path(), 0..3u8, any::<u8>()), 1..6),
     ) {
         let ws = project();
+        // Deny rules on the target of links: they hold whichever link or `..` leads there.
+        let mut config = config;
+        for rule in ["Read(./secrets/**)", "Edit(./secrets/**)"] {
+            config.rules.push((secrets_source, Decision::Deny, rule.to_owned()));
+        }
         let guard = config.guard(&ws);
         for (input, tool, form) in &inputs {
             let input = ws.expand(&json!(input)).as_str().unwrap().to_owned();
-            let Some(inside) = leads_inside(&ws, &input) else { continue };
+            let Some((inside, secret)) = leads_to(&ws, &input) else { continue };
             let (tool, args) = match tool {
                 0 => ("Read", json!({"file_path": input})),
                 1 => ("Write", json!({"file_path": input, "content": "x"})),
@@ -642,8 +674,16 @@ proptest! {
                 inside || verdict.decision == Decision::Deny,
                 "{} {:?} leads outside the roots but is not denied: {:?}", tool, input, verdict
             );
+            prop_assert!(
+                !secret || verdict.decision == Decision::Deny,
+                "{} {:?} leads into `secrets/` but is not denied: {:?}", tool, input, verdict
+            );
             let (command, writes) = file_command(&input, *form);
             let verdict = guard.decide("Bash", &json!({"command": command})).verdict().clone();
+            prop_assert!(
+                !secret || verdict.decision == Decision::Deny,
+                "`{}` reaches into `secrets/` but is not denied: {:?}", command, verdict
+            );
             if writes {
                 prop_assert!(
                     inside || verdict.decision == Decision::Deny,
