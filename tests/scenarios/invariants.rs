@@ -737,6 +737,7 @@ fn auto_mode_asks_before_a_shell_read_outside_the_roots() {
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         "\\PC{0,24}",
+        prop::collection::vec(any::<u8>(), 0..64).prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
         path(),
         command_line().prop_filter("short shell text", |c| c.len() < 200),
         prop::sample::select(vec![
@@ -808,6 +809,8 @@ fn key() -> impl Strategy<Value = String> {
             "session_id",
             "read_only",
             "wrappers",
+            "tool",
+            "args",
         ])
         .prop_map(str::to_owned),
         "\\PC{0,8}",
@@ -895,9 +898,20 @@ fn no_decision_entry_point_panics() {
     .guard(&ws);
     let sandbox = PathSandbox::new(SandboxConfig::new(ws.cwd()).with_home(ws.home())).unwrap();
     let bash = BashGuard::new(BashConfig::default());
-    // Guard::decide with any tool name and any arguments, the shell analysis and the sandbox on any text.
+    let mut config = RuntimeConfig::new(ws.cwd());
+    config.home = Some(ws.home());
+    let cancel = CancelRegistry::new();
+    let runtime = Runtime::builder(Settings::new(), config)
+        .cancel_registry(cancel.clone())
+        .subagent_models(Arc::new(ScriptedChildren::new(cancel, "n")))
+        .build()
+        .unwrap();
+    // Guard::decide and Runtime::decide (the tools' own checks, `bg_task_run`, subagent planning) with any tool
+    // name and any arguments, the shell analysis and the sandbox on any text.
     run(160, (tool_name(), json_value(), text()), |(tool, args, text)| {
         let _ = guard.decide(&tool, &args);
+        let _ = runtime.decide(&tool, &args);
+        let _ = runtime.plan_subagent(&args);
         let _ = guard.decide("Bash", &json!({ "command": text }));
         let _ = bash.analyze(&text);
         for access in [Access::Read, Access::Write] {
