@@ -20,7 +20,7 @@ fn main() -> Result<()> {
         _ => {
             eprintln!("usage: cargo xtask <ci|layering|deny|fuzz-smoke>");
             eprintln!(
-                "  ci          fmt, clippy, tests, docs, layering, cargo-deny, fuzz smoke, bench build"
+                "  ci          fmt, clippy, tests, docs, layering, cargo-deny, postgres, fuzz smoke, benches"
             );
             eprintln!("  layering    check that no crate depends on a higher layer");
             eprintln!("  deny        cargo deny check (licenses, bans, sources)");
@@ -47,7 +47,14 @@ fn ci() -> Result<()> {
             &[],
         )
     })?;
-    step("test", || cargo(&["test", "--workspace", "--locked"], &[]))?;
+    step("postgres", ensure_postgres)?;
+    // The audit log's PostgreSQL tests skip on a machine without a server; here a missing server is a failure.
+    step("test", || {
+        cargo(
+            &["test", "--workspace", "--locked"],
+            &[("AGENT_GUARD_REQUIRE_POSTGRES", "1")],
+        )
+    })?;
     step("doc", || {
         cargo(
             &["doc", "--workspace", "--no-deps", "--locked"],
@@ -57,8 +64,13 @@ fn ci() -> Result<()> {
     step("layering", layering::check)?;
     step("deny", deny)?;
     step("fuzz smoke", fuzz::smoke)?;
-    step("bench build", || {
-        cargo(&["bench", "--workspace", "--no-run", "--locked"], &[])
+    // Each criterion bench runs its routines once in test mode: the benches build, and their setup and the
+    // designs they compare still work, at the cost of the test profile already built.
+    step("benches", || {
+        cargo(
+            &["test", "--workspace", "--benches", "--locked"],
+            &[("AGENT_GUARD_REQUIRE_POSTGRES", "1")],
+        )
     })?;
     eprintln!("xtask ci: all checks passed in {:.0?}", started.elapsed());
     Ok(())
@@ -113,6 +125,50 @@ fn ensure_cargo_tool(subcommand: &str, package: &str) -> Result<()> {
         cargo(&["install", "--locked", package], &[])?;
     }
     Ok(())
+}
+
+/// Makes sure a PostgreSQL server is installed for the audit log's tests (each test binary starts its own
+/// throwaway server), installing Debian's package when it is missing.
+fn ensure_postgres() -> Result<()> {
+    if let Some(bin) = postgres_bin_dir() {
+        eprintln!("PostgreSQL server found in {}", bin.display());
+        return Ok(());
+    }
+    eprintln!("PostgreSQL is missing: installing it with `apt-get install -y postgresql`");
+    let install = || {
+        Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", "postgresql"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    // A fresh machine may have no package lists yet: fetch them once and retry.
+    let installed = install()
+        || (Command::new("apt-get")
+            .arg("update")
+            .status()
+            .is_ok_and(|status| status.success())
+            && install());
+    if !installed || postgres_bin_dir().is_none() {
+        bail!(
+            "cannot install PostgreSQL with apt-get (it needs root and Debian's package lists): install a \
+             PostgreSQL server so that `initdb` is on PATH or under /usr/lib/postgresql/<version>/bin"
+        );
+    }
+    Ok(())
+}
+
+/// The directory holding `initdb`, found the way the tests find it: on PATH, else under
+/// `/usr/lib/postgresql/<version>/bin`.
+fn postgres_bin_dir() -> Option<std::path::PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .and_then(|path| std::env::split_paths(&path).find(|dir| dir.join("initdb").is_file()));
+    on_path.or_else(|| {
+        std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|entry| entry.ok().map(|e| e.path().join("bin")))
+            .find(|bin| bin.join("initdb").is_file())
+    })
 }
 
 /// `cargo deny check licenses bans sources`, installing cargo-deny first when it is missing. The advisory
