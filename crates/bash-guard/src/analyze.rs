@@ -33,9 +33,9 @@ struct Ctx {
     background: bool,
     /// Code parsed from a string (substitution, `bash -c`, …): counts towards [`MAX_DEPTH`].
     code_depth: usize,
-    /// Where the variables of the shell running this code start in `Walker::known`: a new shell (`bash -c`) sees
-    /// none of the ones the line set before.
-    floor: usize,
+    /// When the shell running this code started, on the clock of `Walker::known`: a new shell (`bash -c`) sees
+    /// none of the variables the line set before.
+    floor: u64,
 }
 
 impl Ctx {
@@ -86,6 +86,9 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         stdin_shells: Vec::new(),
         vars: HashMap::new(),
         known: Vec::new(),
+        spans: Vec::new(),
+        spans_of: HashMap::new(),
+        tick: 0,
         reads: Vec::new(),
         values: Vec::new(),
     };
@@ -271,7 +274,13 @@ struct Walker<'t> {
     vars: HashMap<String, Facts>,
     /// What is certain at the point the walk is at: variables the line has set, arrays it declared associative.
     /// Scopes that may not run, or run in a subshell, truncate it when they end.
-    known: Vec<(Known, String)>,
+    known: Vec<Held>,
+    /// When each entry of `known` held: from the tick it was pushed to the tick it was forgotten.
+    spans: Vec<(u64, u64)>,
+    /// The spans of each variable's `Known::Assigned` entries.
+    spans_of: HashMap<String, Vec<usize>>,
+    /// A clock that advances whenever `known` changes, so a point of the walk is one number.
+    tick: u64,
     /// Variables arithmetic evaluates, judged when the whole line has been seen (a later assignment in a loop or
     /// a function body may give them their value).
     reads: Vec<ArithRead>,
@@ -290,6 +299,21 @@ struct Facts {
     integer: bool,
 }
 
+/// One entry of `Walker::known`.
+#[derive(Debug)]
+struct Held {
+    kind: Known,
+    name: String,
+    span: usize,
+}
+
+/// A point of the walk in the shell it is in: which `known` entries held there.
+#[derive(Debug, Clone, Copy)]
+struct Moment {
+    at: u64,
+    floor: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Known {
     /// Certainly assigned by the line, so its value does not come from the environment.
@@ -302,8 +326,8 @@ enum Known {
 #[derive(Debug)]
 struct ArithRead {
     name: String,
-    /// The variables certainly assigned at that point.
-    assigned: Vec<String>,
+    /// Where it was read.
+    moment: Moment,
     context: String,
     ctx: Ctx,
     parent: Option<usize>,
@@ -315,9 +339,8 @@ struct AssignedValue {
     name: String,
     text: String,
     literal: bool,
-    /// The variables certainly assigned there, kept when the variable is already an integer (else the check at
-    /// the end assumes none).
-    assigned: Vec<String>,
+    /// Where it was assigned.
+    moment: Moment,
     ctx: Ctx,
     parent: Option<usize>,
 }
@@ -386,7 +409,7 @@ impl Walker<'_> {
                 let mark = self.known.len();
                 self.cmd(command, c);
                 if piped {
-                    self.known.truncate(mark);
+                    self.forget(mark);
                 }
                 let this = matches!(command, Cmd::Simple(_))
                     .then_some(first)
@@ -407,7 +430,7 @@ impl Walker<'_> {
                 previous = this;
             }
             if scoped {
-                self.known.truncate(list_mark);
+                self.forget(list_mark);
             }
         }
     }
@@ -450,7 +473,7 @@ impl Walker<'_> {
                                 Construct::For | Construct::Case => false,
                             };
                             if !runs {
-                                self.known.truncate(mark);
+                                self.forget(mark);
                             }
                             bodies += 1;
                         }
@@ -480,14 +503,14 @@ impl Walker<'_> {
                             self.arithmetic(text, context, ctx, None);
                             // The third expression of `for ((…))` runs only after the body.
                             if *construct == Construct::For && ariths == 2 {
-                                self.known.truncate(mark);
+                                self.forget(mark);
                             }
                             ariths += 1;
                         }
                     }
                 }
                 if matches!(construct, Construct::Subshell | Construct::Coprocess) {
-                    self.known.truncate(construct_mark);
+                    self.forget(construct_mark);
                 }
                 for r in redirects {
                     self.redirect(r, None, ctx);
@@ -503,7 +526,7 @@ impl Walker<'_> {
                 // The body runs when the function is called, if ever.
                 let mark = self.known.len();
                 self.cmd(body, inner);
-                self.known.truncate(mark);
+                self.forget(mark);
                 self.functions.pop();
             }
         }
@@ -636,7 +659,7 @@ impl Walker<'_> {
                     ..ctx.nested(LocationKind::ProcessSubstitution)
                 },
             );
-            self.known.truncate(mark);
+            self.forget(mark);
         }
         for r in &simple.redirects {
             self.redirect(r, index, ctx);
@@ -773,7 +796,7 @@ impl Walker<'_> {
                     | LocationKind::ShellString
                     | LocationKind::Trap
                     | LocationKind::FindExec
-                    | LocationKind::Coprocess => mark,
+                    | LocationKind::Coprocess => self.tick,
                 };
                 let inner = Ctx {
                     code_depth: ctx.code_depth + 1,
@@ -782,7 +805,7 @@ impl Walker<'_> {
                 };
                 self.script(&script, inner);
                 if kind != LocationKind::Eval {
-                    self.known.truncate(mark);
+                    self.forget(mark);
                 }
             }
             Err(error) => self.finding(
@@ -836,10 +859,10 @@ impl Walker<'_> {
         for operand in arith::operands(&arithmetic.text) {
             match operand {
                 Operand::Read(name) => {
-                    let assigned = self.assigned(ctx);
+                    let moment = self.moment(ctx);
                     self.reads.push(ArithRead {
                         name,
-                        assigned,
+                        moment,
                         context: context.to_owned(),
                         ctx,
                         parent,
@@ -870,29 +893,68 @@ impl Walker<'_> {
         self.arithmetic(text, &format!("the subscript of `{array}`"), ctx, parent);
     }
 
-    /// The variables certainly assigned in the shell running `ctx`.
-    fn assigned(&self, ctx: Ctx) -> Vec<String> {
-        self.known
-            .get(ctx.floor..)
-            .unwrap_or_default()
-            .iter()
-            .filter(|(known, _)| *known == Known::Assigned)
-            .map(|(_, name)| name.clone())
-            .collect()
+    /// The point the walk is at, in the shell running `ctx`.
+    fn moment(&self, ctx: Ctx) -> Moment {
+        Moment {
+            at: self.tick,
+            floor: ctx.floor,
+        }
+    }
+
+    /// Whether the line had certainly assigned `name` at `moment`, in the shell running there.
+    fn was_assigned(&self, name: &str, moment: Moment) -> bool {
+        self.spans_of.get(name).is_some_and(|spans| {
+            spans.iter().any(|span| {
+                self.spans
+                    .get(*span)
+                    .is_some_and(|(from, to)| *from > moment.floor && *from <= moment.at && moment.at < *to)
+            })
+        })
     }
 
     fn is_associative(&self, array: &str, ctx: Ctx) -> bool {
-        self.known
-            .get(ctx.floor..)
-            .unwrap_or_default()
-            .iter()
-            .any(|(known, name)| *known == Known::Associative && name == array)
+        self.known.iter().any(|held| {
+            held.kind == Known::Associative
+                && held.name == array
+                && self
+                    .spans
+                    .get(held.span)
+                    .is_some_and(|(from, _)| *from > ctx.floor)
+        })
+    }
+
+    /// Something now certain: until the scope it was found in ends.
+    fn hold(&mut self, kind: Known, name: &str) {
+        self.tick += 1;
+        let span = self.spans.len();
+        self.spans.push((self.tick, u64::MAX));
+        if kind == Known::Assigned {
+            self.spans_of.entry(name.to_owned()).or_default().push(span);
+        }
+        self.known.push(Held {
+            kind,
+            name: name.to_owned(),
+            span,
+        });
+    }
+
+    /// Ends a scope: what became certain inside it since `mark` is no longer certain after it.
+    fn forget(&mut self, mark: usize) {
+        if mark >= self.known.len() {
+            return;
+        }
+        self.tick += 1;
+        for held in self.known.drain(mark..) {
+            if let Some(span) = self.spans.get_mut(held.span) {
+                span.1 = self.tick;
+            }
+        }
     }
 
     /// The line gives `name` a value: a literal text, or `None` for one only known at run time.
     fn assign(&mut self, name: &str, value: Option<String>) {
         self.assign_element(name, value);
-        self.known.push((Known::Assigned, name.to_owned()));
+        self.hold(Known::Assigned, name);
     }
 
     /// The line gives one element of `name` a value: the other elements may still come from elsewhere.
@@ -907,12 +969,12 @@ impl Walker<'_> {
 
     /// Keeps a value given to `name`, to evaluate it at the end if `name` is an integer variable.
     fn assigned_value(&mut self, name: &str, text: &str, literal: bool, ctx: Ctx, parent: Option<usize>) {
-        let integer = self.vars.get(name).is_some_and(|f| f.integer);
+        let moment = self.moment(ctx);
         self.values.push(AssignedValue {
             name: name.to_owned(),
             text: text.to_owned(),
             literal,
-            assigned: if integer { self.assigned(ctx) } else { Vec::new() },
+            moment,
             ctx,
             parent,
         });
@@ -1070,7 +1132,7 @@ impl Walker<'_> {
                 self.subscript(variable, subscript, ctx, parent);
             }
             if associative {
-                self.known.push((Known::Associative, variable.to_owned()));
+                self.hold(Known::Associative, variable);
             }
             if integer {
                 self.vars.entry(variable.to_owned()).or_default().integer = true;
@@ -1114,7 +1176,7 @@ impl Walker<'_> {
                     &value.text,
                     value.literal,
                     &context,
-                    &value.assigned,
+                    value.moment,
                     value.ctx,
                     value.parent,
                     &mut seen,
@@ -1144,7 +1206,7 @@ impl Walker<'_> {
             let mut seen = Vec::new();
             self.judge(
                 &read.name,
-                &read.assigned,
+                read.moment,
                 &read.context,
                 read.ctx,
                 read.parent,
@@ -1157,7 +1219,7 @@ impl Walker<'_> {
     fn judge(
         &mut self,
         name: &str,
-        assigned: &[String],
+        moment: Moment,
         context: &str,
         ctx: Ctx,
         parent: Option<usize>,
@@ -1193,7 +1255,7 @@ impl Walker<'_> {
                 reason("the line gives it a value only known at run time"),
                 parent,
             );
-        } else if !assigned.iter().any(|a| a == name) {
+        } else if !self.was_assigned(name, moment) {
             self.finding(
                 Decision::Ask,
                 reason("the line may not have set it yet there"),
@@ -1203,7 +1265,7 @@ impl Walker<'_> {
         // Every literal value the line gives it may be the one evaluated (a loop, or a function called later).
         for text in texts {
             let context = format!("{context} (through `{name}`)");
-            self.evaluate_value(&text, true, &context, assigned, ctx, parent, seen);
+            self.evaluate_value(&text, true, &context, moment, ctx, parent, seen);
         }
     }
 
@@ -1217,7 +1279,7 @@ impl Walker<'_> {
         text: &str,
         literal: bool,
         context: &str,
-        assigned: &[String],
+        moment: Moment,
         ctx: Ctx,
         parent: Option<usize>,
         seen: &mut Vec<String>,
@@ -1237,14 +1299,14 @@ impl Walker<'_> {
                 self.word_code(&w, ctx, parent, Some(LocationKind::Arithmetic));
             }
         }
-        self.value_operands(text, context, assigned, ctx, parent, seen);
+        self.value_operands(text, context, moment, ctx, parent, seen);
     }
 
     fn value_operands(
         &mut self,
         text: &str,
         context: &str,
-        assigned: &[String],
+        moment: Moment,
         ctx: Ctx,
         parent: Option<usize>,
         seen: &mut Vec<String>,
@@ -1259,7 +1321,7 @@ impl Walker<'_> {
         }
         for operand in arith::operands(text) {
             match operand {
-                Operand::Read(name) => self.judge(&name, assigned, context, ctx, parent, seen),
+                Operand::Read(name) => self.judge(&name, moment, context, ctx, parent, seen),
                 // A value that assigns (`x='y=1'`) sets a number.
                 Operand::Assign(_) => {}
                 Operand::Unknown(source) => self.finding(
@@ -1276,7 +1338,7 @@ impl Walker<'_> {
                     {
                         continue;
                     }
-                    self.value_operands(&inner.text, context, assigned, ctx, parent, seen);
+                    self.value_operands(&inner.text, context, moment, ctx, parent, seen);
                 }
             }
         }
@@ -1375,7 +1437,7 @@ impl Walker<'_> {
                         ..ctx.nested(LocationKind::ProcessSubstitution)
                     },
                 );
-                self.known.truncate(mark);
+                self.forget(mark);
                 return;
             }
             Target::Word(raw) => raw,
