@@ -30,8 +30,20 @@ fn run(args: &[&str], stdin: &str, home: &Path) -> Output {
         }
     }
     let mut child = command.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    feed(&mut child, stdin);
     child.wait_with_output().unwrap()
+}
+
+/// Writes `stdin` to the child and closes it. A child that exits before reading everything breaks the pipe; that
+/// is not the failure itself, so the caller's assertions on the exit status and output report it instead.
+fn feed(child: &mut std::process::Child, stdin: &str) {
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "cannot write the child's stdin: {e}"
+        );
+    }
 }
 
 fn input(cwd: &Path, tool: &str, tool_input: Value) -> String {
@@ -244,12 +256,7 @@ fn a_decision_that_does_not_finish_in_time_is_a_deny() {
     let mut child = command.spawn().unwrap();
     // Thousands of commands take far longer than a millisecond to analyse.
     let long = vec!["echo ok"; 5_000].join(" && ");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input(&cwd, "Bash", json!({ "command": long })).as_bytes())
-        .unwrap();
+    feed(&mut child, &input(&cwd, "Bash", json!({ "command": long })));
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let (decision_text, reason) = decision(String::from_utf8(out.stdout).unwrap().trim());
