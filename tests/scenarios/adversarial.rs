@@ -66,6 +66,7 @@ classes! {
     process_substitution => "process-substitution",
     execution_flags => "execution-flags",
     project_settings_enabling_bypass => "project-settings-bypass",
+    permissive_modes_reading_outside_the_roots => "permissive-mode-reads",
 }
 
 /// A hook's allow (or ask) never turns a deny into anything weaker, nor an ask of steps 1–4 into an allow.
