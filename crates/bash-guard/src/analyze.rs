@@ -1038,7 +1038,7 @@ impl Walker<'_> {
 
     /// A word a command takes as a variable name: bash evaluates a subscript in it as arithmetic.
     fn name_operand(&mut self, w: &Word, via: &str, ctx: Ctx, parent: Option<usize>) {
-        if !w.literal {
+        let Some(text) = static_text(w) else {
             self.finding(
                 Decision::Ask,
                 format!(
@@ -1048,8 +1048,8 @@ impl Walker<'_> {
                 parent,
             );
             return;
-        }
-        if let Some((array, rest)) = w.text.split_once('[')
+        };
+        if let Some((array, rest)) = text.split_once('[')
             && arith::is_name(array)
         {
             let subscript = rest.rsplit_once(']').map_or(rest, |(inside, _)| inside);
@@ -1073,8 +1073,8 @@ impl Walker<'_> {
             let names = name_operands(name, args);
             for w in &names {
                 self.name_operand(w, &format!("`{name}`"), ctx, parent);
-                if w.literal {
-                    let variable = w.text.split_once('[').map_or(w.text.as_str(), |(n, _)| n);
+                if let Some(text) = static_text(w) {
+                    let variable = text.split_once('[').map_or(text, |(n, _)| n);
                     if arith::is_name(variable) {
                         self.assign(variable, None);
                     }
@@ -1506,6 +1506,18 @@ fn assigned_value(w: &Word) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// The text of a word that holds no expansion (a bracket that looks like a glob aside: `a[1]` names an element,
+/// and a file name it may match is a plain name too).
+fn static_text(w: &Word) -> Option<&str> {
+    let plain = w.literal
+        || (w.anchor == Anchor::Static
+            && w.embedded.is_empty()
+            && !w.reexpands
+            && w.error.is_none()
+            && !w.text.contains(['$', '`']));
+    plain.then_some(w.text.as_str())
 }
 
 /// The operands of `read`, `unset`, `printf -v` and their kin that name variables.
