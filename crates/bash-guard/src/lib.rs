@@ -6,8 +6,10 @@
 //! commands behind wrappers like `env`, `timeout` or `sudo` — with the files they read and write. Each command is
 //! classified flag by flag against one knowledge table (`knowledge.rs`). [`CommandAnalysis::verdict`] turns the
 //! findings into bash-guard's own [`Verdict`](agent_tool_traits::Verdict): deny for destructive commands,
-//! privilege escalation, fork bombs and (by default) network commands; ask for code the analysis cannot see;
-//! allow only when every command is known read-only and nothing is written.
+//! privilege escalation, fork bombs and (by default) network commands; ask for code the analysis cannot see,
+//! including a variable that arithmetic evaluates (`$((x))`, `[[ $x -eq 0 ]]`, `${a[x]}`: bash runs the
+//! subscripts in its value) unless the line itself made it a number; allow only when every command is known
+//! read-only and nothing is written.
 //!
 //! **Invariant:** never executes, expands against the file system, or reads anything; analysis is pure.
 //! **Invariant:** never panics and never fails: trouble (a syntax error, code only known at run time, nesting
@@ -30,6 +32,13 @@
 //! let rm = &analysis.commands[1];
 //! assert_eq!(rm.effective(), ["rm", "-rf", "~/"]);
 //! assert_eq!(rm.class, CommandClass::Destructive);
+//!
+//! let analysis = guard.analyze("for i in 1 2 3; do echo $((i * 2)); done");
+//! assert_eq!(analysis.verdict().decision, Decision::Allow);
+//! let analysis = guard.analyze("x='a[$(rm -rf ~)]'; echo $((x))");
+//! assert_eq!(analysis.verdict().decision, Decision::Deny);
+//! let analysis = guard.analyze("read x < input.txt; echo $((x + 1))");
+//! assert_eq!(analysis.verdict().decision, Decision::Ask);
 //!
 //! let analysis = guard.analyze("cat $(ls) > out.txt");
 //! assert_eq!(analysis.commands.len(), 2);
