@@ -91,6 +91,8 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         tick: 0,
         reads: Vec::new(),
         values: Vec::new(),
+        numeric_claims: Vec::new(),
+        defined: Vec::new(),
     };
     match parse_checked(source) {
         Ok(script) => walker.script(&script, Ctx::TOP),
@@ -286,6 +288,10 @@ struct Walker<'t> {
     reads: Vec<ArithRead>,
     /// Values given to variables, evaluated as arithmetic at the end if the variable is an integer (`declare -i`).
     values: Vec<AssignedValue>,
+    /// Commands whose output was taken as a number, with the command whose word held them.
+    numeric_claims: Vec<(String, Option<usize>)>,
+    /// Every function the line defines.
+    defined: Vec<String>,
 }
 
 /// What the line gives one variable.
@@ -518,6 +524,7 @@ impl Walker<'_> {
             }
             Cmd::Function { name, body } => {
                 self.functions.push(name.clone());
+                self.defined.push(name.clone());
                 let inner = Ctx {
                     in_pipeline: false,
                     background: false,
@@ -625,7 +632,7 @@ impl Walker<'_> {
                 let known = match &assignment.elements {
                     Some(_) => None,
                     None if assignment.append => None,
-                    None => assigned_value(value),
+                    None => self.known_value(value, index),
                 };
                 self.assign_element(name, known);
             } else {
@@ -636,7 +643,7 @@ impl Walker<'_> {
                         let known = if assignment.append {
                             None
                         } else {
-                            assigned_value(value)
+                            self.known_value(value, index)
                         };
                         if assignment.index.is_some() {
                             self.assign_element(name, known);
@@ -869,17 +876,109 @@ impl Walker<'_> {
                     });
                 }
                 Operand::Assign(name) => self.assign(&name, Some("0".to_owned())),
-                Operand::Unknown(source) => self.finding(
-                    Decision::Ask,
-                    format!(
-                        "{context} evaluates `{source}` as arithmetic, a value only known at run time: a value like \
-                         `a[$(…)]` would run as code"
-                    ),
-                    parent,
-                ),
+                Operand::Unknown(source) => self.unknown_operand(&source, context, parent),
+                Operand::Output { body, backticks } => {
+                    if !self.numeric_output(&body, backticks, parent) {
+                        let source = if backticks {
+                            format!("`{body}`")
+                        } else {
+                            format!("$({body})")
+                        };
+                        self.unknown_operand(&source, context, parent);
+                    }
+                }
                 Operand::Subscript(inner) => self.arithmetic_operands(&inner, ctx, parent, depth + 1),
             }
         }
+    }
+
+    fn unknown_operand(&mut self, source: &str, context: &str, parent: Option<usize>) {
+        self.finding(
+            Decision::Ask,
+            format!(
+                "{context} evaluates `{source}` as arithmetic, a value only known at run time: a value like `a[$(…)]` \
+                 would run as code"
+            ),
+            parent,
+        );
+    }
+
+    /// Whether the code of a substitution prints only a number (`$(nproc)`, `$(wc -l < f)`): its one command is a
+    /// form of `knowledge::NUMERIC_OUTPUT` with literal words.
+    fn numeric_output(&mut self, body: &str, backticks: bool, parent: Option<usize>) -> bool {
+        let text = if backticks {
+            unescape_backticks(body)
+        } else {
+            body.to_owned()
+        };
+        let Ok(script) = parse_checked(&text) else {
+            return false;
+        };
+        let [list] = script.0.as_slice() else {
+            return false;
+        };
+        let ([pipeline], false) = (list.pipelines.as_slice(), list.background) else {
+            return false;
+        };
+        // In a pipeline, the last command prints what is substituted.
+        let Some(Cmd::Simple(simple)) = pipeline.0.last() else {
+            return false;
+        };
+        if !simple.assignments.is_empty() {
+            return false;
+        }
+        let mut words = Vec::new();
+        for arg in &simple.words {
+            let Arg::Word(raw) = arg else { return false };
+            let w = word::expand(raw);
+            if !w.literal {
+                return false;
+            }
+            words.push(w.text);
+        }
+        let Some((name, args)) = words.split_first() else {
+            return false;
+        };
+        let Some((_, options, most)) = knowledge::NUMERIC_OUTPUT.iter().find(|(n, _, _)| n == name) else {
+            return false;
+        };
+        let operands = args.iter().filter(|a| !options.contains(&a.as_str())).count();
+        let integers = args.iter().filter(|a| !options.contains(&a.as_str())).all(|a| {
+            let digits = a.strip_prefix('-').unwrap_or(a);
+            !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+        });
+        let numeric = integers && operands <= *most && (*most == 0 || operands > 0);
+        if numeric {
+            // A function of that name defined on the line would print something else: checked at the end.
+            self.numeric_claims.push((name.clone(), parent));
+        }
+        numeric
+    }
+
+    /// The value an assignment gives, when the analysis knows it: a literal, the number `$((…))` produces, or the
+    /// output of a command that prints only a number.
+    fn known_value(&mut self, w: &Word, parent: Option<usize>) -> Option<String> {
+        if w.literal {
+            return Some(w.text.clone());
+        }
+        if let [only] = w.arithmetic.as_slice()
+            && only.kind == ArithKind::Expansion
+            && w.text == format!("$(({}))", only.text)
+        {
+            return Some("0".to_owned());
+        }
+        if let [Embedded { body, backticks }] = w.embedded.as_slice() {
+            let source = if *backticks {
+                format!("`{body}`")
+            } else {
+                format!("$({body})")
+            };
+            let (body, backticks) = (body.clone(), *backticks);
+            if w.text == source && self.numeric_output(&body, backticks, parent) {
+                return Some("0".to_owned());
+            }
+        }
+        None
     }
 
     /// The subscript of `array[…]=` or of a name operand.
@@ -1018,8 +1117,16 @@ impl Walker<'_> {
             };
             for w in expanded {
                 self.word_code(&w, ctx, None, None);
-                match values.as_mut() {
-                    Some(values) if w.literal && !w.glob => values.push(w.text),
+                // `$(seq 1 5)` splits into numbers; any other word only known at run time may be anything.
+                let known = if w.literal && !w.glob {
+                    Some(w.text.clone())
+                } else if w.glob {
+                    None
+                } else {
+                    self.known_value(&w, None)
+                };
+                match (values.as_mut(), known) {
+                    (Some(values), Some(known)) => values.push(known),
                     _ => values = None,
                 }
             }
@@ -1155,7 +1262,7 @@ impl Walker<'_> {
                 Some(text.clone())
             } else {
                 let v = word::expand(value);
-                assigned_value(&v)
+                self.known_value(&v, parent)
             };
             self.assigned_value(variable, &text, w.literal, ctx, parent);
             if subscript.is_some() {
@@ -1168,6 +1275,18 @@ impl Walker<'_> {
 
     /// Judges what arithmetic evaluated, now that every value the line gives each variable is known.
     fn judge_arithmetic(&mut self) {
+        for (name, parent) in std::mem::take(&mut self.numeric_claims) {
+            if self.defined.contains(&name) {
+                self.finding(
+                    Decision::Ask,
+                    format!(
+                        "arithmetic evaluates the output of `{name}`, a function the line defines: a value like \
+                         `a[$(…)]` would run as code"
+                    ),
+                    parent,
+                );
+            }
+        }
         for value in std::mem::take(&mut self.values) {
             if self.vars.get(&value.name).is_some_and(|f| f.integer) {
                 let context = format!("the assignment to the integer variable `{}`", value.name);
@@ -1324,14 +1443,17 @@ impl Walker<'_> {
                 Operand::Read(name) => self.judge(&name, moment, context, ctx, parent, seen),
                 // A value that assigns (`x='y=1'`) sets a number.
                 Operand::Assign(_) => {}
-                Operand::Unknown(source) => self.finding(
-                    Decision::Ask,
-                    format!(
-                        "{context} evaluates `{source}` as arithmetic, a value only known at run time: a value like \
-                         `a[$(…)]` would run as code"
-                    ),
-                    parent,
-                ),
+                Operand::Unknown(source) => self.unknown_operand(&source, context, parent),
+                Operand::Output { body, backticks } => {
+                    if !self.numeric_output(&body, backticks, parent) {
+                        let source = if backticks {
+                            format!("`{body}`")
+                        } else {
+                            format!("$({body})")
+                        };
+                        self.unknown_operand(&source, context, parent);
+                    }
+                }
                 Operand::Subscript(inner) => {
                     if let ArithKind::Subscript(array) = &inner.kind
                         && self.is_associative(array, ctx)
@@ -1492,19 +1614,6 @@ impl Walker<'_> {
                 }
             }
         }
-    }
-}
-
-/// The value an assignment gives, when the analysis knows it: a literal, or the number `$((…))` produces.
-fn assigned_value(w: &Word) -> Option<String> {
-    if w.literal {
-        return Some(w.text.clone());
-    }
-    match w.arithmetic.as_slice() {
-        [only] if only.kind == ArithKind::Expansion && w.text == format!("$(({}))", only.text) => {
-            Some("0".to_owned())
-        }
-        _ => None,
     }
 }
 

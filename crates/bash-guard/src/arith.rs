@@ -15,8 +15,10 @@ pub(crate) enum Operand {
     Read(String),
     /// A variable the expression sets (`x=…`, `x+=…`, `x++`): a number afterwards.
     Assign(String),
-    /// Text only known at run time that is evaluated: the output of `$(…)`, `$1`, `$@`, `${x/a/b}`.
+    /// Text only known at run time that is evaluated: `$1`, `$@`, `${x/a/b}`.
     Unknown(String),
+    /// The output of `$(…)` or backticks, evaluated: unknown unless the command only prints a number.
+    Output { body: String, backticks: bool },
     /// An expression inside this one that is arithmetic unless its array is associative (`${a[i]}`, `${v:o}`).
     Subscript(ArithText),
 }
@@ -72,11 +74,10 @@ fn pieces_operands(pieces: &[Piece], out: &mut Vec<Operand>) {
                 }
                 out.extend(arithmetic.iter().cloned().map(Operand::Subscript));
             }
-            Piece::CommandSub { body, backticks } => out.push(Operand::Unknown(if *backticks {
-                format!("`{body}`")
-            } else {
-                format!("$({body})")
-            })),
+            Piece::CommandSub { body, backticks } => out.push(Operand::Output {
+                body: body.clone(),
+                backticks: *backticks,
+            }),
             // `$((…))` inside is a number, but what it evaluates counts.
             Piece::Arith(inner) => out.extend(operands(inner)),
         }
@@ -195,7 +196,10 @@ mod tests {
         assert_eq!(operands("$1"), [Operand::Unknown("$1".to_owned())]);
         assert_eq!(
             operands("$(cat f) + 1"),
-            [Operand::Unknown("$(cat f)".to_owned())]
+            [Operand::Output {
+                body: "cat f".to_owned(),
+                backticks: false
+            }]
         );
         assert_eq!(operands("$(( y ))"), [read("y")]);
         assert_eq!(

@@ -839,6 +839,17 @@ pub(crate) static NUMERIC_VARIABLES: &[&str] = &[
     "OPTIND",
 ];
 
+/// Commands that print only a number with these exact options (and up to that many integer operands), so their
+/// output may be evaluated as arithmetic: `$(( $(nproc) * 2 ))`, `n=$(wc -l < f)`, `for i in $(seq 1 5)`.
+/// `wc` with a file operand is not here: it prints the file name too, which arithmetic would evaluate.
+pub(crate) static NUMERIC_OUTPUT: &[(&str, &[&str], usize)] = &[
+    ("nproc", &["--all"], 0),
+    ("wc", &["-l", "-c", "-w", "-m"], 0),
+    ("date", &["+%s"], 0),
+    ("id", &["-u", "-g", "-r"], 0),
+    ("seq", &[], 3),
+];
+
 /// Commands that set the variables named by their operands from input or to nothing (`read x`, `unset x`).
 pub(crate) static SETS_NAMED_VARIABLES: &[&str] =
     &["read", "mapfile", "readarray", "getopts", "unset", "printf"];
