@@ -25,6 +25,7 @@
 
 mod approval;
 mod background;
+mod compaction;
 mod config;
 mod error;
 mod executor;
@@ -53,9 +54,9 @@ pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};
 pub use registry::ToolRegistry;
 pub use runtime::{
-    CallReport, ChildModels, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_STEPS,
-    DEFAULT_TOOL_TIMEOUT, LimitEvent, LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeBuilder,
-    RuntimeConfig, SessionReport, StepRecord, tool_timeout_from_env,
+    COMPACTION_TOOL_NAME, CallReport, ChildModels, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS,
+    DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT, LimitEvent, LimitKind, Model, ModelFuture, ModelTurn, Runtime,
+    RuntimeBuilder, RuntimeConfig, SessionReport, StepRecord, tool_timeout_from_env,
 };
 pub use runtime_error::RuntimeError;
 pub use scenario::{

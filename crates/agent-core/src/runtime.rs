@@ -9,13 +9,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use agent_hooks::{
-    AgentHook, AuditLogHook, CallStatus, CancellationHook, CommandHook, HookError, HookRegistry,
-    HookSettings, MetricsHook, MetricsSnapshot, PermissionAnswer, PostToolUseContext, PreToolUseContext,
-    SessionContext, SessionStopContext, StepContext, SubagentContext, SubagentStopContext,
+    AgentHook, AuditLogHook, AuditRow, AuditStatus, CallStatus, CancellationHook, CommandHook,
+    CompactContext, HookError, HookRegistry, HookSettings, MetricsHook, MetricsSnapshot, PermissionAnswer,
+    PostToolUseContext, PreToolUseContext, SessionContext, SessionStopContext, StepContext, SubagentContext,
+    SubagentStopContext,
 };
 use agent_rules::{HookOutcome, PermissionMode, Rule, Settings, ToolName};
 use agent_runtime_limits::{
-    BudgetAction, DuplicateCheck, DuplicateDetector, LimitsConfig, StepGate, StepLimiter, TokenBudget,
+    BudgetAction, CompactionBreaker, DuplicateCheck, DuplicateDetector, LimitsConfig, StepGate, StepLimiter,
+    TokenBudget,
 };
 use agent_subagent::{ChildPlan, SubagentError};
 use agent_tool_traits::{
@@ -30,6 +32,7 @@ use crate::approval::{
     save_allow_rules, suggest_rules,
 };
 use crate::background::{BgNotification, BgNotificationQueue, BgTask, BgTaskRunTool, BgTasks};
+use crate::compaction::{Context, KEEP_RECENT_STEPS};
 use crate::config::GuardSettings;
 use crate::executor::{Runnable, partition, poll_cancel, run_batch, run_one};
 use crate::guard::{Guard, GuardOptions};
@@ -175,6 +178,9 @@ pub enum LimitKind {
     Duplicate,
     /// Over the soft token limit: a nudge was injected.
     Nudge,
+    /// At the hard token limit the context was compacted: the old steps replaced by a summary (a success when
+    /// the estimate fell under the soft limit, else a failure counted by the compaction circuit breaker).
+    Compaction,
     /// The hard token limit forced a final answer.
     HardLimit,
     /// Steps without new information forced a final answer.
@@ -189,6 +195,7 @@ impl LimitKind {
         match self {
             Self::Duplicate => "duplicate call",
             Self::Nudge => "token soft limit",
+            Self::Compaction => "context compaction",
             Self::HardLimit => "token hard limit",
             Self::DiminishingReturns => "diminishing returns",
             Self::MaxSteps => "max steps",
@@ -221,11 +228,20 @@ pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = ModelTurn> + Send + 'a>>;
 
 /// The model driving a session: given the steps so far, the next turn.
 pub trait Model: Send {
-    /// The next turn.
+    /// The next turn. `history` holds the steps the model is shown whole: every step of the session until the
+    /// context is compacted, then only the steps after the summary given to [`Model::compacted`].
     fn next_turn<'a>(&'a mut self, history: &'a [StepRecord]) -> ModelFuture<'a>;
 
     /// A message the runtime injects before the next turn (a nudge of the token budget). The default ignores it.
     fn notice(&mut self, _message: &str) {}
+
+    /// The runtime compacted the context: the steps before the next `history` and the messages injected with
+    /// them are replaced by `summary` (deterministic: one line per call with its id, tool, arguments and a preview
+    /// of its result). A model keeping its own transcript drops those messages for the summary, and keeps its
+    /// task. The default injects the summary as a notice.
+    fn compacted(&mut self, summary: &str) {
+        self.notice(summary);
+    }
 
     /// The final turn, without tools, after `reminder` (a runtime limit forces an answer). The default injects
     /// the reminder and asks for the next turn; tool calls it still makes are not run.
@@ -421,6 +437,7 @@ impl RuntimeBuilder {
             bubble: false,
             host: None,
             background: BgTasks::default(),
+            audit: self.audit,
         };
         if let Some(models) = self.child_models
             && runtime.registry.contains(SubagentTool::NAME)
@@ -439,6 +456,7 @@ impl RuntimeBuilder {
                 cancel: runtime.cancel.clone(),
                 metrics: Arc::clone(&runtime.metrics),
                 models,
+                audit: runtime.audit.clone(),
             };
             let host = Arc::new(host);
             runtime
@@ -477,6 +495,8 @@ pub struct Runtime {
     host: Option<Arc<SubagentHost>>,
     /// The running background tasks and the queue of their results.
     background: BgTasks,
+    /// The audit log, also given a row per context compaction.
+    audit: Option<AuditLogHook>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -487,6 +507,17 @@ impl std::fmt::Debug for Runtime {
             .field("hooks", &self.hooks)
             .finish_non_exhaustive()
     }
+}
+
+/// The `tool_name` of a context compaction's audit row.
+pub const COMPACTION_TOOL_NAME: &str = "compaction";
+
+/// What a compaction left.
+struct CompactionEnd {
+    /// The estimated tokens of the compacted context.
+    tokens: u64,
+    /// What happened, for the report, the trace and the audit row.
+    message: String,
 }
 
 /// How the loop ended.
@@ -622,9 +653,11 @@ impl Runtime {
     }
 
     /// Runs a session: asks `model` for turns and executes their calls until it answers, a runtime limit forces a
-    /// final answer without tools (the step limit, the token hard limit, diminishing returns) or the run is
-    /// cancelled; then stops the session. Each limit that acts is in [`SessionReport::limits`], in the trace and,
-    /// for a forced answer, in the stop reason (the audit log's `SESSION_STOP` row).
+    /// final answer without tools (the step limit, the token hard limit when compaction cannot help, diminishing
+    /// returns) or the run is cancelled; then stops the session. At the token hard limit the context is compacted
+    /// first (see [`Model::compacted`]) while the compaction circuit breaker allows it. Each limit that acts is in
+    /// [`SessionReport::limits`], in the trace and, for a forced answer, in the stop reason (the audit log's
+    /// `SESSION_STOP` row); each compaction also has an audit row of its own ([`COMPACTION_TOOL_NAME`]).
     pub async fn run(&self, session_id: &str, model: &mut dyn Model) -> SessionReport {
         self.start_session(session_id).await;
         let ended = self.run_loop(session_id, model).await;
@@ -658,6 +691,9 @@ impl Runtime {
         let limits = self.config.limits;
         let mut limiter = StepLimiter::new(&limits);
         let mut budget = TokenBudget::new(&limits);
+        let mut breaker = CompactionBreaker::new(&limits);
+        // What the model is shown; `steps` keeps every step for the report.
+        let mut context = Context::default();
         let mut events: Vec<LimitEvent> = Vec::new();
         let mut forced: Option<(LimitKind, &'static str, String)> = None;
         let mut steps: Vec<StepRecord> = Vec::new();
@@ -680,6 +716,7 @@ impl Runtime {
                 // What the model is shown counts toward its context like any result.
                 budget.add_text(&message);
                 model.notice(&message);
+                context.push_notice(notification.clone());
                 background.push(notification);
             }
             let next = u32::try_from(steps.len()).unwrap_or(u32::MAX).saturating_add(1);
@@ -696,7 +733,7 @@ impl Runtime {
             };
             if let Some((kind, reminder, why)) = final_turn {
                 self.limit_acted(session_id, &mut events, step, kind, reminder);
-                break match model.final_turn(&steps, reminder).await {
+                break match model.final_turn(context.steps(), reminder).await {
                     ModelTurn::Answer(text) => {
                         answer = Some(text);
                         format!("{why}: final answer without tools")
@@ -707,7 +744,7 @@ impl Runtime {
                     ),
                 };
             }
-            match model.next_turn(&steps).await {
+            match model.next_turn(context.steps()).await {
                 ModelTurn::Answer(text) => {
                     answer = Some(text);
                     break "completed".to_owned();
@@ -733,17 +770,48 @@ impl Runtime {
                         tool_calls: count,
                     };
                     let _completed = self.hooks.step_complete(&ctx).await;
-                    steps.push(StepRecord { step, calls: reports });
+                    let record = StepRecord { step, calls: reports };
+                    context.push_step(record.clone());
+                    steps.push(record);
                     match action {
                         BudgetAction::Continue => {}
                         BudgetAction::Nudge { message, .. } => {
                             self.limit_acted(session_id, &mut events, step, LimitKind::Nudge, message);
                             model.notice(message);
                         }
-                        // This runtime does not compact its context, so the hard limit forces the answer.
+                        // At the hard limit the context is compacted while the breaker allows it; the answer is
+                        // forced when it is open, or when even the compacted context is at the hard limit.
                         BudgetAction::HardLimit { used, limit, message } => {
-                            let why = format!("token hard limit ({used} of {limit} estimated tokens)");
-                            forced = Some((LimitKind::HardLimit, message, why));
+                            let mut why = format!("token hard limit ({used} of {limit} estimated tokens)");
+                            let mut force = true;
+                            if breaker.allows_compaction() {
+                                let after = self
+                                    .compact(session_id, step, &mut context, &mut budget, &mut breaker, model)
+                                    .await;
+                                self.limit_acted(
+                                    session_id,
+                                    &mut events,
+                                    step,
+                                    LimitKind::Compaction,
+                                    &after.message,
+                                );
+                                force = after.tokens >= limit || !breaker.allows_compaction();
+                                if force {
+                                    why = format!(
+                                        "token hard limit ({used} of {limit} estimated tokens; {} estimated after \
+                                         compaction{})",
+                                        after.tokens,
+                                        if breaker.allows_compaction() {
+                                            ""
+                                        } else {
+                                            ", the compaction circuit breaker is open"
+                                        }
+                                    );
+                                }
+                            }
+                            if force {
+                                forced = Some((LimitKind::HardLimit, message, why));
+                            }
                         }
                         BudgetAction::DiminishingReturns { steps, message } => {
                             let why = format!("diminishing returns ({steps} steps without new information)");
@@ -759,6 +827,94 @@ impl Runtime {
             answer,
             reason,
             limits: events,
+        }
+    }
+
+    /// Compacts `context` at `step` (SPEC §3, L7): the PreCompact hooks, the old steps replaced by a summary
+    /// ([`Context::compact`]), the summary given to the model, the PostCompact hooks, the budget set to the new
+    /// estimate. Success means the estimate fell to the soft limit or under it; either way the breaker learns of
+    /// it and the audit log gets a row. Only messages change: rules, modes, approvals and the duplicate detector
+    /// are not touched.
+    async fn compact(
+        &self,
+        session_id: &str,
+        step: u32,
+        context: &mut Context,
+        budget: &mut TokenBudget,
+        breaker: &mut CompactionBreaker,
+        model: &mut dyn Model,
+    ) -> CompactionEnd {
+        let started = Instant::now();
+        let before = budget.used();
+        let mut ctx = CompactContext {
+            session_id: session_id.to_owned(),
+            agent_name: self.config.agent_name.clone(),
+            trigger: "auto".to_owned(),
+            tokens_before: before,
+            tokens_after: None,
+        };
+        self.hooks.pre_compact(&ctx).await;
+        let compacted = context.compact(KEEP_RECENT_STEPS);
+        if compacted.summarised_steps > 0
+            && let Some(summary) = &compacted.summary
+        {
+            model.compacted(summary);
+        }
+        let after = context.estimate_tokens();
+        ctx.tokens_after = Some(after);
+        self.hooks.post_compact(&ctx).await;
+        budget.compacted(after);
+        let soft = self.config.limits.token_soft_limit;
+        let success = after <= soft;
+        if success {
+            breaker.record_success();
+        } else {
+            breaker.record_failure();
+        }
+        let message = format!(
+            "{} the context: {before} -> {after} estimated tokens (soft limit {soft}), {} step(s) summarised, {} \
+             kept whole",
+            if success { "compacted" } else { "could not compact" },
+            compacted.summarised_steps,
+            context.steps().len()
+        );
+        if let Some(audit) = &self.audit {
+            audit
+                .record(self.compaction_row(session_id, step, success, &message, started))
+                .await;
+        }
+        CompactionEnd {
+            tokens: after,
+            message,
+        }
+    }
+
+    /// The audit row of a compaction: tool `compaction`, `OK` or `FAIL`, decided by `runtime-limits/limit`.
+    fn compaction_row(
+        &self,
+        session_id: &str,
+        step: u32,
+        success: bool,
+        message: &str,
+        started: Instant,
+    ) -> AuditRow {
+        // The stop row's constructor gives the timestamp and the preview cut the log uses everywhere.
+        let stop = SessionStopContext {
+            session_id: session_id.to_owned(),
+            agent_name: self.config.agent_name.clone(),
+            steps: step,
+            reason: message.to_owned(),
+            cancelled: false,
+        };
+        AuditRow {
+            tool_name: COMPACTION_TOOL_NAME.to_owned(),
+            status: if success {
+                AuditStatus::Ok
+            } else {
+                AuditStatus::Fail
+            },
+            decided_by: Some(format!("{}/{}", Layer::Limits, DecidedBy::Limit.as_str())),
+            ..AuditRow::session_stop(&stop, started.elapsed())
         }
     }
 
@@ -1430,6 +1586,7 @@ pub(crate) struct SubagentHost {
     cancel: CancelRegistry,
     metrics: Arc<MetricsHook>,
     models: Arc<dyn ChildModels>,
+    audit: Option<AuditLogHook>,
 }
 
 impl SubagentHost {
@@ -1485,6 +1642,7 @@ impl SubagentHost {
             bubble: plan.bubble,
             host: None,
             background: BgTasks::default(),
+            audit: self.audit.clone(),
         })
     }
 

@@ -213,7 +213,12 @@ async fn the_soft_limit_nudges_and_the_hard_limit_forces_an_answer() {
     let (mut model, notices) = looping("echo", |n| json!({"fresh": n}));
     let report = runtime.run("budget", &mut model).await;
     let kinds: Vec<LimitKind> = report.limits.iter().map(|e| e.kind).collect();
-    assert_eq!(kinds, vec![LimitKind::Nudge, LimitKind::HardLimit]);
+    assert_eq!(
+        kinds,
+        vec![LimitKind::Nudge, LimitKind::Compaction, LimitKind::HardLimit],
+        "two steps are both recent: nothing to compact, and the context stays at the hard limit"
+    );
+    assert!(report.limits[1].message.starts_with("could not compact"));
     assert_eq!(report.steps.len(), 2);
     assert!(
         report.reason.starts_with("token hard limit ("),
@@ -263,4 +268,264 @@ async fn execute_counts_steps_by_their_number() {
     let third = runtime.execute("parts", 3, call()).await;
     assert_eq!(third[0].status, CallStatus::Denied);
     assert_eq!(third[0].verdict.provenance.layer, Layer::Limits);
+}
+
+/// Records the lifecycle events of a session, in order.
+#[derive(Default)]
+struct Lifecycle(Mutex<Vec<String>>);
+
+impl agent_hooks::AgentHook for Lifecycle {
+    fn name(&self) -> &str {
+        "lifecycle"
+    }
+    fn on_step_complete<'a>(&'a self, ctx: &'a agent_hooks::StepContext) -> agent_hooks::HookFuture<'a, ()> {
+        self.0.lock().unwrap().push(format!("step {}", ctx.step));
+        Box::pin(std::future::ready(()))
+    }
+    fn on_pre_compact<'a>(&'a self, ctx: &'a agent_hooks::CompactContext) -> agent_hooks::HookFuture<'a, ()> {
+        assert_eq!(ctx.trigger, "auto");
+        assert_eq!(ctx.tokens_after, None);
+        self.0.lock().unwrap().push(format!("pre {}", ctx.tokens_before));
+        Box::pin(std::future::ready(()))
+    }
+    fn on_post_compact<'a>(
+        &'a self,
+        ctx: &'a agent_hooks::CompactContext,
+    ) -> agent_hooks::HookFuture<'a, ()> {
+        let after = ctx.tokens_after.unwrap();
+        assert!(after < ctx.tokens_before);
+        self.0.lock().unwrap().push(format!("post {after}"));
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// What a model saw at each turn: the steps of its history (with each call's id, arguments and result) and the
+/// summaries it was given.
+#[derive(Default)]
+struct Seen {
+    histories: Vec<Vec<(u32, String, Value, String)>>,
+    summaries: Vec<String>,
+}
+
+/// A model calling `echo` with fresh arguments for `turns` turns (and `forbidden` at turn `forbidden_at`), then
+/// answering.
+struct Reader {
+    turns: usize,
+    done: usize,
+    forbidden_at: usize,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Model for Reader {
+    fn next_turn<'a>(&'a mut self, history: &'a [StepRecord]) -> ModelFuture<'a> {
+        let steps = history
+            .iter()
+            .flat_map(|step| {
+                step.calls.iter().map(|c| {
+                    (
+                        step.step,
+                        c.call.id.clone(),
+                        c.call.args.clone(),
+                        c.output.content.clone(),
+                    )
+                })
+            })
+            .collect();
+        self.seen.lock().unwrap().histories.push(steps);
+        self.done += 1;
+        if self.done > self.turns {
+            return Box::pin(std::future::ready(ModelTurn::Answer("all read".into())));
+        }
+        let tool = if self.done == self.forbidden_at {
+            "forbidden"
+        } else {
+            "echo"
+        };
+        let call = ToolCall::new(format!("c{}", self.done), tool, json!({"fresh": self.done}));
+        Box::pin(std::future::ready(ModelTurn::Calls(vec![call])))
+    }
+    fn compacted(&mut self, summary: &str) {
+        self.seen.lock().unwrap().summaries.push(summary.to_owned());
+    }
+    fn final_turn<'a>(&'a mut self, _history: &'a [StepRecord], reminder: &'a str) -> ModelFuture<'a> {
+        assert!(reminder.contains("token budget is spent"));
+        Box::pin(std::future::ready(ModelTurn::Answer("what I have".into())))
+    }
+}
+
+fn compacting_runtime(
+    soft: u64,
+    hard: u64,
+    output_chars: usize,
+    audit: AuditLogHook,
+) -> (Runtime, Arc<Lifecycle>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = RuntimeConfig::new(dir.path());
+    config.limits.token_soft_limit = soft;
+    config.limits.token_hard_limit = hard;
+    config.limits.max_steps = 30;
+    let mut settings = allowing("echo");
+    settings.add_rule(Rule::parse("forbidden", Decision::Deny, Source::User).unwrap());
+    let lifecycle = Arc::new(Lifecycle::default());
+    let runtime = Runtime::builder(settings, config)
+        .tool(Arc::new(Constant("echo", "r".repeat(output_chars))))
+        .tool(Arc::new(Constant("forbidden", "never shown".into())))
+        .hook(Arc::clone(&lifecycle) as Arc<dyn agent_hooks::AgentHook>)
+        .audit(audit)
+        .build()
+        .unwrap();
+    (runtime, lifecycle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_session_compacts_at_the_hard_limit_and_finishes() {
+    let root = tempfile::tempdir().unwrap();
+    let db = root.path().join("audit.db");
+    let audit = AuditLogHook::open(&db).await.unwrap();
+    // About 250 estimated tokens per step: the hard limit (2,000) is reached at the 8th step; two recent steps and
+    // a short summary are far under the soft limit (1,500).
+    let (runtime, lifecycle) = compacting_runtime(1_500, 2_000, 1_000, audit);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let mut model = Reader {
+        turns: 14,
+        done: 0,
+        forbidden_at: 10,
+        seen: Arc::clone(&seen),
+    };
+    let report = runtime.run("long", &mut model).await;
+
+    assert_eq!(report.answer.as_deref(), Some("all read"));
+    assert_eq!(report.reason, "completed");
+    assert_eq!(report.steps.len(), 14, "the report keeps every step");
+    let compactions: Vec<_> = report
+        .limits
+        .iter()
+        .filter(|e| e.kind == LimitKind::Compaction)
+        .collect();
+    assert_eq!(compactions.len(), 2, "{:?}", report.limits);
+    assert_eq!(compactions[0].step, 8);
+    assert!(compactions[0].message.starts_with("compacted the context: "));
+    assert!(
+        compactions[0]
+            .message
+            .contains("6 step(s) summarised, 2 kept whole")
+    );
+    assert!(!report.limits.iter().any(|e| e.kind == LimitKind::HardLimit));
+
+    // The hooks fire around each compaction, after the step that reached the limit.
+    let events = lifecycle.0.lock().unwrap().clone();
+    let at = events.iter().position(|e| e.starts_with("pre ")).unwrap();
+    assert_eq!(events[at - 1], "step 8");
+    assert!(events[at + 1].starts_with("post "), "{events:?}");
+    assert_eq!(events[at + 2], "step 9");
+    assert_eq!(events.iter().filter(|e| e.starts_with("pre ")).count(), 2);
+    assert_eq!(events.iter().filter(|e| e.starts_with("post ")).count(), 2);
+
+    let seen = std::mem::take(&mut *seen.lock().unwrap());
+    // After the first compaction the model is shown the two recent steps whole, each result beside its call.
+    let after = &seen.histories[8];
+    let ids: Vec<&str> = after.iter().map(|(_, id, _, _)| id.as_str()).collect();
+    assert_eq!(ids, ["c7", "c8"]);
+    for history in &seen.histories {
+        for (_, id, args, output) in history {
+            assert_eq!(format!("c{}", args["fresh"]), *id);
+            if id != "c10" {
+                assert!(
+                    output.ends_with(&format!(" #{}", args["fresh"])),
+                    "{id}: {output}"
+                );
+            }
+        }
+    }
+    assert_eq!(seen.summaries.len(), 2);
+    for id in ["[c1]", "[c6]"] {
+        assert!(seen.summaries[0].contains(id), "{}", seen.summaries[0]);
+    }
+    assert!(!seen.summaries[0].contains("[c7]"));
+    assert!(seen.summaries[1].contains("[c1]") && seen.summaries[1].contains("[c10] forbidden"));
+
+    // Compaction changes messages only: the deny rule still holds after it.
+    let forbidden = report.calls().find(|c| c.call.id == "c10").unwrap();
+    assert_eq!(forbidden.status, CallStatus::Denied);
+
+    let rows = AuditLogHook::query(&db, &AuditFilter::default()).await.unwrap();
+    let compaction_rows: Vec<_> = rows
+        .iter()
+        .filter(|r| r.tool_name == agent_core::COMPACTION_TOOL_NAME)
+        .collect();
+    assert_eq!(compaction_rows.len(), 2);
+    assert_eq!(compaction_rows[0].status, AuditStatus::Ok);
+    assert_eq!(compaction_rows[0].step, 8);
+    assert_eq!(
+        compaction_rows[0].decided_by.as_deref(),
+        Some("runtime-limits/limit")
+    );
+    assert!(
+        compaction_rows[0]
+            .output_preview
+            .starts_with("compacted the context")
+    );
+    assert_eq!(rows.last().unwrap().status, AuditStatus::SessionStop);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compactions_that_stay_over_the_soft_limit_trip_the_breaker_then_the_answer_is_forced() {
+    let root = tempfile::tempdir().unwrap();
+    let db = root.path().join("audit.db");
+    let audit = AuditLogHook::open(&db).await.unwrap();
+    // About 600 estimated tokens per step: two recent steps alone are over the soft limit (1,000), so every
+    // compaction fails, while it still brings the context under the hard limit (2,000) and the session goes on.
+    let (runtime, lifecycle) = compacting_runtime(1_000, 2_000, 2_400, audit);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let mut model = Reader {
+        turns: 100,
+        done: 0,
+        forbidden_at: 0,
+        seen: Arc::clone(&seen),
+    };
+    let report = runtime.run("tight", &mut model).await;
+
+    let compactions: Vec<_> = report
+        .limits
+        .iter()
+        .filter(|e| e.kind == LimitKind::Compaction)
+        .collect();
+    assert_eq!(compactions.len(), 3, "the default breaker opens after 3 failures");
+    // The summary grows with each compaction, so the limit comes back sooner.
+    assert_eq!(compactions.iter().map(|e| e.step).collect::<Vec<_>>(), [4, 6, 7]);
+    assert!(
+        compactions
+            .iter()
+            .all(|e| e.message.starts_with("could not compact"))
+    );
+    assert_eq!(report.limits.last().unwrap().kind, LimitKind::HardLimit);
+    assert_eq!(report.steps.len(), 7, "forced right after the third failure");
+    assert!(
+        report.reason.starts_with("token hard limit ("),
+        "{}",
+        report.reason
+    );
+    assert!(
+        report.reason.contains("the compaction circuit breaker is open"),
+        "{}",
+        report.reason
+    );
+    assert!(report.reason.ends_with("final answer without tools"));
+    assert_eq!(report.answer.as_deref(), Some("what I have"));
+    assert_eq!(
+        lifecycle
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.starts_with("pre "))
+            .count(),
+        3
+    );
+    let rows = AuditLogHook::query(&db, &AuditFilter::default()).await.unwrap();
+    let failed = rows
+        .iter()
+        .filter(|r| r.tool_name == agent_core::COMPACTION_TOOL_NAME && r.status == AuditStatus::Fail)
+        .count();
+    assert_eq!(failed, 3);
 }

@@ -241,6 +241,25 @@ mod tests {
     }
 
     #[test]
+    fn a_compaction_that_stays_over_the_soft_limit_still_nudges() {
+        let mut budget = TokenBudget::new(&config(100, 200));
+        assert!(matches!(
+            budget.record_step([text(250, 1).as_str()]),
+            BudgetAction::HardLimit { .. }
+        ));
+        budget.compacted(150);
+        assert_eq!(budget.used(), 150);
+        assert!(matches!(budget.action(), BudgetAction::Nudge { used: 150, .. }));
+        assert!(
+            matches!(
+                budget.record_step([text(50, 2).as_str()]),
+                BudgetAction::HardLimit { used: 200, .. }
+            ),
+            "counting goes on from the compacted estimate"
+        );
+    }
+
+    #[test]
     fn the_defaults_are_32k_and_40k() {
         let mut budget = TokenBudget::new(&LimitsConfig::default());
         budget.add_text(&"x".repeat(4 * 32_000));

@@ -4,9 +4,11 @@
 //!   [`FINAL_TURN_REMINDER`] injected; then the loop stops.
 //! - [`DuplicateDetector`]: a call (same tool, same canonical JSON arguments) made in 3 consecutive steps gets an
 //!   error result instead of running the 3rd time.
-//! - [`TokenBudget`]: over the soft limit (32,000) each step gets a nudge; at the hard limit (40,000), or after
-//!   steps that add no new information (diminishing returns), the model is forced to answer.
-//! - [`CompactionBreaker`]: after consecutive compaction failures, auto-compaction is skipped.
+//! - [`TokenBudget`]: over the soft limit (32,000) each step gets a nudge; at the hard limit (40,000) the context
+//!   is compacted ([`TokenBudget::compacted`] takes the new estimate) or, when it cannot be, the model is forced to
+//!   answer, as it is after steps that add no new information (diminishing returns).
+//! - [`CompactionBreaker`]: after consecutive compaction failures (a compaction that does not bring the estimate
+//!   under the soft limit), auto-compaction is skipped and the hard limit forces the answer.
 //!
 //! Token counts are estimates ([`estimate_tokens`]: characters / 4), never a tokenizer's count. Cancellation uses
 //! the shared [`CancelRegistry`](agent_tool_traits::CancelRegistry) of L1.
