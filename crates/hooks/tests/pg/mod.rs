@@ -103,35 +103,15 @@ impl PgServer {
 
     /// Creates an empty database and returns its TCP URL.
     pub(crate) fn create_database(&self, database: &str) -> String {
-        let port = self.port.to_string();
-        self.server_command(
-            "createdb",
-            &[
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port,
-                "--username",
-                "postgres",
-                database,
-            ],
-            &[],
-        );
+        self.client_command("createdb", &[database]);
         self.url(database)
     }
 
     /// Runs `sql` in `database` through psql and returns what it printed (unaligned, tuples only).
     pub(crate) fn psql(&self, database: &str, sql: &str) -> String {
-        let port = self.port.to_string();
-        let output = self.server_command(
+        let output = self.client_command(
             "psql",
             &[
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port,
-                "--username",
-                "postgres",
                 "--no-psqlrc",
                 "-At",
                 "-v",
@@ -141,7 +121,6 @@ impl PgServer {
                 "--command",
                 sql,
             ],
-            &[],
         );
         String::from_utf8(output.stdout).unwrap().trim().to_owned()
     }
@@ -177,38 +156,41 @@ impl PgServer {
         );
     }
 
-    /// Runs a server program (as the `postgres` user when we are root) and panics with its output when it fails.
+    /// Runs a client program (createdb, psql) as `postgres` over TCP, as [`server_command`](Self::server_command).
+    fn client_command(&self, program: &str, args: &[&str]) -> Output {
+        let port = self.port.to_string();
+        let connection = ["--host", "127.0.0.1", "--port", &port, "--username", "postgres"];
+        self.server_command(program, &[connection.as_slice(), args].concat(), &[])
+    }
+
+    /// Runs a server program and panics with its output when it fails.
     fn server_command(&self, program: &str, args: &[&str], more: &[&std::ffi::OsStr]) -> Output {
+        let mut command = self.command(program);
+        command.args(args).args(more).current_dir(self.dir.path());
+        run(&mut command)
+    }
+
+    /// A server program, run as the `postgres` user when we are root.
+    fn command(&self, program: &str) -> Command {
         let path = self.bin.join(program);
-        let mut command = match self.run_as {
+        match self.run_as {
             Some(user) => {
                 let mut command = Command::new("runuser");
                 command.args(["-u", user, "--"]).arg(&path);
                 command
             }
             None => Command::new(&path),
-        };
-        command.args(args).args(more).current_dir(self.dir.path());
-        run(&mut command)
+        }
     }
 }
 
 impl Drop for PgServer {
     fn drop(&mut self) {
-        let data = self.data.as_os_str();
-        let path = self.bin.join("pg_ctl");
-        let mut command = match self.run_as {
-            Some(user) => {
-                let mut command = Command::new("runuser");
-                command.args(["-u", user, "--"]).arg(&path);
-                command
-            }
-            None => Command::new(&path),
-        };
         // A server already stopped by a test answers with an error; either way it is down afterwards.
-        let _stopped = command
+        let _stopped = self
+            .command("pg_ctl")
             .args(["--mode=immediate", "--wait", "stop", "--pgdata"])
-            .arg(data)
+            .arg(&self.data)
             .output();
     }
 }
