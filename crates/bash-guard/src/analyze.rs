@@ -12,16 +12,13 @@ use crate::parse::{
     self, AndOrList, Arg, ArithKind, ArithText, Braces, Cmd, Construct, Part, RedirOp, Redirect, Script,
     Simple, Target,
 };
+use crate::prescan;
 use crate::word::{self, Anchor, Embedded, Word};
 
 /// How deeply code inside code (`bash -c "$(eval …)"`) is followed; deeper is a safety ask.
 pub(crate) const MAX_DEPTH: usize = 24;
 /// How many words one brace expansion may produce before the analysis stops enumerating them.
 const BRACE_LIMIT: usize = 256;
-/// More unclosed parentheses than this make the parser backtrack exponentially: refuse before parsing.
-const MAX_UNCLOSED: usize = 12;
-/// Nesting deeper than this would exhaust the parser's stack: refuse before parsing.
-const MAX_NESTING: usize = 200;
 
 /// The context a command is met in.
 #[derive(Debug, Clone, Copy)]
@@ -122,144 +119,12 @@ fn longest_parsable_prefix(source: &str) -> Option<Script> {
         .find_map(|end| source.get(..*end).and_then(|prefix| parse_checked(prefix).ok()))
 }
 
-/// Parses after checking the two shapes the parser cannot handle in bounded time or stack.
+/// Parses after the checks that keep the parser out of shapes it cannot take in bounded time or stack.
 fn parse_checked(source: &str) -> Result<Script, String> {
-    // Raw control characters outside quotes have no place in a command line an agent writes, and some (a form
-    // feed between here-document operators) send the parser into a loop that never ends (found by fuzzing).
-    if let Some(control) = unquoted_control(source) {
-        return Err(format!(
-            "the control character U+{:04X} outside quotes",
-            u32::from(control)
-        ));
+    match prescan::refusal(source) {
+        Some(reason) => Err(reason),
+        None => parse::program(source),
     }
-    let (unclosed, nesting) = nesting(source);
-    if unclosed > MAX_UNCLOSED {
-        return Err(format!("{unclosed} unclosed parentheses"));
-    }
-    if nesting > MAX_NESTING {
-        return Err(format!("nesting deeper than {MAX_NESTING} levels"));
-    }
-    let braces = parse::most_braces_in_a_word(source, separates_words);
-    if braces > parse::MAX_WORD_BRACES {
-        return Err(format!("a word with {braces} brace-expansion braces"));
-    }
-    if here_tag_with_substitution(source) {
-        // brush-parser 0.4 allocates without bound on a here-document delimiter holding an unterminated `$(`
-        // or missing inside `$(`; bash never expands a delimiter, so such a word has no legitimate use.
-        return Err("a here-document delimiter is missing or holds `$(`".to_owned());
-    }
-    parse::program(source)
-}
-
-/// The byte offsets of `<<` outside quotes.
-fn unquoted_here_operators(source: &str) -> Vec<usize> {
-    let mut found = Vec::new();
-    let mut quote: Option<char> = None;
-    let mut chars = source.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        match (quote, c) {
-            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
-            (Some('\''), _) => {}
-            (_, '\\') => {
-                chars.next();
-            }
-            // Inside double quotes `$(…)` is code again, so only single quotes hide a `<<`.
-            (None | Some('"'), '<') if source.get(at..).is_some_and(|rest| rest.starts_with("<<")) => {
-                found.push(at);
-            }
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            _ => {}
-        }
-    }
-    found
-}
-
-/// Whether a `<<` or `<<-` delimiter word outside quotes is missing or contains `$(` or a backtick.
-fn here_tag_with_substitution(source: &str) -> bool {
-    unquoted_here_operators(source).into_iter().any(|at| {
-        let rest = source.get(at + 2..).unwrap_or_default();
-        if rest.starts_with('<') || source.get(..at).is_some_and(|before| before.ends_with('<')) {
-            return false;
-        }
-        let rest = rest
-            .strip_prefix('-')
-            .unwrap_or(rest)
-            .trim_start_matches([' ', '\t']);
-        if rest.is_empty() || rest.starts_with(['\n', ';', '&', '|', '<', '>', '(', ')']) {
-            // No delimiter at all: a syntax error for bash, and another input brush-parser loops on.
-            return true;
-        }
-        // The delimiter word runs to the first blank or operator outside quotes.
-        let mut quote: Option<char> = None;
-        let mut previous = ' ';
-        for c in rest.chars() {
-            match (quote, c) {
-                (None, ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>') => return false,
-                (None, '\'' | '"') => quote = Some(c),
-                (Some(q), c) if c == q => quote = None,
-                (Some('\''), _) => {}
-                (_, '`') => return true,
-                (_, '(') if previous == '$' => return true,
-                // `${` in a delimiter is never expanded either, and an unterminated one loops the parser too.
-                (_, '{') if previous == '$' => return true,
-                _ => {}
-            }
-            previous = c;
-        }
-        false
-    })
-}
-
-/// The first control character (other than tab, newline and carriage return) outside quotes.
-fn unquoted_control(source: &str) -> Option<char> {
-    let mut chars = source.chars();
-    let mut quote: Option<char> = None;
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
-            (Some(_), _) => {}
-            (None, '\\') => {
-                chars.next();
-            }
-            (None, '\'' | '"') => quote = Some(c),
-            (None, c) if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => return Some(c),
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Whether `c` outside quotes ends a word for the brace count taken before parsing.
-fn separates_words(c: char) -> bool {
-    c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '<' | '>')
-}
-
-/// The number of parentheses left open at the end and the deepest nesting of `(`/`{`, outside quotes.
-fn nesting(source: &str) -> (usize, usize) {
-    let mut open = 0usize;
-    let mut deepest = 0usize;
-    let mut braces = 0usize;
-    let mut chars = source.chars();
-    let mut quote: Option<char> = None;
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
-            (Some('\''), _) => {}
-            (_, '\\') => {
-                chars.next();
-            }
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '(') => open += 1,
-            (None, ')') => open = open.saturating_sub(1),
-            (None, '{') => braces += 1,
-            (None, '}') => braces = braces.saturating_sub(1),
-            _ => {}
-        }
-        deepest = deepest.max(open + braces);
-    }
-    (open, deepest)
 }
 
 struct Walker<'t> {
@@ -1742,45 +1607,6 @@ fn unescape_backticks(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn braces_are_counted_per_word_outside_quotes() {
-        let count = |s: &str| parse::most_braces_in_a_word(s, separates_words);
-        assert_eq!(count("echo {a,b} {c,d}"), 1);
-        assert_eq!(count("echo ${a}${b}${c}"), 0);
-        assert_eq!(count("awk '{{{{{{{{{{{{{{{{'"), 0);
-        assert_eq!(count("{ { { echo; }; }; }"), 1);
-        assert_eq!(count("echo {,{,{,{,"), 4);
-    }
-
-    #[test]
-    fn nesting_is_measured_outside_quotes() {
-        assert_eq!(nesting("echo '(((('").0, 0);
-        assert_eq!(nesting("((((((").0, 6);
-        assert_eq!(nesting("a $(b $(c)) { d; }").1, 2);
-    }
-
-    #[test]
-    fn here_document_delimiters_the_parser_cannot_take() {
-        for source in [
-            "<<$( ;$(",
-            "cat <<\"a $( ;\"",
-            "$(<< >#",
-            "cat <<",
-            "cat << ;",
-            "x <<`y`",
-        ] {
-            assert!(here_tag_with_substitution(source), "{source}");
-        }
-        for source in [
-            "cat <<EOF\nx\nEOF",
-            "cat <<'EOF'\n$(x)\nEOF",
-            "cat <<< \"$(date)\"",
-            "echo a<<b",
-        ] {
-            assert!(!here_tag_with_substitution(source), "{source}");
-        }
-    }
 
     #[test]
     fn devices() {

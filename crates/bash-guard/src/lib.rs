@@ -54,6 +54,7 @@ mod config;
 mod error;
 mod knowledge;
 mod parse;
+mod prescan;
 mod scripts;
 mod word;
 

@@ -11,6 +11,8 @@ use brush_parser::word::{
 };
 use brush_parser::{Parser, ParserOptions};
 
+use crate::prescan;
+
 /// A parsed shell program: its complete commands in source order.
 #[derive(Debug, Default)]
 pub(crate) struct Script(pub(crate) Vec<AndOrList>);
@@ -269,44 +271,12 @@ pub(crate) enum Braces {
     TooMany,
 }
 
-/// More brace-expansion braces than this in one word make the parser's brace grammar backtrack exponentially
-/// (16 took seconds, found by fuzzing): a command with such a word is refused before parsing, and a word the
-/// tokenizer cut with more (a `$[…]` or `$(…)` spanning separators) is not brace-expanded.
-pub(crate) const MAX_WORD_BRACES: usize = 10;
-
-/// The most `{` outside quotes in one word of `source`, not counting the `${` of parameter expansions: the braces
-/// the brace-expansion grammar tries to pair. `separates` says which characters end a word; for a word the
-/// tokenizer has already cut, none does.
-pub(crate) fn most_braces_in_a_word(source: &str, separates: impl Fn(char) -> bool) -> usize {
-    let mut most = 0usize;
-    let mut current = 0usize;
-    let mut previous = ' ';
-    let mut chars = source.chars();
-    let mut quote: Option<char> = None;
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
-            (Some(_), _) => {}
-            (None, '\\') => {
-                chars.next();
-            }
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '{') if previous != '$' => current += 1,
-            (None, c) if separates(c) => current = 0,
-            _ => {}
-        }
-        most = most.max(current);
-        previous = c;
-    }
-    most
-}
-
 /// Brace-expands a raw word, enumerating at most `limit` words.
 pub(crate) fn brace_expand(raw: &str, limit: usize) -> Braces {
     if !raw.contains('{') {
         return Braces::None;
     }
-    if most_braces_in_a_word(raw, |_| false) > MAX_WORD_BRACES {
+    if prescan::most_braces_in_a_word(raw, |_| false) > prescan::MAX_WORD_BRACES {
         return Braces::TooMany;
     }
     let parsed = catch_unwind(AssertUnwindSafe(|| {
@@ -907,7 +877,6 @@ mod tests {
     fn a_word_with_too_many_braces_is_not_brace_expanded() {
         // One word to the tokenizer: `$[…]` spans the separators, so every brace counts.
         let word = "}{1{]{$[F;\n(N({\n?{\nU%]{{1{]{$[F;\n(N(I\n(N(I{{-{\n?{{{-{\n?{\nU%]I{{-{@";
-        assert!(most_braces_in_a_word(word, |_| false) > MAX_WORD_BRACES);
         assert!(matches!(brace_expand(word, 256), Braces::TooMany));
         assert!(matches!(brace_expand("{a,b}{c,d}", 256), Braces::Words(w) if w.len() == 4));
     }

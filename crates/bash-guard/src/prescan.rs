@@ -1,0 +1,344 @@
+//! The checks made on a command line before it is parsed: shapes brush-parser cannot take in bounded time or stack.
+//!
+//! Every limit here was found by fuzzing or measured (see each constant); an input past one is refused before
+//! parsing, which makes the analysis ask. They share one quote-aware scan of the line.
+
+/// More unclosed parentheses than this make the parser backtrack exponentially.
+const MAX_UNCLOSED: usize = 12;
+/// Nesting deeper than this would exhaust the parser's stack.
+const MAX_NESTING: usize = 200;
+/// More brace-expansion braces than this in one word make the parser's brace grammar backtrack exponentially
+/// (16 took seconds): a command with such a word is refused, and a word the tokenizer cut with more (a `$[…]` or
+/// `$(…)` spanning separators) is not brace-expanded.
+pub(crate) const MAX_WORD_BRACES: usize = 10;
+/// Subscripts nested deeper than this (`${a[${b[${c[${d[1]}]}]}]}` is 4) make the parser's time grow tenfold per
+/// level (4 took 0.1 s, 5 a second, 6 did not finish).
+const MAX_SUBSCRIPT_NESTING: usize = 3;
+
+/// Why `source` must not reach the parser, if it must not.
+pub(crate) fn refusal(source: &str) -> Option<String> {
+    // Raw control characters outside quotes have no place in a command line an agent writes, and some (a form
+    // feed between here-document operators) send the parser into a loop that never ends.
+    if let Some(control) = unquoted_control(source) {
+        return Some(format!(
+            "the control character U+{:04X} outside quotes",
+            u32::from(control)
+        ));
+    }
+    let (unclosed, nesting) = nesting(source);
+    if unclosed > MAX_UNCLOSED {
+        return Some(format!("{unclosed} unclosed parentheses"));
+    }
+    if nesting > MAX_NESTING {
+        return Some(format!("nesting deeper than {MAX_NESTING} levels"));
+    }
+    let braces = most_braces_in_a_word(source, separates_words);
+    if braces > MAX_WORD_BRACES {
+        return Some(format!("a word with {braces} brace-expansion braces"));
+    }
+    let subscripts = subscript_nesting(source);
+    if subscripts > MAX_SUBSCRIPT_NESTING {
+        return Some(format!("array subscripts nested {subscripts} deep"));
+    }
+    if here_tag_with_substitution(source) {
+        // brush-parser 0.4 allocates without bound on a here-document delimiter holding an unterminated `$(`
+        // or missing inside `$(`; bash never expands a delimiter, so such a word has no legitimate use.
+        return Some("a here-document delimiter is missing or holds `$(`".to_owned());
+    }
+    None
+}
+
+/// The quoting a character of the line is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quoting {
+    /// Outside quotes.
+    Bare,
+    /// Inside `'…'`, where nothing is special.
+    Single,
+    /// Inside `"…"`, where `$`, `` ` `` and `\` still are.
+    Double,
+}
+
+/// One character of the line as the scan sees it.
+#[derive(Debug, Clone, Copy)]
+struct Scanned {
+    /// Its byte offset.
+    at: usize,
+    c: char,
+    /// The quoting it is in; a quote character that opens or closes is reported in the quoting it ends or starts
+    /// from, with `delimits` set.
+    quoting: Quoting,
+    /// It opens or closes a quoted span.
+    delimits: bool,
+    /// A backslash before it takes away its meaning.
+    escaped: bool,
+}
+
+impl Scanned {
+    /// Whether the character has its shell meaning outside quotes.
+    fn bare(&self) -> bool {
+        self.quoting == Quoting::Bare && !self.escaped && !self.delimits
+    }
+}
+
+/// The characters of `source` with their quoting, the way bash tokenizes quotes: a backslash escapes the next
+/// character outside quotes and inside double quotes, and is literal inside single quotes; the escaping backslash
+/// itself is not reported.
+fn scan(source: &str) -> impl Iterator<Item = Scanned> + '_ {
+    let mut quoting = Quoting::Bare;
+    let mut chars = source.char_indices();
+    std::iter::from_fn(move || {
+        let (at, c) = chars.next()?;
+        let scanned = match (quoting, c) {
+            (Quoting::Bare | Quoting::Double, '\\') => {
+                let (at, c) = chars.next()?;
+                Scanned {
+                    at,
+                    c,
+                    quoting,
+                    delimits: false,
+                    escaped: true,
+                }
+            }
+            (Quoting::Bare, '\'') => {
+                quoting = Quoting::Single;
+                Scanned {
+                    at,
+                    c,
+                    quoting: Quoting::Bare,
+                    delimits: true,
+                    escaped: false,
+                }
+            }
+            (Quoting::Bare, '"') => {
+                quoting = Quoting::Double;
+                Scanned {
+                    at,
+                    c,
+                    quoting: Quoting::Bare,
+                    delimits: true,
+                    escaped: false,
+                }
+            }
+            (Quoting::Single, '\'') | (Quoting::Double, '"') => {
+                let was = quoting;
+                quoting = Quoting::Bare;
+                Scanned {
+                    at,
+                    c,
+                    quoting: was,
+                    delimits: true,
+                    escaped: false,
+                }
+            }
+            (Quoting::Bare | Quoting::Single | Quoting::Double, _) => Scanned {
+                at,
+                c,
+                quoting,
+                delimits: false,
+                escaped: false,
+            },
+        };
+        Some(scanned)
+    })
+}
+
+/// The first control character (other than tab, newline and carriage return) outside quotes.
+fn unquoted_control(source: &str) -> Option<char> {
+    scan(source)
+        .find(|s| s.bare() && s.c.is_control() && !matches!(s.c, '\t' | '\n' | '\r'))
+        .map(|s| s.c)
+}
+
+/// Whether `c` outside quotes ends a word for the brace count taken before parsing.
+fn separates_words(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '<' | '>')
+}
+
+/// The most `{` outside quotes in one word of `source`, not counting the `${` of parameter expansions: the braces
+/// the brace-expansion grammar tries to pair. `separates` says which characters end a word; for a word the
+/// tokenizer has already cut, none does.
+pub(crate) fn most_braces_in_a_word(source: &str, separates: impl Fn(char) -> bool) -> usize {
+    let mut most = 0usize;
+    let mut current = 0usize;
+    let mut previous = ' ';
+    for s in scan(source) {
+        if s.bare() {
+            if s.c == '{' && previous != '$' {
+                current += 1;
+                most = most.max(current);
+            } else if separates(s.c) {
+                current = 0;
+            }
+        }
+        previous = s.c;
+    }
+    most
+}
+
+/// The number of parentheses left open at the end and the deepest nesting of `(`/`{`, outside quotes.
+fn nesting(source: &str) -> (usize, usize) {
+    let mut open = 0usize;
+    let mut deepest = 0usize;
+    let mut braces = 0usize;
+    for s in scan(source).filter(Scanned::bare) {
+        match s.c {
+            '(' => open += 1,
+            ')' => open = open.saturating_sub(1),
+            '{' => braces += 1,
+            '}' => braces = braces.saturating_sub(1),
+            _ => {}
+        }
+        deepest = deepest.max(open + braces);
+    }
+    (open, deepest)
+}
+
+/// How deeply `${name[…]}` subscripts nest. Double quotes do not stop expansion and the parser reads inside single
+/// quotes within `${…}` too, so only escaped characters are left out: the count errs on the high side.
+fn subscript_nesting(source: &str) -> usize {
+    /// What an open bracket on the stack is.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Open {
+        /// `${`: a parameter expansion, whose first `[` opens a subscript.
+        Parameter,
+        /// A `[` directly inside a parameter expansion.
+        Subscript,
+        /// Any other `{` or `[`.
+        Other,
+    }
+    let mut stack: Vec<Open> = Vec::new();
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut previous = ' ';
+    for s in scan(source).filter(|s| !s.escaped) {
+        match s.c {
+            '{' if previous == '$' => stack.push(Open::Parameter),
+            '{' => stack.push(Open::Other),
+            '[' if stack.last() == Some(&Open::Parameter) => {
+                stack.push(Open::Subscript);
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            '[' => stack.push(Open::Other),
+            '}' | ']' if stack.pop() == Some(Open::Subscript) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        previous = s.c;
+    }
+    deepest
+}
+
+/// Whether a `<<` or `<<-` delimiter word outside quotes is missing or contains `$(` or a backtick.
+fn here_tag_with_substitution(source: &str) -> bool {
+    // Inside double quotes `$(…)` is code again, so only single quotes hide a `<<`.
+    let operators = scan(source).filter(|s| {
+        s.c == '<'
+            && !s.escaped
+            && !s.delimits
+            && s.quoting != Quoting::Single
+            && source.get(s.at..).is_some_and(|rest| rest.starts_with("<<"))
+    });
+    operators.map(|s| s.at).any(|at| {
+        let rest = source.get(at + 2..).unwrap_or_default();
+        if rest.starts_with('<') || source.get(..at).is_some_and(|before| before.ends_with('<')) {
+            return false;
+        }
+        let rest = rest
+            .strip_prefix('-')
+            .unwrap_or(rest)
+            .trim_start_matches([' ', '\t']);
+        if rest.is_empty() || rest.starts_with(['\n', ';', '&', '|', '<', '>', '(', ')']) {
+            // No delimiter at all: a syntax error for bash, and another input brush-parser loops on.
+            return true;
+        }
+        // The delimiter word runs to the first blank or operator outside quotes.
+        let mut previous = ' ';
+        for s in scan(rest) {
+            match s.c {
+                ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' if s.bare() => return false,
+                _ if s.quoting == Quoting::Single || s.escaped => {}
+                '`' => return true,
+                '(' if previous == '$' => return true,
+                // `${` in a delimiter is never expanded either, and an unterminated one loops the parser too.
+                '{' if previous == '$' => return true,
+                _ => {}
+            }
+            previous = s.c;
+        }
+        false
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scan_follows_bash_quoting() {
+        let bare: String = scan(r#"a'b"c'"d\"e'f"\g"#)
+            .filter(Scanned::bare)
+            .map(|s| s.c)
+            .collect();
+        assert_eq!(bare, "a");
+        let escaped: String = scan(r#"a\"b"\"c""#).filter(|s| s.escaped).map(|s| s.c).collect();
+        assert_eq!(escaped, "\"\"");
+        // An escaped quote inside double quotes does not close them: the control character stays quoted.
+        assert_eq!(unquoted_control("echo \"a\\\" \u{c}\""), None);
+        assert_eq!(unquoted_control("echo \"a\\\"\" \u{c}"), Some('\u{c}'));
+    }
+
+    #[test]
+    fn braces_are_counted_per_word_outside_quotes() {
+        let count = |s: &str| most_braces_in_a_word(s, separates_words);
+        assert_eq!(count("echo {a,b} {c,d}"), 1);
+        assert_eq!(count("echo ${a}${b}${c}"), 0);
+        assert_eq!(count("awk '{{{{{{{{{{{{{{{{'"), 0);
+        assert_eq!(count("{ { { echo; }; }; }"), 1);
+        assert_eq!(count("echo {,{,{,{,"), 4);
+        assert_eq!(count("echo \"a\\\"{{{{\" {{"), 2);
+        // One word to the tokenizer: `$[…]` spans the separators, so every brace counts.
+        let word = "}{1{]{$[F;\n(N({\n?{\nU%]{{1{]{$[F;\n(N(I\n(N(I{{-{\n?{{{-{\n?{\nU%]I{{-{@";
+        assert!(most_braces_in_a_word(word, |_| false) > MAX_WORD_BRACES);
+    }
+
+    #[test]
+    fn nesting_is_measured_outside_quotes() {
+        assert_eq!(nesting("echo '(((('").0, 0);
+        assert_eq!(nesting("((((((").0, 6);
+        assert_eq!(nesting("a $(b $(c)) { d; }").1, 2);
+    }
+
+    #[test]
+    fn subscripts_nesting_is_measured_inside_parameter_expansions() {
+        assert_eq!(subscript_nesting("echo ${a[1]} ${b[2]}"), 1);
+        assert_eq!(subscript_nesting("echo ${a[${b[${c[1]}]}]}"), 3);
+        assert_eq!(subscript_nesting("echo \"${a[${b[${c[${d[1]}]}]}]}\""), 4);
+        assert_eq!(subscript_nesting("[[ -f x ]] && { echo [a]; }"), 0);
+        assert_eq!(subscript_nesting("echo ${a[$((${b[$((${c[${d[1]}]}))]}))]}"), 4);
+        assert!(refusal("echo ${a[${b[${c[${d[${e[1]}]}]}]}]}").is_some());
+        assert!(refusal("echo ${a[${b[${c[1]}]}]}").is_none());
+    }
+
+    #[test]
+    fn here_document_delimiters_the_parser_cannot_take() {
+        for source in [
+            "<<$( ;$(",
+            "cat <<\"a $( ;\"",
+            "$(<< >#",
+            "cat <<",
+            "cat << ;",
+            "x <<`y`",
+        ] {
+            assert!(here_tag_with_substitution(source), "{source}");
+        }
+        for source in [
+            "cat <<EOF\nx\nEOF",
+            "cat <<'EOF'\n$(x)\nEOF",
+            "cat <<< \"$(date)\"",
+            "echo a<<b",
+        ] {
+            assert!(!here_tag_with_substitution(source), "{source}");
+        }
+    }
+}
