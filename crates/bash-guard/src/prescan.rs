@@ -40,10 +40,13 @@ pub(crate) fn refusal(source: &str) -> Option<String> {
     if subscripts > MAX_SUBSCRIPT_NESTING {
         return Some(format!("array subscripts nested {subscripts} deep"));
     }
-    if here_tag_with_substitution(source) {
+    if unparsable_here_tag(source) {
         // brush-parser 0.4 allocates without bound on a here-document delimiter holding an unterminated `$(`
-        // or missing inside `$(`; bash never expands a delimiter, so such a word has no legitimate use.
-        return Some("a here-document delimiter is missing or holds `$(`".to_owned());
+        // or missing inside `$(`, and its tokenizer never returns on a delimiter after two blanks inside `$(`
+        // (`$(cat <<  EOF …`); bash never expands a delimiter and one blank serves, so none is needed.
+        return Some(
+            "a here-document delimiter is missing, holds `$(`, or follows more than one blank".to_owned(),
+        );
     }
     None
 }
@@ -229,8 +232,9 @@ fn subscript_nesting(source: &str) -> usize {
     deepest
 }
 
-/// Whether a `<<` or `<<-` delimiter word outside quotes is missing or contains `$(` or a backtick.
-fn here_tag_with_substitution(source: &str) -> bool {
+/// Whether a `<<` or `<<-` delimiter word outside quotes is missing, contains `$(` or a backtick, or follows more
+/// than one blank (line continuations between them do not count).
+fn unparsable_here_tag(source: &str) -> bool {
     // Inside double quotes `$(…)` is code again, so only single quotes hide a `<<`.
     let operators = scan(source).filter(|s| {
         s.c == '<'
@@ -244,10 +248,21 @@ fn here_tag_with_substitution(source: &str) -> bool {
         if rest.starts_with('<') || source.get(..at).is_some_and(|before| before.ends_with('<')) {
             return false;
         }
-        let rest = rest
-            .strip_prefix('-')
-            .unwrap_or(rest)
-            .trim_start_matches([' ', '\t']);
+        let mut rest = rest.strip_prefix('-').unwrap_or(rest);
+        let mut blanks = 0usize;
+        loop {
+            if let Some(after) = rest.strip_prefix("\\\n") {
+                rest = after;
+            } else if let Some(after) = rest.strip_prefix([' ', '\t']) {
+                blanks += 1;
+                rest = after;
+            } else {
+                break;
+            }
+        }
+        if blanks > 1 {
+            return true;
+        }
         if rest.is_empty() || rest.starts_with(['\n', ';', '&', '|', '<', '>', '(', ')']) {
             // No delimiter at all: a syntax error for bash, and another input brush-parser loops on.
             return true;
@@ -329,16 +344,21 @@ mod tests {
             "cat <<",
             "cat << ;",
             "x <<`y`",
+            "a=$(cat <<  EOF \nbody\nEOF\n)",
+            "$(x <<-\t\tp \n",
+            "$(x<<\\\n  p ",
         ] {
-            assert!(here_tag_with_substitution(source), "{source}");
+            assert!(unparsable_here_tag(source), "{source}");
         }
         for source in [
             "cat <<EOF\nx\nEOF",
             "cat <<'EOF'\n$(x)\nEOF",
             "cat <<< \"$(date)\"",
             "echo a<<b",
+            "a=$(cat << EOF\nbody\nEOF\n)",
+            "cat <<-\tEOF\n\tx\n\tEOF",
         ] {
-            assert!(!here_tag_with_substitution(source), "{source}");
+            assert!(!unparsable_here_tag(source), "{source}");
         }
     }
 }
