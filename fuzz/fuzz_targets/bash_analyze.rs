@@ -8,16 +8,12 @@ use agent_bash_guard::{BashConfig, BashGuard};
 use agent_tool_traits::Decision;
 use libfuzzer_sys::fuzz_target;
 
+mod shared;
+
 fn guard() -> &'static BashGuard {
     static GUARD: OnceLock<BashGuard> = OnceLock::new();
     GUARD.get_or_init(|| {
-        // bash-guard catches the shell parser's own panics and asks instead; only a panic elsewhere is a finding.
-        let fuzzer_hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !info.location().is_some_and(|l| l.file().contains("brush-parser")) {
-                fuzzer_hook(info);
-            }
-        }));
+        shared::tolerate_parser_panics();
         BashGuard::new(BashConfig { block_network: Some(true), ..BashConfig::default() })
     })
 }
