@@ -67,6 +67,7 @@ classes! {
     execution_flags => "execution-flags",
     project_settings_enabling_bypass => "project-settings-bypass",
     permissive_modes_reading_outside_the_roots => "permissive-mode-reads",
+    arithmetic_evaluation_of_values => "arithmetic-evaluation",
 }
 
 /// A hook's allow (or ask) never turns a deny into anything weaker, nor an ask of steps 1–4 into an allow.
