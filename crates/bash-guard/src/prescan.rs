@@ -41,12 +41,10 @@ pub(crate) fn refusal(source: &str) -> Option<String> {
         return Some(format!("array subscripts nested {subscripts} deep"));
     }
     if unparsable_here_tag(source) {
-        // brush-parser 0.4 allocates without bound on a here-document delimiter holding an unterminated `$(`
-        // or missing inside `$(`, and its tokenizer never returns on a delimiter after two blanks inside `$(`
-        // (`$(cat <<  EOF …`); bash never expands a delimiter and one blank serves, so none is needed.
-        return Some(
-            "a here-document delimiter is missing, holds `$(`, or follows more than one blank".to_owned(),
-        );
+        // brush-parser 0.4 loops or allocates without bound on here-document delimiters of other shapes (after
+        // two blanks inside `$(`, holding `${`, a carriage return…); bash never expands a delimiter, so a plain
+        // word after at most one blank serves every here-document.
+        return Some("a here-document delimiter that is not a plain word after at most one blank".to_owned());
     }
     None
 }
@@ -232,8 +230,8 @@ fn subscript_nesting(source: &str) -> usize {
     deepest
 }
 
-/// Whether a `<<` or `<<-` delimiter word outside quotes is missing, contains `$(` or a backtick, or follows more
-/// than one blank (line continuations between them do not count).
+/// Whether a `<<` or `<<-` outside quotes is followed by more than one blank (line continuations do not count) or
+/// by anything but a plain delimiter word.
 fn unparsable_here_tag(source: &str) -> bool {
     // Inside double quotes `$(…)` is code again, so only single quotes hide a `<<`.
     let operators = scan(source).filter(|s| {
@@ -260,29 +258,36 @@ fn unparsable_here_tag(source: &str) -> bool {
                 break;
             }
         }
-        if blanks > 1 {
-            return true;
-        }
-        if rest.is_empty() || rest.starts_with(['\n', ';', '&', '|', '<', '>', '(', ')']) {
-            // No delimiter at all: a syntax error for bash, and another input brush-parser loops on.
-            return true;
-        }
-        // The delimiter word runs to the first blank or operator outside quotes.
-        let mut previous = ' ';
-        for s in scan(rest) {
-            match s.c {
-                ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' if s.bare() => return false,
-                _ if s.quoting == Quoting::Single || s.escaped => {}
-                '`' => return true,
-                '(' if previous == '$' => return true,
-                // `${` in a delimiter is never expanded either, and an unterminated one loops the parser too.
-                '{' if previous == '$' => return true,
-                _ => {}
-            }
-            previous = s.c;
-        }
-        false
+        blanks > 1 || !plain_delimiter(rest)
     })
+}
+
+/// Whether `rest` starts with a here-document delimiter of the common shape: `WORD`, `'WORD'`, `"WORD"` or `\WORD`,
+/// WORD made of letters, digits and `_-.:+@%/=,~!?#^`, ending the text or followed by a blank or an operator.
+///
+/// brush-parser's tokenizer loops or allocates without bound on some other delimiters (a missing one, one holding
+/// `${` or `$(` inside `$(`, a carriage return inside a subshell; all found by fuzzing). Nothing is lost: bash never
+/// expands a delimiter, so any text can be a plain word.
+fn plain_delimiter(rest: &str) -> bool {
+    let (quote, word) = match rest.chars().next() {
+        Some(q @ ('\'' | '"')) => (Some(q), rest.get(1..).unwrap_or_default()),
+        Some('\\') => (None, rest.get(1..).unwrap_or_default()),
+        _ => (None, rest),
+    };
+    let end = word
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.:+@%/=,~!?#^".contains(c)))
+        .unwrap_or(word.len());
+    let Some(after) = word.get(end..).filter(|_| end > 0) else {
+        return false;
+    };
+    let after = match quote {
+        Some(q) => match after.strip_prefix(q) {
+            Some(after) => after,
+            None => return false,
+        },
+        None => after,
+    };
+    after.is_empty() || after.starts_with([' ', '\t', '\n', ';', '&', '|', '<', '>', ')'])
 }
 
 #[cfg(test)]
@@ -347,6 +352,9 @@ mod tests {
             "a=$(cat <<  EOF \nbody\nEOF\n)",
             "$(x <<-\t\tp \n",
             "$(x<<\\\n  p ",
+            "(<<\r|(<#&&\n\n\u{52b}\n(%%<",
+            "cat <<'EOF\nx",
+            "cat <<EOF(",
         ] {
             assert!(unparsable_here_tag(source), "{source}");
         }
@@ -357,6 +365,10 @@ mod tests {
             "echo a<<b",
             "a=$(cat << EOF\nbody\nEOF\n)",
             "cat <<-\tEOF\n\tx\n\tEOF",
+            "python3 - <<'PY'\nprint(1)\nPY",
+            "cat <<\\END_OF_TEXT | grep x\nEND_OF_TEXT",
+            "cat <<\"EOF\">out\nx\nEOF",
+            "echo $(cat <<EOF\nx\nEOF\n)",
         ] {
             assert!(!unparsable_here_tag(source), "{source}");
         }
