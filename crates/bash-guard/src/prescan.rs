@@ -235,21 +235,25 @@ fn subscript_nesting(source: &str) -> usize {
 }
 
 /// Whether a `<<` or `<<-` outside quotes is followed by more than one blank (line continuations do not count) or
-/// by anything but a plain delimiter word.
+/// by anything but a plain delimiter word, or a run of more than three `<` stands outside quotes.
 fn unparsable_here_tag(source: &str) -> bool {
-    // Inside double quotes `$(…)` is code again, so only single quotes hide a `<<`.
-    let operators = scan(source).filter(|s| {
+    // Inside double quotes `$(…)` is code again, so only single quotes hide a `<<`. Each run of `<` is taken
+    // whole: `<<` is a here-document, `<<<` a here-string, and a longer run (`<<<<<` is `<<<` then `<<`) has no use
+    // worth the parser's trouble with it (found by fuzzing).
+    let runs = scan(source).filter(|s| {
         s.c == '<'
             && !s.escaped
             && !s.delimits
             && s.quoting != Quoting::Single
-            && source.get(s.at..).is_some_and(|rest| rest.starts_with("<<"))
+            && !source.get(..s.at).is_some_and(|before| before.ends_with('<'))
     });
-    operators.map(|s| s.at).any(|at| {
-        let rest = source.get(at + 2..).unwrap_or_default();
-        if rest.starts_with('<') || source.get(..at).is_some_and(|before| before.ends_with('<')) {
-            return false;
+    runs.map(|s| s.at).any(|at| {
+        let rest = source.get(at..).unwrap_or_default();
+        let run = rest.len() - rest.trim_start_matches('<').len();
+        if run != 2 {
+            return run > 3;
         }
+        let rest = source.get(at + 2..).unwrap_or_default();
         let mut rest = rest.strip_prefix('-').unwrap_or(rest);
         let mut blanks = 0usize;
         loop {
@@ -363,6 +367,8 @@ mod tests {
             "(<<\r|(<#&&\n\n\u{52b}\n(%%<",
             "cat <<'EOF\nx",
             "cat <<EOF(",
+            "<<<<<\"\"<<<<<#\"<<<<<<<<>&\n>&[\n",
+            "cat <<<<EOF",
         ] {
             assert!(unparsable_here_tag(source), "{source}");
         }
@@ -377,6 +383,7 @@ mod tests {
             "cat <<\\END_OF_TEXT | grep x\nEND_OF_TEXT",
             "cat <<\"EOF\">out\nx\nEOF",
             "echo $(cat <<EOF\nx\nEOF\n)",
+            "grep x <<< \"$v\" <in",
         ] {
             assert!(!unparsable_here_tag(source), "{source}");
         }
