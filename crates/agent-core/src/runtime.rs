@@ -43,8 +43,8 @@ use crate::runtime_error::RuntimeError;
 use crate::telemetry::{self, DecisionSource};
 use crate::tools::{SubagentTool, builtin_tools};
 
-/// How long one permission decision may take before the call is denied.
-const DECISION_LIMIT: Duration = Duration::from_secs(5);
+/// How long one permission decision that reaches the shell analysis may take before the call is denied.
+const DEFAULT_DECISION_LIMIT: Duration = Duration::from_secs(5);
 
 /// The decision of `own`, or of `ceiling` (the parent's guard of a subagent) when that one is stricter.
 fn stricter_decision(
@@ -102,6 +102,9 @@ pub struct RuntimeConfig {
     /// The runtime limits (L7): steps (default 8), duplicate calls, token budget; from `AGENT_MAX_STEPS`,
     /// `AGENT_TOKEN_SOFT_LIMIT` and `AGENT_TOKEN_HARD_LIMIT` by default.
     pub limits: LimitsConfig,
+    /// How long a decision that reaches the shell analysis may take (default 5 s); past it the call is denied,
+    /// since hostile input can make a shell parser run away.
+    pub decision_limit: Duration,
 }
 
 impl RuntimeConfig {
@@ -118,6 +121,7 @@ impl RuntimeConfig {
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             max_output_chars: DEFAULT_MAX_OUTPUT_CHARS,
             limits: LimitsConfig::from_env(),
+            decision_limit: DEFAULT_DECISION_LIMIT,
         }
     }
 }
@@ -1293,29 +1297,38 @@ impl Runtime {
         Some(self.host.as_ref()?.child_runtime(plan))
     }
 
-    /// [`Runtime::decide_with`] on a blocking thread, bounded by [`DECISION_LIMIT`]: a decision that does not
-    /// finish in time (hostile input that makes the shell parser run away) is a deny, and the loop goes on.
+    /// [`Runtime::decide_with`], bounded by [`RuntimeConfig::decision_limit`] when the call reaches the shell analysis: that
+    /// decision runs on a blocking thread, and one that does not finish in time (hostile input that makes the shell
+    /// parser run away) is a deny, and the loop goes on.
     async fn decide_bounded(
         &self,
         call: &ToolCall,
         hooks: &HookOutcome,
         checks: &[PermissionCheck],
     ) -> crate::guard::Decided {
+        // Only the shell parser can run away; every other decision is bounded by the size of its input and is
+        // made here, without the thread handoff (ten times the cost of the decision itself).
+        if !matches!(
+            agent_rules::describe(&call.name, &call.args),
+            Ok(agent_rules::CallTarget::Shell(_))
+        ) {
+            return self.decide_with(call, hooks, checks);
+        }
         let own = self.guard.current();
         let ceiling = self.ceiling.as_ref().map(GuardHandle::current);
         let (job_call, job_hooks, job_checks) = (call.clone(), hooks.clone(), checks.to_vec());
         let task = tokio::task::spawn_blocking(move || {
             stricter_decision(&own, ceiling.as_deref(), &job_call, &job_hooks, &job_checks)
         });
-        match tokio::time::timeout(DECISION_LIMIT, task).await {
+        let limit = self.config.decision_limit;
+        match tokio::time::timeout(limit, task).await {
             Ok(Ok(decided)) => decided,
             Ok(Err(_)) | Err(_) => {
                 let verdict = Verdict::new(
                     Decision::Deny,
                     format!(
-                        "the decision did not finish within {} s, so `{}` is not run",
-                        DECISION_LIMIT.as_secs(),
-                        call.name
+                        "the decision did not finish within {:?}, so `{}` is not run",
+                        limit, call.name
                     ),
                     Provenance::layer(Layer::Rules),
                 );

@@ -256,6 +256,40 @@ async fn the_tool_timeout_fails_the_call() {
     assert!(reports[0].elapsed() < Duration::from_secs(1));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_decision_past_the_decision_limit_is_a_deny() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::default();
+    let mut config = RuntimeConfig::new(dir.path());
+    config.decision_limit = Duration::from_millis(1);
+    let runtime = Runtime::builder(settings_allowing(&["Bash", "slow"]), config)
+        .tool(Arc::new(Sleeper::new("Bash", 1, &log)))
+        .tool(Arc::new(Sleeper::new("slow", 1, &log)))
+        .build()
+        .unwrap();
+    // Thousands of commands take far longer than a millisecond to analyse.
+    let long = vec!["echo ok"; 5_000].join(" && ");
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![
+                call("c1", "Bash", json!({ "command": long })),
+                call("c2", "slow", json!({})),
+            ],
+        )
+        .await;
+    assert_eq!(reports[0].status, CallStatus::Denied);
+    assert!(
+        reports[0].verdict.reason().contains("did not finish"),
+        "{:?}",
+        reports[0].verdict
+    );
+    // A decision that never reaches the shell parser is not bounded: it is made in place and the call runs.
+    assert_eq!(reports[1].status, CallStatus::Ok, "{:?}", reports[1].verdict);
+    assert_eq!(log.lock().unwrap().len(), 1);
+}
+
 /// Records the events it sees, and blocks calls of one tool.
 struct Recorder {
     name: &'static str,
