@@ -3,7 +3,7 @@
 //! Every limit here was found by fuzzing or measured (see each constant); an input past one is refused before
 //! parsing, which makes the analysis ask. They share one quote-aware scan of the line.
 
-/// More unclosed parentheses than this make the parser backtrack exponentially.
+/// More unclosed brackets (`(`, `[` and `{` together) than this make the parser backtrack exponentially.
 const MAX_UNCLOSED: usize = 12;
 /// Nesting deeper than this would exhaust the parser's stack.
 const MAX_NESTING: usize = 200;
@@ -27,7 +27,7 @@ pub(crate) fn refusal(source: &str) -> Option<String> {
     }
     let (unclosed, nesting) = nesting(source);
     if unclosed > MAX_UNCLOSED {
-        return Some(format!("{unclosed} unclosed parentheses"));
+        return Some(format!("{unclosed} unclosed brackets"));
     }
     if nesting > MAX_NESTING {
         return Some(format!("nesting deeper than {MAX_NESTING} levels"));
@@ -177,26 +177,31 @@ pub(crate) fn most_braces_in_a_word(source: &str, separates: impl Fn(char) -> bo
     most
 }
 
-/// The number of parentheses left open at the end and the deepest nesting of `(`/`{`.
+/// The number of brackets (`(`, `[` and `{`, each kind counted on its own) left open at the end, and the deepest
+/// nesting of `(`/`{`.
 ///
-/// Quotes are not trusted here: the body of a here-document is expanded like double-quoted text whatever quote
-/// characters it holds, so a `'` there hid sixteen unclosed `$(` from a quote-aware count while the parser
-/// backtracked over them (found by fuzzing). Only escaped characters are left out.
+/// An unclosed `$(`, `$((`, `$[` or `[` sends the word parser back over everything after it, so many of them, of
+/// any kind, are exponential (found by fuzzing, in here-document bodies). Quotes are not trusted here: the body of
+/// a here-document is expanded like double-quoted text whatever quote characters it holds, so a `'` there hid
+/// sixteen unclosed `$(` from a quote-aware count. Only escaped characters are left out.
 fn nesting(source: &str) -> (usize, usize) {
-    let mut open = 0usize;
-    let mut deepest = 0usize;
+    let mut parens = 0usize;
+    let mut brackets = 0usize;
     let mut braces = 0usize;
+    let mut deepest = 0usize;
     for s in scan(source).filter(|s| !s.escaped && !s.delimits) {
         match s.c {
-            '(' => open += 1,
-            ')' => open = open.saturating_sub(1),
+            '(' => parens += 1,
+            ')' => parens = parens.saturating_sub(1),
+            '[' => brackets += 1,
+            ']' => brackets = brackets.saturating_sub(1),
             '{' => braces += 1,
             '}' => braces = braces.saturating_sub(1),
             _ => {}
         }
-        deepest = deepest.max(open + braces);
+        deepest = deepest.max(parens + braces);
     }
-    (open, deepest)
+    (parens + brackets + braces, deepest)
 }
 
 /// How deeply `${name[…]}` subscripts nest. Double quotes do not stop expansion and the parser reads inside single
@@ -336,6 +341,8 @@ mod tests {
         assert_eq!(nesting("echo \\(\\(").0, 0);
         let here_document = "<<!\n'[$(a$(b(c$(d$(e$(f$(g$(h(i(j(k$(l$(m(";
         assert!(nesting(here_document).0 > MAX_UNCLOSED);
+        assert_eq!(nesting("[[ -f a ]] && { echo $(( x[1] )); }").0, 0);
+        assert_eq!(nesting("<<x\n[a\n[b{c$[d[$((e").0, 7);
         assert_eq!(nesting("((((((").0, 6);
         assert_eq!(nesting("a $(b $(c)) { d; }").1, 2);
     }
