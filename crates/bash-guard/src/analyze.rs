@@ -742,18 +742,21 @@ impl Walker<'_> {
                 }
                 Operand::Assign(name) => self.assign(&name, Some("0".to_owned())),
                 Operand::Unknown(source) => self.unknown_operand(&source, context, parent),
-                Operand::Output { body, backticks } => {
-                    if !self.numeric_output(&body, backticks, parent) {
-                        let source = if backticks {
-                            format!("`{body}`")
-                        } else {
-                            format!("$({body})")
-                        };
-                        self.unknown_operand(&source, context, parent);
-                    }
-                }
+                Operand::Output { body, backticks } => self.output_operand(&body, backticks, context, parent),
                 Operand::Subscript(inner) => self.arithmetic_operands(&inner, ctx, parent, depth + 1),
             }
+        }
+    }
+
+    /// A substitution's output read as a number: fine when the command prints only a number, else an unknown value.
+    fn output_operand(&mut self, body: &str, backticks: bool, context: &str, parent: Option<usize>) {
+        if !self.numeric_output(body, backticks, parent) {
+            let source = if backticks {
+                format!("`{body}`")
+            } else {
+                format!("$({body})")
+            };
+            self.unknown_operand(&source, context, parent);
         }
     }
 
@@ -1309,16 +1312,7 @@ impl Walker<'_> {
                 // A value that assigns (`x='y=1'`) sets a number.
                 Operand::Assign(_) => {}
                 Operand::Unknown(source) => self.unknown_operand(&source, context, parent),
-                Operand::Output { body, backticks } => {
-                    if !self.numeric_output(&body, backticks, parent) {
-                        let source = if backticks {
-                            format!("`{body}`")
-                        } else {
-                            format!("$({body})")
-                        };
-                        self.unknown_operand(&source, context, parent);
-                    }
-                }
+                Operand::Output { body, backticks } => self.output_operand(&body, backticks, context, parent),
                 Operand::Subscript(inner) => {
                     if let ArithKind::Subscript(array) = &inner.kind
                         && self.is_associative(array, ctx)
