@@ -96,6 +96,10 @@ fn cargo_in(dir: Option<&Path>, args: &[&str], env: &[(&str, &str)]) -> Result<(
     if let Some(dir) = dir {
         command.current_dir(dir);
     }
+    // A CI run builds each crate once: incremental caches would only take disk space (gigabytes for the tests).
+    if std::env::var_os("CARGO_INCREMENTAL").is_none() {
+        command.env("CARGO_INCREMENTAL", "0");
+    }
     for (key, value) in env {
         command.env(key, value);
     }
