@@ -133,6 +133,32 @@ impl Context {
             summary: self.summary(),
         }
     }
+
+    /// Compacts keeping the `keep_recent` most recent steps whole, and when the estimate is still over `limit`,
+    /// keeping fewer, down to none: a single step with a huge result would otherwise stay over the limit and end
+    /// the session, where its summary line (a preview, and the file a large result was written to) lets the model
+    /// go on. The most recent steps go last, and only when summarising them makes the context smaller (a summary
+    /// line of a short result can be longer than the result).
+    pub(crate) fn compact_within(&mut self, limit: u64, keep_recent: usize) -> Compacted {
+        let mut compacted = self.compact(keep_recent);
+        for keep in (0..keep_recent).rev() {
+            let estimate = self.estimate_tokens();
+            if estimate <= limit {
+                break;
+            }
+            let mut fewer = self.clone();
+            let more = fewer.compact(keep);
+            if more.summarised_steps == 0 || fewer.estimate_tokens() >= estimate {
+                continue;
+            }
+            *self = fewer;
+            compacted = Compacted {
+                summarised_steps: compacted.summarised_steps.saturating_add(more.summarised_steps),
+                summary: more.summary,
+            };
+        }
+        compacted
+    }
 }
 
 impl Summary {
@@ -320,6 +346,55 @@ mod tests {
         assert!(summary.contains("steps 1-4"), "{summary}");
         assert!(summary.contains("[c1a]") && summary.contains("[c3b]") && summary.contains("[c4a]"));
         assert_eq!(ids(&context), ["c5a"]);
+    }
+
+    #[test]
+    fn fewer_steps_are_kept_whole_when_the_recent_ones_alone_are_over_the_limit() {
+        // Step 3 alone is far over the limit, steps 1-2 are small.
+        let mut context = context(2);
+        context.push_step(StepRecord {
+            step: 3,
+            calls: vec![report("c3a", &"big ".repeat(20_000))],
+        });
+        let mut roomy = context.clone();
+        let compacted = roomy.compact_within(u64::MAX, 2);
+        assert_eq!(
+            compacted.summarised_steps, 1,
+            "under the limit: the usual two kept"
+        );
+        assert_eq!(ids(&roomy), ["c2a", "c2b", "c3a"]);
+
+        let compacted = context.compact_within(2_000, 2);
+        assert_eq!(compacted.summarised_steps, 3, "the big step summarised too");
+        assert!(ids(&context).is_empty());
+        assert!(context.estimate_tokens() <= 2_000);
+        let summary = compacted.summary.unwrap();
+        assert!(
+            summary.contains("steps 1-3") && summary.contains("[c3a] read_file"),
+            "{summary}"
+        );
+
+        // Summarising short results would make the context larger: they stay whole, over the limit or not.
+        let mut short = Context::default();
+        for step in 1..=3 {
+            short.push_step(StepRecord {
+                step,
+                calls: vec![report(&format!("c{step}a"), "ok")],
+            });
+        }
+        let compacted = short.compact_within(1, 2);
+        assert_eq!(compacted.summarised_steps, 1, "only the usual compaction");
+        assert_eq!(ids(&short), ["c2a", "c3a"]);
+
+        // A limit that a single small step already meets keeps it.
+        let mut small = self::context(3);
+        let one_step = {
+            let mut probe = small.clone();
+            probe.compact(1);
+            probe.estimate_tokens()
+        };
+        small.compact_within(one_step, 2);
+        assert_eq!(ids(&small), ["c3a", "c3b"]);
     }
 
     #[test]

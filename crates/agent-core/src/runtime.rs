@@ -858,7 +858,8 @@ impl Runtime {
             tokens_after: None,
         };
         self.hooks.pre_compact(&ctx).await;
-        let compacted = context.compact(KEEP_RECENT_STEPS);
+        let soft = self.config.limits.token_soft_limit;
+        let compacted = context.compact_within(soft, KEEP_RECENT_STEPS);
         if compacted.summarised_steps > 0
             && let Some(summary) = &compacted.summary
         {
@@ -868,7 +869,6 @@ impl Runtime {
         ctx.tokens_after = Some(after);
         self.hooks.post_compact(&ctx).await;
         budget.compacted(after);
-        let soft = self.config.limits.token_soft_limit;
         let success = after <= soft;
         if success {
             breaker.record_success();

@@ -473,9 +473,10 @@ async fn compactions_that_stay_over_the_soft_limit_trip_the_breaker_then_the_ans
     let root = tempfile::tempdir().unwrap();
     let db = root.path().join("audit.db");
     let audit = AuditLogHook::open(&db).await.unwrap();
-    // About 600 estimated tokens per step: two recent steps alone are over the soft limit (1,000), so every
-    // compaction fails, while it still brings the context under the hard limit (2,000) and the session goes on.
-    let (runtime, lifecycle) = compacting_runtime(1_000, 2_000, 2_400, audit);
+    // About 600 estimated tokens per step, and a soft limit (100) under the size of the summary alone: every
+    // compaction fails even when it summarises every step, while it still brings the context under the hard limit
+    // (2,000) and the session goes on.
+    let (runtime, lifecycle) = compacting_runtime(100, 2_000, 2_400, audit);
     let seen = Arc::new(Mutex::new(Seen::default()));
     let mut model = Reader {
         turns: 100,
@@ -491,15 +492,20 @@ async fn compactions_that_stay_over_the_soft_limit_trip_the_breaker_then_the_ans
         .filter(|e| e.kind == LimitKind::Compaction)
         .collect();
     assert_eq!(compactions.len(), 3, "the default breaker opens after 3 failures");
-    // The summary grows with each compaction, so the limit comes back sooner.
-    assert_eq!(compactions.iter().map(|e| e.step).collect::<Vec<_>>(), [4, 6, 7]);
+    // Each compaction summarises every step (keeping even one whole leaves it over the soft limit); from the
+    // summary alone, three steps of 600 tokens bring the context back to the hard limit.
+    assert_eq!(compactions.iter().map(|e| e.step).collect::<Vec<_>>(), [4, 7, 10]);
+    assert!(
+        compactions.iter().all(|e| e.message.ends_with(", 0 kept whole")),
+        "{compactions:?}"
+    );
     assert!(
         compactions
             .iter()
             .all(|e| e.message.starts_with("could not compact"))
     );
     assert_eq!(report.limits.last().unwrap().kind, LimitKind::HardLimit);
-    assert_eq!(report.steps.len(), 7, "forced right after the third failure");
+    assert_eq!(report.steps.len(), 10, "forced right after the third failure");
     assert!(
         report.reason.starts_with("token hard limit ("),
         "{}",

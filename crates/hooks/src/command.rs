@@ -47,6 +47,8 @@ pub enum HookEvent {
     SubagentStop,
     /// The context is about to be compacted.
     PreCompact,
+    /// The context was compacted.
+    PostCompact,
     /// The main agent finished answering (accepted in settings, not fired by this crate).
     Stop,
     /// A notification to the user (accepted in settings, not fired by this crate).
@@ -59,7 +61,7 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event, in settings order.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::PreToolUse,
         Self::PostToolUse,
         Self::SessionStart,
@@ -67,6 +69,7 @@ impl HookEvent {
         Self::SubagentStart,
         Self::SubagentStop,
         Self::PreCompact,
+        Self::PostCompact,
         Self::Stop,
         Self::Notification,
         Self::UserPromptSubmit,
@@ -83,6 +86,7 @@ impl HookEvent {
             Self::SubagentStart => "SubagentStart",
             Self::SubagentStop => "SubagentStop",
             Self::PreCompact => "PreCompact",
+            Self::PostCompact => "PostCompact",
             Self::Stop => "Stop",
             Self::Notification => "Notification",
             Self::UserPromptSubmit => "UserPromptSubmit",
@@ -546,6 +550,19 @@ impl AgentHook for CommandHook {
                 ("agent_name".to_owned(), json!(ctx.agent_name)),
             ]);
             self.run_lifecycle(HookEvent::PreCompact, &ctx.trigger, &ctx.session_id, input)
+                .await;
+        })
+    }
+
+    fn on_post_compact<'a>(&'a self, ctx: &'a CompactContext) -> HookFuture<'a, ()> {
+        Box::pin(async move {
+            let input = Map::from_iter([
+                ("trigger".to_owned(), json!(ctx.trigger)),
+                ("agent_name".to_owned(), json!(ctx.agent_name)),
+                ("tokens_before".to_owned(), json!(ctx.tokens_before)),
+                ("tokens_after".to_owned(), json!(ctx.tokens_after)),
+            ]);
+            self.run_lifecycle(HookEvent::PostCompact, &ctx.trigger, &ctx.session_id, input)
                 .await;
         })
     }

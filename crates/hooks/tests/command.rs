@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_hooks::{
-    AgentHook, CallStatus, CommandHook, HookRegistry, PermissionAnswer, PostToolUseAction,
-    PostToolUseContext, PreToolUseAction, PreToolUseContext,
+    AgentHook, CallStatus, CommandHook, CompactContext, HookRegistry, PermissionAnswer, PostToolUseAction,
+    PostToolUseContext, PreToolUseAction, PreToolUseContext, SessionContext, SessionStopContext,
 };
 use agent_tool_traits::{Decision, Layer, Provenance, ToolCall, ToolOutput, Verdict};
 use serde_json::{Value, json};
@@ -417,4 +417,68 @@ async fn permission_request_commands_answer_headless_asks() {
         .on_permission_request(&scripts.pre_ctx("Bash", json!({})), "run?")
         .await;
     assert_eq!(other_tool, None);
+}
+
+#[tokio::test]
+async fn lifecycle_commands_receive_the_session_and_the_compaction_figures() {
+    let scripts = Scripts::new();
+    let log = scripts.path("events.jsonl");
+    // Each event's input on one line of the log (`jq -c` is not needed: the input is one line already).
+    let command = scripts.script(
+        "log.sh",
+        &format!("cat >> '{}'\necho >> '{}'", log.display(), log.display()),
+    );
+    let group = json!([{"hooks": [{"type": "command", "command": command}]}]);
+    let hook = CommandHook::from_json(&json!({"hooks": {
+        "SessionStart": group, "PreCompact": group, "PostCompact": group, "SessionEnd": group
+    }}))
+    .unwrap();
+
+    hook.on_session_start(&SessionContext {
+        session_id: "s-9".into(),
+        agent_name: "lead".into(),
+        cwd: scripts.dir.path().to_path_buf(),
+        permission_mode: "plan".into(),
+    })
+    .await;
+    let mut compact = CompactContext {
+        session_id: "s-9".into(),
+        agent_name: "lead".into(),
+        trigger: "auto".into(),
+        tokens_before: 9_000,
+        tokens_after: None,
+    };
+    hook.on_pre_compact(&compact).await;
+    compact.tokens_after = Some(1_200);
+    hook.on_post_compact(&compact).await;
+    hook.on_session_stop(&SessionStopContext {
+        session_id: "s-9".into(),
+        agent_name: "lead".into(),
+        steps: 4,
+        reason: "completed".into(),
+        cancelled: false,
+    })
+    .await
+    .unwrap();
+
+    let events: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|event| event["hook_event_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["SessionStart", "PreCompact", "PostCompact", "SessionEnd"]);
+    for event in &events {
+        assert_eq!(event["session_id"], "s-9");
+        assert_eq!(event["cwd"], json!(scripts.dir.path()));
+        assert_eq!(event["permission_mode"], "plan");
+    }
+    assert_eq!(events[1]["trigger"], "auto");
+    assert_eq!(events[2]["trigger"], "auto");
+    assert_eq!(events[2]["tokens_before"], 9_000);
+    assert_eq!(events[2]["tokens_after"], 1_200);
+    assert_eq!(events[3]["reason"], "completed");
 }
