@@ -1489,7 +1489,7 @@ fn static_text(w: &Word) -> Option<&str> {
 }
 
 /// The operands of `read`, `unset`, `printf -v` and their kin that name variables.
-fn name_operands(command: &str, args: &[Word]) -> Vec<Word> {
+pub(crate) fn name_operands(command: &str, args: &[Word]) -> Vec<Word> {
     // Options that take a value, and those whose value is a variable name (`read -a NAME`, `printf -v NAME`).
     let (value_letters, name_letters) = match command {
         "read" => ("dinNptu", "a"),

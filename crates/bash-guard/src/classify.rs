@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use agent_tool_traits::Decision;
 
 use crate::analysis::{AccessVia, CommandClass, LocationKind};
+use crate::analyze::name_operands;
 use crate::knowledge::{self, Effect, Flags, GitRule, Kind, Operands, Special, Wrapper};
 use crate::scripts;
 use crate::word::{Anchor, Word};
@@ -74,6 +75,13 @@ impl Classified {
     }
 
     fn read(&mut self, word: &Word, via: AccessVia) {
+        // `~user` is another user's home and `~-` the previous directory: places no path check can see.
+        if word.tilde && word.anchor == Anchor::Dynamic {
+            self.ask(format!(
+                "reads `{}`, under another user's home or the previous directory",
+                word.text
+            ));
+        }
         self.reads.push((word.clone(), via));
     }
 
@@ -377,21 +385,28 @@ impl Table {
                 c.class = CommandClass::ReadOnly;
                 c.read_only = true;
                 apply_flags(flags, args, c, false);
-                // Builtins that assign variables by name (`read PATH`, `printf -v PATH …`).
-                let assigned: Vec<&Word> = match name {
-                    "read" | "mapfile" | "readarray" | "getopts" => args.iter().collect(),
-                    "printf" => args
-                        .windows(2)
-                        .filter(|w| w.first().is_some_and(|f| f.text == "-v"))
-                        .filter_map(|w| w.get(1))
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                for var in assigned.iter().filter(|w| w.literal && is_code_variable(&w.text)) {
-                    c.ask(format!(
-                        "`{name}` sets `{}`, which changes what later commands run",
-                        var.text
-                    ));
+                // Builtins that assign variables by name (`read PATH`, `printf -v PATH …`, `printf -vPATH …`).
+                if knowledge::SETS_NAMED_VARIABLES.contains(&name) {
+                    for var in name_operands(name, args)
+                        .iter()
+                        .filter(|w| w.literal && is_code_variable(&w.text))
+                    {
+                        c.ask(format!(
+                            "`{name}` sets `{}`, which changes what later commands run",
+                            var.text
+                        ));
+                    }
+                }
+                // `mapfile -C CODE` evaluates CODE with an index and a line of input appended, as `eval` would.
+                if matches!(name, "mapfile" | "readarray") {
+                    for callback in option_values(args, 'C', "dnOsuCc") {
+                        c.code.push(Code {
+                            text: format!("{} \"$index\" \"$line\"", callback.text),
+                            literal: callback.literal,
+                            kind: LocationKind::Eval,
+                            via: format!("{name} -C"),
+                        });
+                    }
                 }
             }
             Kind::Write(flags) => {
@@ -539,6 +554,18 @@ impl Table {
             Special::Declare => {
                 c.class = CommandClass::ReadOnly;
                 c.read_only = true;
+                // `declare -n REF=NAME` makes every later assignment to REF an assignment to NAME, which this
+                // analysis does not follow (`declare -n r=PATH; r=/tmp` sets PATH); `export -n` only un-exports.
+                let nameref = name != "export"
+                    && args
+                        .iter()
+                        .take_while(|a| a.literal && a.text.starts_with(['-', '+']) && a.text != "--")
+                        .any(|a| a.text.starts_with('-') && a.text.contains('n'));
+                if nameref {
+                    c.ask(format!(
+                        "`{name} -n` makes a name reference: later assignments set a variable the analysis does not follow"
+                    ));
+                }
                 for a in args {
                     if let Some(var) = assignment_name(&a.text) {
                         if is_code_variable(var) {
@@ -766,6 +793,7 @@ fn apply_effects(effects: &[(Effect, Option<Word>)], c: &mut Classified) -> bool
                 c.read_only = false;
                 c.class = CommandClass::Write;
             }
+            Effect::Distinct => {}
         }
     }
     pattern_given
@@ -973,6 +1001,16 @@ fn git(args: &[Word], c: &mut Classified) {
             }
         }
         if knowledge::GIT_GLOBAL_VALUES.contains(&name) {
+            let value = match t.split_once('=') {
+                Some((_, v)) => Some(Word::literal(v)),
+                None => args.get(i + 1).cloned(),
+            };
+            // `git -C DIR` and `--git-dir`/`--work-tree` read the repository there, which may be outside the roots.
+            if knowledge::GIT_GLOBAL_DIRS.contains(&name)
+                && let Some(dir) = &value
+            {
+                c.read(dir, AccessVia::Flag);
+            }
             i += if t.contains('=') { 1 } else { 2 };
             continue;
         }
@@ -998,6 +1036,41 @@ fn git(args: &[Word], c: &mut Classified) {
         .find(|(name, _)| sub.literal && *name == sub.text)
         .map(|(_, r)| *r);
     let has = |flags: &[&str]| s.present.iter().any(|p| flags.contains(&p.as_str()));
+    let sub_name = if sub.literal { sub.text.as_str() } else { "" };
+    if sub_name == "grep"
+        && s.present.iter().any(|p| {
+            knowledge::GIT_GREP_PAGER
+                .iter()
+                .any(|o| p == o || (o.starts_with("--") && long_matches(o, p)))
+        })
+    {
+        c.class = CommandClass::Exec;
+        c.ask("`git grep -O` runs a pager program".to_owned());
+    }
+    // A format only known at run time may hold such a placeholder too.
+    let signed_format = rest.iter().enumerate().any(|(k, a)| {
+        let (name, value) = match a.text.split_once('=') {
+            Some((name, value)) => (name, Some((value, a.literal))),
+            None => (
+                a.text.as_str(),
+                rest.get(k + 1).map(|n| (n.text.as_str(), n.literal)),
+            ),
+        };
+        knowledge::GIT_FORMATS.iter().any(|f| long_matches(f, name))
+            && value.is_some_and(|(text, literal)| !literal || verifies_signatures(text))
+    });
+    if signed_format {
+        c.class = CommandClass::Exec;
+        c.ask("a `%G` placeholder in the format runs the signature program from configuration".to_owned());
+    }
+    // `git SUB --help` and `git help TOPIC` show a manual page through `man` or a configured viewer program.
+    let manual = s.present.iter().any(|p| p == "--help")
+        || (sub_name == "help" && s.operands.first().is_some_and(|o| !o.text.starts_with('-')));
+    // `git remote show NAME` asks the remote over the network unless `-n` is given.
+    let queries_remote = sub_name == "remote"
+        && s.operands.first().is_some_and(|o| o.text == "show")
+        && s.operands.len() > 1
+        && !has(&["-n"]);
     let read_only = match rule {
         None => false,
         Some(GitRule::Always) => true,
@@ -1018,10 +1091,51 @@ fn git(args: &[Word], c: &mut Classified) {
                 || (s.operands.len() == 1 && !has(knowledge::GIT_CONFIG_WRITE))
         }
     };
-    c.read_only = read_only && global_ok && effects_ok && !s.dynamic;
+    c.read_only = read_only && global_ok && effects_ok && !s.dynamic && !manual && !queries_remote;
     if c.read_only {
         c.class = CommandClass::ReadOnly;
     }
+}
+
+/// The values of a builtin's short option `letter` before its first operand; `value_letters` are all its options
+/// that take a value (`mapfile -C CODE`, `mapfile -tC CODE`, `mapfile -CCODE`).
+fn option_values(args: &[Word], letter: char, value_letters: &str) -> Vec<Word> {
+    let mut values = Vec::new();
+    let mut iter = args.iter();
+    while let Some(w) = iter.next() {
+        let Some(flags) = w
+            .text
+            .strip_prefix('-')
+            .filter(|f| w.literal && !f.is_empty() && *f != "-")
+        else {
+            break;
+        };
+        let Some((at, found)) = flags.char_indices().find(|(_, ch)| value_letters.contains(*ch)) else {
+            continue;
+        };
+        let attached = flags.get(at + found.len_utf8()..).unwrap_or_default();
+        let value = if attached.is_empty() {
+            iter.next().cloned()
+        } else {
+            Some(Word::literal(attached))
+        };
+        if found == letter {
+            values.extend(value);
+        }
+    }
+    values
+}
+
+/// Whether a git pretty format has a `%G…` placeholder (`%%` is a literal percent sign).
+fn verifies_signatures(format: &str) -> bool {
+    let mut chars = format.chars();
+    while let Some(ch) = chars.next() {
+        // The character after `%` is consumed either way, so `%%G` is a percent sign and a `G`.
+        if ch == '%' && chars.next() == Some('G') {
+            return true;
+        }
+    }
+    false
 }
 
 fn sed(args: &[Word], c: &mut Classified) {
@@ -1059,17 +1173,20 @@ fn sed(args: &[Word], c: &mut Classified) {
                     args.get(*i - 1).cloned()
                 }
             };
-            if long_matches("in-place", name) && name.len() >= 2 {
+            // getopt_long takes any prefix of a long option; an ambiguous one (`--f`: `--file` or
+            // `--follow-symlinks`) is read as the option with an effect.
+            let abbreviates = |full: &str| !name.is_empty() && full.starts_with(name);
+            if abbreviates("in-place") {
                 in_place = true;
-            } else if long_matches("expression", name) && name.len() >= 2 {
+            } else if abbreviates("expression") {
                 scripts.extend(value(&mut i));
-            } else if long_matches("file", name) && name.len() >= 2 {
+            } else if abbreviates("file") {
                 if let Some(f) = value(&mut i) {
                     c.read(&f, AccessVia::Flag);
                 }
                 scripts.push(Word::literal(""));
                 c.ask("`sed -f` runs a script file the analysis cannot see".to_owned());
-            } else if long_matches("line-length", name) && attached.is_none() {
+            } else if abbreviates("line-length") && attached.is_none() {
                 i += 1;
             }
             continue;
@@ -1078,7 +1195,8 @@ fn sed(args: &[Word], c: &mut Classified) {
         for (k, ch) in chars.iter().enumerate() {
             let rest: String = chars.get(k + 1..).unwrap_or_default().iter().collect();
             match ch {
-                'i' => {
+                // `-i[SUFFIX]`, and the BSD and macOS `-I SUFFIX`: both edit the files in place.
+                'i' | 'I' => {
                     in_place = true;
                     break;
                 }
@@ -1169,14 +1287,40 @@ fn awk(args: &[Word], c: &mut Classified) {
             ended = true;
             continue;
         }
-        let (option, attached) = if t.starts_with("--") {
+        let (mut option, mut attached) = if t.starts_with("--") {
             t.split_once('=')
-                .map_or((t, None), |(n, v)| (n, Some(v.to_owned())))
+                .map_or((t.to_owned(), None), |(n, v)| (n.to_owned(), Some(v.to_owned())))
         } else {
             let option = t.get(..2).unwrap_or(t);
             let rest = t.get(2..).unwrap_or_default();
-            (option, (!rest.is_empty()).then(|| rest.to_owned()))
+            (option.to_owned(), (!rest.is_empty()).then(|| rest.to_owned()))
         };
+        if option == "-W" {
+            // `-W NAME[=VALUE]` is gawk's and mawk's spelling of `--NAME[=VALUE]` (`-W exec=FILE`).
+            let spelled = match attached.take() {
+                Some(v) => Some(v),
+                None => {
+                    i += 1;
+                    args.get(i - 1).map(|w| w.text.clone())
+                }
+            };
+            let spelled = spelled.unwrap_or_default();
+            let (name, value) = spelled
+                .split_once('=')
+                .map_or((spelled.as_str(), None), |(n, v)| (n, Some(v.to_owned())));
+            option = format!("--{name}");
+            attached = value;
+        }
+        if let Some(name) = option.strip_prefix("--") {
+            // getopt_long takes any prefix of a long option; an ambiguous one counts as the first with an effect.
+            if let Some(full) = knowledge::AWK_LONG
+                .iter()
+                .find(|full| !name.is_empty() && full.starts_with(name))
+            {
+                option = format!("--{full}");
+            }
+        }
+        let option = option.as_str();
         let takes = knowledge::AWK_VALUES.contains(&option);
         let value = match attached {
             Some(v) => Some(Word::literal(&v)),
@@ -1203,7 +1347,7 @@ fn awk(args: &[Word], c: &mut Classified) {
                 program_given = true;
                 program = value;
             }
-            "-o" | "-p" | "-d" | "--pretty-print" | "--profile" | "--dump-variables" => {
+            "-o" | "-p" | "-d" | "-D" | "--pretty-print" | "--profile" | "--dump-variables" | "--debug" => {
                 c.read_only = false;
                 c.class = CommandClass::Write;
             }
@@ -1226,6 +1370,13 @@ fn awk(args: &[Word], c: &mut Classified) {
                 c.class = CommandClass::Write;
                 c.read_only = false;
                 c.ask("the awk program writes files (`print > file`)".to_owned());
+            }
+            if effects.reads {
+                c.read_only = false;
+                c.ask(
+                    "the awk program reads a file it names (`getline < file`), which the analysis cannot see"
+                        .to_owned(),
+                );
             }
         } else {
             c.read_only = false;

@@ -96,6 +96,9 @@ pub(crate) enum Effect {
     HiddenExec(&'static str),
     /// The option makes the command change something (`date -s`): not read-only.
     NotReadOnly(&'static str),
+    /// No effect: listed because a longer option with an effect starts with this name, and an exact name wins over
+    /// an abbreviation (`git diff --text` is not `--textconv`).
+    Distinct,
 }
 
 /// The options of a command.
@@ -175,12 +178,19 @@ pub(crate) const WRAPPER: Wrapper = Wrapper {
     bare_is_read_only: false,
 };
 
-use Effect::{HiddenExec, NotReadOnly, PatternGiven, ReadValue, WriteValue};
+use Effect::{Distinct, HiddenExec, NotReadOnly, PatternGiven, ReadValue, WriteValue};
 
 #[rustfmt::skip]
 static FILES: Flags = open(&[], Operands::Files);
 #[rustfmt::skip]
 static DATA: Flags = open(&[], Operands::Data);
+// The BSD and macOS `base64` write their output to the file given with `-o` and read the one given with `-i`.
+#[rustfmt::skip]
+static BASE64: Flags = flags(
+    &["-w", "-b", "-o", "-i", "--wrap", "--break", "--output", "--input"],
+    &[("-o", WriteValue), ("--output", WriteValue), ("-i", ReadValue), ("--input", ReadValue)],
+    Operands::Files,
+);
 #[rustfmt::skip]
 static HEAD: Flags = open(&["-n", "-c", "--lines", "--bytes"], Operands::Files);
 #[rustfmt::skip]
@@ -229,6 +239,11 @@ static RG: Flags = flags(
             HiddenExec("`rg --pre-glob` runs a preprocessor program"),
         ),
         ("--hostname-bin", HiddenExec("`rg --hostname-bin` runs a program")),
+        ("-z", HiddenExec("`rg -z` runs decompression programs found on the PATH")),
+        (
+            "--search-zip",
+            HiddenExec("`rg --search-zip` runs decompression programs found on the PATH"),
+        ),
     ],
     Operands::PatternThenFiles,
 );
@@ -300,9 +315,10 @@ static FILE: Flags = flags(
 #[rustfmt::skip]
 static TREE: Flags = flags(
     &[
-        "-L", "-P", "-I", "-o", "--filelimit", "--timefmt", "--charset", "--sort", "--fromfile", "-H", "-T"
+        "-L", "-P", "-I", "-o", "--output", "--filelimit", "--timefmt", "--charset", "--sort", "--fromfile",
+        "-H", "-T"
     ],
-    &[("-o", WriteValue)],
+    &[("-o", WriteValue), ("--output", WriteValue)],
     Operands::Files,
 );
 #[rustfmt::skip]
@@ -581,11 +597,12 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
         &[
             "cat", "tac", "nl", "rev", "fold", "fmt", "pr", "expand", "unexpand", "paste", "join", "comm",
             "cmp", "od", "hexdump", "strings", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
-            "sha512sum", "b2sum", "cksum", "sum", "base64", "base32", "basenc", "column", "tsort", "look",
+            "sha512sum", "b2sum", "cksum", "sum", "column", "tsort", "look",
             "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat", "readlink", "realpath"
         ],
         Kind::ReadOnly(&FILES),
     ),
+    (&["base64", "base32", "basenc"], Kind::ReadOnly(&BASE64)),
     (&["head"], Kind::ReadOnly(&HEAD)),
     (&["tail"], Kind::ReadOnly(&TAIL)),
     (&["grep", "egrep", "fgrep", "zgrep"], Kind::ReadOnly(&GREP)),
@@ -614,7 +631,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "locale", "tty", "cal", "expr", "yes", "sleep", "numfmt", "factor", "getconf", "lscpu",
             "lsb_release", "users", "who", "w", "logname", "env_info", "cd", "pushd", "popd", "dirs", "unset",
             "shift", "exit", "return", "break", "continue", ":", "wait", "jobs", "getopts", "times", "caller",
-            "mapfile", "readarray", "help", "tput", "clear", "stty", "mktemp"
+            "mapfile", "readarray", "help", "tput", "clear", "stty", "mktemp", "pgrep", "pidof"
         ],
         Kind::ReadOnly(&DATA),
     ),
@@ -886,6 +903,11 @@ pub(crate) static GIT_GLOBAL_FLAGS: &[&str] = &[
 ];
 #[rustfmt::skip]
 pub(crate) static GIT_GLOBAL_EFFECTS: &[(&str, Effect)] = &[
+    ("-p", HiddenExec("`git -p` runs the pager program from configuration")),
+    (
+        "--paginate",
+        HiddenExec("`git --paginate` runs the pager program from configuration"),
+    ),
     (
         "-c",
         HiddenExec("`git -c` sets configuration that can run programs (core.pager, core.fsmonitor, …)"),
@@ -911,12 +933,30 @@ pub(crate) static GIT_EFFECTS: &[(&str, Effect)] = &[
     ("--exec", HiddenExec("`--exec` runs a program")),
     ("--upload-pack", HiddenExec("`--upload-pack` runs a program")),
     ("--receive-pack", HiddenExec("`--receive-pack` runs a program")),
-    ("-O", HiddenExec("`git grep -O` runs a pager program")),
+    ("--text", Distinct),
+    ("--filter", Distinct),
     (
-        "--open-files-in-pager",
-        HiddenExec("`git grep --open-files-in-pager` runs a pager program"),
+        "--textconv",
+        HiddenExec("`--textconv` runs the text conversion programs from configuration"),
+    ),
+    (
+        "--filters",
+        HiddenExec("`git cat-file --filters` runs the filter programs from configuration"),
+    ),
+    (
+        "--show-signature",
+        HiddenExec("`--show-signature` runs the signature program from configuration"),
     ),
 ];
+/// `git grep` options that run a pager program (for `diff`, `log` and `show`, `-O` names an order file).
+#[rustfmt::skip]
+pub(crate) static GIT_GREP_PAGER: &[&str] = &["-O", "--open-files-in-pager"];
+/// Options whose value is a pretty format: `%G…` placeholders verify signatures with a program.
+#[rustfmt::skip]
+pub(crate) static GIT_FORMATS: &[&str] = &["--format", "--pretty"];
+/// Git options before the sub-command whose value is a directory it reads.
+#[rustfmt::skip]
+pub(crate) static GIT_GLOBAL_DIRS: &[&str] = &["-C", "--git-dir", "--work-tree"];
 #[rustfmt::skip]
 pub(crate) static GIT_VALUES: &[&str] = &[
     "--output", "--format", "--pretty", "-n", "--max-count", "--skip", "--since", "--until", "--after",
@@ -1073,6 +1113,16 @@ pub(crate) static GIT_CONFIG_READ_SUBS: &[&str] = &["get", "list"];
 pub(crate) static AWK_VALUES: &[&str] = &[
     "-F", "-v", "-f", "-e", "-E", "-i", "-l", "--field-separator", "--assign", "--file", "--source", "--exec",
     "--include", "--load"
+];
+
+/// gawk's long options without the dashes, those with an effect first: an ambiguous abbreviation (`--f`) is read
+/// as the first one it could stand for.
+#[rustfmt::skip]
+pub(crate) static AWK_LONG: &[&str] = &[
+    "file", "exec", "include", "load", "source", "dump-variables", "pretty-print", "profile", "debug",
+    "field-separator", "assign", "characters-as-bytes", "traditional", "copyright", "gen-pot", "help", "lint",
+    "no-optimize", "optimize", "posix", "re-interval", "sandbox", "use-lc-numeric", "version", "bignum", "csv",
+    "non-decimal-data", "persist", "lint-old"
 ];
 
 /// find primaries that take one value; `-fprintf` takes two.

@@ -382,8 +382,9 @@ fn piece(piece: WordPiece, in_heredoc: bool) -> Piece {
         WordPiece::TildeExpansion(tilde) => Piece::Tilde(match tilde {
             word::TildeExpr::Home => None,
             word::TildeExpr::UserHome(user) => Some(user),
-            // `~+`, `~-` and the directory-stack forms name working directories, never home.
-            _ => Some("+".to_owned()),
+            word::TildeExpr::WorkingDir => Some("+".to_owned()),
+            // `~-` and the directory-stack forms (`~+1`, `~-2`) name directories only known at run time.
+            _ => Some("-".to_owned()),
         }),
         WordPiece::ParameterExpansion(expr) => param(expr),
         WordPiece::CommandSubstitution(body) => Piece::CommandSub {

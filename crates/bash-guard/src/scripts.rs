@@ -162,6 +162,8 @@ pub(crate) struct AwkEffects {
     pub(crate) exec: bool,
     /// `print > file` or `print >> file`.
     pub(crate) writes: bool,
+    /// `getline < file`: a file named in the program is read.
+    pub(crate) reads: bool,
 }
 
 /// Reads an awk program token by token, skipping strings, regular expressions and comments.
@@ -174,9 +176,15 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
     // The parenthesis depth at which the current `print` statement started, if inside one.
     let mut print_depth: Option<usize> = None;
     let mut depth = 0usize;
+    // The parenthesis depth of a `getline` whose input may still be redirected with `<`.
+    let mut getline_depth: Option<usize> = None;
     while let Some(&c) = chars.get(i) {
         i += 1;
         match c {
+            '<' if getline_depth == Some(depth) => {
+                out.reads = true;
+                operand_expected = true;
+            }
             '"' => {
                 while let Some(&s) = chars.get(i) {
                     i += 1;
@@ -217,11 +225,15 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
                 operand_expected = true;
             }
             ')' => {
+                if getline_depth == Some(depth) {
+                    getline_depth = None;
+                }
                 depth = depth.saturating_sub(1);
                 operand_expected = false;
             }
             ';' | '\n' | '{' | '}' => {
                 print_depth = None;
+                getline_depth = None;
                 operand_expected = true;
             }
             c if c.is_ascii_alphabetic() || c == '_' => {
@@ -235,6 +247,11 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
                 let word: String = chars.get(start..i).unwrap_or_default().iter().collect();
                 match word.as_str() {
                     "system" => out.exec = true,
+                    "getline" => {
+                        getline_depth = Some(depth);
+                        operand_expected = true;
+                        continue;
+                    }
                     "print" | "printf" => {
                         print_depth = Some(depth);
                         operand_expected = true;
@@ -255,6 +272,14 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn awk_getline_from_a_file_reads_it() {
+        assert!(awk(r#"{ getline line < "notes.txt"; print line }"#).reads);
+        assert!(awk("{ while ((getline l < f) > 0) print l }").reads);
+        assert!(!awk("{ while ((getline line) > 0) n++; if (n < 3) print }").reads);
+        assert!(!awk("{ if ($1 < 10) print }").reads);
+    }
 
     #[test]
     fn sed_read_only_scripts() {

@@ -220,10 +220,11 @@ impl Builder {
                     None => "~".to_owned(),
                     Some(user) => format!("~{user}"),
                 };
-                let anchor = if user.is_none() {
-                    Anchor::Home
-                } else {
-                    Anchor::Dynamic
+                // `~+` is the working directory; `~-` (the previous one) and `~user` are only known at run time.
+                let anchor = match user.as_deref() {
+                    None => Anchor::Home,
+                    Some("+") => Anchor::WorkingDir,
+                    Some(_) => Anchor::Dynamic,
                 };
                 self.push_dynamic(&source, anchor);
             }

@@ -76,6 +76,15 @@ fn reads_and_writes_are_literal_paths() {
 }
 
 #[test]
+fn git_reads_the_repository_it_is_pointed_at() {
+    let analysis =
+        guard().analyze("git -C ../other log; git --git-dir=/srv/repo.git show; git --work-tree /etc status");
+    let reads: Vec<&str> = analysis.reads.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(reads, vec!["../other", "/srv/repo.git", "/etc"]);
+    assert!(analysis.reads.iter().all(|r| r.via == AccessVia::Flag));
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));
