@@ -6,7 +6,7 @@
 //! without optimisation (`--dev`, debug assertions on): an optimised sanitizer build of the workspace takes several
 //! times longer to compile than the few seconds each target runs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -20,7 +20,7 @@ const INPUT_TIMEOUT_SECONDS: u32 = 30;
 
 /// Runs the smoke test of every fuzz target.
 pub(crate) fn smoke() -> Result<()> {
-    let fuzz_dir = workspace_root().join("fuzz");
+    let fuzz_dir = crate::workspace_root().join("fuzz");
     crate::ensure_cargo_tool("fuzz", "cargo-fuzz")?;
     let targets = list_targets(&fuzz_dir)?;
     if targets.is_empty() {
@@ -104,10 +104,4 @@ fn list_targets(fuzz_dir: &Path) -> Result<Vec<String>> {
 fn cargo_fuzz(fuzz_dir: &Path, args: &[&str]) -> Result<()> {
     let args: Vec<&str> = std::iter::once("fuzz").chain(args.iter().copied()).collect();
     crate::cargo_in(Some(fuzz_dir), &args, &[("RUSTC_BOOTSTRAP", "1")])
-}
-
-/// The workspace root: xtask lives one level below it.
-fn workspace_root() -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest_dir.parent().unwrap_or(manifest_dir).to_path_buf()
 }

@@ -4,7 +4,7 @@
 mod fuzz;
 mod layering;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -55,15 +55,6 @@ fn ci() -> Result<()> {
             &[("AGENT_GUARD_REQUIRE_POSTGRES", "1")],
         )
     })?;
-    step("doc", || {
-        cargo(
-            &["doc", "--workspace", "--no-deps", "--locked"],
-            &[("RUSTDOCFLAGS", "-D warnings")],
-        )
-    })?;
-    step("layering", layering::check)?;
-    step("deny", deny)?;
-    step("fuzz smoke", fuzz::smoke)?;
     // Each criterion bench runs its routines once in test mode: the benches build, and their setup and the
     // designs they compare still work, at the cost of the test profile already built.
     step("benches", || {
@@ -72,6 +63,17 @@ fn ci() -> Result<()> {
             &[("AGENT_GUARD_REQUIRE_POSTGRES", "1")],
         )
     })?;
+    step("doc", || {
+        cargo(
+            &["doc", "--workspace", "--no-deps", "--locked"],
+            &[("RUSTDOCFLAGS", "-D warnings")],
+        )
+    })?;
+    step("layering", layering::check)?;
+    // The last two steps build outside the workspace's debug build; on a small disk that build goes first.
+    step("disk", make_room)?;
+    step("deny", deny)?;
+    step("fuzz smoke", fuzz::smoke)?;
     eprintln!("xtask ci: all checks passed in {:.0?}", started.elapsed());
     Ok(())
 }
@@ -80,8 +82,75 @@ fn step(name: &str, run: impl FnOnce() -> Result<()>) -> Result<()> {
     eprintln!("==> {name}");
     let started = Instant::now();
     run().with_context(|| format!("step `{name}` failed"))?;
-    eprintln!("<== {name} ok ({:.1?})", started.elapsed());
+    // The free space is shown after each step, so that a CI disk running out is seen before it fails a build.
+    let free = free_bytes(&target_dir())
+        .map(|bytes| format!(", {} free", gib(bytes)))
+        .unwrap_or_default();
+    eprintln!("<== {name} ok ({:.1?}{free})", started.elapsed());
     Ok(())
+}
+
+/// Free space under which `make_room` removes the debug build. Installing cargo-deny and cargo-fuzz (each built
+/// in a temporary directory) and the sanitizer build of the fuzz targets need about 3 GiB together.
+const ROOM_NEEDED: u64 = 5 << 30;
+
+/// Removes the debug build of the earlier steps (clippy, tests, benches) when the disk holding the target
+/// directory has less than [`ROOM_NEEDED`] free: those steps are done, and what follows builds elsewhere. A
+/// machine with room keeps its build, so a developer's next run stays incremental.
+fn make_room() -> Result<()> {
+    make_room_in(&target_dir(), ROOM_NEEDED)
+}
+
+fn make_room_in(target: &Path, needed: u64) -> Result<()> {
+    let free = free_bytes(target)?;
+    if free >= needed {
+        eprintln!(
+            "{} free: the debug build in {} stays",
+            gib(free),
+            target.display()
+        );
+        return Ok(());
+    }
+    let debug = target.join("debug");
+    if !debug.exists() {
+        return Ok(());
+    }
+    eprintln!(
+        "only {} free (under {}): removing the debug build {} before cargo-deny and the fuzz targets are built",
+        gib(free),
+        gib(needed),
+        debug.display()
+    );
+    std::fs::remove_dir_all(&debug).with_context(|| format!("cannot remove {}", debug.display()))?;
+    Ok(())
+}
+
+/// The bytes an unprivileged user may still write on the file system holding `path` (or its nearest existing
+/// ancestor, for a target directory not made yet).
+fn free_bytes(path: &Path) -> Result<u64> {
+    let existing = path
+        .ancestors()
+        .find(|dir| dir.exists())
+        .unwrap_or(Path::new("/"));
+    let stats = nix::sys::statvfs::statvfs(existing)
+        .with_context(|| format!("cannot read the free space of {}", existing.display()))?;
+    Ok(stats.blocks_available().saturating_mul(stats.fragment_size()))
+}
+
+fn gib(bytes: u64) -> String {
+    let gib = bytes as f64 / f64::from(1_u32 << 30);
+    format!("{gib:.1} GiB")
+}
+
+/// The workspace root: xtask lives one level below it.
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir.parent().unwrap_or(manifest_dir).to_path_buf()
+}
+
+/// The target directory cargo builds into: `CARGO_TARGET_DIR` when set, else `target/` in the workspace.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from)
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
@@ -194,4 +263,32 @@ fn deny() -> Result<()> {
         eprintln!("advisory database not present locally: advisories skipped");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_debug_build_goes_only_when_the_disk_is_short() -> Result<()> {
+        let target = std::env::temp_dir().join(format!("xtask-room-{}", std::process::id()));
+        let debug = target.join("debug").join("deps");
+        std::fs::create_dir_all(&debug)?;
+        std::fs::write(debug.join("a-test-binary"), b"built")?;
+
+        make_room_in(&target, 0)?;
+        assert!(debug.join("a-test-binary").is_file(), "room enough: kept");
+        make_room_in(&target, u64::MAX)?;
+        assert!(!target.join("debug").exists(), "short of room: removed");
+        assert!(target.is_dir(), "only the debug build goes");
+        // Nothing to remove is not an error on a second short run.
+        make_room_in(&target, u64::MAX)?;
+
+        assert!(
+            free_bytes(&target.join("not").join("made"))? > 0,
+            "the nearest existing ancestor is measured"
+        );
+        std::fs::remove_dir_all(&target)?;
+        Ok(())
+    }
 }
