@@ -397,6 +397,13 @@ impl Table {
                         ));
                     }
                 }
+                // `printf "$FORMAT"`: a format only known at run time may be `-vNAME`, which sets any variable.
+                if name == "printf" && args.first().is_some_and(Word::could_be_option) {
+                    c.ask(
+                        "`printf` takes a first word only known at run time, which may be `-v NAME`"
+                            .to_owned(),
+                    );
+                }
                 // `mapfile -C CODE` evaluates CODE with an index and a line of input appended, as `eval` would.
                 if matches!(name, "mapfile" | "readarray") {
                     for callback in option_values(args, 'C', "dnOsuCc") {
