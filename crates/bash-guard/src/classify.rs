@@ -584,6 +584,13 @@ impl Table {
                 }
             }
             Special::Jq => jq(args, c),
+            Special::Openssl => {
+                c.class = CommandClass::Write;
+                let sub = args.first().filter(|a| a.literal).map(|a| a.text.as_str());
+                if sub.is_some_and(|s| knowledge::OPENSSL_NETWORK.contains(&s)) {
+                    self.network(name, c);
+                }
+            }
             Special::Let => {
                 c.class = CommandClass::ReadOnly;
                 c.read_only = true;

@@ -62,6 +62,8 @@ pub(crate) enum Special {
     Let,
     /// `jq`: options with two values, one of them a file read.
     Jq,
+    /// `openssl`: some sub-commands are network clients or servers.
+    Openssl,
 }
 
 /// How the operands of a command are used.
@@ -620,6 +622,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["wc"], Kind::ReadOnly(&WC)),
     (&["tree"], Kind::ReadOnly(&TREE)),
     (&["jq", "gojq", "jaq"], Kind::Special(Special::Jq)),
+    (&["openssl"], Kind::Special(Special::Openssl)),
     (&["shuf"], Kind::ReadOnly(&SHUF)),
     (&["date"], Kind::ReadOnly(&DATE)),
     (&["hostname"], Kind::ReadOnly(&HOSTNAME)),
@@ -768,7 +771,8 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "ftp", "telnet", "lftp",
             "aria2c", "http", "https", "xh", "httpie", "mosh", "rsh", "rlogin", "tftp", "nmap", "ssh-copy-id",
             "ssh-keyscan", "sshpass", "ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute",
-            "tracepath", "links", "lynx", "w3m", "smbclient", "ldapsearch", "gh", "git-remote-http"
+            "tracepath", "links", "lynx", "w3m", "smbclient", "ldapsearch", "gh", "git-remote-http", "wget2",
+            "axel", "curlie", "nc.openbsd", "nc.traditional"
         ],
         Kind::Network,
     ),
@@ -1153,6 +1157,10 @@ pub(crate) static FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 /// find primaries whose value is a file written.
 #[rustfmt::skip]
 pub(crate) static FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fls", "-fprintf"];
+
+/// `openssl` sub-commands that connect to or listen on the network.
+#[rustfmt::skip]
+pub(crate) static OPENSSL_NETWORK: &[&str] = &["s_client", "s_server", "s_time", "ocsp"];
 
 /// `systemctl` verbs that stop the machine.
 #[rustfmt::skip]
