@@ -159,10 +159,17 @@ impl Table {
 
     /// Classifies the command `argv` (its command word first).
     pub(crate) fn classify(&self, argv: &[Word]) -> Classified {
+        self.classify_words(argv, true)
+    }
+
+    /// `empty_words`: also judge what runs when command words only known at run time expand to nothing (done once,
+    /// not again inside that judgement, so the work stays linear).
+    fn classify_words(&self, argv: &[Word], empty_words: bool) -> Classified {
         let mut c = Classified::new();
         let mut i = 0;
         let mut privileged = false;
         let mut via_xargs = false;
+        let mut folded_case = false;
         loop {
             let Some(word) = argv.get(i) else {
                 // A wrapper with nothing to run.
@@ -176,6 +183,20 @@ impl Table {
                     "the command word `{}` is only known at run time",
                     word.text
                 ));
+                // An expansion that yields no word leaves the next word as the command (`$EMPTY rm -rf ~`): what
+                // the rest would be denied for, the whole is denied for.
+                let vanishes = |w: &Word| !w.literal && w.anchor == Anchor::Dynamic;
+                let command_at = argv.iter().skip(i).position(|w| !vanishes(w)).map(|k| i + k);
+                if empty_words
+                    && vanishes(word)
+                    && let Some(tail) = command_at.and_then(|k| argv.get(k..))
+                {
+                    for (decision, reason) in self.classify_words(tail, false).findings {
+                        if decision == Decision::Deny {
+                            c.deny(format!("if `{}` expands to nothing: {reason}", word.text));
+                        }
+                    }
+                }
                 break;
             }
             let rest = argv.get(i..).unwrap_or_default();
@@ -183,6 +204,14 @@ impl Table {
                 c.deny(format!("`{}` is denied by the settings", word.text));
             }
             let (name, system) = command_name(&word.text);
+            // A case-insensitive file system (macOS, Windows) finds `SUDO` as `sudo`: a name known only in lower
+            // case is judged as that command, but never as read-only, since elsewhere it is another program.
+            let lower = name.to_ascii_lowercase();
+            let (name, folded) = match self.kind(name) {
+                None if lower != name && self.kind(&lower).is_some() => (lower.as_str(), true),
+                _ => (name, false),
+            };
+            folded_case |= folded;
             match self.kind(name) {
                 Some(Kind::Wrapper(wrapper)) => {
                     if wrapper.privileged {
@@ -239,6 +268,10 @@ impl Table {
         }
         if privileged {
             c.class = CommandClass::Privileged;
+            c.read_only = false;
+        }
+        if folded_case && c.read_only {
+            c.class = CommandClass::Unknown;
             c.read_only = false;
         }
         c
