@@ -383,6 +383,9 @@ static DU: Flags = open(
 static WC: Flags = open(&["--files0-from"], Operands::Files);
 #[rustfmt::skip]
 static STAT: Flags = open(&["-c", "-f", "--format", "--printf"], Operands::Files);
+// `stty` prints the settings (`-a`, `-g`); any setting given as an operand changes the terminal or the device.
+#[rustfmt::skip]
+static STTY: Flags = flags(&["-F", "--file", "-f"], &[], Operands::NoneWhenReadOnly);
 #[rustfmt::skip]
 static SEQ: Flags = open(&["-f", "-s", "--format", "--separator"], Operands::Data);
 
@@ -627,6 +630,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["date"], Kind::ReadOnly(&DATE)),
     (&["hostname"], Kind::ReadOnly(&HOSTNAME)),
     (&["seq"], Kind::ReadOnly(&SEQ)),
+    (&["stty"], Kind::ReadOnly(&STTY)),
     (
         &[
             "echo", "pwd", "basename", "dirname", "true", "false", "test", "[", "which", "whereis", "type",
@@ -634,7 +638,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "locale", "tty", "cal", "expr", "yes", "sleep", "numfmt", "factor", "getconf", "lscpu",
             "lsb_release", "users", "who", "w", "logname", "env_info", "cd", "pushd", "popd", "dirs", "unset",
             "shift", "exit", "return", "break", "continue", ":", "wait", "jobs", "getopts", "times", "caller",
-            "mapfile", "readarray", "help", "tput", "clear", "stty", "mktemp", "pgrep", "pidof"
+            "mapfile", "readarray", "help", "tput", "clear", "mktemp", "pgrep", "pidof"
         ],
         Kind::ReadOnly(&DATA),
     ),
