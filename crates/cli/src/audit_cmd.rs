@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_hooks::{AuditDatabase, AuditFilter, AuditLogHook, AuditRow};
+use agent_hooks::{AuditDatabase, AuditFilter, AuditReader, AuditRow};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
@@ -30,9 +30,21 @@ pub(crate) struct AuditArgs {
     /// Print JSON lines instead of a table.
     #[arg(long)]
     json: bool,
-    /// Keep printing new rows as they are written (stop with Ctrl-C).
+    /// Keep printing new rows as they are written (stop with Ctrl-C). The connection stays open; when a query
+    /// fails, the error is shown and the next poll connects again.
     #[arg(long)]
     follow: bool,
+    /// How long to wait for a PostgreSQL server to accept the connection.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
+    connect_timeout: f64,
+}
+
+/// A positive, finite number of seconds.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 => Ok(seconds),
+        _ => Err(format!("`{text}` is not a number of seconds between 0 and 86400")),
+    }
 }
 
 pub(crate) fn run(args: &AuditArgs) -> Result<ExitCode> {
@@ -61,37 +73,56 @@ async fn query_loop(args: &AuditArgs) -> Result<()> {
     };
     let mut last_id: Option<i64> = None;
     let mut header = !args.json;
+    let mut reader = AuditReader::open(&args.db, Duration::from_secs_f64(args.connect_timeout))
+        .await
+        .map_err(one_line)?;
+    // While following, a failed query is shown once per outage and retried at the next poll.
+    let mut failing = false;
     loop {
-        let rows = fetch(&args.db, &filter).await?;
-        let fresh: Vec<&AuditRow> = rows
-            .iter()
-            .filter(|r| last_id.is_none_or(|last| r.id.is_some_and(|id| id > last)))
-            .collect();
-        if !fresh.is_empty() || header {
-            crate::emit(render(&fresh, args.json, header).trim_end())?;
-            header = false;
-        }
-        if let Some(id) = fresh.iter().filter_map(|r| r.id).max() {
-            last_id = Some(id);
+        match reader.query(&filter).await {
+            Ok(rows) => {
+                if failing {
+                    eprintln!("agent-guard audit: reading {} again", args.db);
+                    failing = false;
+                }
+                let fresh: Vec<&AuditRow> = rows
+                    .iter()
+                    .filter(|r| last_id.is_none_or(|last| r.id.is_some_and(|id| id > last)))
+                    .collect();
+                if !fresh.is_empty() || header {
+                    crate::emit(render(&fresh, args.json, header).trim_end())?;
+                    header = false;
+                }
+                if let Some(id) = fresh.iter().filter_map(|r| r.id).max() {
+                    last_id = Some(id);
+                }
+                // Following: only rows from the newest seen on; the id filter drops the ones of the same
+                // millisecond.
+                if let Some(newest) = fresh.iter().map(|r| r.ts.clone()).max() {
+                    filter.since = Some(newest);
+                }
+            }
+            Err(error) if args.follow => {
+                if !failing {
+                    eprintln!("agent-guard audit: {error}; trying again");
+                    failing = true;
+                }
+            }
+            Err(error) => return Err(one_line(error)),
         }
         if !args.follow {
+            reader.close().await;
             return Ok(());
-        }
-        // Following: only rows from the newest seen on; the id filter drops the ones of the same millisecond.
-        if let Some(newest) = fresh.iter().map(|r| r.ts.clone()).max() {
-            filter.since = Some(newest);
         }
         filter.limit = None;
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
-async fn fetch(db: &AuditDatabase, filter: &AuditFilter) -> Result<Vec<AuditRow>> {
-    // The error's own message names the database (a URL without its password) and the cause; as one line it
-    // reads better than the chain, whose every link repeats the cause.
-    AuditLogHook::query_database(db, filter)
-        .await
-        .map_err(|error| anyhow::anyhow!("{error}"))
+/// The error's own message names the database (a URL without its password) and the cause; as one line it reads
+/// better than the chain, whose every link repeats the cause.
+fn one_line(error: agent_hooks::AuditError) -> anyhow::Error {
+    anyhow::anyhow!("{error}")
 }
 
 fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {

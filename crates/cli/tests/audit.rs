@@ -8,7 +8,9 @@
     missing_docs
 )]
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -152,4 +154,77 @@ fn an_unreachable_postgres_server_is_a_clear_error_naming_the_url() {
         stderr.contains("unsupported audit database `mysql://127.0.0.1/agent`"),
         "{stderr}"
     );
+}
+
+#[test]
+fn follow_prints_the_rows_written_after_it_started() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A first session makes the database; `--follow` then starts after its rows.
+    let first = agent_guard(&["demo", "--audit-db", "audit.db"], tmp.path());
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let before = agent_guard(&["audit", "--db", "audit.db", "--json"], tmp.path());
+    let existing = String::from_utf8(before.stdout).unwrap().lines().count();
+
+    let mut follow = Command::new(env!("CARGO_BIN_EXE_agent-guard"))
+        .args(["audit", "--db", "audit.db", "--json", "--follow"])
+        .current_dir(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
+    let mut rows: Vec<Value> = Vec::new();
+    for _ in 0..existing {
+        rows.push(serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap());
+    }
+    let second = agent_guard(&["demo", "--audit-db", "audit.db"], tmp.path());
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let started = Instant::now();
+    while rows.iter().filter(|r| r["status"] == "SESSION_STOP").count() < 2 {
+        assert!(started.elapsed() < Duration::from_secs(30), "{rows:?}");
+        rows.push(serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap());
+    }
+    follow.kill().unwrap();
+    follow.wait().unwrap();
+
+    assert_eq!(rows.len(), 2 * existing, "the second session's rows, each once");
+    let ids: Vec<i64> = rows.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "in order, no repeats: {ids:?}"
+    );
+    let sessions: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["session_id"].as_str().unwrap()).collect();
+    assert_eq!(sessions.len(), 2);
+}
+
+#[test]
+fn the_connect_timeout_bounds_a_server_that_never_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A listener that accepts and never speaks: the connection attempt hangs until the timeout.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let url = format!("postgres://audit@127.0.0.1:{port}/agent");
+    let started = Instant::now();
+    let out = agent_guard(&["audit", "--db", &url, "--connect-timeout", "0.3"], tmp.path());
+    let elapsed = started.elapsed();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("no connection within 300 ms"), "{stderr}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+
+    for bad in ["0", "-1", "soon", "inf"] {
+        let out = agent_guard(&["audit", &format!("--connect-timeout={bad}")], tmp.path());
+        assert_eq!(out.status.code(), Some(2), "a usage error for {bad}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains(&format!("`{bad}`")), "{stderr}");
+    }
 }

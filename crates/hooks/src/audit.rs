@@ -386,7 +386,59 @@ impl AuditLogHook {
         db: &AuditDatabase,
         filter: &AuditFilter,
     ) -> Result<Vec<AuditRow>, AuditError> {
-        store::query(db, filter, AuditConfig::default().connect_timeout).await
+        let mut reader = AuditReader::open(db, AuditConfig::default().connect_timeout).await?;
+        let rows = reader.query(filter).await;
+        reader.close().await;
+        rows
+    }
+}
+
+/// A connection to an audit database held open for repeated queries, as `agent-guard audit --follow` makes them.
+/// After a failed query the connection is dropped and the next query connects again, so a reader outlives a
+/// server restart.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use agent_hooks::{AuditConfig, AuditDatabase, AuditFilter, AuditLogHook, AuditReader};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = AuditDatabase::SqliteFile(dir.path().join("audit.db"));
+/// let log = AuditLogHook::open_database(&db, AuditConfig::default()).await.unwrap();
+/// log.flush().await.unwrap();
+/// let mut reader = AuditReader::open(&db, std::time::Duration::from_secs(5)).await.unwrap();
+/// assert!(reader.query(&AuditFilter::default()).await.unwrap().is_empty());
+/// reader.close().await;
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct AuditReader {
+    inner: store::Reader,
+}
+
+impl AuditReader {
+    /// Connects to `db`.
+    ///
+    /// # Errors
+    /// [`AuditError::Open`] naming the database (a URL without its password) when a SQLite file does not exist or
+    /// cannot be opened, or a PostgreSQL server does not answer within `connect_timeout`.
+    pub async fn open(db: &AuditDatabase, connect_timeout: Duration) -> Result<Self, AuditError> {
+        Ok(Self {
+            inner: store::Reader::open(db, connect_timeout).await?,
+        })
+    }
+
+    /// The rows that pass `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`AuditError::Query`] when the query fails (the connection is then dropped, and the next query connects
+    /// again), or [`AuditError::Open`] when connecting again fails.
+    pub async fn query(&mut self, filter: &AuditFilter) -> Result<Vec<AuditRow>, AuditError> {
+        self.inner.query(filter).await
+    }
+
+    /// Closes the connection.
+    pub async fn close(self) {
+        self.inner.close().await;
     }
 }
 

@@ -86,6 +86,7 @@ mod time;
 pub use audit::AuditConfig;
 pub use audit::AuditFilter;
 pub use audit::AuditLogHook;
+pub use audit::AuditReader;
 pub use audit::AuditRow;
 pub use audit::AuditStatus;
 pub use audit::PREVIEW_CHARS;

@@ -299,69 +299,117 @@ where
 }
 
 /// The rows of `db` that pass `filter`, oldest first, read through a connection of its own.
-pub(crate) async fn query(
-    db: &AuditDatabase,
-    filter: &AuditFilter,
+/// A read connection to an audit database, held for repeated queries (`agent-guard audit --follow`). After a failed
+/// query the connection is dropped and the next query connects again, so a restarted server is picked up.
+#[derive(Debug)]
+pub(crate) struct Reader {
+    source: ReadSource,
+    conn: Option<ReadConn>,
     connect_timeout: Duration,
-) -> Result<Vec<AuditRow>, AuditError> {
-    let target = db.to_string();
-    let since = filter.since.as_deref().map(time::normalize_bound);
-    let query_error = |source| AuditError::Query {
-        target: target.clone(),
-        source,
-    };
-    match db {
-        AuditDatabase::SqliteFile(path) => {
-            let options = sqlite_file_options(path).create_if_missing(false);
-            query_sqlite(options, filter, since, &target).await
-        }
-        AuditDatabase::SqliteUrl(url) => {
-            let options = SqliteConnectOptions::from_str(url).map_err(|source| AuditError::Open {
-                target: target.clone(),
-                source,
-            })?;
-            query_sqlite(options, filter, since, &target).await
-        }
-        AuditDatabase::Postgres(url) => {
-            let options = postgres_options(url, &target)?;
-            let mut conn = connect_postgres(&options, connect_timeout, &target).await?;
-            let rows = select_statement::<Postgres>(filter, since)
-                .build()
-                .fetch_all(&mut conn)
+    target: String,
+}
+
+/// How a [`Reader`] connects.
+#[derive(Debug)]
+enum ReadSource {
+    Sqlite(SqliteConnectOptions),
+    Postgres(PgConnectOptions),
+}
+
+#[derive(Debug)]
+enum ReadConn {
+    Sqlite(SqliteConnection),
+    Postgres(PgConnection),
+}
+
+impl Reader {
+    /// Connects to `db` (a SQLite file must exist; a PostgreSQL server must answer within `connect_timeout`).
+    pub(crate) async fn open(db: &AuditDatabase, connect_timeout: Duration) -> Result<Self, AuditError> {
+        let target = db.to_string();
+        let source = match db {
+            AuditDatabase::SqliteFile(path) => {
+                ReadSource::Sqlite(sqlite_file_options(path).create_if_missing(false))
+            }
+            AuditDatabase::SqliteUrl(url) => {
+                ReadSource::Sqlite(SqliteConnectOptions::from_str(url).map_err(|source| {
+                    AuditError::Open {
+                        target: target.clone(),
+                        source,
+                    }
+                })?)
+            }
+            AuditDatabase::Postgres(url) => ReadSource::Postgres(postgres_options(url, &target)?),
+        };
+        let mut reader = Self {
+            source,
+            conn: None,
+            connect_timeout,
+            target,
+        };
+        reader.conn = Some(reader.connect().await?);
+        Ok(reader)
+    }
+
+    async fn connect(&self) -> Result<ReadConn, AuditError> {
+        match &self.source {
+            ReadSource::Sqlite(options) => {
+                options
+                    .connect()
+                    .await
+                    .map(ReadConn::Sqlite)
+                    .map_err(|source| AuditError::Open {
+                        target: self.target.clone(),
+                        source,
+                    })
+            }
+            ReadSource::Postgres(options) => connect_postgres(options, self.connect_timeout, &self.target)
                 .await
-                .map_err(query_error)?;
-            let parsed = rows.iter().map(|row| read_row(row, &target)).collect();
-            let _closed = conn.close().await;
-            parsed
+                .map(ReadConn::Postgres),
         }
+    }
+
+    /// The rows that pass `filter`, oldest first.
+    pub(crate) async fn query(&mut self, filter: &AuditFilter) -> Result<Vec<AuditRow>, AuditError> {
+        let mut conn = match self.conn.take() {
+            Some(conn) => conn,
+            None => self.connect().await?,
+        };
+        let since = filter.since.as_deref().map(time::normalize_bound);
+        let fetched = match &mut conn {
+            ReadConn::Sqlite(c) => select_statement::<Sqlite>(filter, since)
+                .build()
+                .fetch_all(c)
+                .await
+                .map(|rows| rows.iter().map(|row| read_row(row, &self.target)).collect()),
+            ReadConn::Postgres(c) => select_statement::<Postgres>(filter, since)
+                .build()
+                .fetch_all(c)
+                .await
+                .map(|rows| rows.iter().map(|row| read_row(row, &self.target)).collect()),
+        };
+        match fetched {
+            Ok(rows) => {
+                self.conn = Some(conn);
+                rows
+            }
+            // The connection is left dropped: the next query connects again.
+            Err(source) => Err(AuditError::Query {
+                target: self.target.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Closes the connection politely (SQLite checkpoints); a failure here loses nothing that was read.
+    pub(crate) async fn close(mut self) {
+        let _closed = match self.conn.take() {
+            Some(ReadConn::Sqlite(conn)) => conn.close().await,
+            Some(ReadConn::Postgres(conn)) => conn.close().await,
+            None => Ok(()),
+        };
     }
 }
 
-async fn query_sqlite(
-    options: SqliteConnectOptions,
-    filter: &AuditFilter,
-    since: Option<String>,
-    target: &str,
-) -> Result<Vec<AuditRow>, AuditError> {
-    let mut conn = options.connect().await.map_err(|source| AuditError::Open {
-        target: target.to_owned(),
-        source,
-    })?;
-    let rows = select_statement::<Sqlite>(filter, since)
-        .build()
-        .fetch_all(&mut conn)
-        .await
-        .map_err(|source| AuditError::Query {
-            target: target.to_owned(),
-            source,
-        })?;
-    let parsed = rows.iter().map(|row| read_row(row, target)).collect();
-    // Closing politely lets SQLite checkpoint; a failure here loses nothing that was read.
-    let _closed = conn.close().await;
-    parsed
-}
-
-/// The options of a SQLite file.
 pub(crate) fn sqlite_file_options(path: &Path) -> SqliteConnectOptions {
     SqliteConnectOptions::new().filename(path)
 }

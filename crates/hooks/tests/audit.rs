@@ -14,8 +14,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_hooks::{
-    AgentHook, AuditConfig, AuditDatabase, AuditError, AuditFilter, AuditLogHook, CallStatus, HookError,
-    PREVIEW_CHARS, SESSION_TOOL_NAME, SqliteConnectOptions,
+    AgentHook, AuditConfig, AuditDatabase, AuditError, AuditFilter, AuditLogHook, AuditReader, CallStatus,
+    HookError, PREVIEW_CHARS, SESSION_TOOL_NAME, SqliteConnectOptions,
 };
 use behaviour::{post_ctx, stop_ctx};
 use sqlx::{ConnectOptions, Executor};
@@ -62,6 +62,19 @@ async fn rows_recorded_directly_and_the_query_filters() {
     behaviour::rows_recorded_directly_and_the_query_filters(&sqlite_file(&dir)).await;
     // Querying never creates a file: a missing one is an error, not an empty log.
     let missing = AuditLogHook::query(&dir.path().join("missing.db"), &AuditFilter::default()).await;
+    assert!(matches!(missing, Err(AuditError::Open { .. })), "{missing:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_reader_sees_later_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    behaviour::a_held_reader_sees_later_rows(&sqlite_file(&dir)).await;
+    // A reader never creates a file either.
+    let missing = AuditReader::open(
+        &AuditDatabase::SqliteFile(dir.path().join("missing.db")),
+        Duration::from_secs(1),
+    )
+    .await;
     assert!(matches!(missing, Err(AuditError::Open { .. })), "{missing:?}");
 }
 

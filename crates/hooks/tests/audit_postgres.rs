@@ -21,8 +21,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use agent_hooks::{
-    AgentHook, AuditConfig, AuditDatabase, AuditError, AuditFilter, AuditLogHook, AuditRow, CallStatus,
-    HookError,
+    AgentHook, AuditConfig, AuditDatabase, AuditError, AuditFilter, AuditLogHook, AuditReader, AuditRow,
+    CallStatus, HookError,
 };
 use behaviour::{post_ctx, stop_ctx};
 use pg::PgServer;
@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         a_cancelled_run_still_gets_one_row_per_call_and_the_stop_row,
         rows_recorded_directly_and_the_query_filters,
         migrations_are_idempotent_and_reopening_keeps_earlier_rows,
+        a_held_reader_sees_later_rows,
         every_url_form_selects_postgres,
         an_unreachable_server_is_an_error_naming_the_url,
         a_write_the_server_refuses_is_reported_at_stop,
@@ -138,6 +139,10 @@ async fn a_cancelled_run_still_gets_one_row_per_call_and_the_stop_row(server: &P
 
 async fn rows_recorded_directly_and_the_query_filters(server: &PgServer) {
     behaviour::rows_recorded_directly_and_the_query_filters(&fresh_database(server, "filters")).await;
+}
+
+async fn a_held_reader_sees_later_rows(server: &PgServer) {
+    behaviour::a_held_reader_sees_later_rows(&fresh_database(server, "reader")).await;
 }
 
 async fn migrations_are_idempotent_and_reopening_keeps_earlier_rows(server: &PgServer) {
@@ -278,8 +283,17 @@ async fn a_lost_server_is_reported_and_the_writer_connects_again(server: &PgServ
             .await;
     }
     audit.flush().await.unwrap();
+    let mut reader = AuditReader::open(&database(&url), Duration::from_secs(2))
+        .await
+        .unwrap();
+    assert_eq!(reader.query(&AuditFilter::default()).await.unwrap().len(), 3);
 
     server.stop();
+    let lost = reader.query(&AuditFilter::default()).await;
+    assert!(
+        matches!(lost, Err(AuditError::Query { .. } | AuditError::Open { .. })),
+        "{lost:?}"
+    );
     for step in 4..=5 {
         let started = Instant::now();
         audit
@@ -309,4 +323,7 @@ async fn a_lost_server_is_reported_and_the_writer_connects_again(server: &PgServ
         [1, 2, 3, 6, 7],
         "the rows before and after, and the stop row"
     );
+    // The reader held across the restart connects again on its next query.
+    assert_eq!(reader.query(&AuditFilter::default()).await.unwrap().len(), 5);
+    reader.close().await;
 }

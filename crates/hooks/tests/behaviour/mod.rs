@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_hooks::{
-    AgentHook, AuditConfig, AuditDatabase, AuditFilter, AuditLogHook, AuditRow, AuditStatus, CallStatus,
-    CancellationHook, HookRegistry, PREVIEW_CHARS, PostToolUseContext, PreToolUseContext, SESSION_TOOL_NAME,
-    SessionContext, SessionStopContext,
+    AgentHook, AuditConfig, AuditDatabase, AuditFilter, AuditLogHook, AuditReader, AuditRow, AuditStatus,
+    CallStatus, CancellationHook, HookRegistry, PREVIEW_CHARS, PostToolUseContext, PreToolUseContext,
+    SESSION_TOOL_NAME, SessionContext, SessionStopContext,
 };
 use agent_tool_traits::{
     CancelRegistry, DecidedBy, Decision, Layer, Provenance, ToolCall, ToolOutput, Verdict,
@@ -336,4 +336,37 @@ pub(crate) async fn reopening_keeps_earlier_rows(db: &AuditDatabase) {
         audit.on_session_stop(&stop_ctx(run, false)).await.unwrap();
     }
     assert_eq!(rows(db, None).await.len(), 4);
+}
+
+/// A reader held open (as `agent-guard audit --follow` holds it) sees the rows written after it connected, and
+/// answers each filter on the same connection.
+pub(crate) async fn a_held_reader_sees_later_rows(db: &AuditDatabase) {
+    let audit = open(db).await;
+    audit
+        .post_tool_use(&post_ctx("s1", 1, "read_file", CallStatus::Ok, "first"))
+        .await;
+    audit.flush().await.unwrap();
+    let mut reader = AuditReader::open(db, Duration::from_secs(5)).await.unwrap();
+    let all = AuditFilter::default();
+    assert_eq!(reader.query(&all).await.unwrap().len(), 1);
+
+    audit
+        .post_tool_use(&post_ctx("s1", 2, "run_bash", CallStatus::Fail, "second"))
+        .await;
+    audit.on_session_stop(&stop_ctx("s1", false)).await.unwrap();
+    let rows = reader.query(&all).await.unwrap();
+    let statuses: Vec<AuditStatus> = rows.iter().map(|row| row.status).collect();
+    assert_eq!(
+        statuses,
+        [AuditStatus::Ok, AuditStatus::Fail, AuditStatus::SessionStop],
+        "both calls and the stop row, oldest first"
+    );
+    let bash = AuditFilter {
+        tool: Some("run_bash".into()),
+        ..AuditFilter::default()
+    };
+    let only = reader.query(&bash).await.unwrap();
+    assert_eq!(only.len(), 1);
+    assert_eq!(only[0].output_preview, "second");
+    reader.close().await;
 }
