@@ -90,6 +90,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         values: Vec::new(),
         numeric_claims: Vec::new(),
         defined: Vec::new(),
+        variable_paths: Vec::new(),
     };
     match parse_checked(source) {
         Ok(script) => walker.script(&script, Ctx::TOP),
@@ -108,6 +109,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         }
     }
     walker.judge_arithmetic();
+    walker.resolve_variable_paths();
     walker.out
 }
 
@@ -157,6 +159,19 @@ struct Walker<'t> {
     numeric_claims: Vec<(String, Option<usize>)>,
     /// Every function the line defines.
     defined: Vec<String>,
+    /// Files named by a variable and a static rest (`cat $f`, `cat "${dir}/x"`), resolved at the end with the values
+    /// the line gives the variable, so that `f=.env; cat $f` meets the rules of `.env`.
+    variable_paths: Vec<VariablePath>,
+}
+
+/// A file access whose path starts with a variable.
+#[derive(Debug)]
+struct VariablePath {
+    name: String,
+    rest: String,
+    via: AccessVia,
+    command: Option<usize>,
+    write: bool,
 }
 
 /// What the line gives one variable.
@@ -1142,6 +1157,44 @@ impl Walker<'_> {
     }
 
     /// Judges what arithmetic evaluated, now that every value the line gives each variable is known.
+    /// Every value the line gives a variable that names a file is a path the file may have; values only known at
+    /// run time stay unseen, as before.
+    fn resolve_variable_paths(&mut self) {
+        for unseen in std::mem::take(&mut self.variable_paths) {
+            let Some(facts) = self.vars.get(&unseen.name) else {
+                continue;
+            };
+            let mut paths: Vec<String> = Vec::new();
+            for value in &facts.values {
+                // An unquoted variable splits into words: each may be a file, the last one with the rest.
+                let words: Vec<&str> = value.split_whitespace().collect();
+                if let Some((last, first)) = words.split_last()
+                    && !first.is_empty()
+                {
+                    paths.extend(first.iter().map(|w| (*w).to_owned()));
+                    paths.push(format!("{last}{}", unseen.rest));
+                }
+                paths.push(format!("{value}{}", unseen.rest));
+            }
+            for path in paths.into_iter().filter(|p| !p.is_empty()) {
+                let access = FileAccess {
+                    path,
+                    command: unseen.command,
+                    via: unseen.via,
+                    literal: false,
+                };
+                let list = if unseen.write {
+                    &mut self.out.writes
+                } else {
+                    &mut self.out.reads
+                };
+                if !list.contains(&access) {
+                    list.push(access);
+                }
+            }
+        }
+    }
+
     fn judge_arithmetic(&mut self) {
         for (name, parent) in std::mem::take(&mut self.numeric_claims) {
             if self.defined.contains(&name) {
@@ -1389,7 +1442,18 @@ impl Walker<'_> {
                 self.finding(decision, reason, command);
             }
         }
-        let Some(path) = w.path() else { return };
+        let Some(path) = w.path() else {
+            if let Some((name, rest)) = variable_path(w) {
+                self.variable_paths.push(VariablePath {
+                    name: name.to_owned(),
+                    rest: rest.to_owned(),
+                    via: *via,
+                    command,
+                    write,
+                });
+            }
+            return;
+        };
         let access = FileAccess {
             path,
             command,
@@ -1478,6 +1542,23 @@ impl Walker<'_> {
 
 /// The text of a word that holds no expansion (a bracket that looks like a glob aside: `a[1]` names an element,
 /// and a file name it may match is a plain name too).
+/// A word that is one variable and a static rest (`$f`, `${dir}/x`): the variable's name and the rest.
+fn variable_path(w: &Word) -> Option<(&str, &str)> {
+    if w.reexpands || w.error.is_some() || !w.embedded.is_empty() {
+        return None;
+    }
+    let after = w.text.strip_prefix('$')?;
+    let (name, rest) = match after.strip_prefix('{') {
+        Some(braced) => braced.split_once('}')?,
+        None => after.split_at(
+            after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len()),
+        ),
+    };
+    (arith::is_name(name) && !rest.contains(['$', '`'])).then_some((name, rest))
+}
+
 fn static_text(w: &Word) -> Option<&str> {
     let plain = w.literal
         || (w.anchor == Anchor::Static

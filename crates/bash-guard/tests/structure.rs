@@ -85,6 +85,19 @@ fn git_reads_the_repository_it_is_pointed_at() {
 }
 
 #[test]
+fn a_variable_naming_a_file_is_read_as_each_value_the_line_gives_it() {
+    let analysis = guard().analyze(
+        "f=.env; cat $f; d=/etc; grep root \"${d}/passwd\"; for n in a.txt b.txt; do wc -l \"$n\"; done; cat \"$UNSET\"",
+    );
+    let reads: Vec<&str> = analysis.reads.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(reads, vec![".env", "/etc/passwd", "a.txt", "b.txt"]);
+    assert!(analysis.reads.iter().all(|r| !r.literal));
+    let analysis = guard().analyze("out=/etc/hosts; sort -o $out list.txt");
+    let writes: Vec<&str> = analysis.writes.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(writes, vec!["/etc/hosts"]);
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));
