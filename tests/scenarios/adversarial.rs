@@ -68,6 +68,7 @@ classes! {
     project_settings_enabling_bypass => "project-settings-bypass",
     permissive_modes_reading_outside_the_roots => "permissive-mode-reads",
     arithmetic_evaluation_of_values => "arithmetic-evaluation",
+    globs_expanded_against_the_file_system => "glob-expansion",
 }
 
 /// A hook's allow (or ask) never turns a deny into anything weaker, nor an ask of steps 1–4 into an allow.

@@ -218,13 +218,16 @@ impl Guard {
                     for file in list {
                         // A relative path used after a `cd` may mean a file under the new directory: every place it
                         // may name is checked, so that `cd ~/.ssh && cat id_rsa` meets the rules of `~/.ssh`.
-                        for moved in moves.candidates(&file.path, file.command) {
-                            if let Some(check) = self.check_path(&moved, access, &mut findings) {
+                        let mut places = moves.candidates(&file.path, file.command);
+                        places.push(file.path.clone());
+                        for place in &places {
+                            if let Some(check) = self.check_path(place, access, &mut findings) {
                                 paths.push((access, check));
                             }
-                        }
-                        if let Some(check) = self.check_path(&file.path, access, &mut findings) {
-                            paths.push((access, check));
+                            // A glob names the files it matches when the command runs: each is checked too.
+                            if !file.literal {
+                                self.check_glob(place, access, &mut findings, &mut paths);
+                            }
                         }
                     }
                 }
@@ -296,6 +299,33 @@ impl Guard {
             analysis,
             paths,
             findings,
+        }
+    }
+
+    /// Checks every file the shell glob `pattern` matches now (nothing for a pattern without a glob character).
+    /// A pattern whose matches cannot all be checked asks, naming why.
+    fn check_glob(
+        &self,
+        pattern: &str,
+        access: FileAccess,
+        findings: &mut Vec<Verdict>,
+        paths: &mut Vec<(FileAccess, PathCheck)>,
+    ) {
+        let Some(sandbox) = &self.sandbox else {
+            return;
+        };
+        let matches = sandbox.glob(pattern, MAX_GLOB_MATCHES);
+        if let Some(why) = matches.incomplete {
+            findings.push(Verdict::new(
+                Decision::Ask,
+                format!("the glob `{pattern}` cannot be checked file by file: {why}"),
+                Provenance::layer(Layer::Sandbox),
+            ));
+        }
+        for path in &matches.paths {
+            if let Some(check) = self.check_path(path, access, findings) {
+                paths.push((access, check));
+            }
         }
     }
 
@@ -374,6 +404,10 @@ struct DirectoryMoves {
 
 /// More combinations of chained relative moves than this are not followed; the call is asked instead.
 const MAX_MOVE_TARGETS: usize = 16;
+
+/// The most files one glob may match and still be checked one by one (a few milliseconds of checks); a larger
+/// expansion asks.
+const MAX_GLOB_MATCHES: usize = 2048;
 
 impl DirectoryMoves {
     fn of(analysis: &CommandAnalysis) -> Self {

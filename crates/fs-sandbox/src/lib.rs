@@ -52,6 +52,7 @@
 
 mod config;
 mod error;
+mod glob;
 mod open;
 mod protected;
 mod resolve;
@@ -64,6 +65,7 @@ pub use config::RootSpec;
 pub use config::SandboxConfig;
 pub use error::Result;
 pub use error::SandboxError;
+pub use glob::GlobMatches;
 pub use open::OpenOptions;
 pub use open::open_beneath;
 pub use protected::ProtectedPaths;

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::config::{Access, Root, RootKind, SandboxConfig};
 use crate::error::{Result, SandboxError};
+use crate::glob::{self, GlobMatches};
 use crate::open::{OpenOptions, open_checked};
 use crate::protected::ProtectedPaths;
 use crate::resolve::{self, Failure, MAX_LINKS, Resolution};
@@ -239,6 +240,22 @@ impl PathSandbox {
             through_symlink: evaluation.through_symlink,
             protected: evaluation.protected,
             verdict,
+        }
+    }
+
+    /// Expands the shell glob `pattern` (`*`, `?`, `[…]` in any component, `**` at any depth) against the file
+    /// system as it is now, as the shell will expand it when the command runs, with at most `limit` matches. Each
+    /// match is then checked like any path, so that `cat .e*` meets the protection of `.env` and `cat docs/*` a
+    /// link in `docs/` that leads outside the roots. A pattern without a glob character, or one that cannot be
+    /// expanded at all (no home for `~`, a NUL byte), matches nothing here: its own [`PathSandbox::check`] reports
+    /// it.
+    pub fn glob(&self, pattern: &str, limit: usize) -> GlobMatches {
+        if !glob::has_glob(pattern) || pattern.contains('\0') {
+            return GlobMatches::default();
+        }
+        match self.expand(pattern) {
+            Ok(expanded) => glob::expand(&expanded, &self.cwd_given, limit),
+            Err(_) => GlobMatches::default(),
         }
     }
 

@@ -435,3 +435,86 @@ fn the_sandbox_is_send_and_sync() {
     shared::<agent_fs_sandbox::PathSandbox>();
     shared::<agent_fs_sandbox::CanonicalPath>();
 }
+
+/// The matches of `pattern`, relative to the fixture's base, sorted.
+fn glob(fixture: &common::Fixture, pattern: &str, limit: usize) -> (Vec<String>, Option<String>) {
+    let matches = fixture.sandbox().glob(pattern, limit);
+    let mut paths: Vec<String> = matches
+        .paths
+        .iter()
+        .map(|p| {
+            std::path::Path::new(p)
+                .strip_prefix(&fixture.base)
+                .map_or_else(|_| p.clone(), |rest| rest.display().to_string())
+        })
+        .collect();
+    paths.sort();
+    (paths, matches.incomplete)
+}
+
+#[test]
+fn globs_expand_as_the_shell_expands_them() {
+    let f = common::fixture();
+    // A leading `.` must be written to match hidden names; then `.` and `..` match too.
+    let (env, incomplete) = glob(&f, ".e*", 100);
+    assert_eq!(env, ["proj/.env", "proj/.env.example", "proj/.env.local"]);
+    assert_eq!(incomplete, None);
+    assert_eq!(glob(&f, ".[e]nv", 100).0, ["proj/.env"]);
+    assert_eq!(glob(&f, ".?", 100).0, ["proj/.."]);
+    let (src, _) = glob(&f, "src/*", 100);
+    assert_eq!(src, ["proj/src/lib", "proj/src/main.rs"]);
+    // `*` never reaches a hidden name, but it does reach links, whose targets the check then resolves.
+    let (top, _) = glob(&f, "*", 100);
+    assert!(!top.iter().any(|p| p.contains("/.env")), "{top:?}");
+    assert!(top.contains(&"proj/link_out_file".to_owned()), "{top:?}");
+    // Through a link to a directory outside, and through `~`.
+    assert_eq!(
+        glob(&f, "link_out_dir/*.txt", 100).0,
+        ["proj/link_out_dir/secret.txt"]
+    );
+    assert_eq!(glob(&f, "~/.b*", 100).0, ["home/.bashrc"]);
+    assert_eq!(
+        glob(&f, "../out*/s*", 100).0,
+        ["proj/../outside/secret.txt", "proj/../outside/sub"]
+    );
+    // A literal component after a glob: only names that exist.
+    assert_eq!(
+        glob(&f, "*/main.rs", 100).0,
+        [
+            "proj/chain_in1/main.rs",
+            "proj/chain_in2/main.rs",
+            "proj/link_in/main.rs",
+            "proj/src/main.rs"
+        ]
+    );
+    assert!(glob(&f, "*/nothing.rs", 100).0.is_empty());
+    // `**` reaches every depth.
+    assert!(
+        glob(&f, "src/**/*.rs", 100)
+            .0
+            .contains(&"proj/src/lib/deep/file.rs".to_owned())
+    );
+    // No glob, nothing to expand: the path's own check covers it.
+    assert!(glob(&f, "src/main.rs", 100).0.is_empty());
+    // Past the limit the expansion says so.
+    let (few, incomplete) = glob(&f, "*", 3);
+    assert_eq!(few.len(), 3);
+    assert!(incomplete.unwrap().contains("more than 3 paths match"));
+}
+
+#[test]
+fn every_glob_match_meets_the_checks_of_its_own_path() {
+    let f = common::fixture();
+    let sandbox = f.sandbox();
+    let decisions = |pattern: &str| -> Vec<Decision> {
+        sandbox
+            .glob(pattern, 100)
+            .paths
+            .iter()
+            .map(|p| sandbox.check(p, Read).decision())
+            .collect()
+    };
+    assert!(decisions(".e*").contains(&Ask), "`.env` is protected");
+    assert!(decisions("link_out_*").contains(&Deny), "a link out of the roots");
+    assert!(decisions("docs/*").iter().all(|d| *d == Allow));
+}
