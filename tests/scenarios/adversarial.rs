@@ -69,6 +69,7 @@ classes! {
     permissive_modes_reading_outside_the_roots => "permissive-mode-reads",
     arithmetic_evaluation_of_values => "arithmetic-evaluation",
     globs_expanded_against_the_file_system => "glob-expansion",
+    directories_whose_content_is_denied => "directory-reads",
 }
 
 /// A hook's allow (or ask) never turns a deny into anything weaker, nor an ask of steps 1–4 into an allow.

@@ -360,7 +360,14 @@ fn path_regex(pattern: &PathPattern, rule: &Rule, anchors: &Anchors) -> Result<O
         glob.push_str("**/");
     }
     glob.push_str(&pattern.glob);
-    let glob = glob.trim_end_matches('/');
+    let mut glob = glob.trim_end_matches('/');
+    // A deny or ask rule on everything beneath a directory (`Read(./secrets/**)`) also covers the directory itself:
+    // listing or searching it reads what the rule protects. An allow rule stays as written (stricter).
+    if rule.behavior != Decision::Allow {
+        while let Some(directory) = glob.strip_suffix("/**") {
+            glob = directory;
+        }
+    }
     let glob = if glob.is_empty() { "/" } else { glob };
     let compiled = globset::GlobBuilder::new(glob)
         .literal_separator(true)
@@ -474,6 +481,54 @@ mod tests {
             path_hit(&c, "Edit", "/proj/.env"),
             None,
             "path rules are per tool"
+        );
+    }
+
+    #[test]
+    fn a_deny_or_ask_on_everything_beneath_a_directory_covers_the_directory() {
+        let c = compiled(&[
+            ("Read(./secrets/**)", Decision::Deny, Source::User),
+            ("Read(~/.aws/**/**)", Decision::Ask, Source::User),
+            ("Read(./public/**)", Decision::Allow, Source::User),
+        ]);
+        // Listing or searching `secrets` reads what the rule protects.
+        assert_eq!(path_hit(&c, "Read", "/proj/secrets"), Some(0));
+        assert_eq!(path_hit(&c, "Read", "/proj/secrets/a/key"), Some(0));
+        assert_eq!(
+            path_hit(&c, "Read", "/proj/secrets-old"),
+            None,
+            "a sibling is not the directory"
+        );
+        assert_eq!(
+            c.lookup(
+                Decision::Ask,
+                Subject::Path {
+                    tool: "Read",
+                    path: Path::new("/home/u/.aws")
+                }
+            ),
+            Some(1)
+        );
+        // An allow rule grants exactly what it says: the directory itself is not read by it.
+        assert_eq!(
+            c.lookup(
+                Decision::Allow,
+                Subject::Path {
+                    tool: "Read",
+                    path: Path::new("/proj/public")
+                }
+            ),
+            None
+        );
+        assert_eq!(
+            c.lookup(
+                Decision::Allow,
+                Subject::Path {
+                    tool: "Read",
+                    path: Path::new("/proj/public/a")
+                }
+            ),
+            Some(2)
         );
     }
 
