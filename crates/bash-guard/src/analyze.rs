@@ -13,12 +13,17 @@ use crate::parse::{
     Simple, Target,
 };
 use crate::prescan;
-use crate::word::{self, Anchor, Embedded, Word};
+use crate::word::{self, Anchor, Embedded, Segment, Word};
 
 /// How deeply code inside code (`bash -c "$(eval …)"`) is followed; deeper is a safety ask.
 pub(crate) const MAX_DEPTH: usize = 24;
 /// How many words one brace expansion may produce before the analysis stops enumerating them.
 const BRACE_LIMIT: usize = 256;
+/// The word a process substitution stands as: a pipe to or from code that is analysed on its own.
+const PROCESS_SUBSTITUTION: &str = "<(…)";
+/// How many paths the values of the variables in one word may combine into before the word counts as only known
+/// at run time.
+const PATH_LIMIT: usize = 64;
 
 /// The context a command is met in.
 #[derive(Debug, Clone, Copy)]
@@ -159,19 +164,60 @@ struct Walker<'t> {
     numeric_claims: Vec<(String, Option<usize>)>,
     /// Every function the line defines.
     defined: Vec<String>,
-    /// Files named by a variable and a static rest (`cat $f`, `cat "${dir}/x"`), resolved at the end with the values
-    /// the line gives the variable, so that `f=.env; cat $f` meets the rules of `.env`.
+    /// Files named by words of text and variables (`cat $f`, `cat "${dir}/x"`), resolved at the end with the values
+    /// the line gives the variables, so that `f=.env; cat $f` meets the rules of `.env`.
     variable_paths: Vec<VariablePath>,
 }
 
-/// A file access whose path starts with a variable.
+/// A file access whose path holds variables.
 #[derive(Debug)]
 struct VariablePath {
-    name: String,
-    rest: String,
+    /// The word as written, for a reason.
+    text: String,
+    segments: Vec<Segment>,
     via: AccessVia,
     command: Option<usize>,
     write: bool,
+    /// Where the word is expanded: a variable the line had not certainly set there comes from elsewhere.
+    moment: Moment,
+}
+
+/// A path being built from the segments of a word.
+#[derive(Debug, Clone, Default)]
+struct Partial {
+    path: String,
+    /// An unquoted value in it holds blanks: bash splits it into words there.
+    split: bool,
+    /// It ends with `~` or `.` standing for a directory, which only `/` or the end may follow (`${PWD}x` is a
+    /// sibling of the working directory, not a file in it).
+    open: bool,
+}
+
+impl Partial {
+    /// Appends text, or an anchor; `None` when the text would make an open anchor into another name.
+    fn push(&mut self, text: &str, anchor: bool) -> Option<()> {
+        if self.open && !text.is_empty() && !text.starts_with('/') {
+            return None;
+        }
+        self.path.push_str(text);
+        if anchor || !text.is_empty() {
+            self.open = anchor;
+        }
+        Some(())
+    }
+}
+
+/// A value the line gives a variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Value {
+    /// Known text: a literal, or a number the shell computes (kept as `0`).
+    Text(String),
+    /// A path the shell makes from the home or working directory, or a glob pattern, written as
+    /// `FileAccess::path` writes it (`~/p` for `x=~/p` or `x=$HOME/p`, `./p`, `*.py` for `for x in *.py`): known
+    /// as a file, only known at run time as text.
+    Path(String),
+    /// Only known at run time.
+    Unknown,
 }
 
 /// What the line gives one variable.
@@ -179,6 +225,8 @@ struct VariablePath {
 struct Facts {
     /// The literal values it assigns (a number an arithmetic assignment produces is kept as `0`).
     values: Vec<String>,
+    /// The paths it assigns ([`Value::Path`]): files the variable names, text only known at run time.
+    paths: Vec<String>,
     /// Some assignment gives a value only known at run time (`read x`, `x=$(cat f)`, `x+=…`).
     unknown: bool,
     /// Declared with `-i`: every value assigned to it is evaluated as arithmetic.
@@ -435,9 +483,10 @@ impl Walker<'_> {
                     }
                 },
                 Arg::ProcSub(script) => {
-                    let mut w = Word::literal("<(…)");
+                    let mut w = Word::literal(PROCESS_SUBSTITUTION);
                     w.literal = false;
                     w.anchor = Anchor::Dynamic;
+                    w.segments = None;
                     words.push(w);
                     substitutions.push(script);
                 }
@@ -510,20 +559,20 @@ impl Walker<'_> {
             // shell's variable too when the command is a special builtin): a possible value, never a certain one.
             if !words.is_empty() {
                 let known = match &assignment.elements {
-                    Some(_) => None,
-                    None if assignment.append => None,
-                    None => self.known_value(value, index),
+                    Some(_) => Value::Unknown,
+                    None if assignment.append => Value::Unknown,
+                    None => self.assigned(value, index),
                 };
                 self.assign_element(name, known);
             } else {
                 match &assignment.elements {
                     Some(elements) if !assignment.append => self.assign_array(name, elements.as_deref()),
-                    Some(_) => self.assign(name, None),
+                    Some(_) => self.assign(name, Value::Unknown),
                     None => {
                         let known = if assignment.append {
-                            None
+                            Value::Unknown
                         } else {
-                            self.known_value(value, index)
+                            self.assigned(value, index)
                         };
                         if assignment.index.is_some() {
                             self.assign_element(name, known);
@@ -584,10 +633,10 @@ impl Walker<'_> {
             self.finding(decision, reason, Some(index));
         }
         for (w, via) in &classified.reads {
-            self.access(w, via, Some(index), false);
+            self.access(w, via, Some(index), false, ctx);
         }
         for (w, via) in &classified.writes {
-            self.access(w, via, Some(index), true);
+            self.access(w, via, Some(index), true, ctx);
         }
         let nested = Ctx {
             parent: Some(index),
@@ -755,7 +804,7 @@ impl Walker<'_> {
                         parent,
                     });
                 }
-                Operand::Assign(name) => self.assign(&name, Some("0".to_owned())),
+                Operand::Assign(name) => self.assign(&name, Value::Text("0".to_owned())),
                 Operand::Unknown(source) => self.unknown_operand(&source, context, parent),
                 Operand::Output { body, backticks } => self.output_operand(&body, backticks, context, parent),
                 Operand::Subscript(inner) => self.arithmetic_operands(&inner, ctx, parent, depth + 1),
@@ -838,17 +887,30 @@ impl Walker<'_> {
         numeric
     }
 
-    /// The value an assignment gives, when the analysis knows it: a literal, the number `$((…))` produces, or the
-    /// output of a command that prints only a number.
-    fn known_value(&mut self, w: &Word, parent: Option<usize>) -> Option<String> {
+    /// The value the assignment `NAME=WORD` gives: bash expands a `~` at the start of the value and after each
+    /// `:` in it, which a literal does not show.
+    fn assigned(&mut self, w: &Word, parent: Option<usize>) -> Value {
+        if w.literal && w.text.contains(":~") {
+            return Value::Unknown;
+        }
+        self.known_value(w, parent)
+    }
+
+    /// The value a word gives a variable, when the analysis knows it: a literal, a path from the home or working
+    /// directory (or a glob pattern, which a `for` word expands), the number `$((…))` produces, or the output of a
+    /// command that prints only a number.
+    fn known_value(&mut self, w: &Word, parent: Option<usize>) -> Value {
         if w.literal {
-            return Some(w.text.clone());
+            return Value::Text(w.text.clone());
+        }
+        if let Some(path) = w.path() {
+            return Value::Path(path);
         }
         if let [only] = w.arithmetic.as_slice()
             && only.kind == ArithKind::Expansion
             && w.text == format!("$(({}))", only.text)
         {
-            return Some("0".to_owned());
+            return Value::Text("0".to_owned());
         }
         if let [Embedded { body, backticks }] = w.embedded.as_slice() {
             let source = if *backticks {
@@ -858,10 +920,10 @@ impl Walker<'_> {
             };
             let (body, backticks) = (body.clone(), *backticks);
             if w.text == source && self.numeric_output(&body, backticks, parent) {
-                return Some("0".to_owned());
+                return Value::Text("0".to_owned());
             }
         }
-        None
+        Value::Unknown
     }
 
     /// The subscript of `array[…]=` or of a name operand.
@@ -933,19 +995,20 @@ impl Walker<'_> {
         }
     }
 
-    /// The line gives `name` a value: a literal text, or `None` for one only known at run time.
-    fn assign(&mut self, name: &str, value: Option<String>) {
+    /// The line gives `name` a value.
+    fn assign(&mut self, name: &str, value: Value) {
         self.assign_element(name, value);
         self.hold(Known::Assigned, name);
     }
 
     /// The line gives one element of `name` a value: the other elements may still come from elsewhere.
-    fn assign_element(&mut self, name: &str, value: Option<String>) {
+    fn assign_element(&mut self, name: &str, value: Value) {
         let facts = self.vars.entry(name.to_owned()).or_default();
         match value {
-            Some(value) if !facts.values.contains(&value) => facts.values.push(value),
-            Some(_) => {}
-            None => facts.unknown = true,
+            Value::Text(text) if !facts.values.contains(&text) => facts.values.push(text),
+            Value::Path(path) if !facts.paths.contains(&path) => facts.paths.push(path),
+            Value::Text(_) | Value::Path(_) => {}
+            Value::Unknown => facts.unknown = true,
         }
     }
 
@@ -975,19 +1038,20 @@ impl Walker<'_> {
         });
         match values {
             // `a=()` leaves every element empty, which arithmetic reads as 0.
-            Some(values) if values.is_empty() => self.assign(name, Some("0".to_owned())),
+            Some(values) if values.is_empty() => self.assign(name, Value::Text("0".to_owned())),
             Some(values) => {
                 for value in values {
-                    self.assign(name, Some(value));
+                    self.assign(name, Value::Text(value));
                 }
             }
-            None => self.assign(name, None),
+            None => self.assign(name, Value::Unknown),
         }
     }
 
-    /// The variable of `for NAME in WORDS`: known when every word is a literal.
+    /// The variable of `for NAME in WORDS`: known when every word is a literal, or a pattern whose matches it
+    /// takes (`*.py`).
     fn loop_variable(&mut self, variable: &str, words: Option<&[String]>, ctx: Ctx) {
-        let mut values: Option<Vec<String>> = Some(Vec::new());
+        let mut values: Option<Vec<Value>> = Some(Vec::new());
         for raw in words.unwrap_or_default() {
             let expanded = match parse::brace_expand(raw, BRACE_LIMIT) {
                 Braces::None => vec![word::expand(raw)],
@@ -1000,27 +1064,22 @@ impl Walker<'_> {
             };
             for w in expanded {
                 self.word_code(&w, ctx, None, None);
-                // `$(seq 1 5)` splits into numbers; any other word only known at run time may be anything.
-                let known = if w.literal && !w.glob {
-                    Some(w.text.clone())
-                } else if w.glob {
-                    None
-                } else {
-                    self.known_value(&w, None)
-                };
+                // `$(seq 1 5)` splits into numbers, a pattern into the files it matches (or stays itself when none
+                // does); any other word only known at run time may be anything.
+                let known = self.known_value(&w, None);
                 match (values.as_mut(), known) {
-                    (Some(values), Some(known)) => values.push(known),
-                    _ => values = None,
+                    (Some(_), Value::Unknown) | (None, _) => values = None,
+                    (Some(values), known) => values.push(known),
                 }
             }
         }
         match (words, values) {
             // `for x; do` loops over the positional parameters.
-            (None, _) | (Some(_), None) => self.assign(variable, None),
+            (None, _) | (Some(_), None) => self.assign(variable, Value::Unknown),
             (Some(_), Some(values)) if values.is_empty() => {}
             (Some(_), Some(values)) => {
                 for value in values {
-                    self.assign(variable, Some(value));
+                    self.assign(variable, value);
                 }
             }
         }
@@ -1066,7 +1125,7 @@ impl Walker<'_> {
                 if let Some(text) = static_text(w) {
                     let variable = text.split_once('[').map_or(text, |(n, _)| n);
                     if arith::is_name(variable) {
-                        self.assign(variable, None);
+                        self.assign(variable, Value::Unknown);
                     }
                 }
             }
@@ -1129,20 +1188,24 @@ impl Walker<'_> {
             }
             let Some(value) = value else {
                 if opaque {
-                    self.assign(variable, None);
+                    self.assign(variable, Value::Unknown);
                 }
                 continue;
             };
             if integer {
                 self.arithmetic(value, &format!("`{command} -i`"), ctx, parent);
-                self.assign(variable, Some("0".to_owned()));
+                self.assign(variable, Value::Text("0".to_owned()));
                 continue;
             }
             let text = value.to_owned();
-            let known = if opaque || append || value.starts_with('(') {
-                None
+            // `export x=~/p` expands the `~` as the assignment `x=~/p` would (the word parser keeps it as text).
+            let known = if opaque || append || value.starts_with('(') || value.contains(":~") {
+                Value::Unknown
+            } else if w.assignment_tilde {
+                let v = word::expand(value);
+                v.path().map_or(Value::Unknown, Value::Path)
             } else if w.literal {
-                Some(text.clone())
+                Value::Text(text.clone())
             } else {
                 let v = word::expand(value);
                 self.known_value(&v, parent)
@@ -1156,27 +1219,20 @@ impl Walker<'_> {
         }
     }
 
-    /// Judges what arithmetic evaluated, now that every value the line gives each variable is known.
-    /// Every value the line gives a variable that names a file is a path the file may have; values only known at
-    /// run time stay unseen, as before.
+    /// Every path the values the line gives the variables of a file's word make is a path the file may have; a
+    /// word with a variable whose value is only known at run time (or that the line may not have set there) names a
+    /// file no path check can see, which is a safety ask.
     fn resolve_variable_paths(&mut self) {
         for unseen in std::mem::take(&mut self.variable_paths) {
-            let Some(facts) = self.vars.get(&unseen.name) else {
+            let Some(paths) = self.variable_path_values(&unseen) else {
+                self.unseen_file(&unseen.text, unseen.write, unseen.command);
                 continue;
             };
-            let mut paths: Vec<String> = Vec::new();
-            for value in &facts.values {
-                // An unquoted variable splits into words: each may be a file, the last one with the rest.
-                let words: Vec<&str> = value.split_whitespace().collect();
-                if let Some((last, first)) = words.split_last()
-                    && !first.is_empty()
-                {
-                    paths.extend(first.iter().map(|w| (*w).to_owned()));
-                    paths.push(format!("{last}{}", unseen.rest));
+            for path in paths {
+                self.device(&path, unseen.command, unseen.write);
+                if unseen.write && matches!(device_write(&path), Some(DeviceWrite::Harmless)) {
+                    continue;
                 }
-                paths.push(format!("{value}{}", unseen.rest));
-            }
-            for path in paths.into_iter().filter(|p| !p.is_empty()) {
                 let access = FileAccess {
                     path,
                     command: unseen.command,
@@ -1195,6 +1251,99 @@ impl Walker<'_> {
         }
     }
 
+    /// The paths a word of text and variables may expand to, or `None` when one of its variables is only known
+    /// at run time or they combine into more than [`PATH_LIMIT`] paths.
+    fn variable_path_values(&self, unseen: &VariablePath) -> Option<Vec<String>> {
+        let mut paths = vec![Partial::default()];
+        for segment in &unseen.segments {
+            match segment {
+                Segment::Text(text) => {
+                    for partial in &mut paths {
+                        partial.push(text, false)?;
+                    }
+                }
+                Segment::Anchor(anchor) => {
+                    for partial in &mut paths {
+                        partial.push(anchor, true)?;
+                    }
+                }
+                Segment::Variable { name, quoted } => {
+                    let values = self.path_values(name, unseen.moment)?;
+                    let mut next = Vec::new();
+                    for partial in &paths {
+                        for value in &values {
+                            let mut longer = partial.clone();
+                            match value {
+                                // A `~` in a value is text: at the start of the path it names a file `~` here.
+                                Value::Text(text) if partial.path.is_empty() && text.starts_with('~') => {
+                                    longer.push(&format!("./{text}"), false)?;
+                                }
+                                Value::Text(text) => longer.push(text, false)?,
+                                Value::Path(path) => longer.push(path, path == "~" || path == ".")?,
+                                Value::Unknown => return None,
+                            }
+                            longer.split |= !quoted && longer.path.contains(char::is_whitespace);
+                            next.push(longer);
+                        }
+                        if next.len() > PATH_LIMIT {
+                            return None;
+                        }
+                    }
+                    paths = next;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for partial in paths {
+            // Each word an unquoted value splits into may be a file (blanks of quoted text split too here: more
+            // paths to check, never fewer).
+            if partial.split {
+                out.extend(partial.path.split_whitespace().map(str::to_owned));
+            }
+            out.push(partial.path);
+        }
+        out.retain(|p| !p.is_empty());
+        out.dedup();
+        Some(out)
+    }
+
+    /// Every value `name` may have at `moment`: the values the line gives it when it had certainly set it there;
+    /// `$HOME` and `$PWD` are the home and working directories unless the line sets them. `None` when a value is
+    /// only known at run time, or comes from the environment.
+    fn path_values(&self, name: &str, moment: Moment) -> Option<Vec<Value>> {
+        let facts = self.vars.get(name);
+        let anchor = match name {
+            "HOME" => Some("~"),
+            "PWD" => Some("."),
+            _ => None,
+        };
+        let mut values: Vec<Value> = Vec::new();
+        if let Some(facts) = facts {
+            if facts.unknown {
+                return None;
+            }
+            values.extend(facts.values.iter().cloned().map(Value::Text));
+            values.extend(facts.paths.iter().cloned().map(Value::Path));
+        }
+        match anchor {
+            Some(anchor) => values.push(Value::Path(anchor.to_owned())),
+            None if facts.is_none() || !self.was_assigned(name, moment) => return None,
+            None => {}
+        }
+        Some(values)
+    }
+
+    /// A file a command reads or writes whose name is only known at run time.
+    fn unseen_file(&mut self, text: &str, write: bool, command: Option<usize>) {
+        let verb = if write { "writes" } else { "reads" };
+        self.finding(
+            Decision::Ask,
+            format!("{verb} a file named only at run time (`{text}`), which the path check cannot see"),
+            command,
+        );
+    }
+
+    /// Judges what arithmetic evaluated, now that every value the line gives each variable is known.
     fn judge_arithmetic(&mut self) {
         for (name, parent) in std::mem::take(&mut self.numeric_claims) {
             if self.defined.contains(&name) {
@@ -1226,7 +1375,7 @@ impl Walker<'_> {
         let mut integers: Vec<&String> = self
             .vars
             .iter()
-            .filter(|(_, f)| f.integer && f.unknown)
+            .filter(|(_, f)| f.integer && (f.unknown || !f.paths.is_empty()))
             .map(|(name, _)| name)
             .collect();
         integers.sort();
@@ -1282,7 +1431,8 @@ impl Walker<'_> {
             }
             return;
         };
-        let unknown = facts.unknown;
+        // A path's text is only known at run time (the home directory's name).
+        let unknown = facts.unknown || !facts.paths.is_empty();
         let texts: Vec<String> = facts
             .values
             .iter()
@@ -1422,35 +1572,54 @@ impl Walker<'_> {
         }
     }
 
-    fn access(&mut self, w: &Word, via: &AccessVia, command: Option<usize>, write: bool) {
-        if let Some(device) = device_write(&w.text) {
-            let (decision, reason) = match device {
-                DeviceWrite::Harmless if write => return,
-                DeviceWrite::Harmless => (Decision::Allow, String::new()),
-                DeviceWrite::Raw if !write => (Decision::Allow, String::new()),
-                DeviceWrite::Raw => (Decision::Deny, format!("writes the raw device `{}`", w.text)),
-                DeviceWrite::Network if self.table.network_blocked => (
-                    Decision::Deny,
-                    format!(
-                        "`{}` opens a network connection, which is blocked (AGENT_BLOCK_NETWORK)",
-                        w.text
-                    ),
-                ),
-                DeviceWrite::Network => (Decision::Ask, format!("`{}` opens a network connection", w.text)),
-            };
-            if decision != Decision::Allow {
-                self.finding(decision, reason, command);
-            }
+    /// A device or a special file among the paths a command accesses: raw disks, network connections.
+    fn device(&mut self, path: &str, command: Option<usize>, write: bool) {
+        let Some(device) = device_write(path) else {
+            return;
+        };
+        let (decision, reason) = match device {
+            DeviceWrite::Harmless => return,
+            DeviceWrite::Raw if !write => return,
+            DeviceWrite::Raw => (Decision::Deny, format!("writes the raw device `{path}`")),
+            DeviceWrite::Network if self.table.network_blocked => (
+                Decision::Deny,
+                format!("`{path}` opens a network connection, which is blocked (AGENT_BLOCK_NETWORK)"),
+            ),
+            DeviceWrite::Network => (Decision::Ask, format!("`{path}` opens a network connection")),
+        };
+        self.finding(decision, reason, command);
+    }
+
+    fn access(&mut self, w: &Word, via: &AccessVia, command: Option<usize>, write: bool, ctx: Ctx) {
+        self.device(&w.text, command, write);
+        // Writing `/dev/null` or a descriptor writes no file.
+        if write && matches!(device_write(&w.text), Some(DeviceWrite::Harmless)) {
+            return;
         }
         let Some(path) = w.path() else {
-            if let Some((name, rest)) = variable_path(w) {
-                self.variable_paths.push(VariablePath {
-                    name: name.to_owned(),
-                    rest: rest.to_owned(),
-                    via: *via,
-                    command,
-                    write,
-                });
+            match w.segments.as_deref() {
+                None if !w.literal && w.text == PROCESS_SUBSTITUTION => {}
+                _ if w.reexpands || w.error.is_some() || !w.embedded.is_empty() => {
+                    self.unseen_file(&w.text, write, command);
+                }
+                Some(segments) if segments.iter().any(|s| matches!(s, Segment::Variable { .. })) => {
+                    let moment = self.moment(ctx);
+                    self.variable_paths.push(VariablePath {
+                        text: w.text.clone(),
+                        segments: segments.to_vec(),
+                        via: *via,
+                        command,
+                        write,
+                        moment,
+                    });
+                }
+                // Text alone that is not a path: the `{}` of `find -exec`, a file `find` found under its starting
+                // points, which are checked; climbing out of them with `..` is not.
+                Some(segments)
+                    if segments.iter().all(|s| matches!(s, Segment::Text(_)))
+                        && w.text.contains("{}")
+                        && !w.text.split('/').any(|c| c == "..") => {}
+                Some(_) | None => self.unseen_file(&w.text, write, command),
             }
             return;
         };
@@ -1517,7 +1686,12 @@ impl Walker<'_> {
                         return;
                     }
                 }
-                if !w.literal && (w.path().is_none() || w.glob) {
+                let variables = w
+                    .segments
+                    .as_deref()
+                    .is_some_and(|s| s.iter().any(|s| matches!(s, Segment::Variable { .. })));
+                // A variable's value is neither split nor globbed in a redirection: it names one file.
+                if !w.literal && ((w.path().is_none() && !variables) || w.glob) {
                     self.finding(
                         Decision::Ask,
                         format!("the redirection target `{}` is only known at run time", w.text),
@@ -1527,13 +1701,13 @@ impl Walker<'_> {
                 }
                 let via = AccessVia::Redirect;
                 if matches!(r.op, RedirOp::Read | RedirOp::ReadWrite) {
-                    self.access(&w, &via, command, false);
+                    self.access(&w, &via, command, false, ctx);
                 }
                 if matches!(
                     r.op,
                     RedirOp::Write | RedirOp::ReadWrite | RedirOp::Duplicate { output: true }
                 ) {
-                    self.access(&w, &via, command, true);
+                    self.access(&w, &via, command, true, ctx);
                 }
             }
         }
@@ -1542,23 +1716,6 @@ impl Walker<'_> {
 
 /// The text of a word that holds no expansion (a bracket that looks like a glob aside: `a[1]` names an element,
 /// and a file name it may match is a plain name too).
-/// A word that is one variable and a static rest (`$f`, `${dir}/x`): the variable's name and the rest.
-fn variable_path(w: &Word) -> Option<(&str, &str)> {
-    if w.reexpands || w.error.is_some() || !w.embedded.is_empty() {
-        return None;
-    }
-    let after = w.text.strip_prefix('$')?;
-    let (name, rest) = match after.strip_prefix('{') {
-        Some(braced) => braced.split_once('}')?,
-        None => after.split_at(
-            after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len()),
-        ),
-    };
-    (arith::is_name(name) && !rest.contains(['$', '`'])).then_some((name, rest))
-}
-
 fn static_text(w: &Word) -> Option<&str> {
     let plain = w.literal
         || (w.anchor == Anchor::Static

@@ -736,11 +736,12 @@ pub(crate) fn scan<'a>(args: &'a [Word], values: &[&str], effects: &[(&str, Effe
                     .map_or(a.text.as_str(), |(n, _)| n)
                     .to_owned();
                 let exact = effects.iter().any(|(o, _)| *o == name);
+                let value = a.after(&format!("{name}="));
                 for (option, effect) in effects {
                     if option.starts_with("--")
                         && (*option == name || (!exact && long_matches(option, &name)))
                     {
-                        out.effects.push((*effect, Some(a.clone())));
+                        out.effects.push((*effect, Some(value.clone())));
                     }
                 }
                 out.present.push(name);
@@ -1555,22 +1556,12 @@ fn dd(args: &[Word], c: &mut Classified) {
     c.class = CommandClass::ReadOnly;
     c.read_only = true;
     for a in args {
-        if let Some(input) = a.text.strip_prefix("if=") {
-            c.read(
-                &Word {
-                    text: input.to_owned(),
-                    ..a.clone()
-                },
-                AccessVia::Operand,
-            );
+        if a.text.starts_with("if=") {
+            c.read(&a.after("if="), AccessVia::Operand);
         } else if let Some(output) = a.text.strip_prefix("of=") {
             c.class = CommandClass::Write;
             c.read_only = false;
-            let target = Word {
-                text: output.to_owned(),
-                rest: output.to_owned(),
-                ..a.clone()
-            };
+            let target = a.after("of=");
             if output.starts_with("/dev/") && !knowledge::HARMLESS_TARGETS.contains(&output) {
                 c.class = CommandClass::Destructive;
                 c.deny(format!("`dd of={output}` writes a device"));

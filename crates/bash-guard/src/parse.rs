@@ -180,6 +180,9 @@ pub(crate) enum Piece {
         nested: Vec<String>,
         arithmetic: Vec<ArithText>,
         value: ParamValue,
+        /// The value of a named variable or of array elements as it is (`$x`, `${x}`, `${a[i]}`, `${a[@]}`): no
+        /// operator changes it and no indirection replaces it.
+        plain: bool,
     },
     /// `$(…)` or `` `…` `` with its body.
     CommandSub { body: String, backticks: bool },
@@ -416,10 +419,12 @@ fn inner_piece(piece: WordPiece) -> Piece {
 
 fn param(expr: ParameterExpr) -> Piece {
     let mut value = ParamValue::Other;
+    let mut plain = false;
     let mut arithmetic: Vec<String> = Vec::new();
     let (parameter, indirect, nested, prompt) = match expr {
         ParameterExpr::Parameter { parameter, indirect } => {
             value = ParamValue::Variable;
+            plain = !indirect;
             (Some(parameter), indirect, vec![], false)
         }
         ParameterExpr::ParameterLength { parameter, indirect } => {
@@ -538,6 +543,10 @@ fn param(expr: ParameterExpr) -> Piece {
             kind: ArithKind::Offset,
         })
         .collect();
+    let named = matches!(
+        parameter,
+        Some(Parameter::Named(_) | Parameter::NamedWithIndex { .. } | Parameter::NamedWithAllIndices { .. })
+    );
     let name = match parameter {
         Some(Parameter::Named(name)) => name,
         Some(Parameter::NamedWithIndex { name, index }) => {
@@ -591,6 +600,7 @@ fn param(expr: ParameterExpr) -> Piece {
         nested,
         arithmetic,
         value,
+        plain: plain && named,
     }
 }
 

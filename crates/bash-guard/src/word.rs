@@ -22,6 +22,19 @@ pub(crate) struct Embedded {
     pub(crate) backticks: bool,
 }
 
+/// One part of a word made only of text, anchors and variables, for naming the files it may be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Segment {
+    /// Text known now, quotes removed (it may hold an active glob).
+    Text(String),
+    /// A directory the shell puts there, written as `FileAccess::path` writes it: `~` for a leading unquoted `~`,
+    /// `.` for `~+` and `$(pwd)` (`$HOME` and `$PWD` are variables, resolved with the others).
+    Anchor(&'static str),
+    /// The value of a named variable or of array elements as it is (`$x`, `${x}`, `${a[i]}`, `"${a[@]}"`);
+    /// `quoted` inside double quotes, where the value is neither split into words nor globbed.
+    Variable { name: String, quoted: bool },
+}
+
 /// A word after quote removal, with what the analysis needs to know about it.
 #[derive(Debug, Clone)]
 pub(crate) struct Word {
@@ -44,6 +57,12 @@ pub(crate) struct Word {
     pub(crate) arithmetic: Vec<ArithText>,
     /// A problem splitting the word (the shell would likely refuse it too).
     pub(crate) error: Option<String>,
+    /// The word as text, anchors and variables, in order; `None` when anything else is in it (`$(…)`, `$1`,
+    /// `${x%/*}`, `${x:-…}`, `$((…))`, `~user`), so that its value is only known at run time.
+    pub(crate) segments: Option<Vec<Segment>>,
+    /// The word is `NAME=~…` with the `~` unquoted and ending the tilde prefix: an argument of `declare`,
+    /// `export` or `local` that bash expands as it would the assignment `NAME=~…`.
+    pub(crate) assignment_tilde: bool,
 }
 
 impl Word {
@@ -60,6 +79,55 @@ impl Word {
             embedded: Vec::new(),
             arithmetic: Vec::new(),
             error: None,
+            segments: Some(vec![Segment::Text(text.to_owned())]),
+            assignment_tilde: false,
+        }
+    }
+
+    /// The word after a static prefix (`--file=` of `--file=$f`, `if=` of `if=$f`), which must be text the word
+    /// starts with: the value part of an option word.
+    pub(crate) fn after(&self, prefix: &str) -> Self {
+        let Some(text) = self.text.strip_prefix(prefix) else {
+            return self.clone();
+        };
+        let mut segments = self.segments.clone();
+        let mut left = prefix;
+        if let Some(list) = segments.as_mut() {
+            while !left.is_empty() {
+                match list.first_mut() {
+                    Some(Segment::Text(t)) if left.starts_with(t.as_str()) => {
+                        left = left.get(t.len()..).unwrap_or_default();
+                        list.remove(0);
+                    }
+                    Some(Segment::Text(t)) if t.starts_with(left) => {
+                        *t = t.get(left.len()..).unwrap_or_default().to_owned();
+                        left = "";
+                    }
+                    _ => break,
+                }
+            }
+        }
+        if !left.is_empty() {
+            segments = None;
+        }
+        // What the value starts with decides what it means as a path; a tilde after the prefix is not expanded.
+        let anchor = match segments.as_deref().map(<[Segment]>::first) {
+            _ if self.literal => Anchor::Static,
+            Some(Some(Segment::Text(_)) | None) => Anchor::Static,
+            Some(Some(Segment::Anchor(_) | Segment::Variable { .. })) | None => Anchor::Dynamic,
+        };
+        let rest = if anchor == Anchor::Static {
+            text.to_owned()
+        } else {
+            self.rest.clone()
+        };
+        Self {
+            text: text.to_owned(),
+            rest,
+            anchor,
+            segments,
+            assignment_tilde: false,
+            ..self.clone()
         }
     }
 
@@ -85,7 +153,11 @@ impl Word {
         if self.literal {
             return Some(self.text.clone());
         }
-        let plain = !self.reexpands && self.error.is_none() && !self.rest.contains(['$', '`']);
+        // `${HOME}x` is a sibling of the home directory, not a file in it.
+        let plain = !self.reexpands
+            && self.error.is_none()
+            && !self.rest.contains(['$', '`'])
+            && (self.anchor == Anchor::Static || self.rest.is_empty() || self.rest.starts_with('/'));
         match self.anchor {
             // A glob stays a pattern (`secrets/*.pem`, with `literal: false`): rules can still see what it may name.
             Anchor::Static if plain && self.glob && self.embedded.is_empty() => Some(self.text.clone()),
@@ -117,6 +189,8 @@ pub(crate) fn expand(raw: &str) -> Word {
             embedded: Vec::new(),
             arithmetic: Vec::new(),
             error: Some(error),
+            segments: None,
+            assignment_tilde: false,
         },
     }
 }
@@ -137,6 +211,7 @@ fn from_pieces(pieces: &[Piece]) -> Word {
         word: Word {
             anchor: Anchor::Static,
             rest: String::new(),
+            segments: Some(Vec::new()),
             ..Word::literal("")
         },
         first: true,
@@ -145,6 +220,14 @@ fn from_pieces(pieces: &[Piece]) -> Word {
         builder.piece(piece, false);
     }
     let mut word = builder.word;
+    word.assignment_tilde = matches!(pieces.first(), Some(Piece::Text(text)) if text
+    .split_once('=')
+    .is_some_and(|(name, value)| {
+        crate::arith::is_name(name)
+            && value.strip_prefix('~').is_some_and(|after| {
+                after.starts_with(['/', ':']) || (after.is_empty() && pieces.len() == 1)
+            })
+    }));
     if word.anchor == Anchor::Static {
         word.rest = word.text.clone();
     }
@@ -157,7 +240,16 @@ struct Builder {
 }
 
 impl Builder {
+    fn segment(&mut self, segment: Option<Segment>) {
+        match (segment, self.word.segments.as_mut()) {
+            (Some(segment), Some(list)) => list.push(segment),
+            (None, _) => self.word.segments = None,
+            (Some(_), None) => {}
+        }
+    }
+
     fn push_static(&mut self, text: &str) {
+        self.segment(Some(Segment::Text(text.to_owned())));
         self.word.text.push_str(text);
         if self.word.anchor != Anchor::Static {
             self.word.rest.push_str(text);
@@ -226,6 +318,11 @@ impl Builder {
                     Some("+") => Anchor::WorkingDir,
                     Some(_) => Anchor::Dynamic,
                 };
+                self.segment(match anchor {
+                    Anchor::Home => Some(Segment::Anchor("~")),
+                    Anchor::WorkingDir => Some(Segment::Anchor(".")),
+                    Anchor::Static | Anchor::Dynamic => None,
+                });
                 self.push_dynamic(&source, anchor);
             }
             Piece::Param {
@@ -233,8 +330,21 @@ impl Builder {
                 reexpands,
                 nested,
                 arithmetic,
+                plain,
                 ..
             } => {
+                // A subscript picks one of the values (it is judged as arithmetic on its own); an offset or any
+                // operator makes a value the line never gave.
+                let as_is = *plain
+                    && !*reexpands
+                    && nested.is_empty()
+                    && arithmetic
+                        .iter()
+                        .all(|a| matches!(a.kind, ArithKind::Subscript(_)));
+                self.segment(as_is.then(|| Segment::Variable {
+                    name: name.clone(),
+                    quoted,
+                }));
                 if *reexpands {
                     self.word.reexpands = true;
                 }
@@ -269,6 +379,7 @@ impl Builder {
                 } else {
                     Anchor::Dynamic
                 };
+                self.segment((anchor == Anchor::WorkingDir).then_some(Segment::Anchor(".")));
                 let source = if *backticks {
                     format!("`{body}`")
                 } else {
@@ -285,6 +396,7 @@ impl Builder {
                     text: expr.clone(),
                     kind: ArithKind::Expansion,
                 });
+                self.segment(None);
                 self.push_dynamic(&format!("$(({expr}))"), Anchor::Dynamic);
             }
         }

@@ -97,6 +97,131 @@ fn a_variable_naming_a_file_is_read_as_each_value_the_line_gives_it() {
     assert_eq!(writes, vec!["/etc/hosts"]);
 }
 
+fn reads_of(command: &str) -> Vec<String> {
+    guard()
+        .analyze(command)
+        .reads
+        .iter()
+        .map(|r| r.path.clone())
+        .collect()
+}
+
+#[test]
+fn a_home_or_working_directory_value_is_read_as_the_path_it_names() {
+    for command in [
+        "x=~/.ssh/id_rsa; cat $x",
+        "x=$HOME/.ssh/id_rsa; cat \"$x\"",
+        "x=${HOME}/.ssh/id_rsa; cat $x",
+        "d=~; cat $d/.ssh/id_rsa",
+        "d=~/.ssh; cat \"$d\"/id_rsa",
+        "export x=~/.ssh/id_rsa; cat $x",
+        "declare x=~/.ssh/id_rsa; cat $x",
+        "local x=~/.ssh/id_rsa; cat $x",
+        "x=\"$HOME\"; cat $x/.ssh/id_rsa",
+    ] {
+        assert_eq!(reads_of(command), vec!["~/.ssh/id_rsa"], "{command}");
+        assert_eq!(
+            guard().analyze(command).verdict().decision,
+            Decision::Allow,
+            "{command}"
+        );
+    }
+    assert_eq!(reads_of("x=$PWD/src; cat $x/lib.rs"), vec!["./src/lib.rs"]);
+    assert_eq!(reads_of("h=$HOME; cat \"$h\""), vec!["~"]);
+    // Quoted, the `~` is text: a file named `~` in the working directory.
+    assert_eq!(reads_of("x='~/.ssh/id_rsa'; cat $x"), vec!["./~/.ssh/id_rsa"]);
+    assert_eq!(reads_of("export x=\"~/p\"; cat $x"), vec!["./~/p"]);
+    // `${PWD}x` and `${HOME}x` are siblings of those directories, not files in them.
+    for command in [
+        "cat ${PWD}.bak/x",
+        "d=~; cat ${d}x",
+        "cat ${HOME}x",
+        "x=a:~/p; cat ${x#a:}",
+    ] {
+        let analysis = guard().analyze(command);
+        assert!(analysis.reads.is_empty(), "{command}: {:?}", analysis.reads);
+        assert_eq!(analysis.verdict().decision, Decision::Ask, "{command}");
+    }
+}
+
+#[test]
+fn a_file_named_only_at_run_time_asks() {
+    for (command, word) in [
+        ("cat $(echo /etc/shadow)", "$(echo /etc/shadow)"),
+        ("cat `echo /etc/shadow`", "`echo /etc/shadow`"),
+        ("cat $f", "$f"),
+        ("cat $OLDPWD/x", "$OLDPWD/x"),
+        ("cat \"$1\"", "$1"),
+        ("cat \"$@\"", "$@"),
+        ("wc -l $(git ls-files)", "$(git ls-files)"),
+        ("cat < $f", "$f"),
+        ("read f; cat \"$f\"", "$f"),
+        ("f=a.txt; cat \"$f$g\"", "$f$g"),
+        ("cat $f; f=a.txt", "$f"),
+        ("x=README.md; cat ${x/README.md//etc/shadow}", "$x"),
+        ("git -C \"$d\" status", "$d"),
+        ("grep -f \"$f\" x a.txt", "$f"),
+        ("grep --file=$f x a.txt", "$f"),
+        ("for f in $(ls); do cat \"$f\"; done", "$f"),
+        ("a=($(ls)); cat \"${a[@]}\"", "$a"),
+        ("find . -exec cat {}/../../x \\;", "{}/../../x"),
+    ] {
+        let analysis = guard().analyze(command);
+        let reason =
+            format!("reads a file named only at run time (`{word}`), which the path check cannot see");
+        assert!(
+            analysis
+                .findings
+                .iter()
+                .any(|f| f.decision == Decision::Ask && f.reason == reason),
+            "{command}: {:?}",
+            analysis.findings
+        );
+    }
+    let analysis = guard().analyze("sort -o \"$out\" a.txt");
+    assert!(
+        analysis
+            .findings
+            .iter()
+            .any(|f| f.reason.starts_with("writes a file named only at run time"))
+    );
+    // Words that are not files stay as they are.
+    for command in [
+        "echo $f",
+        "printf '%s\\n' \"$x\"",
+        "grep \"$pattern\" a.txt",
+        "test -n \"$x\"",
+        "head -n \"$n\" a.txt",
+        "find . -name '*.rs' -exec wc -l {} +",
+        "diff <(sort a.txt) <(sort b.txt)",
+    ] {
+        assert_eq!(
+            guard().analyze(command).verdict().decision,
+            Decision::Allow,
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn words_of_known_values_are_read_as_every_path_they_make() {
+    assert_eq!(
+        reads_of("a=(README.md Cargo.toml); cat \"${a[@]}\""),
+        vec!["README.md", "Cargo.toml"]
+    );
+    assert_eq!(reads_of("d=src; f=lib.rs; cat \"$d/$f\""), vec!["src/lib.rs"]);
+    assert_eq!(reads_of("for f in *.py; do wc -l \"$f\"; done"), vec!["*.py"]);
+    assert_eq!(
+        reads_of("for f in ~/.ssh/*; do cat \"$f\"; done"),
+        vec!["~/.ssh/*"]
+    );
+    assert_eq!(reads_of("f='a b.txt'; cat $f"), vec!["a", "b.txt", "a b.txt"]);
+    assert_eq!(reads_of("f='a b.txt'; cat \"$f\""), vec!["a b.txt"]);
+    assert_eq!(reads_of("f=README.md; cat < \"$f\""), vec!["README.md"]);
+    let analysis = guard().analyze("f=/dev/sda; cat a.txt > $f");
+    assert_eq!(analysis.verdict().decision, Decision::Deny);
+}
+
 #[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
