@@ -629,6 +629,7 @@ impl Table {
                 c.read_only = true;
                 c.arithmetic.extend(args.iter().cloned());
             }
+            Special::Mktemp => mktemp(args, c),
         }
     }
 }
@@ -1517,6 +1518,88 @@ fn find(args: &[Word], c: &mut Classified) {
         if starts.is_empty() && !filtered {
             c.deny("`find -delete` without a starting point removes the whole project".to_owned());
         }
+    }
+}
+
+/// `mktemp [-d] [-p DIR|--tmpdir[=DIR]|-t] [TEMPLATE]` creates the file (or directory) it names, in the current
+/// directory for a template alone and in the temporary directory otherwise; `-u`/`--dry-run` only prints a name.
+fn mktemp(args: &[Word], c: &mut Classified) {
+    c.class = CommandClass::Write;
+    let mut dry_run = false;
+    let mut dir: Option<Word> = None;
+    let mut in_temp = false;
+    let mut template: Option<&Word> = None;
+    let mut i = 0;
+    let mut ended = false;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        let t = a.text.as_str();
+        if !a.literal && !ended && a.could_be_option() {
+            // An option only known at run time may be any of them: a write as well.
+            continue;
+        }
+        if ended || !a.literal || !t.starts_with('-') || t == "-" {
+            template = template.or(Some(a));
+            continue;
+        }
+        if t == "--" {
+            ended = true;
+        } else if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
+            if name.len() >= 3 && "dry-run".starts_with(name) {
+                dry_run = true;
+            } else if name.len() >= 3 && "tmpdir".starts_with(name) {
+                in_temp = true;
+                dir = value.filter(|v| !v.is_empty()).map(Word::literal);
+            } else if name.len() >= 3 && "suffix".starts_with(name) && value.is_none() {
+                i += 1;
+            }
+        } else {
+            let chars: Vec<char> = t.chars().skip(1).collect();
+            for (k, ch) in chars.iter().enumerate() {
+                match ch {
+                    'u' => dry_run = true,
+                    't' => in_temp = true,
+                    'p' => {
+                        in_temp = true;
+                        let rest: String = chars.get(k + 1..).unwrap_or_default().iter().collect();
+                        dir = if rest.is_empty() {
+                            i += 1;
+                            args.get(i - 1).cloned()
+                        } else {
+                            Some(Word::literal(&rest))
+                        };
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    if dry_run {
+        c.class = CommandClass::ReadOnly;
+        c.read_only = true;
+        return;
+    }
+    c.read_only = false;
+    let name = template.map_or("tmp.XXXXXXXXXX", |t| t.text.as_str());
+    match (dir, in_temp) {
+        (Some(dir), _) if dir.literal && template.is_none_or(|t| t.literal) => {
+            c.write(
+                &Word::literal(&format!("{}/{name}", dir.text.trim_end_matches('/'))),
+                AccessVia::Operand,
+            );
+        }
+        (Some(dir), _) => c.write(&dir, AccessVia::Flag),
+        (None, true) if template.is_some_and(|t| !t.literal) => {
+            c.write(template.unwrap_or(&Word::literal(name)), AccessVia::Operand);
+        }
+        // `TMPDIR`, or `/tmp` without it.
+        (None, true) => c.write(&Word::literal(&format!("/tmp/{name}")), AccessVia::Operand),
+        (None, false) => match template {
+            Some(template) => c.write(template, AccessVia::Operand),
+            None => c.write(&Word::literal("/tmp/tmp.XXXXXXXXXX"), AccessVia::Operand),
+        },
     }
 }
 

@@ -64,6 +64,8 @@ pub(crate) enum Special {
     Jq,
     /// `openssl`: some sub-commands are network clients or servers.
     Openssl,
+    /// `mktemp`: creates a file or directory, unless `-u` only prints a name.
+    Mktemp,
 }
 
 /// How the operands of a command are used.
@@ -638,7 +640,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "locale", "tty", "cal", "expr", "yes", "sleep", "numfmt", "factor", "getconf", "lscpu",
             "lsb_release", "users", "who", "w", "logname", "env_info", "cd", "pushd", "popd", "dirs", "unset",
             "shift", "exit", "return", "break", "continue", ":", "wait", "jobs", "getopts", "times", "caller",
-            "mapfile", "readarray", "help", "tput", "clear", "mktemp", "pgrep", "pidof"
+            "mapfile", "readarray", "help", "tput", "clear", "pgrep", "pidof"
         ],
         Kind::ReadOnly(&DATA),
     ),
@@ -655,6 +657,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
         Kind::Special(Special::Declare),
     ),
     (&["let"], Kind::Special(Special::Let)),
+    (&["mktemp", "gmktemp"], Kind::Special(Special::Mktemp)),
     // Writes.
     (&["rm", "unlink"], Kind::Special(Special::Rm)),
     (&["rmdir", "mkfifo", "mknod"], Kind::Write(&WRITTEN)),

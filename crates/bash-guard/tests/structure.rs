@@ -223,6 +223,28 @@ fn words_of_known_values_are_read_as_every_path_they_make() {
 }
 
 #[test]
+fn mktemp_creates_a_file_unless_it_only_prints_a_name() {
+    for (command, path) in [
+        ("mktemp", "/tmp/tmp.XXXXXXXXXX"),
+        ("mktemp -d", "/tmp/tmp.XXXXXXXXXX"),
+        ("mktemp build.XXXX", "build.XXXX"),
+        ("mktemp -p out x.XXXX", "out/x.XXXX"),
+        ("mktemp --tmpdir=/var/tmp", "/var/tmp/tmp.XXXXXXXXXX"),
+        ("mktemp -t x.XXXX", "/tmp/x.XXXX"),
+    ] {
+        let analysis = guard().analyze(command);
+        let writes: Vec<&str> = analysis.writes.iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(writes, vec![path], "{command}");
+        assert_eq!(analysis.verdict().decision, Decision::Ask, "{command}");
+    }
+    for command in ["mktemp -u", "mktemp --dry-run x.XXXX", "mktemp -du"] {
+        let analysis = guard().analyze(command);
+        assert!(analysis.writes.is_empty(), "{command}");
+        assert_eq!(analysis.verdict().decision, Decision::Allow, "{command}");
+    }
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));
