@@ -7,9 +7,11 @@
 const MAX_UNCLOSED: usize = 12;
 /// Nesting deeper than this would exhaust the parser's stack.
 const MAX_NESTING: usize = 200;
-/// More brace-expansion braces than this in one word make the parser's brace grammar backtrack exponentially
-/// (16 took seconds): a command with such a word is refused, and a word the tokenizer cut with more (a `$[…]` or
-/// `$(…)` spanning separators) is not brace-expanded.
+/// More braces than this in one word make the parser's brace grammar backtrack exponentially (16 took seconds): a
+/// command with such a word is refused, and a word the tokenizer cut with more (a `$[…]` or `$(…)` spanning
+/// separators) is not brace-expanded. The `{` of a parameter expansion counts too: the grammar parses the expansion
+/// again on every path it tries, so 8 unclosed braces around two nested `${!a[…]}` took half a second (found by
+/// fuzzing).
 pub(crate) const MAX_WORD_BRACES: usize = 10;
 /// Subscripts nested deeper than this (`${a[${b[${c[1]}]}]}` is 3) make the parser's time grow tenfold per level:
 /// 2 levels take about 0.15 ms, 3 about 2.5 ms, 5 a second, 6 did not finish.
@@ -156,23 +158,21 @@ fn separates_words(c: char) -> bool {
     c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '<' | '>')
 }
 
-/// The most `{` outside quotes in one word of `source`, not counting the `${` of parameter expansions: the braces
-/// the brace-expansion grammar tries to pair. `separates` says which characters end a word; for a word the
-/// tokenizer has already cut, none does.
+/// The most `{` outside quotes in one word of `source`, those of parameter expansions (`${`) included: the braces
+/// the brace-expansion grammar tries to pair, and the expansions it parses again with each try. `separates` says
+/// which characters end a word; for a word the tokenizer has already cut, none does.
 pub(crate) fn most_braces_in_a_word(source: &str, separates: impl Fn(char) -> bool) -> usize {
     let mut most = 0usize;
     let mut current = 0usize;
-    let mut previous = ' ';
     for s in scan(source) {
         if s.bare() {
-            if s.c == '{' && previous != '$' {
+            if s.c == '{' {
                 current += 1;
                 most = most.max(current);
             } else if separates(s.c) {
                 current = 0;
             }
         }
-        previous = s.c;
     }
     most
 }
@@ -325,7 +325,12 @@ mod tests {
     fn braces_are_counted_per_word_outside_quotes() {
         let count = |s: &str| most_braces_in_a_word(s, separates_words);
         assert_eq!(count("echo {a,b} {c,d}"), 1);
-        assert_eq!(count("echo ${a}${b}${c}"), 0);
+        assert_eq!(count("echo ${a}${b}${c}"), 3);
+        assert_eq!(
+            count("echo \"${a}${b}${c}\""),
+            0,
+            "no brace expansion inside quotes"
+        );
         assert_eq!(count("awk '{{{{{{{{{{{{{{{{'"), 0);
         assert_eq!(count("{ { { echo; }; }; }"), 1);
         assert_eq!(count("echo {,{,{,{,"), 4);
@@ -333,6 +338,20 @@ mod tests {
         // One word to the tokenizer: `$[…]` spans the separators, so every brace counts.
         let word = "}{1{]{$[F;\n(N({\n?{\nU%]{{1{]{$[F;\n(N(I\n(N(I{{-{\n?{{{-{\n?{\nU%]I{{-{@";
         assert!(most_braces_in_a_word(word, |_| false) > MAX_WORD_BRACES);
+    }
+
+    #[test]
+    fn parameter_expansions_inside_unclosed_braces_are_bounded() {
+        // Found by fuzzing: each unclosed brace multiplied the parses of the nested expansions (8 took 0.5 s).
+        let slow = ":{{{{{2{{-#{R${!R[Token::Wor{R${!R[Token::Wordd(w, l)]}}\"+e\"Q;";
+        assert!(refusal(slow).is_some_and(|why| why.contains("brace")));
+        for braces in 1..=6 {
+            let line = format!(":{}-#{{R${{!R[T{{R${{!R[W]}}}}", "{".repeat(braces));
+            assert_eq!(refusal(&line), None, "{line}");
+        }
+        // Parameter expansions alone stay far from the limit in ordinary lines.
+        assert_eq!(refusal("cp \"${src}/${name}\" \"${dst}/${name}.${ext}\""), None);
+        assert_eq!(refusal("echo ${a}${b}${c}${d}${e}"), None);
     }
 
     #[test]
