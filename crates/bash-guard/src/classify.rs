@@ -1521,8 +1521,8 @@ fn find(args: &[Word], c: &mut Classified) {
     }
 }
 
-/// `mktemp [-d] [-p DIR|--tmpdir[=DIR]|-t] [TEMPLATE]` creates the file (or directory) it names, in the current
-/// directory for a template alone and in the temporary directory otherwise; `-u`/`--dry-run` only prints a name.
+/// `mktemp [-d] [-p DIR|--tmpdir[=DIR]|-t] [TEMPLATE]` creates the file (or directory) it names: in the current
+/// directory for a template alone, in DIR, or in the temporary directory; `-u`/`--dry-run` only prints a name.
 fn mktemp(args: &[Word], c: &mut Classified) {
     c.class = CommandClass::Write;
     let mut dry_run = false;
@@ -1582,24 +1582,17 @@ fn mktemp(args: &[Word], c: &mut Classified) {
         return;
     }
     c.read_only = false;
+    // The system's temporary directory (`TMPDIR`, else `/tmp`) is where temporary files belong: creating one there
+    // is a write to ask about, not a path for the sandbox to refuse as outside the roots.
     let name = template.map_or("tmp.XXXXXXXXXX", |t| t.text.as_str());
-    match (dir, in_temp) {
-        (Some(dir), _) if dir.literal && template.is_none_or(|t| t.literal) => {
-            c.write(
-                &Word::literal(&format!("{}/{name}", dir.text.trim_end_matches('/'))),
-                AccessVia::Operand,
-            );
+    match (dir, in_temp, template) {
+        (Some(dir), _, _) if dir.literal && template.is_none_or(|t| t.literal) => {
+            let path = format!("{}/{name}", dir.text.trim_end_matches('/'));
+            c.write(&Word::literal(&path), AccessVia::Operand);
         }
-        (Some(dir), _) => c.write(&dir, AccessVia::Flag),
-        (None, true) if template.is_some_and(|t| !t.literal) => {
-            c.write(template.unwrap_or(&Word::literal(name)), AccessVia::Operand);
-        }
-        // `TMPDIR`, or `/tmp` without it.
-        (None, true) => c.write(&Word::literal(&format!("/tmp/{name}")), AccessVia::Operand),
-        (None, false) => match template {
-            Some(template) => c.write(template, AccessVia::Operand),
-            None => c.write(&Word::literal("/tmp/tmp.XXXXXXXXXX"), AccessVia::Operand),
-        },
+        (Some(dir), _, _) => c.write(&dir, AccessVia::Flag),
+        (None, false, Some(template)) => c.write(template, AccessVia::Operand),
+        (None, true, _) | (None, false, None) => {}
     }
 }
 

@@ -225,16 +225,18 @@ fn words_of_known_values_are_read_as_every_path_they_make() {
 #[test]
 fn mktemp_creates_a_file_unless_it_only_prints_a_name() {
     for (command, path) in [
-        ("mktemp", "/tmp/tmp.XXXXXXXXXX"),
-        ("mktemp -d", "/tmp/tmp.XXXXXXXXXX"),
-        ("mktemp build.XXXX", "build.XXXX"),
-        ("mktemp -p out x.XXXX", "out/x.XXXX"),
-        ("mktemp --tmpdir=/var/tmp", "/var/tmp/tmp.XXXXXXXXXX"),
-        ("mktemp -t x.XXXX", "/tmp/x.XXXX"),
+        ("mktemp", None),
+        ("mktemp -d", None),
+        ("mktemp -t x.XXXX", None),
+        ("mktemp build.XXXX", Some("build.XXXX")),
+        ("mktemp -p out x.XXXX", Some("out/x.XXXX")),
+        ("mktemp --tmpdir=/var/tmp", Some("/var/tmp/tmp.XXXXXXXXXX")),
     ] {
         let analysis = guard().analyze(command);
         let writes: Vec<&str> = analysis.writes.iter().map(|w| w.path.as_str()).collect();
-        assert_eq!(writes, vec![path], "{command}");
+        assert_eq!(writes, Vec::from_iter(path), "{command}");
+        assert!(!analysis.commands[0].read_only, "{command}");
+        assert_eq!(analysis.commands[0].class, CommandClass::Write, "{command}");
         assert_eq!(analysis.verdict().decision, Decision::Ask, "{command}");
     }
     for command in ["mktemp -u", "mktemp --dry-run x.XXXX", "mktemp -du"] {
