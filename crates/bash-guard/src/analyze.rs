@@ -1596,27 +1596,31 @@ impl Walker<'_> {
         if write && matches!(device_write(&w.text), Some(DeviceWrite::Harmless)) {
             return;
         }
+        let plain = !w.reexpands && w.error.is_none() && w.embedded.is_empty();
+        // Variables, `$HOME` and `$PWD` among them, are resolved with every value the line gives them once it is
+        // all known (`PWD=/etc; cat $PWD/shadow` reads `/etc/shadow`).
+        if let Some(segments) = w.segments.as_deref().filter(|_| plain)
+            && segments.iter().any(|s| matches!(s, Segment::Variable { .. }))
+        {
+            let moment = self.moment(ctx);
+            self.variable_paths.push(VariablePath {
+                text: w.text.clone(),
+                segments: segments.to_vec(),
+                via: *via,
+                command,
+                write,
+                moment,
+            });
+            return;
+        }
         let Some(path) = w.path() else {
             match w.segments.as_deref() {
                 None if !w.literal && w.text == PROCESS_SUBSTITUTION => {}
-                _ if w.reexpands || w.error.is_some() || !w.embedded.is_empty() => {
-                    self.unseen_file(&w.text, write, command);
-                }
-                Some(segments) if segments.iter().any(|s| matches!(s, Segment::Variable { .. })) => {
-                    let moment = self.moment(ctx);
-                    self.variable_paths.push(VariablePath {
-                        text: w.text.clone(),
-                        segments: segments.to_vec(),
-                        via: *via,
-                        command,
-                        write,
-                        moment,
-                    });
-                }
                 // Text alone that is not a path: the `{}` of `find -exec`, a file `find` found under its starting
                 // points, which are checked; climbing out of them with `..` is not.
                 Some(segments)
-                    if segments.iter().all(|s| matches!(s, Segment::Text(_)))
+                    if plain
+                        && segments.iter().all(|s| matches!(s, Segment::Text(_)))
                         && w.text.contains("{}")
                         && !w.text.split('/').any(|c| c == "..") => {}
                 Some(_) | None => self.unseen_file(&w.text, write, command),

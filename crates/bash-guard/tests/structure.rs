@@ -128,6 +128,11 @@ fn a_home_or_working_directory_value_is_read_as_the_path_it_names() {
     }
     assert_eq!(reads_of("x=$PWD/src; cat $x/lib.rs"), vec!["./src/lib.rs"]);
     assert_eq!(reads_of("h=$HOME; cat \"$h\""), vec!["~"]);
+    // A line that sets `PWD` changes what `$PWD` expands to, not the working directory.
+    assert_eq!(
+        reads_of("PWD=/etc; cat $PWD/shadow"),
+        vec!["/etc/shadow", "./shadow"]
+    );
     // Quoted, the `~` is text: a file named `~` in the working directory.
     assert_eq!(reads_of("x='~/.ssh/id_rsa'; cat $x"), vec!["./~/.ssh/id_rsa"]);
     assert_eq!(reads_of("export x=\"~/p\"; cat $x"), vec!["./~/p"]);
