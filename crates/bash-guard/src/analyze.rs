@@ -476,9 +476,11 @@ impl Walker<'_> {
                     Braces::None => words.push(word::expand(raw)),
                     Braces::Words(expanded) => words.extend(expanded.iter().map(|w| word::expand(w))),
                     Braces::TooMany => {
+                        // Words the analysis does not enumerate: none of their text is known.
                         let mut w = word::expand(raw);
                         w.literal = false;
                         w.anchor = Anchor::Dynamic;
+                        w.segments = None;
                         words.push(w);
                     }
                 },
@@ -1059,6 +1061,8 @@ impl Walker<'_> {
                 Braces::TooMany => {
                     let mut w = word::expand(raw);
                     w.literal = false;
+                    w.anchor = Anchor::Dynamic;
+                    w.segments = None;
                     vec![w]
                 }
             };
