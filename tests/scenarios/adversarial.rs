@@ -70,6 +70,7 @@ classes! {
     arithmetic_evaluation_of_values => "arithmetic-evaluation",
     globs_expanded_against_the_file_system => "glob-expansion",
     directories_whose_content_is_denied => "directory-reads",
+    files_named_by_variables_and_substitutions => "variable-paths",
 }
 
 /// A hook's allow (or ask) never turns a deny into anything weaker, nor an ask of steps 1–4 into an allow.
