@@ -276,7 +276,9 @@ pub(crate) enum Braces {
 
 /// Brace-expands a raw word, enumerating at most `limit` words.
 pub(crate) fn brace_expand(raw: &str, limit: usize) -> Braces {
-    if !raw.contains('{') {
+    // An expansion needs a `,` or `..` and an unquoted `{` that does not open a parameter expansion; most words
+    // with braces (`${x}`, a quoted awk program) have none, and skip the parse.
+    if !(raw.contains(',') || raw.contains("..")) || !prescan::has_brace_expansion_opener(raw) {
         return Braces::None;
     }
     if prescan::most_braces_in_a_word(raw, |_| false) > prescan::MAX_WORD_BRACES {
@@ -887,8 +889,19 @@ mod tests {
     #[test]
     fn a_word_with_too_many_braces_is_not_brace_expanded() {
         // One word to the tokenizer: `$[…]` spans the separators, so every brace counts.
-        let word = "}{1{]{$[F;\n(N({\n?{\nU%]{{1{]{$[F;\n(N(I\n(N(I{{-{\n?{{{-{\n?{\nU%]I{{-{@";
+        let word = "}{1{]{$[F;\n(N({\n?{\nU%]{{1{]{$[F;\n(N(I\n(N(I{{-{\n?{{{-{\n?{\nU%]I{{-{@,";
         assert!(matches!(brace_expand(word, 256), Braces::TooMany));
         assert!(matches!(brace_expand("{a,b}{c,d}", 256), Braces::Words(w) if w.len() == 4));
+        assert!(matches!(brace_expand("{1..3}", 256), Braces::Words(w) if w.len() == 3));
+        // No `,` or `..`, only parameter expansions, or only quoted braces: nothing to expand, and no parse.
+        for plain in [
+            word.trim_end_matches(','),
+            "${a}/${b}",
+            "'{print $1, $2}'",
+            "\"{a,b}\"",
+            "\\{a,b}",
+        ] {
+            assert!(matches!(brace_expand(plain, 256), Braces::None), "{plain}");
+        }
     }
 }
