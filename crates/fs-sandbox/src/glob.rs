@@ -1,13 +1,13 @@
 //! Shell globs expanded against the file system, so that every file a pattern names is checked, not the pattern.
 //!
-//! Hand-written over `globset` rather than a glob-walking crate: the walk must follow the shell's rules (one path
-//! component at a time, names starting with `.` only for a pattern that starts with `.`, `.` and `..` matched by such
-//! a pattern, a literal component appended unchecked) and stop within a budget, since it runs on every decision.
+//! Hand-written rather than a glob crate: the walk must follow the shell's rules (one path component at a time,
+//! names starting with `.` only for a pattern that starts with `.`, `.` and `..` matched by such a pattern, a literal
+//! component appended unchecked) and stop within a budget, and a component must match as bash's `fnmatch` does
+//! (`[!…]` and `[^…]`, a leading `]` in a bracket) or more, never less. Glob crates differ from bash on some of
+//! these, compile a regular expression per pattern (tens of microseconds, on every decision), or both.
 
 use std::fs;
 use std::path::{Path, PathBuf};
-
-use globset::{GlobBuilder, GlobMatcher};
 
 /// Directories read at most for one pattern: `**` under a large tree stops here.
 const MAX_DIRECTORIES: usize = 1024;
@@ -42,6 +42,8 @@ pub(crate) fn expand(expanded: &Path, cwd: &Path, limit: usize) -> GlobMatches {
     };
     let mut current = vec![start];
     let mut globbed = false;
+    // Names read from a directory exist; a literal component appended after a glob may name nothing.
+    let mut literal_after_glob = false;
     for component in expanded.iter().filter(|c| *c != "/") {
         let Some(text) = component.to_str() else {
             walk.give_up("a path component is not UTF-8".to_owned());
@@ -51,20 +53,16 @@ pub(crate) fn expand(expanded: &Path, cwd: &Path, limit: usize) -> GlobMatches {
             for path in &mut current {
                 path.push(component);
             }
+            literal_after_glob = globbed;
             continue;
         }
         globbed = true;
         current = if text == "**" {
             walk.all_below(&current)
         } else {
-            match component_matcher(text) {
-                Ok(matcher) => walk.matching(&current, text, &matcher),
-                Err(why) => {
-                    walk.give_up(why);
-                    Vec::new()
-                }
-            }
+            walk.matching(&current, text, &Component::parse(text))
         };
+        literal_after_glob = false;
         if current.is_empty() {
             break;
         }
@@ -76,10 +74,10 @@ pub(crate) fn expand(expanded: &Path, cwd: &Path, limit: usize) -> GlobMatches {
     if !globbed {
         return matches;
     }
-    // The shell passes only names that exist (a literal component after a glob may name nothing).
+    // The shell passes only names that exist.
     for path in current
         .into_iter()
-        .filter(|path| fs::symlink_metadata(path).is_ok())
+        .filter(|path| !literal_after_glob || fs::symlink_metadata(path).is_ok())
     {
         match path.into_os_string().into_string() {
             Ok(path) => matches.paths.push(path),
@@ -93,14 +91,174 @@ pub(crate) fn expand(expanded: &Path, cwd: &Path, limit: usize) -> GlobMatches {
     matches
 }
 
-/// The matcher of one component, matching names as the shell does (a `/` cannot occur in a name anyway).
-fn component_matcher(text: &str) -> Result<GlobMatcher, String> {
-    GlobBuilder::new(text)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map(|glob| glob.compile_matcher())
-        .map_err(|error| format!("`{text}` is not a glob this check can expand ({error})"))
+/// One element of a parsed component pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Char(char),
+    /// `?`: any one character.
+    One,
+    /// `*`: any run of characters.
+    Any,
+    /// `[…]`: one character in (or, negated, not in) the set.
+    Set {
+        negated: bool,
+        items: Vec<SetItem>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum SetItem {
+    Char(char),
+    Range(char, char),
+    /// `[:alpha:]`, `[=a=]`, `[.a.]`: taken as any character, which can only make the match larger.
+    Class,
+}
+
+/// A component pattern, parsed once per expansion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Component {
+    Tokens(Vec<Token>),
+    /// A pattern with extended-glob operators (`@(…)`, `!(…)`, …), which bash may expand when `extglob` is on:
+    /// taken as matching every name.
+    Everything,
+}
+
+impl Component {
+    fn parse(text: &str) -> Self {
+        let chars: Vec<char> = text.chars().collect();
+        let extglob = chars
+            .windows(2)
+            .any(|w| matches!(w, ['?' | '*' | '+' | '@' | '!', '(']));
+        if extglob {
+            return Self::Everything;
+        }
+        let mut tokens = Vec::new();
+        let mut i = 0;
+        while let Some(&c) = chars.get(i) {
+            i += 1;
+            match c {
+                '\\' => {
+                    tokens.push(Token::Char(chars.get(i).copied().unwrap_or('\\')));
+                    i += 1;
+                }
+                '?' => tokens.push(Token::One),
+                '*' => {
+                    if tokens.last() != Some(&Token::Any) {
+                        tokens.push(Token::Any);
+                    }
+                }
+                '[' => match parse_set(&chars, i) {
+                    Some((set, next)) => {
+                        tokens.push(set);
+                        i = next;
+                    }
+                    None => tokens.push(Token::Char('[')),
+                },
+                c => tokens.push(Token::Char(c)),
+            }
+        }
+        Self::Tokens(tokens)
+    }
+
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Self::Everything => true,
+            Self::Tokens(tokens) => {
+                let name: Vec<char> = name.chars().collect();
+                matches_from(tokens, &name)
+            }
+        }
+    }
+}
+
+/// The bracket expression starting after the `[` at `start`, and the index after its `]`; `None` when it is not
+/// closed (the `[` is then an ordinary character).
+fn parse_set(chars: &[char], start: usize) -> Option<(Token, usize)> {
+    let mut i = start;
+    let negated = matches!(chars.get(i), Some('!' | '^'));
+    if negated {
+        i += 1;
+    }
+    let mut items = Vec::new();
+    let mut first = true;
+    loop {
+        let c = *chars.get(i)?;
+        if c == ']' && !first {
+            return Some((Token::Set { negated, items }, i + 1));
+        }
+        first = false;
+        if c == '[' && matches!(chars.get(i + 1), Some(':' | '=' | '.')) {
+            let kind = chars.get(i + 1).copied()?;
+            let close = (i + 2..chars.len().saturating_sub(1))
+                .find(|&j| chars.get(j) == Some(&kind) && chars.get(j + 1) == Some(&']'))?;
+            items.push(SetItem::Class);
+            i = close + 2;
+            continue;
+        }
+        let low = if c == '\\' {
+            i += 1;
+            *chars.get(i)?
+        } else {
+            c
+        };
+        i += 1;
+        if chars.get(i) == Some(&'-') && chars.get(i + 1).is_some_and(|&h| h != ']') {
+            let high = *chars.get(i + 1)?;
+            items.push(SetItem::Range(low, high));
+            i += 2;
+        } else {
+            items.push(SetItem::Char(low));
+        }
+    }
+}
+
+/// Whether `tokens` match all of `name`: the usual match with a single backtracking point for the last `*`.
+fn matches_from(tokens: &[Token], name: &[char]) -> bool {
+    let (mut t, mut n) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        let c = name.get(n).copied().unwrap_or_default();
+        match tokens.get(t) {
+            Some(Token::Any) => {
+                star = Some((t, n));
+                t += 1;
+                continue;
+            }
+            Some(token) if one_matches(token, c) => {
+                t += 1;
+                n += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match star {
+            Some((star_t, star_n)) => {
+                t = star_t + 1;
+                n = star_n + 1;
+                star = Some((star_t, star_n + 1));
+            }
+            None => return false,
+        }
+    }
+    tokens
+        .get(t..)
+        .is_some_and(|rest| rest.iter().all(|token| *token == Token::Any))
+}
+
+fn one_matches(token: &Token, c: char) -> bool {
+    match token {
+        Token::Char(expected) => *expected == c,
+        Token::One => true,
+        Token::Any => false,
+        Token::Set { negated, items } => {
+            let inside = items.iter().any(|item| match item {
+                SetItem::Char(x) => *x == c,
+                SetItem::Range(low, high) => (*low..=*high).contains(&c),
+                SetItem::Class => true,
+            });
+            inside != *negated || items.contains(&SetItem::Class)
+        }
+    }
 }
 
 struct Walk {
@@ -136,13 +294,13 @@ impl Walk {
 
     /// The entries of each directory in `dirs` whose name `matcher` matches. A name starting with `.` matches only
     /// a pattern starting with `.`, which also matches `.` and `..` (as bash does without `globskipdots`).
-    fn matching(&mut self, dirs: &[PathBuf], text: &str, matcher: &GlobMatcher) -> Vec<PathBuf> {
+    fn matching(&mut self, dirs: &[PathBuf], text: &str, matcher: &Component) -> Vec<PathBuf> {
         let explicit_dot = text.starts_with('.') || text.starts_with("\\.");
         let mut found = Vec::new();
         for dir in dirs {
             if explicit_dot {
                 for special in [".", ".."] {
-                    if matcher.is_match(special) && self.room(found.len()) {
+                    if matcher.matches(special) && self.room(found.len()) {
                         found.push(dir.join(special));
                     }
                 }
@@ -159,7 +317,7 @@ impl Walk {
                 if name.starts_with('.') && !explicit_dot {
                     continue;
                 }
-                if matcher.is_match(name) {
+                if matcher.matches(name) {
                     if !self.room(found.len()) {
                         return found;
                     }
@@ -204,5 +362,54 @@ impl Walk {
             }
         }
         found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, name: &str) -> bool {
+        Component::parse(pattern).matches(name)
+    }
+
+    #[test]
+    fn components_match_as_fnmatch_does() {
+        for (pattern, name) in [
+            ("*", "a"),
+            ("*", ""),
+            (".e*", ".env"),
+            ("*.rs", "main.rs"),
+            ("a*b*c", "aXbYbZc"),
+            ("?", "x"),
+            (".[e]nv", ".env"),
+            (".[!x]nv", ".env"),
+            (".[^x]nv", ".env"),
+            ("[]a]", "]"),
+            ("[!]a]", "b"),
+            ("[a-f]x", "cx"),
+            ("[[:alpha:]]", "q"),
+            ("[[:digit:]]", "q"),
+            ("\\*", "*"),
+            ("a\\?", "a?"),
+            ("[", "["),
+            ("a[b", "a[b"),
+            ("@(x|y)", "anything"),
+            ("!(*.rs)", "main.rs"),
+        ] {
+            assert!(matches(pattern, name), "`{pattern}` should match `{name}`");
+        }
+        for (pattern, name) in [
+            ("*.rs", "main.rc"),
+            ("?", "xy"),
+            (".[!e]nv", ".env"),
+            (".[^e]nv", ".env"),
+            ("[a-f]x", "gx"),
+            ("\\*", "a"),
+            ("a*b", "ac"),
+            ("ab", "abc"),
+        ] {
+            assert!(!matches(pattern, name), "`{pattern}` should not match `{name}`");
+        }
     }
 }
