@@ -81,6 +81,10 @@ fn bench(c: &mut Criterion) {
     let cwd = tmp.path().canonicalize().unwrap().join("proj");
     std::fs::create_dir_all(cwd.join("src/module/inner")).unwrap();
     std::fs::write(cwd.join("src/module/inner/lib.rs"), "x").unwrap();
+    // Twenty files for a glob to match, each then checked like a path.
+    for n in 0..20 {
+        std::fs::write(cwd.join(format!("src/module/part{n}.rs")), "x").unwrap();
+    }
     let mut settings = Settings::new();
     for (text, behavior) in [
         ("Bash(npm run test:*)", Decision::Allow),
@@ -106,7 +110,7 @@ fn bench(c: &mut Criterion) {
         roots: vec![cwd.clone()],
         cwd: cwd.clone(),
     };
-    let calls: [(&str, &str, Value); 4] = [
+    let calls: [(&str, &str, Value); 5] = [
         (
             "bash_pipeline",
             "Bash",
@@ -116,6 +120,11 @@ fn bench(c: &mut Criterion) {
             "bash_allowed_rule",
             "Bash",
             json!({"command": "npm run test -- --watch=false"}),
+        ),
+        (
+            "bash_glob_20_files",
+            "Bash",
+            json!({"command": "wc -l src/module/*.rs"}),
         ),
         (
             "read_deep",
