@@ -6,7 +6,7 @@ use agent_bash_guard::{BashConfig, BashGuard, CommandAnalysis, CommandTableExten
 use agent_fs_sandbox::{Access, PathCheck, PathSandbox, ProtectedPaths, RootKind, RootSpec, SandboxConfig};
 use agent_rules::{
     Anchors, CallFacts, CallTarget, CommandFact, FileAccess, HookOutcome, PathFact, PermissionMode, Policy,
-    Request, Resolution, Settings, describe,
+    Request, Resolution, Settings, ToolKind, describe,
 };
 use agent_tool_traits::{Decision, Layer, PermissionCheck, Provenance, Source, Verdict};
 use serde_json::Value;
@@ -234,8 +234,12 @@ impl Guard {
                 analysis = Some(result);
             }
             CallTarget::Files(access, list) => {
+                let searches = agent_rules::kind_of(tool) == ToolKind::Grep;
                 for path in list {
                     if let Some(check) = self.check_path(path, *access, &mut findings) {
+                        if searches {
+                            self.check_search(tool, &check, &mut findings);
+                        }
                         paths.push((*access, check));
                     }
                 }
@@ -325,6 +329,31 @@ impl Guard {
         for path in &matches.paths {
             if let Some(check) = self.check_path(path, access, findings) {
                 paths.push((access, check));
+            }
+        }
+    }
+
+    /// A search of a directory reads everything below it: a deny rule on reads that protects a place there which
+    /// exists makes the search ask, naming the rule, so that a narrower search can leave the place out.
+    fn check_search(&self, tool: &str, check: &PathCheck, findings: &mut Vec<Verdict>) {
+        let dirs = [Some(check.absolute.as_path()), check.resolved.as_deref()];
+        for dir in dirs.into_iter().flatten().filter(|dir| dir.is_dir()) {
+            let protected = self
+                .policy
+                .deny_rules_beneath(tool, dir)
+                .into_iter()
+                .find(|(_, place)| std::fs::symlink_metadata(place).is_ok());
+            if let Some((rule, place)) = protected {
+                findings.push(Verdict::new(
+                    Decision::Ask,
+                    format!(
+                        "searching `{}` reads `{place}`, which `{}` denies; a narrower search can leave it out",
+                        dir.display(),
+                        rule.text
+                    ),
+                    Provenance::layer(Layer::Rules),
+                ));
+                return;
             }
         }
     }

@@ -193,6 +193,25 @@ impl CompiledRules {
         best
     }
 
+    /// The rules of `behavior` on `tool`'s paths whose literal directory prefix lies strictly beneath `dir`, each
+    /// with that prefix: the rules a recursive read of `dir` may meet below it.
+    pub(crate) fn beneath(&self, behavior: Decision, tool: &str, dir: &Path) -> Vec<(usize, &str)> {
+        let Some(paths) = self.index(behavior).paths.get(tool) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(usize, &str)> = paths
+            .by_key
+            .iter()
+            .filter(|(prefix, _)| {
+                let prefix = Path::new(prefix.as_str());
+                prefix != dir && prefix.starts_with(dir)
+            })
+            .flat_map(|(prefix, group)| group.rules.iter().map(move |rule| (*rule, prefix.as_str())))
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
     /// Whether rule `a` wins over rule `b` of the same behaviour: a higher source, or the same source and added
     /// first.
     fn outranks(&self, a: usize, b: usize) -> bool {

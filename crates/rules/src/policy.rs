@@ -1,6 +1,7 @@
 //! The resolution of one decision (SPEC §2, steps 1–8 and the final conversions), with a conflict log.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::sync::Arc;
 
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
@@ -136,6 +137,26 @@ impl Policy {
         let tool = ToolName::new(request.tool);
         self.best_match(behavior, &tool, tool.kind(), request.facts)
             .and_then(|i| self.compiled.rules.get(i))
+    }
+
+    /// The deny rules on reads by `tool` that protect something strictly beneath the directory `dir`, each with the
+    /// literal directory its pattern starts from (`/proj/secrets` for `Read(./secrets/**)`): what a recursive
+    /// search of `dir` would read. Rules that may match at any depth (`Read(.env)`) are not listed. The caller
+    /// decides whether that place exists; this crate does not touch the file system.
+    pub fn deny_rules_beneath(&self, tool: &str, dir: &Path) -> Vec<(&Rule, &str)> {
+        let name = ToolName::new(tool);
+        let kind = name.kind();
+        let mut found: Vec<(&Rule, &str)> = Vec::new();
+        for family in path_families(FileAccess::Read, &name, kind) {
+            for (index, prefix) in self.compiled.beneath(Decision::Deny, family, dir) {
+                if let Some(rule) = self.compiled.rules.get(index)
+                    && !found.iter().any(|(r, p)| std::ptr::eq(*r, rule) && *p == prefix)
+                {
+                    found.push((rule, prefix));
+                }
+            }
+        }
+        found
     }
 
     /// Decides one call. Never fails and never panics: what cannot be judged is asked or denied.

@@ -305,3 +305,48 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn deny_rules_beneath_a_directory_are_those_a_search_of_it_meets() {
+    let rules = [
+        ("Read(./secrets/**)", Decision::Deny),
+        ("Grep(./build/cache)", Decision::Deny),
+        ("Read(~/.ssh/**)", Decision::Deny),
+        ("Read(.env)", Decision::Deny),
+        ("Read(./docs/**)", Decision::Ask),
+    ]
+    .into_iter()
+    .map(|(text, behavior)| Rule::parse(text, behavior, Source::User).unwrap())
+    .collect();
+    let policy = Policy::from_rules(rules, PermissionMode::Default, &anchors()).unwrap();
+    let beneath = |tool: &str, dir: &str| -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = policy
+            .deny_rules_beneath(tool, Path::new(dir))
+            .into_iter()
+            .map(|(rule, place)| (rule.text.clone(), place.to_owned()))
+            .collect();
+        found.sort();
+        found
+    };
+    let secrets = ("Read(./secrets/**)".to_owned(), "/proj/secrets".to_owned());
+    let cache = ("Grep(./build/cache)".to_owned(), "/proj/build/cache".to_owned());
+    assert_eq!(beneath("Grep", "/proj"), [cache.clone(), secrets.clone()]);
+    assert_eq!(
+        beneath("grep_files", "/proj"),
+        [cache, secrets.clone()],
+        "either family"
+    );
+    assert_eq!(beneath("Read", "/proj"), [secrets]);
+    assert!(
+        beneath("Grep", "/proj/src").is_empty(),
+        "a sibling directory meets none"
+    );
+    assert!(
+        beneath("Grep", "/proj/secrets").is_empty(),
+        "the directory itself is the rule's own match"
+    );
+    assert_eq!(
+        beneath("Grep", "/home/u"),
+        [("Read(~/.ssh/**)".to_owned(), "/home/u/.ssh".to_owned())]
+    );
+}
