@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_bash_guard::{BashConfig, BashGuard, CommandAnalysis, CommandTableExtension};
+use agent_bash_guard::{AccessVia, BashConfig, BashGuard, CommandAnalysis, CommandTableExtension};
 use agent_fs_sandbox::{Access, PathCheck, PathSandbox, ProtectedPaths, RootKind, RootSpec, SandboxConfig};
 use agent_rules::{
     Anchors, CallFacts, CallTarget, CommandFact, FileAccess, HookOutcome, PathFact, PermissionMode, Policy,
@@ -220,8 +220,18 @@ impl Guard {
                         // may name is checked, so that `cd ~/.ssh && cat id_rsa` meets the rules of `~/.ssh`.
                         let mut places = moves.candidates(&file.path, file.command);
                         places.push(file.path.clone());
+                        // A recursive search (`grep -r`, `rg`) reads everything below a directory operand.
+                        let searched = access == FileAccess::Read
+                            && file.via == AccessVia::Operand
+                            && file
+                                .command
+                                .and_then(|index| result.commands.get(index))
+                                .is_some_and(|command| command.recursive);
                         for place in &places {
                             if let Some(check) = self.check_path(place, access, &mut findings) {
+                                if searched {
+                                    self.check_search(tool, &check, &mut findings);
+                                }
                                 paths.push((access, check));
                             }
                             // A glob names the files it matches when the command runs: each is checked too.
@@ -229,6 +239,19 @@ impl Guard {
                                 self.check_glob(place, access, &mut findings, &mut paths);
                             }
                         }
+                    }
+                }
+                // A recursive search that names no directory searches the working directory (`rg KEY`).
+                for (index, command) in result.commands.iter().enumerate() {
+                    let names_none = !result
+                        .reads
+                        .iter()
+                        .any(|file| file.command == Some(index) && file.via == AccessVia::Operand);
+                    if command.recursive
+                        && names_none
+                        && let Some(check) = self.check_path(".", FileAccess::Read, &mut findings)
+                    {
+                        self.check_search(tool, &check, &mut findings);
                     }
                 }
                 analysis = Some(result);

@@ -36,6 +36,9 @@ pub struct SubCommand {
     pub read_only: bool,
     /// The command word is a literal (after `$'…'` decoding and escape removal).
     pub literal: bool,
+    /// It reads every file below the directories it reads, or below the working directory when it names none
+    /// (`grep -r`, `rg`, `diff DIR DIR`).
+    pub recursive: bool,
 }
 
 impl SubCommand {

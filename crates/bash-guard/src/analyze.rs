@@ -514,6 +514,7 @@ impl Walker<'_> {
                 class: classified.class,
                 read_only: classified.read_only,
                 literal,
+                recursive: classified.recursive,
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
                 && self.functions.iter().any(|f| f == name)
@@ -684,6 +685,7 @@ impl Walker<'_> {
             class: classified.class,
             read_only: classified.read_only,
             literal: argv.iter().take(classified.inner + 1).all(|w| w.literal),
+            recursive: classified.recursive,
         });
         self.record(classified, index, ctx);
     }

@@ -48,6 +48,8 @@ pub(crate) struct Classified {
     pub(crate) arithmetic: Vec<Word>,
     /// The command is a shell that reads its code from standard input (`bash`, `sh -s`).
     pub(crate) stdin_code: bool,
+    /// It reads every file below the directories it reads (`grep -r`, `rg`).
+    pub(crate) recursive: bool,
 }
 
 impl Classified {
@@ -63,6 +65,7 @@ impl Classified {
             code: Vec::new(),
             arithmetic: Vec::new(),
             stdin_code: false,
+            recursive: false,
         }
     }
 
@@ -843,12 +846,14 @@ fn apply_effects(effects: &[(Effect, Option<Word>)], c: &mut Classified) -> bool
                 c.class = CommandClass::Write;
             }
             Effect::Distinct => {}
+            Effect::Recursive => c.recursive = true,
         }
     }
     pattern_given
 }
 
 fn apply_flags(flags: &Flags, args: &[Word], c: &mut Classified, writes: bool) {
+    c.recursive |= flags.recursive;
     let s = scan(args, flags.values, flags.effects);
     if s.dynamic && !flags.any_args {
         c.read_only = false;

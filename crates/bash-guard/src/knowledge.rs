@@ -103,6 +103,8 @@ pub(crate) enum Effect {
     /// No effect: listed because a longer option with an effect starts with this name, and an exact name wins over
     /// an abbreviation (`git diff --text` is not `--textconv`).
     Distinct,
+    /// The option makes the command read every file below a directory operand (`grep -r`).
+    Recursive,
 }
 
 /// The options of a command.
@@ -115,6 +117,9 @@ pub(crate) struct Flags {
     pub(crate) operands: Operands,
     /// Read-only whatever arguments are added (so `xargs CMD` and words the analysis cannot see are fine).
     pub(crate) any_args: bool,
+    /// Reads every file below a directory operand whatever its options (`rg`, `diff DIR DIR`), or below the
+    /// working directory without one (`rg PATTERN`).
+    pub(crate) recursive: bool,
 }
 
 /// How a wrapper finds the command it runs.
@@ -155,6 +160,7 @@ const fn flags(
         effects,
         operands,
         any_args: false,
+        recursive: false,
     }
 }
 
@@ -164,6 +170,7 @@ const fn open(values: &'static [&'static str], operands: Operands) -> Flags {
         effects: &[],
         operands,
         any_args: true,
+        recursive: false,
     }
 }
 
@@ -182,7 +189,7 @@ pub(crate) const WRAPPER: Wrapper = Wrapper {
     bare_is_read_only: false,
 };
 
-use Effect::{Distinct, HiddenExec, NotReadOnly, PatternGiven, ReadValue, WriteValue};
+use Effect::{Distinct, HiddenExec, NotReadOnly, PatternGiven, ReadValue, Recursive, WriteValue};
 
 #[rustfmt::skip]
 static FILES: Flags = open(&[], Operands::Files);
@@ -214,12 +221,20 @@ static GREP: Flags = Flags {
         ("--regexp", PatternGiven),
         ("-f", ReadValue),
         ("--file", ReadValue),
+        ("-r", Recursive),
+        ("-R", Recursive),
+        ("--recursive", Recursive),
+        ("--dereference-recursive", Recursive),
+        // `-d recurse`; other actions only make the match larger.
+        ("-d", Recursive),
+        ("--directories", Recursive),
     ],
     operands: Operands::PatternThenFiles,
     any_args: true,
+    recursive: false,
 };
 #[rustfmt::skip]
-static RG: Flags = flags(
+static RG: Flags = Flags { recursive: true, ..flags(
     &[
         "-e", "-f", "-g", "-t", "-T", "-m", "-A", "-B", "-C", "-M", "-j", "-E", "-r", "--regexp", "--file",
         "--glob", "--iglob", "--type", "--type-not", "--type-add", "--type-clear", "--max-count", "--context",
@@ -250,7 +265,7 @@ static RG: Flags = flags(
         ),
     ],
     Operands::PatternThenFiles,
-);
+) };
 #[rustfmt::skip]
 static SORT: Flags = flags(
     &[
@@ -291,14 +306,14 @@ static CUT: Flags = open(
 #[rustfmt::skip]
 static TR: Flags = open(&[], Operands::Data);
 #[rustfmt::skip]
-static DIFF: Flags = open(
+static DIFF: Flags = Flags { recursive: true, ..open(
     &[
         "-C", "-U", "-I", "-x", "-X", "-F", "-W", "-L", "--label", "--exclude", "--exclude-from",
         "--ignore-matching-lines", "--width", "--tabsize", "--from-file", "--to-file", "--show-function-line",
         "--unified", "--context", "--line-format", "--color", "--palette"
     ],
     Operands::Files,
-);
+) };
 #[rustfmt::skip]
 static FILE: Flags = flags(
     &[

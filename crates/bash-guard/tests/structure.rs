@@ -313,3 +313,32 @@ fn network_setting_and_classes() {
     );
     assert!(guard().analyze("npm ci").findings.is_empty());
 }
+
+#[test]
+fn searches_that_read_below_their_directories_are_marked_recursive() {
+    let recursive = |line: &str| -> Vec<bool> {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .map(|c| c.recursive)
+            .collect()
+    };
+    assert_eq!(recursive("grep -rn KEY . | head"), [true, false]);
+    assert_eq!(recursive("grep -Rl KEY src"), [true]);
+    assert_eq!(recursive("grep --recursive KEY"), [true]);
+    assert_eq!(recursive("grep --directories=recurse KEY ."), [true]);
+    assert_eq!(recursive("grep -n KEY a.txt"), [false]);
+    assert_eq!(recursive("rg KEY"), [true]);
+    assert_eq!(
+        recursive("diff -u a b"),
+        [true],
+        "a directory operand is compared file by file"
+    );
+    assert_eq!(recursive("timeout 5 rg -n KEY src"), [true], "through a wrapper");
+    assert_eq!(
+        recursive("cat a; ls -R"),
+        [false, false],
+        "names and single files are not searches"
+    );
+}
