@@ -221,16 +221,19 @@ impl Guard {
                         let mut places = moves.candidates(&file.path, file.command);
                         places.push(file.path.clone());
                         // A recursive search (`grep -r`, `rg`) reads everything below a directory operand.
-                        let searched = access == FileAccess::Read
-                            && file.via == AccessVia::Operand
-                            && file
-                                .command
-                                .and_then(|index| result.commands.get(index))
-                                .is_some_and(|command| command.recursive);
+                        let searched = file
+                            .command
+                            .and_then(|index| result.commands.get(index))
+                            .filter(|command| {
+                                command.recursive
+                                    && access == FileAccess::Read
+                                    && file.via == AccessVia::Operand
+                            })
+                            .map(|command| command.reads_hidden);
                         for place in &places {
                             if let Some(check) = self.check_path(place, access, &mut findings) {
-                                if searched {
-                                    self.check_search(tool, &check, &mut findings);
+                                if let Some(reads_hidden) = searched {
+                                    self.check_search(tool, &check, reads_hidden, &mut findings);
                                 }
                                 paths.push((access, check));
                             }
@@ -251,7 +254,7 @@ impl Guard {
                         && names_none
                         && let Some(check) = self.check_path(".", FileAccess::Read, &mut findings)
                     {
-                        self.check_search(tool, &check, &mut findings);
+                        self.check_search(tool, &check, command.reads_hidden, &mut findings);
                     }
                 }
                 analysis = Some(result);
@@ -260,8 +263,9 @@ impl Guard {
                 let searches = agent_rules::kind_of(tool) == ToolKind::Grep;
                 for path in list {
                     if let Some(check) = self.check_path(path, *access, &mut findings) {
+                        // The search tool skips hidden files, as ripgrep does.
                         if searches {
-                            self.check_search(tool, &check, &mut findings);
+                            self.check_search(tool, &check, false, &mut findings);
                         }
                         paths.push((*access, check));
                     }
@@ -356,16 +360,25 @@ impl Guard {
         }
     }
 
-    /// A search of a directory reads everything below it: a deny rule on reads that protects a place there which
-    /// exists makes the search ask, naming the rule, so that a narrower search can leave the place out.
-    fn check_search(&self, tool: &str, check: &PathCheck, findings: &mut Vec<Verdict>) {
+    /// A search of a directory reads everything below it (hidden files only when `reads_hidden`): a deny rule on
+    /// reads that protects a place there which exists makes the search ask, naming the rule, so that a narrower
+    /// search can leave the place out.
+    fn check_search(&self, tool: &str, check: &PathCheck, reads_hidden: bool, findings: &mut Vec<Verdict>) {
         let dirs = [Some(check.absolute.as_path()), check.resolved.as_deref()];
         for dir in dirs.into_iter().flatten().filter(|dir| dir.is_dir()) {
+            let reached = |place: &str| {
+                let hidden = Path::new(place).strip_prefix(dir).is_ok_and(|below| {
+                    below
+                        .components()
+                        .any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+                });
+                (reads_hidden || !hidden) && std::fs::symlink_metadata(place).is_ok()
+            };
             let protected = self
                 .policy
                 .deny_rules_beneath(tool, dir)
                 .into_iter()
-                .find(|(_, place)| std::fs::symlink_metadata(place).is_ok());
+                .find(|(_, place)| reached(place));
             if let Some((rule, place)) = protected {
                 findings.push(Verdict::new(
                     Decision::Ask,

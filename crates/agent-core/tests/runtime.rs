@@ -769,3 +769,66 @@ async fn headless_asks_go_to_permission_request_hooks_then_deny() {
     let reports = runtime.execute("s", 1, vec![write("3", "ok.txt")]).await;
     assert_eq!(first_decision(&reports), (Decision::Deny, DecisionSource::Hook));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_skips_what_the_rules_deny_and_asks_before_reaching_a_denied_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, text) in [
+        ("src/lib.rs", "fn greet() {}\n"),
+        ("secrets/key.txt", "greet token\n"),
+        (".private/notes.txt", "greet private\n"),
+    ] {
+        std::fs::create_dir_all(dir.path().join(file).parent().unwrap()).unwrap();
+        std::fs::write(dir.path().join(file), text).unwrap();
+    }
+    let mut settings = Settings::new();
+    for text in ["Read(./secrets/**)", "Read(./.private/**)"] {
+        settings.add_rule(Rule::parse(text, Decision::Deny, Source::Project).unwrap());
+    }
+    let runtime = Runtime::builder(settings, RuntimeConfig::new(dir.path()))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![
+                call("whole", "grep_files", json!({"pattern": "greet"})),
+                call("src", "grep_files", json!({"pattern": "greet", "path": "src"})),
+            ],
+        )
+        .await;
+    // The search of the whole project would reach `secrets/`: it asks, and nobody is there to answer.
+    assert_eq!(reports[0].status, CallStatus::Denied);
+    let why = reports[0].verdict.reason();
+    assert!(
+        why.contains("the call would have asked") && why.contains("Read(./secrets/**)"),
+        "{why}"
+    );
+    assert_eq!(reports[1].verdict.decision, Decision::Allow);
+    assert!(
+        reports[1].output.content.contains("fn greet"),
+        "{:?}",
+        reports[1].output
+    );
+
+    // Only a hidden denied directory left: the search runs (the decision expects hidden files to be skipped, as
+    // ripgrep does), and the tool itself leaves out what a rule denies.
+    std::fs::remove_dir_all(dir.path().join("secrets")).unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            2,
+            vec![call("again", "grep_files", json!({"pattern": "greet"}))],
+        )
+        .await;
+    assert_eq!(
+        reports[0].verdict.decision,
+        Decision::Allow,
+        "{:?}",
+        reports[0].verdict
+    );
+    let found = &reports[0].output.content;
+    assert!(found.contains("fn greet"), "{found}");
+    assert!(!found.contains("private"), "{found}");
+}

@@ -39,6 +39,8 @@ pub struct SubCommand {
     /// It reads every file below the directories it reads, or below the working directory when it names none
     /// (`grep -r`, `rg`, `diff DIR DIR`).
     pub recursive: bool,
+    /// Its recursive reads include hidden files (`grep -r`, `diff`; `rg` skips names starting with `.`).
+    pub reads_hidden: bool,
 }
 
 impl SubCommand {

@@ -7,7 +7,7 @@ use agent_tool_traits::Decision;
 use crate::analysis::{AccessVia, CommandAnalysis, FileAccess, Finding, Location, LocationKind, SubCommand};
 use crate::arith::{self, Operand};
 use crate::classify::{self, Code, Table};
-use crate::knowledge;
+use crate::knowledge::{self, Recursion};
 use crate::parse::{
     self, AndOrList, Arg, ArithKind, ArithText, Braces, Cmd, Construct, Part, RedirOp, Redirect, Script,
     Simple, Target,
@@ -514,7 +514,8 @@ impl Walker<'_> {
                 class: classified.class,
                 read_only: classified.read_only,
                 literal,
-                recursive: classified.recursive,
+                recursive: classified.recursive != Recursion::No,
+                reads_hidden: classified.recursive == Recursion::All,
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
                 && self.functions.iter().any(|f| f == name)
@@ -685,7 +686,8 @@ impl Walker<'_> {
             class: classified.class,
             read_only: classified.read_only,
             literal: argv.iter().take(classified.inner + 1).all(|w| w.literal),
-            recursive: classified.recursive,
+            recursive: classified.recursive != Recursion::No,
+            reads_hidden: classified.recursive == Recursion::All,
         });
         self.record(classified, index, ctx);
     }

@@ -6,7 +6,7 @@ use agent_tool_traits::Decision;
 
 use crate::analysis::{AccessVia, CommandClass, LocationKind};
 use crate::analyze::name_operands;
-use crate::knowledge::{self, Effect, Flags, GitRule, Kind, Operands, Special, Wrapper};
+use crate::knowledge::{self, Effect, Flags, GitRule, Kind, Operands, Recursion, Special, Wrapper};
 use crate::scripts;
 use crate::word::{Anchor, Word};
 
@@ -48,8 +48,8 @@ pub(crate) struct Classified {
     pub(crate) arithmetic: Vec<Word>,
     /// The command is a shell that reads its code from standard input (`bash`, `sh -s`).
     pub(crate) stdin_code: bool,
-    /// It reads every file below the directories it reads (`grep -r`, `rg`).
-    pub(crate) recursive: bool,
+    /// Whether it reads every file below the directories it reads (`grep -r`, `rg`).
+    pub(crate) recursive: Recursion,
 }
 
 impl Classified {
@@ -65,7 +65,7 @@ impl Classified {
             code: Vec::new(),
             arithmetic: Vec::new(),
             stdin_code: false,
-            recursive: false,
+            recursive: Recursion::No,
         }
     }
 
@@ -846,14 +846,14 @@ fn apply_effects(effects: &[(Effect, Option<Word>)], c: &mut Classified) -> bool
                 c.class = CommandClass::Write;
             }
             Effect::Distinct => {}
-            Effect::Recursive => c.recursive = true,
+            Effect::Recursive => c.recursive = Recursion::All,
         }
     }
     pattern_given
 }
 
 fn apply_flags(flags: &Flags, args: &[Word], c: &mut Classified, writes: bool) {
-    c.recursive |= flags.recursive;
+    c.recursive = c.recursive.max(flags.recursive);
     let s = scan(args, flags.values, flags.effects);
     if s.dynamic && !flags.any_args {
         c.read_only = false;

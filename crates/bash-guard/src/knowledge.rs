@@ -119,7 +119,18 @@ pub(crate) struct Flags {
     pub(crate) any_args: bool,
     /// Reads every file below a directory operand whatever its options (`rg`, `diff DIR DIR`), or below the
     /// working directory without one (`rg PATTERN`).
-    pub(crate) recursive: bool,
+    pub(crate) recursive: Recursion,
+}
+
+/// How a command reads below the directories it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Recursion {
+    /// It reads what it names.
+    No,
+    /// Every file below, except hidden ones (`rg` skips names starting with `.` unless told otherwise).
+    SkipsHidden,
+    /// Every file below, hidden ones included (`grep -r`, `diff`).
+    All,
 }
 
 /// How a wrapper finds the command it runs.
@@ -160,7 +171,7 @@ const fn flags(
         effects,
         operands,
         any_args: false,
-        recursive: false,
+        recursive: Recursion::No,
     }
 }
 
@@ -170,7 +181,7 @@ const fn open(values: &'static [&'static str], operands: Operands) -> Flags {
         effects: &[],
         operands,
         any_args: true,
-        recursive: false,
+        recursive: Recursion::No,
     }
 }
 
@@ -231,10 +242,10 @@ static GREP: Flags = Flags {
     ],
     operands: Operands::PatternThenFiles,
     any_args: true,
-    recursive: false,
+    recursive: Recursion::No,
 };
 #[rustfmt::skip]
-static RG: Flags = Flags { recursive: true, ..flags(
+static RG: Flags = Flags { recursive: Recursion::SkipsHidden, ..flags(
     &[
         "-e", "-f", "-g", "-t", "-T", "-m", "-A", "-B", "-C", "-M", "-j", "-E", "-r", "--regexp", "--file",
         "--glob", "--iglob", "--type", "--type-not", "--type-add", "--type-clear", "--max-count", "--context",
@@ -306,7 +317,7 @@ static CUT: Flags = open(
 #[rustfmt::skip]
 static TR: Flags = open(&[], Operands::Data);
 #[rustfmt::skip]
-static DIFF: Flags = Flags { recursive: true, ..open(
+static DIFF: Flags = Flags { recursive: Recursion::All, ..open(
     &[
         "-C", "-U", "-I", "-x", "-X", "-F", "-W", "-L", "--label", "--exclude", "--exclude-from",
         "--ignore-matching-lines", "--width", "--tabsize", "--from-file", "--to-file", "--show-function-line",

@@ -341,4 +341,8 @@ fn searches_that_read_below_their_directories_are_marked_recursive() {
         [false, false],
         "names and single files are not searches"
     );
+    // ripgrep skips hidden files unless told otherwise; grep and diff read them.
+    let hidden = |line: &str| guard().analyze(line).commands[0].reads_hidden;
+    assert!(hidden("grep -r KEY .") && hidden("diff -r a b"));
+    assert!(!hidden("rg KEY") && !hidden("grep KEY a.txt"));
 }

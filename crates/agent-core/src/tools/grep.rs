@@ -20,7 +20,7 @@ const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Searches files under `path` (default: the working directory) for `pattern` (a regular expression), optionally
 /// only files whose name matches `glob`. Files the sandbox would not let a read through without asking (secrets
-/// such as `.env`) are skipped. Read-only, concurrency-safe, cancellable.
+/// such as `.env`) and files a rule on reads denies or asks about are skipped. Read-only, concurrency-safe, cancellable.
 #[derive(Debug, Clone)]
 pub struct GrepFilesTool {
     guard: GuardHandle,
@@ -91,8 +91,16 @@ impl Tool for GrepFilesTool {
                 let mut found = Vec::new();
                 let mut search = |path: &std::path::Path, shown: &str| -> ControlFlow<()> {
                     let text = path.to_string_lossy();
-                    // The same check a read_file call of this file would get: protected files are skipped.
-                    if sandbox.check(&text, Access::Read).decision() != Decision::Allow {
+                    // The same checks a read_file call of this file would get: protected files, and files a rule
+                    // denies or asks about, are skipped.
+                    if sandbox.check(&text, Access::Read).decision() != Decision::Allow
+                        || guard
+                            .decide("Read", &serde_json::json!({ "file_path": text }))
+                            .resolution
+                            .verdict
+                            .decision
+                            != Decision::Allow
+                    {
                         return ControlFlow::Continue(());
                     }
                     let Ok(canonical) = sandbox.resolve(&text, Access::Read) else {
