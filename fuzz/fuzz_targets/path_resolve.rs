@@ -1,4 +1,4 @@
-//! Fuzz `PathSandbox::check` and `resolve` on arbitrary strings against a small tree with links in and out.
+//! Fuzz `PathSandbox::check`, `resolve` and `glob` on arbitrary strings against a small tree with links in and out.
 
 #![no_main]
 
@@ -53,5 +53,12 @@ fuzz_target!(|data: &[u8]| {
             assert!(path.as_path().starts_with(root.path()));
             assert_eq!(Some(path.as_path()), check.resolved.as_deref());
         }
+    }
+    // Every path a glob matches exists (the walk never follows `loop` forever) and can be checked like any other.
+    let matches = sandbox.glob(&input, 64);
+    assert!(matches.paths.len() <= 64);
+    for path in &matches.paths {
+        assert!(std::fs::symlink_metadata(path).is_ok(), "{path}");
+        let _ = sandbox.check(path, Access::Read);
     }
 });
