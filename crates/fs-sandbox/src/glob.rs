@@ -298,6 +298,10 @@ impl Walk {
         let explicit_dot = text.starts_with('.') || text.starts_with("\\.");
         let mut found = Vec::new();
         for dir in dirs {
+            // A directory that cannot be listed (missing, not a directory) matches nothing, `.` and `..` included.
+            let Some(entries) = self.list(dir) else {
+                continue;
+            };
             if explicit_dot {
                 for special in [".", ".."] {
                     if matcher.matches(special) && self.room(found.len()) {
@@ -305,9 +309,6 @@ impl Walk {
                     }
                 }
             }
-            let Some(entries) = self.list(dir) else {
-                continue;
-            };
             for entry in entries.flatten() {
                 let name = entry.file_name();
                 let Some(name) = name.to_str() else {

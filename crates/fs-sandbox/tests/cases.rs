@@ -488,6 +488,9 @@ fn globs_expand_as_the_shell_expands_them() {
         ]
     );
     assert!(glob(&f, "*/nothing.rs", 100).0.is_empty());
+    // `.` and `..` only in a directory that exists (found by fuzzing).
+    assert!(glob(&f, "missing/.?", 100).0.is_empty());
+    assert!(glob(&f, "src/main.rs/.*", 100).0.is_empty());
     // `**` reaches every depth.
     assert!(
         glob(&f, "src/**/*.rs", 100)
