@@ -364,8 +364,13 @@ impl Guard {
     /// reads that protects a place there which exists makes the search ask, naming the rule, so that a narrower
     /// search can leave the place out.
     fn check_search(&self, tool: &str, check: &PathCheck, reads_hidden: bool, findings: &mut Vec<Verdict>) {
-        let dirs = [Some(check.absolute.as_path()), check.resolved.as_deref()];
-        for dir in dirs.into_iter().flatten().filter(|dir| dir.is_dir()) {
+        // The path as written and as resolved; the second only when a link made them differ.
+        let resolved = check.resolved.as_deref().filter(|r| *r != check.absolute);
+        for dir in [Some(check.absolute.as_path()), resolved]
+            .into_iter()
+            .flatten()
+            .filter(|dir| dir.is_dir())
+        {
             let reached = |place: &str| {
                 let hidden = Path::new(place).strip_prefix(dir).is_ok_and(|below| {
                     below

@@ -1747,9 +1747,37 @@ pub(crate) fn name_operands(command: &str, args: &[Word]) -> Vec<Word> {
         "printf" => ("", "v"),
         _ => ("", ""),
     };
-    let mut names = Vec::new();
-    let mut iter = args.iter();
+    let options = short_options(args, &format!("{value_letters}{name_letters}"));
+    let mut names: Vec<Word> = options
+        .values
+        .into_iter()
+        .filter(|(letter, _)| name_letters.contains(*letter))
+        .filter_map(|(_, value)| value)
+        .collect();
+    match command {
+        // `printf FORMAT ARGS…` names a variable only with `-v`.
+        "printf" => {}
+        // `getopts OPTSTRING NAME [ARGS…]`.
+        "getopts" => names.extend(options.operands.into_iter().nth(1)),
+        _ => names.extend(options.operands),
+    }
+    names
+}
+
+/// The arguments of a builtin read as getopt reads short options.
+pub(crate) struct ShortOptions {
+    /// Each option of `value_letters` with its value (attached, `-CCODE`, or the next word, `-tC CODE`).
+    pub(crate) values: Vec<(char, Option<Word>)>,
+    /// The operands: everything after `--` or from the first word that is not an option.
+    pub(crate) operands: Vec<Word>,
+}
+
+/// Reads `args` as short options, `value_letters` being those that take a value (`mapfile -tC CODE`,
+/// `printf -vNAME`, `read -a NAME`).
+pub(crate) fn short_options(args: &[Word], value_letters: &str) -> ShortOptions {
+    let mut values = Vec::new();
     let mut operands: Vec<Word> = Vec::new();
+    let mut iter = args.iter();
     while let Some(w) = iter.next() {
         if w.literal && w.text == "--" {
             operands.extend(iter.by_ref().cloned());
@@ -1761,10 +1789,7 @@ pub(crate) fn name_operands(command: &str, args: &[Word]) -> Vec<Word> {
             operands.extend(iter.by_ref().cloned());
             break;
         };
-        let Some((at, letter)) = flags
-            .char_indices()
-            .find(|(_, c)| value_letters.contains(*c) || name_letters.contains(*c))
-        else {
+        let Some((at, letter)) = flags.char_indices().find(|(_, c)| value_letters.contains(*c)) else {
             continue;
         };
         let attached = flags.get(at + letter.len_utf8()..).unwrap_or_default();
@@ -1773,18 +1798,9 @@ pub(crate) fn name_operands(command: &str, args: &[Word]) -> Vec<Word> {
         } else {
             Some(Word::literal(attached))
         };
-        if name_letters.contains(letter) {
-            names.extend(value);
-        }
+        values.push((letter, value));
     }
-    match command {
-        // `printf FORMAT ARGS…` names a variable only with `-v`.
-        "printf" => {}
-        // `getopts OPTSTRING NAME [ARGS…]`.
-        "getopts" => names.extend(operands.into_iter().nth(1)),
-        _ => names.extend(operands),
-    }
-    names
+    ShortOptions { values, operands }
 }
 
 /// What `echo WORD…` or `printf FORMAT` with only literal words prints (escape handling aside).

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use agent_tool_traits::Decision;
 
 use crate::analysis::{AccessVia, CommandClass, LocationKind};
-use crate::analyze::name_operands;
+use crate::analyze::{name_operands, short_options};
 use crate::knowledge::{self, Effect, Flags, GitRule, Kind, Operands, Recursion, Special, Wrapper};
 use crate::scripts;
 use crate::word::{Anchor, Word};
@@ -442,7 +442,13 @@ impl Table {
                 }
                 // `mapfile -C CODE` evaluates CODE with an index and a line of input appended, as `eval` would.
                 if matches!(name, "mapfile" | "readarray") {
-                    for callback in option_values(args, 'C', "dnOsuCc") {
+                    let options = short_options(args, "dnOsuCc");
+                    let callbacks = options
+                        .values
+                        .into_iter()
+                        .filter(|(letter, _)| *letter == 'C')
+                        .filter_map(|(_, value)| value);
+                    for callback in callbacks {
                         c.code.push(Code {
                             text: format!("{} \"$index\" \"$line\"", callback.text),
                             literal: callback.literal,
@@ -1149,35 +1155,6 @@ fn git(args: &[Word], c: &mut Classified) {
     if c.read_only {
         c.class = CommandClass::ReadOnly;
     }
-}
-
-/// The values of a builtin's short option `letter` before its first operand; `value_letters` are all its options
-/// that take a value (`mapfile -C CODE`, `mapfile -tC CODE`, `mapfile -CCODE`).
-fn option_values(args: &[Word], letter: char, value_letters: &str) -> Vec<Word> {
-    let mut values = Vec::new();
-    let mut iter = args.iter();
-    while let Some(w) = iter.next() {
-        let Some(flags) = w
-            .text
-            .strip_prefix('-')
-            .filter(|f| w.literal && !f.is_empty() && *f != "-")
-        else {
-            break;
-        };
-        let Some((at, found)) = flags.char_indices().find(|(_, ch)| value_letters.contains(*ch)) else {
-            continue;
-        };
-        let attached = flags.get(at + found.len_utf8()..).unwrap_or_default();
-        let value = if attached.is_empty() {
-            iter.next().cloned()
-        } else {
-            Some(Word::literal(attached))
-        };
-        if found == letter {
-            values.extend(value);
-        }
-    }
-    values
 }
 
 /// Whether a git pretty format has a `%G…` placeholder (`%%` is a literal percent sign).

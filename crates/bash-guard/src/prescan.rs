@@ -104,18 +104,12 @@ fn scan(source: &str) -> impl Iterator<Item = Scanned> + '_ {
                     escaped: true,
                 }
             }
-            (Quoting::Bare, '\'') => {
-                quoting = Quoting::Single;
-                Scanned {
-                    at,
-                    c,
-                    quoting: Quoting::Bare,
-                    delimits: true,
-                    escaped: false,
-                }
-            }
-            (Quoting::Bare, '"') => {
-                quoting = Quoting::Double;
+            (Quoting::Bare, '\'' | '"') => {
+                quoting = if c == '"' {
+                    Quoting::Double
+                } else {
+                    Quoting::Single
+                };
                 Scanned {
                     at,
                     c,
