@@ -228,6 +228,7 @@ mod tests {
                 ran: None,
                 persisted: None,
                 contexts: Vec::new(),
+                confinement: None,
             },
         }
     }

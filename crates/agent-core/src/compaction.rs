@@ -253,6 +253,7 @@ mod tests {
             ran: None,
             persisted: None,
             contexts: Vec::new(),
+            confinement: None,
         }
     }
 

@@ -28,6 +28,36 @@ pub struct GuardSettings {
     /// The runtime limits' keys (`maxSteps`, `tokenSoftLimit`, ...), each from the highest source that sets it;
     /// read by `LimitsConfig::with_settings`.
     pub limits: Map<String, Value>,
+    /// Whether allowed shell commands run under the kernel sandbox; from the highest source that sets it.
+    pub sandbox: SandboxMode,
+    /// Variable-name patterns the sandbox also removes from a command's environment, from every source.
+    pub sandbox_env_remove: Vec<String>,
+    /// Variable names (or patterns) the sandbox keeps even when they look like credentials, from every source.
+    pub sandbox_env_keep: Vec<String>,
+}
+
+/// `agentGuard.sandbox`: whether an allowed shell command runs under the kernel sandbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Wrap where the kernel can enforce the sandbox; where it cannot, allow as the analysis decided and say so.
+    #[default]
+    Auto,
+    /// Wrap; where the kernel cannot enforce the sandbox, what would be allowed asks instead.
+    Required,
+    /// Never wrap: allows rest on the analysis alone.
+    Off,
+}
+
+impl SandboxMode {
+    /// The mode as the settings spell it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Required => "required",
+            Self::Off => "off",
+        }
+    }
 }
 
 /// The `agentGuard` section of a settings file.
@@ -61,6 +91,26 @@ struct SectionJson {
     #[serde(default)]
     #[schemars(with = "Option<LimitsJson>")]
     limits: Option<Map<String, Value>>,
+    /// `auto` (the default): allowed shell commands run under the kernel sandbox where the kernel supports it;
+    /// `required`: where it does not, what would be allowed asks instead; `off`: never.
+    #[serde(default)]
+    sandbox: Option<SandboxMode>,
+    /// The environment of sandboxed commands: `remove` adds variable-name patterns (with `*`) to the
+    /// credentials removed by default, `keep` names variables that are never removed.
+    #[serde(default)]
+    sandbox_env: Option<SandboxEnvJson>,
+}
+
+/// The `sandboxEnv` object of the `agentGuard` section.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SandboxEnvJson {
+    /// More variable-name patterns to remove (`INTERNAL_*`).
+    #[serde(default)]
+    remove: Vec<String>,
+    /// Variable names or patterns to keep even when they look like credentials.
+    #[serde(default)]
+    keep: Vec<String>,
 }
 
 /// The `limits` object of the `agentGuard` section (its schema; the keys are read by `LimitsConfig::with_settings`,
@@ -126,6 +176,7 @@ impl GuardSettings {
     /// from every source. An unknown key or a value of the wrong type is an error naming the file.
     pub fn from_settings(settings: &Settings) -> Result<Self> {
         let mut merged = Self::default();
+        let mut sandbox_set = false;
         let mut sections: Vec<&Section> = settings.agent_guard_sections().iter().collect();
         sections.sort_by_key(|s| std::cmp::Reverse(s.source));
         for section in sections {
@@ -145,6 +196,16 @@ impl GuardSettings {
             merged.library_dir = merged.library_dir.take().or(json.library_dir);
             merged.skills_dir = merged.skills_dir.take().or(json.skills_dir);
             merged.read_only_dirs.extend(json.read_only_directories);
+            if let Some(mode) = json.sandbox
+                && !sandbox_set
+            {
+                merged.sandbox = mode;
+                sandbox_set = true;
+            }
+            if let Some(env) = json.sandbox_env {
+                merged.sandbox_env_remove.extend(env.remove);
+                merged.sandbox_env_keep.extend(env.keep);
+            }
             // Sections come highest first: a key already set stays.
             for (key, value) in json.limits.unwrap_or_default() {
                 merged.limits.entry(key).or_insert(value);

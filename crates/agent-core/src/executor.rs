@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use agent_tool_traits::{CancelRegistry, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput};
+use agent_tool_traits::{
+    CancelRegistry, Confinement, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +21,8 @@ pub(crate) struct Runnable {
     pub(crate) args: Value,
     /// Whether it may run beside the other concurrency-safe calls next to it.
     pub(crate) concurrent: bool,
+    /// The kernel sandbox its decision assumed.
+    pub(crate) confinement: Option<Confinement>,
 }
 
 /// What running a call produced.
@@ -54,6 +58,7 @@ pub(crate) async fn run_batch(
     for call in batch {
         let ctx = ToolContext {
             cancelled: Arc::default(),
+            confinement: call.confinement,
             ..context.clone()
         };
         let siblings = siblings.clone();

@@ -4,14 +4,15 @@ use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{AccessVia, BashConfig, BashGuard, CommandAnalysis, CommandTableExtension};
 use agent_fs_sandbox::{Access, PathCheck, PathSandbox, ProtectedPaths, RootKind, RootSpec, SandboxConfig};
+use agent_os_sandbox::EnvPolicy;
 use agent_rules::{
     Anchors, CallFacts, CallTarget, CommandFact, FileAccess, HookOutcome, PathFact, PermissionMode, Policy,
     Request, Resolution, Settings, ToolKind, describe,
 };
-use agent_tool_traits::{Decision, Layer, PermissionCheck, Provenance, Source, Verdict};
+use agent_tool_traits::{Confinement, Decision, Layer, PermissionCheck, Provenance, Source, Verdict};
 use serde_json::Value;
 
-use crate::config::GuardSettings;
+use crate::config::{GuardSettings, SandboxMode};
 use crate::error::Result;
 
 /// What a guard is built for: one working directory, with its settings.
@@ -38,6 +39,10 @@ pub struct Decided {
     pub paths: Vec<(FileAccess, PathCheck)>,
     /// The findings of the tool's own checks and of the layers that went into the resolution.
     pub findings: Vec<Verdict>,
+    /// For a shell call that is allowed (or asked, for after the user's allow): the kernel sandbox it runs
+    /// under. `None` for other calls, denied ones, and where no sandbox runs (`agentGuard.sandbox` is `off`, or
+    /// the kernel cannot enforce it).
+    pub confinement: Option<Confinement>,
 }
 
 impl Decided {
@@ -56,6 +61,10 @@ pub struct Guard {
     sandbox_error: Option<String>,
     bash: BashGuard,
     cwd: PathBuf,
+    home: Option<PathBuf>,
+    protected: ProtectedPaths,
+    pub(crate) sandbox_mode: SandboxMode,
+    pub(crate) env_policy: EnvPolicy,
 }
 
 impl Guard {
@@ -102,7 +111,7 @@ impl Guard {
                 file: "agentGuard.protectedPaths".to_owned(),
                 why: e.to_string(),
             })?;
-        config.protected = protected;
+        config.protected = protected.clone();
         // A working directory that cannot be a root (it does not exist) leaves the guard without a sandbox: every
         // file access is then of unknown containment and never allowed by default.
         let (sandbox, sandbox_error) = match PathSandbox::new(config) {
@@ -127,12 +136,25 @@ impl Guard {
             table.interpreters.extend(more.interpreters);
             table.package_managers.extend(more.package_managers);
         }
+        let env_policy = EnvPolicy::default()
+            .with_settings(
+                &guard_settings.sandbox_env_remove,
+                &guard_settings.sandbox_env_keep,
+            )
+            .map_err(|e| crate::error::Error::Settings {
+                file: "agentGuard.sandboxEnv".to_owned(),
+                why: e.to_string(),
+            })?;
         Ok(Self {
             policy,
             sandbox,
             sandbox_error,
             bash: BashGuard::new(bash_config),
             cwd: options.cwd.clone(),
+            home: options.home.clone(),
+            protected,
+            sandbox_mode: guard_settings.sandbox,
+            env_policy,
         })
     }
 
@@ -149,6 +171,26 @@ impl Guard {
     /// The shell analyser.
     pub fn bash(&self) -> &BashGuard {
         &self.bash
+    }
+
+    /// The working directory the guard was built for.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The home directory (`~`), when there is one.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
+    /// The protected paths (secret files, paths whose writes always ask), defaults and settings.
+    pub fn protected_paths(&self) -> &ProtectedPaths {
+        &self.protected
+    }
+
+    /// `agentGuard.sandbox`: whether allowed shell calls run under the kernel sandbox.
+    pub fn sandbox_mode(&self) -> SandboxMode {
+        self.sandbox_mode
     }
 
     /// Decides a call of `tool` with `args`, without hooks or tool checks (the `agent-guard check` path).
@@ -325,11 +367,15 @@ impl Guard {
         if let Some(why) = &self.sandbox_error {
             resolution.verdict.diagnostics.push(format!("no sandbox: {why}"));
         }
+        let confinement = analysis
+            .as_ref()
+            .and_then(|analysis| self.confinement(analysis, &mut resolution.verdict));
         Decided {
             resolution,
             analysis,
             paths,
             findings,
+            confinement,
         }
     }
 

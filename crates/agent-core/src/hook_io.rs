@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use agent_tool_traits::Verdict;
+use agent_tool_traits::{Confinement, Verdict};
 
 use crate::error::{Error, Result};
 
@@ -50,18 +50,22 @@ impl HookInput {
 }
 
 /// The decision line printed for one input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HookOutput {
     #[serde(rename = "hookSpecificOutput")]
     hook_specific_output: Specific,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Specific {
     hook_event_name: &'static str,
     permission_decision: &'static str,
     permission_decision_reason: String,
+    /// The tool input the coding agent runs instead of its own: an allowed shell command wrapped in the kernel
+    /// sandbox.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_input: Option<Value>,
 }
 
 impl HookOutput {
@@ -72,8 +76,21 @@ impl HookOutput {
                 hook_event_name: "PreToolUse",
                 permission_decision: verdict.decision.as_str(),
                 permission_decision_reason: format!("agent-guard: {}", verdict.reason()),
+                updated_input: None,
             },
         }
+    }
+
+    /// The same output with `input` as the tool input the coding agent runs.
+    #[must_use]
+    pub fn with_updated_input(mut self, input: Value) -> Self {
+        self.hook_specific_output.updated_input = Some(input);
+        self
+    }
+
+    /// The tool input the coding agent is told to run instead, when there is one.
+    pub fn updated_input(&self) -> Option<&Value> {
+        self.hook_specific_output.updated_input.as_ref()
     }
 
     /// The decision as printed.
@@ -88,6 +105,55 @@ impl HookOutput {
             r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"agent-guard: output error"}}"#.to_owned()
         })
     }
+}
+
+/// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
+/// `command` replaced by `<program> sandbox --profile … [--allow-network] --root <root> [--settings <file>]… --
+/// bash -c '<command>'`. The original line is one argument of `bash -c`, single-quoted so that the coding agent's
+/// shell passes it byte for byte and nothing in it is read twice. Other fields of the input are kept. `None` when
+/// the input has no string `command`.
+pub fn sandboxed_input(
+    tool_input: &Value,
+    program: &std::path::Path,
+    confinement: Confinement,
+    root: &str,
+    settings: &[std::path::PathBuf],
+) -> Option<Value> {
+    let command = tool_input.get("command")?.as_str()?;
+    let mut line = shell_quote(&program.to_string_lossy());
+    line.push_str(" sandbox --profile ");
+    line.push_str(confinement.profile.as_str());
+    if confinement.network {
+        line.push_str(" --allow-network");
+    }
+    line.push_str(" --root ");
+    line.push_str(&shell_quote(root));
+    for file in settings {
+        line.push_str(" --settings ");
+        line.push_str(&shell_quote(&file.to_string_lossy()));
+    }
+    line.push_str(" -- bash -c ");
+    line.push_str(&shell_quote(command));
+    let mut input = tool_input.clone();
+    if let Some(object) = input.as_object_mut() {
+        object.insert("command".to_owned(), Value::String(line));
+    }
+    Some(input)
+}
+
+/// `text` as one single-quoted shell word: every byte as it is, each `'` written as `'\''`.
+pub fn shell_quote(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('\'');
+    for c in text.chars() {
+        if c == '\'' {
+            quoted.push_str("'\\''");
+        } else {
+            quoted.push(c);
+        }
+    }
+    quoted.push('\'');
+    quoted
 }
 
 #[cfg(test)]

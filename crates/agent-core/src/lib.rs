@@ -27,6 +27,7 @@ mod approval;
 mod background;
 mod compaction;
 mod config;
+mod confine;
 mod error;
 mod executor;
 mod guard;
@@ -40,10 +41,11 @@ mod scenario;
 mod telemetry;
 mod tools;
 
-pub use config::{GuardSettings, settings_schema};
+pub use config::{GuardSettings, SandboxMode, settings_schema};
+pub use confine::GuardProtection;
 pub use error::{Error, Result};
 pub use guard::{Decided, Guard, GuardOptions};
-pub use hook_io::{HookInput, HookOutput};
+pub use hook_io::{HookInput, HookOutput, sandboxed_input, shell_quote};
 
 pub use approval::{
     ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, HeadlessApprover,

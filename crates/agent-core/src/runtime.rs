@@ -21,8 +21,8 @@ use agent_runtime_limits::{
 };
 use agent_subagent::{ChildPlan, SubagentError};
 use agent_tool_traits::{
-    CancelRegistry, DecidedBy, Decision, Layer, PermissionCheck, Provenance, Source, Tool, ToolCall,
-    ToolContext, ToolError, ToolOutput, Verdict,
+    CancelRegistry, Confinement, DecidedBy, Decision, Layer, PermissionCheck, Provenance, Source, Tool,
+    ToolCall, ToolContext, ToolError, ToolOutput, Verdict,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -58,13 +58,28 @@ fn stricter_decision(
     match ceiling {
         Some(parent) => {
             let theirs = parent.decide_with(&call.name, &call.args, hooks, checks);
-            if theirs.verdict().decision > mine.verdict().decision {
+            let confinement = narrower(mine.confinement, theirs.confinement);
+            let mut chosen = if theirs.verdict().decision > mine.verdict().decision {
                 theirs
             } else {
                 mine
-            }
+            };
+            chosen.confinement = confinement;
+            chosen
         }
         None => mine,
+    }
+}
+
+/// The narrower of two confinements: a child runs with no more power than its parent's decision gives, nor
+/// than its own.
+fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinement> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Confinement {
+            profile: a.profile.min(b.profile),
+            network: a.network && b.network,
+        }),
+        (one, None) | (None, one) => one,
     }
 }
 
@@ -155,6 +170,8 @@ pub struct CallReport {
     pub persisted: Option<PathBuf>,
     /// Contexts PreToolUse hooks added for the model.
     pub contexts: Vec<String>,
+    /// The kernel sandbox an allowed call runs under (shell calls), as its decision assumed.
+    pub confinement: Option<Confinement>,
 }
 
 impl CallReport {
@@ -986,6 +1003,7 @@ impl Runtime {
                         tool,
                         args: report.call.args.clone(),
                         concurrent,
+                        confinement: report.confinement,
                     });
                     reports.push(report);
                 }
@@ -1020,6 +1038,7 @@ impl Runtime {
             agent_name: self.config.agent_name.clone(),
             silent: self.config.silent,
             cancelled: Arc::default(),
+            confinement: None,
         };
         for batch in partition(runnable) {
             if token.is_cancelled() {
@@ -1109,6 +1128,7 @@ impl Runtime {
             agent_name: self.config.agent_name.clone(),
             silent: self.config.silent,
             cancelled: Arc::default(),
+            confinement: inner.confinement,
         };
         let behavior = tool.interrupt_behavior();
         let hooks = self.hooks.clone();
@@ -1224,6 +1244,7 @@ impl Runtime {
             ))],
         };
         let decided = self.decide_bounded(&call, &hooks, &checks).await;
+        let confinement = decided.confinement;
         let verdict = decided.verdict().clone();
         let (verdict, source, answer) = match verdict.decision {
             Decision::Allow | Decision::Deny => {
@@ -1245,6 +1266,9 @@ impl Runtime {
             ran: None,
             persisted: None,
             contexts: outcome.contexts,
+            confinement: (verdict.decision == Decision::Allow)
+                .then_some(confinement)
+                .flatten(),
             call,
             verdict,
             source,
@@ -1341,6 +1365,7 @@ impl Runtime {
                     analysis: None,
                     paths: Vec::new(),
                     findings: Vec::new(),
+                    confinement: None,
                 }
             }
         }
@@ -1563,6 +1588,7 @@ fn duplicate_refusal(call: ToolCall, count: u32) -> CallReport {
         ran: None,
         persisted: None,
         contexts: Vec::new(),
+        confinement: None,
         call,
         verdict,
         source,

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{HookInput, HookOutput};
+use std::path::PathBuf;
+
+use agent_core::{Decided, HookInput, HookOutput};
 use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
 use anyhow::{Context, Result};
 
@@ -72,6 +74,7 @@ fn decide_line_bounded(guards: &mut Guards<'_>, input: &HookInput, explain: bool
     };
     let (done, result) = std::sync::mpsc::channel();
     let job = input.clone();
+    let settings = guards.settings_files().to_vec();
     let spawned = std::thread::Builder::new()
         .name("decide".to_owned())
         .spawn(move || {
@@ -79,7 +82,7 @@ fn decide_line_bounded(guards: &mut Guards<'_>, input: &HookInput, explain: bool
             if explain {
                 eprintln!("{}", crate::explain::render_text(&job, &decided));
             }
-            let _ = done.send(HookOutput::from_verdict(&decided.resolution.verdict).to_json());
+            let _ = done.send(output(&job, &decided, &settings).to_json());
         });
     if spawned.is_err() {
         return decide_line(guards, input, explain);
@@ -101,19 +104,56 @@ fn decide_line_bounded(guards: &mut Guards<'_>, input: &HookInput, explain: bool
 /// The output line for one input. Settings that cannot be loaded deny the call: a broken configuration must not
 /// let calls through unchecked.
 fn decide_line(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> String {
-    let verdict = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
+    let settings = guards.settings_files().to_vec();
+    match guards.get(&input.cwd, input.permission_mode.as_deref()) {
         Ok(guard) => {
             let decided = guard.decide(&input.tool_name, &input.tool_input);
             if explain {
                 eprintln!("{}", crate::explain::render_text(input, &decided));
             }
-            decided.resolution.verdict
+            output(input, &decided, &settings).to_json()
         }
-        Err(why) => Verdict::new(
+        Err(why) => HookOutput::from_verdict(&Verdict::new(
             Decision::Deny,
             format!("cannot load the settings, so nothing is allowed: {why}"),
             Provenance::layer(Layer::Rules),
-        ),
+        ))
+        .to_json(),
+    }
+}
+
+/// The hook output of a decision. An allowed shell call with a confinement runs under the kernel sandbox: its
+/// `updatedInput` is the same call wrapped in `agent-guard sandbox` (this very binary, the same settings files).
+/// Where this binary's path cannot be known, the allow cannot be backed and becomes an ask.
+fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOutput {
+    let verdict = &decided.resolution.verdict;
+    let Some(confinement) = decided
+        .confinement
+        .filter(|_| verdict.decision == Decision::Allow)
+    else {
+        return HookOutput::from_verdict(verdict);
     };
-    HookOutput::from_verdict(&verdict).to_json()
+    let wrapped = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .ok()
+        .and_then(|program| {
+            agent_core::sandboxed_input(&input.tool_input, &program, confinement, &input.cwd, settings)
+        });
+    match wrapped {
+        Some(updated) => {
+            let mut verdict = verdict.clone();
+            verdict
+                .reasons
+                .push(format!("runs under the kernel sandbox ({confinement})"));
+            HookOutput::from_verdict(&verdict).with_updated_input(updated)
+        }
+        None => HookOutput::from_verdict(&Verdict::new(
+            Decision::Ask,
+            format!(
+                "the command would be allowed ({}), but it cannot be wrapped in the kernel sandbox",
+                verdict.reason()
+            ),
+            Provenance::layer(Layer::Kernel),
+        )),
+    }
 }

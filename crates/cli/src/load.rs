@@ -47,6 +47,8 @@ pub(crate) fn cli_mode(args: &DecideArgs) -> Result<Option<PermissionMode>> {
 pub(crate) struct Guards<'a> {
     args: &'a DecideArgs,
     cli_mode: Option<PermissionMode>,
+    extra_roots: Vec<PathBuf>,
+    settings_files: Vec<PathBuf>,
     built: HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>>,
 }
 
@@ -55,8 +57,25 @@ impl<'a> Guards<'a> {
         Ok(Self {
             args,
             cli_mode: cli_mode(args)?,
+            extra_roots: Vec::new(),
+            settings_files: args
+                .settings
+                .iter()
+                .map(|file| std::path::absolute(file).unwrap_or_else(|_| file.clone()))
+                .collect(),
             built: HashMap::new(),
         })
+    }
+
+    /// The `--settings` files as absolute paths, for a command that must find the same settings from elsewhere.
+    pub(crate) fn settings_files(&self) -> &[PathBuf] {
+        &self.settings_files
+    }
+
+    /// The same, with more roots beside each working directory (`agent-guard sandbox --root A --root B`).
+    pub(crate) fn with_extra_roots(mut self, roots: Vec<PathBuf>) -> Self {
+        self.extra_roots = roots;
+        self
     }
 
     /// The guard for an input's `cwd` and `permission_mode`; an error when its settings cannot be loaded.
@@ -69,6 +88,7 @@ impl<'a> Guards<'a> {
                 .map(|m| (m, Source::Session))
         });
         let args = self.args;
+        let extra_roots = &self.extra_roots;
         self.built
             .entry((cwd.to_owned(), mode.map(|m| m.0)))
             .or_insert_with(|| {
@@ -79,7 +99,7 @@ impl<'a> Guards<'a> {
                         cwd: cwd.clone(),
                         home: home(),
                         mode,
-                        extra_roots: Vec::new(),
+                        extra_roots: extra_roots.clone(),
                     };
                     Ok(Arc::new(Guard::new(&settings, &options)?))
                 };

@@ -6,6 +6,7 @@ mod demo;
 mod explain;
 mod load;
 mod rules_cmd;
+mod sandbox_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -111,12 +112,27 @@ enum Command {
         #[arg(long, value_name = "PATH|URL", default_value = ".agent-guard/audit.db")]
         audit_db: agent_hooks::AuditDatabase,
     },
+    /// Run a command under the kernel sandbox (Landlock, seccomp, namespaces) of a profile; `--probe` reports
+    /// what this kernel can enforce. Exit status: the command's, or 125 when the sandbox cannot be set up.
+    Sandbox(sandbox_cmd::SandboxArgs),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
 }
+
+/// Arguments that cannot be used as given: exit code 2, like clap's own usage errors.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// Prints `text` and a newline on stdout. A reader that went away (`agent-guard rules | head`) is not an error.
 fn emit(text: &str) -> anyhow::Result<()> {
@@ -157,6 +173,7 @@ fn main() -> ExitCode {
             interactive,
         } => demo::run(&scenario, &audit_db, interactive),
         Command::Demo { audit_db } => demo::demo(&audit_db),
+        Command::Sandbox(args) => sandbox_cmd::run(&args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());
@@ -165,6 +182,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(e) if e.is::<UsageError>() => {
+            eprintln!("agent-guard: {e:#}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("agent-guard: {e:#}");
             ExitCode::FAILURE

@@ -139,6 +139,48 @@ impl Policy {
             .and_then(|i| self.compiled.rules.get(i))
     }
 
+    /// The rule of `behavior` whose pattern names the file `path` for `access` (`Read(…)` rules for a read,
+    /// `Edit(…)` and `Write(…)` rules for a write), the highest source first. Tool-wide rules (`Read`, `*`) are
+    /// not path rules and never match here: this is what protects a file whoever reaches it, the kernel sandbox
+    /// included.
+    pub fn path_rule(&self, behavior: Decision, access: FileAccess, path: &Path) -> Option<&Rule> {
+        let tool = ToolName::new(match access {
+            FileAccess::Read => "Read",
+            FileAccess::Write => "Edit",
+        });
+        let mut best: Option<usize> = None;
+        for family in path_families(access, &tool, tool.kind()) {
+            if let Some(hit) = self
+                .compiled
+                .lookup(behavior, Subject::Path { tool: family, path })
+            {
+                best = Some(match best {
+                    Some(current) if !self.outranks(hit, current) => current,
+                    _ => hit,
+                });
+            }
+        }
+        best.and_then(|i| self.compiled.rules.get(i))
+    }
+
+    /// The literal places of the rules of `behavior` on file paths for `access`: the directory or file each
+    /// pattern starts from (`/home/u/.aws` for `Read(~/.aws/**)`, `/etc` for `Read(//etc/*.key)`). Rules that may
+    /// match at any depth (`Read(.env)`) have no place and are not listed. With [`Policy::path_rule`] a caller
+    /// finds what such a rule protects on disk.
+    pub fn rule_places(&self, behavior: Decision, access: FileAccess) -> Vec<&str> {
+        let tool = ToolName::new(match access {
+            FileAccess::Read => "Read",
+            FileAccess::Write => "Edit",
+        });
+        let mut places: Vec<&str> = path_families(access, &tool, tool.kind())
+            .flat_map(|family| self.compiled.beneath(behavior, family, Path::new("/")))
+            .map(|(_, place)| place)
+            .collect();
+        places.sort_unstable();
+        places.dedup();
+        places
+    }
+
     /// The deny rules on reads by `tool` that protect something strictly beneath the directory `dir`, each with the
     /// literal directory its pattern starts from (`/proj/secrets` for `Read(./secrets/**)`): what a recursive
     /// search of `dir` would read. Rules that may match at any depth (`Read(.env)`) are not listed. The caller

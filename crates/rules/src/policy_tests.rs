@@ -350,3 +350,51 @@ fn deny_rules_beneath_a_directory_are_those_a_search_of_it_meets() {
         [("Read(~/.ssh/**)".to_owned(), "/home/u/.ssh".to_owned())]
     );
 }
+
+#[test]
+fn path_rules_and_their_places() {
+    use crate::facts::FileAccess;
+    let anchors = Anchors {
+        cwd: "/proj".into(),
+        home: Some("/home/u".into()),
+    };
+    let rules = [
+        ("Read(~/.aws/**)", Decision::Deny),
+        ("Read(//etc/*.key)", Decision::Deny),
+        ("Read(.env)", Decision::Deny),
+        ("Read", Decision::Deny),
+        ("Edit(./deploy/**)", Decision::Ask),
+    ]
+    .iter()
+    .map(|(text, behavior)| Rule::parse(text, *behavior, Source::Project).unwrap())
+    .collect();
+    let policy = Policy::from_rules(rules, PermissionMode::Default, &anchors).unwrap();
+    let read = |path: &str| {
+        policy
+            .path_rule(Decision::Deny, FileAccess::Read, Path::new(path))
+            .map(|r| r.text.clone())
+    };
+    assert_eq!(
+        read("/home/u/.aws/credentials").as_deref(),
+        Some("Read(~/.aws/**)")
+    );
+    assert_eq!(read("/home/u/.aws").as_deref(), Some("Read(~/.aws/**)"));
+    assert_eq!(read("/etc/ssl/a.key"), None, "`*` stays in its directory");
+    assert_eq!(read("/etc/a.key").as_deref(), Some("Read(//etc/*.key)"));
+    assert_eq!(read("/proj/sub/.env").as_deref(), Some("Read(.env)"));
+    // The tool-wide `Read` deny is not a rule on any file.
+    assert_eq!(read("/proj/src/main.rs"), None);
+    assert_eq!(
+        policy.rule_places(Decision::Deny, FileAccess::Read),
+        vec!["/etc", "/home/u/.aws"]
+    );
+    assert_eq!(
+        policy.rule_places(Decision::Ask, FileAccess::Write),
+        vec!["/proj/deploy"]
+    );
+    assert!(
+        policy
+            .path_rule(Decision::Ask, FileAccess::Write, Path::new("/proj/deploy/x.sh"))
+            .is_some()
+    );
+}

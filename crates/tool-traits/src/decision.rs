@@ -54,6 +54,8 @@ pub enum Layer {
     Limits,
     /// The answer of a user or an approver to an ask.
     Approval,
+    /// The kernel sandbox that runs an allowed command (Landlock, seccomp, namespaces).
+    Kernel,
 }
 
 impl Layer {
@@ -68,6 +70,7 @@ impl Layer {
             Self::Subagent => "subagent",
             Self::Limits => "runtime-limits",
             Self::Approval => "approval",
+            Self::Kernel => "os-sandbox",
         }
     }
 }

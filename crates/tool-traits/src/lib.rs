@@ -20,10 +20,12 @@
 
 mod call;
 mod cancel;
+mod confinement;
 mod decision;
 mod tool;
 
 pub use call::ToolCall;
 pub use cancel::CancelRegistry;
+pub use confinement::{Confinement, SandboxProfile};
 pub use decision::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
 pub use tool::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};

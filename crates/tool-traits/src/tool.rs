@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-use crate::{Decision, Verdict};
+use crate::{Confinement, Decision, Verdict};
 
 /// How a running tool reacts when the user cancels the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -114,6 +114,9 @@ pub struct ToolContext {
     pub silent: bool,
     /// Set when the user cancels the run; `Block` tools may poll it to stop at a safe point.
     pub cancelled: Arc<AtomicBool>,
+    /// The kernel sandbox the call's decision assumed, for a tool that runs commands; `None` runs it with its
+    /// own limits alone.
+    pub confinement: Option<Confinement>,
 }
 
 impl ToolContext {

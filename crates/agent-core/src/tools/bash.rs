@@ -1,23 +1,25 @@
-//! `run_bash`: a shell command in its own process group, with rlimits, a timeout that kills the whole group, a
-//! process-count watchdog and output kept to a bounded head.
+//! `run_bash`: a shell command under the kernel sandbox its decision assumed, in its own process group, with
+//! rlimits, a timeout that kills the whole group, a process-count watchdog and output kept to a bounded head.
 
-use std::os::fd::RawFd;
+use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agent_tool_traits::{InterruptBehavior, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
-use nix::sys::resource::{Resource, getrlimit, setrlimit};
+use agent_os_sandbox::{KernelSupport, Launch, PidsCgroup, Prepared, ProcessLimits, refused_forks};
+use agent_tool_traits::{
+    Confinement, InterruptBehavior, Tool, ToolContext, ToolError, ToolFuture, ToolOutput,
+};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::guard::Guard;
 use crate::guard_handle::GuardHandle;
-use crate::tools::cgroup::{PidsCgroup, refused_forks};
 use crate::tools::{opt_u64_arg, str_arg};
 
 /// The limits of `run_bash`.
@@ -111,7 +113,7 @@ impl Tool for RunBashTool {
         InterruptBehavior::Block
     }
 
-    fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let command = str_arg(&args, &["command"])?.to_owned();
             let timeout = self.timeout(&args)?;
@@ -122,7 +124,15 @@ impl Tool for RunBashTool {
                 .ok_or_else(|| {
                     ToolError::Failed("no sandbox, so no working directory to run in".to_owned())
                 })?;
-            run(&command, &cwd, timeout, &self.limits).await
+            let run = Run {
+                command: &command,
+                cwd: &cwd,
+                timeout,
+                limits: &self.limits,
+                guard: &guard,
+                confinement: ctx.confinement,
+            };
+            run.start().await
         })
     }
 }
@@ -143,22 +153,104 @@ struct Capture {
     discarded: u64,
 }
 
-async fn run(
-    command: &str,
-    cwd: &std::path::Path,
+/// One `run_bash` call.
+struct Run<'a> {
+    command: &'a str,
+    cwd: &'a std::path::Path,
+    timeout: Duration,
+    limits: &'a BashLimits,
+    guard: &'a Guard,
+    /// The kernel sandbox of the call's decision; `None` runs it with the limits alone.
+    confinement: Option<Confinement>,
+}
+
+impl Run<'_> {
+    async fn start(&self) -> Result<ToolOutput, ToolError> {
+        let limits = self.limits;
+        // A pids cgroup where the machine has one: the kernel then refuses the forks of a fork bomb outright. The
+        // watchdog below stays on as the fallback and for machines without one.
+        let cgroup = PidsCgroup::create(u64::try_from(limits.max_processes).unwrap_or(u64::MAX));
+        let procs_fd = cgroup.as_ref().map(PidsCgroup::procs_fd);
+        let support = KernelSupport::probe();
+        let plan = match self.confinement {
+            Some(confinement) => Some(
+                self.guard
+                    .sandbox_plan(confinement, &support)
+                    .map_err(|e| ToolError::Failed(format!("cannot prepare the sandbox: {e}")))?,
+            ),
+            None => None,
+        };
+        let launch = Launch {
+            plan: plan.as_ref(),
+            support: &support,
+            env: self.guard.env_policy(),
+            limits: ProcessLimits {
+                processes: limits.nproc,
+                cpu_seconds: limits.cpu_seconds,
+                file_size: limits.file_size,
+                nice: Some(limits.nice),
+            },
+            cgroup_procs: procs_fd,
+            // The runtime has other threads: the death signal would follow the thread that forked, not the
+            // process. The group kill below ends the command instead.
+            die_with_parent: false,
+        };
+        let mut prepared = Prepared::new(&launch)
+            .map_err(|e| ToolError::Failed(format!("cannot prepare the sandbox: {e}")))?;
+        let mut child = self
+            .spawn("bash", &mut prepared)
+            .or_else(|error| match error.kind() {
+                std::io::ErrorKind::NotFound => {
+                    prepared = Prepared::new(&launch)
+                        .map_err(|e| std::io::Error::other(format!("cannot prepare the sandbox: {e}")))?;
+                    self.spawn("sh", &mut prepared)
+                }
+                _ => Err(error),
+            })
+            .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
+        let output = watch(&mut child, self.timeout, limits, cgroup).await?;
+        let removed = prepared.finish(&self.guard.protection());
+        Ok(if removed.is_empty() {
+            output
+        } else {
+            let names: Vec<String> = removed.iter().map(|p| format!("`{}`", p.display())).collect();
+            let note = format!(
+                "\n[removed what the command created at protected paths: {}]",
+                names.join(", ")
+            );
+            ToolOutput {
+                content: format!("{}{note}", output.content),
+                ..output
+            }
+        })
+    }
+
+    fn spawn(&self, shell: &str, prepared: &mut Prepared) -> std::io::Result<tokio::process::Child> {
+        let mut process = std::process::Command::new(shell);
+        process
+            .arg("-c")
+            .arg(self.command)
+            .current_dir(self.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group, so that the timeout and the watchdog reach every process it starts.
+            .process_group(0);
+        prepared.configure(&mut process);
+        let mut process = tokio::process::Command::from(process);
+        process.kill_on_drop(true);
+        process.spawn()
+    }
+}
+
+/// Watches a started command to its end: the output read in bounded chunks, the timeout, the watchdog, and
+/// every process of its group killed at the end.
+async fn watch(
+    child: &mut tokio::process::Child,
     timeout: Duration,
     limits: &BashLimits,
+    cgroup: Option<PidsCgroup>,
 ) -> Result<ToolOutput, ToolError> {
-    // A pids cgroup where the machine has one: the kernel then refuses the forks of a fork bomb outright. The
-    // watchdog below stays on as the fallback and for machines without one.
-    let cgroup = PidsCgroup::create(u64::try_from(limits.max_processes).unwrap_or(u64::MAX));
-    let procs_fd = cgroup.as_ref().map(PidsCgroup::procs_fd);
-    let mut child = spawn("bash", command, cwd, limits, procs_fd)
-        .or_else(|error| match error.kind() {
-            std::io::ErrorKind::NotFound => spawn("sh", command, cwd, limits, procs_fd),
-            _ => Err(error),
-        })
-        .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
     let Some(group) = child
         .id()
         .and_then(|pid| i32::try_from(pid).ok())
@@ -240,72 +332,6 @@ async fn run(
         captures.push(taken);
     }
     Ok(render(end, timeout, &captures, limits))
-}
-
-fn spawn(
-    shell: &str,
-    command: &str,
-    cwd: &std::path::Path,
-    limits: &BashLimits,
-    cgroup_procs: Option<RawFd>,
-) -> std::io::Result<tokio::process::Child> {
-    let mut process = tokio::process::Command::new(shell);
-    process
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        // Its own process group, so that the timeout and the watchdog reach every process it starts.
-        .process_group(0);
-    set_child_limits(&mut process, &rlimits(limits), limits.nice, cgroup_procs);
-    process.spawn()
-}
-
-/// The rlimits of the child: the configured ones, never above what the parent has.
-fn rlimits(limits: &BashLimits) -> [(Resource, u64); 3] {
-    let lowered = |resource: Resource, wanted: u64| match getrlimit(resource) {
-        Ok((soft, hard)) => (resource, wanted.min(soft).min(hard)),
-        Err(_) => (resource, wanted),
-    };
-    [
-        lowered(Resource::RLIMIT_NPROC, limits.nproc),
-        lowered(Resource::RLIMIT_CPU, limits.cpu_seconds),
-        lowered(Resource::RLIMIT_FSIZE, limits.file_size),
-    ]
-}
-
-/// Sets `limits` and the nice value in the child between fork and exec. The only unsafe code of the crate.
-#[allow(unsafe_code)]
-fn set_child_limits(
-    process: &mut tokio::process::Command,
-    limits: &[(Resource, u64); 3],
-    nice: i32,
-    cgroup_procs: Option<RawFd>,
-) {
-    let limits = *limits;
-    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe calls are allowed. It
-    // makes three setrlimit(2) calls and one setpriority(2) call on values computed before the fork; it allocates
-    // nothing, takes no lock and touches no state shared with the parent. Joining the cgroup is one write(2) of
-    // `0` to a descriptor opened before the fork (it stays open in the parent until the command has ended).
-    unsafe {
-        process.pre_exec(move || {
-            if let Some(fd) = cgroup_procs
-                && libc::write(fd, b"0".as_ptr().cast(), 1) != 1
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            for (resource, value) in limits {
-                setrlimit(resource, value, value).map_err(std::io::Error::from)?;
-            }
-            if libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
 }
 
 /// Reads `stream` in chunks: keeps the first `head_bytes`, counts the rest, and stops the command once the

@@ -2,7 +2,6 @@
 
 mod ask_user;
 mod bash;
-mod cgroup;
 mod edit;
 mod glob;
 mod grep;

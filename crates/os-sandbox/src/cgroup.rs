@@ -15,7 +15,7 @@ const HIERARCHIES: [&str; 2] = ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"];
 
 /// One cgroup made for one command, removed when dropped (after its processes are killed).
 #[derive(Debug)]
-pub(crate) struct PidsCgroup {
+pub struct PidsCgroup {
     dir: PathBuf,
     /// `cgroup.procs`, open for writing: the child writes `0` to it between fork and exec to join.
     procs: File,
@@ -24,7 +24,7 @@ pub(crate) struct PidsCgroup {
 impl PidsCgroup {
     /// A new cgroup allowing at most `max` processes, or `None` where the machine has no writable pids controller
     /// (the caller then relies on its watchdog).
-    pub(crate) fn create(max: u64) -> Option<Self> {
+    pub fn create(max: u64) -> Option<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         HIERARCHIES.iter().map(Path::new).find_map(|base| {
             if !has_pids_controller(base) {
@@ -50,19 +50,26 @@ impl PidsCgroup {
         })
     }
 
+    /// Whether this machine has a pids controller that this process may make cgroups in.
+    pub fn available() -> bool {
+        HIERARCHIES.iter().map(Path::new).any(|base| {
+            has_pids_controller(base) && nix::unistd::access(base, nix::unistd::AccessFlags::W_OK).is_ok()
+        })
+    }
+
     /// The descriptor of `cgroup.procs` for the child to write `0` to.
-    pub(crate) fn procs_fd(&self) -> RawFd {
+    pub fn procs_fd(&self) -> RawFd {
         self.procs.as_raw_fd()
     }
 
     /// The file that counts the forks the limit refused (`pids.events`), for [`refused_forks`].
-    pub(crate) fn events(&self) -> PathBuf {
+    pub fn events(&self) -> PathBuf {
         self.dir.join("pids.events")
     }
 
     /// Kills every process in the cgroup until it is empty (bounded: a process that cannot be killed is left for
     /// the drop to report by failing to remove the cgroup).
-    pub(crate) fn kill_all(&self) {
+    pub fn kill_all(&self) {
         for _ in 0..200 {
             let pids = self.members();
             if pids.is_empty() {
@@ -104,7 +111,7 @@ impl Drop for PidsCgroup {
 }
 
 /// Whether the cgroup whose `pids.events` is `events` refused a fork at least once (`max N` with N > 0).
-pub(crate) fn refused_forks(events: &Path) -> bool {
+pub fn refused_forks(events: &Path) -> bool {
     std::fs::read_to_string(events)
         .ok()
         .and_then(|text| text.split_whitespace().nth(1).and_then(|n| n.parse::<u64>().ok()))

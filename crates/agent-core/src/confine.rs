@@ -1,0 +1,197 @@
+//! From a decision to the kernel sandbox: which confinement an allowed shell call runs with, and the sandbox
+//! spec and protection of a guard's roots, rules and protected paths.
+
+use std::path::{Path, PathBuf};
+
+use agent_bash_guard::{CommandAnalysis, CommandClass};
+use agent_fs_sandbox::{Access, ProtectedPaths};
+use agent_os_sandbox::{EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec};
+use agent_rules::{FileAccess, Policy};
+use agent_tool_traits::{Confinement, DecidedBy, Decision, Layer, Provenance, SandboxProfile, Verdict};
+
+use crate::config::SandboxMode;
+use crate::guard::Guard;
+
+/// How many entries beneath the literal place of a rule with wildcards (`Read(//etc/*.key)`) are looked at to
+/// find what it protects on disk.
+const RULE_PLACE_SCAN: usize = 2_000;
+
+impl Guard {
+    /// The confinement a shell call with `analysis` runs with once allowed, adjusting `verdict` where the kernel
+    /// cannot back it: a line allowed because it is read-only runs `read-only`; a line a rule, a hook, a mode or
+    /// (after an ask) the user allowed runs `workspace-write`, with the network when its commands use the network
+    /// (network clients, package managers and build tools, which fetch) or `blockNetwork` is off. `None` for a
+    /// denied call and when `agentGuard.sandbox` is `off`. Where the kernel cannot enforce the sandbox, an allow
+    /// says so in its reason (`auto`) or becomes an ask (`required`).
+    pub(crate) fn confinement(
+        &self,
+        analysis: &CommandAnalysis,
+        verdict: &mut Verdict,
+    ) -> Option<Confinement> {
+        if self.sandbox_mode == SandboxMode::Off {
+            return None;
+        }
+        let profile = match (verdict.decision, verdict.provenance.step) {
+            (Decision::Deny, _) => return None,
+            (Decision::Allow, Some(DecidedBy::Default)) => SandboxProfile::ReadOnly,
+            (Decision::Allow, Some(DecidedBy::Classifier)) if analysis.is_read_only() => {
+                SandboxProfile::ReadOnly
+            }
+            (Decision::Allow | Decision::Ask, _) => SandboxProfile::WorkspaceWrite,
+        };
+        let network = profile == SandboxProfile::WorkspaceWrite
+            && (!self.bash().network_blocked()
+                || analysis
+                    .commands
+                    .iter()
+                    .any(|c| matches!(c.class, CommandClass::Network | CommandClass::PackageManager)));
+        let support = KernelSupport::probe();
+        if let Some(why) = support.missing() {
+            if verdict.decision == Decision::Allow {
+                match self.sandbox_mode {
+                    SandboxMode::Required => {
+                        let allowed = verdict.reason();
+                        *verdict = Verdict::new(
+                            Decision::Ask,
+                            format!(
+                                "{why}, so this allow cannot be backed by the kernel sandbox and \
+                                 `agentGuard.sandbox` is `required` (it would have been allowed: {allowed})"
+                            ),
+                            Provenance::layer(Layer::Kernel).at(DecidedBy::SafetyAsk),
+                        );
+                    }
+                    SandboxMode::Auto => verdict.reasons.push(format!("not sandboxed: {why}")),
+                    SandboxMode::Off => {}
+                }
+            }
+            return None;
+        }
+        Some(Confinement { profile, network })
+    }
+
+    /// What the kernel sandbox of `confinement` is built from: this guard's roots (the read-only ones only
+    /// read), the home directory, and the literal places of the deny rules on reads and of the deny and ask rules
+    /// on writes, with what their wildcards name on disk.
+    pub fn sandbox_spec(&self, confinement: Confinement) -> SandboxSpec {
+        let mut roots = Vec::new();
+        let mut read_only_roots = Vec::new();
+        match self.sandbox() {
+            Some(sandbox) => {
+                for root in sandbox.roots() {
+                    if root.read_only() {
+                        read_only_roots.push(root.path().to_path_buf());
+                    } else {
+                        roots.push(root.path().to_path_buf());
+                    }
+                }
+            }
+            None => roots.push(self.cwd().to_path_buf()),
+        }
+        let mut spec = SandboxSpec::new(confinement, roots);
+        spec.read_only_roots = read_only_roots;
+        spec.home = self.home().map(Path::to_path_buf);
+        spec.secret_places = self.rule_places(&[(Decision::Deny, FileAccess::Read)]);
+        spec.write_protected_places = self.rule_places(&[
+            (Decision::Deny, FileAccess::Write),
+            (Decision::Ask, FileAccess::Write),
+        ]);
+        spec
+    }
+
+    /// The sandbox plan of `confinement` for this guard on this kernel.
+    ///
+    /// # Errors
+    /// A root that is not a directory.
+    pub fn sandbox_plan(
+        &self,
+        confinement: Confinement,
+        support: &KernelSupport,
+    ) -> agent_os_sandbox::Result<Plan> {
+        Plan::build(&self.sandbox_spec(confinement), &self.protection(), support)
+    }
+
+    /// What the sandbox must keep from a command: the secret files and protected paths of the file-system
+    /// sandbox, and the files the path rules protect.
+    pub fn protection(&self) -> GuardProtection<'_> {
+        GuardProtection {
+            policy: self.policy(),
+            protected: self.protected_paths(),
+        }
+    }
+
+    /// The environment policy of sandboxed commands: the default credentials and `agentGuard.sandboxEnv`.
+    pub fn env_policy(&self) -> &EnvPolicy {
+        &self.env_policy
+    }
+
+    /// The places the path rules of each `(behavior, access)` name, as existing paths: a rule's literal place
+    /// when the rule covers it (`Read(~/.aws/**)` covers `~/.aws`), else what the rule matches beneath it.
+    fn rule_places(&self, kinds: &[(Decision, FileAccess)]) -> Vec<PathBuf> {
+        let policy = self.policy();
+        let mut places: Vec<PathBuf> = Vec::new();
+        for &(behavior, access) in kinds {
+            for place in policy.rule_places(behavior, access) {
+                let place = Path::new(place);
+                if std::fs::symlink_metadata(place).is_err() {
+                    continue;
+                }
+                if policy.path_rule(behavior, access, place).is_some() {
+                    places.push(place.to_path_buf());
+                    continue;
+                }
+                let mut seen = 0;
+                let mut queue = vec![place.to_path_buf()];
+                while let Some(dir) = queue.pop() {
+                    let Ok(entries) = std::fs::read_dir(&dir) else {
+                        continue;
+                    };
+                    for entry in entries.filter_map(Result::ok) {
+                        seen += 1;
+                        if seen > RULE_PLACE_SCAN {
+                            // Stricter to leave the whole place out than to miss what the rule protects.
+                            places.push(place.to_path_buf());
+                            queue.clear();
+                            break;
+                        }
+                        let path = entry.path();
+                        if policy.path_rule(behavior, access, &path).is_some() {
+                            places.push(path);
+                        } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                            queue.push(path);
+                        }
+                    }
+                }
+            }
+        }
+        places.sort();
+        places.dedup();
+        places
+    }
+}
+
+/// A guard's [`Protection`]: the secret files and protected paths of its file-system sandbox, and the deny
+/// rules on reads and the deny and ask rules on writes of its policy.
+#[derive(Debug, Clone, Copy)]
+pub struct GuardProtection<'a> {
+    policy: &'a Policy,
+    protected: &'a ProtectedPaths,
+}
+
+impl Protection for GuardProtection<'_> {
+    fn secret(&self, path: &Path, root: &Path) -> bool {
+        let relative = path.strip_prefix(root).ok();
+        self.protected.reason(path, relative, Access::Read).is_some()
+            || self
+                .policy
+                .path_rule(Decision::Deny, FileAccess::Read, path)
+                .is_some()
+    }
+
+    fn write_protected(&self, path: &Path, root: &Path) -> bool {
+        let relative = path.strip_prefix(root).ok();
+        self.protected.reason(path, relative, Access::Write).is_some()
+            || [Decision::Deny, Decision::Ask]
+                .into_iter()
+                .any(|behavior| self.policy.path_rule(behavior, FileAccess::Write, path).is_some())
+    }
+}

@@ -1,0 +1,136 @@
+//! `agent-guard sandbox`: one command under the kernel sandbox of a profile, the settings found as `check`
+//! finds them; `--probe` reports what the kernel can enforce.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agent_os_sandbox::KernelSupport;
+use agent_tool_traits::{Confinement, SandboxProfile};
+use anyhow::{Context, Result, bail};
+
+use crate::DecideArgs;
+use crate::load::Guards;
+
+/// The exit status of a sandbox that could not be set up (the command did not run), as `env` and `timeout` use.
+const SETUP_FAILED: u8 = 125;
+
+/// The arguments of `agent-guard sandbox`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SandboxArgs {
+    /// `read-only`: read the roots, the system and the home directory's non-secret entries, write nothing;
+    /// `workspace-write`: also write the roots (not their protected paths) and the package caches.
+    #[arg(long, value_name = "PROFILE", default_value = "read-only", value_parser = parse_profile)]
+    profile: SandboxProfile,
+    /// A root (repeatable); the first is where the settings are found. Default: the current directory.
+    #[arg(long = "root", value_name = "DIR")]
+    roots: Vec<PathBuf>,
+    /// Let the command use the network.
+    #[arg(long)]
+    allow_network: bool,
+    /// Print what the kernel supports and what that means for enforcement, then exit.
+    #[arg(long)]
+    probe: bool,
+    /// Print the plan (grants, hidden secrets, read-only paths) on stderr before running.
+    #[arg(long)]
+    verbose: bool,
+    #[command(flatten)]
+    decide: DecideArgs,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    command: Vec<OsString>,
+}
+
+fn parse_profile(text: &str) -> Result<SandboxProfile, String> {
+    text.parse()
+}
+
+pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
+    let support = KernelSupport::probe();
+    if args.probe {
+        for line in support.report() {
+            crate::emit(&line)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.command.is_empty() {
+        bail!(crate::UsageError(
+            "no command to run: give it after `--` (`agent-guard sandbox -- ls -la`)".to_owned()
+        ));
+    }
+    let mut roots = Vec::with_capacity(args.roots.len().max(1));
+    for root in &args.roots {
+        let canonical = std::fs::canonicalize(root)
+            .ok()
+            .filter(|path| path.is_dir())
+            .ok_or_else(|| crate::UsageError(format!("root `{}` is not a directory", root.display())))?;
+        roots.push(canonical);
+    }
+    if roots.is_empty() {
+        roots.push(std::env::current_dir().context("cannot read the current directory")?);
+    }
+    if let Some(why) = support.missing() {
+        eprintln!("agent-guard sandbox: {why}: the command is not run unconfined");
+        return Ok(ExitCode::from(SETUP_FAILED));
+    }
+    let (cwd, extra) = roots.split_first().context("no root")?;
+    let mut guards = Guards::new(&args.decide)?.with_extra_roots(extra.to_vec());
+    let guard = match guards.get(&cwd.to_string_lossy(), None) {
+        Ok(guard) => std::sync::Arc::clone(guard),
+        Err(why) => {
+            eprintln!("agent-guard sandbox: cannot load the settings, so nothing is run: {why}");
+            return Ok(ExitCode::from(SETUP_FAILED));
+        }
+    };
+    let confinement = Confinement {
+        profile: args.profile,
+        network: args.allow_network,
+    };
+    let plan = match guard.sandbox_plan(confinement, &support) {
+        Ok(plan) => plan,
+        Err(error) => {
+            eprintln!("agent-guard sandbox: {error}");
+            return Ok(ExitCode::from(SETUP_FAILED));
+        }
+    };
+    if args.verbose {
+        eprintln!("agent-guard sandbox: {confinement}, {:?}", plan.isolation);
+        for grant in &plan.grants {
+            eprintln!("  grant {:?} {}", grant.rights, grant.path.display());
+        }
+        for mask in &plan.masks {
+            eprintln!("  hide  {}", mask.path.display());
+        }
+        for bind in &plan.read_only_binds {
+            eprintln!(
+                "  read-only{} {}",
+                if bind.no_exec { ", no exec" } else { "" },
+                bind.path.display()
+            );
+        }
+        for note in &plan.notes {
+            eprintln!("  note  {note}");
+        }
+    }
+    match agent_os_sandbox::run(
+        &plan,
+        &support,
+        guard.env_policy(),
+        &guard.protection(),
+        &args.command,
+    ) {
+        Ok((status, removed)) => {
+            for path in removed {
+                eprintln!(
+                    "agent-guard sandbox: removed `{}`: the command created it at a protected path",
+                    path.display()
+                );
+            }
+            Ok(ExitCode::from(u8::try_from(status).unwrap_or(SETUP_FAILED)))
+        }
+        Err(error) => {
+            eprintln!("agent-guard sandbox: {error}");
+            Ok(ExitCode::from(SETUP_FAILED))
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! What runs in the command's process between `fork` and `exec`: the cgroup, limits, namespaces and mounts, then
+//! capabilities, Landlock and seccomp. Everything here is a system call on data prepared before the fork: no
+//! allocation, no lock, nothing that is unsafe in the child of a process with other threads.
+//!
+//! With namespaces the child forks twice. The first child (outside the new PID namespace) waits for the second,
+//! which is process 1 of the namespace: it mounts, then forks the command and reaps until the command ends; its
+//! exit takes every other process of the namespace with it, so nothing the command started in the background
+//! outlives it.
+#![expect(
+    unsafe_code,
+    reason = "system calls between fork and exec: prctl, unshare, mount, landlock, seccomp, capset"
+)]
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use seccompiler::BpfProgram;
+
+/// One step of the mount setup of the command's own mount namespace.
+#[derive(Debug)]
+pub(crate) enum MountOp {
+    /// Make every mount private, so that nothing mounted here shows outside.
+    Private,
+    /// Bind `source` onto `target` (with the mounts beneath it when `recursive`).
+    Bind {
+        source: CString,
+        target: CString,
+        recursive: bool,
+    },
+    /// Change the flags of the bind mount at `target` (read-only, non-executable, and the flags the original
+    /// mount has locked).
+    Remount { target: CString, flags: libc::c_ulong },
+}
+
+/// The namespaces of one command.
+#[derive(Debug)]
+pub(crate) struct NamespaceSetup {
+    /// `CLONE_NEW*` flags for `unshare`.
+    pub(crate) flags: libc::c_int,
+    /// `uid_map` and `gid_map` contents for an unprivileged user namespace.
+    pub(crate) user_maps: Option<(Vec<u8>, Vec<u8>)>,
+    /// Mounts, in order.
+    pub(crate) mounts: Vec<MountOp>,
+    /// The Landlock rights to grant on the command's own `/proc`, once it is mounted.
+    pub(crate) proc_access: u64,
+    /// Whether to bring the loopback interface of a new network namespace up.
+    pub(crate) loopback: bool,
+    /// The working directory, entered again after the mounts: a directory entered before a mount over it (a root
+    /// mounted read-only over itself) would keep reaching the files beneath the mount, secrets included.
+    pub(crate) cwd: Option<CString>,
+}
+
+/// The confinement half of the setup.
+#[derive(Debug)]
+pub(crate) struct Confine {
+    pub(crate) namespaces: Option<NamespaceSetup>,
+    pub(crate) ruleset: OwnedFd,
+    pub(crate) seccomp: BpfProgram,
+    pub(crate) cap_last: libc::c_ulong,
+}
+
+/// Everything the child does before `exec`.
+#[derive(Debug)]
+pub(crate) struct ChildSetup {
+    /// `cgroup.procs` of the command's pids cgroup, joined first so that every process below counts.
+    pub(crate) cgroup_procs: Option<RawFd>,
+    /// The parent to die with (the `agent-guard sandbox` process), when it is single-threaded.
+    pub(crate) die_with: Option<libc::pid_t>,
+    /// rlimits, already lowered to what the parent has.
+    pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t)>,
+    /// The nice value.
+    pub(crate) nice: Option<libc::c_int>,
+    /// Landlock, seccomp and namespaces; `None` runs the command with the limits alone.
+    pub(crate) confine: Option<Confine>,
+}
+
+impl ChildSetup {
+    /// Runs in the child. Returns in the process that goes on to `exec` the command; the helper processes of
+    /// the namespaces never return.
+    pub(crate) fn run(&self) -> io::Result<()> {
+        if let Some(fd) = self.cgroup_procs {
+            // SAFETY: writes one byte from a static buffer to a descriptor opened before the fork.
+            if unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) } != 1 {
+                return Err(fail(b"join the pids cgroup"));
+            }
+        }
+        if let Some(parent) = self.die_with {
+            // SAFETY: prctl with integer arguments.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+            // SAFETY: getppid takes no argument. The parent may have died before the prctl took effect.
+            if unsafe { libc::getppid() } != parent {
+                // SAFETY: _exit ends the child at once.
+                unsafe { libc::_exit(137) };
+            }
+        }
+        for &(resource, value) in &self.rlimits {
+            let limit = libc::rlimit {
+                rlim_cur: value,
+                rlim_max: value,
+            };
+            // SAFETY: setrlimit reads one struct on our stack.
+            if unsafe { libc::setrlimit(resource, &limit) } != 0 {
+                return Err(fail(b"set a resource limit"));
+            }
+        }
+        if let Some(nice) = self.nice {
+            // SAFETY: setpriority with integer arguments.
+            if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
+                return Err(fail(b"lower the priority"));
+            }
+        }
+        let Some(confine) = &self.confine else {
+            return Ok(());
+        };
+        if let Some(namespaces) = &confine.namespaces {
+            enter_namespaces(namespaces, confine.ruleset.as_raw_fd())?;
+        }
+        // The command's own process: descriptors it did not ask for close at exec, then it loses every
+        // capability, and Landlock and seccomp go on for good.
+        // SAFETY: close_range with integer arguments; on an old kernel the loop below marks them one by one.
+        if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) } != 0 {
+            for fd in 3..1024 {
+                // SAFETY: fcntl on a descriptor number; a closed one fails harmlessly.
+                unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+            }
+        }
+        drop_capabilities(confine.cap_last)?;
+        // SAFETY: prctl with integer arguments.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(fail(b"set no_new_privs"));
+        }
+        // SAFETY: landlock_restrict_self takes the ruleset descriptor and flags.
+        if unsafe {
+            libc::syscall(
+                libc::SYS_landlock_restrict_self,
+                confine.ruleset.as_raw_fd(),
+                0u32,
+            )
+        } != 0
+        {
+            return Err(fail(b"enforce the Landlock ruleset"));
+        }
+        seccompiler::apply_filter(&confine.seccomp).map_err(|_| fail(b"install the seccomp filter"))
+    }
+}
+
+/// `unshare`, the user maps, then the two forks: this process waits for the namespace's init, the init mounts and
+/// forks the command. Returns in the command's process only.
+fn enter_namespaces(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
+    // SAFETY: unshare with flags.
+    if unsafe { libc::unshare(setup.flags) } != 0 {
+        return Err(fail(b"make the namespaces"));
+    }
+    if let Some((uid_map, gid_map)) = &setup.user_maps {
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", uid_map)?;
+        write_file(c"/proc/self/gid_map", gid_map)?;
+    }
+    // SAFETY: fork in a single-threaded child; both sides only make system calls.
+    match unsafe { libc::fork() } {
+        -1 => return Err(fail(b"start the namespace's init")),
+        0 => {}
+        init => wait_and_exit(init, false),
+    }
+    // Process 1 of the new PID namespace. It dies with the waiting process above.
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+    for op in &setup.mounts {
+        apply_mount(op)?;
+    }
+    if let Some(cwd) = &setup.cwd {
+        // SAFETY: chdir with a NUL-terminated path prepared before the fork.
+        if unsafe { libc::chdir(cwd.as_ptr()) } != 0 {
+            return Err(fail(b"enter the working directory again"));
+        }
+    }
+    mount_proc(ruleset, setup.proc_access);
+    if setup.loopback {
+        loopback_up()?;
+    }
+    // SAFETY: as above.
+    match unsafe { libc::fork() } {
+        -1 => Err(fail(b"start the command")),
+        0 => Ok(()),
+        command => wait_and_exit(command, true),
+    }
+}
+
+/// Closes every descriptor (the command's output must see its end when the command ends), waits for `child`
+/// (reaping every orphan meanwhile when `reap_all`: this is the namespace's init) and exits with its status,
+/// `128 + N` for a death by signal N.
+fn wait_and_exit(child: libc::pid_t, reap_all: bool) -> ! {
+    // SAFETY: close_range with integer arguments.
+    unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
+    let wanted = if reap_all { -1 } else { child };
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waitpid writes one int on our stack.
+        let pid = unsafe { libc::waitpid(wanted, &mut status, 0) };
+        if pid == child {
+            let code = if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else if libc::WIFSIGNALED(status) {
+                128 + libc::WTERMSIG(status)
+            } else {
+                continue;
+            };
+            // SAFETY: _exit ends the process at once.
+            unsafe { libc::_exit(code) };
+        }
+        if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // SAFETY: as above.
+            unsafe { libc::_exit(125) };
+        }
+    }
+}
+
+fn apply_mount(op: &MountOp) -> io::Result<()> {
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: mount(2) with NUL-terminated strings prepared before the fork, or null pointers where the call
+    // ignores the argument.
+    let (result, what, path) = unsafe {
+        match op {
+            MountOp::Private => (
+                libc::mount(
+                    none,
+                    c"/".as_ptr(),
+                    none,
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ),
+                b"make the mounts private".as_slice(),
+                c"/".as_ptr(),
+            ),
+            MountOp::Bind {
+                source,
+                target,
+                recursive,
+            } => {
+                let flags = libc::MS_BIND | if *recursive { libc::MS_REC } else { 0 };
+                (
+                    libc::mount(source.as_ptr(), target.as_ptr(), none, flags, std::ptr::null()),
+                    b"bind".as_slice(),
+                    target.as_ptr(),
+                )
+            }
+            MountOp::Remount { target, flags } => (
+                libc::mount(none, target.as_ptr(), none, *flags, std::ptr::null()),
+                b"mount read-only".as_slice(),
+                target.as_ptr(),
+            ),
+        }
+    };
+    if result == 0 {
+        return Ok(());
+    }
+    let error = io::Error::last_os_error();
+    // A path that went away since the plan has nothing left to hide or protect.
+    if error.raw_os_error() == Some(libc::ENOENT) && !matches!(op, MountOp::Private) {
+        return Ok(());
+    }
+    write_stderr(b"agent-guard sandbox: cannot ");
+    write_stderr(what);
+    write_stderr(b" `");
+    // SAFETY: `path` points at a NUL-terminated string that lives as long as `op`.
+    write_stderr(unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes());
+    write_stderr(b"`\n");
+    Err(error)
+}
+
+/// Mounts a `/proc` of the new PID namespace and grants reading it. Where the kernel refuses (a container that
+/// hides parts of its own `/proc`), `/proc` stays ungranted: the command then reads none of it.
+fn mount_proc(ruleset: RawFd, access: u64) {
+    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    // SAFETY: mount(2) with static NUL-terminated strings.
+    let mounted = unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            flags,
+            std::ptr::null(),
+        )
+    } == 0;
+    if !mounted {
+        return;
+    }
+    // SAFETY: open(2) with a static path.
+    let fd = unsafe {
+        libc::open(
+            c"/proc".as_ptr(),
+            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+        )
+    };
+    if fd < 0 {
+        return;
+    }
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: fd,
+    };
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+    // SAFETY: landlock_add_rule reads the attribute struct on our stack; the descriptors are open.
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        );
+        libc::close(fd);
+    }
+}
+
+/// Brings `lo` up in the new network namespace, so that a build's tests can talk to themselves.
+fn loopback_up() -> io::Result<()> {
+    // SAFETY: socket, two ioctls on a zeroed `ifreq` on our stack, close.
+    unsafe {
+        let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if socket < 0 {
+            return Err(fail(b"open a socket for the loopback interface"));
+        }
+        let mut request: libc::ifreq = std::mem::zeroed();
+        for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+            *slot = *byte as libc::c_char;
+        }
+        let ok = libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request) == 0 && {
+            request.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            libc::ioctl(socket, libc::SIOCSIFFLAGS, &request) == 0
+        };
+        libc::close(socket);
+        if ok {
+            Ok(())
+        } else {
+            Err(fail(b"bring the loopback interface up"))
+        }
+    }
+}
+
+/// Empties the bounding, ambient, effective, permitted and inheritable capability sets, so that the command
+/// (root included) has no privilege beyond its user's files, now or after an `exec`.
+fn drop_capabilities(cap_last: libc::c_ulong) -> io::Result<()> {
+    for cap in 0..=cap_last {
+        // SAFETY: prctl with integer arguments; without CAP_SETPCAP it fails, and there is nothing to drop.
+        unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+    }
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) };
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    let header = Header {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capset reads the header and two data structs on our stack.
+    if unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) } != 0 {
+        return Err(fail(b"drop the capabilities"));
+    }
+    Ok(())
+}
+
+fn write_file(path: &std::ffi::CStr, content: &[u8]) -> io::Result<()> {
+    // SAFETY: open, write and close on a NUL-terminated path and a buffer prepared before the fork.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(fail(b"write the user namespace's maps"));
+        }
+        let written = libc::write(fd, content.as_ptr().cast(), content.len());
+        libc::close(fd);
+        if usize::try_from(written).ok() != Some(content.len()) {
+            return Err(fail(b"write the user namespace's maps"));
+        }
+    }
+    Ok(())
+}
+
+/// Says on stderr which step failed and returns the error of the last system call.
+fn fail(step: &[u8]) -> io::Error {
+    let error = io::Error::last_os_error();
+    write_stderr(b"agent-guard sandbox: cannot ");
+    write_stderr(step);
+    write_stderr(b"\n");
+    error
+}
+
+fn write_stderr(bytes: &[u8]) {
+    // SAFETY: write(2) of a buffer we hold to descriptor 2; a failure is ignored (there is no one to tell).
+    unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+}

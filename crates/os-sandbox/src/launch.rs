@@ -1,0 +1,492 @@
+//! Starting a command under a plan: the scratch directory, the environment, the child setup, and the check of
+//! the protected paths after the command.
+
+use std::ffi::{CString, OsString};
+use std::os::fd::RawFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+use agent_tool_traits::SandboxProfile;
+
+use crate::child::{ChildSetup, Confine, MountOp, NamespaceSetup};
+use crate::env::EnvPolicy;
+use crate::error::{Result, SandboxError};
+use crate::plan::{Grant, Isolation, Plan, Protection, Rights};
+use crate::probe::KernelSupport;
+use crate::seccomp::Sockets;
+
+/// Limits every command gets, confined or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessLimits {
+    /// `RLIMIT_NPROC`: processes of the user (not enforced for root; the pids cgroup and the PID namespace are).
+    pub processes: u64,
+    /// `RLIMIT_CPU` in seconds, per process.
+    pub cpu_seconds: u64,
+    /// `RLIMIT_FSIZE` in bytes: the largest file the command may write.
+    pub file_size: u64,
+    /// The nice value, so that what the command starts competes for the CPU below its supervisor.
+    pub nice: Option<i32>,
+}
+
+impl Default for ProcessLimits {
+    fn default() -> Self {
+        Self {
+            processes: 4_096,
+            cpu_seconds: 130,
+            file_size: 1024 * 1024 * 1024,
+            nice: None,
+        }
+    }
+}
+
+/// How to start one command.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch<'a> {
+    /// The plan to confine it by; `None` applies the limits alone.
+    pub plan: Option<&'a Plan>,
+    /// The kernel's support, as probed.
+    pub support: &'a KernelSupport,
+    /// Which variables it does not get.
+    pub env: &'a EnvPolicy,
+    /// Its limits.
+    pub limits: ProcessLimits,
+    /// `cgroup.procs` of a pids cgroup made for it, to join first.
+    pub cgroup_procs: Option<RawFd>,
+    /// Kill the command when this process dies. Only for a single-threaded caller: the kernel ties the death
+    /// signal to the thread that forked.
+    pub die_with_parent: bool,
+}
+
+/// A command's confinement, ready to be put on a [`std::process::Command`]: the compiled ruleset and filter,
+/// the mounts, the environment, and a private scratch directory removed when this is dropped.
+#[derive(Debug)]
+pub struct Prepared {
+    setup: Option<ChildSetup>,
+    env: Option<Vec<(OsString, OsString)>>,
+    tmp_dir: Option<PathBuf>,
+    before: Vec<(PathBuf, Vec<OsString>)>,
+    scratch: Option<tempfile::TempDir>,
+}
+
+impl Prepared {
+    /// Prepares `launch`: builds the Landlock ruleset and the seccomp filter, makes the scratch directory,
+    /// filters the environment of this process, and notes the entries of the writable roots.
+    ///
+    /// # Errors
+    /// [`SandboxError::Unsupported`] when a plan is given and the kernel cannot enforce it; the errors of the
+    /// ruleset, the filter and the scratch directory.
+    pub fn new(launch: &Launch<'_>) -> Result<Self> {
+        let rlimits = rlimits(&launch.limits);
+        let nice = launch.limits.nice;
+        let die_with = launch.die_with_parent.then(|| nix::unistd::getpid().as_raw());
+        let Some(plan) = launch.plan else {
+            return Ok(Self {
+                setup: Some(ChildSetup {
+                    cgroup_procs: launch.cgroup_procs,
+                    die_with,
+                    rlimits,
+                    nice,
+                    confine: None,
+                }),
+                env: None,
+                tmp_dir: None,
+                before: Vec::new(),
+                scratch: None,
+            });
+        };
+        if let Some(why) = launch.support.missing() {
+            return Err(SandboxError::Unsupported(why));
+        }
+        let scratch = tempfile::Builder::new()
+            .prefix("agent-guard-sandbox-")
+            .tempdir()
+            .map_err(SandboxError::Scratch)?;
+        let tmp = scratch.path().join("tmp");
+        let mask_file = scratch.path().join("mask");
+        let mask_dir = scratch.path().join("mask.d");
+        std::fs::create_dir(&tmp)
+            .and_then(|()| std::fs::write(&mask_file, b""))
+            .and_then(|()| std::fs::create_dir(&mask_dir))
+            .and_then(|()| std::fs::set_permissions(&mask_file, std::fs::Permissions::from_mode(0o000)))
+            .and_then(|()| std::fs::set_permissions(&mask_dir, std::fs::Permissions::from_mode(0o000)))
+            .map_err(SandboxError::Scratch)?;
+
+        let writes = plan.confinement.profile == SandboxProfile::WorkspaceWrite;
+        let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
+        let sockets = if plan.confinement.network {
+            Sockets::Any
+        } else if writes && namespaces {
+            Sockets::PrivateLoopback
+        } else {
+            Sockets::None
+        };
+        let mut grants: Vec<Grant> = plan.grants.clone();
+        let tmp_rights = if writes {
+            Rights::READ_EXECUTE.with(Rights::WRITE)
+        } else {
+            Rights::READ.with(Rights::LIST).with(Rights::WRITE)
+        };
+        grants.push(Grant {
+            path: tmp.clone(),
+            rights: tmp_rights,
+        });
+        let ruleset = crate::ruleset::build(&grants, sockets != Sockets::None, launch.support)?;
+        let seccomp = crate::seccomp::build(sockets)?;
+
+        // `/tmp` becomes the private directory where nothing the command needs lies beneath `/tmp`.
+        let tmp_is_free = !plan
+            .grants
+            .iter()
+            .any(|g| g.path.starts_with("/tmp") && g.path != Path::new("/tmp"));
+        let bind_tmp = namespaces && tmp_is_free;
+        let namespace_setup = match plan.isolation {
+            Isolation::LandlockOnly => None,
+            Isolation::Namespaces { user } => Some(namespace_setup(
+                plan,
+                user,
+                sockets == Sockets::PrivateLoopback,
+                bind_tmp.then_some(tmp.as_path()),
+                &mask_file,
+                &mask_dir,
+            )?),
+        };
+        let tmp_dir = if bind_tmp { PathBuf::from("/tmp") } else { tmp };
+        let env = launch.env.filter(std::env::vars_os(), plan.confinement.network);
+        let before = plan
+            .writable_roots
+            .iter()
+            .map(|root| (root.clone(), entries(root)))
+            .collect();
+        Ok(Self {
+            setup: Some(ChildSetup {
+                cgroup_procs: launch.cgroup_procs,
+                die_with,
+                rlimits,
+                nice,
+                confine: Some(Confine {
+                    namespaces: namespace_setup,
+                    ruleset,
+                    seccomp,
+                    cap_last: cap_last(),
+                }),
+            }),
+            env: Some(env),
+            tmp_dir: Some(tmp_dir),
+            before,
+            scratch: Some(scratch),
+        })
+    }
+
+    /// The command's temporary directory (`TMPDIR`), when it is confined.
+    pub fn tmp_dir(&self) -> Option<&Path> {
+        self.tmp_dir.as_deref()
+    }
+
+    /// Puts the environment and the child setup on `command`, after its working directory is set. A `Prepared`
+    /// configures one command; a second call leaves the command as it is and returns `false`.
+    pub fn configure(&mut self, command: &mut std::process::Command) -> bool {
+        let Some(mut setup) = self.setup.take() else {
+            return false;
+        };
+        if let Some(namespaces) = setup.confine.as_mut().and_then(|c| c.namespaces.as_mut()) {
+            let cwd = match command.get_current_dir() {
+                Some(dir) if dir.is_absolute() => Some(dir.to_path_buf()),
+                Some(dir) => std::env::current_dir().ok().map(|here| here.join(dir)),
+                None => std::env::current_dir().ok(),
+            };
+            namespaces.cwd = cwd.and_then(|dir| CString::new(dir.into_os_string().into_vec()).ok());
+        }
+        if let Some(env) = self.env.take() {
+            command.env_clear();
+            command.envs(env);
+            if let Some(tmp) = &self.tmp_dir {
+                command.env("TMPDIR", tmp);
+            }
+        }
+        #[expect(unsafe_code, reason = "the pre-exec hook of the sandbox; see child.rs")]
+        // SAFETY: `ChildSetup::run` makes only async-signal-safe system calls on data prepared before the fork (see
+        // child.rs); it allocates nothing and takes no lock.
+        unsafe {
+            command.pre_exec(move || setup.run());
+        }
+        true
+    }
+
+    /// After the command (and every process it started) has ended: removes what it created at the top of a
+    /// writable root that `protection` protects for writes (a `.git`, `.claude` or `.envrc` that did not exist),
+    /// which no mount could have kept out, and returns what was removed.
+    pub fn finish(&mut self, protection: &dyn Protection) -> Vec<PathBuf> {
+        let mut removed = Vec::new();
+        for (root, before) in std::mem::take(&mut self.before) {
+            for name in entries(&root) {
+                if before.contains(&name) {
+                    continue;
+                }
+                let path = root.join(&name);
+                if !protection.write_protected(&path, &root) {
+                    continue;
+                }
+                let gone = match std::fs::symlink_metadata(&path) {
+                    Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
+                    Ok(_) => std::fs::remove_file(&path),
+                    Err(e) => Err(e),
+                };
+                if gone.is_ok() {
+                    removed.push(path);
+                }
+            }
+        }
+        removed
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        // What the command left in its temporary directory may have lost the owner's permissions.
+        if let Some(scratch) = self.scratch.take() {
+            let _opened = make_removable(scratch.path());
+            drop(scratch);
+        }
+    }
+}
+
+/// The names at the top of `root`.
+fn entries(root: &Path) -> Vec<OsString> {
+    std::fs::read_dir(root)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+        .unwrap_or_default()
+}
+
+fn make_removable(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)?.filter_map(std::result::Result::ok) {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _fixed = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
+            let _inner = make_removable(&path);
+        }
+    }
+    Ok(())
+}
+
+/// The namespace flags, user maps and mounts of `plan`.
+fn namespace_setup(
+    plan: &Plan,
+    user: bool,
+    network_namespace: bool,
+    tmp: Option<&Path>,
+    mask_file: &Path,
+    mask_dir: &Path,
+) -> Result<NamespaceSetup> {
+    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    if network_namespace {
+        flags |= libc::CLONE_NEWNET;
+    }
+    let user_maps = user.then(|| {
+        flags |= libc::CLONE_NEWUSER;
+        let uid = nix::unistd::geteuid().as_raw();
+        let gid = nix::unistd::getegid().as_raw();
+        (
+            format!("{uid} {uid} 1").into_bytes(),
+            format!("{gid} {gid} 1").into_bytes(),
+        )
+    });
+    let mut mounts = vec![MountOp::Private];
+    // Read-only binds first and with what lies beneath them, so that the masks below land on top.
+    for bind in &plan.read_only_binds {
+        let target = c_path(&bind.path)?;
+        mounts.push(MountOp::Bind {
+            source: target.clone(),
+            target: target.clone(),
+            recursive: true,
+        });
+        let extra = if bind.no_exec { libc::MS_NOEXEC } else { 0 };
+        mounts.push(MountOp::Remount {
+            flags: libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | extra | locked_flags(&bind.path),
+            target,
+        });
+    }
+    for mask in &plan.masks {
+        let source = c_path(if mask.dir { mask_dir } else { mask_file })?;
+        let target = c_path(&mask.path)?;
+        mounts.push(MountOp::Bind {
+            source,
+            target: target.clone(),
+            recursive: false,
+        });
+        mounts.push(MountOp::Remount {
+            flags: libc::MS_BIND
+                | libc::MS_REMOUNT
+                | libc::MS_RDONLY
+                | libc::MS_NOEXEC
+                | libc::MS_NOSUID
+                | libc::MS_NODEV
+                | locked_flags(&mask.path),
+            target,
+        });
+    }
+    if let Some(tmp) = tmp {
+        mounts.push(MountOp::Bind {
+            source: c_path(tmp)?,
+            target: c"/tmp".to_owned(),
+            recursive: false,
+        });
+    }
+    Ok(NamespaceSetup {
+        flags,
+        user_maps,
+        mounts,
+        proc_access: crate::ruleset::proc_access_bits(),
+        loopback: network_namespace,
+        cwd: None,
+    })
+}
+
+/// The flags of the mount holding `path` that a user namespace may not clear on a remount.
+fn locked_flags(path: &Path) -> libc::c_ulong {
+    use nix::sys::statvfs::FsFlags;
+    let Ok(stat) = nix::sys::statvfs::statvfs(path) else {
+        return 0;
+    };
+    let flags = stat.flags();
+    [
+        (FsFlags::ST_NOSUID, libc::MS_NOSUID),
+        (FsFlags::ST_NODEV, libc::MS_NODEV),
+        (FsFlags::ST_NOEXEC, libc::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, libc::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, libc::MS_RELATIME),
+    ]
+    .into_iter()
+    .filter(|(fs, _)| flags.contains(*fs))
+    .fold(0, |all, (_, ms)| all | ms)
+}
+
+fn c_path(path: &Path) -> Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| SandboxError::NulInPath(path.to_path_buf()))
+}
+
+/// The highest capability number of this kernel.
+fn cap_last() -> libc::c_ulong {
+    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(63)
+}
+
+/// The rlimits of `limits`, never above what this process has.
+fn rlimits(limits: &ProcessLimits) -> Vec<(libc::__rlimit_resource_t, libc::rlim_t)> {
+    use nix::sys::resource::{Resource, getrlimit};
+    [
+        (Resource::RLIMIT_NPROC, limits.processes),
+        (Resource::RLIMIT_CPU, limits.cpu_seconds),
+        (Resource::RLIMIT_FSIZE, limits.file_size),
+        (Resource::RLIMIT_CORE, 0),
+    ]
+    .into_iter()
+    .map(|(resource, wanted)| {
+        let value = match getrlimit(resource) {
+            Ok((soft, hard)) => wanted.min(soft).min(hard),
+            Err(_) => wanted,
+        };
+        (resource as libc::__rlimit_resource_t, value)
+    })
+    .collect()
+}
+
+/// Runs `argv` under `launch` and waits for it: the `agent-guard sandbox` command. A pids cgroup is made where
+/// the machine has one; without a PID namespace this process becomes a subreaper and kills whatever the command
+/// left behind. Returns the command's exit status (`128 + N` for a death by signal N) and the protected paths
+/// removed after it.
+///
+/// # Errors
+/// The errors of [`Prepared::new`], and [`SandboxError::Spawn`] when the command cannot be started.
+pub fn run(
+    plan: &Plan,
+    support: &KernelSupport,
+    env: &EnvPolicy,
+    protection: &dyn Protection,
+    argv: &[OsString],
+) -> Result<(i32, Vec<PathBuf>)> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(SandboxError::Spawn {
+            program: String::new(),
+            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        });
+    };
+    let limits = ProcessLimits::default();
+    let cgroup = crate::cgroup::PidsCgroup::create(1_024);
+    let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
+    if !namespaces {
+        // Orphans of the command come to this process, which kills them when the command ends.
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+    }
+    let mut prepared = Prepared::new(&Launch {
+        plan: Some(plan),
+        support,
+        env,
+        limits,
+        cgroup_procs: cgroup.as_ref().map(crate::cgroup::PidsCgroup::procs_fd),
+        die_with_parent: true,
+    })?;
+    let mut command = std::process::Command::new(program);
+    command.args(args);
+    prepared.configure(&mut command);
+    let status = command
+        .spawn()
+        .and_then(|mut child| child.wait())
+        .map_err(|source| SandboxError::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            source,
+        })?;
+    drop(cgroup);
+    if !namespaces {
+        kill_descendants();
+    }
+    let code = {
+        use std::os::unix::process::ExitStatusExt;
+        status
+            .code()
+            .or_else(|| status.signal().map(|signal| 128 + signal))
+            .unwrap_or(125)
+    };
+    let removed = prepared.finish(protection);
+    Ok((code, removed))
+}
+
+/// Kills every descendant of this process (a subreaper: orphans are re-parented here) until none is left.
+fn kill_descendants() {
+    let me = nix::unistd::getpid().as_raw();
+    for _ in 0..100 {
+        let children = children_of(me);
+        if children.is_empty() {
+            return;
+        }
+        for child in children {
+            let pid = nix::unistd::Pid::from_raw(child);
+            let _killed = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let _reaped = nix::sys::wait::waitpid(pid, None);
+        }
+    }
+}
+
+/// The processes whose parent is `parent`, from `/proc/<pid>/stat`.
+fn children_of(parent: libc::pid_t) -> Vec<libc::pid_t> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(std::result::Result::ok)
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()))
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let (_, rest) = stat.rsplit_once(')')?;
+                    rest.split_whitespace().nth(1)?.parse::<libc::pid_t>().ok()
+                })
+                == Some(parent)
+        })
+        .collect()
+}

@@ -1,0 +1,83 @@
+//! The kernel's half of agent-guard: what an allowed shell command may do, enforced by Linux.
+//!
+//! The decision layers answer allow only for what they understood; this crate makes that answer true. A
+//! [`Plan`] turns a [`Confinement`](agent_tool_traits::Confinement) (the profile and the network the decision
+//! assumed) and the roots into grants: the `read-only` profile reads the roots, the system directories and the
+//! home directory's entries and writes nothing but a private temporary directory, `/dev/null` and the terminal;
+//! `workspace-write` also writes the roots and the package caches under the home directory. Secrets (the home
+//! directory's credentials, the system's password hashes and keys, the secret files of the roots and every place
+//! a deny rule names, found by [`Protection`]) are never granted, and the protected paths of the roots are never
+//! written. [`Prepared`] then sets the command's process up between fork and exec: a pids cgroup and rlimits,
+//! namespaces where the kernel allows them (a private `/proc`, `/tmp` and process table; secrets hidden behind
+//! empty mounts; protected paths mounted read-only; every process ends with the command), no capabilities,
+//! Landlock for files (and TCP), seccomp for sockets and the calls that reach past Landlock, and an environment
+//! without credentials ([`EnvPolicy`]).
+//!
+//! **Invariant:** a plan never grants a secret it knows of, for reading or writing; what the kernel cannot
+//! enforce is an error ([`SandboxError::Unsupported`]), never a command run unconfined.
+//! **Invariant:** the code between fork and exec makes only system calls on data prepared before the fork.
+//! **Invariant:** synchronous, no async runtime; Linux only (elsewhere the probe reports no support).
+//!
+//! ```no_run
+//! use agent_os_sandbox::{EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec};
+//! use agent_tool_traits::Confinement;
+//! use std::path::Path;
+//!
+//! struct DotEnv;
+//! impl Protection for DotEnv {
+//!     fn secret(&self, path: &Path, _root: &Path) -> bool {
+//!         path.file_name().is_some_and(|name| name == ".env")
+//!     }
+//!     fn write_protected(&self, path: &Path, _root: &Path) -> bool {
+//!         path.file_name().is_some_and(|name| name == ".git")
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let support = KernelSupport::probe();
+//! let spec = SandboxSpec::new(Confinement::READ_ONLY, vec![std::env::current_dir()?]);
+//! let plan = Plan::build(&spec, &DotEnv, &support)?;
+//! let argv = ["cat".into(), ".env".into()];
+//! let (status, _) = agent_os_sandbox::run(&plan, &support, &EnvPolicy::default(), &DotEnv, &argv)?;
+//! assert_ne!(status, 0); // the secret cannot be opened
+//! # Ok(())
+//! # }
+//! ```
+
+mod cgroup;
+#[cfg(target_os = "linux")]
+mod child;
+mod env;
+mod error;
+#[cfg(target_os = "linux")]
+mod launch;
+mod plan;
+mod probe;
+#[cfg(target_os = "linux")]
+mod ruleset;
+#[cfg(target_os = "linux")]
+mod seccomp;
+
+pub use cgroup::PidsCgroup;
+pub use cgroup::refused_forks;
+pub use env::EnvPolicy;
+pub use error::Result;
+pub use error::SandboxError;
+#[cfg(target_os = "linux")]
+pub use launch::Launch;
+#[cfg(target_os = "linux")]
+pub use launch::Prepared;
+#[cfg(target_os = "linux")]
+pub use launch::ProcessLimits;
+#[cfg(target_os = "linux")]
+pub use launch::run;
+pub use plan::Grant;
+pub use plan::Isolation;
+pub use plan::Mask;
+pub use plan::Plan;
+pub use plan::Protection;
+pub use plan::ReadOnlyBind;
+pub use plan::Rights;
+pub use plan::SandboxSpec;
+pub use probe::KernelSupport;
+pub use probe::Namespaces;

@@ -1,0 +1,689 @@
+//! What a profile grants: the paths a command may read, execute and write, and how the secrets and protected
+//! paths inside those grants are kept out.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use agent_tool_traits::{Confinement, SandboxProfile};
+
+use crate::error::{Result, SandboxError};
+use crate::probe::{KernelSupport, Namespaces};
+
+/// System directories every profile may read and execute.
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/etc",
+    "/nix",
+    "/run/current-system",
+];
+
+/// What programs read of `/sys`: processor counts and cgroup limits (thread pools size themselves by them) and
+/// the huge-page setting (language runtimes tune their heaps by it).
+const SYS_DIRS: &[&str] = &[
+    "/sys/devices/system/cpu",
+    "/sys/fs/cgroup",
+    "/sys/kernel/mm/transparent_hugepage",
+];
+
+/// The files of `/proc` that describe the machine, not a process; granted when the command cannot have a
+/// `/proc` of its own (without a PID namespace, `/proc/<pid>/environ` of other processes would be readable).
+const PROC_FILES: &[&str] = &[
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/version",
+    "/proc/filesystems",
+    "/proc/sys",
+];
+
+/// Devices to read: randomness and zeros.
+const READ_DEVICES: &[&str] = &["/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"];
+
+/// System files that hold secrets: password hashes, host keys, keytabs, VPN and Wi-Fi keys, TLS private keys.
+const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+    "/etc/pki/tls/private",
+    "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wireguard",
+    "/etc/ppp/chap-secrets",
+    "/etc/ppp/pap-secrets",
+    "/etc/letsencrypt/archive",
+    "/etc/letsencrypt/live",
+    "/etc/libvirt/secrets",
+];
+
+/// Where ssh keeps the host's private keys (`ssh_host_*_key`).
+const SSH_HOST_KEYS: &str = "/etc/ssh";
+
+/// Entries of the home directory that hold credentials, whatever their files are called: keys, cloud and
+/// cluster credentials, registry tokens, password stores, shell and database histories (tokens typed on a
+/// command line stay there), browser profiles (cookies and saved passwords), agents' own credentials.
+const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".netrc",
+    ".git-credentials",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".pypirc",
+    ".npmrc",
+    ".yarnrc",
+    ".azure",
+    ".config/gh",
+    ".config/hub",
+    ".config/op",
+    ".config/rclone",
+    ".password-store",
+    ".local/share/keyrings",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".s3cfg",
+    ".boto",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+    ".lesshst",
+    ".local/share/fish/fish_history",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".thunderbird",
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    ".config/agent-guard/token",
+];
+
+/// Package and build caches under the home directory that `workspace-write` may write: a build the user allowed
+/// must be able to fetch its dependencies and keep its compiled artefacts.
+const HOME_CACHES: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".npm",
+    ".cache",
+    ".yarn",
+    ".pnpm-store",
+    ".local/share/pnpm",
+    ".gradle",
+    ".m2",
+    ".bun",
+    ".nuget/packages",
+    ".ivy2",
+    ".sbt",
+    "go",
+];
+
+/// Files inside those caches that configure the tools (a config that runs code, a registry credential): never
+/// written by a sandboxed command.
+const CACHE_CONFIG: &[&str] = &[
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".cargo/bin",
+    ".cargo/env",
+    ".gradle/init.d",
+    ".gradle/init.gradle",
+    ".gradle/init.gradle.kts",
+    ".m2/extensions.xml",
+    ".yarn/plugins",
+];
+
+/// The file that marks a directory as a regenerable cache (the Cache Directory Tagging convention; cargo's
+/// `target/` carries it): the scan for secrets does not descend into one.
+const CACHE_TAG: &str = "CACHEDIR.TAG";
+
+/// Which paths inside the roots a command must not read or write, as the decision layers see them (the secret
+/// files and protected paths of the file-system sandbox, the deny rules of the settings).
+pub trait Protection {
+    /// Whether reading `path` (inside `root`) must be refused: a secret file or a place a deny rule protects.
+    fn secret(&self, path: &Path, root: &Path) -> bool;
+    /// Whether writing `path` (inside `root`) must be refused: a protected path or a place a deny or ask rule
+    /// protects for writes.
+    fn write_protected(&self, path: &Path, root: &Path) -> bool;
+}
+
+/// What a sandbox is built from.
+#[derive(Debug, Clone)]
+pub struct SandboxSpec {
+    /// The profile and the network.
+    pub confinement: Confinement,
+    /// The roots: read in every profile, written in `workspace-write`. The first is the working directory.
+    pub roots: Vec<PathBuf>,
+    /// Roots that are only ever read.
+    pub read_only_roots: Vec<PathBuf>,
+    /// The home directory, whose entries are read (secrets left out) and whose caches `workspace-write` writes.
+    pub home: Option<PathBuf>,
+    /// More places never read, outside or inside the roots (the literal places of deny rules on reads).
+    pub secret_places: Vec<PathBuf>,
+    /// More places never written (the literal places of deny and ask rules on writes).
+    pub write_protected_places: Vec<PathBuf>,
+    /// How many entries of the roots the scan for secrets and protected paths looks at.
+    pub scan_limit: usize,
+}
+
+impl SandboxSpec {
+    /// A spec for `confinement` over `roots`, nothing else set; the scan looks at 20,000 entries.
+    pub fn new(confinement: Confinement, roots: Vec<PathBuf>) -> Self {
+        Self {
+            confinement,
+            roots,
+            read_only_roots: Vec::new(),
+            home: None,
+            secret_places: Vec::new(),
+            write_protected_places: Vec::new(),
+            scan_limit: 20_000,
+        }
+    }
+}
+
+/// How the kernel keeps the command in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Landlock and seccomp inside fresh mount, PID and IPC namespaces (and a network namespace for a
+    /// `workspace-write` command without the network): secrets are hidden by mounts, protected paths mounted
+    /// read-only, `/proc` and `/tmp` are the command's own, and every process ends with the command.
+    Namespaces {
+        /// Whether an unprivileged user namespace holds the others.
+        user: bool,
+    },
+    /// Landlock and seccomp alone: secrets and protected paths are left out of the grants entry by entry.
+    LandlockOnly,
+}
+
+/// Rights of one grant, as a set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rights(u8);
+
+impl Rights {
+    /// Read files.
+    pub const READ: Self = Self(1);
+    /// List directories.
+    pub const LIST: Self = Self(2);
+    /// Execute files.
+    pub const EXECUTE: Self = Self(4);
+    /// Create, change, remove and rename files and directories.
+    pub const WRITE: Self = Self(8);
+    /// Send device `ioctl`s (a terminal).
+    pub const DEVICE: Self = Self(16);
+
+    /// Read, list and execute: what a system directory grants.
+    pub const READ_EXECUTE: Self = Self(1 | 2 | 4);
+
+    /// The union.
+    pub const fn with(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// Whether every right of `other` is in `self`.
+    pub const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` without the rights of `other`.
+    pub const fn without(self, other: Self) -> Self {
+        Self(self.0 & !other.0)
+    }
+
+    /// Whether no right is left.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// One path and what may be done beneath it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// The path (a directory covers everything beneath it).
+    pub path: PathBuf,
+    /// The rights.
+    pub rights: Rights,
+}
+
+/// A secret hidden behind an empty, unreadable stand-in (namespaces only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mask {
+    /// The secret.
+    pub path: PathBuf,
+    /// Whether it is a directory.
+    pub dir: bool,
+}
+
+/// Everything the kernel will be told, computed from a [`SandboxSpec`] and the file system as it is now.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The profile and the network.
+    pub confinement: Confinement,
+    /// The mechanism.
+    pub isolation: Isolation,
+    /// The Landlock grants.
+    pub grants: Vec<Grant>,
+    /// Secrets hidden by mounts ([`Isolation::Namespaces`]).
+    pub masks: Vec<Mask>,
+    /// Paths mounted read-only ([`Isolation::Namespaces`]): the protected paths of `workspace-write`, and every
+    /// root (also made non-executable) of `read-only`.
+    pub read_only_binds: Vec<ReadOnlyBind>,
+    /// The roots a `workspace-write` command may write, watched for protected paths it creates.
+    pub writable_roots: Vec<PathBuf>,
+    /// What the plan could not cover (a scan that stopped at its limit), for `--verbose` and `explain`.
+    pub notes: Vec<String>,
+}
+
+/// A path mounted read-only over itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOnlyBind {
+    /// The path.
+    pub path: PathBuf,
+    /// Whether programs beneath it may not be executed either.
+    pub no_exec: bool,
+}
+
+/// What the scan of the roots found.
+#[derive(Debug, Default)]
+struct Found {
+    secrets: Vec<(PathBuf, bool)>,
+    write_protected: Vec<PathBuf>,
+}
+
+impl Plan {
+    /// Computes the plan of `spec` for a kernel with `support`, asking `protection` about each entry of the
+    /// roots (up to `spec.scan_limit` entries).
+    ///
+    /// # Errors
+    /// [`SandboxError::Root`] when a root is not a directory.
+    pub fn build(spec: &SandboxSpec, protection: &dyn Protection, support: &KernelSupport) -> Result<Self> {
+        for root in spec.roots.iter().chain(&spec.read_only_roots) {
+            match std::fs::metadata(root) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => {
+                    return Err(SandboxError::Root {
+                        path: root.clone(),
+                        source: std::io::Error::from(std::io::ErrorKind::NotADirectory),
+                    });
+                }
+                Err(source) => {
+                    return Err(SandboxError::Root {
+                        path: root.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+        let isolation = match support.namespaces {
+            Namespaces::Privileged => Isolation::Namespaces { user: false },
+            Namespaces::User => Isolation::Namespaces { user: true },
+            Namespaces::Unavailable => Isolation::LandlockOnly,
+        };
+        let writes = spec.confinement.profile == SandboxProfile::WorkspaceWrite;
+        let mut notes = Vec::new();
+
+        let found = scan_roots(spec, protection, writes, &mut notes);
+        let mut secrets: Vec<(PathBuf, bool)> = found.secrets;
+        let home_secrets = spec
+            .home
+            .iter()
+            .flat_map(|home| HOME_SECRETS.iter().map(move |e| home.join(e)));
+        let system_secrets = SYSTEM_SECRETS.iter().map(PathBuf::from).chain(ssh_host_keys());
+        for path in home_secrets
+            .chain(system_secrets)
+            .chain(spec.secret_places.iter().cloned())
+        {
+            if let Ok(meta) = std::fs::symlink_metadata(&path)
+                && !secrets.iter().any(|(p, _)| *p == path)
+            {
+                secrets.push((path, meta.is_dir()));
+            }
+        }
+        let mut write_protected = found.write_protected;
+        if writes {
+            let cache_config = spec
+                .home
+                .iter()
+                .flat_map(|home| CACHE_CONFIG.iter().map(move |e| home.join(e)));
+            for path in cache_config.chain(spec.write_protected_places.iter().cloned()) {
+                if std::fs::symlink_metadata(&path).is_ok() && !write_protected.contains(&path) {
+                    write_protected.push(path);
+                }
+            }
+        }
+
+        // The grants before anything is left out.
+        let mut grants: Vec<Grant> = Vec::new();
+        let mut grant = |path: PathBuf, rights: Rights| {
+            if std::fs::symlink_metadata(&path).is_ok() {
+                grants.push(Grant { path, rights });
+            }
+        };
+        for dir in SYSTEM_DIRS {
+            grant(PathBuf::from(dir), Rights::READ_EXECUTE);
+        }
+        for dir in SYS_DIRS {
+            grant(PathBuf::from(dir), Rights::READ.with(Rights::LIST));
+        }
+        if isolation == Isolation::LandlockOnly {
+            for file in PROC_FILES {
+                grant(PathBuf::from(file), Rights::READ.with(Rights::LIST));
+            }
+        }
+        for device in READ_DEVICES {
+            grant(PathBuf::from(device), Rights::READ);
+        }
+        grant(PathBuf::from("/dev/null"), Rights::READ.with(Rights::WRITE));
+        for terminal in terminals() {
+            grant(terminal, Rights::READ.with(Rights::WRITE).with(Rights::DEVICE));
+        }
+        if let Some(home) = &spec.home {
+            grant(home.clone(), Rights::READ_EXECUTE);
+            if writes {
+                for cache in HOME_CACHES {
+                    grant(home.join(cache), Rights::READ_EXECUTE.with(Rights::WRITE));
+                }
+            }
+        }
+        let root_rights = if writes {
+            Rights::READ_EXECUTE.with(Rights::WRITE)
+        } else {
+            Rights::READ_EXECUTE
+        };
+        for root in &spec.roots {
+            grant(root.clone(), root_rights);
+        }
+        for root in &spec.read_only_roots {
+            grant(root.clone(), Rights::READ_EXECUTE);
+        }
+
+        let covered = |path: &Path| grants.iter().any(|g| path.starts_with(&g.path));
+        secrets.retain(|(path, _)| covered(path));
+        write_protected.retain(|path| covered(path));
+
+        let (grants, masks, read_only_binds) = match isolation {
+            Isolation::Namespaces { .. } => {
+                let masks = secrets
+                    .into_iter()
+                    .map(|(path, dir)| Mask { path, dir })
+                    .collect();
+                let mut binds: Vec<ReadOnlyBind> = write_protected
+                    .into_iter()
+                    .map(|path| ReadOnlyBind { path, no_exec: false })
+                    .collect();
+                if !writes {
+                    binds.extend(spec.roots.iter().map(|root| ReadOnlyBind {
+                        path: root.clone(),
+                        no_exec: true,
+                    }));
+                }
+                (grants, masks, binds)
+            }
+            Isolation::LandlockOnly => {
+                let secret_paths: Vec<PathBuf> = secrets.into_iter().map(|(p, _)| p).collect();
+                let mut split: Vec<Grant> = Vec::new();
+                for g in grants {
+                    // Reading and writing are left out separately: a secret is neither read nor written, a
+                    // protected path is read but not written.
+                    let read = g.rights.without(Rights::WRITE);
+                    if !read.is_empty() {
+                        split_around(&g.path, read, &secret_paths, &mut split);
+                    }
+                    if g.rights.contains(Rights::WRITE) {
+                        let mut excluded = write_protected.clone();
+                        excluded.extend(secret_paths.iter().cloned());
+                        split_around(&g.path, Rights::WRITE, &excluded, &mut split);
+                    }
+                }
+                (split, Vec::new(), Vec::new())
+            }
+        };
+        Ok(Self {
+            confinement: spec.confinement,
+            isolation,
+            grants,
+            masks,
+            read_only_binds,
+            writable_roots: if writes { spec.roots.clone() } else { Vec::new() },
+            notes,
+        })
+    }
+}
+
+/// Grants `rights` on `path` except beneath every path of `excluded`: where an excluded path lies beneath
+/// `path`, the grant goes to each entry of the directory instead (Landlock only grants, so what must stay out
+/// is left out by granting its siblings). A split directory can still be listed, so that `ls` and `git status`
+/// work in it; its excluded entries are not opened.
+fn split_around(path: &Path, rights: Rights, excluded: &[PathBuf], out: &mut Vec<Grant>) {
+    if excluded.iter().any(|e| path.starts_with(e)) {
+        return;
+    }
+    let beneath: Vec<PathBuf> = excluded.iter().filter(|e| e.starts_with(path)).cloned().collect();
+    if beneath.is_empty() {
+        out.push(Grant {
+            path: path.to_path_buf(),
+            rights,
+        });
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    if rights.contains(Rights::LIST) {
+        out.push(Grant {
+            path: path.to_path_buf(),
+            rights: Rights::LIST,
+        });
+    }
+    for entry in entries.filter_map(std::result::Result::ok) {
+        split_around(&entry.path(), rights, &beneath, out);
+    }
+}
+
+/// Scans the roots breadth-first for secrets and (for a writing profile) protected paths, within the limit.
+/// A protected or secret entry is not descended into; neither is a tagged cache directory.
+fn scan_roots(
+    spec: &SandboxSpec,
+    protection: &dyn Protection,
+    writes: bool,
+    notes: &mut Vec<String>,
+) -> Found {
+    let mut found = Found::default();
+    let mut seen = 0usize;
+    for root in spec.roots.iter().chain(&spec.read_only_roots) {
+        let mut queue: VecDeque<PathBuf> = VecDeque::from([root.clone()]);
+        while let Some(dir) = queue.pop_front() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.filter_map(std::result::Result::ok) {
+                seen += 1;
+                if seen > spec.scan_limit {
+                    notes.push(format!(
+                        "the scan for secrets and protected paths stopped after {} entries; what lies deeper \
+                         than `{}` is granted as the roots are",
+                        spec.scan_limit,
+                        dir.display()
+                    ));
+                    return found;
+                }
+                let path = entry.path();
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let secret = protection.secret(&path, root);
+                let protected = protection.write_protected(&path, root);
+                if secret {
+                    found.secrets.push((path.clone(), is_dir));
+                }
+                if protected && writes {
+                    found.write_protected.push(path.clone());
+                }
+                if is_dir && !secret && !protected && !path.join(CACHE_TAG).exists() {
+                    queue.push_back(path);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The private host keys in `/etc/ssh`.
+fn ssh_host_keys() -> Vec<PathBuf> {
+    std::fs::read_dir(SSH_HOST_KEYS)
+        .map(|entries| {
+            entries
+                .filter_map(std::result::Result::ok)
+                .filter(|e| {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    name.starts_with("ssh_host_") && name.ends_with("_key")
+                })
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The terminal devices the standard streams are connected to, and `/dev/tty`: a command may write to the
+/// terminal it was started from, and to no other.
+fn terminals() -> Vec<PathBuf> {
+    let mut found = vec![PathBuf::from("/dev/tty")];
+    for fd in 0..3 {
+        if let Ok(target) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+            && (target.starts_with("/dev/pts") || target.starts_with("/dev/tty"))
+            && !found.contains(&target)
+        {
+            found.push(target);
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Names;
+
+    impl Protection for Names {
+        fn secret(&self, path: &Path, _root: &Path) -> bool {
+            path.file_name().is_some_and(|n| n == ".env")
+        }
+        fn write_protected(&self, path: &Path, _root: &Path) -> bool {
+            path.file_name().is_some_and(|n| n == ".git")
+        }
+    }
+
+    fn support(namespaces: Namespaces) -> KernelSupport {
+        KernelSupport {
+            landlock_abi: 7,
+            seccomp: true,
+            namespaces,
+            pids_cgroup: false,
+        }
+    }
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
+        std::fs::write(dir.path().join(".env"), "K=v").unwrap();
+        std::fs::write(dir.path().join("src/deep/.env"), "K=v").unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        dir
+    }
+
+    #[test]
+    fn landlock_only_grants_siblings_of_secrets_and_protected_paths() {
+        let dir = project();
+        let root = dir.path().to_path_buf();
+        let spec = SandboxSpec::new(
+            Confinement {
+                profile: SandboxProfile::WorkspaceWrite,
+                network: false,
+            },
+            vec![root.clone()],
+        );
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap();
+        let rights_of = |p: &Path| {
+            plan.grants
+                .iter()
+                .filter(|g| p.starts_with(&g.path))
+                .fold(Rights(0), |r, g| r.with(g.rights))
+        };
+        assert!(rights_of(&root.join("src/main.rs")).contains(Rights::READ.with(Rights::WRITE)));
+        assert!(!rights_of(&root.join(".env")).contains(Rights::READ));
+        assert!(!rights_of(&root.join("src/deep/.env")).contains(Rights::READ));
+        assert!(rights_of(&root.join(".git/hooks")).contains(Rights::READ));
+        assert!(!rights_of(&root.join(".git/hooks")).contains(Rights::WRITE));
+        assert!(rights_of(&root).contains(Rights::LIST));
+        assert!(plan.masks.is_empty() && plan.read_only_binds.is_empty());
+    }
+
+    #[test]
+    fn namespaces_mask_secrets_and_bind_protected_paths() {
+        let dir = project();
+        let root = dir.path().to_path_buf();
+        let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![root.clone()]);
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+        assert!(plan.masks.iter().any(|m| m.path == root.join(".env") && !m.dir));
+        assert!(plan.masks.iter().any(|m| m.path == root.join("src/deep/.env")));
+        // Read-only: the root itself is mounted read-only and non-executable; .git is not written anyway.
+        assert_eq!(
+            plan.read_only_binds,
+            vec![ReadOnlyBind {
+                path: root.clone(),
+                no_exec: true
+            }]
+        );
+        spec.confinement.profile = SandboxProfile::WorkspaceWrite;
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+        assert_eq!(
+            plan.read_only_binds,
+            vec![ReadOnlyBind {
+                path: root.join(".git"),
+                no_exec: false
+            }]
+        );
+        assert_eq!(plan.writable_roots, vec![root]);
+    }
+
+    #[test]
+    fn a_missing_root_is_named() {
+        let spec = SandboxSpec::new(Confinement::READ_ONLY, vec![PathBuf::from("/no/such/root")]);
+        let error = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap_err();
+        assert!(error.to_string().contains("`/no/such/root`"), "{error}");
+    }
+
+    #[test]
+    fn the_scan_stops_at_its_limit_and_says_so() {
+        let dir = project();
+        let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);
+        spec.scan_limit = 2;
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap();
+        assert!(plan.notes.iter().any(|n| n.contains("stopped after 2 entries")));
+    }
+}

@@ -1,0 +1,215 @@
+//! The seccomp filter of a sandboxed command: sockets unless the network is allowed, and the system calls that
+//! reach past Landlock (other processes' memory, the kernel's keyrings, io_uring, typing into a terminal, …).
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    TargetArch, sock_filter,
+};
+
+use crate::error::{Result, SandboxError};
+
+/// Which sockets the command may open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sockets {
+    /// Any (the network is allowed).
+    Any,
+    /// IPv4 and IPv6 only, inside a network namespace of its own that has nothing but loopback.
+    PrivateLoopback,
+    /// None at all (`socketpair` still works: it reaches nothing outside).
+    None,
+}
+
+/// System calls refused in every profile, with why:
+/// - `ptrace`, `process_vm_readv`, `process_vm_writev`: reading or changing another process's memory;
+/// - `keyctl`, `add_key`, `request_key`: the kernel keyrings hold credentials;
+/// - `io_uring_*`: io_uring performs file and socket operations that seccomp never sees;
+/// - `bpf`, `perf_event_open`, `userfaultfd`, `fanotify_init`, `syslog`: kernel introspection and hooks;
+/// - `open_by_handle_at`, `name_to_handle_at`: opening files by handle, past every path check;
+/// - `mount` and the new mount API, `umount2`, `pivot_root`, `chroot`, `setns`: changing what paths mean;
+/// - `kexec_*`, `*_module`, `reboot`, `swapon`, `swapoff`, `acct`, `quotactl`, clock setters, `iopl`,
+///   `ioperm`, `vhangup`: changing the machine.
+#[cfg(target_arch = "x86_64")]
+const REFUSED: &[libc::c_long] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_fanotify_init,
+    libc::SYS_syslog,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_setns,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_iopl,
+    libc::SYS_ioperm,
+    libc::SYS_vhangup,
+];
+
+#[cfg(target_arch = "aarch64")]
+const REFUSED: &[libc::c_long] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_fanotify_init,
+    libc::SYS_syslog,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_setns,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_vhangup,
+];
+
+/// `ioctl` requests that push characters into a terminal's input (`TIOCSTI`) or drive the console
+/// (`TIOCLINUX`): a command could type into the user's shell.
+const TERMINAL_INJECTION: [u64; 2] = [0x5412, 0x541C];
+
+/// The x32 system-call bit on x86_64: the same calls under other numbers, which a filter of numbers must refuse
+/// as a whole.
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// Compiles the filter: refused calls fail with `EPERM`, everything else runs.
+pub(crate) fn build(sockets: Sockets) -> Result<BpfProgram> {
+    let error = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|e| SandboxError::Seccomp(format!("architecture `{}`: {e}", std::env::consts::ARCH)))?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = REFUSED.iter().map(|&nr| (nr, Vec::new())).collect();
+    let ioctl = TERMINAL_INJECTION
+        .iter()
+        .map(|&request| {
+            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
+                .and_then(|c| SeccompRule::new(vec![c]))
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(error)?;
+    rules.insert(libc::SYS_ioctl, ioctl);
+    match sockets {
+        Sockets::Any => {}
+        Sockets::None => {
+            rules.insert(libc::SYS_socket, Vec::new());
+        }
+        Sockets::PrivateLoopback => {
+            let family = |f: libc::c_int| {
+                SeccompCondition::new(
+                    0,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Ne,
+                    u64::from(f.unsigned_abs()),
+                )
+            };
+            let rule = family(libc::AF_INET)
+                .and_then(|inet| family(libc::AF_INET6).map(|inet6| vec![inet, inet6]))
+                .and_then(SeccompRule::new)
+                .map_err(error)?;
+            rules.insert(libc::SYS_socket, vec![rule]);
+        }
+    }
+    let errno = u32::try_from(libc::EPERM).unwrap_or(1);
+    let filter =
+        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(errno), arch).map_err(error)?;
+    let mut program: BpfProgram = filter.try_into().map_err(error)?;
+    if cfg!(target_arch = "x86_64") {
+        let refuse_x32 = [
+            // Load the system-call number; at or past the x32 bit, refuse.
+            sock_filter {
+                code: 0x20, // BPF_LD | BPF_W | BPF_ABS
+                jt: 0,
+                jf: 0,
+                k: 0,
+            },
+            sock_filter {
+                code: 0x35, // BPF_JMP | BPF_JGE | BPF_K
+                jt: 0,
+                jf: 1,
+                k: X32_SYSCALL_BIT,
+            },
+            sock_filter {
+                code: 0x06, // BPF_RET | BPF_K
+                jt: 0,
+                jf: 0,
+                k: 0x0005_0000 | errno, // SECCOMP_RET_ERRNO
+            },
+        ];
+        program.splice(0..0, refuse_x32);
+    }
+    Ok(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_compiles() {
+        for sockets in [Sockets::Any, Sockets::PrivateLoopback, Sockets::None] {
+            let program = build(sockets).unwrap();
+            assert!(program.len() > 10, "{sockets:?}");
+        }
+    }
+}

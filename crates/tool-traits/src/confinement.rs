@@ -1,0 +1,95 @@
+//! The power an allowed call runs with: the kernel sandbox profile its decision assumed.
+
+use serde::{Deserialize, Serialize};
+
+/// What a command may do to the file system when it runs under the kernel sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxProfile {
+    /// Reads of the roots, the system and the home directory's non-secret entries; no writes but a private
+    /// temporary directory, `/dev/null` and the terminal. For a line allowed because every command is read-only.
+    ReadOnly,
+    /// Reads as [`SandboxProfile::ReadOnly`]; writes to the roots except their protected paths, and to the
+    /// package and build caches under the home directory. For a line a rule, a mode or the user allowed.
+    WorkspaceWrite,
+}
+
+impl SandboxProfile {
+    /// The profile's name as the command line and the settings spell it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for SandboxProfile {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "read-only" => Ok(Self::ReadOnly),
+            "workspace-write" => Ok(Self::WorkspaceWrite),
+            other => Err(format!(
+                "unknown sandbox profile `{other}` (expected `read-only` or `workspace-write`)"
+            )),
+        }
+    }
+}
+
+/// The confinement of one allowed call: its profile, and whether it may use the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Confinement {
+    /// What the command may do to the file system.
+    pub profile: SandboxProfile,
+    /// Whether it may open sockets to the outside.
+    pub network: bool,
+}
+
+impl Confinement {
+    /// The read-only confinement: no writes, no network.
+    pub const READ_ONLY: Self = Self {
+        profile: SandboxProfile::ReadOnly,
+        network: false,
+    };
+}
+
+impl std::fmt::Display for Confinement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}{}",
+            self.profile,
+            if self.network { " with network" } else { "" }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for profile in [SandboxProfile::ReadOnly, SandboxProfile::WorkspaceWrite] {
+            assert_eq!(profile.as_str().parse::<SandboxProfile>(), Ok(profile));
+        }
+        let error = "rw".parse::<SandboxProfile>().unwrap_err();
+        assert!(error.contains("`rw`"), "{error}");
+        assert_eq!(
+            Confinement {
+                profile: SandboxProfile::WorkspaceWrite,
+                network: true
+            }
+            .to_string(),
+            "workspace-write with network"
+        );
+    }
+}
