@@ -100,11 +100,13 @@ impl EnvPolicy {
         if self.keep.iter().any(|pattern| matches(pattern, &upper)) {
             return None;
         }
+        // An agent socket is decided by the network alone: `SSH_AUTH_SOCK` matches `*_AUTH_*`, yet a `git push`
+        // the user allowed needs it.
+        if AGENTS.contains(&upper.as_str()) {
+            return (!network).then_some("it points at a socket that acts for the user");
+        }
         if self.remove.iter().any(|pattern| matches(pattern, &upper)) {
             return Some("its name marks a credential");
-        }
-        if !network && AGENTS.contains(&upper.as_str()) {
-            return Some("it points at a socket that acts for the user");
         }
         if url_with_password(&value.to_string_lossy()) {
             return Some("its value is a URL with a password");

@@ -158,6 +158,44 @@ const CACHE_CONFIG: &[&str] = &[
     ".yarn/plugins",
 ];
 
+/// Variables that name a toolchain or package cache outside the home directory's usual places, whether it is a
+/// cache `workspace-write` writes, and the files inside it that hold credentials or make the tool run code.
+const TOOLCHAIN_VARS: &[(&str, bool, &[&str])] = &[
+    (
+        "CARGO_HOME",
+        true,
+        &[
+            "credentials",
+            "credentials.toml",
+            "config",
+            "config.toml",
+            "bin",
+            "env",
+        ],
+    ),
+    ("RUSTUP_HOME", true, &[]),
+    ("GOPATH", true, &[]),
+    ("GOMODCACHE", true, &[]),
+    ("GOROOT", false, &[]),
+    (
+        "GRADLE_USER_HOME",
+        true,
+        &["gradle.properties", "init.d", "init.gradle", "init.gradle.kts"],
+    ),
+    ("npm_config_cache", true, &[]),
+    ("PNPM_HOME", true, &[]),
+    ("BUN_INSTALL", true, &[]),
+    ("PYENV_ROOT", false, &[]),
+    ("NVM_DIR", false, &[]),
+    ("VOLTA_HOME", false, &[]),
+    ("JAVA_HOME", false, &[]),
+    ("SDKMAN_DIR", false, &[]),
+    ("ASDF_DATA_DIR", false, &[]),
+    ("MISE_DATA_DIR", false, &[]),
+    ("CONDA_PREFIX", false, &[]),
+    ("VIRTUAL_ENV", false, &[]),
+];
+
 /// The file that marks a directory as a regenerable cache (the Cache Directory Tagging convention; cargo's
 /// `target/` carries it): the scan for secrets does not descend into one.
 const CACHE_TAG: &str = "CACHEDIR.TAG";
@@ -187,13 +225,38 @@ pub struct SandboxSpec {
     pub secret_places: Vec<PathBuf>,
     /// More places never written (the literal places of deny and ask rules on writes).
     pub write_protected_places: Vec<PathBuf>,
+    /// Directories of programs the command may run: the absolute entries of `PATH` (a toolchain under another
+    /// user's home, `/usr/local/go/bin`). Read and execute, secrets still left out.
+    pub program_dirs: Vec<PathBuf>,
+    /// Toolchain and cache directories the environment names (`CARGO_HOME`, `RUSTUP_HOME`, `GOPATH`, …), with
+    /// whether `workspace-write` writes them and the files in them that are never read or written.
+    pub toolchains: Vec<Toolchain>,
     /// How many entries of the roots the scan for secrets and protected paths looks at.
     pub scan_limit: usize,
 }
 
 impl SandboxSpec {
-    /// A spec for `confinement` over `roots`, nothing else set; the scan looks at 20,000 entries.
+    /// A spec for `confinement` over `roots` with the program directories of this process's `PATH`, nothing
+    /// else set; the scan looks at 20,000 entries.
     pub fn new(confinement: Confinement, roots: Vec<PathBuf>) -> Self {
+        let program_dirs = std::env::var_os("PATH")
+            .map(|path| {
+                std::env::split_paths(&path)
+                    .filter(|dir| dir.is_absolute())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let toolchains = TOOLCHAIN_VARS
+            .iter()
+            .filter_map(|&(var, cache, guarded)| {
+                let dir = PathBuf::from(std::env::var_os(var)?);
+                dir.is_absolute().then(|| Toolchain {
+                    guarded: guarded.iter().map(|name| dir.join(name)).collect(),
+                    dir,
+                    cache,
+                })
+            })
+            .collect();
         Self {
             confinement,
             roots,
@@ -201,9 +264,23 @@ impl SandboxSpec {
             home: None,
             secret_places: Vec::new(),
             write_protected_places: Vec::new(),
+            program_dirs,
+            toolchains,
             scan_limit: 20_000,
         }
     }
+}
+
+/// A toolchain or cache directory named by the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Whether `workspace-write` writes it (a package or build cache).
+    pub cache: bool,
+    /// Files in it that are neither read nor written (credentials) or not written (configuration that runs
+    /// code).
+    pub guarded: Vec<PathBuf>,
 }
 
 /// How the kernel keeps the command in.
@@ -353,8 +430,13 @@ impl Plan {
             .iter()
             .flat_map(|home| HOME_SECRETS.iter().map(move |e| home.join(e)));
         let system_secrets = SYSTEM_SECRETS.iter().map(PathBuf::from).chain(ssh_host_keys());
+        let toolchain_secrets = spec
+            .toolchains
+            .iter()
+            .flat_map(|t| t.guarded.iter().filter(|p| is_credential(p)).cloned());
         for path in home_secrets
             .chain(system_secrets)
+            .chain(toolchain_secrets)
             .chain(spec.secret_places.iter().cloned())
         {
             if let Ok(meta) = std::fs::symlink_metadata(&path)
@@ -369,7 +451,11 @@ impl Plan {
                 .home
                 .iter()
                 .flat_map(|home| CACHE_CONFIG.iter().map(move |e| home.join(e)));
-            for path in cache_config.chain(spec.write_protected_places.iter().cloned()) {
+            let toolchain_config = spec.toolchains.iter().flat_map(|t| t.guarded.iter().cloned());
+            for path in cache_config
+                .chain(toolchain_config)
+                .chain(spec.write_protected_places.iter().cloned())
+            {
                 if std::fs::symlink_metadata(&path).is_ok() && !write_protected.contains(&path) {
                     write_protected.push(path);
                 }
@@ -385,6 +471,24 @@ impl Plan {
         };
         for dir in SYSTEM_DIRS {
             grant(PathBuf::from(dir), Rights::READ_EXECUTE);
+        }
+        for dir in &spec.program_dirs {
+            let inside_a_root = spec
+                .roots
+                .iter()
+                .chain(&spec.read_only_roots)
+                .any(|root| dir.starts_with(root));
+            if !inside_a_root {
+                grant(dir.clone(), Rights::READ_EXECUTE);
+            }
+        }
+        for toolchain in &spec.toolchains {
+            let rights = if writes && toolchain.cache {
+                Rights::READ_EXECUTE.with(Rights::WRITE)
+            } else {
+                Rights::READ_EXECUTE
+            };
+            grant(toolchain.dir.clone(), rights);
         }
         for dir in SYS_DIRS {
             grant(PathBuf::from(dir), Rights::READ.with(Rights::LIST));
@@ -548,6 +652,12 @@ fn scan_roots(
         }
     }
     found
+}
+
+/// Whether a guarded toolchain file holds credentials (and is then not read either).
+fn is_credential(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with("credentials") || name == "gradle.properties")
 }
 
 /// The private host keys in `/etc/ssh`.

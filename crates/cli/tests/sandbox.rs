@@ -1,0 +1,532 @@
+//! The kernel sandbox for real: `agent-guard sandbox` runs hostile commands against planted secrets, a project,
+//! a TCP and a UDP listener, as the current user and (when the tests run as root) as an unprivileged one; the
+//! hook's `updatedInput` runs the original line byte for byte; everyday read-only commands print what they print
+//! outside the sandbox.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_agent-guard");
+const NOBODY: u32 = 65_534;
+
+fn supported() -> bool {
+    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
+    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
+    assert!(probe.status.success(), "{report}");
+    report.contains("under the kernel sandbox")
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// A scratch world: a home with planted credentials, a project with a secret and a git repository, a directory
+/// outside the roots. Everything is world-readable up to the secrets' own modes and owned by `owner`.
+struct World {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    outside: PathBuf,
+    owner: Option<u32>,
+}
+
+const SECRETS: [&str; 4] = ["SSH-PRIVATE-KEY", "AWS-SECRET", "DOTENV-SECRET", "OUTSIDE-SECRET"];
+
+impl World {
+    fn new(owner: Option<u32>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("project");
+        let outside = dir.path().join("outside");
+        for sub in [
+            home.join(".ssh"),
+            home.join(".aws"),
+            project.join("src"),
+            project.join(".git"),
+            outside.clone(),
+        ] {
+            std::fs::create_dir_all(sub).unwrap();
+        }
+        std::fs::write(home.join(".ssh/id_rsa"), SECRETS[0]).unwrap();
+        std::fs::write(home.join(".aws/credentials"), SECRETS[1]).unwrap();
+        std::fs::write(home.join(".bashrc"), "# rc\n").unwrap();
+        std::fs::write(project.join(".env"), SECRETS[2]).unwrap();
+        std::fs::write(project.join("src/lib.rs"), "pub fn hello() {}\n").unwrap();
+        std::fs::write(project.join(".git/config"), "[core]\n").unwrap();
+        std::fs::write(outside.join("notes.txt"), SECRETS[3]).unwrap();
+        let world = Self {
+            _dir: dir,
+            home,
+            project,
+            outside,
+            owner,
+        };
+        if let Some(uid) = owner {
+            chown_all(world._dir.path(), uid);
+        }
+        world
+    }
+
+    /// `agent-guard sandbox` with `args`, HOME set, credentials planted in the environment, as `owner`.
+    fn sandbox(&self, args: &[&str]) -> Output {
+        let mut command = Command::new(BIN);
+        command
+            .arg("sandbox")
+            .args(args)
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env("GITHUB_TOKEN", "ghp_PLANTEDTOKEN")
+            .env("ANTHROPIC_API_KEY", "sk-ant-PLANTED")
+            .env("AWS_SECRET_ACCESS_KEY", "PLANTEDAWSKEY")
+            .env("DATABASE_URL", "postgres://app:PLANTEDPW@db/app")
+            .stdin(Stdio::null());
+        if let Some(uid) = self.owner {
+            command.uid(uid).gid(uid);
+        }
+        command.output().unwrap()
+    }
+
+    fn run(&self, profile: &str, line: &str) -> Output {
+        self.sandbox(&["--profile", profile, "--", "bash", "-c", line])
+    }
+}
+
+fn chown_all(path: &Path, uid: u32) {
+    let id = Some(nix::unistd::Uid::from_raw(uid));
+    let gid = Some(nix::unistd::Gid::from_raw(uid));
+    nix::unistd::chown(path, id, gid).unwrap();
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            chown_all(&entry.unwrap().path(), uid);
+        }
+    }
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The users to prove the sandbox for: this one, and an unprivileged one when the tests run as root.
+fn owners() -> Vec<Option<u32>> {
+    if is_root() {
+        vec![None, Some(NOBODY)]
+    } else {
+        vec![None]
+    }
+}
+
+/// A TCP and a UDP listener on loopback that record whatever reaches them.
+struct Listeners {
+    tcp_port: u16,
+    udp_port: u16,
+    seen: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Listeners {
+    fn start() -> Self {
+        let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tcp.set_nonblocking(true).unwrap();
+        udp.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let (tcp_port, udp_port) = (tcp.local_addr().unwrap().port(), udp.local_addr().unwrap().port());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (seen2, stop2) = (Arc::clone(&seen), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 256];
+            while !stop2.load(Ordering::Relaxed) {
+                if let Ok((mut stream, _)) = tcp.accept() {
+                    let mut got = String::new();
+                    let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+                    let _ = stream.read_to_string(&mut got);
+                    seen2.lock().unwrap().push(format!("tcp: {got}"));
+                }
+                if let Ok((n, _)) = udp.recv_from(&mut buffer) {
+                    let got = String::from_utf8_lossy(&buffer[..n]).into_owned();
+                    seen2.lock().unwrap().push(format!("udp: {got}"));
+                }
+            }
+        });
+        Self {
+            tcp_port,
+            udp_port,
+            seen,
+            stop,
+        }
+    }
+}
+
+impl Drop for Listeners {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn read_only_keeps_secrets_writes_and_the_network_out() {
+    if !supported() {
+        eprintln!("skipped: this kernel cannot enforce the sandbox");
+        return;
+    }
+    for owner in owners() {
+        let world = World::new(owner);
+        let listeners = Listeners::start();
+        let stray = std::env::temp_dir().join(format!("agent-guard-stray-{}", std::process::id()));
+        let line = format!(
+            "cat src/lib.rs; \
+             cat ~/.ssh/id_rsa; cat ~/.aws/credentials; cat .env; cat {outside}/notes.txt; \
+             base64 < .env; grep -r SECRET . ~ {outside}; \
+             echo x > src/new.rs; echo x >> src/lib.rs; echo x > {stray}; echo x > ~/.bashrc; touch ~/new; \
+             mkdir {outside}/made; rm -f src/lib.rs; \
+             echo hello > /dev/tcp/127.0.0.1/{tcp}; echo hello > /dev/udp/127.0.0.1/{udp}; \
+             env; cat /proc/1/environ; echo done",
+            outside = world.outside.display(),
+            stray = stray.display(),
+            tcp = listeners.tcp_port,
+            udp = listeners.udp_port,
+        );
+        let output = world.run("read-only", &line);
+        let all = text(&output);
+        assert!(all.contains("pub fn hello"), "a project file reads: {all}");
+        assert!(all.contains("done"), "{all}");
+        for secret in SECRETS {
+            assert!(!all.contains(secret), "{owner:?} leaked {secret}: {all}");
+        }
+        for planted in ["ghp_PLANTEDTOKEN", "sk-ant-PLANTED", "PLANTEDAWSKEY", "PLANTEDPW"] {
+            assert!(!all.contains(planted), "{owner:?} leaked {planted}: {all}");
+        }
+        assert!(!world.project.join("src/new.rs").exists());
+        assert_eq!(
+            std::fs::read_to_string(world.project.join("src/lib.rs")).unwrap(),
+            "pub fn hello() {}\n"
+        );
+        assert!(!stray.exists(), "{all}");
+        assert_eq!(
+            std::fs::read_to_string(world.home.join(".bashrc")).unwrap(),
+            "# rc\n"
+        );
+        assert!(!world.home.join("new").exists());
+        assert!(!world.outside.join("made").exists());
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(listeners.seen.lock().unwrap().is_empty(), "{:?}", listeners.seen);
+    }
+}
+
+#[test]
+fn workspace_write_writes_the_project_but_not_its_protected_paths() {
+    if !supported() {
+        return;
+    }
+    for owner in owners() {
+        let world = World::new(owner);
+        let output = world.run(
+            "workspace-write",
+            "echo 'fn main() {}' > src/new.rs; echo evil >> .git/config; mkdir -p .claude; \
+             echo '{}' > .claude/settings.json; echo evil >> ~/.bashrc; cat .env; echo done",
+        );
+        let all = text(&output);
+        assert!(all.contains("done"), "{all}");
+        assert!(!all.contains(SECRETS[2]), "{all}");
+        assert_eq!(
+            std::fs::read_to_string(world.project.join("src/new.rs")).unwrap(),
+            "fn main() {}\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(world.project.join(".git/config")).unwrap(),
+            "[core]\n"
+        );
+        assert!(
+            !world.project.join(".claude/settings.json").exists(),
+            "{owner:?}: {all}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(world.home.join(".bashrc")).unwrap(),
+            "# rc\n"
+        );
+    }
+}
+
+#[test]
+fn a_background_loop_leaves_no_process_behind() {
+    if !supported() {
+        return;
+    }
+    let world = World::new(None);
+    let marker = format!("{}", 900_000 + std::process::id() % 90_000);
+    let mut child = Command::new(BIN)
+        .args(["sandbox", "--", "bash", "-c"])
+        .arg(format!("while true; do sleep {marker} & done"))
+        .current_dir(&world.project)
+        .env("HOME", &world.home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(count_processes(&marker) > 0, "the loop runs");
+    // The coding agent's timeout kills the command it started.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while count_processes(&marker) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{} processes left",
+            count_processes(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn count_processes(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(&format!("sleep\0{marker}")))
+        })
+        .count()
+}
+
+/// The hook input of a Bash call in `cwd`.
+fn hook_input(cwd: &Path, command: &str) -> String {
+    json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "kept"}})
+    .to_string()
+}
+
+fn check(home: &Path, input: &str) -> Value {
+    let mut child = Command::new(BIN)
+        .arg("check")
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn the_hook_wraps_an_allowed_line_and_it_runs_byte_for_byte() {
+    if !supported() {
+        return;
+    }
+    let world = World::new(None);
+    let lines = [
+        "echo 'single quoted' \"double $HOME-less\" plain",
+        "printf '%s\\n' $'tab\\there' \"it's\" 'say \"hi\"'",
+        "cat <<'EOF'\nline one\n  'quoted' $NOT_EXPANDED `not run`\nEOF",
+        "echo first\necho second",
+        "grep -n hello src/lib.rs | wc -l",
+        "printf '%s|' a\\ b 'c\\d' \"e\\\\f\"",
+    ];
+    for line in lines {
+        let decided = check(&world.home, &hook_input(&world.project, line));
+        let specific = &decided["hookSpecificOutput"];
+        assert_eq!(specific["permissionDecision"], "allow", "{line}: {decided}");
+        let updated = &specific["updatedInput"];
+        assert_eq!(updated["description"], "kept", "other fields stay: {decided}");
+        let wrapped = updated["command"].as_str().unwrap();
+        assert!(wrapped.contains(" sandbox --profile read-only "), "{wrapped}");
+        let run = |command: &str| {
+            Command::new("bash")
+                .arg("-c")
+                .arg(command)
+                .current_dir(&world.project)
+                .env("HOME", &world.home)
+                .output()
+                .unwrap()
+        };
+        let direct = run(line);
+        let sandboxed = run(wrapped);
+        assert_eq!(
+            String::from_utf8_lossy(&sandboxed.stdout),
+            String::from_utf8_lossy(&direct.stdout),
+            "{line}\n{wrapped}\n{}",
+            String::from_utf8_lossy(&sandboxed.stderr)
+        );
+        assert_eq!(sandboxed.status.code(), direct.status.code());
+    }
+}
+
+#[test]
+fn usage_errors_name_the_value() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["sandbox"], "no command"),
+        (&["sandbox", "--profile", "rw", "--", "true"], "`rw`"),
+        (
+            &["sandbox", "--root", "/no/such/root", "--", "true"],
+            "`/no/such/root`",
+        ),
+    ];
+    for (args, named) in cases {
+        let output = Command::new(BIN).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(named), "{args:?}: {stderr}");
+    }
+}
+
+/// Everyday read-only commands in a real git repository print under `read-only` what they print outside it.
+#[test]
+fn everyday_read_only_commands_print_the_same_inside() {
+    if !supported() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(
+        repo.join("src/main.rs"),
+        "fn main() {\n    println!(\"hi\");\n}\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("notes.txt"), "b\na\nc\na\n").unwrap();
+    std::fs::write(
+        repo.join("data.json"),
+        "{\"name\": \"x\", \"items\": [1, 2, 3]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"repo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@e",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "first"]);
+    std::fs::write(repo.join("notes.txt"), "b\na\nc\na\nd\n").unwrap();
+    git(&["commit", "-qam", "second"]);
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut commands: Vec<&str> = vec![
+        "git log --oneline --format=%s",
+        "git log -p -1 --format=%s",
+        "git diff HEAD~1 --stat",
+        "git diff HEAD~1",
+        "git status --short",
+        "git show --stat --format=%s HEAD",
+        "git blame -s notes.txt | cut -c10-",
+        "git ls-files",
+        "git branch --show-current",
+        "git rev-list --count HEAD",
+        "git grep -n println",
+        "ls",
+        "ls -1 src",
+        "find . -name '*.rs' -not -path './.git/*'",
+        "grep -rn println src",
+        "sed -n 2p src/main.rs",
+        "awk '{print NR\": \"$0}' notes.txt",
+        "wc -l notes.txt src/main.rs",
+        "head -2 notes.txt",
+        "tail -1 notes.txt",
+        "sort notes.txt",
+        "sort -u notes.txt | uniq -c",
+        "cut -c1 notes.txt",
+        "tr a-z A-Z < notes.txt",
+        "cat -n src/main.rs",
+        "diff notes.txt src/main.rs; true",
+        "md5sum notes.txt",
+        "sha256sum notes.txt",
+        "basename src/main.rs",
+        "dirname src/main.rs",
+        "pwd",
+        "echo hello; printf '%05d\\n' 42",
+        "seq 5 | paste -sd+",
+        "expr 6 \\* 7",
+        "uname -s",
+        "tac notes.txt",
+        "nl notes.txt",
+        "rev notes.txt",
+        "od -c notes.txt | head -2",
+        "base64 notes.txt",
+        "xxd notes.txt",
+        "file src/main.rs",
+        "du -s src | cut -f2",
+        "test -f notes.txt && echo present",
+        "stat -c %s notes.txt",
+        "bash --version | head -1",
+        "git --version",
+        "cargo metadata --offline --no-deps --format-version 1 | jq -r '.packages[0].name'",
+        "jq .items data.json",
+        "python3 -c 'print(1)'",
+        "node -e 'console.log(2)'",
+        "node -v",
+    ];
+    commands.retain(|command| {
+        let program = command.split_whitespace().next().unwrap_or_default();
+        Command::new("bash")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    assert!(
+        commands.len() >= 40,
+        "only {} of the commands exist here",
+        commands.len()
+    );
+    for command in commands {
+        let outside = Command::new("bash")
+            .args(["-c", command])
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let inside = Command::new(BIN)
+            .args(["sandbox", "--profile", "read-only", "--", "bash", "-c", command])
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&inside.stdout),
+            String::from_utf8_lossy(&outside.stdout),
+            "`{command}` differs under read-only; stderr: {}",
+            String::from_utf8_lossy(&inside.stderr)
+        );
+        assert_eq!(inside.status.code(), outside.status.code(), "`{command}`");
+    }
+}
