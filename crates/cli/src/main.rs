@@ -40,8 +40,10 @@ Examples:
 
 Exit codes:
   0  decided (whatever the decision), or the command succeeded
-  1  invalid input or arguments (with --jsonl: some line was invalid; the others were decided)
-  2  usage error";
+  1  the command failed (with check --jsonl: some line was invalid; the others were decided)
+  2  usage error; and `check` without --jsonl on anything it cannot decide (input that is empty, not JSON, not
+     UTF-8, too large, without `cwd` or `tool_name`; a stuck stdin; an internal error), with the reason on stderr:
+     the coding agent blocks the call, where any other non-zero code would let it run";
 
 /// Settings and mode shared by the deciding subcommands.
 #[derive(Debug, Clone, clap::Args)]
@@ -57,7 +59,8 @@ struct DecideArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Decide one PreToolUse hook input from stdin and print the hook's decision JSON.
+    /// Decide one PreToolUse hook input from stdin and print the hook's decision JSON (exit code 0, whatever the
+    /// decision); an input it cannot decide exits with code 2 and the reason on stderr, which blocks the call.
     Check {
         #[command(flatten)]
         decide: DecideArgs,
@@ -135,10 +138,47 @@ fn main() -> ExitCode {
         if info.location().is_some_and(|l| l.file().contains("brush-parser")) {
             return;
         }
-        eprintln!("agent-guard: internal error: {info}");
+        let payload = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("agent-guard: internal error: {}{at}", one_line(&payload));
     }));
+    // Usage errors end here with exit code 2 (clap's), `--help` and `--version` with 0.
     let cli = Cli::parse();
-    let result = match cli.command {
+    // `check` without `--jsonl` is the hook: the coding agent blocks a call on exit code 2 and runs it on any other
+    // non-zero code, so there every failure is a 2.
+    let hook = matches!(cli.command, Command::Check { jsonl: false, .. });
+    let failure = if hook {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli.command))) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
+            let blocked = if hook { "; the call is blocked" } else { "" };
+            eprintln!("agent-guard: {}{blocked}", one_line(&format!("{e:#}")));
+            failure
+        }
+        // The panic hook has printed the one line.
+        Err(_) => failure,
+    }
+}
+
+/// `text` on one line: a hook's stderr is shown to the user and the model as one reason.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
         Command::Check {
             decide,
             jsonl,
@@ -161,13 +201,6 @@ fn main() -> ExitCode {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
-        }
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("agent-guard: {e:#}");
-            ExitCode::FAILURE
         }
     }
 }
