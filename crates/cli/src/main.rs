@@ -14,11 +14,22 @@ use clap::{Parser, Subcommand};
 
 /// Decides allow, ask or deny for the tool calls of an AI agent, and explains why.
 #[derive(Debug, Parser)]
-#[command(name = "agent-guard", version, about, long_about = None, after_help = EXAMPLES)]
+#[command(name = "agent-guard", version = VERSION, about, long_about = None, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The version, the commit it was built from (`+dirty` when the sources differed from it; `unknown` outside a
+/// checkout) and the build profile; build.rs finds the last two.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("AGENT_GUARD_COMMIT"),
+    ", ",
+    env!("AGENT_GUARD_PROFILE"),
+    " build)"
+);
 
 const EXAMPLES: &str = "\
 Examples:
