@@ -3,7 +3,11 @@
 mod audit_cmd;
 mod check;
 mod demo;
+mod diff;
 mod explain;
+mod hook_entry;
+mod install;
+mod json_text;
 mod load;
 mod rules_cmd;
 
@@ -81,6 +85,20 @@ enum Command {
         /// Print the layer-by-layer trace on stderr as well.
         #[arg(long)]
         explain: bool,
+    },
+    /// Add agent-guard's PreToolUse hook to the coding agent's settings file of a scope (a backup of the previous
+    /// content is kept beside it as `<file>.agent-guard.bak`); running it again changes nothing.
+    Install {
+        #[command(flatten)]
+        target: install::TargetArgs,
+        /// Which tool calls the coding agent sends to the hook: a tool name, `Bash|Read|Edit`, or `*` for all.
+        #[arg(long, value_name = "M", default_value = "*")]
+        matcher: String,
+    },
+    /// Remove what `install` added from the settings file of a scope.
+    Uninstall {
+        #[command(flatten)]
+        target: install::TargetArgs,
     },
     /// Print how one hook input from stdin is decided: each layer in order, the rule and source that won, the
     /// conflict log.
@@ -195,6 +213,8 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             jsonl,
             explain,
         } => check::run(&decide, jsonl, explain),
+        Command::Install { target, matcher } => install::install(&target, &matcher),
+        Command::Uninstall { target } => install::uninstall(&target),
         Command::Explain { decide, json } => explain::run(&decide, json),
         Command::Rules { cwd, check, decide } => rules_cmd::run(cwd, check, &decide),
         Command::Audit(args) => audit_cmd::run(&args),
