@@ -125,6 +125,27 @@ fn hook_of(hook: &Value, exe: &Path) -> Option<(String, Option<u64>)> {
         .then(|| (command.to_owned(), hook.get("timeout").and_then(Value::as_u64)))
 }
 
+/// The agent-guard hooks in `hooks.PreToolUse` of a settings file's JSON.
+pub(crate) fn installed_hooks(settings: &Value, exe: &Path) -> Vec<Installed> {
+    let groups = settings
+        .get("hooks")
+        .and_then(|h| h.get("PreToolUse"))
+        .and_then(Value::as_array);
+    let mut out = Vec::new();
+    for group in groups.into_iter().flatten() {
+        let matcher = group.get("matcher").and_then(Value::as_str).map(str::to_owned);
+        let hooks = group.get("hooks").and_then(Value::as_array);
+        for (command, timeout) in hooks.into_iter().flatten().filter_map(|h| hook_of(h, exe)) {
+            out.push(Installed {
+                matcher: matcher.clone(),
+                command,
+                timeout,
+            });
+        }
+    }
+    out
+}
+
 /// What a command does to a settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Change {

@@ -137,6 +137,14 @@ fn install_adds_one_entry_and_keeps_every_other_byte() {
         plan_install(Some(&installed), &entry(), exe()).unwrap(),
         Change::Unchanged
     );
+    assert_eq!(
+        installed_hooks(&value, exe()),
+        [Installed {
+            matcher: Some("*".to_owned()),
+            command: entry().command,
+            timeout: Some(30),
+        }]
+    );
     let uninstalled = written(plan_uninstall(&installed, Some(AGENT_FILE), exe()).unwrap());
     assert_eq!(uninstalled, AGENT_FILE);
     assert_eq!(

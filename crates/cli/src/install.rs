@@ -32,6 +32,8 @@ pub(crate) enum Scope {
 }
 
 impl Scope {
+    pub(crate) const ALL: [Self; 3] = [Self::User, Self::Project, Self::Local];
+
     pub(crate) const fn as_str(self) -> &'static str {
         match self {
             Self::User => "user",

@@ -4,6 +4,7 @@ mod audit_cmd;
 mod check;
 mod demo;
 mod diff;
+mod doctor;
 mod explain;
 mod hook_entry;
 mod install;
@@ -99,6 +100,13 @@ enum Command {
     Uninstall {
         #[command(flatten)]
         target: install::TargetArgs,
+    },
+    /// Check the set-up: the binary, the hook in each scope, every settings file, the mode, one timed decision;
+    /// each line ok, warning or problem with what to do. Exit code 1 when there is a problem.
+    Doctor {
+        /// The project directory (default: the current one).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
     },
     /// Print how one hook input from stdin is decided: each layer in order, the rule and source that won, the
     /// conflict log.
@@ -215,6 +223,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => check::run(&decide, jsonl, explain),
         Command::Install { target, matcher } => install::install(&target, &matcher),
         Command::Uninstall { target } => install::uninstall(&target),
+        Command::Doctor { cwd } => doctor::run(cwd.as_deref()),
         Command::Explain { decide, json } => explain::run(&decide, json),
         Command::Rules { cwd, check, decide } => rules_cmd::run(cwd, check, &decide),
         Command::Audit(args) => audit_cmd::run(&args),
