@@ -55,9 +55,7 @@ impl Scope {
 /// Where `install` and `uninstall` write.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct TargetArgs {
-    /// Which settings file: user (~/.claude/settings.json, every project), project
-    /// (<DIR>/.claude/settings.json, shared with the repository) or local (<DIR>/.claude/settings.local.json, this
-    /// checkout only).
+    /// Which of the coding agent's settings files (the project is --cwd DIR, else the current directory).
     #[arg(long, value_enum, default_value = "user")]
     scope: Scope,
     /// The project directory of the project and local scopes (default: the current one).
