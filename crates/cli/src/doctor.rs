@@ -144,6 +144,7 @@ fn binary_line(exe: Result<&Path, &anyhow::Error>) -> DoctorLine {
 fn hook_lines(home: Option<&Path>, project: &Path, exe: &Path) -> Vec<DoctorLine> {
     let mut lines = Vec::new();
     let mut found = 0_usize;
+    let mut looked = Vec::new();
     for scope in Scope::ALL {
         let Some(file) = scope.file(home, project) else {
             lines.push(DoctorLine::new(
@@ -153,6 +154,7 @@ fn hook_lines(home: Option<&Path>, project: &Path, exe: &Path) -> Vec<DoctorLine
             ));
             continue;
         };
+        looked.push(format!("`{}` ({})", file.display(), scope.as_str()));
         // A file that cannot be read or parsed is reported with the settings files.
         let Some(value) = std::fs::read_to_string(&file)
             .ok()
@@ -211,10 +213,14 @@ fn hook_lines(home: Option<&Path>, project: &Path, exe: &Path) -> Vec<DoctorLine
             DoctorLine::new(
                 Level::Problem,
                 "hook",
-                "agent-guard is not installed as a PreToolUse hook in the user, project or local settings: the \
-                 coding agent decides alone",
+                format!(
+                    "agent-guard is not installed as a PreToolUse hook in {}: the coding agent decides alone",
+                    looked.join(", ")
+                ),
             )
-            .fix("run `agent-guard install` (every project) or `agent-guard install --scope local` (this one)"),
+            .fix(
+                "run `agent-guard install` (every project) or `agent-guard install --scope local` (this one)",
+            ),
         );
     }
     lines

@@ -145,10 +145,15 @@ fn a_missing_hook_is_a_problem() {
     let out = run(&["doctor", "--cwd", project.to_str().unwrap()], &home, &home, &[]);
     let report = text(&out);
     assert_eq!(out.status.code(), Some(1), "{report}");
-    assert!(
-        line(&report, "problem", "hook").contains("not installed"),
-        "{report}"
-    );
+    let hook = line(&report, "problem", "hook");
+    assert!(hook.contains("not installed"), "{hook}");
+    for file in [
+        home.join(".claude/settings.json"),
+        project.join(".claude/settings.json"),
+        project.join(".claude/settings.local.json"),
+    ] {
+        assert!(hook.contains(&format!("`{}`", file.display())), "{hook}");
+    }
     assert!(report.contains("run `agent-guard install`"), "{report}");
     assert!(
         line(&report, "ok", "settings").contains("built-in defaults"),
