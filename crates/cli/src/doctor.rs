@@ -231,7 +231,11 @@ fn resolve_program(command: &str, home: Option<&Path>) -> Result<PathBuf, String
     let Some(program) = command_words(command, 1).into_iter().next() else {
         return Err("the command is empty".to_owned());
     };
-    let path = match (program.strip_prefix("~/"), home) {
+    // The shell expands a leading `~/` or `$HOME/` before running the program.
+    let in_home = ["~/", "$HOME/", "${HOME}/"]
+        .iter()
+        .find_map(|prefix| program.strip_prefix(prefix));
+    let path = match (in_home, home) {
         (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(&program),
     };
@@ -410,4 +414,46 @@ pub(crate) fn server_line() -> Option<DoctorLine> {
         )
         .fix("doctor does not check servers yet"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_in_home_and_on_path_resolve_and_others_say_why_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let program = bin.join("agent-guard");
+        std::fs::copy("/bin/sh", &program).unwrap();
+        let expected = std::fs::canonicalize(&program).unwrap();
+        for command in [
+            "~/bin/agent-guard check",
+            "$HOME/bin/agent-guard check",
+            "${HOME}/bin/agent-guard check",
+        ] {
+            assert_eq!(
+                resolve_program(command, Some(tmp.path())),
+                Ok(expected.clone()),
+                "{command}"
+            );
+        }
+        let quoted = format!("'{}' check", program.display());
+        assert_eq!(resolve_program(&quoted, None), Ok(expected));
+        let not_executable = tmp.path().join("data");
+        std::fs::write(&not_executable, "x").unwrap();
+        for (command, why) in [
+            (
+                format!("{} check", not_executable.display()),
+                "is not an executable file",
+            ),
+            ("./agent-guard check".to_owned(), "is a relative path"),
+            ("no-such-program-anywhere check".to_owned(), "is not on PATH"),
+            (String::new(), "the command is empty"),
+        ] {
+            let error = resolve_program(&command, None).unwrap_err();
+            assert!(error.contains(why), "{command}: {error}");
+        }
+    }
 }
