@@ -180,6 +180,11 @@ fn a_hook_input_on_stdin_still_works() {
     let text = ok(&run(&["explain"], tmp.path(), Some(&input)));
     assert!(text.contains("1. git status"), "{text}");
     assert!(text.contains("decision: ALLOW"), "{text}");
+    // --cwd replaces the input's working directory.
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let text = ok(&run(&["explain", "--cwd", "other"], tmp.path(), Some(&input)));
+    assert!(text.contains(&format!("cwd:  {}", other.display())), "{text}");
 }
 
 #[test]
