@@ -234,3 +234,37 @@ impl CommandAnalysis {
         self.findings.is_empty() && self.writes.is_empty() && self.commands.iter().all(|c| c.read_only)
     }
 }
+
+impl std::fmt::Display for LocationKind {
+    /// What the construct is, for people: `pipeline`, `command substitution $(…)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::TopLevel => "top level",
+            Self::Pipeline => "pipeline",
+            Self::List => "list",
+            Self::Background => "background &",
+            Self::Subshell => "subshell ( … )",
+            Self::BraceGroup => "brace group { …; }",
+            Self::ControlFlow => "if/while/until/for/case",
+            Self::CommandSubstitution => "command substitution $( … )",
+            Self::Backticks => "backticks ` … `",
+            Self::ProcessSubstitution => "process substitution <( … ) or >( … )",
+            Self::Arithmetic => "arithmetic $(( … ))",
+            Self::ConditionalTest => "conditional [[ … ]]",
+            Self::FunctionBody => "function body",
+            Self::HereDocument => "here-document",
+            Self::ShellString => "shell code string (bash -c …)",
+            Self::Eval => "eval",
+            Self::Trap => "trap",
+            Self::FindExec => "find -exec",
+            Self::Coprocess => "coproc",
+        })
+    }
+}
+
+impl std::fmt::Display for CommandClass {
+    /// [`CommandClass::as_str`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

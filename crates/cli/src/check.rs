@@ -1,46 +1,240 @@
-//! `agent-guard check`: the PreToolUse hook (SPEC §4).
+//! `agent-guard check`: the PreToolUse hook, one input on stdin or `--jsonl`, failing closed without `--jsonl`.
 
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use std::path::PathBuf;
 
 use agent_core::{Decided, HookInput, HookOutput};
 use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::DecideArgs;
 use crate::load::Guards;
 
+/// The largest hook input read, in bytes. A model writes far less in one tool call (its output per turn is some
+/// ten thousand tokens), so anything larger is not a call the coding agent made and is refused, not decided.
+pub(crate) const MAX_INPUT: usize = 4 << 20;
+
+/// How long one decision of the hook may take by default. A coding agent gives up on a hook after its own timeout
+/// and then runs the call without it, so a pathological input must end in a deny well before that, not in a silent
+/// pass. `AGENT_GUARD_DECISION_TIMEOUT_MS` changes it.
+pub(crate) const DECISION_LIMIT: Duration = Duration::from_secs(5);
+
+/// What the hook may spend besides the decision: reading stdin and loading the settings. Both are quick unless
+/// something is stuck (a stdin that is never closed, a settings file that is a FIFO); past the decision bound plus
+/// this, the hook gives up with exit code 2 instead of waiting for the coding agent's timeout.
+pub(crate) const READ_AND_LOAD_LIMIT: Duration = Duration::from_secs(10);
+
+/// The bound on one decision: [`DECISION_LIMIT`] unless `AGENT_GUARD_DECISION_TIMEOUT_MS` says otherwise.
+pub(crate) fn decision_limit() -> Duration {
+    std::env::var("AGENT_GUARD_DECISION_TIMEOUT_MS")
+        .ok()
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map_or(DECISION_LIMIT, Duration::from_millis)
+}
+
+/// The bound on the whole hook run: reading, loading and deciding.
+pub(crate) fn hook_deadline() -> Duration {
+    decision_limit().saturating_add(READ_AND_LOAD_LIMIT)
+}
+
 pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool) -> Result<ExitCode> {
+    if jsonl {
+        return run_jsonl(args, explain);
+    }
+    // Everything below that fails returns an error, which `main` turns into exit code 2 with the reason on stderr:
+    // the coding agent blocks the call. Only a decision printed on stdout ends in exit code 0.
+    let deadline = Deadline::start(hook_deadline());
+    let mut guards = Guards::new(args)?;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_INPUT as u64 + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the hook input from stdin")?;
+    let input = parse_input(bytes)?;
+    failpoint("check");
+    let output = decide(&mut guards, &input, explain)?;
+    deadline.answer(&output.to_json())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One hook input from the bytes of stdin; the error says what is wrong with it.
+fn parse_input(bytes: Vec<u8>) -> Result<HookInput> {
+    if bytes.len() > MAX_INPUT {
+        bail!(
+            "invalid hook input: larger than {} MiB, more than any tool call holds",
+            MAX_INPUT >> 20
+        );
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "invalid hook input: not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    parse_line(&text)
+}
+
+/// One hook input from one line of text. Besides what [`HookInput::parse`] checks, the working directory must be
+/// absolute: the sandbox's roots and every relative path hang on it, so a relative one would be a guess.
+fn parse_line(text: &str) -> Result<HookInput> {
+    let text = text.trim();
+    if text.is_empty() {
+        bail!("invalid hook input: stdin is empty");
+    }
+    let input = HookInput::parse(text)?;
+    if !std::path::Path::new(&input.cwd).is_absolute() {
+        bail!(
+            "invalid hook input: `cwd` is `{}`, not an absolute path",
+            input.cwd
+        );
+    }
+    Ok(input)
+}
+
+/// Decides one input the way the hook does: settings that cannot be loaded deny (a broken configuration must not
+/// let calls through unchecked), a decision past [`decision_limit`] denies. An error means no decision was made
+/// (the deciding thread stopped on an internal error).
+pub(crate) fn decide(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> Result<HookOutput> {
+    let settings = guards.settings_files().to_vec();
+    let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
+        Ok(guard) => Arc::clone(guard),
+        Err(why) => return Ok(HookOutput::from_verdict(&settings_deny(why))),
+    };
+    let (done, result) = std::sync::mpsc::channel();
+    let job = input.clone();
+    let worker = Arc::clone(&guard);
+    let spawned = std::thread::Builder::new()
+        .name("decide".to_owned())
+        .spawn(move || {
+            failpoint("decide");
+            let decided = worker.decide(&job.tool_name, &job.tool_input);
+            if explain {
+                eprintln!("{}", crate::explain::render_text(&job, &decided));
+            }
+            let _ = done.send(output(&job, &decided, &settings));
+        });
+    if spawned.is_err() {
+        // Without a thread there is no bound; deciding here is still better than no decision.
+        let decided = guard.decide(&input.tool_name, &input.tool_input);
+        if explain {
+            eprintln!("{}", crate::explain::render_text(input, &decided));
+        }
+        return Ok(output(input, &decided, guards.settings_files()));
+    }
+    let limit = decision_limit();
+    match result.recv_timeout(limit) {
+        Ok(output) => Ok(output),
+        // The worker is abandoned; the process exits right after printing.
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Ok(HookOutput::from_verdict(&Verdict::new(
+            Decision::Deny,
+            format!(
+                "the analysis did not finish within {} ms, so the call is not allowed",
+                limit.as_millis()
+            ),
+            Provenance::layer(Layer::Bash),
+        ))),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            bail!("internal error: the decision stopped before it was made")
+        }
+    }
+}
+
+/// `AGENT_GUARD_FAILPOINT=<name>` panics at the point of that name (`check`: before deciding; `decide`: in the
+/// deciding thread), so that tests can show a panic blocks the call. Setting it can only make the hook block.
+fn failpoint(name: &str) {
+    if std::env::var_os("AGENT_GUARD_FAILPOINT").is_some_and(|v| v == name) {
+        #[expect(
+            clippy::panic,
+            reason = "a panic on request, to test that one is caught and blocks the call"
+        )]
+        {
+            panic!("failpoint `{name}` reached");
+        }
+    }
+}
+
+fn settings_deny(why: &str) -> Verdict {
+    Verdict::new(
+        Decision::Deny,
+        format!("cannot load the settings, so nothing is allowed: {why}"),
+        Provenance::layer(Layer::Rules),
+    )
+}
+
+/// A watchdog over one hook run: if no answer is printed within the limit, it prints the reason on stderr and
+/// ends the process with exit code 2, so a stuck read or load blocks the call instead of outliving the coding
+/// agent's timeout. Printing the answer and the watchdog's exit exclude each other.
+struct Deadline {
+    answered: Arc<Mutex<bool>>,
+}
+
+impl Deadline {
+    fn start(limit: Duration) -> Self {
+        let answered = Arc::new(Mutex::new(false));
+        let flag = Arc::clone(&answered);
+        // Without a watchdog thread the hook still answers; it is just not bounded.
+        let _ = std::thread::Builder::new()
+            .name("deadline".to_owned())
+            .spawn(move || {
+                std::thread::sleep(limit);
+                let done = flag.lock().unwrap_or_else(PoisonError::into_inner);
+                if !*done {
+                    eprintln!(
+                        "agent-guard: no decision within {} ms (stdin not closed, or the settings cannot be read); \
+                         the call is blocked",
+                        limit.as_millis()
+                    );
+                    std::process::exit(2);
+                }
+            });
+        Self { answered }
+    }
+
+    /// Prints the decision line, unless the watchdog has already ended the process.
+    fn answer(&self, line: &str) -> Result<()> {
+        let mut done = self.answered.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{line}")
+            .and_then(|()| stdout.flush())
+            .context("cannot write the decision to stdout")?;
+        *done = true;
+        Ok(())
+    }
+}
+
+/// `--jsonl`: one output line per input line, in order; a line that is not a valid input gets `{"error":…}` in its
+/// place and the exit code is 1.
+fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     let mut guards = Guards::new(args)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    if !jsonl {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read stdin")?;
-        let input = HookInput::parse(text.trim()).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let line = decide_line_bounded(&mut guards, &input, explain);
-        writeln!(out, "{line}")?;
-        out.flush()?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut failed = false;
     let stdin = std::io::stdin();
-    for (number, line) in stdin.lock().lines().enumerate() {
-        let line = line.with_context(|| format!("cannot read line {} of stdin", number + 1))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match HookInput::parse(line.trim()) {
+    let mut reader = stdin.lock();
+    let mut failed = false;
+    let mut number = 0_usize;
+    while let Some(line) =
+        next_line(&mut reader).with_context(|| format!("cannot read line {} of stdin", number + 1))?
+    {
+        number += 1;
+        let input = match line {
+            Line::Text(text) if text.trim().is_empty() => continue,
+            Line::Text(text) => parse_line(&text),
+            Line::TooLong => Err(anyhow::anyhow!(
+                "invalid hook input: longer than {} MiB",
+                MAX_INPUT >> 20
+            )),
+            Line::NotUtf8(at) => Err(anyhow::anyhow!("invalid hook input: not UTF-8 text (byte {at})")),
+        };
+        match input {
             Ok(input) => writeln!(out, "{}", decide_line(&mut guards, &input, explain))?,
             Err(e) => {
                 failed = true;
-                let error = serde_json::json!({ "error": format!("line {}: {e}", number + 1) });
+                let error = serde_json::json!({ "error": format!("line {number}: {e:#}") });
                 writeln!(out, "{error}")?;
             }
         }
@@ -53,56 +247,58 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool) -> Result<ExitC
     })
 }
 
-/// How long one decision of the hook may take by default. A coding agent gives up on a hook after its own timeout
-/// and then runs the call without it, so a pathological input must end in a deny well before that, not in a silent
-/// pass. `AGENT_GUARD_DECISION_TIMEOUT_MS` changes it.
-const DECISION_LIMIT: Duration = Duration::from_secs(5);
-
-fn decision_limit() -> Duration {
-    std::env::var("AGENT_GUARD_DECISION_TIMEOUT_MS")
-        .ok()
-        .and_then(|ms| ms.trim().parse::<u64>().ok())
-        .map_or(DECISION_LIMIT, Duration::from_millis)
+/// One line of `--jsonl` input.
+enum Line {
+    Text(String),
+    /// Longer than [`MAX_INPUT`]; the rest of it was skipped.
+    TooLong,
+    /// Not UTF-8 from this byte on.
+    NotUtf8(usize),
 }
 
-/// [`decide_line`] on a worker thread, bounded by [`DECISION_LIMIT`]: past it the call is denied (the worker is
-/// abandoned; the process exits right after printing).
-fn decide_line_bounded(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> String {
-    let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
-        Ok(guard) => Arc::clone(guard),
-        Err(_) => return decide_line(guards, input, explain),
-    };
-    let (done, result) = std::sync::mpsc::channel();
-    let job = input.clone();
-    let settings = guards.settings_files().to_vec();
-    let spawned = std::thread::Builder::new()
-        .name("decide".to_owned())
-        .spawn(move || {
-            let decided = guard.decide(&job.tool_name, &job.tool_input);
-            if explain {
-                eprintln!("{}", crate::explain::render_text(&job, &decided));
-            }
-            let _ = done.send(output(&job, &decided, &settings).to_json());
-        });
-    if spawned.is_err() {
-        return decide_line(guards, input, explain);
+/// The next line of `reader` without its newline, reading at most [`MAX_INPUT`] bytes of it; `None` at the end.
+fn next_line(reader: &mut impl BufRead) -> std::io::Result<Option<Line>> {
+    let mut bytes = Vec::new();
+    let read = reader
+        .by_ref()
+        .take(MAX_INPUT as u64 + 1)
+        .read_until(b'\n', &mut bytes)?;
+    if read == 0 {
+        return Ok(None);
     }
-    let limit = decision_limit();
-    result.recv_timeout(limit).unwrap_or_else(|_| {
-        let verdict = Verdict::new(
-            Decision::Deny,
-            format!(
-                "the analysis did not finish within {} ms, so the call is not allowed",
-                limit.as_millis()
-            ),
-            Provenance::layer(Layer::Bash),
-        );
-        HookOutput::from_verdict(&verdict).to_json()
-    })
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    } else if bytes.len() > MAX_INPUT {
+        skip_line(reader)?;
+        return Ok(Some(Line::TooLong));
+    }
+    Ok(Some(match String::from_utf8(bytes) {
+        Ok(text) => Line::Text(text),
+        Err(e) => Line::NotUtf8(e.utf8_error().valid_up_to()),
+    }))
 }
 
-/// The output line for one input. Settings that cannot be loaded deny the call: a broken configuration must not
-/// let calls through unchecked.
+/// Skips the rest of the current line, newline included, without holding it in memory.
+fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        match buffer.iter().position(|&b| b == b'\n') {
+            Some(at) => {
+                reader.consume(at + 1);
+                return Ok(());
+            }
+            None => {
+                let all = buffer.len();
+                reader.consume(all);
+            }
+        }
+    }
+}
+
+/// The output line for one `--jsonl` input (not bounded in time: no coding agent waits on it).
 fn decide_line(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> String {
     let settings = guards.settings_files().to_vec();
     match guards.get(&input.cwd, input.permission_mode.as_deref()) {
@@ -113,12 +309,7 @@ fn decide_line(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> Str
             }
             output(input, &decided, &settings).to_json()
         }
-        Err(why) => HookOutput::from_verdict(&Verdict::new(
-            Decision::Deny,
-            format!("cannot load the settings, so nothing is allowed: {why}"),
-            Provenance::layer(Layer::Rules),
-        ))
-        .to_json(),
+        Err(why) => HookOutput::from_verdict(&settings_deny(why)).to_json(),
     }
 }
 
@@ -155,5 +346,50 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOut
             ),
             Provenance::layer(Layer::Kernel),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[u8]) -> Vec<String> {
+        let mut reader = std::io::BufReader::with_capacity(7, text);
+        let mut out = Vec::new();
+        while let Some(line) = next_line(&mut reader).unwrap() {
+            out.push(match line {
+                Line::Text(t) => t,
+                Line::TooLong => "<too long>".to_owned(),
+                Line::NotUtf8(at) => format!("<not utf-8 at {at}>"),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn lines_are_bounded_and_checked_one_by_one() {
+        let mut text = b"a\n\xff\xfe\nb".to_vec();
+        text.extend(std::iter::repeat_n(b'x', MAX_INPUT + 10));
+        text.extend(b"\nc\n");
+        assert_eq!(lines(&text), ["a", "<not utf-8 at 0>", "<too long>", "c"]);
+        let exact = [vec![b'y'; MAX_INPUT], b"\nz".to_vec()].concat();
+        assert_eq!(lines(&exact).len(), 2);
+        assert_eq!(lines(&exact)[1], "z");
+    }
+
+    #[test]
+    fn a_relative_or_missing_working_directory_is_not_an_input() {
+        for bad in [
+            r#"{"cwd":".","tool_name":"Bash","tool_input":{}}"#,
+            r#"{"cwd":"proj/x","tool_name":"Bash","tool_input":{}}"#,
+            r#"{"tool_name":"Bash","tool_input":{}}"#,
+            r#"{"cwd":"","tool_name":"Bash","tool_input":{}}"#,
+            "",
+            "  \n ",
+        ] {
+            let error = parse_line(bad).unwrap_err().to_string();
+            assert!(error.starts_with("invalid hook input: "), "{bad}: {error}");
+        }
+        assert!(parse_line(r#"{"cwd":"/p","tool_name":"Bash","tool_input":{}}"#).is_ok());
     }
 }

@@ -1,7 +1,9 @@
-//! `agent-guard explain`: the layer-by-layer trace of one decision.
+//! `agent-guard explain`: the layer-by-layer trace of one decision, for a call typed on the command line or a hook
+//! input on stdin.
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agent_core::{Decided, HookInput};
@@ -12,12 +14,80 @@ use serde_json::{Value, json};
 use crate::DecideArgs;
 use crate::load::Guards;
 
-pub(crate) fn run(args: &DecideArgs, as_json: bool) -> Result<ExitCode> {
-    let mut text = String::new();
-    std::io::stdin()
-        .read_to_string(&mut text)
-        .context("cannot read stdin")?;
-    let input = HookInput::parse(text.trim()).map_err(|e| anyhow::anyhow!("{e}"))?;
+/// The call to explain, as people type it; without one, a hook input is read from stdin.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct CallArgs {
+    /// A shell command line, decided as a Bash call.
+    #[arg(short = 'c', long = "command", value_name = "CMD", conflicts_with_all = ["read", "write", "tool"])]
+    command: Option<String>,
+    /// A file, decided as a Read call.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["write", "tool"])]
+    read: Option<String>,
+    /// A file, decided as a Write call with empty content (creating or replacing the file: the widest write).
+    #[arg(long, value_name = "PATH", conflicts_with = "tool")]
+    write: Option<String>,
+    /// Any tool by name (`Edit`, `WebFetch`, `mcp__server__tool`…), with its input from --input.
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// The tool's input as a JSON object (default `{}`).
+    #[arg(long, value_name = "JSON", requires = "tool")]
+    input: Option<String>,
+    /// The working directory of the call (default: the current one); with an input on stdin, it replaces the
+    /// input's `cwd`.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+}
+
+impl CallArgs {
+    /// The hook input the arguments describe; `None` when they name no call.
+    fn input(&self) -> Result<Option<HookInput>> {
+        let (tool, tool_input) = if let Some(command) = &self.command {
+            ("Bash".to_owned(), json!({ "command": command }))
+        } else if let Some(path) = &self.read {
+            ("Read".to_owned(), json!({ "file_path": path }))
+        } else if let Some(path) = &self.write {
+            ("Write".to_owned(), json!({ "file_path": path, "content": "" }))
+        } else if let Some(tool) = &self.tool {
+            let input = match &self.input {
+                Some(text) => serde_json::from_str::<Value>(text)
+                    .with_context(|| format!("`--input` is not JSON: `{text}`"))?,
+                None => json!({}),
+            };
+            if !input.is_object() {
+                anyhow::bail!("`--input` is not a JSON object: `{input}`");
+            }
+            (tool.clone(), input)
+        } else {
+            return Ok(None);
+        };
+        Ok(Some(HookInput {
+            session_id: String::new(),
+            cwd: crate::install::project_dir(self.cwd.as_deref())?
+                .display()
+                .to_string(),
+            permission_mode: None,
+            hook_event_name: Some("PreToolUse".to_owned()),
+            tool_name: tool,
+            tool_input,
+        }))
+    }
+}
+
+pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<ExitCode> {
+    let input = match call.input()? {
+        Some(input) => input,
+        None => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read stdin")?;
+            let mut input = HookInput::parse(text.trim())?;
+            if let Some(cwd) = &call.cwd {
+                input.cwd = crate::install::project_dir(Some(cwd))?.display().to_string();
+            }
+            input
+        }
+    };
     let mut guards = Guards::new(args)?;
     let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
         Ok(guard) => guard,
@@ -93,7 +163,7 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
             .map_or_else(|| "unresolved".to_owned(), |r| r.display().to_string());
         let _ = writeln!(
             out,
-            "   {access:?} `{}` -> {resolved}{}{}",
+            "   {access} `{}` -> {resolved}{}{}",
             check.input,
             if check.root.is_some() {
                 " (inside the roots)"
@@ -115,23 +185,15 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
         }
         Some(analysis) => {
             for (i, command) in analysis.commands.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "   {}. {:?}  [{:?}] class {:?}{}{}",
-                    i + 1,
-                    command.argv,
-                    command.location,
-                    command.class,
-                    if command.read_only { ", read-only" } else { "" },
-                    if command.inner > 0 {
-                        format!(
-                            ", runs {:?}",
-                            command.argv.get(command.inner..).unwrap_or_default()
-                        )
-                    } else {
-                        String::new()
-                    },
-                );
+                let _ = writeln!(out, "   {}. {}", i + 1, words(&command.argv));
+                let mut facts = vec![location(&command.location), format!("class {}", command.class)];
+                if command.read_only {
+                    facts.push("read-only with these arguments".to_owned());
+                }
+                if command.inner > 0 {
+                    facts.push(format!("runs {}", words(command.effective())));
+                }
+                let _ = writeln!(out, "      {}", facts.join("; "));
             }
             for finding in &analysis.findings {
                 let _ = writeln!(out, "   finding: {} {}", finding.decision, finding.reason);
@@ -178,7 +240,54 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
                 .unwrap_or_default()
         );
     }
+    if decided.analysis.is_some() {
+        let _ = write!(out, "\nkernel sandbox: {}", sandbox_line(decided));
+    }
     out
+}
+
+/// How a shell call runs once allowed: the profile of the kernel sandbox, or why it runs without one.
+fn sandbox_line(decided: &Decided) -> String {
+    match (decided.confinement, decided.resolution.verdict.decision) {
+        (Some(confinement), Decision::Allow) => format!("runs under `{confinement}`"),
+        (Some(confinement), Decision::Ask) => format!("runs under `{confinement}` once the user allows it"),
+        (_, Decision::Deny) => "none (denied: it does not run)".to_owned(),
+        (None, Decision::Allow | Decision::Ask) => match agent_os_sandbox::KernelSupport::probe().missing() {
+            Some(why) => format!("none ({why})"),
+            None => "none (`agentGuard.sandbox` is `off`)".to_owned(),
+        },
+    }
+}
+
+/// Words as a shell line: each word that holds a blank, a quote or nothing is single-quoted. Words only known at
+/// run time are kept as their source text (`$x`, `$(date)`) and shown as they are.
+fn words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|word| {
+            if !word.is_empty() && !word.chars().any(|c| c.is_whitespace() || c == '\'' || c == '"') {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Where a command was found: the construct, how deeply nested, and the command (numbered as listed) holding it.
+fn location(location: &agent_bash_guard::Location) -> String {
+    let mut text = if location.kind == agent_bash_guard::LocationKind::TopLevel {
+        "top level".to_owned()
+    } else {
+        format!("in a {}", location.kind)
+    };
+    if location.depth > 0 {
+        let _ = write!(text, ", nested {} deep", location.depth);
+    }
+    if let Some(parent) = location.parent {
+        let _ = write!(text, ", inside command {}", parent + 1);
+    }
+    text
 }
 
 fn render_json(input: &HookInput, guard: &agent_core::Guard, decided: &Decided) -> Value {
@@ -188,13 +297,14 @@ fn render_json(input: &HookInput, guard: &agent_core::Guard, decided: &Decided) 
         "cwd": input.cwd,
         "mode": guard.policy().mode().as_str(),
         "decision": decided.resolution.verdict,
+        "confinement": decided.confinement,
         "considered": decided.resolution.considered,
         "conflicts": decided.resolution.conflicts.iter().map(|c| json!({
             "overridden": c.overridden, "decision": c.decision, "by": c.by,
         })).collect::<Vec<_>>(),
         "findings": decided.findings,
         "paths": decided.paths.iter().map(|(access, check)| json!({
-            "access": format!("{access:?}").to_lowercase(),
+            "access": access.as_str(),
             "input": check.input,
             "absolute": check.absolute,
             "resolved": check.resolved,
@@ -206,8 +316,9 @@ fn render_json(input: &HookInput, guard: &agent_core::Guard, decided: &Decided) 
         "commands": decided.analysis.as_ref().map(|a| a.commands.iter().map(|c| json!({
             "argv": c.argv,
             "inner": c.inner,
-            "location": format!("{:?}", c.location),
-            "class": format!("{:?}", c.class),
+            "effective": c.effective(),
+            "location": c.location,
+            "class": c.class,
             "read_only": c.read_only,
         })).collect::<Vec<_>>()),
     })

@@ -1,7 +1,7 @@
 //! `agent-guard rules`: the effective rules, the mode and the roots; `--check FILE` validates a settings file.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_core::{Guard, GuardOptions};
@@ -19,6 +19,21 @@ pub(crate) fn run(cwd: Option<PathBuf>, check: Option<PathBuf>, args: &DecideArg
     Ok(code)
 }
 
+/// Every problem of one settings file as a line: what `rules --check` prints and `doctor` reports. Errors of JSON
+/// name the line and the column; bad rules name their place (`permissions.allow[2]`).
+pub(crate) fn file_problems(file: &Path) -> Vec<String> {
+    Settings::check_file(file)
+        .iter()
+        .map(|error| match error {
+            // The reason a file cannot be read is its source, which the error's own text leaves out.
+            agent_rules::Error::Read { source, .. } => format!("{error}: {source}"),
+            agent_rules::Error::Rule { .. }
+            | agent_rules::Error::Json { .. }
+            | agent_rules::Error::Mode { .. } => error.to_string(),
+        })
+        .collect()
+}
+
 fn report(
     out: &mut String,
     cwd: Option<PathBuf>,
@@ -26,7 +41,7 @@ fn report(
     args: &DecideArgs,
 ) -> Result<ExitCode> {
     if let Some(file) = check {
-        let errors = Settings::check_file(&file);
+        let errors = file_problems(&file);
         if errors.is_empty() {
             let _ = writeln!(out, "{}: ok", file.display());
             return Ok(ExitCode::SUCCESS);

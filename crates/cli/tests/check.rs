@@ -1,4 +1,4 @@
-//! End-to-end tests of the built `agent-guard` binary with hook inputs on stdin (SPEC §4).
+//! End-to-end tests of the built `agent-guard` binary with hook inputs on stdin.
 
 #![allow(
     clippy::unwrap_used,
@@ -91,22 +91,195 @@ fn one_input_one_line_exit_zero_for_every_decision() {
     }
 }
 
-#[test]
-fn malformed_input_is_a_one_line_error_and_exit_one() {
-    let (_tmp, cwd, home) = dirs();
-    for bad in [
-        "not json",
-        "{}",
-        r#"{"cwd": "/x"}"#,
-        &json!({"cwd": cwd, "tool_name": ""}).to_string(),
-    ] {
-        let out = run(&["check"], bad, &home);
-        assert_eq!(out.status.code(), Some(1), "{bad}");
-        assert!(out.stdout.is_empty(), "{bad}");
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-        assert!(stderr.contains("invalid hook input"), "{stderr}");
+/// Runs `check` on raw bytes.
+fn run_bytes(args: &[&str], stdin: &[u8], home: &Path) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
+    command
+        .args(args)
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
     }
+    child.wait_with_output().unwrap()
+}
+
+/// The coding agent blocks a call on exit code 2 and runs it on any other non-zero code: an input the hook cannot
+/// decide must end in 2, with one line of reason on stderr and nothing on stdout that could read as a decision.
+fn assert_blocked(out: &Output, what: &str, reason: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stderr = String::from_utf8(out.stderr.clone()).unwrap();
+    assert_eq!(stderr.trim().lines().count(), 1, "{what}: {stderr}");
+    assert!(stderr.contains(reason), "{what}: {stderr}");
+    assert!(stderr.contains("the call is blocked"), "{what}: {stderr}");
+}
+
+#[test]
+fn malformed_input_is_a_one_line_error_and_exit_two() {
+    let (_tmp, cwd, home) = dirs();
+    let huge = input(
+        &cwd,
+        "Write",
+        json!({"file_path": "a.txt", "content": "x".repeat(6 << 20)}),
+    );
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty stdin", Vec::new(), "stdin is empty"),
+        ("blank stdin", b"  \n\n".to_vec(), "stdin is empty"),
+        ("not JSON", b"not json".to_vec(), "invalid hook input"),
+        (
+            "truncated JSON",
+            input(&cwd, "Bash", json!({"command": "ls"})).as_bytes()[..40].to_vec(),
+            "EOF",
+        ),
+        ("a JSON list", b"[1, 2]".to_vec(), "invalid hook input"),
+        ("an empty object", b"{}".to_vec(), "missing field"),
+        ("no tool_name", br#"{"cwd": "/x"}"#.to_vec(), "`tool_name`"),
+        (
+            "empty tool_name",
+            json!({"cwd": cwd, "tool_name": ""}).to_string().into_bytes(),
+            "`tool_name` is empty",
+        ),
+        (
+            "no cwd",
+            json!({"tool_name": "Bash", "tool_input": {"command": "ls"}})
+                .to_string()
+                .into_bytes(),
+            "`cwd`",
+        ),
+        (
+            "empty cwd",
+            json!({"cwd": "", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+                .to_string()
+                .into_bytes(),
+            "`cwd` is empty",
+        ),
+        (
+            "relative cwd",
+            json!({"cwd": ".", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+                .to_string()
+                .into_bytes(),
+            "not an absolute path",
+        ),
+        (
+            "another event",
+            json!({"cwd": cwd, "tool_name": "Bash", "hook_event_name": "PostToolUse"})
+                .to_string()
+                .into_bytes(),
+            "`PostToolUse`",
+        ),
+        ("a huge line", huge.into_bytes(), "larger than 4 MiB"),
+        (
+            "invalid UTF-8",
+            [
+                &br#"{"cwd":"/tmp","tool_name":"Bash","tool_input":{"command":"ls "#[..],
+                b"\xff\xfe\"}}",
+            ]
+            .concat(),
+            "not UTF-8",
+        ),
+    ];
+    for (what, bytes, reason) in cases {
+        let out = run_bytes(&["check"], &bytes, &home);
+        assert_blocked(&out, what, reason);
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("agent-guard: "),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn usage_errors_of_check_exit_two() {
+    let (_tmp, cwd, home) = dirs();
+    let ls = input(&cwd, "Bash", json!({"command": "ls"}));
+    let out = run(&["check", "--no-such-flag"], &ls, &home);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let out = run(&["check", "--settings"], &ls, &home);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    // A `--settings` file that does not exist: the hook command itself is wrong, and the call is blocked.
+    let out = run(
+        &["check", "--settings", "/nonexistent/agent-guard.json"],
+        &ls,
+        &home,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(decision(String::from_utf8(out.stdout).unwrap().trim()).0, "deny");
+}
+
+#[test]
+fn a_panic_blocks_the_call() {
+    let (_tmp, cwd, home) = dirs();
+    let ls = input(&cwd, "Bash", json!({"command": "ls"}));
+    for point in ["check", "decide"] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
+        command
+            .arg("check")
+            .env("HOME", &home)
+            .env("AGENT_GUARD_FAILPOINT", point)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        feed(&mut child, &ls);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{point}");
+        assert!(out.stdout.is_empty(), "{point}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.contains(&format!("internal error: failpoint `{point}` reached")),
+            "{stderr}"
+        );
+        // One line from the panic hook; the deciding thread's panic adds the line saying no decision was made.
+        assert!(stderr.lines().count() <= 2, "{stderr}");
+        assert!(stderr.lines().all(|l| l.starts_with("agent-guard: ")), "{stderr}");
+    }
+}
+
+#[test]
+fn a_stdin_that_is_never_closed_is_blocked_in_bounded_time() {
+    let (_tmp, _cwd, home) = dirs();
+    let started = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-guard"))
+        .arg("check")
+        .env("HOME", &home)
+        .env("AGENT_GUARD_DECISION_TIMEOUT_MS", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Half an input, and stdin stays open (held by `stdin` until the child has exited).
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(br#"{"cwd":"/tmp","tool_name":"Ba"#).unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_blocked(&out, "stalled stdin", "no decision within");
+    // The bound is the decision's (1 ms here) plus ten seconds for reading and loading.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -128,6 +301,36 @@ fn jsonl_keeps_order_and_reports_a_bad_line_in_place() {
     assert!(error["error"].as_str().unwrap().contains("line 2"), "{}", got[1]);
     assert_eq!(decision(got[2]).0, "ask");
     assert_eq!(decision(got[3]).0, "deny");
+}
+
+#[test]
+fn jsonl_reports_lines_that_are_not_utf8_or_too_long_in_place() {
+    let (_tmp, cwd, home) = dirs();
+    let mut stdin = Vec::new();
+    stdin.extend(input(&cwd, "Bash", json!({"command": "ls"})).bytes());
+    stdin.extend(b"\n{\"cwd\":\"/tmp\",\"tool_name\":\"\xff\"}\n");
+    stdin.extend(std::iter::repeat_n(b' ', 5 << 20));
+    stdin.extend(b"x\n");
+    stdin.extend(input(Path::new("rel"), "Bash", json!({"command": "ls"})).bytes());
+    stdin.push(b'\n');
+    stdin.extend(input(&cwd, "Bash", json!({"command": "rm -rf /"})).bytes());
+    let out = run_bytes(&["check", "--jsonl"], &stdin, &home);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(got.len(), 5, "{stdout}");
+    assert_eq!(decision(got[0]).0, "allow");
+    for (line, (number, why)) in got[1..4].iter().zip([
+        (2, "not UTF-8"),
+        (3, "longer than 4 MiB"),
+        (4, "not an absolute path"),
+    ]) {
+        let error: Value = serde_json::from_str(line).unwrap();
+        let error = error["error"].as_str().unwrap();
+        assert!(error.starts_with(&format!("line {number}: ")), "{error}");
+        assert!(error.contains(why), "{error}");
+    }
+    assert_eq!(decision(got[4]).0, "deny");
 }
 
 #[test]
@@ -158,8 +361,10 @@ fn mode_flag_overrides_the_input_mode() {
         .0,
         "deny"
     );
+    // A bad mode in the hook's command line is no decision: exit code 2 blocks the call.
     let bad = run(&["check", "--mode", "yolo"], &write, &home);
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(bad.stdout.is_empty());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("`yolo`"));
 }
 

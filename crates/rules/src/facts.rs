@@ -24,6 +24,22 @@ pub enum FileAccess {
     Write,
 }
 
+impl FileAccess {
+    /// `read` or `write`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+        }
+    }
+}
+
+impl std::fmt::Display for FileAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One file a call touches.
 #[derive(Debug, Clone, Copy)]
 pub struct PathFact<'a> {
