@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("agent-rules", 2),
     ("agent-hooks", 3),
     ("agent-fs-sandbox", 4),
+    ("agent-os-sandbox", 4),
     ("agent-bash-guard", 5),
     ("agent-subagent", 6),
     ("agent-runtime-limits", 7),
@@ -33,6 +34,7 @@ const SYNC_ONLY: &[&str] = &[
     "agent-tool-traits",
     "agent-rules",
     "agent-fs-sandbox",
+    "agent-os-sandbox",
     "agent-bash-guard",
 ];
 const FORBIDDEN_IN_SYNC: &[&str] = &[
