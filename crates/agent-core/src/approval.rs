@@ -15,7 +15,7 @@ use crate::guard::Decided;
 /// The future an approver returns. Boxed so that `dyn Approver` works with any executor.
 pub type ApprovalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What the user answered to an ask (SPEC §2).
+/// What the user answered to an ask (docs/rules.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalAnswer {
@@ -273,7 +273,7 @@ const RUNNER_SUBCOMMANDS: &[&str] = &["run", "run-script", "exec", "x", "dlx", "
 
 /// The narrow rules that "allow always" would save for an ask (and "allow once" adds for the session). Empty when
 /// an allow rule could never turn this ask into an allow: an ask rule, a safety ask and a hook's request are
-/// bypass-immune (SPEC §2 step 4), so saving a rule for them would only mislead the user.
+/// bypass-immune (step 4 of docs/rules.md), so saving a rule for them would only mislead the user.
 pub fn suggest_rules(tool: &str, args: &Value, decided: &Decided, cwd: &Path) -> Vec<String> {
     let verdict = decided.verdict();
     match verdict.provenance.step {

@@ -1,4 +1,4 @@
-//! The agent runtime: the permission pipeline every call goes through, the executor of SPEC §3, and the loop
+//! The agent runtime: the permission pipeline every call goes through, the executor (docs/ARCHITECTURE.md), and the loop
 //! over a [`Model`].
 
 use std::collections::HashMap;
@@ -851,7 +851,7 @@ impl Runtime {
         }
     }
 
-    /// Compacts `context` at `step` (SPEC §3, L7): the PreCompact hooks, the old steps replaced by a summary
+    /// Compacts `context` at `step` (L7): the PreCompact hooks, the old steps replaced by a summary
     /// ([`Context::compact`]), the summary given to the model, the PostCompact hooks, the budget set to the new
     /// estimate. Success means the estimate fell to the soft limit or under it; either way the breaker learns of
     /// it and the audit log gets a row. Only messages change: rules, modes, approvals and the duplicate detector
@@ -963,7 +963,7 @@ impl Runtime {
         });
     }
 
-    /// Executes the calls of one step (SPEC §3): for each call in order, the PreToolUse hooks, the permission
+    /// Executes the calls of one step (docs/ARCHITECTURE.md): for each call in order, the PreToolUse hooks, the permission
     /// pipeline and, for an ask, the approver; then the cleared calls in batches (consecutive concurrency-safe
     /// calls in parallel, the others one at a time) with timeout, cancellation and sibling abort; then, for every
     /// call, denied ones included, the PostToolUse hooks and output persistence.
@@ -974,7 +974,7 @@ impl Runtime {
             session_id.to_owned(),
             token.clone(),
         ));
-        // Duplicate detection comes before the hooks (SPEC §3): a call the model keeps repeating is refused unseen.
+        // Duplicate detection comes before the hooks: a call the model keeps repeating is refused unseen.
         let checks = self.duplicate_checks(session_id, step, &calls);
         let mut planned = Vec::with_capacity(calls.len());
         for (call, check) in calls.into_iter().zip(checks) {
@@ -1596,7 +1596,7 @@ fn duplicate_refusal(call: ToolCall, count: u32) -> CallReport {
     }
 }
 
-/// An ask that nobody answered, turned into a deny (SPEC §2: headless, silent context, approver timeout).
+/// An ask that nobody answered, turned into a deny (headless, silent context, approver timeout).
 fn no_prompt(ask: &Verdict, why: &str) -> Verdict {
     let provenance = Provenance {
         step: Some(DecidedBy::NoPrompt),

@@ -41,7 +41,7 @@ const ENV_TEMPLATES: [&str; 3] = [".env.example", ".env.sample", ".env.template"
 
 /// The protected paths of a sandbox: a write there, or a read of a secret file, is never auto-approved.
 ///
-/// The default list is SPEC §3's; settings extend it with glob patterns ([`ProtectedPaths::with_extra`]). A
+/// The default list is the one docs/sandbox.md and docs/claude-code.md describe; settings extend it with glob patterns ([`ProtectedPaths::with_extra`]). A
 /// pattern without `/` matches a name anywhere (`secrets.toml`, `*.pem`), one with `/` matches the path relative to
 /// the root (`config/prod/**`), one starting with `/` matches the absolute path. A pattern that matches a directory
 /// protects everything beneath it. Default names are compared without regard to ASCII case, so that a

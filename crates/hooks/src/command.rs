@@ -280,7 +280,7 @@ fn parse_command(hook: &Value, entry: &str) -> Result<CommandSpec, HookError> {
     Ok(CommandSpec { command, timeout })
 }
 
-/// The other names of a tool (SPEC §2: `Bash`≡`run_bash`, `Read`≡`read_file`, …).
+/// The other names of a tool (docs/rules.md: `Bash`≡`run_bash`, `Read`≡`read_file`, …).
 fn aliases(name: &str) -> &'static [&'static str] {
     match name {
         "Bash" => &["run_bash"],

@@ -18,7 +18,7 @@ pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub enum PreToolUseAction {
     /// No opinion; the next hook runs.
     Continue,
-    /// Do not run the call (SPEC §2 step 3); the first Block ends the chain.
+    /// Do not run the call (step 3 of docs/rules.md); the first Block ends the chain.
     Block {
         /// Why, for the user and the model.
         reason: String,
@@ -31,12 +31,12 @@ pub enum PreToolUseAction {
         /// Text added to the model's context.
         context: Option<String>,
     },
-    /// Ask the user before running the call (SPEC §2 step 4).
+    /// Ask the user before running the call (step 4 of docs/rules.md).
     PermissionRequired {
         /// What the user is asked.
         message: String,
     },
-    /// Allow the call (SPEC §2 step 6). Only external command hooks emit it, as the coding agent's protocol lets a
+    /// Allow the call (step 7 of docs/rules.md). Only external command hooks emit it, as the coding agent's protocol lets a
     /// hook allow; it never overrides a deny or an ask of steps 1–4.
     Allow {
         /// Why.

@@ -3,7 +3,7 @@
 //! A hook sees every event of an agent's life: session start and stop, each tool call before it is decided
 //! (PreToolUse) and after it got its decision (PostToolUse, denied calls included), each completed step, subagents
 //! starting and stopping, and context compaction. [`HookRegistry`] runs the hooks in registration order and combines
-//! their PreToolUse answers as SPEC §3 says: the first [`PreToolUseAction::Block`] ends the chain, the last
+//! their PreToolUse answers as docs/ARCHITECTURE.md says: the first [`PreToolUseAction::Block`] ends the chain, the last
 //! [`PreToolUseAction::MutateInput`] wins while every context accumulates, permission requests accumulate, and an
 //! external hook's allow is remembered. The caller turns the [`PreToolUseOutcome`] into steps 3, 4 and 6 of the
 //! resolution and checks a mutated input with the rules again.

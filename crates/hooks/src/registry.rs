@@ -1,4 +1,4 @@
-//! The ordered list of hooks and the rules that combine their answers (SPEC §3).
+//! The ordered list of hooks and the rules that combine their answers (docs/ARCHITECTURE.md, crates/hooks).
 
 use std::fmt;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ pub struct PreToolUseOutcome {
     pub contexts: Vec<String>,
     /// The messages of every PermissionRequired, in hook order.
     pub permission_required: Vec<String>,
-    /// The reason of the first Allow (external hooks only; SPEC §2 step 6).
+    /// The reason of the first Allow (external hooks only; step 7 of docs/rules.md).
     pub allowed: Option<String>,
 }
 

@@ -1,4 +1,4 @@
-//! The combination rules of `HookRegistry` (SPEC §3), through the public API.
+//! The combination rules of `HookRegistry`, through the public API.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

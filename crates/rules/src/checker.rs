@@ -38,7 +38,7 @@ impl PermissionResult {
     }
 }
 
-/// A programmable rule chain by tool name, as the seed describes it, resolved with the full SPEC §2 semantics:
+/// A programmable rule chain by tool name, as the seed describes it, resolved with the full semantics of docs/rules.md:
 /// every deny beats every ask beats every allow, and a call no rule decides gets its tool's default. It sees only
 /// tool names and rule contents that need no analysis (hosts, agent types); the full pipeline adds the layers.
 #[derive(Debug)]

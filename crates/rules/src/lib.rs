@@ -4,7 +4,7 @@
 //! `mcp__server__*`, `Agent(Explore)`, `*`) and come from eight sources (`policy` > `cliArg` > `session` >
 //! `command` > `flag` > `local` > `project` > `user`). A [`Policy`] compiles them once — hash maps for tool names,
 //! one `RegexSet` for shell patterns, one per tool for path globs — and [`Policy::decide`] resolves a call with the
-//! steps of SPEC §2: deny rules, layer denials, hook blocks, asks (bypass-immune), the mode, allow rules, the
+//! steps of docs/rules.md: deny rules, layer denials, hook blocks, asks (bypass-immune), the mode, allow rules, the
 //! classifier of mode `auto`, the tool's default; then `dontAsk` turns an ask into a deny. Every overridden
 //! decision goes to the conflict log.
 //!

@@ -1,4 +1,4 @@
-//! The resolution of one decision (SPEC §2, steps 1–8 and the final conversions), with a conflict log.
+//! The resolution of one decision (docs/rules.md, every step and the final conversions), with a conflict log.
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// What a tool does, as far as the permission rules care. Decides which rule content form applies to it, which
-/// path family (`Read` or `Edit`) its files belong to, and its default decision (SPEC §2 step 8).
+/// path family (`Read` or `Edit`) its files belong to, and its default decision (the last step of docs/rules.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ToolKind {
     /// Runs shell commands (`Bash`, `run_bash`).

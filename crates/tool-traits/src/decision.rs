@@ -139,7 +139,7 @@ impl fmt::Display for Source {
     }
 }
 
-/// Which step of the resolution produced a decision (SPEC §2, steps 1–8 and the final conversions).
+/// Which step of the resolution produced a decision (docs/rules.md, every step and the final conversions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DecidedBy {
