@@ -89,7 +89,13 @@ impl Guard {
         }
         let mut spec = SandboxSpec::new(confinement, roots);
         spec.read_only_roots = read_only_roots;
-        spec.home = self.home().map(Path::to_path_buf);
+        // The home the command's programs use: the guard's, else the one its environment names (a runtime built
+        // without one still runs programs that read `$HOME/.gitconfig`, and must still keep `$HOME/.ssh` out).
+        spec.home = self.home().map(Path::to_path_buf).or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from)
+        });
         spec.secret_places = self.rule_places(&[(Decision::Deny, FileAccess::Read)]);
         spec.write_protected_places = self.rule_places(&[
             (Decision::Deny, FileAccess::Write),

@@ -178,3 +178,104 @@ async fn a_process_that_leaves_the_group_is_still_killed_under_a_cgroup() {
         eprintln!("no writable pids cgroup here: setsid escapees are outside the process group ({alive})");
     }
 }
+
+/// Whether this kernel can enforce the sandbox: the guard gives a shell call a confinement only then.
+fn sandbox_enforced() -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let guard = Guard::new(
+        &Settings::new(),
+        &GuardOptions {
+            cwd: dir.path().to_path_buf(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    guard
+        .decide("Bash", &json!({"command": "ls"}))
+        .confinement
+        .is_some()
+}
+
+/// A project with a secret, a home with a credential, and a file outside both.
+fn planted() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(project.join(".env"), "RUNTIME-DOTENV-SECRET").unwrap();
+    std::fs::write(project.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(project.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(outside.join("notes.txt"), "RUNTIME-OUTSIDE-SECRET").unwrap();
+    (dir, project, outside)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_call_runs_under_the_read_only_sandbox() {
+    if !sandbox_enforced() {
+        return;
+    }
+    let (_dir, project, outside) = planted();
+    let bash = tool(&project, BashLimits::default());
+    let ctx = ToolContext {
+        confinement: Some(agent_tool_traits::Confinement::READ_ONLY),
+        ..ToolContext::default()
+    };
+    let line = format!(
+        "cat src/lib.rs; cat .env; cat {0}/notes.txt; echo x > src/new.rs; echo y > {0}/made; env",
+        outside.display()
+    );
+    let output = bash.call(json!({ "command": line }), &ctx).await.unwrap();
+    assert!(output.content.contains("pub fn f"), "{}", output.content);
+    for secret in ["RUNTIME-DOTENV-SECRET", "RUNTIME-OUTSIDE-SECRET"] {
+        assert!(!output.content.contains(secret), "{}", output.content);
+    }
+    assert!(!project.join("src/new.rs").exists());
+    assert!(!outside.join("made").exists());
+    // Without a confinement the same tool writes (the analysis decided that such a call may).
+    let output = bash
+        .call(json!({"command": "echo x > src/new.rs"}), &ToolContext::default())
+        .await
+        .unwrap();
+    assert!(!output.is_error, "{}", output.content);
+    assert!(project.join("src/new.rs").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_write_call_writes_the_project_but_not_git() {
+    if !sandbox_enforced() {
+        return;
+    }
+    let (_dir, project, _outside) = planted();
+    let bash = tool(&project, BashLimits::default());
+    let ctx = ToolContext {
+        confinement: Some(agent_tool_traits::Confinement {
+            profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
+            network: false,
+        }),
+        ..ToolContext::default()
+    };
+    let output = bash
+        .call(
+            json!({"command": "echo 'fn g() {}' > src/new.rs; echo evil >> .git/config; mkdir -p .claude && echo '{}' > .claude/settings.json; echo done"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(output.content.contains("done"), "{}", output.content);
+    assert_eq!(
+        std::fs::read_to_string(project.join("src/new.rs")).unwrap(),
+        "fn g() {}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!project.join(".claude").exists(), "{}", output.content);
+    assert!(
+        output.content.contains("removed what the command created"),
+        "{}",
+        output.content
+    );
+}

@@ -45,12 +45,14 @@ struct World {
     project: PathBuf,
     outside: PathBuf,
     owner: Option<u32>,
+    /// Whether the sandbox may use namespaces; without, Landlock and seccomp confine the command alone.
+    namespaces: bool,
 }
 
 const SECRETS: [&str; 4] = ["SSH-PRIVATE-KEY", "AWS-SECRET", "DOTENV-SECRET", "OUTSIDE-SECRET"];
 
 impl World {
-    fn new(owner: Option<u32>) -> Self {
+    fn new(owner: Option<u32>, namespaces: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let home = dir.path().join("home");
@@ -78,6 +80,7 @@ impl World {
             project,
             outside,
             owner,
+            namespaces,
         };
         if let Some(uid) = owner {
             chown_all(world._dir.path(), uid);
@@ -98,6 +101,9 @@ impl World {
             .env("AWS_SECRET_ACCESS_KEY", "PLANTEDAWSKEY")
             .env("DATABASE_URL", "postgres://app:PLANTEDPW@db/app")
             .stdin(Stdio::null());
+        if !self.namespaces {
+            command.env("AGENT_GUARD_SANDBOX_NAMESPACES", "off");
+        }
         if let Some(uid) = self.owner {
             command.uid(uid).gid(uid);
         }
@@ -128,13 +134,18 @@ fn text(output: &Output) -> String {
     )
 }
 
-/// The users to prove the sandbox for: this one, and an unprivileged one when the tests run as root.
-fn owners() -> Vec<Option<u32>> {
-    if is_root() {
+/// The worlds to prove the sandbox in: this user and (when the tests run as root) an unprivileged one, each with
+/// namespaces and with Landlock and seccomp alone.
+fn worlds() -> Vec<World> {
+    let users = if is_root() {
         vec![None, Some(NOBODY)]
     } else {
         vec![None]
-    }
+    };
+    users
+        .into_iter()
+        .flat_map(|owner| [true, false].map(|namespaces| World::new(owner, namespaces)))
+        .collect()
 }
 
 /// A TCP and a UDP listener on loopback that record whatever reaches them.
@@ -191,8 +202,8 @@ fn read_only_keeps_secrets_writes_and_the_network_out() {
         eprintln!("skipped: this kernel cannot enforce the sandbox");
         return;
     }
-    for owner in owners() {
-        let world = World::new(owner);
+    for world in worlds() {
+        let owner = (world.owner, world.namespaces);
         let listeners = Listeners::start();
         let stray = std::env::temp_dir().join(format!("agent-guard-stray-{}", std::process::id()));
         let line = format!(
@@ -240,8 +251,8 @@ fn workspace_write_writes_the_project_but_not_its_protected_paths() {
     if !supported() {
         return;
     }
-    for owner in owners() {
-        let world = World::new(owner);
+    for world in worlds() {
+        let owner = (world.owner, world.namespaces);
         let output = world.run(
             "workspace-write",
             "echo 'fn main() {}' > src/new.rs; echo evil >> .git/config; mkdir -p .claude; \
@@ -274,30 +285,45 @@ fn a_background_loop_leaves_no_process_behind() {
     if !supported() {
         return;
     }
-    let world = World::new(None);
-    let marker = format!("{}", 900_000 + std::process::id() % 90_000);
-    let mut child = Command::new(BIN)
-        .args(["sandbox", "--", "bash", "-c"])
-        .arg(format!("while true; do sleep {marker} & done"))
-        .current_dir(&world.project)
-        .env("HOME", &world.home)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
-    assert!(count_processes(&marker) > 0, "the loop runs");
-    // The coding agent's timeout kills the command it started.
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while count_processes(&marker) > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "{} processes left",
-            count_processes(&marker)
+    // With namespaces even a SIGKILL of `agent-guard sandbox` ends everything; without, the coding agent's
+    // SIGTERM does.
+    for (namespaces, signal) in [(true, "KILL"), (false, "TERM")] {
+        let world = World::new(None, namespaces);
+        let marker = format!(
+            "{}",
+            900_000 + std::process::id() % 90_000 + u32::from(namespaces)
         );
-        std::thread::sleep(Duration::from_millis(50));
+        let mut command = Command::new(BIN);
+        command
+            .args(["sandbox", "--", "bash", "-c"])
+            .arg(format!("while true; do sleep {marker} & done"))
+            .current_dir(&world.project)
+            .env("HOME", &world.home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if !namespaces {
+            command.env("AGENT_GUARD_SANDBOX_NAMESPACES", "off");
+        }
+        let mut child = command.spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(700));
+        assert!(count_processes(&marker) > 0, "the loop runs");
+        // The coding agent's timeout ends the command it started.
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        child.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while count_processes(&marker) > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "namespaces {namespaces}: {} processes left",
+                count_processes(&marker)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
@@ -338,7 +364,7 @@ fn the_hook_wraps_an_allowed_line_and_it_runs_byte_for_byte() {
     if !supported() {
         return;
     }
-    let world = World::new(None);
+    let world = World::new(None, true);
     let lines = [
         "echo 'single quoted' \"double $HOME-less\" plain",
         "printf '%s\\n' $'tab\\there' \"it's\" 'say \"hi\"'",

@@ -7,6 +7,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use agent_tool_traits::SandboxProfile;
 
@@ -432,14 +433,24 @@ pub fn run(
     })?;
     let mut command = std::process::Command::new(program);
     command.args(args);
+    // Its own process group, which a signal to this process takes down with it (see `forward_signals`); not on a
+    // terminal, where the command must stay in the foreground group to read it.
+    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        command.process_group(0);
+    }
     prepared.configure(&mut command);
+    forward_signals();
     let status = command
         .spawn()
-        .and_then(|mut child| child.wait())
+        .and_then(|mut child| {
+            COMMAND_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+            child.wait()
+        })
         .map_err(|source| SandboxError::Spawn {
             program: program.to_string_lossy().into_owned(),
             source,
         })?;
+    COMMAND_GROUP.store(0, Ordering::SeqCst);
     drop(cgroup);
     if !namespaces {
         kill_descendants();
@@ -453,6 +464,35 @@ pub fn run(
     };
     let removed = prepared.finish(protection);
     Ok((code, removed))
+}
+
+/// The process group of the command `run` waits for, 0 when there is none.
+static COMMAND_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// When `agent-guard sandbox` is told to stop (a coding agent's timeout sends SIGTERM, a terminal SIGINT or
+/// SIGHUP), the command's process group is killed before this process dies of the same signal: without a PID
+/// namespace nothing else would end the background processes it started. (A SIGKILL cannot be caught; there the
+/// death signal of the command's first process and, with namespaces, the namespace's end do the work.)
+fn forward_signals() {
+    extern "C" fn handle(signal: libc::c_int) {
+        let group = COMMAND_GROUP.load(Ordering::SeqCst);
+        #[expect(unsafe_code, reason = "async-signal-safe calls in a signal handler")]
+        // SAFETY: kill, signal and raise are async-signal-safe; the handler touches only an atomic.
+        unsafe {
+            if group > 0 {
+                libc::kill(-group, libc::SIGKILL);
+            }
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+    }
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        #[expect(unsafe_code, reason = "installing a signal handler")]
+        // SAFETY: `handle` only makes async-signal-safe calls.
+        unsafe {
+            libc::signal(signal, handle as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        }
+    }
 }
 
 /// Kills every descendant of this process (a subreaper: orphans are re-parented here) until none is left.

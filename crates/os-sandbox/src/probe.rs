@@ -149,7 +149,12 @@ fn seccomp_available() -> bool {
 
 /// Root with `CAP_SYS_ADMIN` makes namespaces itself; anyone else needs an unprivileged user namespace, which
 /// distributions and container runtimes may forbid: that is tried in a child.
+/// `AGENT_GUARD_SANDBOX_NAMESPACES=off` makes none, as on a machine that forbids them (Landlock and seccomp alone
+/// then confine the command): for tests of that mechanism, and for hosts where namespaces misbehave.
 fn namespaces() -> Namespaces {
+    if std::env::var_os("AGENT_GUARD_SANDBOX_NAMESPACES").is_some_and(|v| v == "off") {
+        return Namespaces::Unavailable;
+    }
     if nix::unistd::geteuid().is_root() && has_sys_admin() {
         return Namespaces::Privileged;
     }

@@ -1,0 +1,72 @@
+//! The runtime runs an allowed shell call under the kernel sandbox of its decision: code the repository controls
+//! that an allowed read-only command runs anyway has the read-only profile's power and no more.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use agent_core::{Runtime, RuntimeConfig};
+use agent_hooks::CallStatus;
+use agent_rules::Settings;
+use agent_tool_traits::{Confinement, Decision, ToolCall};
+use serde_json::json;
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let output = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_git_status_runs_the_repositorys_hook_inside_the_read_only_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(project.join("README"), "hello\n").unwrap();
+    std::fs::write(project.join(".env"), "RUNTIME-HOOK-SECRET").unwrap();
+    git(&project, &["init", "-q"]);
+    git(&project, &["add", "README"]);
+    git(&project, &["commit", "-qm", "first"]);
+    // A repository that ships a hook: git runs `core.fsmonitor` on `git status`.
+    let marker = outside.join("pwned");
+    let hook = format!("cat .env > {0}; echo pwned >> {0}; cat .env", marker.display());
+    git(&project, &["config", "core.fsmonitor", &hook]);
+    let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(&project))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![ToolCall::new(
+                "c1",
+                "run_bash",
+                json!({"command": "git status --short"}),
+            )],
+        )
+        .await;
+    let report = &reports[0];
+    assert_eq!(report.verdict.decision, Decision::Allow, "{report:#?}");
+    match report.confinement {
+        Some(confinement) => assert_eq!(confinement, Confinement::READ_ONLY),
+        // A kernel without Landlock: nothing to prove here.
+        None => return,
+    }
+    assert_eq!(report.status, CallStatus::Ok, "{report:#?}");
+    assert!(!marker.exists(), "the hook wrote outside the project");
+    assert!(
+        !report.output.content.contains("RUNTIME-HOOK-SECRET"),
+        "{}",
+        report.output.content
+    );
+}
