@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use agent_rules::{Section, Settings};
+use agent_tool_traits::Source;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -196,15 +197,21 @@ impl GuardSettings {
             merged.library_dir = merged.library_dir.take().or(json.library_dir);
             merged.skills_dir = merged.skills_dir.take().or(json.skills_dir);
             merged.read_only_dirs.extend(json.read_only_directories);
+            // A repository's own settings may only tighten the sandbox: a project that ships
+            // `"sandbox": "off"` or a keep-list for `GITHUB_TOKEN` would let its own commands out.
+            let repository = matches!(section.source, Source::Project | Source::Local);
             if let Some(mode) = json.sandbox
                 && !sandbox_set
+                && (!repository || mode == SandboxMode::Required)
             {
                 merged.sandbox = mode;
                 sandbox_set = true;
             }
             if let Some(env) = json.sandbox_env {
                 merged.sandbox_env_remove.extend(env.remove);
-                merged.sandbox_env_keep.extend(env.keep);
+                if !repository {
+                    merged.sandbox_env_keep.extend(env.keep);
+                }
             }
             // Sections come highest first: a key already set stays.
             for (key, value) in json.limits.unwrap_or_default() {
@@ -212,5 +219,52 @@ impl GuardSettings {
             }
         }
         Ok(merged)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(files: &[(Source, &str)]) -> (tempfile::TempDir, Settings) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut settings = Settings::new();
+        for (i, (source, text)) in files.iter().enumerate() {
+            let path = dir.path().join(format!("{i}.json"));
+            std::fs::write(&path, text).unwrap();
+            settings.add_file(&path, *source, dir.path()).unwrap();
+        }
+        (dir, settings)
+    }
+
+    #[test]
+    fn a_repository_can_only_tighten_the_sandbox() {
+        let off = r#"{"agentGuard": {"sandbox": "off", "sandboxEnv": {"keep": ["GITHUB_TOKEN"], "remove": ["X_*"]}}}"#;
+        for source in [Source::Project, Source::Local] {
+            let (_dir, loaded) = settings(&[(source, off)]);
+            let merged = GuardSettings::from_settings(&loaded).unwrap();
+            assert_eq!(merged.sandbox, SandboxMode::Auto, "{source}");
+            assert!(merged.sandbox_env_keep.is_empty(), "{source}");
+            assert_eq!(merged.sandbox_env_remove, vec!["X_*"], "{source}");
+        }
+        let (_dir, loaded) = settings(&[(Source::Project, r#"{"agentGuard": {"sandbox": "required"}}"#)]);
+        assert_eq!(
+            GuardSettings::from_settings(&loaded).unwrap().sandbox,
+            SandboxMode::Required
+        );
+        // The user's own settings (and the command line, and a managed policy) decide freely.
+        let (_dir, loaded) = settings(&[(Source::User, off)]);
+        let merged = GuardSettings::from_settings(&loaded).unwrap();
+        assert_eq!(merged.sandbox, SandboxMode::Off);
+        assert_eq!(merged.sandbox_env_keep, vec!["GITHUB_TOKEN"]);
+        // A repository cannot undo the user's `required` either: the highest source that may set it wins.
+        let (_dir, loaded) = settings(&[
+            (Source::Local, off),
+            (Source::User, r#"{"agentGuard": {"sandbox": "required"}}"#),
+        ]);
+        assert_eq!(
+            GuardSettings::from_settings(&loaded).unwrap().sandbox,
+            SandboxMode::Required
+        );
     }
 }

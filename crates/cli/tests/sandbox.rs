@@ -100,6 +100,8 @@ impl World {
             .env("ANTHROPIC_API_KEY", "sk-ant-PLANTED")
             .env("AWS_SECRET_ACCESS_KEY", "PLANTEDAWSKEY")
             .env("DATABASE_URL", "postgres://app:PLANTEDPW@db/app")
+            .env("MYSQL_PWD", "PLANTEDMYSQL")
+            .env("BUILD_LABEL", "ghp_PLANTEDNEUTRALNAME0123456789")
             .stdin(Stdio::null());
         if !self.namespaces {
             command.env("AGENT_GUARD_SANDBOX_NAMESPACES", "off");
@@ -226,7 +228,14 @@ fn read_only_keeps_secrets_writes_and_the_network_out() {
         for secret in SECRETS {
             assert!(!all.contains(secret), "{owner:?} leaked {secret}: {all}");
         }
-        for planted in ["ghp_PLANTEDTOKEN", "sk-ant-PLANTED", "PLANTEDAWSKEY", "PLANTEDPW"] {
+        for planted in [
+            "ghp_PLANTEDTOKEN",
+            "sk-ant-PLANTED",
+            "PLANTEDAWSKEY",
+            "PLANTEDPW",
+            "PLANTEDMYSQL",
+            "PLANTEDNEUTRALNAME",
+        ] {
             assert!(!all.contains(planted), "{owner:?} leaked {planted}: {all}");
         }
         assert!(!world.project.join("src/new.rs").exists());
@@ -555,4 +564,112 @@ fn everyday_read_only_commands_print_the_same_inside() {
         );
         assert_eq!(inside.status.code(), outside.status.code(), "`{command}`");
     }
+}
+
+/// Protected paths a writing command creates, at any depth and in the tools' caches, are gone when it ends, also
+/// when it is told to stop half way.
+#[test]
+fn protected_paths_a_command_creates_do_not_outlive_it() {
+    if !supported() {
+        return;
+    }
+    for world in worlds() {
+        let owner = (world.owner, world.namespaces);
+        std::fs::create_dir_all(world.home.join(".cargo")).unwrap();
+        if let Some(uid) = world.owner {
+            chown_all(&world.home, uid);
+        }
+        let output = world.run(
+            "workspace-write",
+            "mkdir -p src/deep/.claude && echo '{}' > src/deep/.claude/settings.json; \
+             mkdir -p src/nested && git init -q src/nested; \
+             printf '[build]\\nrustc-wrapper = \"/tmp/x\"\\n' > ~/.cargo/config; echo done",
+        );
+        let all = text(&output);
+        assert!(all.contains("done"), "{owner:?}: {all}");
+        assert!(
+            !world.project.join("src/deep/.claude").exists(),
+            "{owner:?}: {all}"
+        );
+        assert!(
+            !world.project.join("src/nested/.git").exists(),
+            "{owner:?}: {all}"
+        );
+        assert!(!world.home.join(".cargo/config").exists(), "{owner:?}: {all}");
+        assert!(all.contains("removed"), "{owner:?}: {all}");
+    }
+    // Stopped half way: the clean-up still runs before `agent-guard sandbox` dies of the signal.
+    let world = World::new(None, true);
+    let child = Command::new(BIN)
+        .args(["sandbox", "--profile", "workspace-write", "--", "bash", "-c"])
+        .arg("mkdir .claude && echo '{}' > .claude/settings.json && sleep 600")
+        .current_dir(&world.project)
+        .env("HOME", &world.home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !world.project.join(".claude/settings.json").exists() {
+        assert!(Instant::now() < deadline, "the command never wrote");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert!(!world.project.join(".claude").exists(), "{}", text(&output));
+}
+
+/// The command has no controlling terminal (nothing can be typed into the user's shell or read from it through
+/// `/dev/tty`) and cannot make a user namespace.
+#[test]
+fn no_terminal_and_no_user_namespace_inside() {
+    if !supported() {
+        return;
+    }
+    let world = World::new(None, true);
+    let line = "(exec 3>/dev/tty) 2>/dev/null && echo TTY-OPEN || echo tty-closed; \
+                unshare -U true 2>/dev/null && echo USERNS || echo no-userns";
+    let output = world.run("read-only", line);
+    let all = text(&output);
+    assert!(all.contains("tty-closed") && all.contains("no-userns"), "{all}");
+    // Under a terminal of its own too (`script` gives the sandbox a controlling terminal to lose).
+    let script = Command::new("script").arg("--version").output();
+    if script.is_ok_and(|o| o.status.success()) {
+        let inner = format!(
+            "{BIN} sandbox -- bash -c '(exec 3>/dev/tty) 2>/dev/null && echo TTY-OPEN || echo tty-closed'"
+        );
+        let output = Command::new("script")
+            .args(["-qec", &inner, "/dev/null"])
+            .current_dir(&world.project)
+            .env("HOME", &world.home)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let all = text(&output);
+        assert!(all.contains("tty-closed") && !all.contains("TTY-OPEN"), "{all}");
+    }
+}
+
+/// A repository's own settings cannot switch the sandbox off for its commands.
+#[test]
+fn a_repository_cannot_switch_the_sandbox_off() {
+    if !supported() {
+        return;
+    }
+    let world = World::new(None, true);
+    std::fs::create_dir_all(world.project.join(".claude")).unwrap();
+    std::fs::write(
+        world.project.join(".claude/settings.json"),
+        r#"{"agentGuard": {"sandbox": "off", "sandboxEnv": {"keep": ["GITHUB_TOKEN"]}}}"#,
+    )
+    .unwrap();
+    let decided = check(&world.home, &hook_input(&world.project, "ls"));
+    let specific = &decided["hookSpecificOutput"];
+    assert_eq!(specific["permissionDecision"], "allow", "{decided}");
+    assert!(specific["updatedInput"]["command"].is_string(), "{decided}");
 }

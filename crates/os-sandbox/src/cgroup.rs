@@ -30,6 +30,7 @@ impl PidsCgroup {
             if !has_pids_controller(base) {
                 return None;
             }
+            remove_stale(base);
             let name = format!(
                 "agent-guard-{}-{}",
                 std::process::id(),
@@ -116,6 +117,37 @@ pub fn refused_forks(events: &Path) -> bool {
         .ok()
         .and_then(|text| text.split_whitespace().nth(1).and_then(|n| n.parse::<u64>().ok()))
         .is_some_and(|n| n > 0)
+}
+
+/// Removes the cgroups of agent-guard processes that are gone (killed before they could remove their own): the
+/// kernel frees an empty cgroup's directory, and one with members left is killed first.
+fn remove_stale(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("agent-guard-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let alive = kill(Pid::from_raw(owner), None).is_ok();
+        if !alive {
+            let dir = entry.path();
+            for member in std::fs::read_to_string(dir.join("cgroup.procs"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|line| line.trim().parse::<i32>().ok())
+            {
+                let _killed = kill(Pid::from_raw(member), Signal::SIGKILL);
+            }
+            let _removed = std::fs::remove_dir(&dir);
+        }
+    }
 }
 
 fn has_pids_controller(base: &Path) -> bool {

@@ -31,6 +31,13 @@ pub(crate) enum MountOp {
     /// Change the flags of the bind mount at `target` (read-only, non-executable, and the flags the original
     /// mount has locked).
     Remount { target: CString, flags: libc::c_ulong },
+    /// Mount a fresh tmpfs with `options` at `target`, and grant `access` beneath it (Landlock rules hold
+    /// inodes: the new file system has none of the old directory's).
+    Tmpfs {
+        target: CString,
+        options: CString,
+        access: u64,
+    },
 }
 
 /// The namespaces of one command.
@@ -56,7 +63,8 @@ pub(crate) struct NamespaceSetup {
 pub(crate) struct Confine {
     pub(crate) namespaces: Option<NamespaceSetup>,
     pub(crate) ruleset: OwnedFd,
-    pub(crate) seccomp: BpfProgram,
+    /// Filters installed in order; the strictest answer of all of them holds.
+    pub(crate) seccomp: Vec<BpfProgram>,
     pub(crate) cap_last: libc::c_ulong,
 }
 
@@ -116,8 +124,15 @@ impl ChildSetup {
         if let Some(namespaces) = &confine.namespaces {
             enter_namespaces(namespaces, confine.ruleset.as_raw_fd())?;
         }
-        // The command's own process: descriptors it did not ask for close at exec, then it loses every
-        // capability, and Landlock and seccomp go on for good.
+        // The command's own process: a session of its own, so that it has no controlling terminal (`/dev/tty`
+        // would reach the user's: type into it, read what is typed, set the clipboard with an escape sequence).
+        // It may still read and write the descriptors it was given.
+        // SAFETY: setsid takes no argument.
+        if unsafe { libc::setsid() } < 0 {
+            return Err(fail(b"start a session of its own"));
+        }
+        // Descriptors it did not ask for close at exec, then it loses every capability, and Landlock and seccomp
+        // go on for good.
         // SAFETY: close_range with integer arguments; on an old kernel the loop below marks them one by one.
         if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) } != 0 {
             for fd in 3..1024 {
@@ -141,7 +156,10 @@ impl ChildSetup {
         {
             return Err(fail(b"enforce the Landlock ruleset"));
         }
-        seccompiler::apply_filter(&confine.seccomp).map_err(|_| fail(b"install the seccomp filter"))
+        for filter in &confine.seccomp {
+            seccompiler::apply_filter(filter).map_err(|_| fail(b"install the seccomp filter"))?;
+        }
+        Ok(())
     }
 }
 
@@ -168,6 +186,11 @@ fn enter_namespaces(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
     for op in &setup.mounts {
         apply_mount(op)?;
+        if let MountOp::Tmpfs { target, access, .. } = op
+            && !grant(ruleset, target, *access)
+        {
+            return Err(fail(b"grant the private temporary directory"));
+        }
     }
     if let Some(cwd) = &setup.cwd {
         // SAFETY: chdir with a NUL-terminated path prepared before the fork.
@@ -250,6 +273,17 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
                 b"mount read-only".as_slice(),
                 target.as_ptr(),
             ),
+            MountOp::Tmpfs { target, options, .. } => (
+                libc::mount(
+                    c"tmpfs".as_ptr(),
+                    target.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    options.as_ptr().cast(),
+                ),
+                b"mount a tmpfs on".as_slice(),
+                target.as_ptr(),
+            ),
         }
     };
     if result == 0 {
@@ -283,18 +317,17 @@ fn mount_proc(ruleset: RawFd, access: u64) {
             std::ptr::null(),
         )
     } == 0;
-    if !mounted {
-        return;
+    if mounted {
+        grant(ruleset, c"/proc", access);
     }
-    // SAFETY: open(2) with a static path.
-    let fd = unsafe {
-        libc::open(
-            c"/proc".as_ptr(),
-            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
-        )
-    };
+}
+
+/// Adds a Landlock rule granting `access` beneath `path` to the ruleset; whether it was added.
+fn grant(ruleset: RawFd, path: &std::ffi::CStr, access: u64) -> bool {
+    // SAFETY: open(2) with a NUL-terminated path prepared before the fork.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
     if fd < 0 {
-        return;
+        return false;
     }
     #[repr(C, packed)]
     struct PathBeneathAttr {
@@ -307,16 +340,18 @@ fn mount_proc(ruleset: RawFd, access: u64) {
     };
     const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
     // SAFETY: landlock_add_rule reads the attribute struct on our stack; the descriptors are open.
-    unsafe {
+    let added = unsafe {
         libc::syscall(
             libc::SYS_landlock_add_rule,
             ruleset,
             LANDLOCK_RULE_PATH_BENEATH,
             &attr as *const PathBeneathAttr,
             0u32,
-        );
-        libc::close(fd);
-    }
+        )
+    } == 0;
+    // SAFETY: closes the descriptor opened above.
+    unsafe { libc::close(fd) };
+    added
 }
 
 /// Brings `lo` up in the new network namespace, so that a build's tests can talk to themselves.

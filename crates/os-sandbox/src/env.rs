@@ -18,11 +18,24 @@ const CREDENTIALS: &[&str] = &[
     "*ACCESS_KEY*",
     "*PRIVATE_KEY*",
     "*_KEY",
+    "*PASS",
+    "*_PASS_*",
+    "*_PWD",
+    "*_PW",
+    "KEY",
+    "*_KEY_*",
     "*_AUTH",
     "*_AUTH_*",
+    "*BEARER*",
+    "*JWT*",
     "*_PAT",
     "*COOKIE*",
+    "*SESSION*",
+    "*WEBHOOK*",
     "*_DSN",
+    "*CONNECTION_STRING*",
+    "*CONN_STR*",
+    "BUNDLE_*",
     "AWS_*",
     "ANTHROPIC_*",
     "OPENAI_*",
@@ -108,8 +121,12 @@ impl EnvPolicy {
         if self.remove.iter().any(|pattern| matches(pattern, &upper)) {
             return Some("its name marks a credential");
         }
-        if url_with_password(&value.to_string_lossy()) {
+        let value = value.to_string_lossy();
+        if url_with_password(&value) {
             return Some("its value is a URL with a password");
+        }
+        if looks_like_a_credential(&value) {
+            return Some("its value has the shape of a credential");
         }
         None
     }
@@ -170,6 +187,67 @@ fn matches(pattern: &str, name: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
+/// The fixed prefixes of tokens that their issuers made recognisable (GitHub, GitLab, Slack, OpenAI and
+/// Anthropic, Stripe, Hugging Face, npm, PyPI, Google, SendGrid) and of private keys.
+const TOKEN_PREFIXES: &[&str] = &[
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxs-",
+    "xapp-",
+    "sk-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "hf_",
+    "npm_",
+    "pypi-",
+    "AIza",
+    "SG.",
+    "-----BEGIN",
+];
+
+/// Whether a value has the shape of a credential whatever its name: a token with an issuer's prefix, an AWS
+/// access key id, a JSON Web Token, or a connection string with a password.
+fn looks_like_a_credential(value: &str) -> bool {
+    let value = value.trim();
+    let token_like = |rest: &str| {
+        rest.len() >= 8
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'='))
+    };
+    let prefixed = TOKEN_PREFIXES.iter().any(|prefix| {
+        value
+            .strip_prefix(prefix)
+            .is_some_and(|rest| *prefix == "-----BEGIN" || token_like(rest))
+    });
+    // AKIA/ASIA followed by 16 upper-case letters and digits.
+    let aws_key_id = (value.starts_with("AKIA") || value.starts_with("ASIA"))
+        && value.len() == 20
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+    // Three base64url segments, the first a JSON header.
+    let jwt = value.starts_with("eyJ")
+        && value.split('.').count() == 3
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    let lower = value.to_ascii_lowercase();
+    let connection_string = ["password=", "pwd=", "passwd="]
+        .iter()
+        .any(|key| lower.contains(key));
+    prefixed || aws_key_id || jwt || connection_string
+}
+
 /// A `scheme://user:password@host` URL anywhere in the value.
 fn url_with_password(value: &str) -> bool {
     value.match_indices("://").any(|(at, sep)| {
@@ -219,6 +297,38 @@ mod tests {
     }
 
     #[test]
+    fn credentials_by_value_are_removed() {
+        for value in [
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "github_pat_11ABCDEFG0123456789",
+            "sk-ant-api03-abcdefghijklmnop",
+            "sk_live_51H8abcdefghijklmnop",
+            "xoxb-123456789012-abcdefghij",
+            "AKIAIOSFODNN7EXAMPLE",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+            "Server=db;User Id=app;Password=hunter2;",
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+        ] {
+            assert!(removed("NEUTRAL_NAME", value), "{value}");
+        }
+        for name in [
+            "MYSQL_PWD",
+            "SSHPASS",
+            "REDIS_PASS",
+            "SMTP_PASS",
+            "LDAP_BIND_PW",
+            "CI_JOB_JWT",
+            "KEY",
+            "SLACK_WEBHOOK_URL",
+            "BUNDLE_GITHUB__COM",
+            "AUTH_BEARER",
+            "DB_CONNECTION_STRING",
+        ] {
+            assert!(removed(name, "x"), "{name}");
+        }
+    }
+
+    #[test]
     fn ordinary_variables_stay() {
         for name in [
             "PATH",
@@ -230,6 +340,11 @@ mod tests {
             "KEYBOARD",
             "MONKEY",
             "GIT_AUTHOR_NAME",
+            "PWD",
+            "OLDPWD",
+            "SHELL",
+            "EDITOR",
+            "PASSTHROUGH_MODE",
         ] {
             assert!(!removed(name, "x"), "{name}");
         }

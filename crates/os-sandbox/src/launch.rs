@@ -14,7 +14,7 @@ use agent_tool_traits::SandboxProfile;
 use crate::child::{ChildSetup, Confine, MountOp, NamespaceSetup};
 use crate::env::EnvPolicy;
 use crate::error::{Result, SandboxError};
-use crate::plan::{Grant, Isolation, Plan, Protection, Rights};
+use crate::plan::{Grant, Isolation, Plan, Protection, Rights, Watch};
 use crate::probe::KernelSupport;
 use crate::seccomp::Sockets;
 
@@ -67,7 +67,8 @@ pub struct Prepared {
     setup: Option<ChildSetup>,
     env: Option<Vec<(OsString, OsString)>>,
     tmp_dir: Option<PathBuf>,
-    before: Vec<(PathBuf, Vec<OsString>)>,
+    watch: Watch,
+    started: std::time::SystemTime,
     scratch: Option<tempfile::TempDir>,
 }
 
@@ -93,7 +94,8 @@ impl Prepared {
                 }),
                 env: None,
                 tmp_dir: None,
-                before: Vec::new(),
+                watch: Watch::default(),
+                started: std::time::SystemTime::now(),
                 scratch: None,
             });
         };
@@ -134,7 +136,7 @@ impl Prepared {
             rights: tmp_rights,
         });
         let ruleset = crate::ruleset::build(&grants, sockets != Sockets::None, launch.support)?;
-        let seccomp = crate::seccomp::build(sockets)?;
+        let seccomp = vec![crate::seccomp::build(sockets)?, crate::seccomp::no_clone3()?];
 
         // `/tmp` becomes the private directory where nothing the command needs lies beneath `/tmp`.
         let tmp_is_free = !plan
@@ -148,18 +150,17 @@ impl Prepared {
                 plan,
                 user,
                 sockets == Sockets::PrivateLoopback,
-                bind_tmp.then_some(tmp.as_path()),
-                &mask_file,
-                &mask_dir,
+                &Scratch {
+                    tmp: &tmp,
+                    tmp_rights,
+                    bind_tmp,
+                    mask_file: &mask_file,
+                    mask_dir: &mask_dir,
+                },
             )?),
         };
         let tmp_dir = if bind_tmp { PathBuf::from("/tmp") } else { tmp };
         let env = launch.env.filter(std::env::vars_os(), plan.confinement.network);
-        let before = plan
-            .writable_roots
-            .iter()
-            .map(|root| (root.clone(), entries(root)))
-            .collect();
         Ok(Self {
             setup: Some(ChildSetup {
                 cgroup_procs: launch.cgroup_procs,
@@ -175,7 +176,8 @@ impl Prepared {
             }),
             env: Some(env),
             tmp_dir: Some(tmp_dir),
-            before,
+            watch: plan.watch.clone(),
+            started: std::time::SystemTime::now(),
             scratch: Some(scratch),
         })
     }
@@ -185,12 +187,18 @@ impl Prepared {
         self.tmp_dir.as_deref()
     }
 
-    /// Puts the environment and the child setup on `command`, after its working directory is set. A `Prepared`
-    /// configures one command; a second call leaves the command as it is and returns `false`.
+    /// Puts the environment, the process group and the child setup on `command`, after its working directory is
+    /// set. The command's first process leads a process group of its own (the command itself, in a session of its
+    /// own, when it is confined without namespaces): a signal to that group reaches everything it started. A
+    /// `Prepared` configures one command; a second call leaves the command as it is and returns `false`.
     pub fn configure(&mut self, command: &mut std::process::Command) -> bool {
         let Some(mut setup) = self.setup.take() else {
             return false;
         };
+        let session_of_its_own = setup.confine.as_ref().is_some_and(|c| c.namespaces.is_none());
+        if !session_of_its_own {
+            command.process_group(0);
+        }
         if let Some(namespaces) = setup.confine.as_mut().and_then(|c| c.namespaces.as_mut()) {
             let cwd = match command.get_current_dir() {
                 Some(dir) if dir.is_absolute() => Some(dir.to_path_buf()),
@@ -215,31 +223,24 @@ impl Prepared {
         true
     }
 
-    /// After the command (and every process it started) has ended: removes what it created at the top of a
-    /// writable root that `protection` protects for writes (a `.git`, `.claude` or `.envrc` that did not exist),
-    /// which no mount could have kept out, and returns what was removed.
+    /// After the command (and every process it started) has ended: removes the protected paths it created in
+    /// the writable roots, at any depth the scan reaches (a `.git`, `.claude` or `.envrc` that did not exist), and
+    /// the tools' configuration it created in the caches (`~/.cargo/config`, `~/.cargo/bin`), which no mount
+    /// could have kept out; returns what was removed.
     pub fn finish(&mut self, protection: &dyn Protection) -> Vec<PathBuf> {
-        let mut removed = Vec::new();
-        for (root, before) in std::mem::take(&mut self.before) {
-            for name in entries(&root) {
-                if before.contains(&name) {
-                    continue;
-                }
-                let path = root.join(&name);
-                if !protection.write_protected(&path, &root) {
-                    continue;
-                }
-                let gone = match std::fs::symlink_metadata(&path) {
-                    Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
-                    Ok(_) => std::fs::remove_file(&path),
+        let watch = std::mem::take(&mut self.watch);
+        watch
+            .created(protection, self.started)
+            .into_iter()
+            .filter(|path| {
+                let gone = match std::fs::symlink_metadata(path) {
+                    Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+                    Ok(_) => std::fs::remove_file(path),
                     Err(e) => Err(e),
                 };
-                if gone.is_ok() {
-                    removed.push(path);
-                }
-            }
-        }
-        removed
+                gone.is_ok()
+            })
+            .collect()
     }
 }
 
@@ -253,13 +254,6 @@ impl Drop for Prepared {
     }
 }
 
-/// The names at the top of `root`.
-fn entries(root: &Path) -> Vec<OsString> {
-    std::fs::read_dir(root)
-        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
-        .unwrap_or_default()
-}
-
 fn make_removable(dir: &Path) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)?.filter_map(std::result::Result::ok) {
         let path = entry.path();
@@ -271,15 +265,33 @@ fn make_removable(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The places of the scratch directory the mounts use.
+struct Scratch<'a> {
+    /// The private temporary directory, and what the command may do in it.
+    tmp: &'a Path,
+    tmp_rights: Rights,
+    /// Whether `/tmp` shows it.
+    bind_tmp: bool,
+    /// The empty, unreadable stand-ins of a secret file and a secret directory.
+    mask_file: &'a Path,
+    mask_dir: &'a Path,
+}
+
 /// The namespace flags, user maps and mounts of `plan`.
 fn namespace_setup(
     plan: &Plan,
     user: bool,
     network_namespace: bool,
-    tmp: Option<&Path>,
-    mask_file: &Path,
-    mask_dir: &Path,
+    scratch: &Scratch<'_>,
 ) -> Result<NamespaceSetup> {
+    let Scratch {
+        tmp: scratch_tmp,
+        tmp_rights,
+        bind_tmp,
+        mask_file,
+        mask_dir,
+    } = *scratch;
+    let tmp = bind_tmp.then_some(scratch_tmp);
     let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
     if network_namespace {
         flags |= libc::CLONE_NEWNET;
@@ -327,6 +339,13 @@ fn namespace_setup(
             target,
         });
     }
+    // The private temporary directory is a tmpfs of bounded size, gone with the namespace; `/tmp` shows it where
+    // nothing the command needs lies beneath `/tmp`.
+    mounts.push(MountOp::Tmpfs {
+        target: c_path(scratch_tmp)?,
+        options: c"size=1g,mode=0700".to_owned(),
+        access: crate::ruleset::access(tmp_rights).bits(),
+    });
     if let Some(tmp) = tmp {
         mounts.push(MountOp::Bind {
             source: c_path(tmp)?,
@@ -433,17 +452,16 @@ pub fn run(
     })?;
     let mut command = std::process::Command::new(program);
     command.args(args);
-    // Its own process group, which a signal to this process takes down with it (see `forward_signals`); not on a
-    // terminal, where the command must stay in the foreground group to read it.
-    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        command.process_group(0);
-    }
     prepared.configure(&mut command);
     forward_signals();
     let status = command
         .spawn()
         .and_then(|mut child| {
             COMMAND_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+            if CAUGHT.load(Ordering::SeqCst) != 0 {
+                // Told to stop before the command's group was known.
+                let _killed = child.kill();
+            }
             child.wait()
         })
         .map_err(|source| SandboxError::Spawn {
@@ -463,27 +481,49 @@ pub fn run(
             .unwrap_or(125)
     };
     let removed = prepared.finish(protection);
+    drop(prepared);
+    let caught = CAUGHT.load(Ordering::SeqCst);
+    if caught != 0 {
+        for path in &removed {
+            eprintln!(
+                "agent-guard sandbox: removed `{}`: the command created it at a protected path",
+                path.display()
+            );
+        }
+        #[expect(
+            unsafe_code,
+            reason = "dying of the signal this process was sent, as its caller expects"
+        )]
+        // SAFETY: signal and raise with integer arguments.
+        unsafe {
+            libc::signal(caught, libc::SIG_DFL);
+            libc::raise(caught);
+        }
+    }
     Ok((code, removed))
 }
 
 /// The process group of the command `run` waits for, 0 when there is none.
 static COMMAND_GROUP: AtomicI32 = AtomicI32::new(0);
+/// The stop signal this process was sent, 0 when none.
+static CAUGHT: AtomicI32 = AtomicI32::new(0);
 
 /// When `agent-guard sandbox` is told to stop (a coding agent's timeout sends SIGTERM, a terminal SIGINT or
-/// SIGHUP), the command's process group is killed before this process dies of the same signal: without a PID
-/// namespace nothing else would end the background processes it started. (A SIGKILL cannot be caught; there the
-/// death signal of the command's first process and, with namespaces, the namespace's end do the work.)
+/// SIGHUP), the command's process group is killed at once: without a PID namespace nothing else would end the
+/// background processes it started. `run` then cleans up as after any end (the protected paths the command
+/// created are removed) and this process dies of the same signal. (A SIGKILL cannot be caught; there the death
+/// signal of the command's first process and, with namespaces, the namespace's end stop everything, but nothing
+/// is cleaned up.)
 fn forward_signals() {
     extern "C" fn handle(signal: libc::c_int) {
+        CAUGHT.store(signal, Ordering::SeqCst);
         let group = COMMAND_GROUP.load(Ordering::SeqCst);
-        #[expect(unsafe_code, reason = "async-signal-safe calls in a signal handler")]
-        // SAFETY: kill, signal and raise are async-signal-safe; the handler touches only an atomic.
-        unsafe {
-            if group > 0 {
+        if group > 0 {
+            #[expect(unsafe_code, reason = "an async-signal-safe call in a signal handler")]
+            // SAFETY: kill is async-signal-safe; the handler touches only atomics.
+            unsafe {
                 libc::kill(-group, libc::SIGKILL);
             }
-            libc::signal(signal, libc::SIG_DFL);
-            libc::raise(signal);
         }
     }
     for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {

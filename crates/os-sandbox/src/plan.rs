@@ -72,6 +72,28 @@ const SYSTEM_SECRETS: &[&str] = &[
 /// Where ssh keeps the host's private keys (`ssh_host_*_key`).
 const SSH_HOST_KEYS: &str = "/etc/ssh";
 
+/// Sockets of services that act for the user or as root (the container engines, the system and session buses,
+/// systemd, snapd, libvirt, the per-user runtime directories with their keyring, agent and display sockets).
+/// A command allowed the network may open Unix sockets, and Landlock does not govern connecting to one: where
+/// namespaces exist these places are hidden from it.
+const SERVICE_SOCKETS: &[&str] = &[
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/crio",
+    "/run/dbus",
+    "/var/run/dbus",
+    "/run/systemd/private",
+    "/run/systemd/io.system.ManagedOOM",
+    "/run/user",
+    "/run/snapd.socket",
+    "/run/snapd-snap.socket",
+    "/run/libvirt",
+    "/var/run/libvirt",
+    "/tmp/.X11-unix",
+];
+
 /// Entries of the home directory that hold credentials, whatever their files are called: keys, cloud and
 /// cluster credentials, registry tokens, password stores, shell and database histories (tokens typed on a
 /// command line stay there), browser profiles (cookies and saved passwords), agents' own credentials.
@@ -123,6 +145,36 @@ const HOME_SECRETS: &[&str] = &[
     ".codex/auth.json",
     ".gemini/oauth_creds.json",
     ".config/agent-guard/token",
+    ".config/git/credentials",
+    ".git-credential-cache",
+    ".cache/git/credential",
+    ".authinfo",
+    ".authinfo.gpg",
+    ".yarnrc.yml",
+    ".terraformrc",
+    ".databrickscfg",
+    ".pulumi/credentials.json",
+    ".kaggle",
+    ".huggingface/token",
+    ".cache/huggingface/token",
+    ".config/github-copilot",
+    ".config/sops",
+    ".config/doctl",
+    ".config/hcloud",
+    ".config/heroku",
+    ".config/configstore",
+    ".config/netlify",
+    ".config/.wrangler",
+    ".wrangler",
+    ".fly",
+    ".mc",
+    ".oci",
+    ".ibmcloud",
+    ".bluemix",
+    ".config/openstack",
+    ".local/share/com.vercel.cli",
+    ".local/share/atuin",
+    ".dbus-keyrings",
 ];
 
 /// Package and build caches under the home directory that `workspace-write` may write: a build the user allowed
@@ -369,8 +421,8 @@ pub struct Plan {
     /// Paths mounted read-only ([`Isolation::Namespaces`]): the protected paths of `workspace-write`, and every
     /// root (also made non-executable) of `read-only`.
     pub read_only_binds: Vec<ReadOnlyBind>,
-    /// The roots a `workspace-write` command may write, watched for protected paths it creates.
-    pub writable_roots: Vec<PathBuf>,
+    /// What a `workspace-write` command is checked for when it ends: protected paths it created.
+    pub watch: Watch,
     /// What the plan could not cover (a scan that stopped at its limit), for `--verbose` and `explain`.
     pub notes: Vec<String>,
 }
@@ -423,7 +475,8 @@ impl Plan {
         let writes = spec.confinement.profile == SandboxProfile::WorkspaceWrite;
         let mut notes = Vec::new();
 
-        let found = scan_roots(spec, protection, writes, &mut notes);
+        let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
+        let found = scan(&all_roots, spec.scan_limit, protection, writes, &mut notes);
         let mut secrets: Vec<(PathBuf, bool)> = found.secrets;
         let home_secrets = spec
             .home
@@ -446,20 +499,30 @@ impl Plan {
             }
         }
         let mut write_protected = found.write_protected;
+        let mut watch = Watch::default();
         if writes {
             let cache_config = spec
                 .home
                 .iter()
                 .flat_map(|home| CACHE_CONFIG.iter().map(move |e| home.join(e)));
             let toolchain_config = spec.toolchains.iter().flat_map(|t| t.guarded.iter().cloned());
-            for path in cache_config
+            let candidates: Vec<PathBuf> = cache_config
                 .chain(toolchain_config)
                 .chain(spec.write_protected_places.iter().cloned())
-            {
-                if std::fs::symlink_metadata(&path).is_ok() && !write_protected.contains(&path) {
-                    write_protected.push(path);
+                .collect();
+            for path in &candidates {
+                if std::fs::symlink_metadata(path).is_ok() && !write_protected.contains(path) {
+                    write_protected.push(path.clone());
                 }
             }
+            let mut before = write_protected.clone();
+            before.sort();
+            watch = Watch {
+                roots: spec.roots.clone(),
+                candidates,
+                before,
+                limit: spec.scan_limit,
+            };
         }
 
         // The grants before anything is left out.
@@ -502,9 +565,6 @@ impl Plan {
             grant(PathBuf::from(device), Rights::READ);
         }
         grant(PathBuf::from("/dev/null"), Rights::READ.with(Rights::WRITE));
-        for terminal in terminals() {
-            grant(terminal, Rights::READ.with(Rights::WRITE).with(Rights::DEVICE));
-        }
         if let Some(home) = &spec.home {
             grant(home.clone(), Rights::READ_EXECUTE);
             if writes {
@@ -527,6 +587,13 @@ impl Plan {
 
         let covered = |path: &Path| grants.iter().any(|g| path.starts_with(&g.path));
         secrets.retain(|(path, _)| covered(path));
+        if spec.confinement.network && matches!(isolation, Isolation::Namespaces { .. }) {
+            for socket in SERVICE_SOCKETS {
+                if let Ok(meta) = std::fs::symlink_metadata(socket) {
+                    secrets.push((PathBuf::from(socket), meta.is_dir()));
+                }
+            }
+        }
         write_protected.retain(|path| covered(path));
 
         let (grants, masks, read_only_binds) = match isolation {
@@ -572,7 +639,7 @@ impl Plan {
             grants,
             masks,
             read_only_binds,
-            writable_roots: if writes { spec.roots.clone() } else { Vec::new() },
+            watch,
             notes,
         })
     }
@@ -608,17 +675,57 @@ fn split_around(path: &Path, rights: Rights, excluded: &[PathBuf], out: &mut Vec
     }
 }
 
-/// Scans the roots breadth-first for secrets and (for a writing profile) protected paths, within the limit.
+/// What a writing command is checked for when it ends: the protected paths of the writable roots (and the tools'
+/// configuration in the caches) that exist then and did not before. Mounts keep out what existed; a name that did
+/// not (a new `.claude/` beside a project's files, `~/.cargo/config` where only `config.toml` was) can only be
+/// taken back.
+#[derive(Debug, Clone, Default)]
+pub struct Watch {
+    roots: Vec<PathBuf>,
+    candidates: Vec<PathBuf>,
+    before: Vec<PathBuf>,
+    limit: usize,
+}
+
+impl Watch {
+    /// The protected paths that exist now and did not when the plan was made, created at or after `since`
+    /// (a path the first scan did not reach, past its limit, is older and stays).
+    pub fn created(&self, protection: &dyn Protection, since: std::time::SystemTime) -> Vec<PathBuf> {
+        if self.roots.is_empty() && self.candidates.is_empty() {
+            return Vec::new();
+        }
+        let mut notes = Vec::new();
+        let now = scan(&self.roots, self.limit, protection, true, &mut notes).write_protected;
+        now.into_iter()
+            .chain(
+                self.candidates
+                    .iter()
+                    .filter(|p| std::fs::symlink_metadata(p).is_ok())
+                    .cloned(),
+            )
+            .filter(|path| self.before.binary_search(path).is_err())
+            .filter(|path| {
+                std::fs::symlink_metadata(path)
+                    .ok()
+                    .and_then(|meta| meta.created().or_else(|_| meta.modified()).ok())
+                    .is_some_and(|born| born >= since)
+            })
+            .collect()
+    }
+}
+
+/// Scans `roots` breadth-first for secrets and (for a writing profile) protected paths, within `limit` entries.
 /// A protected or secret entry is not descended into; neither is a tagged cache directory.
-fn scan_roots(
-    spec: &SandboxSpec,
+fn scan(
+    roots: &[PathBuf],
+    limit: usize,
     protection: &dyn Protection,
     writes: bool,
     notes: &mut Vec<String>,
 ) -> Found {
     let mut found = Found::default();
     let mut seen = 0usize;
-    for root in spec.roots.iter().chain(&spec.read_only_roots) {
+    for root in roots {
         let mut queue: VecDeque<PathBuf> = VecDeque::from([root.clone()]);
         while let Some(dir) = queue.pop_front() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -626,11 +733,10 @@ fn scan_roots(
             };
             for entry in entries.filter_map(std::result::Result::ok) {
                 seen += 1;
-                if seen > spec.scan_limit {
+                if seen > limit {
                     notes.push(format!(
-                        "the scan for secrets and protected paths stopped after {} entries; what lies deeper \
+                        "the scan for secrets and protected paths stopped after {limit} entries; what lies deeper \
                          than `{}` is granted as the roots are",
-                        spec.scan_limit,
                         dir.display()
                     ));
                     return found;
@@ -675,21 +781,6 @@ fn ssh_host_keys() -> Vec<PathBuf> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The terminal devices the standard streams are connected to, and `/dev/tty`: a command may write to the
-/// terminal it was started from, and to no other.
-fn terminals() -> Vec<PathBuf> {
-    let mut found = vec![PathBuf::from("/dev/tty")];
-    for fd in 0..3 {
-        if let Ok(target) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
-            && (target.starts_with("/dev/pts") || target.starts_with("/dev/tty"))
-            && !found.contains(&target)
-        {
-            found.push(target);
-        }
-    }
-    found
 }
 
 #[cfg(test)]
@@ -758,6 +849,8 @@ mod tests {
         let dir = project();
         let root = dir.path().to_path_buf();
         let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![root.clone()]);
+        // Only what this test plants: no toolchain of the machine running it.
+        spec.toolchains.clear();
         let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
         assert!(plan.masks.iter().any(|m| m.path == root.join(".env") && !m.dir));
         assert!(plan.masks.iter().any(|m| m.path == root.join("src/deep/.env")));
@@ -778,7 +871,7 @@ mod tests {
                 no_exec: false
             }]
         );
-        assert_eq!(plan.writable_roots, vec![root]);
+        assert_eq!(plan.watch.roots, vec![root]);
     }
 
     #[test]

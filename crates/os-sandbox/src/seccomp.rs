@@ -149,6 +149,20 @@ pub(crate) fn build(sockets: Sockets) -> Result<BpfProgram> {
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(error)?;
     rules.insert(libc::SYS_ioctl, ioctl);
+    // A user namespace would give the command every capability inside it (and with them netfilter, mounts
+    // and the rest of the kernel's attack surface): `unshare` and `clone` with `CLONE_NEWUSER` are refused.
+    let new_user = u64::try_from(libc::CLONE_NEWUSER).unwrap_or(0x1000_0000);
+    let user_namespace = || {
+        SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(new_user),
+            new_user,
+        )
+        .and_then(|c| SeccompRule::new(vec![c]))
+    };
+    rules.insert(libc::SYS_unshare, vec![user_namespace().map_err(error)?]);
+    rules.insert(libc::SYS_clone, vec![user_namespace().map_err(error)?]);
     match sockets {
         Sockets::Any => {}
         Sockets::None => {
@@ -201,6 +215,20 @@ pub(crate) fn build(sockets: Sockets) -> Result<BpfProgram> {
     Ok(program)
 }
 
+/// A second filter: `clone3` fails with `ENOSYS`. Its flags lie in memory a filter cannot read, so it could make
+/// a user namespace past the `clone` rule; C libraries take `ENOSYS` as "use `clone`", which the first filter
+/// checks.
+pub(crate) fn no_clone3() -> Result<BpfProgram> {
+    let error = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|e| SandboxError::Seccomp(format!("architecture `{}`: {e}", std::env::consts::ARCH)))?;
+    let rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::from([(libc::SYS_clone3, Vec::new())]);
+    let enosys = u32::try_from(libc::ENOSYS).unwrap_or(38);
+    let filter =
+        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(enosys), arch).map_err(error)?;
+    filter.try_into().map_err(error)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +239,6 @@ mod tests {
             let program = build(sockets).unwrap();
             assert!(program.len() > 10, "{sockets:?}");
         }
+        assert!(no_clone3().unwrap().len() > 3);
     }
 }

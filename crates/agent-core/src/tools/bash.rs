@@ -1,7 +1,6 @@
 //! `run_bash`: a shell command under the kernel sandbox its decision assumed, in its own process group, with
 //! rlimits, a timeout that kills the whole group, a process-count watchdog and output kept to a bounded head.
 
-use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -233,9 +232,9 @@ impl Run<'_> {
             .current_dir(self.cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group, so that the timeout and the watchdog reach every process it starts.
-            .process_group(0);
+            .stderr(Stdio::piped());
+        // Its own process group (set by the sandbox), so that the timeout and the watchdog reach every process it
+        // starts.
         prepared.configure(&mut process);
         let mut process = tokio::process::Command::from(process);
         process.kill_on_drop(true);
