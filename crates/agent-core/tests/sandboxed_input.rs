@@ -1,0 +1,70 @@
+//! The hook's `updatedInput` hands the original line to `bash -c` byte for byte, whatever it holds: the coding
+//! agent's shell reads the wrapper once, and the line arrives as one argument, never read twice.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use agent_core::sandboxed_input;
+use agent_tool_traits::Confinement;
+use proptest::prelude::*;
+use serde_json::json;
+
+/// A stand-in for `agent-guard` that prints the argument after `-- bash -c` as it received it.
+fn fake_program(dir: &Path) -> PathBuf {
+    let path = dir.join("fake agent-guard's copy");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do shift; done\nshift 3\nprintf '%s' \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn arrives(program: &Path, line: &str, root: &str) -> String {
+    let input = sandboxed_input(&json!({"command": line}), program, Confinement::READ_ONLY, root, &[]).unwrap();
+    let wrapped = input["command"].as_str().unwrap();
+    let output = Command::new("bash").arg("-c").arg(wrapped).output().unwrap();
+    assert!(output.status.success(), "{wrapped}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn every_quoting_form_arrives_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake_program(dir.path());
+    for line in [
+        "echo 'single' \"double $HOME\" `date` $(id) \\$x",
+        "printf '%s\\n' $'tab\\there\\x41' \"it's\"",
+        "cat <<'EOF'\n'quoted' $NOT `not`\nEOF\necho after",
+        "a\nb\r\nc",
+        "'",
+        "''''",
+        "'\\''",
+        "\\",
+        "",
+        "echo ünïcödé 🦀",
+    ] {
+        assert_eq!(arrives(&program, line, "/tmp/a root's dir"), line);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn any_line_arrives_unchanged(line in "[^\\x00]{0,80}", root in "/[^\\x00]{0,20}") {
+        let dir = tempfile::tempdir().unwrap();
+        let program = fake_program(dir.path());
+        prop_assert_eq!(arrives(&program, &line, &root), line);
+    }
+}
