@@ -436,7 +436,7 @@ pub fn run(
         });
     };
     let limits = ProcessLimits::default();
-    let cgroup = crate::cgroup::PidsCgroup::create(1_024);
+    let cgroup = crate::cgroup::PidsCgroup::where_needed(1_024);
     let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
     if !namespaces {
         // Orphans of the command come to this process, which kills them when the command ends.

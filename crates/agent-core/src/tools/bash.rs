@@ -168,7 +168,7 @@ impl Run<'_> {
         let limits = self.limits;
         // A pids cgroup where the machine has one: the kernel then refuses the forks of a fork bomb outright. The
         // watchdog below stays on as the fallback and for machines without one.
-        let cgroup = PidsCgroup::create(u64::try_from(limits.max_processes).unwrap_or(u64::MAX));
+        let cgroup = PidsCgroup::where_needed(u64::try_from(limits.max_processes).unwrap_or(u64::MAX));
         let procs_fd = cgroup.as_ref().map(PidsCgroup::procs_fd);
         let support = KernelSupport::probe();
         let plan = match self.confinement {
