@@ -56,7 +56,7 @@ pub use runtime::{
     BgNotification, BgNotificationQueue, BgTaskRunTool, COMPACTION_TOOL_NAME, CallReport, ChildModels,
     DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT, LimitEvent,
     LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeBuilder, RuntimeConfig, SessionReport,
-    StepRecord, tool_timeout_from_env,
+    StepRecord, SubagentTool, tool_timeout_from_env,
 };
 pub use runtime_error::RuntimeError;
 pub use scenario::{
@@ -66,5 +66,5 @@ pub use scenario::{
 pub use telemetry::DecisionSource;
 pub use tools::{
     AskUserTool, BashLimits, FileEditTool, FileWriteTool, GlobFilesTool, GrepFilesTool, ReadFileTool,
-    RunBashTool, SubagentTool, builtin_tools,
+    RunBashTool, builtin_tools,
 };

@@ -23,25 +23,25 @@ impl Runtime {
     ) -> (Verdict, DecisionSource, Option<ApprovalAnswer>) {
         let (session_id, call) = (pre.session_id.as_str(), &pre.call);
         let ask = decided.verdict();
-        if self.config.silent && !self.bubble {
+        if self.agent.config.silent && !self.agent.bubble {
             return (
                 no_prompt(ask, "no user to ask in a silent context"),
                 DecisionSource::UserReject,
                 None,
             );
         }
-        let rules = suggest_rules(&call.name, &call.args, decided, &self.config.cwd);
-        let settings_file = local_settings_file(&self.config.cwd);
+        let rules = suggest_rules(&call.name, &call.args, decided, &self.agent.config.cwd);
+        let settings_file = local_settings_file(&self.agent.config.cwd);
         let request = ApprovalRequest {
             session_id: session_id.to_owned(),
-            agent_name: self.config.agent_name.clone(),
+            agent_name: self.agent.config.agent_name.clone(),
             call: call.clone(),
             verdict: ask.clone(),
             rules: rules.clone(),
             settings_file: settings_file.clone(),
         };
-        let timeout = self.config.approval_timeout;
-        let answer = match tokio::time::timeout(timeout, self.approver.approve(&request)).await {
+        let timeout = self.agent.config.approval_timeout;
+        let answer = match tokio::time::timeout(timeout, self.agent.approver.approve(&request)).await {
             Ok(Some(answer)) => answer,
             // Nobody answered (headless, or too late): the PermissionRequest hooks may still answer, else deny.
             Ok(None) => return self.ask_hooks(pre, ask, "nobody answered the ask").await,
@@ -81,7 +81,7 @@ impl Runtime {
                 (Source::Session, Vec::new()),
             ),
             ApprovalAnswer::DontAskAgain => {
-                let mut deny = narrow_rules(&call.name, &call.args, decided, &self.config.cwd);
+                let mut deny = narrow_rules(&call.name, &call.args, decided, &self.agent.config.cwd);
                 if deny.is_empty() {
                     deny.push(ToolName::new(&call.name).to_string());
                 }
@@ -115,7 +115,13 @@ impl Runtime {
         ask: &Verdict,
         why: &str,
     ) -> (Verdict, DecisionSource, Option<ApprovalAnswer>) {
-        let Some((hook, answer)) = self.hooks.run_permission_request(pre, &ask.reason()).await else {
+        let Some((hook, answer)) = self
+            .agent
+            .services
+            .hooks
+            .run_permission_request(pre, &ask.reason())
+            .await
+        else {
             return (no_prompt(ask, why), DecisionSource::UserReject, None);
         };
         let (decision, reason) = match answer {
@@ -137,15 +143,15 @@ impl Runtime {
         if texts.is_empty() {
             return;
         }
-        let mut settings = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut settings = self.agent.settings.lock().unwrap_or_else(PoisonError::into_inner);
         for text in texts {
             match Rule::parse(text, behavior, source) {
                 Ok(rule) => settings.add_rule(rule),
                 Err(error) => tracing::warn!(rule = %text, %error, "an answer's rule could not be parsed"),
             }
         }
-        match Guard::new(&settings, &self.guard_options) {
-            Ok(guard) => self.guard.replace(guard),
+        match Guard::new(&settings, &self.agent.guard_options) {
+            Ok(guard) => self.agent.guard.replace(guard),
             Err(error) => tracing::warn!(%error, "the guard could not be rebuilt with the answer's rules"),
         }
     }

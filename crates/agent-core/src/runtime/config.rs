@@ -13,16 +13,16 @@ use agent_runtime_limits::LimitsConfig;
 use agent_tool_traits::{CancelRegistry, Source, Tool};
 use serde_json::Value;
 
-use super::Runtime;
-use super::background::{BgTaskRunTool, BgTasks};
-use super::subagent::{ChildModels, SubagentHost};
+use super::background::BgTaskRunTool;
+use super::subagent::{ChildModels, SubagentTool};
+use super::{Agent, Runtime, Services};
 use crate::approval::{Approver, HeadlessApprover};
 use crate::config::GuardSettings;
 use crate::guard::{Guard, GuardOptions};
 use crate::guard_handle::GuardHandle;
 use crate::persist::OutputStore;
 use crate::runtime_error::RuntimeError;
-use crate::tools::{SubagentTool, builtin_tools};
+use crate::tools::builtin_tools;
 
 /// How long one permission decision that reaches the shell analysis may take before the call is denied.
 const DEFAULT_DECISION_LIMIT: Duration = Duration::from_secs(5);
@@ -224,51 +224,28 @@ impl RuntimeBuilder {
         if let Some(audit) = &self.audit {
             hooks.register(Arc::new(audit.clone()));
         }
-        let mut runtime = Runtime {
-            store: OutputStore::new(&library_dir, self.config.max_output_chars),
-            config: self.config,
-            guard_options,
-            settings: Arc::new(Mutex::new(self.settings)),
-            guard,
-            registry,
+        let services = Services {
             hooks,
-            approver: self.approver,
+            store: OutputStore::new(&library_dir, self.config.max_output_chars),
             cancel: self.cancel,
             metrics,
-            tokens: Mutex::default(),
-            duplicates: Mutex::default(),
-            ceiling: None,
-            bubble: false,
-            host: None,
-            background: BgTasks::default(),
             audit: self.audit,
         };
-        if let Some(models) = self.child_models
-            && runtime.registry.contains(SubagentTool::NAME)
-        {
-            let mut parent_tools = runtime.registry.clone();
-            parent_tools.remove(SubagentTool::NAME);
-            let host = SubagentHost {
-                config: runtime.config.clone(),
-                guard_options: runtime.guard_options.clone(),
-                settings: Arc::clone(&runtime.settings),
-                guard: runtime.guard.clone(),
-                registry: parent_tools,
-                hooks: runtime.hooks.clone(),
-                approver: Arc::clone(&runtime.approver),
-                store: runtime.store.clone(),
-                cancel: runtime.cancel.clone(),
-                metrics: Arc::clone(&runtime.metrics),
-                models,
-                audit: runtime.audit.clone(),
-            };
-            let host = Arc::new(host);
-            runtime
-                .registry
-                .register(Arc::new(SubagentTool::new(Arc::clone(&host))));
-            runtime.host = Some(host);
-        }
-        Ok(runtime)
+        let agent = Agent {
+            config: self.config,
+            guard_options,
+            settings: Mutex::new(self.settings),
+            guard,
+            approver: self.approver,
+            ceiling: None,
+            bubble: false,
+            services: Arc::new(services),
+        };
+        let runtime = Runtime::new(agent, registry);
+        Ok(match self.child_models {
+            Some(models) => runtime.with_subagents(models),
+            None => runtime,
+        })
     }
 }
 

@@ -1,8 +1,8 @@
 //! The agent runtime: [`Runtime`], where decisions are enforced on real calls, and its accessors. Each job of the
 //! runtime has a file of its own in this folder (docs/ARCHITECTURE.md, "agent-core runtime"): how it is set up
 //! (`config.rs`), what it reports (`report.rs`), the session loop (`session.rs`), the execution of a step
-//! (`step.rs`), asks (`ask.rs`), the subagent host (`subagent.rs`), background tasks (`background.rs`) and context
-//! compaction (`compaction.rs`).
+//! (`step.rs`), asks (`ask.rs`), the `subagent` tool and its host (`subagent.rs`), background tasks
+//! (`background.rs`) and context compaction (`compaction.rs`).
 
 mod ask;
 mod background;
@@ -37,51 +37,79 @@ pub use config::{
 };
 pub use report::{BgNotification, CallReport, LimitEvent, LimitKind, SessionReport, StepRecord};
 pub use session::{COMPACTION_TOOL_NAME, Model, ModelFuture, ModelTurn};
-pub use subagent::ChildModels;
-pub(crate) use subagent::SubagentHost;
+use subagent::SubagentHost;
+pub use subagent::{ChildModels, SubagentTool};
 
 /// The runtime of one working directory: every call goes through the PreToolUse hooks, the guard
 /// ([`Guard::decide_with`] with the tool's own checks), the approver for asks, the executor, the PostToolUse hooks
 /// and output persistence, in that order.
 pub struct Runtime {
-    config: RuntimeConfig,
-    guard_options: GuardOptions,
-    /// The loaded settings plus the rules the user's answers added in this session (shared with the subagents
-    /// this runtime starts, so that they inherit the answers too).
-    settings: Arc<Mutex<Settings>>,
-    guard: GuardHandle,
+    /// What this runtime shares with the host of its `subagent` tool.
+    agent: Arc<Agent>,
+    /// The tools calls can reach. Not a part of `agent`: the `subagent` tool among them holds the host, which holds
+    /// `agent`.
     registry: ToolRegistry,
-    hooks: HookRegistry,
-    approver: Arc<dyn Approver>,
-    store: OutputStore,
-    cancel: CancelRegistry,
-    metrics: Arc<MetricsHook>,
     tokens: Mutex<HashMap<String, CancellationToken>>,
     /// The duplicate-call detector of each running session.
     duplicates: Mutex<HashMap<String, DuplicateDetector>>,
-    /// A subagent's parent guard: each call is decided by it too and the stricter decision wins.
-    ceiling: Option<GuardHandle>,
-    /// A subagent in `bubble` mode: its asks go to the parent's approver instead of being denied.
-    bubble: bool,
     /// What the `subagent` tool starts children with, when this runtime has it.
     host: Option<Arc<SubagentHost>>,
     /// The running background tasks and the queue of their results.
     background: BgTasks,
-    /// The audit log, also given a row per context compaction.
+}
+
+/// The agent a runtime runs (the lead or a subagent): how it is set up, its settings and guard, who answers its
+/// asks, and the services of its session. The runtime holds it in an `Arc` it shares with its subagent host, which
+/// starts children from the parent's parts as they are at that moment.
+struct Agent {
+    config: RuntimeConfig,
+    guard_options: GuardOptions,
+    /// The loaded settings plus the rules the user's answers added in this session (a subagent starts from them, so
+    /// that it inherits the answers too).
+    settings: Mutex<Settings>,
+    guard: GuardHandle,
+    approver: Arc<dyn Approver>,
+    /// A subagent's parent guard: each call is decided by it too and the stricter decision wins.
+    ceiling: Option<GuardHandle>,
+    /// A subagent in `bubble` mode: its asks go to the parent's approver instead of being denied.
+    bubble: bool,
+    services: Arc<Services>,
+}
+
+/// What every agent of a session uses alike, a subagent its parent's: the hooks (so a child's calls have their
+/// audit rows and metrics beside the parent's), where large results go, the registry of cancelled runs, the metrics
+/// and the audit log (also given a row per context compaction).
+struct Services {
+    hooks: HookRegistry,
+    store: OutputStore,
+    cancel: CancelRegistry,
+    metrics: Arc<MetricsHook>,
     audit: Option<AuditLogHook>,
 }
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runtime")
-            .field("config", &self.config)
+            .field("config", &self.agent.config)
             .field("tools", &self.registry)
-            .field("hooks", &self.hooks)
+            .field("hooks", &self.agent.services.hooks)
             .finish_non_exhaustive()
     }
 }
 
 impl Runtime {
+    /// A runtime of `agent` with the tools of `registry`, no session running yet and no `subagent` tool.
+    fn new(agent: Agent, registry: ToolRegistry) -> Self {
+        Self {
+            agent: Arc::new(agent),
+            registry,
+            tokens: Mutex::default(),
+            duplicates: Mutex::default(),
+            host: None,
+            background: BgTasks::default(),
+        }
+    }
+
     /// The tools calls can reach.
     pub fn registry(&self) -> &ToolRegistry {
         &self.registry
@@ -89,27 +117,27 @@ impl Runtime {
 
     /// The hooks, in order.
     pub fn hooks(&self) -> &HookRegistry {
-        &self.hooks
+        &self.agent.services.hooks
     }
 
     /// The guard in force (it changes when an answer adds a rule).
     pub fn guard(&self) -> Arc<Guard> {
-        self.guard.current()
+        self.agent.guard.current()
     }
 
     /// The registry of cancelled runs.
     pub fn cancel_registry(&self) -> &CancelRegistry {
-        &self.cancel
+        &self.agent.services.cancel
     }
 
     /// The metrics of the calls so far.
     pub fn metrics(&self) -> MetricsSnapshot {
-        self.metrics.snapshot()
+        self.agent.services.metrics.snapshot()
     }
 
     /// Where large results are written.
     pub fn output_store(&self) -> &OutputStore {
-        &self.store
+        &self.agent.services.store
     }
 
     /// The results of finished background tasks not yet injected before a model turn.
@@ -119,7 +147,7 @@ impl Runtime {
 
     /// Cancels the run of `session_id`: Cancel tools stop at once, Block tools finish, no later call runs.
     pub fn cancel(&self, session_id: &str) {
-        self.cancel.cancel(session_id);
+        self.agent.services.cancel.cancel(session_id);
         self.token(session_id).cancel();
     }
 
@@ -133,11 +161,11 @@ impl Runtime {
     }
 
     pub(super) fn mode_name(&self) -> String {
-        self.guard.current().policy().mode().to_string()
+        self.agent.guard.current().policy().mode().to_string()
     }
 
     /// The working directory.
     pub fn cwd(&self) -> &Path {
-        &self.config.cwd
+        &self.agent.config.cwd
     }
 }

@@ -79,12 +79,12 @@ impl Runtime {
     pub async fn start_session(&self, session_id: &str) {
         let ctx = SessionContext {
             session_id: session_id.to_owned(),
-            agent_name: self.config.agent_name.clone(),
-            cwd: self.config.cwd.clone(),
+            agent_name: self.agent.config.agent_name.clone(),
+            cwd: self.agent.config.cwd.clone(),
             permission_mode: self.mode_name(),
         };
         // Session-start hooks cannot fail today; the registry keeps a `Result` for uniformity.
-        let _started = self.hooks.session_start(&ctx).await;
+        let _started = self.agent.services.hooks.session_start(&ctx).await;
     }
 
     /// Stops a session after `steps` steps: its background tasks end (Cancel tasks are cancelled, Block tasks
@@ -92,15 +92,16 @@ impl Runtime {
     /// on disk when this returns `Ok`). Results never injected stay in [`Runtime::background_queue`].
     pub async fn stop_session(&self, session_id: &str, steps: u32, reason: &str) -> Result<(), HookError> {
         self.background.stop(session_id).await;
-        let cancelled = self.cancel.is_cancelled(session_id) || self.token(session_id).is_cancelled();
+        let cancelled =
+            self.agent.services.cancel.is_cancelled(session_id) || self.token(session_id).is_cancelled();
         let ctx = SessionStopContext {
             session_id: session_id.to_owned(),
-            agent_name: self.config.agent_name.clone(),
+            agent_name: self.agent.config.agent_name.clone(),
             steps,
             reason: reason.to_owned(),
             cancelled,
         };
-        let stopped = self.hooks.session_stop(&ctx).await;
+        let stopped = self.agent.services.hooks.session_stop(&ctx).await;
         self.tokens
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -122,7 +123,7 @@ impl Runtime {
         self.start_session(session_id).await;
         let ended = self.run_loop(session_id, model).await;
         let token = self.token(session_id);
-        let cancelled = self.cancel.is_cancelled(session_id) || token.is_cancelled();
+        let cancelled = self.agent.services.cancel.is_cancelled(session_id) || token.is_cancelled();
         let count = u32::try_from(ended.steps.len()).unwrap_or(u32::MAX);
         let stop_error = self
             .stop_session(session_id, count, &ended.reason)
@@ -139,7 +140,7 @@ impl Runtime {
             limits: ended.limits,
             cancelled,
             stop_error,
-            metrics: self.metrics.snapshot(),
+            metrics: self.agent.services.metrics.snapshot(),
             background,
         }
     }
@@ -148,7 +149,7 @@ impl Runtime {
     /// parent's session).
     pub(super) async fn run_loop(&self, session_id: &str, model: &mut dyn Model) -> LoopEnd {
         let token = self.token(session_id);
-        let limits = self.config.limits;
+        let limits = self.agent.config.limits;
         let mut limiter = StepLimiter::new(&limits);
         let mut budget = TokenBudget::new(&limits);
         let mut breaker = CompactionBreaker::new(&limits);
@@ -160,14 +161,14 @@ impl Runtime {
         let mut background = Vec::new();
         let mut answer = None;
         let reason = loop {
-            if self.cancel.is_cancelled(session_id) || token.is_cancelled() {
+            if self.agent.services.cancel.is_cancelled(session_id) || token.is_cancelled() {
                 break "cancelled by the user".to_owned();
             }
             // Finished background calls reach the model as messages before its next turn, never inside a step.
             for notification in self.background.queue.take(session_id) {
                 tracing::info!(
                     session = session_id,
-                    agent = %self.config.agent_name,
+                    agent = %self.agent.config.agent_name,
                     task = %notification.task_id,
                     tool = %notification.report.call.name,
                     "a background result is injected"
@@ -225,11 +226,11 @@ impl Runtime {
                     let action = budget.record_step(reports.iter().map(|r| r.output.content.as_str()));
                     let ctx = StepContext {
                         session_id: session_id.to_owned(),
-                        agent_name: self.config.agent_name.clone(),
+                        agent_name: self.agent.config.agent_name.clone(),
                         step,
                         tool_calls: count,
                     };
-                    let _completed = self.hooks.step_complete(&ctx).await;
+                    let _completed = self.agent.services.hooks.step_complete(&ctx).await;
                     let record = StepRecord { step, calls: reports };
                     context.push_step(record.clone());
                     steps.push(record);
@@ -308,13 +309,13 @@ impl Runtime {
         let before = budget.used();
         let mut ctx = CompactContext {
             session_id: session_id.to_owned(),
-            agent_name: self.config.agent_name.clone(),
+            agent_name: self.agent.config.agent_name.clone(),
             trigger: "auto".to_owned(),
             tokens_before: before,
             tokens_after: None,
         };
-        self.hooks.pre_compact(&ctx).await;
-        let soft = self.config.limits.token_soft_limit;
+        self.agent.services.hooks.pre_compact(&ctx).await;
+        let soft = self.agent.config.limits.token_soft_limit;
         let compacted = context.compact_within(soft, KEEP_RECENT_STEPS);
         if compacted.summarised_steps > 0
             && let Some(summary) = &compacted.summary
@@ -323,7 +324,7 @@ impl Runtime {
         }
         let after = context.estimate_tokens();
         ctx.tokens_after = Some(after);
-        self.hooks.post_compact(&ctx).await;
+        self.agent.services.hooks.post_compact(&ctx).await;
         budget.compacted(after);
         let success = after <= soft;
         if success {
@@ -338,7 +339,7 @@ impl Runtime {
             compacted.summarised_steps,
             context.steps().len()
         );
-        if let Some(audit) = &self.audit {
+        if let Some(audit) = &self.agent.services.audit {
             audit
                 .record(self.compaction_row(session_id, step, success, &message, started))
                 .await;
@@ -361,7 +362,7 @@ impl Runtime {
         // The stop row's constructor gives the timestamp and the preview cut the log uses everywhere.
         let stop = SessionStopContext {
             session_id: session_id.to_owned(),
-            agent_name: self.config.agent_name.clone(),
+            agent_name: self.agent.config.agent_name.clone(),
             steps: step,
             reason: message.to_owned(),
             cancelled: false,
@@ -389,7 +390,7 @@ impl Runtime {
     ) {
         tracing::info!(
             session = session_id,
-            agent = %self.config.agent_name,
+            agent = %self.agent.config.agent_name,
             step,
             limit = kind.as_str(),
             message,

@@ -83,7 +83,7 @@ impl Runtime {
     pub async fn execute(&self, session_id: &str, step: u32, calls: Vec<ToolCall>) -> Vec<CallReport> {
         let token = self.token(session_id);
         let poller = tokio::spawn(poll_cancel(
-            self.cancel.clone(),
+            self.agent.services.cancel.clone(),
             session_id.to_owned(),
             token.clone(),
         ));
@@ -121,7 +121,7 @@ impl Runtime {
                     reports.push(report);
                 }
                 Planned::Background { mut report, .. }
-                    if token.is_cancelled() || self.cancel.is_cancelled(session_id) =>
+                    if token.is_cancelled() || self.agent.services.cancel.is_cancelled(session_id) =>
                 {
                     // Nothing starts after a cancellation, in the background neither.
                     report.output = ToolOutput::error("cancelled by the user before it started");
@@ -148,8 +148,8 @@ impl Runtime {
         }
         let context = ToolContext {
             session_id: session_id.to_owned(),
-            agent_name: self.config.agent_name.clone(),
-            silent: self.config.silent,
+            agent_name: self.agent.config.agent_name.clone(),
+            silent: self.agent.config.silent,
             cancelled: Arc::default(),
             confinement: None,
         };
@@ -164,7 +164,7 @@ impl Runtime {
                 }
                 continue;
             }
-            for ran in run_batch(batch, &context, &token, self.config.tool_timeout).await {
+            for ran in run_batch(batch, &context, &token, self.agent.config.tool_timeout).await {
                 if let Some(report) = reports.get_mut(ran.index) {
                     let (output, status) = match ran.result {
                         Ok(output) if !output.is_error => (output, CallStatus::Ok),
@@ -191,9 +191,9 @@ impl Runtime {
     /// The PostToolUse hooks and output persistence of one call.
     async fn finish(&self, session_id: &str, step: u32, report: &mut CallReport) {
         post_process(
-            &self.hooks,
-            &self.store,
-            &self.config.agent_name,
+            &self.agent.services.hooks,
+            &self.agent.services.store,
+            &self.agent.config.agent_name,
             session_id,
             step,
             report,
@@ -238,16 +238,16 @@ impl Runtime {
         let cancel = self.token(session_id).child_token();
         let ctx = ToolContext {
             session_id: session_id.to_owned(),
-            agent_name: self.config.agent_name.clone(),
-            silent: self.config.silent,
+            agent_name: self.agent.config.agent_name.clone(),
+            silent: self.agent.config.silent,
             cancelled: Arc::default(),
             confinement: inner.confinement,
         };
         let behavior = tool.interrupt_behavior();
-        let hooks = self.hooks.clone();
-        let store = self.store.clone();
+        let hooks = self.agent.services.hooks.clone();
+        let store = self.agent.services.store.clone();
         let queue = self.background.queue.clone();
-        let timeout = self.config.tool_timeout;
+        let timeout = self.agent.config.tool_timeout;
         let (id, token) = (task_id.clone(), cancel.clone());
         tracing::info!(session = session_id, task = %task_id, tool = %inner.call.name, "a background task starts");
         let handle = tokio::spawn(async move {
@@ -331,13 +331,13 @@ impl Runtime {
         let tool = self.registry.get(&call.name);
         let pre = PreToolUseContext {
             session_id: session_id.to_owned(),
-            agent_name: self.config.agent_name.clone(),
+            agent_name: self.agent.config.agent_name.clone(),
             step,
             call: call.clone(),
-            cwd: self.config.cwd.clone(),
+            cwd: self.agent.config.cwd.clone(),
             permission_mode: self.mode_name(),
         };
-        let outcome = self.hooks.run_pre_tool_use(&pre).await;
+        let outcome = self.agent.services.hooks.run_pre_tool_use(&pre).await;
         let call = ToolCall {
             args: outcome.args.clone(),
             ..call
@@ -411,7 +411,7 @@ impl Runtime {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .entry(session_id.to_owned())
-            .or_insert_with(|| DuplicateDetector::new(&self.config.limits))
+            .or_insert_with(|| DuplicateDetector::new(&self.agent.config.limits))
             .check_step(
                 step,
                 names
@@ -438,13 +438,13 @@ impl Runtime {
         ) {
             return self.decide_with(call, hooks, checks);
         }
-        let own = self.guard.current();
-        let ceiling = self.ceiling.as_ref().map(GuardHandle::current);
+        let own = self.agent.guard.current();
+        let ceiling = self.agent.ceiling.as_ref().map(GuardHandle::current);
         let (job_call, job_hooks, job_checks) = (call.clone(), hooks.clone(), checks.to_vec());
         let task = tokio::task::spawn_blocking(move || {
             stricter_decision(&own, ceiling.as_deref(), &job_call, &job_hooks, &job_checks)
         });
-        let limit = self.config.decision_limit;
+        let limit = self.agent.config.decision_limit;
         match tokio::time::timeout(limit, task).await {
             Ok(Ok(decided)) => decided,
             Ok(Err(_)) | Err(_) => {
@@ -474,8 +474,14 @@ impl Runtime {
     /// The guard's decision of `call`; in a subagent, the stricter of its own and its parent's (a child may do
     /// nothing its parent may not).
     fn decide_with(&self, call: &ToolCall, hooks: &HookOutcome, checks: &[PermissionCheck]) -> Decided {
-        let ceiling = self.ceiling.as_ref().map(GuardHandle::current);
-        stricter_decision(&self.guard.current(), ceiling.as_deref(), call, hooks, checks)
+        let ceiling = self.agent.ceiling.as_ref().map(GuardHandle::current);
+        stricter_decision(
+            &self.agent.guard.current(),
+            ceiling.as_deref(),
+            call,
+            hooks,
+            checks,
+        )
     }
 
     /// What the permission pipeline decides for a call of `tool` with `args` before anyone answers an ask: the
@@ -499,7 +505,7 @@ impl Runtime {
         let decided = self.decide_with(&call, &HookOutcome::default(), &checks);
         let verdict = decided.verdict().clone();
         match verdict.decision {
-            Decision::Ask if self.config.silent && !self.bubble => {
+            Decision::Ask if self.agent.config.silent && !self.agent.bubble => {
                 no_prompt(&verdict, "no user to ask in a silent context")
             }
             Decision::Allow | Decision::Ask | Decision::Deny => verdict,
