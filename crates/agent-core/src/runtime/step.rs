@@ -23,43 +23,6 @@ use crate::guard_handle::GuardHandle;
 use crate::persist::OutputStore;
 use crate::telemetry::{self, DecisionSource};
 
-/// The decision of `own`, or of `ceiling` (the parent's guard of a subagent) when that one is stricter.
-fn stricter_decision(
-    own: &Guard,
-    ceiling: Option<&Guard>,
-    call: &ToolCall,
-    hooks: &HookOutcome,
-    checks: &[PermissionCheck],
-) -> Decided {
-    let mine = own.decide_with(&call.name, &call.args, hooks, checks);
-    match ceiling {
-        Some(parent) => {
-            let theirs = parent.decide_with(&call.name, &call.args, hooks, checks);
-            let confinement = narrower(mine.confinement, theirs.confinement);
-            let mut chosen = if theirs.verdict().decision > mine.verdict().decision {
-                theirs
-            } else {
-                mine
-            };
-            chosen.confinement = confinement;
-            chosen
-        }
-        None => mine,
-    }
-}
-
-/// The narrower of two confinements: a child runs with no more power than its parent's decision gives, nor
-/// than its own.
-fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinement> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(Confinement {
-            profile: a.profile.min(b.profile),
-            network: a.network && b.network,
-        }),
-        (one, None) | (None, one) => one,
-    }
-}
-
 /// A call after the permission pipeline: denied (with its report but for the output hooks) or cleared to run.
 enum Planned {
     Denied(CallReport),
@@ -290,42 +253,7 @@ impl Runtime {
         );
         task_id
     }
-}
 
-/// The PostToolUse hooks (the audit row) and output persistence of one call.
-async fn post_process(
-    hooks: &HookRegistry,
-    store: &OutputStore,
-    agent_name: &str,
-    session_id: &str,
-    step: u32,
-    report: &mut CallReport,
-) {
-    let ctx = PostToolUseContext {
-        session_id: session_id.to_owned(),
-        agent_name: agent_name.to_owned(),
-        step,
-        call: report.call.clone(),
-        output: report.output.clone(),
-        status: report.status,
-        verdict: report.verdict.clone(),
-        elapsed: report.elapsed(),
-    };
-    let content = hooks.run_post_tool_use(&ctx).await;
-    match store.persist(&report.call.id, &content) {
-        Ok(Some(persisted)) => {
-            report.output.content = persisted.stub;
-            report.persisted = Some(persisted.path);
-        }
-        Ok(None) => report.output.content = content,
-        Err(error) => {
-            tracing::warn!(call = %report.call.id, %error, "a large result could not be persisted; kept inline");
-            report.output.content = content;
-        }
-    }
-}
-
-impl Runtime {
     /// The permission pipeline of one call: hooks, the guard, the approver.
     async fn plan(&self, session_id: &str, step: u32, call: ToolCall) -> Planned {
         let tool = self.registry.get(&call.name);
@@ -510,6 +438,76 @@ impl Runtime {
             }
             Decision::Allow | Decision::Ask | Decision::Deny => verdict,
         }
+    }
+}
+
+/// The PostToolUse hooks (the audit row) and output persistence of one call.
+async fn post_process(
+    hooks: &HookRegistry,
+    store: &OutputStore,
+    agent_name: &str,
+    session_id: &str,
+    step: u32,
+    report: &mut CallReport,
+) {
+    let ctx = PostToolUseContext {
+        session_id: session_id.to_owned(),
+        agent_name: agent_name.to_owned(),
+        step,
+        call: report.call.clone(),
+        output: report.output.clone(),
+        status: report.status,
+        verdict: report.verdict.clone(),
+        elapsed: report.elapsed(),
+    };
+    let content = hooks.run_post_tool_use(&ctx).await;
+    match store.persist(&report.call.id, &content) {
+        Ok(Some(persisted)) => {
+            report.output.content = persisted.stub;
+            report.persisted = Some(persisted.path);
+        }
+        Ok(None) => report.output.content = content,
+        Err(error) => {
+            tracing::warn!(call = %report.call.id, %error, "a large result could not be persisted; kept inline");
+            report.output.content = content;
+        }
+    }
+}
+
+/// The decision of `own`, or of `ceiling` (the parent's guard of a subagent) when that one is stricter.
+fn stricter_decision(
+    own: &Guard,
+    ceiling: Option<&Guard>,
+    call: &ToolCall,
+    hooks: &HookOutcome,
+    checks: &[PermissionCheck],
+) -> Decided {
+    let mine = own.decide_with(&call.name, &call.args, hooks, checks);
+    match ceiling {
+        Some(parent) => {
+            let theirs = parent.decide_with(&call.name, &call.args, hooks, checks);
+            let confinement = narrower(mine.confinement, theirs.confinement);
+            let mut chosen = if theirs.verdict().decision > mine.verdict().decision {
+                theirs
+            } else {
+                mine
+            };
+            chosen.confinement = confinement;
+            chosen
+        }
+        None => mine,
+    }
+}
+
+/// The narrower of two confinements: a child runs with no more power than its parent's decision gives, nor
+/// than its own.
+fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinement> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Confinement {
+            profile: a.profile.min(b.profile),
+            network: a.network && b.network,
+        }),
+        (one, None) | (None, one) => one,
     }
 }
 
