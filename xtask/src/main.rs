@@ -22,7 +22,7 @@ fn main() -> Result<()> {
             eprintln!(
                 "  ci          fmt, clippy, tests, docs, layering, cargo-deny, postgres, fuzz smoke, benches"
             );
-            eprintln!("  layering    check that no crate depends on a higher layer");
+            eprintln!("  layering    check the crate graph edge by edge against docs/ARCHITECTURE.md");
             eprintln!("  deny        cargo deny check (licenses, bans, sources)");
             eprintln!("  fuzz-smoke  build every fuzz target and run each for a few seconds");
             bail!("unknown or missing subcommand")

@@ -24,8 +24,6 @@
 //! ```
 
 mod approval;
-mod background;
-mod compaction;
 mod config;
 mod confine;
 mod error;
@@ -51,14 +49,14 @@ pub use approval::{
     ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, HeadlessApprover,
     PendingApproval, TerminalApprover, local_settings_file, save_allow_rules, suggest_rules,
 };
-pub use background::{BgNotification, BgNotificationQueue, BgTaskRunTool};
 pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};
 pub use registry::ToolRegistry;
 pub use runtime::{
-    COMPACTION_TOOL_NAME, CallReport, ChildModels, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS,
-    DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT, LimitEvent, LimitKind, Model, ModelFuture, ModelTurn, Runtime,
-    RuntimeBuilder, RuntimeConfig, SessionReport, StepRecord, tool_timeout_from_env,
+    BgNotification, BgNotificationQueue, BgTaskRunTool, COMPACTION_TOOL_NAME, CallReport, ChildModels,
+    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT, LimitEvent,
+    LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeBuilder, RuntimeConfig, SessionReport,
+    StepRecord, SubagentTool, tool_timeout_from_env,
 };
 pub use runtime_error::RuntimeError;
 pub use scenario::{
@@ -68,5 +66,5 @@ pub use scenario::{
 pub use telemetry::DecisionSource;
 pub use tools::{
     AskUserTool, BashLimits, FileEditTool, FileWriteTool, GlobFilesTool, GrepFilesTool, ReadFileTool,
-    RunBashTool, SubagentTool, builtin_tools,
+    RunBashTool, builtin_tools,
 };

@@ -31,7 +31,14 @@ fn fake_program(dir: &Path) -> PathBuf {
 }
 
 fn arrives(program: &Path, line: &str, root: &str) -> String {
-    let input = sandboxed_input(&json!({"command": line}), program, Confinement::READ_ONLY, root, &[]).unwrap();
+    let input = sandboxed_input(
+        &json!({"command": line}),
+        program,
+        Confinement::READ_ONLY,
+        root,
+        &[],
+    )
+    .unwrap();
     let wrapped = input["command"].as_str().unwrap();
     let output = Command::new("bash").arg("-c").arg(wrapped).output().unwrap();
     assert!(output.status.success(), "{wrapped}: {output:?}");

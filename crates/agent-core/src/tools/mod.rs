@@ -6,7 +6,6 @@ mod edit;
 mod glob;
 mod grep;
 mod read;
-mod subagent;
 mod walk;
 mod write;
 
@@ -22,8 +21,6 @@ pub use edit::FileEditTool;
 pub use glob::GlobFilesTool;
 pub use grep::GrepFilesTool;
 pub use read::ReadFileTool;
-pub use subagent::SubagentTool;
-pub(crate) use subagent::plan_subagent;
 pub use write::FileWriteTool;
 
 use crate::approval::Approver;

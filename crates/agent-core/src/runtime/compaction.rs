@@ -3,11 +3,10 @@
 use agent_hooks::CallStatus;
 use agent_runtime_limits::estimate_tokens;
 
-use crate::background::BgNotification;
-use crate::runtime::{CallReport, StepRecord};
+use super::report::{BgNotification, CallReport, StepRecord};
 
 /// The most recent steps a compaction keeps whole (with every call and its result).
-pub(crate) const KEEP_RECENT_STEPS: usize = 2;
+pub(super) const KEEP_RECENT_STEPS: usize = 2;
 /// The summary keeps at most this many lines (the most recent); older ones are counted as omitted, so that the
 /// summary of a long session stays far below the soft limit.
 const MAX_SUMMARY_LINES: usize = 40;
@@ -19,7 +18,7 @@ const PREVIEW_CHARS: usize = 160;
 /// What the model is shown of a session: the summary of the steps compacted away, then the steps kept whole, with
 /// the background results injected between them. The session report keeps every step; only this shrinks.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Context {
+pub(super) struct Context {
     summary: Option<Summary>,
     steps: Vec<StepRecord>,
     /// Background results shown to the model, each with the number of kept steps before it.
@@ -38,37 +37,37 @@ struct Summary {
 
 /// What one compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Compacted {
+pub(super) struct Compacted {
     /// Steps replaced by the summary in this compaction.
-    pub(crate) summarised_steps: usize,
+    pub(super) summarised_steps: usize,
     /// The summary now heading the context (`None` when nothing was ever compacted).
-    pub(crate) summary: Option<String>,
+    pub(super) summary: Option<String>,
 }
 
 impl Context {
     /// The steps the model is shown whole.
-    pub(crate) fn steps(&self) -> &[StepRecord] {
+    pub(super) fn steps(&self) -> &[StepRecord] {
         &self.steps
     }
 
     /// Adds a step after the model's turn.
-    pub(crate) fn push_step(&mut self, step: StepRecord) {
+    pub(super) fn push_step(&mut self, step: StepRecord) {
         self.steps.push(step);
     }
 
     /// Adds a background result injected before the next turn.
-    pub(crate) fn push_notice(&mut self, notification: BgNotification) {
+    pub(super) fn push_notice(&mut self, notification: BgNotification) {
         self.notices.push((self.steps.len(), notification));
     }
 
     /// The summary text, when steps were compacted.
-    pub(crate) fn summary(&self) -> Option<String> {
+    pub(super) fn summary(&self) -> Option<String> {
         self.summary.as_ref().map(Summary::text)
     }
 
     /// The estimated tokens of what the model is shown, counted as the token budget counts them: the summary, each
     /// call's arguments and result, each background result.
-    pub(crate) fn estimate_tokens(&self) -> u64 {
+    pub(super) fn estimate_tokens(&self) -> u64 {
         let summary = self.summary().map_or(0, |text| estimate_tokens(&text));
         let calls = self
             .steps
@@ -89,7 +88,7 @@ impl Context {
     /// kept result always has its call beside it, and every summarised call keeps its id, tool and a preview of its
     /// result (a background start keeps its task id, so the later result still names a call the model saw).
     /// Deterministic; compacting again with nothing older than `keep_recent` steps changes nothing.
-    pub(crate) fn compact(&mut self, keep_recent: usize) -> Compacted {
+    pub(super) fn compact(&mut self, keep_recent: usize) -> Compacted {
         let dropped = self.steps.len().saturating_sub(keep_recent);
         if dropped == 0 {
             return Compacted {
@@ -139,7 +138,7 @@ impl Context {
     /// the session, where its summary line (a preview, and the file a large result was written to) lets the model
     /// go on. The most recent steps go last, and only when summarising them makes the context smaller (a summary
     /// line of a short result can be longer than the result).
-    pub(crate) fn compact_within(&mut self, limit: u64, keep_recent: usize) -> Compacted {
+    pub(super) fn compact_within(&mut self, limit: u64, keep_recent: usize) -> Compacted {
         let mut compacted = self.compact(keep_recent);
         for keep in (0..keep_recent).rev() {
             let estimate = self.estimate_tokens();

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::CallReport;
+use super::report::BgNotification;
 
 /// The `bg_task_run` tool: runs another tool in the background. The runtime handles its calls itself: the inner
 /// call goes through the whole permission pipeline before it starts (a denied inner call is a denied
@@ -83,32 +83,6 @@ impl Tool for BgTaskRunTool {
     }
 }
 
-/// A finished background call, waiting to be shown to the model.
-#[derive(Debug, Clone)]
-pub struct BgNotification {
-    /// The session that started it.
-    pub session_id: String,
-    /// The id `bg_task_run` returned (`bg-1`, ...).
-    pub task_id: String,
-    /// The inner call as it was decided and ran (after the PostToolUse hooks and persistence).
-    pub report: CallReport,
-}
-
-impl BgNotification {
-    /// The user message injected before the next model turn.
-    pub fn message(&self) -> String {
-        let outcome = if self.report.output.is_error {
-            "failed"
-        } else {
-            "finished"
-        };
-        format!(
-            "[background task {} `{}` {outcome}]\n{}",
-            self.task_id, self.report.call.name, self.report.output.content
-        )
-    }
-}
-
 /// The results of finished background tasks, until the runtime injects them before a model turn. Background
 /// tasks only push here; they never touch the agent's messages. Cloning shares the queue.
 #[derive(Debug, Clone, Default)]
@@ -148,24 +122,24 @@ impl BgNotificationQueue {
 }
 
 /// One running background task.
-pub(crate) struct BgTask {
-    pub(crate) task_id: String,
-    pub(crate) behavior: InterruptBehavior,
-    pub(crate) cancel: CancellationToken,
-    pub(crate) handle: JoinHandle<()>,
+pub(super) struct BgTask {
+    pub(super) task_id: String,
+    pub(super) behavior: InterruptBehavior,
+    pub(super) cancel: CancellationToken,
+    pub(super) handle: JoinHandle<()>,
 }
 
 /// The background tasks of a runtime, by session, and their queue.
 #[derive(Default)]
-pub(crate) struct BgTasks {
+pub(super) struct BgTasks {
     next: AtomicU64,
     running: Mutex<HashMap<String, Vec<BgTask>>>,
-    pub(crate) queue: BgNotificationQueue,
+    pub(super) queue: BgNotificationQueue,
 }
 
 impl BgTasks {
     /// A fresh task id.
-    pub(crate) fn next_id(&self) -> String {
+    pub(super) fn next_id(&self) -> String {
         format!(
             "bg-{}",
             self.next.fetch_add(1, Ordering::Relaxed).saturating_add(1)
@@ -173,7 +147,7 @@ impl BgTasks {
     }
 
     /// Keeps `task` until its session stops.
-    pub(crate) fn add(&self, session_id: &str, task: BgTask) {
+    pub(super) fn add(&self, session_id: &str, task: BgTask) {
         self.running
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -185,7 +159,7 @@ impl BgTasks {
     /// Ends the tasks of `session_id` by their interrupt behaviour: Cancel tasks are cancelled, Block tasks run to
     /// their end (a side effect is never left half done); returns when every one has finished and written its
     /// result (and audit row).
-    pub(crate) async fn stop(&self, session_id: &str) {
+    pub(super) async fn stop(&self, session_id: &str) {
         let tasks = self
             .running
             .lock()
@@ -209,6 +183,7 @@ impl BgTasks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::report::CallReport;
     use crate::telemetry::DecisionSource;
     use agent_hooks::CallStatus;
     use agent_tool_traits::{Decision, Layer, Provenance, ToolCall, ToolOutput, Verdict};
