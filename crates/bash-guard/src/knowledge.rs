@@ -1,6 +1,7 @@
 //! The command knowledge table: what each known command is, which options make it write or run code.
 //!
-//! Everything bash-guard knows about individual commands is data in this file; `classify.rs` only interprets it.
+//! Everything bash-guard knows about individual commands is data in this file; `classify/` only interprets it and
+//! `options.rs` reads every command's options with the [`Syntax`] given here.
 //! Option names follow getopt: `-x` is a short option (it may be clustered, `-rf`), `--xyz` a long one (it may be
 //! written `--xyz=value` and, because getopt_long and git accept unique abbreviations, a prefix of a dangerous long
 //! option counts as that option).
@@ -36,7 +37,7 @@ pub(crate) enum Kind {
     Editor,
     /// An interactive program (a pager can run commands, a terminal multiplexer runs shells).
     Interactive,
-    /// Needs a rule of its own in `classify.rs`.
+    /// Needs a rule of its own in `classify/`.
     Special(Special),
 }
 
@@ -120,6 +121,69 @@ pub(crate) struct Flags {
     /// Reads every file below a directory operand whatever its options (`rg`, `diff DIR DIR`), or below the
     /// working directory without one (`rg PATTERN`).
     pub(crate) recursive: Recursion,
+}
+
+/// How a command's words are read as options, for the one option reader (`options.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Syntax {
+    /// Options that take a value: the next word, the rest of a short cluster, or `=value` of a long option.
+    pub(crate) values: &'static [&'static str],
+    /// Options whose value can only be attached (`sed -i[SUFFIX]`, `--in-place[=SUFFIX]`).
+    pub(crate) optional: &'static [&'static str],
+    /// Options that take the next two words (`jq --arg NAME VALUE`, `find -fprintf FILE FORMAT`).
+    pub(crate) pairs: &'static [&'static str],
+    /// The other options the command knows (where an unknown option matters, and so that an option written in
+    /// full is not read as an abbreviation of a longer one).
+    pub(crate) flags: &'static [&'static str],
+    /// Options with an effect; an option listed here that takes a value must also be in `values`.
+    pub(crate) effects: &'static [(&'static str, Effect)],
+    /// Options end at the first operand (POSIX getopt, builtins, wrappers) instead of anywhere before `--`.
+    pub(crate) posix: bool,
+    /// `+x` is an option too (`set +o`, `declare +i`, `bash +O`).
+    pub(crate) plus: bool,
+    /// Options are whole words with one dash (`find -name`, `kill -9`): no clusters, no abbreviations.
+    pub(crate) single_dash: bool,
+    /// `-N` is an option (`nice -5`).
+    pub(crate) numeric: bool,
+}
+
+/// GNU getopt_long: options anywhere before `--`.
+pub(crate) const GNU: Syntax = Syntax {
+    values: &[],
+    optional: &[],
+    pairs: &[],
+    flags: &[],
+    effects: &[],
+    posix: false,
+    plus: false,
+    single_dash: false,
+    numeric: false,
+};
+
+/// POSIX getopt: options before the first operand.
+pub(crate) const POSIX: Syntax = Syntax { posix: true, ..GNU };
+
+impl Flags {
+    /// The syntax of a command read with this table.
+    pub(crate) const fn syntax(&self) -> Syntax {
+        Syntax {
+            values: self.values,
+            effects: self.effects,
+            ..GNU
+        }
+    }
+}
+
+impl Wrapper {
+    /// The syntax of the wrapper's own options, before the command it runs.
+    pub(crate) const fn syntax(&self) -> Syntax {
+        Syntax {
+            values: self.values,
+            flags: self.flags,
+            numeric: self.numeric_flags,
+            ..POSIX
+        }
+    }
 }
 
 /// How a command reads below the directories it is given.
@@ -390,7 +454,15 @@ static SET: Flags = flags(&["-o"], &[], Operands::Data);
 #[rustfmt::skip]
 static PRINTF: Flags = open(&["-v"], Operands::Data);
 #[rustfmt::skip]
-static READ: Flags = open(&["-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"], Operands::Data);
+static READ: Flags = open(READ_VALUES, Operands::Data);
+/// `read`'s options with a value.
+#[rustfmt::skip]
+static READ_VALUES: &[&str] = &["-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"];
+/// `mapfile`'s (and `readarray`'s) options with a value; `-C` is code it evaluates.
+#[rustfmt::skip]
+static MAPFILE_VALUES: &[&str] = &["-d", "-n", "-O", "-s", "-u", "-C", "-c"];
+#[rustfmt::skip]
+static MAPFILE: Flags = open(MAPFILE_VALUES, Operands::Data);
 #[rustfmt::skip]
 static LS: Flags = open(
     &[
@@ -666,12 +738,13 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "locale", "tty", "cal", "expr", "yes", "sleep", "numfmt", "factor", "getconf", "lscpu",
             "lsb_release", "users", "who", "w", "logname", "env_info", "cd", "pushd", "popd", "dirs", "unset",
             "shift", "exit", "return", "break", "continue", ":", "wait", "jobs", "getopts", "times", "caller",
-            "mapfile", "readarray", "help", "tput", "clear", "pgrep", "pidof"
+            "help", "tput", "clear", "pgrep", "pidof"
         ],
         Kind::ReadOnly(&DATA),
     ),
     (&["printf"], Kind::ReadOnly(&PRINTF)),
     (&["read"], Kind::ReadOnly(&READ)),
+    (&["mapfile", "readarray"], Kind::ReadOnly(&MAPFILE)),
     (&["hash"], Kind::ReadOnly(&HASH)),
     (&["set"], Kind::ReadOnly(&SET)),
     (&["git"], Kind::Special(Special::Git)),
@@ -903,10 +976,6 @@ pub(crate) static NUMERIC_OUTPUT: &[(&str, &[&str], usize)] = &[
     ("id", &["-u", "-g", "-r"], 0),
     ("seq", &[], 3),
 ];
-
-/// Commands that set the variables named by their operands from input or to nothing (`read x`, `unset x`).
-pub(crate) static SETS_NAMED_VARIABLES: &[&str] =
-    &["read", "mapfile", "readarray", "getopts", "unset", "printf"];
 
 /// Commands that declare variables and may give them attributes (`declare -i`).
 pub(crate) static DECLARES_VARIABLES: &[&str] = &["declare", "typeset", "local", "export", "readonly"];
@@ -1145,38 +1214,15 @@ pub(crate) static GIT_CONFIG_WRITE: &[&str] = &[
 #[rustfmt::skip]
 pub(crate) static GIT_CONFIG_READ_SUBS: &[&str] = &["get", "list"];
 
-/// awk options.
-#[rustfmt::skip]
-pub(crate) static AWK_VALUES: &[&str] = &[
-    "-F", "-v", "-f", "-e", "-E", "-i", "-l", "--field-separator", "--assign", "--file", "--source", "--exec",
-    "--include", "--load"
-];
-
-/// gawk's long options without the dashes, those with an effect first: an ambiguous abbreviation (`--f`) is read
-/// as the first one it could stand for.
-#[rustfmt::skip]
-pub(crate) static AWK_LONG: &[&str] = &[
-    "file", "exec", "include", "load", "source", "dump-variables", "pretty-print", "profile", "debug",
-    "field-separator", "assign", "characters-as-bytes", "traditional", "copyright", "gen-pot", "help", "lint",
-    "no-optimize", "optimize", "posix", "re-interval", "sandbox", "use-lc-numeric", "version", "bignum", "csv",
-    "non-decimal-data", "persist", "lint-old"
-];
-
-/// find primaries that take one value; `-fprintf` takes two.
+/// find primaries that take one value (`-fprintf` takes two).
 #[rustfmt::skip]
 pub(crate) static FIND_VALUES: &[&str] = &[
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
     "-size", "-perm", "-user", "-group", "-uid", "-gid", "-mtime", "-mmin", "-atime", "-amin", "-ctime",
     "-cmin", "-newer", "-anewer", "-cnewer", "-samefile", "-links", "-inum", "-maxdepth", "-mindepth",
-    "-fstype", "-context", "-used", "-printf", "-regextype", "-lname", "-ilname", "-files0-from"
+    "-fstype", "-context", "-used", "-printf", "-regextype", "-lname", "-ilname", "-files0-from", "-fprint",
+    "-fprint0", "-fls"
 ];
-/// jq options with two values (`--arg NAME VALUE`); for the last two the second value is a file read.
-#[rustfmt::skip]
-pub(crate) static JQ_PAIRS: &[&str] = &["--arg", "--argjson", "--slurpfile", "--rawfile"];
-/// jq options with one value.
-#[rustfmt::skip]
-pub(crate) static JQ_VALUES: &[&str] = &["--indent", "-L", "--library-path"];
-
 /// find primaries with a value that select nothing by themselves.
 #[rustfmt::skip]
 pub(crate) static FIND_UNFILTERED: &[&str] = &["-maxdepth", "-mindepth", "-regextype", "-files0-from", "-printf"];
@@ -1208,3 +1254,203 @@ pub(crate) static SYSTEMCTL_READS: &[&str] = &[
 /// Options that only print the version or help of a program, run nothing else.
 #[rustfmt::skip]
 pub(crate) static VERSION_FLAGS: &[&str] = &["--version", "--help"];
+
+/// sed: scripts with `-e`, files of script with `-f`, in-place editing with an optional attached suffix (`-i.bak`;
+/// the BSD and macOS `-I` edits in place too).
+#[rustfmt::skip]
+pub(crate) static SED: Syntax = Syntax {
+    values: &["-e", "-f", "-l", "--expression", "--file", "--line-length"],
+    optional: &["-i", "-I", "--in-place"],
+    flags: &[
+        "-n", "-E", "-r", "-s", "-u", "-z", "--quiet", "--silent", "--debug", "--posix", "--regexp-extended",
+        "--separate", "--sandbox", "--unbuffered", "--null-data", "--zero-terminated", "--follow-symlinks",
+        "--help", "--version"
+    ],
+    ..GNU
+};
+
+/// awk (gawk, mawk, busybox): `-W NAME[=VALUE]` spells `--NAME[=VALUE]`.
+#[rustfmt::skip]
+pub(crate) static AWK: Syntax = Syntax {
+    values: &[
+        "-F", "-v", "-f", "-e", "-E", "-i", "-l", "-W", "--field-separator", "--assign", "--file", "--source",
+        "--exec", "--include", "--load"
+    ],
+    optional: &[
+        "-d", "-D", "-o", "-p", "-L", "--dump-variables", "--debug", "--pretty-print", "--profile", "--lint"
+    ],
+    flags: &[
+        "-b", "-c", "-C", "-g", "-h", "-M", "-n", "-N", "-O", "-P", "-r", "-s", "-S", "-t", "-V",
+        "--characters-as-bytes", "--traditional", "--copyright", "--gen-pot", "--help", "--no-optimize",
+        "--optimize", "--posix", "--re-interval", "--sandbox", "--use-lc-numeric", "--version", "--bignum",
+        "--csv", "--non-decimal-data", "--persist", "--lint-old"
+    ],
+    // gawk and mawk stop at the program text, busybox's awk does not: an option after it is read as one.
+    ..GNU
+};
+
+/// jq: `--arg NAME VALUE` and its kin take two words (for `--slurpfile` and `--rawfile` the second is a file
+/// read); jq takes no abbreviations, so an abbreviation here only ever makes a reading stricter.
+#[rustfmt::skip]
+pub(crate) static JQ: Syntax = Syntax {
+    values: &["-f", "--from-file", "--indent", "-L", "--library-path"],
+    pairs: &["--arg", "--argjson", "--slurpfile", "--rawfile"],
+    flags: &[
+        "-n", "-r", "-j", "-a", "-s", "-c", "-C", "-M", "-S", "-e", "-R", "-h", "-V", "--null-input",
+        "--raw-input", "--slurp", "--compact-output", "--tab", "--color-output", "--monochrome-output",
+        "--ascii-output", "--unbuffered", "--sort-keys", "--raw-output", "--raw-output0", "--join-output",
+        "--exit-status", "--seq", "--stream", "--stream-errors", "--args", "--jsonargs", "--help", "--version"
+    ],
+    ..GNU
+};
+
+/// find's options before its starting points.
+#[rustfmt::skip]
+pub(crate) static FIND_START: Syntax = Syntax {
+    values: &["-D"],
+    flags: &["-H", "-L", "-P"],
+    posix: true,
+    single_dash: true,
+    ..GNU
+};
+
+/// find's expression: primaries are whole words; `-fprintf` takes a file and a format.
+#[rustfmt::skip]
+pub(crate) static FIND_EXPRESSION: Syntax = Syntax {
+    values: FIND_VALUES,
+    pairs: &["-fprintf"],
+    single_dash: true,
+    ..GNU
+};
+
+/// `mktemp [-d] [-u] [-q] [-p DIR|--tmpdir[=DIR]|-t] [--suffix=SUFF] [TEMPLATE]`.
+#[rustfmt::skip]
+pub(crate) static MKTEMP: Syntax = Syntax {
+    values: &["-p", "--suffix"],
+    optional: &["--tmpdir"],
+    flags: &["-d", "-u", "-q", "-t", "--directory", "--dry-run", "--quiet", "--help", "--version"],
+    ..GNU
+};
+
+/// `kill [-s SIG | -n NUM | -SIG] PID…` and `kill -l`: the first option-like word is the signal, after it every
+/// word is a process (`kill -9 -1`).
+#[rustfmt::skip]
+pub(crate) static KILL: Syntax = Syntax {
+    values: &["-s", "-n"],
+    flags: &["-l", "-L", "--list", "--table"],
+    posix: true,
+    single_dash: true,
+    ..GNU
+};
+
+/// The options of a shell (`bash -euo pipefail -c CODE`, `sh +x script`); `--rcfile`/`--init-file` name a
+/// start-up file it runs.
+#[rustfmt::skip]
+pub(crate) static SHELL: Syntax = Syntax {
+    values: &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"],
+    flags: &[
+        "-c", "-i", "-l", "-r", "-s", "-D", "-e", "-u", "-x", "-v", "-n", "-f", "-h", "-m", "-p", "-a", "-b",
+        "-k", "-t", "-B", "-C", "-E", "-H", "-P", "-T", "--login", "--noediting", "--noprofile", "--norc",
+        "--posix", "--restricted", "--verbose", "--version", "--help", "--debugger", "--dump-po-strings",
+        "--dump-strings", "--pretty-print"
+    ],
+    posix: true,
+    plus: true,
+    ..GNU
+};
+
+/// `rm` and `unlink`: `--interactive[=WHEN]` takes its value attached only.
+#[rustfmt::skip]
+pub(crate) static RM: Syntax = Syntax {
+    optional: &["--interactive"],
+    flags: &[
+        "-r", "-R", "-f", "-i", "-I", "-d", "-v", "--recursive", "--force", "--dir", "--verbose",
+        "--no-preserve-root", "--preserve-root", "--one-file-system", "--help", "--version"
+    ],
+    ..GNU
+};
+
+/// Options of `rm` that remove recursively or without asking.
+#[rustfmt::skip]
+pub(crate) static RM_FORCED: &[&str] = &["-r", "-R", "-f", "--recursive", "--force", "--no-preserve-root"];
+
+/// `chmod`, `chown`, `chgrp`.
+#[rustfmt::skip]
+pub(crate) static CHMOD: Syntax = Syntax {
+    values: &["--from"],
+    flags: &[
+        "-R", "-c", "-f", "-v", "-h", "-H", "-L", "-P", "--recursive", "--changes", "--silent", "--quiet",
+        "--verbose", "--no-dereference", "--dereference", "--preserve-root", "--no-preserve-root", "--help",
+        "--version"
+    ],
+    ..GNU
+};
+
+/// Git's own options before the sub-command.
+#[rustfmt::skip]
+pub(crate) static GIT_GLOBAL: Syntax = Syntax {
+    values: GIT_GLOBAL_VALUES,
+    flags: GIT_GLOBAL_FLAGS,
+    effects: GIT_GLOBAL_EFFECTS,
+    posix: true,
+    ..GNU
+};
+
+/// The options of a git sub-command.
+#[rustfmt::skip]
+pub(crate) static GIT_SUB: Syntax = Syntax {
+    values: GIT_VALUES,
+    effects: GIT_EFFECTS,
+    ..GNU
+};
+
+/// `declare`, `typeset`, `local`, `export`, `readonly`: attribute options, `+x` removes one.
+#[rustfmt::skip]
+pub(crate) static DECLARE: Syntax = Syntax {
+    flags: &[
+        "-a", "-A", "-f", "-F", "-g", "-i", "-I", "-l", "-n", "-r", "-t", "-u", "-x", "-p", "+a", "+A", "+f",
+        "+F", "+g", "+i", "+I", "+l", "+n", "+r", "+t", "+u", "+x"
+    ],
+    posix: true,
+    plus: true,
+    ..GNU
+};
+
+/// `trap [-lpP] [[CODE] SIGNAL…]`.
+#[rustfmt::skip]
+pub(crate) static TRAP: Syntax = Syntax {
+    flags: &["-l", "-p", "-P"],
+    posix: true,
+    ..GNU
+};
+
+/// `rsync`: `-e`/`--rsh` name the remote shell program.
+#[rustfmt::skip]
+pub(crate) static RSYNC: Syntax = Syntax {
+    values: &["-e", "--rsh"],
+    ..GNU
+};
+
+/// `systemctl`'s options with a value, so that the verb is found after them.
+#[rustfmt::skip]
+pub(crate) static SYSTEMCTL: Syntax = Syntax {
+    values: &[
+        "-t", "-p", "-H", "-M", "-n", "-o", "-s", "--type", "--property", "--host", "--machine", "--lines",
+        "--output", "--signal", "--state", "--root", "--kill-whom", "--kill-value", "--job-mode", "--what",
+        "--timestamp", "--boot-loader-entry", "--boot-loader-menu", "--reboot-argument", "--image", "--drop-in",
+        "--when", "--message", "--preset-mode", "--check-inhibitors"
+    ],
+    ..GNU
+};
+
+/// Builtins that set the variables named by their operands (and by the options listed with them): their
+/// syntax, and the options whose value names a variable (`read -a NAME`, `printf -v NAME`).
+#[rustfmt::skip]
+pub(crate) static NAMES_VARIABLES: &[(&str, Syntax, &[&str])] = &[
+    ("read", Syntax { values: READ_VALUES, posix: true, ..GNU }, &["-a"]),
+    ("mapfile", Syntax { values: MAPFILE_VALUES, posix: true, ..GNU }, &[]),
+    ("readarray", Syntax { values: MAPFILE_VALUES, posix: true, ..GNU }, &[]),
+    ("getopts", POSIX, &[]),
+    ("unset", POSIX, &[]),
+    ("printf", Syntax { values: &["-v"], posix: true, ..GNU }, &["-v"]),
+];

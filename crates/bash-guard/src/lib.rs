@@ -53,6 +53,7 @@ mod classify;
 mod config;
 mod error;
 mod knowledge;
+mod options;
 mod parse;
 mod prescan;
 mod scripts;
