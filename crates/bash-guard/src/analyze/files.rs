@@ -3,6 +3,7 @@
 use agent_tool_traits::Decision;
 
 use crate::analysis::{AccessVia, FileAccess, LocationKind};
+use crate::classify::{Classified, Found};
 use crate::knowledge;
 use crate::parse::{RedirOp, Redirect, Target};
 use crate::word::{self, Segment, Word};
@@ -53,6 +54,89 @@ impl Partial {
 }
 
 impl Walker<'_> {
+    /// A project file the command at `index` looks for in its directory (and, with `above`, in every directory
+    /// above it): a load the caller checks on disk.
+    pub(super) fn load(&mut self, directory: Option<&Word>, file: &Word, above: bool, index: usize) {
+        let Some(path) = word::under(directory, file).path() else {
+            self.finding(
+                Decision::Ask,
+                format!(
+                    "the command works in a directory only known at run time, where `{}` may run code the project controls",
+                    file.text
+                ),
+                Some(index),
+            );
+            return;
+        };
+        let mut paths = vec![path.clone()];
+        if above && let Some((dir, name)) = path.rsplit_once('/') {
+            // `a/b/F` is looked for as `a/b/F`, `a/F` and `F`; `/x/y/F` up to `/F`.
+            let mut dir = dir.to_owned();
+            loop {
+                match dir.rsplit_once('/') {
+                    Some((parent, _)) => {
+                        paths.push(
+                            format!("{}/{name}", if parent.is_empty() { "" } else { parent })
+                                .replace("//", "/"),
+                        );
+                        if parent.is_empty() {
+                            break;
+                        }
+                        dir = parent.to_owned();
+                    }
+                    None => {
+                        if !dir.starts_with('~') {
+                            paths.push(name.to_owned());
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        for path in paths {
+            let access = FileAccess {
+                path,
+                command: Some(index),
+                via: AccessVia::Discovered,
+                literal: false,
+            };
+            if !self.out.loads.contains(&access) {
+                self.out.loads.push(access);
+            }
+        }
+    }
+
+    /// Files found under starting points that the command at `index` reads (or writes) as `{}`: it reads (or
+    /// writes) below those places, every file there, hidden ones included when they are among them.
+    pub(super) fn found_files(&mut self, found: &Found, classified: &Classified, index: usize, ctx: Ctx) {
+        let reads = classified.reads.iter().any(|(w, _)| w.text.contains("{}"))
+            || classified
+                .reads
+                .iter()
+                .any(|(w, _)| found.starts.iter().any(|s| s.text == w.text));
+        let writes = classified.writes.iter().any(|(w, _)| w.text.contains("{}"));
+        if reads {
+            if let Some(command) = self.out.commands.get_mut(index) {
+                // A command that already read below its directories whatever their names keeps reading them all.
+                if !command.recursive {
+                    command.names.clone_from(&found.names);
+                } else if !command.names.is_empty() {
+                    command.names.retain(|n| found.names.contains(n));
+                }
+                command.recursive = true;
+                command.reads_hidden |= found.hidden;
+            }
+            for start in &found.starts {
+                self.access(start, &AccessVia::Operand, Some(index), false, ctx);
+            }
+        }
+        if writes {
+            for start in &found.starts {
+                self.access(start, &AccessVia::Operand, Some(index), true, ctx);
+            }
+        }
+    }
+
     /// Every path the values the line gives the variables of a file's word make is a path the file may have; a
     /// word with a variable whose value is only known at run time (or that the line may not have set there) names a
     /// file no path check can see, which is a safety ask.

@@ -6,14 +6,15 @@
 
 mod arithmetic;
 mod files;
+mod state;
 mod vars;
 
 use std::collections::HashMap;
 
 use agent_tool_traits::Decision;
 
-use crate::analysis::{CommandAnalysis, Finding, Location, LocationKind, SubCommand};
-use crate::classify::{self, Code, Table};
+use crate::analysis::{AccessVia, CommandAnalysis, Finding, Location, LocationKind, SubCommand};
+use crate::classify::{self, Code, Found, Input, Nested, Table};
 use crate::knowledge::Recursion;
 use crate::parse::{self, AndOrList, Arg, Braces, Cmd, Construct, Part, RedirOp, Script, Simple, Target};
 use crate::prescan;
@@ -101,6 +102,13 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         numeric_claims: Vec::new(),
         defined: Vec::new(),
         variable_paths: Vec::new(),
+        keyword: false,
+        allexport: false,
+        unmodelled: None,
+        pipe_input: None,
+        listed: HashMap::new(),
+        printed_words: HashMap::new(),
+        unbounded: HashMap::new(),
     };
     match parse_checked(source) {
         Ok(script) => walker.script(&script, Ctx::TOP),
@@ -172,6 +180,20 @@ struct Walker<'t> {
     /// Files named by words of text and variables (`cat $f`, `cat "${dir}/x"`), resolved at the end with the values
     /// the line gives the variables, so that `f=.env; cat $f` meets the rules of `.env`.
     variable_paths: Vec<VariablePath>,
+    /// `set -k` ran: `NAME=value` words anywhere in later commands set their environment.
+    keyword: bool,
+    /// `set -a` ran: later assignments are exported.
+    allexport: bool,
+    /// The first change to the shell's state the analysis does not follow: every later command is not read-only.
+    unmodelled: Option<String>,
+    /// What the command before in a pipeline gives the next one on its standard input, for `xargs`.
+    pipe_input: Option<Input>,
+    /// Commands that print the names of files found under starting points (`find`, `git ls-files`).
+    listed: HashMap<usize, Found>,
+    /// The words literal `echo`/`printf` commands print, by command index.
+    printed_words: HashMap<usize, Vec<Word>>,
+    /// Commands that print without (practical) end, and why: fine when what reads their output stops.
+    unbounded: HashMap<usize, String>,
 }
 
 impl Walker<'_> {
@@ -221,10 +243,19 @@ impl Walker<'_> {
             let scoped = piped || list.background || position > 0;
             let list_mark = self.known.len();
             let mut previous: Option<usize> = None;
-            for command in &pipeline.0 {
+            let pipeline_start = self.out.commands.len();
+            for (k, command) in pipeline.0.iter().enumerate() {
                 let first = self.out.commands.len();
                 let mark = self.known.len();
+                self.pipe_input = previous.map(|source| self.output_of(source));
                 self.cmd(command, c);
+                self.pipe_input = None;
+                if let Some(index) = matches!(command, Cmd::Simple(_))
+                    .then_some(first)
+                    .filter(|i| *i < self.out.commands.len())
+                {
+                    self.bounded_output(index, pipeline.0.get(k + 1));
+                }
                 if piped {
                     self.forget(mark);
                 }
@@ -249,6 +280,12 @@ impl Walker<'_> {
             if scoped {
                 self.forget(list_mark);
             }
+            if list.background {
+                // A background job outlives the line, and in a hook nothing limits it.
+                for command in self.out.commands.iter_mut().skip(pipeline_start) {
+                    command.read_only = false;
+                }
+            }
         }
     }
 
@@ -263,7 +300,7 @@ impl Walker<'_> {
                 let kind = match construct {
                     Construct::Subshell => LocationKind::Subshell,
                     Construct::BraceGroup => LocationKind::BraceGroup,
-                    Construct::If | Construct::Loop | Construct::For | Construct::Case => {
+                    Construct::If | Construct::Loop | Construct::Until | Construct::For | Construct::Case => {
                         LocationKind::ControlFlow
                     }
                     Construct::Arithmetic => LocationKind::Arithmetic,
@@ -271,6 +308,7 @@ impl Walker<'_> {
                     Construct::Coprocess => LocationKind::Coprocess,
                 };
                 let inner = ctx.nested(kind);
+                self.unbounded_loop(*construct, parts, ctx);
                 let construct_mark = self.known.len();
                 let mut bodies = 0;
                 let mut ariths = 0;
@@ -286,7 +324,7 @@ impl Walker<'_> {
                                 | Construct::Coprocess
                                 | Construct::Arithmetic
                                 | Construct::Test => true,
-                                Construct::If | Construct::Loop => bodies == 0,
+                                Construct::If | Construct::Loop | Construct::Until => bodies == 0,
                                 Construct::For | Construct::Case => false,
                             };
                             if !runs {
@@ -359,6 +397,7 @@ impl Walker<'_> {
                     Braces::None => words.push(word::expand(raw)),
                     Braces::Words(expanded) => words.extend(expanded.iter().map(|w| word::expand(w))),
                     Braces::TooMany => {
+                        self.generated_words(raw, ctx);
                         // Words the analysis does not enumerate: none of their text is known.
                         let mut w = word::expand(raw);
                         w.literal = false;
@@ -383,10 +422,17 @@ impl Walker<'_> {
             .map(|a| (a, word::expand(&a.value)))
             .collect();
 
+        let input = self.input_of(simple);
         let index = if words.is_empty() {
             None
         } else {
-            let classified = self.table.classify(&words);
+            // A substitution that prints the names of files found under starting points (`$(git ls-files)`)
+            // stands for files below them: `{}`, as `find -exec` has them.
+            let (judged, listed) = self.listed_substitutions(&words);
+            let mut classified = self.table.classify(&judged, &input);
+            if classified.found.is_none() {
+                classified.found = listed;
+            }
             let index = self.out.commands.len();
             // The command word and every wrapper word before the effective command.
             let literal = words.iter().take(classified.inner + 1).all(|w| w.literal);
@@ -399,6 +445,7 @@ impl Walker<'_> {
                 literal,
                 recursive: classified.recursive != Recursion::No,
                 reads_hidden: classified.recursive == Recursion::All,
+                names: Vec::new(),
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
                 && self.functions.iter().any(|f| f == name)
@@ -417,8 +464,19 @@ impl Walker<'_> {
             if let Some(text) = printed_text(&effective) {
                 self.printed.insert(index, text);
             }
+            if let Some(printed) = printed_words(&effective) {
+                self.printed_words.insert(index, printed);
+            }
+            if let Some(found) = classified.lists.clone() {
+                self.listed.insert(index, found);
+            }
             let inner = classified.inner;
+            let state = std::mem::take(&mut classified.state);
+            if let Some(reason) = classified.unbounded.take() {
+                self.unbounded.insert(index, reason);
+            }
             self.record(classified, index, ctx);
+            self.after_command(index, &words, &state);
             self.declarations(words.get(inner..).unwrap_or_default(), ctx, index);
             if stdin_code {
                 self.stdin_shells.push(index);
@@ -428,7 +486,14 @@ impl Walker<'_> {
         };
         for (assignment, value) in &assignments {
             let name = &assignment.name;
-            if classify::is_code_variable(name) {
+            // Before a command it sets only the command's environment, where a harmless variable (`IFS= read`,
+            // `GIT_PAGER=cat`) changes nothing it runs; alone it changes the shell, where only a harmless value does.
+            let harmless = if words.is_empty() {
+                classify::harmless_value(name, Some(value))
+            } else {
+                classify::harmless_variable(name, Some(value))
+            };
+            if classify::is_code_variable(name) && !harmless {
                 self.finding(
                     Decision::Ask,
                     format!("sets `{name}`, which changes what later commands run"),
@@ -439,6 +504,7 @@ impl Walker<'_> {
                 self.subscript(name, subscript, ctx, index);
             }
             self.word_code(value, ctx, index, None);
+            self.environment(name, value, index);
             if assignment.elements.is_none() {
                 self.assigned_value(name, &value.text, value.literal, ctx, index);
             }
@@ -515,15 +581,28 @@ impl Walker<'_> {
     }
 
     /// Records what classification found about the command at `index`, then walks the code it runs.
-    fn record(&mut self, classified: classify::Classified, index: usize, ctx: Ctx) {
-        for (decision, reason) in classified.findings {
+    fn record(&mut self, mut classified: classify::Classified, index: usize, ctx: Ctx) {
+        for (decision, reason) in std::mem::take(&mut classified.findings) {
             self.finding(decision, reason, Some(index));
         }
+        let directory = classified.directory.clone();
+        if let Some(dir) = &directory {
+            // Entering the directory reads it.
+            self.access(dir, &AccessVia::Flag, Some(index), false, ctx);
+        }
         for (w, via) in &classified.reads {
-            self.access(w, via, Some(index), false, ctx);
+            let w = word::under(directory.as_ref(), w);
+            self.access(&w, via, Some(index), false, ctx);
         }
         for (w, via) in &classified.writes {
-            self.access(w, via, Some(index), true, ctx);
+            let w = word::under(directory.as_ref(), w);
+            self.access(&w, via, Some(index), true, ctx);
+        }
+        for (file, above) in &classified.loads {
+            self.load(directory.as_ref(), file, *above, index);
+        }
+        if let Some(found) = &classified.found {
+            self.found_files(found, &classified, index, ctx);
         }
         let nested = Ctx {
             parent: Some(index),
@@ -531,8 +610,8 @@ impl Walker<'_> {
             background: false,
             ..ctx
         };
-        for (kind, argv) in classified.argv {
-            self.nested_argv(&argv, kind, nested);
+        for Nested { kind, argv, found } in classified.argv {
+            self.nested_argv(&argv, kind, found.as_ref(), nested);
         }
         for code in classified.code {
             self.code(&code, nested);
@@ -542,25 +621,30 @@ impl Walker<'_> {
         }
     }
 
-    /// A command given as words to another (`find -exec`).
-    fn nested_argv(&mut self, argv: &[Word], kind: LocationKind, ctx: Ctx) {
+    /// A command given as words to another (`find -exec`), with what `{}` stands for.
+    fn nested_argv(&mut self, argv: &[Word], kind: LocationKind, found: Option<&Found>, ctx: Ctx) {
         let ctx = ctx.nested(kind);
-        // `{}` stands for each file found: a path only known at run time, never an option.
-        let argv: Vec<Word> = argv
-            .iter()
-            .map(|w| {
-                if w.literal && w.text.contains("{}") {
-                    Word {
-                        literal: false,
-                        ..w.clone()
-                    }
-                } else {
-                    w.clone()
+        // `{}` stands for each file found: a path only known at run time, never an option. When nothing narrows
+        // what is found, everything below the starting points is, and they themselves: `find / -exec rm -rf {} +`
+        // removes `/`.
+        let mut words: Vec<Word> = Vec::new();
+        for w in argv {
+            match found {
+                Some(found) if w.literal && w.text == "{}" && !found.filtered => {
+                    words.extend(found.starts.iter().cloned());
                 }
-            })
-            .collect();
-        let argv = argv.as_slice();
-        let classified = self.table.classify(argv);
+                _ if w.literal && w.text.contains("{}") => words.push(Word {
+                    literal: false,
+                    ..w.clone()
+                }),
+                _ => words.push(w.clone()),
+            }
+        }
+        let argv = words.as_slice();
+        let mut classified = self.table.classify(argv, &Input::Unknown);
+        if classified.found.is_none() {
+            classified.found = found.cloned();
+        }
         let index = self.out.commands.len();
         self.out.commands.push(SubCommand {
             argv: argv.iter().map(|w| w.text.clone()).collect(),
@@ -571,6 +655,7 @@ impl Walker<'_> {
             literal: argv.iter().take(classified.inner + 1).all(|w| w.literal),
             recursive: classified.recursive != Recursion::No,
             reads_hidden: classified.recursive == Recursion::All,
+            names: Vec::new(),
         });
         self.record(classified, index, ctx);
     }
@@ -614,6 +699,7 @@ impl Walker<'_> {
                     | LocationKind::List
                     | LocationKind::Background
                     | LocationKind::BraceGroup
+                    | LocationKind::Alias
                     | LocationKind::ControlFlow
                     | LocationKind::ConditionalTest
                     | LocationKind::FunctionBody
@@ -643,6 +729,7 @@ impl Walker<'_> {
 
     /// The code inside a word: `$(…)`, backticks, and words that re-expand as code.
     fn word_code(&mut self, w: &Word, ctx: Ctx, parent: Option<usize>, kind: Option<LocationKind>) {
+        self.credentials(w, parent);
         if w.reexpands {
             self.finding(
                 Decision::Ask,
@@ -699,9 +786,44 @@ fn printed_text(argv: &[&Word]) -> Option<String> {
                 .iter()
                 .take_while(|t| matches!(**t, "-n" | "-e" | "-E" | "-ne" | "-en"))
                 .count();
-            Some(texts.get(start..).unwrap_or_default().join(" "))
+            let text = texts.get(start..).unwrap_or_default().join(" ");
+            // `echo -e` decodes backslash escapes (`\n` is a new line, so a new command for a shell reading it).
+            let escapes = texts
+                .get(..start)
+                .unwrap_or_default()
+                .iter()
+                .any(|t| t.contains('e'));
+            Some(if escapes { word::decode_ansi_c(&text) } else { text })
         }
-        "printf" => texts.first().map(|format| format.replace("\\n", "\n")),
+        "printf" => texts.first().map(|format| word::decode_ansi_c(format)),
+        _ => None,
+    }
+}
+
+/// The words `echo WORD…` prints (its options aside), or `printf FORMAT` with a literal format, for `xargs`.
+fn printed_words(argv: &[&Word]) -> Option<Vec<Word>> {
+    let (name, args) = argv.split_first()?;
+    if !name.literal {
+        return None;
+    }
+    match name.text.as_str() {
+        "echo" => {
+            let start = args
+                .iter()
+                .take_while(|a| a.literal && matches!(a.text.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"))
+                .count();
+            Some(
+                args.get(start..)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|w| (*w).clone())
+                    .collect(),
+            )
+        }
+        "printf" => {
+            let text = printed_text(argv)?;
+            Some(text.split_whitespace().map(Word::literal).collect())
+        }
         _ => None,
     }
 }

@@ -1,15 +1,19 @@
 //! Commands that create, remove or change files, and what removing or changing a path would destroy.
 
 use crate::analysis::{AccessVia, CommandClass, LocationKind};
-use crate::knowledge;
+use crate::knowledge::{self, Flags};
 use crate::options::{self, Reader, Token};
-use crate::word::{Anchor, Word};
+use crate::word::{self, Anchor, Word};
 
-use super::{Classified, shown};
+use super::{Classified, Found, Nested, shown};
 
 /// `mv` and `shred` of `/`, a system directory or home destroy it where it stands.
 pub(super) fn moves(name: &str, args: &[Word], c: &mut Classified) {
-    let sources: Vec<Word> = c.writes.iter().map(|(w, _)| w.clone()).collect();
+    let sources: Vec<Word> = c
+        .writes
+        .iter()
+        .map(|(w, _)| word::under(c.directory.as_ref(), w))
+        .collect();
     for source in &sources {
         let outside = source.anchor == Anchor::Home || source.text.starts_with('/');
         if let Some(risk) = path_risk(source).filter(|_| outside) {
@@ -53,6 +57,12 @@ pub(super) fn find(args: &[Word], c: &mut Classified) {
     let mut deletes = false;
     // Without a test (`-name`, `-type`, …) `-delete` removes everything under the starting points.
     let mut filtered = false;
+    let mut commands: Vec<(LocationKind, Vec<Word>)> = Vec::new();
+    // It prints only names, one per found file, unless an action prints something else or nothing.
+    let mut prints_names = true;
+    // The name patterns every found file matches, while the expression is a plain conjunction.
+    let mut names: Vec<String> = Vec::new();
+    let mut conjunction = true;
     let mut expression = Reader::new(args.get(i..).unwrap_or_default(), &knowledge::FIND_EXPRESSION);
     while let Some(token) = expression.next() {
         let option = match token {
@@ -61,31 +71,71 @@ pub(super) fn find(args: &[Word], c: &mut Classified) {
                 if !word.literal {
                     c.read_only = false;
                 }
+                conjunction &= !matches!(word.text.as_str(), "!" | "(" | ")" | ",");
                 continue;
             }
         };
         let t = option.name.as_str();
+        conjunction &= !matches!(t, "-o" | "-or" | "-not");
+        if matches!(t, "-name" | "-iname")
+            && let Some(pattern) = option.value.as_ref().filter(|v| v.literal)
+        {
+            names.push(pattern.text.clone());
+        }
         if knowledge::FIND_EXEC.contains(&t) {
             let (command, closed) = expression.take_until(&[";", "+"]);
             if closed && !command.is_empty() {
-                c.argv.push((LocationKind::FindExec, command));
+                commands.push((LocationKind::FindExec, command));
             }
+            prints_names = false;
         } else if t == "-delete" {
             deletes = true;
+            prints_names = false;
         } else if knowledge::FIND_WRITES.contains(&t) {
             if let Some(v) = &option.value {
                 c.write(v, AccessVia::Flag);
             }
             c.changes_as(CommandClass::Write);
+            prints_names = false;
         } else if knowledge::FIND_VALUES.contains(&t) {
             filtered |= !knowledge::FIND_UNFILTERED.contains(&t);
+            prints_names &= t != "-printf";
         } else if t.starts_with("-newer") {
             // `-newerXY REFERENCE`.
             expression.take_word();
             filtered = true;
         } else {
             filtered |= knowledge::FIND_TESTS.contains(&t);
+            prints_names &= !matches!(t, "-ls" | "-quit");
         }
+    }
+    // `-L` (and `-follow`) follow links below the starting points: what it finds may be anywhere.
+    let follows = args
+        .iter()
+        .any(|a| a.literal && matches!(a.text.as_str(), "-L" | "-follow"));
+    let starts_or_here: Vec<Word> = if starts.is_empty() {
+        vec![Word::literal(".")]
+    } else {
+        starts.iter().map(|w| (*w).clone()).collect()
+    };
+    let found = Found {
+        starts: starts_or_here,
+        filtered,
+        hidden: true,
+        names: if conjunction { names } else { Vec::new() },
+    };
+    for (kind, argv) in commands {
+        if follows {
+            c.read_only = false;
+        }
+        c.argv.push(Nested {
+            kind,
+            argv,
+            found: Some(found.clone()),
+        });
+    }
+    if prints_names && !follows {
+        c.lists = Some(found);
     }
     if deletes {
         c.changes_as(CommandClass::Write);
@@ -100,6 +150,33 @@ pub(super) fn find(args: &[Word], c: &mut Classified) {
             c.deny("`find -delete` without a starting point removes the whole project".to_owned());
         }
     }
+}
+
+/// `fd PATTERN DIR…` and `rg --files DIR…` print the names of files below their directories (the working
+/// directory without one).
+pub(super) fn lister(table: &Flags, option: Option<&str>, args: &[Word], c: &mut Classified) {
+    let parsed = options::read(args, &table.syntax());
+    let mut operands = parsed.operands.iter();
+    match option {
+        Some(option) if !parsed.has(&[option]) => return,
+        Some(_) => {}
+        // The first operand is the pattern.
+        None => {
+            operands.next();
+        }
+    }
+    let mut starts: Vec<Word> = operands.map(|w| (*w).clone()).collect();
+    if starts.is_empty() {
+        starts.push(Word::literal("."));
+    }
+    let filtered =
+        parsed.operands.len() > usize::from(option.is_some()) || parsed.options.len() > 1 || option.is_none();
+    c.lists = Some(Found {
+        starts,
+        filtered,
+        hidden: true,
+        names: Vec::new(),
+    });
 }
 
 /// `mktemp [-d] [-p DIR|--tmpdir[=DIR]|-t] [TEMPLATE]` creates the file (or directory) it names: in the current
@@ -163,7 +240,9 @@ pub(super) fn rm(name: &str, args: &[Word], c: &mut Classified) {
         if !recursive_or_forced {
             continue;
         }
-        match path_risk(operand) {
+        // Judged where it is: `env -C / rm -rf usr` removes `/usr`.
+        let placed = word::under(c.directory.as_ref(), operand);
+        match path_risk(&placed) {
             Some(risk) => {
                 c.class = CommandClass::Destructive;
                 c.deny(format!("`{shown}` removes {risk}"));
@@ -209,6 +288,7 @@ pub(super) fn chmod(name: &str, args: &[Word], c: &mut Classified) {
     }
     for operand in operands {
         c.write(operand, AccessVia::Operand);
+        let operand = &word::under(c.directory.as_ref(), operand);
         // Only the system and home count here: `chmod -R u+w .` is an ordinary change inside the project.
         let outside = operand.anchor == Anchor::Home || operand.text.starts_with('/');
         if let Some(risk) = path_risk(operand).filter(|_| outside)
@@ -235,6 +315,9 @@ pub(crate) fn path_risk(word: &Word) -> Option<String> {
                     }
                     [dir] if knowledge::SYSTEM_DIRS.contains(&dir.as_str()) => {
                         Some(format!("the system directory `/{dir}`"))
+                    }
+                    [dir, child] if !word.glob && knowledge::CORE_SYSTEM_DIRS.contains(&dir.as_str()) => {
+                        Some(format!("the system directory `/{dir}/{child}`"))
                     }
                     [dir, rest]
                         if word.glob

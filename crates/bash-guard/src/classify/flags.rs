@@ -10,6 +10,7 @@ use super::Classified;
 /// Applies the effects of options; returns whether one of them gave the pattern or program (`grep -e`, `-f`).
 pub(super) fn effects(effects: &[(Effect, Option<Word>)], c: &mut Classified) -> bool {
     let mut pattern_given = false;
+    let mut unrestricted = 0;
     for (effect, value) in effects {
         match effect {
             Effect::WriteValue => {
@@ -30,8 +31,27 @@ pub(super) fn effects(effects: &[(Effect, Option<Word>)], c: &mut Classified) ->
                 c.ask((*reason).to_owned());
             }
             Effect::NotReadOnly(_) => c.changes_as(CommandClass::Write),
-            Effect::Distinct => {}
+            Effect::Distinct | Effect::OperandsList => {}
             Effect::Recursive => c.recursive = Recursion::All,
+            Effect::Unrestricted => {
+                unrestricted += 1;
+                if unrestricted >= 2 {
+                    c.recursive = Recursion::All;
+                }
+            }
+            Effect::ListedFiles => {
+                if let Some(v) = value {
+                    c.read(v, AccessVia::Flag);
+                    c.ask(format!(
+                        "reads the files `{}` lists, whose names are only known at run time",
+                        v.text
+                    ));
+                }
+            }
+            // Below a directory it reads, a link may lead anywhere: what it reads is not what the path check sees.
+            Effect::FollowsLinks => c.read_only = false,
+            Effect::Network(reason) => c.online((*reason).to_owned()),
+            Effect::Unbounded(reason) => c.unbounded = Some((*reason).to_owned()),
         }
     }
     pattern_given
@@ -47,6 +67,14 @@ pub(super) fn apply(table: &Flags, args: &[Word], c: &mut Classified, writes: bo
     }
     let given = parsed.effects(&syntax);
     let pattern_given = effects(&given, c);
+    if given.iter().any(|(e, _)| *e == Effect::OperandsList) {
+        for list in &parsed.operands {
+            c.ask(format!(
+                "reads the files `{}` lists, whose names are only known at run time",
+                list.text
+            ));
+        }
+    }
     let mut operands = parsed.operands.into_iter();
     match table.operands {
         Operands::Files => operands.for_each(|o| c.read(o, AccessVia::Operand)),

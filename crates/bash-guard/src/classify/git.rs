@@ -1,11 +1,11 @@
 //! git: its own options, the sub-command, and when the sub-command only reads.
 
 use crate::analysis::{AccessVia, CommandClass};
-use crate::knowledge::{self, Effect, GitRule};
+use crate::knowledge::{self, Effect, GitRule, Recursion};
 use crate::options::{self, Reader, Token, abbreviates};
-use crate::word::Word;
+use crate::word::{self, Word};
 
-use super::{Classified, flags};
+use super::{Classified, Found, flags};
 
 pub(super) fn git(args: &[Word], c: &mut Classified) {
     c.class = CommandClass::Write;
@@ -22,12 +22,27 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                     }
                     global_ok = false;
                 }
-                // `git -C DIR` and `--git-dir`/`--work-tree` read the repository there, which may be outside the
-                // roots.
-                if knowledge::GIT_GLOBAL_DIRS.contains(&option.name.as_str())
+                // `git -C DIR` runs there (the walker reads DIR as the place it enters); the repository it finds
+                // there, or in a directory above, may be another than the project's, whose configuration can run
+                // programs (`core.fsmonitor`, `core.pager`): its `.git`, or the `HEAD` of a bare repository, is a
+                // file loaded where it exists. `--git-dir`/`--work-tree` read the repository there, which may be
+                // outside the roots, and `--git-dir` loads its configuration.
+                if option.name == "-C" {
+                    c.directory.clone_from(&option.value);
+                    c.loads.push((Word::literal(".git"), true));
+                    c.loads.push((Word::literal("HEAD"), true));
+                } else if knowledge::GIT_GLOBAL_DIRS.contains(&option.name.as_str())
                     && let Some(dir) = &option.value
                 {
                     c.read(dir, AccessVia::Flag);
+                    if option.name == "--git-dir"
+                        && let Some(path) = dir.path()
+                    {
+                        c.loads.push((
+                            word::path_word(&format!("{}/config", path.trim_end_matches('/'))),
+                            false,
+                        ));
+                    }
                 }
                 if !option.known {
                     global_ok = false;
@@ -77,14 +92,15 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
         c.class = CommandClass::Exec;
         c.ask("a `%G` placeholder in the format runs the signature program from configuration".to_owned());
     }
-    // `git SUB --help` and `git help TOPIC` show a manual page through `man` or a configured viewer program.
-    let manual = s.options.iter().any(|o| o.is("--help"))
-        || (sub_name == "help" && s.operands.first().is_some_and(|o| !o.text.starts_with('-')));
     // `git remote show NAME` asks the remote over the network unless `-n` is given.
-    let queries_remote = sub_name == "remote"
+    if sub_name == "remote"
         && s.operands.first().is_some_and(|o| o.text == "show")
         && s.operands.len() > 1
-        && !s.has(&["-n"]);
+        && !s.has(&["-n"])
+    {
+        c.online("`git remote show NAME` asks the remote repository".to_owned());
+    }
+    paths(sub_name, rest, &s, c);
     let read_only = match rule {
         None => false,
         Some(GitRule::Always) => true,
@@ -92,10 +108,21 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             list_flags,
             write_flags,
         }) => !s.has(write_flags) && (s.operands.is_empty() || s.has(list_flags)),
-        Some(GitRule::Sub { subs, bare }) => match s.operands.first() {
+        Some(GitRule::Sub { subs, bare, network }) => match s.operands.first() {
             None => bare,
+            Some(first) if network.contains(&first.text.as_str()) => {
+                c.online(format!(
+                    "`git {sub_name} {}` reaches another repository",
+                    first.text
+                ));
+                false
+            }
             Some(first) => subs.contains(&first.text.as_str()),
         },
+        Some(GitRule::Network) => {
+            c.online(format!("`git {sub_name}` reaches another repository"));
+            false
+        }
         Some(GitRule::Config) => {
             // `git config NAME` reads; `git config NAME VALUE` and the editing options write.
             s.has(knowledge::GIT_CONFIG_READ)
@@ -105,9 +132,69 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                 || (s.operands.len() == 1 && !s.has(knowledge::GIT_CONFIG_WRITE))
         }
     };
-    c.read_only = read_only && global_ok && effects_ok && !s.dynamic && !manual && !queries_remote;
+    c.read_only = read_only && global_ok && effects_ok && !s.dynamic && c.network.is_none();
     if c.read_only {
         c.class = CommandClass::ReadOnly;
+    }
+}
+
+/// The files a read-only sub-command reads by name: the paths of `REV:PATH` (a file's content in history,
+/// `git show HEAD:.env`), pathspecs after `--` (`git log -p -- .env`), every operand of `diff`, `blame` and
+/// `annotate` (`git diff --no-index A B` reads any two files), and everything `git grep` searches.
+fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) {
+    let dashes = rest.iter().position(|w| w.literal && w.text == "--");
+    let after_dashes = |word: &Word| {
+        dashes.is_some_and(|at| {
+            rest.get(at + 1..)
+                .is_some_and(|r| r.iter().any(|w| std::ptr::eq(w, word)))
+        })
+    };
+    let blobs = s
+        .options
+        .iter()
+        .filter(|o| o.is("--blob"))
+        .filter_map(|o| o.value.as_ref());
+    for word in s.operands.iter().copied().chain(blobs) {
+        if let Some((_, path)) = word
+            .text
+            .split_once(':')
+            .filter(|_| word.literal && !word.text.starts_with(":("))
+            .filter(|(_, path)| !path.is_empty() && !path.starts_with("//"))
+        {
+            c.read(&Word::literal(path), AccessVia::Operand);
+        } else if matches!(sub, "diff" | "blame" | "annotate") || after_dashes(word) {
+            c.read(word, AccessVia::Operand);
+        }
+    }
+    if sub == "grep" {
+        // It reads every tracked file below the working directory (or the pathspecs), hidden ones included.
+        c.recursive = Recursion::All;
+    }
+    // `git ls-files` prints the names of the tracked files below the working directory (or the pathspecs).
+    let formats = s.has(&[
+        "-s",
+        "--stage",
+        "-t",
+        "-v",
+        "-f",
+        "--debug",
+        "--format",
+        "--eol",
+        "-u",
+        "--unmerged",
+    ]);
+    if sub == "ls-files" && !formats {
+        let mut starts: Vec<Word> = s.operands.iter().map(|w| (*w).clone()).collect();
+        let filtered = !starts.is_empty() || !s.options.is_empty();
+        if starts.is_empty() {
+            starts.push(Word::literal("."));
+        }
+        c.lists = Some(Found {
+            starts,
+            filtered,
+            hidden: true,
+            names: Vec::new(),
+        });
     }
 }
 

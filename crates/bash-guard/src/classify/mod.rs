@@ -4,10 +4,13 @@
 //! Every command's options are read by the one option reader (`options.rs`) with the syntax the table gives; the
 //! rules of each family of commands are in the modules below.
 
+mod archives;
 mod files;
 mod flags;
 mod git;
+mod programs;
 mod shell;
+mod state;
 mod system;
 mod text;
 mod wrappers;
@@ -18,9 +21,11 @@ use agent_tool_traits::Decision;
 
 use crate::analysis::{AccessVia, CommandClass, LocationKind};
 use crate::knowledge::{self, Kind, Recursion, Special};
+use crate::options;
 use crate::word::{Anchor, Word};
 
 pub(crate) use shell::name_operands;
+pub(crate) use state::{environment_family, harmless_value, harmless_variable, is_credential};
 
 use wrappers::Unwrapped;
 
@@ -45,6 +50,52 @@ pub(crate) struct Code {
     pub(crate) via: String,
 }
 
+/// Files a command finds under its starting points (`find DIR`, `git ls-files`): the words it prints, the files
+/// `find -exec` runs a command on, or what `xargs` appends after `find … |`.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    /// The starting points (every file found lies below one of them, or is one).
+    pub(crate) starts: Vec<Word>,
+    /// Tests narrow what is found (`-name`, a pattern): not everything below the starting points.
+    pub(crate) filtered: bool,
+    /// Hidden files are among them.
+    pub(crate) hidden: bool,
+    /// Every file found has a name matching each of these globs (`find -name '*.rs'`); empty: any name.
+    pub(crate) names: Vec<String>,
+}
+
+/// What a command reads on its standard input, as far as the line says: the words `xargs` appends.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Input {
+    /// Only known at run time (a file, a terminal, a command's output).
+    #[default]
+    Unknown,
+    /// Words the line gives (`echo a b |`, `<<< "$HOME"`).
+    Words(Vec<Word>),
+    /// Names of files found under starting points (`find . -name '*.rs' |`).
+    Found(Found),
+}
+
+/// A change to the shell's state that changes how later commands of the line run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum State {
+    /// `set -k`: `NAME=value` words anywhere in a command set its environment.
+    Keyword,
+    /// `set -a`: every assignment is exported to later commands.
+    AllExport,
+    /// A change the analysis does not follow: every later command of the line is not read-only, for this reason.
+    Unmodelled(String),
+}
+
+/// A command given as words to another (`find -exec CMD {} ;`).
+#[derive(Debug)]
+pub(crate) struct Nested {
+    pub(crate) kind: LocationKind,
+    pub(crate) argv: Vec<Word>,
+    /// What `{}` stands for.
+    pub(crate) found: Option<Found>,
+}
+
 /// What the analysis concluded about one command.
 #[derive(Debug)]
 pub(crate) struct Classified {
@@ -55,7 +106,7 @@ pub(crate) struct Classified {
     pub(crate) reads: Vec<(Word, AccessVia)>,
     pub(crate) writes: Vec<(Word, AccessVia)>,
     /// Commands it runs given as words (`find -exec CMD ;`).
-    pub(crate) argv: Vec<(LocationKind, Vec<Word>)>,
+    pub(crate) argv: Vec<Nested>,
     /// Code it runs given as a string (`bash -c CODE`, `eval`, `watch`).
     pub(crate) code: Vec<Code>,
     /// Words holding arithmetic the shell evaluates (`let`), with code possibly inside.
@@ -64,6 +115,25 @@ pub(crate) struct Classified {
     pub(crate) stdin_code: bool,
     /// Whether it reads every file below the directories it reads (`grep -r`, `rg`).
     pub(crate) recursive: Recursion,
+    /// The directory it works in, when an option or a wrapper says (`env -C DIR`, `make -C DIR`, `git -C DIR`):
+    /// its relative paths are below it.
+    pub(crate) directory: Option<Word>,
+    /// Project files it looks for and runs as code when they exist (relative to its directory), each with
+    /// whether it also looks in every directory above.
+    pub(crate) loads: Vec<(Word, bool)>,
+    /// Changes to the shell's state that reach later commands.
+    pub(crate) state: Vec<State>,
+    /// It prints without (practical) end, for this reason, unless what reads its output stops (`yes | head`).
+    pub(crate) unbounded: Option<String>,
+    /// It prints the names of files found under starting points.
+    pub(crate) lists: Option<Found>,
+    /// It reaches the network, for this reason.
+    pub(crate) network: Option<String>,
+    /// Its environment holds a variable not known to be harmless (`env GIT_DIR=x git log`), for this reason.
+    pub(crate) environment: Option<String>,
+    /// Files it reads whose names are only known at run time, found under these starting points (`xargs cat` after
+    /// `find … |`, `cat $(git ls-files)`): they stand as `{}` among its words.
+    pub(crate) found: Option<Found>,
 }
 
 impl Classified {
@@ -80,7 +150,25 @@ impl Classified {
             arithmetic: Vec::new(),
             stdin_code: false,
             recursive: Recursion::No,
+            directory: None,
+            loads: Vec::new(),
+            state: Vec::new(),
+            unbounded: None,
+            lists: None,
+            network: None,
+            environment: None,
+            found: None,
         }
+    }
+
+    /// Reaches the network: never read-only, denied while the network is blocked.
+    fn online(&mut self, reason: String) {
+        self.network.get_or_insert(reason);
+    }
+
+    /// A shell-state change the analysis does not follow.
+    fn unmodelled(&mut self, reason: String) {
+        self.state.push(State::Unmodelled(reason));
     }
 
     /// Read-only of `class`.
@@ -202,18 +290,28 @@ impl Table {
         })
     }
 
-    /// Classifies the command `argv` (its command word first).
-    pub(crate) fn classify(&self, argv: &[Word]) -> Classified {
-        self.classify_words(argv, true)
+    /// Classifies the command `argv` (its command word first), with what its standard input holds (for `xargs`).
+    pub(crate) fn classify(&self, argv: &[Word], input: &Input) -> Classified {
+        let mut c = self.classify_words(argv, input, true);
+        if let Some(reason) = c.network.clone() {
+            c.changes_as(CommandClass::Network);
+            if self.network_blocked {
+                c.deny(format!(
+                    "{reason}, and the network is blocked (AGENT_BLOCK_NETWORK)"
+                ));
+            }
+        }
+        c
     }
 
     /// `empty_words`: also judge what runs when command words only known at run time expand to nothing (done once,
     /// not again inside that judgement, so the work stays linear).
-    fn classify_words(&self, argv: &[Word], empty_words: bool) -> Classified {
+    fn classify_words(&self, argv: &[Word], input: &Input, empty_words: bool) -> Classified {
         let mut c = Classified::new();
         let mut i = 0;
         let mut privileged = false;
         let mut via_xargs = false;
+        let mut detached = false;
         let mut folded_case = false;
         loop {
             let Some(word) = argv.get(i) else {
@@ -228,15 +326,16 @@ impl Table {
                     "the command word `{}` is only known at run time",
                     word.text
                 ));
-                // An expansion that yields no word leaves the next word as the command (`$EMPTY rm -rf ~`): what
-                // the rest would be denied for, the whole is denied for.
-                let vanishes = |w: &Word| !w.literal && w.anchor == Anchor::Dynamic;
+                // An expansion that yields no word leaves the next word as the command (`$EMPTY rm -rf ~`), and so
+                // does a glob that matches nothing under `shopt -s nullglob`: what the rest would be denied for,
+                // the whole is denied for.
+                let vanishes = |w: &Word| !w.literal && (w.anchor == Anchor::Dynamic || w.glob);
                 let command_at = argv.iter().skip(i).position(|w| !vanishes(w)).map(|k| i + k);
                 if empty_words
                     && vanishes(word)
                     && let Some(tail) = command_at.and_then(|k| argv.get(k..))
                 {
-                    for (decision, reason) in self.classify_words(tail, false).findings {
+                    for (decision, reason) in self.classify_words(tail, input, false).findings {
                         if decision == Decision::Deny {
                             c.deny(format!("if `{}` expands to nothing: {reason}", word.text));
                         }
@@ -259,12 +358,17 @@ impl Table {
             folded_case |= folded;
             match self.kind(name) {
                 Some(Kind::Wrapper(wrapper)) => {
-                    if wrapper.privileged {
+                    if let Some(reason) = wrapper.privileged {
                         privileged = true;
-                        c.deny(format!("`{name}` runs a command as another user"));
+                        c.deny(format!("`{name}` {reason}"));
                     }
-                    via_xargs |= name == "xargs";
+                    detached |= wrapper.detaches;
                     match wrappers::unwrap(wrapper, argv, i, &mut c) {
+                        Unwrapped::Next(next) if next < argv.len() && wrapper.appends_input => {
+                            via_xargs = true;
+                            self.xargs(wrapper, argv, next, input, &mut c);
+                            break;
+                        }
                         Unwrapped::Next(next) if next < argv.len() => {
                             i = next;
                             continue;
@@ -273,6 +377,11 @@ impl Table {
                             c.class = CommandClass::ReadOnly;
                             c.read_only =
                                 wrapper.bare_is_read_only || argv.get(i + 1..).is_some_and(|r| !r.is_empty());
+                            if wrapper.bare_prints_environment
+                                && !c.findings.iter().any(|(d, _)| *d == Decision::Deny)
+                            {
+                                state::prints_environment(name, &mut c);
+                            }
                         }
                         Unwrapped::Code(code) => {
                             c.read_only_as(CommandClass::Exec);
@@ -300,16 +409,29 @@ impl Table {
                         // `./cat` is a program of the project, not the system's `cat`.
                         c.changes_as(CommandClass::Unknown);
                     }
-                    if via_xargs && !kind.is_some_and(any_args) && c.read_only {
-                        // Arguments from standard input could be options that write or run code.
-                        c.read_only = false;
-                    }
                     break;
                 }
             }
         }
+        if via_xargs && c.read_only && c.found.is_none() && matches!(input, Input::Unknown) {
+            // Arguments from standard input could be options that write or run code.
+            let inner_any_args = argv
+                .get(c.inner)
+                .and_then(|w| self.kind(command_name(&w.text).0))
+                .is_some_and(any_args);
+            if !inner_any_args {
+                c.read_only = false;
+            }
+        }
         if privileged {
             c.changes_as(CommandClass::Privileged);
+        }
+        if detached && c.read_only {
+            // The command outlives the line, and no limit of the call holds it.
+            c.read_only = false;
+        }
+        if c.environment.is_some() {
+            c.read_only = false;
         }
         if folded_case && c.read_only {
             c.changes_as(CommandClass::Unknown);
@@ -317,13 +439,101 @@ impl Table {
         c
     }
 
+    /// `xargs … CMD ARGS`: CMD runs with the words of its input appended (or put in place of the `-I` string).
+    /// Known words are judged as the arguments they become; names of files found under starting points stand as
+    /// `{}` (files below those places); anything else is a word only known at run time.
+    fn xargs(
+        &self,
+        wrapper: &knowledge::Wrapper,
+        argv: &[Word],
+        next: usize,
+        input: &Input,
+        c: &mut Classified,
+    ) {
+        let wrapper_args = argv.get(..next).unwrap_or_default();
+        let parsed = options::read(wrapper_args.get(1..).unwrap_or_default(), &wrapper.syntax());
+        // `-a FILE`: the words come from a file, which is read.
+        let from_file = parsed.options.iter().find(|o| o.is_any(&["-a", "--arg-file"]));
+        let input = match from_file {
+            Some(option) => {
+                if let Some(file) = &option.value {
+                    c.read(file, AccessVia::Flag);
+                }
+                &Input::Unknown
+            }
+            None => input,
+        };
+        let replace = parsed.options.iter().find_map(|o| {
+            if o.is_any(&["-I", "--replace"]) || o.name == "-i" {
+                Some(
+                    o.value
+                        .as_ref()
+                        .map_or_else(|| "{}".to_owned(), |v| v.text.clone()),
+                )
+            } else {
+                None
+            }
+        });
+        let unknown = {
+            let mut w = Word::literal("{xargs input}");
+            w.literal = false;
+            w.anchor = Anchor::Dynamic;
+            w.segments = None;
+            w
+        };
+        let found_placeholder = {
+            let mut w = Word::literal("{}");
+            w.literal = false;
+            w
+        };
+        // Without `-0`, `-d` or `-I`, xargs splits its input at blanks and quotes: a found file named `a -i` gives
+        // the words `./a` and `-i`, so found names may be any word, options included.
+        let whole_items = parsed
+            .options
+            .iter()
+            .any(|o| o.is_any(&["-0", "--null", "-d", "--delimiter", "-I", "-i", "--replace"]));
+        let (mut appended, found): (Vec<Word>, Option<Found>) = match input {
+            Input::Words(words) => (words.clone(), None),
+            // Everything below the starting points, the starting points themselves included.
+            Input::Found(found) if !found.filtered => (found.starts.clone(), Some(found.clone())),
+            Input::Found(found) => (vec![found_placeholder], Some(found.clone())),
+            Input::Unknown => (vec![unknown.clone()], None),
+        };
+        if found.is_some() && !whole_items {
+            appended.push(unknown);
+        }
+        let command = argv.get(next..).unwrap_or_default();
+        let mut extended: Vec<Word> = Vec::new();
+        match &replace {
+            Some(token) => {
+                for word in command {
+                    if word.text.contains(token.as_str()) {
+                        extended.extend(appended.iter().cloned());
+                    } else {
+                        extended.push(word.clone());
+                    }
+                }
+            }
+            None => {
+                extended.extend(command.iter().cloned());
+                extended.extend(appended);
+            }
+        }
+        let inner = self.classify_words(&extended, &Input::Unknown, false);
+        let offset = c.inner;
+        let findings = std::mem::take(&mut c.findings);
+        let reads = std::mem::take(&mut c.reads);
+        let writes = std::mem::take(&mut c.writes);
+        *c = inner;
+        c.inner = (next + c.inner).min(argv.len().saturating_sub(1)).max(offset);
+        c.findings.splice(0..0, findings);
+        c.reads.splice(0..0, reads);
+        c.writes.splice(0..0, writes);
+        c.found = c.found.take().or(found);
+    }
     /// The command after its wrappers: what its kind and arguments make it.
     fn effective(&self, kind: Option<Kind>, name: &str, argv: &[Word], c: &mut Classified) {
         let args = argv.get(1..).unwrap_or_default();
-        let only_version = args.len() == 1
-            && args
-                .iter()
-                .all(|a| knowledge::VERSION_FLAGS.contains(&a.text.as_str()));
         let Some(kind) = kind else {
             c.class = CommandClass::Unknown;
             return;
@@ -333,6 +543,9 @@ impl Table {
                 c.read_only_as(CommandClass::ReadOnly);
                 flags::apply(table, args, c, false);
                 shell::builtin(name, args, c);
+                if let Some((_, option)) = knowledge::LISTERS.iter().find(|(n, _)| *n == name) {
+                    files::lister(table, *option, args, c);
+                }
             }
             Kind::Write(table) => {
                 c.class = CommandClass::Write;
@@ -347,18 +560,8 @@ impl Table {
             Kind::Eval => shell::eval(args, c),
             Kind::Source => shell::source(name, args, c),
             Kind::Trap => shell::trap(args, c),
-            Kind::Interpreter => {
-                c.class = CommandClass::Interpreter;
-                c.read_only = only_version;
-            }
-            Kind::PackageManager { read_only } => {
-                c.class = CommandClass::PackageManager;
-                c.read_only = only_version
-                    || args
-                        .first()
-                        .is_some_and(|sub| sub.literal && read_only.contains(&sub.text.as_str()))
-                        && args.iter().all(|a| a.literal);
-            }
+            Kind::Interpreter(interpreter) => programs::interpreter(interpreter, name, args, c),
+            Kind::Program(program) => programs::program(program, name, args, c),
             Kind::Network => self.network(name, c),
             Kind::Privileged => {
                 c.class = CommandClass::Privileged;
@@ -412,6 +615,22 @@ impl Table {
                 }
             }
             Special::Declare => shell::declare(name, args, c),
+            Special::Set => state::set(args, c),
+            Special::Shopt => state::shopt(args, c),
+            Special::Alias => state::alias(args, c),
+            Special::Enable => state::enable(args, c),
+            Special::Setting => state::setting(args, c),
+            Special::Printenv => state::printenv(args, c),
+            Special::Ps => state::ps(args, c),
+            Special::Tar => archives::tar(args, c),
+            Special::Archive(archive) => archives::archive(archive, args, c),
+            Special::Yq => text::yq(args, c),
+            Special::Cd => state::cd(name, args, c),
+            Special::Seq => system::seq(args, c),
+            Special::Yes => {
+                c.read_only_as(CommandClass::ReadOnly);
+                c.unbounded = Some("`yes` prints without end".to_owned());
+            }
             Special::Let => {
                 c.read_only_as(CommandClass::ReadOnly);
                 c.arithmetic.extend(args.iter().cloned());

@@ -6,7 +6,7 @@ use crate::knowledge;
 use crate::options::{self, Reader, Token};
 use crate::word::Word;
 
-use super::{Classified, Code, assignment_name, is_code_variable};
+use super::{Classified, Code, assignment_name, is_code_variable, state};
 
 /// `bash -c CODE`, `bash SCRIPT`, or `bash` reading its code from standard input.
 pub(super) fn shell(args: &[Word], c: &mut Classified, name: &str) {
@@ -116,9 +116,13 @@ pub(super) fn trap(args: &[Word], c: &mut Classified) {
     });
 }
 
-/// `declare`, `typeset`, `local`, `export`, `readonly`.
+/// `declare`, `typeset`, `local`, `export`, `readonly`: without names they print variables; `export` (and `-x`)
+/// gives later commands the variables it names, which keeps them read-only only when each is harmless.
 pub(super) fn declare(name: &str, args: &[Word], c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
+    if state::prints_variables(name, args, c) {
+        return;
+    }
     // `declare -n REF=NAME` makes every later assignment to REF an assignment to NAME, which this analysis does not
     // follow (`declare -n r=PATH; r=/tmp` sets PATH); `export -n` only un-exports.
     let parsed = options::read(args, &knowledge::DECLARE);
@@ -127,13 +131,27 @@ pub(super) fn declare(name: &str, args: &[Word], c: &mut Classified) {
             "`{name} -n` makes a name reference: later assignments set a variable the analysis does not follow"
         ));
     }
-    for a in args {
-        if let Some(var) = assignment_name(&a.text) {
-            if is_code_variable(var) {
-                c.ask(format!("sets `{var}`, which changes what later commands run"));
-            }
-        } else if !a.literal {
+    let exports =
+        (name == "export" && !parsed.has(&["-n", "-f"])) || parsed.options.iter().any(|o| o.name == "-x");
+    for a in &parsed.operands {
+        let variable = assignment_name(&a.text).or_else(|| a.literal.then_some(a.text.as_str()));
+        if let Some(var) = assignment_name(&a.text)
+            && is_code_variable(var)
+        {
+            c.ask(format!("sets `{var}`, which changes what later commands run"));
+        }
+        if !a.literal && assignment_name(&a.text).is_none() {
             c.read_only = false;
+        }
+        if exports {
+            let value = variable.and_then(|v| a.text.contains('=').then(|| a.after(&format!("{v}="))));
+            if variable.is_none_or(|v| !state::harmless_variable(v, value.as_ref())) {
+                c.read_only = false;
+                c.unmodelled(format!(
+                    "`{name} {}` gives later commands an environment variable not known to be harmless",
+                    a.text
+                ));
+            }
         }
     }
 }

@@ -30,6 +30,33 @@ pub(super) fn kill(args: &[Word], c: &mut Classified) {
     }
 }
 
+/// `seq [FIRST [INCREMENT]] LAST`: as many numbers as the operands say; past the bound, or without end (`inf`), it
+/// prints without (practical) end.
+pub(super) fn seq(args: &[Word], c: &mut Classified) {
+    c.read_only_as(CommandClass::ReadOnly);
+    let parsed = options::read(args, &knowledge::SEQ);
+    let numbers: Option<Vec<f64>> = parsed
+        .operands
+        .iter()
+        .map(|o| o.literal.then(|| o.text.parse::<f64>().ok()).flatten())
+        .collect();
+    let count = match numbers.as_deref() {
+        Some([last]) => Some(*last),
+        Some([first, last]) => Some(last - first),
+        Some([first, step, last]) if *step != 0.0 => Some((last - first) / step),
+        // A bound only known at run time may be anything; seq without numbers prints nothing.
+        _ => None,
+    };
+    let literal = parsed.operands.iter().all(|o| o.literal);
+    if literal && count.is_some_and(|n| !n.is_finite() || n > knowledge::MAX_GENERATED_WORDS as f64) {
+        c.unbounded = Some(format!(
+            "`seq {}` prints more than {} numbers",
+            args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" "),
+            knowledge::MAX_GENERATED_WORDS
+        ));
+    }
+}
+
 /// `init`/`telinit`: runlevel 0 or 6 stops the machine.
 pub(super) fn init(name: &str, args: &[Word], c: &mut Classified) {
     c.class = CommandClass::Write;

@@ -158,6 +158,16 @@ pub(super) fn awk(args: &[Word], c: &mut Classified) {
                         .to_owned(),
                 );
             }
+            if effects.argv {
+                c.read_only = false;
+                c.ask("the awk program changes which files it reads (`ARGV`, `ARGC`), which the analysis cannot see".to_owned());
+            }
+            if effects.environ {
+                c.ask(
+                    "the awk program reads the environment (`ENVIRON`), which may hold credentials"
+                        .to_owned(),
+                );
+            }
         } else {
             c.read_only = false;
         }
@@ -188,10 +198,72 @@ pub(super) fn jq(args: &[Word], c: &mut Classified) {
     // The operands after the program are values, not files.
     let positional = parsed.has(&["--args", "--jsonargs"]);
     let mut operands = parsed.operands.into_iter();
-    if !program_given {
-        operands.next();
+    if !program_given && let Some(program) = operands.next() {
+        filter_effects(program, c);
     }
     if !positional {
         operands.for_each(|o| c.read(o, AccessVia::Operand));
+    }
+}
+
+/// What a jq or yq filter does besides transforming its input.
+fn filter_effects(program: &Word, c: &mut Classified) {
+    if !program.literal {
+        return;
+    }
+    let effects = scripts::filter(&program.text);
+    if effects.environment {
+        c.ask("the filter reads the environment (`$ENV`, `env`), which may hold credentials".to_owned());
+    }
+    if effects.loads {
+        c.read_only = false;
+        c.ask("the filter reads files it names (`load`), which the analysis cannot see".to_owned());
+    }
+    if effects.unbounded {
+        c.unbounded = Some("the filter makes output without (practical) end (`range`, `repeat`)".to_owned());
+    }
+}
+
+/// `yq` (mikefarah's, or the jq wrapper): a filter, then files read; `-i` edits them in place, `-s EXPR` writes a
+/// file per result, `--from-file`/`-f` reads the filter from a file.
+pub(super) fn yq(args: &[Word], c: &mut Classified) {
+    c.read_only_as(CommandClass::ReadOnly);
+    let parsed = options::read(args, &knowledge::YQ);
+    let mut program_given = false;
+    let mut in_place = false;
+    for option in &parsed.options {
+        if option.is_any(&["-i", "--inplace", "--in-place"]) {
+            in_place = true;
+        } else if option.is_any(&["-s", "--split-exp"]) {
+            c.changes_as(CommandClass::Write);
+            c.ask("`yq --split-exp` writes a file for every result, named by an expression".to_owned());
+        } else if option.is_any(&["--from-file", "-f"]) {
+            if let Some(file) = &option.value {
+                c.read(file, AccessVia::Flag);
+            }
+            program_given = true;
+        } else if option.is_any(&["--rawfile", "--slurpfile"])
+            && let Some(file) = &option.second
+        {
+            c.read(file, AccessVia::Flag);
+        }
+    }
+    if parsed.dynamic {
+        c.read_only = false;
+    }
+    let mut operands = parsed.operands.into_iter().peekable();
+    // mikefarah's sub-commands.
+    operands.next_if(|o| o.literal && matches!(o.text.as_str(), "eval" | "e" | "eval-all" | "ea"));
+    if !program_given && let Some(program) = operands.next() {
+        filter_effects(program, c);
+    }
+    for file in operands {
+        c.read(file, AccessVia::Operand);
+        if in_place {
+            c.write(file, AccessVia::Operand);
+        }
+    }
+    if in_place {
+        c.changes_as(CommandClass::Write);
     }
 }

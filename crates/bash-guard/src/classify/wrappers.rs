@@ -5,7 +5,7 @@ use crate::knowledge::Wrapper;
 use crate::options::{Reader, Token};
 use crate::word::Word;
 
-use super::{Classified, Code, assignment_name, is_code_variable};
+use super::{Classified, Code, assignment_name, is_code_variable, state};
 
 pub(super) enum Unwrapped {
     /// The command starts at this index (or there is none, when it is past the end).
@@ -52,6 +52,9 @@ pub(super) fn unwrap(w: &Wrapper, argv: &[Word], at: usize, c: &mut Classified) 
                     return Unwrapped::Unknown(option.word.text.clone());
                 }
                 exec_mode |= w.exec_flags.iter().any(|flag| option.is(flag));
+                if w.chdir.iter().any(|dir| option.is(dir)) {
+                    c.directory.clone_from(&option.value);
+                }
                 if w.writes.iter().any(|write| option.is(write))
                     && let Some(value) = &option.value
                 {
@@ -76,8 +79,14 @@ pub(super) fn unwrap(w: &Wrapper, argv: &[Word], at: usize, c: &mut Classified) 
             && let Some(word) = args.get(j)
             && let Some(name) = assignment_name(&word.text)
         {
-            if is_code_variable(name) {
+            let value = word.after(&format!("{name}="));
+            if is_code_variable(name) && !state::harmless_variable(name, Some(&value)) {
                 c.ask(format!("sets `{name}`, which changes what the command runs"));
+            }
+            if !state::harmless_variable(name, Some(&value)) {
+                c.environment.get_or_insert(format!(
+                    "`{name}` in the command's environment may change what it runs"
+                ));
             }
             j += 1;
         }
