@@ -94,6 +94,8 @@ pub(crate) enum Special {
     Yes,
     /// `cd`, `pushd`, `popd`: move the shell to another directory, for every later command.
     Cd,
+    /// `sleep DURATION…`: waits, without end for `infinity`.
+    Sleep,
 }
 
 /// A compressor or archiver: which options (or first operand, for `7z l`) make it only read.
@@ -345,6 +347,8 @@ pub(crate) struct Wrapper {
     pub(crate) detaches: bool,
     /// Words read from standard input are appended to the command (`xargs`); `-a FILE` reads them from a file.
     pub(crate) appends_input: bool,
+    /// It runs the command again and again, without end (`watch`).
+    pub(crate) repeats: bool,
     /// Without a command it does nothing harmful (`env` prints, `nice` prints).
     pub(crate) bare_is_read_only: bool,
     /// Without a command it prints the environment (`env`), which may hold credentials.
@@ -390,6 +394,7 @@ pub(crate) const WRAPPER: Wrapper = Wrapper {
     chdir: &[],
     detaches: false,
     appends_input: false,
+    repeats: false,
     bare_is_read_only: false,
     bare_prints_environment: false,
 };
@@ -407,6 +412,18 @@ static SUMS: Flags = Flags {
     effects: &[("-c", OperandsList), ("--check", OperandsList)],
     ..open(&[], Operands::Files)
 };
+/// `free`: `-s N` repeats the report every N seconds, without end unless `-c` counts.
+#[rustfmt::skip]
+static FREE: Flags = Flags {
+    effects: &[
+        ("-s", Unbounded("`free -s` repeats its report without end")),
+        ("--seconds", Unbounded("`free --seconds` repeats its report without end")),
+    ],
+    ..open(&["-s", "-c", "--seconds", "--count"], Operands::Data)
+};
+/// `look STRING [FILE]`: the first operand is the prefix looked for.
+#[rustfmt::skip]
+static LOOK: Flags = open(&["-t"], Operands::PatternThenFiles);
 /// `hexdump -f FORMAT_FILE`, `od`: the format file is read.
 #[rustfmt::skip]
 static HEXDUMP: Flags = Flags {
@@ -426,10 +443,14 @@ static BASE64: Flags = flags(
 #[rustfmt::skip]
 static HEAD: Flags = open(&["-n", "-c", "--lines", "--bytes"], Operands::Files);
 #[rustfmt::skip]
-static TAIL: Flags = open(
-    &["-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"],
-    Operands::Files,
-);
+static TAIL: Flags = Flags {
+    effects: &[
+        ("-f", Unbounded("`tail -f` follows the file without end")),
+        ("-F", Unbounded("`tail -F` follows the file without end")),
+        ("--follow", Unbounded("`tail --follow` follows the file without end")),
+    ],
+    ..open(&["-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"], Operands::Files)
+};
 #[rustfmt::skip]
 static GREP: Flags = Flags {
     values: &[
@@ -820,6 +841,7 @@ static WATCH: Wrapper = Wrapper {
     ],
     joins: true,
     exec_flags: &["-x", "--exec"],
+    repeats: true,
     ..WRAPPER
 };
 #[rustfmt::skip]
@@ -1247,7 +1269,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (
         &[
             "cat", "tac", "nl", "rev", "fold", "fmt", "pr", "expand", "unexpand", "paste", "join", "comm",
-            "cmp", "strings", "sum", "column", "tsort", "look", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat",
+            "cmp", "strings", "sum", "column", "tsort", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat",
             "readlink", "realpath"
         ],
         Kind::ReadOnly(&FILES),
@@ -1260,7 +1282,9 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
         Kind::ReadOnly(&SUMS),
     ),
     (&["od", "hexdump"], Kind::ReadOnly(&HEXDUMP)),
+    (&["look"], Kind::ReadOnly(&LOOK)),
     (&["lsof"], Kind::ReadOnly(&LSOF)),
+    (&["free"], Kind::ReadOnly(&FREE)),
     (&["base64", "base32", "basenc"], Kind::ReadOnly(&BASE64)),
     (&["head"], Kind::ReadOnly(&HEAD)),
     (&["tail"], Kind::ReadOnly(&TAIL)),
@@ -1285,6 +1309,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["hostname"], Kind::ReadOnly(&HOSTNAME)),
     (&["seq"], Kind::Special(Special::Seq)),
     (&["yes"], Kind::Special(Special::Yes)),
+    (&["sleep"], Kind::Special(Special::Sleep)),
     (&["printenv"], Kind::Special(Special::Printenv)),
     (&["ps"], Kind::Special(Special::Ps)),
     (&["set"], Kind::Special(Special::Set)),
@@ -1306,8 +1331,8 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (
         &[
             "echo", "pwd", "basename", "dirname", "true", "false", "test", "[", "which", "whereis", "type",
-            "whoami", "id", "groups", "uname", "arch", "nproc", "uptime", "free", "df",
-            "locale", "tty", "cal", "expr", "sleep", "numfmt", "factor", "getconf", "lscpu",
+            "whoami", "id", "groups", "uname", "arch", "nproc", "uptime", "df",
+            "locale", "tty", "cal", "expr", "numfmt", "factor", "getconf", "lscpu",
             "lsb_release", "users", "who", "w", "logname", "env_info", "dirs", "unset",
             "shift", "exit", "return", "break", "continue", ":", "wait", "jobs", "getopts", "times", "caller",
             "help", "tput", "clear", "pgrep", "pidof"
@@ -1637,6 +1662,19 @@ pub(crate) static NOT_CREDENTIALS: &[&str] = &["SSH_AUTH_SOCK", "XAUTHORITY", "S
 /// How many words a brace expansion, or numbers a `seq`, may make before the line asks: bash builds every word
 /// in memory first.
 pub(crate) const MAX_GENERATED_WORDS: u64 = 100_000;
+
+/// The longest wait (`sleep`) or field (`printf '%*s'`) that is not taken as without end: ten minutes of waiting
+/// (the longest a coding agent's shell call runs), ten million characters of padding.
+pub(crate) const MAX_SLEEP_SECONDS: f64 = 600.0;
+pub(crate) const MAX_PRINTF_WIDTH: u64 = 10_000_000;
+
+/// Devices that never end when read (`cat /dev/zero`).
+#[rustfmt::skip]
+pub(crate) static ENDLESS_DEVICES: &[&str] = &["/dev/zero", "/dev/urandom", "/dev/random"];
+
+/// Commands that stop reading by themselves (`head -c 10 /dev/urandom`).
+#[rustfmt::skip]
+pub(crate) static BOUNDED_READERS: &[&str] = &["head", "dd"];
 
 /// Git options (before the sub-command).
 #[rustfmt::skip]

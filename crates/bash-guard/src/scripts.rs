@@ -12,11 +12,16 @@ pub(crate) struct SedEffects {
     pub(crate) reads: Vec<String>,
     /// A command the reader does not know: not read-only.
     pub(crate) unknown: bool,
+    /// A branch back to a label with no command between them that reads more input or ends (`:a;ba`): it loops
+    /// without end.
+    pub(crate) endless: bool,
 }
 
 /// Reads a sed script command by command (GNU syntax).
 pub(crate) fn sed(script: &str) -> SedEffects {
     let mut out = SedEffects::default();
+    // Labels defined so far, and whether a command that reads input or ends came after each.
+    let mut labels: Vec<(String, bool)> = Vec::new();
     let chars: Vec<char> = script.chars().collect();
     let mut i = 0;
     let rest_of_line = |i: &mut usize| -> String {
@@ -58,8 +63,17 @@ pub(crate) fn sed(script: &str) -> SedEffects {
         }
         i += 1;
         match c {
-            '#' | ':' => {
+            '#' => {
                 rest_of_line(&mut i);
+            }
+            ':' => {
+                // GNU sed ends a label at `;` too.
+                let start = i;
+                while chars.get(i).is_some_and(|c| !matches!(c, '\n' | ';')) {
+                    i += 1;
+                }
+                let label: String = chars.get(start..i).unwrap_or_default().iter().collect();
+                labels.push((label.trim().to_owned(), false));
             }
             'a' | 'i' | 'c' => {
                 // Text to the end of the line, with `\` continuations.
@@ -73,8 +87,14 @@ pub(crate) fn sed(script: &str) -> SedEffects {
                 }
             }
             'b' | 't' | 'T' => {
+                let start = i;
                 while chars.get(i).is_some_and(|c| !matches!(c, '\n' | ';' | '}')) {
                     i += 1;
+                }
+                let label: String = chars.get(start..i).unwrap_or_default().iter().collect();
+                let label = label.trim();
+                if !label.is_empty() && labels.iter().any(|(l, consumed)| l == label && !consumed) {
+                    out.endless = true;
                 }
             }
             'r' | 'R' => out.reads.push(rest_of_line(&mut i)),
@@ -114,6 +134,9 @@ pub(crate) fn sed(script: &str) -> SedEffects {
                 i = skip_delimited(&chars, i, delim);
             }
             'l' | 'L' | 'q' | 'Q' => {
+                if matches!(c, 'q' | 'Q') {
+                    labels.iter_mut().for_each(|(_, consumed)| *consumed = true);
+                }
                 while chars.get(i).is_some_and(char::is_ascii_digit) {
                     i += 1;
                 }
@@ -123,7 +146,8 @@ pub(crate) fn sed(script: &str) -> SedEffects {
                     i += 1;
                 }
             }
-            '=' | 'd' | 'D' | 'F' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' => {}
+            'd' | 'D' | 'n' | 'N' => labels.iter_mut().for_each(|(_, consumed)| *consumed = true),
+            '=' | 'F' | 'g' | 'G' | 'h' | 'H' | 'p' | 'P' | 'x' | 'z' => {}
             _ => {
                 out.unknown = true;
                 break;
@@ -169,6 +193,8 @@ pub(crate) struct AwkEffects {
     pub(crate) argv: bool,
     /// `ENVIRON`: the program reads the environment.
     pub(crate) environ: bool,
+    /// `while (1)`, `for (;;)`: a loop whose condition never ends it.
+    pub(crate) endless: bool,
 }
 
 /// Reads an awk program token by token, skipping strings, regular expressions and comments.
@@ -253,6 +279,18 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
                 match word.as_str() {
                     "system" => out.exec = true,
                     "ARGV" | "ARGC" => out.argv = true,
+                    "while" | "for" => {
+                        // The condition in the parentheses after it: a nonzero number, or none at all.
+                        let rest: String = chars.get(i..).unwrap_or_default().iter().collect();
+                        let condition = rest
+                            .trim_start()
+                            .strip_prefix('(')
+                            .and_then(|r| r.split_once(')'))
+                            .map(|(inside, _)| inside.split_whitespace().collect::<String>());
+                        out.endless |= condition.is_some_and(|c| {
+                            c == ";;" || (word == "while" && c.parse::<f64>().is_ok_and(|n| n != 0.0))
+                        });
+                    }
                     "ENVIRON" | "PROCINFO" => out.environ = true,
                     "getline" => {
                         getline_depth = Some(depth);
@@ -300,6 +338,33 @@ pub(crate) fn filter(program: &str) -> FilterEffects {
                 while let Some(&s) = chars.get(i) {
                     i += 1;
                     match s {
+                        // `"\(expr)"`: string interpolation runs an expression.
+                        '\\' if chars.get(i) == Some(&'(') => {
+                            let start = i + 1;
+                            let mut depth = 0usize;
+                            while let Some(&c) = chars.get(i) {
+                                i += 1;
+                                match c {
+                                    '(' => depth += 1,
+                                    ')' => {
+                                        depth = depth.saturating_sub(1);
+                                        if depth == 0 {
+                                            break;
+                                        }
+                                    }
+                                    _ => {}
+                                }
+                            }
+                            let inner: String = chars
+                                .get(start..i.saturating_sub(1))
+                                .unwrap_or_default()
+                                .iter()
+                                .collect();
+                            let nested = filter(&inner);
+                            out.environment |= nested.environment;
+                            out.loads |= nested.loads;
+                            out.unbounded |= nested.unbounded;
+                        }
                         '\\' => i += 1,
                         '"' => break,
                         _ => {}
@@ -328,7 +393,35 @@ pub(crate) fn filter(program: &str) -> FilterEffects {
                     "load" | "load_str" | "load_xml" | "load_props" | "load_base64" | "strload" if !field => {
                         out.loads = true;
                     }
-                    "repeat" | "infinite" | "recurse_down" if !field => out.unbounded = true,
+                    "repeat" | "infinite" | "recurse_down" | "while" | "until" if !field => {
+                        out.unbounded = true
+                    }
+                    // `def f: …f…;`: a definition that calls itself may never end.
+                    "def" if !field => {
+                        let rest: String = chars.get(i..).unwrap_or_default().iter().collect();
+                        let name: String = rest
+                            .trim_start()
+                            .chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                            .collect();
+                        let body = rest.split_once(':').map_or("", |(_, body)| body);
+                        let body = body.split_once(';').map_or(body, |(body, _)| body);
+                        let calls_itself = !name.is_empty()
+                            && body
+                                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                                .any(|token| token == name);
+                        out.unbounded |= calls_itself;
+                    }
+                    // `recurse(f)` ends only when `f` gives nothing; without a condition or an iteration in `f`
+                    // (`recurse(.+1)`) it never does.
+                    "recurse" if !field => {
+                        let args: String = chars.get(i..).unwrap_or_default().iter().collect();
+                        if let Some((inside, _)) = args.strip_prefix('(').and_then(|r| r.split_once(')'))
+                            && !inside.contains(['[', ';'])
+                        {
+                            out.unbounded = true;
+                        }
+                    }
                     "range" if !field => {
                         // `range(N)`, `range(A; B)`, `range(A; B; STEP)` with literal numbers.
                         let args: String = chars.get(i..).unwrap_or_default().iter().collect();
@@ -374,9 +467,10 @@ fn range_count(inside: &str) -> Option<u64> {
     Some(count.clamp(0.0, u64::MAX as f64) as u64)
 }
 
-/// Whether interpreter code has the shape of a fork bomb: a call that duplicates the running process (`fork`,
-/// `os.fork()`, `Process.fork`, `pcntl_fork`, `child_process.fork`) where an unbounded loop repeats it (`while`,
-/// `until`, `loop`, `for(;;)`), so that every copy makes more copies.
+/// Whether interpreter code has the shape of a fork bomb: a call that duplicates the running process or starts
+/// one without waiting for it (`fork`, `os.fork()`, `Process.fork`, `pcntl_fork`, `child_process.spawn`,
+/// `subprocess.Popen`) where an unbounded loop repeats it (`while`, `until`, `loop`, `for(;;)`): processes pile up
+/// without end.
 pub(crate) fn fork_bomb(code: &str) -> bool {
     let mut forks = false;
     let mut loops = false;
@@ -396,7 +490,12 @@ pub(crate) fn fork_bomb(code: &str) -> bool {
     }
     for (k, token) in tokens.iter().enumerate() {
         let lower = token.to_ascii_lowercase();
-        if lower == "fork" || lower.ends_with("_fork") || lower == "forkpty" {
+        // Calls that start a process without waiting for it: each copy, or each started one, keeps going.
+        if matches!(
+            lower.as_str(),
+            "fork" | "forkpty" | "spawn" | "posix_spawn" | "popen" | "proc_open"
+        ) || lower.ends_with("_fork")
+        {
             forks = true;
         }
         match lower.as_str() {
@@ -426,6 +525,8 @@ mod tests {
             "Process.fork while true",
             "for(;;) require('child_process').fork(__filename)",
             "while (true) { pcntl_fork(); }",
+            "for(;;)require('child_process').spawn(process.execPath)",
+            "import subprocess\nwhile True: subprocess.Popen(['sleep', '9'])",
         ] {
             assert!(fork_bomb(code), "{code}");
         }
@@ -453,6 +554,26 @@ mod tests {
         assert!(filter("load(\"x.yaml\")").loads);
         assert!(!filter(".load").loads);
         assert!(!filter("\"range(1e9)\"").unbounded);
+        assert!(filter("\"\\(env.GITHUB_TOKEN)\"").environment);
+        assert!(filter("\"token: \\($ENV.X)\"").environment);
+        assert!(!filter("\"env\"").environment);
+        assert!(filter("def f: 1, f; f").unbounded);
+        assert!(!filter("def f: . + 1; f").unbounded);
+    }
+
+    #[test]
+    fn endless_loops_in_programs() {
+        assert!(sed(":a;ba").endless);
+        assert!(sed(":a\ns/x/x/\nta").endless);
+        assert!(!sed(":a;N;$!ba;s/\\n/ /g").endless);
+        assert!(!sed("s/a/b/;tx;:x").endless);
+        assert!(awk("BEGIN { while (1) print }").endless);
+        assert!(awk("BEGIN { for (;;) x++ }").endless);
+        assert!(!awk("{ while ((getline l) > 0) n++ }").endless);
+        assert!(!awk("{ for (i = 1; i <= NF; i++) print $i }").endless);
+        assert!(filter("0 | recurse(. + 1)").unbounded);
+        assert!(!filter("recurse(.children[]?)").unbounded);
+        assert!(filter("0 | while(true; . + 1)").unbounded);
     }
 
     #[test]

@@ -251,6 +251,26 @@ impl Walker<'_> {
         Some(values)
     }
 
+    /// Reading a device that never ends (`cat /dev/zero`): without end, unless the reader stops by itself (`head`).
+    fn endless_input(&mut self, path: &str, command: Option<usize>) {
+        let reader = command
+            .and_then(|index| self.out.commands.get(index))
+            .and_then(|c| c.effective().first().cloned());
+        match (command, reader) {
+            (Some(_), Some(name)) if knowledge::BOUNDED_READERS.contains(&name.as_str()) => {}
+            (Some(index), _) => {
+                self.unbounded
+                    .entry(index)
+                    .or_insert_with(|| format!("reading `{path}` never ends"));
+            }
+            (None, _) => self.finding(
+                Decision::Ask,
+                format!("reading `{path}` never ends; in a hook nothing stops it"),
+                None,
+            ),
+        }
+    }
+
     /// A file a command reads or writes whose name is only known at run time.
     pub(super) fn unseen_file(&mut self, text: &str, write: bool, command: Option<usize>) {
         let verb = if write { "writes" } else { "reads" };
@@ -288,6 +308,9 @@ impl Walker<'_> {
         ctx: Ctx,
     ) {
         self.device(&w.text, command, write);
+        if !write && knowledge::ENDLESS_DEVICES.contains(&w.text.as_str()) {
+            self.endless_input(&w.text, command);
+        }
         // Writing `/dev/null` or a descriptor writes no file.
         if write && matches!(device_write(&w.text), Some(DeviceWrite::Harmless)) {
             return;

@@ -821,6 +821,20 @@ fn printed_words(argv: &[&Word]) -> Option<Vec<Word>> {
             )
         }
         "printf" => {
+            // `printf '%s\n' WORD…` prints each argument as it is (the format is used again for each).
+            let (format, rest) = args.split_first()?;
+            let decoded = word::decode_ansi_c(&format.text);
+            let conversions: Vec<&str> = decoded.split('%').skip(1).collect();
+            let only_strings = format.literal
+                && !conversions.is_empty()
+                && conversions.iter().all(|c| {
+                    c.starts_with('s')
+                        && c.get(1..)
+                            .is_some_and(|r| r.chars().all(|ch| ch.is_whitespace() || ch == '\0'))
+                });
+            if only_strings && !rest.is_empty() {
+                return Some(rest.iter().map(|w| (*w).clone()).collect());
+            }
             let text = printed_text(argv)?;
             Some(text.split_whitespace().map(Word::literal).collect())
         }

@@ -370,6 +370,10 @@ impl Table {
                             break;
                         }
                         Unwrapped::Next(next) if next < argv.len() => {
+                            if wrapper.repeats {
+                                c.unbounded =
+                                    Some(format!("`{name}` runs its command again and again, without end"));
+                            }
                             i = next;
                             continue;
                         }
@@ -386,6 +390,10 @@ impl Table {
                         Unwrapped::Code(code) => {
                             c.read_only_as(CommandClass::Exec);
                             c.code.push(code);
+                            if wrapper.repeats {
+                                c.unbounded =
+                                    Some(format!("`{name}` runs its command again and again, without end"));
+                            }
                         }
                         Unwrapped::Unknown(option) => {
                             c.class = CommandClass::Exec;
@@ -626,6 +634,7 @@ impl Table {
             Special::Archive(archive) => archives::archive(archive, args, c),
             Special::Yq => text::yq(args, c),
             Special::Cd => state::cd(name, args, c),
+            Special::Sleep => system::sleep(args, c),
             Special::Seq => system::seq(args, c),
             Special::Yes => {
                 c.read_only_as(CommandClass::ReadOnly);

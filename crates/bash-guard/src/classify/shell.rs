@@ -173,6 +173,19 @@ pub(super) fn builtin(name: &str, args: &[Word], c: &mut Classified) {
     if name == "printf" && args.first().is_some_and(Word::could_be_option) {
         c.ask("`printf` takes a first word only known at run time, which may be `-v NAME`".to_owned());
     }
+    // `printf '%*s' 1000000000 x`: a field width (from the format or an argument) past the bound pads the output
+    // with as many characters.
+    if name == "printf" {
+        let widths = args.iter().filter(|a| a.literal).flat_map(|a| {
+            a.text
+                .split(|c: char| !c.is_ascii_digit())
+                .filter_map(|digits| digits.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        });
+        if widths.into_iter().any(|w| w > knowledge::MAX_PRINTF_WIDTH) {
+            c.unbounded = Some("`printf` pads a field to more than ten million characters".to_owned());
+        }
+    }
     // `mapfile -C CODE` evaluates CODE with an index and a line of input appended, as `eval` would.
     if matches!(name, "mapfile" | "readarray") {
         let syntax = variable_syntax(name)

@@ -272,6 +272,17 @@ pub(super) fn prints_variables(name: &str, args: &[Word], c: &mut Classified) ->
     let parsed = options::read(args, &knowledge::DECLARE);
     let prints = parsed.operands.is_empty()
         && (args.is_empty() || parsed.has(DECLARE_PRINT) || (name == "export" && parsed.options.is_empty()));
+    // `declare -p NAME` prints the variables it names.
+    if parsed.has(&["-p"]) {
+        for operand in &parsed.operands {
+            if !operand.literal || is_credential(&operand.text) {
+                c.ask(format!(
+                    "`{name} -p {}` prints a variable that may hold a credential",
+                    operand.text
+                ));
+            }
+        }
+    }
     if prints && !parsed.has(&["-f", "-F"]) {
         c.ask(format!(
             "`{}` prints variables, which may hold credentials",

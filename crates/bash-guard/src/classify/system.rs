@@ -57,6 +57,30 @@ pub(super) fn seq(args: &[Word], c: &mut Classified) {
     }
 }
 
+/// `sleep DURATION…` (`5`, `1.5m`, `2h`, `infinity`): past ten minutes, or without end, it holds the line.
+pub(super) fn sleep(args: &[Word], c: &mut Classified) {
+    c.read_only_as(CommandClass::ReadOnly);
+    let mut total = 0.0f64;
+    for arg in args.iter().filter(|a| a.literal && !a.text.starts_with('-')) {
+        let text = arg.text.as_str();
+        let (number, unit) = match text.char_indices().last() {
+            Some((at, 's')) => (text.get(..at).unwrap_or_default(), 1.0),
+            Some((at, 'm')) => (text.get(..at).unwrap_or_default(), 60.0),
+            Some((at, 'h')) => (text.get(..at).unwrap_or_default(), 3600.0),
+            Some((at, 'd')) => (text.get(..at).unwrap_or_default(), 86400.0),
+            _ => (text, 1.0),
+        };
+        // `inf` and `infinity` parse as the infinite number.
+        total += number.parse::<f64>().map_or(0.0, |n| n * unit);
+    }
+    if !total.is_finite() || total > knowledge::MAX_SLEEP_SECONDS {
+        c.unbounded = Some(format!(
+            "`sleep {}` waits longer than a shell call may run (ten minutes)",
+            args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" ")
+        ));
+    }
+}
+
 /// `init`/`telinit`: runlevel 0 or 6 stops the machine.
 pub(super) fn init(name: &str, args: &[Word], c: &mut Classified) {
     c.class = CommandClass::Write;

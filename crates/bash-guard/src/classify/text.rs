@@ -54,6 +54,11 @@ pub(super) fn sed(args: &[Word], c: &mut Classified) {
         if effects.unknown {
             c.read_only = false;
         }
+        if effects.endless {
+            c.unbounded = Some(
+                "the sed script branches back without reading more input: it loops without end".to_owned(),
+            );
+        }
     }
     for file in operands {
         c.read(file, AccessVia::Operand);
@@ -162,6 +167,9 @@ pub(super) fn awk(args: &[Word], c: &mut Classified) {
                 c.read_only = false;
                 c.ask("the awk program changes which files it reads (`ARGV`, `ARGC`), which the analysis cannot see".to_owned());
             }
+            if effects.endless {
+                c.unbounded = Some("the awk program has a loop whose condition never ends it".to_owned());
+            }
             if effects.environ {
                 c.ask(
                     "the awk program reads the environment (`ENVIRON`), which may hold credentials"
@@ -220,7 +228,7 @@ fn filter_effects(program: &Word, c: &mut Classified) {
         c.ask("the filter reads files it names (`load`), which the analysis cannot see".to_owned());
     }
     if effects.unbounded {
-        c.unbounded = Some("the filter makes output without (practical) end (`range`, `repeat`)".to_owned());
+        c.unbounded = Some("the filter makes output without (practical) end (`range`, `repeat`, `while`, a definition that calls itself)".to_owned());
     }
 }
 
