@@ -6,7 +6,7 @@
 //! builtins, wrappers), `+x` options (`set +o`), whole-word options with one dash (`find -name`, `kill -9`), values
 //! that may only be attached (`sed -i[SUFFIX]`) and options with two values (`jq --arg NAME VALUE`).
 
-use std::collections::VecDeque;
+use std::borrow::Cow;
 
 use crate::knowledge::{Effect, Syntax};
 use crate::word::{Anchor, Word};
@@ -16,7 +16,7 @@ use crate::word::{Anchor, Word};
 pub(crate) struct Opt<'a> {
     /// `-x` for one letter of a cluster, `--name` for a long option (before its `=`), `-name` or `-9` for a
     /// whole-word option, `+x` for a plus option.
-    pub(crate) name: String,
+    pub(crate) name: Cow<'a, str>,
     /// The value, attached or the next word.
     pub(crate) value: Option<Word>,
     /// The second value of an option with two (`jq --arg NAME VALUE`).
@@ -43,22 +43,14 @@ impl Opt<'_> {
     }
 
     /// The effects of this option in `syntax`: those of its exact name, else of every long option it abbreviates.
-    pub(crate) fn effects(&self, syntax: &Syntax) -> Vec<Effect> {
-        let exact: Vec<Effect> = syntax
-            .effects
-            .iter()
-            .filter(|(name, _)| *name == self.name)
-            .map(|(_, effect)| *effect)
-            .collect();
-        if !exact.is_empty() || !self.name.starts_with("--") {
-            return exact;
-        }
+    pub(crate) fn effects<'s>(&'s self, syntax: &'s Syntax) -> impl Iterator<Item = Effect> + 's {
+        let exact = syntax.effects.iter().any(|(name, _)| *name == self.name);
+        let long = self.name.starts_with("--");
         syntax
             .effects
             .iter()
-            .filter(|(name, _)| abbreviates(&self.name, name))
+            .filter(move |(name, _)| *name == self.name || (!exact && long && abbreviates(&self.name, name)))
             .map(|(_, effect)| *effect)
-            .collect()
     }
 }
 
@@ -90,7 +82,8 @@ pub(crate) struct Reader<'a> {
     ended: bool,
     /// `--` ended them.
     dashes: bool,
-    pending: VecDeque<Token<'a>>,
+    /// The cluster being read (`-rf`): its word and the byte offset of its next letter.
+    cluster: Option<(&'a Word, usize)>,
     /// A word only known at run time stood where an option could be.
     dynamic: bool,
 }
@@ -103,7 +96,7 @@ impl<'a> Reader<'a> {
             at: 0,
             ended: false,
             dashes: false,
-            pending: VecDeque::new(),
+            cluster: None,
             dynamic: false,
         }
     }
@@ -185,7 +178,7 @@ impl<'a> Reader<'a> {
         let exact = self.is_known(name);
         let known = exact || self.abbreviates_known(name);
         Some(Opt {
-            name: name.to_owned(),
+            name: Cow::Borrowed(name),
             value: Some(word.after(&format!("{name}="))),
             second: None,
             word,
@@ -221,7 +214,7 @@ impl<'a> Reader<'a> {
         };
         let second = if pair { self.value_word() } else { None };
         Token::Option(Opt {
-            name: name.to_owned(),
+            name: Cow::Borrowed(name),
             value,
             second,
             word,
@@ -248,7 +241,7 @@ impl<'a> Reader<'a> {
             None
         };
         Token::Option(Opt {
-            name: name.to_owned(),
+            name: Cow::Borrowed(name),
             value,
             second,
             word,
@@ -257,47 +250,71 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn cluster(&mut self, word: &'a Word) {
+    /// The name of one letter of a cluster: the syntax's own spelling when it knows it, so that nothing is
+    /// allocated for it.
+    fn letter_name(&self, sign: char, letter: char) -> Cow<'a, str> {
+        let mut buffer = [0u8; 8];
+        let sign_len = sign.encode_utf8(&mut buffer).len();
+        let len = sign_len
+            + letter
+                .encode_utf8(buffer.get_mut(sign_len..).unwrap_or_default())
+                .len();
+        let name = std::str::from_utf8(buffer.get(..len).unwrap_or_default()).unwrap_or_default();
+        let s = self.syntax;
+        [s.values, s.optional, s.pairs, s.flags]
+            .iter()
+            .flat_map(|list| list.iter())
+            .chain(s.effects.iter().map(|(option, _)| option))
+            .find(|known| **known == name)
+            .map_or_else(|| Cow::Owned(name.to_owned()), |known| Cow::Borrowed(*known))
+    }
+
+    /// The next letter of the cluster being read, as an option.
+    fn next_letter(&mut self) -> Option<Token<'a>> {
+        let (word, at) = self.cluster?;
         let text = word.text.as_str();
-        let mut chars = text.chars();
-        let sign = chars.next().unwrap_or('-');
-        let letters: Vec<char> = chars.collect();
-        for (k, letter) in letters.iter().enumerate() {
-            let name = format!("{sign}{letter}");
-            let rest: String = letters.get(k + 1..).unwrap_or_default().iter().collect();
-            let s = self.syntax;
-            let takes = s.values.contains(&name.as_str());
-            let pair = s.pairs.contains(&name.as_str());
-            let optional = s.optional.contains(&name.as_str());
-            let known = self.is_known(&name);
-            if takes || pair || optional {
-                let value = if !rest.is_empty() {
-                    Some(Word::literal(&rest))
-                } else if optional {
-                    None
-                } else {
-                    self.value_word()
-                };
-                let second = if pair { self.value_word() } else { None };
-                self.pending.push_back(Token::Option(Opt {
-                    name,
-                    value,
-                    second,
-                    word,
-                    known,
-                    exact: true,
-                }));
-                return;
-            }
-            self.pending.push_back(Token::Option(Opt {
+        let sign = text.chars().next().unwrap_or('-');
+        let mut rest = text.get(at..).unwrap_or_default().chars();
+        let Some(letter) = rest.next() else {
+            self.cluster = None;
+            return None;
+        };
+        let after = at + letter.len_utf8();
+        let remainder = text.get(after..).unwrap_or_default();
+        let name = self.letter_name(sign, letter);
+        let s = self.syntax;
+        let takes = s.values.contains(&&*name);
+        let pair = s.pairs.contains(&&*name);
+        let optional = s.optional.contains(&&*name);
+        let known = self.is_known(&name);
+        if takes || pair || optional {
+            self.cluster = None;
+            let value = if !remainder.is_empty() {
+                Some(Word::literal(remainder))
+            } else if optional {
+                None
+            } else {
+                self.value_word()
+            };
+            let second = if pair { self.value_word() } else { None };
+            return Some(Token::Option(Opt {
                 name,
-                value: None,
-                second: None,
+                value,
+                second,
                 word,
                 known,
                 exact: true,
             }));
         }
+        self.cluster = (!remainder.is_empty()).then_some((word, after));
+        Some(Token::Option(Opt {
+            name,
+            value: None,
+            second: None,
+            word,
+            known,
+            exact: true,
+        }))
     }
 }
 
@@ -305,7 +322,9 @@ impl<'a> Iterator for Reader<'a> {
     type Item = Token<'a>;
 
     fn next(&mut self) -> Option<Token<'a>> {
-        if let Some(token) = self.pending.pop_front() {
+        if self.cluster.is_some()
+            && let Some(token) = self.next_letter()
+        {
             return Some(token);
         }
         let at = self.at;
@@ -344,7 +363,8 @@ impl<'a> Iterator for Reader<'a> {
         if dash && text.starts_with("--") {
             return Some(self.long(word));
         }
-        self.cluster(word);
+        let sign = text.chars().next().map_or(1, char::len_utf8);
+        self.cluster = Some((word, sign));
         self.next()
     }
 }
@@ -412,7 +432,7 @@ mod tests {
             ..GNU
         };
         let parsed = read(&args, &syntax);
-        let names: Vec<&str> = parsed.options.iter().map(|o| o.name.as_str()).collect();
+        let names: Vec<&str> = parsed.options.iter().map(|o| o.name.as_ref()).collect();
         assert_eq!(names, ["-r", "-n", "-o", "--comp"]);
         assert_eq!(parsed.options[2].value.as_ref().unwrap().text, "out.txt");
         assert!(parsed.options[3].is("--compress-program"));

@@ -428,11 +428,14 @@ impl Walker<'_> {
         } else {
             // A substitution that prints the names of files found under starting points (`$(git ls-files)`)
             // stands for files below them: `{}`, as `find -exec` has them.
-            let (judged, listed) = self.listed_substitutions(&words);
-            let mut classified = self.table.classify(&judged, &input);
-            if classified.found.is_none() {
-                classified.found = listed;
-            }
+            let mut classified = match self.listed_substitutions(&words) {
+                Some((judged, listed)) => {
+                    let mut classified = self.table.classify(&judged, &input);
+                    classified.found.get_or_insert(listed);
+                    classified
+                }
+                None => self.table.classify(&words, &input),
+            };
             let index = self.out.commands.len();
             // The command word and every wrapper word before the effective command.
             let literal = words.iter().take(classified.inner + 1).all(|w| w.literal);
@@ -590,13 +593,16 @@ impl Walker<'_> {
             // Entering the directory reads it.
             self.access(dir, &AccessVia::Flag, Some(index), false, ctx);
         }
-        for (w, via) in &classified.reads {
-            let w = word::under(directory.as_ref(), w);
-            self.access(&w, via, Some(index), false, ctx);
-        }
-        for (w, via) in &classified.writes {
-            let w = word::under(directory.as_ref(), w);
-            self.access(&w, via, Some(index), true, ctx);
+        for (list, write) in [(&classified.reads, false), (&classified.writes, true)] {
+            for (w, via) in list {
+                match &directory {
+                    None => self.access(w, via, Some(index), write, ctx),
+                    Some(dir) => {
+                        let placed = word::under(Some(dir), w);
+                        self.access(&placed, via, Some(index), write, ctx);
+                    }
+                }
+            }
         }
         for (file, above) in &classified.loads {
             self.load(directory.as_ref(), file, *above, index);

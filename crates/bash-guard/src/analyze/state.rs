@@ -115,6 +115,9 @@ impl Walker<'_> {
     /// The command at `index` prints without end: fine when the next command of its pipeline is `head`, which
     /// stops reading (and so stops it); else the line asks.
     pub(super) fn bounded_output(&mut self, index: usize, next: Option<&Cmd>) {
+        if self.unbounded.is_empty() {
+            return;
+        }
         let Some(reason) = self.unbounded.remove(&index) else {
             return;
         };
@@ -171,40 +174,37 @@ impl Walker<'_> {
     }
 
     /// Words that are a whole substitution of a command printing file names under starting points
-    /// (`$(git ls-files)`, `` `find . -name '*.md'` ``): judged as `{}`, files found below those places.
-    pub(super) fn listed_substitutions(&self, words: &[Word]) -> (Vec<Word>, Option<Found>) {
+    /// (`$(git ls-files)`, `` `find . -name '*.md'` ``): judged as `{}`, files found below those places. `None`
+    /// when no word is one (the words are judged as they are).
+    pub(super) fn listed_substitutions(&self, words: &[Word]) -> Option<(Vec<Word>, Found)> {
         let mut found: Option<Found> = None;
-        let judged = words
-            .iter()
-            .enumerate()
-            .map(|(k, w)| {
-                let [embedded] = w.embedded.as_slice() else {
-                    return w.clone();
-                };
-                let whole =
-                    w.text == format!("$({})", embedded.body) || w.text == format!("`{}`", embedded.body);
-                let lister = (k > 0 && whole).then(|| self.lister(&embedded.body)).flatten();
-                match lister {
-                    Some(more) => {
-                        let merged = match found.take() {
-                            Some(mut all) => {
-                                all.starts.extend(more.starts);
-                                all.filtered |= more.filtered;
-                                all.hidden |= more.hidden;
-                                all
-                            }
-                            None => more,
-                        };
-                        found = Some(merged);
-                        let mut placeholder = Word::literal("{}");
-                        placeholder.literal = false;
-                        placeholder
-                    }
-                    None => w.clone(),
+        let mut judged: Option<Vec<Word>> = None;
+        for (k, w) in words.iter().enumerate().skip(1) {
+            let [embedded] = w.embedded.as_slice() else {
+                continue;
+            };
+            let whole = w.text.len() == embedded.body.len() + 3
+                && (w.text == format!("$({})", embedded.body) || w.text == format!("`{}`", embedded.body));
+            let Some(more) = whole.then(|| self.lister(&embedded.body)).flatten() else {
+                continue;
+            };
+            found = Some(match found.take() {
+                Some(mut all) => {
+                    all.starts.extend(more.starts);
+                    all.filtered |= more.filtered;
+                    all.hidden |= more.hidden;
+                    all.names.retain(|n| more.names.contains(n));
+                    all
                 }
-            })
-            .collect();
-        (judged, found)
+                None => more,
+            });
+            let mut placeholder = Word::literal("{}");
+            placeholder.literal = false;
+            if let Some(slot) = judged.get_or_insert_with(|| words.to_vec()).get_mut(k) {
+                *slot = placeholder;
+            }
+        }
+        Some((judged?, found?))
     }
 
     /// Whether `body` is a command that prints file names under starting points, possibly narrowed by

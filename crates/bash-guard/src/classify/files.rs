@@ -75,7 +75,7 @@ pub(super) fn find(args: &[Word], c: &mut Classified) {
                 continue;
             }
         };
-        let t = option.name.as_str();
+        let t = option.name.as_ref();
         conjunction &= !matches!(t, "-o" | "-or" | "-not");
         if matches!(t, "-name" | "-iname")
             && let Some(pattern) = option.value.as_ref().filter(|v| v.literal)

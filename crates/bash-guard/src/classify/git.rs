@@ -31,7 +31,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                     c.directory.clone_from(&option.value);
                     c.loads.push((Word::literal(".git"), true));
                     c.loads.push((Word::literal("HEAD"), true));
-                } else if knowledge::GIT_GLOBAL_DIRS.contains(&option.name.as_str())
+                } else if knowledge::GIT_GLOBAL_DIRS.contains(&option.name.as_ref())
                     && let Some(dir) = &option.value
                 {
                     c.read(dir, AccessVia::Flag);

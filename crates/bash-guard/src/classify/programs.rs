@@ -18,7 +18,7 @@ pub(super) fn interpreter(table: &Interpreter, name: &str, args: &[Word], c: &mu
         ..POSIX
     };
     for option in options::read(args, &syntax).options {
-        if !table.code.contains(&option.name.as_str()) {
+        if !table.code.contains(&option.name.as_ref()) {
             continue;
         }
         if let Some(code) = option

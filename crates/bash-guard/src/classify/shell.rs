@@ -18,7 +18,7 @@ pub(super) fn shell(args: &[Word], c: &mut Classified, name: &str) {
     for token in reader.by_ref() {
         match token {
             Token::Option(option) => {
-                let t = option.name.as_str();
+                let t = option.name.as_ref();
                 if matches!(t, "--rcfile" | "--init-file") {
                     c.ask(format!(
                         "`{name} {t}` runs a start-up file the analysis cannot see"
@@ -224,7 +224,7 @@ pub(crate) fn name_operands(command: &str, args: &[Word]) -> Vec<Word> {
     let mut names: Vec<Word> = parsed
         .options
         .into_iter()
-        .filter(|option| name_options.contains(&option.name.as_str()))
+        .filter(|option| name_options.contains(&option.name.as_ref()))
         .filter_map(|option| option.value)
         .collect();
     let operands = parsed.operands.into_iter().cloned();

@@ -75,7 +75,7 @@ pub(super) fn sed(args: &[Word], c: &mut Classified) {
 /// takes one may be the next word (`-W exec FILE`).
 fn awk_option(option: &Opt<'_>, reader: &mut Reader<'_>) -> (String, Option<Word>) {
     if option.name != "-W" {
-        return (option.name.clone(), option.value.clone());
+        return (option.name.to_string(), option.value.clone());
     }
     let spelled = option.value.as_ref().map(|v| v.text.clone()).unwrap_or_default();
     match spelled.split_once('=') {

@@ -41,7 +41,7 @@ pub(super) fn unwrap(w: &Wrapper, argv: &[Word], at: usize, c: &mut Classified) 
     for token in reader.by_ref() {
         match token {
             Token::Option(option) => {
-                let name = option.name.as_str();
+                let name = option.name.as_ref();
                 if w.no_run.contains(&name) {
                     return Unwrapped::NoRun;
                 }
