@@ -71,6 +71,10 @@ classes! {
     globs_expanded_against_the_file_system => "glob-expansion",
     directories_whose_content_is_denied => "directory-reads",
     files_named_by_variables_and_substitutions => "variable-paths",
+    secret_files_and_searches_that_reach_them => "secret-files",
+    working_directory_and_repository_changes => "directory-changes",
+    programs_that_run_project_code => "project-code",
+    file_tool_paths_a_shell_would_expand => "tool-paths",
 }
 
 /// A hook's allow (or ask) never turns a deny into anything weaker, nor an ask of steps 1–4 into an allow.

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{AccessVia, BashConfig, BashGuard, CommandAnalysis, CommandTableExtension};
-use agent_fs_sandbox::{Access, PathCheck, PathSandbox, ProtectedPaths, RootKind, RootSpec, SandboxConfig};
+use agent_fs_sandbox::{
+    Access, PathCheck, PathSandbox, ProtectedPaths, Reach, RootKind, RootSpec, SandboxConfig,
+};
 use agent_os_sandbox::EnvPolicy;
 use agent_rules::{
     Anchors, CallFacts, CallTarget, CommandFact, FileAccess, HookOutcome, PathFact, PermissionMode, Policy,
@@ -224,6 +226,8 @@ impl Guard {
         };
         let mut analysis = None;
         let mut paths: Vec<(FileAccess, PathCheck)> = Vec::new();
+        // Commands the disk or the line's directory moves make not read-only.
+        let mut loaded: Vec<usize> = Vec::new();
         let mut host = None;
         let mut agent = None;
         match &target {
@@ -271,11 +275,14 @@ impl Guard {
                                     && access == FileAccess::Read
                                     && file.via == AccessVia::Operand
                             })
-                            .map(|command| command.reads_hidden);
+                            .map(|command| Reach {
+                                hidden: command.reads_hidden,
+                                names: &command.names,
+                            });
                         for place in &places {
                             if let Some(check) = self.check_path(place, access, &mut findings) {
-                                if let Some(reads_hidden) = searched {
-                                    self.check_search(tool, &check, reads_hidden, &mut findings);
+                                if let Some(reach) = &searched {
+                                    self.check_search(tool, &check, reach, &mut findings);
                                 }
                                 paths.push((access, check));
                             }
@@ -296,7 +303,21 @@ impl Guard {
                         && names_none
                         && let Some(check) = self.check_path(".", FileAccess::Read, &mut findings)
                     {
-                        self.check_search(tool, &check, command.reads_hidden, &mut findings);
+                        let reach = Reach {
+                            hidden: command.reads_hidden,
+                            names: &command.names,
+                        };
+                        self.check_search(tool, &check, &reach, &mut findings);
+                    }
+                }
+                // A command that loads project files where they exist (`cargo --version` runs the toolchain a
+                // `rust-toolchain.toml` names) is read-only only where none of them exists.
+                for load in &result.loads {
+                    let Some(index) = load.command else { continue };
+                    let mut places = moves.candidates(&load.path, load.command);
+                    places.push(load.path.clone());
+                    if places.iter().any(|place| self.project_file_exists(place)) {
+                        loaded.push(index);
                     }
                 }
                 analysis = Some(result);
@@ -305,9 +326,13 @@ impl Guard {
                 let searches = agent_rules::kind_of(tool) == ToolKind::Grep;
                 for path in list {
                     if let Some(check) = self.check_path(path, *access, &mut findings) {
-                        // The search tool skips hidden files, as ripgrep does.
+                        // A coding agent's search tool reads hidden files too, whatever its glob.
                         if searches {
-                            self.check_search(tool, &check, false, &mut findings);
+                            let reach = Reach {
+                                hidden: true,
+                                names: &[],
+                            };
+                            self.check_search(tool, &check, &reach, &mut findings);
                         }
                         paths.push((*access, check));
                     }
@@ -338,10 +363,11 @@ impl Guard {
             shell: analysis.as_ref().map(|a| {
                 a.commands
                     .iter()
-                    .map(|c| CommandFact {
+                    .enumerate()
+                    .map(|(index, c)| CommandFact {
                         argv: &c.argv,
                         inner: c.inner,
-                        read_only: c.read_only,
+                        read_only: c.read_only && !loaded.contains(&index),
                     })
                     .collect()
             }),
@@ -406,10 +432,12 @@ impl Guard {
         }
     }
 
-    /// A search of a directory reads everything below it (hidden files only when `reads_hidden`): a deny rule on
-    /// reads that protects a place there which exists makes the search ask, naming the rule, so that a narrower
-    /// search can leave the place out.
-    fn check_search(&self, tool: &str, check: &PathCheck, reads_hidden: bool, findings: &mut Vec<Verdict>) {
+    /// A search of a directory reads everything below it (hidden files only when `reach.hidden`, only files of
+    /// the names it lists when it lists some): a deny rule on reads that protects a place there which exists, or a
+    /// secret file there (a protected read: `.env`, `*.pem`, …), makes the search ask, naming it, so that a
+    /// narrower search can leave the place out.
+    fn check_search(&self, tool: &str, check: &PathCheck, reach: &Reach<'_>, findings: &mut Vec<Verdict>) {
+        let reads_hidden = reach.hidden;
         // The path as written and as resolved; the second only when a link made them differ.
         let resolved = check.resolved.as_deref().filter(|r| *r != check.absolute);
         for dir in [Some(check.absolute.as_path()), resolved]
@@ -442,7 +470,50 @@ impl Guard {
                 ));
                 return;
             }
+            if let Some(sandbox) = &self.sandbox {
+                let reached = sandbox.protected_beneath(dir, reach);
+                if let Some((file, why)) = reached.protected {
+                    findings.push(Verdict::new(
+                        Decision::Ask,
+                        format!(
+                            "searching `{}` reads `{}`: {why}; a narrower search can leave it out",
+                            dir.display(),
+                            file.display()
+                        ),
+                        Provenance::layer(Layer::Sandbox),
+                    ));
+                    return;
+                }
+                if let Some(why) = reached.incomplete {
+                    findings.push(Verdict::new(
+                        Decision::Ask,
+                        format!(
+                            "searching `{}` cannot be checked for secret files: {why}",
+                            dir.display()
+                        ),
+                        Provenance::layer(Layer::Sandbox),
+                    ));
+                    return;
+                }
+            }
         }
+    }
+
+    /// Whether a file a command loads exists where the project controls it: inside a root, and not in the
+    /// project's own `.git` (whose writes are protected). Without a sandbox nothing can be ruled out.
+    fn project_file_exists(&self, path: &str) -> bool {
+        let Some(sandbox) = &self.sandbox else {
+            return true;
+        };
+        let check = sandbox.check(path, Access::Read);
+        let Some(resolved) = &check.resolved else {
+            return false;
+        };
+        let own_git = sandbox
+            .roots()
+            .first()
+            .is_some_and(|root| resolved.starts_with(root.path().join(".git")));
+        check.root.is_some() && !own_git && std::fs::symlink_metadata(resolved).is_ok()
     }
 
     /// The sandbox's report on one path; without a sandbox, a lexical report whose containment is unknown.
@@ -514,7 +585,8 @@ fn is_web_url(url: &str) -> bool {
 struct DirectoryMoves {
     /// (index of the `cd` command, the directories it may lead to, relative ones joined to the earlier moves).
     moves: Vec<(usize, Vec<String>)>,
-    /// Why the target of some move cannot be known (a variable, `cd -`, `popd`, too many combinations).
+    /// Why the target of some move cannot be known (a variable, `cd -`, `popd`, a directory-stack tilde, too many
+    /// combinations).
     unknown: Option<String>,
 }
 
@@ -537,15 +609,35 @@ impl DirectoryMoves {
             if !matches!(name, "cd" | "pushd" | "popd" | "chdir") {
                 continue;
             }
-            let target = effective
+            // Options come first (`cd -P DIR`, `pushd -n DIR`); `--` ends them; `-` alone and `+N`/`-N` of the
+            // directory stack are operands.
+            let args = effective.get(1..).unwrap_or_default();
+            let options: Vec<&String> = args
                 .iter()
-                .skip(1)
-                .find(|a| !a.starts_with('-') || a.as_str() == "-");
-            let target = match (name, target) {
-                ("popd", _) => None,
+                .take_while(|a| a.starts_with('-') && a.len() > 1 && a.as_str() != "--")
+                .filter(|a| !a.get(1..).is_some_and(|n| n.chars().all(|c| c.is_ascii_digit())))
+                .collect();
+            let rest = args.get(options.len()..).unwrap_or_default();
+            let rest = rest.strip_prefix(&["--".to_owned()][..]).unwrap_or(rest);
+            // `pushd -n`/`popd -n` only change the stack.
+            if matches!(name, "pushd" | "popd") && options.iter().any(|o| o.contains('n')) {
+                continue;
+            }
+            let target = match (name, rest.first()) {
+                ("popd", _) | ("pushd", None) => None,
                 (_, None) => Some("~".to_owned()),
-                (_, Some(t)) if t == "-" || t.contains(['$', '`', '*', '?', '[']) => None,
-                (_, Some(t)) => Some(t.clone()),
+                (_, Some(t))
+                    if t == "-"
+                        || t.starts_with(['+', '-'])
+                        || t.contains(['$', '`', '*', '?', '['])
+                        || (t.starts_with('~')
+                            && !(t == "~" || t.starts_with("~/") || t == "~+" || t.starts_with("~+/"))) =>
+                {
+                    None
+                }
+                // `~+` is the directory it is in.
+                (_, Some(t)) if t == "~+" => Some(".".to_owned()),
+                (_, Some(t)) => Some(t.strip_prefix("~+/").map_or_else(|| t.clone(), str::to_owned)),
             };
             let Some(target) = target else {
                 unknown = Some(format!(

@@ -812,14 +812,44 @@ async fn a_search_skips_what_the_rules_deny_and_asks_before_reaching_a_denied_di
         reports[1].output
     );
 
-    // Only a hidden denied directory left: the search runs (the decision expects hidden files to be skipped, as
-    // ripgrep does), and the tool itself leaves out what a rule denies.
+    // Only a hidden denied directory left: a coding agent's search tool reads hidden files too, so the search
+    // still asks. Answered, it runs, and the tool itself leaves out what a rule denies.
     std::fs::remove_dir_all(dir.path().join("secrets")).unwrap();
     let reports = runtime
         .execute(
             "s",
             2,
             vec![call("again", "grep_files", json!({"pattern": "greet"}))],
+        )
+        .await;
+    assert_eq!(reports[0].status, CallStatus::Denied);
+    assert!(reports[0].verdict.reason().contains("Read(./.private/**)"));
+    struct AllowSearch;
+    impl AgentHook for AllowSearch {
+        fn name(&self) -> &str {
+            "permission"
+        }
+        fn on_permission_request<'a>(
+            &'a self,
+            _ctx: &'a PreToolUseContext,
+            _message: &'a str,
+        ) -> HookFuture<'a, Option<agent_hooks::PermissionAnswer>> {
+            Box::pin(std::future::ready(Some(agent_hooks::PermissionAnswer::Allow {
+                reason: "searching is fine".into(),
+            })))
+        }
+    }
+    let mut settings = Settings::new();
+    settings.add_rule(Rule::parse("Read(./.private/**)", Decision::Deny, Source::Project).unwrap());
+    let runtime = Runtime::builder(settings, RuntimeConfig::new(dir.path()))
+        .hook(Arc::new(AllowSearch))
+        .build()
+        .unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            3,
+            vec![call("answered", "grep_files", json!({"pattern": "greet"}))],
         )
         .await;
     assert_eq!(

@@ -12,6 +12,12 @@ pub struct CommandAnalysis {
     pub reads: Vec<FileAccess>,
     /// Files the commands write: redirections and write options or operands.
     pub writes: Vec<FileAccess>,
+    /// Files of the project that a command looks for and loads as code, or as configuration that can run code,
+    /// when they exist (`rust-toolchain.toml` for `cargo --version`, `.yarnrc.yml` for `yarn --version`, another
+    /// repository's `.git` for `git -C sub status`). Such a command is read-only only where none of them exists:
+    /// the analysis never looks at the disk, so [`CommandAnalysis::verdict`] asks, and a caller that checks the
+    /// disk decides (agent-core does). Paths are written like `reads` (relative to the working directory).
+    pub loads: Vec<FileAccess>,
     /// Deny and safety-ask findings, with their reasons.
     pub findings: Vec<Finding>,
     /// The syntax error, when the command does not parse (also reported as an ask finding).
@@ -41,6 +47,9 @@ pub struct SubCommand {
     pub recursive: bool,
     /// Its recursive reads include hidden files (`grep -r`, `diff`; `rg` skips names starting with `.`).
     pub reads_hidden: bool,
+    /// Its recursive reads only reach files whose names match every one of these globs (`find . -name '*.rs'
+    /// -exec grep … {} +` reads only `*.rs` files); empty when any file may be read.
+    pub names: Vec<String>,
 }
 
 impl SubCommand {
@@ -78,6 +87,8 @@ pub enum LocationKind {
     Subshell,
     /// Inside `{ …; }`.
     BraceGroup,
+    /// The text of an alias (`alias ls='…'`), which replaces a command word where the alias is used.
+    Alias,
     /// Inside `if`, `while`, `until`, `for` or `case`.
     ControlFlow,
     /// Inside `$( … )`.
@@ -175,6 +186,8 @@ pub enum AccessVia {
     Operand,
     /// The value of an option (`sort -o f`, `grep -f f`).
     Flag,
+    /// A file the program looks for by itself where it runs (`.cargo/config.toml`), listed in `loads`.
+    Discovered,
 }
 
 /// A deny or safety-ask finding.
@@ -190,7 +203,8 @@ pub struct Finding {
 
 impl CommandAnalysis {
     /// bash-guard's own conclusion (layer [`Layer::Bash`]): deny when any finding denies; else ask when any
-    /// finding asks; else allow when every command is read-only and nothing is written; else ask.
+    /// finding asks; else allow when every command is read-only, nothing is written and no command loads a project
+    /// file that may exist; else ask.
     pub fn verdict(&self) -> Verdict {
         let provenance = Provenance::layer(Layer::Bash);
         let with = |decision: Decision| -> Vec<String> {
@@ -222,6 +236,19 @@ impl CommandAnalysis {
             )
         } else if let Some(write) = self.writes.first() {
             Verdict::new(Decision::Ask, format!("writes `{}`", write.path), provenance)
+        } else if let Some(load) = self.loads.first() {
+            let command = load
+                .command
+                .and_then(|index| self.commands.get(index))
+                .map_or_else(String::new, |c| c.effective().join(" "));
+            Verdict::new(
+                Decision::Ask,
+                format!(
+                    "`{command}` runs code the project controls if `{}` exists, which only a check of the disk can tell",
+                    load.path
+                ),
+                provenance,
+            )
         } else {
             Verdict::new(Decision::Allow, "every command is read-only", provenance)
         };
@@ -229,9 +256,12 @@ impl CommandAnalysis {
         verdict
     }
 
-    /// Every command read-only, nothing written, no findings.
+    /// Every command read-only, nothing written, no findings, no project file loaded.
     pub fn is_read_only(&self) -> bool {
-        self.findings.is_empty() && self.writes.is_empty() && self.commands.iter().all(|c| c.read_only)
+        self.findings.is_empty()
+            && self.writes.is_empty()
+            && self.loads.is_empty()
+            && self.commands.iter().all(|c| c.read_only)
     }
 }
 
@@ -258,6 +288,7 @@ impl std::fmt::Display for LocationKind {
             Self::Trap => "trap",
             Self::FindExec => "find -exec",
             Self::Coprocess => "coproc",
+            Self::Alias => "alias body",
         })
     }
 }

@@ -1,6 +1,7 @@
 //! The command knowledge table: what each known command is, which options make it write or run code.
 //!
-//! Everything bash-guard knows about individual commands is data in this file; `classify.rs` only interprets it.
+//! Everything bash-guard knows about individual commands is data in this file; `classify/` only interprets it and
+//! `options.rs` reads every command's options with the [`Syntax`] given here.
 //! Option names follow getopt: `-x` is a short option (it may be clustered, `-rf`), `--xyz` a long one (it may be
 //! written `--xyz=value` and, because getopt_long and git accept unique abbreviations, a prefix of a dangerous long
 //! option counts as that option).
@@ -22,10 +23,10 @@ pub(crate) enum Kind {
     Source,
     /// `trap CODE SIGNAL…`: the code runs later in this shell.
     Trap,
-    /// A language interpreter: runs code.
-    Interpreter,
-    /// A package manager or build tool: runs repository code; `read_only` lists its read-only sub-commands.
-    PackageManager { read_only: &'static [&'static str] },
+    /// A language interpreter: runs code, except for the options that only print its version or help.
+    Interpreter(&'static Interpreter),
+    /// A package manager or build tool: runs repository code, except in the forms its table says only read.
+    Program(&'static Program),
     /// A network client.
     Network,
     /// Runs as another user.
@@ -36,7 +37,7 @@ pub(crate) enum Kind {
     Editor,
     /// An interactive program (a pager can run commands, a terminal multiplexer runs shells).
     Interactive,
-    /// Needs a rule of its own in `classify.rs`.
+    /// Needs a rule of its own in `classify/`.
     Special(Special),
 }
 
@@ -66,6 +67,48 @@ pub(crate) enum Special {
     Openssl,
     /// `mktemp`: creates a file or directory, unless `-u` only prints a name.
     Mktemp,
+    /// `set`: shell options, some of which change how later words are read (`-k`) or what later commands get
+    /// (`-a`); without arguments it prints every variable.
+    Set,
+    /// `shopt`: shell options, some of which change what globs match.
+    Shopt,
+    /// `alias NAME=VALUE`: text that replaces a command word.
+    Alias,
+    /// `enable`: turns builtins on or off, or loads them from a shared object (`-f`).
+    Enable,
+    /// `ulimit`, `umask`: print a setting, or change it with an operand.
+    Setting,
+    /// `env`, `printenv`: print the environment (or run a command: `env` is also a wrapper).
+    Printenv,
+    /// `ps`: BSD-style `e` prints every process's environment.
+    Ps,
+    /// `tar`: lists (`-t`), creates or extracts.
+    Tar,
+    /// Compressors and archivers that only read when they list, test or write to standard output.
+    Archive(&'static Archive),
+    /// `yq`: a YAML processor (mikefarah's or the jq wrapper).
+    Yq,
+    /// `seq`: prints a range of numbers, as many as its operands say.
+    Seq,
+    /// `yes`: prints forever.
+    Yes,
+    /// `cd`, `pushd`, `popd`: move the shell to another directory, for every later command.
+    Cd,
+    /// `sleep DURATION…`: waits, without end for `infinity`.
+    Sleep,
+}
+
+/// A compressor or archiver: which options (or first operand, for `7z l`) make it only read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Archive {
+    /// Options that list or test the archive, or decompress to standard output (`unzip -l`, `xz -t`, `gzip -c`).
+    pub(crate) reads: &'static [&'static str],
+    /// Sub-commands (the first operand) that only read (`7z l`, `ar t`).
+    pub(crate) read_subs: &'static [&'static str],
+    /// Options with a value.
+    pub(crate) values: &'static [&'static str],
+    /// Read-only without any option (`zipinfo`, `lsar`).
+    pub(crate) bare_reads: bool,
 }
 
 /// How the operands of a command are used.
@@ -103,8 +146,22 @@ pub(crate) enum Effect {
     /// No effect: listed because a longer option with an effect starts with this name, and an exact name wins over
     /// an abbreviation (`git diff --text` is not `--textconv`).
     Distinct,
-    /// The option makes the command read every file below a directory operand (`grep -r`).
+    /// The option makes the command read every file below a directory operand (`grep -r`), hidden ones included
+    /// (`rg --hidden`, or a glob that names them: `rg -g '.env*'`).
     Recursive,
+    /// Each one lifts one of ripgrep's filters: `-u` ignore files, `-uu` hidden files too.
+    Unrestricted,
+    /// The option's value is a file that lists the files to read (`wc --files0-from`, `md5sum -c`): which files
+    /// is only known at run time.
+    ListedFiles,
+    /// The option makes each operand a file that lists files to read (`md5sum -c SUMS`).
+    OperandsList,
+    /// The option makes a recursive read follow symbolic links (`grep -R`, `rg -L`): it may read anywhere.
+    FollowsLinks,
+    /// The option makes the command reach the network (`pip --index-url`, `pip list --outdated`).
+    Network(&'static str),
+    /// The option makes the command run without end (`lsof -r`, `shuf -r`).
+    Unbounded(&'static str),
 }
 
 /// The options of a command.
@@ -122,6 +179,69 @@ pub(crate) struct Flags {
     pub(crate) recursive: Recursion,
 }
 
+/// How a command's words are read as options, for the one option reader (`options.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Syntax {
+    /// Options that take a value: the next word, the rest of a short cluster, or `=value` of a long option.
+    pub(crate) values: &'static [&'static str],
+    /// Options whose value can only be attached (`sed -i[SUFFIX]`, `--in-place[=SUFFIX]`).
+    pub(crate) optional: &'static [&'static str],
+    /// Options that take the next two words (`jq --arg NAME VALUE`, `find -fprintf FILE FORMAT`).
+    pub(crate) pairs: &'static [&'static str],
+    /// The other options the command knows (where an unknown option matters, and so that an option written in
+    /// full is not read as an abbreviation of a longer one).
+    pub(crate) flags: &'static [&'static str],
+    /// Options with an effect; an option listed here that takes a value must also be in `values`.
+    pub(crate) effects: &'static [(&'static str, Effect)],
+    /// Options end at the first operand (POSIX getopt, builtins, wrappers) instead of anywhere before `--`.
+    pub(crate) posix: bool,
+    /// `+x` is an option too (`set +o`, `declare +i`, `bash +O`).
+    pub(crate) plus: bool,
+    /// Options are whole words with one dash (`find -name`, `kill -9`): no clusters, no abbreviations.
+    pub(crate) single_dash: bool,
+    /// `-N` is an option (`nice -5`).
+    pub(crate) numeric: bool,
+}
+
+/// GNU getopt_long: options anywhere before `--`.
+pub(crate) const GNU: Syntax = Syntax {
+    values: &[],
+    optional: &[],
+    pairs: &[],
+    flags: &[],
+    effects: &[],
+    posix: false,
+    plus: false,
+    single_dash: false,
+    numeric: false,
+};
+
+/// POSIX getopt: options before the first operand.
+pub(crate) const POSIX: Syntax = Syntax { posix: true, ..GNU };
+
+impl Flags {
+    /// The syntax of a command read with this table.
+    pub(crate) const fn syntax(&self) -> Syntax {
+        Syntax {
+            values: self.values,
+            effects: self.effects,
+            ..GNU
+        }
+    }
+}
+
+impl Wrapper {
+    /// The syntax of the wrapper's own options, before the command it runs.
+    pub(crate) const fn syntax(&self) -> Syntax {
+        Syntax {
+            values: self.values,
+            flags: self.flags,
+            numeric: self.numeric_flags,
+            ..POSIX
+        }
+    }
+}
+
 /// How a command reads below the directories it is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Recursion {
@@ -132,6 +252,70 @@ pub(crate) enum Recursion {
     /// Every file below, hidden ones included (`grep -r`, `diff`).
     All,
 }
+
+/// A language interpreter.
+#[derive(Debug)]
+pub(crate) struct Interpreter {
+    /// Arguments that, alone, only print the version or help, as the program's manual says (`python -V`; not
+    /// `ruby -v`, which then runs standard input as code).
+    pub(crate) version: &'static [&'static str],
+    /// Options whose value is code it runs (`python -c`, `perl -e`), read for the shape of a fork bomb.
+    pub(crate) code: &'static [&'static str],
+}
+
+/// A package manager or build tool: what it does in each form.
+#[derive(Debug)]
+pub(crate) struct Program {
+    /// Arguments that, alone, only print its version or help.
+    pub(crate) version: &'static [&'static str],
+    /// Sub-commands (its first operand) that only read, or reach the network.
+    pub(crate) subs: &'static [(&'static str, Sub)],
+    /// Its options, before and after the sub-command: which take a value, which write, run code or reach the
+    /// network.
+    pub(crate) options: Syntax,
+    /// Options whose value is the directory it works in (`make -C DIR`, `go -C DIR`).
+    pub(crate) directory: &'static [&'static str],
+    /// Options whose value is a file in the directory it works in (`cargo --manifest-path DIR/Cargo.toml`).
+    pub(crate) manifest: &'static [&'static str],
+    /// Files it looks for in the directory it works in and in each directory above it, which make it run code the
+    /// project controls even when it only prints (`rust-toolchain.toml` picks the toolchain that runs,
+    /// `.yarnrc.yml` can name the JavaScript file that is yarn): its read-only forms are read-only only where
+    /// none of them exists, which the caller checks on disk.
+    pub(crate) loads: &'static [&'static str],
+}
+
+/// What a sub-command of a program does.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sub {
+    /// Only reads or prints, unless one of these options is given (`go env -w` writes).
+    Reads { unless: &'static [&'static str] },
+    /// Reads, and reaches the network with one of `with` (`pip list --outdated`), or without any of `without`
+    /// when that list is not empty (`cargo tree` without `--offline`).
+    Online {
+        with: &'static [&'static str],
+        without: &'static [&'static str],
+    },
+    /// Reaches the network (`npm view`, `go list`).
+    Network,
+}
+
+const READS: Sub = Sub::Reads { unless: &[] };
+
+/// A program without a table of its own (a user's `packageManagers` extension): never read-only.
+pub(crate) static PROGRAM: Program = Program {
+    version: &[],
+    subs: &[],
+    options: GNU,
+    directory: &[],
+    manifest: &[],
+    loads: &[],
+};
+
+/// An interpreter without a table of its own: `--version` and `--help` alone print.
+pub(crate) static INTERPRETER: Interpreter = Interpreter {
+    version: &["--version", "--help"],
+    code: &[],
+};
 
 /// How a wrapper finds the command it runs.
 #[derive(Debug)]
@@ -155,10 +339,20 @@ pub(crate) struct Wrapper {
     /// The command words are joined and run by `sh -c` (`watch`), unless one of `exec_flags` is given.
     pub(crate) joins: bool,
     pub(crate) exec_flags: &'static [&'static str],
-    /// Runs the command as another user.
-    pub(crate) privileged: bool,
+    /// Runs the command as another user or under another root: why, for a deny.
+    pub(crate) privileged: Option<&'static str>,
+    /// Options whose value is the directory the command runs in (`env -C DIR`, `sudo -D DIR`).
+    pub(crate) chdir: &'static [&'static str],
+    /// The command keeps running after the line ends (`nohup`, `setsid`).
+    pub(crate) detaches: bool,
+    /// Words read from standard input are appended to the command (`xargs`); `-a FILE` reads them from a file.
+    pub(crate) appends_input: bool,
+    /// It runs the command again and again, without end (`watch`).
+    pub(crate) repeats: bool,
     /// Without a command it does nothing harmful (`env` prints, `nice` prints).
     pub(crate) bare_is_read_only: bool,
+    /// Without a command it prints the environment (`env`), which may hold credentials.
+    pub(crate) bare_prints_environment: bool,
 }
 
 const fn flags(
@@ -196,14 +390,47 @@ pub(crate) const WRAPPER: Wrapper = Wrapper {
     numeric_flags: false,
     joins: false,
     exec_flags: &[],
-    privileged: false,
+    privileged: None,
+    chdir: &[],
+    detaches: false,
+    appends_input: false,
+    repeats: false,
     bare_is_read_only: false,
+    bare_prints_environment: false,
 };
 
-use Effect::{Distinct, HiddenExec, NotReadOnly, PatternGiven, ReadValue, Recursive, WriteValue};
+use Effect::{
+    Distinct, FollowsLinks, HiddenExec, ListedFiles, Network, NotReadOnly, OperandsList, PatternGiven,
+    ReadValue, Recursive, Unbounded, Unrestricted, WriteValue,
+};
 
 #[rustfmt::skip]
 static FILES: Flags = open(&[], Operands::Files);
+/// Checksum tools: `-c FILE` reads FILE and then every file it lists.
+#[rustfmt::skip]
+static SUMS: Flags = Flags {
+    effects: &[("-c", OperandsList), ("--check", OperandsList)],
+    ..open(&[], Operands::Files)
+};
+/// `free`: `-s N` repeats the report every N seconds, without end unless `-c` counts.
+#[rustfmt::skip]
+static FREE: Flags = Flags {
+    effects: &[
+        ("-s", Unbounded("`free -s` repeats its report without end")),
+        ("--seconds", Unbounded("`free --seconds` repeats its report without end")),
+    ],
+    ..open(&["-s", "-c", "--seconds", "--count"], Operands::Data)
+};
+/// `look STRING [FILE]`: the first operand is the prefix looked for.
+#[rustfmt::skip]
+static LOOK: Flags = open(&["-t"], Operands::PatternThenFiles);
+/// `hexdump -f FORMAT_FILE`, `od`: the format file is read.
+#[rustfmt::skip]
+static HEXDUMP: Flags = Flags {
+    effects: &[("-f", ReadValue)],
+    ..open(&["-e", "-f", "-n", "-s", "-A", "-j", "-N", "-t", "-w", "--format", "--address-radix",
+        "--skip-bytes", "--read-bytes", "--width", "--endian"], Operands::Files)
+};
 #[rustfmt::skip]
 static DATA: Flags = open(&[], Operands::Data);
 // The BSD and macOS `base64` write their output to the file given with `-o` and read the one given with `-i`.
@@ -216,10 +443,14 @@ static BASE64: Flags = flags(
 #[rustfmt::skip]
 static HEAD: Flags = open(&["-n", "-c", "--lines", "--bytes"], Operands::Files);
 #[rustfmt::skip]
-static TAIL: Flags = open(
-    &["-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"],
-    Operands::Files,
-);
+static TAIL: Flags = Flags {
+    effects: &[
+        ("-f", Unbounded("`tail -f` follows the file without end")),
+        ("-F", Unbounded("`tail -F` follows the file without end")),
+        ("--follow", Unbounded("`tail --follow` follows the file without end")),
+    ],
+    ..open(&["-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"], Operands::Files)
+};
 #[rustfmt::skip]
 static GREP: Flags = Flags {
     values: &[
@@ -232,10 +463,14 @@ static GREP: Flags = Flags {
         ("--regexp", PatternGiven),
         ("-f", ReadValue),
         ("--file", ReadValue),
+        ("--exclude-from", ReadValue),
         ("-r", Recursive),
         ("-R", Recursive),
         ("--recursive", Recursive),
         ("--dereference-recursive", Recursive),
+        // `-R` follows every symbolic link it meets below the directory, wherever it points.
+        ("-R", FollowsLinks),
+        ("--dereference-recursive", FollowsLinks),
         // `-d recurse`; other actions only make the match larger.
         ("-d", Recursive),
         ("--directories", Recursive),
@@ -260,6 +495,21 @@ static RG: Flags = Flags { recursive: Recursion::SkipsHidden, ..flags(
         ("--regexp", PatternGiven),
         ("-f", ReadValue),
         ("--file", ReadValue),
+        ("--ignore-file", ReadValue),
+        // Hidden files are searched with `--hidden`, and a glob or file type that names one whitelists it
+        // (`rg -g '.env*'`, `rg -t sh` takes `.bashrc`).
+        ("--hidden", Recursive),
+        ("-.", Recursive),
+        ("-g", Recursive),
+        ("--glob", Recursive),
+        ("--iglob", Recursive),
+        ("-t", Recursive),
+        ("--type", Recursive),
+        ("-u", Unrestricted),
+        ("--unrestricted", Unrestricted),
+        ("-L", FollowsLinks),
+        ("--follow", FollowsLinks),
+        ("--no-hidden", Distinct),
         (
             "--pre",
             HiddenExec("`rg --pre` runs a preprocessor program on every file"),
@@ -287,7 +537,8 @@ static SORT: Flags = flags(
     &[
         ("-o", WriteValue),
         ("--output", WriteValue),
-        ("--files0-from", ReadValue),
+        ("--files0-from", ListedFiles),
+        ("--random-source", ReadValue),
         (
             "--compress-program",
             HiddenExec("`sort --compress-program` runs a program"),
@@ -317,11 +568,20 @@ static CUT: Flags = open(
 #[rustfmt::skip]
 static TR: Flags = open(&[], Operands::Data);
 #[rustfmt::skip]
-static DIFF: Flags = Flags { recursive: Recursion::All, ..open(
+static DIFF: Flags = Flags { recursive: Recursion::All, any_args: true, ..flags(
     &[
         "-C", "-U", "-I", "-x", "-X", "-F", "-W", "-L", "--label", "--exclude", "--exclude-from",
         "--ignore-matching-lines", "--width", "--tabsize", "--from-file", "--to-file", "--show-function-line",
-        "--unified", "--context", "--line-format", "--color", "--palette"
+        "--unified", "--context", "--line-format", "--color", "--palette", "-o", "--output"
+    ],
+    &[
+        ("-X", ReadValue),
+        ("--exclude-from", ReadValue),
+        ("--from-file", ReadValue),
+        ("--to-file", ReadValue),
+        // `sdiff -o FILE` writes the merged result.
+        ("-o", WriteValue),
+        ("--output", WriteValue),
     ],
     Operands::Files,
 ) };
@@ -337,8 +597,10 @@ static FILE: Flags = flags(
             "--compile",
             NotReadOnly("`file --compile` writes a compiled magic file"),
         ),
-        ("-f", ReadValue),
-        ("--files-from", ReadValue),
+        ("-f", ListedFiles),
+        ("--files-from", ListedFiles),
+        ("-m", ReadValue),
+        ("--magic-file", ReadValue),
     ],
     Operands::Files,
 );
@@ -348,7 +610,7 @@ static TREE: Flags = flags(
         "-L", "-P", "-I", "-o", "--output", "--filelimit", "--timefmt", "--charset", "--sort", "--fromfile",
         "-H", "-T"
     ],
-    &[("-o", WriteValue), ("--output", WriteValue)],
+    &[("-o", WriteValue), ("--output", WriteValue), ("--fromfile", ReadValue), ("-l", FollowsLinks)],
     Operands::Files,
 );
 #[rustfmt::skip]
@@ -361,6 +623,8 @@ static DATE: Flags = flags(
         ("--set", NotReadOnly("`date --set` sets the system clock")),
         ("-f", ReadValue),
         ("--file", ReadValue),
+        ("-r", ReadValue),
+        ("--reference", ReadValue),
     ],
     Operands::Data,
 );
@@ -376,7 +640,13 @@ static HOSTNAME: Flags = flags(
 #[rustfmt::skip]
 static SHUF: Flags = flags(
     &["-n", "-o", "-i", "--head-count", "--output", "--input-range", "--random-source"],
-    &[("-o", WriteValue), ("--output", WriteValue)],
+    &[
+        ("-o", WriteValue),
+        ("--output", WriteValue),
+        ("--random-source", ReadValue),
+        ("-r", Unbounded("`shuf -r` prints without end")),
+        ("--repeat", Unbounded("`shuf --repeat` prints without end")),
+    ],
     Operands::Files,
 );
 #[rustfmt::skip]
@@ -386,11 +656,17 @@ static HASH: Flags = flags(
     Operands::Data,
 );
 #[rustfmt::skip]
-static SET: Flags = flags(&["-o"], &[], Operands::Data);
-#[rustfmt::skip]
 static PRINTF: Flags = open(&["-v"], Operands::Data);
 #[rustfmt::skip]
-static READ: Flags = open(&["-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"], Operands::Data);
+static READ: Flags = open(READ_VALUES, Operands::Data);
+/// `read`'s options with a value.
+#[rustfmt::skip]
+static READ_VALUES: &[&str] = &["-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"];
+/// `mapfile`'s (and `readarray`'s) options with a value; `-C` is code it evaluates.
+#[rustfmt::skip]
+static MAPFILE_VALUES: &[&str] = &["-d", "-n", "-O", "-s", "-u", "-C", "-c"];
+#[rustfmt::skip]
+static MAPFILE: Flags = open(MAPFILE_VALUES, Operands::Data);
 #[rustfmt::skip]
 static LS: Flags = open(
     &[
@@ -400,22 +676,46 @@ static LS: Flags = open(
     Operands::Files,
 );
 #[rustfmt::skip]
-static DU: Flags = open(
-    &[
-        "-d", "-B", "-t", "-X", "--max-depth", "--block-size", "--threshold", "--exclude", "--exclude-from",
-        "--time-style", "--files0-from"
+static DU: Flags = Flags {
+    effects: &[
+        ("-X", ReadValue),
+        ("--exclude-from", ReadValue),
+        ("--files0-from", ListedFiles),
     ],
-    Operands::Files,
-);
+    ..open(
+        &[
+            "-d", "-B", "-t", "-X", "--max-depth", "--block-size", "--threshold", "--exclude", "--exclude-from",
+            "--time-style", "--files0-from"
+        ],
+        Operands::Files,
+    )
+};
 #[rustfmt::skip]
-static WC: Flags = open(&["--files0-from"], Operands::Files);
+static WC: Flags = Flags {
+    effects: &[("--files0-from", ListedFiles)],
+    ..open(&["--files0-from"], Operands::Files)
+};
 #[rustfmt::skip]
-static STAT: Flags = open(&["-c", "-f", "--format", "--printf"], Operands::Files);
+static STAT: Flags = open(&["-c", "--format", "--printf"], Operands::Files);
+/// `lsof`: lists open files; `-r`/`+r` repeat the listing without end.
+#[rustfmt::skip]
+static LSOF: Flags = Flags {
+    effects: &[
+        ("-r", Unbounded("`lsof -r` repeats the listing without end")),
+        ("+r", Unbounded("`lsof +r` repeats the listing until nothing is open")),
+    ],
+    ..open(&["-p", "-u", "-g", "-c", "-d", "-a", "-s", "-i", "-k", "-o", "-T", "-F", "-D", "-E", "-e", "-S"], Operands::Files)
+};
+/// `seq [FIRST [INCREMENT]] LAST`.
+#[rustfmt::skip]
+pub(crate) static SEQ: Syntax = Syntax {
+    values: &["-f", "-s", "--format", "--separator"],
+    flags: &["-w", "--equal-width"],
+    ..GNU
+};
 // `stty` prints the settings (`-a`, `-g`); any setting given as an operand changes the terminal or the device.
 #[rustfmt::skip]
 static STTY: Flags = flags(&["-F", "--file", "-f"], &[], Operands::NoneWhenReadOnly);
-#[rustfmt::skip]
-static SEQ: Flags = open(&["-f", "-s", "--format", "--separator"], Operands::Data);
 
 #[rustfmt::skip]
 static TOUCH: Flags = flags(
@@ -461,8 +761,10 @@ static ENV: Wrapper = Wrapper {
     ],
     flags: &["-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug", "--list-signal-handling"],
     code: &["-S", "--split-string"],
+    chdir: &["-C", "--chdir"],
     assignments: true,
     bare_is_read_only: true,
+    bare_prints_environment: true,
     ..WRAPPER
 };
 #[rustfmt::skip]
@@ -475,6 +777,7 @@ static XARGS: Wrapper = Wrapper {
         "-0", "-r", "-t", "-p", "-x", "-o", "-e", "-i", "-l", "--null", "--no-run-if-empty", "--verbose",
         "--interactive", "--exit", "--open-tty", "--show-limits"
     ],
+    appends_input: true,
     bare_is_read_only: true,
     ..WRAPPER
 };
@@ -493,7 +796,10 @@ static NICE: Wrapper = Wrapper {
     ..WRAPPER
 };
 #[rustfmt::skip]
-static NOHUP: Wrapper = WRAPPER;
+static NOHUP: Wrapper = Wrapper {
+    detaches: true,
+    ..WRAPPER
+};
 #[rustfmt::skip]
 static TIME: Wrapper = Wrapper {
     values: &["-f", "--format", "-o", "--output"],
@@ -535,11 +841,13 @@ static WATCH: Wrapper = Wrapper {
     ],
     joins: true,
     exec_flags: &["-x", "--exec"],
+    repeats: true,
     ..WRAPPER
 };
 #[rustfmt::skip]
 static SETSID: Wrapper = Wrapper {
     flags: &["-c", "-f", "-w", "--ctty", "--fork", "--wait"],
+    detaches: true,
     ..WRAPPER
 };
 #[rustfmt::skip]
@@ -555,6 +863,7 @@ static CHROOT: Wrapper = Wrapper {
     values: &["--userspec", "--groups"],
     flags: &["--skip-chdir"],
     leading: 1,
+    privileged: Some("runs a command under another root directory, which takes root's privileges"),
     ..WRAPPER
 };
 #[rustfmt::skip]
@@ -589,7 +898,8 @@ static SUDO: Wrapper = Wrapper {
         "-l", "-v", "-V", "-K", "-e", "--list", "--validate", "--version", "--remove-timestamp", "--edit",
         "--help", "-h"
     ],
-    privileged: true,
+    chdir: &["-D", "--chdir"],
+    privileged: Some("runs a command as another user"),
     ..WRAPPER
 };
 #[rustfmt::skip]
@@ -600,6 +910,9 @@ static CHRT: Wrapper = Wrapper { flags: &["-b", "-d", "-e", "-f", "-i", "-o", "-
 static FD: Flags = flags(
     &["-e", "-E", "-t", "-d", "-j", "-S", "-o", "--extension", "--exclude", "--type", "--max-depth", "--min-depth", "--exact-depth", "--threads", "--size", "--owner", "--changed-within", "--changed-before", "--max-results", "--base-directory", "--path-separator", "--search-path", "--ignore-file", "--color"],
     &[
+        ("--base-directory", ReadValue),
+        ("--search-path", ReadValue),
+        ("--ignore-file", ReadValue),
         ("-x", HiddenExec("`fd -x` runs a command for each result")),
         ("-X", HiddenExec("`fd -X` runs a command with the results")),
         ("--exec", HiddenExec("`fd --exec` runs a command for each result")),
@@ -618,9 +931,336 @@ static DOAS: Wrapper = Wrapper {
     values: &["-u", "-C"],
     flags: &["-n", "-s"],
     no_run: &["-L"],
-    privileged: true,
+    privileged: Some("runs a command as another user"),
     ..WRAPPER
 };
+
+static PYTHON: Interpreter = Interpreter {
+    version: &["--version", "-V", "-VV", "--help", "-h", "-?"],
+    code: &["-c"],
+};
+static NODE: Interpreter = Interpreter {
+    version: &["--version", "-v", "--help", "-h"],
+    code: &["-e", "--eval", "-p", "--print"],
+};
+static PERL: Interpreter = Interpreter {
+    version: &["--version", "-v", "-V", "--help", "-h"],
+    code: &["-e", "-E"],
+};
+// `ruby -v` prints the version and then runs standard input as a program: only `--version` only prints.
+static RUBY: Interpreter = Interpreter {
+    version: &["--version", "--help", "-h"],
+    code: &["-e"],
+};
+static PHP: Interpreter = Interpreter {
+    version: &["--version", "-v", "--help", "-h"],
+    code: &["-r"],
+};
+static BUN: Interpreter = Interpreter {
+    version: &["--version", "-v", "--help", "-h"],
+    code: &["-e", "--eval", "-p", "--print"],
+};
+static DENO: Interpreter = Interpreter {
+    version: &["--version", "-V", "--help", "-h"],
+    code: &[],
+};
+static LUA: Interpreter = Interpreter {
+    version: &["-v"],
+    code: &["-e"],
+};
+static JAVA: Interpreter = Interpreter {
+    version: &["-version", "--version", "-help", "--help", "-h", "-?"],
+    code: &[],
+};
+
+/// The rustup proxies read `rust-toolchain.toml` (which can name a toolchain directory of the project), cargo also
+/// `.cargo/config.toml` (a rustc wrapper, runners, aliases), in the directory and every one above it.
+#[rustfmt::skip]
+static RUST_TOOLCHAIN: &[&str] = &["rust-toolchain.toml", "rust-toolchain"];
+#[rustfmt::skip]
+static CARGO: Program = Program {
+    version: &["--version", "-V", "-vV", "--help", "-h", "--list"],
+    subs: &[
+        // Without `--offline`/`--frozen` (or, for metadata, `--no-deps`) they may update the registry index and
+        // download crates to resolve the dependencies.
+        ("metadata", Sub::Online { with: &[], without: &["--offline", "--frozen", "--no-deps"] }),
+        ("tree", Sub::Online { with: &[], without: &["--offline", "--frozen"] }),
+        ("pkgid", Sub::Online { with: &[], without: &["--offline", "--frozen"] }),
+        ("info", Sub::Online { with: &[], without: &["--offline", "--frozen"] }),
+        ("search", Sub::Network),
+        ("version", READS),
+        ("locate-project", READS),
+        ("verify-project", READS),
+        ("help", READS),
+    ],
+    options: Syntax {
+        values: &[
+            "--manifest-path", "--config", "-Z", "--color", "-C", "--target-dir", "-p", "--package",
+            "--format-version", "--features", "-F", "--target", "--filter-platform", "-e", "--edges", "-i",
+            "--invert", "--prefix", "--charset", "-f", "--format", "--depth", "--prune", "--message-format",
+            "--lockfile-path", "--index", "--registry", "--limit", "--exclude", "--workspace-root"
+        ],
+        effects: &[(
+            "--config",
+            HiddenExec("`cargo --config` sets configuration that can run programs (a rustc wrapper, runners)"),
+        )],
+        ..GNU
+    },
+    directory: &["-C"],
+    manifest: &["--manifest-path"],
+    loads: &["rust-toolchain.toml", "rust-toolchain", ".cargo/config.toml", ".cargo/config"],
+};
+#[rustfmt::skip]
+static RUSTC: Program = Program {
+    version: &["--version", "-V", "-vV", "--help", "-h"],
+    loads: RUST_TOOLCHAIN,
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static RUSTUP: Program = Program {
+    version: &["--version", "-V", "--help", "-h"],
+    subs: &[("show", READS), ("which", READS), ("help", READS)],
+    loads: RUST_TOOLCHAIN,
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static NPM: Program = Program {
+    version: &["--version", "-v", "--help", "-h"],
+    subs: &[
+        ("ls", READS), ("list", READS), ("ll", READS), ("la", READS), ("help", READS), ("why", READS),
+        ("explain", READS), ("prefix", READS), ("root", READS),
+        ("outdated", Sub::Network), ("view", Sub::Network), ("v", Sub::Network), ("info", Sub::Network),
+        ("show", Sub::Network), ("audit", Sub::Network), ("search", Sub::Network), ("ping", Sub::Network),
+        ("whoami", Sub::Network), ("doctor", Sub::Network),
+    ],
+    options: Syntax {
+        values: &[
+            "--prefix", "-w", "--workspace", "--registry", "--depth", "--omit", "--include", "--userconfig",
+            "--globalconfig", "--cache", "--loglevel"
+        ],
+        effects: &[
+            ("--registry", Network("`npm --registry` names a registry it reaches")),
+            ("--userconfig", HiddenExec("`npm --userconfig` loads another configuration")),
+            ("--globalconfig", HiddenExec("`npm --globalconfig` loads another configuration")),
+        ],
+        ..GNU
+    },
+    directory: &["--prefix"],
+    loads: &[".npmrc"],
+    ..PROGRAM
+};
+// corepack runs the version of pnpm or yarn that `package.json` names (`packageManager`); yarn runs the file
+// `yarnPath` of `.yarnrc.yml` names.
+#[rustfmt::skip]
+static PNPM: Program = Program {
+    version: &["--version", "-v", "--help", "-h"],
+    subs: &[
+        ("ls", READS), ("list", READS), ("ll", READS), ("la", READS), ("why", READS), ("help", READS),
+        ("root", READS), ("outdated", Sub::Network), ("view", Sub::Network), ("info", Sub::Network),
+        ("audit", Sub::Network), ("search", Sub::Network),
+    ],
+    options: Syntax { values: &["-C", "--dir", "--filter", "-F", "--depth", "--reporter"], ..GNU },
+    directory: &["-C", "--dir"],
+    loads: &[".npmrc", ".pnpmfile.cjs", "package.json", "pnpm-workspace.yaml"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static YARN: Program = Program {
+    version: &["--version", "-v", "--help", "-h"],
+    subs: &[
+        ("list", READS), ("why", READS), ("help", READS), ("outdated", Sub::Network), ("info", Sub::Network),
+        ("npm", Sub::Network), ("audit", Sub::Network),
+    ],
+    options: Syntax { values: &["--cwd", "--depth", "--pattern"], ..GNU },
+    directory: &["--cwd"],
+    loads: &[".yarnrc.yml", ".yarnrc", "package.json"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static PIP: Program = Program {
+    version: &["--version", "-V", "--help", "-h"],
+    subs: &[
+        ("list", Sub::Online { with: &["-o", "--outdated", "-u", "--uptodate"], without: &[] }),
+        ("show", READS), ("freeze", READS), ("help", READS), ("check", READS), ("inspect", READS),
+        ("download", Sub::Network), ("search", Sub::Network), ("index", Sub::Network),
+    ],
+    options: Syntax {
+        values: &[
+            "--log", "--log-file", "--cache-dir", "--proxy", "--cert", "--client-cert", "-i", "--index-url",
+            "--extra-index-url", "-f", "--find-links", "--trusted-host", "--python", "--exists-action", "--src",
+            "-t", "--target", "--root", "--prefix", "-c", "--constraint", "-r", "--requirement", "--retries",
+            "--timeout", "--keyring-provider", "--format", "--exclude", "--path", "--progress-bar", "--platform",
+            "--python-version", "--implementation", "--abi", "--only-binary", "--no-binary", "-e", "--editable",
+            "--config-settings", "--global-option"
+        ],
+        effects: &[
+            ("--log", WriteValue),
+            ("--log-file", WriteValue),
+            ("--path", ReadValue),
+            ("--python", HiddenExec("`pip --python` runs another Python interpreter")),
+            ("-i", Network("`pip --index-url` names a package index it reaches")),
+            ("--index-url", Network("`pip --index-url` names a package index it reaches")),
+            ("--extra-index-url", Network("`pip --extra-index-url` names a package index it reaches")),
+            ("-f", Network("`pip --find-links` names a place it reaches")),
+            ("--find-links", Network("`pip --find-links` names a place it reaches")),
+            ("--proxy", Network("`pip --proxy` names a proxy it reaches")),
+        ],
+        ..GNU
+    },
+    ..PROGRAM
+};
+// Go flags are whole words with one dash (`-C dir`, `-mod=vendor`); a `go` or `toolchain` line of `go.mod` or
+// `go.work` makes it download and run another toolchain.
+#[rustfmt::skip]
+static GO: Program = Program {
+    version: &["--help", "-h"],
+    subs: &[
+        ("version", READS),
+        ("help", READS),
+        ("env", Sub::Reads { unless: &["-w", "-u"] }),
+        // It downloads the modules it needs to list them (`go list -m -u` asks the proxy for updates).
+        ("list", Sub::Network),
+    ],
+    options: Syntax {
+        values: &[
+            "-C", "-o", "-mod", "-modfile", "-tags", "-ldflags", "-gcflags", "-asmflags", "-toolexec", "-exec",
+            "-overlay", "-pkgdir", "-p", "-f"
+        ],
+        effects: &[
+            ("-toolexec", HiddenExec("`go -toolexec` runs a program for every tool")),
+            ("-exec", HiddenExec("`go -exec` runs a program")),
+        ],
+        single_dash: true,
+        ..GNU
+    },
+    directory: &["-C"],
+    loads: &["go.mod", "go.work"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static MAKE: Program = Program {
+    version: &["--version", "-v", "--help", "-h"],
+    directory: &["-C", "--directory"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static MAVEN: Program = Program {
+    version: &["--version", "-v", "-version", "--help", "-h"],
+    loads: &[".mvn/jvm.config", ".mvn/maven.config", ".mvn/extensions.xml"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static GRADLE: Program = Program {
+    version: &["--version", "-v", "--help", "-h", "-?"],
+    directory: &["-p", "--project-dir"],
+    loads: &["gradle.properties"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static DIRENV: Program = Program {
+    version: &["--version", "--help", "version", "help"],
+    subs: &[("status", READS), ("version", READS), ("help", READS)],
+    loads: &[".envrc", ".env"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static MISE: Program = Program {
+    version: &["--version", "-V", "--help", "-h"],
+    subs: &[
+        ("ls", READS), ("list", READS), ("current", READS), ("which", READS), ("where", READS),
+        ("version", READS), ("help", READS),
+    ],
+    loads: &[
+        "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".mise/config.toml", "mise/config.toml",
+        ".config/mise.toml", ".config/mise/config.toml", ".tool-versions", ".rtx.toml"
+    ],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static ASDF: Program = Program {
+    version: &["--version", "--help", "version", "help"],
+    subs: &[
+        ("current", READS), ("list", READS), ("version", READS), ("help", READS), ("info", READS),
+        ("where", READS), ("which", READS),
+    ],
+    loads: &[".tool-versions"],
+    ..PROGRAM
+};
+// tox loads `toxfile.py` and its configuration (which can require plugins it then installs) before it lists.
+#[rustfmt::skip]
+static TOX: Program = Program {
+    version: &["--version", "--help", "-h", "-l", "-a", "--listenvs", "--listenvs-all"],
+    subs: &[("list", READS), ("l", READS), ("config", READS), ("c", READS)],
+    loads: &["toxfile.py", "tox.ini", "tox.toml", "pyproject.toml", "setup.cfg"],
+    ..PROGRAM
+};
+// pytest imports `conftest.py` and the plugins its configuration names (`addopts = -p …`) before it prints.
+#[rustfmt::skip]
+static PYTEST: Program = Program {
+    version: &["--version", "-V", "--help", "-h"],
+    loads: &["conftest.py", "pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static DOTNET: Program = Program {
+    version: &["--version", "--info", "--list-sdks", "--list-runtimes", "--help", "-h"],
+    loads: &["global.json"],
+    ..PROGRAM
+};
+// Bazelisk runs the version `.bazelversion` names; `.bazelrc` gives the server its start-up options.
+#[rustfmt::skip]
+static BAZEL: Program = Program {
+    version: &["--version", "--help"],
+    loads: &[".bazelversion", ".bazelrc"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static COMPILER: Program = Program {
+    version: &["--version", "-v", "--help", "-dumpversion", "-dumpmachine", "-dumpfullversion"],
+    ..PROGRAM
+};
+#[rustfmt::skip]
+static BUILD_TOOL: Program = Program {
+    version: &["--version", "--help"],
+    ..PROGRAM
+};
+
+#[rustfmt::skip]
+static UNZIP: Archive = Archive {
+    reads: &["-l", "-v", "-t", "-Z", "-p", "-c", "-z"],
+    read_subs: &[],
+    values: &["-d", "-x", "-P"],
+    bare_reads: false,
+};
+#[rustfmt::skip]
+static ZIPINFO: Archive = Archive { reads: &[], read_subs: &[], values: &[], bare_reads: true };
+#[rustfmt::skip]
+static GZIP: Archive = Archive {
+    reads: &["-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"],
+    read_subs: &[],
+    values: &["-S", "--suffix", "-b"],
+    bare_reads: false,
+};
+#[rustfmt::skip]
+static XZ: Archive = Archive {
+    reads: &["-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"],
+    read_subs: &[],
+    values: &["-S", "--suffix", "-T", "--threads", "-F", "--format", "-C", "--check", "--files", "--files0",
+        "-M", "--memlimit", "--block-size", "--block-list", "--filters"],
+    bare_reads: false,
+};
+#[rustfmt::skip]
+static ZSTD: Archive = Archive {
+    reads: &["-c", "--stdout", "-l", "--list", "-t", "--test"],
+    read_subs: &[],
+    values: &["-o", "-D", "-T", "--threads", "-M", "--memory", "--filelist", "--output-dir-flat",
+        "--output-dir-mirror"],
+    bare_reads: false,
+};
+#[rustfmt::skip]
+static SEVEN_Z: Archive = Archive { reads: &[], read_subs: &["l", "t", "i", "h"], values: &[], bare_reads: false };
+#[rustfmt::skip]
+static AR: Archive = Archive { reads: &[], read_subs: &["t", "tv", "p"], values: &[], bare_reads: false };
 
 /// The built-in table: every name, and what it is.
 #[rustfmt::skip]
@@ -629,12 +1269,22 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (
         &[
             "cat", "tac", "nl", "rev", "fold", "fmt", "pr", "expand", "unexpand", "paste", "join", "comm",
-            "cmp", "od", "hexdump", "strings", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
-            "sha512sum", "b2sum", "cksum", "sum", "column", "tsort", "look",
-            "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat", "readlink", "realpath"
+            "cmp", "strings", "sum", "column", "tsort", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat",
+            "readlink", "realpath"
         ],
         Kind::ReadOnly(&FILES),
     ),
+    (
+        &[
+            "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
+            "shasum"
+        ],
+        Kind::ReadOnly(&SUMS),
+    ),
+    (&["od", "hexdump"], Kind::ReadOnly(&HEXDUMP)),
+    (&["look"], Kind::ReadOnly(&LOOK)),
+    (&["lsof"], Kind::ReadOnly(&LSOF)),
+    (&["free"], Kind::ReadOnly(&FREE)),
     (&["base64", "base32", "basenc"], Kind::ReadOnly(&BASE64)),
     (&["head"], Kind::ReadOnly(&HEAD)),
     (&["tail"], Kind::ReadOnly(&TAIL)),
@@ -657,23 +1307,42 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["shuf"], Kind::ReadOnly(&SHUF)),
     (&["date"], Kind::ReadOnly(&DATE)),
     (&["hostname"], Kind::ReadOnly(&HOSTNAME)),
-    (&["seq"], Kind::ReadOnly(&SEQ)),
+    (&["seq"], Kind::Special(Special::Seq)),
+    (&["yes"], Kind::Special(Special::Yes)),
+    (&["sleep"], Kind::Special(Special::Sleep)),
+    (&["printenv"], Kind::Special(Special::Printenv)),
+    (&["ps"], Kind::Special(Special::Ps)),
+    (&["set"], Kind::Special(Special::Set)),
+    (&["shopt"], Kind::Special(Special::Shopt)),
+    (&["alias"], Kind::Special(Special::Alias)),
+    (&["enable"], Kind::Special(Special::Enable)),
+    (&["ulimit", "umask"], Kind::Special(Special::Setting)),
+    (&["tar", "gtar", "bsdtar"], Kind::Special(Special::Tar)),
+    (&["unzip"], Kind::Special(Special::Archive(&UNZIP))),
+    (&["zipinfo"], Kind::Special(Special::Archive(&ZIPINFO))),
+    (&["gzip", "gunzip", "bzip2", "bunzip2", "pigz", "lz4"], Kind::Special(Special::Archive(&GZIP))),
+    (&["xz", "unxz", "lzma", "unlzma"], Kind::Special(Special::Archive(&XZ))),
+    (&["zstd", "unzstd"], Kind::Special(Special::Archive(&ZSTD))),
+    (&["7z", "7za", "7zz"], Kind::Special(Special::Archive(&SEVEN_Z))),
+    (&["ar"], Kind::Special(Special::Archive(&AR))),
+    (&["yq"], Kind::Special(Special::Yq)),
+    (&["cd", "pushd", "popd", "chdir"], Kind::Special(Special::Cd)),
     (&["stty"], Kind::ReadOnly(&STTY)),
     (
         &[
             "echo", "pwd", "basename", "dirname", "true", "false", "test", "[", "which", "whereis", "type",
-            "whoami", "id", "groups", "uname", "arch", "nproc", "uptime", "free", "df", "ps", "printenv",
-            "locale", "tty", "cal", "expr", "yes", "sleep", "numfmt", "factor", "getconf", "lscpu",
-            "lsb_release", "users", "who", "w", "logname", "env_info", "cd", "pushd", "popd", "dirs", "unset",
+            "whoami", "id", "groups", "uname", "arch", "nproc", "uptime", "df",
+            "locale", "tty", "cal", "expr", "numfmt", "factor", "getconf", "lscpu",
+            "lsb_release", "users", "who", "w", "logname", "env_info", "dirs", "unset",
             "shift", "exit", "return", "break", "continue", ":", "wait", "jobs", "getopts", "times", "caller",
-            "mapfile", "readarray", "help", "tput", "clear", "pgrep", "pidof"
+            "help", "tput", "clear", "pgrep", "pidof"
         ],
         Kind::ReadOnly(&DATA),
     ),
     (&["printf"], Kind::ReadOnly(&PRINTF)),
     (&["read"], Kind::ReadOnly(&READ)),
+    (&["mapfile", "readarray"], Kind::ReadOnly(&MAPFILE)),
     (&["hash"], Kind::ReadOnly(&HASH)),
-    (&["set"], Kind::ReadOnly(&SET)),
     (&["git"], Kind::Special(Special::Git)),
     (&["sed", "gsed"], Kind::Special(Special::Sed)),
     (&["awk", "gawk", "mawk", "nawk"], Kind::Special(Special::Awk)),
@@ -696,11 +1365,9 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["shred", "wipe"], Kind::Write(&SHRED)),
     (
         &[
-            "split", "csplit", "patch", "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "bunzip2", "xz",
-            "unxz", "zstd", "7z", "ar", "cpio", "sync", "ulimit", "umask", "alias", "unalias", "shopt",
-            "enable", "complete", "compgen", "bind", "disown", "fg", "bg", "history", "fc", "crontab", "at",
-            "batch", "pkill", "killall", "chattr", "setfacl", "mount", "umount", "swapon", "swapoff",
-            "useradd", "userdel", "usermod", "passwd", "chpasswd", "groupadd", "visudo", "iptables", "nft",
+            "split", "csplit", "patch", "zip", "cpio", "sync", "unalias",
+            "complete", "compgen", "bind", "disown", "fg", "bg", "history", "fc", "crontab", "at",
+            "batch", "pkill", "killall", "chattr", "setfacl", "mount", "umount", "swapon", "swapoff", "iptables", "nft",
             "ip", "ifconfig", "route", "modprobe", "insmod", "rmmod", "sysctl", "service", "launchctl",
             "docker", "podman", "kubectl", "terraform", "ansible", "helm"
         ],
@@ -746,57 +1413,52 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["eval"], Kind::Eval),
     (&["source", "."], Kind::Source),
     (&["trap"], Kind::Trap),
+    (&["python", "python2", "python3", "pypy", "pypy3"], Kind::Interpreter(&PYTHON)),
+    (&["node", "nodejs"], Kind::Interpreter(&NODE)),
+    (&["perl"], Kind::Interpreter(&PERL)),
+    (&["ruby"], Kind::Interpreter(&RUBY)),
+    (&["php"], Kind::Interpreter(&PHP)),
+    (&["bun"], Kind::Interpreter(&BUN)),
+    (&["deno"], Kind::Interpreter(&DENO)),
+    (&["lua", "luajit"], Kind::Interpreter(&LUA)),
+    (&["java"], Kind::Interpreter(&JAVA)),
     (
         &[
-            "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "perl", "ruby", "php", "deno",
-            "bun", "lua", "luajit", "Rscript", "R", "julia", "tclsh", "wish", "expect", "osascript", "pwsh",
-            "powershell", "irb", "ghci", "runghc", "runhaskell", "scala", "kotlin", "swift", "java", "jshell",
-            "groovy", "elixir", "iex", "erl", "escript", "guile", "racket", "sbcl", "clojure", "dart",
-            "ts-node", "tsx", "dc", "gdb", "lldb", "strace", "ltrace", "valgrind", "parallel", "script"
+            "Rscript", "R", "julia", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "ghci",
+            "runghc", "runhaskell", "scala", "kotlin", "swift", "jshell", "groovy", "elixir", "iex", "erl",
+            "escript", "guile", "racket", "sbcl", "clojure", "dart", "ts-node", "tsx", "dc", "gdb", "lldb",
+            "strace", "ltrace", "valgrind", "parallel", "script"
         ],
-        Kind::Interpreter,
+        Kind::Interpreter(&INTERPRETER),
     ),
-    (
-        &["cargo"],
-        Kind::PackageManager {
-            read_only: &["metadata", "version", "tree", "locate-project", "pkgid", "verify-project", "help"],
-        },
-    ),
-    (
-        &["npm", "pnpm", "yarn"],
-        Kind::PackageManager {
-            read_only: &["ls", "list", "ll", "la", "help", "why", "-v"],
-        },
-    ),
-    (
-        &["pip", "pip3", "pipx"],
-        Kind::PackageManager {
-            read_only: &["list", "show", "freeze", "help"],
-        },
-    ),
-    (
-        &["go"],
-        Kind::PackageManager {
-            read_only: &["version", "help"],
-        },
-    ),
-    (
-        &["rustup"],
-        Kind::PackageManager {
-            read_only: &["show", "which", "help"],
-        },
-    ),
+    (&["cargo"], Kind::Program(&CARGO)),
+    (&["rustc", "rustdoc"], Kind::Program(&RUSTC)),
+    (&["rustup"], Kind::Program(&RUSTUP)),
+    (&["npm"], Kind::Program(&NPM)),
+    (&["pnpm"], Kind::Program(&PNPM)),
+    (&["yarn"], Kind::Program(&YARN)),
+    (&["pip", "pip3"], Kind::Program(&PIP)),
+    (&["go"], Kind::Program(&GO)),
+    (&["make", "gmake"], Kind::Program(&MAKE)),
+    (&["mvn"], Kind::Program(&MAVEN)),
+    (&["gradle"], Kind::Program(&GRADLE)),
+    (&["direnv"], Kind::Program(&DIRENV)),
+    (&["mise", "rtx"], Kind::Program(&MISE)),
+    (&["asdf"], Kind::Program(&ASDF)),
+    (&["tox"], Kind::Program(&TOX)),
+    (&["pytest", "py.test"], Kind::Program(&PYTEST)),
+    (&["dotnet"], Kind::Program(&DOTNET)),
+    (&["bazel", "bazelisk"], Kind::Program(&BAZEL)),
+    (&["cc", "gcc", "g++", "c++", "clang", "clang++", "ld"], Kind::Program(&COMPILER)),
     (
         &[
-            "npx", "pnpx", "bunx", "uv", "uvx", "poetry", "pdm", "conda", "mamba", "micromamba", "gem",
-            "bundle", "bundler", "rake", "composer", "make", "gmake", "cmake", "ninja", "meson", "gradle",
-            "gradlew", "mvn", "mvnw", "sbt", "ant", "dotnet", "rustc", "cc", "gcc", "g++", "clang", "clang++",
-            "ld", "tsc", "webpack", "vite", "jest", "vitest", "pytest", "tox", "nox", "just", "task", "bazel",
-            "bazelisk", "buck2", "brew", "apt", "apt-get", "dpkg", "dnf", "yum", "rpm", "pacman", "apk",
-            "snap", "flatpak", "nix", "nix-env", "pre-commit", "hatch", "maturin", "wasm-pack", "trunk",
-            "cross"
+            "pipx", "npx", "pnpx", "bunx", "uv", "uvx", "poetry", "pdm", "conda", "mamba", "micromamba", "gem",
+            "bundle", "bundler", "rake", "composer", "cmake", "ninja", "meson", "gradlew", "mvnw", "sbt", "ant",
+            "tsc", "webpack", "vite", "jest", "vitest", "nox", "just", "task", "buck2", "brew", "apt", "apt-get",
+            "dpkg", "dnf", "yum", "rpm", "pacman", "apk", "snap", "flatpak", "nix", "nix-env", "pre-commit",
+            "hatch", "maturin", "wasm-pack", "trunk", "cross"
         ],
-        Kind::PackageManager { read_only: &["help"] },
+        Kind::Program(&BUILD_TOOL),
     ),
     // Network clients.
     (
@@ -811,7 +1473,11 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     ),
     // Privilege.
     (
-        &["su", "pkexec", "runuser", "run0", "sudoedit", "machinectl", "newgrp", "sg", "setpriv", "capsh"],
+        &[
+            "su", "pkexec", "runuser", "run0", "sudoedit", "machinectl", "newgrp", "sg", "setpriv", "capsh",
+            "setcap", "nsenter", "unshare", "useradd", "userdel", "usermod", "groupadd", "groupdel", "groupmod",
+            "gpasswd", "passwd", "chpasswd", "chsh", "chfn", "visudo", "vipw", "vigr"
+        ],
         Kind::Privileged,
     ),
     // Destructive.
@@ -865,6 +1531,14 @@ pub(crate) static SYSTEM_DIRS: &[&str] = &[
     "Volumes", "private"
 ];
 
+/// System directories whose children are the system's too (`/usr/lib`, `/etc/ssh`, `/var/lib`): removing one
+/// recursively destroys the system.
+#[rustfmt::skip]
+pub(crate) static CORE_SYSTEM_DIRS: &[&str] = &[
+    "bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root", "sbin", "sys", "usr", "var",
+    "System", "Library", "private"
+];
+
 /// Files a redirection may write without writing anything that persists.
 #[rustfmt::skip]
 pub(crate) static HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/stdin", "/dev/zero", "/dev/full"];
@@ -904,10 +1578,6 @@ pub(crate) static NUMERIC_OUTPUT: &[(&str, &[&str], usize)] = &[
     ("seq", &[], 3),
 ];
 
-/// Commands that set the variables named by their operands from input or to nothing (`read x`, `unset x`).
-pub(crate) static SETS_NAMED_VARIABLES: &[&str] =
-    &["read", "mapfile", "readarray", "getopts", "unset", "printf"];
-
 /// Commands that declare variables and may give them attributes (`declare -i`).
 pub(crate) static DECLARES_VARIABLES: &[&str] = &["declare", "typeset", "local", "export", "readonly"];
 
@@ -923,8 +1593,88 @@ pub(crate) static CODE_VARIABLES: &[&str] = &[
     "PYTHONINSPECT", "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
     "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "RIPGREP_CONFIG_PATH", "AWKPATH", "AWKLIBPATH", "TAR_OPTIONS",
     "GREP_OPTIONS", "RUSTC_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER", "RUSTC", "CC", "CXX", "MAKEFLAGS",
-    "NPM_CONFIG_*", "npm_config_*", "ZDOTDIR", "HISTFILE", "TMPDIR", "HOME"
+    "NPM_CONFIG_*", "npm_config_*", "ZDOTDIR", "HISTFILE", "TMPDIR", "HOME", "BASH_CMDS", "BASH_ALIASES",
+    "EXECIGNORE"
 ];
+
+/// Variables a command's environment may set without changing what a read-only command runs, reads or writes:
+/// locale, time zone, terminal size and colours, output formats, and a few of git's that only name an author or
+/// turn a prompt or lock off. A trailing `*` matches a prefix. Every other variable set for a command (`NAME=value
+/// cmd`, `env NAME=value cmd`, `export NAME`, under `set -a`) makes it not read-only: allow-listed, never
+/// deny-listed, because families of variables make programs load code or configuration (`GIT_*`, `PYTHON*`,
+/// `*_OPTIONS`, `XDG_*`, editors, pagers).
+#[rustfmt::skip]
+pub(crate) static HARMLESS_VARIABLES: &[&str] = &[
+    "LANG", "LANGUAGE", "LC_*", "TZ", "TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
+    "CLICOLOR_FORCE", "COLUMNS", "LINES", "LS_COLORS", "LSCOLORS", "GREP_COLOR", "GREP_COLORS", "TIME_STYLE",
+    "QUOTING_STYLE", "BLOCK_SIZE", "BLOCKSIZE", "DF_BLOCK_SIZE", "DU_BLOCK_SIZE", "LS_BLOCK_SIZE",
+    "POSIXLY_CORRECT", "IFS", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "GIT_FLUSH", "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
+    "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
+    "GIT_NO_REPLACE_OBJECTS", "GIT_ADVICE", "RUST_BACKTRACE", "RUST_LOG", "CARGO_TERM_COLOR",
+    "CARGO_TERM_VERBOSE", "CARGO_TERM_QUIET", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONIOENCODING",
+    "PYTHONHASHSEED", "NODE_ENV", "CI"
+];
+
+/// Variables that are harmless with these values only: a trace to standard error, a toolchain kept local. (A
+/// pager is harmless when it only prints: `cat`, or `less`/`more` with letter options.)
+#[rustfmt::skip]
+pub(crate) static HARMLESS_VALUES: &[(&str, &[&str])] = &[
+    ("GIT_TRACE*", &["", "0", "1", "2", "true", "false"]),
+    ("GOTOOLCHAIN", &["local"]),
+    ("GOWORK", &["off"]),
+    ("CARGO_NET_OFFLINE", &["true", "1"]),
+];
+
+/// Variables that choose a pager.
+#[rustfmt::skip]
+pub(crate) static PAGER_VARIABLES: &[&str] = &["PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "BAT_PAGER", "AWS_PAGER"];
+
+/// Pagers that only print when their output is not a terminal, or at all (`cat`).
+#[rustfmt::skip]
+pub(crate) static HARMLESS_PAGERS: &[&str] = &["", "cat", "less", "more", "most"];
+
+/// Families of variables the environment may already export, whose value makes programs load code or
+/// configuration: assigning one, even without `export`, may change what every later command runs. A trailing
+/// `*` matches a prefix, a leading one a suffix.
+#[rustfmt::skip]
+pub(crate) static ENVIRONMENT_FAMILIES: &[&str] = &[
+    "GIT_*", "XDG_*", "*_HOME", "RUSTUP_*", "CARGO_*", "RUSTC*", "RUSTDOC*", "RUSTFLAGS", "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAVEN_*", "GRADLE_*", "NODE_*", "NPM_*", "npm_*", "YARN_*", "PYTHON*",
+    "PIP_*", "VIRTUAL_ENV", "PERL*", "RUBY*", "GEM_*", "BUNDLE_*", "LD_*", "DYLD_*", "BASH_*", "ENV", "EDITOR",
+    "VISUAL", "*PAGER", "LESS*", "BROWSER", "GO*", "CGO_*", "*_OPTIONS", "*_OPTS", "CDPATH"
+];
+
+/// Parts of variable names that say they hold a credential: expanding or printing one shows it.
+#[rustfmt::skip]
+pub(crate) static CREDENTIAL_NAME_PARTS: &[&str] = &[
+    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "APIKEY", "API_KEY", "ACCESS_KEY",
+    "PRIVATE_KEY", "AUTH", "COOKIE", "SESSION", "DATABASE_URL", "_DSN", "CONNECTION_STRING"
+];
+/// Name endings that say a variable holds a credential (`GPG_KEY`, `DB_PASS`).
+#[rustfmt::skip]
+pub(crate) static CREDENTIAL_NAME_ENDINGS: &[&str] = &["_KEY", "_PASS", "_PWD"];
+/// Names that look like credentials and are not: a socket path, a directory.
+#[rustfmt::skip]
+pub(crate) static NOT_CREDENTIALS: &[&str] = &["SSH_AUTH_SOCK", "XAUTHORITY", "SESSION_MANAGER", "XDG_SESSION_ID",
+    "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_SESSION_DESKTOP", "DESKTOP_SESSION", "GPG_AGENT_INFO"];
+
+/// How many words a brace expansion, or numbers a `seq`, may make before the line asks: bash builds every word
+/// in memory first.
+pub(crate) const MAX_GENERATED_WORDS: u64 = 100_000;
+
+/// The longest wait (`sleep`) or field (`printf '%*s'`) that is not taken as without end: ten minutes of waiting
+/// (the longest a coding agent's shell call runs), ten million characters of padding.
+pub(crate) const MAX_SLEEP_SECONDS: f64 = 600.0;
+pub(crate) const MAX_PRINTF_WIDTH: u64 = 10_000_000;
+
+/// Devices that never end when read (`cat /dev/zero`).
+#[rustfmt::skip]
+pub(crate) static ENDLESS_DEVICES: &[&str] = &["/dev/zero", "/dev/urandom", "/dev/random"];
+
+/// Commands that stop reading by themselves (`head -c 10 /dev/urandom`).
+#[rustfmt::skip]
+pub(crate) static BOUNDED_READERS: &[&str] = &["head", "dd"];
 
 /// Git options (before the sub-command).
 #[rustfmt::skip]
@@ -963,6 +1713,12 @@ pub(crate) static GIT_GLOBAL_EFFECTS: &[(&str, Effect)] = &[
 #[rustfmt::skip]
 pub(crate) static GIT_EFFECTS: &[(&str, Effect)] = &[
     ("--output", WriteValue),
+    // `git blame --contents FILE`, `--ignore-revs-file FILE`, `git config --file FILE`, `git grep -f FILE`.
+    ("--contents", ReadValue),
+    ("--ignore-revs-file", ReadValue),
+    ("--file", ReadValue),
+    ("-f", ReadValue),
+    ("--remote", Network("`--remote` reaches another repository")),
     (
         "--ext-diff",
         HiddenExec("`git --ext-diff` runs the external diff program from configuration"),
@@ -1000,7 +1756,8 @@ pub(crate) static GIT_VALUES: &[&str] = &[
     "--before", "--author", "--committer", "--grep", "-S", "-G", "-L", "-U", "--unified", "--abbrev", "--date",
     "--encoding", "-e", "-f", "--exec", "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager",
     "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--color", "-m", "-M",
-    "-C", "--diff-filter", "--relative", "--stat", "--contents", "--ignore-rev", "--ignore-revs-file"
+    "-C", "--diff-filter", "--relative", "--stat", "--contents", "--ignore-rev", "--ignore-revs-file", "--file",
+    "--blob", "--remote"
 ];
 
 /// How a git sub-command is read-only.
@@ -1013,13 +1770,17 @@ pub(crate) enum GitRule {
         list_flags: &'static [&'static str],
         write_flags: &'static [&'static str],
     },
-    /// Read-only when the first operand is one of these (or there is none, if `bare` is true).
+    /// Read-only when the first operand is one of `subs` (or there is none, if `bare` is true); one of
+    /// `network` reaches another repository.
     Sub {
         subs: &'static [&'static str],
         bare: bool,
+        network: &'static [&'static str],
     },
     /// `git config`: read-only with a reading option or sub-command.
     Config,
+    /// Reaches another repository over the network (`git fetch`, `git ls-remote`).
+    Network,
 }
 
 #[rustfmt::skip]
@@ -1088,6 +1849,7 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         GitRule::Sub {
             subs: &["show", "get-url"],
             bare: true,
+            network: &["update", "prune", "set-head"],
         },
     ),
     (
@@ -1095,6 +1857,7 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         GitRule::Sub {
             subs: &["list", "show"],
             bare: false,
+            network: &[],
         },
     ),
     (
@@ -1102,6 +1865,7 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         GitRule::Sub {
             subs: &["list"],
             bare: false,
+            network: &[],
         },
     ),
     (
@@ -1109,6 +1873,7 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         GitRule::Sub {
             subs: &["show"],
             bare: true,
+            network: &[],
         },
     ),
     (
@@ -1116,6 +1881,7 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         GitRule::Sub {
             subs: &["list", "show"],
             bare: true,
+            network: &[],
         },
     ),
     (
@@ -1123,6 +1889,7 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         GitRule::Sub {
             subs: &["status", "summary"],
             bare: true,
+            network: &["update", "add", "sync"],
         },
     ),
     (
@@ -1130,9 +1897,15 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         GitRule::Sub {
             subs: &["list"],
             bare: false,
+            network: &[],
         },
     ),
     ("config", GitRule::Config),
+    ("ls-remote", GitRule::Network),
+    ("fetch", GitRule::Network),
+    ("pull", GitRule::Network),
+    ("clone", GitRule::Network),
+    ("fetch-pack", GitRule::Network),
 ];
 #[rustfmt::skip]
 pub(crate) static GIT_CONFIG_READ: &[&str] = &[
@@ -1145,38 +1918,15 @@ pub(crate) static GIT_CONFIG_WRITE: &[&str] = &[
 #[rustfmt::skip]
 pub(crate) static GIT_CONFIG_READ_SUBS: &[&str] = &["get", "list"];
 
-/// awk options.
-#[rustfmt::skip]
-pub(crate) static AWK_VALUES: &[&str] = &[
-    "-F", "-v", "-f", "-e", "-E", "-i", "-l", "--field-separator", "--assign", "--file", "--source", "--exec",
-    "--include", "--load"
-];
-
-/// gawk's long options without the dashes, those with an effect first: an ambiguous abbreviation (`--f`) is read
-/// as the first one it could stand for.
-#[rustfmt::skip]
-pub(crate) static AWK_LONG: &[&str] = &[
-    "file", "exec", "include", "load", "source", "dump-variables", "pretty-print", "profile", "debug",
-    "field-separator", "assign", "characters-as-bytes", "traditional", "copyright", "gen-pot", "help", "lint",
-    "no-optimize", "optimize", "posix", "re-interval", "sandbox", "use-lc-numeric", "version", "bignum", "csv",
-    "non-decimal-data", "persist", "lint-old"
-];
-
-/// find primaries that take one value; `-fprintf` takes two.
+/// find primaries that take one value (`-fprintf` takes two).
 #[rustfmt::skip]
 pub(crate) static FIND_VALUES: &[&str] = &[
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
     "-size", "-perm", "-user", "-group", "-uid", "-gid", "-mtime", "-mmin", "-atime", "-amin", "-ctime",
     "-cmin", "-newer", "-anewer", "-cnewer", "-samefile", "-links", "-inum", "-maxdepth", "-mindepth",
-    "-fstype", "-context", "-used", "-printf", "-regextype", "-lname", "-ilname", "-files0-from"
+    "-fstype", "-context", "-used", "-printf", "-regextype", "-lname", "-ilname", "-files0-from", "-fprint",
+    "-fprint0", "-fls"
 ];
-/// jq options with two values (`--arg NAME VALUE`); for the last two the second value is a file read.
-#[rustfmt::skip]
-pub(crate) static JQ_PAIRS: &[&str] = &["--arg", "--argjson", "--slurpfile", "--rawfile"];
-/// jq options with one value.
-#[rustfmt::skip]
-pub(crate) static JQ_VALUES: &[&str] = &["--indent", "-L", "--library-path"];
-
 /// find primaries with a value that select nothing by themselves.
 #[rustfmt::skip]
 pub(crate) static FIND_UNFILTERED: &[&str] = &["-maxdepth", "-mindepth", "-regextype", "-files0-from", "-printf"];
@@ -1208,3 +1958,324 @@ pub(crate) static SYSTEMCTL_READS: &[&str] = &[
 /// Options that only print the version or help of a program, run nothing else.
 #[rustfmt::skip]
 pub(crate) static VERSION_FLAGS: &[&str] = &["--version", "--help"];
+
+/// sed: scripts with `-e`, files of script with `-f`, in-place editing with an optional attached suffix (`-i.bak`;
+/// the BSD and macOS `-I` edits in place too).
+#[rustfmt::skip]
+pub(crate) static SED: Syntax = Syntax {
+    values: &["-e", "-f", "-l", "--expression", "--file", "--line-length"],
+    optional: &["-i", "-I", "--in-place"],
+    flags: &[
+        "-n", "-E", "-r", "-s", "-u", "-z", "--quiet", "--silent", "--debug", "--posix", "--regexp-extended",
+        "--separate", "--sandbox", "--unbuffered", "--null-data", "--zero-terminated", "--follow-symlinks",
+        "--help", "--version"
+    ],
+    ..GNU
+};
+
+/// awk (gawk, mawk, busybox): `-W NAME[=VALUE]` spells `--NAME[=VALUE]`.
+#[rustfmt::skip]
+pub(crate) static AWK: Syntax = Syntax {
+    values: &[
+        "-F", "-v", "-f", "-e", "-E", "-i", "-l", "-W", "--field-separator", "--assign", "--file", "--source",
+        "--exec", "--include", "--load"
+    ],
+    optional: &[
+        "-d", "-D", "-o", "-p", "-L", "--dump-variables", "--debug", "--pretty-print", "--profile", "--lint"
+    ],
+    flags: &[
+        "-b", "-c", "-C", "-g", "-h", "-M", "-n", "-N", "-O", "-P", "-r", "-s", "-S", "-t", "-V",
+        "--characters-as-bytes", "--traditional", "--copyright", "--gen-pot", "--help", "--no-optimize",
+        "--optimize", "--posix", "--re-interval", "--sandbox", "--use-lc-numeric", "--version", "--bignum",
+        "--csv", "--non-decimal-data", "--persist", "--lint-old"
+    ],
+    // gawk and mawk stop at the program text, busybox's awk does not: an option after it is read as one.
+    ..GNU
+};
+
+/// jq: `--arg NAME VALUE` and its kin take two words (for `--slurpfile` and `--rawfile` the second is a file
+/// read); jq takes no abbreviations, so an abbreviation here only ever makes a reading stricter.
+#[rustfmt::skip]
+pub(crate) static JQ: Syntax = Syntax {
+    values: &["-f", "--from-file", "--indent", "-L", "--library-path"],
+    pairs: &["--arg", "--argjson", "--slurpfile", "--rawfile"],
+    flags: &[
+        "-n", "-r", "-j", "-a", "-s", "-c", "-C", "-M", "-S", "-e", "-R", "-h", "-V", "--null-input",
+        "--raw-input", "--slurp", "--compact-output", "--tab", "--color-output", "--monochrome-output",
+        "--ascii-output", "--unbuffered", "--sort-keys", "--raw-output", "--raw-output0", "--join-output",
+        "--exit-status", "--seq", "--stream", "--stream-errors", "--args", "--jsonargs", "--help", "--version"
+    ],
+    ..GNU
+};
+
+/// find's options before its starting points.
+#[rustfmt::skip]
+pub(crate) static FIND_START: Syntax = Syntax {
+    values: &["-D"],
+    flags: &["-H", "-L", "-P"],
+    posix: true,
+    single_dash: true,
+    ..GNU
+};
+
+/// find's expression: primaries are whole words; `-fprintf` takes a file and a format.
+#[rustfmt::skip]
+pub(crate) static FIND_EXPRESSION: Syntax = Syntax {
+    values: FIND_VALUES,
+    pairs: &["-fprintf"],
+    single_dash: true,
+    ..GNU
+};
+
+/// `mktemp [-d] [-u] [-q] [-p DIR|--tmpdir[=DIR]|-t] [--suffix=SUFF] [TEMPLATE]`.
+#[rustfmt::skip]
+pub(crate) static MKTEMP: Syntax = Syntax {
+    values: &["-p", "--suffix"],
+    optional: &["--tmpdir"],
+    flags: &["-d", "-u", "-q", "-t", "--directory", "--dry-run", "--quiet", "--help", "--version"],
+    ..GNU
+};
+
+/// `kill [-s SIG | -n NUM | -SIG] PID…` and `kill -l`: the first option-like word is the signal, after it every
+/// word is a process (`kill -9 -1`).
+#[rustfmt::skip]
+pub(crate) static KILL: Syntax = Syntax {
+    values: &["-s", "-n"],
+    flags: &["-l", "-L", "--list", "--table"],
+    posix: true,
+    single_dash: true,
+    ..GNU
+};
+
+/// The options of a shell (`bash -euo pipefail -c CODE`, `sh +x script`); `--rcfile`/`--init-file` name a
+/// start-up file it runs.
+#[rustfmt::skip]
+pub(crate) static SHELL: Syntax = Syntax {
+    values: &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"],
+    flags: &[
+        "-c", "-i", "-l", "-r", "-s", "-D", "-e", "-u", "-x", "-v", "-n", "-f", "-h", "-m", "-p", "-a", "-b",
+        "-k", "-t", "-B", "-C", "-E", "-H", "-P", "-T", "--login", "--noediting", "--noprofile", "--norc",
+        "--posix", "--restricted", "--verbose", "--version", "--help", "--debugger", "--dump-po-strings",
+        "--dump-strings", "--pretty-print"
+    ],
+    posix: true,
+    plus: true,
+    ..GNU
+};
+
+/// `rm` and `unlink`: `--interactive[=WHEN]` takes its value attached only.
+#[rustfmt::skip]
+pub(crate) static RM: Syntax = Syntax {
+    optional: &["--interactive"],
+    flags: &[
+        "-r", "-R", "-f", "-i", "-I", "-d", "-v", "--recursive", "--force", "--dir", "--verbose",
+        "--no-preserve-root", "--preserve-root", "--one-file-system", "--help", "--version"
+    ],
+    ..GNU
+};
+
+/// Options of `rm` that remove recursively or without asking.
+#[rustfmt::skip]
+pub(crate) static RM_FORCED: &[&str] = &["-r", "-R", "-f", "--recursive", "--force", "--no-preserve-root"];
+
+/// `chmod`, `chown`, `chgrp`.
+#[rustfmt::skip]
+pub(crate) static CHMOD: Syntax = Syntax {
+    values: &["--from"],
+    flags: &[
+        "-R", "-c", "-f", "-v", "-h", "-H", "-L", "-P", "--recursive", "--changes", "--silent", "--quiet",
+        "--verbose", "--no-dereference", "--dereference", "--preserve-root", "--no-preserve-root", "--help",
+        "--version"
+    ],
+    ..GNU
+};
+
+/// Git's own options before the sub-command.
+#[rustfmt::skip]
+pub(crate) static GIT_GLOBAL: Syntax = Syntax {
+    values: GIT_GLOBAL_VALUES,
+    flags: GIT_GLOBAL_FLAGS,
+    effects: GIT_GLOBAL_EFFECTS,
+    posix: true,
+    ..GNU
+};
+
+/// The options of a git sub-command.
+#[rustfmt::skip]
+pub(crate) static GIT_SUB: Syntax = Syntax {
+    values: GIT_VALUES,
+    effects: GIT_EFFECTS,
+    ..GNU
+};
+
+/// `declare`, `typeset`, `local`, `export`, `readonly`: attribute options, `+x` removes one.
+#[rustfmt::skip]
+pub(crate) static DECLARE: Syntax = Syntax {
+    flags: &[
+        "-a", "-A", "-f", "-F", "-g", "-i", "-I", "-l", "-n", "-r", "-t", "-u", "-x", "-p", "+a", "+A", "+f",
+        "+F", "+g", "+i", "+I", "+l", "+n", "+r", "+t", "+u", "+x"
+    ],
+    posix: true,
+    plus: true,
+    ..GNU
+};
+
+/// `trap [-lpP] [[CODE] SIGNAL…]`.
+#[rustfmt::skip]
+pub(crate) static TRAP: Syntax = Syntax {
+    flags: &["-l", "-p", "-P"],
+    posix: true,
+    ..GNU
+};
+
+/// `rsync`: `-e`/`--rsh` name the remote shell program.
+#[rustfmt::skip]
+pub(crate) static RSYNC: Syntax = Syntax {
+    values: &["-e", "--rsh"],
+    ..GNU
+};
+
+/// `systemctl`'s options with a value, so that the verb is found after them.
+#[rustfmt::skip]
+pub(crate) static SYSTEMCTL: Syntax = Syntax {
+    values: &[
+        "-t", "-p", "-H", "-M", "-n", "-o", "-s", "--type", "--property", "--host", "--machine", "--lines",
+        "--output", "--signal", "--state", "--root", "--kill-whom", "--kill-value", "--job-mode", "--what",
+        "--timestamp", "--boot-loader-entry", "--boot-loader-menu", "--reboot-argument", "--image", "--drop-in",
+        "--when", "--message", "--preset-mode", "--check-inhibitors"
+    ],
+    ..GNU
+};
+
+/// Builtins that set the variables named by their operands (and by the options listed with them): their
+/// syntax, and the options whose value names a variable (`read -a NAME`, `printf -v NAME`).
+#[rustfmt::skip]
+pub(crate) static NAMES_VARIABLES: &[(&str, Syntax, &[&str])] = &[
+    ("read", Syntax { values: READ_VALUES, posix: true, ..GNU }, &["-a"]),
+    ("mapfile", Syntax { values: MAPFILE_VALUES, posix: true, ..GNU }, &[]),
+    ("readarray", Syntax { values: MAPFILE_VALUES, posix: true, ..GNU }, &[]),
+    ("getopts", POSIX, &[]),
+    ("unset", POSIX, &[]),
+    ("printf", Syntax { values: &["-v"], posix: true, ..GNU }, &["-v"]),
+];
+
+/// `tar`: options with a value, and those that run programs, write or read files besides the archive.
+#[rustfmt::skip]
+pub(crate) static TAR: Syntax = Syntax {
+    values: &[
+        "-f", "--file", "-C", "--directory", "-I", "--use-compress-program", "--to-command", "--checkpoint-action",
+        "-F", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--index-file", "-g",
+        "--listed-incremental", "--volno-file", "-T", "--files-from", "-X", "--exclude-from", "-b",
+        "--blocking-factor", "-H", "--format", "-K", "--starting-file", "-N", "--newer", "--after-date", "--owner",
+        "--group", "--mode", "--mtime", "--exclude", "-L", "--tape-length", "-V", "--label", "--transform",
+        "--xform", "--strip-components", "--suffix", "--warning", "--sort", "--quoting-style", "--record-size",
+        "--pax-option", "--hole-detection", "--newer-mtime", "--owner-map", "--group-map", "--atime-preserve"
+    ],
+    optional: &["--backup", "--checkpoint", "--occurrence"],
+    effects: &[
+        ("-I", HiddenExec("`tar -I` runs a compression program")),
+        ("--use-compress-program", HiddenExec("`tar --use-compress-program` runs a program")),
+        ("--to-command", HiddenExec("`tar --to-command` runs a program for every member")),
+        ("--checkpoint-action", HiddenExec("`tar --checkpoint-action` can run a program")),
+        ("-F", HiddenExec("`tar -F` runs a script at the end of every volume")),
+        ("--info-script", HiddenExec("`tar --info-script` runs a script")),
+        ("--new-volume-script", HiddenExec("`tar --new-volume-script` runs a script")),
+        ("--rsh-command", HiddenExec("`tar --rsh-command` runs a remote shell program")),
+        ("--rmt-command", HiddenExec("`tar --rmt-command` runs a program")),
+        ("--index-file", WriteValue),
+        ("-g", WriteValue),
+        ("--listed-incremental", WriteValue),
+        ("--volno-file", WriteValue),
+        ("-T", ListedFiles),
+        ("--files-from", ListedFiles),
+        ("-X", ReadValue),
+        ("--exclude-from", ReadValue),
+    ],
+    ..GNU
+};
+
+/// `set`: `-o NAME`, `+o NAME`, letters with `-` or `+`.
+#[rustfmt::skip]
+pub(crate) static SET: Syntax = Syntax {
+    values: &["-o", "+o"],
+    posix: true,
+    plus: true,
+    ..GNU
+};
+
+/// Shell options (`set` letters and `-o` names, `shopt -o` names) that change nothing the analysis depends on, or
+/// that it models already (`noglob` and `+B` make globs and braces literal, which it treats as expanding: more
+/// paths to check, never fewer; `functrace` only passes traps on, and trap code is analysed).
+#[rustfmt::skip]
+pub(crate) static SET_OPTIONS: &[&str] = &[
+    "e", "u", "x", "v", "n", "C", "b", "m", "h", "H", "P", "p", "t", "E", "B", "f", "T", "errexit", "nounset",
+    "xtrace", "verbose", "noexec", "noclobber", "notify", "monitor", "hashall", "histexpand", "physical",
+    "privileged", "errtrace", "functrace", "history", "ignoreeof", "interactive-comments", "posix", "emacs", "vi",
+    "onecmd", "braceexpand", "noglob", "pipefail"
+];
+
+/// `shopt`.
+#[rustfmt::skip]
+pub(crate) static SHOPT: Syntax = Syntax {
+    flags: &["-p", "-q", "-s", "-u", "-o"],
+    posix: true,
+    ..GNU
+};
+
+/// `shopt -s` options that change what later globs match (`dotglob` lets `*` match `.env`, `nocaseglob` lets
+/// `.ENV*` match it, `nullglob` makes an unmatched glob vanish, `extglob` adds patterns), how later words expand
+/// (`expand_aliases`) or what `echo` prints (`xpg_echo`): the analysis does not follow them.
+#[rustfmt::skip]
+pub(crate) static SHOPT_UNMODELLED: &[&str] = &[
+    "dotglob", "nocaseglob", "nullglob", "extglob", "expand_aliases", "xpg_echo", "globasciiranges"
+];
+
+/// `enable`.
+#[rustfmt::skip]
+pub(crate) static ENABLE: Syntax = Syntax {
+    values: &["-f"],
+    flags: &["-a", "-d", "-n", "-p", "-s"],
+    posix: true,
+    ..GNU
+};
+
+/// `ulimit` and `umask`: options only choose what is printed or set; an operand sets it.
+#[rustfmt::skip]
+pub(crate) static SETTING: Syntax = Syntax {
+    flags: &[
+        "-a", "-b", "-c", "-d", "-e", "-f", "-i", "-k", "-l", "-m", "-n", "-p", "-q", "-r", "-s", "-t", "-u", "-v",
+        "-x", "-P", "-R", "-T", "-H", "-S"
+    ],
+    ..GNU
+};
+
+/// `declare`/`typeset`/`export` options that, without names, print variables.
+#[rustfmt::skip]
+pub(crate) static DECLARE_PRINT: &[&str] = &["-p", "-x"];
+
+/// `yq`: mikefarah's options and the jq wrapper's (which passes jq's on).
+#[rustfmt::skip]
+pub(crate) static YQ: Syntax = Syntax {
+    values: &[
+        "-o", "--output-format", "-p", "--input-format", "-s", "--split-exp", "--from-file", "-f", "-I", "--indent",
+        "--front-matter", "-w", "--width", "--yaml-output-grammar-version", "--expression", "--xml-attribute-prefix",
+        "--xml-content-name", "--lua-prefix", "--properties-separator", "--csv-separator", "--indent"
+    ],
+    pairs: &["--arg", "--argjson", "--slurpfile", "--rawfile"],
+    flags: &["-i", "--inplace", "--in-place", "-n", "--null-input", "-e", "--exit-status", "-y", "-Y", "-r", "-j", "-c"],
+    ..GNU
+};
+
+/// Commands that print the names of files below their directories, and the option that makes them do so (none:
+/// always): their output, read by `xargs` or substituted as words, names files below those directories.
+#[rustfmt::skip]
+pub(crate) static LISTERS: &[(&str, Option<&str>)] = &[("fd", None), ("fdfind", None), ("rg", Some("--files"))];
+
+/// `cd`, `pushd`, `popd`: options before the directory (`+N`/`-N` of the directory stack are operands).
+#[rustfmt::skip]
+pub(crate) static CD: Syntax = Syntax {
+    flags: &["-L", "-P", "-e", "-@", "-n"],
+    posix: true,
+    numeric: false,
+    ..GNU
+};

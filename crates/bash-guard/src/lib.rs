@@ -53,6 +53,7 @@ mod classify;
 mod config;
 mod error;
 mod knowledge;
+mod options;
 mod parse;
 mod prescan;
 mod scripts;
@@ -103,10 +104,14 @@ impl BashGuard {
         let mut diagnostics = Vec::new();
         let extension = &config.commands;
         let added: [(&Vec<String>, Kind, &'static str); 4] = [
-            (&extension.interpreters, Kind::Interpreter, "interpreters"),
+            (
+                &extension.interpreters,
+                Kind::Interpreter(&knowledge::INTERPRETER),
+                "interpreters",
+            ),
             (
                 &extension.package_managers,
-                Kind::PackageManager { read_only: &[] },
+                Kind::Program(&knowledge::PROGRAM),
                 "packageManagers",
             ),
             (&extension.wrappers, Kind::Wrapper(&USER_WRAPPER), "wrappers"),
@@ -222,12 +227,12 @@ fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Wrapper(_) => "a wrapper that runs other commands",
         Kind::Shell | Kind::Eval | Kind::Source | Kind::Trap => "a runner of shell code",
-        Kind::Interpreter => "an interpreter",
+        Kind::Interpreter(_) => "an interpreter",
         Kind::Network => "a network command",
         Kind::Privileged => "a privileged command",
         Kind::Destructive(_) => "a destructive command",
         Kind::Editor | Kind::Interactive => "an interactive program",
-        Kind::PackageManager { .. } => "a package manager or build tool that runs repository code",
+        Kind::Program(_) => "a package manager or build tool that runs repository code",
         Kind::ReadOnly(_) | Kind::Special(_) => "a command whose options decide whether it is read-only",
         Kind::Write(_) => "a command that writes",
     }

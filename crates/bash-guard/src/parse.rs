@@ -49,7 +49,10 @@ pub(crate) enum Construct {
     Subshell,
     BraceGroup,
     If,
+    /// `while`.
     Loop,
+    /// `until`.
+    Until,
     For,
     Case,
     Arithmetic,
@@ -327,6 +330,52 @@ fn expand_braces(pieces: &[BraceExpressionOrText], limit: usize) -> Option<Vec<S
         words = next;
     }
     Some(words)
+}
+
+/// How many words brace expansion makes of a raw word (saturating), or `None` when the word has more braces than
+/// the parser is given.
+pub(crate) fn brace_count(raw: &str) -> Option<u64> {
+    if !(raw.contains(',') || raw.contains("..")) || !prescan::has_brace_expansion_opener(raw) {
+        return Some(1);
+    }
+    if prescan::most_braces_in_a_word(raw, |_| false) > prescan::MAX_WORD_BRACES {
+        return None;
+    }
+    let parsed = catch_unwind(AssertUnwindSafe(|| {
+        word::parse_brace_expansions(raw, &ParserOptions::default())
+    }));
+    let Ok(Ok(Some(pieces))) = parsed else {
+        return Some(1);
+    };
+    Some(count_pieces(&pieces))
+}
+
+fn count_pieces(pieces: &[BraceExpressionOrText]) -> u64 {
+    pieces.iter().fold(1u64, |product, piece| {
+        let alternatives = match piece {
+            BraceExpressionOrText::Text(_) => 1,
+            BraceExpressionOrText::Expr(members) => members.iter().fold(0u64, |sum, member| {
+                sum.saturating_add(match member {
+                    BraceExpressionMember::NumberSequence {
+                        start,
+                        end,
+                        increment,
+                    } => start.abs_diff(*end) / increment.unsigned_abs().max(1) + 1,
+                    BraceExpressionMember::CharSequence {
+                        start,
+                        end,
+                        increment,
+                    } => {
+                        u64::from(u32::from(*start).abs_diff(u32::from(*end)))
+                            / increment.unsigned_abs().max(1)
+                            + 1
+                    }
+                    BraceExpressionMember::Child(pieces) => count_pieces(pieces),
+                })
+            }),
+        };
+        product.saturating_mul(alternatives)
+    })
 }
 
 fn expand_member(member: &BraceExpressionMember, limit: usize) -> Option<Vec<String>> {
@@ -768,8 +817,12 @@ fn compound_parts(src: &str, compound: &ast::CompoundCommand) -> (Construct, Vec
             }
             (Construct::If, parts)
         }
-        ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => (
+        ast::CompoundCommand::WhileClause(w) => (
             Construct::Loop,
+            vec![Part::Body(script(src, &w.0)), Part::Body(script(src, &w.1.list))],
+        ),
+        ast::CompoundCommand::UntilClause(w) => (
+            Construct::Until,
             vec![Part::Body(script(src, &w.0)), Part::Body(script(src, &w.1.list))],
         ),
         ast::CompoundCommand::Coprocess(c) => {

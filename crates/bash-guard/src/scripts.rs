@@ -1,4 +1,5 @@
-//! Small readers for the languages read-only tools embed: sed scripts and awk programs.
+//! Small readers for the languages read-only tools embed: sed scripts, awk programs, jq and yq filters, and the
+//! shape of a fork bomb in an interpreter's code.
 
 /// What a sed script does besides printing.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -11,11 +12,16 @@ pub(crate) struct SedEffects {
     pub(crate) reads: Vec<String>,
     /// A command the reader does not know: not read-only.
     pub(crate) unknown: bool,
+    /// A branch back to a label with no command between them that reads more input or ends (`:a;ba`): it loops
+    /// without end.
+    pub(crate) endless: bool,
 }
 
 /// Reads a sed script command by command (GNU syntax).
 pub(crate) fn sed(script: &str) -> SedEffects {
     let mut out = SedEffects::default();
+    // Labels defined so far, and whether a command that reads input or ends came after each.
+    let mut labels: Vec<(String, bool)> = Vec::new();
     let chars: Vec<char> = script.chars().collect();
     let mut i = 0;
     let rest_of_line = |i: &mut usize| -> String {
@@ -57,8 +63,17 @@ pub(crate) fn sed(script: &str) -> SedEffects {
         }
         i += 1;
         match c {
-            '#' | ':' => {
+            '#' => {
                 rest_of_line(&mut i);
+            }
+            ':' => {
+                // GNU sed ends a label at `;` too.
+                let start = i;
+                while chars.get(i).is_some_and(|c| !matches!(c, '\n' | ';')) {
+                    i += 1;
+                }
+                let label: String = chars.get(start..i).unwrap_or_default().iter().collect();
+                labels.push((label.trim().to_owned(), false));
             }
             'a' | 'i' | 'c' => {
                 // Text to the end of the line, with `\` continuations.
@@ -72,8 +87,14 @@ pub(crate) fn sed(script: &str) -> SedEffects {
                 }
             }
             'b' | 't' | 'T' => {
+                let start = i;
                 while chars.get(i).is_some_and(|c| !matches!(c, '\n' | ';' | '}')) {
                     i += 1;
+                }
+                let label: String = chars.get(start..i).unwrap_or_default().iter().collect();
+                let label = label.trim();
+                if !label.is_empty() && labels.iter().any(|(l, consumed)| l == label && !consumed) {
+                    out.endless = true;
                 }
             }
             'r' | 'R' => out.reads.push(rest_of_line(&mut i)),
@@ -113,6 +134,9 @@ pub(crate) fn sed(script: &str) -> SedEffects {
                 i = skip_delimited(&chars, i, delim);
             }
             'l' | 'L' | 'q' | 'Q' => {
+                if matches!(c, 'q' | 'Q') {
+                    labels.iter_mut().for_each(|(_, consumed)| *consumed = true);
+                }
                 while chars.get(i).is_some_and(char::is_ascii_digit) {
                     i += 1;
                 }
@@ -122,7 +146,8 @@ pub(crate) fn sed(script: &str) -> SedEffects {
                     i += 1;
                 }
             }
-            '=' | 'd' | 'D' | 'F' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' => {}
+            'd' | 'D' | 'n' | 'N' => labels.iter_mut().for_each(|(_, consumed)| *consumed = true),
+            '=' | 'F' | 'g' | 'G' | 'h' | 'H' | 'p' | 'P' | 'x' | 'z' => {}
             _ => {
                 out.unknown = true;
                 break;
@@ -164,6 +189,12 @@ pub(crate) struct AwkEffects {
     pub(crate) writes: bool,
     /// `getline < file`: a file named in the program is read.
     pub(crate) reads: bool,
+    /// `ARGV` or `ARGC`: the program changes which files it reads.
+    pub(crate) argv: bool,
+    /// `ENVIRON`: the program reads the environment.
+    pub(crate) environ: bool,
+    /// `while (1)`, `for (;;)`: a loop whose condition never ends it.
+    pub(crate) endless: bool,
 }
 
 /// Reads an awk program token by token, skipping strings, regular expressions and comments.
@@ -247,6 +278,20 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
                 let word: String = chars.get(start..i).unwrap_or_default().iter().collect();
                 match word.as_str() {
                     "system" => out.exec = true,
+                    "ARGV" | "ARGC" => out.argv = true,
+                    "while" | "for" => {
+                        // The condition in the parentheses after it: a nonzero number, or none at all.
+                        let rest: String = chars.get(i..).unwrap_or_default().iter().collect();
+                        let condition = rest
+                            .trim_start()
+                            .strip_prefix('(')
+                            .and_then(|r| r.split_once(')'))
+                            .map(|(inside, _)| inside.split_whitespace().collect::<String>());
+                        out.endless |= condition.is_some_and(|c| {
+                            c == ";;" || (word == "while" && c.parse::<f64>().is_ok_and(|n| n != 0.0))
+                        });
+                    }
+                    "ENVIRON" | "PROCINFO" => out.environ = true,
                     "getline" => {
                         getline_depth = Some(depth);
                         operand_expected = true;
@@ -269,9 +314,274 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
     out
 }
 
+/// What a jq (or yq) filter does besides transforming its input.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct FilterEffects {
+    /// `$ENV`, `env`, or yq's `env(…)`/`strenv(…)`: the environment is read.
+    pub(crate) environment: bool,
+    /// yq's `load(…)` and its kin: files named in the filter are read.
+    pub(crate) loads: bool,
+    /// `range` past the bound, `repeat`, `infinite`: output without (practical) end.
+    pub(crate) unbounded: bool,
+}
+
+/// Reads a jq or yq filter token by token, skipping strings and comments.
+pub(crate) fn filter(program: &str) -> FilterEffects {
+    let mut out = FilterEffects::default();
+    let chars: Vec<char> = program.chars().collect();
+    let mut i = 0;
+    let mut previous = String::new();
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        match c {
+            '"' => {
+                while let Some(&s) = chars.get(i) {
+                    i += 1;
+                    match s {
+                        // `"\(expr)"`: string interpolation runs an expression.
+                        '\\' if chars.get(i) == Some(&'(') => {
+                            let start = i + 1;
+                            let mut depth = 0usize;
+                            while let Some(&c) = chars.get(i) {
+                                i += 1;
+                                match c {
+                                    '(' => depth += 1,
+                                    ')' => {
+                                        depth = depth.saturating_sub(1);
+                                        if depth == 0 {
+                                            break;
+                                        }
+                                    }
+                                    _ => {}
+                                }
+                            }
+                            let inner: String = chars
+                                .get(start..i.saturating_sub(1))
+                                .unwrap_or_default()
+                                .iter()
+                                .collect();
+                            let nested = filter(&inner);
+                            out.environment |= nested.environment;
+                            out.loads |= nested.loads;
+                            out.unbounded |= nested.unbounded;
+                        }
+                        '\\' => i += 1,
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '#' => {
+                while chars.get(i).is_some_and(|c| *c != '\n') {
+                    i += 1;
+                }
+            }
+            c if c.is_ascii_alphabetic() || c == '_' || c == '$' => {
+                let start = i - 1;
+                while chars
+                    .get(i)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+                {
+                    i += 1;
+                }
+                let word: String = chars.get(start..i).unwrap_or_default().iter().collect();
+                // `.env` is a field named `env`; `$env` a variable.
+                let field = previous == ".";
+                match word.as_str() {
+                    "$ENV" => out.environment = true,
+                    "env" | "strenv" if !field => out.environment = true,
+                    "load" | "load_str" | "load_xml" | "load_props" | "load_base64" | "strload" if !field => {
+                        out.loads = true;
+                    }
+                    "repeat" | "infinite" | "recurse_down" | "while" | "until" if !field => {
+                        out.unbounded = true
+                    }
+                    // `def f: …f…;`: a definition that calls itself may never end.
+                    "def" if !field => {
+                        let rest: String = chars.get(i..).unwrap_or_default().iter().collect();
+                        let name: String = rest
+                            .trim_start()
+                            .chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                            .collect();
+                        let body = rest.split_once(':').map_or("", |(_, body)| body);
+                        let body = body.split_once(';').map_or(body, |(body, _)| body);
+                        let calls_itself = !name.is_empty()
+                            && body
+                                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                                .any(|token| token == name);
+                        out.unbounded |= calls_itself;
+                    }
+                    // `recurse(f)` ends only when `f` gives nothing; without a condition or an iteration in `f`
+                    // (`recurse(.+1)`) it never does.
+                    "recurse" if !field => {
+                        let args: String = chars.get(i..).unwrap_or_default().iter().collect();
+                        if let Some((inside, _)) = args.strip_prefix('(').and_then(|r| r.split_once(')'))
+                            && !inside.contains(['[', ';'])
+                        {
+                            out.unbounded = true;
+                        }
+                    }
+                    "range" if !field => {
+                        // `range(N)`, `range(A; B)`, `range(A; B; STEP)` with literal numbers.
+                        let args: String = chars.get(i..).unwrap_or_default().iter().collect();
+                        let count = args
+                            .strip_prefix('(')
+                            .and_then(|rest| rest.split_once(')'))
+                            .map(|(inside, _)| range_count(inside));
+                        if count.is_none_or(|n| n.is_none_or(|n| n > crate::knowledge::MAX_GENERATED_WORDS)) {
+                            out.unbounded = true;
+                        }
+                    }
+                    _ => {}
+                }
+                previous = word;
+                continue;
+            }
+            c if c.is_whitespace() => continue,
+            _ => {}
+        }
+        previous = c.to_string();
+    }
+    out
+}
+
+/// How many numbers `range(…)` makes from literal bounds, or `None` when a bound is not a literal number.
+fn range_count(inside: &str) -> Option<u64> {
+    let numbers: Option<Vec<f64>> = inside.split(';').map(|n| n.trim().parse::<f64>().ok()).collect();
+    let count = match numbers?.as_slice() {
+        [n] => *n,
+        [from, to] => to - from,
+        [from, to, step] if *step != 0.0 => (to - from) / step,
+        _ => return None,
+    };
+    // A negative or empty range makes nothing; a non-finite one never ends.
+    if !count.is_finite() {
+        return None;
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "clamped to the range of u64"
+    )]
+    Some(count.clamp(0.0, u64::MAX as f64) as u64)
+}
+
+/// Whether interpreter code has the shape of a fork bomb: a call that duplicates the running process or starts
+/// one without waiting for it (`fork`, `os.fork()`, `Process.fork`, `pcntl_fork`, `child_process.spawn`,
+/// `subprocess.Popen`) where an unbounded loop repeats it (`while`, `until`, `loop`, `for(;;)`): processes pile up
+/// without end.
+pub(crate) fn fork_bomb(code: &str) -> bool {
+    let mut forks = false;
+    let mut loops = false;
+    let mut word = String::new();
+    let mut tokens: Vec<String> = Vec::new();
+    for c in code.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            tokens.push(std::mem::take(&mut word));
+        }
+        if !c.is_whitespace() {
+            tokens.push(c.to_string());
+        }
+    }
+    for (k, token) in tokens.iter().enumerate() {
+        let lower = token.to_ascii_lowercase();
+        // Calls that start a process without waiting for it: each copy, or each started one, keeps going.
+        if matches!(
+            lower.as_str(),
+            "fork" | "forkpty" | "spawn" | "posix_spawn" | "popen" | "proc_open"
+        ) || lower.ends_with("_fork")
+        {
+            forks = true;
+        }
+        match lower.as_str() {
+            "while" | "until" | "loop" => loops = true,
+            // `for (;;)` and `for(;;)`.
+            "for" => {
+                let rest: String = tokens.get(k + 1..k + 4).unwrap_or_default().concat();
+                loops |= rest == "(;;";
+            }
+            _ => {}
+        }
+    }
+    forks && loops
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fork_bombs_in_interpreter_code() {
+        for code in [
+            "fork while fork",
+            "import os\nwhile True: os.fork()",
+            "while(1){fork}",
+            "loop { fork }",
+            "Process.fork while true",
+            "for(;;) require('child_process').fork(__filename)",
+            "while (true) { pcntl_fork(); }",
+            "for(;;)require('child_process').spawn(process.execPath)",
+            "import subprocess\nwhile True: subprocess.Popen(['sleep', '9'])",
+        ] {
+            assert!(fork_bomb(code), "{code}");
+        }
+        for code in [
+            "import os; print(os.getpid())",
+            "print(1)",
+            "while read: pass",
+            "pid = os.fork()",
+            "for x in range(3): print(x)",
+        ] {
+            assert!(!fork_bomb(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn filters() {
+        assert!(filter("$ENV.HOME").environment);
+        assert!(filter("env | keys").environment);
+        assert!(!filter(".env").environment);
+        assert!(!filter(".a | .b").environment);
+        assert!(filter("[range(1e9)]").unbounded);
+        assert!(filter("[range(0; 100000000)]").unbounded);
+        assert!(!filter("[range(10)]").unbounded);
+        assert!(filter("repeat(1)").unbounded);
+        assert!(filter("load(\"x.yaml\")").loads);
+        assert!(!filter(".load").loads);
+        assert!(!filter("\"range(1e9)\"").unbounded);
+        assert!(filter("\"\\(env.GITHUB_TOKEN)\"").environment);
+        assert!(filter("\"token: \\($ENV.X)\"").environment);
+        assert!(!filter("\"env\"").environment);
+        assert!(filter("def f: 1, f; f").unbounded);
+        assert!(!filter("def f: . + 1; f").unbounded);
+    }
+
+    #[test]
+    fn endless_loops_in_programs() {
+        assert!(sed(":a;ba").endless);
+        assert!(sed(":a\ns/x/x/\nta").endless);
+        assert!(!sed(":a;N;$!ba;s/\\n/ /g").endless);
+        assert!(!sed("s/a/b/;tx;:x").endless);
+        assert!(awk("BEGIN { while (1) print }").endless);
+        assert!(awk("BEGIN { for (;;) x++ }").endless);
+        assert!(!awk("{ while ((getline l) > 0) n++ }").endless);
+        assert!(!awk("{ for (i = 1; i <= NF; i++) print $i }").endless);
+        assert!(filter("0 | recurse(. + 1)").unbounded);
+        assert!(!filter("recurse(.children[]?)").unbounded);
+        assert!(filter("0 | while(true; . + 1)").unbounded);
+    }
+
+    #[test]
+    fn awk_argv_and_environ() {
+        assert!(awk("BEGIN { ARGV[1] = \"/etc/shadow\"; ARGC = 2 } { print }").argv);
+        assert!(awk("BEGIN { print ENVIRON[\"HOME\"] }").environ);
+        assert!(!awk("{ print $1 }").argv);
+    }
 
     #[test]
     fn awk_getline_from_a_file_reads_it() {

@@ -63,6 +63,8 @@ pub(crate) struct Word {
     /// The word is `NAME=~…` with the `~` unquoted and ending the tilde prefix: an argument of `declare`,
     /// `export` or `local` that bash expands as it would the assignment `NAME=~…`.
     pub(crate) assignment_tilde: bool,
+    /// The names of the variables the word expands (`$x`, `${x:-$y}` gives `x` and `y`).
+    pub(crate) variables: Vec<String>,
 }
 
 impl Word {
@@ -81,6 +83,7 @@ impl Word {
             error: None,
             segments: Some(vec![Segment::Text(text.to_owned())]),
             assignment_tilde: false,
+            variables: Vec::new(),
         }
     }
 
@@ -174,6 +177,50 @@ impl Word {
     }
 }
 
+/// The word a path written as `FileAccess::path` writes it stands for: `~/x` under the home directory, `./x`
+/// under the working directory, anything else as it is (a glob stays a pattern).
+pub(crate) fn path_word(path: &str) -> Word {
+    let mut word = Word::literal(path);
+    if path == "~" || path.starts_with("~/") {
+        word.literal = false;
+        word.tilde = true;
+        word.anchor = Anchor::Home;
+        word.rest = path.get(1..).unwrap_or_default().to_owned();
+        word.segments = Some(vec![Segment::Anchor("~"), Segment::Text(word.rest.clone())]);
+    }
+    if path.contains(['*', '?', '[']) {
+        word.literal = false;
+        word.glob = true;
+    }
+    word
+}
+
+/// A path a command names relative to the directory it works in (`env -C DIR cat f` reads `DIR/f`); absolute
+/// and home paths, and words without a path, stay as they are. Below a directory only known at run time, a
+/// relative path is only known at run time too.
+pub(crate) fn under(directory: Option<&Word>, w: &Word) -> Word {
+    let Some(directory) = directory else {
+        return w.clone();
+    };
+    let Some(path) = w.path() else {
+        return w.clone();
+    };
+    if path.starts_with('/') || path == "~" || path.starts_with("~/") || w.text.contains("{}") || path == "-"
+    {
+        return w.clone();
+    }
+    match directory.path() {
+        Some(dir) => path_word(&format!("{}/{path}", dir.trim_end_matches('/'))),
+        None => {
+            let mut unknown = Word::literal(&format!("{}/{path}", directory.text));
+            unknown.literal = false;
+            unknown.anchor = Anchor::Dynamic;
+            unknown.segments = None;
+            unknown
+        }
+    }
+}
+
 /// Expands a raw word of the source.
 pub(crate) fn expand(raw: &str) -> Word {
     match parse::pieces(raw) {
@@ -191,6 +238,7 @@ pub(crate) fn expand(raw: &str) -> Word {
             error: Some(error),
             segments: None,
             assignment_tilde: false,
+            variables: Vec::new(),
         },
     }
 }
@@ -348,12 +396,14 @@ impl Builder {
                 if *reexpands {
                     self.word.reexpands = true;
                 }
+                self.word.variables.push(name.clone());
                 for text in nested {
                     // Words inside `${x:-…}` expand too, with their own substitutions.
                     let inner = expand(text);
                     self.word.embedded.extend(inner.embedded);
                     self.word.arithmetic.extend(inner.arithmetic);
                     self.word.reexpands |= inner.reexpands;
+                    self.word.variables.extend(inner.variables);
                 }
                 for arith in arithmetic {
                     // Array indices and substring offsets are expanded, then evaluated as arithmetic.

@@ -150,3 +150,82 @@ proptest! {
         prop_assert_eq!(analysis.commands.len(), count + 1);
     }
 }
+
+/// Read-only commands that take file operands or data.
+const READERS: &[&str] = &[
+    "cat",
+    "head -n 3",
+    "tail -n 3",
+    "wc -l",
+    "grep foo",
+    "sed -n 1p",
+    "awk '{print}'",
+    "sort",
+    "md5sum",
+    "file",
+    "jq .",
+    "yq .",
+    "ls -la",
+    "stat",
+    "diff a.txt",
+    "less",
+];
+
+/// Producers of words only known at run time.
+const UNKNOWN_INPUT: &[&str] = &[
+    "cat list.txt |",
+    "ls |",
+    "ls src |",
+    "echo \"$FILES\" |",
+    "printf '%s\\n' \"$x\" |",
+    "grep -l TODO * |",
+    "git diff --name-only |",
+    "find . -name '*.txt' |",
+    "git ls-files |",
+    "sort names.txt | uniq |",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Under `set -k` every `NAME=value` word of a later command sets its environment: such a command is never
+    /// read-only, whatever the name and wherever the word stands.
+    #[test]
+    fn set_k_assignment_words_are_never_read_only(
+        set in prop::sample::select(&["set -k", "set -o keyword", "set -ek", "set -k -e", "set -uk"][..]),
+        command in prop::sample::select(READERS),
+        name in "[A-Za-z_][A-Za-z0-9_]{0,10}",
+        value in "[a-z0-9./=-]{0,10}",
+        operands in prop::collection::vec("[a-z]{1,6}\\.txt", 0..3),
+        at in 0usize..4,
+        separator in prop::sample::select(&["; ", " && ", "\n"][..]),
+    ) {
+        let mut words: Vec<String> = operands;
+        words.insert(at.min(words.len()), format!("{name}={value}"));
+        let line = format!("{set}{separator}{command} {}", words.join(" "));
+        let analysis = guard().analyze(&line);
+        prop_assert!(!analysis.is_read_only(), "{}\n{:#?}", line, analysis);
+        prop_assert_ne!(analysis.verdict().decision, Decision::Allow, "{}", line);
+    }
+
+    /// `xargs` appends words it reads to the command it runs: fed a reader from input only known at run time
+    /// (a file, a listing split at blanks, a variable), the files it reads are unknown, so the line is never
+    /// read-only.
+    #[test]
+    fn xargs_feeding_a_reader_from_unknown_input_is_never_read_only(
+        source in prop::sample::select(UNKNOWN_INPUT),
+        options in prop::sample::select(&["", "-n1", "-r", "-P 2", "-L 1", "-t"][..]),
+        reader in prop::sample::select(READERS),
+        wrapped in any::<bool>(),
+    ) {
+        let xargs = if wrapped { format!("timeout 5 xargs {options}") } else { format!("xargs {options}") };
+        let line = format!("{source} {xargs} {reader}");
+        let analysis = guard().analyze(&line);
+        prop_assert!(!analysis.is_read_only(), "{}\n{:#?}", line, analysis);
+        prop_assert_ne!(analysis.verdict().decision, Decision::Allow, "{}", line);
+        for arg_file in ["-a list.txt", "--arg-file=list.txt"] {
+            let line = format!("xargs {arg_file} {reader}");
+            prop_assert_ne!(guard().analyze(&line).verdict().decision, Decision::Allow, "{}", line);
+        }
+    }
+}

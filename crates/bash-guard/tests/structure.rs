@@ -23,6 +23,12 @@ fn wrappers_set_inner_and_keep_argv() {
     let command = &analysis.commands[0];
     assert_eq!(command.effective(), ["grep", "-r", "x", "src"]);
     assert_eq!(command.argv.len(), 15);
+    // `A` and `B` are not known to be harmless in the command's environment.
+    assert!(!command.read_only && command.literal);
+    assert_eq!(analysis.verdict().decision, Decision::Ask);
+    let analysis = guard().analyze("nice -n 5 env -i LC_ALL=C TZ=UTC timeout -s KILL 5 grep -r x src");
+    let command = &analysis.commands[0];
+    assert_eq!(command.effective(), ["grep", "-r", "x", "src"]);
     assert!(command.read_only && command.literal);
     assert_eq!(analysis.verdict().decision, Decision::Allow);
 }
@@ -50,7 +56,10 @@ fn locations_name_the_construct_and_parent() {
             ("grep", LocationKind::FindExec, Some(6)),
         ]
     );
-    assert_eq!(analysis.verdict().decision, Decision::Allow, "{analysis:#?}");
+    // The background job outlives the line: its commands are not read-only.
+    let background: Vec<bool> = analysis.commands.iter().map(|c| c.read_only).collect();
+    assert_eq!(background, [false, false, false, false, false, false, true, true]);
+    assert_eq!(analysis.verdict().decision, Decision::Ask, "{analysis:#?}");
 }
 
 #[test]
@@ -114,7 +123,6 @@ fn a_home_or_working_directory_value_is_read_as_the_path_it_names() {
         "x=${HOME}/.ssh/id_rsa; cat $x",
         "d=~; cat $d/.ssh/id_rsa",
         "d=~/.ssh; cat \"$d\"/id_rsa",
-        "export x=~/.ssh/id_rsa; cat $x",
         "declare x=~/.ssh/id_rsa; cat $x",
         "local x=~/.ssh/id_rsa; cat $x",
         "x=\"$HOME\"; cat $x/.ssh/id_rsa",
@@ -126,6 +134,10 @@ fn a_home_or_working_directory_value_is_read_as_the_path_it_names() {
             "{command}"
         );
     }
+    // Exported, `x` reaches later commands' environment, where it is not known to be harmless.
+    let command = "export x=~/.ssh/id_rsa; cat $x";
+    assert_eq!(reads_of(command), vec!["~/.ssh/id_rsa"], "{command}");
+    assert_eq!(guard().analyze(command).verdict().decision, Decision::Ask);
     assert_eq!(reads_of("x=$PWD/src; cat $x/lib.rs"), vec!["./src/lib.rs"]);
     assert_eq!(reads_of("h=$HOME; cat \"$h\""), vec!["~"]);
     // A line that sets `PWD` changes what `$PWD` expands to, not the working directory.
@@ -158,7 +170,6 @@ fn a_file_named_only_at_run_time_asks() {
         ("cat $OLDPWD/x", "$OLDPWD/x"),
         ("cat \"$1\"", "$1"),
         ("cat \"$@\"", "$@"),
-        ("wc -l $(git ls-files)", "$(git ls-files)"),
         ("cat < $f", "$f"),
         ("read f; cat \"$f\"", "$f"),
         ("f=a.txt; cat \"$f$g\"", "$f$g"),
@@ -195,6 +206,16 @@ fn a_file_named_only_at_run_time_asks() {
             .iter()
             .any(|f| f.reason.starts_with("writes a file named only at run time"))
     );
+    // A substitution of a command that prints the files it finds names files below its starting points: a
+    // recursive read there, which the caller checks (`git ls-files` prints the tracked files below `.`).
+    let analysis = guard().analyze("wc -l $(git ls-files)");
+    assert_eq!(
+        analysis.reads.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+        ["."]
+    );
+    assert!(analysis.commands[0].recursive && analysis.commands[0].reads_hidden);
+    let analysis = guard().analyze("wc -l $(ls)");
+    assert_eq!(analysis.verdict().decision, Decision::Ask);
     // Words that are not files stay as they are.
     for command in [
         "echo $f",

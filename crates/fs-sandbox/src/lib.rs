@@ -50,6 +50,7 @@
 //! # }
 //! ```
 
+mod beneath;
 mod config;
 mod error;
 mod glob;
@@ -58,6 +59,8 @@ mod protected;
 mod resolve;
 mod sandbox;
 
+pub use beneath::Reach;
+pub use beneath::Reached;
 pub use config::Access;
 pub use config::Root;
 pub use config::RootKind;

@@ -2,6 +2,7 @@
 
 use std::ffi::OsStr;
 use std::path::{Component, Path};
+use std::sync::OnceLock;
 
 use globset::{GlobBuilder, GlobMatcher};
 
@@ -36,8 +37,50 @@ const STARTUP_FILES: [&str; 17] = [
 /// Directories of start-up files that are named by two components (`fish` reads all of `.config/fish/`).
 const STARTUP_DIRS: [[&str; 2]; 1] = [[".config", "fish"]];
 
-/// `.env.*` files that conventionally hold no secret and are meant to be read.
-const ENV_TEMPLATES: [&str; 3] = [".env.example", ".env.sample", ".env.template"];
+/// Files that may hold secrets: reading one is never auto-approved. Glob patterns, compared without regard to
+/// ASCII case: a name matches the file's name in any directory (`*.pem`), a pattern with `/` the last components
+/// of its path (`.aws/credentials`, a file beneath `private-keys-v1.d`), one starting with `/` the absolute path.
+const SECRET_FILES: &[&str] = &[
+    ".env",
+    ".env.*",
+    ".git-credentials",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    "credentials.json",
+    "kubeconfig",
+    "*.kubeconfig",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    ".aws/credentials",
+    ".docker/config.json",
+    ".kube/config",
+    ".config/gh/hosts.yml",
+    "private-keys-v1.d/*",
+    "/proc/*/environ",
+];
+
+/// Names that match [`SECRET_FILES`] and hold no secret: templates of `.env` meant to be read, public keys.
+const NOT_SECRET: &[&str] = &[".env.example", ".env.sample", ".env.template", "*.pub"];
+
+/// The default secret patterns, compiled once.
+fn default_secrets() -> &'static (Vec<Pattern>, Vec<Pattern>) {
+    static DEFAULTS: OnceLock<(Vec<Pattern>, Vec<Pattern>)> = OnceLock::new();
+    DEFAULTS.get_or_init(|| {
+        let compile = |list: &[&str]| list.iter().filter_map(|p| Pattern::default_secret(p)).collect();
+        (compile(SECRET_FILES), compile(NOT_SECRET))
+    })
+}
 
 /// The protected paths of a sandbox: a write there, or a read of a secret file, is never auto-approved.
 ///
@@ -80,9 +123,18 @@ enum Scope {
     Relative,
     /// The absolute path, and each of its ancestors.
     Absolute,
+    /// The last this many components of the path (a default secret: `.aws/credentials` wherever it is).
+    Tail(usize),
 }
 
 impl ProtectedPaths {
+    /// The default list of secret files, whose reads are protected (glob patterns: a name anywhere, a path of
+    /// the last components, or an absolute path), and the names among them that hold no secret. The same list
+    /// serves every check of a read: the Read tool's, each file a shell command reads, and recursive searches.
+    pub fn default_secret_files() -> (&'static [&'static str], &'static [&'static str]) {
+        (SECRET_FILES, NOT_SECRET)
+    }
+
     /// No protected path at all, not even the defaults (for tests and for callers that check protection
     /// themselves).
     pub fn none() -> Self {
@@ -194,6 +246,28 @@ impl Pattern {
         })
     }
 
+    /// A default secret pattern: without regard to ASCII case, a name anywhere, the last components of a path.
+    fn default_secret(text: &str) -> Option<Self> {
+        let (scope, glob) = if text.starts_with('/') {
+            (Scope::Absolute, text)
+        } else if text.contains('/') {
+            (Scope::Tail(text.split('/').count()), text)
+        } else {
+            (Scope::Name, text)
+        };
+        let matcher = GlobBuilder::new(glob)
+            .literal_separator(true)
+            .case_insensitive(true)
+            .build()
+            .ok()?
+            .compile_matcher();
+        Some(Self {
+            text: text.to_owned(),
+            matcher,
+            scope,
+        })
+    }
+
     fn matches(&self, absolute: &Path, relative: Option<&Path>) -> bool {
         match self.scope {
             Scope::Name => absolute.components().any(|component| match component {
@@ -202,6 +276,11 @@ impl Pattern {
             }),
             Scope::Relative => relative.is_some_and(|relative| self.matches_an_ancestor(relative)),
             Scope::Absolute => self.matches_an_ancestor(absolute),
+            Scope::Tail(count) => {
+                let all: Vec<&OsStr> = names(absolute).collect();
+                let tail = all.get(all.len().saturating_sub(count)..).unwrap_or_default();
+                tail.len() == count && self.matcher.is_match(tail.iter().collect::<std::path::PathBuf>())
+            }
         }
     }
 
@@ -264,19 +343,22 @@ fn write_reason(absolute: &Path) -> Option<String> {
 
 fn secret_reason(absolute: &Path) -> Option<String> {
     let last = names(absolute).last()?;
-    let bytes = last.as_encoded_bytes();
-    let is_env = bytes.eq_ignore_ascii_case(b".env")
-        || bytes
-            .get(..5)
-            .is_some_and(|start| start.eq_ignore_ascii_case(b".env."));
-    let is_template = ENV_TEMPLATES.iter().any(|template| eq_name(last, template));
-    (is_env && !is_template).then(|| {
-        format!(
-            "`{}` may hold secrets (`{}`)",
-            last.to_string_lossy(),
-            absolute.display()
-        )
-    })
+    let (secrets, exceptions) = default_secrets();
+    let pattern = secrets.iter().find(|p| p.matches(absolute, None))?;
+    if exceptions.iter().any(|p| p.matches(absolute, None)) {
+        return None;
+    }
+    let name = last.to_string_lossy();
+    // The pattern is named when it is not the name itself (`server.pem` is secret like `*.pem`).
+    let like = if pattern.text.eq_ignore_ascii_case(&name) {
+        String::new()
+    } else {
+        format!(", like `{}`", pattern.text)
+    };
+    Some(format!(
+        "`{name}` may hold secrets (`{}`{like})",
+        absolute.display()
+    ))
 }
 
 #[cfg(test)]
@@ -307,9 +389,42 @@ mod tests {
     fn default_reads() {
         assert!(read("/p/.env").is_some());
         assert!(read("/p/.env.local").is_some());
+        assert!(read("/p/.ENV").is_some());
         assert!(read("/p/.env.example").is_none());
         assert!(read("/p/.envrc").is_none());
         assert!(read("/p/.git/config").is_none());
+        for secret in [
+            "/home/u/.git-credentials",
+            "/home/u/.netrc",
+            "/p/.npmrc",
+            "/home/u/.pypirc",
+            "/home/u/.ssh/id_rsa",
+            "/home/u/.ssh/id_ed25519_sk",
+            "/p/certs/server.pem",
+            "/p/tls/server.KEY",
+            "/p/client.p12",
+            "/p/credentials.json",
+            "/home/u/.kube/config",
+            "/p/deploy/prod.kubeconfig",
+            "/home/u/.docker/config.json",
+            "/home/u/.aws/credentials",
+            "/home/u/.gnupg/private-keys-v1.d/abc.key",
+            "/proc/self/environ",
+            "/proc/1234/environ",
+        ] {
+            assert!(read(secret).is_some(), "{secret}");
+        }
+        for plain in [
+            "/home/u/.ssh/id_rsa.pub",
+            "/p/config.json",
+            "/p/.docker/daemon.json",
+            "/p/src/keys.rs",
+            "/p/kube/config",
+            "/p/environ",
+            "/p/keyboard.md",
+        ] {
+            assert!(read(plain).is_none(), "{plain}");
+        }
     }
 
     #[test]

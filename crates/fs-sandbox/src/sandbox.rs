@@ -259,6 +259,11 @@ impl PathSandbox {
         }
     }
 
+    /// The protected paths this sandbox checks.
+    pub fn protected_paths(&self) -> &ProtectedPaths {
+        &self.protected
+    }
+
     /// The roots: the working directory first, then the extra roots that exist, in configuration order.
     pub fn roots(&self) -> &[Root] {
         &self.roots

@@ -73,7 +73,9 @@ const CASES: &[Case] = &[
     case("~/../proj/src/main.rs", Read, Allow, Some("proj/src/main.rs")),
     case("~notes.md", Read, Allow, Some("proj/~notes.md")),
     case("~notes.md", Write, Allow, Some("proj/~notes.md")),
-    case("~root/.ssh/id_rsa", Read, Allow, Some("proj/~root/.ssh/id_rsa")),
+    // Not another user's home: a literal name in the project, and a private key by its name.
+    case("~root/.ssh/id_rsa", Read, Ask, Some("proj/~root/.ssh/id_rsa")),
+    case("~root/.ssh/config", Read, Allow, Some("proj/~root/.ssh/config")),
     case("a/~/b", Write, Allow, Some("proj/a/~/b")),
     case("~~/x", Write, Allow, Some("proj/~~/x")),
     // Symbolic links to outside: file, directory, absolute, chained, dangling, and back up through `..`.

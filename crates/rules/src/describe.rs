@@ -53,6 +53,58 @@ pub fn describe<'a>(tool: &str, args: &'a Value) -> Result<CallTarget<'a>, Strin
     if !args.is_object() && kind != ToolKind::Other && kind != ToolKind::Mcp && kind != ToolKind::Harmless {
         return Err(format!("the arguments of `{tool}` must be a JSON object"));
     }
+    let target = target(kind, required, optional)?;
+    if let CallTarget::Files(_, paths) = &target {
+        for path in paths {
+            if let Some(why) = unexpanded(path) {
+                return Err(why);
+            }
+        }
+    }
+    Ok(target)
+}
+
+/// Why a path given to a file tool is not what it looks like: a tool never expands it as a shell would, so
+/// `$HOME/x`, `${HOME}/x`, `~root/x`, `~+/x` and `file:///x` name files literally called that, and a tool that
+/// did expand them would reach somewhere else than the path shows.
+fn unexpanded(path: &str) -> Option<String> {
+    let chars: Vec<char> = path.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if *c == '$'
+            && chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '_' | '{' | '('))
+        {
+            return Some(format!(
+                "the path `{path}` holds a shell expansion (`$…`), which the tool does not expand"
+            ));
+        }
+    }
+    if let Some(rest) = path.strip_prefix('~') {
+        let (head, tail) = rest.split_once('/').map_or((rest, None), |(h, t)| (h, Some(t)));
+        let stack =
+            head.starts_with(['+', '-']) || (!head.is_empty() && head.chars().all(|c| c.is_ascii_digit()));
+        if stack || (!head.is_empty() && tail.is_some()) {
+            return Some(format!(
+                "the path `{path}` starts with `~{head}`, another user's home or the shell's directory stack, which the tool does not expand"
+            ));
+        }
+    }
+    let scheme = path
+        .split_once(':')
+        .map(|(scheme, _)| scheme.to_ascii_lowercase());
+    if scheme.as_deref() == Some("file") {
+        return Some(format!("`{path}` is a `file:` URL, not a path"));
+    }
+    None
+}
+
+/// The subject of a call of a known kind.
+fn target<'a>(
+    kind: ToolKind,
+    required: impl Fn(&[&str]) -> Result<&'a str, String>,
+    optional: impl Fn(&[&str]) -> Result<Option<&'a str>, String>,
+) -> Result<CallTarget<'a>, String> {
     Ok(match kind {
         ToolKind::Shell => CallTarget::Shell(required(&["command"])?),
         ToolKind::Read => CallTarget::Files(
@@ -147,6 +199,38 @@ mod tests {
         );
         assert!(describe("Read", &json!("x")).unwrap_err().contains("JSON object"));
         assert_eq!(describe("mcp__a__b", &json!(null)), Ok(CallTarget::Opaque));
+    }
+
+    #[test]
+    fn paths_a_tool_does_not_expand() {
+        for path in [
+            "$HOME/.ssh/id_rsa",
+            "${HOME}/.aws/credentials",
+            "src/$(id)/x",
+            "~root/.ssh/id_rsa",
+            "~+/secret",
+            "~-",
+            "~2/x",
+            "file:///etc/passwd",
+            "FILE:/etc/passwd",
+        ] {
+            let error = describe("Read", &json!({ "file_path": path })).unwrap_err();
+            assert!(error.contains(path), "{path}: {error}");
+            assert!(
+                describe("Write", &json!({ "file_path": path, "content": "" })).is_err(),
+                "{path}"
+            );
+        }
+        for path in [
+            "~/notes.md",
+            "~notes.md",
+            "src/a$.rs",
+            "price$5.txt",
+            "/tmp/x",
+            "a:b.txt",
+        ] {
+            assert!(describe("Read", &json!({ "file_path": path })).is_ok(), "{path}");
+        }
     }
 
     #[test]

@@ -1,0 +1,873 @@
+//! The walk over the syntax tree: every command that could run, its files, and the findings.
+//!
+//! `mod.rs` walks lists, pipelines, compound commands, functions and the code in words and strings; `vars.rs`
+//! keeps what the line gives its variables and when it is certain; `arithmetic.rs` judges what arithmetic
+//! evaluates; `files.rs` turns words into file accesses (redirections, variables naming files, devices).
+
+mod arithmetic;
+mod files;
+mod state;
+mod vars;
+
+use std::collections::HashMap;
+
+use agent_tool_traits::Decision;
+
+use crate::analysis::{AccessVia, CommandAnalysis, Finding, Location, LocationKind, SubCommand};
+use crate::classify::{self, Code, Found, Input, Nested, Table};
+use crate::knowledge::Recursion;
+use crate::parse::{self, AndOrList, Arg, Braces, Cmd, Construct, Part, RedirOp, Script, Simple, Target};
+use crate::prescan;
+use crate::word::{self, Anchor, Embedded, Word};
+
+use arithmetic::ArithRead;
+use files::VariablePath;
+use vars::{AssignedValue, Facts, Held, Value};
+
+/// How deeply code inside code (`bash -c "$(eval …)"`) is followed; deeper is a safety ask.
+pub(crate) const MAX_DEPTH: usize = 24;
+/// How many words one brace expansion may produce before the analysis stops enumerating them.
+const BRACE_LIMIT: usize = 256;
+/// The word a process substitution stands as: a pipe to or from code that is analysed on its own.
+const PROCESS_SUBSTITUTION: &str = "<(…)";
+
+/// The context a command is met in.
+#[derive(Debug, Clone, Copy)]
+struct Ctx {
+    kind: LocationKind,
+    depth: usize,
+    parent: Option<usize>,
+    in_pipeline: bool,
+    background: bool,
+    /// Code parsed from a string (substitution, `bash -c`, …): counts towards [`MAX_DEPTH`].
+    code_depth: usize,
+    /// When the shell running this code started, on the clock of `Walker::known`: a new shell (`bash -c`) sees
+    /// none of the variables the line set before.
+    floor: u64,
+}
+
+impl Ctx {
+    const TOP: Self = Self {
+        kind: LocationKind::TopLevel,
+        depth: 0,
+        parent: None,
+        in_pipeline: false,
+        background: false,
+        code_depth: 0,
+        floor: 0,
+    };
+
+    fn nested(self, kind: LocationKind) -> Self {
+        Self {
+            kind,
+            depth: self.depth + 1,
+            ..self
+        }
+    }
+
+    fn location(self) -> Location {
+        Location {
+            kind: self.kind,
+            depth: self.depth,
+            parent: self.parent,
+        }
+    }
+}
+
+/// Analyses `source` against `table`.
+pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
+    // A shell receives its code as a C string: it would run only the text before a NUL byte.
+    if let Some(nul) = source.find('\0') {
+        let mut out = analyze(table, source.get(..nul).unwrap_or_default());
+        out.findings.push(Finding {
+            decision: Decision::Ask,
+            reason: "a NUL byte in the command: a shell would run only the text before it".to_owned(),
+            command: None,
+        });
+        return out;
+    }
+    let mut walker = Walker {
+        table,
+        out: CommandAnalysis::default(),
+        functions: Vec::new(),
+        printed: HashMap::new(),
+        stdin_shells: Vec::new(),
+        vars: HashMap::new(),
+        known: Vec::new(),
+        spans: Vec::new(),
+        spans_of: HashMap::new(),
+        tick: 0,
+        reads: Vec::new(),
+        values: Vec::new(),
+        numeric_claims: Vec::new(),
+        defined: Vec::new(),
+        variable_paths: Vec::new(),
+        keyword: false,
+        allexport: false,
+        unmodelled: None,
+        pipe_input: None,
+        listed: HashMap::new(),
+        printed_words: HashMap::new(),
+        unbounded: HashMap::new(),
+    };
+    match parse_checked(source) {
+        Ok(script) => walker.script(&script, Ctx::TOP),
+        Err(error) => {
+            walker.out.findings.push(Finding {
+                decision: Decision::Ask,
+                reason: format!("the command cannot be parsed: {error}"),
+                command: None,
+            });
+            walker.out.parse_error = Some(error);
+            // The shell runs the complete lines before a syntax error, so they are analysed too: a deny there
+            // still denies.
+            if let Some(script) = longest_parsable_prefix(source) {
+                walker.script(&script, Ctx::TOP);
+            }
+        }
+    }
+    walker.judge_arithmetic();
+    walker.resolve_variable_paths();
+    walker.out
+}
+
+/// The longest run of whole lines from the start that parses, when there is one.
+fn longest_parsable_prefix(source: &str) -> Option<Script> {
+    let ends: Vec<usize> = source.match_indices('\n').map(|(at, _)| at).collect();
+    ends.iter()
+        .rev()
+        .find_map(|end| source.get(..*end).and_then(|prefix| parse_checked(prefix).ok()))
+}
+
+/// Parses after the checks that keep the parser out of shapes it cannot take in bounded time or stack.
+fn parse_checked(source: &str) -> Result<Script, String> {
+    match prescan::refusal(source) {
+        Some(reason) => Err(reason),
+        None => parse::program(source),
+    }
+}
+
+struct Walker<'t> {
+    table: &'t Table,
+    out: CommandAnalysis,
+    /// Functions whose bodies are being walked, innermost last.
+    functions: Vec<String>,
+    /// What `echo`/`printf` commands with only literal words print, by command index: the code a shell after
+    /// them in a pipeline reads.
+    printed: HashMap<usize, String>,
+    /// Commands that are shells reading their code from standard input.
+    stdin_shells: Vec<usize>,
+    /// Every value the line gives each variable, for arithmetic that evaluates it.
+    vars: HashMap<String, Facts>,
+    /// What is certain at the point the walk is at: variables the line has set, arrays it declared associative.
+    /// Scopes that may not run, or run in a subshell, truncate it when they end.
+    known: Vec<Held>,
+    /// When each entry of `known` held: from the tick it was pushed to the tick it was forgotten.
+    spans: Vec<(u64, u64)>,
+    /// The spans of each variable's `Known::Assigned` entries.
+    spans_of: HashMap<String, Vec<usize>>,
+    /// A clock that advances whenever `known` changes, so a point of the walk is one number.
+    tick: u64,
+    /// Variables arithmetic evaluates, judged when the whole line has been seen (a later assignment in a loop or
+    /// a function body may give them their value).
+    reads: Vec<ArithRead>,
+    /// Values given to variables, evaluated as arithmetic at the end if the variable is an integer (`declare -i`).
+    values: Vec<AssignedValue>,
+    /// Commands whose output was taken as a number, with the command whose word held them.
+    numeric_claims: Vec<(String, Option<usize>)>,
+    /// Every function the line defines.
+    defined: Vec<String>,
+    /// Files named by words of text and variables (`cat $f`, `cat "${dir}/x"`), resolved at the end with the values
+    /// the line gives the variables, so that `f=.env; cat $f` meets the rules of `.env`.
+    variable_paths: Vec<VariablePath>,
+    /// `set -k` ran: `NAME=value` words anywhere in later commands set their environment.
+    keyword: bool,
+    /// `set -a` ran: later assignments are exported.
+    allexport: bool,
+    /// The first change to the shell's state the analysis does not follow: every later command is not read-only.
+    unmodelled: Option<String>,
+    /// What the command before in a pipeline gives the next one on its standard input, for `xargs`.
+    pipe_input: Option<Input>,
+    /// Commands that print the names of files found under starting points (`find`, `git ls-files`).
+    listed: HashMap<usize, Found>,
+    /// The words literal `echo`/`printf` commands print, by command index.
+    printed_words: HashMap<usize, Vec<Word>>,
+    /// Commands that print without (practical) end, and why: fine when what reads their output stops.
+    unbounded: HashMap<usize, String>,
+}
+
+impl Walker<'_> {
+    fn finding(&mut self, decision: Decision, reason: String, command: Option<usize>) {
+        let finding = Finding {
+            decision,
+            reason,
+            command,
+        };
+        if !self.out.findings.contains(&finding) {
+            self.out.findings.push(finding);
+        }
+    }
+
+    fn script(&mut self, script: &Script, ctx: Ctx) {
+        let many = script.0.len() > 1 || script.0.iter().any(|l| l.pipelines.len() > 1);
+        for list in &script.0 {
+            self.and_or(list, ctx, many);
+        }
+    }
+
+    fn and_or(&mut self, list: &AndOrList, ctx: Ctx, many: bool) {
+        for (position, pipeline) in list.pipelines.iter().enumerate() {
+            let piped = pipeline.0.len() > 1;
+            let mut c = ctx;
+            if matches!(
+                ctx.kind,
+                LocationKind::TopLevel
+                    | LocationKind::List
+                    | LocationKind::Pipeline
+                    | LocationKind::Background
+            ) {
+                c.kind = if list.background {
+                    LocationKind::Background
+                } else if piped {
+                    LocationKind::Pipeline
+                } else if many {
+                    LocationKind::List
+                } else {
+                    ctx.kind
+                };
+            }
+            c.in_pipeline = ctx.in_pipeline || piped;
+            c.background = ctx.background || list.background;
+            // Only the first pipeline of a list certainly runs, and only its assignments outlive it; the parts of
+            // a pipeline and a background list run in subshells.
+            let scoped = piped || list.background || position > 0;
+            let list_mark = self.known.len();
+            let mut previous: Option<usize> = None;
+            let pipeline_start = self.out.commands.len();
+            for (k, command) in pipeline.0.iter().enumerate() {
+                let first = self.out.commands.len();
+                let mark = self.known.len();
+                self.pipe_input = previous.map(|source| self.output_of(source));
+                self.cmd(command, c);
+                self.pipe_input = None;
+                if let Some(index) = matches!(command, Cmd::Simple(_))
+                    .then_some(first)
+                    .filter(|i| *i < self.out.commands.len())
+                {
+                    self.bounded_output(index, pipeline.0.get(k + 1));
+                }
+                if piped {
+                    self.forget(mark);
+                }
+                let this = matches!(command, Cmd::Simple(_))
+                    .then_some(first)
+                    .filter(|i| *i < self.out.commands.len());
+                // `echo 'rm -rf /' | sh`: the shell runs what the command before it prints, when that is known.
+                if let (Some(shell), Some(source)) = (this, previous)
+                    && self.stdin_shells.contains(&shell)
+                    && let Some(code) = self.printed.get(&source).cloned()
+                {
+                    let inner = Ctx {
+                        parent: Some(shell),
+                        in_pipeline: false,
+                        background: false,
+                        ..c
+                    };
+                    self.parse_and_walk(&code, LocationKind::ShellString, inner, "a shell reading a pipe");
+                }
+                previous = this;
+            }
+            if scoped {
+                self.forget(list_mark);
+            }
+            if list.background {
+                // A background job outlives the line, and in a hook nothing limits it.
+                for command in self.out.commands.iter_mut().skip(pipeline_start) {
+                    command.read_only = false;
+                }
+            }
+        }
+    }
+
+    fn cmd(&mut self, command: &Cmd, ctx: Ctx) {
+        match command {
+            Cmd::Simple(simple) => self.simple(simple, ctx),
+            Cmd::Compound {
+                construct,
+                parts,
+                redirects,
+            } => {
+                let kind = match construct {
+                    Construct::Subshell => LocationKind::Subshell,
+                    Construct::BraceGroup => LocationKind::BraceGroup,
+                    Construct::If | Construct::Loop | Construct::Until | Construct::For | Construct::Case => {
+                        LocationKind::ControlFlow
+                    }
+                    Construct::Arithmetic => LocationKind::Arithmetic,
+                    Construct::Test => LocationKind::ConditionalTest,
+                    Construct::Coprocess => LocationKind::Coprocess,
+                };
+                let inner = ctx.nested(kind);
+                self.unbounded_loop(*construct, parts, ctx);
+                let construct_mark = self.known.len();
+                let mut bodies = 0;
+                let mut ariths = 0;
+                for part in parts {
+                    match part {
+                        Part::Body(script) => {
+                            // The condition of `if`/`while` runs; the other bodies may not.
+                            let mark = self.known.len();
+                            self.script(script, inner);
+                            let runs = match construct {
+                                Construct::BraceGroup
+                                | Construct::Subshell
+                                | Construct::Coprocess
+                                | Construct::Arithmetic
+                                | Construct::Test => true,
+                                Construct::If | Construct::Loop | Construct::Until => bodies == 0,
+                                Construct::For | Construct::Case => false,
+                            };
+                            if !runs {
+                                self.forget(mark);
+                            }
+                            bodies += 1;
+                        }
+                        Part::Command(command) => self.cmd(command, inner),
+                        Part::Word(raw) => {
+                            let w = word::expand(raw);
+                            self.word_code(
+                                &w,
+                                ctx,
+                                None,
+                                (*construct == Construct::Test).then_some(LocationKind::ConditionalTest),
+                            );
+                        }
+                        Part::Loop { variable, words } => self.loop_variable(variable, words.as_deref(), ctx),
+                        Part::Name(raw) => {
+                            let w = word::expand(raw);
+                            self.name_operand(&w, "`[[ -v … ]]`", ctx, None);
+                        }
+                        Part::Code(text) => self.parse_and_walk(text, kind, ctx, "( … )"),
+                        Part::Arith(text) => {
+                            let context = match construct {
+                                Construct::For => "`for ((…))`",
+                                Construct::Test => "an arithmetic comparison in `[[ … ]]`",
+                                _ => "`((…))`",
+                            };
+                            let mark = self.known.len();
+                            self.arithmetic(text, context, ctx, None);
+                            // The third expression of `for ((…))` runs only after the body.
+                            if *construct == Construct::For && ariths == 2 {
+                                self.forget(mark);
+                            }
+                            ariths += 1;
+                        }
+                    }
+                }
+                if matches!(construct, Construct::Subshell | Construct::Coprocess) {
+                    self.forget(construct_mark);
+                }
+                for r in redirects {
+                    self.redirect(r, None, ctx);
+                }
+            }
+            Cmd::Function { name, body } => {
+                self.functions.push(name.clone());
+                self.defined.push(name.clone());
+                let inner = Ctx {
+                    in_pipeline: false,
+                    background: false,
+                    ..ctx.nested(LocationKind::FunctionBody)
+                };
+                // The body runs when the function is called, if ever.
+                let mark = self.known.len();
+                self.cmd(body, inner);
+                self.forget(mark);
+                self.functions.pop();
+            }
+        }
+    }
+
+    fn simple(&mut self, simple: &Simple, ctx: Ctx) {
+        let mut words: Vec<Word> = Vec::new();
+        let mut substitutions: Vec<&Script> = Vec::new();
+        for arg in &simple.words {
+            match arg {
+                Arg::Word(raw) => match parse::brace_expand(raw, BRACE_LIMIT) {
+                    Braces::None => words.push(word::expand(raw)),
+                    Braces::Words(expanded) => words.extend(expanded.iter().map(|w| word::expand(w))),
+                    Braces::TooMany => {
+                        self.generated_words(raw, ctx);
+                        // Words the analysis does not enumerate: none of their text is known.
+                        let mut w = word::expand(raw);
+                        w.literal = false;
+                        w.anchor = Anchor::Dynamic;
+                        w.segments = None;
+                        words.push(w);
+                    }
+                },
+                Arg::ProcSub(script) => {
+                    let mut w = Word::literal(PROCESS_SUBSTITUTION);
+                    w.literal = false;
+                    w.anchor = Anchor::Dynamic;
+                    w.segments = None;
+                    words.push(w);
+                    substitutions.push(script);
+                }
+            }
+        }
+        let assignments: Vec<(&parse::Assignment, Word)> = simple
+            .assignments
+            .iter()
+            .map(|a| (a, word::expand(&a.value)))
+            .collect();
+
+        let input = self.input_of(simple);
+        let index = if words.is_empty() {
+            None
+        } else {
+            // A substitution that prints the names of files found under starting points (`$(git ls-files)`)
+            // stands for files below them: `{}`, as `find -exec` has them.
+            let mut classified = match self.listed_substitutions(&words) {
+                Some((judged, listed)) => {
+                    let mut classified = self.table.classify(&judged, &input);
+                    classified.found.get_or_insert(listed);
+                    classified
+                }
+                None => self.table.classify(&words, &input),
+            };
+            let index = self.out.commands.len();
+            // The command word and every wrapper word before the effective command.
+            let literal = words.iter().take(classified.inner + 1).all(|w| w.literal);
+            self.out.commands.push(SubCommand {
+                argv: words.iter().map(|w| w.text.clone()).collect(),
+                inner: classified.inner,
+                location: ctx.location(),
+                class: classified.class,
+                read_only: classified.read_only,
+                literal,
+                recursive: classified.recursive != Recursion::No,
+                reads_hidden: classified.recursive == Recursion::All,
+                names: Vec::new(),
+            });
+            if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
+                && self.functions.iter().any(|f| f == name)
+                && (ctx.in_pipeline || ctx.background)
+            {
+                self.finding(
+                    Decision::Deny,
+                    format!(
+                        "fork bomb: function `{name}` starts copies of itself in a pipeline or the background"
+                    ),
+                    Some(index),
+                );
+            }
+            let stdin_code = classified.stdin_code;
+            let effective: Vec<&Word> = words.iter().skip(classified.inner).collect();
+            if let Some(text) = printed_text(&effective) {
+                self.printed.insert(index, text);
+            }
+            if let Some(printed) = printed_words(&effective) {
+                self.printed_words.insert(index, printed);
+            }
+            if let Some(found) = classified.lists.clone() {
+                self.listed.insert(index, found);
+            }
+            let inner = classified.inner;
+            let state = std::mem::take(&mut classified.state);
+            if let Some(reason) = classified.unbounded.take() {
+                self.unbounded.insert(index, reason);
+            }
+            self.record(classified, index, ctx);
+            self.after_command(index, &words, &state);
+            self.declarations(words.get(inner..).unwrap_or_default(), ctx, index);
+            if stdin_code {
+                self.stdin_shells.push(index);
+                self.stdin_code(simple, index, ctx);
+            }
+            Some(index)
+        };
+        for (assignment, value) in &assignments {
+            let name = &assignment.name;
+            // Before a command it sets only the command's environment, where a harmless variable (`IFS= read`,
+            // `GIT_PAGER=cat`) changes nothing it runs; alone it changes the shell, where only a harmless value does.
+            let harmless = if words.is_empty() {
+                classify::harmless_value(name, Some(value))
+            } else {
+                classify::harmless_variable(name, Some(value))
+            };
+            if classify::is_code_variable(name) && !harmless {
+                self.finding(
+                    Decision::Ask,
+                    format!("sets `{name}`, which changes what later commands run"),
+                    index,
+                );
+            }
+            if let Some(subscript) = &assignment.index {
+                self.subscript(name, subscript, ctx, index);
+            }
+            self.word_code(value, ctx, index, None);
+            self.environment(name, value, index);
+            if assignment.elements.is_none() {
+                self.assigned_value(name, &value.text, value.literal, ctx, index);
+            }
+            // Before a command word an assignment sets the command's environment (and, in POSIX mode, the
+            // shell's variable too when the command is a special builtin): a possible value, never a certain one.
+            if !words.is_empty() {
+                let known = match &assignment.elements {
+                    Some(_) => Value::Unknown,
+                    None if assignment.append => Value::Unknown,
+                    None => self.assigned(value, index),
+                };
+                self.assign_element(name, known);
+            } else {
+                match &assignment.elements {
+                    Some(elements) if !assignment.append => self.assign_array(name, elements.as_deref()),
+                    Some(_) => self.assign(name, Value::Unknown),
+                    None => {
+                        let known = if assignment.append {
+                            Value::Unknown
+                        } else {
+                            self.assigned(value, index)
+                        };
+                        if assignment.index.is_some() {
+                            self.assign_element(name, known);
+                        } else {
+                            self.assign(name, known);
+                        }
+                    }
+                }
+            }
+        }
+        for w in &words {
+            self.word_code(w, ctx, index, None);
+        }
+        for script in substitutions {
+            let mark = self.known.len();
+            self.script(
+                script,
+                Ctx {
+                    parent: index,
+                    ..ctx.nested(LocationKind::ProcessSubstitution)
+                },
+            );
+            self.forget(mark);
+        }
+        for r in &simple.redirects {
+            self.redirect(r, index, ctx);
+        }
+    }
+
+    /// A shell reading its code from a here-document or here-string: that text is the code it runs.
+    fn stdin_code(&mut self, simple: &Simple, index: usize, ctx: Ctx) {
+        for r in &simple.redirects {
+            let (RedirOp::HereDoc { .. } | RedirOp::HereString, Target::Word(raw)) = (r.op, &r.target) else {
+                continue;
+            };
+            let text = match r.op {
+                RedirOp::HereString => word::expand(raw).text,
+                _ => raw.clone(),
+            };
+            let ctx = Ctx {
+                parent: Some(index),
+                in_pipeline: false,
+                background: false,
+                ..ctx
+            };
+            self.parse_and_walk(
+                &text,
+                LocationKind::HereDocument,
+                ctx,
+                "a shell reading a here-document",
+            );
+        }
+    }
+
+    /// Records what classification found about the command at `index`, then walks the code it runs.
+    fn record(&mut self, mut classified: classify::Classified, index: usize, ctx: Ctx) {
+        for (decision, reason) in std::mem::take(&mut classified.findings) {
+            self.finding(decision, reason, Some(index));
+        }
+        let directory = classified.directory.clone();
+        if let Some(dir) = &directory {
+            // Entering the directory reads it.
+            self.access(dir, &AccessVia::Flag, Some(index), false, ctx);
+        }
+        for (list, write) in [(&classified.reads, false), (&classified.writes, true)] {
+            for (w, via) in list {
+                match &directory {
+                    None => self.access(w, via, Some(index), write, ctx),
+                    Some(dir) => {
+                        let placed = word::under(Some(dir), w);
+                        self.access(&placed, via, Some(index), write, ctx);
+                    }
+                }
+            }
+        }
+        for (file, above) in &classified.loads {
+            self.load(directory.as_ref(), file, *above, index);
+        }
+        if let Some(found) = &classified.found {
+            self.found_files(found, &classified, index, ctx);
+        }
+        let nested = Ctx {
+            parent: Some(index),
+            in_pipeline: false,
+            background: false,
+            ..ctx
+        };
+        for Nested { kind, argv, found } in classified.argv {
+            self.nested_argv(&argv, kind, found.as_ref(), nested);
+        }
+        for code in classified.code {
+            self.code(&code, nested);
+        }
+        for w in &classified.arithmetic {
+            self.arithmetic(&w.text, "`let`", ctx, Some(index));
+        }
+    }
+
+    /// A command given as words to another (`find -exec`), with what `{}` stands for.
+    fn nested_argv(&mut self, argv: &[Word], kind: LocationKind, found: Option<&Found>, ctx: Ctx) {
+        let ctx = ctx.nested(kind);
+        // `{}` stands for each file found: a path only known at run time, never an option. When nothing narrows
+        // what is found, everything below the starting points is, and they themselves: `find / -exec rm -rf {} +`
+        // removes `/`.
+        let mut words: Vec<Word> = Vec::new();
+        for w in argv {
+            match found {
+                Some(found) if w.literal && w.text == "{}" && !found.filtered => {
+                    words.extend(found.starts.iter().cloned());
+                }
+                _ if w.literal && w.text.contains("{}") => words.push(Word {
+                    literal: false,
+                    ..w.clone()
+                }),
+                _ => words.push(w.clone()),
+            }
+        }
+        let argv = words.as_slice();
+        let mut classified = self.table.classify(argv, &Input::Unknown);
+        if classified.found.is_none() {
+            classified.found = found.cloned();
+        }
+        let index = self.out.commands.len();
+        self.out.commands.push(SubCommand {
+            argv: argv.iter().map(|w| w.text.clone()).collect(),
+            inner: classified.inner,
+            location: ctx.location(),
+            class: classified.class,
+            read_only: classified.read_only,
+            literal: argv.iter().take(classified.inner + 1).all(|w| w.literal),
+            recursive: classified.recursive != Recursion::No,
+            reads_hidden: classified.recursive == Recursion::All,
+            names: Vec::new(),
+        });
+        self.record(classified, index, ctx);
+    }
+
+    /// Code given as a string: parsed and walked like the top level, one level deeper.
+    fn code(&mut self, code: &Code, ctx: Ctx) {
+        if !code.literal {
+            self.finding(
+                Decision::Ask,
+                format!("`{}` runs code only known at run time: `{}`", code.via, code.text),
+                ctx.parent,
+            );
+            return;
+        }
+        self.parse_and_walk(&code.text, code.kind, ctx, &code.via);
+    }
+
+    fn parse_and_walk(&mut self, text: &str, kind: LocationKind, ctx: Ctx, via: &str) {
+        if ctx.code_depth >= MAX_DEPTH {
+            self.finding(
+                Decision::Ask,
+                format!("code nested more than {MAX_DEPTH} levels deep"),
+                ctx.parent,
+            );
+            return;
+        }
+        match parse_checked(text) {
+            Ok(script) => {
+                let mark = self.known.len();
+                // `eval` runs in this shell; substitutions and subshells see its variables but keep their own;
+                // any other code runs in a new shell, or later, and sees none of them.
+                let floor = match kind {
+                    LocationKind::Eval
+                    | LocationKind::CommandSubstitution
+                    | LocationKind::Backticks
+                    | LocationKind::ProcessSubstitution
+                    | LocationKind::Arithmetic
+                    | LocationKind::Subshell => ctx.floor,
+                    LocationKind::TopLevel
+                    | LocationKind::Pipeline
+                    | LocationKind::List
+                    | LocationKind::Background
+                    | LocationKind::BraceGroup
+                    | LocationKind::Alias
+                    | LocationKind::ControlFlow
+                    | LocationKind::ConditionalTest
+                    | LocationKind::FunctionBody
+                    | LocationKind::HereDocument
+                    | LocationKind::ShellString
+                    | LocationKind::Trap
+                    | LocationKind::FindExec
+                    | LocationKind::Coprocess => self.tick,
+                };
+                let inner = Ctx {
+                    code_depth: ctx.code_depth + 1,
+                    floor,
+                    ..ctx.nested(kind)
+                };
+                self.script(&script, inner);
+                if kind != LocationKind::Eval {
+                    self.forget(mark);
+                }
+            }
+            Err(error) => self.finding(
+                Decision::Ask,
+                format!("the code of `{via}` cannot be parsed: {error}"),
+                ctx.parent,
+            ),
+        }
+    }
+
+    /// The code inside a word: `$(…)`, backticks, and words that re-expand as code.
+    fn word_code(&mut self, w: &Word, ctx: Ctx, parent: Option<usize>, kind: Option<LocationKind>) {
+        self.credentials(w, parent);
+        if w.reexpands {
+            self.finding(
+                Decision::Ask,
+                format!(
+                    "`{}` expands a value as code or escapes the analysis cannot see",
+                    w.text
+                ),
+                parent,
+            );
+        }
+        if let Some(error) = &w.error {
+            self.finding(
+                Decision::Ask,
+                format!("the word `{}` cannot be parsed: {error}", w.text),
+                parent,
+            );
+        }
+        let ctx = Ctx {
+            parent,
+            in_pipeline: false,
+            background: false,
+            ..ctx
+        };
+        for Embedded { body, backticks } in &w.embedded {
+            let location = kind.unwrap_or(if *backticks {
+                LocationKind::Backticks
+            } else {
+                LocationKind::CommandSubstitution
+            });
+            let text = if *backticks {
+                unescape_backticks(body)
+            } else {
+                body.clone()
+            };
+            let via = if *backticks { "`…`" } else { "$(…)" };
+            self.parse_and_walk(&text, location, ctx, via);
+        }
+        for arithmetic in &w.arithmetic {
+            self.arithmetic_operands(arithmetic, ctx, parent, 0);
+        }
+    }
+}
+
+/// What `echo WORD…` or `printf FORMAT` with only literal words prints (escape handling aside).
+fn printed_text(argv: &[&Word]) -> Option<String> {
+    let (name, args) = argv.split_first()?;
+    if !name.literal || !args.iter().all(|a| a.literal) {
+        return None;
+    }
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    match name.text.as_str() {
+        "echo" => {
+            let start = texts
+                .iter()
+                .take_while(|t| matches!(**t, "-n" | "-e" | "-E" | "-ne" | "-en"))
+                .count();
+            let text = texts.get(start..).unwrap_or_default().join(" ");
+            // `echo -e` decodes backslash escapes (`\n` is a new line, so a new command for a shell reading it).
+            let escapes = texts
+                .get(..start)
+                .unwrap_or_default()
+                .iter()
+                .any(|t| t.contains('e'));
+            Some(if escapes { word::decode_ansi_c(&text) } else { text })
+        }
+        "printf" => texts.first().map(|format| word::decode_ansi_c(format)),
+        _ => None,
+    }
+}
+
+/// The words `echo WORD…` prints (its options aside), or `printf FORMAT` with a literal format, for `xargs`.
+fn printed_words(argv: &[&Word]) -> Option<Vec<Word>> {
+    let (name, args) = argv.split_first()?;
+    if !name.literal {
+        return None;
+    }
+    match name.text.as_str() {
+        "echo" => {
+            let start = args
+                .iter()
+                .take_while(|a| a.literal && matches!(a.text.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"))
+                .count();
+            Some(
+                args.get(start..)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|w| (*w).clone())
+                    .collect(),
+            )
+        }
+        "printf" => {
+            // `printf '%s\n' WORD…` prints each argument as it is (the format is used again for each).
+            let (format, rest) = args.split_first()?;
+            let decoded = word::decode_ansi_c(&format.text);
+            let conversions: Vec<&str> = decoded.split('%').skip(1).collect();
+            let only_strings = format.literal
+                && !conversions.is_empty()
+                && conversions.iter().all(|c| {
+                    c.starts_with('s')
+                        && c.get(1..)
+                            .is_some_and(|r| r.chars().all(|ch| ch.is_whitespace() || ch == '\0'))
+                });
+            if only_strings && !rest.is_empty() {
+                return Some(rest.iter().map(|w| (*w).clone()).collect());
+            }
+            let text = printed_text(argv)?;
+            Some(text.split_whitespace().map(Word::literal).collect())
+        }
+        _ => None,
+    }
+}
+
+/// Inside backticks, `\$`, `` \` `` and `\\` stand for the character itself.
+fn unescape_backticks(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(|n| matches!(n, '$' | '`' | '\\')) {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backtick_bodies_are_unescaped() {
+        assert_eq!(unescape_backticks(r"echo \$HOME \`id\`"), "echo $HOME `id`");
+    }
+}

@@ -1,0 +1,324 @@
+//! What the line does to the shell and to later commands: options that change how words are read (`set -k`),
+//! variables given to commands or exported, what a pipeline hands the next command (for `xargs`), output and
+//! loops without end, and credentials expanded from the environment.
+
+use agent_tool_traits::Decision;
+
+use crate::classify::{Found, Input, State, assignment_name, is_code_variable};
+use crate::classify::{environment_family, harmless_variable, is_credential};
+use crate::knowledge;
+use crate::parse::{self, Arg, Cmd, Construct, Part, RedirOp, Script, Simple, Target};
+use crate::word::{self, Word};
+
+use super::{Ctx, Walker, parse_checked};
+
+impl Walker<'_> {
+    /// The variable `name=value` a simple command sets: before a command word, in its environment (harmless ones
+    /// keep it read-only, any other does not); alone, in the shell, where `set -a` exports it and a variable the
+    /// environment may already export reaches every later command.
+    pub(super) fn environment(&mut self, name: &str, value: &Word, index: Option<usize>) {
+        match index {
+            Some(index) => {
+                if !harmless_variable(name, Some(value))
+                    && let Some(command) = self.out.commands.get_mut(index)
+                {
+                    command.read_only = false;
+                }
+            }
+            None if self.allexport && !harmless_variable(name, Some(value)) => {
+                self.unmodelled.get_or_insert(format!(
+                    "`{name}=…` under `set -a` exports a variable not known to be harmless to later commands"
+                ));
+            }
+            None if environment_family(name) => {
+                self.unmodelled.get_or_insert(format!(
+                    "`{name}=…` changes a variable the environment may export, which may change what later commands run"
+                ));
+            }
+            None => {}
+        }
+    }
+
+    /// After the command at `index` is recorded: what earlier state changes make of it, then its own changes.
+    pub(super) fn after_command(&mut self, index: usize, words: &[Word], state: &[State]) {
+        let keyword_words: Vec<String> = if self.keyword {
+            words
+                .iter()
+                .skip(1)
+                .filter(|w| w.literal)
+                .filter_map(|w| assignment_name(&w.text).map(str::to_owned))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for name in &keyword_words {
+            if is_code_variable(name) {
+                self.finding(
+                    Decision::Ask,
+                    format!("under `set -k`, `{name}=…` sets the command's environment, which changes what it runs"),
+                    Some(index),
+                );
+            }
+        }
+        if let Some(command) = self.out.commands.get_mut(index)
+            && (self.unmodelled.is_some() || !keyword_words.is_empty())
+        {
+            command.read_only = false;
+        }
+        for change in state {
+            match change {
+                State::Keyword => self.keyword = true,
+                State::AllExport => self.allexport = true,
+                State::Unmodelled(reason) => {
+                    self.unmodelled.get_or_insert_with(|| reason.clone());
+                }
+            }
+        }
+    }
+
+    /// What the command at `source` prints, as the words of the next command's input.
+    pub(super) fn output_of(&self, source: usize) -> Input {
+        if let Some(found) = self.listed.get(&source) {
+            return Input::Found(found.clone());
+        }
+        match self.printed_words.get(&source) {
+            Some(words) => Input::Words(split_blanks(words)),
+            None => Input::Unknown,
+        }
+    }
+
+    /// What a simple command reads on its standard input: a here-string or here-document of its own, else what
+    /// the pipeline gives it.
+    pub(super) fn input_of(&mut self, simple: &Simple) -> Input {
+        let piped = self.pipe_input.take().unwrap_or_default();
+        let mut input = piped;
+        for r in &simple.redirects {
+            match (r.op, &r.target) {
+                (RedirOp::HereString, Target::Word(raw)) => {
+                    input = Input::Words(split_blanks(&[word::expand(raw)]));
+                }
+                (RedirOp::HereDoc { expands }, Target::Word(body)) => {
+                    let text = word::expand_heredoc(body);
+                    input = if expands && !text.literal {
+                        Input::Unknown
+                    } else {
+                        Input::Words(body.split_whitespace().map(Word::literal).collect())
+                    };
+                }
+                (RedirOp::Read | RedirOp::ReadWrite, _) => input = Input::Unknown,
+                _ => {}
+            }
+        }
+        input
+    }
+
+    /// The command at `index` prints without end: fine when the next command of its pipeline is `head`, which
+    /// stops reading (and so stops it); else the line asks.
+    pub(super) fn bounded_output(&mut self, index: usize, next: Option<&Cmd>) {
+        if self.unbounded.is_empty() {
+            return;
+        }
+        let Some(reason) = self.unbounded.remove(&index) else {
+            return;
+        };
+        let head = matches!(next, Some(Cmd::Simple(simple)) if simple.words.first().is_some_and(|arg| {
+            matches!(arg, Arg::Word(raw) if word::expand(raw).text == "head")
+        }));
+        if !head {
+            self.finding(
+                Decision::Ask,
+                format!("{reason}; in a hook nothing stops it"),
+                Some(index),
+            );
+        }
+    }
+
+    /// `while true`, `until false`, `while sleep 1`, `for ((;;))`: a loop whose condition never ends it.
+    pub(super) fn unbounded_loop(&mut self, construct: Construct, parts: &[Part], ctx: Ctx) {
+        let endless = match (construct, parts.first()) {
+            (Construct::Loop | Construct::Until, Some(Part::Body(condition))) => {
+                always(condition, construct == Construct::Until)
+            }
+            (Construct::For, Some(Part::Arith(_))) => match parts.get(1) {
+                Some(Part::Arith(condition)) => {
+                    let condition = condition.trim();
+                    condition.is_empty() || condition.parse::<i64>().is_ok_and(|n| n != 0)
+                }
+                _ => false,
+            },
+            _ => false,
+        };
+        if endless {
+            self.finding(
+                Decision::Ask,
+                "a loop whose condition never ends it runs until it is killed; in a hook nothing stops it"
+                    .to_owned(),
+                ctx.parent,
+            );
+        }
+    }
+
+    /// A brace expansion past the bound: bash builds every word in memory before the command runs.
+    pub(super) fn generated_words(&mut self, raw: &str, ctx: Ctx) {
+        let count = parse::brace_count(raw);
+        if count.is_none_or(|n| n > knowledge::MAX_GENERATED_WORDS) {
+            self.finding(
+                Decision::Ask,
+                format!(
+                    "`{raw}` expands to more than {} words, which bash builds in memory first",
+                    knowledge::MAX_GENERATED_WORDS
+                ),
+                ctx.parent,
+            );
+        }
+    }
+
+    /// Words that are a whole substitution of a command printing file names under starting points
+    /// (`$(git ls-files)`, `` `find . -name '*.md'` ``): judged as `{}`, files found below those places. `None`
+    /// when no word is one (the words are judged as they are).
+    pub(super) fn listed_substitutions(&self, words: &[Word]) -> Option<(Vec<Word>, Found)> {
+        let mut found: Option<Found> = None;
+        let mut judged: Option<Vec<Word>> = None;
+        for (k, w) in words.iter().enumerate().skip(1) {
+            let [embedded] = w.embedded.as_slice() else {
+                continue;
+            };
+            let whole = w.text.len() == embedded.body.len() + 3
+                && (w.text == format!("$({})", embedded.body) || w.text == format!("`{}`", embedded.body));
+            let Some(more) = whole.then(|| self.lister(&embedded.body)).flatten() else {
+                continue;
+            };
+            found = Some(match found.take() {
+                Some(mut all) => {
+                    all.starts.extend(more.starts);
+                    all.filtered |= more.filtered;
+                    all.hidden |= more.hidden;
+                    all.names.retain(|n| more.names.contains(n));
+                    all
+                }
+                None => more,
+            });
+            let mut placeholder = Word::literal("{}");
+            placeholder.literal = false;
+            if let Some(slot) = judged.get_or_insert_with(|| words.to_vec()).get_mut(k) {
+                *slot = placeholder;
+            }
+        }
+        Some((judged?, found?))
+    }
+
+    /// Whether `body` is a command that prints file names under starting points, possibly narrowed by
+    /// read-only filters after it (`git ls-files | grep '\.rs$'`).
+    fn lister(&self, body: &str) -> Option<Found> {
+        let script: Script = parse_checked(body).ok()?;
+        let [list] = script.0.as_slice() else { return None };
+        let ([pipeline], false) = (list.pipelines.as_slice(), list.background) else {
+            return None;
+        };
+        let (first, filters) = pipeline.0.split_first()?;
+        let Cmd::Simple(simple) = first else { return None };
+        if !simple.assignments.is_empty() {
+            return None;
+        }
+        let words: Option<Vec<Word>> = simple
+            .words
+            .iter()
+            .map(|arg| match arg {
+                Arg::Word(raw) => Some(word::expand(raw)),
+                Arg::ProcSub(_) => None,
+            })
+            .collect();
+        let classified = self.table.classify(&words?, &Input::Unknown);
+        let mut found = classified.lists?;
+        for filter in filters {
+            let Cmd::Simple(simple) = filter else { return None };
+            let words: Option<Vec<Word>> = simple
+                .words
+                .iter()
+                .map(|arg| match arg {
+                    Arg::Word(raw) => Some(word::expand(raw)),
+                    Arg::ProcSub(_) => None,
+                })
+                .collect();
+            let classified = self.table.classify(&words?, &Input::Unknown);
+            if !classified.read_only || !classified.findings.is_empty() {
+                return None;
+            }
+            found.filtered = true;
+        }
+        Some(found)
+    }
+
+    /// Expanding a variable whose name says it holds a credential, which the line did not set, shows it.
+    pub(super) fn credentials(&mut self, w: &Word, parent: Option<usize>) {
+        for name in &w.variables {
+            if is_credential(name) && !self.vars.contains_key(name) {
+                self.finding(
+                    Decision::Ask,
+                    format!("expands `${name}`, which may hold a credential from the environment"),
+                    parent,
+                );
+            }
+        }
+    }
+}
+
+/// The words `xargs` reads from literal words: split at blanks.
+fn split_blanks(words: &[Word]) -> Vec<Word> {
+    let mut out = Vec::new();
+    for w in words {
+        if w.literal {
+            out.extend(w.text.split_whitespace().map(Word::literal));
+        } else {
+            out.push(w.clone());
+        }
+    }
+    out
+}
+
+/// Whether a loop condition always succeeds (`true`, `:`, `sleep N`, `[ 1 ]`, `(( 1 ))`), or for `until`,
+/// always fails (`false`).
+fn always(condition: &Script, until: bool) -> bool {
+    let [list] = condition.0.as_slice() else {
+        return false;
+    };
+    let [pipeline] = list.pipelines.as_slice() else {
+        return false;
+    };
+    let [command] = pipeline.0.as_slice() else {
+        return false;
+    };
+    match command {
+        Cmd::Simple(simple) => {
+            let words: Vec<Word> = simple
+                .words
+                .iter()
+                .filter_map(|arg| match arg {
+                    Arg::Word(raw) => Some(word::expand(raw)),
+                    Arg::ProcSub(_) => None,
+                })
+                .collect();
+            let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            if !words.iter().all(|w| w.literal) {
+                return false;
+            }
+            if until {
+                return texts == ["false"];
+            }
+            match texts.as_slice() {
+                ["true"] | [":"] => true,
+                ["sleep", ..] => true,
+                ["[", value, "]"] | ["test", value] => !value.is_empty(),
+                _ => false,
+            }
+        }
+        Cmd::Compound {
+            construct: Construct::Arithmetic,
+            parts,
+            ..
+        } if !until => {
+            matches!(parts.as_slice(), [Part::Arith(expr)] if expr.trim().parse::<i64>().is_ok_and(|n| n != 0))
+        }
+        Cmd::Compound { .. } | Cmd::Function { .. } => false,
+    }
+}

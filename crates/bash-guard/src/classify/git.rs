@@ -1,0 +1,211 @@
+//! git: its own options, the sub-command, and when the sub-command only reads.
+
+use crate::analysis::{AccessVia, CommandClass};
+use crate::knowledge::{self, Effect, GitRule, Recursion};
+use crate::options::{self, Reader, Token, abbreviates};
+use crate::word::{self, Word};
+
+use super::{Classified, Found, flags};
+
+pub(super) fn git(args: &[Word], c: &mut Classified) {
+    c.class = CommandClass::Write;
+    let mut reader = Reader::new(args, &knowledge::GIT_GLOBAL);
+    let mut global_ok = true;
+    // The index of the sub-command.
+    let mut i = args.len();
+    for token in reader.by_ref() {
+        match token {
+            Token::Option(option) => {
+                for effect in option.effects(&knowledge::GIT_GLOBAL) {
+                    if let Effect::HiddenExec(reason) = effect {
+                        c.ask(reason.to_owned());
+                    }
+                    global_ok = false;
+                }
+                // `git -C DIR` runs there (the walker reads DIR as the place it enters); the repository it finds
+                // there, or in a directory above, may be another than the project's, whose configuration can run
+                // programs (`core.fsmonitor`, `core.pager`): its `.git`, or the `HEAD` of a bare repository, is a
+                // file loaded where it exists. `--git-dir`/`--work-tree` read the repository there, which may be
+                // outside the roots, and `--git-dir` loads its configuration.
+                if option.name == "-C" {
+                    c.directory.clone_from(&option.value);
+                    c.loads.push((Word::literal(".git"), true));
+                    c.loads.push((Word::literal("HEAD"), true));
+                } else if knowledge::GIT_GLOBAL_DIRS.contains(&option.name.as_ref())
+                    && let Some(dir) = &option.value
+                {
+                    c.read(dir, AccessVia::Flag);
+                    if option.name == "--git-dir"
+                        && let Some(path) = dir.path()
+                    {
+                        c.loads.push((
+                            word::path_word(&format!("{}/config", path.trim_end_matches('/'))),
+                            false,
+                        ));
+                    }
+                }
+                if !option.known {
+                    global_ok = false;
+                }
+            }
+            Token::Operand { at, word } => {
+                if !word.literal {
+                    global_ok = false;
+                }
+                i = at;
+                break;
+            }
+        }
+    }
+    let rest = args.get(i + 1..).unwrap_or_default();
+    let s = options::read(rest, &knowledge::GIT_SUB);
+    c.read_only = true;
+    let writes_before = c.writes.len();
+    flags::effects(&s.effects(&knowledge::GIT_SUB), c);
+    let effects_ok = c.read_only && c.writes.len() == writes_before;
+    let Some(sub) = args.get(i) else {
+        // `git`, `git --version`: prints.
+        c.class = CommandClass::ReadOnly;
+        c.read_only = global_ok;
+        return;
+    };
+    let rule = knowledge::GIT_SUBCOMMANDS
+        .iter()
+        .find(|(name, _)| sub.literal && *name == sub.text)
+        .map(|(_, r)| *r);
+    let sub_name = if sub.literal { sub.text.as_str() } else { "" };
+    if sub_name == "grep" && s.has(knowledge::GIT_GREP_PAGER) {
+        c.class = CommandClass::Exec;
+        c.ask("`git grep -O` runs a pager program".to_owned());
+    }
+    // A format only known at run time may hold such a placeholder too.
+    let signed_format = s.options.iter().any(|option| {
+        knowledge::GIT_FORMATS
+            .iter()
+            .any(|f| option.name == *f || abbreviates(&option.name, f))
+            && option
+                .value
+                .as_ref()
+                .is_some_and(|v| !v.literal || verifies_signatures(&v.text))
+    });
+    if signed_format {
+        c.class = CommandClass::Exec;
+        c.ask("a `%G` placeholder in the format runs the signature program from configuration".to_owned());
+    }
+    // `git remote show NAME` asks the remote over the network unless `-n` is given.
+    if sub_name == "remote"
+        && s.operands.first().is_some_and(|o| o.text == "show")
+        && s.operands.len() > 1
+        && !s.has(&["-n"])
+    {
+        c.online("`git remote show NAME` asks the remote repository".to_owned());
+    }
+    paths(sub_name, rest, &s, c);
+    let read_only = match rule {
+        None => false,
+        Some(GitRule::Always) => true,
+        Some(GitRule::Listing {
+            list_flags,
+            write_flags,
+        }) => !s.has(write_flags) && (s.operands.is_empty() || s.has(list_flags)),
+        Some(GitRule::Sub { subs, bare, network }) => match s.operands.first() {
+            None => bare,
+            Some(first) if network.contains(&first.text.as_str()) => {
+                c.online(format!(
+                    "`git {sub_name} {}` reaches another repository",
+                    first.text
+                ));
+                false
+            }
+            Some(first) => subs.contains(&first.text.as_str()),
+        },
+        Some(GitRule::Network) => {
+            c.online(format!("`git {sub_name}` reaches another repository"));
+            false
+        }
+        Some(GitRule::Config) => {
+            // `git config NAME` reads; `git config NAME VALUE` and the editing options write.
+            s.has(knowledge::GIT_CONFIG_READ)
+                || s.operands
+                    .first()
+                    .is_some_and(|o| knowledge::GIT_CONFIG_READ_SUBS.contains(&o.text.as_str()))
+                || (s.operands.len() == 1 && !s.has(knowledge::GIT_CONFIG_WRITE))
+        }
+    };
+    c.read_only = read_only && global_ok && effects_ok && !s.dynamic && c.network.is_none();
+    if c.read_only {
+        c.class = CommandClass::ReadOnly;
+    }
+}
+
+/// The files a read-only sub-command reads by name: the paths of `REV:PATH` (a file's content in history,
+/// `git show HEAD:.env`), pathspecs after `--` (`git log -p -- .env`), every operand of `diff`, `blame` and
+/// `annotate` (`git diff --no-index A B` reads any two files), and everything `git grep` searches.
+fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) {
+    let dashes = rest.iter().position(|w| w.literal && w.text == "--");
+    let after_dashes = |word: &Word| {
+        dashes.is_some_and(|at| {
+            rest.get(at + 1..)
+                .is_some_and(|r| r.iter().any(|w| std::ptr::eq(w, word)))
+        })
+    };
+    let blobs = s
+        .options
+        .iter()
+        .filter(|o| o.is("--blob"))
+        .filter_map(|o| o.value.as_ref());
+    for word in s.operands.iter().copied().chain(blobs) {
+        if let Some((_, path)) = word
+            .text
+            .split_once(':')
+            .filter(|_| word.literal && !word.text.starts_with(":("))
+            .filter(|(_, path)| !path.is_empty() && !path.starts_with("//"))
+        {
+            c.read(&Word::literal(path), AccessVia::Operand);
+        } else if matches!(sub, "diff" | "blame" | "annotate") || after_dashes(word) {
+            c.read(word, AccessVia::Operand);
+        }
+    }
+    if sub == "grep" {
+        // It reads every tracked file below the working directory (or the pathspecs), hidden ones included.
+        c.recursive = Recursion::All;
+    }
+    // `git ls-files` prints the names of the tracked files below the working directory (or the pathspecs).
+    let formats = s.has(&[
+        "-s",
+        "--stage",
+        "-t",
+        "-v",
+        "-f",
+        "--debug",
+        "--format",
+        "--eol",
+        "-u",
+        "--unmerged",
+    ]);
+    if sub == "ls-files" && !formats {
+        let mut starts: Vec<Word> = s.operands.iter().map(|w| (*w).clone()).collect();
+        let filtered = !starts.is_empty() || !s.options.is_empty();
+        if starts.is_empty() {
+            starts.push(Word::literal("."));
+        }
+        c.lists = Some(Found {
+            starts,
+            filtered,
+            hidden: true,
+            names: Vec::new(),
+        });
+    }
+}
+
+/// Whether a git pretty format has a `%G…` placeholder (`%%` is a literal percent sign).
+fn verifies_signatures(format: &str) -> bool {
+    let mut chars = format.chars();
+    while let Some(ch) = chars.next() {
+        // The character after `%` is consumed either way, so `%%G` is a percent sign and a `G`.
+        if ch == '%' && chars.next() == Some('G') {
+            return true;
+        }
+    }
+    false
+}

@@ -1,0 +1,663 @@
+//! Classification of one command's words against the knowledge table: which command runs after the wrappers,
+//! what class it is, whether it is read-only with these arguments, its files and the code it runs.
+//!
+//! Every command's options are read by the one option reader (`options.rs`) with the syntax the table gives; the
+//! rules of each family of commands are in the modules below.
+
+mod archives;
+mod files;
+mod flags;
+mod git;
+mod programs;
+mod shell;
+mod state;
+mod system;
+mod text;
+mod wrappers;
+
+use std::collections::HashMap;
+
+use agent_tool_traits::Decision;
+
+use crate::analysis::{AccessVia, CommandClass, LocationKind};
+use crate::knowledge::{self, Kind, Recursion, Special};
+use crate::options;
+use crate::word::{Anchor, Word};
+
+pub(crate) use shell::name_operands;
+pub(crate) use state::{environment_family, harmless_value, harmless_variable, is_credential};
+
+use wrappers::Unwrapped;
+
+/// The compiled table: the built-in knowledge plus the user's extensions.
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    pub(crate) kinds: HashMap<String, Kind>,
+    /// Word sequences the user declared read-only (`["cargo", "clippy"]`).
+    pub(crate) read_only: Vec<Vec<String>>,
+    /// Word sequences the user denied.
+    pub(crate) deny: Vec<Vec<String>>,
+    pub(crate) network_blocked: bool,
+}
+
+/// Code that a command runs, to be parsed and analysed in turn.
+#[derive(Debug)]
+pub(crate) struct Code {
+    pub(crate) text: String,
+    pub(crate) literal: bool,
+    pub(crate) kind: LocationKind,
+    /// What runs it, for the reason of a finding (`bash -c`).
+    pub(crate) via: String,
+}
+
+/// Files a command finds under its starting points (`find DIR`, `git ls-files`): the words it prints, the files
+/// `find -exec` runs a command on, or what `xargs` appends after `find … |`.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    /// The starting points (every file found lies below one of them, or is one).
+    pub(crate) starts: Vec<Word>,
+    /// Tests narrow what is found (`-name`, a pattern): not everything below the starting points.
+    pub(crate) filtered: bool,
+    /// Hidden files are among them.
+    pub(crate) hidden: bool,
+    /// Every file found has a name matching each of these globs (`find -name '*.rs'`); empty: any name.
+    pub(crate) names: Vec<String>,
+}
+
+/// What a command reads on its standard input, as far as the line says: the words `xargs` appends.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Input {
+    /// Only known at run time (a file, a terminal, a command's output).
+    #[default]
+    Unknown,
+    /// Words the line gives (`echo a b |`, `<<< "$HOME"`).
+    Words(Vec<Word>),
+    /// Names of files found under starting points (`find . -name '*.rs' |`).
+    Found(Found),
+}
+
+/// A change to the shell's state that changes how later commands of the line run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum State {
+    /// `set -k`: `NAME=value` words anywhere in a command set its environment.
+    Keyword,
+    /// `set -a`: every assignment is exported to later commands.
+    AllExport,
+    /// A change the analysis does not follow: every later command of the line is not read-only, for this reason.
+    Unmodelled(String),
+}
+
+/// A command given as words to another (`find -exec CMD {} ;`).
+#[derive(Debug)]
+pub(crate) struct Nested {
+    pub(crate) kind: LocationKind,
+    pub(crate) argv: Vec<Word>,
+    /// What `{}` stands for.
+    pub(crate) found: Option<Found>,
+}
+
+/// What the analysis concluded about one command.
+#[derive(Debug)]
+pub(crate) struct Classified {
+    pub(crate) inner: usize,
+    pub(crate) class: CommandClass,
+    pub(crate) read_only: bool,
+    pub(crate) findings: Vec<(Decision, String)>,
+    pub(crate) reads: Vec<(Word, AccessVia)>,
+    pub(crate) writes: Vec<(Word, AccessVia)>,
+    /// Commands it runs given as words (`find -exec CMD ;`).
+    pub(crate) argv: Vec<Nested>,
+    /// Code it runs given as a string (`bash -c CODE`, `eval`, `watch`).
+    pub(crate) code: Vec<Code>,
+    /// Words holding arithmetic the shell evaluates (`let`), with code possibly inside.
+    pub(crate) arithmetic: Vec<Word>,
+    /// The command is a shell that reads its code from standard input (`bash`, `sh -s`).
+    pub(crate) stdin_code: bool,
+    /// Whether it reads every file below the directories it reads (`grep -r`, `rg`).
+    pub(crate) recursive: Recursion,
+    /// The directory it works in, when an option or a wrapper says (`env -C DIR`, `make -C DIR`, `git -C DIR`):
+    /// its relative paths are below it.
+    pub(crate) directory: Option<Word>,
+    /// Project files it looks for and runs as code when they exist (relative to its directory), each with
+    /// whether it also looks in every directory above.
+    pub(crate) loads: Vec<(Word, bool)>,
+    /// Changes to the shell's state that reach later commands.
+    pub(crate) state: Vec<State>,
+    /// It prints without (practical) end, for this reason, unless what reads its output stops (`yes | head`).
+    pub(crate) unbounded: Option<String>,
+    /// It prints the names of files found under starting points.
+    pub(crate) lists: Option<Found>,
+    /// It reaches the network, for this reason.
+    pub(crate) network: Option<String>,
+    /// Its environment holds a variable not known to be harmless (`env GIT_DIR=x git log`), for this reason.
+    pub(crate) environment: Option<String>,
+    /// Files it reads whose names are only known at run time, found under these starting points (`xargs cat` after
+    /// `find … |`, `cat $(git ls-files)`): they stand as `{}` among its words.
+    pub(crate) found: Option<Found>,
+}
+
+impl Classified {
+    fn new() -> Self {
+        Self {
+            inner: 0,
+            class: CommandClass::Unknown,
+            read_only: false,
+            findings: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            argv: Vec::new(),
+            code: Vec::new(),
+            arithmetic: Vec::new(),
+            stdin_code: false,
+            recursive: Recursion::No,
+            directory: None,
+            loads: Vec::new(),
+            state: Vec::new(),
+            unbounded: None,
+            lists: None,
+            network: None,
+            environment: None,
+            found: None,
+        }
+    }
+
+    /// Reaches the network: never read-only, denied while the network is blocked.
+    fn online(&mut self, reason: String) {
+        self.network.get_or_insert(reason);
+    }
+
+    /// A shell-state change the analysis does not follow.
+    fn unmodelled(&mut self, reason: String) {
+        self.state.push(State::Unmodelled(reason));
+    }
+
+    /// Read-only of `class`.
+    fn read_only_as(&mut self, class: CommandClass) {
+        self.class = class;
+        self.read_only = true;
+    }
+
+    /// Not read-only, of `class`.
+    fn changes_as(&mut self, class: CommandClass) {
+        self.class = class;
+        self.read_only = false;
+    }
+
+    fn deny(&mut self, reason: String) {
+        self.findings.push((Decision::Deny, reason));
+    }
+
+    fn ask(&mut self, reason: String) {
+        self.findings.push((Decision::Ask, reason));
+    }
+
+    fn read(&mut self, word: &Word, via: AccessVia) {
+        // `~user` is another user's home and `~-` the previous directory: places no path check can see.
+        if word.tilde && word.anchor == Anchor::Dynamic {
+            self.ask(format!(
+                "reads `{}`, under another user's home or the previous directory",
+                word.text
+            ));
+        }
+        self.reads.push((word.clone(), via));
+    }
+
+    fn write(&mut self, word: &Word, via: AccessVia) {
+        self.writes.push((word.clone(), via));
+    }
+}
+
+/// The name a command word runs: the base name for the system's own directories, and whether it is one of them.
+fn command_name(text: &str) -> (&str, bool) {
+    match text.rsplit_once('/') {
+        None => (text, true),
+        Some((dir, base)) => {
+            let dir = if dir.is_empty() { "/" } else { dir };
+            (base, knowledge::SYSTEM_BIN_DIRS.contains(&dir))
+        }
+    }
+}
+
+/// Whether `name=value` sets a variable that changes which code later commands run.
+pub(crate) fn is_code_variable(name: &str) -> bool {
+    knowledge::CODE_VARIABLES
+        .iter()
+        .any(|pattern| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => *pattern == name,
+        })
+}
+
+/// The variable name of a `NAME=VALUE` word.
+pub(crate) fn assignment_name(text: &str) -> Option<&str> {
+    let (name, _) = text.split_once('=')?;
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let name = name.split_once('[').map_or(name, |(n, _)| n);
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic() || first == '_')
+        .then_some(())
+        .filter(|()| chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .map(|()| name)
+}
+
+/// A command as it reads in a reason.
+fn shown(name: &str, args: &[Word]) -> String {
+    std::iter::once(name)
+        .chain(args.iter().map(|a| a.text.as_str()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether a command stays read-only with any added arguments.
+fn any_args(kind: Kind) -> bool {
+    match kind {
+        Kind::ReadOnly(flags) => flags.any_args,
+        _ => false,
+    }
+}
+
+impl Table {
+    fn kind(&self, name: &str) -> Option<Kind> {
+        if let Some(kind) = self.kinds.get(name) {
+            return Some(*kind);
+        }
+        if knowledge::DESTRUCTIVE_PREFIXES
+            .iter()
+            .any(|p| name.starts_with(p))
+        {
+            return Some(Kind::Destructive("destroys a file system"));
+        }
+        // `python3.12` is `python3`, `pip3.11` is `pip3`.
+        let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        if base != name && knowledge::VERSIONED_INTERPRETERS.contains(&base) {
+            return self.kinds.get(base).copied();
+        }
+        None
+    }
+
+    fn matches(prefixes: &[Vec<String>], argv: &[Word]) -> bool {
+        prefixes.iter().any(|prefix| {
+            prefix.len() <= argv.len()
+                && prefix.iter().zip(argv).enumerate().all(|(i, (p, w))| {
+                    w.literal
+                        && if i == 0 {
+                            command_name(&w.text).0 == p
+                        } else {
+                            &w.text == p
+                        }
+                })
+        })
+    }
+
+    /// Classifies the command `argv` (its command word first), with what its standard input holds (for `xargs`).
+    pub(crate) fn classify(&self, argv: &[Word], input: &Input) -> Classified {
+        let mut c = self.classify_words(argv, input, true);
+        if let Some(reason) = c.network.clone() {
+            c.changes_as(CommandClass::Network);
+            if self.network_blocked {
+                c.deny(format!(
+                    "{reason}, and the network is blocked (AGENT_BLOCK_NETWORK)"
+                ));
+            }
+        }
+        c
+    }
+
+    /// `empty_words`: also judge what runs when command words only known at run time expand to nothing (done once,
+    /// not again inside that judgement, so the work stays linear).
+    fn classify_words(&self, argv: &[Word], input: &Input, empty_words: bool) -> Classified {
+        let mut c = Classified::new();
+        let mut i = 0;
+        let mut privileged = false;
+        let mut via_xargs = false;
+        let mut detached = false;
+        let mut folded_case = false;
+        loop {
+            let Some(word) = argv.get(i) else {
+                // A wrapper with nothing to run.
+                c.inner = i.saturating_sub(1);
+                break;
+            };
+            c.inner = i;
+            if !word.literal {
+                c.class = CommandClass::Unknown;
+                c.ask(format!(
+                    "the command word `{}` is only known at run time",
+                    word.text
+                ));
+                // An expansion that yields no word leaves the next word as the command (`$EMPTY rm -rf ~`), and so
+                // does a glob that matches nothing under `shopt -s nullglob`: what the rest would be denied for,
+                // the whole is denied for.
+                let vanishes = |w: &Word| !w.literal && (w.anchor == Anchor::Dynamic || w.glob);
+                let command_at = argv.iter().skip(i).position(|w| !vanishes(w)).map(|k| i + k);
+                if empty_words
+                    && vanishes(word)
+                    && let Some(tail) = command_at.and_then(|k| argv.get(k..))
+                {
+                    for (decision, reason) in self.classify_words(tail, input, false).findings {
+                        if decision == Decision::Deny {
+                            c.deny(format!("if `{}` expands to nothing: {reason}", word.text));
+                        }
+                    }
+                }
+                break;
+            }
+            let rest = argv.get(i..).unwrap_or_default();
+            if Self::matches(&self.deny, rest) {
+                c.deny(format!("`{}` is denied by the settings", word.text));
+            }
+            let (name, system) = command_name(&word.text);
+            // A case-insensitive file system (macOS, Windows) finds `SUDO` as `sudo`: a name known only in lower
+            // case is judged as that command, but never as read-only, since elsewhere it is another program.
+            let lower = name.to_ascii_lowercase();
+            let (name, folded) = match self.kind(name) {
+                None if lower != name && self.kind(&lower).is_some() => (lower.as_str(), true),
+                _ => (name, false),
+            };
+            folded_case |= folded;
+            match self.kind(name) {
+                Some(Kind::Wrapper(wrapper)) => {
+                    if let Some(reason) = wrapper.privileged {
+                        privileged = true;
+                        c.deny(format!("`{name}` {reason}"));
+                    }
+                    detached |= wrapper.detaches;
+                    match wrappers::unwrap(wrapper, argv, i, &mut c) {
+                        Unwrapped::Next(next) if next < argv.len() && wrapper.appends_input => {
+                            via_xargs = true;
+                            self.xargs(wrapper, argv, next, input, &mut c);
+                            break;
+                        }
+                        Unwrapped::Next(next) if next < argv.len() => {
+                            if wrapper.repeats {
+                                c.unbounded =
+                                    Some(format!("`{name}` runs its command again and again, without end"));
+                            }
+                            i = next;
+                            continue;
+                        }
+                        Unwrapped::Next(_) | Unwrapped::NoRun => {
+                            c.class = CommandClass::ReadOnly;
+                            c.read_only =
+                                wrapper.bare_is_read_only || argv.get(i + 1..).is_some_and(|r| !r.is_empty());
+                            if wrapper.bare_prints_environment
+                                && !c.findings.iter().any(|(d, _)| *d == Decision::Deny)
+                            {
+                                state::prints_environment(name, &mut c);
+                            }
+                        }
+                        Unwrapped::Code(code) => {
+                            c.read_only_as(CommandClass::Exec);
+                            c.code.push(code);
+                            if wrapper.repeats {
+                                c.unbounded =
+                                    Some(format!("`{name}` runs its command again and again, without end"));
+                            }
+                        }
+                        Unwrapped::Unknown(option) => {
+                            c.class = CommandClass::Exec;
+                            c.ask(format!(
+                                "`{name}` option `{option}` is not known, so the command it runs cannot be found"
+                            ));
+                        }
+                    }
+                    if !wrapper.bare_is_read_only && argv.len() <= i + 1 {
+                        c.read_only = false;
+                    }
+                    break;
+                }
+                kind => {
+                    if kind.is_none() && Self::matches(&self.read_only, rest) {
+                        c.read_only_as(CommandClass::ReadOnly);
+                    } else {
+                        self.effective(kind, name, rest, &mut c);
+                    }
+                    if !system && c.class == CommandClass::ReadOnly {
+                        // `./cat` is a program of the project, not the system's `cat`.
+                        c.changes_as(CommandClass::Unknown);
+                    }
+                    break;
+                }
+            }
+        }
+        if via_xargs && c.read_only && c.found.is_none() && matches!(input, Input::Unknown) {
+            // Arguments from standard input could be options that write or run code.
+            let inner_any_args = argv
+                .get(c.inner)
+                .and_then(|w| self.kind(command_name(&w.text).0))
+                .is_some_and(any_args);
+            if !inner_any_args {
+                c.read_only = false;
+            }
+        }
+        if privileged {
+            c.changes_as(CommandClass::Privileged);
+        }
+        if detached && c.read_only {
+            // The command outlives the line, and no limit of the call holds it.
+            c.read_only = false;
+        }
+        if c.environment.is_some() {
+            c.read_only = false;
+        }
+        if folded_case && c.read_only {
+            c.changes_as(CommandClass::Unknown);
+        }
+        c
+    }
+
+    /// `xargs … CMD ARGS`: CMD runs with the words of its input appended (or put in place of the `-I` string).
+    /// Known words are judged as the arguments they become; names of files found under starting points stand as
+    /// `{}` (files below those places); anything else is a word only known at run time.
+    fn xargs(
+        &self,
+        wrapper: &knowledge::Wrapper,
+        argv: &[Word],
+        next: usize,
+        input: &Input,
+        c: &mut Classified,
+    ) {
+        let wrapper_args = argv.get(..next).unwrap_or_default();
+        let parsed = options::read(wrapper_args.get(1..).unwrap_or_default(), &wrapper.syntax());
+        // `-a FILE`: the words come from a file, which is read.
+        let from_file = parsed.options.iter().find(|o| o.is_any(&["-a", "--arg-file"]));
+        let input = match from_file {
+            Some(option) => {
+                if let Some(file) = &option.value {
+                    c.read(file, AccessVia::Flag);
+                }
+                &Input::Unknown
+            }
+            None => input,
+        };
+        let replace = parsed.options.iter().find_map(|o| {
+            if o.is_any(&["-I", "--replace"]) || o.name == "-i" {
+                Some(
+                    o.value
+                        .as_ref()
+                        .map_or_else(|| "{}".to_owned(), |v| v.text.clone()),
+                )
+            } else {
+                None
+            }
+        });
+        let unknown = {
+            let mut w = Word::literal("{xargs input}");
+            w.literal = false;
+            w.anchor = Anchor::Dynamic;
+            w.segments = None;
+            w
+        };
+        let found_placeholder = {
+            let mut w = Word::literal("{}");
+            w.literal = false;
+            w
+        };
+        // Without `-0`, `-d` or `-I`, xargs splits its input at blanks and quotes: a found file named `a -i` gives
+        // the words `./a` and `-i`, so found names may be any word, options included.
+        let whole_items = parsed
+            .options
+            .iter()
+            .any(|o| o.is_any(&["-0", "--null", "-d", "--delimiter", "-I", "-i", "--replace"]));
+        let (mut appended, found): (Vec<Word>, Option<Found>) = match input {
+            Input::Words(words) => (words.clone(), None),
+            // Everything below the starting points, the starting points themselves included.
+            Input::Found(found) if !found.filtered => (found.starts.clone(), Some(found.clone())),
+            Input::Found(found) => (vec![found_placeholder], Some(found.clone())),
+            Input::Unknown => (vec![unknown.clone()], None),
+        };
+        if found.is_some() && !whole_items {
+            appended.push(unknown);
+        }
+        let command = argv.get(next..).unwrap_or_default();
+        let mut extended: Vec<Word> = Vec::new();
+        match &replace {
+            Some(token) => {
+                for word in command {
+                    if word.text.contains(token.as_str()) {
+                        extended.extend(appended.iter().cloned());
+                    } else {
+                        extended.push(word.clone());
+                    }
+                }
+            }
+            None => {
+                extended.extend(command.iter().cloned());
+                extended.extend(appended);
+            }
+        }
+        let inner = self.classify_words(&extended, &Input::Unknown, false);
+        let offset = c.inner;
+        let findings = std::mem::take(&mut c.findings);
+        let reads = std::mem::take(&mut c.reads);
+        let writes = std::mem::take(&mut c.writes);
+        *c = inner;
+        c.inner = (next + c.inner).min(argv.len().saturating_sub(1)).max(offset);
+        c.findings.splice(0..0, findings);
+        c.reads.splice(0..0, reads);
+        c.writes.splice(0..0, writes);
+        c.found = c.found.take().or(found);
+    }
+    /// The command after its wrappers: what its kind and arguments make it.
+    fn effective(&self, kind: Option<Kind>, name: &str, argv: &[Word], c: &mut Classified) {
+        let args = argv.get(1..).unwrap_or_default();
+        let Some(kind) = kind else {
+            c.class = CommandClass::Unknown;
+            return;
+        };
+        match kind {
+            Kind::ReadOnly(table) => {
+                c.read_only_as(CommandClass::ReadOnly);
+                flags::apply(table, args, c, false);
+                shell::builtin(name, args, c);
+                if let Some((_, option)) = knowledge::LISTERS.iter().find(|(n, _)| *n == name) {
+                    files::lister(table, *option, args, c);
+                }
+            }
+            Kind::Write(table) => {
+                c.class = CommandClass::Write;
+                flags::apply(table, args, c, true);
+                c.read_only = false;
+                if matches!(name, "mv" | "shred") {
+                    files::moves(name, args, c);
+                }
+            }
+            Kind::Wrapper(_) => {}
+            Kind::Shell => shell::shell(args, c, name),
+            Kind::Eval => shell::eval(args, c),
+            Kind::Source => shell::source(name, args, c),
+            Kind::Trap => shell::trap(args, c),
+            Kind::Interpreter(interpreter) => programs::interpreter(interpreter, name, args, c),
+            Kind::Program(program) => programs::program(program, name, args, c),
+            Kind::Network => self.network(name, c),
+            Kind::Privileged => {
+                c.class = CommandClass::Privileged;
+                c.deny(format!("`{name}` runs commands as another user"));
+            }
+            Kind::Destructive(reason) => {
+                c.class = CommandClass::Destructive;
+                c.deny(format!("`{name}` {reason}"));
+            }
+            Kind::Editor => {
+                c.class = CommandClass::Interactive;
+                c.ask(format!("`{name}` opens an interactive editor"));
+            }
+            Kind::Interactive => c.class = CommandClass::Interactive,
+            Kind::Special(special) => self.special(special, name, args, c),
+        }
+    }
+
+    /// A network client: denied while the network is blocked, never read-only.
+    fn network(&self, name: &str, c: &mut Classified) {
+        c.changes_as(CommandClass::Network);
+        if self.network_blocked {
+            c.deny(format!(
+                "`{name}` uses the network, which is blocked (AGENT_BLOCK_NETWORK)"
+            ));
+        }
+    }
+
+    fn special(&self, special: Special, name: &str, args: &[Word], c: &mut Classified) {
+        match special {
+            Special::Git => git::git(args, c),
+            Special::Sed => text::sed(args, c),
+            Special::Awk => text::awk(args, c),
+            Special::Jq => text::jq(args, c),
+            Special::Find => files::find(args, c),
+            Special::Rm => files::rm(name, args, c),
+            Special::Dd => files::dd(args, c),
+            Special::Chmod => files::chmod(name, args, c),
+            Special::Mktemp => files::mktemp(args, c),
+            Special::Kill => system::kill(args, c),
+            Special::Init => system::init(name, args, c),
+            Special::Systemctl => system::systemctl(args, c),
+            Special::Rsync => {
+                if system::rsync(args, c) {
+                    self.network(name, c);
+                }
+            }
+            Special::Openssl => {
+                if system::openssl(args, c) {
+                    self.network(name, c);
+                }
+            }
+            Special::Declare => shell::declare(name, args, c),
+            Special::Set => state::set(args, c),
+            Special::Shopt => state::shopt(args, c),
+            Special::Alias => state::alias(args, c),
+            Special::Enable => state::enable(args, c),
+            Special::Setting => state::setting(args, c),
+            Special::Printenv => state::printenv(args, c),
+            Special::Ps => state::ps(args, c),
+            Special::Tar => archives::tar(args, c),
+            Special::Archive(archive) => archives::archive(archive, args, c),
+            Special::Yq => text::yq(args, c),
+            Special::Cd => state::cd(name, args, c),
+            Special::Sleep => system::sleep(args, c),
+            Special::Seq => system::seq(args, c),
+            Special::Yes => {
+                c.read_only_as(CommandClass::ReadOnly);
+                c.unbounded = Some("`yes` prints without end".to_owned());
+            }
+            Special::Let => {
+                c.read_only_as(CommandClass::ReadOnly);
+                c.arithmetic.extend(args.iter().cloned());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assignment_names() {
+        assert_eq!(assignment_name("PATH=/x"), Some("PATH"));
+        assert_eq!(assignment_name("a[1]=2"), Some("a"));
+        assert_eq!(assignment_name("x+=1"), Some("x"));
+        assert_eq!(assignment_name("-x=1"), None);
+        assert!(is_code_variable("LD_PRELOAD") && is_code_variable("PATH") && !is_code_variable("FOO"));
+    }
+}

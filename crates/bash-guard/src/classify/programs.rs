@@ -1,0 +1,116 @@
+//! Interpreters, package managers and build tools: the few forms that only print or read, the project files that
+//! make even those run the project's code, and the forms that reach the network.
+
+use crate::analysis::CommandClass;
+use crate::knowledge::{Interpreter, POSIX, Program, Sub, Syntax};
+use crate::options;
+use crate::scripts;
+use crate::word::{self, Word};
+
+use super::{Classified, flags};
+
+/// `python -V` prints; `python -c CODE` runs CODE, which is read for the shape of a fork bomb.
+pub(super) fn interpreter(table: &Interpreter, name: &str, args: &[Word], c: &mut Classified) {
+    c.class = CommandClass::Interpreter;
+    c.read_only = matches!(args, [only] if only.literal && table.version.contains(&only.text.as_str()));
+    let syntax = Syntax {
+        values: table.code,
+        ..POSIX
+    };
+    for option in options::read(args, &syntax).options {
+        if !table.code.contains(&option.name.as_ref()) {
+            continue;
+        }
+        if let Some(code) = option
+            .value
+            .filter(|code| code.literal && scripts::fork_bomb(&code.text))
+        {
+            c.class = CommandClass::Destructive;
+            c.deny(format!(
+                "fork bomb: the code of `{name} {}` makes copies of its process in an unbounded loop (`{}`)",
+                option.name, code.text
+            ));
+        }
+    }
+}
+
+/// A package manager or build tool: read-only only in a form its table says only prints or reads, and then only
+/// where none of the project files it loads exists (the caller checks the disk).
+pub(super) fn program(table: &Program, name: &str, args: &[Word], c: &mut Classified) {
+    c.class = CommandClass::PackageManager;
+    let loads = |c: &mut Classified| {
+        c.loads
+            .extend(table.loads.iter().map(|file| (Word::literal(file), true)));
+    };
+    if let [only] = args
+        && only.literal
+        && table.version.contains(&only.text.as_str())
+    {
+        c.read_only = true;
+        loads(c);
+        return;
+    }
+    let parsed = options::read(args, &table.options);
+    let before = c.writes.len();
+    c.read_only = true;
+    flags::effects(&parsed.effects(&table.options), c);
+    let effects_ok = c.read_only && c.writes.len() == before;
+    for option in &parsed.options {
+        if table.directory.iter().any(|d| option.is(d)) {
+            c.directory.clone_from(&option.value);
+        } else if table.manifest.iter().any(|m| option.is(m))
+            && let Some(manifest) = &option.value
+        {
+            // The directory of `DIR/Cargo.toml`; a manifest only known at run time is in a directory only known
+            // at run time.
+            c.directory = Some(match manifest.path() {
+                Some(path) => match path.rsplit_once('/') {
+                    Some((dir, _)) => word::path_word(if dir.is_empty() { "/" } else { dir }),
+                    None => Word::literal("."),
+                },
+                None => manifest.clone(),
+            });
+        }
+    }
+    // `cargo +nightly …`: a rustup toolchain name before the sub-command.
+    let mut operands = parsed.operands.iter().peekable();
+    if operands
+        .next_if(|o| o.literal && o.text.starts_with('+'))
+        .is_some()
+    {
+        c.read_only = false;
+    }
+    let sub = operands.next();
+    let rule = sub.filter(|s| s.literal).and_then(|s| {
+        table
+            .subs
+            .iter()
+            .find(|(n, _)| *n == s.text)
+            .map(|(_, rule)| *rule)
+    });
+    let literal = args.iter().all(|a| a.literal);
+    let read_only = match rule {
+        None => false,
+        Some(Sub::Reads { unless }) => !parsed.has(unless),
+        Some(Sub::Online { with, without }) => {
+            if parsed.has(with) || (!without.is_empty() && !parsed.has(without)) {
+                let shown = sub.map_or(String::new(), |s| s.text.clone());
+                c.online(format!(
+                    "`{name} {shown}` may reach the network (it resolves or looks up packages)"
+                ));
+                false
+            } else {
+                true
+            }
+        }
+        Some(Sub::Network) => {
+            let shown = sub.map_or(String::new(), |s| s.text.clone());
+            c.online(format!("`{name} {shown}` reaches the network"));
+            false
+        }
+    };
+    c.read_only = read_only && effects_ok && literal && c.read_only && c.network.is_none();
+    if c.read_only {
+        loads(c);
+    }
+}

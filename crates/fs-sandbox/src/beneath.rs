@@ -1,0 +1,145 @@
+//! What a recursive read of a directory reaches: the first file below it whose read is protected, within a bound.
+
+use std::collections::VecDeque;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use crate::config::Access;
+use crate::sandbox::PathSandbox;
+
+/// The most directory entries one walk looks at before it gives up (and the caller asks).
+const MAX_ENTRIES: usize = 50_000;
+
+/// How a recursive read walks a directory.
+#[derive(Debug, Clone, Copy)]
+pub struct Reach<'a> {
+    /// It reads hidden files and descends into hidden directories (`grep -r`, `find`; not `rg`).
+    pub hidden: bool,
+    /// It reads only files whose names match every one of these globs, compared without regard to case (`find .
+    /// -name '*.rs' -exec cat {} +`); empty: any file.
+    pub names: &'a [String],
+}
+
+/// What a walk found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reached {
+    /// The first file below the directory whose read is protected, and why.
+    pub protected: Option<(PathBuf, String)>,
+    /// Why the walk did not look at every file (more entries than it looks at).
+    pub incomplete: Option<String>,
+}
+
+impl PathSandbox {
+    /// Walks the directory `dir` (absolute) for the first file whose read is protected: a secret file of the
+    /// default list or of the settings. Symbolic links below it are not followed (`grep -r`, `rg` and `find` do
+    /// not follow them either; a command that does is not read-only). Never fails: what cannot be listed is
+    /// skipped, and a walk past its bound says so in [`Reached::incomplete`].
+    pub fn protected_beneath(&self, dir: &Path, reach: &Reach<'_>) -> Reached {
+        let matchers: Option<Vec<GlobMatcher>> = reach
+            .names
+            .iter()
+            .map(|name| {
+                GlobBuilder::new(name)
+                    .case_insensitive(true)
+                    .literal_separator(true)
+                    .build()
+                    .ok()
+                    .map(|glob| glob.compile_matcher())
+            })
+            .collect();
+        // A pattern that cannot be compiled filters nothing: every file counts.
+        let matchers = matchers.unwrap_or_default();
+        let mut queue = VecDeque::from([dir.to_path_buf()]);
+        let mut seen = 0usize;
+        while let Some(current) = queue.pop_front() {
+            let Ok(entries) = fs::read_dir(&current) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                seen += 1;
+                if seen > MAX_ENTRIES {
+                    return Reached {
+                        protected: None,
+                        incomplete: Some(format!(
+                            "`{}` holds more than {MAX_ENTRIES} entries to look at",
+                            dir.display()
+                        )),
+                    };
+                }
+                let name = entry.file_name();
+                if !reach.hidden && name.as_encoded_bytes().starts_with(b".") {
+                    continue;
+                }
+                let Ok(kind) = entry.file_type() else { continue };
+                let path = entry.path();
+                if kind.is_dir() {
+                    if let Some(reason) = self.protected_read(&path) {
+                        return Reached {
+                            protected: Some((path, reason)),
+                            incomplete: None,
+                        };
+                    }
+                    queue.push_back(path);
+                    continue;
+                }
+                if kind.is_symlink() || !matchers.iter().all(|m| m.is_match(&name)) {
+                    continue;
+                }
+                if let Some(reason) = self.protected_read(&path) {
+                    return Reached {
+                        protected: Some((path, reason)),
+                        incomplete: None,
+                    };
+                }
+            }
+        }
+        Reached::default()
+    }
+
+    /// Why reading `path` (absolute, below a directory the walk reached) is protected.
+    fn protected_read(&self, path: &Path) -> Option<String> {
+        let relative = self
+            .roots()
+            .iter()
+            .find_map(|root| path.strip_prefix(&root.path).ok());
+        self.protected_paths().reason(path, relative, Access::Read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SandboxConfig;
+
+    #[test]
+    fn finds_secrets_below_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("src/deep")).unwrap();
+        fs::write(root.join("src/deep/lib.rs"), "x").unwrap();
+        let sandbox = PathSandbox::new(SandboxConfig::new(root)).unwrap();
+        let all = Reach {
+            hidden: true,
+            names: &[],
+        };
+        assert_eq!(sandbox.protected_beneath(root, &all), Reached::default());
+        fs::write(root.join("src/deep/.env"), "K=V").unwrap();
+        let found = sandbox.protected_beneath(root, &all);
+        assert!(found.protected.is_some_and(|(p, _)| p.ends_with(".env")));
+        let visible = Reach {
+            hidden: false,
+            names: &[],
+        };
+        assert_eq!(sandbox.protected_beneath(root, &visible), Reached::default());
+        let rust = ["*.rs".to_owned()];
+        let only_rust = Reach {
+            hidden: true,
+            names: &rust,
+        };
+        assert_eq!(sandbox.protected_beneath(root, &only_rust), Reached::default());
+        fs::write(root.join("src/server.pem"), "k").unwrap();
+        assert!(sandbox.protected_beneath(root, &visible).protected.is_some());
+    }
+}
