@@ -10,8 +10,26 @@ use crate::config::Access;
 use crate::error::{Result, SandboxError};
 
 /// Directories whose contents configure code that runs later (git hooks and config, agent settings, editor tasks,
-/// commit hooks): a write anywhere beneath one of them is protected.
-const WRITE_DIRS: [&str; 6] = [".git", ".agent-guard", ".claude", ".vscode", ".husky", ".idea"];
+/// commit hooks) or let someone in (ssh's `authorized_keys` and `config`, gpg's agent configuration): a write
+/// anywhere beneath one of them is protected.
+const WRITE_DIRS: [&str; 8] = [
+    ".git",
+    ".agent-guard",
+    ".claude",
+    ".vscode",
+    ".husky",
+    ".idea",
+    ".ssh",
+    ".gnupg",
+];
+
+/// Files that configure programs which later runs read without asking: git's user configuration (a pager, an
+/// fsmonitor or an alias runs a program on `git status`), the agent's project MCP servers.
+const CONFIG_FILES: [&str; 2] = [".gitconfig", ".mcp.json"];
+
+/// Directories of configuration that runs code, named by two components: git's XDG configuration, and
+/// `~/.local/bin`, a directory on the user's `PATH` where a new program shadows a system one.
+const CONFIG_DIRS: [[&str; 2]; 2] = [[".config", "git"], [".local", "bin"]];
 
 /// Shell start-up files (and `direnv`'s `.envrc`, which a shell runs on `cd`): a write to one is protected.
 const STARTUP_FILES: [&str; 17] = [
@@ -314,6 +332,17 @@ fn eq_name(name: &OsStr, expected: &str) -> bool {
     name.as_encoded_bytes().eq_ignore_ascii_case(expected.as_bytes())
 }
 
+/// The first of `dirs` that two consecutive names of a path spell.
+fn two_components<'a>(names: &[&OsStr], dirs: &'a [[&'a str; 2]]) -> Option<&'a [&'a str; 2]> {
+    names.windows(2).find_map(|pair| {
+        dirs.iter().find(|dir| {
+            pair.iter()
+                .zip(dir.iter())
+                .all(|(name, expected)| eq_name(name, expected))
+        })
+    })
+}
+
 fn write_reason(absolute: &Path) -> Option<String> {
     let shown = absolute.display();
     let all: Vec<&OsStr> = names(absolute).collect();
@@ -323,18 +352,20 @@ fn write_reason(absolute: &Path) -> Option<String> {
     {
         return Some(format!("writes beneath `{dir}/` are protected (`{shown}`)"));
     }
-    if let Some([first, second]) = all.windows(2).find_map(|pair| {
-        STARTUP_DIRS.iter().find(|dir| {
-            pair.iter()
-                .zip(dir.iter())
-                .all(|(name, expected)| eq_name(name, expected))
-        })
-    }) {
+    if let Some([first, second]) = two_components(&all, &STARTUP_DIRS) {
         return Some(format!(
             "`{first}/{second}/` holds shell start-up files (`{shown}`)"
         ));
     }
+    if let Some([first, second]) = two_components(&all, &CONFIG_DIRS) {
+        return Some(format!(
+            "`{first}/{second}/` configures programs that run later (`{shown}`)"
+        ));
+    }
     let last = all.last()?;
+    if let Some(file) = CONFIG_FILES.iter().find(|file| eq_name(last, file)) {
+        return Some(format!("`{file}` configures programs that run later (`{shown}`)"));
+    }
     STARTUP_FILES
         .iter()
         .find(|file| eq_name(last, file))
@@ -383,6 +414,13 @@ mod tests {
         assert!(write("/p/.gitignore").is_none());
         assert!(write("/p/src/git/x.rs").is_none());
         assert!(write("/p/.zshrc.bak").is_none());
+        assert!(write("/home/u/.ssh/authorized_keys").is_some());
+        assert!(write("/home/u/.gitconfig").is_some());
+        assert!(write("/home/u/.config/git/config").is_some());
+        assert!(write("/home/u/.local/bin/ls").is_some());
+        assert!(write("/p/.mcp.json").is_some());
+        assert!(write("/p/src/gitconfig.rs").is_none());
+        assert!(write("/home/u/.local/share/x").is_none());
     }
 
     #[test]

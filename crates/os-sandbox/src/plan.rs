@@ -94,20 +94,17 @@ const SERVICE_SOCKETS: &[&str] = &[
     "/tmp/.X11-unix",
 ];
 
-/// Entries of the home directory that hold credentials, whatever their files are called: keys, cloud and
+/// Entries of the home directory that hold credentials, whatever their files are called (besides the entries at
+/// its top that [`Protection::secret`] names: `.netrc`, `.npmrc`, `.git-credentials`, …): keys, cloud and
 /// cluster credentials, registry tokens, password stores, shell and database histories (tokens typed on a
 /// command line stay there), browser profiles (cookies and saved passwords), agents' own credentials.
 const HOME_SECRETS: &[&str] = &[
     ".ssh",
     ".aws",
     ".gnupg",
-    ".netrc",
-    ".git-credentials",
     ".config/gcloud",
     ".kube",
     ".docker",
-    ".pypirc",
-    ".npmrc",
     ".yarnrc",
     ".azure",
     ".config/gh",
@@ -122,9 +119,6 @@ const HOME_SECRETS: &[&str] = &[
     ".m2/settings.xml",
     ".m2/settings-security.xml",
     ".gradle/gradle.properties",
-    ".pgpass",
-    ".my.cnf",
-    ".vault-token",
     ".terraform.d/credentials.tfrc.json",
     ".s3cfg",
     ".boto",
@@ -478,10 +472,24 @@ impl Plan {
         let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
         let found = scan(&all_roots, spec.scan_limit, protection, writes, &mut notes);
         let mut secrets: Vec<(PathBuf, bool)> = found.secrets;
+        // The home directory's credential places, and the secret files at its top by their names.
+        let named_at_home: Vec<PathBuf> = spec
+            .home
+            .iter()
+            .filter_map(|home| std::fs::read_dir(home).ok().map(|entries| (home, entries)))
+            .flat_map(|(home, entries)| {
+                entries
+                    .filter_map(std::result::Result::ok)
+                    .map(|entry| entry.path())
+                    .filter(|path| protection.secret(path, home))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         let home_secrets = spec
             .home
             .iter()
-            .flat_map(|home| HOME_SECRETS.iter().map(move |e| home.join(e)));
+            .flat_map(|home| HOME_SECRETS.iter().map(move |e| home.join(e)))
+            .chain(named_at_home);
         let system_secrets = SYSTEM_SECRETS.iter().map(PathBuf::from).chain(ssh_host_keys());
         let toolchain_secrets = spec
             .toolchains
