@@ -19,8 +19,9 @@ const RULE_PLACE_SCAN: usize = 2_000;
 impl Guard {
     /// The confinement a shell call with `analysis` runs with once allowed, adjusting `verdict` where the kernel
     /// cannot back it: a line allowed because it is read-only runs `read-only`; a line a rule, a hook, a mode or
-    /// (after an ask) the user allowed runs `workspace-write`, with the network when its commands use the network
-    /// (network clients, package managers and build tools, which fetch) or `blockNetwork` is off. `None` for a
+    /// (after an ask) the user allowed runs `workspace-write`, with the network when `blockNetwork` is off, or when
+    /// a rule, a hook or the user allowed this line and its commands use the network (network clients, package
+    /// managers and build tools, which fetch). `None` for a
     /// denied call and when `agentGuard.sandbox` is `off`. Where the kernel cannot enforce the sandbox, an allow
     /// says so in its reason (`auto`) or becomes an ask (`required`).
     pub(crate) fn confinement(
@@ -39,12 +40,20 @@ impl Guard {
             }
             (Decision::Allow | Decision::Ask, _) => SandboxProfile::WorkspaceWrite,
         };
+        // With the network blocked, only a deliberate allow of this very line opens it: a rule that names it, a
+        // hook's allow, or the user's answer to its ask. A mode allows everything alike (`bypassPermissions`
+        // runs `make -f -` as readily as `npm install`) and says nothing about the network.
+        let deliberate = matches!(
+            verdict.provenance.step,
+            Some(DecidedBy::AllowRule | DecidedBy::HookAllow | DecidedBy::Approver)
+        ) || verdict.decision == Decision::Ask;
         let network = profile == SandboxProfile::WorkspaceWrite
             && (!self.bash().network_blocked()
-                || analysis
-                    .commands
-                    .iter()
-                    .any(|c| matches!(c.class, CommandClass::Network | CommandClass::PackageManager)));
+                || (deliberate
+                    && analysis
+                        .commands
+                        .iter()
+                        .any(|c| matches!(c.class, CommandClass::Network | CommandClass::PackageManager))));
         let support = KernelSupport::probe();
         if let Some(why) = support.missing() {
             if verdict.decision == Decision::Allow {

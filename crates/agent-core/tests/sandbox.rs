@@ -70,3 +70,37 @@ async fn an_allowed_git_status_runs_the_repositorys_hook_inside_the_read_only_sa
         report.output.content
     );
 }
+
+/// A mode's blanket allow never opens the network; an allow of the very line does, for commands that fetch.
+#[test]
+fn only_a_deliberate_allow_opens_the_network() {
+    use agent_core::{Guard, GuardOptions};
+    use agent_rules::{PermissionMode, Rule};
+    use agent_tool_traits::{SandboxProfile, Source};
+    let dir = tempfile::tempdir().unwrap();
+    let confinement = |settings: &Settings, mode: Option<PermissionMode>, line: &str| {
+        let guard = Guard::new(
+            settings,
+            &GuardOptions {
+                cwd: dir.path().to_path_buf(),
+                mode: mode.map(|m| (m, Source::CliArg)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        guard.decide("Bash", &json!({ "command": line })).confinement
+    };
+    let bypass = Some(PermissionMode::BypassPermissions);
+    let Some(by_mode) = confinement(&Settings::new(), bypass, "npm install") else {
+        // A kernel without Landlock: no confinement to compare.
+        return;
+    };
+    assert_eq!(by_mode.profile, SandboxProfile::WorkspaceWrite);
+    assert!(!by_mode.network, "bypassPermissions opened the network");
+    let mut settings = Settings::new();
+    settings.add_rule(Rule::parse("Bash(npm install)", Decision::Allow, Source::Project).unwrap());
+    let by_rule = confinement(&settings, None, "npm install").unwrap();
+    assert!(by_rule.network, "an allow rule for `npm install` keeps its fetch");
+    let read_only = confinement(&settings, None, "git log").unwrap();
+    assert_eq!(read_only, Confinement::READ_ONLY);
+}
