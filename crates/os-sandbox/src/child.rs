@@ -53,6 +53,9 @@ pub(crate) struct NamespaceSetup {
     pub(crate) proc_access: u64,
     /// Whether to bring the loopback interface of a new network namespace up.
     pub(crate) loopback: bool,
+    /// `kernel.pid_max` of the new PID namespace, written once its own `/proc` is mounted: the bound on the
+    /// command's processes where the kernel keeps it per namespace.
+    pub(crate) pid_max: Option<CString>,
     /// The working directory, entered again after the mounts: a directory entered before a mount over it (a root
     /// mounted read-only over itself) would keep reaching the files beneath the mount, secrets included.
     pub(crate) cwd: Option<CString>,
@@ -198,7 +201,13 @@ fn enter_namespaces(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
             return Err(fail(b"enter the working directory again"));
         }
     }
-    mount_proc(ruleset, setup.proc_access);
+    let own_proc = mount_proc(ruleset, setup.proc_access);
+    if let Some(pid_max) = &setup.pid_max {
+        // Only this namespace's `/proc` may be written: the host's would change the host's bound.
+        if !own_proc || write_file(c"/proc/sys/kernel/pid_max", pid_max.as_bytes()).is_err() {
+            return Err(fail(b"bound the command's processes"));
+        }
+    }
     if setup.loopback {
         loopback_up()?;
     }
@@ -305,7 +314,7 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
 
 /// Mounts a `/proc` of the new PID namespace and grants reading it. Where the kernel refuses (a container that
 /// hides parts of its own `/proc`), `/proc` stays ungranted: the command then reads none of it.
-fn mount_proc(ruleset: RawFd, access: u64) {
+fn mount_proc(ruleset: RawFd, access: u64) -> bool {
     let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
     // SAFETY: mount(2) with static NUL-terminated strings.
     let mounted = unsafe {
@@ -320,6 +329,7 @@ fn mount_proc(ruleset: RawFd, access: u64) {
     if mounted {
         grant(ruleset, c"/proc", access);
     }
+    mounted
 }
 
 /// Adds a Landlock rule granting `access` beneath `path` to the ruleset; whether it was added.

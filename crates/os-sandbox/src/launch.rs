@@ -55,6 +55,9 @@ pub struct Launch<'a> {
     pub limits: ProcessLimits,
     /// `cgroup.procs` of a pids cgroup made for it, to join first.
     pub cgroup_procs: Option<RawFd>,
+    /// Bound the command's processes by the `pid_max` of its PID namespace (with namespaces, where
+    /// [`KernelSupport::pid_max_per_namespace`]); the caller then needs no pids cgroup.
+    pub pid_max: Option<u32>,
     /// Kill the command when this process dies. Only for a single-threaded caller: the kernel ties the death
     /// signal to the thread that forked.
     pub die_with_parent: bool,
@@ -146,18 +149,25 @@ impl Prepared {
         let bind_tmp = namespaces && tmp_is_free;
         let namespace_setup = match plan.isolation {
             Isolation::LandlockOnly => None,
-            Isolation::Namespaces { user } => Some(namespace_setup(
-                plan,
-                user,
-                sockets == Sockets::PrivateLoopback,
-                &Scratch {
-                    tmp: &tmp,
-                    tmp_rights,
-                    bind_tmp,
-                    mask_file: &mask_file,
-                    mask_dir: &mask_dir,
-                },
-            )?),
+            Isolation::Namespaces { user } => {
+                let mut setup = namespace_setup(
+                    plan,
+                    user,
+                    sockets == Sockets::PrivateLoopback,
+                    &Scratch {
+                        tmp: &tmp,
+                        tmp_rights,
+                        bind_tmp,
+                        mask_file: &mask_file,
+                        mask_dir: &mask_dir,
+                    },
+                )?;
+                setup.pid_max = launch
+                    .pid_max
+                    .filter(|_| launch.support.pid_max_per_namespace)
+                    .and_then(|max| CString::new(max.to_string()).ok());
+                Some(setup)
+            }
         };
         let tmp_dir = if bind_tmp { PathBuf::from("/tmp") } else { tmp };
         let env = launch.env.filter(std::env::vars_os(), plan.confinement.network);
@@ -359,6 +369,7 @@ fn namespace_setup(
         mounts,
         proc_access: crate::ruleset::proc_access_bits(),
         loopback: network_namespace,
+        pid_max: None,
         cwd: None,
     })
 }
@@ -436,8 +447,15 @@ pub fn run(
         });
     };
     let limits = ProcessLimits::default();
-    let cgroup = crate::cgroup::PidsCgroup::where_needed(1_024);
     let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
+    // The command's own PID namespace bounds its processes where the kernel keeps pid_max per namespace; a
+    // cgroup, whose first join waits for an RCU grace period (milliseconds per command), only where it does not.
+    let pid_max = (namespaces && support.pid_max_per_namespace).then_some(MAX_PROCESSES);
+    let cgroup = if pid_max.is_some() {
+        None
+    } else {
+        crate::cgroup::PidsCgroup::where_needed(u64::from(MAX_PROCESSES))
+    };
     if !namespaces {
         // Orphans of the command come to this process, which kills them when the command ends.
         let _ = nix::sys::prctl::set_child_subreaper(true);
@@ -448,6 +466,7 @@ pub fn run(
         env,
         limits,
         cgroup_procs: cgroup.as_ref().map(crate::cgroup::PidsCgroup::procs_fd),
+        pid_max,
         die_with_parent: true,
     })?;
     let mut command = std::process::Command::new(program);
@@ -502,6 +521,9 @@ pub fn run(
     }
     Ok((code, removed))
 }
+
+/// How many processes `agent-guard sandbox` lets a command have at once.
+const MAX_PROCESSES: u32 = 1_024;
 
 /// The process group of the command `run` waits for, 0 when there is none.
 static COMMAND_GROUP: AtomicI32 = AtomicI32::new(0);

@@ -812,6 +812,7 @@ mod tests {
             seccomp: true,
             namespaces,
             pids_cgroup: false,
+            pid_max_per_namespace: false,
         }
     }
 

@@ -26,6 +26,9 @@ pub struct KernelSupport {
     pub namespaces: Namespaces,
     /// Whether a pids cgroup can be made for a command.
     pub pids_cgroup: bool,
+    /// Whether `kernel.pid_max` belongs to a PID namespace (Linux 6.14 and later), so that a command's own
+    /// namespace can bound its process count without a cgroup.
+    pub pid_max_per_namespace: bool,
 }
 
 /// The Landlock ABI that handles TCP `bind` and `connect`.
@@ -42,6 +45,7 @@ impl KernelSupport {
             seccomp: seccomp_available(),
             namespaces: namespaces(),
             pids_cgroup: PidsCgroup::available(),
+            pid_max_per_namespace: kernel_at_least(6, 14),
         })
     }
 
@@ -99,10 +103,12 @@ impl KernelSupport {
                  protected paths are left out of the grants; new files at the top of a root cannot be made)"
                 .to_owned(),
         });
-        lines.push(if self.pids_cgroup {
-            "pids cgroup: yes (the number of processes is bounded, also for root)".to_owned()
-        } else {
-            "pids cgroup: no (RLIMIT_NPROC bounds processes, which does not bind root)".to_owned()
+        lines.push(match (self.pid_max_per_namespace, self.pids_cgroup) {
+            (true, _) if self.namespaces != Namespaces::Unavailable => {
+                "process bound: the command's PID namespace caps its pid_max (also for root)".to_owned()
+            }
+            (_, true) => "process bound: a pids cgroup (also for root)".to_owned(),
+            (_, false) => "process bound: RLIMIT_NPROC only, which does not bind root".to_owned(),
         });
         lines.push(match self.missing() {
             None => "enforcement: allowed shell commands run under the kernel sandbox".to_owned(),
@@ -145,6 +151,20 @@ fn seccomp_available() -> bool {
 #[cfg(not(target_os = "linux"))]
 fn seccomp_available() -> bool {
     false
+}
+
+/// Whether the running kernel's release is at least `major.minor`.
+fn kernel_at_least(major: u32, minor: u32) -> bool {
+    let Ok(release) = std::fs::read_to_string("/proc/sys/kernel/osrelease") else {
+        return false;
+    };
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|p| p.parse::<u32>().ok());
+    match (parts.next(), parts.next()) {
+        (Some(have_major), Some(have_minor)) => (have_major, have_minor) >= (major, minor),
+        _ => false,
+    }
 }
 
 /// Root with `CAP_SYS_ADMIN` makes namespaces itself; anyone else needs an unprivileged user namespace, which
@@ -238,6 +258,7 @@ mod tests {
             seccomp: false,
             namespaces: Namespaces::Unavailable,
             pids_cgroup: false,
+            pid_max_per_namespace: false,
         };
         assert!(!none.enforces());
         assert!(none.missing().is_some_and(|m| m.contains("neither")));

@@ -190,6 +190,7 @@ impl Run<'_> {
                 nice: Some(limits.nice),
             },
             cgroup_procs: procs_fd,
+            pid_max: None,
             // The runtime has other threads: the death signal would follow the thread that forked, not the
             // process. The group kill below ends the command instead.
             die_with_parent: false,
