@@ -248,7 +248,7 @@ mod tests {
             "landlock:",
             "seccomp:",
             "namespaces:",
-            "pids cgroup:",
+            "process bound:",
             "enforcement:",
         ] {
             assert!(report.contains(what), "{report}");
