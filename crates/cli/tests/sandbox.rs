@@ -673,3 +673,68 @@ fn a_repository_cannot_switch_the_sandbox_off() {
     assert_eq!(specific["permissionDecision"], "allow", "{decided}");
     assert!(specific["updatedInput"]["command"].is_string(), "{decided}");
 }
+
+/// What Landlock does not govern is kept out too: modes, times and extended attributes of files outside the
+/// writable places; the programs and configuration inside the caches; a protected path hidden in a directory the
+/// command tagged as a cache itself; credential files under names the secret list does not know.
+#[test]
+fn metadata_cache_programs_and_tagged_hiding_places_are_out_of_reach() {
+    if !supported() {
+        return;
+    }
+    for world in worlds() {
+        let owner = (world.owner, world.namespaces);
+        for dir in [".rustup/toolchains/stable/bin", "go/bin", ".config/containers"] {
+            std::fs::create_dir_all(world.home.join(dir)).unwrap();
+        }
+        std::fs::write(
+            world.home.join(".rustup/toolchains/stable/bin/rustc"),
+            "#!/bin/sh\necho real\n",
+        )
+        .unwrap();
+        std::fs::write(
+            world.home.join(".config/containers/auth.json"),
+            "REGISTRY-AUTH-SECRET",
+        )
+        .unwrap();
+        if let Some(uid) = world.owner {
+            chown_all(&world.home, uid);
+        }
+        let outside_note = world.outside.join("notes.txt");
+        let line = format!(
+            "chmod 666 ~/.bashrc {note}; touch -d 1990-01-01 ~/.bashrc; cat ~/.config/containers/auth.json; \
+             echo trojan > ~/.rustup/toolchains/stable/bin/rustc; echo trojan > ~/go/bin/tool; \
+             mkdir -p tools/.claude && touch tools/CACHEDIR.TAG && echo '{{}}' > tools/.claude/settings.json; \
+             echo done",
+            note = outside_note.display()
+        );
+        for profile in ["read-only", "workspace-write"] {
+            let output = world.run(profile, &line);
+            let all = text(&output);
+            assert!(all.contains("done"), "{owner:?} {profile}: {all}");
+            assert!(
+                !all.contains("REGISTRY-AUTH-SECRET"),
+                "{owner:?} {profile}: {all}"
+            );
+            let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+            if world.namespaces || profile == "read-only" {
+                assert_ne!(
+                    mode(&world.home.join(".bashrc")),
+                    0o666,
+                    "{owner:?} {profile}: {all}"
+                );
+                assert_ne!(mode(&outside_note), 0o666, "{owner:?} {profile}: {all}");
+            }
+            assert_eq!(
+                std::fs::read_to_string(world.home.join(".rustup/toolchains/stable/bin/rustc")).unwrap(),
+                "#!/bin/sh\necho real\n",
+                "{owner:?} {profile}"
+            );
+            assert!(!world.home.join("go/bin/tool").exists(), "{owner:?} {profile}");
+            assert!(
+                !world.project.join("tools/.claude").exists(),
+                "{owner:?} {profile}: {all}"
+            );
+        }
+    }
+}

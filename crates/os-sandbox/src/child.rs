@@ -22,6 +22,9 @@ use seccompiler::BpfProgram;
 pub(crate) enum MountOp {
     /// Make every mount private, so that nothing mounted here shows outside.
     Private,
+    /// Make every mount read-only, recursively (`mount_setattr`): what Landlock does not govern (modes, owners,
+    /// times, extended attributes) cannot change anywhere but where a writable place is bound again.
+    ReadOnlyEverything,
     /// Bind `source` onto `target` (with the mounts beneath it when `recursive`).
     Bind {
         source: CString,
@@ -250,8 +253,8 @@ fn wait_and_exit(child: libc::pid_t, reap_all: bool) -> ! {
 
 fn apply_mount(op: &MountOp) -> io::Result<()> {
     let none = std::ptr::null::<libc::c_char>();
-    // SAFETY: mount(2) with NUL-terminated strings prepared before the fork, or null pointers where the call
-    // ignores the argument.
+    // SAFETY: mount(2) and mount_setattr(2) with NUL-terminated strings prepared before the fork, null pointers
+    // where the call ignores the argument, and a `mount_attr` on our stack.
     let (result, what, path) = unsafe {
         match op {
             MountOp::Private => (
@@ -265,6 +268,36 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
                 b"make the mounts private".as_slice(),
                 c"/".as_ptr(),
             ),
+            MountOp::ReadOnlyEverything => {
+                #[repr(C)]
+                struct MountAttr {
+                    attr_set: u64,
+                    attr_clr: u64,
+                    propagation: u64,
+                    userns_fd: u64,
+                }
+                const MOUNT_ATTR_RDONLY: u64 = 0x1;
+                const AT_RECURSIVE: libc::c_uint = 0x8000;
+                let attr = MountAttr {
+                    attr_set: MOUNT_ATTR_RDONLY,
+                    attr_clr: 0,
+                    propagation: 0,
+                    userns_fd: 0,
+                };
+                let result = libc::syscall(
+                    libc::SYS_mount_setattr,
+                    libc::AT_FDCWD,
+                    c"/".as_ptr(),
+                    AT_RECURSIVE,
+                    &attr as *const MountAttr,
+                    std::mem::size_of::<MountAttr>(),
+                );
+                (
+                    libc::c_int::try_from(result).unwrap_or(-1),
+                    b"make the mounts read-only".as_slice(),
+                    c"/".as_ptr(),
+                )
+            }
             MountOp::Bind {
                 source,
                 target,
@@ -300,7 +333,9 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
     }
     let error = io::Error::last_os_error();
     // A path that went away since the plan has nothing left to hide or protect.
-    if error.raw_os_error() == Some(libc::ENOENT) && !matches!(op, MountOp::Private) {
+    if error.raw_os_error() == Some(libc::ENOENT)
+        && !matches!(op, MountOp::Private | MountOp::ReadOnlyEverything)
+    {
         return Ok(());
     }
     write_stderr(b"agent-guard sandbox: cannot ");

@@ -139,7 +139,10 @@ impl Prepared {
             rights: tmp_rights,
         });
         let ruleset = crate::ruleset::build(&grants, sockets != Sockets::None, launch.support)?;
-        let seccomp = vec![crate::seccomp::build(sockets)?, crate::seccomp::no_clone3()?];
+        let seccomp = vec![
+            crate::seccomp::build(sockets, !writes)?,
+            crate::seccomp::no_clone3()?,
+        ];
 
         // `/tmp` becomes the private directory where nothing the command needs lies beneath `/tmp`.
         let tmp_is_free = !plan
@@ -315,7 +318,22 @@ fn namespace_setup(
             format!("{gid} {gid} 1").into_bytes(),
         )
     });
-    let mut mounts = vec![MountOp::Private];
+    let mut mounts = vec![MountOp::Private, MountOp::ReadOnlyEverything];
+    // The places the command may write are bound again over themselves, writable (with what lies beneath them).
+    for grant in &plan.grants {
+        if grant.rights.contains(Rights::WRITE) && grant.path.is_dir() {
+            let target = c_path(&grant.path)?;
+            mounts.push(MountOp::Bind {
+                source: target.clone(),
+                target: target.clone(),
+                recursive: true,
+            });
+            mounts.push(MountOp::Remount {
+                flags: libc::MS_BIND | libc::MS_REMOUNT | (locked_flags(&grant.path) & !libc::MS_RDONLY),
+                target,
+            });
+        }
+    }
     // Read-only binds first and with what lies beneath them, so that the masks below land on top.
     for bind in &plan.read_only_binds {
         let target = c_path(&bind.path)?;

@@ -169,6 +169,25 @@ const HOME_SECRETS: &[&str] = &[
     ".local/share/com.vercel.cli",
     ".local/share/atuin",
     ".dbus-keyrings",
+    ".config/containers/auth.json",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    ".bundle/config",
+    ".ivy2/.credentials",
+    ".sbt/credentials",
+    ".sbt/.credentials",
+    ".pub-cache/credentials.json",
+    ".config/pip/pip.conf",
+    ".pip/pip.conf",
+    ".nuget/NuGet/NuGet.Config",
+    ".subversion/auth",
+    ".vercel",
+    ".ngrok2",
+    ".config/ngrok",
+    ".wakatime.cfg",
+    ".config/gitlab",
+    ".config/glab-cli",
+    ".config/Code/User/globalStorage",
 ];
 
 /// Package and build caches under the home directory that `workspace-write` may write: a build the user allowed
@@ -190,18 +209,35 @@ const HOME_CACHES: &[&str] = &[
     "go",
 ];
 
-/// Files inside those caches that configure the tools (a config that runs code, a registry credential): never
-/// written by a sandboxed command.
+/// What inside those caches configures the tools or is a program that other commands run later without asking
+/// (a cargo config with a `rustc-wrapper`, the toolchains `~/.cargo/bin/cargo` starts, `~/go/bin` on the `PATH`,
+/// sbt's global plugins, pre-commit's hook repositories, npx's package cache, browsers a test framework fetched):
+/// never written by a sandboxed command. A build that must install a toolchain does so outside the sandbox.
 const CACHE_CONFIG: &[&str] = &[
     ".cargo/config",
     ".cargo/config.toml",
     ".cargo/bin",
     ".cargo/env",
+    ".rustup/toolchains",
+    ".rustup/settings.toml",
+    ".rustup/update-hashes",
     ".gradle/init.d",
     ".gradle/init.gradle",
     ".gradle/init.gradle.kts",
+    ".gradle/wrapper",
     ".m2/extensions.xml",
+    ".m2/toolchains.xml",
     ".yarn/plugins",
+    ".yarn/releases",
+    ".npm/_npx",
+    ".bun/bin",
+    "go/bin",
+    ".sbt/1.0",
+    ".sbt/plugins",
+    ".cache/pre-commit",
+    ".cache/pypoetry/virtualenvs",
+    ".cache/ms-playwright",
+    ".cache/puppeteer",
 ];
 
 /// Variables that name a toolchain or package cache outside the home directory's usual places, whether it is a
@@ -241,6 +277,10 @@ const TOOLCHAIN_VARS: &[(&str, bool, &[&str])] = &[
     ("CONDA_PREFIX", false, &[]),
     ("VIRTUAL_ENV", false, &[]),
 ];
+
+/// How many times the first scan's limit the scan after a writing command looks at: it does not skip tagged
+/// caches (the command may have tagged one itself to hide a protected path in it).
+const AFTER_SCAN_FACTOR: usize = 5;
 
 /// The file that marks a directory as a regenerable cache (the Cache Directory Tagging convention; cargo's
 /// `target/` carries it): the scan for secrets does not descend into one.
@@ -470,7 +510,7 @@ impl Plan {
         let mut notes = Vec::new();
 
         let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
-        let found = scan(&all_roots, spec.scan_limit, protection, writes, &mut notes);
+        let found = scan(&all_roots, spec.scan_limit, protection, writes, true, &mut notes);
         let mut secrets: Vec<(PathBuf, bool)> = found.secrets;
         // The home directory's credential places, and the secret files at its top by their names.
         let named_at_home: Vec<PathBuf> = spec
@@ -703,7 +743,9 @@ impl Watch {
             return Vec::new();
         }
         let mut notes = Vec::new();
-        let now = scan(&self.roots, self.limit, protection, true, &mut notes).write_protected;
+        // A command can tag a directory as a cache itself: after it, every directory is looked into, further.
+        let limit = self.limit.saturating_mul(AFTER_SCAN_FACTOR);
+        let now = scan(&self.roots, limit, protection, true, false, &mut notes).write_protected;
         now.into_iter()
             .chain(
                 self.candidates
@@ -729,6 +771,7 @@ fn scan(
     limit: usize,
     protection: &dyn Protection,
     writes: bool,
+    skip_caches: bool,
     notes: &mut Vec<String>,
 ) -> Found {
     let mut found = Found::default();
@@ -759,7 +802,7 @@ fn scan(
                 if protected && writes {
                     found.write_protected.push(path.clone());
                 }
-                if is_dir && !secret && !protected && !path.join(CACHE_TAG).exists() {
+                if is_dir && !secret && !protected && !(skip_caches && path.join(CACHE_TAG).exists()) {
                     queue.push_back(path);
                 }
             }

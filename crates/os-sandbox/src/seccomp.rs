@@ -126,6 +126,52 @@ const REFUSED: &[libc::c_long] = &[
     libc::SYS_vhangup,
 ];
 
+/// Calls that change a file's metadata (mode, owner, times, extended attributes and ACLs). Landlock does not
+/// govern them, so a `read-only` command, which changes nothing, is refused them all: outside the roots it could
+/// otherwise make a user's files world-writable or set a program setuid. The newer calls share one number on every
+/// architecture: `fchmodat2` (452), `setxattrat` (463), `removexattrat` (466).
+#[cfg(target_arch = "x86_64")]
+const METADATA: &[libc::c_long] = &[
+    libc::SYS_chmod,
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    452,
+    libc::SYS_chown,
+    libc::SYS_fchown,
+    libc::SYS_lchown,
+    libc::SYS_fchownat,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_utimensat,
+    libc::SYS_futimesat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    463,
+    466,
+];
+
+#[cfg(target_arch = "aarch64")]
+const METADATA: &[libc::c_long] = &[
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    452,
+    libc::SYS_fchown,
+    libc::SYS_fchownat,
+    libc::SYS_utimensat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    463,
+    466,
+];
+
 /// `ioctl` requests that push characters into a terminal's input (`TIOCSTI`) or drive the console
 /// (`TIOCLINUX`): a command could type into the user's shell.
 const TERMINAL_INJECTION: [u64; 2] = [0x5412, 0x541C];
@@ -134,12 +180,16 @@ const TERMINAL_INJECTION: [u64; 2] = [0x5412, 0x541C];
 /// as a whole.
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-/// Compiles the filter: refused calls fail with `EPERM`, everything else runs.
-pub(crate) fn build(sockets: Sockets) -> Result<BpfProgram> {
+/// Compiles the filter: refused calls fail with `EPERM`, everything else runs. A command that may not write
+/// (`read_only`) is refused the calls that change metadata too.
+pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
     let error = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| SandboxError::Seccomp(format!("architecture `{}`: {e}", std::env::consts::ARCH)))?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = REFUSED.iter().map(|&nr| (nr, Vec::new())).collect();
+    if read_only {
+        rules.extend(METADATA.iter().map(|&nr| (nr, Vec::new())));
+    }
     let ioctl = TERMINAL_INJECTION
         .iter()
         .map(|&request| {
@@ -236,8 +286,10 @@ mod tests {
     #[test]
     fn every_variant_compiles() {
         for sockets in [Sockets::Any, Sockets::PrivateLoopback, Sockets::None] {
-            let program = build(sockets).unwrap();
-            assert!(program.len() > 10, "{sockets:?}");
+            for read_only in [true, false] {
+                let program = build(sockets, read_only).unwrap();
+                assert!(program.len() > 10, "{sockets:?}");
+            }
         }
         assert!(no_clone3().unwrap().len() > 3);
     }
