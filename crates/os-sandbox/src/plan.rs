@@ -802,7 +802,8 @@ fn scan(
                 if protected && writes {
                     found.write_protected.push(path.clone());
                 }
-                if is_dir && !secret && !protected && !(skip_caches && path.join(CACHE_TAG).exists()) {
+                let tagged_cache = skip_caches && path.join(CACHE_TAG).exists();
+                if is_dir && !secret && !protected && !tagged_cache {
                     queue.push_back(path);
                 }
             }
