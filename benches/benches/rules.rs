@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
 use agent_rules::{
-    Anchors, CallFacts, CommandFact, FileAccess, HookOutcome, PathFact, PermissionMode, Policy, Request, Rule,
+    Anchors, CallFacts, CommandFact, HookOutcome, PathFact, PermissionMode, Policy, Request, Rule,
 };
 use agent_tool_traits::{Decision, Source};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -146,7 +146,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let facts = CallFacts {
                     paths: vec![PathFact {
-                        access: FileAccess::Read,
+                        access: agent_tool_traits::Access::Read,
                         written: Path::new("/proj/src/lib.rs"),
                         resolved: Some(Path::new("/proj/src/lib.rs")),
                         inside_roots: Some(true),

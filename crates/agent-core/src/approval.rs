@@ -5,8 +5,8 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
-use agent_rules::{FileAccess, ToolKind, kind_of};
-use agent_tool_traits::{DecidedBy, ToolCall, Verdict};
+use agent_rules::{ToolKind, kind_of};
+use agent_tool_traits::{Access, DecidedBy, ToolCall, Verdict};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
@@ -302,11 +302,9 @@ pub fn suggest_rules(tool: &str, args: &Value, decided: &Decided, cwd: &Path) ->
 pub(crate) fn narrow_rules(tool: &str, args: &Value, decided: &Decided, cwd: &Path) -> Vec<String> {
     match kind_of(tool) {
         ToolKind::Shell => shell_rules(decided),
-        ToolKind::Read | ToolKind::Glob | ToolKind::Grep => {
-            path_rules("Read", decided, cwd, FileAccess::Read)
-        }
+        ToolKind::Read | ToolKind::Glob | ToolKind::Grep => path_rules("Read", decided, cwd, Access::Read),
         ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => {
-            path_rules("Edit", decided, cwd, FileAccess::Write)
+            path_rules("Edit", decided, cwd, Access::Write)
         }
         ToolKind::WebFetch => agent_rules::describe(tool, args)
             .ok()
@@ -379,7 +377,7 @@ fn shell_rules(decided: &Decided) -> Vec<String> {
 }
 
 /// One exact path rule per file of the call: `/`-anchored inside the project, `//`-anchored outside.
-fn path_rules(family: &str, decided: &Decided, cwd: &Path, access: FileAccess) -> Vec<String> {
+fn path_rules(family: &str, decided: &Decided, cwd: &Path, access: Access) -> Vec<String> {
     let mut rules = Vec::new();
     for (file_access, check) in &decided.paths {
         if *file_access != access {

@@ -53,7 +53,7 @@ pub use classifier::{
 };
 pub use describe::{CallTarget, describe, glob_base, host_of};
 pub use error::{Error, Result};
-pub use facts::{CallFacts, CommandFact, FileAccess, HookOutcome, PathFact, Request};
+pub use facts::{CallFacts, CommandFact, HookOutcome, PathFact, Request};
 pub use matcher::Anchors;
 pub use mode::PermissionMode;
 pub use path::{absolute_lexical, expand_home};

@@ -10,12 +10,13 @@ use crate::classifier::{
     Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
 };
 use crate::error::Result;
-use crate::facts::{CallFacts, FileAccess, Request};
+use crate::facts::{CallFacts, Request};
 use crate::matcher::{Anchors, CompiledRules, Subject};
 use crate::mode::PermissionMode;
 use crate::rule::Rule;
 use crate::settings::Settings;
 use crate::tool::{ToolKind, ToolName};
+use agent_tool_traits::Access;
 
 /// A compiled permission policy: the rules of every source, the mode, and the classifier of mode `auto`.
 /// Build it once per working directory; [`Policy::decide`] is the hot path.
@@ -143,10 +144,10 @@ impl Policy {
     /// `Edit(…)` and `Write(…)` rules for a write), the highest source first. Tool-wide rules (`Read`, `*`) are
     /// not path rules and never match here: this is what protects a file whoever reaches it, the kernel sandbox
     /// included.
-    pub fn path_rule(&self, behavior: Decision, access: FileAccess, path: &Path) -> Option<&Rule> {
+    pub fn path_rule(&self, behavior: Decision, access: Access, path: &Path) -> Option<&Rule> {
         let tool = ToolName::new(match access {
-            FileAccess::Read => "Read",
-            FileAccess::Write => "Edit",
+            Access::Read => "Read",
+            Access::Write => "Edit",
         });
         let mut best: Option<usize> = None;
         for family in path_families(access, &tool, tool.kind()) {
@@ -167,10 +168,10 @@ impl Policy {
     /// pattern starts from (`/home/u/.aws` for `Read(~/.aws/**)`, `/etc` for `Read(//etc/*.key)`). Rules that may
     /// match at any depth (`Read(.env)`) have no place and are not listed. With [`Policy::path_rule`] a caller
     /// finds what such a rule protects on disk.
-    pub fn rule_places(&self, behavior: Decision, access: FileAccess) -> Vec<&str> {
+    pub fn rule_places(&self, behavior: Decision, access: Access) -> Vec<&str> {
         let tool = ToolName::new(match access {
-            FileAccess::Read => "Read",
-            FileAccess::Write => "Edit",
+            Access::Read => "Read",
+            Access::Write => "Edit",
         });
         let mut places: Vec<&str> = path_families(access, &tool, tool.kind())
             .flat_map(|family| self.compiled.beneath(behavior, family, Path::new("/")))
@@ -189,7 +190,7 @@ impl Policy {
         let name = ToolName::new(tool);
         let kind = name.kind();
         let mut found: Vec<(&Rule, &str)> = Vec::new();
-        for family in path_families(FileAccess::Read, &name, kind) {
+        for family in path_families(Access::Read, &name, kind) {
             for (index, prefix) in self.compiled.beneath(Decision::Deny, family, dir) {
                 if let Some(rule) = self.compiled.rules.get(index)
                     && !found.iter().any(|(r, p)| std::ptr::eq(*r, rule) && *p == prefix)
@@ -408,7 +409,7 @@ impl Policy {
                         None => return None,
                     }
                 }
-                for fact in facts.paths.iter().filter(|p| p.access == FileAccess::Write) {
+                for fact in facts.paths.iter().filter(|p| p.access == Access::Write) {
                     use_rule(self.path_allow(fact, tool, kind)?);
                 }
             }
@@ -623,10 +624,10 @@ fn join_words(words: &[String], out: &mut String) {
 
 /// The tools whose path rules apply to a file access: `Read(…)` rules to every read, `Edit(…)` and `Write(…)`
 /// rules to every write, and the calling tool's own rules (`Grep(…)`, `NotebookEdit(…)`).
-fn path_families(access: FileAccess, tool: &ToolName, kind: ToolKind) -> impl Iterator<Item = &str> {
+fn path_families(access: Access, tool: &ToolName, kind: ToolKind) -> impl Iterator<Item = &str> {
     let (first, second): (&'static str, Option<&'static str>) = match access {
-        FileAccess::Read => ("Read", None),
-        FileAccess::Write => ("Edit", Some("Write")),
+        Access::Read => ("Read", None),
+        Access::Write => ("Edit", Some("Write")),
     };
     let own = (kind != ToolKind::Shell)
         .then_some(tool.as_str())

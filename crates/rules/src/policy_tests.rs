@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use agent_tool_traits::{Decision, Source};
 use proptest::prelude::*;
 
-use crate::facts::{CallFacts, CommandFact, FileAccess, HookOutcome, PathFact, Request};
+use crate::facts::{CallFacts, CommandFact, HookOutcome, PathFact, Request};
 use crate::matcher::{Anchors, CompiledRules, Subject};
 use crate::mode::PermissionMode;
 use crate::policy::Policy;
 use crate::rule::{Content, Rule, Target};
 use crate::tool::{ToolName, split_mcp};
+use agent_tool_traits::Access;
 
 const TOOLS: &[&str] = &[
     "Bash",
@@ -169,11 +170,7 @@ fn decide(policy: &Policy, call: &Call) -> Decision {
         .files
         .iter()
         .map(|(write, f)| PathFact {
-            access: if *write {
-                FileAccess::Write
-            } else {
-                FileAccess::Read
-            },
+            access: if *write { Access::Write } else { Access::Read },
             written: Path::new(f),
             resolved: Some(Path::new(f)),
             inside_roots: Some(f.starts_with("/proj/")),
@@ -294,7 +291,7 @@ proptest! {
         let relaxed = decide(&bypass, &call);
         // Whatever a rule denies or asks in the default mode stays so: bypass only lifts the defaults.
         let shell = (!call.commands.is_empty()).then(|| call.commands.iter().map(|(a, i, r)| CommandFact { argv: a, inner: *i, read_only: *r }).collect());
-        let facts = CallFacts { shell, paths: call.files.iter().map(|(w, f)| PathFact { access: if *w { FileAccess::Write } else { FileAccess::Read }, written: Path::new(f), resolved: Some(Path::new(f)), inside_roots: Some(f.starts_with("/proj/")) }).collect(), host: call.host, agent: call.agent };
+        let facts = CallFacts { shell, paths: call.files.iter().map(|(w, f)| PathFact { access: if *w { Access::Write } else { Access::Read }, written: Path::new(f), resolved: Some(Path::new(f)), inside_roots: Some(f.starts_with("/proj/")) }).collect(), host: call.host, agent: call.agent };
         let hooks = HookOutcome::default();
         let resolution = default.decide(&Request { tool: call.tool, facts: &facts, findings: &[], hooks: &hooks });
         let by_rule = matches!(resolution.verdict.provenance.step, Some(agent_tool_traits::DecidedBy::DenyRule | agent_tool_traits::DecidedBy::AskRule));
@@ -353,7 +350,7 @@ fn deny_rules_beneath_a_directory_are_those_a_search_of_it_meets() {
 
 #[test]
 fn path_rules_and_their_places() {
-    use crate::facts::FileAccess;
+    use agent_tool_traits::Access;
     let anchors = Anchors {
         cwd: "/proj".into(),
         home: Some("/home/u".into()),
@@ -371,7 +368,7 @@ fn path_rules_and_their_places() {
     let policy = Policy::from_rules(rules, PermissionMode::Default, &anchors).unwrap();
     let read = |path: &str| {
         policy
-            .path_rule(Decision::Deny, FileAccess::Read, Path::new(path))
+            .path_rule(Decision::Deny, Access::Read, Path::new(path))
             .map(|r| r.text.clone())
     };
     assert_eq!(
@@ -385,16 +382,16 @@ fn path_rules_and_their_places() {
     // The tool-wide `Read` deny is not a rule on any file.
     assert_eq!(read("/proj/src/main.rs"), None);
     assert_eq!(
-        policy.rule_places(Decision::Deny, FileAccess::Read),
+        policy.rule_places(Decision::Deny, Access::Read),
         vec!["/etc", "/home/u/.aws"]
     );
     assert_eq!(
-        policy.rule_places(Decision::Ask, FileAccess::Write),
+        policy.rule_places(Decision::Ask, Access::Write),
         vec!["/proj/deploy"]
     );
     assert!(
         policy
-            .path_rule(Decision::Ask, FileAccess::Write, Path::new("/proj/deploy/x.sh"))
+            .path_rule(Decision::Ask, Access::Write, Path::new("/proj/deploy/x.sh"))
             .is_some()
     );
 }

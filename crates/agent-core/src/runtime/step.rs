@@ -57,7 +57,7 @@ impl Runtime {
             planned.push(match check {
                 DuplicateCheck::Blocked { count } => Planned::Denied(duplicate_refusal(call, count)),
                 DuplicateCheck::Fresh | DuplicateCheck::Repeated { .. } => {
-                    if ToolName::new(&call.name) == ToolName::new(BgTaskRunTool::NAME)
+                    if call.tool() == ToolName::new(BgTaskRunTool::NAME)
                         && self.registry.contains(BgTaskRunTool::NAME)
                     {
                         self.plan_background(session_id, step, call).await
@@ -334,7 +334,7 @@ impl Runtime {
     /// How each call of `step` compares with the session's previous steps (tools by canonical name; calls given
     /// again for the same step number belong to that step).
     fn duplicate_checks(&self, session_id: &str, step: u32, calls: &[ToolCall]) -> Vec<DuplicateCheck> {
-        let names: Vec<String> = calls.iter().map(|c| ToolName::new(&c.name).to_string()).collect();
+        let names: Vec<String> = calls.iter().map(|c| c.tool().to_string()).collect();
         self.duplicates
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
