@@ -106,12 +106,15 @@ fn bench(c: &mut Criterion) {
                 };
                 black_box(
                     policy
-                        .decide(&Request {
-                            tool: "Bash",
-                            facts: &facts,
-                            findings: &[],
-                            hooks: &hooks,
-                        })
+                        .decide(
+                            &Request {
+                                tool: "Bash",
+                                facts: &facts,
+                                findings: &[],
+                                hooks: &hooks,
+                            },
+                            &agent_rules::SessionState::default(),
+                        )
                         .verdict
                         .decision,
                 )
@@ -155,12 +158,15 @@ fn bench(c: &mut Criterion) {
                 };
                 black_box(
                     policy
-                        .decide(&Request {
-                            tool: "Read",
-                            facts: &facts,
-                            findings: &[],
-                            hooks: &hooks,
-                        })
+                        .decide(
+                            &Request {
+                                tool: "Read",
+                                facts: &facts,
+                                findings: &[],
+                                hooks: &hooks,
+                            },
+                            &agent_rules::SessionState::default(),
+                        )
                         .verdict
                         .decision,
                 )

@@ -2,7 +2,7 @@
 //! `agent-tool-traits`, so a hook cannot miss a call a rule names (or fire on one it does not).
 
 use agent_hooks::{HookEvent, HookSettings};
-use agent_rules::{Anchors, CallFacts, HookOutcome, PermissionMode, Policy, Request, Rule};
+use agent_rules::{Anchors, CallFacts, HookOutcome, PermissionMode, Policy, Request, Rule, SessionState};
 use agent_tool_traits::{DecidedBy, Decision, Source, ToolName};
 use serde_json::json;
 
@@ -53,12 +53,15 @@ fn rule_denies(rule: &str, subject: &str) -> bool {
     let policy = Policy::from_rules(rules, PermissionMode::Default, &anchors).unwrap();
     let facts = CallFacts::default();
     let verdict = policy
-        .decide(&Request {
-            tool: subject,
-            facts: &facts,
-            findings: &[],
-            hooks: &HookOutcome::default(),
-        })
+        .decide(
+            &Request {
+                tool: subject,
+                facts: &facts,
+                findings: &[],
+                hooks: &HookOutcome::default(),
+            },
+            &SessionState::default(),
+        )
         .verdict;
     verdict.provenance.step == Some(DecidedBy::DenyRule)
 }

@@ -7,7 +7,7 @@ use agent_fs_sandbox::{PathCheck, PathSandbox, ProtectedPaths, Reach, RootKind, 
 use agent_os_sandbox::EnvPolicy;
 use agent_rules::{
     Anchors, CallFacts, CallTarget, CommandFact, HookOutcome, PathFact, PermissionMode, Policy, Request,
-    Resolution, Settings, ToolKind, describe,
+    Resolution, SessionState, Settings, ToolKind, describe,
 };
 use agent_tool_traits::{Access, Confinement, Decision, Layer, PermissionCheck, Provenance, Source, Verdict};
 use serde_json::Value;
@@ -193,18 +193,22 @@ impl Guard {
         self.sandbox_mode
     }
 
-    /// Decides a call of `tool` with `args`, without hooks or tool checks (the `agent-guard check` path).
+    /// Decides a call of `tool` with `args` on its own: without hooks or tool checks, in a fresh session (the
+    /// `agent-guard check` path, where every input is a process of its own).
     pub fn decide(&self, tool: &str, args: &Value) -> Decided {
-        self.decide_with(tool, args, &HookOutcome::default(), &[])
+        self.decide_with(tool, args, &HookOutcome::default(), &[], &SessionState::default())
     }
 
-    /// Decides a call with what the PreToolUse hooks said and the tool's own `check_permissions`.
+    /// Decides a call with what the PreToolUse hooks said and the tool's own `check_permissions`, in a session
+    /// that has accumulated `session`. Pure: the guard and `session` are only read, so deciding the same call twice
+    /// gives the same decision; the caller records the decisions it acts on ([`SessionState::record`]).
     pub fn decide_with(
         &self,
         tool: &str,
         args: &Value,
         hooks: &HookOutcome,
         tool_checks: &[PermissionCheck],
+        session: &SessionState,
     ) -> Decided {
         let mut findings: Vec<Verdict> = tool_checks
             .iter()
@@ -376,12 +380,15 @@ impl Guard {
             host,
             agent,
         };
-        let resolution = self.policy.decide(&Request {
-            tool,
-            facts: &facts,
-            findings: &findings,
-            hooks,
-        });
+        let resolution = self.policy.decide(
+            &Request {
+                tool,
+                facts: &facts,
+                findings: &findings,
+                hooks,
+            },
+            session,
+        );
         let mut resolution = resolution;
         if let Some(why) = &self.sandbox_error {
             resolution.verdict.diagnostics.push(format!("no sandbox: {why}"));

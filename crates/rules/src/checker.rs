@@ -97,12 +97,15 @@ impl PermissionChecker {
                 reason: "the rules cannot be compiled".to_owned(),
             };
         };
-        let resolution = policy.decide(&Request {
-            tool: tool_name,
-            facts: &facts,
-            findings: &[],
-            hooks: &hooks,
-        });
+        let resolution = policy.decide(
+            &Request {
+                tool: tool_name,
+                facts: &facts,
+                findings: &[],
+                hooks: &hooks,
+            },
+            &crate::session::SessionState::default(),
+        );
         match resolution.verdict.decision {
             Decision::Allow => PermissionResult::Allowed,
             Decision::Ask => PermissionResult::AskUser {

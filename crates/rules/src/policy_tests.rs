@@ -1,18 +1,22 @@
 //! Properties of the compiled matcher and the resolution: the compiled matcher agrees with a plain linear
-//! reference; adding a deny rule never weakens a decision; `bypassPermissions` never overrides a deny or ask rule.
+//! reference; adding a deny rule never weakens a decision; `bypassPermissions` never overrides a deny or ask rule;
+//! deciding is pure (the same call twice, the same resolution, the session untouched).
 
 use std::path::{Path, PathBuf};
 
 use agent_tool_traits::{Decision, Source};
 use proptest::prelude::*;
 
+use crate::classifier::{Classifier, ClassifierInput, ClassifierVerdict, DenialTracker};
 use crate::facts::{CallFacts, CommandFact, HookOutcome, PathFact, Request};
 use crate::matcher::{Anchors, CompiledRules, Subject};
 use crate::mode::PermissionMode;
-use crate::policy::Policy;
+use crate::policy::{ClassifierOutcome, Policy, Resolution};
 use crate::rule::{Content, Rule, Target};
+use crate::session::SessionState;
 use crate::tool::{ToolName, split_mcp};
 use agent_tool_traits::Access;
+use std::sync::Arc;
 
 const TOOLS: &[&str] = &[
     "Bash",
@@ -156,6 +160,11 @@ fn call() -> impl Strategy<Value = Call> {
 }
 
 fn decide(policy: &Policy, call: &Call) -> Decision {
+    resolve(policy, call, &SessionState::default()).verdict.decision
+}
+
+/// The resolution of `call` in a session that has accumulated `session`.
+fn resolve(policy: &Policy, call: &Call, session: &SessionState) -> Resolution {
     let shell = (!call.commands.is_empty()).then(|| {
         call.commands
             .iter()
@@ -183,15 +192,56 @@ fn decide(policy: &Policy, call: &Call) -> Decision {
         agent: call.agent,
     };
     let hooks = HookOutcome::default();
-    policy
-        .decide(&Request {
+    policy.decide(
+        &Request {
             tool: call.tool,
             facts: &facts,
             findings: &[],
             hooks: &hooks,
-        })
-        .verdict
-        .decision
+        },
+        session,
+    )
+}
+
+/// A classifier that blocks every call that is not read-only, so that the session's denial tracker matters.
+#[derive(Debug)]
+struct BlocksWrites;
+
+impl Classifier for BlocksWrites {
+    fn classify(&self, input: &ClassifierInput<'_>) -> ClassifierVerdict {
+        if input.read_only {
+            ClassifierVerdict::Approve("read-only".to_owned())
+        } else {
+            ClassifierVerdict::Block("not read-only".to_owned())
+        }
+    }
+}
+
+fn mode() -> impl Strategy<Value = PermissionMode> {
+    proptest::sample::select(vec![
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::DontAsk,
+        PermissionMode::BypassPermissions,
+        PermissionMode::Auto,
+        PermissionMode::Bubble,
+    ])
+}
+
+/// A session that has recorded the classifier's denials (`true`) and approvals (`false`) in this order.
+fn session() -> impl Strategy<Value = SessionState> {
+    proptest::collection::vec(any::<bool>(), 0..30).prop_map(|history| {
+        let mut denials = DenialTracker::default();
+        for denial in history {
+            if denial {
+                denials.record_denial();
+            } else {
+                denials.record_approval();
+            }
+        }
+        SessionState::with_denials(denials)
+    })
 }
 
 /// The linear reference: every rule checked one by one, the best by source then load order.
@@ -284,6 +334,32 @@ proptest! {
     }
 
     #[test]
+    fn deciding_is_pure(rules in rules(), call in call(), mode in mode(), session in session(), strict in any::<bool>()) {
+        let mut policy = Policy::from_rules(rules, mode, &anchors()).unwrap();
+        if strict {
+            policy = policy.with_classifier(Arc::new(BlocksWrites));
+        }
+        let before = session;
+        let first = resolve(&policy, &call, &session);
+        let second = resolve(&policy, &call, &session);
+        prop_assert_eq!(&first.verdict, &second.verdict);
+        prop_assert_eq!(&first.considered, &second.considered);
+        prop_assert_eq!(&first.conflicts, &second.conflicts);
+        prop_assert_eq!(first.classifier, second.classifier);
+        prop_assert_eq!(session, before, "deciding changed the session");
+        // Only the owner's recording changes the session, and only by what the classifier did.
+        let mut recorded = session;
+        recorded.record(&first);
+        let (consecutive, total) = before.denials().counts();
+        match first.classifier {
+            None => prop_assert_eq!(recorded, before),
+            Some(ClassifierOutcome::Approved) => prop_assert_eq!(recorded.denials().counts(), (0, total)),
+            Some(ClassifierOutcome::Blocked) => prop_assert_eq!(recorded.denials().counts(), (consecutive + 1, total + 1)),
+        }
+        prop_assert!(first.classifier.is_none() || mode == PermissionMode::Auto);
+    }
+
+    #[test]
     fn bypass_never_overrides_deny_or_ask_rules(rules in rules(), call in call()) {
         let default = Policy::from_rules(rules.clone(), PermissionMode::Default, &anchors()).unwrap();
         let bypass = Policy::from_rules(rules, PermissionMode::BypassPermissions, &anchors()).unwrap();
@@ -293,7 +369,7 @@ proptest! {
         let shell = (!call.commands.is_empty()).then(|| call.commands.iter().map(|(a, i, r)| CommandFact { argv: a, inner: *i, read_only: *r }).collect());
         let facts = CallFacts { shell, paths: call.files.iter().map(|(w, f)| PathFact { access: if *w { Access::Write } else { Access::Read }, written: Path::new(f), resolved: Some(Path::new(f)), inside_roots: Some(f.starts_with("/proj/")) }).collect(), host: call.host, agent: call.agent };
         let hooks = HookOutcome::default();
-        let resolution = default.decide(&Request { tool: call.tool, facts: &facts, findings: &[], hooks: &hooks });
+        let resolution = default.decide(&Request { tool: call.tool, facts: &facts, findings: &[], hooks: &hooks }, &SessionState::default());
         let by_rule = matches!(resolution.verdict.provenance.step, Some(agent_tool_traits::DecidedBy::DenyRule | agent_tool_traits::DecidedBy::AskRule));
         if by_rule {
             prop_assert_eq!(relaxed, base);
@@ -393,5 +469,42 @@ fn path_rules_and_their_places() {
         policy
             .path_rule(Decision::Ask, Access::Write, Path::new("/proj/deploy/x.sh"))
             .is_some()
+    );
+}
+
+#[test]
+fn the_session_owner_records_denials_and_the_tracker_trips_across_decisions() {
+    let policy = Policy::from_rules(Vec::new(), PermissionMode::Auto, &anchors())
+        .unwrap()
+        .with_classifier(Arc::new(BlocksWrites));
+    let write = Call {
+        tool: "Write",
+        commands: Vec::new(),
+        files: vec![(true, "/proj/a.txt")],
+        host: None,
+        agent: None,
+    };
+    let mut session = SessionState::default();
+    for round in 1..=2 {
+        let resolution = resolve(&policy, &write, &session);
+        assert_eq!(resolution.verdict.decision, Decision::Deny, "block {round}");
+        assert_eq!(resolution.classifier, Some(ClassifierOutcome::Blocked));
+        session.record(&resolution);
+    }
+    // The third block in a row trips the tracker: asking takes its place.
+    let third = resolve(&policy, &write, &session);
+    assert_eq!(
+        third.verdict.decision,
+        Decision::Ask,
+        "{}",
+        third.verdict.reason()
+    );
+    assert!(third.verdict.reason().contains("3 in a row"));
+    // A fresh session (what `check` decides every input with) still blocks: the policy kept nothing.
+    assert_eq!(
+        resolve(&policy, &write, &SessionState::default())
+            .verdict
+            .decision,
+        Decision::Deny
     );
 }

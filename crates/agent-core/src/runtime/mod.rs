@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_hooks::{AuditLogHook, HookRegistry, MetricsHook, MetricsSnapshot};
-use agent_rules::Settings;
+use agent_rules::{SessionState, Settings};
 use agent_runtime_limits::DuplicateDetector;
 use agent_tool_traits::CancelRegistry;
 use tokio_util::sync::CancellationToken;
@@ -52,6 +52,9 @@ pub struct Runtime {
     tokens: Mutex<HashMap<String, CancellationToken>>,
     /// The duplicate-call detector of each running session.
     duplicates: Mutex<HashMap<String, DuplicateDetector>>,
+    /// What each running session has accumulated that its decisions read (the denial tracker of mode `auto`);
+    /// the guard holds none of it.
+    sessions: Mutex<HashMap<String, SessionState>>,
     /// What the `subagent` tool starts children with, when this runtime has it.
     host: Option<Arc<SubagentHost>>,
     /// The running background tasks and the queue of their results.
@@ -105,6 +108,7 @@ impl Runtime {
             registry,
             tokens: Mutex::default(),
             duplicates: Mutex::default(),
+            sessions: Mutex::default(),
             host: None,
             background: BgTasks::default(),
         }

@@ -5,7 +5,7 @@ use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
 use agent_hooks::{CallStatus, HookRegistry, PostToolUseContext, PreToolUseContext};
-use agent_rules::{HookOutcome, ToolName};
+use agent_rules::{HookOutcome, SessionState, ToolName};
 use agent_runtime_limits::{DuplicateCheck, DuplicateDetector};
 use agent_tool_traits::{
     Confinement, DecidedBy, Decision, Layer, PermissionCheck, Provenance, Tool, ToolCall, ToolContext,
@@ -284,7 +284,9 @@ impl Runtime {
                 call.name
             ))],
         };
-        let decided = self.decide_bounded(&call, &hooks, &checks).await;
+        let session = self.session_state(session_id);
+        let decided = self.decide_bounded(&call, &hooks, &checks, session).await;
+        self.record(session_id, &decided);
         let confinement = decided.confinement;
         let verdict = decided.verdict().clone();
         let (verdict, source, answer) = match verdict.decision {
@@ -357,6 +359,7 @@ impl Runtime {
         call: &ToolCall,
         hooks: &HookOutcome,
         checks: &[PermissionCheck],
+        session: SessionState,
     ) -> Decided {
         // Only the shell parser can run away; every other decision is bounded by the size of its input and is
         // made here, without the thread handoff (ten times the cost of the decision itself).
@@ -364,13 +367,20 @@ impl Runtime {
             agent_rules::describe(&call.name, &call.args),
             Ok(agent_rules::CallTarget::Shell(_))
         ) {
-            return self.decide_with(call, hooks, checks);
+            return self.decide_with(call, hooks, checks, &session);
         }
         let own = self.agent.guard.current();
         let ceiling = self.agent.ceiling.as_ref().map(GuardHandle::current);
         let (job_call, job_hooks, job_checks) = (call.clone(), hooks.clone(), checks.to_vec());
         let task = tokio::task::spawn_blocking(move || {
-            stricter_decision(&own, ceiling.as_deref(), &job_call, &job_hooks, &job_checks)
+            stricter_decision(
+                &own,
+                ceiling.as_deref(),
+                &job_call,
+                &job_hooks,
+                &job_checks,
+                &session,
+            )
         });
         let limit = self.agent.config.decision_limit;
         match tokio::time::timeout(limit, task).await {
@@ -389,6 +399,7 @@ impl Runtime {
                         verdict: verdict.clone(),
                         considered: vec![verdict],
                         conflicts: Vec::new(),
+                        classifier: None,
                     },
                     analysis: None,
                     paths: Vec::new(),
@@ -399,9 +410,15 @@ impl Runtime {
         }
     }
 
-    /// The guard's decision of `call`; in a subagent, the stricter of its own and its parent's (a child may do
-    /// nothing its parent may not).
-    fn decide_with(&self, call: &ToolCall, hooks: &HookOutcome, checks: &[PermissionCheck]) -> Decided {
+    /// The guard's decision of `call` in a session that has accumulated `session`; in a subagent, the stricter of
+    /// its own and its parent's (a child may do nothing its parent may not).
+    fn decide_with(
+        &self,
+        call: &ToolCall,
+        hooks: &HookOutcome,
+        checks: &[PermissionCheck],
+        session: &SessionState,
+    ) -> Decided {
         let ceiling = self.agent.ceiling.as_ref().map(GuardHandle::current);
         stricter_decision(
             &self.agent.guard.current(),
@@ -409,13 +426,35 @@ impl Runtime {
             call,
             hooks,
             checks,
+            session,
         )
     }
 
+    /// What the session `session_id` has accumulated that its decisions read.
+    fn session_state(&self, session_id: &str) -> SessionState {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(session_id)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Records in the session `session_id` what the decision of a call it acts on did (the classifier's approval
+    /// or block in mode `auto`).
+    fn record(&self, session_id: &str, decided: &Decided) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(session_id.to_owned())
+            .or_default()
+            .record(&decided.resolution);
+    }
+
     /// What the permission pipeline decides for a call of `tool` with `args` before anyone answers an ask: the
-    /// guard with the tool's own checks (in a subagent, under its parent's permissions too), without hooks. In a
-    /// silent context without `bubble`, an ask is already a deny.
-    /// A `bg_task_run` call is decided as its inner call.
+    /// guard with the tool's own checks (in a subagent, under its parent's permissions too), without hooks, as a
+    /// fresh session would. In a silent context without `bubble`, an ask is already a deny. An inspection: it
+    /// records nothing. A `bg_task_run` call is decided as its inner call.
     pub fn decide(&self, tool: &str, args: &Value) -> Verdict {
         if ToolName::new(tool) == ToolName::new(BgTaskRunTool::NAME)
             && self.registry.contains(BgTaskRunTool::NAME)
@@ -430,7 +469,7 @@ impl Runtime {
                 "no tool named `{tool}` is available to this agent"
             ))],
         };
-        let decided = self.decide_with(&call, &HookOutcome::default(), &checks);
+        let decided = self.decide_with(&call, &HookOutcome::default(), &checks, &SessionState::default());
         let verdict = decided.verdict().clone();
         match verdict.decision {
             Decision::Ask if self.agent.config.silent && !self.agent.bubble => {
@@ -474,18 +513,21 @@ async fn post_process(
     }
 }
 
-/// The decision of `own`, or of `ceiling` (the parent's guard of a subagent) when that one is stricter.
+/// The decision of `own` in the session `session`, or of `ceiling` (the parent's guard of a subagent) when that one
+/// is stricter. The parent's decision is made as in a fresh session, whose denial tracker has never tripped: the
+/// child's history never loosens its parent's limit, and the parent's session does not count its children's calls.
 fn stricter_decision(
     own: &Guard,
     ceiling: Option<&Guard>,
     call: &ToolCall,
     hooks: &HookOutcome,
     checks: &[PermissionCheck],
+    session: &SessionState,
 ) -> Decided {
-    let mine = own.decide_with(&call.name, &call.args, hooks, checks);
+    let mine = own.decide_with(&call.name, &call.args, hooks, checks, session);
     match ceiling {
         Some(parent) => {
-            let theirs = parent.decide_with(&call.name, &call.args, hooks, checks);
+            let theirs = parent.decide_with(&call.name, &call.args, hooks, checks, &SessionState::default());
             let confinement = narrower(mine.confinement, theirs.confinement);
             let mut chosen = if theirs.verdict().decision > mine.verdict().decision {
                 theirs
