@@ -34,7 +34,6 @@
 //! # Ok::<(), agent_rules::Error>(())
 //! ```
 
-mod checker;
 mod classifier;
 mod describe;
 mod error;
@@ -50,7 +49,6 @@ mod session;
 mod settings;
 mod tool;
 
-pub use checker::{PermissionChecker, PermissionResult};
 pub use classifier::{
     Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
 };

@@ -508,3 +508,70 @@ fn the_session_owner_records_denials_and_the_tracker_trips_across_decisions() {
         Decision::Deny
     );
 }
+
+/// A chain of tool-wide rules decided by name alone: aliases share rules, a tool no rule names gets its default,
+/// every ask beats every allow, `dontAsk` turns an ask into a deny, and neither an ask rule nor a deny rule yields
+/// to `bypassPermissions`.
+#[test]
+fn tool_wide_rules_decide_by_name_and_alias() {
+    let rules = |mode: PermissionMode| {
+        let rules = [
+            ("run_bash", Decision::Deny),
+            ("download_paper", Decision::Deny),
+            ("file_write", Decision::Ask),
+            ("search_papers", Decision::Allow),
+            ("WebFetch(domain:docs.rs)", Decision::Allow),
+        ]
+        .into_iter()
+        .map(|(text, behavior)| Rule::parse(text, behavior, Source::Session).unwrap())
+        .collect();
+        Policy::from_rules(rules, PermissionMode::Default, &anchors())
+            .unwrap()
+            .with_mode(mode, Source::CliArg)
+    };
+    let by_name = |policy: &Policy, tool: &'static str, host: Option<&'static str>| {
+        let call = Call {
+            tool,
+            commands: Vec::new(),
+            files: Vec::new(),
+            host,
+            agent: None,
+        };
+        decide(policy, &call)
+    };
+    let default = rules(PermissionMode::Default);
+    assert_eq!(by_name(&default, "search_papers", None), Decision::Allow);
+    assert_eq!(by_name(&default, "run_bash", None), Decision::Deny);
+    assert_eq!(
+        by_name(&default, "Bash", None),
+        Decision::Deny,
+        "aliases share rules"
+    );
+    assert_eq!(
+        by_name(&default, "Write", None),
+        Decision::Ask,
+        "aliases share rules"
+    );
+    assert_eq!(
+        by_name(&default, "mcp__x__y", None),
+        Decision::Ask,
+        "unknown tools ask"
+    );
+    assert_eq!(by_name(&default, "WebFetch", Some("docs.rs")), Decision::Allow);
+    let dont_ask = rules(PermissionMode::DontAsk);
+    assert_eq!(by_name(&dont_ask, "file_write", None), Decision::Deny);
+    let bypass = rules(PermissionMode::BypassPermissions);
+    assert_eq!(
+        by_name(&bypass, "file_write", None),
+        Decision::Ask,
+        "an ask rule is bypass-immune"
+    );
+    assert_eq!(by_name(&bypass, "run_bash", None), Decision::Deny);
+    assert_eq!(by_name(&bypass, "mcp__x__y", None), Decision::Allow);
+    // Every ask beats every allow, whatever their sources.
+    let mut with_ask = default.rules().to_vec();
+    with_ask.push(Rule::parse("*", Decision::Ask, Source::User).unwrap());
+    let with_ask = Policy::from_rules(with_ask, PermissionMode::Default, &anchors()).unwrap();
+    assert_eq!(by_name(&with_ask, "WebFetch", Some("docs.rs")), Decision::Ask);
+    assert_eq!(by_name(&with_ask, "search_papers", None), Decision::Ask);
+}
