@@ -12,7 +12,7 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
-use agent_core::{Guard, GuardOptions};
+use agent_decide::{Guard, GuardOptions};
 use agent_rules::{Rule, Settings};
 use agent_tool_traits::{Decision, Source};
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -7,7 +7,8 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use agent_bash_guard::{BashConfig, BashGuard};
-use agent_core::{Guard, GuardOptions, HookInput, HookOutput, Runtime, RuntimeConfig, ScriptedChildren};
+use agent_core::{Runtime, RuntimeConfig, ScriptedChildren};
+use agent_decide::{Guard, GuardOptions, HookInput, HookOutput};
 use agent_fs_sandbox::{Access, PathSandbox, SandboxConfig};
 use agent_rules::{DenialTracker, Discovery, HookOutcome, PermissionMode, Rule, SessionState, Settings};
 use agent_runtime_limits::{

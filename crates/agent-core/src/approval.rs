@@ -5,12 +5,11 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
+use agent_decide::Decided;
 use agent_rules::{ToolKind, kind_of};
 use agent_tool_traits::{Access, DecidedBy, ToolCall, Verdict};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
-
-use crate::guard::Decided;
 
 /// The future an approver returns. Boxed so that `dyn Approver` works with any executor.
 pub type ApprovalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

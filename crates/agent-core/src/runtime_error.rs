@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub enum RuntimeError {
     /// The guard could not be built from the settings.
     #[error(transparent)]
-    Guard(#[from] crate::error::Error),
+    Guard(#[from] agent_decide::Error),
     /// A rule or settings file could not be loaded.
     #[error(transparent)]
     Rules(#[from] agent_rules::Error),

@@ -3,6 +3,7 @@
 
 use std::sync::PoisonError;
 
+use agent_decide::{Decided, Guard};
 use agent_hooks::{PermissionAnswer, PreToolUseContext};
 use agent_rules::Rule;
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
@@ -11,7 +12,6 @@ use super::Runtime;
 use crate::approval::{
     ApprovalAnswer, ApprovalRequest, local_settings_file, narrow_rules, save_allow_rules, suggest_rules,
 };
-use crate::guard::{Decided, Guard};
 use crate::telemetry::DecisionSource;
 
 impl Runtime {

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_decide::{Guard, GuardOptions};
 use agent_hooks::{AuditLogHook, HookRegistry, MetricsHook, MetricsSnapshot};
 use agent_rules::{SessionState, Settings};
 use agent_runtime_limits::DuplicateDetector;
@@ -24,7 +25,6 @@ use agent_tool_traits::CancelRegistry;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
-use crate::guard::{Guard, GuardOptions};
 use crate::guard_handle::GuardHandle;
 use crate::persist::OutputStore;
 use crate::registry::ToolRegistry;

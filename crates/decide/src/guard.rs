@@ -46,6 +46,22 @@ pub struct Decided {
 }
 
 impl Decided {
+    /// A decision made without the layers: `verdict` alone (a deny past the time bound, an internal error).
+    pub fn from_verdict(verdict: Verdict) -> Self {
+        Self {
+            resolution: Resolution {
+                verdict: verdict.clone(),
+                considered: vec![verdict],
+                conflicts: Vec::new(),
+                classifier: None,
+            },
+            analysis: None,
+            paths: Vec::new(),
+            findings: Vec::new(),
+            confinement: None,
+        }
+    }
+
     /// The final verdict.
     pub fn verdict(&self) -> &Verdict {
         &self.resolution.verdict
