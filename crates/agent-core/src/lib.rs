@@ -31,13 +31,13 @@ mod persist;
 mod registry;
 mod runtime;
 mod runtime_error;
-mod scenario;
+mod scripted;
 mod telemetry;
 mod tools;
 
 pub use approval::{
     ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, HeadlessApprover,
-    PendingApproval, TerminalApprover, local_settings_file, save_allow_rules, suggest_rules,
+    PendingApproval, local_settings_file, save_allow_rules, suggest_rules,
 };
 pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};
@@ -49,10 +49,7 @@ pub use runtime::{
     StepRecord, SubagentTool, tool_timeout_from_env,
 };
 pub use runtime_error::RuntimeError;
-pub use scenario::{
-    PreparedScenario, Scenario, ScenarioCall, ScenarioTurn, ScriptedApprover, ScriptedChildren,
-    ScriptedModel, run_scenario,
-};
+pub use scripted::{ScriptedApprover, ScriptedCall, ScriptedChildren, ScriptedModel, ScriptedTurn};
 pub use telemetry::DecisionSource;
 pub use tools::{
     AskUserTool, BashLimits, FileEditTool, FileWriteTool, GlobFilesTool, GrepFilesTool, ReadFileTool,

@@ -12,6 +12,8 @@ mod json_text;
 mod load;
 mod rules_cmd;
 mod sandbox_cmd;
+mod scenario;
+mod terminal;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
