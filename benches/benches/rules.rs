@@ -1,5 +1,5 @@
 //! One rule check at 10 / 1,000 / 10,000 rules: the compiled policy against a linear scan of individually
-//! compiled rules (the first design's rule chain by tool name, extended with content matching). `decide/*` is a whole
+//! compiled rules (a rule chain by tool name, extended with content matching). `decide/*` is a whole
 //! resolution (matching, verdict, reasons); `compiled_match/*` is the matching alone for all three behaviours, the
 //! like-for-like comparison with `linear/*`.
 
