@@ -1,5 +1,5 @@
 //! One full in-process decision through `Guard::decide` (describe the call, shell analysis, sandbox checks, rule
-//! resolution) for typical calls, against the seed's whole design for the same calls: a first-word allow/deny list
+//! resolution) for typical calls, against a naive design for the same calls: a first-word allow/deny list
 //! for commands, `canonicalize` plus a string-prefix check for paths, and a linear scan of tool-name rules.
 
 #![allow(
@@ -12,13 +12,13 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
-use agent_core::{Guard, GuardOptions};
+use agent_decide::{Guard, GuardOptions};
 use agent_rules::{Rule, Settings};
 use agent_tool_traits::{Decision, Source};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
-/// The seed's layer 2, 4 and 5 checks, reimplemented small.
+/// The naive design's rule, path and command checks, reimplemented small.
 struct Seed {
     rules: Vec<(String, Decision)>,
     roots: Vec<PathBuf>,

@@ -1,5 +1,5 @@
 //! One rule check at 10 / 1,000 / 10,000 rules: the compiled policy against a linear scan of individually
-//! compiled rules (the seed's `PermissionChecker` design, extended with content matching). `decide/*` is a whole
+//! compiled rules (a rule chain by tool name, extended with content matching). `decide/*` is a whole
 //! resolution (matching, verdict, reasons); `compiled_match/*` is the matching alone for all three behaviours, the
 //! like-for-like comparison with `linear/*`.
 
@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
 use agent_rules::{
-    Anchors, CallFacts, CommandFact, FileAccess, HookOutcome, PathFact, PermissionMode, Policy, Request, Rule,
+    Anchors, CallFacts, CommandFact, HookOutcome, PathFact, PermissionMode, Policy, Request, Rule,
 };
 use agent_tool_traits::{Decision, Source};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -106,12 +106,15 @@ fn bench(c: &mut Criterion) {
                 };
                 black_box(
                     policy
-                        .decide(&Request {
-                            tool: "Bash",
-                            facts: &facts,
-                            findings: &[],
-                            hooks: &hooks,
-                        })
+                        .decide(
+                            &Request {
+                                tool: "Bash",
+                                facts: &facts,
+                                findings: &[],
+                                hooks: &hooks,
+                            },
+                            &agent_rules::SessionState::default(),
+                        )
                         .verdict
                         .decision,
                 )
@@ -146,7 +149,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let facts = CallFacts {
                     paths: vec![PathFact {
-                        access: FileAccess::Read,
+                        access: agent_tool_traits::Access::Read,
                         written: Path::new("/proj/src/lib.rs"),
                         resolved: Some(Path::new("/proj/src/lib.rs")),
                         inside_roots: Some(true),
@@ -155,12 +158,15 @@ fn bench(c: &mut Criterion) {
                 };
                 black_box(
                     policy
-                        .decide(&Request {
-                            tool: "Read",
-                            facts: &facts,
-                            findings: &[],
-                            hooks: &hooks,
-                        })
+                        .decide(
+                            &Request {
+                                tool: "Read",
+                                facts: &facts,
+                                findings: &[],
+                                hooks: &hooks,
+                            },
+                            &agent_rules::SessionState::default(),
+                        )
                         .verdict
                         .decision,
                 )

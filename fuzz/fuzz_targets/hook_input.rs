@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use agent_core::{Guard, GuardOptions, HookInput, HookOutput};
+use agent_decide::{Guard, GuardOptions, HookInput, HookOutput};
 use agent_rules::Settings;
 use libfuzzer_sys::fuzz_target;
 

@@ -2,7 +2,7 @@
 
 #![no_main]
 
-use agent_rules::{Anchors, CallFacts, CommandFact, HookOutcome, PermissionMode, Policy, Request, Rule};
+use agent_rules::{Anchors, CallFacts, CommandFact, HookOutcome, PermissionMode, Policy, Request, Rule, SessionState};
 use agent_tool_traits::{Decision, Source};
 use libfuzzer_sys::fuzz_target;
 
@@ -14,5 +14,5 @@ fuzz_target!(|data: &[u8]| {
     let argv: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
     let facts = CallFacts { shell: Some(vec![CommandFact { argv: &argv, inner: 0, read_only: true }]), ..CallFacts::default() };
     let hooks = HookOutcome::default();
-    let _ = policy.decide(&Request { tool: "Bash", facts: &facts, findings: &[], hooks: &hooks });
+    let _ = policy.decide(&Request { tool: "Bash", facts: &facts, findings: &[], hooks: &hooks }, &SessionState::default());
 });

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use agent_rules::HookOutcome;
+use agent_rules::{HookOutcome, SessionState};
 use agent_tool_traits::Decision;
 use serde_json::json;
 
@@ -92,7 +92,13 @@ fn hooks_never_override_a_deny_or_a_safety_ask() {
         allow: Some("the hook says yes".to_owned()),
         ..HookOutcome::default()
     };
-    let push = guard.decide_with("Bash", &json!({"command": "git push"}), &allow, &[]);
+    let push = guard.decide_with(
+        "Bash",
+        &json!({"command": "git push"}),
+        &allow,
+        &[],
+        &SessionState::default(),
+    );
     assert_eq!(push.verdict().decision, Decision::Deny);
     assert!(
         push.resolution
@@ -100,9 +106,21 @@ fn hooks_never_override_a_deny_or_a_safety_ask() {
             .iter()
             .any(|c| c.overridden.contains("the hook says yes"))
     );
-    let wipe = guard.decide_with("Bash", &json!({"command": "rm -rf /"}), &allow, &[]);
+    let wipe = guard.decide_with(
+        "Bash",
+        &json!({"command": "rm -rf /"}),
+        &allow,
+        &[],
+        &SessionState::default(),
+    );
     assert_eq!(wipe.verdict().decision, Decision::Deny);
-    let secret = guard.decide_with("Read", &json!({"file_path": ".env"}), &allow, &[]);
+    let secret = guard.decide_with(
+        "Read",
+        &json!({"file_path": ".env"}),
+        &allow,
+        &[],
+        &SessionState::default(),
+    );
     assert_eq!(
         secret.verdict().decision,
         Decision::Ask,

@@ -7,9 +7,10 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use agent_bash_guard::{BashConfig, BashGuard};
-use agent_core::{Guard, GuardOptions, HookInput, HookOutput, Runtime, RuntimeConfig, ScriptedChildren};
+use agent_core::{Runtime, RuntimeConfig, ScriptedChildren};
+use agent_decide::{Guard, GuardOptions, HookInput, HookOutput};
 use agent_fs_sandbox::{Access, PathSandbox, SandboxConfig};
-use agent_rules::{Discovery, PermissionMode, Rule, Settings};
+use agent_rules::{DenialTracker, Discovery, HookOutcome, PermissionMode, Rule, SessionState, Settings};
 use agent_runtime_limits::{
     CompactionBreaker, DuplicateDetector, LimitsConfig, StepLimiter, TokenBudget, canonical_json,
     estimate_tokens,
@@ -466,6 +467,56 @@ proptest! {
                     dropped, tool, args, was.verdict(), loose.verdict()
                 );
             }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Invariant 1b: deciding is pure.
+// ---------------------------------------------------------------------------------------------------------------
+
+/// A session that has recorded the classifier's denials (`true`) and approvals (`false`) in this order.
+fn session_of(history: &[bool]) -> SessionState {
+    let mut denials = DenialTracker::default();
+    for denial in history {
+        if *denial {
+            denials.record_denial();
+        } else {
+            denials.record_approval();
+        }
+    }
+    SessionState::with_denials(denials)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn deciding_a_call_twice_gives_the_same_decision_and_changes_nothing(
+        config in setup(),
+        auto in any::<bool>(),
+        history in prop::collection::vec(any::<bool>(), 0..8),
+        calls in prop::collection::vec(call(), 1..5),
+    ) {
+        let mut config = config;
+        if auto {
+            config.cli_mode = Some(PermissionMode::Auto);
+        }
+        let ws = project();
+        let guard = config.guard(&ws);
+        let session = session_of(&history);
+        let before = session;
+        let hooks = HookOutcome::default();
+        for (tool, args) in &calls {
+            let args = ws.expand(args);
+            let first = guard.decide_with(tool, &args, &hooks, &[], &session);
+            let second = guard.decide_with(tool, &args, &hooks, &[], &session);
+            prop_assert_eq!(format!("{first:?}"), format!("{second:?}"), "{} {}", tool, args);
+            prop_assert_eq!(session, before, "deciding {} {} changed the session", tool, args);
+            // A call decided alone (the hook's path) is a call decided in a fresh session.
+            let alone = guard.decide(tool, &args);
+            let fresh = guard.decide_with(tool, &args, &hooks, &[], &SessionState::default());
+            prop_assert_eq!(format!("{alone:?}"), format!("{fresh:?}"));
         }
     }
 }

@@ -12,4 +12,5 @@ mod adversarial;
 mod decisions;
 mod invariants;
 mod runtime;
+mod tool_names;
 mod workspace;

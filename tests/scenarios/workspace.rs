@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use agent_core::{Guard, GuardOptions};
+use agent_decide::{Guard, GuardOptions};
 use agent_rules::{Discovery, PermissionMode, Settings};
 use agent_tool_traits::Source;
 use serde_json::{Map, Value, json};

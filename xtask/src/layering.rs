@@ -16,7 +16,8 @@ use serde_json::Value;
 /// Every workspace crate and the exact set of project crates its code depends on (normal and build
 /// dependencies), edge by edge, as the "Layers and crates" table of docs/ARCHITECTURE.md draws it. The graph is a
 /// star, not a total order of layers: every layer stands on `agent-tool-traits` alone (the subagent planner also on
-/// the rules), `agent-core` composes the layers, and the CLI uses agent-core and the layers it names. A crate may
+/// the rules), `agent-decide` composes the synchronous layers into the one decision, `agent-core` composes the
+/// decision and the asynchronous layers into the runtime, and the CLI uses both and the layers it names. A crate may
 /// not depend on a crate its row does not name, even one of a lower layer, and an edge the code no longer has must
 /// leave the table too. Dev-dependencies are not checked: a test or bench may use any crate's public API.
 const GRAPH: &[(&str, &[&str])] = &[
@@ -29,6 +30,16 @@ const GRAPH: &[(&str, &[&str])] = &[
     ("agent-subagent", &["agent-tool-traits", "agent-rules"]),
     ("agent-runtime-limits", &["agent-tool-traits"]),
     (
+        "agent-decide",
+        &[
+            "agent-tool-traits",
+            "agent-rules",
+            "agent-fs-sandbox",
+            "agent-os-sandbox",
+            "agent-bash-guard",
+        ],
+    ),
+    (
         "agent-core",
         &[
             "agent-tool-traits",
@@ -36,9 +47,9 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-hooks",
             "agent-fs-sandbox",
             "agent-os-sandbox",
-            "agent-bash-guard",
             "agent-subagent",
             "agent-runtime-limits",
+            "agent-decide",
         ],
     ),
     (
@@ -49,6 +60,7 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-hooks",
             "agent-os-sandbox",
             "agent-bash-guard",
+            "agent-decide",
             "agent-core",
         ],
     ),
@@ -57,7 +69,8 @@ const GRAPH: &[(&str, &[&str])] = &[
     ("xtask", &[]),
 ];
 
-/// Crates that must stay synchronous and database-free: every crate below agent-core but the hook pipeline.
+/// Crates that must stay synchronous and database-free: every crate below agent-core but the hook pipeline, and
+/// the decision that composes them (the runtime awaits it on a blocking thread).
 const SYNC_ONLY: &[&str] = &[
     "agent-tool-traits",
     "agent-rules",
@@ -66,6 +79,7 @@ const SYNC_ONLY: &[&str] = &[
     "agent-bash-guard",
     "agent-subagent",
     "agent-runtime-limits",
+    "agent-decide",
 ];
 /// The packages a synchronous crate must not reach, directly or through any dependency.
 const FORBIDDEN_IN_SYNC: &[&str] = &[
@@ -412,15 +426,15 @@ mod tests {
     #[test]
     fn a_crate_missing_from_the_graph_fails() {
         let mut with_new = crates();
-        with_new.push("agent-decide");
+        with_new.push("agent-serve");
         let problems = problems(&metadata(
             &with_new,
-            &edges(&[("agent-decide", "agent-tool-traits", None)]),
+            &edges(&[("agent-serve", "agent-tool-traits", None)]),
         ))
         .unwrap();
         assert_eq!(
             problems,
-            ["workspace crate `agent-decide` is not in the dependency graph of xtask/src/layering.rs"]
+            ["workspace crate `agent-serve` is not in the dependency graph of xtask/src/layering.rs"]
         );
     }
 

@@ -1,16 +1,14 @@
-//! Answers to an ask: the `Approver` trait, terminal, channel and headless approvers, and the rule an answer saves.
+//! Answers to an ask: the `Approver` trait, channel and headless approvers, and the rule an answer saves.
 
 use std::future::Future;
-use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
-use agent_rules::{FileAccess, ToolKind, kind_of};
-use agent_tool_traits::{DecidedBy, ToolCall, Verdict};
+use agent_decide::Decided;
+use agent_rules::{ToolKind, kind_of};
+use agent_tool_traits::{Access, DecidedBy, ToolCall, Verdict};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
-
-use crate::guard::Decided;
 
 /// The future an approver returns. Boxed so that `dyn Approver` works with any executor.
 pub type ApprovalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -125,88 +123,6 @@ impl Approver for ChannelApprover {
     }
 }
 
-/// Asks on the terminal: the call, why it asks, and the exact rule each answer would save; reads the answer from
-/// standard input.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TerminalApprover;
-
-impl Approver for TerminalApprover {
-    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a, Option<ApprovalAnswer>> {
-        let prompt = terminal_prompt(request);
-        let can_save = !request.rules.is_empty();
-        Box::pin(async move {
-            let line = read_line(prompt).await?;
-            parse_choice(&line, can_save)
-        })
-    }
-
-    fn answer_question<'a>(&'a self, question: &'a str) -> ApprovalFuture<'a, Option<String>> {
-        let prompt = format!("agent-guard: the agent asks: {question}\nanswer: ");
-        Box::pin(read_line(prompt))
-    }
-}
-
-/// The prompt of the terminal approver.
-fn terminal_prompt(request: &ApprovalRequest) -> String {
-    let provenance = &request.verdict.provenance;
-    let step = provenance.step.map_or("finding", DecidedBy::as_str);
-    let rules = request
-        .rules
-        .iter()
-        .map(|r| format!("`{r}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let always = if request.rules.is_empty() {
-        "  (allow always is not offered: this ask comes from a rule or a safety check that no allow rule overrides)\n"
-            .to_owned()
-    } else {
-        format!(
-            "  [a] allow always  -> saves {rules} to {}\n",
-            request.settings_file.display()
-        )
-    };
-    let never = if request.rules.is_empty() {
-        format!(
-            "  [n] don't ask again -> denies `{}` for this session\n",
-            request.call.name
-        )
-    } else {
-        format!("  [n] don't ask again -> denies {rules} for this session\n")
-    };
-    format!(
-        "\nagent-guard: `{}` wants to run with {}\n  asked because: {} ({}/{})\n  [o] allow once\n{always}  [d] deny\n{never}choice [o/a/d/n]: ",
-        request.call.name,
-        request.call.args,
-        request.verdict.reason(),
-        provenance.layer,
-        step,
-    )
-}
-
-fn parse_choice(line: &str, can_save: bool) -> Option<ApprovalAnswer> {
-    match line.trim().to_ascii_lowercase().as_str() {
-        "o" | "once" | "y" | "yes" => Some(ApprovalAnswer::AllowOnce),
-        "a" | "always" if can_save => Some(ApprovalAnswer::AllowAlways),
-        "n" | "never" => Some(ApprovalAnswer::DontAskAgain),
-        // Anything else, an unavailable choice included, is the safe answer.
-        _ => Some(ApprovalAnswer::Deny),
-    }
-}
-
-/// Prints `prompt` on standard error and reads one line from standard input; `None` at end of input.
-async fn read_line(prompt: String) -> Option<String> {
-    let read = tokio::task::spawn_blocking(move || {
-        let mut stderr = std::io::stderr();
-        let _shown = stderr.write_all(prompt.as_bytes()).and_then(|()| stderr.flush());
-        let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(line.trim_end_matches(['\r', '\n']).to_owned()),
-        }
-    });
-    read.await.ok().flatten()
-}
-
 /// Commands whose name alone says nothing about what they run: a rule never allows them by prefix, only an exact
 /// command line.
 const INTERPRETERS: &[&str] = &[
@@ -302,11 +218,9 @@ pub fn suggest_rules(tool: &str, args: &Value, decided: &Decided, cwd: &Path) ->
 pub(crate) fn narrow_rules(tool: &str, args: &Value, decided: &Decided, cwd: &Path) -> Vec<String> {
     match kind_of(tool) {
         ToolKind::Shell => shell_rules(decided),
-        ToolKind::Read | ToolKind::Glob | ToolKind::Grep => {
-            path_rules("Read", decided, cwd, FileAccess::Read)
-        }
+        ToolKind::Read | ToolKind::Glob | ToolKind::Grep => path_rules("Read", decided, cwd, Access::Read),
         ToolKind::Write | ToolKind::Edit | ToolKind::NotebookEdit => {
-            path_rules("Edit", decided, cwd, FileAccess::Write)
+            path_rules("Edit", decided, cwd, Access::Write)
         }
         ToolKind::WebFetch => agent_rules::describe(tool, args)
             .ok()
@@ -379,7 +293,7 @@ fn shell_rules(decided: &Decided) -> Vec<String> {
 }
 
 /// One exact path rule per file of the call: `/`-anchored inside the project, `//`-anchored outside.
-fn path_rules(family: &str, decided: &Decided, cwd: &Path, access: FileAccess) -> Vec<String> {
+fn path_rules(family: &str, decided: &Decided, cwd: &Path, access: Access) -> Vec<String> {
     let mut rules = Vec::new();
     for (file_access, check) in &decided.paths {
         if *file_access != access {
@@ -468,19 +382,6 @@ pub fn save_allow_rules(file: &Path, rules: &[String]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn choices() {
-        assert_eq!(parse_choice("o", true), Some(ApprovalAnswer::AllowOnce));
-        assert_eq!(parse_choice(" A\n", true), Some(ApprovalAnswer::AllowAlways));
-        assert_eq!(
-            parse_choice("a", false),
-            Some(ApprovalAnswer::Deny),
-            "always is not offered without a rule"
-        );
-        assert_eq!(parse_choice("n", false), Some(ApprovalAnswer::DontAskAgain));
-        assert_eq!(parse_choice("whatever", true), Some(ApprovalAnswer::Deny));
-    }
 
     #[test]
     fn saving_keeps_other_keys_and_does_not_duplicate() {

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, PoisonError, RwLock};
 
-use crate::guard::Guard;
+use agent_decide::Guard;
 
 /// A shared, replaceable [`Guard`]. The runtime replaces it when an answer adds a rule; the file tools read the
 /// sandbox of the current one, so that they enforce the roots the decision was made with.

@@ -1,53 +1,43 @@
-//! The composition of every agent-guard layer.
+//! The agent runtime: every agent-guard layer composed around real tool calls.
 //!
-//! [`Guard`] is the one decision path that every entry point uses — the `agent-guard check` hook command, a library
-//! user, the agent runtime: it describes a call (which files, commands, host, agent it touches), hands it to the
-//! shell analysis (L5) and the file-system sandbox (L4), and resolves their findings with the rules, the mode and
-//! the hook outcome (L2) into one [`Verdict`](agent_tool_traits::Verdict).
+//! A [`Runtime`] runs an agent's steps: each call goes through the PreToolUse hooks (L3), the duplicate detector
+//! and the other runtime limits (L7), the one decision of `agent-decide` (its [`Guard`](agent_decide::Guard),
+//! under the parent's for a subagent, L6), the approver for an ask, the executor (parallel batches, timeouts,
+//! cancellation), the PostToolUse hooks and output persistence. The built-in tools enforce what was decided: the
+//! file tools open paths race-free beneath their roots (L4), `run_bash` runs a command in its own process group
+//! under the kernel sandbox of its decision.
 //!
-//! **Invariant:** deciding never fails and never panics; only building a guard (loading settings) can fail.
-//! **Invariant:** nothing is decided outside [`Guard::decide_with`]; entry points differ only in how they collect
-//! the hook outcome and answer an ask.
+//! **Invariant:** every call is decided by the guard; the runtime adds no check of its own, only the enforcement
+//! of the decision, and what the session accumulates (answers, the denial tracker) is kept here, per session.
+//! **Invariant:** an ask without an answer is a deny, never an allow.
 //!
 //! ```
-//! use agent_core::{Guard, GuardOptions};
+//! use agent_core::{Runtime, RuntimeConfig};
 //! use agent_rules::Settings;
 //! use agent_tool_traits::Decision;
 //!
 //! let dir = tempfile::tempdir()?;
-//! let guard = Guard::new(&Settings::new(), &GuardOptions { cwd: dir.path().into(), ..Default::default() })?;
-//! let read_only = guard.decide("Bash", &serde_json::json!({"command": "ls -la | head -3"}));
-//! assert_eq!(read_only.verdict().decision, Decision::Allow);
-//! let wipe = guard.decide("Bash", &serde_json::json!({"command": "echo hi; rm -rf /"}));
-//! assert_eq!(wipe.verdict().decision, Decision::Deny);
+//! let runtime = Runtime::builder(Settings::new(), RuntimeConfig::new(dir.path())).build()?;
+//! // What the runtime would decide for a call before anyone answers an ask (an inspection: it records nothing).
+//! assert_eq!(runtime.decide("run_bash", &serde_json::json!({"command": "ls"})).decision, Decision::Allow);
+//! assert_eq!(runtime.decide("run_bash", &serde_json::json!({"command": "rm -rf /"})).decision, Decision::Deny);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod approval;
-mod config;
-mod confine;
-mod error;
 mod executor;
-mod guard;
 mod guard_handle;
-mod hook_io;
 mod persist;
 mod registry;
 mod runtime;
 mod runtime_error;
-mod scenario;
+mod scripted;
 mod telemetry;
 mod tools;
 
-pub use config::{GuardSettings, SandboxMode, settings_schema};
-pub use confine::GuardProtection;
-pub use error::{Error, Result};
-pub use guard::{Decided, Guard, GuardOptions};
-pub use hook_io::{HookInput, HookOutput, sandboxed_input, shell_quote};
-
 pub use approval::{
     ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, HeadlessApprover,
-    PendingApproval, TerminalApprover, local_settings_file, save_allow_rules, suggest_rules,
+    PendingApproval, local_settings_file, save_allow_rules, suggest_rules,
 };
 pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};
@@ -59,10 +49,7 @@ pub use runtime::{
     StepRecord, SubagentTool, tool_timeout_from_env,
 };
 pub use runtime_error::RuntimeError;
-pub use scenario::{
-    PreparedScenario, Scenario, ScenarioCall, ScenarioTurn, ScriptedApprover, ScriptedChildren,
-    ScriptedModel, run_scenario,
-};
+pub use scripted::{ScriptedApprover, ScriptedCall, ScriptedChildren, ScriptedModel, ScriptedTurn};
 pub use telemetry::DecisionSource;
 pub use tools::{
     AskUserTool, BashLimits, FileEditTool, FileWriteTool, GlobFilesTool, GrepFilesTool, ReadFileTool,

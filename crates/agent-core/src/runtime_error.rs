@@ -1,13 +1,11 @@
-//! Errors of building a runtime and of preparing a scenario; running a call never fails, it reports.
+//! Errors of building a runtime; running a call never fails, it reports.
 
-use std::path::PathBuf;
-
-/// Why a runtime could not be built or a scenario could not be prepared.
+/// Why a runtime could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     /// The guard could not be built from the settings.
     #[error(transparent)]
-    Guard(#[from] crate::error::Error),
+    Guard(#[from] agent_decide::Error),
     /// A rule or settings file could not be loaded.
     #[error(transparent)]
     Rules(#[from] agent_rules::Error),
@@ -17,20 +15,4 @@ pub enum RuntimeError {
     /// The audit database could not be opened.
     #[error(transparent)]
     Audit(#[from] agent_hooks::AuditError),
-    /// A scenario file is malformed.
-    #[error("invalid scenario `{name}`: {why}")]
-    Scenario {
-        /// The scenario (file name or title).
-        name: String,
-        /// What is wrong.
-        why: String,
-    },
-    /// A file of the workspace could not be written.
-    #[error("cannot write `{path}`: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
 }

@@ -9,7 +9,9 @@
     missing_docs
 )]
 
-use agent_core::{Guard, GuardOptions, suggest_rules};
+use agent_decide::{Guard, GuardOptions};
+
+use agent_core::suggest_rules;
 use agent_rules::Settings;
 use agent_tool_traits::Decision;
 use serde_json::{Value, json};

@@ -14,35 +14,51 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_core::{
-    LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeConfig, Scenario, StepRecord, run_scenario,
+    LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeConfig, ScriptedModel, ScriptedTurn, StepRecord,
 };
 use agent_hooks::{AuditFilter, AuditLogHook, AuditStatus, CallStatus};
-use agent_rules::{Rule, Settings};
+use agent_rules::{Discovery, Rule, Settings};
 use agent_tool_traits::{
     CancelRegistry, Decision, InterruptBehavior, Source, Tool, ToolCall, ToolContext, ToolFuture, ToolOutput,
 };
 use serde_json::{Value, json};
 
-const SETTINGS_LIMITS: &str = r#"{
-  "name": "limits from settings",
-  "settings": {"project": {"agentGuard": {"limits": {"maxSteps": 2}}}},
-  "files": {"a.txt": "alpha\n"},
-  "turns": [
-    {"calls": [{"id": "r1", "tool": "Read", "args": {"file_path": "a.txt"}}]},
-    {"calls": [{"id": "r2", "tool": "Read", "args": {"file_path": "a.txt", "limit": 1}}]},
-    {"calls": [{"id": "r3", "tool": "Read", "args": {"file_path": "a.txt", "limit": 2}}]},
-    {"calls": [{"id": "r4", "tool": "Read", "args": {"file_path": "a.txt", "limit": 3}}]}
-  ],
-  "final_answer": "alpha"
-}"#;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_settings_file_sets_the_step_limit() {
-    let scenario = Scenario::parse("settings limits", SETTINGS_LIMITS).unwrap();
     let root = tempfile::tempdir().unwrap();
-    let (report, _) = run_scenario(&scenario, root.path(), None, None, "limits")
-        .await
+    let (cwd, home) = (root.path().join("workspace"), root.path().join("home"));
+    std::fs::create_dir_all(cwd.join(".agent-guard")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(cwd.join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(
+        cwd.join(".agent-guard/settings.json"),
+        r#"{"agentGuard": {"limits": {"maxSteps": 2}}}"#,
+    )
+    .unwrap();
+    let settings = Settings::discover(&Discovery {
+        cwd: cwd.clone(),
+        home: Some(home),
+        managed: Vec::new(),
+        cli_files: Vec::new(),
+    })
+    .unwrap();
+    let mut config = RuntimeConfig::new(&cwd);
+    // One more step than the turns: only the settings' limit can stop the model early.
+    config.limits.max_steps = 5;
+    let cancel = CancelRegistry::new();
+    let runtime = Runtime::builder(settings, config)
+        .cancel_registry(cancel.clone())
+        .build()
         .unwrap();
+    let turns: Vec<ScriptedTurn> = serde_json::from_value(json!([
+        {"calls": [{"id": "r1", "tool": "Read", "args": {"file_path": "a.txt"}}]},
+        {"calls": [{"id": "r2", "tool": "Read", "args": {"file_path": "a.txt", "limit": 1}}]},
+        {"calls": [{"id": "r3", "tool": "Read", "args": {"file_path": "a.txt", "limit": 2}}]},
+        {"calls": [{"id": "r4", "tool": "Read", "args": {"file_path": "a.txt", "limit": 3}}]}
+    ]))
+    .unwrap();
+    let mut model = ScriptedModel::new(turns, Some("alpha".to_owned()), cancel, "limits");
+    let report = runtime.run("limits", &mut model).await;
     assert_eq!(report.steps.len(), 2, "{:?}", report.reason);
     assert_eq!(report.reason, "max steps (2): final answer without tools");
     assert_eq!(report.limits.last().unwrap().kind, LimitKind::MaxSteps);

@@ -11,7 +11,9 @@
 
 use std::time::{Duration, Instant};
 
-use agent_core::{BashLimits, Guard, GuardHandle, GuardOptions, RunBashTool};
+use agent_decide::{Guard, GuardOptions};
+
+use agent_core::{BashLimits, GuardHandle, RunBashTool};
 use agent_rules::Settings;
 use agent_tool_traits::{Tool, ToolContext};
 use serde_json::json;

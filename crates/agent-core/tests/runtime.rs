@@ -261,7 +261,7 @@ async fn a_shell_decision_past_the_decision_limit_is_a_deny() {
     let dir = tempfile::tempdir().unwrap();
     let log = Arc::default();
     let mut config = RuntimeConfig::new(dir.path());
-    config.decision_limit = Duration::from_millis(1);
+    config.decision_bound = agent_decide::DecisionBound::new(Duration::from_millis(1));
     let runtime = Runtime::builder(settings_allowing(&["Bash", "slow"]), config)
         .tool(Arc::new(Sleeper::new("Bash", 1, &log)))
         .tool(Arc::new(Sleeper::new("slow", 1, &log)))

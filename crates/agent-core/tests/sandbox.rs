@@ -74,7 +74,7 @@ async fn an_allowed_git_status_runs_the_repositorys_hook_inside_the_read_only_sa
 /// A mode's blanket allow never opens the network; an allow of the very line does, for commands that fetch.
 #[test]
 fn only_a_deliberate_allow_opens_the_network() {
-    use agent_core::{Guard, GuardOptions};
+    use agent_decide::{Guard, GuardOptions};
     use agent_rules::{PermissionMode, Rule};
     use agent_tool_traits::{SandboxProfile, Source};
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! Analysis time per command over the corpus, against the seed's first-word allowlist/blacklist as a baseline.
+//! Analysis time per command over the corpus, against a first-word allowlist/blacklist as a baseline.
 
 // `criterion_group!` generates an undocumented function.
 #![allow(missing_docs)]
@@ -26,7 +26,7 @@ fn corpus(files: &[&str]) -> Vec<String> {
     commands
 }
 
-/// The seed's design (layer 5 of `000_7ac03e244476795f.txt`): the first word against an allowlist, then a
+/// The naive design a shell guard starts from: the first word against an allowlist, then a
 /// blacklist and a few argument substrings; everything else runs.
 mod first_word {
     const SAFE: &[&str] = &[

@@ -1,13 +1,13 @@
 //! `agent-guard check`: the PreToolUse hook, one input on stdin or `--jsonl`, failing closed without `--jsonl`.
 
 use std::io::{BufRead, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use std::path::PathBuf;
-
-use agent_core::{Decided, HookInput, HookOutput};
+use agent_decide::{CallInput, Decided, Deciders, DecisionBound, HookInput, HookOutput};
+use agent_rules::SessionState;
 use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
 use anyhow::{Context, Result, bail};
 
@@ -18,27 +18,17 @@ use crate::load::Guards;
 /// ten thousand tokens), so anything larger is not a call the coding agent made and is refused, not decided.
 pub(crate) const MAX_INPUT: usize = 4 << 20;
 
-/// How long one decision of the hook may take by default. A coding agent gives up on a hook after its own timeout
-/// and then runs the call without it, so a pathological input must end in a deny well before that, not in a silent
-/// pass. `AGENT_GUARD_DECISION_TIMEOUT_MS` changes it.
-pub(crate) const DECISION_LIMIT: Duration = Duration::from_secs(5);
-
 /// What the hook may spend besides the decision: reading stdin and loading the settings. Both are quick unless
 /// something is stuck (a stdin that is never closed, a settings file that is a FIFO); past the decision bound plus
 /// this, the hook gives up with exit code 2 instead of waiting for the coding agent's timeout.
 pub(crate) const READ_AND_LOAD_LIMIT: Duration = Duration::from_secs(10);
 
-/// The bound on one decision: [`DECISION_LIMIT`] unless `AGENT_GUARD_DECISION_TIMEOUT_MS` says otherwise.
-pub(crate) fn decision_limit() -> Duration {
-    std::env::var("AGENT_GUARD_DECISION_TIMEOUT_MS")
-        .ok()
-        .and_then(|ms| ms.trim().parse::<u64>().ok())
-        .map_or(DECISION_LIMIT, Duration::from_millis)
-}
-
-/// The bound on the whole hook run: reading, loading and deciding.
+/// The bound on the whole hook run: reading, loading and deciding (the decision's bound is agent-decide's,
+/// `AGENT_GUARD_DECISION_TIMEOUT_MS`).
 pub(crate) fn hook_deadline() -> Duration {
-    decision_limit().saturating_add(READ_AND_LOAD_LIMIT)
+    DecisionBound::from_env()
+        .limit()
+        .saturating_add(READ_AND_LOAD_LIMIT)
 }
 
 pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool) -> Result<ExitCode> {
@@ -57,7 +47,7 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool) -> Result<ExitC
         .context("cannot read the hook input from stdin")?;
     let input = parse_input(bytes)?;
     failpoint("check");
-    let output = decide(&mut guards, &input, explain)?;
+    let output = decide(&mut guards, &input, explain);
     deadline.answer(&output.to_json())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -96,56 +86,26 @@ fn parse_line(text: &str) -> Result<HookInput> {
     Ok(input)
 }
 
-/// Decides one input the way the hook does: settings that cannot be loaded deny (a broken configuration must not
-/// let calls through unchecked), a decision past [`decision_limit`] denies. An error means no decision was made
-/// (the deciding thread stopped on an internal error).
-pub(crate) fn decide(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> Result<HookOutput> {
+/// Decides one input the way the hook does, `--jsonl` lines alike: settings that cannot be loaded deny (a broken
+/// configuration must not let calls through unchecked); the call is decided alone, in a fresh session (the coding
+/// agent runs the hook once per call), through agent-decide's bounded entry, so a decision past the bound
+/// (`AGENT_GUARD_DECISION_TIMEOUT_MS`, default 5 s) is a deny. A panic of the decision reaches the caller.
+pub(crate) fn decide(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> HookOutput {
     let settings = guards.settings_files().to_vec();
     let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
         Ok(guard) => Arc::clone(guard),
-        Err(why) => return Ok(HookOutput::from_verdict(&settings_deny(why))),
+        Err(why) => return HookOutput::from_verdict(&settings_deny(why)),
     };
-    let (done, result) = std::sync::mpsc::channel();
-    let job = input.clone();
-    let worker = Arc::clone(&guard);
-    let spawned = std::thread::Builder::new()
-        .name("decide".to_owned())
-        .spawn(move || {
-            failpoint("decide");
-            let decided = worker.decide(&job.tool_name, &job.tool_input);
-            if explain {
-                eprintln!("{}", crate::explain::render_text(&job, &decided));
-            }
-            let _ = done.send(output(&job, &decided, &settings));
-        });
-    if spawned.is_err() {
-        // Without a thread there is no bound; deciding here is still better than no decision.
-        let decided = guard.decide(&input.tool_name, &input.tool_input);
-        if explain {
-            eprintln!("{}", crate::explain::render_text(input, &decided));
-        }
-        return Ok(output(input, &decided, guards.settings_files()));
+    let call = CallInput::new(input.tool_name.as_str(), input.tool_input.clone());
+    let decided = DecisionBound::from_env().decide(&Deciders::new(guard), call, SessionState::default());
+    if explain {
+        eprintln!("{}", crate::explain::render_text(input, &decided));
     }
-    let limit = decision_limit();
-    match result.recv_timeout(limit) {
-        Ok(output) => Ok(output),
-        // The worker is abandoned; the process exits right after printing.
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Ok(HookOutput::from_verdict(&Verdict::new(
-            Decision::Deny,
-            format!(
-                "the analysis did not finish within {} ms, so the call is not allowed",
-                limit.as_millis()
-            ),
-            Provenance::layer(Layer::Bash),
-        ))),
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-            bail!("internal error: the decision stopped before it was made")
-        }
-    }
+    output(input, &decided, &settings)
 }
 
-/// `AGENT_GUARD_FAILPOINT=<name>` panics at the point of that name (`check`: before deciding; `decide`: in the
-/// deciding thread), so that tests can show a panic blocks the call. Setting it can only make the hook block.
+/// `AGENT_GUARD_FAILPOINT=check` panics before deciding (`decide` panics in agent-decide's deciding thread), so that
+/// tests can show a panic blocks the call. Setting it can only make the hook block.
 fn failpoint(name: &str) {
     if std::env::var_os("AGENT_GUARD_FAILPOINT").is_some_and(|v| v == name) {
         #[expect(
@@ -231,7 +191,7 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
             Line::NotUtf8(at) => Err(anyhow::anyhow!("invalid hook input: not UTF-8 text (byte {at})")),
         };
         match input {
-            Ok(input) => writeln!(out, "{}", decide_line(&mut guards, &input, explain))?,
+            Ok(input) => writeln!(out, "{}", decide(&mut guards, &input, explain).to_json())?,
             Err(e) => {
                 failed = true;
                 let error = serde_json::json!({ "error": format!("line {number}: {e:#}") });
@@ -298,21 +258,6 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
     }
 }
 
-/// The output line for one `--jsonl` input (not bounded in time: no coding agent waits on it).
-fn decide_line(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> String {
-    let settings = guards.settings_files().to_vec();
-    match guards.get(&input.cwd, input.permission_mode.as_deref()) {
-        Ok(guard) => {
-            let decided = guard.decide(&input.tool_name, &input.tool_input);
-            if explain {
-                eprintln!("{}", crate::explain::render_text(input, &decided));
-            }
-            output(input, &decided, &settings).to_json()
-        }
-        Err(why) => HookOutput::from_verdict(&settings_deny(why)).to_json(),
-    }
-}
-
 /// The hook output of a decision. An allowed shell call with a confinement runs under the kernel sandbox: its
 /// `updatedInput` is the same call wrapped in `agent-guard sandbox` (this very binary, the same settings files).
 /// Where this binary's path cannot be known, the allow cannot be backed and becomes an ask.
@@ -328,7 +273,7 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOut
         .and_then(std::fs::canonicalize)
         .ok()
         .and_then(|program| {
-            agent_core::sandboxed_input(&input.tool_input, &program, confinement, &input.cwd, settings)
+            agent_decide::sandboxed_input(&input.tool_input, &program, confinement, &input.cwd, settings)
         });
     match wrapped {
         Some(updated) => {

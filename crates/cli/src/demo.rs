@@ -7,10 +7,13 @@ use std::time::Instant;
 
 use std::sync::Arc;
 
-use agent_core::{Approver, CallReport, Scenario, SessionReport, TerminalApprover, run_scenario};
+use agent_core::{Approver, CallReport, SessionReport};
 use agent_hooks::{AuditConfig, AuditDatabase, AuditFilter, AuditLogHook};
 use agent_tool_traits::DecidedBy;
 use anyhow::{Context, Result};
+
+use crate::scenario::{Scenario, run_scenario};
+use crate::terminal::TerminalApprover;
 
 /// The bundled demo scenario.
 const DEMO: &str = include_str!("../scenarios/demo.json");

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use agent_core::HookInput;
+use agent_decide::{DecisionBound, HookInput};
 use agent_rules::{Discovery, PermissionMode};
 use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::DecideArgs;
-use crate::check::{decide, decision_limit, hook_deadline};
+use crate::check::{decide, hook_deadline};
 use crate::hook_entry::{command_words, installed_hooks};
 use crate::install::{Scope, project_dir, running_binary};
 use crate::load::{Guards, home};
@@ -325,8 +325,12 @@ fn decision_lines(project: &Path) -> Vec<DoctorLine> {
         tool_input: json!({ "command": "ls" }),
     };
     let started = Instant::now();
-    let decided = decide(&mut guards, &input, false);
+    // A panic of the decision (a bug) is a problem line here, not the end of the report.
+    let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        decide(&mut guards, &input, false)
+    }));
     let elapsed = started.elapsed();
+    let limit = DecisionBound::from_env().limit();
     let mode_line = match guards.get(&input.cwd, None) {
         Err(why) => {
             return vec![
@@ -361,14 +365,15 @@ fn decision_lines(project: &Path) -> Vec<DoctorLine> {
     };
     let ms = elapsed.as_secs_f64() * 1000.0;
     let decision_line = match decided {
-        Err(e) => DoctorLine::new(Level::Problem, "decision", format!("`ls` was not decided: {e:#}")),
-        Ok(_) if elapsed >= decision_limit() => DoctorLine::new(
+        Err(_) => DoctorLine::new(
             Level::Problem,
             "decision",
-            format!(
-                "`ls` took {ms:.0} ms, past the bound of {} ms",
-                decision_limit().as_millis()
-            ),
+            "`ls` was not decided: the decision stopped with an internal error",
+        ),
+        Ok(_) if elapsed >= limit => DoctorLine::new(
+            Level::Problem,
+            "decision",
+            format!("`ls` took {ms:.0} ms, past the bound of {} ms", limit.as_millis()),
         )
         .fix("something makes loading or deciding slow: try `agent-guard explain -c ls`"),
         Ok(output) => DoctorLine::new(

@@ -5,8 +5,10 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use agent_core::{Decided, HookInput};
+use agent_decide::{CallInput, Decided, Deciders, DecisionBound, HookInput};
+use agent_rules::SessionState;
 use agent_tool_traits::{Decision, Verdict};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
@@ -93,7 +95,10 @@ pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<E
         Ok(guard) => guard,
         Err(why) => anyhow::bail!("cannot load the settings: {why}"),
     };
-    let decided = guard.decide(&input.tool_name, &input.tool_input);
+    // Decided as the hook decides it: alone, in a fresh session, within the bound.
+    let call = CallInput::new(input.tool_name.as_str(), input.tool_input.clone());
+    let decided =
+        DecisionBound::from_env().decide(&Deciders::new(Arc::clone(guard)), call, SessionState::default());
     if as_json {
         crate::emit(&serde_json::to_string_pretty(&render_json(
             &input, guard, &decided,
@@ -290,7 +295,7 @@ fn location(location: &agent_bash_guard::Location) -> String {
     text
 }
 
-fn render_json(input: &HookInput, guard: &agent_core::Guard, decided: &Decided) -> Value {
+fn render_json(input: &HookInput, guard: &agent_decide::Guard, decided: &Decided) -> Value {
     json!({
         "tool": input.tool_name,
         "input": input.tool_input,

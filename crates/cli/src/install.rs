@@ -7,9 +7,10 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use agent_decide::DEFAULT_DECISION_LIMIT;
 use anyhow::{Context, Result, bail};
 
-use crate::check::{DECISION_LIMIT, READ_AND_LOAD_LIMIT};
+use crate::check::READ_AND_LOAD_LIMIT;
 use crate::hook_entry::{Change, Entry, hook_command, plan_install, plan_uninstall};
 
 /// The `timeout` of the hook entry, in seconds. The coding agent stops a hook at its timeout and then runs the call
@@ -18,7 +19,8 @@ use crate::hook_entry::{Change, Entry, hook_command, plan_install, plan_uninstal
 /// starting the process on a loaded machine; a hook that really hangs is still stopped within half a minute.
 pub(crate) const HOOK_TIMEOUT_SECS: u64 = 30;
 
-const _: () = assert!(HOOK_TIMEOUT_SECS >= 2 * (DECISION_LIMIT.as_secs() + READ_AND_LOAD_LIMIT.as_secs()));
+const _: () =
+    assert!(HOOK_TIMEOUT_SECS >= 2 * (DEFAULT_DECISION_LIMIT.as_secs() + READ_AND_LOAD_LIMIT.as_secs()));
 
 /// Which of the coding agent's settings files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

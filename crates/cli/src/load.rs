@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::{Guard, GuardOptions};
+use agent_decide::{Guard, GuardOptions};
 use agent_rules::{Discovery, PermissionMode, Settings};
 use agent_tool_traits::Source;
 use anyhow::{Context, Result};

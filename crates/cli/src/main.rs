@@ -12,6 +12,8 @@ mod json_text;
 mod load;
 mod rules_cmd;
 mod sandbox_cmd;
+mod scenario;
+mod terminal;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -260,7 +262,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Rules { cwd, check, decide } => rules_cmd::run(cwd, check, &decide),
         Command::Audit(args) => audit_cmd::run(&args),
         Command::Schema => {
-            emit(&serde_json::to_string_pretty(&agent_core::settings_schema()).unwrap_or_default())
+            emit(&serde_json::to_string_pretty(&agent_decide::settings_schema()).unwrap_or_default())
                 .map(|()| ExitCode::SUCCESS)
         }
         Command::Run {

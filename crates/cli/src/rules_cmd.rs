@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use agent_core::{Guard, GuardOptions};
+use agent_decide::{Guard, GuardOptions};
 use agent_rules::Settings;
 use agent_tool_traits::Source;
 use anyhow::{Context, Result};

@@ -17,6 +17,11 @@ use serde_json::{Value, json};
 /// Runs the binary with `args`, `stdin`, an empty HOME (so no user settings apply) and no inherited
 /// `AGENT_*` variables.
 fn run(args: &[&str], stdin: &str, home: &Path) -> Output {
+    run_with(args, stdin, home, &[])
+}
+
+/// [`run`] with the environment variables `env` set as well.
+fn run_with(args: &[&str], stdin: &str, home: &Path, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
     command
         .args(args)
@@ -29,6 +34,7 @@ fn run(args: &[&str], stdin: &str, home: &Path) -> Output {
             command.env_remove(key);
         }
     }
+    command.envs(env.iter().copied());
     let mut child = command.spawn().unwrap();
     feed(&mut child, stdin);
     child.wait_with_output().unwrap()
@@ -467,4 +473,47 @@ fn a_decision_that_does_not_finish_in_time_is_a_deny() {
     let (decision_text, reason) = decision(String::from_utf8(out.stdout).unwrap().trim());
     assert_eq!(decision_text, "deny");
     assert!(reason.contains("did not finish"), "{reason}");
+}
+
+/// A shell glob is expanded and every file it names is checked, so a glob over many files takes far longer than
+/// a millisecond to decide. Under a bound that small, `--jsonl` denies each such line exactly as a single `check`
+/// denies the input: every decision of both goes through the same bounded entry.
+#[test]
+fn jsonl_bounds_every_decision_exactly_as_a_single_check() {
+    let (_tmp, cwd, home) = dirs();
+    for i in 0..1_500 {
+        std::fs::write(cwd.join(format!("f{i:04}.txt")), "x").unwrap();
+    }
+    let glob = input(&cwd, "Bash", json!({"command": "cat *.txt"}));
+    // Without the small bound the line is decided on its merits: reading files inside the project.
+    let free = run(&["check"], &glob, &home);
+    assert!(free.status.success(), "{}", String::from_utf8_lossy(&free.stderr));
+    let (merits, reason) = decision(String::from_utf8(free.stdout).unwrap().trim());
+    assert_eq!(merits, "allow", "{reason}");
+
+    let bound = [("AGENT_GUARD_DECISION_TIMEOUT_MS", "1")];
+    let single = run_with(&["check"], &glob, &home, &bound);
+    assert!(
+        single.status.success(),
+        "{}",
+        String::from_utf8_lossy(&single.stderr)
+    );
+    let single = String::from_utf8(single.stdout).unwrap();
+    let (denied, reason) = decision(single.trim());
+    assert_eq!(denied, "deny", "{reason}");
+    assert!(reason.contains("did not finish within 1 ms"), "{reason}");
+
+    let lines = [glob.clone(), glob.clone(), glob].join("\n") + "\n";
+    let jsonl = run_with(&["check", "--jsonl"], &lines, &home, &bound);
+    assert!(
+        jsonl.status.success(),
+        "{}",
+        String::from_utf8_lossy(&jsonl.stderr)
+    );
+    let stdout = String::from_utf8(jsonl.stdout).unwrap();
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(got.len(), 3, "{stdout}");
+    for line in got {
+        assert_eq!(line, single.trim(), "a --jsonl line and the single check differ");
+    }
 }

@@ -1,4 +1,4 @@
-//! One path check inside a deep tree: `PathSandbox::check` against the seed's canonicalize-and-prefix design.
+//! One path check inside a deep tree: `PathSandbox::check` against a canonicalize-and-prefix check.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use agent_fs_sandbox::{Access, PathSandbox, SandboxConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
 
-/// The seed's design: refuse any path containing `..` or `~` as a string, `canonicalize()` the joined path and
+/// The naive design: refuse any path containing `..` or `~` as a string, `canonicalize()` the joined path and
 /// compare the result with each root by string prefix (which is wrong for `/proj-evil`, refuses `a..b.txt` and
 /// new files, and leaves a window between check and use; measured here only for its cost).
 fn seed_check(roots: &[String], cwd: &Path, path: &str) -> bool {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::config::Access;
 use crate::sandbox::PathSandbox;
+use agent_tool_traits::Access;
 
 /// The most directory entries one walk looks at before it gives up (and the caller asks).
 const MAX_ENTRIES: usize = 50_000;

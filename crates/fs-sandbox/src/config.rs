@@ -109,16 +109,6 @@ impl RootKind {
     }
 }
 
-/// What a path is checked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Access {
-    /// Reading (Read, Glob, Grep).
-    Read,
-    /// Writing or creating (Write, Edit, MultiEdit, NotebookEdit).
-    Write,
-}
-
 /// One root of a built sandbox: a canonical directory, its kind and whether it is read-only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Root {

@@ -59,9 +59,10 @@ mod protected;
 mod resolve;
 mod sandbox;
 
+/// What a path is checked for: the one read/write type of every layer, defined with the vocabulary.
+pub use agent_tool_traits::Access;
 pub use beneath::Reach;
 pub use beneath::Reached;
-pub use config::Access;
 pub use config::Root;
 pub use config::RootKind;
 pub use config::RootSpec;

@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::config::Access;
 use crate::error::{Result, SandboxError};
+use agent_tool_traits::Access;
 
 /// Directories whose contents configure code that runs later (git hooks and config, agent settings, editor tasks,
 /// commit hooks) or let someone in (ssh's `authorized_keys` and `config`, gpg's agent configuration): a write

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
 use serde::Serialize;
 
-use crate::config::{Access, Root, RootKind, SandboxConfig};
+use agent_tool_traits::Access;
+
+use crate::config::{Root, RootKind, SandboxConfig};
 use crate::error::{Result, SandboxError};
 use crate::glob::{self, GlobMatches};
 use crate::open::{OpenOptions, open_checked};

@@ -1,7 +1,5 @@
 //! Mode `auto`: a classifier approves or blocks what would otherwise be asked, with denial tracking.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
 use crate::facts::CallFacts;
 use crate::tool::{ToolKind, ToolName};
 
@@ -54,11 +52,13 @@ impl Classifier for DeterministicClassifier {
     }
 }
 
-/// Counts classifier denials; after too many the classifier is presumed wrong and blocks become asks.
-#[derive(Debug)]
+/// Counts the classifier's denials in one session; after too many the classifier is presumed wrong and its blocks
+/// become asks. A plain value that the session's owner keeps (see [`SessionState`](crate::SessionState)): deciding
+/// only reads it, and the owner records each decision it acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DenialTracker {
-    consecutive: AtomicU32,
-    total: AtomicU32,
+    consecutive: u32,
+    total: u32,
     max_consecutive: u32,
     max_total: u32,
 }
@@ -73,36 +73,39 @@ impl DenialTracker {
     /// A tracker that trips after `max_consecutive` denials in a row or `max_total` in all.
     pub const fn new(max_consecutive: u32, max_total: u32) -> Self {
         Self {
-            consecutive: AtomicU32::new(0),
-            total: AtomicU32::new(0),
+            consecutive: 0,
+            total: 0,
             max_consecutive,
             max_total,
         }
     }
 
     /// Records a denial.
-    pub fn record_denial(&self) {
-        self.consecutive.fetch_add(1, Ordering::Relaxed);
-        self.total.fetch_add(1, Ordering::Relaxed);
+    pub fn record_denial(&mut self) {
+        self.consecutive = self.consecutive.saturating_add(1);
+        self.total = self.total.saturating_add(1);
     }
 
     /// Records an approval, which ends a run of consecutive denials.
-    pub fn record_approval(&self) {
-        self.consecutive.store(0, Ordering::Relaxed);
+    pub fn record_approval(&mut self) {
+        self.consecutive = 0;
     }
 
     /// Whether the classifier has denied too often and asking should take its place.
     pub fn tripped(&self) -> bool {
-        self.consecutive.load(Ordering::Relaxed) >= self.max_consecutive
-            || self.total.load(Ordering::Relaxed) >= self.max_total
+        self.consecutive >= self.max_consecutive || self.total >= self.max_total
     }
 
     /// (consecutive, total) denials so far.
     pub fn counts(&self) -> (u32, u32) {
-        (
-            self.consecutive.load(Ordering::Relaxed),
-            self.total.load(Ordering::Relaxed),
-        )
+        (self.consecutive, self.total)
+    }
+
+    /// The tracker as it would be after one more denial: what a block decided now is judged against.
+    #[must_use]
+    pub(crate) fn after_denial(mut self) -> Self {
+        self.record_denial();
+        self
     }
 }
 
@@ -112,13 +115,15 @@ mod tests {
 
     #[test]
     fn trips_after_three_consecutive_or_twenty_total() {
-        let t = DenialTracker::default();
+        let mut t = DenialTracker::default();
         t.record_denial();
         t.record_denial();
         assert!(!t.tripped());
+        assert!(t.after_denial().tripped());
+        assert!(!t.tripped(), "looking ahead records nothing");
         t.record_denial();
         assert!(t.tripped());
-        let t = DenialTracker::default();
+        let mut t = DenialTracker::default();
         for _ in 0..19 {
             t.record_denial();
             t.record_approval();

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::facts::FileAccess;
 use crate::tool::{ToolKind, kind_of};
+use agent_tool_traits::Access;
 
 /// The subject of a call, before any layer analysed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,7 +12,7 @@ pub enum CallTarget<'a> {
     /// A shell command line.
     Shell(&'a str),
     /// Files read or written, as written in the arguments (relative, absolute or `~/…`).
-    Files(FileAccess, Vec<String>),
+    Files(Access, Vec<String>),
     /// A URL and its host, when it has one.
     Web {
         /// The URL as given.
@@ -108,28 +108,26 @@ fn target<'a>(
     Ok(match kind {
         ToolKind::Shell => CallTarget::Shell(required(&["command"])?),
         ToolKind::Read => CallTarget::Files(
-            FileAccess::Read,
+            Access::Read,
             vec![required(&["file_path", "path", "notebook_path"])?.to_owned()],
         ),
-        ToolKind::Write | ToolKind::Edit => CallTarget::Files(
-            FileAccess::Write,
-            vec![required(&["file_path", "path"])?.to_owned()],
-        ),
+        ToolKind::Write | ToolKind::Edit => {
+            CallTarget::Files(Access::Write, vec![required(&["file_path", "path"])?.to_owned()])
+        }
         ToolKind::NotebookEdit => CallTarget::Files(
-            FileAccess::Write,
+            Access::Write,
             vec![required(&["notebook_path", "file_path"])?.to_owned()],
         ),
-        ToolKind::Grep => CallTarget::Files(
-            FileAccess::Read,
-            vec![optional(&["path"])?.unwrap_or(".").to_owned()],
-        ),
+        ToolKind::Grep => {
+            CallTarget::Files(Access::Read, vec![optional(&["path"])?.unwrap_or(".").to_owned()])
+        }
         ToolKind::Glob => {
             let dir = optional(&["path"])?.unwrap_or(".");
             let base = match optional(&["pattern"])? {
                 Some(pattern) => glob_base(dir, pattern),
                 None => dir.to_owned(),
             };
-            CallTarget::Files(FileAccess::Read, vec![base])
+            CallTarget::Files(Access::Read, vec![base])
         }
         ToolKind::WebFetch => {
             let url = required(&["url"])?;
@@ -181,15 +179,15 @@ mod tests {
         assert_eq!(describe("run_bash", &args), Ok(CallTarget::Shell("ls")));
         assert_eq!(
             describe("Read", &json!({"file_path": "a"})),
-            Ok(CallTarget::Files(FileAccess::Read, vec!["a".into()]))
+            Ok(CallTarget::Files(Access::Read, vec!["a".into()]))
         );
         assert_eq!(
             describe("file_write", &json!({"path": "b"})),
-            Ok(CallTarget::Files(FileAccess::Write, vec!["b".into()]))
+            Ok(CallTarget::Files(Access::Write, vec!["b".into()]))
         );
         assert_eq!(
             describe("Grep", &json!({"pattern": "x"})),
-            Ok(CallTarget::Files(FileAccess::Read, vec![".".into()]))
+            Ok(CallTarget::Files(Access::Read, vec![".".into()]))
         );
         assert!(describe("Bash", &json!({})).unwrap_err().contains("`command`"));
         assert!(

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use agent_tool_traits::Verdict;
+use agent_tool_traits::{Access, Verdict};
 
 /// One command that would run, as the shell analysis saw it.
 #[derive(Debug, Clone, Copy)]
@@ -15,36 +15,11 @@ pub struct CommandFact<'a> {
     pub read_only: bool,
 }
 
-/// Whether a file is read or written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FileAccess {
-    /// Read.
-    Read,
-    /// Written, created or deleted.
-    Write,
-}
-
-impl FileAccess {
-    /// `read` or `write`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Read => "read",
-            Self::Write => "write",
-        }
-    }
-}
-
-impl std::fmt::Display for FileAccess {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// One file a call touches.
 #[derive(Debug, Clone, Copy)]
 pub struct PathFact<'a> {
     /// Read or write.
-    pub access: FileAccess,
+    pub access: Access,
     /// The path as written, made absolute and lexically normal.
     pub written: &'a Path,
     /// The path the kernel would reach (symlinks followed), when known.
@@ -79,7 +54,7 @@ impl CallFacts<'_> {
         self.shell
             .as_ref()
             .is_some_and(|commands| commands.iter().all(|c| c.read_only))
-            && !self.paths.iter().any(|p| p.access == FileAccess::Write)
+            && !self.paths.iter().any(|p| p.access == Access::Write)
     }
 
     /// Whether every file is inside the roots (vacuously true without files).
@@ -89,7 +64,7 @@ impl CallFacts<'_> {
 
     /// Whether some file is written.
     pub fn writes(&self) -> bool {
-        self.paths.iter().any(|p| p.access == FileAccess::Write)
+        self.paths.iter().any(|p| p.access == Access::Write)
     }
 }
 

@@ -9,13 +9,15 @@
 //! decision goes to the conflict log.
 //!
 //! **Invariant:** deciding never fails and never panics; what cannot be judged is asked or denied, never allowed.
+//! **Invariant:** deciding is pure: [`Policy::decide`] reads the policy and the caller's [`SessionState`] and changes
+//! neither; the caller records the decisions it acts on.
 //! **Invariant:** no async runtime, no database, no dependency on a higher layer: the shell analysis and the
 //! sandbox hand their findings in as [`CallFacts`] and [`Verdict`](agent_tool_traits::Verdict)s.
 //! **Invariant:** a deny rule of any source beats everything; a project's own settings cannot enable
 //! `bypassPermissions` or `auto`.
 //!
 //! ```
-//! use agent_rules::{Anchors, CallFacts, CommandFact, HookOutcome, Policy, PermissionMode, Request, Rule};
+//! use agent_rules::{Anchors, CallFacts, CommandFact, HookOutcome, Policy, PermissionMode, Request, Rule, SessionState};
 //! use agent_tool_traits::{Decision, Source};
 //!
 //! let rules = vec![
@@ -28,11 +30,10 @@
 //! let argv: Vec<String> = ["npm", "run", "test", "--", "--watch"].map(String::from).to_vec();
 //! let facts = CallFacts { shell: Some(vec![CommandFact { argv: &argv, inner: 0, read_only: false }]), ..Default::default() };
 //! let request = Request { tool: "Bash", facts: &facts, findings: &[], hooks: &HookOutcome::default() };
-//! assert_eq!(policy.decide(&request).verdict.decision, Decision::Allow);
+//! assert_eq!(policy.decide(&request, &SessionState::default()).verdict.decision, Decision::Allow);
 //! # Ok::<(), agent_rules::Error>(())
 //! ```
 
-mod checker;
 mod classifier;
 mod describe;
 mod error;
@@ -44,20 +45,21 @@ mod policy;
 #[cfg(test)]
 mod policy_tests;
 mod rule;
+mod session;
 mod settings;
 mod tool;
 
-pub use checker::{PermissionChecker, PermissionResult};
 pub use classifier::{
     Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
 };
 pub use describe::{CallTarget, describe, glob_base, host_of};
 pub use error::{Error, Result};
-pub use facts::{CallFacts, CommandFact, FileAccess, HookOutcome, PathFact, Request};
+pub use facts::{CallFacts, CommandFact, HookOutcome, PathFact, Request};
 pub use matcher::Anchors;
 pub use mode::PermissionMode;
 pub use path::{absolute_lexical, expand_home};
-pub use policy::{Conflict, Policy, Resolution};
+pub use policy::{ClassifierOutcome, Conflict, Policy, Resolution};
 pub use rule::Rule;
+pub use session::SessionState;
 pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};
 pub use tool::{ToolKind, ToolName, kind_of};

@@ -6,26 +6,26 @@ use std::sync::Arc;
 
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
 
-use crate::classifier::{
-    Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
-};
+use crate::classifier::{Classifier, ClassifierInput, ClassifierVerdict, DeterministicClassifier};
 use crate::error::Result;
-use crate::facts::{CallFacts, FileAccess, Request};
+use crate::facts::{CallFacts, Request};
 use crate::matcher::{Anchors, CompiledRules, Subject};
 use crate::mode::PermissionMode;
 use crate::rule::Rule;
+use crate::session::SessionState;
 use crate::settings::Settings;
 use crate::tool::{ToolKind, ToolName};
+use agent_tool_traits::Access;
 
 /// A compiled permission policy: the rules of every source, the mode, and the classifier of mode `auto`.
-/// Build it once per working directory; [`Policy::decide`] is the hot path.
+/// Build it once per working directory; [`Policy::decide`] is the hot path. A policy holds no session state: what
+/// a session accumulates is a [`SessionState`] its owner passes in.
 #[derive(Debug)]
 pub struct Policy {
     compiled: CompiledRules,
     mode: PermissionMode,
     mode_source: Option<Source>,
     classifier: Arc<dyn Classifier>,
-    denials: DenialTracker,
     notes: Vec<String>,
     /// A managed policy refused `bypassPermissions` from every other source.
     bypass_disabled: bool,
@@ -52,6 +52,18 @@ pub struct Resolution {
     pub considered: Vec<Verdict>,
     /// Every considered decision that differs from the final one.
     pub conflicts: Vec<Conflict>,
+    /// What the classifier of mode `auto` did, when it judged the call: the session's owner records it
+    /// ([`SessionState::record`]).
+    pub classifier: Option<ClassifierOutcome>,
+}
+
+/// What the classifier of mode `auto` did with a call, for the session's denial tracker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassifierOutcome {
+    /// It approved the call, which ends a run of consecutive denials.
+    Approved,
+    /// It blocked the call (a deny, or an ask once the session's tracker has tripped).
+    Blocked,
 }
 
 impl Policy {
@@ -74,7 +86,6 @@ impl Policy {
             mode,
             mode_source: None,
             classifier: Arc::new(DeterministicClassifier),
-            denials: DenialTracker::default(),
             notes: Vec::new(),
             bypass_disabled: false,
         })
@@ -126,11 +137,6 @@ impl Policy {
         &self.notes
     }
 
-    /// The denial tracker of mode `auto`.
-    pub fn denials(&self) -> &DenialTracker {
-        &self.denials
-    }
-
     /// The rule of `behavior` that matches some subject of the call and is reported for it (the highest source),
     /// without resolving anything else.
     pub fn matching_rule(&self, behavior: Decision, request: &Request<'_>) -> Option<&Rule> {
@@ -143,10 +149,10 @@ impl Policy {
     /// `Edit(…)` and `Write(…)` rules for a write), the highest source first. Tool-wide rules (`Read`, `*`) are
     /// not path rules and never match here: this is what protects a file whoever reaches it, the kernel sandbox
     /// included.
-    pub fn path_rule(&self, behavior: Decision, access: FileAccess, path: &Path) -> Option<&Rule> {
+    pub fn path_rule(&self, behavior: Decision, access: Access, path: &Path) -> Option<&Rule> {
         let tool = ToolName::new(match access {
-            FileAccess::Read => "Read",
-            FileAccess::Write => "Edit",
+            Access::Read => "Read",
+            Access::Write => "Edit",
         });
         let mut best: Option<usize> = None;
         for family in path_families(access, &tool, tool.kind()) {
@@ -167,10 +173,10 @@ impl Policy {
     /// pattern starts from (`/home/u/.aws` for `Read(~/.aws/**)`, `/etc` for `Read(//etc/*.key)`). Rules that may
     /// match at any depth (`Read(.env)`) have no place and are not listed. With [`Policy::path_rule`] a caller
     /// finds what such a rule protects on disk.
-    pub fn rule_places(&self, behavior: Decision, access: FileAccess) -> Vec<&str> {
+    pub fn rule_places(&self, behavior: Decision, access: Access) -> Vec<&str> {
         let tool = ToolName::new(match access {
-            FileAccess::Read => "Read",
-            FileAccess::Write => "Edit",
+            Access::Read => "Read",
+            Access::Write => "Edit",
         });
         let mut places: Vec<&str> = path_families(access, &tool, tool.kind())
             .flat_map(|family| self.compiled.beneath(behavior, family, Path::new("/")))
@@ -189,7 +195,7 @@ impl Policy {
         let name = ToolName::new(tool);
         let kind = name.kind();
         let mut found: Vec<(&Rule, &str)> = Vec::new();
-        for family in path_families(FileAccess::Read, &name, kind) {
+        for family in path_families(Access::Read, &name, kind) {
             for (index, prefix) in self.compiled.beneath(Decision::Deny, family, dir) {
                 if let Some(rule) = self.compiled.rules.get(index)
                     && !found.iter().any(|(r, p)| std::ptr::eq(*r, rule) && *p == prefix)
@@ -201,8 +207,10 @@ impl Policy {
         found
     }
 
-    /// Decides one call. Never fails and never panics: what cannot be judged is asked or denied.
-    pub fn decide(&self, request: &Request<'_>) -> Resolution {
+    /// Decides one call in a session that has accumulated `session`. Never fails and never panics: what cannot be
+    /// judged is asked or denied. Pure: it reads the policy and `session` and changes neither, so the same call
+    /// decided twice gets the same resolution; the caller records the decisions it acts on.
+    pub fn decide(&self, request: &Request<'_>, session: &SessionState) -> Resolution {
         let tool = ToolName::new(request.tool);
         let kind = tool.kind();
         let facts = request.facts;
@@ -267,11 +275,13 @@ impl Policy {
                 Provenance::layer(Layer::Hooks).at(DecidedBy::HookAllow),
             ));
         }
-        // Steps 7 and 8 run only when nothing before decided: the classifier has side effects (denial tracking).
-        if considered.is_empty()
-            && let Some(verdict) = self.mode_step(&tool, kind, facts, read_only)
-        {
-            considered.push(verdict);
+        // Steps 7 and 8 run only when nothing before decided: only then does the classifier judge the call (and
+        // only then is its judgement the session's to record).
+        let mut classifier = None;
+        if considered.is_empty() {
+            let (verdict, outcome) = self.mode_step(&tool, kind, facts, read_only, session);
+            classifier = outcome;
+            considered.extend(verdict);
         }
         if considered.is_empty() {
             considered.push(default_verdict(&tool, kind, facts, read_only));
@@ -283,6 +293,7 @@ impl Policy {
                 verdict: fallback,
                 considered,
                 conflicts: Vec::new(),
+                classifier,
             };
         };
         // Every other reason of the same decision at the same step is kept, so the user sees all of them.
@@ -325,6 +336,7 @@ impl Policy {
             verdict,
             considered,
             conflicts,
+            classifier,
         }
     }
 
@@ -408,7 +420,7 @@ impl Policy {
                         None => return None,
                     }
                 }
-                for fact in facts.paths.iter().filter(|p| p.access == FileAccess::Write) {
+                for fact in facts.paths.iter().filter(|p| p.access == Access::Write) {
                     use_rule(self.path_allow(fact, tool, kind)?);
                 }
             }
@@ -463,20 +475,24 @@ impl Policy {
         chosen
     }
 
-    /// Step 7: the mode.
+    /// Step 7: the mode, and what the classifier did when mode `auto` asked it.
     fn mode_step(
         &self,
         tool: &ToolName,
         kind: ToolKind,
         facts: &CallFacts<'_>,
         read_only: bool,
-    ) -> Option<Verdict> {
+        session: &SessionState,
+    ) -> (Option<Verdict>, Option<ClassifierOutcome>) {
         let edits_inside_roots = edits_inside_roots(kind, facts);
         match self.mode {
-            PermissionMode::AcceptEdits if edits_inside_roots => Some(self.mode_verdict(
-                Decision::Allow,
-                format!("mode `acceptEdits` allows `{tool}` to edit files inside the roots"),
-            )),
+            PermissionMode::AcceptEdits if edits_inside_roots => (
+                Some(self.mode_verdict(
+                    Decision::Allow,
+                    format!("mode `acceptEdits` allows `{tool}` to edit files inside the roots"),
+                )),
+                None,
+            ),
             PermissionMode::Auto => {
                 let input = ClassifierInput {
                     tool,
@@ -493,34 +509,36 @@ impl Policy {
                 }
                 .at(DecidedBy::Classifier);
                 match self.classifier.classify(&input) {
-                    ClassifierVerdict::Approve(why) => {
-                        self.denials.record_approval();
+                    ClassifierVerdict::Approve(why) => (
                         Some(Verdict::new(
                             Decision::Allow,
                             format!("approved by the classifier of mode `auto`: {why}"),
                             provenance,
-                        ))
-                    }
+                        )),
+                        Some(ClassifierOutcome::Approved),
+                    ),
                     ClassifierVerdict::Block(why) => {
-                        self.denials.record_denial();
-                        if self.denials.tripped() {
-                            let (consecutive, total) = self.denials.counts();
-                            Some(Verdict::new(
+                        // This block counts: the tracker is judged as it will be once it is recorded.
+                        let denials = session.denials().after_denial();
+                        let verdict = if denials.tripped() {
+                            let (consecutive, total) = denials.counts();
+                            Verdict::new(
                                 Decision::Ask,
                                 format!(
                                     "the classifier would block ({why}) but has denied {consecutive} in a row, {total} in all: asking instead"
                                 ),
                                 provenance,
-                            ))
+                            )
                         } else {
-                            Some(Verdict::new(
+                            Verdict::new(
                                 Decision::Deny,
                                 format!("blocked by the classifier of mode `auto`: {why}"),
                                 provenance,
-                            ))
-                        }
+                            )
+                        };
+                        (Some(verdict), Some(ClassifierOutcome::Blocked))
                     }
-                    ClassifierVerdict::Escalate => None,
+                    ClassifierVerdict::Escalate => (None, None),
                 }
             }
             PermissionMode::AcceptEdits
@@ -528,7 +546,7 @@ impl Policy {
             | PermissionMode::Plan
             | PermissionMode::DontAsk
             | PermissionMode::BypassPermissions
-            | PermissionMode::Bubble => None,
+            | PermissionMode::Bubble => (None, None),
         }
     }
 
@@ -623,10 +641,10 @@ fn join_words(words: &[String], out: &mut String) {
 
 /// The tools whose path rules apply to a file access: `Read(…)` rules to every read, `Edit(…)` and `Write(…)`
 /// rules to every write, and the calling tool's own rules (`Grep(…)`, `NotebookEdit(…)`).
-fn path_families(access: FileAccess, tool: &ToolName, kind: ToolKind) -> impl Iterator<Item = &str> {
+fn path_families(access: Access, tool: &ToolName, kind: ToolKind) -> impl Iterator<Item = &str> {
     let (first, second): (&'static str, Option<&'static str>) = match access {
-        FileAccess::Read => ("Read", None),
-        FileAccess::Write => ("Edit", Some("Write")),
+        Access::Read => ("Read", None),
+        Access::Write => ("Edit", Some("Write")),
     };
     let own = (kind != ToolKind::Shell)
         .then_some(tool.as_str())

@@ -1,17 +1,22 @@
 //! Properties of the compiled matcher and the resolution: the compiled matcher agrees with a plain linear
-//! reference; adding a deny rule never weakens a decision; `bypassPermissions` never overrides a deny or ask rule.
+//! reference; adding a deny rule never weakens a decision; `bypassPermissions` never overrides a deny or ask rule;
+//! deciding is pure (the same call twice, the same resolution, the session untouched).
 
 use std::path::{Path, PathBuf};
 
 use agent_tool_traits::{Decision, Source};
 use proptest::prelude::*;
 
-use crate::facts::{CallFacts, CommandFact, FileAccess, HookOutcome, PathFact, Request};
+use crate::classifier::{Classifier, ClassifierInput, ClassifierVerdict, DenialTracker};
+use crate::facts::{CallFacts, CommandFact, HookOutcome, PathFact, Request};
 use crate::matcher::{Anchors, CompiledRules, Subject};
 use crate::mode::PermissionMode;
-use crate::policy::Policy;
+use crate::policy::{ClassifierOutcome, Policy, Resolution};
 use crate::rule::{Content, Rule, Target};
+use crate::session::SessionState;
 use crate::tool::{ToolName, split_mcp};
+use agent_tool_traits::Access;
+use std::sync::Arc;
 
 const TOOLS: &[&str] = &[
     "Bash",
@@ -155,6 +160,11 @@ fn call() -> impl Strategy<Value = Call> {
 }
 
 fn decide(policy: &Policy, call: &Call) -> Decision {
+    resolve(policy, call, &SessionState::default()).verdict.decision
+}
+
+/// The resolution of `call` in a session that has accumulated `session`.
+fn resolve(policy: &Policy, call: &Call, session: &SessionState) -> Resolution {
     let shell = (!call.commands.is_empty()).then(|| {
         call.commands
             .iter()
@@ -169,11 +179,7 @@ fn decide(policy: &Policy, call: &Call) -> Decision {
         .files
         .iter()
         .map(|(write, f)| PathFact {
-            access: if *write {
-                FileAccess::Write
-            } else {
-                FileAccess::Read
-            },
+            access: if *write { Access::Write } else { Access::Read },
             written: Path::new(f),
             resolved: Some(Path::new(f)),
             inside_roots: Some(f.starts_with("/proj/")),
@@ -186,15 +192,56 @@ fn decide(policy: &Policy, call: &Call) -> Decision {
         agent: call.agent,
     };
     let hooks = HookOutcome::default();
-    policy
-        .decide(&Request {
+    policy.decide(
+        &Request {
             tool: call.tool,
             facts: &facts,
             findings: &[],
             hooks: &hooks,
-        })
-        .verdict
-        .decision
+        },
+        session,
+    )
+}
+
+/// A classifier that blocks every call that is not read-only, so that the session's denial tracker matters.
+#[derive(Debug)]
+struct BlocksWrites;
+
+impl Classifier for BlocksWrites {
+    fn classify(&self, input: &ClassifierInput<'_>) -> ClassifierVerdict {
+        if input.read_only {
+            ClassifierVerdict::Approve("read-only".to_owned())
+        } else {
+            ClassifierVerdict::Block("not read-only".to_owned())
+        }
+    }
+}
+
+fn mode() -> impl Strategy<Value = PermissionMode> {
+    proptest::sample::select(vec![
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::DontAsk,
+        PermissionMode::BypassPermissions,
+        PermissionMode::Auto,
+        PermissionMode::Bubble,
+    ])
+}
+
+/// A session that has recorded the classifier's denials (`true`) and approvals (`false`) in this order.
+fn session() -> impl Strategy<Value = SessionState> {
+    proptest::collection::vec(any::<bool>(), 0..30).prop_map(|history| {
+        let mut denials = DenialTracker::default();
+        for denial in history {
+            if denial {
+                denials.record_denial();
+            } else {
+                denials.record_approval();
+            }
+        }
+        SessionState::with_denials(denials)
+    })
 }
 
 /// The linear reference: every rule checked one by one, the best by source then load order.
@@ -287,6 +334,32 @@ proptest! {
     }
 
     #[test]
+    fn deciding_is_pure(rules in rules(), call in call(), mode in mode(), session in session(), strict in any::<bool>()) {
+        let mut policy = Policy::from_rules(rules, mode, &anchors()).unwrap();
+        if strict {
+            policy = policy.with_classifier(Arc::new(BlocksWrites));
+        }
+        let before = session;
+        let first = resolve(&policy, &call, &session);
+        let second = resolve(&policy, &call, &session);
+        prop_assert_eq!(&first.verdict, &second.verdict);
+        prop_assert_eq!(&first.considered, &second.considered);
+        prop_assert_eq!(&first.conflicts, &second.conflicts);
+        prop_assert_eq!(first.classifier, second.classifier);
+        prop_assert_eq!(session, before, "deciding changed the session");
+        // Only the owner's recording changes the session, and only by what the classifier did.
+        let mut recorded = session;
+        recorded.record(&first);
+        let (consecutive, total) = before.denials().counts();
+        match first.classifier {
+            None => prop_assert_eq!(recorded, before),
+            Some(ClassifierOutcome::Approved) => prop_assert_eq!(recorded.denials().counts(), (0, total)),
+            Some(ClassifierOutcome::Blocked) => prop_assert_eq!(recorded.denials().counts(), (consecutive + 1, total + 1)),
+        }
+        prop_assert!(first.classifier.is_none() || mode == PermissionMode::Auto);
+    }
+
+    #[test]
     fn bypass_never_overrides_deny_or_ask_rules(rules in rules(), call in call()) {
         let default = Policy::from_rules(rules.clone(), PermissionMode::Default, &anchors()).unwrap();
         let bypass = Policy::from_rules(rules, PermissionMode::BypassPermissions, &anchors()).unwrap();
@@ -294,9 +367,9 @@ proptest! {
         let relaxed = decide(&bypass, &call);
         // Whatever a rule denies or asks in the default mode stays so: bypass only lifts the defaults.
         let shell = (!call.commands.is_empty()).then(|| call.commands.iter().map(|(a, i, r)| CommandFact { argv: a, inner: *i, read_only: *r }).collect());
-        let facts = CallFacts { shell, paths: call.files.iter().map(|(w, f)| PathFact { access: if *w { FileAccess::Write } else { FileAccess::Read }, written: Path::new(f), resolved: Some(Path::new(f)), inside_roots: Some(f.starts_with("/proj/")) }).collect(), host: call.host, agent: call.agent };
+        let facts = CallFacts { shell, paths: call.files.iter().map(|(w, f)| PathFact { access: if *w { Access::Write } else { Access::Read }, written: Path::new(f), resolved: Some(Path::new(f)), inside_roots: Some(f.starts_with("/proj/")) }).collect(), host: call.host, agent: call.agent };
         let hooks = HookOutcome::default();
-        let resolution = default.decide(&Request { tool: call.tool, facts: &facts, findings: &[], hooks: &hooks });
+        let resolution = default.decide(&Request { tool: call.tool, facts: &facts, findings: &[], hooks: &hooks }, &SessionState::default());
         let by_rule = matches!(resolution.verdict.provenance.step, Some(agent_tool_traits::DecidedBy::DenyRule | agent_tool_traits::DecidedBy::AskRule));
         if by_rule {
             prop_assert_eq!(relaxed, base);
@@ -353,7 +426,7 @@ fn deny_rules_beneath_a_directory_are_those_a_search_of_it_meets() {
 
 #[test]
 fn path_rules_and_their_places() {
-    use crate::facts::FileAccess;
+    use agent_tool_traits::Access;
     let anchors = Anchors {
         cwd: "/proj".into(),
         home: Some("/home/u".into()),
@@ -371,7 +444,7 @@ fn path_rules_and_their_places() {
     let policy = Policy::from_rules(rules, PermissionMode::Default, &anchors).unwrap();
     let read = |path: &str| {
         policy
-            .path_rule(Decision::Deny, FileAccess::Read, Path::new(path))
+            .path_rule(Decision::Deny, Access::Read, Path::new(path))
             .map(|r| r.text.clone())
     };
     assert_eq!(
@@ -385,16 +458,120 @@ fn path_rules_and_their_places() {
     // The tool-wide `Read` deny is not a rule on any file.
     assert_eq!(read("/proj/src/main.rs"), None);
     assert_eq!(
-        policy.rule_places(Decision::Deny, FileAccess::Read),
+        policy.rule_places(Decision::Deny, Access::Read),
         vec!["/etc", "/home/u/.aws"]
     );
     assert_eq!(
-        policy.rule_places(Decision::Ask, FileAccess::Write),
+        policy.rule_places(Decision::Ask, Access::Write),
         vec!["/proj/deploy"]
     );
     assert!(
         policy
-            .path_rule(Decision::Ask, FileAccess::Write, Path::new("/proj/deploy/x.sh"))
+            .path_rule(Decision::Ask, Access::Write, Path::new("/proj/deploy/x.sh"))
             .is_some()
     );
+}
+
+#[test]
+fn the_session_owner_records_denials_and_the_tracker_trips_across_decisions() {
+    let policy = Policy::from_rules(Vec::new(), PermissionMode::Auto, &anchors())
+        .unwrap()
+        .with_classifier(Arc::new(BlocksWrites));
+    let write = Call {
+        tool: "Write",
+        commands: Vec::new(),
+        files: vec![(true, "/proj/a.txt")],
+        host: None,
+        agent: None,
+    };
+    let mut session = SessionState::default();
+    for round in 1..=2 {
+        let resolution = resolve(&policy, &write, &session);
+        assert_eq!(resolution.verdict.decision, Decision::Deny, "block {round}");
+        assert_eq!(resolution.classifier, Some(ClassifierOutcome::Blocked));
+        session.record(&resolution);
+    }
+    // The third block in a row trips the tracker: asking takes its place.
+    let third = resolve(&policy, &write, &session);
+    assert_eq!(
+        third.verdict.decision,
+        Decision::Ask,
+        "{}",
+        third.verdict.reason()
+    );
+    assert!(third.verdict.reason().contains("3 in a row"));
+    // A fresh session (what `check` decides every input with) still blocks: the policy kept nothing.
+    assert_eq!(
+        resolve(&policy, &write, &SessionState::default())
+            .verdict
+            .decision,
+        Decision::Deny
+    );
+}
+
+/// A chain of tool-wide rules decided by name alone: aliases share rules, a tool no rule names gets its default,
+/// every ask beats every allow, `dontAsk` turns an ask into a deny, and neither an ask rule nor a deny rule yields
+/// to `bypassPermissions`.
+#[test]
+fn tool_wide_rules_decide_by_name_and_alias() {
+    let rules = |mode: PermissionMode| {
+        let rules = [
+            ("run_bash", Decision::Deny),
+            ("download_paper", Decision::Deny),
+            ("file_write", Decision::Ask),
+            ("search_papers", Decision::Allow),
+            ("WebFetch(domain:docs.rs)", Decision::Allow),
+        ]
+        .into_iter()
+        .map(|(text, behavior)| Rule::parse(text, behavior, Source::Session).unwrap())
+        .collect();
+        Policy::from_rules(rules, PermissionMode::Default, &anchors())
+            .unwrap()
+            .with_mode(mode, Source::CliArg)
+    };
+    let by_name = |policy: &Policy, tool: &'static str, host: Option<&'static str>| {
+        let call = Call {
+            tool,
+            commands: Vec::new(),
+            files: Vec::new(),
+            host,
+            agent: None,
+        };
+        decide(policy, &call)
+    };
+    let default = rules(PermissionMode::Default);
+    assert_eq!(by_name(&default, "search_papers", None), Decision::Allow);
+    assert_eq!(by_name(&default, "run_bash", None), Decision::Deny);
+    assert_eq!(
+        by_name(&default, "Bash", None),
+        Decision::Deny,
+        "aliases share rules"
+    );
+    assert_eq!(
+        by_name(&default, "Write", None),
+        Decision::Ask,
+        "aliases share rules"
+    );
+    assert_eq!(
+        by_name(&default, "mcp__x__y", None),
+        Decision::Ask,
+        "unknown tools ask"
+    );
+    assert_eq!(by_name(&default, "WebFetch", Some("docs.rs")), Decision::Allow);
+    let dont_ask = rules(PermissionMode::DontAsk);
+    assert_eq!(by_name(&dont_ask, "file_write", None), Decision::Deny);
+    let bypass = rules(PermissionMode::BypassPermissions);
+    assert_eq!(
+        by_name(&bypass, "file_write", None),
+        Decision::Ask,
+        "an ask rule is bypass-immune"
+    );
+    assert_eq!(by_name(&bypass, "run_bash", None), Decision::Deny);
+    assert_eq!(by_name(&bypass, "mcp__x__y", None), Decision::Allow);
+    // Every ask beats every allow, whatever their sources.
+    let mut with_ask = default.rules().to_vec();
+    with_ask.push(Rule::parse("*", Decision::Ask, Source::User).unwrap());
+    let with_ask = Policy::from_rules(with_ask, PermissionMode::Default, &anchors()).unwrap();
+    assert_eq!(by_name(&with_ask, "WebFetch", Some("docs.rs")), Decision::Ask);
+    assert_eq!(by_name(&with_ask, "search_papers", None), Decision::Ask);
 }

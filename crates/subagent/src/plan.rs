@@ -1,6 +1,7 @@
 //! The plan of a child: its messages, its tools and its mode, each no wider than its parent's.
 
-use agent_rules::{PermissionMode, ToolName};
+use agent_rules::PermissionMode;
+use agent_tool_traits::ToolName;
 
 use crate::definition::{AgentDefinition, SubagentRequest};
 

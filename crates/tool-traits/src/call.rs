@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::names::ToolName;
+
 /// One call of a tool: the identifier the model gave it, the tool's name (in either naming family, `Bash` or
 /// `run_bash`) and its JSON arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,6 +25,13 @@ impl ToolCall {
             name: name.into(),
             args,
         }
+    }
+
+    /// The tool's canonical name (`Bash` for a call of `run_bash`), read from the one table of tool names: what
+    /// rules, hook matchers, the tool registry and the duplicate detector compare, so that none of them reads
+    /// the name its own way.
+    pub fn tool(&self) -> ToolName {
+        ToolName::new(&self.name)
     }
 
     /// The string argument `key`, when the arguments are an object holding a string there.

@@ -7,6 +7,10 @@
 //! whether its failure aborts its siblings. The defaults are the conservative ones: a tool is cancellable, not
 //! concurrency-safe, not read-only, asks for nothing special and does not abort its siblings.
 //!
+//! Two facts every layer reads are kept here once: the table of tool names ([`ToolName`], [`ToolKind`]: every
+//! alias in both naming families, so that rules, hook matchers and the decision agree about which tool a call is)
+//! and the read/write access of a file ([`Access`]).
+//!
 //! **Invariant:** this crate decides nothing and runs nothing; it pulls in no async runtime (a [`Tool`] returns a
 //! boxed future that any executor can drive), so that every other layer can depend on it.
 //!
@@ -16,16 +20,25 @@
 //! let ask = Verdict::new(Decision::Ask, "writes a file", Provenance::layer(Layer::Sandbox));
 //! let deny = Verdict::new(Decision::Deny, "reads ~/.ssh", Provenance::layer(Layer::Rules));
 //! assert_eq!(ask.decision.max(deny.decision), Decision::Deny);
+//!
+//! use agent_tool_traits::{ToolCall, ToolKind};
+//! let call = ToolCall::new("1", "run_bash", serde_json::json!({"command": "ls"}));
+//! assert_eq!(call.tool().as_str(), "Bash");
+//! assert_eq!(call.tool().kind(), ToolKind::Shell);
 //! ```
 
+mod access;
 mod call;
 mod cancel;
 mod confinement;
 mod decision;
+mod names;
 mod tool;
 
+pub use access::Access;
 pub use call::ToolCall;
 pub use cancel::CancelRegistry;
 pub use confinement::{Confinement, SandboxProfile};
 pub use decision::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
+pub use names::{ToolKind, ToolName, coding_agent_name, kind_of};
 pub use tool::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};

@@ -19,8 +19,8 @@ pub enum InterruptBehavior {
     Block,
 }
 
-/// A permission check a tool asks for its own call, on top of the rules (the seed's `PermissionRule`s returned
-/// by `check_permissions`). A `Deny` here is step 2 of the resolution; an `Ask` is a safety ask (step 4).
+/// A permission check a tool asks for its own call, on top of the rules, returned by
+/// [`Tool::check_permissions`]. A `Deny` here is step 2 of the resolution; an `Ask` is a safety ask (step 4).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PermissionCheck {
     /// `Deny` or `Ask`; an `Allow` adds nothing and is ignored.

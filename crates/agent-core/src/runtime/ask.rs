@@ -3,15 +3,15 @@
 
 use std::sync::PoisonError;
 
+use agent_decide::{Decided, Guard};
 use agent_hooks::{PermissionAnswer, PreToolUseContext};
-use agent_rules::{Rule, ToolName};
+use agent_rules::Rule;
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
 
 use super::Runtime;
 use crate::approval::{
     ApprovalAnswer, ApprovalRequest, local_settings_file, narrow_rules, save_allow_rules, suggest_rules,
 };
-use crate::guard::{Decided, Guard};
 use crate::telemetry::DecisionSource;
 
 impl Runtime {
@@ -83,7 +83,7 @@ impl Runtime {
             ApprovalAnswer::DontAskAgain => {
                 let mut deny = narrow_rules(&call.name, &call.args, decided, &self.agent.config.cwd);
                 if deny.is_empty() {
-                    deny.push(ToolName::new(&call.name).to_string());
+                    deny.push(call.tool().to_string());
                 }
                 (
                     Decision::Deny,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_decide::{DecisionBound, Guard, GuardOptions, GuardSettings};
 use agent_hooks::{
     AgentHook, AuditLogHook, CancellationHook, CommandHook, HookRegistry, HookSettings, MetricsHook,
 };
@@ -17,15 +18,10 @@ use super::background::BgTaskRunTool;
 use super::subagent::{ChildModels, SubagentTool};
 use super::{Agent, Runtime, Services};
 use crate::approval::{Approver, HeadlessApprover};
-use crate::config::GuardSettings;
-use crate::guard::{Guard, GuardOptions};
 use crate::guard_handle::GuardHandle;
 use crate::persist::OutputStore;
 use crate::runtime_error::RuntimeError;
 use crate::tools::builtin_tools;
-
-/// How long one permission decision that reaches the shell analysis may take before the call is denied.
-const DEFAULT_DECISION_LIMIT: Duration = Duration::from_secs(5);
 
 /// The per-call timeout when `AGENT_TOOL_TIMEOUT_SECS` is not set.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -61,9 +57,10 @@ pub struct RuntimeConfig {
     /// The runtime limits (L7): steps (default 8), duplicate calls, token budget; from `AGENT_MAX_STEPS`,
     /// `AGENT_TOKEN_SOFT_LIMIT` and `AGENT_TOKEN_HARD_LIMIT` by default.
     pub limits: LimitsConfig,
-    /// How long a decision that reaches the shell analysis may take (default 5 s); past it the call is denied,
-    /// since hostile input can make a shell parser run away.
-    pub decision_limit: Duration,
+    /// How long a decision that reaches the shell analysis may take (`AGENT_GUARD_DECISION_TIMEOUT_MS`, default
+    /// 5 s, the same bound as the hook's); past it the call is denied, since hostile input can make a shell parser
+    /// run away.
+    pub decision_bound: DecisionBound,
 }
 
 impl RuntimeConfig {
@@ -80,7 +77,7 @@ impl RuntimeConfig {
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             max_output_chars: DEFAULT_MAX_OUTPUT_CHARS,
             limits: LimitsConfig::from_env(),
-            decision_limit: DEFAULT_DECISION_LIMIT,
+            decision_bound: DecisionBound::from_env(),
         }
     }
 }

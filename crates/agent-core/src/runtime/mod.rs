@@ -17,14 +17,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_decide::{Guard, GuardOptions};
 use agent_hooks::{AuditLogHook, HookRegistry, MetricsHook, MetricsSnapshot};
-use agent_rules::Settings;
+use agent_rules::{SessionState, Settings};
 use agent_runtime_limits::DuplicateDetector;
 use agent_tool_traits::CancelRegistry;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
-use crate::guard::{Guard, GuardOptions};
 use crate::guard_handle::GuardHandle;
 use crate::persist::OutputStore;
 use crate::registry::ToolRegistry;
@@ -52,6 +52,9 @@ pub struct Runtime {
     tokens: Mutex<HashMap<String, CancellationToken>>,
     /// The duplicate-call detector of each running session.
     duplicates: Mutex<HashMap<String, DuplicateDetector>>,
+    /// What each running session has accumulated that its decisions read (the denial tracker of mode `auto`);
+    /// the guard holds none of it.
+    sessions: Mutex<HashMap<String, SessionState>>,
     /// What the `subagent` tool starts children with, when this runtime has it.
     host: Option<Arc<SubagentHost>>,
     /// The running background tasks and the queue of their results.
@@ -105,6 +108,7 @@ impl Runtime {
             registry,
             tokens: Mutex::default(),
             duplicates: Mutex::default(),
+            sessions: Mutex::default(),
             host: None,
             background: BgTasks::default(),
         }

@@ -110,6 +110,10 @@ impl Runtime {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id);
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
         stopped
     }
 

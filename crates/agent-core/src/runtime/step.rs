@@ -4,12 +4,13 @@
 use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
+use agent_decide::{CallInput, Decided, Deciders};
 use agent_hooks::{CallStatus, HookRegistry, PostToolUseContext, PreToolUseContext};
-use agent_rules::{HookOutcome, ToolName};
+use agent_rules::{HookOutcome, SessionState, ToolName};
 use agent_runtime_limits::{DuplicateCheck, DuplicateDetector};
 use agent_tool_traits::{
-    Confinement, DecidedBy, Decision, Layer, PermissionCheck, Provenance, Tool, ToolCall, ToolContext,
-    ToolError, ToolOutput, Verdict,
+    DecidedBy, Decision, Layer, PermissionCheck, Provenance, Tool, ToolCall, ToolContext, ToolError,
+    ToolOutput, Verdict,
 };
 use serde_json::Value;
 
@@ -18,8 +19,6 @@ use super::ask::no_prompt;
 use super::background::{BgTask, BgTaskRunTool};
 use super::report::{BgNotification, CallReport};
 use crate::executor::{Runnable, partition, poll_cancel, run_batch, run_one};
-use crate::guard::{Decided, Guard};
-use crate::guard_handle::GuardHandle;
 use crate::persist::OutputStore;
 use crate::telemetry::{self, DecisionSource};
 
@@ -57,7 +56,7 @@ impl Runtime {
             planned.push(match check {
                 DuplicateCheck::Blocked { count } => Planned::Denied(duplicate_refusal(call, count)),
                 DuplicateCheck::Fresh | DuplicateCheck::Repeated { .. } => {
-                    if ToolName::new(&call.name) == ToolName::new(BgTaskRunTool::NAME)
+                    if call.tool() == ToolName::new(BgTaskRunTool::NAME)
                         && self.registry.contains(BgTaskRunTool::NAME)
                     {
                         self.plan_background(session_id, step, call).await
@@ -284,7 +283,14 @@ impl Runtime {
                 call.name
             ))],
         };
-        let decided = self.decide_bounded(&call, &hooks, &checks).await;
+        let input = CallInput {
+            tool: call.name.clone(),
+            args: call.args.clone(),
+            hooks,
+            checks,
+        };
+        let decided = self.decide_bounded(input, self.session_state(session_id)).await;
+        self.record(session_id, &decided);
         let confinement = decided.confinement;
         let verdict = decided.verdict().clone();
         let (verdict, source, answer) = match verdict.decision {
@@ -334,7 +340,7 @@ impl Runtime {
     /// How each call of `step` compares with the session's previous steps (tools by canonical name; calls given
     /// again for the same step number belong to that step).
     fn duplicate_checks(&self, session_id: &str, step: u32, calls: &[ToolCall]) -> Vec<DuplicateCheck> {
-        let names: Vec<String> = calls.iter().map(|c| ToolName::new(&c.name).to_string()).collect();
+        let names: Vec<String> = calls.iter().map(|c| c.tool().to_string()).collect();
         self.duplicates
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -349,73 +355,68 @@ impl Runtime {
             )
     }
 
-    /// [`Runtime::decide_with`], bounded by [`RuntimeConfig::decision_limit`] when the call reaches the shell analysis: that
-    /// decision runs on a blocking thread, and one that does not finish in time (hostile input that makes the shell
-    /// parser run away) is a deny, and the loop goes on.
-    async fn decide_bounded(
-        &self,
-        call: &ToolCall,
-        hooks: &HookOutcome,
-        checks: &[PermissionCheck],
-    ) -> Decided {
-        // Only the shell parser can run away; every other decision is bounded by the size of its input and is
-        // made here, without the thread handoff (ten times the cost of the decision itself).
-        if !matches!(
-            agent_rules::describe(&call.name, &call.args),
-            Ok(agent_rules::CallTarget::Shell(_))
-        ) {
-            return self.decide_with(call, hooks, checks);
-        }
-        let own = self.agent.guard.current();
-        let ceiling = self.agent.ceiling.as_ref().map(GuardHandle::current);
-        let (job_call, job_hooks, job_checks) = (call.clone(), hooks.clone(), checks.to_vec());
-        let task = tokio::task::spawn_blocking(move || {
-            stricter_decision(&own, ceiling.as_deref(), &job_call, &job_hooks, &job_checks)
-        });
-        let limit = self.agent.config.decision_limit;
-        match tokio::time::timeout(limit, task).await {
-            Ok(Ok(decided)) => decided,
-            Ok(Err(_)) | Err(_) => {
-                let verdict = Verdict::new(
-                    Decision::Deny,
-                    format!(
-                        "the decision did not finish within {:?}, so `{}` is not run",
-                        limit, call.name
-                    ),
-                    Provenance::layer(Layer::Rules),
-                );
-                Decided {
-                    resolution: agent_rules::Resolution {
-                        verdict: verdict.clone(),
-                        considered: vec![verdict],
-                        conflicts: Vec::new(),
-                    },
-                    analysis: None,
-                    paths: Vec::new(),
-                    findings: Vec::new(),
-                    confinement: None,
-                }
-            }
+    /// The guards this agent's calls are decided by, as they are now: its own and, in a subagent, its parent's.
+    fn deciders(&self) -> Deciders {
+        let own = Deciders::new(self.agent.guard.current());
+        match &self.agent.ceiling {
+            Some(parent) => own.under(parent.current()),
+            None => own,
         }
     }
 
-    /// The guard's decision of `call`; in a subagent, the stricter of its own and its parent's (a child may do
-    /// nothing its parent may not).
-    fn decide_with(&self, call: &ToolCall, hooks: &HookOutcome, checks: &[PermissionCheck]) -> Decided {
-        let ceiling = self.agent.ceiling.as_ref().map(GuardHandle::current);
-        stricter_decision(
-            &self.agent.guard.current(),
-            ceiling.as_deref(),
-            call,
-            hooks,
-            checks,
-        )
+    /// The decision of `call` in a session that has accumulated `session`. A call that reaches the shell analysis
+    /// goes through the one bounded entry ([`agent_decide::DecisionBound::decide`], with [`RuntimeConfig::decision_bound`]),
+    /// awaited on a blocking thread: hostile input can make the shell parser run away, and past the bound the call
+    /// is denied and the loop goes on. Every other decision is bounded by its input's size and is made in place,
+    /// without the thread handoff (ten times the cost of the decision itself).
+    ///
+    /// [`RuntimeConfig::decision_bound`]: super::RuntimeConfig::decision_bound
+    async fn decide_bounded(&self, call: CallInput, session: SessionState) -> Decided {
+        let deciders = self.deciders();
+        if !matches!(
+            agent_rules::describe(&call.tool, &call.args),
+            Ok(agent_rules::CallTarget::Shell(_))
+        ) {
+            return deciders.decide(&call, &session);
+        }
+        let bound = self.agent.config.decision_bound;
+        let tool = call.tool.clone();
+        match tokio::task::spawn_blocking(move || bound.decide(&deciders, call, session)).await {
+            Ok(decided) => decided,
+            // The deciding thread panicked (a bug): the call is not run.
+            Err(_) => Decided::from_verdict(Verdict::new(
+                Decision::Deny,
+                format!("the decision of `{tool}` stopped before it was made, so it is not allowed"),
+                Provenance::layer(Layer::Rules),
+            )),
+        }
+    }
+
+    /// What the session `session_id` has accumulated that its decisions read.
+    fn session_state(&self, session_id: &str) -> SessionState {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(session_id)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Records in the session `session_id` what the decision of a call it acts on did (the classifier's approval
+    /// or block in mode `auto`).
+    fn record(&self, session_id: &str, decided: &Decided) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(session_id.to_owned())
+            .or_default()
+            .record(&decided.resolution);
     }
 
     /// What the permission pipeline decides for a call of `tool` with `args` before anyone answers an ask: the
-    /// guard with the tool's own checks (in a subagent, under its parent's permissions too), without hooks. In a
-    /// silent context without `bubble`, an ask is already a deny.
-    /// A `bg_task_run` call is decided as its inner call.
+    /// guard with the tool's own checks (in a subagent, under its parent's permissions too), without hooks, as a
+    /// fresh session would. In a silent context without `bubble`, an ask is already a deny. An inspection: it
+    /// records nothing. A `bg_task_run` call is decided as its inner call.
     pub fn decide(&self, tool: &str, args: &Value) -> Verdict {
         if ToolName::new(tool) == ToolName::new(BgTaskRunTool::NAME)
             && self.registry.contains(BgTaskRunTool::NAME)
@@ -423,14 +424,19 @@ impl Runtime {
         {
             return self.decide(inner, &inner_args);
         }
-        let call = ToolCall::new("decide", tool, args.clone());
         let checks = match self.registry.get(tool) {
             Some(tool) => tool.check_permissions(args),
             None => vec![PermissionCheck::deny(format!(
                 "no tool named `{tool}` is available to this agent"
             ))],
         };
-        let decided = self.decide_with(&call, &HookOutcome::default(), &checks);
+        let input = CallInput {
+            tool: tool.to_owned(),
+            args: args.clone(),
+            hooks: HookOutcome::default(),
+            checks,
+        };
+        let decided = self.deciders().decide(&input, &SessionState::default());
         let verdict = decided.verdict().clone();
         match verdict.decision {
             Decision::Ask if self.agent.config.silent && !self.agent.bubble => {
@@ -471,43 +477,6 @@ async fn post_process(
             tracing::warn!(call = %report.call.id, %error, "a large result could not be persisted; kept inline");
             report.output.content = content;
         }
-    }
-}
-
-/// The decision of `own`, or of `ceiling` (the parent's guard of a subagent) when that one is stricter.
-fn stricter_decision(
-    own: &Guard,
-    ceiling: Option<&Guard>,
-    call: &ToolCall,
-    hooks: &HookOutcome,
-    checks: &[PermissionCheck],
-) -> Decided {
-    let mine = own.decide_with(&call.name, &call.args, hooks, checks);
-    match ceiling {
-        Some(parent) => {
-            let theirs = parent.decide_with(&call.name, &call.args, hooks, checks);
-            let confinement = narrower(mine.confinement, theirs.confinement);
-            let mut chosen = if theirs.verdict().decision > mine.verdict().decision {
-                theirs
-            } else {
-                mine
-            };
-            chosen.confinement = confinement;
-            chosen
-        }
-        None => mine,
-    }
-}
-
-/// The narrower of two confinements: a child runs with no more power than its parent's decision gives, nor
-/// than its own.
-fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinement> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(Confinement {
-            profile: a.profile.min(b.profile),
-            network: a.network && b.network,
-        }),
-        (one, None) | (None, one) => one,
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_decide::{Guard, GuardOptions};
 use agent_hooks::{SubagentContext, SubagentStopContext};
 use agent_subagent::{AgentDefinition, ChildPlan, SubagentError, SubagentRequest, plan_child};
 use agent_tool_traits::{
@@ -13,7 +14,6 @@ use serde_json::{Value, json};
 use super::session::Model;
 use super::{Agent, Runtime};
 use crate::approval::HeadlessApprover;
-use crate::guard::{Guard, GuardOptions};
 use crate::guard_handle::GuardHandle;
 use crate::registry::ToolRegistry;
 use crate::runtime_error::RuntimeError;

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use agent_decide::Guard;
 use agent_os_sandbox::{KernelSupport, Launch, PidsCgroup, Prepared, ProcessLimits, refused_forks};
 use agent_tool_traits::{
     Confinement, InterruptBehavior, Tool, ToolContext, ToolError, ToolFuture, ToolOutput,
@@ -17,7 +18,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::guard::Guard;
 use crate::guard_handle::GuardHandle;
 use crate::tools::{opt_u64_arg, str_arg};
 

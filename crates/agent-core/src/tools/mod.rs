@@ -11,6 +11,7 @@ mod write;
 
 use std::sync::Arc;
 
+use agent_decide::Guard;
 use agent_fs_sandbox::{Access, CanonicalPath, SandboxError};
 use agent_tool_traits::{Layer, Provenance, ToolError, Verdict};
 use serde_json::Value;
@@ -24,7 +25,6 @@ pub use read::ReadFileTool;
 pub use write::FileWriteTool;
 
 use crate::approval::Approver;
-use crate::guard::Guard;
 use crate::guard_handle::GuardHandle;
 use crate::registry::ToolRegistry;
 

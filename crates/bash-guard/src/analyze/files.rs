@@ -1,6 +1,6 @@
 //! File accesses: redirections, operands and option values as paths, the paths variables make, and devices.
 
-use agent_tool_traits::Decision;
+use agent_tool_traits::{Access, Decision};
 
 use crate::analysis::{AccessVia, FileAccess, LocationKind};
 use crate::classify::{Classified, Found};
@@ -23,7 +23,7 @@ pub(super) struct VariablePath {
     pub(super) segments: Vec<Segment>,
     pub(super) via: AccessVia,
     pub(super) command: Option<usize>,
-    pub(super) write: bool,
+    pub(super) access: Access,
     /// Where the word is expanded: a variable the line had not certainly set there comes from elsewhere.
     pub(super) moment: Moment,
 }
@@ -127,12 +127,12 @@ impl Walker<'_> {
                 command.reads_hidden |= found.hidden;
             }
             for start in &found.starts {
-                self.access(start, &AccessVia::Operand, Some(index), false, ctx);
+                self.access(start, &AccessVia::Operand, Some(index), Access::Read, ctx);
             }
         }
         if writes {
             for start in &found.starts {
-                self.access(start, &AccessVia::Operand, Some(index), true, ctx);
+                self.access(start, &AccessVia::Operand, Some(index), Access::Write, ctx);
             }
         }
     }
@@ -143,12 +143,14 @@ impl Walker<'_> {
     pub(super) fn resolve_variable_paths(&mut self) {
         for unseen in std::mem::take(&mut self.variable_paths) {
             let Some(paths) = self.variable_path_values(&unseen) else {
-                self.unseen_file(&unseen.text, unseen.write, unseen.command);
+                self.unseen_file(&unseen.text, unseen.access, unseen.command);
                 continue;
             };
             for path in paths {
-                self.device(&path, unseen.command, unseen.write);
-                if unseen.write && matches!(device_write(&path), Some(DeviceWrite::Harmless)) {
+                self.device(&path, unseen.command, unseen.access);
+                if unseen.access == Access::Write
+                    && matches!(device_write(&path), Some(DeviceWrite::Harmless))
+                {
                     continue;
                 }
                 let access = FileAccess {
@@ -157,11 +159,7 @@ impl Walker<'_> {
                     via: unseen.via,
                     literal: false,
                 };
-                let list = if unseen.write {
-                    &mut self.out.writes
-                } else {
-                    &mut self.out.reads
-                };
+                let list = self.files_for(unseen.access);
                 if !list.contains(&access) {
                     list.push(access);
                 }
@@ -272,8 +270,11 @@ impl Walker<'_> {
     }
 
     /// A file a command reads or writes whose name is only known at run time.
-    pub(super) fn unseen_file(&mut self, text: &str, write: bool, command: Option<usize>) {
-        let verb = if write { "writes" } else { "reads" };
+    pub(super) fn unseen_file(&mut self, text: &str, access: Access, command: Option<usize>) {
+        let verb = match access {
+            Access::Read => "reads",
+            Access::Write => "writes",
+        };
         self.finding(
             Decision::Ask,
             format!("{verb} a file named only at run time (`{text}`), which the path check cannot see"),
@@ -282,13 +283,13 @@ impl Walker<'_> {
     }
 
     /// A device or a special file among the paths a command accesses: raw disks, network connections.
-    pub(super) fn device(&mut self, path: &str, command: Option<usize>, write: bool) {
+    pub(super) fn device(&mut self, path: &str, command: Option<usize>, access: Access) {
         let Some(device) = device_write(path) else {
             return;
         };
         let (decision, reason) = match device {
             DeviceWrite::Harmless => return,
-            DeviceWrite::Raw if !write => return,
+            DeviceWrite::Raw if access == Access::Read => return,
             DeviceWrite::Raw => (Decision::Deny, format!("writes the raw device `{path}`")),
             DeviceWrite::Network if self.table.network_blocked => (
                 Decision::Deny,
@@ -299,20 +300,28 @@ impl Walker<'_> {
         self.finding(decision, reason, command);
     }
 
+    /// The list of the analysis that files of `access` go to.
+    fn files_for(&mut self, access: Access) -> &mut Vec<FileAccess> {
+        match access {
+            Access::Read => &mut self.out.reads,
+            Access::Write => &mut self.out.writes,
+        }
+    }
+
     pub(super) fn access(
         &mut self,
         w: &Word,
         via: &AccessVia,
         command: Option<usize>,
-        write: bool,
+        access: Access,
         ctx: Ctx,
     ) {
-        self.device(&w.text, command, write);
-        if !write && knowledge::ENDLESS_DEVICES.contains(&w.text.as_str()) {
+        self.device(&w.text, command, access);
+        if access == Access::Read && knowledge::ENDLESS_DEVICES.contains(&w.text.as_str()) {
             self.endless_input(&w.text, command);
         }
         // Writing `/dev/null` or a descriptor writes no file.
-        if write && matches!(device_write(&w.text), Some(DeviceWrite::Harmless)) {
+        if access == Access::Write && matches!(device_write(&w.text), Some(DeviceWrite::Harmless)) {
             return;
         }
         let plain = !w.reexpands && w.error.is_none() && w.embedded.is_empty();
@@ -327,7 +336,7 @@ impl Walker<'_> {
                 segments: segments.to_vec(),
                 via: *via,
                 command,
-                write,
+                access,
                 moment,
             });
             return;
@@ -342,23 +351,19 @@ impl Walker<'_> {
                         && segments.iter().all(|s| matches!(s, Segment::Text(_)))
                         && w.text.contains("{}")
                         && !w.text.split('/').any(|c| c == "..") => {}
-                Some(_) | None => self.unseen_file(&w.text, write, command),
+                Some(_) | None => self.unseen_file(&w.text, access, command),
             }
             return;
         };
-        let access = FileAccess {
+        let file = FileAccess {
             path,
             command,
             via: *via,
             literal: w.literal,
         };
-        let list = if write {
-            &mut self.out.writes
-        } else {
-            &mut self.out.reads
-        };
-        if !list.contains(&access) {
-            list.push(access);
+        let list = self.files_for(access);
+        if !list.contains(&file) {
+            list.push(file);
         }
     }
 
@@ -424,13 +429,13 @@ impl Walker<'_> {
                 }
                 let via = AccessVia::Redirect;
                 if matches!(r.op, RedirOp::Read | RedirOp::ReadWrite) {
-                    self.access(&w, &via, command, false, ctx);
+                    self.access(&w, &via, command, Access::Read, ctx);
                 }
                 if matches!(
                     r.op,
                     RedirOp::Write | RedirOp::ReadWrite | RedirOp::Duplicate { output: true }
                 ) {
-                    self.access(&w, &via, command, true, ctx);
+                    self.access(&w, &via, command, Access::Write, ctx);
                 }
             }
         }

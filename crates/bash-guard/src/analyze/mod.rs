@@ -11,7 +11,7 @@ mod vars;
 
 use std::collections::HashMap;
 
-use agent_tool_traits::Decision;
+use agent_tool_traits::{Access, Decision};
 
 use crate::analysis::{AccessVia, CommandAnalysis, Finding, Location, LocationKind, SubCommand};
 use crate::classify::{self, Code, Found, Input, Nested, Table};
@@ -591,15 +591,18 @@ impl Walker<'_> {
         let directory = classified.directory.clone();
         if let Some(dir) = &directory {
             // Entering the directory reads it.
-            self.access(dir, &AccessVia::Flag, Some(index), false, ctx);
+            self.access(dir, &AccessVia::Flag, Some(index), Access::Read, ctx);
         }
-        for (list, write) in [(&classified.reads, false), (&classified.writes, true)] {
+        for (list, access) in [
+            (&classified.reads, Access::Read),
+            (&classified.writes, Access::Write),
+        ] {
             for (w, via) in list {
                 match &directory {
-                    None => self.access(w, via, Some(index), write, ctx),
+                    None => self.access(w, via, Some(index), access, ctx),
                     Some(dir) => {
                         let placed = word::under(Some(dir), w);
-                        self.access(&placed, via, Some(index), write, ctx);
+                        self.access(&placed, via, Some(index), access, ctx);
                     }
                 }
             }

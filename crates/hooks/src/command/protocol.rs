@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
+use agent_tool_traits::coding_agent_name;
 use serde_json::{Map, Value, json};
 
 use super::process::Run;
-use super::settings::{HookEvent, aliases};
+use super::settings::HookEvent;
 use crate::{
     CompactContext, PermissionAnswer, PostToolUseAction, PostToolUseContext, PreToolUseAction,
     PreToolUseContext, SessionContext, SessionStopContext, SubagentContext, SubagentStopContext,
@@ -15,16 +16,6 @@ use crate::{
 /// The exit code with which a command blocks the call (stderr is the reason).
 const BLOCK_EXIT_CODE: i32 = 2;
 
-/// The name a script written for the coding agent expects in `tool_name` (`Bash` for `run_bash`).
-fn protocol_tool_name(name: &str) -> &str {
-    match name {
-        "run_bash" | "read_file" | "file_write" | "file_edit" | "glob_files" | "grep_files" | "subagent" => {
-            aliases(name).first().copied().unwrap_or(name)
-        }
-        _ => name,
-    }
-}
-
 /// The input of a PreToolUse command.
 pub(super) fn pre_tool_use_input(ctx: &PreToolUseContext) -> Value {
     json!({
@@ -32,7 +23,7 @@ pub(super) fn pre_tool_use_input(ctx: &PreToolUseContext) -> Value {
         "cwd": ctx.cwd,
         "permission_mode": ctx.permission_mode,
         "hook_event_name": HookEvent::PreToolUse.as_str(),
-        "tool_name": protocol_tool_name(&ctx.call.name),
+        "tool_name": coding_agent_name(&ctx.call.name),
         "tool_input": ctx.call.args,
         "tool_use_id": ctx.call.id,
         "agent_name": ctx.agent_name,
@@ -46,7 +37,7 @@ pub(super) fn permission_request_input(ctx: &PreToolUseContext, message: &str) -
         "cwd": ctx.cwd,
         "permission_mode": ctx.permission_mode,
         "hook_event_name": HookEvent::PermissionRequest.as_str(),
-        "tool_name": protocol_tool_name(&ctx.call.name),
+        "tool_name": coding_agent_name(&ctx.call.name),
         "tool_input": ctx.call.args,
         "tool_use_id": ctx.call.id,
         "message": message,
@@ -61,7 +52,7 @@ pub(super) fn post_tool_use_input(ctx: &PostToolUseContext, cwd: &Path, mode: &s
         "cwd": cwd,
         "permission_mode": mode,
         "hook_event_name": HookEvent::PostToolUse.as_str(),
-        "tool_name": protocol_tool_name(&ctx.call.name),
+        "tool_name": coding_agent_name(&ctx.call.name),
         "tool_input": ctx.call.args,
         "tool_use_id": ctx.call.id,
         "tool_response": {

@@ -1,10 +1,11 @@
-//! The `hooks` sections of settings files: events, matcher groups (which see both names of a tool) and command
+//! The `hooks` sections of settings files: events, matcher groups (which see every name of a tool) and command
 //! entries, read with errors that name the bad entry.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use agent_tool_traits::ToolName;
 use regex::Regex;
 use serde_json::Value;
 
@@ -113,12 +114,14 @@ pub struct MatcherGroup {
 
 impl MatcherGroup {
     /// Whether the group applies to `subject` (a tool name, or the trigger of a lifecycle event). A tool matches
-    /// under either of its names (`Bash` and `run_bash`), so settings written for the coding agent keep working.
+    /// under any of its names in the one table of tool names (`Bash` and `run_bash`, `Glob` and `LS`), the same
+    /// names a rule sees, so settings written for the coding agent keep working and a matcher and a rule never
+    /// disagree about which tool a call is.
     pub fn matches(&self, subject: &str) -> bool {
         match &self.regex {
             None => true,
             Some(regex) => {
-                regex.is_match(subject) || aliases(subject).iter().any(|alias| regex.is_match(alias))
+                regex.is_match(subject) || ToolName::new(subject).names().any(|name| regex.is_match(name))
             }
         }
     }
@@ -264,27 +267,6 @@ fn parse_command(hook: &Value, entry: &str) -> Result<CommandSpec, HookError> {
             })?,
     };
     Ok(CommandSpec { command, timeout })
-}
-
-/// The other names of a tool (docs/rules.md: `Bash`≡`run_bash`, `Read`≡`read_file`, …).
-pub(super) fn aliases(name: &str) -> &'static [&'static str] {
-    match name {
-        "Bash" => &["run_bash"],
-        "run_bash" => &["Bash"],
-        "Read" => &["read_file"],
-        "read_file" => &["Read"],
-        "Write" => &["file_write"],
-        "file_write" => &["Write"],
-        "Edit" | "MultiEdit" => &["file_edit"],
-        "file_edit" => &["Edit", "MultiEdit"],
-        "Glob" => &["glob_files"],
-        "glob_files" => &["Glob"],
-        "Grep" => &["grep_files"],
-        "grep_files" => &["Grep"],
-        "Task" | "Agent" => &["subagent"],
-        "subagent" => &["Task", "Agent"],
-        _ => &[],
-    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use agent_core::sandboxed_input;
+use agent_decide::sandboxed_input;
 use agent_tool_traits::Confinement;
 use proptest::prelude::*;
 use serde_json::json;

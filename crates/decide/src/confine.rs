@@ -4,10 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{CommandAnalysis, CommandClass};
-use agent_fs_sandbox::{Access, ProtectedPaths};
+use agent_fs_sandbox::ProtectedPaths;
 use agent_os_sandbox::{EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec};
-use agent_rules::{FileAccess, Policy};
-use agent_tool_traits::{Confinement, DecidedBy, Decision, Layer, Provenance, SandboxProfile, Verdict};
+use agent_rules::Policy;
+use agent_tool_traits::{
+    Access, Confinement, DecidedBy, Decision, Layer, Provenance, SandboxProfile, Verdict,
+};
 
 use crate::config::SandboxMode;
 use crate::guard::Guard;
@@ -105,11 +107,9 @@ impl Guard {
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from)
         });
-        spec.secret_places = self.rule_places(&[(Decision::Deny, FileAccess::Read)]);
-        spec.write_protected_places = self.rule_places(&[
-            (Decision::Deny, FileAccess::Write),
-            (Decision::Ask, FileAccess::Write),
-        ]);
+        spec.secret_places = self.rule_places(&[(Decision::Deny, Access::Read)]);
+        spec.write_protected_places =
+            self.rule_places(&[(Decision::Deny, Access::Write), (Decision::Ask, Access::Write)]);
         spec
     }
 
@@ -141,7 +141,7 @@ impl Guard {
 
     /// The places the path rules of each `(behavior, access)` name, as existing paths: a rule's literal place
     /// when the rule covers it (`Read(~/.aws/**)` covers `~/.aws`), else what the rule matches beneath it.
-    fn rule_places(&self, kinds: &[(Decision, FileAccess)]) -> Vec<PathBuf> {
+    fn rule_places(&self, kinds: &[(Decision, Access)]) -> Vec<PathBuf> {
         let policy = self.policy();
         let mut places: Vec<PathBuf> = Vec::new();
         for &(behavior, access) in kinds {
@@ -198,7 +198,7 @@ impl Protection for GuardProtection<'_> {
         self.protected.reason(path, relative, Access::Read).is_some()
             || self
                 .policy
-                .path_rule(Decision::Deny, FileAccess::Read, path)
+                .path_rule(Decision::Deny, Access::Read, path)
                 .is_some()
     }
 
@@ -207,6 +207,6 @@ impl Protection for GuardProtection<'_> {
         self.protected.reason(path, relative, Access::Write).is_some()
             || [Decision::Deny, Decision::Ask]
                 .into_iter()
-                .any(|behavior| self.policy.path_rule(behavior, FileAccess::Write, path).is_some())
+                .any(|behavior| self.policy.path_rule(behavior, Access::Write, path).is_some())
     }
 }

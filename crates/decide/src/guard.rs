@@ -3,15 +3,13 @@
 use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{AccessVia, BashConfig, BashGuard, CommandAnalysis, CommandTableExtension};
-use agent_fs_sandbox::{
-    Access, PathCheck, PathSandbox, ProtectedPaths, Reach, RootKind, RootSpec, SandboxConfig,
-};
+use agent_fs_sandbox::{PathCheck, PathSandbox, ProtectedPaths, Reach, RootKind, RootSpec, SandboxConfig};
 use agent_os_sandbox::EnvPolicy;
 use agent_rules::{
-    Anchors, CallFacts, CallTarget, CommandFact, FileAccess, HookOutcome, PathFact, PermissionMode, Policy,
-    Request, Resolution, Settings, ToolKind, describe,
+    Anchors, CallFacts, CallTarget, CommandFact, HookOutcome, PathFact, PermissionMode, Policy, Request,
+    Resolution, SessionState, Settings, ToolKind, describe,
 };
-use agent_tool_traits::{Confinement, Decision, Layer, PermissionCheck, Provenance, Source, Verdict};
+use agent_tool_traits::{Access, Confinement, Decision, Layer, PermissionCheck, Provenance, Source, Verdict};
 use serde_json::Value;
 
 use crate::config::{GuardSettings, SandboxMode};
@@ -38,7 +36,7 @@ pub struct Decided {
     /// The shell analysis, for shell calls.
     pub analysis: Option<CommandAnalysis>,
     /// The sandbox's report on each file the call touches, with the access checked.
-    pub paths: Vec<(FileAccess, PathCheck)>,
+    pub paths: Vec<(Access, PathCheck)>,
     /// The findings of the tool's own checks and of the layers that went into the resolution.
     pub findings: Vec<Verdict>,
     /// For a shell call that is allowed (or asked, for after the user's allow): the kernel sandbox it runs
@@ -48,6 +46,22 @@ pub struct Decided {
 }
 
 impl Decided {
+    /// A decision made without the layers: `verdict` alone (a deny past the time bound, an internal error).
+    pub fn from_verdict(verdict: Verdict) -> Self {
+        Self {
+            resolution: Resolution {
+                verdict: verdict.clone(),
+                considered: vec![verdict],
+                conflicts: Vec::new(),
+                classifier: None,
+            },
+            analysis: None,
+            paths: Vec::new(),
+            findings: Vec::new(),
+            confinement: None,
+        }
+    }
+
     /// The final verdict.
     pub fn verdict(&self) -> &Verdict {
         &self.resolution.verdict
@@ -195,18 +209,22 @@ impl Guard {
         self.sandbox_mode
     }
 
-    /// Decides a call of `tool` with `args`, without hooks or tool checks (the `agent-guard check` path).
+    /// Decides a call of `tool` with `args` on its own: without hooks or tool checks, in a fresh session (the
+    /// `agent-guard check` path, where every input is a process of its own).
     pub fn decide(&self, tool: &str, args: &Value) -> Decided {
-        self.decide_with(tool, args, &HookOutcome::default(), &[])
+        self.decide_with(tool, args, &HookOutcome::default(), &[], &SessionState::default())
     }
 
-    /// Decides a call with what the PreToolUse hooks said and the tool's own `check_permissions`.
+    /// Decides a call with what the PreToolUse hooks said and the tool's own `check_permissions`, in a session
+    /// that has accumulated `session`. Pure: the guard and `session` are only read, so deciding the same call twice
+    /// gives the same decision; the caller records the decisions it acts on ([`SessionState::record`]).
     pub fn decide_with(
         &self,
         tool: &str,
         args: &Value,
         hooks: &HookOutcome,
         tool_checks: &[PermissionCheck],
+        session: &SessionState,
     ) -> Decided {
         let mut findings: Vec<Verdict> = tool_checks
             .iter()
@@ -225,7 +243,7 @@ impl Guard {
             }
         };
         let mut analysis = None;
-        let mut paths: Vec<(FileAccess, PathCheck)> = Vec::new();
+        let mut paths: Vec<(Access, PathCheck)> = Vec::new();
         // Commands the disk or the line's directory moves make not read-only.
         let mut loaded: Vec<usize> = Vec::new();
         let mut host = None;
@@ -252,15 +270,12 @@ impl Guard {
                 // Entering a directory is reading it: the commands after the move work there.
                 for (_, dirs) in &moves.moves {
                     for dir in dirs {
-                        if let Some(check) = self.check_path(dir, FileAccess::Read, &mut findings) {
-                            paths.push((FileAccess::Read, check));
+                        if let Some(check) = self.check_path(dir, Access::Read, &mut findings) {
+                            paths.push((Access::Read, check));
                         }
                     }
                 }
-                for (access, list) in [
-                    (FileAccess::Read, &result.reads),
-                    (FileAccess::Write, &result.writes),
-                ] {
+                for (access, list) in [(Access::Read, &result.reads), (Access::Write, &result.writes)] {
                     for file in list {
                         // A relative path used after a `cd` may mean a file under the new directory: every place it
                         // may name is checked, so that `cd ~/.ssh && cat id_rsa` meets the rules of `~/.ssh`.
@@ -271,9 +286,7 @@ impl Guard {
                             .command
                             .and_then(|index| result.commands.get(index))
                             .filter(|command| {
-                                command.recursive
-                                    && access == FileAccess::Read
-                                    && file.via == AccessVia::Operand
+                                command.recursive && access == Access::Read && file.via == AccessVia::Operand
                             })
                             .map(|command| Reach {
                                 hidden: command.reads_hidden,
@@ -301,7 +314,7 @@ impl Guard {
                         .any(|file| file.command == Some(index) && file.via == AccessVia::Operand);
                     if command.recursive
                         && names_none
-                        && let Some(check) = self.check_path(".", FileAccess::Read, &mut findings)
+                        && let Some(check) = self.check_path(".", Access::Read, &mut findings)
                     {
                         let reach = Reach {
                             hidden: command.reads_hidden,
@@ -383,12 +396,15 @@ impl Guard {
             host,
             agent,
         };
-        let resolution = self.policy.decide(&Request {
-            tool,
-            facts: &facts,
-            findings: &findings,
-            hooks,
-        });
+        let resolution = self.policy.decide(
+            &Request {
+                tool,
+                facts: &facts,
+                findings: &findings,
+                hooks,
+            },
+            session,
+        );
         let mut resolution = resolution;
         if let Some(why) = &self.sandbox_error {
             resolution.verdict.diagnostics.push(format!("no sandbox: {why}"));
@@ -410,9 +426,9 @@ impl Guard {
     fn check_glob(
         &self,
         pattern: &str,
-        access: FileAccess,
+        access: Access,
         findings: &mut Vec<Verdict>,
-        paths: &mut Vec<(FileAccess, PathCheck)>,
+        paths: &mut Vec<(Access, PathCheck)>,
     ) {
         let Some(sandbox) = &self.sandbox else {
             return;
@@ -517,13 +533,9 @@ impl Guard {
     }
 
     /// The sandbox's report on one path; without a sandbox, a lexical report whose containment is unknown.
-    fn check_path(&self, path: &str, access: FileAccess, findings: &mut Vec<Verdict>) -> Option<PathCheck> {
-        let sandbox_access = match access {
-            FileAccess::Read => Access::Read,
-            FileAccess::Write => Access::Write,
-        };
+    fn check_path(&self, path: &str, access: Access, findings: &mut Vec<Verdict>) -> Option<PathCheck> {
         match &self.sandbox {
-            Some(sandbox) => Some(sandbox.check(path, sandbox_access)),
+            Some(sandbox) => Some(sandbox.check(path, access)),
             None => {
                 if path.contains('\0') {
                     findings.push(Verdict::new(
@@ -554,15 +566,12 @@ impl Guard {
     /// The finding a path contributes. A shell command reading outside the roots is not denied (system files are
     /// read all the time); it only loses its read-only default (the rules see it as outside the roots). Every other
     /// sandbox finding counts as it is.
-    fn path_finding(&self, access: FileAccess, check: &PathCheck, is_shell: bool) -> Option<Verdict> {
+    fn path_finding(&self, access: Access, check: &PathCheck, is_shell: bool) -> Option<Verdict> {
         let verdict = &check.verdict;
         match verdict.decision {
             Decision::Allow => None,
             Decision::Deny
-                if is_shell
-                    && access == FileAccess::Read
-                    && check.root.is_none()
-                    && check.resolved.is_some() =>
+                if is_shell && access == Access::Read && check.root.is_none() && check.resolved.is_some() =>
             {
                 None
             }
