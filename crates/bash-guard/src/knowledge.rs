@@ -2148,7 +2148,11 @@ pub(crate) static SYSTEMCTL: Syntax = Syntax {
 };
 
 /// Builtins that set the variables named by their operands (and by the options listed with them): their
-/// syntax, and the options whose value names a variable (`read -a NAME`, `printf -v NAME`).
+/// syntax, and the options whose value names a variable (`read -a NAME`, `printf -v NAME`, `wait -p NAME`). Bash
+/// evaluates a subscript in such a name as arithmetic (`a[$(cmd)]` runs `cmd`). The other builtins that take
+/// names or numbers (`shift`, `exit`, `return`, `break`, `ulimit`, `kill -l`, `read -n`/`-t`/`-u`, `mapfile
+/// -O`/`-n`/`-u`, `printf %d`, `test -eq`, `dirs +N`) read their operands as plain numbers, not as arithmetic;
+/// `test -v` and the declaring builtins are followed by the walk (`analyze/vars.rs`).
 #[rustfmt::skip]
 pub(crate) static NAMES_VARIABLES: &[(&str, Syntax, &[&str])] = &[
     ("read", Syntax { values: READ_VALUES, posix: true, ..GNU }, &["-a"]),
@@ -2157,6 +2161,8 @@ pub(crate) static NAMES_VARIABLES: &[(&str, Syntax, &[&str])] = &[
     ("getopts", POSIX, &[]),
     ("unset", POSIX, &[]),
     ("printf", Syntax { values: &["-v"], posix: true, ..GNU }, &["-v"]),
+    // `wait -p NAME [ID…]` (bash 5.1+) sets NAME to the id of the job that ended; the operands are ids.
+    ("wait", Syntax { values: &["-p"], flags: &["-f", "-n"], posix: true, ..GNU }, &["-p"]),
 ];
 
 /// `tar`: options with a value, and those that run programs, write or read files besides the archive.
