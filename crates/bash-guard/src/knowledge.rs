@@ -2018,11 +2018,15 @@ pub(crate) static FIND_START: Syntax = Syntax {
     ..GNU
 };
 
-/// find's expression: primaries are whole words; `-fprintf` takes a file and a format.
+/// find's expression: primaries are whole words; `-fprintf` takes a file and a format. `-files0-from FILE` reads
+/// the starting points from FILE (and prints each name it cannot find, so FILE's content, in its errors); the
+/// other primaries that name a file (`-newer`, `-anewer`, `-cnewer`, `-newerXY`, `-samefile`) only look at its
+/// metadata, as `stat` would.
 #[rustfmt::skip]
 pub(crate) static FIND_EXPRESSION: Syntax = Syntax {
     values: FIND_VALUES,
     pairs: &["-fprintf"],
+    effects: &[("-files0-from", ListedFiles)],
     single_dash: true,
     ..GNU
 };
