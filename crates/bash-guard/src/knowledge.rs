@@ -2269,7 +2269,8 @@ pub(crate) static YQ: Syntax = Syntax {
     values: &[
         "-o", "--output-format", "-p", "--input-format", "-s", "--split-exp", "--from-file", "-f", "-I", "--indent",
         "--front-matter", "-w", "--width", "--yaml-output-grammar-version", "--expression", "--xml-attribute-prefix",
-        "--xml-content-name", "--lua-prefix", "--properties-separator", "--csv-separator", "--indent"
+        "--xml-content-name", "--lua-prefix", "--properties-separator", "--csv-separator", "--indent", "-L",
+        "--library-path"
     ],
     pairs: &["--arg", "--argjson", "--slurpfile", "--rawfile"],
     flags: &["-i", "--inplace", "--in-place", "-n", "--null-input", "-e", "--exit-status", "-y", "-Y", "-r", "-j", "-c"],

@@ -482,13 +482,7 @@ impl Table {
                 None
             }
         });
-        let unknown = {
-            let mut w = Word::literal("{xargs input}");
-            w.literal = false;
-            w.anchor = Anchor::Dynamic;
-            w.segments = None;
-            w
-        };
+        let unknown = Word::unknown("{xargs input}");
         let found_placeholder = {
             let mut w = Word::literal("{}");
             w.literal = false;
