@@ -227,7 +227,9 @@ fn program_file(name: &str, file: Option<&Word>, c: &mut Classified) {
 
 /// What a jq or yq filter does besides transforming its input; `library` holds the directories of `-L`.
 fn filter_effects(program: &Word, library: &[&Word], c: &mut Classified) {
+    // A filter only known at run time may import files, load modules or read the environment.
     if !program.literal {
+        c.read_only = false;
         return;
     }
     let effects = scripts::filter(&program.text);
