@@ -1718,6 +1718,9 @@ pub(crate) static GIT_EFFECTS: &[(&str, Effect)] = &[
     ("--ignore-revs-file", ReadValue),
     ("--file", ReadValue),
     ("-f", ReadValue),
+    // `git diff -O FILE`, `git log -O FILE`: the order of the files comes from FILE (for `git grep`, `-O` also
+    // runs a pager, `GIT_GREP_PAGER`).
+    ("-O", ReadValue),
     ("--remote", Network("`--remote` reaches another repository")),
     (
         "--ext-diff",
@@ -1741,6 +1744,53 @@ pub(crate) static GIT_EFFECTS: &[(&str, Effect)] = &[
         HiddenExec("`--show-signature` runs the signature program from configuration"),
     ),
 ];
+/// The options of the sub-commands whose options differ from the common ones (`GIT_VALUES`, `GIT_EFFECTS`): the
+/// options that take a value in their stead, those whose value may only be attached, and effects besides the
+/// common ones.
+#[derive(Debug)]
+pub(crate) struct GitOptions {
+    pub(crate) values: &'static [&'static str],
+    pub(crate) optional: &'static [&'static str],
+    pub(crate) effects: &'static [(&'static str, Effect)],
+}
+
+#[rustfmt::skip]
+pub(crate) static GIT_SUB_OPTIONS: &[(&str, GitOptions)] = &[
+    // `-X FILE`/`--exclude-from FILE` read exclude patterns from FILE.
+    ("ls-files", GitOptions {
+        values: &["-x", "--exclude", "-X", "--exclude-from", "--exclude-per-directory", "--with-tree", "--format"],
+        optional: &["--abbrev"],
+        effects: &[("-X", ReadValue), ("--exclude-from", ReadValue)],
+    }),
+    // `-S REVS_FILE` reads the revisions from a file; `-C`, `-M` and `--abbrev` take an attached number only.
+    ("blame", GitOptions {
+        values: &["-L", "-S", "--contents", "--ignore-rev", "--ignore-revs-file", "--date", "--encoding"],
+        optional: &["-C", "-M", "--abbrev"],
+        effects: &[("-S", ReadValue)],
+    }),
+    // `git help -w` starts the web browser the configuration names (`web.browser`, `browser.<tool>.cmd`), `-i`
+    // runs info; `-m` and a page alone print the manual page.
+    ("help", GitOptions {
+        values: &[],
+        optional: &[],
+        effects: &[
+            ("-w", HiddenExec("`git help -w` starts the web browser from configuration")),
+            ("--web", HiddenExec("`git help --web` starts the web browser from configuration")),
+            ("-i", NotReadOnly("`git help -i` runs info")),
+            ("--info", NotReadOnly("`git help --info` runs info")),
+        ],
+    }),
+    // `git tag -v` verifies signatures with the program from configuration (`gpg.program`).
+    ("tag", GitOptions {
+        values: GIT_VALUES,
+        optional: &[],
+        effects: &[
+            ("-v", HiddenExec("`git tag -v` runs the signature program from configuration")),
+            ("--verify", HiddenExec("`git tag --verify` runs the signature program from configuration")),
+        ],
+    }),
+];
+
 /// `git grep` options that run a pager program (for `diff`, `log` and `show`, `-O` names an order file).
 #[rustfmt::skip]
 pub(crate) static GIT_GREP_PAGER: &[&str] = &["-O", "--open-files-in-pager"];
@@ -1781,6 +1831,8 @@ pub(crate) enum GitRule {
     Config,
     /// Reaches another repository over the network (`git fetch`, `git ls-remote`).
     Network,
+    /// Runs a program from configuration, for this reason (`git verify-commit` runs `gpg.program`).
+    Runs(&'static str),
 }
 
 #[rustfmt::skip]
@@ -1816,8 +1868,9 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
     ("diff-index", GitRule::Always),
     ("show-branch", GitRule::Always),
     ("range-diff", GitRule::Always),
-    ("verify-commit", GitRule::Always),
-    ("verify-tag", GitRule::Always),
+    // Verifying a signature runs the program of `gpg.program` (or `gpg.ssh.program`, `gpg.x509.program`).
+    ("verify-commit", GitRule::Runs("`git verify-commit` runs the signature program from configuration")),
+    ("verify-tag", GitRule::Runs("`git verify-tag` runs the signature program from configuration")),
     (
         "branch",
         GitRule::Listing {
@@ -1835,8 +1888,7 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         "tag",
         GitRule::Listing {
             list_flags: &[
-                "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "-v",
-                "--verify"
+                "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at"
             ],
             write_flags: &[
                 "-d", "-a", "-s", "-f", "-m", "-F", "-u", "--delete", "--annotate", "--sign", "--force",
