@@ -998,7 +998,8 @@ static CARGO: Program = Program {
             "--manifest-path", "--config", "-Z", "--color", "-C", "--target-dir", "-p", "--package",
             "--format-version", "--features", "-F", "--target", "--filter-platform", "-e", "--edges", "-i",
             "--invert", "--prefix", "--charset", "-f", "--format", "--depth", "--prune", "--message-format",
-            "--lockfile-path", "--index", "--registry", "--limit", "--exclude", "--workspace-root"
+            "--lockfile-path", "--index", "--registry", "--limit", "--exclude", "--explain", "-j", "--jobs",
+            "--profile", "--bin", "--example", "--test", "--bench", "--workspace-root"
         ],
         effects: &[(
             "--config",

@@ -367,3 +367,49 @@ fn searches_that_read_below_their_directories_are_marked_recursive() {
     assert!(hidden("grep -r KEY .") && hidden("diff -r a b"));
     assert!(!hidden("rg KEY") && !hidden("grep KEY a.txt"));
 }
+
+fn loads_of(command: &str) -> Vec<String> {
+    guard()
+        .analyze(command)
+        .loads
+        .iter()
+        .map(|load| load.path.clone())
+        .collect()
+}
+
+#[test]
+fn project_files_are_looked_for_in_the_directories_above_the_place_the_command_works_in() {
+    // A file name that holds a directory (`.cargo/config.toml`) is looked for whole: never as `config.toml` or
+    // `config` at the top of the project.
+    let loads = loads_of("cargo --version");
+    assert!(loads.contains(&".cargo/config.toml".to_owned()));
+    assert!(loads.contains(&".cargo/config".to_owned()));
+    assert!(loads.contains(&"rust-toolchain.toml".to_owned()));
+    assert!(
+        !loads.iter().any(|l| l == "config" || l == "config.toml"),
+        "{loads:?}"
+    );
+    let loads = loads_of("cargo --manifest-path crates/a/Cargo.toml metadata --offline");
+    for expected in [
+        "crates/a/.cargo/config.toml",
+        "crates/.cargo/config.toml",
+        ".cargo/config.toml",
+        "crates/a/rust-toolchain.toml",
+        "rust-toolchain.toml",
+    ] {
+        assert!(loads.contains(&expected.to_owned()), "{expected} in {loads:?}");
+    }
+    assert!(
+        !loads
+            .iter()
+            .any(|l| l.ends_with("/config.toml") && !l.ends_with(".cargo/config.toml"))
+    );
+    let loads = loads_of("cargo -C /srv/app metadata --offline");
+    assert!(loads.contains(&"/srv/app/.cargo/config.toml".to_owned()));
+    assert!(loads.contains(&"/srv/.cargo/config.toml".to_owned()));
+    assert!(loads.contains(&"/.cargo/config.toml".to_owned()));
+    let loads = loads_of("git -C ~/src/app log");
+    assert!(loads.contains(&"~/src/app/.git".to_owned()));
+    assert!(loads.contains(&"~/.git".to_owned()));
+    assert!(!loads.iter().any(|l| l == ".git"), "{loads:?}");
+}
