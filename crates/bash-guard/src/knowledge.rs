@@ -162,6 +162,14 @@ pub(crate) enum Effect {
     Network(&'static str),
     /// The option makes the command run without end (`lsof -r`, `shuf -r`).
     Unbounded(&'static str),
+    /// The option's value is a file type whose files alone a recursive search reads (`rg -t rust` reads `*.rs`),
+    /// hidden ones included: see `SEARCH_TYPES`.
+    OnlyType,
+    /// The option's value is a glob whose files alone a recursive search reads (`rg -g '*.rs'`), hidden ones
+    /// included; `!GLOB` leaves files out instead.
+    OnlyGlob,
+    /// The option defines or clears file types (`rg --type-add`), so a type names other files than its usual ones.
+    DefinesTypes,
 }
 
 /// The options of a command.
@@ -400,8 +408,8 @@ pub(crate) const WRAPPER: Wrapper = Wrapper {
 };
 
 use Effect::{
-    Distinct, FollowsLinks, HiddenExec, ListedFiles, Network, NotReadOnly, OperandsList, PatternGiven,
-    ReadValue, Recursive, Unbounded, Unrestricted, WriteValue,
+    DefinesTypes, Distinct, FollowsLinks, HiddenExec, ListedFiles, Network, NotReadOnly, OnlyGlob, OnlyType,
+    OperandsList, PatternGiven, ReadValue, Recursive, Unbounded, Unrestricted, WriteValue,
 };
 
 #[rustfmt::skip]
@@ -497,14 +505,17 @@ static RG: Flags = Flags { recursive: Recursion::SkipsHidden, ..flags(
         ("--file", ReadValue),
         ("--ignore-file", ReadValue),
         // Hidden files are searched with `--hidden`, and a glob or file type that names one whitelists it
-        // (`rg -g '.env*'`, `rg -t sh` takes `.bashrc`).
+        // (`rg -g '.env*'`, `rg -t sh` takes `.bashrc`); a type or a glob also leaves out every file it does not
+        // name (`rg -t rust` reads only `*.rs`).
         ("--hidden", Recursive),
         ("-.", Recursive),
-        ("-g", Recursive),
-        ("--glob", Recursive),
-        ("--iglob", Recursive),
-        ("-t", Recursive),
-        ("--type", Recursive),
+        ("-g", OnlyGlob),
+        ("--glob", OnlyGlob),
+        ("--iglob", OnlyGlob),
+        ("-t", OnlyType),
+        ("--type", OnlyType),
+        ("--type-add", DefinesTypes),
+        ("--type-clear", DefinesTypes),
         ("-u", Unrestricted),
         ("--unrestricted", Unrestricted),
         ("-L", FollowsLinks),
@@ -2329,6 +2340,42 @@ pub(crate) static YQ: Syntax = Syntax {
     flags: &["-i", "--inplace", "--in-place", "-n", "--null-input", "-e", "--exit-status", "-y", "-Y", "-r", "-j", "-c"],
     ..GNU
 };
+
+/// ripgrep's file types whose globs are the same in every version this table knows (13 and 14, a glob added
+/// later included): `rg -t TYPE` searches only the files they match. A type not listed here, or one whose list
+/// a version may grow by a hidden name (`sh` takes `.bashrc`, `.profile`), narrows nothing.
+#[rustfmt::skip]
+pub(crate) static SEARCH_TYPES: &[(&str, &[&str])] = &[
+    ("c", &["*.[chH]", "*.[chH].in", "*.cats"]),
+    ("cpp", &["*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc", "*.cc.in", "*.hh", "*.hh.in", "*.inl"]),
+    ("cs", &["*.cs"]),
+    ("csharp", &["*.cs"]),
+    ("css", &["*.css", "*.scss"]),
+    ("dart", &["*.dart"]),
+    ("go", &["*.go"]),
+    ("h", &["*.h", "*.hh", "*.hpp"]),
+    ("html", &["*.ejs", "*.htm", "*.html"]),
+    ("java", &["*.java", "*.jsp", "*.jspx", "*.properties"]),
+    ("js", &["*.js", "*.jsx", "*.vue", "*.cjs", "*.mjs"]),
+    ("json", &["*.json", "composer.lock", "*.sarif"]),
+    ("kotlin", &["*.kt", "*.kts"]),
+    ("lua", &["*.lua"]),
+    ("markdown", &["*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"]),
+    ("md", &["*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"]),
+    ("php", &["*.php", "*.php3", "*.php4", "*.php5", "*.php7", "*.php8", "*.pht", "*.phtml"]),
+    ("py", &["*.py", "*.pyi"]),
+    ("python", &["*.py", "*.pyi"]),
+    ("rust", &["*.rs"]),
+    ("scala", &["*.sbt", "*.scala"]),
+    ("sql", &["*.psql", "*.sql"]),
+    ("swift", &["*.swift"]),
+    ("toml", &["*.toml", "Cargo.lock"]),
+    ("ts", &["*.ts", "*.tsx", "*.cts", "*.mts"]),
+    ("typescript", &["*.ts", "*.tsx", "*.cts", "*.mts"]),
+    ("txt", &["*.txt"]),
+    ("yaml", &["*.yaml", "*.yml"]),
+    ("zig", &["*.zig"]),
+];
 
 /// Commands that print the names of files below their directories, and the option that makes them do so (none:
 /// always): their output, read by `xargs` or substituted as words, names files below those directories.

@@ -368,6 +368,41 @@ fn searches_that_read_below_their_directories_are_marked_recursive() {
     assert!(!hidden("rg KEY") && !hidden("grep KEY a.txt"));
 }
 
+#[test]
+fn a_file_type_or_glob_limits_a_search_to_the_files_it_names() {
+    let reach = |line: &str| {
+        let analysis = guard().analyze(line);
+        let command = &analysis.commands[0];
+        (command.reads_hidden, command.names.clone())
+    };
+    // A type or glob whitelists its files, hidden ones included, and leaves out the others.
+    assert_eq!(reach("rg -t rust 'pub fn'"), (true, vec!["*.rs".to_owned()]));
+    assert_eq!(
+        reach("rg --type=py -n TODO src"),
+        (true, vec!["{*.py,*.pyi}".to_owned()])
+    );
+    assert_eq!(
+        reach("rg -trust -g '**/*.toml' x"),
+        (true, vec!["{*.rs,*.toml}".to_owned()])
+    );
+    // Exclusions alone whitelist nothing: hidden files stay skipped.
+    assert_eq!(reach("rg -g '!*.md' KEY"), (false, Vec::new()));
+    // What may name any file reads every file, hidden ones included.
+    for line in [
+        "rg -t sh KEY",
+        "rg -t mystery KEY",
+        "rg --type-add 'rust:*.env' -t rust KEY",
+        "rg -t rust --type-clear rust KEY",
+        "rg -g 'config/**' KEY",
+        "rg -g \"$G\" KEY",
+    ] {
+        let (hidden, names) = reach(line);
+        assert!(hidden && names.is_empty(), "{line}: {names:?}");
+    }
+    assert_eq!(reach("rg -g '.env*' KEY"), (true, vec![".env*".to_owned()]));
+    assert_eq!(reach("rg -uu -t rust KEY"), (true, vec!["*.rs".to_owned()]));
+}
+
 fn loads_of(command: &str) -> Vec<String> {
     guard()
         .analyze(command)
