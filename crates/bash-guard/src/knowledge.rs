@@ -305,6 +305,8 @@ pub(crate) enum Sub {
     },
     /// Reaches the network (`npm view`, `go list`).
     Network,
+    /// Only lists when nothing follows it but options (`npm run` prints the scripts; `npm run test` runs one).
+    Lists,
 }
 
 const READS: Sub = Sub::Reads { unless: &[] };
@@ -1040,7 +1042,8 @@ static NPM: Program = Program {
     version: &["--version", "-v", "--help", "-h"],
     subs: &[
         ("ls", READS), ("list", READS), ("ll", READS), ("la", READS), ("help", READS), ("why", READS),
-        ("explain", READS), ("prefix", READS), ("root", READS),
+        ("explain", READS), ("prefix", READS), ("root", READS), ("run", Sub::Lists), ("run-script", Sub::Lists),
+        ("rum", Sub::Lists), ("urn", Sub::Lists),
         ("outdated", Sub::Network), ("view", Sub::Network), ("v", Sub::Network), ("info", Sub::Network),
         ("show", Sub::Network), ("audit", Sub::Network), ("search", Sub::Network), ("ping", Sub::Network),
         ("whoami", Sub::Network), ("doctor", Sub::Network),
@@ -1068,8 +1071,8 @@ static PNPM: Program = Program {
     version: &["--version", "-v", "--help", "-h"],
     subs: &[
         ("ls", READS), ("list", READS), ("ll", READS), ("la", READS), ("why", READS), ("help", READS),
-        ("root", READS), ("outdated", Sub::Network), ("view", Sub::Network), ("info", Sub::Network),
-        ("audit", Sub::Network), ("search", Sub::Network),
+        ("root", READS), ("run", Sub::Lists), ("outdated", Sub::Network), ("view", Sub::Network),
+        ("info", Sub::Network), ("audit", Sub::Network), ("search", Sub::Network),
     ],
     options: Syntax { values: &["-C", "--dir", "--filter", "-F", "--depth", "--reporter"], ..GNU },
     directory: &["-C", "--dir"],
@@ -1080,8 +1083,8 @@ static PNPM: Program = Program {
 static YARN: Program = Program {
     version: &["--version", "-v", "--help", "-h"],
     subs: &[
-        ("list", READS), ("why", READS), ("help", READS), ("outdated", Sub::Network), ("info", Sub::Network),
-        ("npm", Sub::Network), ("audit", Sub::Network),
+        ("list", READS), ("why", READS), ("help", READS), ("run", Sub::Lists), ("outdated", Sub::Network),
+        ("info", Sub::Network), ("npm", Sub::Network), ("audit", Sub::Network),
     ],
     options: Syntax { values: &["--cwd", "--depth", "--pattern"], ..GNU },
     directory: &["--cwd"],
