@@ -1783,6 +1783,15 @@ pub(crate) static GIT_SUB_OPTIONS: &[(&str, GitOptions)] = &[
         optional: &["-C", "-M", "--abbrev"],
         effects: &[("-S", ReadValue)],
     }),
+    // `git grep -n` numbers lines (no value), `-O[PAGER]` takes an attached pager only (`GIT_GREP_PAGER`).
+    ("grep", GitOptions {
+        values: &[
+            "-e", "-f", "-A", "-B", "-C", "--context", "--after-context", "--before-context", "--max-depth",
+            "--threads", "-m", "--max-count"
+        ],
+        optional: &["-O", "--open-files-in-pager", "--color"],
+        effects: &[],
+    }),
     // `git help -w` starts the web browser the configuration names (`web.browser`, `browser.<tool>.cmd`), `-i`
     // runs info; `-m` and a page alone print the manual page.
     ("help", GitOptions {
@@ -1798,7 +1807,7 @@ pub(crate) static GIT_SUB_OPTIONS: &[(&str, GitOptions)] = &[
     // `git tag -v` verifies signatures with the program from configuration (`gpg.program`).
     ("tag", GitOptions {
         values: GIT_VALUES,
-        optional: &[],
+        optional: GIT_OPTIONAL,
         effects: &[
             ("-v", HiddenExec("`git tag -v` runs the signature program from configuration")),
             ("--verify", HiddenExec("`git tag --verify` runs the signature program from configuration")),
@@ -1817,12 +1826,19 @@ pub(crate) static GIT_FORMATS: &[&str] = &["--format", "--pretty"];
 pub(crate) static GIT_GLOBAL_DIRS: &[&str] = &["-C", "--git-dir", "--work-tree"];
 #[rustfmt::skip]
 pub(crate) static GIT_VALUES: &[&str] = &[
-    "--output", "--format", "--pretty", "-n", "--max-count", "--skip", "--since", "--until", "--after",
-    "--before", "--author", "--committer", "--grep", "-S", "-G", "-L", "-U", "--unified", "--abbrev", "--date",
-    "--encoding", "-e", "-f", "--exec", "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager",
-    "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--color", "-m", "-M",
-    "-C", "--diff-filter", "--relative", "--stat", "--contents", "--ignore-rev", "--ignore-revs-file", "--file",
-    "--blob", "--remote"
+    "--output", "--format", "-n", "--max-count", "--skip", "--since", "--until", "--after", "--before",
+    "--author", "--committer", "--grep", "-S", "-G", "-L", "--date", "--encoding", "-e", "-f", "--exec",
+    "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager", "--contains", "--no-contains", "--merged",
+    "--no-merged", "--points-at", "--sort", "--diff-filter", "--contents", "--ignore-rev", "--ignore-revs-file",
+    "--file", "--blob", "--remote"
+];
+/// Git options whose value can only be attached (`--stat[=WIDTH]`, `-M[N]`, `--abbrev[=N]`, `-U[N]`): the next
+/// word is another option or an operand (`git log --abbrev --ext-diff` runs the external diff program).
+#[rustfmt::skip]
+pub(crate) static GIT_OPTIONAL: &[&str] = &[
+    "--pretty", "-U", "--unified", "--abbrev", "--color", "-M", "-C", "--relative", "--stat", "--find-renames",
+    "--find-copies", "--dirstat", "-X", "--word-diff", "--word-diff-regex", "--color-moved", "--submodule",
+    "--ignore-submodules", "--decorate", "--notes", "--show-notes"
 ];
 
 /// How a git sub-command is read-only.
@@ -2175,6 +2191,7 @@ pub(crate) static GIT_GLOBAL: Syntax = Syntax {
 #[rustfmt::skip]
 pub(crate) static GIT_SUB: Syntax = Syntax {
     values: GIT_VALUES,
+    optional: GIT_OPTIONAL,
     effects: GIT_EFFECTS,
     ..GNU
 };
