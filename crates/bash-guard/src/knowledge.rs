@@ -107,6 +107,10 @@ pub(crate) struct Archive {
     pub(crate) read_subs: &'static [&'static str],
     /// Options with a value.
     pub(crate) values: &'static [&'static str],
+    /// Options whose value can only be attached (`xz --files[=FILE]`).
+    pub(crate) optional: &'static [&'static str],
+    /// Options with an effect (`zstd --filelist FILE` reads the files FILE lists).
+    pub(crate) effects: &'static [(&'static str, Effect)],
     /// Read-only without any option (`zipinfo`, `lsar`).
     pub(crate) bare_reads: bool,
 }
@@ -177,6 +181,8 @@ pub(crate) enum Effect {
 pub(crate) struct Flags {
     /// Options that take the next word (or the rest of a short cluster, or `=value`) as their value.
     pub(crate) values: &'static [&'static str],
+    /// Options whose value can only be attached (`--color[=WHEN]`, `od -w[BYTES]`): the next word is not theirs.
+    pub(crate) optional: &'static [&'static str],
     /// Options with an effect; an option listed here that takes a value must also be in `values`.
     pub(crate) effects: &'static [(&'static str, Effect)],
     pub(crate) operands: Operands,
@@ -232,6 +238,7 @@ impl Flags {
     pub(crate) const fn syntax(&self) -> Syntax {
         Syntax {
             values: self.values,
+            optional: self.optional,
             effects: self.effects,
             ..GNU
         }
@@ -243,6 +250,7 @@ impl Wrapper {
     pub(crate) const fn syntax(&self) -> Syntax {
         Syntax {
             values: self.values,
+            optional: self.optional,
             flags: self.flags,
             numeric: self.numeric_flags,
             ..POSIX
@@ -332,6 +340,8 @@ pub(crate) static INTERPRETER: Interpreter = Interpreter {
 pub(crate) struct Wrapper {
     /// Options that take a value.
     pub(crate) values: &'static [&'static str],
+    /// Options whose value can only be attached (`env --block-signal[=SIG]`, `xargs --replace[=R]`).
+    pub(crate) optional: &'static [&'static str],
     /// Options without a value. Any other option means the command cannot be found: a safety ask.
     pub(crate) flags: &'static [&'static str],
     /// Options whose value is a file the wrapper writes.
@@ -372,6 +382,7 @@ const fn flags(
 ) -> Flags {
     Flags {
         values,
+        optional: &[],
         effects,
         operands,
         any_args: false,
@@ -382,6 +393,7 @@ const fn flags(
 const fn open(values: &'static [&'static str], operands: Operands) -> Flags {
     Flags {
         values,
+        optional: &[],
         effects: &[],
         operands,
         any_args: true,
@@ -391,6 +403,7 @@ const fn open(values: &'static [&'static str], operands: Operands) -> Flags {
 
 pub(crate) const WRAPPER: Wrapper = Wrapper {
     values: &[],
+    optional: &[],
     flags: &[],
     writes: &[],
     no_run: &[],
@@ -434,12 +447,19 @@ static FREE: Flags = Flags {
 /// `look STRING [FILE]`: the first operand is the prefix looked for.
 #[rustfmt::skip]
 static LOOK: Flags = open(&["-t"], Operands::PatternThenFiles);
-/// `hexdump -f FORMAT_FILE`, `od`: the format file is read.
+/// `hexdump -f FORMAT_FILE`: the format file is read.
 #[rustfmt::skip]
 static HEXDUMP: Flags = Flags {
-    effects: &[("-f", ReadValue)],
-    ..open(&["-e", "-f", "-n", "-s", "-A", "-j", "-N", "-t", "-w", "--format", "--address-radix",
-        "--skip-bytes", "--read-bytes", "--width", "--endian"], Operands::Files)
+    effects: &[("-f", ReadValue), ("--format-file", ReadValue)],
+    optional: &["-L", "--color"],
+    ..open(&["-e", "-f", "-n", "-s", "--format", "--format-file", "--length", "--skip"], Operands::Files)
+};
+/// `od`: `-s` is a format letter and `-w[BYTES]`, `--strings[=BYTES]` take an attached value only.
+#[rustfmt::skip]
+static OD: Flags = Flags {
+    optional: &["-w", "--width", "--strings"],
+    ..open(&["-A", "-j", "-N", "-S", "-t", "--address-radix", "--skip-bytes", "--read-bytes", "--format",
+        "--endian"], Operands::Files)
 };
 #[rustfmt::skip]
 static DATA: Flags = open(&[], Operands::Data);
@@ -485,6 +505,7 @@ static GREP: Flags = Flags {
         ("-d", Recursive),
         ("--directories", Recursive),
     ],
+    optional: &[],
     operands: Operands::PatternThenFiles,
     any_args: true,
     recursive: Recursion::No,
@@ -560,11 +581,10 @@ static SORT: Flags = flags(
     Operands::Files,
 );
 #[rustfmt::skip]
-static UNIQ: Flags = flags(
-    &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"],
-    &[],
-    Operands::InputThenOutput,
-);
+static UNIQ: Flags = Flags {
+    optional: &["--group", "--all-repeated"],
+    ..flags(&["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], &[], Operands::InputThenOutput)
+};
 #[rustfmt::skip]
 static XXD: Flags = flags(
     &["-c", "-g", "-l", "-o", "-s", "-n", "--cols", "--groupsize", "--len", "--seek", "--name"],
@@ -581,11 +601,11 @@ static CUT: Flags = open(
 #[rustfmt::skip]
 static TR: Flags = open(&[], Operands::Data);
 #[rustfmt::skip]
-static DIFF: Flags = Flags { recursive: Recursion::All, any_args: true, ..flags(
+static DIFF: Flags = Flags { recursive: Recursion::All, any_args: true, optional: &["--unified", "--context", "--color"], ..flags(
     &[
         "-C", "-U", "-I", "-x", "-X", "-F", "-W", "-L", "--label", "--exclude", "--exclude-from",
         "--ignore-matching-lines", "--width", "--tabsize", "--from-file", "--to-file", "--show-function-line",
-        "--unified", "--context", "--line-format", "--color", "--palette", "-o", "--output"
+        "--line-format", "--palette", "-o", "--output"
     ],
     &[
         ("-X", ReadValue),
@@ -627,9 +647,9 @@ static TREE: Flags = flags(
     Operands::Files,
 );
 #[rustfmt::skip]
-static DATE: Flags = flags(
+static DATE: Flags = Flags { optional: &["-I", "--iso-8601"], ..flags(
     &[
-        "-d", "-f", "-r", "-s", "-I", "--date", "--file", "--reference", "--set", "--iso-8601", "--rfc-3339"
+        "-d", "-f", "-r", "-s", "--date", "--file", "--reference", "--set", "--rfc-3339"
     ],
     &[
         ("-s", NotReadOnly("`date -s` sets the system clock")),
@@ -640,7 +660,7 @@ static DATE: Flags = flags(
         ("--reference", ReadValue),
     ],
     Operands::Data,
-);
+) };
 #[rustfmt::skip]
 static HOSTNAME: Flags = flags(
     &["-F", "--file"],
@@ -681,13 +701,13 @@ static MAPFILE_VALUES: &[&str] = &["-d", "-n", "-O", "-s", "-u", "-C", "-c"];
 #[rustfmt::skip]
 static MAPFILE: Flags = open(MAPFILE_VALUES, Operands::Data);
 #[rustfmt::skip]
-static LS: Flags = open(
+static LS: Flags = Flags { optional: &["--color", "--classify", "--hyperlink"], ..open(
     &[
         "-I", "-w", "-T", "--ignore", "--hide", "--width", "--tabsize", "--format", "--sort", "--time",
-        "--time-style", "--color", "--block-size", "--quoting-style", "--indicator-style"
+        "--time-style", "--block-size", "--quoting-style", "--indicator-style"
     ],
     Operands::Files,
-);
+) };
 #[rustfmt::skip]
 static DU: Flags = Flags {
     effects: &[
@@ -737,41 +757,39 @@ static TOUCH: Flags = flags(
     Operands::Written,
 );
 #[rustfmt::skip]
-static MKDIR: Flags = flags(&["-m", "--mode", "--context"], &[], Operands::Written);
+static MKDIR: Flags = Flags { optional: &["--context"], ..flags(&["-m", "--mode"], &[], Operands::Written) };
 #[rustfmt::skip]
 static WRITTEN: Flags = flags(&[], &[], Operands::Written);
 #[rustfmt::skip]
-static TEE: Flags = flags(&["--output-error"], &[], Operands::Written);
+static TEE: Flags = Flags { optional: &["--output-error"], ..flags(&[], &[], Operands::Written) };
 #[rustfmt::skip]
 static TRUNCATE: Flags = flags(&["-s", "-r", "--size", "--reference"], &[], Operands::Written);
 #[rustfmt::skip]
-static CP: Flags = flags(
+static CP: Flags = Flags { optional: &["--backup", "--reflink", "--preserve", "--context"], ..flags(
     &[
-        "-t", "-S", "--target-directory", "--suffix", "--backup", "--sparse", "--reflink", "--preserve",
-        "--no-preserve", "-m", "--mode", "-o", "--owner", "-g", "--group"
+        "-t", "-S", "--target-directory", "--suffix", "--sparse", "--no-preserve", "-m", "--mode", "-o",
+        "--owner", "-g", "--group"
     ],
     &[("-t", WriteValue), ("--target-directory", WriteValue)],
     Operands::LastWritten,
-);
+) };
 #[rustfmt::skip]
-static MV: Flags = flags(
-    &["-t", "-S", "--target-directory", "--suffix", "--backup"],
+static MV: Flags = Flags { optional: &["--backup"], ..flags(
+    &["-t", "-S", "--target-directory", "--suffix"],
     &[("-t", WriteValue), ("--target-directory", WriteValue)],
     Operands::Written,
-);
+) };
 #[rustfmt::skip]
-static SHRED: Flags = flags(
-    &["-n", "-s", "--iterations", "--size", "--random-source", "--remove"],
+static SHRED: Flags = Flags { optional: &["--remove"], ..flags(
+    &["-n", "-s", "--iterations", "--size", "--random-source"],
     &[],
     Operands::Written,
-);
+) };
 
 #[rustfmt::skip]
 static ENV: Wrapper = Wrapper {
-    values: &[
-        "-u", "--unset", "-C", "--chdir", "-S", "--split-string", "--block-signal", "--default-signal",
-        "--ignore-signal"
-    ],
+    values: &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+    optional: &["--block-signal", "--default-signal", "--ignore-signal"],
     flags: &["-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug", "--list-signal-handling"],
     code: &["-S", "--split-string"],
     chdir: &["-C", "--chdir"],
@@ -783,9 +801,10 @@ static ENV: Wrapper = Wrapper {
 #[rustfmt::skip]
 static XARGS: Wrapper = Wrapper {
     values: &[
-        "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--eof", "--replace",
-        "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"
+        "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs",
+        "--max-chars", "--process-slot-var"
     ],
+    optional: &["--eof", "--replace", "--max-lines"],
     flags: &[
         "-0", "-r", "-t", "-p", "-x", "-o", "-e", "-i", "-l", "--null", "--no-run-if-empty", "--verbose",
         "--interactive", "--exit", "--open-tty", "--show-limits"
@@ -847,7 +866,8 @@ static EXEC: Wrapper = Wrapper {
 };
 #[rustfmt::skip]
 static WATCH: Wrapper = Wrapper {
-    values: &["-n", "--interval", "-q", "--equexit", "-d", "--differences"],
+    values: &["-n", "--interval", "-q", "--equexit"],
+    optional: &["-d", "--differences"],
     flags: &[
         "-b", "-e", "-g", "-t", "-x", "-c", "-p", "-w", "-r", "-C", "--beep", "--errexit", "--chgexit",
         "--no-title", "--exec", "--color", "--no-color", "--precise", "--no-wrap", "--no-rerun"
@@ -1245,37 +1265,49 @@ static UNZIP: Archive = Archive {
     reads: &["-l", "-v", "-t", "-Z", "-p", "-c", "-z"],
     read_subs: &[],
     values: &["-d", "-x", "-P"],
+    optional: &[],
+    effects: &[],
     bare_reads: false,
 };
 #[rustfmt::skip]
-static ZIPINFO: Archive = Archive { reads: &[], read_subs: &[], values: &[], bare_reads: true };
+static ZIPINFO: Archive = Archive { reads: &[], read_subs: &[], values: &[], optional: &[], effects: &[], bare_reads: true };
 #[rustfmt::skip]
 static GZIP: Archive = Archive {
     reads: &["-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"],
     read_subs: &[],
     values: &["-S", "--suffix", "-b"],
+    optional: &[],
+    effects: &[],
     bare_reads: false,
 };
+/// `xz --files[=FILE]`, `--files0[=FILE]`: the files to work on are named in FILE (standard input without one).
 #[rustfmt::skip]
 static XZ: Archive = Archive {
     reads: &["-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"],
     read_subs: &[],
-    values: &["-S", "--suffix", "-T", "--threads", "-F", "--format", "-C", "--check", "--files", "--files0",
-        "-M", "--memlimit", "--block-size", "--block-list", "--filters"],
+    values: &["-S", "--suffix", "-T", "--threads", "-F", "--format", "-C", "--check", "-M", "--memlimit",
+        "--block-size", "--block-list", "--filters"],
+    optional: &["--files", "--files0"],
+    effects: &[("--files", ListedFiles), ("--files0", ListedFiles)],
     bare_reads: false,
 };
+/// `zstd --filelist FILE` works on the files FILE names, `-D FILE` reads a dictionary, `-o` and the output
+/// directories are written.
 #[rustfmt::skip]
 static ZSTD: Archive = Archive {
     reads: &["-c", "--stdout", "-l", "--list", "-t", "--test"],
     read_subs: &[],
     values: &["-o", "-D", "-T", "--threads", "-M", "--memory", "--filelist", "--output-dir-flat",
         "--output-dir-mirror"],
+    optional: &[],
+    effects: &[("--filelist", ListedFiles), ("-D", ReadValue), ("-o", WriteValue), ("--output-dir-flat", WriteValue),
+        ("--output-dir-mirror", WriteValue)],
     bare_reads: false,
 };
 #[rustfmt::skip]
-static SEVEN_Z: Archive = Archive { reads: &[], read_subs: &["l", "t", "i", "h"], values: &[], bare_reads: false };
+static SEVEN_Z: Archive = Archive { reads: &[], read_subs: &["l", "t", "i", "h"], values: &[], optional: &[], effects: &[], bare_reads: false };
 #[rustfmt::skip]
-static AR: Archive = Archive { reads: &[], read_subs: &["t", "tv", "p"], values: &[], bare_reads: false };
+static AR: Archive = Archive { reads: &[], read_subs: &["t", "tv", "p"], values: &[], optional: &[], effects: &[], bare_reads: false };
 
 /// The built-in table: every name, and what it is.
 #[rustfmt::skip]
@@ -1296,7 +1328,8 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
         ],
         Kind::ReadOnly(&SUMS),
     ),
-    (&["od", "hexdump"], Kind::ReadOnly(&HEXDUMP)),
+    (&["hexdump"], Kind::ReadOnly(&HEXDUMP)),
+    (&["od"], Kind::ReadOnly(&OD)),
     (&["look"], Kind::ReadOnly(&LOOK)),
     (&["lsof"], Kind::ReadOnly(&LSOF)),
     (&["free"], Kind::ReadOnly(&FREE)),
@@ -2263,9 +2296,9 @@ pub(crate) static TAR: Syntax = Syntax {
         "--blocking-factor", "-H", "--format", "-K", "--starting-file", "-N", "--newer", "--after-date", "--owner",
         "--group", "--mode", "--mtime", "--exclude", "-L", "--tape-length", "-V", "--label", "--transform",
         "--xform", "--strip-components", "--suffix", "--warning", "--sort", "--quoting-style", "--record-size",
-        "--pax-option", "--hole-detection", "--newer-mtime", "--owner-map", "--group-map", "--atime-preserve"
+        "--pax-option", "--hole-detection", "--newer-mtime", "--owner-map", "--group-map"
     ],
-    optional: &["--backup", "--checkpoint", "--occurrence"],
+    optional: &["--backup", "--checkpoint", "--occurrence", "--atime-preserve", "--one-top-level"],
     effects: &[
         ("-I", HiddenExec("`tar -I` runs a compression program")),
         ("--use-compress-program", HiddenExec("`tar --use-compress-program` runs a program")),

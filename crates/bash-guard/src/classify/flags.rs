@@ -40,15 +40,20 @@ pub(super) fn effects(effects: &[(Effect, Option<Word>)], c: &mut Classified) ->
                     c.recursive = Recursion::All;
                 }
             }
-            Effect::ListedFiles => {
-                if let Some(v) = value {
+            Effect::ListedFiles => match value {
+                Some(v) => {
                     c.read(v, AccessVia::Flag);
                     c.ask(format!(
                         "reads the files `{}` lists, whose names are only known at run time",
                         v.text
                     ));
                 }
-            }
+                // `xz --files`: the list is standard input.
+                None => c.ask(
+                    "reads the files its standard input lists, whose names are only known at run time"
+                        .to_owned(),
+                ),
+            },
             // Below a directory it reads, a link may lead anywhere: what it reads is not what the path check sees.
             Effect::FollowsLinks => c.read_only = false,
             Effect::Network(reason) => c.online((*reason).to_owned()),
