@@ -638,12 +638,18 @@ static FILE: Flags = flags(
     Operands::Files,
 );
 #[rustfmt::skip]
+/// `tree`: `--gitfile`, `--infofile`, `--hintro` and `--houtro` read a file (the last two print it); `-R` runs tree
+/// again in each directory at the depth limit, writing `00Tree.html` there.
 static TREE: Flags = flags(
     &[
         "-L", "-P", "-I", "-o", "--output", "--filelimit", "--timefmt", "--charset", "--sort", "--fromfile",
-        "-H", "-T"
+        "-H", "-T", "--gitfile", "--infofile", "--hintro", "--houtro"
     ],
-    &[("-o", WriteValue), ("--output", WriteValue), ("--fromfile", ReadValue), ("-l", FollowsLinks)],
+    &[
+        ("-o", WriteValue), ("--output", WriteValue), ("--fromfile", ReadValue), ("--gitfile", ReadValue),
+        ("--infofile", ReadValue), ("--hintro", ReadValue), ("--houtro", ReadValue), ("-l", FollowsLinks),
+        ("-R", NotReadOnly("`tree -R` writes 00Tree.html in the directories at its depth limit")),
+    ],
     Operands::Files,
 );
 #[rustfmt::skip]
