@@ -2115,12 +2115,12 @@ pub(crate) static AWK: Syntax = Syntax {
     ..GNU
 };
 
-/// jq: `--arg NAME VALUE` and its kin take two words (for `--slurpfile` and `--rawfile` the second is a file
-/// read); jq takes no abbreviations, so an abbreviation here only ever makes a reading stricter.
+/// jq: `--arg NAME VALUE` and its kin take two words (for `--slurpfile`, `--rawfile` and jq 1.6's `--argfile`
+/// the second is a file read); jq takes no abbreviations, so an abbreviation here only ever makes a reading stricter.
 #[rustfmt::skip]
 pub(crate) static JQ: Syntax = Syntax {
     values: &["-f", "--from-file", "--indent", "-L", "--library-path"],
-    pairs: &["--arg", "--argjson", "--slurpfile", "--rawfile"],
+    pairs: &["--arg", "--argjson", "--slurpfile", "--rawfile", "--argfile"],
     flags: &[
         "-n", "-r", "-j", "-a", "-s", "-c", "-C", "-M", "-S", "-e", "-R", "-h", "-V", "--null-input",
         "--raw-input", "--slurp", "--compact-output", "--tab", "--color-output", "--monochrome-output",

@@ -193,7 +193,7 @@ pub(super) fn jq(args: &[Word], c: &mut Classified) {
     let mut program_given = false;
     let mut library: Vec<&Word> = Vec::new();
     for option in &parsed.options {
-        if option.is_any(&["--slurpfile", "--rawfile"])
+        if option.is_any(&["--slurpfile", "--rawfile", "--argfile"])
             && let Some(file) = &option.second
         {
             c.read(file, AccessVia::Flag);
