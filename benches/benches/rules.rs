@@ -101,6 +101,7 @@ fn bench(c: &mut Criterion) {
                         argv: &argv,
                         inner: 0,
                         read_only: true,
+                        why: None,
                     }]),
                     ..CallFacts::default()
                 };
@@ -127,6 +128,7 @@ fn bench(c: &mut Criterion) {
                         argv: &argv,
                         inner: 0,
                         read_only: true,
+                        why: None,
                     }]),
                     ..CallFacts::default()
                 };

@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let anchors = Anchors { cwd: "/proj".into(), home: Some("/home/u".into()) };
     let Ok(policy) = Policy::from_rules(vec![rule], PermissionMode::Default, &anchors) else { return };
     let argv: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
-    let facts = CallFacts { shell: Some(vec![CommandFact { argv: &argv, inner: 0, read_only: true }]), ..CallFacts::default() };
+    let facts = CallFacts { shell: Some(vec![CommandFact { argv: &argv, inner: 0, read_only: true, why: None }]), ..CallFacts::default() };
     let hooks = HookOutcome::default();
     let _ = policy.decide(&Request { tool: "Bash", facts: &facts, findings: &[], hooks: &hooks }, &SessionState::default());
 });

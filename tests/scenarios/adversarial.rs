@@ -151,3 +151,35 @@ fn long_chains_never_hit_a_cap() {
         }
     }
 }
+
+/// A read-only form of a program that loads project files asks only where one of those files exists, and says
+/// which: a directory named `config` is not `.cargo/config`.
+#[test]
+fn a_loaded_project_file_is_named_in_the_reason() {
+    let ws = Workspace::new();
+    ws.write("proj/config/app.yml", "a: 1");
+    ws.write("proj/config.toml", "x = 1");
+    let guard = ws.guard(&BTreeMap::new(), &BTreeMap::new(), None);
+    for command in [
+        "cargo --version",
+        "cargo tree --offline",
+        "cargo metadata --offline --format-version 1 --no-deps",
+    ] {
+        let decided = guard.decide("Bash", &json!({ "command": command }));
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{command}: {}",
+            decided.verdict().reason()
+        );
+    }
+    ws.write("proj/.cargo/config.toml", "[build]\nrustc-wrapper = \"./x\"");
+    let guard = ws.guard(&BTreeMap::new(), &BTreeMap::new(), None);
+    let decided = guard.decide("Bash", &json!({"command": "cargo --version"}));
+    assert_eq!(decided.verdict().decision, Decision::Ask);
+    let reason = decided.verdict().reason();
+    assert!(
+        reason.contains("runs code the project controls") && reason.contains(".cargo/config.toml"),
+        "{reason}"
+    );
+}

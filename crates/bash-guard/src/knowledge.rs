@@ -107,6 +107,10 @@ pub(crate) struct Archive {
     pub(crate) read_subs: &'static [&'static str],
     /// Options with a value.
     pub(crate) values: &'static [&'static str],
+    /// Options whose value can only be attached (`xz --files[=FILE]`).
+    pub(crate) optional: &'static [&'static str],
+    /// Options with an effect (`zstd --filelist FILE` reads the files FILE lists).
+    pub(crate) effects: &'static [(&'static str, Effect)],
     /// Read-only without any option (`zipinfo`, `lsar`).
     pub(crate) bare_reads: bool,
 }
@@ -162,6 +166,14 @@ pub(crate) enum Effect {
     Network(&'static str),
     /// The option makes the command run without end (`lsof -r`, `shuf -r`).
     Unbounded(&'static str),
+    /// The option's value is a file type whose files alone a recursive search reads (`rg -t rust` reads `*.rs`),
+    /// hidden ones included: see `SEARCH_TYPES`.
+    OnlyType,
+    /// The option's value is a glob whose files alone a recursive search reads (`rg -g '*.rs'`), hidden ones
+    /// included; `!GLOB` leaves files out instead.
+    OnlyGlob,
+    /// The option defines or clears file types (`rg --type-add`), so a type names other files than its usual ones.
+    DefinesTypes,
 }
 
 /// The options of a command.
@@ -169,6 +181,8 @@ pub(crate) enum Effect {
 pub(crate) struct Flags {
     /// Options that take the next word (or the rest of a short cluster, or `=value`) as their value.
     pub(crate) values: &'static [&'static str],
+    /// Options whose value can only be attached (`--color[=WHEN]`, `od -w[BYTES]`): the next word is not theirs.
+    pub(crate) optional: &'static [&'static str],
     /// Options with an effect; an option listed here that takes a value must also be in `values`.
     pub(crate) effects: &'static [(&'static str, Effect)],
     pub(crate) operands: Operands,
@@ -224,6 +238,7 @@ impl Flags {
     pub(crate) const fn syntax(&self) -> Syntax {
         Syntax {
             values: self.values,
+            optional: self.optional,
             effects: self.effects,
             ..GNU
         }
@@ -235,6 +250,7 @@ impl Wrapper {
     pub(crate) const fn syntax(&self) -> Syntax {
         Syntax {
             values: self.values,
+            optional: self.optional,
             flags: self.flags,
             numeric: self.numeric_flags,
             ..POSIX
@@ -297,6 +313,8 @@ pub(crate) enum Sub {
     },
     /// Reaches the network (`npm view`, `go list`).
     Network,
+    /// Only lists when nothing follows it but options (`npm run` prints the scripts; `npm run test` runs one).
+    Lists,
 }
 
 const READS: Sub = Sub::Reads { unless: &[] };
@@ -322,6 +340,8 @@ pub(crate) static INTERPRETER: Interpreter = Interpreter {
 pub(crate) struct Wrapper {
     /// Options that take a value.
     pub(crate) values: &'static [&'static str],
+    /// Options whose value can only be attached (`env --block-signal[=SIG]`, `xargs --replace[=R]`).
+    pub(crate) optional: &'static [&'static str],
     /// Options without a value. Any other option means the command cannot be found: a safety ask.
     pub(crate) flags: &'static [&'static str],
     /// Options whose value is a file the wrapper writes.
@@ -362,6 +382,7 @@ const fn flags(
 ) -> Flags {
     Flags {
         values,
+        optional: &[],
         effects,
         operands,
         any_args: false,
@@ -372,6 +393,7 @@ const fn flags(
 const fn open(values: &'static [&'static str], operands: Operands) -> Flags {
     Flags {
         values,
+        optional: &[],
         effects: &[],
         operands,
         any_args: true,
@@ -381,6 +403,7 @@ const fn open(values: &'static [&'static str], operands: Operands) -> Flags {
 
 pub(crate) const WRAPPER: Wrapper = Wrapper {
     values: &[],
+    optional: &[],
     flags: &[],
     writes: &[],
     no_run: &[],
@@ -400,8 +423,8 @@ pub(crate) const WRAPPER: Wrapper = Wrapper {
 };
 
 use Effect::{
-    Distinct, FollowsLinks, HiddenExec, ListedFiles, Network, NotReadOnly, OperandsList, PatternGiven,
-    ReadValue, Recursive, Unbounded, Unrestricted, WriteValue,
+    DefinesTypes, Distinct, FollowsLinks, HiddenExec, ListedFiles, Network, NotReadOnly, OnlyGlob, OnlyType,
+    OperandsList, PatternGiven, ReadValue, Recursive, Unbounded, Unrestricted, WriteValue,
 };
 
 #[rustfmt::skip]
@@ -424,12 +447,19 @@ static FREE: Flags = Flags {
 /// `look STRING [FILE]`: the first operand is the prefix looked for.
 #[rustfmt::skip]
 static LOOK: Flags = open(&["-t"], Operands::PatternThenFiles);
-/// `hexdump -f FORMAT_FILE`, `od`: the format file is read.
+/// `hexdump -f FORMAT_FILE`: the format file is read.
 #[rustfmt::skip]
 static HEXDUMP: Flags = Flags {
-    effects: &[("-f", ReadValue)],
-    ..open(&["-e", "-f", "-n", "-s", "-A", "-j", "-N", "-t", "-w", "--format", "--address-radix",
-        "--skip-bytes", "--read-bytes", "--width", "--endian"], Operands::Files)
+    effects: &[("-f", ReadValue), ("--format-file", ReadValue)],
+    optional: &["-L", "--color"],
+    ..open(&["-e", "-f", "-n", "-s", "--format", "--format-file", "--length", "--skip"], Operands::Files)
+};
+/// `od`: `-s` is a format letter and `-w[BYTES]`, `--strings[=BYTES]` take an attached value only.
+#[rustfmt::skip]
+static OD: Flags = Flags {
+    optional: &["-w", "--width", "--strings"],
+    ..open(&["-A", "-j", "-N", "-S", "-t", "--address-radix", "--skip-bytes", "--read-bytes", "--format",
+        "--endian"], Operands::Files)
 };
 #[rustfmt::skip]
 static DATA: Flags = open(&[], Operands::Data);
@@ -475,6 +505,7 @@ static GREP: Flags = Flags {
         ("-d", Recursive),
         ("--directories", Recursive),
     ],
+    optional: &[],
     operands: Operands::PatternThenFiles,
     any_args: true,
     recursive: Recursion::No,
@@ -497,14 +528,17 @@ static RG: Flags = Flags { recursive: Recursion::SkipsHidden, ..flags(
         ("--file", ReadValue),
         ("--ignore-file", ReadValue),
         // Hidden files are searched with `--hidden`, and a glob or file type that names one whitelists it
-        // (`rg -g '.env*'`, `rg -t sh` takes `.bashrc`).
+        // (`rg -g '.env*'`, `rg -t sh` takes `.bashrc`); a type or a glob also leaves out every file it does not
+        // name (`rg -t rust` reads only `*.rs`).
         ("--hidden", Recursive),
         ("-.", Recursive),
-        ("-g", Recursive),
-        ("--glob", Recursive),
-        ("--iglob", Recursive),
-        ("-t", Recursive),
-        ("--type", Recursive),
+        ("-g", OnlyGlob),
+        ("--glob", OnlyGlob),
+        ("--iglob", OnlyGlob),
+        ("-t", OnlyType),
+        ("--type", OnlyType),
+        ("--type-add", DefinesTypes),
+        ("--type-clear", DefinesTypes),
         ("-u", Unrestricted),
         ("--unrestricted", Unrestricted),
         ("-L", FollowsLinks),
@@ -547,11 +581,10 @@ static SORT: Flags = flags(
     Operands::Files,
 );
 #[rustfmt::skip]
-static UNIQ: Flags = flags(
-    &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"],
-    &[],
-    Operands::InputThenOutput,
-);
+static UNIQ: Flags = Flags {
+    optional: &["--group", "--all-repeated"],
+    ..flags(&["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], &[], Operands::InputThenOutput)
+};
 #[rustfmt::skip]
 static XXD: Flags = flags(
     &["-c", "-g", "-l", "-o", "-s", "-n", "--cols", "--groupsize", "--len", "--seek", "--name"],
@@ -568,11 +601,11 @@ static CUT: Flags = open(
 #[rustfmt::skip]
 static TR: Flags = open(&[], Operands::Data);
 #[rustfmt::skip]
-static DIFF: Flags = Flags { recursive: Recursion::All, any_args: true, ..flags(
+static DIFF: Flags = Flags { recursive: Recursion::All, any_args: true, optional: &["--unified", "--context", "--color"], ..flags(
     &[
         "-C", "-U", "-I", "-x", "-X", "-F", "-W", "-L", "--label", "--exclude", "--exclude-from",
         "--ignore-matching-lines", "--width", "--tabsize", "--from-file", "--to-file", "--show-function-line",
-        "--unified", "--context", "--line-format", "--color", "--palette", "-o", "--output"
+        "--line-format", "--palette", "-o", "--output"
     ],
     &[
         ("-X", ReadValue),
@@ -605,18 +638,24 @@ static FILE: Flags = flags(
     Operands::Files,
 );
 #[rustfmt::skip]
+/// `tree`: `--gitfile`, `--infofile`, `--hintro` and `--houtro` read a file (the last two print it); `-R` runs tree
+/// again in each directory at the depth limit, writing `00Tree.html` there.
 static TREE: Flags = flags(
     &[
         "-L", "-P", "-I", "-o", "--output", "--filelimit", "--timefmt", "--charset", "--sort", "--fromfile",
-        "-H", "-T"
+        "-H", "-T", "--gitfile", "--infofile", "--hintro", "--houtro"
     ],
-    &[("-o", WriteValue), ("--output", WriteValue), ("--fromfile", ReadValue), ("-l", FollowsLinks)],
+    &[
+        ("-o", WriteValue), ("--output", WriteValue), ("--fromfile", ReadValue), ("--gitfile", ReadValue),
+        ("--infofile", ReadValue), ("--hintro", ReadValue), ("--houtro", ReadValue), ("-l", FollowsLinks),
+        ("-R", NotReadOnly("`tree -R` writes 00Tree.html in the directories at its depth limit")),
+    ],
     Operands::Files,
 );
 #[rustfmt::skip]
-static DATE: Flags = flags(
+static DATE: Flags = Flags { optional: &["-I", "--iso-8601"], ..flags(
     &[
-        "-d", "-f", "-r", "-s", "-I", "--date", "--file", "--reference", "--set", "--iso-8601", "--rfc-3339"
+        "-d", "-f", "-r", "-s", "--date", "--file", "--reference", "--set", "--rfc-3339"
     ],
     &[
         ("-s", NotReadOnly("`date -s` sets the system clock")),
@@ -627,7 +666,7 @@ static DATE: Flags = flags(
         ("--reference", ReadValue),
     ],
     Operands::Data,
-);
+) };
 #[rustfmt::skip]
 static HOSTNAME: Flags = flags(
     &["-F", "--file"],
@@ -668,13 +707,13 @@ static MAPFILE_VALUES: &[&str] = &["-d", "-n", "-O", "-s", "-u", "-C", "-c"];
 #[rustfmt::skip]
 static MAPFILE: Flags = open(MAPFILE_VALUES, Operands::Data);
 #[rustfmt::skip]
-static LS: Flags = open(
+static LS: Flags = Flags { optional: &["--color", "--classify", "--hyperlink"], ..open(
     &[
         "-I", "-w", "-T", "--ignore", "--hide", "--width", "--tabsize", "--format", "--sort", "--time",
-        "--time-style", "--color", "--block-size", "--quoting-style", "--indicator-style"
+        "--time-style", "--block-size", "--quoting-style", "--indicator-style"
     ],
     Operands::Files,
-);
+) };
 #[rustfmt::skip]
 static DU: Flags = Flags {
     effects: &[
@@ -724,41 +763,39 @@ static TOUCH: Flags = flags(
     Operands::Written,
 );
 #[rustfmt::skip]
-static MKDIR: Flags = flags(&["-m", "--mode", "--context"], &[], Operands::Written);
+static MKDIR: Flags = Flags { optional: &["--context"], ..flags(&["-m", "--mode"], &[], Operands::Written) };
 #[rustfmt::skip]
 static WRITTEN: Flags = flags(&[], &[], Operands::Written);
 #[rustfmt::skip]
-static TEE: Flags = flags(&["--output-error"], &[], Operands::Written);
+static TEE: Flags = Flags { optional: &["--output-error"], ..flags(&[], &[], Operands::Written) };
 #[rustfmt::skip]
 static TRUNCATE: Flags = flags(&["-s", "-r", "--size", "--reference"], &[], Operands::Written);
 #[rustfmt::skip]
-static CP: Flags = flags(
+static CP: Flags = Flags { optional: &["--backup", "--reflink", "--preserve", "--context"], ..flags(
     &[
-        "-t", "-S", "--target-directory", "--suffix", "--backup", "--sparse", "--reflink", "--preserve",
-        "--no-preserve", "-m", "--mode", "-o", "--owner", "-g", "--group"
+        "-t", "-S", "--target-directory", "--suffix", "--sparse", "--no-preserve", "-m", "--mode", "-o",
+        "--owner", "-g", "--group"
     ],
     &[("-t", WriteValue), ("--target-directory", WriteValue)],
     Operands::LastWritten,
-);
+) };
 #[rustfmt::skip]
-static MV: Flags = flags(
-    &["-t", "-S", "--target-directory", "--suffix", "--backup"],
+static MV: Flags = Flags { optional: &["--backup"], ..flags(
+    &["-t", "-S", "--target-directory", "--suffix"],
     &[("-t", WriteValue), ("--target-directory", WriteValue)],
     Operands::Written,
-);
+) };
 #[rustfmt::skip]
-static SHRED: Flags = flags(
-    &["-n", "-s", "--iterations", "--size", "--random-source", "--remove"],
+static SHRED: Flags = Flags { optional: &["--remove"], ..flags(
+    &["-n", "-s", "--iterations", "--size", "--random-source"],
     &[],
     Operands::Written,
-);
+) };
 
 #[rustfmt::skip]
 static ENV: Wrapper = Wrapper {
-    values: &[
-        "-u", "--unset", "-C", "--chdir", "-S", "--split-string", "--block-signal", "--default-signal",
-        "--ignore-signal"
-    ],
+    values: &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+    optional: &["--block-signal", "--default-signal", "--ignore-signal"],
     flags: &["-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug", "--list-signal-handling"],
     code: &["-S", "--split-string"],
     chdir: &["-C", "--chdir"],
@@ -770,9 +807,10 @@ static ENV: Wrapper = Wrapper {
 #[rustfmt::skip]
 static XARGS: Wrapper = Wrapper {
     values: &[
-        "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--eof", "--replace",
-        "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"
+        "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs",
+        "--max-chars", "--process-slot-var"
     ],
+    optional: &["--eof", "--replace", "--max-lines"],
     flags: &[
         "-0", "-r", "-t", "-p", "-x", "-o", "-e", "-i", "-l", "--null", "--no-run-if-empty", "--verbose",
         "--interactive", "--exit", "--open-tty", "--show-limits"
@@ -834,7 +872,8 @@ static EXEC: Wrapper = Wrapper {
 };
 #[rustfmt::skip]
 static WATCH: Wrapper = Wrapper {
-    values: &["-n", "--interval", "-q", "--equexit", "-d", "--differences"],
+    values: &["-n", "--interval", "-q", "--equexit"],
+    optional: &["-d", "--differences"],
     flags: &[
         "-b", "-e", "-g", "-t", "-x", "-c", "-p", "-w", "-r", "-C", "--beep", "--errexit", "--chgexit",
         "--no-title", "--exec", "--color", "--no-color", "--precise", "--no-wrap", "--no-rerun"
@@ -998,7 +1037,8 @@ static CARGO: Program = Program {
             "--manifest-path", "--config", "-Z", "--color", "-C", "--target-dir", "-p", "--package",
             "--format-version", "--features", "-F", "--target", "--filter-platform", "-e", "--edges", "-i",
             "--invert", "--prefix", "--charset", "-f", "--format", "--depth", "--prune", "--message-format",
-            "--lockfile-path", "--index", "--registry", "--limit", "--exclude", "--workspace-root"
+            "--lockfile-path", "--index", "--registry", "--limit", "--exclude", "--explain", "-j", "--jobs",
+            "--profile", "--bin", "--example", "--test", "--bench", "--workspace-root"
         ],
         effects: &[(
             "--config",
@@ -1028,7 +1068,8 @@ static NPM: Program = Program {
     version: &["--version", "-v", "--help", "-h"],
     subs: &[
         ("ls", READS), ("list", READS), ("ll", READS), ("la", READS), ("help", READS), ("why", READS),
-        ("explain", READS), ("prefix", READS), ("root", READS),
+        ("explain", READS), ("prefix", READS), ("root", READS), ("run", Sub::Lists), ("run-script", Sub::Lists),
+        ("rum", Sub::Lists), ("urn", Sub::Lists),
         ("outdated", Sub::Network), ("view", Sub::Network), ("v", Sub::Network), ("info", Sub::Network),
         ("show", Sub::Network), ("audit", Sub::Network), ("search", Sub::Network), ("ping", Sub::Network),
         ("whoami", Sub::Network), ("doctor", Sub::Network),
@@ -1056,8 +1097,8 @@ static PNPM: Program = Program {
     version: &["--version", "-v", "--help", "-h"],
     subs: &[
         ("ls", READS), ("list", READS), ("ll", READS), ("la", READS), ("why", READS), ("help", READS),
-        ("root", READS), ("outdated", Sub::Network), ("view", Sub::Network), ("info", Sub::Network),
-        ("audit", Sub::Network), ("search", Sub::Network),
+        ("root", READS), ("run", Sub::Lists), ("outdated", Sub::Network), ("view", Sub::Network),
+        ("info", Sub::Network), ("audit", Sub::Network), ("search", Sub::Network),
     ],
     options: Syntax { values: &["-C", "--dir", "--filter", "-F", "--depth", "--reporter"], ..GNU },
     directory: &["-C", "--dir"],
@@ -1068,8 +1109,8 @@ static PNPM: Program = Program {
 static YARN: Program = Program {
     version: &["--version", "-v", "--help", "-h"],
     subs: &[
-        ("list", READS), ("why", READS), ("help", READS), ("outdated", Sub::Network), ("info", Sub::Network),
-        ("npm", Sub::Network), ("audit", Sub::Network),
+        ("list", READS), ("why", READS), ("help", READS), ("run", Sub::Lists), ("outdated", Sub::Network),
+        ("info", Sub::Network), ("npm", Sub::Network), ("audit", Sub::Network),
     ],
     options: Syntax { values: &["--cwd", "--depth", "--pattern"], ..GNU },
     directory: &["--cwd"],
@@ -1230,37 +1271,49 @@ static UNZIP: Archive = Archive {
     reads: &["-l", "-v", "-t", "-Z", "-p", "-c", "-z"],
     read_subs: &[],
     values: &["-d", "-x", "-P"],
+    optional: &[],
+    effects: &[],
     bare_reads: false,
 };
 #[rustfmt::skip]
-static ZIPINFO: Archive = Archive { reads: &[], read_subs: &[], values: &[], bare_reads: true };
+static ZIPINFO: Archive = Archive { reads: &[], read_subs: &[], values: &[], optional: &[], effects: &[], bare_reads: true };
 #[rustfmt::skip]
 static GZIP: Archive = Archive {
     reads: &["-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"],
     read_subs: &[],
     values: &["-S", "--suffix", "-b"],
+    optional: &[],
+    effects: &[],
     bare_reads: false,
 };
+/// `xz --files[=FILE]`, `--files0[=FILE]`: the files to work on are named in FILE (standard input without one).
 #[rustfmt::skip]
 static XZ: Archive = Archive {
     reads: &["-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"],
     read_subs: &[],
-    values: &["-S", "--suffix", "-T", "--threads", "-F", "--format", "-C", "--check", "--files", "--files0",
-        "-M", "--memlimit", "--block-size", "--block-list", "--filters"],
+    values: &["-S", "--suffix", "-T", "--threads", "-F", "--format", "-C", "--check", "-M", "--memlimit",
+        "--block-size", "--block-list", "--filters"],
+    optional: &["--files", "--files0"],
+    effects: &[("--files", ListedFiles), ("--files0", ListedFiles)],
     bare_reads: false,
 };
+/// `zstd --filelist FILE` works on the files FILE names, `-D FILE` reads a dictionary, `-o` and the output
+/// directories are written.
 #[rustfmt::skip]
 static ZSTD: Archive = Archive {
     reads: &["-c", "--stdout", "-l", "--list", "-t", "--test"],
     read_subs: &[],
     values: &["-o", "-D", "-T", "--threads", "-M", "--memory", "--filelist", "--output-dir-flat",
         "--output-dir-mirror"],
+    optional: &[],
+    effects: &[("--filelist", ListedFiles), ("-D", ReadValue), ("-o", WriteValue), ("--output-dir-flat", WriteValue),
+        ("--output-dir-mirror", WriteValue)],
     bare_reads: false,
 };
 #[rustfmt::skip]
-static SEVEN_Z: Archive = Archive { reads: &[], read_subs: &["l", "t", "i", "h"], values: &[], bare_reads: false };
+static SEVEN_Z: Archive = Archive { reads: &[], read_subs: &["l", "t", "i", "h"], values: &[], optional: &[], effects: &[], bare_reads: false };
 #[rustfmt::skip]
-static AR: Archive = Archive { reads: &[], read_subs: &["t", "tv", "p"], values: &[], bare_reads: false };
+static AR: Archive = Archive { reads: &[], read_subs: &["t", "tv", "p"], values: &[], optional: &[], effects: &[], bare_reads: false };
 
 /// The built-in table: every name, and what it is.
 #[rustfmt::skip]
@@ -1281,7 +1334,8 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
         ],
         Kind::ReadOnly(&SUMS),
     ),
-    (&["od", "hexdump"], Kind::ReadOnly(&HEXDUMP)),
+    (&["hexdump"], Kind::ReadOnly(&HEXDUMP)),
+    (&["od"], Kind::ReadOnly(&OD)),
     (&["look"], Kind::ReadOnly(&LOOK)),
     (&["lsof"], Kind::ReadOnly(&LSOF)),
     (&["free"], Kind::ReadOnly(&FREE)),
@@ -1718,6 +1772,9 @@ pub(crate) static GIT_EFFECTS: &[(&str, Effect)] = &[
     ("--ignore-revs-file", ReadValue),
     ("--file", ReadValue),
     ("-f", ReadValue),
+    // `git diff -O FILE`, `git log -O FILE`: the order of the files comes from FILE (for `git grep`, `-O` also
+    // runs a pager, `GIT_GREP_PAGER`).
+    ("-O", ReadValue),
     ("--remote", Network("`--remote` reaches another repository")),
     (
         "--ext-diff",
@@ -1741,6 +1798,62 @@ pub(crate) static GIT_EFFECTS: &[(&str, Effect)] = &[
         HiddenExec("`--show-signature` runs the signature program from configuration"),
     ),
 ];
+/// The options of the sub-commands whose options differ from the common ones (`GIT_VALUES`, `GIT_EFFECTS`): the
+/// options that take a value in their stead, those whose value may only be attached, and effects besides the
+/// common ones.
+#[derive(Debug)]
+pub(crate) struct GitOptions {
+    pub(crate) values: &'static [&'static str],
+    pub(crate) optional: &'static [&'static str],
+    pub(crate) effects: &'static [(&'static str, Effect)],
+}
+
+#[rustfmt::skip]
+pub(crate) static GIT_SUB_OPTIONS: &[(&str, GitOptions)] = &[
+    // `-X FILE`/`--exclude-from FILE` read exclude patterns from FILE.
+    ("ls-files", GitOptions {
+        values: &["-x", "--exclude", "-X", "--exclude-from", "--exclude-per-directory", "--with-tree", "--format"],
+        optional: &["--abbrev"],
+        effects: &[("-X", ReadValue), ("--exclude-from", ReadValue)],
+    }),
+    // `-S REVS_FILE` reads the revisions from a file; `-C`, `-M` and `--abbrev` take an attached number only.
+    ("blame", GitOptions {
+        values: &["-L", "-S", "--contents", "--ignore-rev", "--ignore-revs-file", "--date", "--encoding"],
+        optional: &["-C", "-M", "--abbrev"],
+        effects: &[("-S", ReadValue)],
+    }),
+    // `git grep -n` numbers lines (no value), `-O[PAGER]` takes an attached pager only (`GIT_GREP_PAGER`).
+    ("grep", GitOptions {
+        values: &[
+            "-e", "-f", "-A", "-B", "-C", "--context", "--after-context", "--before-context", "--max-depth",
+            "--threads", "-m", "--max-count"
+        ],
+        optional: &["-O", "--open-files-in-pager", "--color"],
+        effects: &[],
+    }),
+    // `git help -w` starts the web browser the configuration names (`web.browser`, `browser.<tool>.cmd`), `-i`
+    // runs info; `-m` and a page alone print the manual page.
+    ("help", GitOptions {
+        values: &[],
+        optional: &[],
+        effects: &[
+            ("-w", HiddenExec("`git help -w` starts the web browser from configuration")),
+            ("--web", HiddenExec("`git help --web` starts the web browser from configuration")),
+            ("-i", NotReadOnly("`git help -i` runs info")),
+            ("--info", NotReadOnly("`git help --info` runs info")),
+        ],
+    }),
+    // `git tag -v` verifies signatures with the program from configuration (`gpg.program`).
+    ("tag", GitOptions {
+        values: GIT_VALUES,
+        optional: GIT_OPTIONAL,
+        effects: &[
+            ("-v", HiddenExec("`git tag -v` runs the signature program from configuration")),
+            ("--verify", HiddenExec("`git tag --verify` runs the signature program from configuration")),
+        ],
+    }),
+];
+
 /// `git grep` options that run a pager program (for `diff`, `log` and `show`, `-O` names an order file).
 #[rustfmt::skip]
 pub(crate) static GIT_GREP_PAGER: &[&str] = &["-O", "--open-files-in-pager"];
@@ -1752,12 +1865,19 @@ pub(crate) static GIT_FORMATS: &[&str] = &["--format", "--pretty"];
 pub(crate) static GIT_GLOBAL_DIRS: &[&str] = &["-C", "--git-dir", "--work-tree"];
 #[rustfmt::skip]
 pub(crate) static GIT_VALUES: &[&str] = &[
-    "--output", "--format", "--pretty", "-n", "--max-count", "--skip", "--since", "--until", "--after",
-    "--before", "--author", "--committer", "--grep", "-S", "-G", "-L", "-U", "--unified", "--abbrev", "--date",
-    "--encoding", "-e", "-f", "--exec", "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager",
-    "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--color", "-m", "-M",
-    "-C", "--diff-filter", "--relative", "--stat", "--contents", "--ignore-rev", "--ignore-revs-file", "--file",
-    "--blob", "--remote"
+    "--output", "--format", "-n", "--max-count", "--skip", "--since", "--until", "--after", "--before",
+    "--author", "--committer", "--grep", "-S", "-G", "-L", "--date", "--encoding", "-e", "-f", "--exec",
+    "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager", "--contains", "--no-contains", "--merged",
+    "--no-merged", "--points-at", "--sort", "--diff-filter", "--contents", "--ignore-rev", "--ignore-revs-file",
+    "--file", "--blob", "--remote"
+];
+/// Git options whose value can only be attached (`--stat[=WIDTH]`, `-M[N]`, `--abbrev[=N]`, `-U[N]`): the next
+/// word is another option or an operand (`git log --abbrev --ext-diff` runs the external diff program).
+#[rustfmt::skip]
+pub(crate) static GIT_OPTIONAL: &[&str] = &[
+    "--pretty", "-U", "--unified", "--abbrev", "--color", "-M", "-C", "--relative", "--stat", "--find-renames",
+    "--find-copies", "--dirstat", "-X", "--word-diff", "--word-diff-regex", "--color-moved", "--submodule",
+    "--ignore-submodules", "--decorate", "--notes", "--show-notes"
 ];
 
 /// How a git sub-command is read-only.
@@ -1781,6 +1901,8 @@ pub(crate) enum GitRule {
     Config,
     /// Reaches another repository over the network (`git fetch`, `git ls-remote`).
     Network,
+    /// Runs a program from configuration, for this reason (`git verify-commit` runs `gpg.program`).
+    Runs(&'static str),
 }
 
 #[rustfmt::skip]
@@ -1816,8 +1938,9 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
     ("diff-index", GitRule::Always),
     ("show-branch", GitRule::Always),
     ("range-diff", GitRule::Always),
-    ("verify-commit", GitRule::Always),
-    ("verify-tag", GitRule::Always),
+    // Verifying a signature runs the program of `gpg.program` (or `gpg.ssh.program`, `gpg.x509.program`).
+    ("verify-commit", GitRule::Runs("`git verify-commit` runs the signature program from configuration")),
+    ("verify-tag", GitRule::Runs("`git verify-tag` runs the signature program from configuration")),
     (
         "branch",
         GitRule::Listing {
@@ -1835,8 +1958,7 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         "tag",
         GitRule::Listing {
             list_flags: &[
-                "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "-v",
-                "--verify"
+                "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at"
             ],
             write_flags: &[
                 "-d", "-a", "-s", "-f", "-m", "-F", "-u", "--delete", "--annotate", "--sign", "--force",
@@ -1993,12 +2115,12 @@ pub(crate) static AWK: Syntax = Syntax {
     ..GNU
 };
 
-/// jq: `--arg NAME VALUE` and its kin take two words (for `--slurpfile` and `--rawfile` the second is a file
-/// read); jq takes no abbreviations, so an abbreviation here only ever makes a reading stricter.
+/// jq: `--arg NAME VALUE` and its kin take two words (for `--slurpfile`, `--rawfile` and jq 1.6's `--argfile`
+/// the second is a file read); jq takes no abbreviations, so an abbreviation here only ever makes a reading stricter.
 #[rustfmt::skip]
 pub(crate) static JQ: Syntax = Syntax {
     values: &["-f", "--from-file", "--indent", "-L", "--library-path"],
-    pairs: &["--arg", "--argjson", "--slurpfile", "--rawfile"],
+    pairs: &["--arg", "--argjson", "--slurpfile", "--rawfile", "--argfile"],
     flags: &[
         "-n", "-r", "-j", "-a", "-s", "-c", "-C", "-M", "-S", "-e", "-R", "-h", "-V", "--null-input",
         "--raw-input", "--slurp", "--compact-output", "--tab", "--color-output", "--monochrome-output",
@@ -2018,11 +2140,15 @@ pub(crate) static FIND_START: Syntax = Syntax {
     ..GNU
 };
 
-/// find's expression: primaries are whole words; `-fprintf` takes a file and a format.
+/// find's expression: primaries are whole words; `-fprintf` takes a file and a format. `-files0-from FILE` reads
+/// the starting points from FILE (and prints each name it cannot find, so FILE's content, in its errors); the
+/// other primaries that name a file (`-newer`, `-anewer`, `-cnewer`, `-newerXY`, `-samefile`) only look at its
+/// metadata, as `stat` would.
 #[rustfmt::skip]
 pub(crate) static FIND_EXPRESSION: Syntax = Syntax {
     values: FIND_VALUES,
     pairs: &["-fprintf"],
+    effects: &[("-files0-from", ListedFiles)],
     single_dash: true,
     ..GNU
 };
@@ -2104,6 +2230,7 @@ pub(crate) static GIT_GLOBAL: Syntax = Syntax {
 #[rustfmt::skip]
 pub(crate) static GIT_SUB: Syntax = Syntax {
     values: GIT_VALUES,
+    optional: GIT_OPTIONAL,
     effects: GIT_EFFECTS,
     ..GNU
 };
@@ -2148,7 +2275,11 @@ pub(crate) static SYSTEMCTL: Syntax = Syntax {
 };
 
 /// Builtins that set the variables named by their operands (and by the options listed with them): their
-/// syntax, and the options whose value names a variable (`read -a NAME`, `printf -v NAME`).
+/// syntax, and the options whose value names a variable (`read -a NAME`, `printf -v NAME`, `wait -p NAME`). Bash
+/// evaluates a subscript in such a name as arithmetic (`a[$(cmd)]` runs `cmd`). The other builtins that take
+/// names or numbers (`shift`, `exit`, `return`, `break`, `ulimit`, `kill -l`, `read -n`/`-t`/`-u`, `mapfile
+/// -O`/`-n`/`-u`, `printf %d`, `test -eq`, `dirs +N`) read their operands as plain numbers, not as arithmetic;
+/// `test -v` and the declaring builtins are followed by the walk (`analyze/vars.rs`).
 #[rustfmt::skip]
 pub(crate) static NAMES_VARIABLES: &[(&str, Syntax, &[&str])] = &[
     ("read", Syntax { values: READ_VALUES, posix: true, ..GNU }, &["-a"]),
@@ -2157,6 +2288,8 @@ pub(crate) static NAMES_VARIABLES: &[(&str, Syntax, &[&str])] = &[
     ("getopts", POSIX, &[]),
     ("unset", POSIX, &[]),
     ("printf", Syntax { values: &["-v"], posix: true, ..GNU }, &["-v"]),
+    // `wait -p NAME [ID…]` (bash 5.1+) sets NAME to the id of the job that ended; the operands are ids.
+    ("wait", Syntax { values: &["-p"], flags: &["-f", "-n"], posix: true, ..GNU }, &["-p"]),
 ];
 
 /// `tar`: options with a value, and those that run programs, write or read files besides the archive.
@@ -2169,9 +2302,9 @@ pub(crate) static TAR: Syntax = Syntax {
         "--blocking-factor", "-H", "--format", "-K", "--starting-file", "-N", "--newer", "--after-date", "--owner",
         "--group", "--mode", "--mtime", "--exclude", "-L", "--tape-length", "-V", "--label", "--transform",
         "--xform", "--strip-components", "--suffix", "--warning", "--sort", "--quoting-style", "--record-size",
-        "--pax-option", "--hole-detection", "--newer-mtime", "--owner-map", "--group-map", "--atime-preserve"
+        "--pax-option", "--hole-detection", "--newer-mtime", "--owner-map", "--group-map"
     ],
-    optional: &["--backup", "--checkpoint", "--occurrence"],
+    optional: &["--backup", "--checkpoint", "--occurrence", "--atime-preserve", "--one-top-level"],
     effects: &[
         ("-I", HiddenExec("`tar -I` runs a compression program")),
         ("--use-compress-program", HiddenExec("`tar --use-compress-program` runs a program")),
@@ -2259,12 +2392,49 @@ pub(crate) static YQ: Syntax = Syntax {
     values: &[
         "-o", "--output-format", "-p", "--input-format", "-s", "--split-exp", "--from-file", "-f", "-I", "--indent",
         "--front-matter", "-w", "--width", "--yaml-output-grammar-version", "--expression", "--xml-attribute-prefix",
-        "--xml-content-name", "--lua-prefix", "--properties-separator", "--csv-separator", "--indent"
+        "--xml-content-name", "--lua-prefix", "--properties-separator", "--csv-separator", "--indent", "-L",
+        "--library-path"
     ],
     pairs: &["--arg", "--argjson", "--slurpfile", "--rawfile"],
     flags: &["-i", "--inplace", "--in-place", "-n", "--null-input", "-e", "--exit-status", "-y", "-Y", "-r", "-j", "-c"],
     ..GNU
 };
+
+/// ripgrep's file types whose globs are the same in every version this table knows (13 and 14, a glob added
+/// later included): `rg -t TYPE` searches only the files they match. A type not listed here, or one whose list
+/// a version may grow by a hidden name (`sh` takes `.bashrc`, `.profile`), narrows nothing.
+#[rustfmt::skip]
+pub(crate) static SEARCH_TYPES: &[(&str, &[&str])] = &[
+    ("c", &["*.[chH]", "*.[chH].in", "*.cats"]),
+    ("cpp", &["*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc", "*.cc.in", "*.hh", "*.hh.in", "*.inl"]),
+    ("cs", &["*.cs"]),
+    ("csharp", &["*.cs"]),
+    ("css", &["*.css", "*.scss"]),
+    ("dart", &["*.dart"]),
+    ("go", &["*.go"]),
+    ("h", &["*.h", "*.hh", "*.hpp"]),
+    ("html", &["*.ejs", "*.htm", "*.html"]),
+    ("java", &["*.java", "*.jsp", "*.jspx", "*.properties"]),
+    ("js", &["*.js", "*.jsx", "*.vue", "*.cjs", "*.mjs"]),
+    ("json", &["*.json", "composer.lock", "*.sarif"]),
+    ("kotlin", &["*.kt", "*.kts"]),
+    ("lua", &["*.lua"]),
+    ("markdown", &["*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"]),
+    ("md", &["*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"]),
+    ("php", &["*.php", "*.php3", "*.php4", "*.php5", "*.php7", "*.php8", "*.pht", "*.phtml"]),
+    ("py", &["*.py", "*.pyi"]),
+    ("python", &["*.py", "*.pyi"]),
+    ("rust", &["*.rs"]),
+    ("scala", &["*.sbt", "*.scala"]),
+    ("sql", &["*.psql", "*.sql"]),
+    ("swift", &["*.swift"]),
+    ("toml", &["*.toml", "Cargo.lock"]),
+    ("ts", &["*.ts", "*.tsx", "*.cts", "*.mts"]),
+    ("typescript", &["*.ts", "*.tsx", "*.cts", "*.mts"]),
+    ("txt", &["*.txt"]),
+    ("yaml", &["*.yaml", "*.yml"]),
+    ("zig", &["*.zig"]),
+];
 
 /// Commands that print the names of files below their directories, and the option that makes them do so (none:
 /// always): their output, read by `xargs` or substituted as words, names files below those directories.

@@ -323,6 +323,59 @@ pub(crate) struct FilterEffects {
     pub(crate) loads: bool,
     /// `range` past the bound, `repeat`, `infinite`: output without (practical) end.
     pub(crate) unbounded: bool,
+    /// `import "PATH" as $NAME;`: a JSON file jq reads as data, looked for as `PATH.json` (and
+    /// `PATH/jq/main.json`, `PATH/LAST.json`) in each directory of its search path; `None` when the path or the
+    /// search path is only known at run time (an interpolated string, a `{search: …}` directive).
+    pub(crate) data_imports: Vec<Option<String>>,
+    /// `import "PATH" as NAME;`, `include "PATH";`, `modulemeta`: jq code from a module file, which the analysis
+    /// cannot see (and which may import more files, or read the environment).
+    pub(crate) modules: bool,
+}
+
+/// What a module directive that starts at `rest` (just after the word `import` or `include`) loads: `None` when
+/// the word is not a directive (a key `{import: 1}`), else whether it is a data import and its path (`None` when
+/// only known at run time).
+fn directive(rest: &[char], import: bool) -> Option<(bool, Option<String>)> {
+    let mut at = rest.iter().take_while(|c| c.is_whitespace()).count();
+    if rest.get(at) != Some(&'"') {
+        return None;
+    }
+    at += 1;
+    let mut path = String::new();
+    let mut known = true;
+    loop {
+        match rest.get(at) {
+            None => return Some((false, None)),
+            Some('"') => break,
+            // An escape or an interpolation: a path the analysis does not decode.
+            Some('\\') => {
+                known = false;
+                at += 2;
+                continue;
+            }
+            Some(c) => path.push(*c),
+        }
+        at += 1;
+    }
+    at += 1;
+    if !import {
+        return Some((false, None));
+    }
+    let after: String = rest.get(at..).unwrap_or_default().iter().collect();
+    let after = after.trim_start();
+    let Some(name) = after.strip_prefix("as") else {
+        return Some((false, None));
+    };
+    let name = name.trim_start();
+    if !name.starts_with('$') {
+        return Some((false, None));
+    }
+    // `import "P" as $x {search: "…"};`: the directive names its own search path.
+    let metadata = name
+        .trim_start_matches(|c: char| c == '$' || c.is_ascii_alphanumeric() || c == '_')
+        .trim_start()
+        .starts_with('{');
+    Some((true, (known && !metadata).then_some(path)))
 }
 
 /// Reads a jq or yq filter token by token, skipping strings and comments.
@@ -364,6 +417,8 @@ pub(crate) fn filter(program: &str) -> FilterEffects {
                             out.environment |= nested.environment;
                             out.loads |= nested.loads;
                             out.unbounded |= nested.unbounded;
+                            out.modules |= nested.modules;
+                            out.data_imports.extend(nested.data_imports);
                         }
                         '\\' => i += 1,
                         '"' => break,
@@ -393,6 +448,15 @@ pub(crate) fn filter(program: &str) -> FilterEffects {
                     "load" | "load_str" | "load_xml" | "load_props" | "load_base64" | "strload" if !field => {
                         out.loads = true;
                     }
+                    "import" | "include" if !field => {
+                        match directive(chars.get(i..).unwrap_or_default(), word == "import") {
+                            Some((true, path)) => out.data_imports.push(path),
+                            Some((false, _)) => out.modules = true,
+                            None => {}
+                        }
+                    }
+                    // `"NAME" | modulemeta` reads the module file NAME names, found only at run time.
+                    "modulemeta" if !field => out.modules = true,
                     "repeat" | "infinite" | "recurse_down" | "while" | "until" if !field => {
                         out.unbounded = true
                     }
@@ -552,6 +616,19 @@ mod tests {
         assert!(!filter("[range(10)]").unbounded);
         assert!(filter("repeat(1)").unbounded);
         assert!(filter("load(\"x.yaml\")").loads);
+        let data = filter("import \"cfg/app\" as $app; $app");
+        assert_eq!(data.data_imports, [Some("cfg/app".to_owned())]);
+        assert!(!data.modules);
+        assert_eq!(
+            filter("import \"a\" as $a {search: \"~\"}; $a").data_imports,
+            [None]
+        );
+        assert_eq!(filter("import \"\\(1)\" as $a; $a").data_imports, [None]);
+        assert!(filter("import \"lib\" as lib; lib::f").modules);
+        assert!(filter("include \"lib\"; f").modules);
+        assert!(filter("\"lib\" | modulemeta").modules);
+        assert!(!filter("{import: 1} | .include").modules);
+        assert!(filter("{import: 1} | .include").data_imports.is_empty());
         assert!(!filter(".load").loads);
         assert!(!filter("\"range(1e9)\"").unbounded);
         assert!(filter("\"\\(env.GITHUB_TOKEN)\"").environment);

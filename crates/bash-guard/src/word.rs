@@ -87,6 +87,15 @@ impl Word {
         }
     }
 
+    /// A word whose value is only known at run time, shown as `text` in a reason (`{xargs input}`).
+    pub(crate) fn unknown(text: &str) -> Self {
+        let mut word = Self::literal(text);
+        word.literal = false;
+        word.anchor = Anchor::Dynamic;
+        word.segments = None;
+        word
+    }
+
     /// The word after a static prefix (`--file=` of `--file=$f`, `if=` of `if=$f`), which must be text the word
     /// starts with: the value part of an option word.
     pub(crate) fn after(&self, prefix: &str) -> Self {
@@ -211,13 +220,7 @@ pub(crate) fn under(directory: Option<&Word>, w: &Word) -> Word {
     }
     match directory.path() {
         Some(dir) => path_word(&format!("{}/{path}", dir.trim_end_matches('/'))),
-        None => {
-            let mut unknown = Word::literal(&format!("{}/{path}", directory.text));
-            unknown.literal = false;
-            unknown.anchor = Anchor::Dynamic;
-            unknown.segments = None;
-            unknown
-        }
+        None => Word::unknown(&format!("{}/{path}", directory.text)),
     }
 }
 

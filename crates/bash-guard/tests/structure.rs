@@ -367,3 +367,84 @@ fn searches_that_read_below_their_directories_are_marked_recursive() {
     assert!(hidden("grep -r KEY .") && hidden("diff -r a b"));
     assert!(!hidden("rg KEY") && !hidden("grep KEY a.txt"));
 }
+
+#[test]
+fn a_file_type_or_glob_limits_a_search_to_the_files_it_names() {
+    let reach = |line: &str| {
+        let analysis = guard().analyze(line);
+        let command = &analysis.commands[0];
+        (command.reads_hidden, command.names.clone())
+    };
+    // A type or glob whitelists its files, hidden ones included, and leaves out the others.
+    assert_eq!(reach("rg -t rust 'pub fn'"), (true, vec!["*.rs".to_owned()]));
+    assert_eq!(
+        reach("rg --type=py -n TODO src"),
+        (true, vec!["{*.py,*.pyi}".to_owned()])
+    );
+    assert_eq!(
+        reach("rg -trust -g '**/*.toml' x"),
+        (true, vec!["{*.rs,*.toml}".to_owned()])
+    );
+    // Exclusions alone whitelist nothing: hidden files stay skipped.
+    assert_eq!(reach("rg -g '!*.md' KEY"), (false, Vec::new()));
+    // What may name any file reads every file, hidden ones included.
+    for line in [
+        "rg -t sh KEY",
+        "rg -t mystery KEY",
+        "rg --type-add 'rust:*.env' -t rust KEY",
+        "rg -t rust --type-clear rust KEY",
+        "rg -g 'config/**' KEY",
+        "rg -g \"$G\" KEY",
+    ] {
+        let (hidden, names) = reach(line);
+        assert!(hidden && names.is_empty(), "{line}: {names:?}");
+    }
+    assert_eq!(reach("rg -g '.env*' KEY"), (true, vec![".env*".to_owned()]));
+    assert_eq!(reach("rg -uu -t rust KEY"), (true, vec!["*.rs".to_owned()]));
+}
+
+fn loads_of(command: &str) -> Vec<String> {
+    guard()
+        .analyze(command)
+        .loads
+        .iter()
+        .map(|load| load.path.clone())
+        .collect()
+}
+
+#[test]
+fn project_files_are_looked_for_in_the_directories_above_the_place_the_command_works_in() {
+    // A file name that holds a directory (`.cargo/config.toml`) is looked for whole: never as `config.toml` or
+    // `config` at the top of the project.
+    let loads = loads_of("cargo --version");
+    assert!(loads.contains(&".cargo/config.toml".to_owned()));
+    assert!(loads.contains(&".cargo/config".to_owned()));
+    assert!(loads.contains(&"rust-toolchain.toml".to_owned()));
+    assert!(
+        !loads.iter().any(|l| l == "config" || l == "config.toml"),
+        "{loads:?}"
+    );
+    let loads = loads_of("cargo --manifest-path crates/a/Cargo.toml metadata --offline");
+    for expected in [
+        "crates/a/.cargo/config.toml",
+        "crates/.cargo/config.toml",
+        ".cargo/config.toml",
+        "crates/a/rust-toolchain.toml",
+        "rust-toolchain.toml",
+    ] {
+        assert!(loads.contains(&expected.to_owned()), "{expected} in {loads:?}");
+    }
+    assert!(
+        !loads
+            .iter()
+            .any(|l| l.ends_with("/config.toml") && !l.ends_with(".cargo/config.toml"))
+    );
+    let loads = loads_of("cargo -C /srv/app metadata --offline");
+    assert!(loads.contains(&"/srv/app/.cargo/config.toml".to_owned()));
+    assert!(loads.contains(&"/srv/.cargo/config.toml".to_owned()));
+    assert!(loads.contains(&"/.cargo/config.toml".to_owned()));
+    let loads = loads_of("git -C ~/src/app log");
+    assert!(loads.contains(&"~/src/app/.git".to_owned()));
+    assert!(loads.contains(&"~/.git".to_owned()));
+    assert!(!loads.iter().any(|l| l == ".git"), "{loads:?}");
+}

@@ -244,8 +244,8 @@ impl Guard {
         };
         let mut analysis = None;
         let mut paths: Vec<(Access, PathCheck)> = Vec::new();
-        // Commands the disk or the line's directory moves make not read-only.
-        let mut loaded: Vec<usize> = Vec::new();
+        // Commands the disk makes not read-only, with why: a project file they load exists.
+        let mut loaded: Vec<(usize, String)> = Vec::new();
         let mut host = None;
         let mut agent = None;
         match &target {
@@ -327,10 +327,16 @@ impl Guard {
                 // `rust-toolchain.toml` names) is read-only only where none of them exists.
                 for load in &result.loads {
                     let Some(index) = load.command else { continue };
+                    if loaded.iter().any(|(i, _)| *i == index) {
+                        continue;
+                    }
                     let mut places = moves.candidates(&load.path, load.command);
                     places.push(load.path.clone());
-                    if places.iter().any(|place| self.project_file_exists(place)) {
-                        loaded.push(index);
+                    if let Some(found) = places.iter().find_map(|place| self.project_file(place)) {
+                        loaded.push((
+                            index,
+                            format!("runs code the project controls: `{}` exists", found.display()),
+                        ));
                     }
                 }
                 analysis = Some(result);
@@ -377,10 +383,17 @@ impl Guard {
                 a.commands
                     .iter()
                     .enumerate()
-                    .map(|(index, c)| CommandFact {
-                        argv: &c.argv,
-                        inner: c.inner,
-                        read_only: c.read_only && !loaded.contains(&index),
+                    .map(|(index, c)| {
+                        let why = loaded
+                            .iter()
+                            .find(|(i, _)| *i == index)
+                            .map(|(_, why)| why.as_str());
+                        CommandFact {
+                            argv: &c.argv,
+                            inner: c.inner,
+                            read_only: c.read_only && why.is_none(),
+                            why: why.filter(|_| c.read_only),
+                        }
                     })
                     .collect()
             }),
@@ -515,21 +528,20 @@ impl Guard {
         }
     }
 
-    /// Whether a file a command loads exists where the project controls it: inside a root, and not in the
-    /// project's own `.git` (whose writes are protected). Without a sandbox nothing can be ruled out.
-    fn project_file_exists(&self, path: &str) -> bool {
+    /// The file a command loads, where it exists and the project controls it: inside a root, and not in the
+    /// project's own `.git` (whose writes are protected). Without a sandbox nothing can be ruled out: the path as
+    /// written.
+    fn project_file(&self, path: &str) -> Option<PathBuf> {
         let Some(sandbox) = &self.sandbox else {
-            return true;
+            return Some(PathBuf::from(path));
         };
         let check = sandbox.check(path, Access::Read);
-        let Some(resolved) = &check.resolved else {
-            return false;
-        };
+        let resolved = check.resolved?;
         let own_git = sandbox
             .roots()
             .first()
             .is_some_and(|root| resolved.starts_with(root.path().join(".git")));
-        check.root.is_some() && !own_git && std::fs::symlink_metadata(resolved).is_ok()
+        (check.root.is_some() && !own_git && std::fs::symlink_metadata(&resolved).is_ok()).then_some(resolved)
     }
 
     /// The sandbox's report on one path; without a sandbox, a lexical report whose containment is unknown.

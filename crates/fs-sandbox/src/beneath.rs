@@ -12,10 +12,20 @@ use agent_tool_traits::Access;
 /// The most directory entries one walk looks at before it gives up (and the caller asks).
 const MAX_ENTRIES: usize = 50_000;
 
+/// The ignore files ripgrep reads in a directory (and a repository's own exclude file): a negation in one of them
+/// (`!.env`) makes it read the hidden files it names.
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".rgignore", ".git/info/exclude"];
+
+/// The most bytes of one ignore file read for a negation; past them, a negation is assumed.
+const MAX_IGNORE_BYTES: u64 = 1 << 20;
+
 /// How a recursive read walks a directory.
 #[derive(Debug, Clone, Copy)]
 pub struct Reach<'a> {
-    /// It reads hidden files and descends into hidden directories (`grep -r`, `find`; not `rg`).
+    /// It reads hidden files and descends into hidden directories (`grep -r`, `find`). Without it (`rg`), it
+    /// still reads the hidden files that an ignore file whitelists (`!.env` in a `.gitignore`, `.ignore` or
+    /// `.rgignore` of the directory, one above it or one below it): below a directory whose ignore files hold a
+    /// negation, the walk counts every hidden file as read.
     pub hidden: bool,
     /// It reads only files whose names match every one of these globs, compared without regard to case (`find .
     /// -name '*.rs' -exec cat {} +`); empty: any file.
@@ -51,12 +61,15 @@ impl PathSandbox {
             .collect();
         // A pattern that cannot be compiled filters nothing: every file counts.
         let matchers = matchers.unwrap_or_default();
-        let mut queue = VecDeque::from([dir.to_path_buf()]);
+        // Ripgrep also reads the ignore files of every directory above the one it searches.
+        let above = !reach.hidden && dir.ancestors().skip(1).any(whitelists);
+        let mut queue = VecDeque::from([(dir.to_path_buf(), above)]);
         let mut seen = 0usize;
-        while let Some(current) = queue.pop_front() {
+        while let Some((current, inherited)) = queue.pop_front() {
             let Ok(entries) = fs::read_dir(&current) else {
                 continue;
             };
+            let hidden = reach.hidden || inherited || whitelists(&current);
             for entry in entries.flatten() {
                 seen += 1;
                 if seen > MAX_ENTRIES {
@@ -69,7 +82,7 @@ impl PathSandbox {
                     };
                 }
                 let name = entry.file_name();
-                if !reach.hidden && name.as_encoded_bytes().starts_with(b".") {
+                if !hidden && name.as_encoded_bytes().starts_with(b".") {
                     continue;
                 }
                 let Ok(kind) = entry.file_type() else { continue };
@@ -81,7 +94,7 @@ impl PathSandbox {
                             incomplete: None,
                         };
                     }
-                    queue.push_back(path);
+                    queue.push_back((path, hidden && !reach.hidden));
                     continue;
                 }
                 if kind.is_symlink() || !matchers.iter().all(|m| m.is_match(&name)) {
@@ -106,6 +119,28 @@ impl PathSandbox {
             .find_map(|root| path.strip_prefix(&root.path).ok());
         self.protected_paths().reason(path, relative, Access::Read)
     }
+}
+
+/// Whether an ignore file of `dir` holds a negation (a line starting with `!`), which whitelists what it names,
+/// hidden files included. An ignore file that cannot be read whole counts as one that does.
+fn whitelists(dir: &Path) -> bool {
+    IGNORE_FILES.iter().any(|name| {
+        let path = dir.join(name);
+        let Ok(meta) = fs::metadata(&path) else {
+            return false;
+        };
+        if !meta.is_file() {
+            return false;
+        }
+        if meta.len() > MAX_IGNORE_BYTES {
+            return true;
+        }
+        fs::read(&path).map_or(true, |bytes| {
+            bytes
+                .split(|b| *b == b'\n')
+                .any(|line| line.trim_ascii_start().starts_with(b"!"))
+        })
+    })
 }
 
 #[cfg(test)]
@@ -141,5 +176,36 @@ mod tests {
         assert_eq!(sandbox.protected_beneath(root, &only_rust), Reached::default());
         fs::write(root.join("src/server.pem"), "k").unwrap();
         assert!(sandbox.protected_beneath(root, &visible).protected.is_some());
+    }
+
+    #[test]
+    fn a_negation_in_an_ignore_file_makes_hidden_files_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("app/src")).unwrap();
+        fs::write(root.join("app/src/.env"), "K=V").unwrap();
+        fs::write(root.join("app/.gitignore"), "target/\n# !not a negation\n").unwrap();
+        let sandbox = PathSandbox::new(SandboxConfig::new(root)).unwrap();
+        let visible = Reach {
+            hidden: false,
+            names: &[],
+        };
+        assert_eq!(sandbox.protected_beneath(root, &visible), Reached::default());
+        for (file, place) in [
+            ("app/src/.ignore", "app/src"),
+            ("app/.rgignore", "app"),
+            (".gitignore", "app/src"),
+            (".git/info/exclude", "app"),
+        ] {
+            let ignore = root.join(file);
+            fs::create_dir_all(ignore.parent().unwrap()).unwrap();
+            fs::write(&ignore, "*.log\n!.env\n").unwrap();
+            let found = sandbox.protected_beneath(&root.join(place), &visible);
+            assert!(
+                found.protected.is_some_and(|(p, _)| p.ends_with(".env")),
+                "{file} searched from {place}"
+            );
+            fs::remove_file(&ignore).unwrap();
+        }
     }
 }

@@ -13,6 +13,9 @@ pub struct CommandFact<'a> {
     pub inner: usize,
     /// Whether it is known to be read-only with these exact flags.
     pub read_only: bool,
+    /// Why it is not read-only when the analysis alone found it read-only but the caller knows better (`runs code
+    /// the project controls: `.cargo/config.toml` exists`), for the reason of the ask it leads to.
+    pub why: Option<&'a str>,
 }
 
 /// One file a call touches.

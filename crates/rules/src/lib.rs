@@ -28,7 +28,7 @@
 //! let policy = Policy::from_rules(rules, PermissionMode::Default, &anchors)?;
 //!
 //! let argv: Vec<String> = ["npm", "run", "test", "--", "--watch"].map(String::from).to_vec();
-//! let facts = CallFacts { shell: Some(vec![CommandFact { argv: &argv, inner: 0, read_only: false }]), ..Default::default() };
+//! let facts = CallFacts { shell: Some(vec![CommandFact { argv: &argv, inner: 0, read_only: false, why: None }]), ..Default::default() };
 //! let request = Request { tool: "Bash", facts: &facts, findings: &[], hooks: &HookOutcome::default() };
 //! assert_eq!(policy.decide(&request, &SessionState::default()).verdict.decision, Decision::Allow);
 //! # Ok::<(), agent_rules::Error>(())

@@ -761,7 +761,10 @@ fn non_read_only_reason(facts: &CallFacts<'_>) -> String {
                 .take(4)
                 .map(String::as_str)
                 .collect();
-            format!("`{}` is not known to be read-only; asking", shown.join(" "))
+            match command.why {
+                Some(why) => format!("`{}` {why}; asking", shown.join(" ")),
+                None => format!("`{}` is not known to be read-only; asking", shown.join(" ")),
+            }
         }
         None => "the command writes files; asking".to_owned(),
     }

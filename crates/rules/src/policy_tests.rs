@@ -172,6 +172,7 @@ fn resolve(policy: &Policy, call: &Call, session: &SessionState) -> Resolution {
                 argv,
                 inner: *inner,
                 read_only: *ro,
+                why: None,
             })
             .collect()
     });
@@ -366,7 +367,7 @@ proptest! {
         let base = decide(&default, &call);
         let relaxed = decide(&bypass, &call);
         // Whatever a rule denies or asks in the default mode stays so: bypass only lifts the defaults.
-        let shell = (!call.commands.is_empty()).then(|| call.commands.iter().map(|(a, i, r)| CommandFact { argv: a, inner: *i, read_only: *r }).collect());
+        let shell = (!call.commands.is_empty()).then(|| call.commands.iter().map(|(a, i, r)| CommandFact { argv: a, inner: *i, read_only: *r, why: None }).collect());
         let facts = CallFacts { shell, paths: call.files.iter().map(|(w, f)| PathFact { access: if *w { Access::Write } else { Access::Read }, written: Path::new(f), resolved: Some(Path::new(f)), inside_roots: Some(f.starts_with("/proj/")) }).collect(), host: call.host, agent: call.agent };
         let hooks = HookOutcome::default();
         let resolution = default.decide(&Request { tool: call.tool, facts: &facts, findings: &[], hooks: &hooks }, &SessionState::default());

@@ -69,20 +69,23 @@ impl Walker<'_> {
             return;
         };
         let mut paths = vec![path.clone()];
-        if above && let Some((dir, name)) = path.rsplit_once('/') {
-            // `a/b/F` is looked for as `a/b/F`, `a/F` and `F`; `/x/y/F` up to `/F`.
-            let mut dir = dir.to_owned();
+        // The file's own name may hold directories (`.cargo/config.toml`): the directories above are those of the
+        // place the command works in, never of the name. `F` in `a/b` is looked for as `a/b/F`, `a/F` and `F`;
+        // in `/x/y` up to `/F`, in `~/p` up to `~/F`.
+        let name = file.text.as_str();
+        let dir = path
+            .strip_suffix(name)
+            .and_then(|dir| dir.strip_suffix('/'))
+            .filter(|dir| !dir.is_empty());
+        if above && let Some(mut dir) = dir {
             loop {
                 match dir.rsplit_once('/') {
                     Some((parent, _)) => {
-                        paths.push(
-                            format!("{}/{name}", if parent.is_empty() { "" } else { parent })
-                                .replace("//", "/"),
-                        );
+                        paths.push(format!("{parent}/{name}"));
                         if parent.is_empty() {
                             break;
                         }
-                        dir = parent.to_owned();
+                        dir = parent;
                     }
                     None => {
                         if !dir.starts_with('~') {

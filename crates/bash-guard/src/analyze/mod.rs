@@ -448,7 +448,7 @@ impl Walker<'_> {
                 literal,
                 recursive: classified.recursive != Recursion::No,
                 reads_hidden: classified.recursive == Recursion::All,
-                names: Vec::new(),
+                names: classified.names.clone(),
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
                 && self.functions.iter().any(|f| f == name)
@@ -664,7 +664,7 @@ impl Walker<'_> {
             literal: argv.iter().take(classified.inner + 1).all(|w| w.literal),
             recursive: classified.recursive != Recursion::No,
             reads_hidden: classified.recursive == Recursion::All,
-            names: Vec::new(),
+            names: classified.names.clone(),
         });
         self.record(classified, index, ctx);
     }

@@ -109,9 +109,15 @@ pub(super) fn tar(args: &[Word], c: &mut Classified) {
 pub(super) fn archive(table: &Archive, args: &[Word], c: &mut Classified) {
     let syntax = Syntax {
         values: table.values,
+        optional: table.optional,
+        effects: table.effects,
         ..GNU
     };
     let parsed = options::read(args, &syntax);
+    let before = c.writes.len();
+    c.read_only = true;
+    flags::effects(&parsed.effects(&syntax), c);
+    let effects_ok = c.read_only && c.writes.len() == before;
     let first = parsed
         .operands
         .first()
@@ -123,7 +129,7 @@ pub(super) fn archive(table: &Archive, args: &[Word], c: &mut Classified) {
     if !table.read_subs.is_empty() {
         operands.next();
     }
-    if reads && !parsed.dynamic {
+    if reads && !parsed.dynamic && effects_ok {
         c.read_only_as(CommandClass::ReadOnly);
         operands.for_each(|o| c.read(o, AccessVia::Operand));
         return;

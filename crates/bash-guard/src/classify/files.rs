@@ -5,7 +5,7 @@ use crate::knowledge::{self, Flags};
 use crate::options::{self, Reader, Token};
 use crate::word::{self, Anchor, Word};
 
-use super::{Classified, Found, Nested, shown};
+use super::{Classified, Found, Nested, flags, shown};
 
 /// `mv` and `shred` of `/`, a system directory or home destroy it where it stands.
 pub(super) fn moves(name: &str, args: &[Word], c: &mut Classified) {
@@ -76,6 +76,11 @@ pub(super) fn find(args: &[Word], c: &mut Classified) {
             }
         };
         let t = option.name.as_ref();
+        let effects: Vec<_> = option
+            .effects(&knowledge::FIND_EXPRESSION)
+            .map(|effect| (effect, option.value.clone()))
+            .collect();
+        flags::effects(&effects, c);
         conjunction &= !matches!(t, "-o" | "-or" | "-not");
         if matches!(t, "-name" | "-iname")
             && let Some(pattern) = option.value.as_ref().filter(|v| v.literal)

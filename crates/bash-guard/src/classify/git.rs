@@ -58,10 +58,35 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
         }
     }
     let rest = args.get(i + 1..).unwrap_or_default();
-    let s = options::read(rest, &knowledge::GIT_SUB);
+    // A sub-command with options of its own reads them with its own values and adds its own effects.
+    let own = args
+        .get(i)
+        .filter(|sub| sub.literal)
+        .and_then(|sub| {
+            knowledge::GIT_SUB_OPTIONS
+                .iter()
+                .find(|(name, _)| *name == sub.text)
+        })
+        .map(|(_, own)| own);
+    let syntax = match own {
+        Some(own) => knowledge::Syntax {
+            values: own.values,
+            optional: own.optional,
+            ..knowledge::GIT_SUB
+        },
+        None => knowledge::GIT_SUB,
+    };
+    let s = options::read(rest, &syntax);
     c.read_only = true;
     let writes_before = c.writes.len();
-    flags::effects(&s.effects(&knowledge::GIT_SUB), c);
+    let mut effects = s.effects(&syntax);
+    if let Some(own) = own {
+        effects.extend(s.effects(&knowledge::Syntax {
+            effects: own.effects,
+            ..knowledge::GIT_SUB
+        }));
+    }
+    flags::effects(&effects, c);
     let effects_ok = c.read_only && c.writes.len() == writes_before;
     let Some(sub) = args.get(i) else {
         // `git`, `git --version`: prints.
@@ -121,6 +146,11 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
         },
         Some(GitRule::Network) => {
             c.online(format!("`git {sub_name}` reaches another repository"));
+            false
+        }
+        Some(GitRule::Runs(reason)) => {
+            c.class = CommandClass::Exec;
+            c.ask(reason.to_owned());
             false
         }
         Some(GitRule::Config) => {
@@ -198,14 +228,18 @@ fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) 
     }
 }
 
-/// Whether a git pretty format has a `%G…` placeholder (`%%` is a literal percent sign).
+/// Whether a git format verifies signatures: a pretty format's `%G…` placeholder, or the `%(signature…)` atom of
+/// `for-each-ref`, `branch` and `tag` (`%%` is a literal percent sign).
 fn verifies_signatures(format: &str) -> bool {
-    let mut chars = format.chars();
-    while let Some(ch) = chars.next() {
-        // The character after `%` is consumed either way, so `%%G` is a percent sign and a `G`.
-        if ch == '%' && chars.next() == Some('G') {
+    let mut rest = format;
+    while let Some(at) = rest.find('%') {
+        let after = rest.get(at + 1..).unwrap_or_default();
+        if after.starts_with('G') || after.starts_with("(signature") {
             return true;
         }
+        // The character after `%` is consumed either way, so `%%G` is a percent sign and a `G`.
+        let skip = after.chars().next().map_or(0, char::len_utf8);
+        rest = after.get(skip..).unwrap_or_default();
     }
     false
 }

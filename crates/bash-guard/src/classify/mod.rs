@@ -115,6 +115,9 @@ pub(crate) struct Classified {
     pub(crate) stdin_code: bool,
     /// Whether it reads every file below the directories it reads (`grep -r`, `rg`).
     pub(crate) recursive: Recursion,
+    /// Its recursive reads only reach files whose names match every one of these globs (`rg -t rust` reads
+    /// `*.rs`); empty: any file.
+    pub(crate) names: Vec<String>,
     /// The directory it works in, when an option or a wrapper says (`env -C DIR`, `make -C DIR`, `git -C DIR`):
     /// its relative paths are below it.
     pub(crate) directory: Option<Word>,
@@ -150,6 +153,7 @@ impl Classified {
             arithmetic: Vec::new(),
             stdin_code: false,
             recursive: Recursion::No,
+            names: Vec::new(),
             directory: None,
             loads: Vec::new(),
             state: Vec::new(),
@@ -482,13 +486,7 @@ impl Table {
                 None
             }
         });
-        let unknown = {
-            let mut w = Word::literal("{xargs input}");
-            w.literal = false;
-            w.anchor = Anchor::Dynamic;
-            w.segments = None;
-            w
-        };
+        let unknown = Word::unknown("{xargs input}");
         let found_placeholder = {
             let mut w = Word::literal("{}");
             w.literal = false;

@@ -92,6 +92,7 @@ pub(super) fn program(table: &Program, name: &str, args: &[Word], c: &mut Classi
     let read_only = match rule {
         None => false,
         Some(Sub::Reads { unless }) => !parsed.has(unless),
+        Some(Sub::Lists) => operands.next().is_none(),
         Some(Sub::Online { with, without }) => {
             if parsed.has(with) || (!without.is_empty() && !parsed.has(without)) {
                 let shown = sub.map_or(String::new(), |s| s.text.clone());

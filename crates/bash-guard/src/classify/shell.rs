@@ -229,8 +229,8 @@ pub(crate) fn name_operands(command: &str, args: &[Word]) -> Vec<Word> {
         .collect();
     let operands = parsed.operands.into_iter().cloned();
     match command {
-        // `printf FORMAT ARGS…` names a variable only with `-v`.
-        "printf" => {}
+        // `printf FORMAT ARGS…` names a variable only with `-v`, `wait ID…` only with `-p`.
+        "printf" | "wait" => {}
         // `getopts OPTSTRING NAME [ARGS…]`.
         "getopts" => names.extend(operands.skip(1).take(1)),
         _ => names.extend(operands),

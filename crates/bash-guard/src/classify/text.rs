@@ -4,7 +4,7 @@ use crate::analysis::{AccessVia, CommandClass};
 use crate::knowledge;
 use crate::options::{self, Opt, Reader, Token};
 use crate::scripts;
-use crate::word::Word;
+use crate::word::{self, Word};
 
 use super::{Classified, assignment_name};
 
@@ -191,32 +191,45 @@ pub(super) fn jq(args: &[Word], c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
     let parsed = options::read(args, &knowledge::JQ);
     let mut program_given = false;
+    let mut library: Vec<&Word> = Vec::new();
     for option in &parsed.options {
-        if option.is_any(&["--slurpfile", "--rawfile"])
+        if option.is_any(&["--slurpfile", "--rawfile", "--argfile"])
             && let Some(file) = &option.second
         {
             c.read(file, AccessVia::Flag);
         } else if option.is_any(&["-f", "--from-file"]) {
-            if let Some(file) = &option.value {
-                c.read(file, AccessVia::Flag);
-            }
+            program_file("jq", option.value.as_ref(), c);
             program_given = true;
+        } else if option.is_any(&["-L", "--library-path"]) {
+            library.extend(option.value.as_ref());
         }
     }
     // The operands after the program are values, not files.
     let positional = parsed.has(&["--args", "--jsonargs"]);
     let mut operands = parsed.operands.into_iter();
     if !program_given && let Some(program) = operands.next() {
-        filter_effects(program, c);
+        filter_effects(program, &library, c);
     }
     if !positional {
         operands.for_each(|o| c.read(o, AccessVia::Operand));
     }
 }
 
-/// What a jq or yq filter does besides transforming its input.
-fn filter_effects(program: &Word, c: &mut Classified) {
+/// `jq -f FILE`, `yq --from-file FILE`: the filter is in a file, read and run unseen (it may import files or read
+/// the environment).
+fn program_file(name: &str, file: Option<&Word>, c: &mut Classified) {
+    if let Some(file) = file {
+        c.read(file, AccessVia::Flag);
+    }
+    c.read_only = false;
+    c.ask(format!("`{name}` runs a filter file the analysis cannot see"));
+}
+
+/// What a jq or yq filter does besides transforming its input; `library` holds the directories of `-L`.
+fn filter_effects(program: &Word, library: &[&Word], c: &mut Classified) {
+    // A filter only known at run time may import files, load modules or read the environment.
     if !program.literal {
+        c.read_only = false;
         return;
     }
     let effects = scripts::filter(&program.text);
@@ -227,8 +240,69 @@ fn filter_effects(program: &Word, c: &mut Classified) {
         c.read_only = false;
         c.ask("the filter reads files it names (`load`), which the analysis cannot see".to_owned());
     }
+    if effects.modules {
+        c.read_only = false;
+        c.ask(
+            "the filter loads a jq module (`import … as NAME`, `include`, `modulemeta`): code the analysis cannot see"
+                .to_owned(),
+        );
+    }
+    for path in &effects.data_imports {
+        data_import(path.as_deref(), library, c);
+    }
     if effects.unbounded {
         c.unbounded = Some("the filter makes output without (practical) end (`range`, `repeat`, `while`, a definition that calls itself)".to_owned());
+    }
+}
+
+/// `import "PATH" as $NAME;` reads `PATH.json`, `PATH/jq/main.json` or `PATH/LAST.json` from the first directory
+/// of the search path that holds one: the working directory, then the `-L` directories, or without them
+/// `~/.jq`, `$ORIGIN/../lib/jq` and `$ORIGIN/../lib` (`$ORIGIN` is where jq is installed). Each is read where it
+/// exists, so every one is a read; a path only known at run time is a file named only at run time.
+fn data_import(path: Option<&str>, library: &[&Word], c: &mut Classified) {
+    let Some(path) = path else {
+        c.read(&Word::unknown("the JSON file of a jq `import`"), AccessVia::Flag);
+        return;
+    };
+    let mut dirs: Vec<Word> = vec![Word::literal(".")];
+    if library.is_empty() {
+        dirs.push(word::path_word("~/.jq"));
+        dirs.push(Word::unknown("$ORIGIN/../lib/jq"));
+        dirs.push(Word::unknown("$ORIGIN/../lib"));
+    }
+    for dir in library {
+        // jq expands a search directory's own `~/` and `$ORIGIN/`.
+        let expanded = match dir.literal.then_some(dir.text.as_str()) {
+            Some(text) if text == "~" || text.starts_with("~/") => word::path_word(text),
+            Some(text) if text.starts_with("$ORIGIN") => Word::unknown(text),
+            Some(_) | None => (*dir).clone(),
+        };
+        dirs.push(expanded);
+    }
+    let last = path.rsplit('/').next().unwrap_or(path);
+    let files = [
+        format!("{path}.json"),
+        format!("{path}/jq/main.json"),
+        format!("{path}/{last}.json"),
+    ];
+    for dir in &dirs {
+        for file in &files {
+            let joined = match dir.path() {
+                Some(dir) => word::path_word(&format!(
+                    "{}/{}",
+                    dir.trim_end_matches('/'),
+                    file.trim_start_matches('/')
+                )),
+                None => Word::unknown(&format!("{}/{file}", dir.text)),
+            };
+            c.read(&joined, AccessVia::Flag);
+        }
+    }
+    // A path from the root may be taken as it is.
+    if path.starts_with('/') {
+        files
+            .iter()
+            .for_each(|file| c.read(&word::path_word(file), AccessVia::Flag));
     }
 }
 
@@ -238,6 +312,7 @@ pub(super) fn yq(args: &[Word], c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
     let parsed = options::read(args, &knowledge::YQ);
     let mut program_given = false;
+    let mut library: Vec<&Word> = Vec::new();
     let mut in_place = false;
     for option in &parsed.options {
         if option.is_any(&["-i", "--inplace", "--in-place"]) {
@@ -246,10 +321,18 @@ pub(super) fn yq(args: &[Word], c: &mut Classified) {
             c.changes_as(CommandClass::Write);
             c.ask("`yq --split-exp` writes a file for every result, named by an expression".to_owned());
         } else if option.is_any(&["--from-file", "-f"]) {
-            if let Some(file) = &option.value {
-                c.read(file, AccessVia::Flag);
+            // mikefarah's `-f` is `--front-matter extract|process`; the jq wrapper's is jq's `--from-file`.
+            let front_matter = option.name == "-f"
+                && option
+                    .value
+                    .as_ref()
+                    .is_some_and(|v| v.literal && matches!(v.text.as_str(), "extract" | "process"));
+            if !front_matter {
+                program_file("yq", option.value.as_ref(), c);
+                program_given = true;
             }
-            program_given = true;
+        } else if option.is_any(&["-L", "--library-path"]) {
+            library.extend(option.value.as_ref());
         } else if option.is_any(&["--rawfile", "--slurpfile"])
             && let Some(file) = &option.second
         {
@@ -263,7 +346,7 @@ pub(super) fn yq(args: &[Word], c: &mut Classified) {
     // mikefarah's sub-commands.
     operands.next_if(|o| o.literal && matches!(o.text.as_str(), "eval" | "e" | "eval-all" | "ea"));
     if !program_given && let Some(program) = operands.next() {
-        filter_effects(program, c);
+        filter_effects(program, &library, c);
     }
     for file in operands {
         c.read(file, AccessVia::Operand);
