@@ -127,7 +127,7 @@ fn render(scenario: &Scenario, report: &SessionReport, cwd: &Path, started: Inst
     out
 }
 
-fn render_call(out: &mut String, call: &CallReport, step_start: Option<Instant>) {
+pub(crate) fn render_call(out: &mut String, call: &CallReport, step_start: Option<Instant>) {
     let verdict = &call.verdict;
     let provenance = &verdict.provenance;
     let step = provenance.step.map_or("finding", DecidedBy::as_str);
