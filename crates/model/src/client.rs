@@ -563,3 +563,64 @@ impl ChildModels for HttpChildren {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_is_read_in_seconds_and_capped() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert(RETRY_AFTER, "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert(RETRY_AFTER, "86400".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(MAX_BACKOFF));
+        headers.insert(RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        assert_eq!(retry_after(&headers), None, "a date falls back to the backoff");
+        headers.insert(RETRY_AFTER, "-1".parse().unwrap());
+        assert_eq!(retry_after(&headers), None);
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter_and_is_capped() {
+        let model = HttpModel::new(ModelConfig::new(Api::OpenAi, "m"), "t").unwrap();
+        for attempt in 1..=3 {
+            let full = DEFAULT_BACKOFF * 2_u32.pow(attempt - 1);
+            for _ in 0..50 {
+                let delay = model.backoff(attempt);
+                assert!(delay >= full / 2 && delay <= full, "{attempt}: {delay:?}");
+            }
+        }
+        assert!(model.backoff(40) <= MAX_BACKOFF);
+    }
+
+    #[test]
+    fn endpoints_and_bad_base_urls() {
+        let mut config = ModelConfig::new(Api::Anthropic, "m");
+        assert_eq!(
+            config.endpoint().unwrap(),
+            "https://api.anthropic.com/v1/messages"
+        );
+        config.base_url = "http://127.0.0.1:1/v1/".into();
+        assert_eq!(config.endpoint().unwrap(), "http://127.0.0.1:1/v1/messages");
+        config.base_url = "ftp://x".into();
+        assert_eq!(
+            config.endpoint().unwrap_err().to_string(),
+            "invalid base URL `ftp://x`: the scheme is not http or https"
+        );
+        config.base_url = "not a url".into();
+        assert!(
+            config
+                .endpoint()
+                .unwrap_err()
+                .to_string()
+                .starts_with("invalid base URL `not a url`: ")
+        );
+        config.api_key = Some("sk-hidden".into());
+        assert!(
+            !format!("{config:?}").contains("sk-hidden"),
+            "Debug hides the key"
+        );
+    }
+}

@@ -17,6 +17,7 @@ use agent_core::{LimitKind, Model, ModelTurn, StepRecord, ToolSpec};
 use agent_hooks::{AuditStatus, CallStatus};
 use agent_model::{Api, HttpModel};
 use agent_tool_traits::Decision;
+use agent_tool_traits::Tool as _;
 use serde_json::{Value, json};
 use support::{
     Answer, ModelServer, Session, anthropic_events, anthropic_json, events, openai_events, openai_json,
@@ -587,4 +588,137 @@ async fn live_model_session() {
             .calls()
             .any(|c| c.call.name == "read_file" && c.status == CallStatus::Ok)
     );
+}
+
+/// The calls of one answer run as their tools allow: shell commands are not concurrency-safe, so two of them run
+/// one after the other, in the order the model wrote them (reads of one answer share a parallel batch).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_of_one_answer_run_as_their_tools_allow() {
+    let sleep = |id| (id, "run_bash", json!({"command": "sleep 0.5"}));
+    let server = ModelServer::start(vec![
+        events(openai_events("", &[sleep("s1"), sleep("s2")], 5, None)),
+        events(openai_events("slept", &[], 5, None)),
+    ])
+    .await;
+    let config = server.config(Api::OpenAi, true);
+    let session = Session::new(&[], config.clone()).await;
+    let report = session.run("s-par", config, "sleep twice").await;
+    assert_eq!(report.answer.as_deref(), Some("slept"));
+    let calls: Vec<_> = report.calls().collect();
+    assert_eq!(calls.len(), 2);
+    let (a, b) = (calls[0].ran.unwrap(), calls[1].ran.unwrap());
+    assert!(b.0 >= a.1, "the second command starts after the first ended");
+}
+
+/// Arguments that are not JSON reach the runtime as text: the call fails, the model is told, the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbled_arguments_are_a_failed_call_not_a_broken_session() {
+    let garbled = json!({"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "g1", "type": "function",
+                            "function": {"name": "read_file", "arguments": "{\"path\": \"a.t"}}]}}]});
+    let server = ModelServer::start(vec![
+        Answer::Json(200, garbled),
+        Answer::Json(200, openai_json("sorry", &[], (10, 1))),
+    ])
+    .await;
+    let config = server.config(Api::OpenAi, false);
+    let session = Session::new(&[("a.txt", "alpha")], config.clone()).await;
+    let report = session.run("s-garbled", config, "read a.txt").await;
+    assert_eq!(report.answer.as_deref(), Some("sorry"));
+    let call = report.calls().next().unwrap();
+    assert_eq!(call.call.args, json!("{\"path\": \"a.t"));
+    assert_ne!(call.status, CallStatus::Ok, "{call:?}");
+    assert!(call.output.is_error);
+    let sent = results(Api::OpenAi, &server.requests()[1]);
+    assert_eq!(sent[0].0, "g1");
+    let assistant = server.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"], "{\"path\": \"a.t",
+        "the model sees its own call as it wrote it"
+    );
+}
+
+/// A concurrency-safe tool that takes a while.
+struct SlowProbe;
+
+impl agent_tool_traits::Tool for SlowProbe {
+    fn name(&self) -> &str {
+        "slow_probe"
+    }
+    fn description(&self) -> &str {
+        "Waits 400 ms and says which probe it was."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    }
+    fn is_concurrency_safe(&self, _args: &Value) -> bool {
+        true
+    }
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        _ctx: &'a agent_tool_traits::ToolContext,
+    ) -> agent_tool_traits::ToolFuture<'a> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            Ok(agent_tool_traits::ToolOutput::ok(format!("probe {}", args["n"])))
+        })
+    }
+}
+
+/// Concurrency-safe calls of one streamed answer run in one parallel batch; the model is shown the tool's own
+/// schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_safe_calls_of_one_answer_run_in_parallel() {
+    let probe = |id, n| (id, "slow_probe", json!({"n": n}));
+    let server = ModelServer::start(vec![
+        events(anthropic_events(
+            "",
+            &[probe("p1", 1), probe("p2", 2), probe("p3", 3)],
+            2,
+            (10, 5),
+        )),
+        events(anthropic_events("probed", &[], 2, (20, 5))),
+    ])
+    .await;
+    let config = server.config(Api::Anthropic, true);
+    let session = Session::with_tool(&[], config.clone(), Some(std::sync::Arc::new(SlowProbe))).await;
+    let started = Instant::now();
+    let report = session.run("s-probe", config, "probe three times").await;
+    assert_eq!(report.answer.as_deref(), Some("probed"));
+    let calls: Vec<_> = report.calls().collect();
+    assert_eq!(calls.len(), 3);
+    for call in &calls {
+        assert_eq!(
+            (call.verdict.decision, call.status),
+            (Decision::Allow, CallStatus::Ok),
+            "{call:?}"
+        );
+    }
+    let spans: Vec<_> = calls.iter().map(|c| c.ran.unwrap()).collect();
+    assert!(
+        spans.iter().all(|a| spans.iter().all(|b| a.0 < b.1 && b.0 < a.1)),
+        "the three probes overlap"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1100),
+        "not one after the other"
+    );
+    let requests = server.requests();
+    let shown = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "slow_probe")
+        .unwrap()
+        .clone();
+    assert_eq!(shown["input_schema"], SlowProbe.input_schema());
+    assert_eq!(results(Api::Anthropic, &requests[1])[2].1, "probe 3");
 }

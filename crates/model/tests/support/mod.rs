@@ -168,6 +168,15 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) async fn new(files: &[(&str, &str)], children: ModelConfig) -> Self {
+        Self::with_tool(files, children, None).await
+    }
+
+    /// A session whose project settings allow `tool`, registered beside the built-in tools.
+    pub(crate) async fn with_tool(
+        files: &[(&str, &str)],
+        children: ModelConfig,
+        tool: Option<Arc<dyn agent_tool_traits::Tool>>,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
         for (name, content) in files {
@@ -179,11 +188,29 @@ impl Session {
             .unwrap();
         let mut config = RuntimeConfig::new(dir.path());
         config.home = Some(home.path().to_owned());
-        let runtime = Runtime::builder(Settings::new(), config)
-            .audit(audit)
-            .subagent_models(Arc::new(HttpChildren::new(children)))
-            .build()
+        let mut settings = Settings::new();
+        let mut builder_tool = None;
+        if let Some(tool) = tool {
+            let project = dir.path().join(".agent-guard");
+            std::fs::create_dir_all(&project).unwrap();
+            let allow = json!({"permissions": {"allow": [tool.name()]}});
+            std::fs::write(project.join("settings.json"), allow.to_string()).unwrap();
+            settings = Settings::discover(&agent_rules::Discovery {
+                cwd: dir.path().to_owned(),
+                home: Some(home.path().to_owned()),
+                managed: Vec::new(),
+                cli_files: Vec::new(),
+            })
             .unwrap();
+            builder_tool = Some(tool);
+        }
+        let mut builder = Runtime::builder(settings, config)
+            .audit(audit)
+            .subagent_models(Arc::new(HttpChildren::new(children)));
+        if let Some(tool) = builder_tool {
+            builder = builder.tool(tool);
+        }
+        let runtime = builder.build().unwrap();
         Self {
             _dir: dir,
             home,
