@@ -689,7 +689,7 @@ async fn concurrency_safe_calls_of_one_answer_run_in_parallel() {
     ])
     .await;
     let config = server.config(Api::Anthropic, true);
-    let session = Session::with_tool(&[], config.clone(), Some(std::sync::Arc::new(SlowProbe))).await;
+    let session = Session::with_tool(&[], config.clone(), Some(std::sync::Arc::new(SlowProbe)), None).await;
     let started = Instant::now();
     let report = session.run("s-probe", config, "probe three times").await;
     assert_eq!(report.answer.as_deref(), Some("probed"));
@@ -721,4 +721,59 @@ async fn concurrency_safe_calls_of_one_answer_run_in_parallel() {
         .clone();
     assert_eq!(shown["input_schema"], SlowProbe.input_schema());
     assert_eq!(results(Api::Anthropic, &requests[1])[2].1, "probe 3");
+}
+
+/// At the step limit the model gets one final turn without tools: the reminder is its last message and it may not
+/// call tools; what it says is the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_final_turn_forbids_tools_and_its_text_is_the_answer() {
+    let server = ModelServer::start(vec![
+        Answer::Json(200, openai_json("", &[read("c1", "a.txt")], (10, 5))),
+        Answer::Json(200, openai_json("a.txt says alpha", &[], (20, 5))),
+    ])
+    .await;
+    let config = server.config(Api::OpenAi, false);
+    let session = Session::with_tool(&[("a.txt", "alpha")], config.clone(), None, Some(1)).await;
+    let report = session.run("s-final", config, "read a.txt").await;
+    assert_eq!(report.answer.as_deref(), Some("a.txt says alpha"));
+    assert_eq!(report.reason, "max steps (1): final answer without tools");
+    let last = &server.requests()[1];
+    assert_eq!(last["tool_choice"], "none");
+    let messages = last["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap()["role"],
+        "user",
+        "the reminder comes last"
+    );
+    assert_eq!(
+        results(Api::OpenAi, last).len(),
+        1,
+        "the step's result comes before it"
+    );
+}
+
+/// A server nobody listens on: the connection is retried, then the error names the endpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_is_retried_then_reported() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let mut config = agent_model::ModelConfig::new(Api::OpenAi, "m");
+    config.base_url = format!("http://{addr}/v1");
+    config.backoff = Duration::from_millis(100);
+    config.max_retries = 2;
+    let session = Session::new(&[], config.clone()).await;
+    let started = Instant::now();
+    let report = session.run("s-refused", config, "hi").await;
+    assert!(
+        report.reason.starts_with(&format!(
+            "the model failed: cannot reach `http://{addr}/v1/chat/completions`: "
+        )),
+        "{}",
+        report.reason
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(100),
+        "two retries waited (50-100 ms, then 100-200 ms)"
+    );
 }

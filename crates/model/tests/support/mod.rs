@@ -168,7 +168,7 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) async fn new(files: &[(&str, &str)], children: ModelConfig) -> Self {
-        Self::with_tool(files, children, None).await
+        Self::with_tool(files, children, None, None).await
     }
 
     /// A session whose project settings allow `tool`, registered beside the built-in tools.
@@ -176,6 +176,7 @@ impl Session {
         files: &[(&str, &str)],
         children: ModelConfig,
         tool: Option<Arc<dyn agent_tool_traits::Tool>>,
+        max_steps: Option<u32>,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
@@ -188,6 +189,9 @@ impl Session {
             .unwrap();
         let mut config = RuntimeConfig::new(dir.path());
         config.home = Some(home.path().to_owned());
+        if let Some(steps) = max_steps {
+            config.limits.max_steps = steps;
+        }
         let mut settings = Settings::new();
         let mut builder_tool = None;
         if let Some(tool) = tool {
