@@ -69,6 +69,16 @@ fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Value {
 }
 
 fn agent(dir: &std::path::Path, home: &std::path::Path, args: &[&str], key: Option<&str>) -> Output {
+    agent_with_input(dir, home, args, key, "")
+}
+
+fn agent_with_input(
+    dir: &std::path::Path,
+    home: &std::path::Path,
+    args: &[&str],
+    key: Option<&str>,
+    input: &str,
+) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
     command
         .arg("agent")
@@ -77,11 +87,19 @@ fn agent(dir: &std::path::Path, home: &std::path::Path, args: &[&str], key: Opti
         .env("HOME", home)
         .env_remove("OPENAI_API_KEY")
         .env_remove("AGENT_GUARD_MODEL")
-        .stdin(Stdio::null());
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     if let Some(key) = key {
         command.env("TEST_AGENT_KEY", key);
     }
-    command.output().unwrap()
+    let mut child = command.spawn().unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
 }
 
 #[test]
@@ -188,5 +206,53 @@ fn a_named_key_variable_must_be_set() {
     assert_eq!(
         String::from_utf8_lossy(&output.stderr).trim(),
         "agent-guard: the environment variable `TEST_AGENT_KEY` named by --api-key-env is not set"
+    );
+}
+
+#[test]
+fn an_ask_is_put_to_the_terminal_and_the_answer_decides() {
+    let write = |id, name: &str| (id, "file_write", json!({"file_path": name, "content": "x\n"}));
+    let (addr, _script) = server(vec![
+        turn("", &[write("w1", "kept.txt")]),
+        turn("", &[write("w2", "refused.txt")]),
+        turn("Wrote kept.txt; refused.txt was not allowed.", &[]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let url = format!("http://{addr}/v1");
+    let output = agent_with_input(
+        dir.path(),
+        home.path(),
+        &[
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--no-stream",
+            "write two files",
+        ],
+        None,
+        "y\nno thanks\n",
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(
+        stderr.matches("choice [o/a/d/n]: ").count(),
+        2,
+        "each ask is put to the terminal: {stderr}"
+    );
+    assert!(stderr.contains("`file_write` wants to run with"), "{stderr}");
+    assert!(stdout.contains("decided: allow by approval/approver"), "{stdout}");
+    assert!(stdout.contains("(answer: allow_once)"), "{stdout}");
+    assert!(stdout.contains("(answer: deny)"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("kept.txt")).unwrap(),
+        "x\n"
+    );
+    assert!(!dir.path().join("refused.txt").exists());
+    assert!(
+        dir.path().join(".agent-guard/audit.db").exists(),
+        "the default audit log is in the project"
     );
 }
