@@ -690,7 +690,6 @@ async fn concurrency_safe_calls_of_one_answer_run_in_parallel() {
     .await;
     let config = server.config(Api::Anthropic, true);
     let session = Session::with_tool(&[], config.clone(), Some(std::sync::Arc::new(SlowProbe)), None).await;
-    let started = Instant::now();
     let report = session.run("s-probe", config, "probe three times").await;
     assert_eq!(report.answer.as_deref(), Some("probed"));
     let calls: Vec<_> = report.calls().collect();
@@ -706,10 +705,6 @@ async fn concurrency_safe_calls_of_one_answer_run_in_parallel() {
     assert!(
         spans.iter().all(|a| spans.iter().all(|b| a.0 < b.1 && b.0 < a.1)),
         "the three probes overlap"
-    );
-    assert!(
-        started.elapsed() < Duration::from_millis(1100),
-        "not one after the other"
     );
     let requests = server.requests();
     let shown = requests[0]["tools"]
