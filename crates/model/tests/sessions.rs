@@ -21,6 +21,7 @@ use agent_tool_traits::Tool as _;
 use serde_json::{Value, json};
 use support::{
     Answer, ModelServer, Session, anthropic_events, anthropic_json, events, openai_events, openai_json,
+    rechunk,
 };
 
 fn read(id: &'static str, path: &str) -> (&'static str, &'static str, Value) {
@@ -76,14 +77,15 @@ fn offered(api: Api, request: &Value) -> Vec<String> {
 async fn parallel_streamed_calls(api: Api) {
     let calls = [read("c1", "a.txt"), read("c2", "b.txt")];
     let first = match api {
-        Api::OpenAi => openai_events("Reading both.", &calls, 3, Some((120, 30))),
-        Api::Anthropic => anthropic_events("Reading both.", &calls, 3, (120, 30)),
+        Api::OpenAi => openai_events("Reading both: é.", &calls, 3, Some((120, 30))),
+        Api::Anthropic => anthropic_events("Reading both: é.", &calls, 3, (120, 30)),
     };
     let last = match api {
         Api::OpenAi => openai_events("a says alpha, b says beta", &[], 3, Some((200, 10))),
         Api::Anthropic => anthropic_events("a says alpha, b says beta", &[], 3, (200, 10)),
     };
-    let server = ModelServer::start(vec![events(first), events(last)]).await;
+    // The first answer also arrives in 7-byte network chunks that cut lines, JSON strings and the `é` anywhere.
+    let server = ModelServer::start(vec![Answer::Chunks(rechunk(&first, 7)), events(last)]).await;
     let config = server.config(api, true);
     let session = Session::new(&[("a.txt", "alpha\n"), ("b.txt", "beta\n")], config.clone()).await;
     let report = session
@@ -123,6 +125,26 @@ async fn parallel_streamed_calls(api: Api) {
         })
         .unwrap();
     assert_eq!(shown, schema);
+    let assistant_text = match api {
+        Api::OpenAi => requests[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "assistant")
+            .unwrap()["content"]
+            .clone(),
+        Api::Anthropic => requests[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "assistant")
+            .unwrap()["content"][0]["text"]
+            .clone(),
+    };
+    assert_eq!(
+        assistant_text, "Reading both: é.",
+        "the text beside the calls is sent back whole"
+    );
     let sent = results(api, &requests[1]);
     assert_eq!(sent.len(), 2);
     assert_eq!(sent[0].0, "c1");

@@ -28,6 +28,8 @@ pub(crate) enum Answer {
         gap: Duration,
         hang: bool,
     },
+    /// A body written in these raw chunks.
+    Chunks(Vec<Vec<u8>>),
     /// Never answers.
     Hang,
 }
@@ -89,6 +91,13 @@ async fn answer(State(script): State<Arc<Script>>, headers: HeaderMap, body: Str
                     }
                 },
             );
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(stream))
+                .unwrap()
+        }
+        Some(Answer::Chunks(chunks)) => {
+            let stream = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
             Response::builder()
                 .header("content-type", "text/event-stream")
                 .body(Body::from_stream(stream))
@@ -393,4 +402,15 @@ pub(crate) fn events(events: Vec<String>) -> Answer {
         gap: Duration::from_millis(2),
         hang: false,
     }
+}
+
+/// The bytes of `events` cut into chunks of `size` bytes, wherever that falls (inside a line, a JSON string, a UTF-8
+/// character), as a network may deliver them.
+pub(crate) fn rechunk(events: &[String], size: usize) -> Vec<Vec<u8>> {
+    events
+        .concat()
+        .into_bytes()
+        .chunks(size)
+        .map(<[u8]>::to_vec)
+        .collect()
 }
