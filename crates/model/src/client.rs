@@ -409,10 +409,11 @@ impl HttpModel {
     }
 
     /// The runtime's turn for `reply`; the text beside calls is kept for the next requests.
-    fn turn(&mut self, reply: Reply) -> ModelTurn {
+    fn turn(&mut self, mut reply: Reply) -> ModelTurn {
         if reply.calls.is_empty() {
             return ModelTurn::Answer(reply.text);
         }
+        self.transcript.unique_ids(&mut reply.calls);
         if let Some(first) = reply.calls.first() {
             self.transcript.texts.insert(first.id.clone(), reply.text);
         }

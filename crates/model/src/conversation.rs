@@ -36,9 +36,25 @@ pub(crate) struct Transcript {
     pub(crate) texts: std::collections::HashMap<String, String>,
     /// Turns with calls so far: each is one step of the runtime.
     pub(crate) steps: u32,
+    /// The ids of every call so far.
+    pub(crate) ids: std::collections::HashSet<String>,
 }
 
 impl Transcript {
+    /// Gives each of `calls` (the next turn's) an id unique in the session: some servers number the calls of each
+    /// answer from 0 again, and the runtime, the audit log and the conversation tell calls apart by id.
+    pub(crate) fn unique_ids(&mut self, calls: &mut [ToolCall]) {
+        let turn = self.steps.saturating_add(1);
+        for (index, call) in calls.iter_mut().enumerate() {
+            if !self.ids.insert(call.id.clone()) {
+                call.id = format!("call-{turn}-{index}");
+                while !self.ids.insert(call.id.clone()) {
+                    call.id.push('x');
+                }
+            }
+        }
+    }
+
     /// The conversation for `history` (the steps shown whole), then `extra` (a reminder or an instruction).
     pub(crate) fn entries(&self, history: &[StepRecord], extra: Option<&str>) -> Vec<Entry> {
         let mut entries = vec![Entry::User(self.task.clone())];

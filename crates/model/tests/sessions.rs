@@ -794,3 +794,27 @@ async fn a_refused_connection_is_retried_then_reported() {
         "two retries waited (50-100 ms, then 100-200 ms)"
     );
 }
+
+/// A server that numbers each answer's calls from 0 again: the second turn's ids are made unique, and the results
+/// go back under the ids the conversation holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_call_ids_are_made_unique() {
+    let server = ModelServer::start(vec![
+        Answer::Json(200, openai_json("", &[read("call_0", "a.txt")], (10, 5))),
+        Answer::Json(200, openai_json("", &[read("call_0", "b.txt")], (20, 5))),
+        Answer::Json(200, openai_json("done", &[], (30, 5))),
+    ])
+    .await;
+    let config = server.config(Api::OpenAi, false);
+    let session = Session::new(&[("a.txt", "alpha"), ("b.txt", "beta")], config.clone()).await;
+    let report = session.run("s-ids", config, "read both").await;
+    let ids: Vec<&str> = report.calls().map(|c| c.call.id.as_str()).collect();
+    assert_eq!(ids, vec!["call_0", "call-2-0"]);
+    let sent = results(Api::OpenAi, &server.requests()[2]);
+    assert_eq!(
+        sent.iter()
+            .map(|r| (r.0.as_str(), r.1.contains("alpha") || r.1.contains("beta")))
+            .collect::<Vec<_>>(),
+        vec![("call_0", true), ("call-2-0", true)]
+    );
+}
