@@ -818,3 +818,40 @@ async fn repeated_call_ids_are_made_unique() {
         vec![("call_0", true), ("call-2-0", true)]
     );
 }
+
+/// A context the server counts past the soft limit brings the budget's nudge, which the model is sent after the
+/// step's results.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reported_count_past_the_soft_limit_brings_a_nudge_after_the_results() {
+    let server = ModelServer::start(vec![
+        events(anthropic_events("", &[read("c1", "a.txt")], 4, (33_000, 10))),
+        events(anthropic_events("alpha", &[], 4, (33_100, 5))),
+    ])
+    .await;
+    let config = server.config(Api::Anthropic, true);
+    let session = Session::new(&[("a.txt", "alpha")], config.clone()).await;
+    let report = session.run("s-nudge", config, "read a.txt").await;
+    assert_eq!(report.answer.as_deref(), Some("alpha"));
+    assert!(
+        report
+            .limits
+            .iter()
+            .any(|l| l.kind == LimitKind::Nudge && l.step == 1),
+        "{:?}",
+        report.limits
+    );
+    let messages = server.requests()[1]["messages"].as_array().unwrap().clone();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user");
+    let blocks = last["content"].as_array().unwrap();
+    assert_eq!(
+        blocks[0]["type"], "tool_result",
+        "the results come first in the user message"
+    );
+    assert_eq!(blocks.last().unwrap()["type"], "text", "then the nudge");
+    assert_eq!(
+        messages.iter().filter(|m| m["role"] == "user").count(),
+        2,
+        "the task, then one user message of results and the nudge: the roles alternate"
+    );
+}
