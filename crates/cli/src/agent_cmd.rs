@@ -22,9 +22,13 @@ use crate::terminal::TerminalApprover;
 pub(crate) struct AgentArgs {
     /// The task, in words.
     task: String,
-    /// The server's base URL [default: https://api.openai.com/v1 for openai, https://api.anthropic.com for
-    /// anthropic]
-    #[arg(long, value_name = "URL")]
+    // The help is an attribute, not a doc comment: rustdoc would read its URLs as links.
+    #[arg(
+        long,
+        value_name = "URL",
+        help = "The server's base URL [default: https://api.openai.com/v1 for openai, https://api.anthropic.com \
+                for anthropic]"
+    )]
     base_url: Option<String>,
     /// The model's name
     #[arg(long, value_name = "NAME", env = "AGENT_GUARD_MODEL")]
