@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::anthropic;
 use crate::conversation::Transcript;
-use crate::error::{ModelError, Result};
+use crate::error::{ModelError, Result, root_cause};
 use crate::openai;
 use crate::reply::{Reply, StreamError, ToolChoice};
 use crate::sse::SseParser;
@@ -293,6 +293,8 @@ impl HttpModel {
                 Ok(Err(source)) => {
                     return Err(ModelError::Transport {
                         endpoint: self.endpoint.clone(),
+                        attempts: attempt,
+                        cause: root_cause(&source),
                         source,
                     });
                 }
@@ -354,6 +356,8 @@ impl HttpModel {
             Ok(Err(error)) if error.is_timeout() => Err(self.timeout()),
             Ok(Err(source)) => Err(ModelError::Transport {
                 endpoint: self.endpoint.clone(),
+                attempts: 1,
+                cause: root_cause(&source),
                 source,
             }),
             Ok(Ok(chunk)) => Ok(chunk),

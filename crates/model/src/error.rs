@@ -54,10 +54,15 @@ pub enum ModelError {
         after: Duration,
     },
     /// The connection failed (after the retries) or broke.
-    #[error("cannot reach `{endpoint}`: {source}")]
+    #[error("cannot reach `{endpoint}` ({attempts} attempt(s)): {cause}")]
     Transport {
         /// The URL requested.
         endpoint: String,
+        /// How many requests were made.
+        attempts: u32,
+        /// The deepest cause (`Connection refused`, a DNS or TLS failure), which the transport's own message
+        /// leaves out.
+        cause: String,
         /// The transport's error.
         #[source]
         source: reqwest::Error,
@@ -82,3 +87,12 @@ pub enum ModelError {
 
 /// The crate's result type.
 pub type Result<T, E = ModelError> = std::result::Result<T, E>;
+
+/// The deepest cause of `error`: what a person can act on.
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}

@@ -782,12 +782,13 @@ async fn a_refused_connection_is_retried_then_reported() {
     let session = Session::new(&[], config.clone()).await;
     let started = Instant::now();
     let report = session.run("s-refused", config, "hi").await;
-    assert!(
-        report.reason.starts_with(&format!(
-            "the model failed: cannot reach `http://{addr}/v1/chat/completions`: "
-        )),
-        "{}",
-        report.reason
+    assert_eq!(
+        report.reason,
+        format!(
+            "the model failed: cannot reach `http://{addr}/v1/chat/completions` (3 attempt(s)): Connection refused \
+             (os error 111)"
+        ),
+        "the cause is named, not only the URL"
     );
     assert!(
         started.elapsed() >= Duration::from_millis(100),
