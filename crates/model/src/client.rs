@@ -243,7 +243,7 @@ impl HttpModel {
         if config.stream {
             self.read_stream(response, turn).await
         } else {
-            let text = self.read_body(response).await?;
+            let text = self.read_body(response, MAX_ANSWER_BYTES, Cut::Fail).await?;
             let value: Value = serde_json::from_str(&text).map_err(|e| {
                 self.malformed(format!(
                     "the answer is not JSON ({e}): {}",
@@ -319,7 +319,10 @@ impl HttpModel {
                     key_set: self.config.api_key.is_some(),
                 });
             }
-            let text = self.read_body(response).await.unwrap_or_default();
+            let text = self
+                .read_body(response, MAX_ERROR_BODY_BYTES, Cut::Keep)
+                .await
+                .unwrap_or_default();
             return Err(ModelError::Status {
                 endpoint: self.endpoint.clone(),
                 status: status.to_string(),
@@ -340,11 +343,23 @@ impl HttpModel {
         doubled.mul_f64(0.5 + fastrand::f64() * 0.5)
     }
 
-    /// The whole body, each part within the timeout.
-    async fn read_body(&self, mut response: reqwest::Response) -> Result<String> {
+    /// The body, each part within the timeout: whole up to `limit` bytes; past it, an error for an answer, or
+    /// the start for the body of an error status (`Cut::Keep`), which is only shown in part anyway.
+    async fn read_body(&self, mut response: reqwest::Response, limit: usize, cut: Cut) -> Result<String> {
         let mut bytes = Vec::new();
         while let Some(chunk) = self.chunk(&mut response).await? {
             bytes.extend_from_slice(&chunk);
+            if bytes.len() > limit {
+                match cut {
+                    Cut::Keep => {
+                        bytes.truncate(limit);
+                        break;
+                    }
+                    Cut::Fail => {
+                        return Err(self.malformed(format!("the answer is larger than {limit} bytes")));
+                    }
+                }
+            }
         }
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
@@ -368,8 +383,13 @@ impl HttpModel {
     async fn read_stream(&self, mut response: reqwest::Response, turn: u32) -> Result<Reply> {
         let mut parser = SseParser::default();
         let mut open = OpenStream::new(self.config.api);
+        let mut read: usize = 0;
         loop {
             let chunk = self.chunk(&mut response).await?;
+            read = read.saturating_add(chunk.as_ref().map_or(0, bytes::Bytes::len));
+            if read > MAX_ANSWER_BYTES {
+                return Err(self.malformed(format!("the answer is larger than {MAX_ANSWER_BYTES} bytes")));
+            }
             let events = match &chunk {
                 Some(bytes) => parser.push(bytes),
                 None => parser.finish().into_iter().collect(),
@@ -424,6 +444,20 @@ impl HttpModel {
         self.transcript.steps = self.transcript.steps.saturating_add(1);
         ModelTurn::Calls(reply.calls)
     }
+}
+
+/// The largest answer read, whole or streamed: a server that never stops sending is cut here.
+const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+/// How much of an error status's body is read (its start is shown).
+const MAX_ERROR_BODY_BYTES: usize = 8 * 1024;
+
+/// What [`HttpModel::read_body`] does past its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// Keep the start.
+    Keep,
+    /// Fail: the answer would be incomplete.
+    Fail,
 }
 
 /// The `Retry-After` of a response, in seconds (the form servers of these protocols send), capped.
