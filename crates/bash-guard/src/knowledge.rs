@@ -348,8 +348,11 @@ pub(crate) struct Wrapper {
     pub(crate) writes: &'static [&'static str],
     /// Options after which nothing is run (`command -v`, `sudo -l`).
     pub(crate) no_run: &'static [&'static str],
-    /// Options whose value is shell code (`flock -c CODE`, `env -S STRING`).
+    /// Options whose value is shell code (`flock -c CODE`).
     pub(crate) code: &'static [&'static str],
+    /// Options whose value the wrapper splits into words itself, in place of the option (`env -S STRING`): its
+    /// own quoting, no shell operators.
+    pub(crate) split: &'static [&'static str],
     /// Operands before the command (`timeout DURATION`, `chroot DIR`, `flock FILE`).
     pub(crate) leading: usize,
     /// `NAME=VALUE` words before the command set its environment (`env`).
@@ -408,6 +411,7 @@ pub(crate) const WRAPPER: Wrapper = Wrapper {
     writes: &[],
     no_run: &[],
     code: &[],
+    split: &[],
     leading: 0,
     assignments: false,
     numeric_flags: false,
@@ -797,7 +801,7 @@ static ENV: Wrapper = Wrapper {
     values: &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
     optional: &["--block-signal", "--default-signal", "--ignore-signal"],
     flags: &["-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug", "--list-signal-handling"],
-    code: &["-S", "--split-string"],
+    split: &["-S", "--split-string"],
     chdir: &["-C", "--chdir"],
     assignments: true,
     bare_is_read_only: true,

@@ -30,6 +30,83 @@ fn code_of(word: Option<&Word>, via: &str) -> Unwrapped {
     }
 }
 
+/// `env -S STRING ARGS…`: env splits STRING into words by its own rules and reads them in place of the option,
+/// followed by ARGS, so the command is what those words give. It is analysed as the shell line that passes the
+/// same words (each one quoted), which keeps `|`, `;` or `<` in STRING the plain words env makes them. A string
+/// whose words are not known without running (`${VAR}`, `\c`, an unknown escape, an open quote) is code of
+/// unknown text.
+fn split_string(wrapper: Option<&Word>, value: Option<&Word>, rest: &[Word], via: &str) -> Unwrapped {
+    let Some(value) = value else {
+        return Unwrapped::NoRun;
+    };
+    let words = value.literal.then(|| env_split(&value.text)).flatten();
+    let literal = words.is_some() && rest.iter().all(|w| w.literal);
+    let mut text = wrapper.map_or_else(|| "env".to_owned(), |w| single_quoted(&w.text));
+    for word in words.iter().flatten().map(String::as_str).chain(rest.iter().map(|w| w.text.as_str())) {
+        text.push(' ');
+        text.push_str(&single_quoted(word));
+    }
+    Unwrapped::Code(Code {
+        text,
+        literal,
+        kind: LocationKind::ShellString,
+        via: via.to_owned(),
+    })
+}
+
+/// `word` in single quotes, as the shell reads it back unchanged.
+fn single_quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+/// The words GNU env's `-S` makes of `text`: blanks separate them, `'…'` and `"…"` quote, `\_` separates outside
+/// double quotes and is a space inside them, `\n \t \r \f \v \\ \" \' \# \$` are the characters they name.
+/// `None` for what is only known when it runs or is refused by env: `${VAR}` (and any other `$`), `\c`, a
+/// comment, any other escape, an open quote.
+fn env_split(text: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = text.chars();
+    let mut quote: Option<char> = None;
+    while let Some(ch) = chars.next() {
+        match (quote, ch) {
+            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+            (Some('\''), '\\') => return None,
+            (Some('\''), other) => word.get_or_insert_with(String::new).push(other),
+            (_, '$') => return None,
+            (None, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c') => words.extend(word.take()),
+            (None, '#') if word.is_none() => return None,
+            (None, '\'' | '"') => {
+                quote = Some(ch);
+                word.get_or_insert_with(String::new);
+            }
+            (_, '\\') => {
+                let escaped = match chars.next()? {
+                    '_' if quote.is_none() => {
+                        words.extend(word.take());
+                        continue;
+                    }
+                    '_' => ' ',
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    'f' => '\x0c',
+                    'v' => '\x0b',
+                    c @ ('\\' | '"' | '\'' | '#' | '$') => c,
+                    _ => return None,
+                };
+                word.get_or_insert_with(String::new).push(escaped);
+            }
+            (_, other) => word.get_or_insert_with(String::new).push(other),
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    words.extend(word);
+    Some(words)
+}
+
 /// Reads the wrapper at `argv[at]`: its options, assignments (`env`) and leading operands (`timeout DURATION`).
 pub(super) fn unwrap(w: &Wrapper, argv: &[Word], at: usize, c: &mut Classified) -> Unwrapped {
     let args = argv.get(at + 1..).unwrap_or_default();
@@ -38,7 +115,7 @@ pub(super) fn unwrap(w: &Wrapper, argv: &[Word], at: usize, c: &mut Classified) 
     let mut exec_mode = false;
     // The index in `args` of the first word after the options.
     let mut j = args.len();
-    for token in reader.by_ref() {
+    while let Some(token) = reader.next() {
         match token {
             Token::Option(option) => {
                 let name = option.name.as_ref();
@@ -47,6 +124,10 @@ pub(super) fn unwrap(w: &Wrapper, argv: &[Word], at: usize, c: &mut Classified) 
                 }
                 if w.code.iter().any(|code| option.is(code)) {
                     return code_of(option.value.as_ref(), name);
+                }
+                if w.split.iter().any(|split| option.is(split)) {
+                    let rest = args.get(reader.position()..).unwrap_or_default();
+                    return split_string(argv.get(at), option.value.as_ref(), rest, name);
                 }
                 if !option.known {
                     return Unwrapped::Unknown(option.word.text.clone());
