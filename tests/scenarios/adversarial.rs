@@ -183,3 +183,34 @@ fn a_loaded_project_file_is_named_in_the_reason() {
         "{reason}"
     );
 }
+
+/// Tools that search upwards for their configuration find it above the project too (a monorepo's
+/// `.cargo/config.toml` above the crate an agent works in): a read-only form asks where one exists there.
+#[test]
+fn configuration_above_the_project_counts_as_loaded() {
+    let ws = Workspace::new();
+    let guard = ws.guard(&BTreeMap::new(), &BTreeMap::new(), None);
+    let decided = guard.decide("Bash", &json!({"command": "cargo tree --offline"}));
+    assert_eq!(
+        decided.verdict().decision,
+        Decision::Allow,
+        "{}",
+        decided.verdict().reason()
+    );
+    for (file, command) in [
+        (".cargo/config.toml", "cargo tree --offline"),
+        (
+            ".cargo/config",
+            "cargo metadata --offline --format-version 1 --no-deps",
+        ),
+        ("rust-toolchain.toml", "rustc --version"),
+    ] {
+        let planted = ws.write(file, "[build]\nrustc-wrapper = \"tools/w.sh\"");
+        let guard = ws.guard(&BTreeMap::new(), &BTreeMap::new(), None);
+        let decided = guard.decide("Bash", &json!({ "command": command }));
+        let reason = decided.verdict().reason();
+        assert_eq!(decided.verdict().decision, Decision::Ask, "{command}: {reason}");
+        assert!(reason.contains(file), "{command}: {reason}");
+        std::fs::remove_file(planted).unwrap();
+    }
+}

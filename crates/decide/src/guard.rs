@@ -1,6 +1,6 @@
 //! The one decision path: describe the call, let the layers analyse it, resolve with the rules.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use agent_bash_guard::{AccessVia, BashConfig, BashGuard, CommandAnalysis, CommandTableExtension};
 use agent_fs_sandbox::{PathCheck, PathSandbox, ProtectedPaths, Reach, RootKind, RootSpec, SandboxConfig};
@@ -333,7 +333,11 @@ impl Guard {
                     }
                     let mut places = moves.candidates(&load.path, load.command);
                     places.push(load.path.clone());
-                    if let Some(found) = places.iter().find_map(|place| self.project_file(place)) {
+                    let found = places
+                        .iter()
+                        .find_map(|place| self.project_file(place))
+                        .or_else(|| self.file_above(&load.path));
+                    if let Some(found) = found {
                         loaded.push((
                             index,
                             format!("runs code the project controls: `{}` exists", found.display()),
@@ -543,6 +547,40 @@ impl Guard {
             .first()
             .is_some_and(|root| resolved.starts_with(root.path().join(".git")));
         (check.root.is_some() && !own_git && std::fs::symlink_metadata(&resolved).is_ok()).then_some(resolved)
+    }
+
+    /// The file `relative` names in a directory above the working directory, where a tool that searches upwards
+    /// (cargo's `.cargo/config.toml`, `rust-toolchain.toml`, `go.work`) finds it: inside a root as
+    /// [`Guard::project_file`] sees it, outside the roots wherever it exists (a monorepo's configuration above the
+    /// package an agent works in). The home directory holds the user's own configuration (`~/.cargo/config.toml`)
+    /// and is not searched, nor is `/`.
+    fn file_above(&self, relative: &str) -> Option<PathBuf> {
+        let path = Path::new(relative);
+        if relative.starts_with('~')
+            || !path.is_relative()
+            || path.components().any(|c| c == Component::ParentDir)
+        {
+            return None;
+        }
+        let home = self.home.as_deref();
+        self.cwd
+            .ancestors()
+            .skip(1)
+            .filter(|dir| dir.parent().is_some() && home != Some(*dir))
+            .find_map(|dir| {
+                let candidate = dir.join(path);
+                match &self.sandbox {
+                    Some(sandbox)
+                        if sandbox
+                            .check(&candidate.to_string_lossy(), Access::Read)
+                            .root
+                            .is_some() =>
+                    {
+                        self.project_file(&candidate.to_string_lossy())
+                    }
+                    _ => std::fs::symlink_metadata(&candidate).is_ok().then_some(candidate),
+                }
+            })
     }
 
     /// The sandbox's report on one path; without a sandbox, a lexical report whose containment is unknown.

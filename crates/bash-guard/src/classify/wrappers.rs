@@ -42,7 +42,12 @@ fn split_string(wrapper: Option<&Word>, value: Option<&Word>, rest: &[Word], via
     let words = value.literal.then(|| env_split(&value.text)).flatten();
     let literal = words.is_some() && rest.iter().all(|w| w.literal);
     let mut text = wrapper.map_or_else(|| "env".to_owned(), |w| single_quoted(&w.text));
-    for word in words.iter().flatten().map(String::as_str).chain(rest.iter().map(|w| w.text.as_str())) {
+    for word in words
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .chain(rest.iter().map(|w| w.text.as_str()))
+    {
         text.push(' ');
         text.push_str(&single_quoted(word));
     }
