@@ -14,6 +14,7 @@ mod rules_cmd;
 mod sandbox_cmd;
 mod scenario;
 mod terminal;
+mod test_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -169,6 +170,9 @@ enum Command {
     /// Run a command under the kernel sandbox (Landlock, seccomp, namespaces) of a profile; `--probe` reports
     /// what this kernel can enforce. Exit status: the command's, or 125 when the sandbox cannot be set up.
     Sandbox(sandbox_cmd::SandboxArgs),
+    /// Run policy tests: each case a call and the decision it must get, decided as `check` decides it; a table of
+    /// the failures and exit code 1 when any fails, exit code 2 on a malformed test file.
+    Test(test_cmd::TestArgs),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -272,6 +276,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => demo::run(&scenario, &audit_db, interactive),
         Command::Demo { audit_db } => demo::demo(&audit_db),
         Command::Sandbox(args) => sandbox_cmd::run(&args),
+        Command::Test(args) => test_cmd::run(&args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());
