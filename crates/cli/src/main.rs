@@ -7,6 +7,7 @@ mod diff;
 mod doctor;
 mod explain;
 mod hook_entry;
+mod import;
 mod install;
 mod json_text;
 mod load;
@@ -173,6 +174,12 @@ enum Command {
     /// Run policy tests: each case a call and the decision it must get, decided as `check` decides it; a table of
     /// the failures and exit code 1 when any fails, exit code 2 on a malformed test file.
     Test(test_cmd::TestArgs),
+    /// Convert another agent's policy file into settings JSON on stdout; what cannot be carried over exactly is
+    /// reported on stderr with its line, and nothing is ever imported wider than written.
+    Import {
+        #[command(subcommand)]
+        format: import::Format,
+    },
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -277,6 +284,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Demo { audit_db } => demo::demo(&audit_db),
         Command::Sandbox(args) => sandbox_cmd::run(&args),
         Command::Test(args) => test_cmd::run(&args),
+        Command::Import { format } => import::run(&format),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());

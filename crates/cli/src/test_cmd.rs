@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agent_decide::{CallInput, Deciders, DecisionBound, PolicyTest};
 use agent_rules::{PermissionMode, SessionState};
-use agent_tool_traits::{Decision, Provenance};
+use agent_tool_traits::Provenance;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
@@ -164,6 +164,11 @@ fn parse_cases(origin: &str, cases: &[Value]) -> Result<Vec<PolicyTest>> {
         .map(|(index, value)| {
             let bad = |why: String| UsageError(format!("`{origin}`: case {}: {why}", index + 1));
             let case: PolicyTest = serde_json::from_value(value.clone()).map_err(|e| bad(e.to_string()))?;
+            if case.expect.is_none() && case.not_decided_by.is_none() {
+                return Err(
+                    bad("neither `expect` nor `notDecidedBy`: the case checks nothing".to_owned()).into(),
+                );
+            }
             if case.tool.trim().is_empty() {
                 return Err(bad("`tool` is empty".to_owned()).into());
             }
@@ -217,11 +222,15 @@ fn run_suite(suite: &Suite, args: &DecideArgs, here: &Path) -> Result<Vec<Failur
             .decided_by
             .as_deref()
             .is_none_or(|want| decided_by_matches(want, &verdict.provenance));
-        if verdict.decision != case.expect || !by_ok {
+        let not_by_ok = case
+            .not_decided_by
+            .as_deref()
+            .is_none_or(|unwanted| !decided_by_matches(unwanted, &verdict.provenance));
+        if case.expect.is_some_and(|e| e != verdict.decision) || !by_ok || !not_by_ok {
             failures.push(Failure {
                 case: label,
                 call: call_text(&case.tool, &case.input),
-                expected: expected_text(case.expect, case.decided_by.as_deref()),
+                expected: expected_text(case),
                 got: verdict.decision.to_string(),
                 decided_by: provenance_text(&verdict.provenance),
             });
@@ -255,11 +264,19 @@ pub(crate) fn provenance_text(provenance: &Provenance) -> String {
     text
 }
 
-fn expected_text(expect: Decision, by: Option<&str>) -> String {
-    match by {
-        Some(by) => format!("{expect} by {by}"),
-        None => expect.to_string(),
+/// What a case expects, as the table shows it.
+fn expected_text(case: &PolicyTest) -> String {
+    let mut parts = Vec::new();
+    if let Some(expect) = case.expect {
+        parts.push(expect.to_string());
     }
+    if let Some(by) = &case.decided_by {
+        parts.push(format!("by {by}"));
+    }
+    if let Some(not_by) = &case.not_decided_by {
+        parts.push(format!("not by {not_by}"));
+    }
+    parts.join(" ")
 }
 
 /// A call on one line: a shell call as its command line, others as the tool and its input.

@@ -125,9 +125,10 @@ pub struct PolicyTest {
     #[serde(default = "empty_object")]
     #[schemars(with = "Map<String, Value>")]
     pub input: Value,
-    /// The decision the call must get.
-    #[schemars(regex(pattern = "^(allow|ask|deny)$"), with = "String")]
-    pub expect: agent_tool_traits::Decision,
+    /// The decision the call must get. A case names it, `notDecidedBy`, or both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = "^(allow|ask|deny)$"), with = "Option<String>")]
+    pub expect: Option<agent_tool_traits::Decision>,
     /// The permission mode to decide in (default: the settings' mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = "^(default|acceptEdits|plan|dontAsk|bypassPermissions|auto|bubble)$"))]
@@ -140,6 +141,9 @@ pub struct PolicyTest {
     /// `default`…), both as `layer/step`, or the text of the rule (`Bash(git push:*)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<String>,
+    /// What must not decide, in the same forms as `decidedBy` (an example a rule must not match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_decided_by: Option<String>,
 }
 
 fn empty_object() -> Value {
