@@ -11,6 +11,7 @@ mod import;
 mod install;
 mod json_text;
 mod load;
+mod policy_diff;
 mod rules_cmd;
 mod sandbox_cmd;
 mod scenario;
@@ -180,6 +181,10 @@ enum Command {
         #[command(subcommand)]
         format: import::Format,
     },
+    /// Compare two settings files (or two git revisions of one): rules added and removed, rules that never
+    /// decide, and with an audit log every logged call whose decision changes, looser first. Exit code 1 when
+    /// anything gets looser.
+    Diff(policy_diff::DiffArgs),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -285,6 +290,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => sandbox_cmd::run(&args),
         Command::Test(args) => test_cmd::run(&args),
         Command::Import { format } => import::run(&format),
+        Command::Diff(args) => policy_diff::run(&args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());
