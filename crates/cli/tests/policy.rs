@@ -305,3 +305,170 @@ fn files_that_cannot_be_imported_exit_2_with_their_line() {
         text(&out.stderr)
     );
 }
+
+/// The demo's own project settings (crates/cli/scenarios/demo.json), as a settings file.
+fn demo_settings() -> Value {
+    json!({"permissions": {"deny": ["Read(./secrets/**)"], "allow": ["Bash(cargo test:*)"]}})
+}
+
+/// Runs the demo into a fresh audit log in `dir`.
+fn demo_log(dir: &Path) -> String {
+    let out = agent_guard(&["demo", "--audit-db", "audit.db"], dir);
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    "audit.db".to_owned()
+}
+
+#[test]
+fn loosening_one_rule_lists_exactly_the_logged_calls_it_affects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = demo_log(tmp.path());
+    write(tmp.path(), "old.json", &demo_settings());
+    // The secrets are no longer denied.
+    write(
+        tmp.path(),
+        "new.json",
+        &json!({"permissions": {"allow": ["Bash(cargo test:*)"]}}),
+    );
+    let out = agent_guard(&["diff", "old.json", "new.json", "--audit-db", &db], tmp.path());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("rules added (0):\nrules removed (1):\n  - deny  Read(./secrets/**)\n"),
+        "{stdout}"
+    );
+    // Every call of the demo is replayed (13 calls; the stop row is not a call) and exactly one changes: the read
+    // of the secret key, which only the removed rule denied.
+    assert!(stdout.contains("13 calls replayed"), "{stdout}");
+    let looser = stdout.split("\nlooser: ").nth(1).unwrap();
+    let (looser, stricter) = looser.split_once("\nstricter: ").unwrap();
+    assert!(looser.starts_with("1 call\n  deny -> "), "{stdout}");
+    let changed: Vec<&str> = looser.lines().filter(|l| l.contains("[session demo-")).collect();
+    assert_eq!(changed.len(), 1, "{stdout}");
+    assert!(
+        changed[0].contains(r#"Read {"file_path":"secrets/api.key"}"#),
+        "{stdout}"
+    );
+    assert!(
+        looser.contains("was rules/deny-rule `Read(./secrets/**)` (cliArg)"),
+        "{stdout}"
+    );
+    assert!(stricter.starts_with("0 calls"), "{stdout}");
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("1 call looser, 0 calls stricter: the change loosens the policy")
+    );
+
+    // The same settings on both sides: nothing changes, exit code 0.
+    let out = agent_guard(&["diff", "old.json", "old.json", "--audit-db", &db], tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("looser: 0 calls"));
+}
+
+#[test]
+fn a_stricter_change_lists_its_calls_and_passes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = demo_log(tmp.path());
+    write(tmp.path(), "old.json", &demo_settings());
+    let mut new = demo_settings();
+    new["permissions"]["ask"] = json!(["Bash(wc:*)"]);
+    // An allow that a deny covers never decides.
+    new["permissions"]["allow"] = json!(["Bash(cargo test:*)", "Read(./secrets/readme.txt)"]);
+    write(tmp.path(), "new.json", &new);
+    let out = agent_guard(&["diff", "old.json", "new.json", "--audit-db", &db], tmp.path());
+    let stdout = text(&out.stdout);
+    // An allow was added, so the change may loosen: exit code 1, although no logged call gets looser.
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "rules that never decide in new (1):\n  allow Read(./secrets/readme.txt): the deny rule \
+             `Read(./secrets/**)` decides every call it matches"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("looser: 0 calls"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "stricter: 1 call\n  allow -> ask: 1\n  allow -> ask  run_bash: wc -l src/lib.rs src/main.rs"
+        ),
+        "{stdout}"
+    );
+
+    // Only the ask: nothing can get looser.
+    new["permissions"]["allow"] = json!(["Bash(cargo test:*)"]);
+    write(tmp.path(), "new.json", &new);
+    let out = agent_guard(&["diff", "old.json", "new.json", "--audit-db", &db], tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // Calls logged before `--since` are not replayed.
+    let out = agent_guard(
+        &[
+            "diff",
+            "old.json",
+            "new.json",
+            "--audit-db",
+            &db,
+            "--since",
+            "2999-01-01T00:00:00Z",
+        ],
+        tmp.path(),
+    );
+    assert!(
+        text(&out.stdout).contains(": 0 calls replayed"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn two_git_revisions_of_one_file_are_compared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    std::fs::create_dir_all(tmp.path().join(".claude")).unwrap();
+    write(&tmp.path().join(".claude"), "settings.json", &demo_settings());
+    git(&["add", "."]);
+    git(&["commit", "-qm", "one"]);
+    write(
+        &tmp.path().join(".claude"),
+        "settings.json",
+        &json!({"permissions": {"deny": ["Read(./secrets/**)", "Bash(curl:*)"], "allow": ["Bash(cargo test:*)"]}}),
+    );
+    // The working file against the last commit: a deny added, nothing looser.
+    let out = agent_guard(&["diff", "--rev", "HEAD..", ".claude/settings.json"], tmp.path());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("old: .claude/settings.json at HEAD\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rules added (1):\n  + deny  Bash(curl:*)\nrules removed (0):"),
+        "{stdout}"
+    );
+    git(&["commit", "-qam", "two"]);
+    // Back from the second commit to the first: the deny goes, which loosens.
+    let out = agent_guard(
+        &["diff", "--rev", "HEAD..HEAD~1", ".claude/settings.json"],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("  - deny  Bash(curl:*)"));
+    // A revision that does not exist, and a malformed range, are usage errors.
+    let out = agent_guard(&["diff", "--rev", "nope..", ".claude/settings.json"], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("at revision `nope`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = agent_guard(&["diff", "--rev", "HEAD", ".claude/settings.json"], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+}
