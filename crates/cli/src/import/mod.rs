@@ -73,13 +73,12 @@ impl Imported {
 
     /// The settings JSON: the rules under `permissions`, the tests under `agentGuard.tests`.
     pub(crate) fn to_json(&self) -> serde_json::Value {
-        let mut settings = json!({
-            "permissions": { "allow": self.allow, "ask": self.ask, "deny": self.deny },
-        });
-        if !self.tests.is_empty() {
-            settings["agentGuard"] = json!({ "tests": self.tests });
+        let permissions = json!({ "allow": self.allow, "ask": self.ask, "deny": self.deny });
+        if self.tests.is_empty() {
+            json!({ "permissions": permissions })
+        } else {
+            json!({ "permissions": permissions, "agentGuard": { "tests": self.tests } })
         }
-        settings
     }
 }
 
