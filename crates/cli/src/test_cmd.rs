@@ -47,6 +47,7 @@ struct Failure {
 
 pub(crate) fn run(args: &TestArgs) -> Result<ExitCode> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
+    crate::load::cli_mode(&args.decide).map_err(|e| UsageError(format!("{e:#}")))?;
     let suites = if args.files.is_empty() {
         suites_from_settings(&here, &args.decide)?
     } else {
