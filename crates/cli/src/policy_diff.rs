@@ -566,6 +566,50 @@ mod tests {
     }
 
     #[test]
+    fn rows_without_their_input_are_counted_not_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let side = |text: &str| Side {
+            label: "s".to_owned(),
+            path: dir.path().join("s.json"),
+            text: text.to_owned(),
+        };
+        let row = |input: Option<&str>, status: AuditStatus| AuditRow {
+            id: Some(1),
+            session_id: "s".to_owned(),
+            step: 1,
+            tool_name: "Bash".to_owned(),
+            status,
+            decision: Some("allow".to_owned()),
+            decided_by: Some("rules/default".to_owned()),
+            elapsed_ms: 1,
+            output_preview: String::new(),
+            agent_name: "lead".to_owned(),
+            ts: "2026-12-01T00:00:00.000Z".to_owned(),
+            tool_input: input.map(str::to_owned),
+            cwd: input.map(|_| dir.path().display().to_string()),
+            permission_mode: input.map(|_| "default".to_owned()),
+        };
+        let rows = [
+            row(Some(r#"{"command":"git push"}"#), AuditStatus::Ok),
+            row(None, AuditStatus::Ok),
+            row(Some("not json"), AuditStatus::Denied),
+            row(None, AuditStatus::SessionStop),
+        ];
+        let old = side(r#"{"permissions": {"ask": ["Bash(git push:*)"]}}"#);
+        let new = side(r#"{"permissions": {"deny": ["Bash(git push:*)"]}}"#);
+        let replay = replay(&rows, &old, &new).unwrap();
+        assert_eq!((replay.replayed, replay.unreplayable), (1, 2));
+        let [change] = replay.changes.as_slice() else {
+            panic!("one change expected")
+        };
+        assert_eq!(
+            (change.old.decision, change.new.decision),
+            (Decision::Ask, Decision::Deny)
+        );
+        assert!(replay.recreated.is_empty());
+    }
+
+    #[test]
     fn stricter_or_redundant_rules_are_named() {
         let rules = [
             rule(Decision::Allow, "Bash(git push:*)"),

@@ -472,3 +472,33 @@ fn two_git_revisions_of_one_file_are_compared() {
     let out = agent_guard(&["diff", "--rev", "HEAD", ".claude/settings.json"], tmp.path());
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[path = "../../hooks/tests/pg/mod.rs"]
+mod pg;
+
+#[test]
+fn a_postgres_audit_log_is_replayed_the_same() {
+    let Some(server) = pg::PgServer::start_or_skip("agent-guard (crates/cli/tests/policy.rs)") else {
+        return;
+    };
+    let url = server.create_database("diff");
+    let tmp = tempfile::tempdir().unwrap();
+    let demo = agent_guard(&["demo", "--audit-db", &url], tmp.path());
+    assert!(demo.status.success(), "{}", text(&demo.stderr));
+    write(tmp.path(), "old.json", &demo_settings());
+    write(
+        tmp.path(),
+        "new.json",
+        &json!({"permissions": {"allow": ["Bash(cargo test:*)"]}}),
+    );
+    let out = agent_guard(&["diff", "old.json", "new.json", "--audit-db", &url], tmp.path());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("13 calls replayed"), "{stdout}");
+    assert!(stdout.contains("\nlooser: 1 call\n  deny -> "), "{stdout}");
+    assert!(
+        stdout.contains(r#"Read {"file_path":"secrets/api.key"}"#),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\nstricter: 0 calls\n"), "{stdout}");
+}
