@@ -155,6 +155,14 @@ fn translate(rule: &RuleToml, line: usize, imported: &mut Imported) -> Result<Op
     }
     let shell = rule.command_prefix.is_some() || rule.command_regex.is_some();
     let mut tools = tool_names(rule, shell, &mut lost);
+    for tool in tools.iter().flatten() {
+        if agent_rules::kind_of(tool) == agent_rules::ToolKind::Other {
+            imported.note(
+                line,
+                format!("`{tool}` is no tool agent-guard knows; the rule names it as it is and matches a tool of that name"),
+            );
+        }
+    }
     // The command conditions: alternatives of pieces; `None` when there are none or they were lost.
     let mut commands: Option<Vec<Vec<Piece>>> = None;
     if let Some(prefixes) = &rule.command_prefix {
@@ -546,6 +554,18 @@ mod tests {
         assert!(
             notes.contains("18: priority 900 puts this allow rule above the ask rule at line 13"),
             "{notes}"
+        );
+    }
+
+    #[test]
+    fn tools_without_a_counterpart_keep_their_name_and_are_reported() {
+        let imported =
+            import("[[rule]]\ntoolName = [\"save_memory\", \"list_directory\"]\ndecision = \"deny\"\n")
+                .unwrap();
+        assert_eq!(imported.deny, ["save_memory", "LS"]);
+        assert_eq!(
+            notes(&imported),
+            "1: `save_memory` is no tool agent-guard knows; the rule names it as it is and matches a tool of that name"
         );
     }
 
