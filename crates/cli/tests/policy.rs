@@ -208,6 +208,17 @@ fn codex_rules_import_and_their_examples_pass() {
         "name": "line 30: match", "tool": "Bash", "input": {"command": "git reset --hard 'HEAD~1'"},
         "expect": "ask", "decidedBy": "Bash(git reset:*)"
     })));
+    // Each example is named by its own line.
+    let names: Vec<&str> = tests.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names[..4],
+        [
+            "line 9: match",
+            "line 10: match",
+            "line 11: match",
+            "line 15: not_match"
+        ]
+    );
     // A `not_match` example that another rule decides expects that rule's decision.
     assert!(tests.contains(&json!({
         "name": "line 31: not_match", "tool": "Bash", "input": {"command": "git status"},

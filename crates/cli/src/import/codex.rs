@@ -210,11 +210,11 @@ fn pattern_words(argument: &Argument) -> Result<Vec<Vec<String>>, String> {
     }
     items
         .iter()
-        .map(|item| match item {
+        .map(|item| match &item.value {
             Literal::Str(word) => Ok(vec![word.clone()]),
             Literal::List(alternatives) if !alternatives.is_empty() => alternatives
                 .iter()
-                .map(|a| match a {
+                .map(|a| match &a.value {
                     Literal::Str(word) => Ok(word.clone()),
                     Literal::List(_) => Err("alternatives are words, not lists".to_owned()),
                 })
@@ -232,11 +232,11 @@ fn example_list(argument: &Argument) -> Result<Vec<(usize, Vec<String>)>, String
     items
         .iter()
         .map(|item| {
-            let words = match item {
+            let words = match &item.value {
                 Literal::Str(line) => shell_words(line)?,
                 Literal::List(words) => words
                     .iter()
-                    .map(|w| match w {
+                    .map(|w| match &w.value {
                         Literal::Str(word) => Ok(word.clone()),
                         Literal::List(_) => Err("an example's words are strings".to_owned()),
                     })
@@ -245,7 +245,7 @@ fn example_list(argument: &Argument) -> Result<Vec<(usize, Vec<String>)>, String
             if words.is_empty() {
                 return Err("an empty example".to_owned());
             }
-            Ok((argument.line, words))
+            Ok((item.line, words))
         })
         .collect()
 }

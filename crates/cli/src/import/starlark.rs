@@ -14,7 +14,14 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Literal {
     Str(String),
-    List(Vec<Literal>),
+    List(Vec<Element>),
+}
+
+/// An element of a list, with the line it starts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Element {
+    pub(crate) line: usize,
+    pub(crate) value: Literal,
 }
 
 /// One top-level call: `name(key = value, …)`.
@@ -204,7 +211,11 @@ impl Parser {
                         self.bump();
                         return Ok(Literal::List(items));
                     }
-                    items.push(self.value()?);
+                    let line = self.line;
+                    items.push(Element {
+                        line,
+                        value: self.value()?,
+                    });
                     self.skip_blank(true);
                     match self.peek() {
                         Some(',') => {
@@ -304,6 +315,10 @@ mod tests {
         Literal::Str(text.to_owned())
     }
 
+    fn at(line: usize, value: Literal) -> Element {
+        Element { line, value }
+    }
+
     #[test]
     fn calls_with_strings_and_lists_are_read_with_their_lines() {
         let text = "# rules\nprefix_rule(\n    pattern = [\"git\", [\"push\", 'fetch']],  # alternatives\n    \
@@ -316,7 +331,10 @@ mod tests {
         assert_eq!(calls[0].args[0].line, 3);
         assert_eq!(
             calls[0].args[0].value,
-            Literal::List(vec![s("git"), Literal::List(vec![s("push"), s("fetch")])])
+            Literal::List(vec![
+                at(3, s("git")),
+                at(3, Literal::List(vec![at(3, s("push")), at(3, s("fetch"))]))
+            ])
         );
         assert_eq!(calls[0].args[2].value, s("multi\nline"));
         assert_eq!(calls[1].line, 9);
