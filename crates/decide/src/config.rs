@@ -101,14 +101,11 @@ struct SectionJson {
     #[serde(default)]
     sandbox_env: Option<SandboxEnvJson>,
     /// Policy tests that `agent-guard test` runs: calls and the decision each must get. Deciding never reads
-    /// them; `agent-guard test` checks each case and names the one that is malformed.
+    /// them, malformed or not; `agent-guard test` checks each case and names the one that is malformed.
     #[serde(default)]
     #[schemars(with = "Vec<PolicyTest>")]
-    #[expect(
-        dead_code,
-        reason = "only validated as JSON here; `agent-guard test` reads the cases"
-    )]
-    tests: Vec<Value>,
+    #[expect(dead_code, reason = "read by `agent-guard test`, never by a decision")]
+    tests: Option<Value>,
 }
 
 /// One policy test: a tool call and the decision it must get (`agentGuard.tests`, or a test file of
@@ -283,6 +280,19 @@ mod tests {
             settings.add_file(&path, *source, dir.path()).unwrap();
         }
         (dir, settings)
+    }
+
+    #[test]
+    fn policy_tests_never_affect_loading() {
+        for tests in ["[]", r#"[{"tool": "Bash"}]"#, r#"{"not": "a list"}"#, "7"] {
+            let text = format!(r#"{{"agentGuard": {{"tests": {tests}}}}}"#);
+            let (_dir, loaded) = settings(&[(Source::Project, &text)]);
+            assert_eq!(
+                GuardSettings::from_settings(&loaded).unwrap(),
+                GuardSettings::default(),
+                "{tests}"
+            );
+        }
     }
 
     #[test]
