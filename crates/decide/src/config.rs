@@ -102,7 +102,7 @@ struct SectionJson {
     sandbox_env: Option<SandboxEnvJson>,
     /// Policy tests that `agent-guard test` runs: calls and the decision each must get. Deciding never reads
     /// them, malformed or not; `agent-guard test` checks each case and names the one that is malformed.
-    #[serde(default)]
+    #[serde(default = "no_tests")]
     #[schemars(with = "Vec<PolicyTest>")]
     #[expect(dead_code, reason = "read by `agent-guard test`, never by a decision")]
     tests: Option<Value>,
@@ -145,6 +145,11 @@ pub struct PolicyTest {
 
 fn empty_object() -> Value {
     Value::Object(Map::new())
+}
+
+/// No policy tests: the default of `agentGuard.tests`.
+fn no_tests() -> Option<Value> {
+    Some(Value::Array(Vec::new()))
 }
 
 /// The `sandboxEnv` object of the `agentGuard` section.
