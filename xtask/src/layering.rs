@@ -53,6 +53,10 @@ const GRAPH: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "agent-model",
+        &["agent-tool-traits", "agent-subagent", "agent-core"],
+    ),
+    (
         "agent-guard",
         &[
             "agent-tool-traits",
@@ -62,6 +66,7 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-bash-guard",
             "agent-decide",
             "agent-core",
+            "agent-model",
         ],
     ),
     ("agent-guard-tests", &[]),

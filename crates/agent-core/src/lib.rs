@@ -41,12 +41,12 @@ pub use approval::{
 };
 pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};
-pub use registry::ToolRegistry;
+pub use registry::{ToolRegistry, ToolSpec};
 pub use runtime::{
     BgNotification, BgNotificationQueue, BgTaskRunTool, COMPACTION_TOOL_NAME, CallReport, ChildModels,
     DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT, LimitEvent,
     LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeBuilder, RuntimeConfig, SessionReport,
-    StepRecord, SubagentTool, tool_timeout_from_env,
+    StepRecord, SubagentTool, SummaryFuture, tool_timeout_from_env,
 };
 pub use runtime_error::RuntimeError;
 pub use scripted::{ScriptedApprover, ScriptedCall, ScriptedChildren, ScriptedModel, ScriptedTurn};

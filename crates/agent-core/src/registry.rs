@@ -6,6 +6,19 @@ use std::sync::Arc;
 
 use agent_rules::ToolName;
 use agent_tool_traits::Tool;
+use serde_json::Value;
+
+/// What a model is shown of one tool: its name, what it does, and the JSON Schema of its arguments (the tool's own
+/// [`Tool::input_schema`], the one its arguments are read by).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The tool's own name (`run_bash`, ...).
+    pub name: String,
+    /// What the tool does.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Value,
+}
 
 /// The tools of an agent, keyed by canonical name ([`ToolName`]), so that `run_bash` and `Bash` find the same
 /// tool. Cloning is cheap (the tools are shared).
@@ -51,6 +64,19 @@ impl ToolRegistry {
     /// The tools' own names, in canonical order.
     pub fn names(&self) -> Vec<&str> {
         self.tools.values().map(|tool| tool.name()).collect()
+    }
+
+    /// What a model is shown of each tool, in canonical order: a narrowed registry (a subagent's) shows only its
+    /// own tools.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .values()
+            .map(|tool| ToolSpec {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                input_schema: tool.input_schema(),
+            })
+            .collect()
     }
 
     /// How many tools are registered.
@@ -112,6 +138,13 @@ mod tests {
         let narrow = registry.restrict(&["Read", "file_write", "mcp__x__y"]);
         assert_eq!(narrow.names(), vec!["read_file", "mcp__x__y"]);
         assert!(!narrow.contains("run_bash"));
+        let specs = narrow.specs();
+        assert_eq!(
+            specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            vec!["read_file", "mcp__x__y"],
+            "a narrowed registry shows only its tools"
+        );
+        assert_eq!(specs[0].input_schema, serde_json::json!({"type": "object"}));
         assert!(
             narrow.restrict(&["run_bash"]).is_empty(),
             "a narrowed registry never gains a tool"

@@ -59,8 +59,6 @@ mod prescan;
 mod scripts;
 mod word;
 
-use std::collections::HashMap;
-
 pub use analysis::AccessVia;
 pub use analysis::CommandAnalysis;
 pub use analysis::CommandClass;
@@ -95,12 +93,7 @@ impl BashGuard {
     /// Compiles the built-in table with the user's extensions. Never fails: an extension that cannot be applied
     /// safely is left out and reported in [`BashGuard::diagnostics`] (the analysis stays as strict as without it).
     pub fn new(config: BashConfig) -> Self {
-        let mut kinds: HashMap<String, Kind> = HashMap::new();
-        for (names, kind) in knowledge::COMMANDS {
-            for name in *names {
-                kinds.insert((*name).to_owned(), *kind);
-            }
-        }
+        let mut table = Table::default();
         let mut diagnostics = Vec::new();
         let extension = &config.commands;
         let added: [(&Vec<String>, Kind, &'static str); 4] = [
@@ -121,7 +114,7 @@ impl BashGuard {
             for entry in entries {
                 match plain_name(entry, key) {
                     // Only `network` may re-class a known command: it can only make it stricter.
-                    Ok(name) => match kinds.get(name.as_str()).copied() {
+                    Ok(name) => match table.named(&name) {
                         Some(known) if key != "network" => diagnostics.push(
                             ExtensionError::Known {
                                 name,
@@ -131,7 +124,7 @@ impl BashGuard {
                             .to_string(),
                         ),
                         _ => {
-                            kinds.insert(name, kind);
+                            table.added.insert(name, kind);
                         }
                     },
                     Err(error) => diagnostics.push(error.to_string()),
@@ -149,7 +142,7 @@ impl BashGuard {
         for entry in &extension.read_only {
             match words_of(entry, "readOnly") {
                 Ok(words) => {
-                    let known = words.first().and_then(|w| kinds.get(w.as_str())).copied();
+                    let known = words.first().and_then(|w| table.named(w));
                     // Only commands the table does not know can be declared read-only: for known ones the
                     // table's option rules decide (`sed` is read-only, `sed -i` is not).
                     match known {
@@ -166,12 +159,9 @@ impl BashGuard {
                 Err(error) => diagnostics.push(error.to_string()),
             }
         }
-        let table = Table {
-            kinds,
-            read_only,
-            deny,
-            network_blocked: config.network_blocked(),
-        };
+        table.read_only = read_only;
+        table.deny = deny;
+        table.network_blocked = config.network_blocked();
         Self { table, diagnostics }
     }
 

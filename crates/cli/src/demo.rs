@@ -68,11 +68,11 @@ fn session(scenario: &Scenario, audit_db: &AuditDatabase, interactive: bool) -> 
     let (report, cwd) = report;
     print!("{}", render(scenario, &report, &cwd, started));
     println!(
-        "audit log: {} rows for session `{}` in {} ({} calls + 1 SESSION_STOP)",
+        "audit log: {} rows for session `{}` in {} ({} calls, the subagents' included, + 1 SESSION_STOP)",
         rows.map_or_else(|| "?".to_owned(), |n| n.to_string()),
         report.session_id,
         audit_db,
-        report.calls().count()
+        report.metrics.calls
     );
     match &report.stop_error {
         Some(error) => {
@@ -127,7 +127,7 @@ fn render(scenario: &Scenario, report: &SessionReport, cwd: &Path, started: Inst
     out
 }
 
-fn render_call(out: &mut String, call: &CallReport, step_start: Option<Instant>) {
+pub(crate) fn render_call(out: &mut String, call: &CallReport, step_start: Option<Instant>) {
     let verdict = &call.verdict;
     let provenance = &verdict.provenance;
     let step = provenance.step.map_or("finding", DecidedBy::as_str);
@@ -180,6 +180,12 @@ fn render_call(out: &mut String, call: &CallReport, step_start: Option<Instant>)
         call.status.as_str(),
         shorten(first.trim(), 100)
     );
+    // A subagent's result lists its own calls with their decisions: each layer decided them too.
+    if call.call.tool() == agent_tool_traits::ToolName::new(agent_core::SubagentTool::NAME)
+        && let Some(calls) = call.output.content.lines().find(|l| l.starts_with("calls: "))
+    {
+        let _ = writeln!(out, "      subagent {}", shorten(calls, 200));
+    }
 }
 
 fn shorten(text: &str, max: usize) -> String {

@@ -1,5 +1,6 @@
 //! The `agent-guard` command.
 
+mod agent_cmd;
 mod audit_cmd;
 mod check;
 mod demo;
@@ -169,6 +170,10 @@ enum Command {
         #[arg(long, value_name = "PATH|URL", default_value = ".agent-guard/audit.db")]
         audit_db: agent_hooks::AuditDatabase,
     },
+    /// Run one session in a project, driven by a model behind an OpenAI-compatible or Anthropic Messages server:
+    /// every call decided and printed, asks put to the terminal, then the answer. The key comes from an
+    /// environment variable only.
+    Agent(agent_cmd::AgentArgs),
     /// Run a command under the kernel sandbox (Landlock, seccomp, namespaces) of a profile; `--probe` reports
     /// what this kernel can enforce. Exit status: the command's, or 125 when the sandbox cannot be set up.
     Sandbox(sandbox_cmd::SandboxArgs),
@@ -287,6 +292,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             interactive,
         } => demo::run(&scenario, &audit_db, interactive),
         Command::Demo { audit_db } => demo::demo(&audit_db),
+        Command::Agent(args) => agent_cmd::run(&args),
         Command::Sandbox(args) => sandbox_cmd::run(&args),
         Command::Test(args) => test_cmd::run(&args),
         Command::Import { format } => import::run(&format),

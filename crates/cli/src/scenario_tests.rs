@@ -15,6 +15,10 @@ fn rows_of<'a>(rows: &'a [AuditRow], agent: &str) -> Vec<&'a AuditRow> {
     rows.iter().filter(|r| r.agent_name == agent).collect()
 }
 
+fn by_id_status(report: &agent_core::SessionReport, id: &str) -> CallStatus {
+    report.calls().find(|c| c.call.id == id).unwrap().status
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_shows_every_layer_deciding_and_audits_every_call_of_a_cancelled_run() {
     let scenario = Scenario::parse("demo.json", DEMO).unwrap();
@@ -42,9 +46,25 @@ async fn the_demo_shows_every_layer_deciding_and_audits_every_call_of_a_cancelle
         (Layer::Sandbox, Some(DecidedBy::LayerDeny), Decision::Deny),
         (Layer::Hooks, Some(DecidedBy::HookBlock), Decision::Deny),
         (Layer::Approval, Some(DecidedBy::Approver), Decision::Allow),
+        (Layer::Limits, Some(DecidedBy::Limit), Decision::Deny),
     ] {
         assert!(seen.contains(&expected), "{expected:?} not in {seen:?}");
     }
+    assert_eq!(by_id_status(&report, "status-2"), CallStatus::Ok);
+    assert_eq!(
+        by_id_status(&report, "status-3"),
+        CallStatus::Denied,
+        "the third identical call in a row is refused"
+    );
+    assert!(
+        report
+            .calls()
+            .find(|c| c.call.id == "explore")
+            .unwrap()
+            .output
+            .content
+            .contains("hello, world")
+    );
     let by_id = |id: &str| report.calls().find(|c| c.call.id == id).unwrap();
     assert!(by_id("slow").output.content.contains("timed out"));
     assert_eq!(
@@ -78,14 +98,33 @@ async fn the_demo_shows_every_layer_deciding_and_audits_every_call_of_a_cancelle
     )
     .await
     .unwrap();
-    assert_eq!(rows.len(), report.calls().count() + 1);
+    // The subagent's calls have their rows beside the lead's: its read ran, its write was refused by its narrowed
+    // tool set.
+    let explore = rows_of(&rows, "explore");
+    let child: Vec<(&str, AuditStatus, Option<&str>)> = explore
+        .iter()
+        .map(|r| (r.tool_name.as_str(), r.status, r.decided_by.as_deref()))
+        .collect();
+    assert_eq!(
+        child,
+        vec![
+            ("read_file", AuditStatus::Ok, Some("rules/default")),
+            ("file_write", AuditStatus::Denied, Some("tool/layer-deny")),
+        ]
+    );
+    assert_eq!(rows.len(), report.calls().count() + explore.len() + 1);
+    assert_eq!(
+        u64::try_from(rows.len() - 1).unwrap(),
+        report.metrics.calls,
+        "the metrics count every call, the subagent's included"
+    );
     assert_eq!(
         rows.iter()
             .filter(|r| r.status == AuditStatus::SessionStop)
             .count(),
         1
     );
-    let denied = report.calls().filter(|c| c.status == CallStatus::Denied).count();
+    let denied = report.calls().filter(|c| c.status == CallStatus::Denied).count() + 1;
     assert_eq!(
         rows.iter().filter(|r| r.status == AuditStatus::Denied).count(),
         denied

@@ -322,17 +322,25 @@ fn demo_settings() -> Value {
     json!({"permissions": {"deny": ["Read(./secrets/**)"], "allow": ["Bash(cargo test:*)"]}})
 }
 
-/// Runs the demo into a fresh audit log in `dir`.
-fn demo_log(dir: &Path) -> String {
+/// Runs the demo into a fresh audit log in `dir`; the log and the number of calls the demo says it logged.
+fn demo_log(dir: &Path) -> (String, usize) {
     let out = agent_guard(&["demo", "--audit-db", "audit.db"], dir);
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
-    "audit.db".to_owned()
+    let trace = text(&out.stdout);
+    assert!(out.status.success(), "{trace}{}", text(&out.stderr));
+    ("audit.db".to_owned(), logged_calls(&trace))
+}
+
+/// The calls of the demo's closing line: `audit log: 20 rows for session … (19 calls, …`.
+fn logged_calls(trace: &str) -> usize {
+    let line = trace.lines().find(|l| l.starts_with("audit log: ")).unwrap();
+    let (_, rest) = line.split_once(" (").unwrap();
+    rest.split_whitespace().next().unwrap().parse().unwrap()
 }
 
 #[test]
 fn loosening_one_rule_lists_exactly_the_logged_calls_it_affects() {
     let tmp = tempfile::tempdir().unwrap();
-    let db = demo_log(tmp.path());
+    let (db, calls) = demo_log(tmp.path());
     write(tmp.path(), "old.json", &demo_settings());
     // The secrets are no longer denied.
     write(
@@ -347,9 +355,12 @@ fn loosening_one_rule_lists_exactly_the_logged_calls_it_affects() {
         stdout.contains("rules added (0):\nrules removed (1):\n  - deny  Read(./secrets/**)\n"),
         "{stdout}"
     );
-    // Every call of the demo is replayed (13 calls; the stop row is not a call) and exactly one changes: the read
-    // of the secret key, which only the removed rule denied.
-    assert!(stdout.contains("13 calls replayed"), "{stdout}");
+    // Every call of the demo is replayed (the stop row is not a call) and exactly one changes: the read of the
+    // secret key, which only the removed rule denied.
+    assert!(
+        stdout.contains(&format!(": {calls} calls replayed\n")),
+        "{stdout}"
+    );
     let looser = stdout.split("\nlooser: ").nth(1).unwrap();
     let (looser, stricter) = looser.split_once("\nstricter: ").unwrap();
     assert!(looser.starts_with("1 call\n  deny -> "), "{stdout}");
@@ -379,7 +390,7 @@ fn loosening_one_rule_lists_exactly_the_logged_calls_it_affects() {
 #[test]
 fn a_stricter_change_lists_its_calls_and_passes() {
     let tmp = tempfile::tempdir().unwrap();
-    let db = demo_log(tmp.path());
+    let (db, _) = demo_log(tmp.path());
     write(tmp.path(), "old.json", &demo_settings());
     let mut new = demo_settings();
     new["permissions"]["ask"] = json!(["Bash(wc:*)"]);
@@ -496,6 +507,7 @@ fn a_postgres_audit_log_is_replayed_the_same() {
     let tmp = tempfile::tempdir().unwrap();
     let demo = agent_guard(&["demo", "--audit-db", &url], tmp.path());
     assert!(demo.status.success(), "{}", text(&demo.stderr));
+    let calls = logged_calls(&text(&demo.stdout));
     write(tmp.path(), "old.json", &demo_settings());
     write(
         tmp.path(),
@@ -505,7 +517,10 @@ fn a_postgres_audit_log_is_replayed_the_same() {
     let out = agent_guard(&["diff", "old.json", "new.json", "--audit-db", &url], tmp.path());
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("13 calls replayed"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(": {calls} calls replayed\n")),
+        "{stdout}"
+    );
     assert!(stdout.contains("\nlooser: 1 call\n  deny -> "), "{stdout}");
     assert!(
         stdout.contains(r#"Read {"file_path":"secrets/api.key"}"#),

@@ -624,6 +624,62 @@ fn protected_paths_a_command_creates_do_not_outlive_it() {
     assert!(!world.project.join(".claude").exists(), "{}", text(&output));
 }
 
+/// A protected name given to an older file or directory (a rename, a hard link) is a name the command made, a
+/// directory the command made unreadable hides nothing from the scan after it, and the start-up files and program
+/// folders in the writable caches are taken back while the rest of a cache stays.
+#[test]
+fn renamed_linked_hidden_and_cached_protected_paths_are_taken_back() {
+    if !supported() {
+        return;
+    }
+    for world in worlds() {
+        let owner = (world.owner, world.namespaces);
+        // Older than the run: their birth times are before it starts.
+        std::fs::create_dir_all(world.project.join("src/old")).unwrap();
+        std::fs::write(world.project.join("src/old/settings.json"), "{}").unwrap();
+        std::fs::write(world.project.join("src/hooks.sh"), "#!/bin/sh\n").unwrap();
+        std::fs::create_dir_all(world.home.join(".cargo")).unwrap();
+        std::fs::write(world.home.join(".cargo/notes.toml"), "[build]\n").unwrap();
+        std::fs::create_dir_all(world.home.join(".cache")).unwrap();
+        std::fs::create_dir_all(world.home.join(".yarn")).unwrap();
+        if let Some(uid) = world.owner {
+            chown_all(world.project.parent().unwrap(), uid);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        let output = world.run(
+            "workspace-write",
+            "mv src/old .claude && ln src/hooks.sh .envrc && mv ~/.cargo/notes.toml ~/.cargo/config; \
+             mkdir -p src/hide/.git && echo x > src/hide/.git/config && chmod 000 src/hide; \
+             mkdir -p .agent-guard && echo x > .agent-guard/hook; \
+             echo x > ~/.cache/p10k-instant-prompt-u.zsh; echo x > ~/.cargo/env.fish; \
+             mkdir -p ~/.yarn/bin && echo x > ~/.yarn/bin/yarn; echo kept > ~/.cache/build.log; \
+             chmod 100 .; echo done",
+        );
+        let all = text(&output);
+        assert!(all.contains("done"), "{owner:?}: {all}");
+        for gone in [
+            world.project.join(".claude"),
+            world.project.join(".envrc"),
+            world.project.join("src/hide/.git"),
+            world.project.join(".agent-guard"),
+            world.home.join(".cargo/config"),
+            world.home.join(".cache/p10k-instant-prompt-u.zsh"),
+            world.home.join(".cargo/env.fish"),
+            world.home.join(".yarn/bin"),
+        ] {
+            assert!(
+                std::fs::symlink_metadata(&gone).is_err(),
+                "{owner:?}: {} outlived the command: {all}",
+                gone.display()
+            );
+        }
+        // What is not protected stays, renamed or not.
+        assert!(world.project.join("src/hooks.sh").exists(), "{owner:?}: {all}");
+        assert!(world.project.join("src/lib.rs").exists(), "{owner:?}: {all}");
+        assert!(world.home.join(".cache/build.log").exists(), "{owner:?}: {all}");
+    }
+}
+
 /// The command has no controlling terminal (nothing can be typed into the user's shell or read from it through
 /// `/dev/tty`) and cannot make a user namespace.
 #[test]

@@ -121,6 +121,7 @@ impl Guard {
                 .push(RootSpec::read_only(dir.clone(), RootKind::Additional));
         }
         let protected = ProtectedPaths::default()
+            .with_home(options.home.clone())
             .with_extra_writes(&guard_settings.protected_writes)
             .and_then(|p| p.with_extra_reads(&guard_settings.protected_reads))
             .map_err(|e| crate::error::Error::Settings {

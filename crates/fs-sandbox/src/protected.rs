@@ -1,7 +1,7 @@
 //! Protected paths: writes that change how tools, editors or shells behave, and reads of secret files.
 
 use std::ffi::OsStr;
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -9,23 +9,48 @@ use globset::{GlobBuilder, GlobMatcher};
 use crate::error::{Result, SandboxError};
 use agent_tool_traits::Access;
 
-/// Directories whose contents configure code that runs later (git hooks and config, agent settings, editor tasks,
-/// commit hooks) or let someone in (ssh's `authorized_keys` and `config`, gpg's agent configuration): a write
-/// anywhere beneath one of them is protected.
-const WRITE_DIRS: [&str; 8] = [
+/// Directories whose contents configure code that runs later (the repositories of git, Mercurial and Jujutsu with
+/// their hooks and config, agents' settings and MCP servers, editors' tasks and project configuration, dev
+/// containers, commit hooks) or let someone in (ssh's `authorized_keys` and `config`, gpg's agent configuration):
+/// a write anywhere beneath one of them is protected.
+const WRITE_DIRS: [&str; 17] = [
     ".git",
+    ".hg",
+    ".jj",
     ".agent-guard",
     ".claude",
+    ".codex",
+    ".gemini",
+    ".cursor",
+    ".continue",
     ".vscode",
-    ".husky",
     ".idea",
+    ".zed",
+    ".helix",
+    ".devcontainer",
+    ".husky",
     ".ssh",
     ".gnupg",
 ];
 
 /// Files that configure programs which later runs read without asking: git's user configuration (a pager, an
-/// fsmonitor or an alias runs a program on `git status`), the agent's project MCP servers.
-const CONFIG_FILES: [&str; 2] = [".gitconfig", ".mcp.json"];
+/// fsmonitor or an alias runs a program on `git status`), the agent's project MCP servers, the package managers'
+/// project configuration (a shell, a script or a hook file that installs run), the project files editors run.
+const CONFIG_FILES: [&str; 10] = [
+    ".gitconfig",
+    ".mcp.json",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pnpmfile.cjs",
+    "bunfig.toml",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+];
+
+/// Endings of files that configure code an editor runs when it opens them (a workspace's tasks).
+const CONFIG_SUFFIXES: [&str; 1] = [".code-workspace"];
 
 /// Directories of configuration that runs code, named by two components: git's XDG configuration, and
 /// `~/.local/bin`, a directory on the user's `PATH` where a new program shadows a system one.
@@ -110,6 +135,8 @@ fn default_secrets() -> &'static (Vec<Pattern>, Vec<Pattern>) {
 #[derive(Debug, Clone)]
 pub struct ProtectedPaths {
     defaults: bool,
+    /// The home directory as given and as resolved, whose hidden entries configure the user's programs.
+    home: Vec<PathBuf>,
     reads: Vec<Pattern>,
     writes: Vec<Pattern>,
 }
@@ -118,6 +145,7 @@ impl Default for ProtectedPaths {
     fn default() -> Self {
         Self {
             defaults: true,
+            home: Vec::new(),
             reads: Vec::new(),
             writes: Vec::new(),
         }
@@ -158,9 +186,28 @@ impl ProtectedPaths {
     pub fn none() -> Self {
         Self {
             defaults: false,
+            home: Vec::new(),
             reads: Vec::new(),
             writes: Vec::new(),
         }
+    }
+
+    /// The same list, knowing the home directory: with the defaults, a write to any hidden entry directly in it,
+    /// or beneath one, is protected. Those entries are the user's configuration of every program (`~/.vimrc`,
+    /// `~/.local/lib/…/site-packages`, `~/.config/systemd/user`, `~/.npmrc`), which matters when a root is the home
+    /// directory or holds it. Both `home` and the path its links resolve to count.
+    #[must_use]
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home.clear();
+        if let Some(home) = home {
+            if let Ok(resolved) = std::fs::canonicalize(&home)
+                && resolved != home
+            {
+                self.home.push(resolved);
+            }
+            self.home.push(home);
+        }
+        self
     }
 
     /// The same list with `patterns` protected for reads and for writes.
@@ -214,7 +261,9 @@ impl ProtectedPaths {
                 &self.reads,
             ),
             Access::Write => (
-                self.defaults.then(|| write_reason(absolute)).flatten(),
+                self.defaults
+                    .then(|| write_reason(absolute).or_else(|| self.home_reason(absolute)))
+                    .flatten(),
                 &self.writes,
             ),
         };
@@ -229,6 +278,24 @@ impl ProtectedPaths {
                         pattern.text
                     )
                 })
+        })
+    }
+}
+
+impl ProtectedPaths {
+    /// Why a write to `absolute` changes the user's configuration in the home directory, or `None`.
+    fn home_reason(&self, absolute: &Path) -> Option<String> {
+        let below = self
+            .home
+            .iter()
+            .find_map(|home| absolute.strip_prefix(home).ok())?;
+        let first = names(below).next()?;
+        first.as_encoded_bytes().starts_with(b".").then(|| {
+            format!(
+                "`~/{}` configures the user's programs (`{}`)",
+                first.to_string_lossy(),
+                absolute.display()
+            )
         })
     }
 }
@@ -366,6 +433,12 @@ fn write_reason(absolute: &Path) -> Option<String> {
     if let Some(file) = CONFIG_FILES.iter().find(|file| eq_name(last, file)) {
         return Some(format!("`{file}` configures programs that run later (`{shown}`)"));
     }
+    let lower = last.to_string_lossy().to_ascii_lowercase();
+    if let Some(suffix) = CONFIG_SUFFIXES.iter().find(|suffix| lower.ends_with(*suffix)) {
+        return Some(format!(
+            "a `*{suffix}` file configures programs that run later (`{shown}`)"
+        ));
+    }
     STARTUP_FILES
         .iter()
         .find(|file| eq_name(last, file))
@@ -421,6 +494,65 @@ mod tests {
         assert!(write("/p/.mcp.json").is_some());
         assert!(write("/p/src/gitconfig.rs").is_none());
         assert!(write("/home/u/.local/share/x").is_none());
+    }
+
+    #[test]
+    fn other_tools_configuration_is_protected_for_writes() {
+        for protected in [
+            "/p/.hg/hgrc",
+            "/p/.jj/repo/config.toml",
+            "/p/.cursor/mcp.json",
+            "/p/.gemini/settings.json",
+            "/p/.devcontainer/devcontainer.json",
+            "/p/app.code-workspace",
+            "/p/sub/.npmrc",
+            "/p/.yarnrc.yml",
+            "/p/.pnpmfile.cjs",
+            "/p/.nvim.lua",
+            "/p/.exrc",
+        ] {
+            assert!(write(protected).is_some(), "{protected}");
+            assert!(
+                read(protected).is_none() || protected.ends_with(".npmrc"),
+                "{protected}"
+            );
+        }
+        for free in ["/p/src/workspace.rs", "/p/docs/hgrc.md", "/p/.eslintrc.json"] {
+            assert!(write(free).is_none(), "{free}");
+        }
+    }
+
+    #[test]
+    fn hidden_entries_of_the_home_directory_are_protected_for_writes() {
+        let paths = ProtectedPaths::default().with_home(Some(PathBuf::from("/home/u")));
+        let write = |p: &str| paths.reason(Path::new(p), None, Access::Write);
+        for protected in [
+            "/home/u/.vimrc",
+            "/home/u/.tmux.conf",
+            "/home/u/.local/lib/python3.11/site-packages/evil.pth",
+            "/home/u/.config/systemd/user/x.service",
+            "/home/u/.pam_environment",
+        ] {
+            let why = write(protected);
+            assert!(
+                why.as_deref().is_some_and(|w| w.contains("~/.")),
+                "{protected}: {why:?}"
+            );
+        }
+        for free in [
+            "/home/u/project/src/main.rs",
+            "/home/u/project/.eslintrc.json",
+            "/home/u/notes.txt",
+            "/other/.vimrc",
+        ] {
+            assert!(write(free).is_none(), "{free}");
+        }
+        // Without the home directory known, the name alone decides.
+        assert!(
+            ProtectedPaths::default()
+                .reason(Path::new("/home/u/.vimrc"), None, Access::Write)
+                .is_none()
+        );
     }
 
     #[test]

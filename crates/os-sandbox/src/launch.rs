@@ -246,8 +246,16 @@ impl Prepared {
             .created(protection, self.started)
             .into_iter()
             .filter(|path| {
+                // The command may have taken the owner's rights on the directory holding the path, or inside it.
+                if let Some(parent) = path.parent() {
+                    crate::plan::open_up(parent);
+                }
                 let gone = match std::fs::symlink_metadata(path) {
-                    Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+                    Ok(meta) if meta.is_dir() => {
+                        crate::plan::open_up(path);
+                        let _opened = make_removable(path);
+                        std::fs::remove_dir_all(path)
+                    }
                     Ok(_) => std::fs::remove_file(path),
                     Err(e) => Err(e),
                 };

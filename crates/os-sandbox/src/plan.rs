@@ -199,7 +199,7 @@ const HOME_CACHES: &[&str] = &[
     ".cache",
     ".yarn",
     ".pnpm-store",
-    ".local/share/pnpm",
+    ".local/share/pnpm/store",
     ".gradle",
     ".m2",
     ".bun",
@@ -238,7 +238,30 @@ const CACHE_CONFIG: &[&str] = &[
     ".cache/pypoetry/virtualenvs",
     ".cache/ms-playwright",
     ".cache/puppeteer",
+    ".yarn/bin",
+    ".gradle/jdks",
+    ".cache/node/corepack",
+    ".cache/gitstatus",
+    ".cache/bazelisk",
+    ".cache/nvim",
 ];
+
+/// Files in those caches named by a directory and the start of their names: start-up files that shells source
+/// (cargo's `env.fish` and its kin, powerlevel10k's instant prompt, which every zsh that uses it sources).
+const CACHE_CONFIG_PREFIXES: &[(&str, &str)] = &[(".cargo", "env"), (".cache", "p10k-")];
+
+/// The entries of `dir` whose names start with `prefix`.
+fn prefixed(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(std::result::Result::ok)
+                .filter(|e| e.file_name().as_encoded_bytes().starts_with(prefix.as_bytes()))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// Variables that name a toolchain or package cache outside the home directory's usual places, whether it is a
 /// cache `workspace-write` writes, and the files inside it that hold credentials or make the tool run code.
@@ -554,9 +577,19 @@ impl Plan {
                 .iter()
                 .flat_map(|home| CACHE_CONFIG.iter().map(move |e| home.join(e)));
             let toolchain_config = spec.toolchains.iter().flat_map(|t| t.guarded.iter().cloned());
+            let prefixes: Vec<(PathBuf, &'static str)> = spec
+                .home
+                .iter()
+                .flat_map(|home| {
+                    CACHE_CONFIG_PREFIXES
+                        .iter()
+                        .map(move |(dir, prefix)| (home.join(dir), *prefix))
+                })
+                .collect();
             let candidates: Vec<PathBuf> = cache_config
                 .chain(toolchain_config)
                 .chain(spec.write_protected_places.iter().cloned())
+                .chain(prefixes.iter().flat_map(|(dir, prefix)| prefixed(dir, prefix)))
                 .collect();
             for path in &candidates {
                 if std::fs::symlink_metadata(path).is_ok() && !write_protected.contains(path) {
@@ -568,6 +601,7 @@ impl Plan {
             watch = Watch {
                 roots: spec.roots.clone(),
                 candidates,
+                prefixes,
                 before,
                 limit: spec.scan_limit,
             };
@@ -731,13 +765,17 @@ fn split_around(path: &Path, rights: Rights, excluded: &[PathBuf], out: &mut Vec
 pub struct Watch {
     roots: Vec<PathBuf>,
     candidates: Vec<PathBuf>,
+    /// Directories and the start of the names in them that are protected.
+    prefixes: Vec<(PathBuf, &'static str)>,
     before: Vec<PathBuf>,
     limit: usize,
 }
 
 impl Watch {
-    /// The protected paths that exist now and did not when the plan was made, created at or after `since`
-    /// (a path the first scan did not reach, past its limit, is older and stays).
+    /// The protected paths that exist now and did not when the plan was made, and whose name was made at or after
+    /// `since`: created then, or given to an older file or directory then (a rename or a hard link changes the
+    /// inode's status-change time, which no program can set back). A path the first scan did not reach, past its
+    /// limit, is older and stays.
     pub fn created(&self, protection: &dyn Protection, since: std::time::SystemTime) -> Vec<PathBuf> {
         if self.roots.is_empty() && self.candidates.is_empty() {
             return Vec::new();
@@ -753,15 +791,43 @@ impl Watch {
                     .filter(|p| std::fs::symlink_metadata(p).is_ok())
                     .cloned(),
             )
+            .chain(
+                self.prefixes
+                    .iter()
+                    .flat_map(|(dir, prefix)| prefixed(dir, prefix)),
+            )
             .filter(|path| self.before.binary_search(path).is_err())
-            .filter(|path| {
-                std::fs::symlink_metadata(path)
-                    .ok()
-                    .and_then(|meta| meta.created().or_else(|_| meta.modified()).ok())
-                    .is_some_and(|born| born >= since)
-            })
+            .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| named_since(&meta, since)))
             .collect()
     }
+}
+
+/// Whether the entry `meta` describes got its current name at or after `since`: it was born then, or its status
+/// changed then (a rename or a new hard link to an older inode; a write or `chmod` too, which only makes the check
+/// stricter for a path that did not exist before).
+fn named_since(meta: &std::fs::Metadata, since: std::time::SystemTime) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let changed = u64::try_from(meta.ctime()).ok().map(|secs| {
+        std::time::UNIX_EPOCH + std::time::Duration::new(secs, u32::try_from(meta.ctime_nsec()).unwrap_or(0))
+    });
+    let born = meta.created().ok();
+    [changed, born].into_iter().flatten().any(|t| t >= since)
+}
+
+/// Gives the owner back read, write and search rights on `dir` when the owner is this process's user: a command
+/// can take them away (`chmod 100 .`, `chmod 000 sub`) to hide what it created from the scan after it, or to keep
+/// it from being removed. Only an after-run scan calls it; the rights stay given back.
+pub(crate) fn open_up(dir: &Path) -> bool {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return false;
+    };
+    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() {
+        return false;
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    mode & 0o700 == 0o700
+        || std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o700)).is_ok()
 }
 
 /// Scans `roots` breadth-first for secrets and (for a writing profile) protected paths, within `limit` entries.
@@ -779,7 +845,17 @@ fn scan(
     for root in roots {
         let mut queue: VecDeque<PathBuf> = VecDeque::from([root.clone()]);
         while let Some(dir) = queue.pop_front() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
+            let mut listed = std::fs::read_dir(&dir);
+            // After a run (the scan that does not skip caches), a directory the command made unreadable is opened.
+            if !skip_caches
+                && listed
+                    .as_ref()
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+                && open_up(&dir)
+            {
+                listed = std::fs::read_dir(&dir);
+            }
+            let Ok(entries) = listed else {
                 continue;
             };
             for entry in entries.filter_map(std::result::Result::ok) {

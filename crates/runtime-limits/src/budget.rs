@@ -103,6 +103,12 @@ impl TokenBudget {
         self.action()
     }
 
+    /// The model's server reported that its context holds `used` tokens (the prompt and the answer of its last
+    /// turn): the count replaces the estimate so far; later text is estimated on top of it until the next report.
+    pub fn reported(&mut self, used: u64) {
+        self.used = used;
+    }
+
     /// After a successful compaction the context holds `used` estimated tokens.
     pub fn compacted(&mut self, used: u64) {
         self.used = used;

@@ -36,7 +36,7 @@ pub use config::{
     RuntimeBuilder, RuntimeConfig, tool_timeout_from_env,
 };
 pub use report::{BgNotification, CallReport, LimitEvent, LimitKind, SessionReport, StepRecord};
-pub use session::{COMPACTION_TOOL_NAME, Model, ModelFuture, ModelTurn};
+pub use session::{COMPACTION_TOOL_NAME, Model, ModelFuture, ModelTurn, SummaryFuture};
 use subagent::SubagentHost;
 pub use subagent::{ChildModels, SubagentTool};
 

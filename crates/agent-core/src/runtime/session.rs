@@ -15,6 +15,8 @@ use agent_tool_traits::{DecidedBy, Layer, ToolCall};
 use super::Runtime;
 use super::compaction::{Context, KEEP_RECENT_STEPS};
 use super::report::{BgNotification, LimitEvent, LimitKind, SessionReport, StepRecord};
+use crate::executor::poll_cancel;
+use crate::registry::ToolSpec;
 
 /// What a model answers at a step.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,13 +25,23 @@ pub enum ModelTurn {
     Calls(Vec<ToolCall>),
     /// The final answer; the session ends.
     Answer(String),
+    /// The model could not give a turn (its server failed, after any retries); the session ends without an
+    /// answer, with this error as its stop reason.
+    Failed(String),
 }
 
 /// The future a model returns.
 pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = ModelTurn> + Send + 'a>>;
 
+/// The future of a model's own summary of the context ([`Model::summarize`]).
+pub type SummaryFuture<'a> = Pin<Box<dyn Future<Output = Option<String>> + Send + 'a>>;
+
 /// The model driving a session: given the steps so far, the next turn.
 pub trait Model: Send {
+    /// The tools this agent can call, given once before its first turn: the runtime's registry, narrowed for a
+    /// subagent, so a model never sees a tool its agent does not have. The default ignores them (a scripted model).
+    fn tools(&mut self, _tools: &[ToolSpec]) {}
+
     /// The next turn. `history` holds the steps the model is shown whole: every step of the session until the
     /// context is compacted, then only the steps after the summary given to [`Model::compacted`].
     fn next_turn<'a>(&'a mut self, history: &'a [StepRecord]) -> ModelFuture<'a>;
@@ -43,6 +55,19 @@ pub trait Model: Send {
     /// task. The default injects the summary as a notice.
     fn compacted(&mut self, summary: &str) {
         self.notice(summary);
+    }
+
+    /// Asked when the runtime compacts the context: the model's own summary of `history` (every step it was
+    /// shown before the compaction), given `summary`, the runtime's deterministic one. `None` (the default, and a
+    /// model whose server fails) keeps the deterministic summary; `Some` replaces it in [`Model::compacted`].
+    fn summarize<'a>(&'a mut self, _history: &'a [StepRecord], _summary: &'a str) -> SummaryFuture<'a> {
+        Box::pin(std::future::ready(None))
+    }
+
+    /// The tokens the model's context held at its last turn, as its server reported them (prompt and answer),
+    /// taken once: the token budget uses it in place of its estimate. `None` (the default) keeps the estimate.
+    fn take_reported_tokens(&mut self) -> Option<u64> {
+        None
     }
 
     /// The final turn, without tools, after `reminder` (a runtime limit forces an answer). The default injects
@@ -164,6 +189,14 @@ impl Runtime {
         let mut steps: Vec<StepRecord> = Vec::new();
         let mut background = Vec::new();
         let mut answer = None;
+        model.tools(&self.registry.specs());
+        // A model's turn is raced against the run's cancellation: a cancelled run drops the turn (a streamed
+        // answer stops mid-stream); the registry is polled into the token, as the executor does for tools.
+        let poller = tokio::spawn(poll_cancel(
+            self.agent.services.cancel.clone(),
+            session_id.to_owned(),
+            token.clone(),
+        ));
         let reason = loop {
             if self.agent.services.cancel.is_cancelled(session_id) || token.is_cancelled() {
                 break "cancelled by the user".to_owned();
@@ -198,7 +231,11 @@ impl Runtime {
             };
             if let Some((kind, reminder, why)) = final_turn {
                 self.limit_acted(session_id, &mut events, step, kind, reminder);
-                break match model.final_turn(context.steps(), reminder).await {
+                let turn = tokio::select! {
+                    turn = model.final_turn(context.steps(), reminder) => turn,
+                    () = token.cancelled() => break "cancelled by the user".to_owned(),
+                };
+                break match turn {
                     ModelTurn::Answer(text) => {
                         answer = Some(text);
                         format!("{why}: final answer without tools")
@@ -207,18 +244,31 @@ impl Runtime {
                         "{why}: the final turn asked for {} tool call(s), which were not run",
                         calls.len()
                     ),
+                    ModelTurn::Failed(error) => format!("{why}: the model failed: {error}"),
                 };
             }
-            match model.next_turn(context.steps()).await {
+            let turn = tokio::select! {
+                turn = model.next_turn(context.steps()) => turn,
+                () = token.cancelled() => break "cancelled by the user".to_owned(),
+            };
+            let reported = model.take_reported_tokens();
+            if let Some(tokens) = reported {
+                budget.reported(tokens);
+            }
+            match turn {
                 ModelTurn::Answer(text) => {
                     answer = Some(text);
                     break "completed".to_owned();
                 }
+                ModelTurn::Failed(error) => break format!("the model failed: {error}"),
                 ModelTurn::Calls(calls) if calls.is_empty() => break "completed".to_owned(),
                 ModelTurn::Calls(calls) => {
                     let count = u32::try_from(calls.len()).unwrap_or(u32::MAX);
-                    for call in &calls {
-                        budget.add_text(&call.args.to_string());
+                    // A server's count already holds the calls the model wrote.
+                    if reported.is_none() {
+                        for call in &calls {
+                            budget.add_text(&call.args.to_string());
+                        }
                     }
                     let reports = self.execute(session_id, step, calls).await;
                     for report in &reports {
@@ -286,6 +336,7 @@ impl Runtime {
                 }
             }
         };
+        poller.abort();
         LoopEnd {
             steps,
             background,
@@ -320,11 +371,20 @@ impl Runtime {
         };
         self.agent.services.hooks.pre_compact(&ctx).await;
         let soft = self.agent.config.limits.token_soft_limit;
+        let shown = context.steps().to_vec();
         let compacted = context.compact_within(soft, KEEP_RECENT_STEPS);
+        let mut by_model = false;
         if compacted.summarised_steps > 0
             && let Some(summary) = &compacted.summary
         {
-            model.compacted(summary);
+            // The model may write the summary itself; the deterministic one stands when it does not.
+            match model.summarize(&shown, summary).await {
+                Some(own) if !own.trim().is_empty() => {
+                    by_model = true;
+                    model.compacted(&own);
+                }
+                Some(_) | None => model.compacted(summary),
+            }
         }
         let after = context.estimate_tokens();
         ctx.tokens_after = Some(after);
@@ -337,10 +397,11 @@ impl Runtime {
             breaker.record_failure();
         }
         let message = format!(
-            "{} the context: {before} -> {after} estimated tokens (soft limit {soft}), {} step(s) summarised, {} \
+            "{} the context: {before} -> {after} estimated tokens (soft limit {soft}), {} step(s) summarised{}, {} \
              kept whole",
             if success { "compacted" } else { "could not compact" },
             compacted.summarised_steps,
+            if by_model { " by the model" } else { "" },
             context.steps().len()
         );
         if let Some(audit) = &self.agent.services.audit {

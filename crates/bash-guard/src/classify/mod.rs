@@ -16,6 +16,7 @@ mod text;
 mod wrappers;
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use agent_tool_traits::Decision;
 
@@ -32,12 +33,29 @@ use wrappers::Unwrapped;
 /// The compiled table: the built-in knowledge plus the user's extensions.
 #[derive(Debug, Default)]
 pub(crate) struct Table {
-    pub(crate) kinds: HashMap<String, Kind>,
+    /// The commands the user's extensions add or re-class; they are looked up before the built-in table.
+    pub(crate) added: HashMap<String, Kind>,
     /// Word sequences the user declared read-only (`["cargo", "clippy"]`).
     pub(crate) read_only: Vec<Vec<String>>,
     /// Word sequences the user denied.
     pub(crate) deny: Vec<Vec<String>>,
     pub(crate) network_blocked: bool,
+}
+
+/// The built-in table by command name, built once per process: the hook runs as a fresh process for every call,
+/// so the map borrows the table's names instead of copying them and is sized before it is filled.
+fn builtin_kinds() -> &'static HashMap<&'static str, Kind> {
+    static KINDS: LazyLock<HashMap<&'static str, Kind>> = LazyLock::new(|| {
+        let count = knowledge::COMMANDS.iter().map(|(names, _)| names.len()).sum();
+        let mut kinds = HashMap::with_capacity(count);
+        for (names, kind) in knowledge::COMMANDS {
+            for name in *names {
+                kinds.insert(*name, *kind);
+            }
+        }
+        kinds
+    });
+    &KINDS
 }
 
 /// Code that a command runs, to be parsed and analysed in turn.
@@ -262,9 +280,18 @@ fn any_args(kind: Kind) -> bool {
 }
 
 impl Table {
+    /// The class of the command `name` as the extensions and the built-in table give it, without prefixes or
+    /// version suffixes.
+    pub(crate) fn named(&self, name: &str) -> Option<Kind> {
+        self.added
+            .get(name)
+            .or_else(|| builtin_kinds().get(name))
+            .copied()
+    }
+
     fn kind(&self, name: &str) -> Option<Kind> {
-        if let Some(kind) = self.kinds.get(name) {
-            return Some(*kind);
+        if let Some(kind) = self.named(name) {
+            return Some(kind);
         }
         if knowledge::DESTRUCTIVE_PREFIXES
             .iter()
@@ -275,7 +302,7 @@ impl Table {
         // `python3.12` is `python3`, `pip3.11` is `pip3`.
         let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
         if base != name && knowledge::VERSIONED_INTERPRETERS.contains(&base) {
-            return self.kinds.get(base).copied();
+            return self.named(base);
         }
         None
     }

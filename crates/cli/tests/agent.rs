@@ -1,0 +1,258 @@
+//! `agent-guard agent` against a model server on a loopback port: the calls printed with their decisions, the
+//! answer, the audit log, the key from the environment only.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use serde_json::{Value, json};
+
+/// The server's script: answers in order, and what it was sent.
+type Script = Arc<Mutex<(VecDeque<Value>, Vec<(HeaderMap, Value)>)>>;
+
+async fn answer(State(script): State<Script>, headers: HeaderMap, body: String) -> axum::Json<Value> {
+    let mut script = script.lock().unwrap();
+    script.1.push((headers, serde_json::from_str(&body).unwrap()));
+    axum::Json(
+        script
+            .0
+            .pop_front()
+            .unwrap_or_else(|| json!({"error": "script exhausted"})),
+    )
+}
+
+/// Starts an OpenAI-compatible server answering `answers` (whole answers) on a thread of its own.
+fn server(answers: Vec<Value>) -> (SocketAddr, Script) {
+    let script: Script = Arc::new(Mutex::new((answers.into(), Vec::new())));
+    let state = Arc::clone(&script);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let app = axum::Router::new()
+                .fallback(axum::routing::post(answer))
+                .with_state(state);
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (rx.recv().unwrap(), script)
+}
+
+fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Value {
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, args)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
+        .collect();
+    let mut message = json!({"role": "assistant", "content": text});
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = json!(tool_calls);
+    }
+    json!({"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+           "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+           "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+}
+
+fn agent(dir: &std::path::Path, home: &std::path::Path, args: &[&str], key: Option<&str>) -> Output {
+    agent_with_input(dir, home, args, key, "")
+}
+
+fn agent_with_input(
+    dir: &std::path::Path,
+    home: &std::path::Path,
+    args: &[&str],
+    key: Option<&str>,
+    input: &str,
+) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
+    command
+        .arg("agent")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("AGENT_GUARD_MODEL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(key) = key {
+        command.env("TEST_AGENT_KEY", key);
+    }
+    let mut child = command.spawn().unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_session_prints_each_call_with_its_decision_and_the_answer() {
+    let (addr, script) = server(vec![
+        turn(
+            "",
+            &[
+                ("c1", "read_file", json!({"path": "notes.txt"})),
+                ("c2", "run_bash", json!({"command": "rm -rf ~"})),
+            ],
+        ),
+        turn("The notes say hello. I did not delete the home directory.", &[]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+    let db = dir.path().join("log.db");
+    let url = format!("http://{addr}/v1");
+    let output = agent(
+        dir.path(),
+        home.path(),
+        &[
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "TEST_AGENT_KEY",
+            "--no-stream",
+            "--audit-db",
+            db.to_str().unwrap(),
+            "Read notes.txt and clean my home",
+        ],
+        Some("sk-cli-secret"),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("[c1] read_file {\"path\":\"notes.txt\"}"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("decided: allow"), "{stdout}");
+    assert!(
+        stdout.contains("[c2] run_bash {\"command\":\"rm -rf ~\"}"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("decided: deny by bash-guard"), "{stdout}");
+    assert!(
+        stdout.contains("session stopped: completed after 1 step(s)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("audit log: 3 rows"), "{stdout}");
+    assert!(
+        stdout.contains("answer:\nThe notes say hello. I did not delete the home directory."),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("sk-cli-secret") && !stderr.contains("sk-cli-secret"));
+    let script = script.lock().unwrap();
+    let (headers, first) = &script.1[0];
+    assert_eq!(headers["authorization"], "Bearer sk-cli-secret");
+    assert_eq!(first["model"], "m");
+    assert!(
+        first["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains(dir.path().canonicalize().unwrap().to_str().unwrap())
+    );
+    let tool = &script.1[1].1["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect::<Vec<_>>();
+    assert!(
+        tool[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("denied (bash-guard"),
+        "{tool:?}"
+    );
+}
+
+#[test]
+fn a_named_key_variable_must_be_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let output = agent(
+        dir.path(),
+        home.path(),
+        &[
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--api-key-env",
+            "TEST_AGENT_KEY",
+            "hi",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim(),
+        "agent-guard: the environment variable `TEST_AGENT_KEY` named by --api-key-env is not set"
+    );
+}
+
+#[test]
+fn an_ask_is_put_to_the_terminal_and_the_answer_decides() {
+    let write = |id, name: &str| (id, "file_write", json!({"file_path": name, "content": "x\n"}));
+    let (addr, _script) = server(vec![
+        turn("", &[write("w1", "kept.txt")]),
+        turn("", &[write("w2", "refused.txt")]),
+        turn("Wrote kept.txt; refused.txt was not allowed.", &[]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let url = format!("http://{addr}/v1");
+    let output = agent_with_input(
+        dir.path(),
+        home.path(),
+        &[
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--no-stream",
+            "write two files",
+        ],
+        None,
+        "y\nno thanks\n",
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(
+        stderr.matches("choice [o/a/d/n]: ").count(),
+        2,
+        "each ask is put to the terminal: {stderr}"
+    );
+    assert!(stderr.contains("`file_write` wants to run with"), "{stderr}");
+    assert!(stdout.contains("decided: allow by approval/approver"), "{stdout}");
+    assert!(stdout.contains("(answer: allow_once)"), "{stdout}");
+    assert!(stdout.contains("(answer: deny)"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("kept.txt")).unwrap(),
+        "x\n"
+    );
+    assert!(!dir.path().join("refused.txt").exists());
+    assert!(
+        dir.path().join(".agent-guard/audit.db").exists(),
+        "the default audit log is in the project"
+    );
+}
