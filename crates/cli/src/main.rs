@@ -8,13 +8,16 @@ mod diff;
 mod doctor;
 mod explain;
 mod hook_entry;
+mod import;
 mod install;
 mod json_text;
 mod load;
+mod policy_diff;
 mod rules_cmd;
 mod sandbox_cmd;
 mod scenario;
 mod terminal;
+mod test_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -174,6 +177,19 @@ enum Command {
     /// Run a command under the kernel sandbox (Landlock, seccomp, namespaces) of a profile; `--probe` reports
     /// what this kernel can enforce. Exit status: the command's, or 125 when the sandbox cannot be set up.
     Sandbox(sandbox_cmd::SandboxArgs),
+    /// Run policy tests: each case a call and the decision it must get, decided as `check` decides it; a table of
+    /// the failures and exit code 1 when any fails, exit code 2 on a malformed test file.
+    Test(test_cmd::TestArgs),
+    /// Convert another agent's policy file into settings JSON on stdout; what cannot be carried over exactly is
+    /// reported on stderr with its line, and nothing is ever imported wider than written.
+    Import {
+        #[command(subcommand)]
+        format: import::Format,
+    },
+    /// Compare two settings files (or two git revisions of one): rules added and removed, rules that never
+    /// decide, and with an audit log every logged call whose decision changes, looser first. Exit code 1 when
+    /// anything gets looser.
+    Diff(policy_diff::DiffArgs),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -278,6 +294,9 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Demo { audit_db } => demo::demo(&audit_db),
         Command::Agent(args) => agent_cmd::run(&args),
         Command::Sandbox(args) => sandbox_cmd::run(&args),
+        Command::Test(args) => test_cmd::run(&args),
+        Command::Import { format } => import::run(&format),
+        Command::Diff(args) => policy_diff::run(&args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());

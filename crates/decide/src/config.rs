@@ -100,6 +100,56 @@ struct SectionJson {
     /// credentials removed by default, `keep` names variables that are never removed.
     #[serde(default)]
     sandbox_env: Option<SandboxEnvJson>,
+    /// Policy tests that `agent-guard test` runs: calls and the decision each must get. Deciding never reads
+    /// them, malformed or not; `agent-guard test` checks each case and names the one that is malformed.
+    #[serde(default = "no_tests")]
+    #[schemars(with = "Vec<PolicyTest>")]
+    #[expect(dead_code, reason = "read by `agent-guard test`, never by a decision")]
+    tests: Option<Value>,
+}
+
+/// One policy test: a tool call and the decision it must get (`agentGuard.tests`, or a test file of
+/// `agent-guard test`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyTest {
+    /// A name shown when the case fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The tool, as the agent names it (`Bash`, `Read`, `mcp__server__tool`…).
+    pub tool: String,
+    /// The tool's input (`{"command": "git push"}`).
+    #[serde(default = "empty_object")]
+    #[schemars(with = "Map<String, Value>")]
+    pub input: Value,
+    /// The decision the call must get. A case names it, `notDecidedBy`, or both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = "^(allow|ask|deny)$"), with = "Option<String>")]
+    pub expect: Option<agent_tool_traits::Decision>,
+    /// The permission mode to decide in (default: the settings' mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = "^(default|acceptEdits|plan|dontAsk|bypassPermissions|auto|bubble)$"))]
+    pub mode: Option<String>,
+    /// The working directory of the call; a relative one is relative to the directory of the file holding the
+    /// test (default: the current directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// What must decide: a layer (`rules`, `bash-guard`, `fs-sandbox`…), a resolution step (`deny-rule`,
+    /// `default`…), both as `layer/step`, or the text of the rule (`Bash(git push:*)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// What must not decide, in the same forms as `decidedBy` (an example a rule must not match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_decided_by: Option<String>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+/// No policy tests: the default of `agentGuard.tests`.
+fn no_tests() -> Option<Value> {
+    Some(Value::Array(Vec::new()))
 }
 
 /// The `sandboxEnv` object of the `agentGuard` section.
@@ -235,6 +285,19 @@ mod tests {
             settings.add_file(&path, *source, dir.path()).unwrap();
         }
         (dir, settings)
+    }
+
+    #[test]
+    fn policy_tests_never_affect_loading() {
+        for tests in ["[]", r#"[{"tool": "Bash"}]"#, r#"{"not": "a list"}"#, "7"] {
+            let text = format!(r#"{{"agentGuard": {{"tests": {tests}}}}}"#);
+            let (_dir, loaded) = settings(&[(Source::Project, &text)]);
+            assert_eq!(
+                GuardSettings::from_settings(&loaded).unwrap(),
+                GuardSettings::default(),
+                "{tests}"
+            );
+        }
     }
 
     #[test]

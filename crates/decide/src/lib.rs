@@ -46,7 +46,7 @@ mod guard;
 mod hook_io;
 
 pub use bounded::{CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound};
-pub use config::{GuardSettings, SandboxMode, settings_schema};
+pub use config::{GuardSettings, PolicyTest, SandboxMode, settings_schema};
 pub use confine::GuardProtection;
 pub use error::{Error, Result};
 pub use guard::{Decided, Guard, GuardOptions};

@@ -41,6 +41,8 @@ fn call(step: u64) -> PostToolUseContext {
             "read_file",
             json!({"file_path": "src/lib.rs"}),
         ),
+        cwd: "/work".into(),
+        permission_mode: "default".into(),
         output: ToolOutput::ok("fn main() { println!(\"hello\"); } ".repeat(8)),
         status: CallStatus::Ok,
         verdict: Verdict::new(

@@ -26,6 +26,10 @@ use crate::{
 /// At most this many characters of a result are kept in `output_preview`.
 pub const PREVIEW_CHARS: usize = 200;
 
+/// The largest call input kept in the audit log, in bytes of JSON. A call is decided on its paths, commands and
+/// hosts, which are short; an input larger than this is a file's content being written, kept out of the log.
+pub const INPUT_MAX_BYTES: usize = 64 * 1024;
+
 /// The `tool_name` of the row written when a session stops.
 pub const SESSION_TOOL_NAME: &str = "session";
 
@@ -99,6 +103,14 @@ pub struct AuditRow {
     pub agent_name: String,
     /// When the row was made, RFC 3339 UTC with milliseconds (`2026-11-30T02:47:15.123Z`).
     pub ts: String,
+    /// The call's input as JSON, so that the call can be decided again under other settings (`agent-guard
+    /// diff`); `None` for `SESSION_STOP`, for rows written before the column existed, and for an input longer than
+    /// [`INPUT_MAX_BYTES`].
+    pub tool_input: Option<String>,
+    /// The working directory the call was made in; `None` where `tool_input` is.
+    pub cwd: Option<String>,
+    /// The permission mode the call was decided in; `None` where `tool_input` is.
+    pub permission_mode: Option<String>,
 }
 
 impl AuditRow {
@@ -121,6 +133,11 @@ impl AuditRow {
             output_preview: preview(&ctx.output.content),
             agent_name: ctx.agent_name.clone(),
             ts: time::now(),
+            tool_input: serde_json::to_string(&ctx.call.args)
+                .ok()
+                .filter(|text| text.len() <= INPUT_MAX_BYTES),
+            cwd: Some(ctx.cwd.display().to_string()),
+            permission_mode: Some(ctx.permission_mode.clone()),
         }
     }
 
@@ -138,6 +155,9 @@ impl AuditRow {
             output_preview: preview(&ctx.reason),
             agent_name: ctx.agent_name.clone(),
             ts: time::now(),
+            tool_input: None,
+            cwd: None,
+            permission_mode: None,
         }
     }
 }
@@ -215,6 +235,10 @@ struct Inner {
 }
 
 #[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "nearly every message is a row: boxing it would cost an allocation per call to shrink the rare flush"
+)]
 enum Message {
     Row(AuditRow),
     Flush(oneshot::Sender<Result<(), AuditError>>),

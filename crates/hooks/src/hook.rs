@@ -135,6 +135,10 @@ pub struct PostToolUseContext {
     pub step: u32,
     /// The call as it ran (after any MutateInput).
     pub call: ToolCall,
+    /// The working directory of the run.
+    pub cwd: PathBuf,
+    /// The permission mode the call was decided in (`default`, `acceptEdits`, `plan`, …).
+    pub permission_mode: String,
     /// The result (for a denied call: the denial the model sees); in a chain, the content of the previous hook.
     pub output: ToolOutput,
     /// How the call ended.

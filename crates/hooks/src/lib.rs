@@ -89,6 +89,7 @@ pub use audit::AuditLogHook;
 pub use audit::AuditReader;
 pub use audit::AuditRow;
 pub use audit::AuditStatus;
+pub use audit::INPUT_MAX_BYTES;
 pub use audit::PREVIEW_CHARS;
 pub use audit::SESSION_TOOL_NAME;
 pub use cancel::CANCELLED_REASON;

@@ -32,12 +32,12 @@ static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 /// The PostgreSQL migrations: the same table in PostgreSQL's dialect.
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
-/// Rows per INSERT statement: 10 bound values each stays far below SQLite's limit of 32,766 variables and
+/// Rows per INSERT statement: 13 bound values each stays far below SQLite's limit of 32,766 variables and
 /// PostgreSQL's of 65,535.
 const ROWS_PER_STATEMENT: usize = 500;
 
 const COLUMNS: &str = "session_id, step, tool_name, status, decision, decided_by, elapsed_ms, output_preview, \
-                       agent_name, ts";
+                       agent_name, ts, tool_input, cwd, permission_mode";
 
 /// Where the audit log is stored, chosen by how it is written: `postgres://` or `postgresql://` selects
 /// PostgreSQL, `sqlite:` a SQLite URL, and anything without a `scheme://` is the path of a SQLite file.
@@ -293,7 +293,10 @@ where
             .push_bind(i64::try_from(row.elapsed_ms).unwrap_or(i64::MAX))
             .push_bind(row.output_preview.as_str())
             .push_bind(row.agent_name.as_str())
-            .push_bind(row.ts.as_str());
+            .push_bind(row.ts.as_str())
+            .push_bind(row.tool_input.as_deref())
+            .push_bind(row.cwd.as_deref())
+            .push_bind(row.permission_mode.as_deref());
     });
     sql
 }
@@ -467,6 +470,9 @@ where
         output_preview: row.try_get("output_preview").map_err(query_error)?,
         agent_name: row.try_get("agent_name").map_err(query_error)?,
         ts: row.try_get("ts").map_err(query_error)?,
+        tool_input: row.try_get("tool_input").map_err(query_error)?,
+        cwd: row.try_get("cwd").map_err(query_error)?,
+        permission_mode: row.try_get("permission_mode").map_err(query_error)?,
     })
 }
 

@@ -92,7 +92,10 @@ async fn migrations_are_idempotent_and_reopening_keeps_earlier_rows() {
         .fetch_one(&mut connection)
         .await
         .unwrap();
-    assert_eq!(applied, 1, "the second open ran no migration again");
+    assert_eq!(
+        applied, 2,
+        "each migration ran once; the second open ran none again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -39,6 +39,8 @@ fn post_ctx(tool: &str, status: CallStatus, millis: u64) -> PostToolUseContext {
         agent_name: "lead".into(),
         step: 1,
         call: ToolCall::new("c", tool, json!({})),
+        cwd: "/work".into(),
+        permission_mode: "default".into(),
         output: ToolOutput::ok("x"),
         status,
         verdict: Verdict::new(

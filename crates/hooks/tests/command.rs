@@ -67,6 +67,8 @@ fn post_ctx(tool: &str, content: &str) -> PostToolUseContext {
         agent_name: "lead".into(),
         step: 3,
         call: ToolCall::new("call-7", tool, json!({"command": "ls"})),
+        cwd: "/work".into(),
+        permission_mode: "default".into(),
         output: ToolOutput::ok(content),
         status: CallStatus::Ok,
         verdict: Verdict::new(Decision::Allow, "read-only", Provenance::layer(Layer::Bash)),

@@ -141,6 +141,8 @@ fn post_ctx(content: &str) -> PostToolUseContext {
         agent_name: "lead".into(),
         step: 1,
         call: ToolCall::new("c1", "read_file", json!({"file_path": "a.txt"})),
+        cwd: "/work".into(),
+        permission_mode: "default".into(),
         output: ToolOutput::ok(content),
         status: CallStatus::Ok,
         verdict: Verdict::new(Decision::Allow, "read-only", Provenance::layer(Layer::Rules)),

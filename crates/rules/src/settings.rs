@@ -201,8 +201,14 @@ impl Settings {
             path: path.to_owned(),
             source: e,
         })?;
+        self.add_text(&text, path, source, cwd)
+    }
+
+    /// Loads settings `text` as if it were the content of the file at `path` (that file at another revision):
+    /// rules anchored at the project are anchored where a file at `path` anchors them, and errors name `path`.
+    pub fn add_text(&mut self, text: &str, path: &Path, source: Source, cwd: &Path) -> Result<()> {
         let project = project_dir(path, source, cwd);
-        self.add_json(&text, path, source, family_of(path), &project, cwd)
+        self.add_json(text, path, source, family_of(path), &project, cwd)
     }
 
     /// Every problem of one settings file, for `agent-guard rules --check`: JSON errors, bad rules with their

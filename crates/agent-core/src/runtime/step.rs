@@ -150,13 +150,22 @@ impl Runtime {
         reports
     }
 
+    /// Where this agent's calls are made, for their PostToolUse context.
+    fn site(&self, session_id: &str) -> Site {
+        Site {
+            session_id: session_id.to_owned(),
+            agent_name: self.agent.config.agent_name.clone(),
+            cwd: self.agent.config.cwd.clone(),
+            permission_mode: self.mode_name(),
+        }
+    }
+
     /// The PostToolUse hooks and output persistence of one call.
     async fn finish(&self, session_id: &str, step: u32, report: &mut CallReport) {
         post_process(
             &self.agent.services.hooks,
             &self.agent.services.store,
-            &self.agent.config.agent_name,
-            session_id,
+            &self.site(session_id),
             step,
             report,
         )
@@ -206,6 +215,7 @@ impl Runtime {
             confinement: inner.confinement,
         };
         let behavior = tool.interrupt_behavior();
+        let site = self.site(session_id);
         let hooks = self.agent.services.hooks.clone();
         let store = self.agent.services.store.clone();
         let queue = self.background.queue.clone();
@@ -226,15 +236,7 @@ impl Runtime {
                 ),
                 Err(error) => (ToolOutput::error(error.to_string()), CallStatus::Fail),
             };
-            post_process(
-                &hooks,
-                &store,
-                &ctx.agent_name,
-                &ctx.session_id,
-                step,
-                &mut report,
-            )
-            .await;
+            post_process(&hooks, &store, &site, step, &mut report).await;
             queue.push(BgNotification {
                 session_id: ctx.session_id.clone(),
                 task_id: id,
@@ -447,20 +449,29 @@ impl Runtime {
     }
 }
 
+/// The session, agent, working directory and mode a call was made in.
+struct Site {
+    session_id: String,
+    agent_name: String,
+    cwd: std::path::PathBuf,
+    permission_mode: String,
+}
+
 /// The PostToolUse hooks (the audit row) and output persistence of one call.
 async fn post_process(
     hooks: &HookRegistry,
     store: &OutputStore,
-    agent_name: &str,
-    session_id: &str,
+    site: &Site,
     step: u32,
     report: &mut CallReport,
 ) {
     let ctx = PostToolUseContext {
-        session_id: session_id.to_owned(),
-        agent_name: agent_name.to_owned(),
+        session_id: site.session_id.clone(),
+        agent_name: site.agent_name.clone(),
         step,
         call: report.call.clone(),
+        cwd: site.cwd.clone(),
+        permission_mode: site.permission_mode.clone(),
         output: report.output.clone(),
         status: report.status,
         verdict: report.verdict.clone(),

@@ -49,6 +49,8 @@ pub(crate) fn post_ctx(
         agent_name: "lead".into(),
         step,
         call: ToolCall::new(format!("c{step}"), tool, json!({})),
+        cwd: "/work".into(),
+        permission_mode: "default".into(),
         output: ToolOutput {
             content: content.into(),
             is_error: status == CallStatus::Fail,
@@ -284,6 +286,10 @@ pub(crate) async fn rows_recorded_directly_and_the_query_filters(db: &AuditDatab
         "outside the roots",
     ));
     manual.agent_name = "researcher".into();
+    // What the call was, where and in which mode: enough to decide it again under other settings.
+    assert_eq!(manual.tool_input.as_deref(), Some("{}"));
+    assert_eq!(manual.cwd.as_deref(), Some("/work"));
+    assert_eq!(manual.permission_mode.as_deref(), Some("default"));
     audit.record(manual.clone()).await;
     audit.flush().await.unwrap();
 

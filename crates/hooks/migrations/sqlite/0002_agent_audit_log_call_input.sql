@@ -1,0 +1,5 @@
+-- The call's input, working directory and mode, so that a logged call can be decided again under other settings.
+-- NULL in the rows written before these columns existed, in SESSION_STOP rows and for inputs too large to keep.
+ALTER TABLE agent_audit_log ADD COLUMN tool_input TEXT;
+ALTER TABLE agent_audit_log ADD COLUMN cwd TEXT;
+ALTER TABLE agent_audit_log ADD COLUMN permission_mode TEXT;
