@@ -10,9 +10,11 @@ mod hook_entry;
 mod install;
 mod json_text;
 mod load;
+mod remote;
 mod rules_cmd;
 mod sandbox_cmd;
 mod scenario;
+mod serve_cmd;
 mod terminal;
 
 use std::path::PathBuf;
@@ -99,6 +101,8 @@ enum Command {
         /// Print the layer-by-layer trace on stderr as well.
         #[arg(long)]
         explain: bool,
+        #[command(flatten)]
+        remote: remote::RemoteArgs,
     },
     /// Add agent-guard's PreToolUse hook to the coding agent's settings file of a scope (a backup of the previous
     /// content is kept beside it as `<file>.agent-guard.bak`); running it again changes nothing.
@@ -169,6 +173,12 @@ enum Command {
     /// Run a command under the kernel sandbox (Landlock, seccomp, namespaces) of a profile; `--probe` reports
     /// what this kernel can enforce. Exit status: the command's, or 125 when the sandbox cannot be set up.
     Sandbox(sandbox_cmd::SandboxArgs),
+    /// Serve decisions over HTTP, the approval queue (answered from the page at `/` or any client), live events
+    /// and the audit log; one policy for many agents.
+    Serve(serve_cmd::ServeArgs),
+    /// The coding agent's PermissionRequest hook: put its permission prompt to the queue of `agent-guard serve`
+    /// and print the person's answer.
+    Approve(serve_cmd::ApproveArgs),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -254,7 +264,8 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             decide,
             jsonl,
             explain,
-        } => check::run(&decide, jsonl, explain),
+            remote,
+        } => check::run(&decide, jsonl, explain, &remote),
         Command::Install { target, matcher } => install::install(&target, &matcher),
         Command::Uninstall { target } => install::uninstall(&target),
         Command::Doctor { cwd } => doctor::run(cwd.as_deref()),
@@ -272,6 +283,8 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => demo::run(&scenario, &audit_db, interactive),
         Command::Demo { audit_db } => demo::demo(&audit_db),
         Command::Sandbox(args) => sandbox_cmd::run(&args),
+        Command::Serve(args) => serve_cmd::serve(&args),
+        Command::Approve(args) => serve_cmd::approve(&args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());
