@@ -53,6 +53,10 @@ const GRAPH: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "agent-server",
+        &["agent-tool-traits", "agent-hooks", "agent-decide", "agent-core"],
+    ),
+    (
         "agent-guard",
         &[
             "agent-tool-traits",
@@ -62,6 +66,7 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-bash-guard",
             "agent-decide",
             "agent-core",
+            "agent-server",
         ],
     ),
     ("agent-guard-tests", &[]),

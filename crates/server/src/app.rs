@@ -328,14 +328,15 @@ impl App {
     /// Publishes an event here and, with PostgreSQL, to the other servers of the database.
     pub(crate) async fn emit(&self, kind: EventKind, session: &str, data: Value) {
         if let Some(pool) = self.store.postgres() {
-            let mut payload =
-                json!({"from": self.instance, "kind": kind.as_str(), "session": session, "data": data});
+            let message = |data: &Value| {
+                json!({"from": self.instance, "kind": kind.as_str(), "session": session, "data": data})
+                    .to_string()
+            };
             // PostgreSQL refuses notifications of 8,000 bytes or more: a large one goes without its data, and the
             // other servers read the ask from the database when it matters (waiters always do).
-            let mut text = payload.to_string();
+            let mut text = message(&data);
             if text.len() >= 7900 {
-                payload["data"] = json!({"id": data.get("id"), "truncated": true});
-                text = payload.to_string();
+                text = message(&json!({"id": data.get("id"), "truncated": true}));
             }
             let sent = sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(CHANNEL)

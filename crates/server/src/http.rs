@@ -89,8 +89,13 @@ async fn authorize(State(app): State<Arc<App>>, request: Request, next: Next) ->
 
 /// A hook input from a request body: the same checks as `check`, with the problem named. A PermissionRequest
 /// input carries the same fields and is read as the call it asks about.
-fn hook_input(body: &[u8]) -> Result<HookInput, Response> {
-    let bad = |why: String| error(StatusCode::BAD_REQUEST, format!("invalid hook input: {why}"));
+fn hook_input(body: &[u8]) -> Result<HookInput, Box<Response>> {
+    let bad = |why: String| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            format!("invalid hook input: {why}"),
+        ))
+    };
     let text =
         std::str::from_utf8(body).map_err(|e| bad(format!("not UTF-8 text (byte {})", e.valid_up_to())))?;
     if text.trim().is_empty() {
@@ -116,7 +121,7 @@ fn json_text(text: String) -> Response {
 async fn decide(State(app): State<Arc<App>>, body: Bytes) -> Response {
     match hook_input(&body) {
         Ok(input) => json_text(app.decide_and_record(input).await.to_json()),
-        Err(response) => response,
+        Err(response) => *response,
     }
 }
 
@@ -132,7 +137,7 @@ async fn create_approval(
 ) -> Response {
     let input = match hook_input(&body) {
         Ok(input) => input,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let agent = query
         .agent

@@ -341,12 +341,7 @@ impl Store {
             (query.decision.as_deref(), " AND decision = ?"),
         ]
         .into_iter()
-        .filter_map(|(value, clause)| {
-            value.filter(|v| !v.is_empty()).map(|v| {
-                text.push_str(clause);
-                v
-            })
-        })
+        .filter_map(|(value, clause)| value.filter(|v| !v.is_empty()).inspect(|_| text.push_str(clause)))
         .collect();
         text.push_str(" ORDER BY id DESC LIMIT ?");
         let limit = i64::from(query.limit.unwrap_or(100).clamp(1, 1000));
