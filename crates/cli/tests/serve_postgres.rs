@@ -10,7 +10,7 @@
     missing_docs
 )]
 
-#[allow(dead_code, unreachable_pub)]
+#[allow(unreachable_pub)]
 #[path = "../../hooks/tests/pg/mod.rs"]
 mod pg;
 mod served;
