@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use agent_decide::HookInput;
-use agent_server::{Decide, Outcome, ServeConfig, Server, TokenSource};
+use agent_server::{
+    Decide, Outcome, ServeConfig, Server, SessionFuture, SessionHandle, SessionRunner, TokenSource,
+};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
@@ -18,6 +20,7 @@ use crate::DecideArgs;
 use crate::check;
 use crate::load::Guards;
 use crate::remote::{self, OnTimeout, RemoteAnswer, RemoteArgs};
+use crate::scenario::{Scenario, ScenarioHost, run_scenario_with};
 
 /// How long a project's compiled settings are reused before they are loaded again: a rule a person adds to a
 /// settings file takes effect within this time (a rule saved by "allow always" at once).
@@ -72,7 +75,9 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let server = Server::bind(config, Arc::new(decider)).await?;
+        let server = Server::bind(config, Arc::new(decider))
+            .await?
+            .with_sessions(Arc::new(ScenarioRunner));
         let address = server.local_addr().unwrap_or(args.listen);
         let where_from = match source {
             TokenSource::Flag => "from --token".to_owned(),
@@ -158,6 +163,50 @@ impl Decide for CliDecider {
         let mut held = self.guards.lock().unwrap_or_else(PoisonError::into_inner);
         held.0.forget(&cwd.to_string_lossy());
         held.1.remove(&*cwd.to_string_lossy());
+    }
+}
+
+/// Runs the sessions of `POST /v1/sessions`: the body is a scenario file's content (the format of `agent-guard
+/// run`), run in a temporary workspace through the runtime, with the server's approver for the asks the scenario
+/// does not answer, its event hook, its cancellation registry and its audit log.
+struct ScenarioRunner;
+
+impl SessionRunner for ScenarioRunner {
+    fn start(&self, spec: Value, handle: SessionHandle) -> Result<SessionFuture, String> {
+        let name = spec
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("session")
+            .to_owned();
+        let scenario = Scenario::parse(&name, &spec.to_string()).map_err(|e| format!("{e:#}"))?;
+        let root = tempfile::tempdir().map_err(|e| format!("cannot make a workspace: {e}"))?;
+        Ok(Box::pin(async move {
+            let host = ScenarioHost {
+                hooks: vec![handle.hook],
+                cancel: Some(handle.cancel),
+            };
+            let run = run_scenario_with(
+                &scenario,
+                root.path(),
+                Some(handle.audit),
+                Some(handle.approver),
+                &handle.session_id,
+                host,
+            )
+            .await
+            .map_err(|e| format!("{e:#}"))?;
+            let (report, _workspace) = run;
+            // The workspace goes with the session.
+            drop(root);
+            Ok(json!({
+                "answer": report.answer,
+                "reason": report.reason,
+                "cancelled": report.cancelled,
+                "steps": report.steps.len(),
+                "calls": report.calls().count(),
+                "stop_error": report.stop_error,
+            }))
+        }))
     }
 }
 

@@ -412,3 +412,121 @@ fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> T {
     }
     panic!("the condition never held");
 }
+
+/// A scenario whose first turn asks (a command not known to be read-only) and whose second runs a long command.
+fn scenario() -> Value {
+    json!({
+        "name": "server-session",
+        "files": {"README.md": "# x\n"},
+        "settings": {"project": {"permissions": {"allow": ["Bash(sleep:*)"]}}},
+        "turns": [
+            {"calls": [{"id": "read", "tool": "read_file", "args": {"file_path": "README.md"}}]},
+            {"calls": [{"id": "build", "tool": "run_bash", "args": {"command": "make build"}}]},
+            {"calls": [{"id": "wait", "tool": "run_bash", "args": {"command": "sleep 2"}}]},
+            {"calls": [{"id": "never", "tool": "read_file", "args": {"file_path": "README.md"}}]}
+        ],
+        "final_answer": "done"
+    })
+}
+
+#[test]
+fn a_session_run_by_the_server_streams_asks_to_the_queue_and_stops_on_cancel() {
+    let server = serve(&["--token", TOKEN]);
+    let stream = client()
+        .get(format!("{}/v1/events", server.url))
+        .bearer_auth(TOKEN)
+        .send()
+        .unwrap();
+    let mut reader = BufReader::new(stream);
+    let (status, started) = server.post("/v1/sessions", &scenario());
+    assert_eq!(status, 201, "{started}");
+    let id = started["id"].as_str().unwrap().to_owned();
+    assert_eq!(started["state"], "running");
+
+    // The ask of the second turn waits in the queue like any other.
+    let pending = server.wait_pending(1);
+    assert_eq!(pending[0]["session_id"], id.as_str());
+    assert_eq!(pending[0]["input"]["command"], "make build");
+    server.post(
+        &format!("/v1/approvals/{}", pending[0]["id"].as_str().unwrap()),
+        &json!({"answer": "deny"}),
+    );
+
+    // Cancel while `sleep 2` runs: a Block tool finishes, then the session stops; the last turn never starts.
+    let events = read_events(&mut reader, 7);
+    let kinds: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_start",
+            "tool_result",
+            "step",
+            "tool_start",
+            "permission_request",
+            "permission_resolved",
+            "tool_result"
+        ],
+    );
+    assert!(events.iter().all(|e| e.data["session_id"] == id.as_str()));
+    assert_eq!(events[6].data["decision"], "deny");
+    let mut next = read_events(&mut reader, 2);
+    assert_eq!(next[1].event, "tool_start");
+    assert_eq!(next[1].data["input"]["command"], "sleep 2");
+    let started_at = Instant::now();
+    let (status, cancelling) = server.post(&format!("/v1/sessions/{id}/cancel"), &json!({}));
+    assert_eq!(status, 202, "{cancelling}");
+    assert_eq!(cancelling["state"], "cancelling");
+    loop {
+        next = read_events(&mut reader, 1);
+        assert_ne!(
+            next[0].data["call_id"], "never",
+            "a call started after the cancel"
+        );
+        if next[0].event == "session_stop" {
+            break;
+        }
+    }
+    assert_eq!(next[0].data["cancelled"], true);
+    assert!(
+        started_at.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started_at.elapsed()
+    );
+    let ended = wait_for(|| {
+        let (_, session) = server.get(&format!("/v1/sessions/{id}"));
+        (session["state"] != "running").then_some(session)
+    });
+    assert_eq!(ended["state"], "cancelled");
+    let (_, list) = server.get("/v1/sessions");
+    assert_eq!(list[0]["id"], id.as_str());
+
+    // The stop is in the audit log.
+    let rows = wait_for(|| {
+        let (_, rows) = server.get(&format!("/v1/audit?session={id}"));
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["status"] == "SESSION_STOP")
+            .then_some(rows)
+    });
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["tool_name"] != "read_file" || r["status"] == "OK")
+    );
+
+    // Errors.
+    let (status, _) = server.get("/v1/sessions/0123");
+    assert_eq!(status, 404);
+    let (status, _) = server.post("/v1/sessions/0123/cancel", &json!({}));
+    assert_eq!(status, 404);
+    let (status, _) = server.post(&format!("/v1/sessions/{id}/cancel"), &json!({}));
+    assert_eq!(status, 409);
+    let (status, error) = server.post("/v1/sessions", &json!({"name": "x", "turns": "no"}));
+    assert_eq!(status, 400);
+    assert!(
+        error["error"].as_str().unwrap().contains("invalid scenario `x`"),
+        "{error}"
+    );
+}

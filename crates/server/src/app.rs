@@ -34,6 +34,12 @@ pub(crate) struct App {
     pub(crate) resolved: Notify,
     /// This server's name among the servers of one database, so it skips its own notifications.
     pub(crate) instance: String,
+    /// Runs the sessions of `POST /v1/sessions`, when the host gave a runner.
+    pub(crate) runner: std::sync::OnceLock<Arc<dyn crate::sessions::SessionRunner>>,
+    /// Where the sessions running here are cancelled.
+    pub(crate) cancel: agent_tool_traits::CancelRegistry,
+    /// The sessions running on this server.
+    pub(crate) running: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// What putting a call to a person gave.

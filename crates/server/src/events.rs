@@ -20,6 +20,14 @@ pub(crate) enum EventKind {
     PermissionResolved,
     /// A call was decided (`POST /v1/decide`).
     Decision,
+    /// A call of a session run by the server starts its way through the runtime.
+    ToolStart,
+    /// A call of such a session ended (ran, failed or was denied).
+    ToolResult,
+    /// A step of such a session is complete.
+    Step,
+    /// Such a session stopped.
+    SessionStop,
 }
 
 impl EventKind {
@@ -28,13 +36,25 @@ impl EventKind {
             Self::PermissionRequest => "permission_request",
             Self::PermissionResolved => "permission_resolved",
             Self::Decision => "decision",
+            Self::ToolStart => "tool_start",
+            Self::ToolResult => "tool_result",
+            Self::Step => "step",
+            Self::SessionStop => "session_stop",
         }
     }
 
     pub(crate) fn parse(text: &str) -> Option<Self> {
-        [Self::PermissionRequest, Self::PermissionResolved, Self::Decision]
-            .into_iter()
-            .find(|kind| kind.as_str() == text)
+        [
+            Self::PermissionRequest,
+            Self::PermissionResolved,
+            Self::Decision,
+            Self::ToolStart,
+            Self::ToolResult,
+            Self::Step,
+            Self::SessionStop,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == text)
     }
 }
 

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use crate::app::{App, Enqueued, HOOK_AGENT, now_ms};
 use crate::events::Event;
 use crate::page;
+use crate::sessions::{self, Cancelled, Started, session_json};
 use crate::store::{AnswerResult, AuditQuery, State as AskState};
 use crate::token::token_matches;
 
@@ -38,6 +39,9 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/approvals/{id}", get(get_approval).post(answer_approval))
         .route("/v1/events", get(events))
         .route("/v1/audit", get(audit))
+        .route("/v1/sessions", get(list_sessions).post(start_session))
+        .route("/v1/sessions/{id}", get(get_session))
+        .route("/v1/sessions/{id}/cancel", post(cancel_session))
         .route_layer(middleware::from_fn_with_state(Arc::clone(&app), authorize));
     Router::new()
         .route("/", get(page::index))
@@ -291,6 +295,63 @@ fn sse_event(event: &Event) -> SseEvent {
 async fn audit(State(app): State<Arc<App>>, Query(query): Query<AuditQuery>) -> Response {
     match app.store.recent_audit(&query).await {
         Ok(rows) => Json(rows).into_response(),
+        Err(e) => database_error(&e),
+    }
+}
+
+async fn start_session(State(app): State<Arc<App>>, body: Bytes) -> Response {
+    let spec = match serde_json::from_slice::<Value>(&body) {
+        Ok(spec @ Value::Object(_)) => spec,
+        Ok(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid session: the body must be a JSON object",
+            );
+        }
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("invalid session: {e}")),
+    };
+    match sessions::start(&app, spec).await {
+        Ok(Started::Running(row)) => (StatusCode::CREATED, Json(session_json(&row))).into_response(),
+        Ok(Started::NoRunner) => error(StatusCode::NOT_IMPLEMENTED, "this server runs no sessions"),
+        Ok(Started::Invalid(why)) => error(StatusCode::BAD_REQUEST, why),
+        Err(e) => database_error(&e),
+    }
+}
+
+async fn list_sessions(State(app): State<Arc<App>>) -> Response {
+    match app.store.sessions(None).await {
+        Ok(rows) => Json(rows.iter().map(session_json).collect::<Vec<_>>()).into_response(),
+        Err(e) => database_error(&e),
+    }
+}
+
+async fn get_session(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
+    match app.store.sessions(Some(&id)).await {
+        Ok(rows) => match rows.first() {
+            Some(row) => Json(session_json(row)).into_response(),
+            None => error(StatusCode::NOT_FOUND, format!("no session has the id `{id}`")),
+        },
+        Err(e) => database_error(&e),
+    }
+}
+
+async fn cancel_session(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
+    match sessions::cancel(&app, &id).await {
+        Ok(Cancelled::Stopping(row)) => {
+            let mut body = session_json(&row);
+            if let Some(fields) = body.as_object_mut() {
+                fields.insert("state".to_owned(), json!("cancelling"));
+            }
+            (StatusCode::ACCEPTED, Json(body)).into_response()
+        }
+        Ok(Cancelled::Unknown) => error(StatusCode::NOT_FOUND, format!("no session has the id `{id}`")),
+        Ok(Cancelled::NotRunning(row, why)) => error(
+            StatusCode::CONFLICT,
+            format!(
+                "session `{id}` cannot be cancelled: {why} (state `{}`)",
+                row.state
+            ),
+        ),
         Err(e) => database_error(&e),
     }
 }

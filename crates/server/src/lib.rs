@@ -43,6 +43,7 @@ mod events;
 mod http;
 mod page;
 mod server;
+mod sessions;
 mod store;
 mod token;
 
@@ -55,6 +56,9 @@ pub use server::DEFAULT_APPROVAL_TIMEOUT;
 pub use server::DEFAULT_LISTEN;
 pub use server::ServeConfig;
 pub use server::Server;
+pub use sessions::SessionFuture;
+pub use sessions::SessionHandle;
+pub use sessions::SessionRunner;
 pub use token::MIN_TOKEN_CHARS;
 pub use token::TOKEN_FILE;
 pub use token::TokenSource;

@@ -74,8 +74,19 @@ impl Server {
             approval_timeout: config.approval_timeout,
             resolved: tokio::sync::Notify::new(),
             instance: random_hex(8)?,
+            runner: std::sync::OnceLock::new(),
+            cancel: agent_tool_traits::CancelRegistry::new(),
+            running: std::sync::Mutex::new(std::collections::HashSet::new()),
         });
         Ok(Self { listener, app })
+    }
+
+    /// Lets `POST /v1/sessions` start sessions with `runner`; without one it answers `501`.
+    #[must_use]
+    pub fn with_sessions(self, runner: Arc<dyn crate::sessions::SessionRunner>) -> Self {
+        // Set once, here, before serving: a second runner is ignored.
+        let _first = self.app.runner.set(runner);
+        self
     }
 
     /// The address bound (the port the system chose for `:0`).

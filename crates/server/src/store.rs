@@ -37,7 +37,28 @@ const CREATE: &[&str] = &[
     )",
     "CREATE INDEX IF NOT EXISTS agent_approvals_state ON agent_approvals (state, expires_ms)",
     "CREATE INDEX IF NOT EXISTS agent_approvals_session ON agent_approvals (session_id, tool_name)",
+    "CREATE TABLE IF NOT EXISTS agent_sessions (
+        id         TEXT   PRIMARY KEY,
+        name       TEXT   NOT NULL,
+        state      TEXT   NOT NULL,
+        created_ms BIGINT NOT NULL,
+        ended_ms   BIGINT,
+        summary    TEXT
+    )",
 ];
+
+/// A session run by a server, as stored.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct SessionRow {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    /// `running`, `finished`, `cancelled` or `failed`.
+    pub(crate) state: String,
+    pub(crate) created_ms: i64,
+    pub(crate) ended_ms: Option<i64>,
+    /// The summary or the failure, as JSON text.
+    pub(crate) summary: Option<String>,
+}
 
 const APPROVAL_COLUMNS: &str = "id, session_id, agent_name, tool_name, tool_input, cwd, reason, explanation, rules, \
                                 settings_file, created_ms, expires_ms, state, answered_ms";
@@ -327,6 +348,68 @@ impl Store {
             .fetch_optional(pool)
             .await
             .map(|row| row.is_some()))
+    }
+
+    pub(crate) async fn insert_session(&self, id: &str, name: &str, now_ms: i64) -> Result<(), sqlx::Error> {
+        let text = "INSERT INTO agent_sessions (id, name, state, created_ms) VALUES (?, ?, 'running', ?)";
+        on_pool!(self, text, |pool, sql| sqlx::query(&sql)
+            .bind(id)
+            .bind(name)
+            .bind(now_ms)
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
+    pub(crate) async fn end_session(
+        &self,
+        id: &str,
+        state: &str,
+        summary: &Value,
+        now_ms: i64,
+    ) -> Result<(), sqlx::Error> {
+        let text = "UPDATE agent_sessions SET state = ?, ended_ms = ?, summary = ? WHERE id = ?";
+        let summary = summary.to_string();
+        on_pool!(self, text, |pool, sql| sqlx::query(&sql)
+            .bind(state)
+            .bind(now_ms)
+            .bind(&summary)
+            .bind(id)
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
+    /// One session, or the 100 most recent ones (newest first).
+    pub(crate) async fn sessions(&self, id: Option<&str>) -> Result<Vec<SessionRow>, sqlx::Error> {
+        let text = match id {
+            Some(_) => {
+                "SELECT id, name, state, created_ms, ended_ms, summary FROM agent_sessions WHERE id = ?"
+            }
+            None => {
+                "SELECT id, name, state, created_ms, ended_ms, summary FROM agent_sessions \
+                     ORDER BY created_ms DESC, id LIMIT 100"
+            }
+        };
+        on_pool!(self, text, |pool, sql| {
+            let mut q = sqlx::query(&sql);
+            if let Some(id) = id {
+                q = q.bind(id);
+            }
+            let rows = q.fetch_all(pool).await?;
+            rows.iter()
+                .map(|row| {
+                    Ok(SessionRow {
+                        id: row.try_get("id")?,
+                        name: row.try_get("name")?,
+                        state: row.try_get("state")?,
+                        created_ms: row.try_get("created_ms")?,
+                        ended_ms: row.try_get::<Option<i64>, _>("ended_ms")?,
+                        summary: row.try_get::<Option<String>, _>("summary")?,
+                    })
+                })
+                .collect()
+        })
     }
 
     /// The most recent rows of the audit log, newest first.
