@@ -241,4 +241,29 @@ fn an_ask_appears_on_the_page_and_a_click_allows_it_once() {
     );
     browser.page("Input.dispatchKeyEvent", json!({ "type": "keyUp", "key": "d" }));
     assert_eq!(decision_of(&waiting.wait_with_output().unwrap()), "deny");
+
+    // A session the server runs shows up with its events, and its Cancel button stops it.
+    let (status, session) = server.post(
+        "/v1/sessions",
+        &json!({
+            "name": "page-session",
+            "settings": {"project": {"permissions": {"allow": ["Bash(sleep:*)"]}}},
+            "turns": [
+                {"calls": [{"id": "wait", "tool": "run_bash", "args": {"command": "sleep 2"}}]},
+                {"calls": [{"id": "wait-more", "tool": "run_bash", "args": {"command": "sleep 2"}}]}
+            ]
+        }),
+    );
+    assert_eq!(status, 201, "{session}");
+    browser.wait_until(
+        "[...document.querySelectorAll('.session')].some(s => s.textContent.includes('sleep 2') \
+         && !s.querySelector('.cancel').hidden)",
+        Duration::from_secs(5),
+    );
+    browser.click(".session .cancel");
+    browser.wait_until(
+        "document.querySelector('.session .state').textContent === 'cancelled' \
+         && document.querySelector('.session .log').textContent.includes('stopped (cancelled)')",
+        Duration::from_secs(10),
+    );
 }

@@ -3,7 +3,7 @@
 // browser's local storage; every request carries it as a bearer token.
 "use strict";
 
-const state = { token: "", asks: [], selected: 0, lastEventId: 0, streamAbort: null };
+const state = { token: "", asks: [], selected: 0, lastEventId: 0, streamAbort: null, sessions: [], logs: {} };
 const $ = (id) => document.getElementById(id);
 
 function api(path, options = {}) {
@@ -137,6 +137,7 @@ async function follow() {
     setStatus("live", "live");
     await loadAsks();
     loadAudit();
+    loadSessions();
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -157,6 +158,51 @@ async function follow() {
   setTimeout(follow, 1000);
 }
 
+async function loadSessions() {
+  const response = await api("/v1/sessions");
+  if (!response.ok) return;
+  state.sessions = await response.json();
+  renderSessions();
+}
+
+function renderSessions() {
+  const list = $("sessions");
+  const template = $("session-template");
+  list.replaceChildren();
+  for (const session of state.sessions.slice(0, 20)) {
+    const item = template.content.firstElementChild.cloneNode(true);
+    item.querySelector(".name").textContent = session.name + " · " + session.id.slice(0, 8);
+    item.querySelector(".state").textContent = session.state;
+    const cancel = item.querySelector(".cancel");
+    cancel.hidden = session.state !== "running";
+    cancel.addEventListener("click", async () => {
+      cancel.disabled = true;
+      await api("/v1/sessions/" + encodeURIComponent(session.id) + "/cancel", { method: "POST" });
+    });
+    const log = item.querySelector(".log");
+    for (const line of (state.logs[session.id] || []).slice(-50)) {
+      const entry = document.createElement("li");
+      entry.textContent = line;
+      log.appendChild(entry);
+    }
+    list.appendChild(item);
+  }
+  $("no-sessions").hidden = state.sessions.length > 0;
+}
+
+// One line per session event, for the session's log on the page.
+function logLine(kind, data) {
+  switch (kind) {
+    case "tool_start": return "step " + data.step + ": " + data.tool + " " + describe({ input: data.input });
+    case "tool_result": return "  -> " + data.decision + " " + data.status + (data.output ? ": " + data.output : "");
+    case "step": return "step " + data.step + " done (" + data.tool_calls + " calls)";
+    case "session_stop": return "stopped" + (data.cancelled ? " (cancelled)" : "") + ": " + data.reason;
+    case "permission_request": return "  asks: " + data.reason;
+    case "permission_resolved": return "  answered: " + data.state;
+    default: return null;
+  }
+}
+
 function handle(block) {
   let kind = "message";
   let data = "";
@@ -166,7 +212,24 @@ function handle(block) {
     else if (line.startsWith("data:")) data += line.slice(5).trim();
   }
   if (!data) return;
+  let parsed = {};
+  try { parsed = JSON.parse(data); } catch (error) { return; }
   if (kind === "permission_request" || kind === "permission_resolved") loadAsks();
+  const session = parsed.session_id;
+  const line = logLine(kind, parsed);
+  if (session && line && (kind !== "permission_request" && kind !== "permission_resolved" || state.logs[session])) {
+    (state.logs[session] = state.logs[session] || []).push(line);
+    if (state.sessions.some((s) => s.id === session)) renderSessions();
+  }
+  if (kind === "session_stop") {
+    // The stop event comes before the server records the session's end: show it now, read the record soon.
+    const stopped = state.sessions.find((s) => s.id === session);
+    if (stopped) stopped.state = parsed.cancelled ? "cancelled" : "finished";
+    renderSessions();
+    setTimeout(loadSessions, 1000);
+  } else if (kind === "tool_start" && !state.sessions.some((s) => s.id === session)) {
+    loadSessions();
+  }
   refreshAuditSoon();
 }
 
