@@ -154,3 +154,46 @@ fn error_text(body: &Value) -> String {
         .and_then(Value::as_str)
         .map_or_else(|| body.to_string(), str::to_owned)
 }
+
+/// Why a server did not answer a probe.
+#[derive(Debug)]
+pub(crate) enum ProbeError {
+    /// It answered, but refused the request (the token, most likely).
+    Refused(String),
+    /// It could not be reached, or answered something else than the API.
+    Unreachable(String),
+}
+
+/// Asks `server` for its pending asks with the token of `AGENT_GUARD_TOKEN`; their number.
+pub(crate) fn probe(server: &str) -> Result<usize, ProbeError> {
+    let base = server.trim_end_matches('/');
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(ProbeError::Unreachable(format!(
+            "`{server}` is not an http:// or https:// URL"
+        )));
+    }
+    let client = reqwest::blocking::Client::builder()
+        .connect_timeout(Duration::from_secs(3))
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| ProbeError::Unreachable(e.to_string()))?;
+    let response = client
+        .get(format!("{base}/v1/approvals"))
+        .bearer_auth(std::env::var("AGENT_GUARD_TOKEN").unwrap_or_default())
+        .send()
+        .map_err(|e| ProbeError::Unreachable(e.to_string()))?;
+    let status = response.status();
+    let body: Value = response.json().unwrap_or(Value::Null);
+    if status.is_client_error() {
+        return Err(ProbeError::Refused(format!("{status}: {}", error_text(&body))));
+    }
+    if !status.is_success() {
+        return Err(ProbeError::Unreachable(format!(
+            "{status}: {}",
+            error_text(&body)
+        )));
+    }
+    body.as_array()
+        .map(Vec::len)
+        .ok_or_else(|| ProbeError::Unreachable("the answer is not a list of asks".to_owned()))
+}

@@ -401,6 +401,13 @@ fn events_stream_in_order_and_resume_after_the_last_id() {
     assert_eq!(again[..2], events[1..]);
     assert_eq!(again[2].event, "decision");
     assert!(again[2].id > events[2].id);
+
+    // The kept events are bounded: a large input is not copied into them.
+    let long = format!("echo {}", "x".repeat(20_000));
+    server.post("/v1/decide", &server.input("s-events", &long));
+    let large = read_events(&mut reader, 1);
+    assert_eq!(large[0].data["input"], json!({"truncated": true}));
+    assert_eq!(large[0].data["decision"], "allow");
 }
 
 fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> T {
@@ -528,5 +535,35 @@ fn a_session_run_by_the_server_streams_asks_to_the_queue_and_stops_on_cancel() {
     assert!(
         error["error"].as_str().unwrap().contains("invalid scenario `x`"),
         "{error}"
+    );
+}
+
+#[test]
+fn doctor_asks_the_configured_server() {
+    let server = serve(&["--token", TOKEN]);
+    server.enqueue("s-doctor", "npm test");
+    let report = |token: &str| {
+        let out = command(server.dir.path())
+            .current_dir(&server.project)
+            .arg("doctor")
+            .env("AGENT_GUARD_SERVER", &server.url)
+            .env("AGENT_GUARD_TOKEN", token)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some("server"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let good = report(TOKEN);
+    assert!(
+        good.starts_with("ok") && good.contains("1 asks waiting"),
+        "{good}"
+    );
+    let refused = report("another-token-another-token");
+    assert!(
+        refused.starts_with("problem") && refused.contains("refuses the token"),
+        "{refused}"
     );
 }

@@ -19,6 +19,9 @@ use crate::token::random_hex;
 /// The name the audit log gives calls decided over HTTP for an agent that did not name itself.
 pub(crate) const HOOK_AGENT: &str = "hook";
 
+/// The largest event kept whole (see [`App::emit`]).
+pub(crate) const MAX_EVENT_BYTES: usize = 16 << 10;
+
 /// The PostgreSQL channel the servers of one database tell each other their events on.
 pub(crate) const CHANNEL: &str = "agent_guard_events";
 
@@ -331,8 +334,19 @@ impl App {
         })
     }
 
-    /// Publishes an event here and, with PostgreSQL, to the other servers of the database.
-    pub(crate) async fn emit(&self, kind: EventKind, session: &str, data: Value) {
+    /// Publishes an event here and, with PostgreSQL, to the other servers of the database. The events kept for
+    /// resuming are bounded: an event over [`MAX_EVENT_BYTES`] goes without its `input` and `explanation` (the ask
+    /// itself keeps them; `GET /v1/approvals` shows them).
+    pub(crate) async fn emit(&self, kind: EventKind, session: &str, mut data: Value) {
+        if data.to_string().len() > MAX_EVENT_BYTES
+            && let Some(fields) = data.as_object_mut()
+        {
+            for field in ["input", "explanation"] {
+                if fields.contains_key(field) {
+                    fields.insert(field.to_owned(), json!({ "truncated": true }));
+                }
+            }
+        }
         if let Some(pool) = self.store.postgres() {
             let message = |data: &Value| {
                 json!({"from": self.instance, "kind": kind.as_str(), "session": session, "data": data})
