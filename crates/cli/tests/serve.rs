@@ -567,3 +567,20 @@ fn doctor_asks_the_configured_server() {
         "{refused}"
     );
 }
+
+#[test]
+fn an_ask_outlives_the_client_that_made_it() {
+    let server = serve(&["--token", TOKEN]);
+    let mut waiting = server.spawn_client(&["check"], &server.input("s-gone", "npm test"), &[]);
+    let pending = server.wait_pending(1);
+    waiting.kill().unwrap();
+    waiting.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(server.pending(), pending, "still pending after its client went away");
+    let (status, answered) = server.post(
+        &format!("/v1/approvals/{}", pending[0]["id"].as_str().unwrap()),
+        &json!({"answer": "deny"}),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(answered["state"], "deny");
+}
