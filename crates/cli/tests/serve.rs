@@ -576,7 +576,11 @@ fn an_ask_outlives_the_client_that_made_it() {
     waiting.kill().unwrap();
     waiting.wait().unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(server.pending(), pending, "still pending after its client went away");
+    assert_eq!(
+        server.pending(),
+        pending,
+        "still pending after its client went away"
+    );
     let (status, answered) = server.post(
         &format!("/v1/approvals/{}", pending[0]["id"].as_str().unwrap()),
         &json!({"answer": "deny"}),
