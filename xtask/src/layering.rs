@@ -57,6 +57,10 @@ const GRAPH: &[(&str, &[&str])] = &[
         &["agent-tool-traits", "agent-subagent", "agent-core"],
     ),
     (
+        "agent-server",
+        &["agent-tool-traits", "agent-hooks", "agent-decide", "agent-core"],
+    ),
+    (
         "agent-guard",
         &[
             "agent-tool-traits",
@@ -67,6 +71,7 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-decide",
             "agent-core",
             "agent-model",
+            "agent-server",
         ],
     ),
     ("agent-guard-tests", &[]),

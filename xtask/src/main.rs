@@ -20,7 +20,7 @@ fn main() -> Result<()> {
         _ => {
             eprintln!("usage: cargo xtask <ci|layering|deny|fuzz-smoke>");
             eprintln!(
-                "  ci          fmt, clippy, tests, docs, layering, cargo-deny, postgres, fuzz smoke, benches"
+                "  ci          fmt, clippy, postgres, chromium, tests, benches, docs, layering, cargo-deny, fuzz smoke"
             );
             eprintln!("  layering    check the crate graph edge by edge against docs/ARCHITECTURE.md");
             eprintln!("  deny        cargo deny check (licenses, bans, sources)");
@@ -48,11 +48,16 @@ fn ci() -> Result<()> {
         )
     })?;
     step("postgres", ensure_postgres)?;
-    // The audit log's PostgreSQL tests skip on a machine without a server; here a missing server is a failure.
+    step("chromium", ensure_chromium)?;
+    // The PostgreSQL tests and the page's browser test skip on a machine without a server or a browser; here
+    // either missing is a failure.
     step("test", || {
         cargo(
             &["test", "--workspace", "--locked"],
-            &[("AGENT_GUARD_REQUIRE_POSTGRES", "1")],
+            &[
+                ("AGENT_GUARD_REQUIRE_POSTGRES", "1"),
+                ("AGENT_GUARD_REQUIRE_CHROMIUM", "1"),
+            ],
         )
     })?;
     // Each criterion bench runs its routines once in test mode: the benches build, and their setup and the
@@ -208,20 +213,8 @@ fn ensure_postgres() -> Result<()> {
         return Ok(());
     }
     eprintln!("PostgreSQL is missing: installing it with `apt-get install -y postgresql`");
-    let install = || {
-        Command::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends", "postgresql"])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .is_ok_and(|status| status.success())
-    };
-    // A fresh machine may have no package lists yet: fetch them once and retry.
-    let installed = install()
-        || (Command::new("apt-get")
-            .arg("update")
-            .status()
-            .is_ok_and(|status| status.success())
-            && install());
+    // A fresh machine may have no package lists yet: `apt_install` fetches them once and retries.
+    let installed = apt_install("postgresql");
     if !installed || postgres_bin_dir().is_none() {
         bail!(
             "cannot install PostgreSQL with apt-get (it needs root and Debian's package lists): install a \
@@ -229,6 +222,42 @@ fn ensure_postgres() -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The browser the server's page test drives (crates/cli/tests/page.rs).
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Makes sure Debian's `chromium` is installed for the page's browser test, installing it when missing.
+fn ensure_chromium() -> Result<()> {
+    if Path::new(CHROMIUM).is_file() {
+        eprintln!("Chromium found at {CHROMIUM}");
+        return Ok(());
+    }
+    eprintln!("Chromium is missing: installing it with `apt-get install -y chromium`");
+    if !apt_install("chromium") || !Path::new(CHROMIUM).is_file() {
+        bail!(
+            "cannot install Chromium with apt-get (it needs root and Debian's package lists): install Debian's \
+             `chromium` package so that {CHROMIUM} exists"
+        );
+    }
+    Ok(())
+}
+
+/// `apt-get install -y --no-install-recommends PACKAGE`, fetching the package lists once when the first try fails.
+fn apt_install(package: &str) -> bool {
+    let install = || {
+        Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", package])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    install()
+        || (Command::new("apt-get")
+            .arg("update")
+            .status()
+            .is_ok_and(|status| status.success())
+            && install())
 }
 
 /// The directory holding `initdb`, found the way the tests find it: on PATH, else under

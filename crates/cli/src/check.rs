@@ -6,13 +6,14 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agent_decide::{CallInput, Decided, Deciders, DecisionBound, HookInput, HookOutput};
+use agent_decide::{CallInput, Decided, Deciders, DecisionBound, Guard, HookInput, HookOutput};
 use agent_rules::SessionState;
-use agent_tool_traits::{Decision, Layer, Provenance, Verdict};
+use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
 use anyhow::{Context, Result, bail};
 
 use crate::DecideArgs;
 use crate::load::Guards;
+use crate::remote::{self, OnTimeout, RemoteAnswer, RemoteArgs};
 
 /// The largest hook input read, in bytes. A model writes far less in one tool call (its output per turn is some
 /// ten thousand tokens), so anything larger is not a call the coding agent made and is refused, not decided.
@@ -31,13 +32,24 @@ pub(crate) fn hook_deadline() -> Duration {
         .saturating_add(READ_AND_LOAD_LIMIT)
 }
 
-pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool) -> Result<ExitCode> {
+pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &RemoteArgs) -> Result<ExitCode> {
     if jsonl {
+        if remote.server.is_some() {
+            return Err(crate::UsageError(
+                "`--server` puts one call to a person; it cannot be used with `--jsonl`".to_owned(),
+            )
+            .into());
+        }
         return run_jsonl(args, explain);
     }
     // Everything below that fails returns an error, which `main` turns into exit code 2 with the reason on stderr:
-    // the coding agent blocks the call. Only a decision printed on stdout ends in exit code 0.
-    let deadline = Deadline::start(hook_deadline());
+    // the coding agent blocks the call. Only a decision printed on stdout ends in exit code 0. With a server, the
+    // wait for a person's answer is bounded too.
+    let limit = match remote.server {
+        Some(_) => hook_deadline().saturating_add(crate::remote::MAX_WAIT),
+        None => hook_deadline(),
+    };
+    let deadline = Deadline::start(limit);
     let mut guards = Guards::new(args)?;
     let mut bytes = Vec::new();
     std::io::stdin()
@@ -47,7 +59,10 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool) -> Result<ExitC
         .context("cannot read the hook input from stdin")?;
     let input = parse_input(bytes)?;
     failpoint("check");
-    let output = decide(&mut guards, &input, explain);
+    let output = match &remote.server {
+        Some(server) => decide_with_server(&mut guards, &input, explain, server, remote.on_timeout),
+        None => decide(&mut guards, &input, explain),
+    };
     deadline.answer(&output.to_json())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -94,14 +109,90 @@ pub(crate) fn decide(guards: &mut Guards<'_>, input: &HookInput, explain: bool) 
     let settings = guards.settings_files().to_vec();
     let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
         Ok(guard) => Arc::clone(guard),
-        Err(why) => return HookOutput::from_verdict(&settings_deny(why)),
+        Err(why) => return settings_deny_output(why),
     };
-    let call = CallInput::new(input.tool_name.as_str(), input.tool_input.clone());
-    let decided = DecisionBound::from_env().decide(&Deciders::new(guard), call, SessionState::default());
+    let (output, decided) = decide_with(guard, input, &settings);
     if explain {
         eprintln!("{}", crate::explain::render_text(input, &decided));
     }
+    output
+}
+
+/// Decides one input with the guard of its working directory, as [`decide`] does once it has the guard; the
+/// server (`agent-guard serve`) decides through here too.
+pub(crate) fn decide_with(
+    guard: Arc<Guard>,
+    input: &HookInput,
+    settings: &[PathBuf],
+) -> (HookOutput, Decided) {
+    let call = CallInput::new(input.tool_name.as_str(), input.tool_input.clone());
+    let decided = DecisionBound::from_env().decide(&Deciders::new(guard), call, SessionState::default());
+    (output(input, &decided, settings), decided)
+}
+
+/// The output when the settings of an input's working directory cannot be loaded: a deny.
+pub(crate) fn settings_deny_output(why: &str) -> HookOutput {
+    HookOutput::from_verdict(&settings_deny(why))
+}
+
+/// Decides one input like [`decide`]; an ask goes to the approval queue of `server` and the person's answer
+/// becomes the decision. An allow runs under the kernel sandbox the ask's decision chose (what a user's allow
+/// grants); a deny stands. No answer in time, or no server, prints the ask (or, with `--on-timeout deny`, a
+/// deny): the coding agent then asks in its terminal.
+fn decide_with_server(
+    guards: &mut Guards<'_>,
+    input: &HookInput,
+    explain: bool,
+    server: &str,
+    on_timeout: OnTimeout,
+) -> HookOutput {
+    let settings = guards.settings_files().to_vec();
+    let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
+        Ok(guard) => Arc::clone(guard),
+        Err(why) => return settings_deny_output(why),
+    };
+    let (local, mut decided) = decide_with(guard, input, &settings);
+    if explain {
+        eprintln!("{}", crate::explain::render_text(input, &decided));
+    }
+    if decided.verdict().decision != Decision::Ask {
+        return local;
+    }
+    let body = serde_json::to_value(input).unwrap_or_default();
+    let approval = Provenance::layer(Layer::Approval).at(DecidedBy::Approver);
+    let (decision, reason) = match remote::ask_person(server, &body, "hook") {
+        RemoteAnswer::Decided { allow, reason } => {
+            let decision = if allow { Decision::Allow } else { Decision::Deny };
+            (decision, reason.trim_start_matches("agent-guard: ").to_owned())
+        }
+        RemoteAnswer::Expired if on_timeout == OnTimeout::Deny => (
+            Decision::Deny,
+            "nobody answered the ask on the agent-guard server in time (--on-timeout deny)".to_owned(),
+        ),
+        RemoteAnswer::Expired => {
+            return with_reason(&decided, "nobody answered it on the agent-guard server in time");
+        }
+        RemoteAnswer::Unreachable(why) if on_timeout == OnTimeout::Deny => (
+            Decision::Deny,
+            format!("the agent-guard server cannot be asked ({why}; --on-timeout deny)"),
+        ),
+        RemoteAnswer::Unreachable(why) => {
+            eprintln!("agent-guard: {why}; the coding agent asks instead");
+            return with_reason(
+                &decided,
+                &format!("the agent-guard server cannot be asked: {why}"),
+            );
+        }
+    };
+    decided.resolution.verdict = Verdict::new(decision, reason, approval);
     output(input, &decided, &settings)
+}
+
+/// The ask of `decided` with one more reason.
+fn with_reason(decided: &Decided, why: &str) -> HookOutput {
+    let mut verdict = decided.verdict().clone();
+    verdict.reasons.push(why.to_owned());
+    HookOutput::from_verdict(&verdict)
 }
 
 /// `AGENT_GUARD_FAILPOINT=check` panics before deciding (`decide` panics in agent-decide's deciding thread), so that

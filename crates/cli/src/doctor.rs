@@ -424,25 +424,32 @@ pub(crate) fn kernel_line() -> DoctorLine {
     }
 }
 
-/// The approval server named by `AGENT_GUARD_SERVER`, when one is. It is not contacted yet: the line says it is
-/// configured, and this is where a reachability check goes.
+/// The approval server named by `AGENT_GUARD_SERVER`, when one is: asked for its pending asks with the token of
+/// `AGENT_GUARD_TOKEN`. A server that cannot be reached is a warning (`check --server` then lets the coding agent
+/// ask in its terminal); one that refuses the token is a problem (every ask would fall back the same way).
 pub(crate) fn server_line() -> Option<DoctorLine> {
     let server = std::env::var("AGENT_GUARD_SERVER")
         .ok()
         .filter(|s| !s.trim().is_empty())?;
-    let token = if std::env::var_os("AGENT_GUARD_TOKEN").is_some_and(|t| !t.is_empty()) {
-        "a token is set"
-    } else {
-        "no AGENT_GUARD_TOKEN"
-    };
-    Some(
-        DoctorLine::new(
+    Some(match crate::remote::probe(&server) {
+        Ok(pending) => DoctorLine::new(
+            Level::Ok,
+            "server",
+            format!("`{server}` answers and accepts the token ({pending} asks waiting)"),
+        ),
+        Err(crate::remote::ProbeError::Refused(why)) => DoctorLine::new(
+            Level::Problem,
+            "server",
+            format!("`{server}` refuses the token of AGENT_GUARD_TOKEN: {why}"),
+        )
+        .fix("set AGENT_GUARD_TOKEN to the token `agent-guard serve` printed"),
+        Err(crate::remote::ProbeError::Unreachable(why)) => DoctorLine::new(
             Level::Warning,
             "server",
-            format!("AGENT_GUARD_SERVER is `{server}` ({token}): configured, not contacted"),
+            format!("`{server}` cannot be reached: {why}; asks go to the terminal instead"),
         )
-        .fix("doctor does not check servers yet"),
-    )
+        .fix("start `agent-guard serve`, or unset AGENT_GUARD_SERVER"),
+    })
 }
 
 #[cfg(test)]

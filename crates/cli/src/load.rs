@@ -78,6 +78,11 @@ impl<'a> Guards<'a> {
         self
     }
 
+    /// Forgets the guards of `cwd`, so that the next decision there loads its settings again.
+    pub(crate) fn forget(&mut self, cwd: &str) {
+        self.built.retain(|(dir, _), _| dir != cwd);
+    }
+
     /// The guard for an input's `cwd` and `permission_mode`; an error when its settings cannot be loaded.
     pub(crate) fn get(&mut self, cwd: &str, input_mode: Option<&str>) -> &Result<Arc<Guard>, String> {
         // `--mode` wins; then the coding agent's mode (the user chose it in that session). An unknown mode name

@@ -13,9 +13,11 @@ mod install;
 mod json_text;
 mod load;
 mod policy_diff;
+mod remote;
 mod rules_cmd;
 mod sandbox_cmd;
 mod scenario;
+mod serve_cmd;
 mod terminal;
 mod test_cmd;
 
@@ -103,6 +105,8 @@ enum Command {
         /// Print the layer-by-layer trace on stderr as well.
         #[arg(long)]
         explain: bool,
+        #[command(flatten)]
+        remote: remote::RemoteArgs,
     },
     /// Add agent-guard's PreToolUse hook to the coding agent's settings file of a scope (a backup of the previous
     /// content is kept beside it as `<file>.agent-guard.bak`); running it again changes nothing.
@@ -190,6 +194,12 @@ enum Command {
     /// decide, and with an audit log every logged call whose decision changes, looser first. Exit code 1 when
     /// anything gets looser.
     Diff(policy_diff::DiffArgs),
+    /// Serve decisions over HTTP, the approval queue (answered from the page at `/` or any client), live events
+    /// and the audit log; one policy for many agents.
+    Serve(serve_cmd::ServeArgs),
+    /// The coding agent's PermissionRequest hook: put its permission prompt to the queue of `agent-guard serve`
+    /// and print the person's answer.
+    Approve(serve_cmd::ApproveArgs),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -275,7 +285,8 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             decide,
             jsonl,
             explain,
-        } => check::run(&decide, jsonl, explain),
+            remote,
+        } => check::run(&decide, jsonl, explain, &remote),
         Command::Install { target, matcher } => install::install(&target, &matcher),
         Command::Uninstall { target } => install::uninstall(&target),
         Command::Doctor { cwd } => doctor::run(cwd.as_deref()),
@@ -297,6 +308,8 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Test(args) => test_cmd::run(&args),
         Command::Import { format } => import::run(&format),
         Command::Diff(args) => policy_diff::run(&args),
+        Command::Serve(args) => serve_cmd::serve(&args),
+        Command::Approve(args) => serve_cmd::approve(&args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());

@@ -10,7 +10,7 @@ use agent_core::{
     ApprovalAnswer, Approver, Runtime, RuntimeConfig, ScriptedApprover, ScriptedChildren, ScriptedModel,
     ScriptedTurn, SessionReport,
 };
-use agent_hooks::AuditLogHook;
+use agent_hooks::{AgentHook, AuditLogHook};
 use agent_rules::{Discovery, PermissionMode, Settings};
 use agent_tool_traits::{CancelRegistry, Source};
 use anyhow::{Context, Result, anyhow};
@@ -180,15 +180,46 @@ pub(crate) async fn run_scenario(
     fallback: Option<Arc<dyn Approver>>,
     session_id: &str,
 ) -> Result<(SessionReport, PathBuf)> {
+    run_scenario_with(
+        scenario,
+        root,
+        audit,
+        fallback,
+        session_id,
+        ScenarioHost::default(),
+    )
+    .await
+}
+
+/// What a scenario runs with besides its file, when something else hosts it (`agent-guard serve`): more hooks
+/// (after the runtime's own) and the cancellation registry the host cancels it through.
+#[derive(Default)]
+pub(crate) struct ScenarioHost {
+    pub(crate) hooks: Vec<Arc<dyn AgentHook>>,
+    pub(crate) cancel: Option<CancelRegistry>,
+}
+
+/// [`run_scenario`] with a host's hooks and cancellation registry.
+pub(crate) async fn run_scenario_with(
+    scenario: &Scenario,
+    root: &Path,
+    audit: Option<AuditLogHook>,
+    fallback: Option<Arc<dyn Approver>>,
+    session_id: &str,
+    host: ScenarioHost,
+) -> Result<(SessionReport, PathBuf)> {
     let prepared = scenario.prepare(root)?;
     let config = scenario.config(&prepared)?;
-    let cancel = CancelRegistry::new();
+    let cancel = host.cancel.unwrap_or_default();
     let mut builder = Runtime::builder(prepared.settings.clone(), config)
         .approver(Arc::new(scenario.approver(fallback)))
         .cancel_registry(cancel.clone())
         .subagent_models(Arc::new(ScriptedChildren::new(cancel.clone(), session_id)));
     if let Some(audit) = audit {
         builder = builder.audit(audit);
+    }
+    for hook in host.hooks {
+        builder = builder.hook(hook);
     }
     let runtime = builder.build()?;
     let mut model = ScriptedModel::new(

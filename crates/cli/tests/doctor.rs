@@ -248,7 +248,7 @@ fn a_hook_whose_program_is_gone_is_a_problem_and_an_old_one_a_warning() {
 }
 
 #[test]
-fn a_configured_server_is_reported_as_not_checked() {
+fn a_configured_server_is_contacted() {
     let (_tmp, home, project) = scratch();
     let out = run(
         &["doctor"],
@@ -262,7 +262,7 @@ fn a_configured_server_is_reported_as_not_checked() {
     let report = text(&out);
     let server = line(&report, "warning", "server");
     assert!(
-        server.contains("http://127.0.0.1:9") && server.contains("not contacted"),
+        server.contains("http://127.0.0.1:9") && server.contains("cannot be reached"),
         "{server}"
     );
     assert!(!report.contains("secret-token"), "{report}");

@@ -122,6 +122,7 @@ pub use metrics::ToolMetrics;
 pub use registry::HookRegistry;
 pub use registry::PreToolUseOutcome;
 pub use store::AuditDatabase;
+pub use time::rfc3339;
 
 /// The sqlx connection options accepted by [`AuditLogHook::connect_with`], re-exported so callers need no direct
 /// sqlx dependency.

@@ -4,7 +4,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `time` as `YYYY-MM-DDTHH:MM:SS.mmmZ`. Times before 1970 (a clock set wrong) are written as the epoch rather
 /// than failing, because a timestamp must never stop an audit row.
-pub(crate) fn rfc3339(time: SystemTime) -> String {
+pub fn rfc3339(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let millis = since.subsec_millis();

@@ -1,0 +1,449 @@
+//! The server's state and what it does: decide, queue an ask, answer it, expire it, and tell the streams.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use agent_core::{ApprovalAnswer, save_allow_rules, suggest_rules};
+use agent_decide::{HookInput, HookOutput};
+use agent_hooks::{AuditLogHook, AuditRow, AuditStatus};
+use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::decider::{Decide, Outcome};
+use crate::events::{EventKind, EventLog};
+use crate::store::{AnswerResult, Approval, State, Store};
+use crate::token::random_hex;
+
+/// The name the audit log gives calls decided over HTTP for an agent that did not name itself.
+pub(crate) const HOOK_AGENT: &str = "hook";
+
+/// The largest event kept whole (see [`App::emit`]).
+pub(crate) const MAX_EVENT_BYTES: usize = 16 << 10;
+
+/// The PostgreSQL channel the servers of one database tell each other their events on.
+pub(crate) const CHANNEL: &str = "agent_guard_events";
+
+/// The shared state of one server.
+pub(crate) struct App {
+    pub(crate) decider: Arc<dyn Decide>,
+    pub(crate) store: Store,
+    pub(crate) audit: AuditLogHook,
+    pub(crate) events: EventLog,
+    pub(crate) token: String,
+    pub(crate) approval_timeout: Duration,
+    /// Wakes every request waiting for an ask's answer (they read the database again).
+    pub(crate) resolved: Notify,
+    /// This server's name among the servers of one database, so it skips its own notifications.
+    pub(crate) instance: String,
+    /// Runs the sessions of `POST /v1/sessions`, when the host gave a runner.
+    pub(crate) runner: std::sync::OnceLock<Arc<dyn crate::sessions::SessionRunner>>,
+    /// Where the sessions running here are cancelled.
+    pub(crate) cancel: agent_tool_traits::CancelRegistry,
+    /// The sessions running on this server.
+    pub(crate) running: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+/// What putting a call to a person gave.
+pub(crate) enum Enqueued {
+    /// Decided without a person: denied by the policy, or by an earlier "don't ask again" of the session.
+    Decided(HookOutput),
+    /// Waiting in the queue.
+    Queued(Box<Approval>),
+}
+
+impl App {
+    /// Decides `input` on a blocking thread (the decision may take up to its bound).
+    pub(crate) async fn decide(&self, input: HookInput, explain: bool) -> (HookInput, Outcome, Duration) {
+        let decider = Arc::clone(&self.decider);
+        let started = Instant::now();
+        let task = tokio::task::spawn_blocking(move || {
+            let outcome = decider.decide(&input, explain);
+            (input, outcome)
+        });
+        match task.await {
+            Ok((input, outcome)) => (input, outcome, started.elapsed()),
+            // The decision panicked: its input is lost with the thread, so the caller gets the deny below.
+            Err(_) => {
+                let verdict = Verdict::new(
+                    Decision::Deny,
+                    "internal error while deciding; the call is blocked",
+                    Provenance::layer(Layer::Rules),
+                );
+                let input = HookInput {
+                    session_id: String::new(),
+                    cwd: String::new(),
+                    permission_mode: None,
+                    hook_event_name: None,
+                    tool_name: String::new(),
+                    tool_input: Value::Null,
+                };
+                let outcome = Outcome {
+                    output: HookOutput::from_verdict(&verdict),
+                    decided: None,
+                    explanation: String::new(),
+                };
+                (input, outcome, started.elapsed())
+            }
+        }
+    }
+
+    /// `POST /v1/decide`: the decision, its audit row and its event.
+    pub(crate) async fn decide_and_record(&self, input: HookInput) -> HookOutput {
+        let (input, outcome, elapsed) = self.decide(input, false).await;
+        let (decision, reason) = output_fields(&outcome.output);
+        let decided_by = outcome.decided.as_ref().map_or_else(
+            || Layer::Rules.to_string(),
+            |d| decided_by(&d.verdict().provenance),
+        );
+        self.audit
+            .record(audit_row(
+                &input.session_id,
+                &input.tool_name,
+                &decision,
+                &decided_by,
+                elapsed,
+                &reason,
+                HOOK_AGENT,
+                Some(&input),
+            ))
+            .await;
+        self.emit(
+            EventKind::Decision,
+            &input.session_id,
+            json!({
+                "session_id": input.session_id,
+                "agent": HOOK_AGENT,
+                "tool": input.tool_name,
+                "input": input.tool_input,
+                "decision": decision,
+                "reason": reason,
+                "decided_by": decided_by,
+            }),
+        )
+        .await;
+        outcome.output
+    }
+
+    /// `POST /v1/approvals`: puts a call to a person. The call is decided first: a deny stands (no answer could
+    /// make it run), anything else waits in the queue for an answer until its expiry.
+    pub(crate) async fn enqueue(&self, input: HookInput, agent: &str) -> Result<Enqueued, sqlx::Error> {
+        let (input, outcome, elapsed) = self.decide(input, true).await;
+        let (decision, reason) = output_fields(&outcome.output);
+        if decision == Decision::Deny.as_str() {
+            let decided_by = outcome.decided.as_ref().map_or_else(
+                || Layer::Rules.to_string(),
+                |d| decided_by(&d.verdict().provenance),
+            );
+            self.audit
+                .record(audit_row(
+                    &input.session_id,
+                    &input.tool_name,
+                    &decision,
+                    &decided_by,
+                    elapsed,
+                    &reason,
+                    agent,
+                    Some(&input),
+                ))
+                .await;
+            return Ok(Enqueued::Decided(outcome.output));
+        }
+        let cwd = PathBuf::from(&input.cwd);
+        let rules = outcome
+            .decided
+            .as_ref()
+            .map(|decided| suggest_rules(&input.tool_name, &input.tool_input, decided, &cwd))
+            .unwrap_or_default();
+        if self
+            .store
+            .denied_for_session(&input.session_id, &input.tool_name, &rules)
+            .await?
+        {
+            let verdict = Verdict::new(
+                Decision::Deny,
+                "denied by the user for the rest of the session (don't ask again)",
+                Provenance::layer(Layer::Approval).at(DecidedBy::Approver),
+            );
+            let reason = verdict.reason();
+            self.audit
+                .record(audit_row(
+                    &input.session_id,
+                    &input.tool_name,
+                    "deny",
+                    "approval/approver",
+                    elapsed,
+                    &reason,
+                    agent,
+                    Some(&input),
+                ))
+                .await;
+            return Ok(Enqueued::Decided(HookOutput::from_verdict(&verdict)));
+        }
+        let now = now_ms();
+        let id = random_hex(16).map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
+        let approval = Approval {
+            id,
+            session_id: input.session_id.clone(),
+            agent_name: agent.to_owned(),
+            tool_name: input.tool_name.clone(),
+            tool_input: input.tool_input.clone(),
+            cwd: input.cwd.clone(),
+            reason,
+            explanation: outcome.explanation,
+            rules,
+            settings_file: agent_core::local_settings_file(&cwd).display().to_string(),
+            created_ms: now,
+            expires_ms: now
+                .saturating_add(i64::try_from(self.approval_timeout.as_millis()).unwrap_or(i64::MAX)),
+            state: State::Pending,
+            answered_ms: None,
+        };
+        self.store.insert(&approval).await?;
+        self.emit(
+            EventKind::PermissionRequest,
+            &approval.session_id,
+            self.approval_json(&approval),
+        )
+        .await;
+        Ok(Enqueued::Queued(Box::new(approval)))
+    }
+
+    /// `POST /v1/approvals/{id}`: takes one answer; "allow always" saves the narrow rules as the runtime's
+    /// approver does.
+    pub(crate) async fn answer(&self, id: &str, answer: ApprovalAnswer) -> Result<AnswerResult, sqlx::Error> {
+        let result = self.store.answer(id, answer, now_ms()).await?;
+        if let AnswerResult::Taken(approval) = &result {
+            if answer == ApprovalAnswer::AllowAlways && !approval.rules.is_empty() {
+                let (file, rules) = (PathBuf::from(&approval.settings_file), approval.rules.clone());
+                let saved = tokio::task::spawn_blocking(move || save_allow_rules(&file, &rules)).await;
+                match saved {
+                    Ok(Ok(())) => self.decider.settings_changed(Path::new(&approval.cwd)),
+                    Ok(Err(error)) => {
+                        tracing::warn!(file = %approval.settings_file, %error, "the allow rule could not be saved");
+                    }
+                    Err(error) => tracing::warn!(%error, "saving the allow rule stopped"),
+                }
+            }
+            self.resolve(approval).await;
+        }
+        Ok(result)
+    }
+
+    /// Expires the asks past their expiry (each is denied) and tells the streams and waiters.
+    pub(crate) async fn expire_due(&self) -> Result<(), sqlx::Error> {
+        for approval in self.store.expire_due(now_ms()).await? {
+            self.resolve(&approval).await;
+        }
+        Ok(())
+    }
+
+    /// The audit row and the `permission_resolved` event of an ask that got its end, and a wake-up for waiters.
+    async fn resolve(&self, approval: &Approval) {
+        let output = self.resolution(approval);
+        let (decision, reason) = output
+            .as_ref()
+            .map(output_fields)
+            .unwrap_or_else(|| ("deny".to_owned(), String::new()));
+        let waited = approval
+            .answered_ms
+            .unwrap_or(approval.created_ms)
+            .saturating_sub(approval.created_ms);
+        self.audit
+            .record(audit_row(
+                &approval.session_id,
+                &approval.tool_name,
+                &decision,
+                "approval/approver",
+                Duration::from_millis(u64::try_from(waited).unwrap_or(0)),
+                &reason,
+                &approval.agent_name,
+                None,
+            ))
+            .await;
+        self.emit(
+            EventKind::PermissionResolved,
+            &approval.session_id,
+            self.approval_json(approval),
+        )
+        .await;
+        self.resolved.notify_waiters();
+    }
+
+    /// The hook output an ask ended in; `None` while it waits.
+    pub(crate) fn resolution(&self, approval: &Approval) -> Option<HookOutput> {
+        let (decision, why) = match approval.state {
+            State::Pending => return None,
+            State::Answered(ApprovalAnswer::AllowOnce) => {
+                (Decision::Allow, "allowed once by the user".to_owned())
+            }
+            State::Answered(ApprovalAnswer::AllowAlways) if approval.rules.is_empty() => (
+                Decision::Allow,
+                "allowed by the user (no narrow rule to save)".to_owned(),
+            ),
+            State::Answered(ApprovalAnswer::AllowAlways) => (
+                Decision::Allow,
+                format!(
+                    "allowed always by the user: {} saved to `{}`",
+                    approval.rules.join(", "),
+                    approval.settings_file
+                ),
+            ),
+            State::Answered(ApprovalAnswer::Deny) => (Decision::Deny, "denied by the user".to_owned()),
+            State::Answered(ApprovalAnswer::DontAskAgain) => (
+                Decision::Deny,
+                "denied by the user for the rest of the session".to_owned(),
+            ),
+            State::Expired => (
+                Decision::Deny,
+                format!(
+                    "no answer within {} s",
+                    approval.expires_ms.saturating_sub(approval.created_ms) / 1000
+                ),
+            ),
+        };
+        let provenance = Provenance {
+            layer: Layer::Approval,
+            step: Some(DecidedBy::Approver),
+            rule: approval.rules.first().cloned(),
+            source: None,
+            file: None,
+        };
+        let mut verdict = Verdict::new(decision, why, provenance);
+        verdict
+            .reasons
+            .push(format!("asked because: {}", approval.reason));
+        Some(HookOutput::from_verdict(&verdict))
+    }
+
+    /// An ask as the API and the page show it.
+    pub(crate) fn approval_json(&self, a: &Approval) -> Value {
+        json!({
+            "id": a.id,
+            "session_id": a.session_id,
+            "agent": a.agent_name,
+            "tool": a.tool_name,
+            "input": a.tool_input,
+            "cwd": a.cwd,
+            "reason": a.reason,
+            "explanation": a.explanation,
+            "allow_always_rules": a.rules,
+            "settings_file": a.settings_file,
+            "created_at": timestamp(a.created_ms),
+            "expires_at": timestamp(a.expires_ms),
+            "state": a.state.as_str(),
+            "answered_at": a.answered_ms.map(timestamp),
+            "output": self.resolution(a),
+        })
+    }
+
+    /// Publishes an event here and, with PostgreSQL, to the other servers of the database. The events kept for
+    /// resuming are bounded: an event over [`MAX_EVENT_BYTES`] goes without its `input` and `explanation` (the ask
+    /// itself keeps them; `GET /v1/approvals` shows them).
+    pub(crate) async fn emit(&self, kind: EventKind, session: &str, mut data: Value) {
+        if data.to_string().len() > MAX_EVENT_BYTES
+            && let Some(fields) = data.as_object_mut()
+        {
+            for field in ["input", "explanation"] {
+                if fields.contains_key(field) {
+                    fields.insert(field.to_owned(), json!({ "truncated": true }));
+                }
+            }
+        }
+        if let Some(pool) = self.store.postgres() {
+            let message = |data: &Value| {
+                json!({"from": self.instance, "kind": kind.as_str(), "session": session, "data": data})
+                    .to_string()
+            };
+            // PostgreSQL refuses notifications of 8,000 bytes or more: a large one goes without its data, and the
+            // other servers read the ask from the database when it matters (waiters always do).
+            let mut text = message(&data);
+            if text.len() >= 7900 {
+                text = message(&json!({"id": data.get("id"), "truncated": true}));
+            }
+            let sent = sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(CHANNEL)
+                .bind(&text)
+                .execute(pool)
+                .await;
+            if let Err(error) = sent {
+                tracing::warn!(%error, "cannot tell the other servers of an event");
+            }
+        }
+        self.events.publish(kind, session, data);
+    }
+}
+
+/// The decision and reason of a hook output.
+pub(crate) fn output_fields(output: &HookOutput) -> (String, String) {
+    let value = serde_json::to_value(output).unwrap_or(Value::Null);
+    let field = |name: &str| {
+        value
+            .pointer(&format!("/hookSpecificOutput/{name}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (field("permissionDecision"), field("permissionDecisionReason"))
+}
+
+fn decided_by(provenance: &Provenance) -> String {
+    match provenance.step {
+        Some(step) => format!("{}/{}", provenance.layer, step),
+        None => provenance.layer.to_string(),
+    }
+}
+
+/// The audit row of one decision or answer; `call` is the hook input it was made for, kept (within the audit log's
+/// size bound) so that the call can be decided again (`agent-guard diff`).
+#[expect(clippy::too_many_arguments, reason = "one field each of the row")]
+fn audit_row(
+    session: &str,
+    tool: &str,
+    decision: &str,
+    decided_by: &str,
+    elapsed: Duration,
+    reason: &str,
+    agent: &str,
+    call: Option<&HookInput>,
+) -> AuditRow {
+    let tool_input = call
+        .and_then(|call| serde_json::to_string(&call.tool_input).ok())
+        .filter(|text| text.len() <= agent_hooks::INPUT_MAX_BYTES);
+    let kept = tool_input.is_some();
+    AuditRow {
+        tool_input,
+        cwd: call.filter(|_| kept).map(|call| call.cwd.clone()),
+        permission_mode: call
+            .filter(|_| kept)
+            .and_then(|call| call.permission_mode.clone()),
+        id: None,
+        session_id: session.to_owned(),
+        step: 0,
+        tool_name: tool.to_owned(),
+        status: if decision == "deny" {
+            AuditStatus::Denied
+        } else {
+            AuditStatus::Ok
+        },
+        decision: Some(decision.to_owned()),
+        decided_by: Some(decided_by.to_owned()),
+        elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        output_preview: reason.chars().take(agent_hooks::PREVIEW_CHARS).collect(),
+        agent_name: agent.to_owned(),
+        ts: agent_hooks::rfc3339(SystemTime::now()),
+    }
+}
+
+/// Milliseconds since the epoch.
+pub(crate) fn now_ms() -> i64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Milliseconds since the epoch as RFC 3339.
+pub(crate) fn timestamp(ms: i64) -> String {
+    let ms = u64::try_from(ms).unwrap_or(0);
+    agent_hooks::rfc3339(UNIX_EPOCH + Duration::from_millis(ms))
+}

@@ -1,0 +1,30 @@
+//! What the server asks of its host: decide one hook input through the one bounded decision entry.
+
+use std::path::Path;
+
+use agent_decide::{Decided, HookInput, HookOutput};
+
+/// The decision of one hook input, as the hook prints it and with what the approval queue shows.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The hook output, exactly what `agent-guard check` prints for the same input.
+    pub output: HookOutput,
+    /// The decision with its layers, when the settings could be loaded (the rules an answer would save come
+    /// from it).
+    pub decided: Option<Decided>,
+    /// The layer-by-layer explanation, as `agent-guard explain` writes it (empty unless asked for).
+    pub explanation: String,
+}
+
+/// Decides hook inputs for the server. The `agent-guard` command implements it with the decision `check` makes
+/// (settings discovered for the input's `cwd`, agent-decide's `DecisionBound`), so a decision over HTTP is the
+/// hook's decision. Deciding is synchronous and may take up to the decision bound; the server calls it on a
+/// blocking thread.
+pub trait Decide: Send + Sync + 'static {
+    /// The decision of one input, alone, in a fresh session; with `explain`, the explanation too (an ask shows it,
+    /// a plain decision does not need it).
+    fn decide(&self, input: &HookInput, explain: bool) -> Outcome;
+
+    /// The settings of the project in `cwd` changed (an answer saved a rule): later decisions must see them.
+    fn settings_changed(&self, cwd: &Path);
+}
