@@ -1,8 +1,9 @@
 //! The one bounded decision entry: a call decided by an agent's guards (its own and, for a subagent, its parent's)
 //! on a worker thread within a time bound, and a deny past it.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use agent_rules::{HookOutcome, SessionState};
@@ -82,27 +83,24 @@ impl DecisionBound {
         let (done, result) = mpsc::channel();
         let worker = deciders.clone();
         let job = call.clone();
-        let spawned = std::thread::Builder::new()
-            .name("decide".to_owned())
-            .spawn(move || {
+        let submitted = workers().run(Box::new(move || {
+            let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 failpoint();
-                let _ = done.send(worker.decide(&job, &session));
-            });
-        let handle = match spawned {
-            Ok(handle) => handle,
+                worker.decide(&job, &session)
+            }));
+            let _ = done.send(decided);
+        }));
+        if let Err(job) = submitted {
             // Without a thread there is no bound; deciding here is still better than no decision.
-            Err(_) => return deciders.decide(&call, &session),
-        };
+            job();
+        }
         match result.recv_timeout(self.limit) {
-            Ok(decided) => decided,
-            Err(RecvTimeoutError::Timeout) => self.past_the_bound(&call.tool),
-            Err(RecvTimeoutError::Disconnected) => match handle.join() {
-                Err(panic) => std::panic::resume_unwind(panic),
-                // The sender is dropped only by a finished or a panicking worker; a finished one sent its decision.
-                Ok(()) => result
-                    .try_recv()
-                    .unwrap_or_else(|_| self.past_the_bound(&call.tool)),
-            },
+            Ok(Ok(decided)) => decided,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            // A worker that ends without sending has been lost with its job; neither is a decision.
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
+                self.past_the_bound(&call.tool)
+            }
         }
     }
 
@@ -197,6 +195,67 @@ fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinemen
 }
 
 /// Panics when [`FAILPOINT_ENV`] is `decide`, on the deciding thread.
+/// One decision to make on a worker.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The threads decisions run on, kept for the life of the process: a server decides thousands of calls a second,
+/// and starting a thread for each cost more than most decisions. Every job gets a worker of its own at once: a
+/// submission reserves an idle worker or starts a new one, so a decision never waits behind another (one that runs
+/// past its bound keeps its worker until it ends, and the next job starts a new worker).
+struct Workers {
+    jobs: Mutex<mpsc::Sender<Job>>,
+    queue: Arc<Mutex<mpsc::Receiver<Job>>>,
+    /// Workers waiting for a job that no submission has reserved.
+    idle: Arc<AtomicUsize>,
+}
+
+fn workers() -> &'static Workers {
+    static WORKERS: OnceLock<Workers> = OnceLock::new();
+    WORKERS.get_or_init(|| {
+        let (jobs, queue) = mpsc::channel();
+        Workers {
+            jobs: Mutex::new(jobs),
+            queue: Arc::new(Mutex::new(queue)),
+            idle: Arc::new(AtomicUsize::new(0)),
+        }
+    })
+}
+
+impl Workers {
+    /// Hands `job` to an idle worker, or to a new one when none is idle; gives it back when no worker can take it.
+    fn run(&self, job: Job) -> Result<(), Job> {
+        let reserved = self
+            .idle
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok();
+        if !reserved {
+            let queue = Arc::clone(&self.queue);
+            let idle = Arc::clone(&self.idle);
+            let started = std::thread::Builder::new()
+                .name("decide".to_owned())
+                .spawn(move || work(&queue, &idle));
+            if started.is_err() {
+                return Err(job);
+            }
+        }
+        self.jobs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .send(job)
+            .map_err(|unsent| unsent.0)
+    }
+}
+
+/// A worker's life: the job it was started for, then, idle, whatever job comes next.
+fn work(queue: &Mutex<mpsc::Receiver<Job>>, idle: &AtomicUsize) {
+    loop {
+        let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(job) = job else { return };
+        job();
+        idle.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
 fn failpoint() {
     if std::env::var_os(FAILPOINT_ENV).is_some_and(|v| v == "decide") {
         #[expect(
@@ -221,5 +280,39 @@ mod tests {
         for bad in ["", "soon", "-5", "1.5"] {
             assert_eq!(limit_from(Some(bad)), DEFAULT_DECISION_LIMIT, "{bad}");
         }
+    }
+
+    /// A job never waits behind another, however long that one runs, and the workers are used again.
+    #[test]
+    fn every_job_has_a_worker_at_once() {
+        let (release, held) = mpsc::channel::<()>();
+        let (done, finished) = mpsc::channel::<&str>();
+        let slow_done = done.clone();
+        assert!(
+            workers()
+                .run(Box::new(move || {
+                    let _ = held.recv();
+                    let _ = slow_done.send("slow");
+                }))
+                .is_ok()
+        );
+        for _ in 0..50 {
+            let quick = done.clone();
+            let job: Job = Box::new(move || {
+                let _ = quick.send("quick");
+            });
+            assert!(workers().run(job).is_ok());
+            assert_eq!(finished.recv_timeout(Duration::from_secs(5)), Ok("quick"));
+            // The worker is idle again once it has counted itself so.
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while workers().idle.load(Ordering::Acquire) == 0 && std::time::Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+        }
+        release.send(()).unwrap();
+        assert_eq!(finished.recv_timeout(Duration::from_secs(5)), Ok("slow"));
+        // The fifty quick jobs ran one after another on workers used again, not on fifty new ones.
+        let idle = workers().idle.load(Ordering::Acquire);
+        assert!((1..=4).contains(&idle), "{idle} idle workers");
     }
 }
