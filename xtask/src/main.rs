@@ -275,7 +275,7 @@ fn postgres_bin_dir() -> Option<std::path::PathBuf> {
 
 /// `cargo deny check licenses bans sources`, installing cargo-deny first when it is missing. The advisory
 /// database cannot be fetched on machines without general network access, so advisories run only when a local
-/// copy exists.
+/// copy exists (a database folder inside `advisory-dbs`).
 fn deny() -> Result<()> {
     ensure_cargo_tool("deny", "cargo-deny")?;
     cargo(
@@ -286,7 +286,11 @@ fn deny() -> Result<()> {
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")))
         .map(|home| home.join("advisory-dbs"));
-    if advisory_db.is_some_and(|db| db.is_dir()) {
+    // A fetch that failed leaves the folder with only its lock file: a copy is a folder inside it.
+    let has_copy = advisory_db
+        .and_then(|db| std::fs::read_dir(db).ok())
+        .is_some_and(|mut entries| entries.any(|e| e.is_ok_and(|e| e.path().is_dir())));
+    if has_copy {
         cargo(&["deny", "--offline", "check", "advisories"], &[])?;
     } else {
         eprintln!("advisory database not present locally: advisories skipped");
