@@ -54,6 +54,10 @@ pub(crate) struct AgentArgs {
     /// The longest the server may stay silent, in seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     timeout: u64,
+    /// Put asks to the approval queue of `agent-guard serve` at this URL instead of the terminal (the token
+    /// comes from `AGENT_GUARD_TOKEN`)
+    #[arg(long, value_name = "URL", env = "AGENT_GUARD_SERVER")]
+    server: Option<String>,
 }
 
 /// What the model is told of its situation.
@@ -120,6 +124,14 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
             .map(|d| d.as_millis())
             .unwrap_or_default()
     );
+    let approver: Arc<dyn agent_core::Approver> = match &args.server {
+        Some(server) => Arc::new(crate::remote::RemoteApprover {
+            server: server.clone(),
+            cwd: cwd.clone(),
+            mode: args.decide.mode.clone(),
+        }),
+        None => Arc::new(TerminalApprover),
+    };
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -133,7 +145,7 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
             .await
             .map_err(|error| anyhow!("{error}"))?;
         let runtime = Runtime::builder(settings, runtime_config)
-            .approver(Arc::new(TerminalApprover))
+            .approver(approver)
             .audit(audit)
             .subagent_models(Arc::new(children))
             .build()?;

@@ -197,3 +197,52 @@ pub(crate) fn probe(server: &str) -> Result<usize, ProbeError> {
         .map(Vec::len)
         .ok_or_else(|| ProbeError::Unreachable("the answer is not a list of asks".to_owned()))
 }
+
+/// The runtime's approver when `agent-guard agent --server URL` is given: each ask goes to the server's queue as the
+/// hook input of the call, and the person's answer decides it. The server records the answer and saves an "allow
+/// always" rule itself, so an allow here is an allow of this call. No answer (the ask expired, the server cannot be
+/// reached) is no answer, which the runtime takes as a deny.
+pub(crate) struct RemoteApprover {
+    /// The server's URL.
+    pub(crate) server: String,
+    /// The session's working directory, as the hook input's `cwd`.
+    pub(crate) cwd: std::path::PathBuf,
+    /// The permission mode the session runs in, when one is given.
+    pub(crate) mode: Option<String>,
+}
+
+impl agent_core::Approver for RemoteApprover {
+    fn approve<'a>(
+        &'a self,
+        request: &'a agent_core::ApprovalRequest,
+    ) -> agent_core::ApprovalFuture<'a, Option<agent_core::ApprovalAnswer>> {
+        let input = serde_json::json!({
+            "session_id": request.session_id,
+            "hook_event_name": "PreToolUse",
+            "cwd": self.cwd,
+            "permission_mode": self.mode,
+            "tool_name": request.call.name,
+            "tool_input": request.call.args,
+        });
+        let server = self.server.clone();
+        let agent = request.agent_name.clone();
+        Box::pin(async move {
+            let asked = tokio::task::spawn_blocking(move || ask_person(&server, &input, &agent)).await;
+            match asked {
+                Ok(RemoteAnswer::Decided { allow: true, .. }) => Some(agent_core::ApprovalAnswer::AllowOnce),
+                Ok(RemoteAnswer::Decided { allow: false, .. }) => Some(agent_core::ApprovalAnswer::Deny),
+                Ok(RemoteAnswer::Expired) => {
+                    eprintln!("agent-guard: nobody answered the ask in time; the call is not run");
+                    None
+                }
+                Ok(RemoteAnswer::Unreachable(why)) => {
+                    eprintln!(
+                        "agent-guard: the ask could not be put to the server ({why}); the call is not run"
+                    );
+                    None
+                }
+                Err(_) => None,
+            }
+        })
+    }
+}

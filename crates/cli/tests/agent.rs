@@ -14,6 +14,8 @@ use std::net::SocketAddr;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
+mod served;
+
 use axum::extract::State;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
@@ -255,4 +257,63 @@ fn an_ask_is_put_to_the_terminal_and_the_answer_decides() {
         dir.path().join(".agent-guard/audit.db").exists(),
         "the default audit log is in the project"
     );
+}
+
+/// With `--server`, the session's asks wait in the queue of `agent-guard serve`, and the person's answers there
+/// decide them.
+#[test]
+fn with_a_server_the_asks_are_answered_from_its_queue() {
+    let served = served::serve(&["--token", served::TOKEN]);
+    let write = |id, name: &str| (id, "file_write", json!({"file_path": name, "content": "x\n"}));
+    let (addr, _script) = server(vec![
+        turn("", &[write("w1", "kept.txt")]),
+        turn("", &[write("w2", "refused.txt")]),
+        turn("Wrote kept.txt; refused.txt was not allowed.", &[]),
+    ]);
+    let url = format!("http://{addr}/v1");
+    let child = Command::new(env!("CARGO_BIN_EXE_agent-guard"))
+        .args([
+            "agent",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--no-stream",
+            "--server",
+            &served.url,
+        ])
+        .arg("write two files")
+        .current_dir(&served.project)
+        .env("HOME", served.dir.path())
+        .env("AGENT_GUARD_TOKEN", served::TOKEN)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("AGENT_GUARD_MODEL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for answer in ["allow_once", "deny"] {
+        let pending = served.wait_pending(1);
+        assert_eq!(pending.len(), 1, "{pending:?}");
+        let id = pending[0]["id"].as_str().unwrap();
+        assert_eq!(pending[0]["tool"], "file_write", "{pending:?}");
+        let (status, body) = served.post(&format!("/v1/approvals/{id}"), &json!({ "answer": answer }));
+        assert_eq!(status, 200, "{body}");
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        !stderr.contains("choice [o/a/d/n]"),
+        "nothing is asked in the terminal: {stderr}"
+    );
+    assert!(stdout.contains("(answer: allow_once)"), "{stdout}");
+    assert!(stdout.contains("(answer: deny)"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(served.project.join("kept.txt")).unwrap(),
+        "x\n"
+    );
+    assert!(!served.project.join("refused.txt").exists());
 }
