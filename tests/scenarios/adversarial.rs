@@ -214,3 +214,35 @@ fn configuration_above_the_project_counts_as_loaded() {
         std::fs::remove_file(planted).unwrap();
     }
 }
+
+/// A reading `git config` prints the user's own configuration files, where tokens live (`http.extraHeader`, URLs
+/// with a password): it reads outside the roots and asks, unless it is limited to the repository or asks for one
+/// key of a section that holds no credentials.
+#[test]
+fn reading_git_configuration_reads_the_users_files() {
+    let ws = Workspace::new();
+    ws.write(
+        "home/.gitconfig",
+        "[http]\n\textraHeader = Authorization: Bearer PLANTED\n",
+    );
+    let guard = ws.guard(&BTreeMap::new(), &BTreeMap::new(), None);
+    for (command, expected) in [
+        ("git config --list", Decision::Ask),
+        ("git config -l", Decision::Ask),
+        ("git config --global --list", Decision::Ask),
+        ("git config --get-regexp http", Decision::Ask),
+        ("git config --get http.extraHeader", Decision::Ask),
+        ("git config remote.origin.url", Decision::Ask),
+        ("git config --local --list", Decision::Allow),
+        ("git config user.name", Decision::Allow),
+        ("git config --get core.editor", Decision::Allow),
+    ] {
+        let decided = guard.decide("Bash", &json!({ "command": command }));
+        assert_eq!(
+            decided.verdict().decision,
+            expected,
+            "{command}: {}",
+            decided.verdict().reason()
+        );
+    }
+}

@@ -155,16 +155,65 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
         }
         Some(GitRule::Config) => {
             // `git config NAME` reads; `git config NAME VALUE` and the editing options write.
-            s.has(knowledge::GIT_CONFIG_READ)
+            let reads = s.has(knowledge::GIT_CONFIG_READ)
                 || s.operands
                     .first()
                     .is_some_and(|o| knowledge::GIT_CONFIG_READ_SUBS.contains(&o.text.as_str()))
-                || (s.operands.len() == 1 && !s.has(knowledge::GIT_CONFIG_WRITE))
+                || (s.operands.len() == 1 && !s.has(knowledge::GIT_CONFIG_WRITE));
+            if reads {
+                config_files(&s, c);
+            }
+            reads
         }
     };
     c.read_only = read_only && global_ok && effects_ok && !s.dynamic && c.network.is_none();
     if c.read_only {
         c.class = CommandClass::ReadOnly;
+    }
+}
+
+/// Sections of git's configuration whose values are never credentials.
+const GIT_CONFIG_PLAIN_SECTIONS: &[&str] = &[
+    "user", "core", "init", "pull", "push", "merge", "rebase", "branch", "color", "diff", "commit", "log",
+    "status", "fetch", "tag", "advice", "safe",
+];
+
+/// The files a reading `git config` prints from: the user's own (`~/.gitconfig`, `~/.config/git/config`, where
+/// tokens live: `http.extraHeader`, URLs with a password) unless a scope option limits it to the repository or
+/// names the file (which the option reader reports as a read), and the system's with `--system`.
+fn config_files(s: &options::Parsed<'_>, c: &mut Classified) {
+    if s.has(&["--local", "--worktree", "-f", "--file", "--blob"]) {
+        return;
+    }
+    // One key of a section that holds no credentials (`git config user.name`, `git config --get core.editor`)
+    // prints only that key's values.
+    // Compared as written: `--get` also abbreviates `--get-regexp`, which lists.
+    let listing = s.options.iter().any(|o| {
+        ["--list", "-l", "--get-regexp", "--get-urlmatch"].contains(&o.name.as_ref())
+            || (o.name.starts_with("--get-") && !"--get-all".starts_with(o.name.as_ref()))
+            || (o.name.starts_with("--li") && "--list".starts_with(o.name.as_ref()))
+    }) || s.operands.first().is_some_and(|o| o.text == "list");
+    let key = s
+        .options
+        .iter()
+        .filter(|o| o.is("--get") || o.is("--get-all"))
+        .find_map(|o| o.value.as_ref())
+        .or_else(|| s.operands.iter().copied().find(|o| o.text != "get"));
+    if !listing
+        && let Some(key) = key
+        && key.literal
+        && key.text.split_once('.').is_some_and(|(section, _)| {
+            GIT_CONFIG_PLAIN_SECTIONS.contains(&section.to_ascii_lowercase().as_str())
+        })
+    {
+        return;
+    }
+    if s.has(&["--system"]) {
+        c.read(&Word::literal("/etc/gitconfig"), AccessVia::Operand);
+        return;
+    }
+    for file in ["~/.gitconfig", "~/.config/git/config"] {
+        c.read(&crate::word::path_word(file), AccessVia::Operand);
     }
 }
 
