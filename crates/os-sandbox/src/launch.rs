@@ -14,8 +14,9 @@ use agent_tool_traits::SandboxProfile;
 use crate::child::{ChildSetup, Confine, MountOp, NamespaceSetup};
 use crate::env::EnvPolicy;
 use crate::error::{Result, SandboxError};
-use crate::plan::{Grant, Isolation, Plan, Protection, Rights, Watch};
+use crate::plan::{Grant, Isolation, Plan, Protection, Rights};
 use crate::probe::KernelSupport;
+use crate::scan::Watch;
 use crate::seccomp::Sockets;
 
 /// Limits every command gets, confined or not.
@@ -248,11 +249,11 @@ impl Prepared {
             .filter(|path| {
                 // The command may have taken the owner's rights on the directory holding the path, or inside it.
                 if let Some(parent) = path.parent() {
-                    crate::plan::open_up(parent);
+                    crate::scan::open_up(parent);
                 }
                 let gone = match std::fs::symlink_metadata(path) {
                     Ok(meta) if meta.is_dir() => {
-                        crate::plan::open_up(path);
+                        crate::scan::open_up(path);
                         let _opened = make_removable(path);
                         std::fs::remove_dir_all(path)
                     }

@@ -55,6 +55,7 @@ mod plan;
 mod probe;
 #[cfg(target_os = "linux")]
 mod ruleset;
+mod scan;
 #[cfg(target_os = "linux")]
 mod seccomp;
 

@@ -93,10 +93,7 @@ impl App {
     pub(crate) async fn decide_and_record(&self, input: HookInput) -> HookOutput {
         let (input, outcome, elapsed) = self.decide(input, false).await;
         let (decision, reason) = output_fields(&outcome.output);
-        let decided_by = outcome.decided.as_ref().map_or_else(
-            || Layer::Rules.to_string(),
-            |d| decided_by(&d.verdict().provenance),
-        );
+        let decided_by = outcome.decided_by();
         self.audit
             .record(audit_row(
                 &input.session_id,
@@ -132,10 +129,7 @@ impl App {
         let (input, outcome, elapsed) = self.decide(input, true).await;
         let (decision, reason) = output_fields(&outcome.output);
         if decision == Decision::Deny.as_str() {
-            let decided_by = outcome.decided.as_ref().map_or_else(
-                || Layer::Rules.to_string(),
-                |d| decided_by(&d.verdict().provenance),
-            );
+            let decided_by = outcome.decided_by();
             self.audit
                 .record(audit_row(
                     &input.session_id,
@@ -386,6 +380,17 @@ pub(crate) fn output_fields(output: &HookOutput) -> (String, String) {
             .to_owned()
     };
     (field("permissionDecision"), field("permissionDecisionReason"))
+}
+
+impl Outcome {
+    /// Who decided, as the audit row and the event name it: the deciding layer and step, or the rules layer when
+    /// the settings could not be loaded.
+    fn decided_by(&self) -> String {
+        self.decided.as_ref().map_or_else(
+            || Layer::Rules.to_string(),
+            |d| decided_by(&d.verdict().provenance),
+        )
+    }
 }
 
 fn decided_by(provenance: &Provenance) -> String {

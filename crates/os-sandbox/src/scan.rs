@@ -1,0 +1,166 @@
+//! The scans of the roots: before a command, for the secrets to hide and the protected paths to keep read-only;
+//! after a writing command, for the protected paths it created, which are taken back.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use crate::plan::Protection;
+
+/// The entries of `dir` whose names start with `prefix`.
+pub(crate) fn prefixed(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(std::result::Result::ok)
+                .filter(|e| e.file_name().as_encoded_bytes().starts_with(prefix.as_bytes()))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// How many times the first scan's limit the scan after a writing command looks at: it does not skip tagged
+/// caches (the command may have tagged one itself to hide a protected path in it).
+const AFTER_SCAN_FACTOR: usize = 5;
+
+/// The file that marks a directory as a regenerable cache (the Cache Directory Tagging convention; cargo's
+/// `target/` carries it): the scan for secrets does not descend into one.
+const CACHE_TAG: &str = "CACHEDIR.TAG";
+
+/// What the scan of the roots found.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub(crate) secrets: Vec<(PathBuf, bool)>,
+    pub(crate) write_protected: Vec<PathBuf>,
+}
+
+/// What a writing command is checked for when it ends: the protected paths of the writable roots (and the tools'
+/// configuration in the caches) that exist then and did not before. Mounts keep out what existed; a name that did
+/// not (a new `.claude/` beside a project's files, `~/.cargo/config` where only `config.toml` was) can only be
+/// taken back.
+#[derive(Debug, Clone, Default)]
+pub struct Watch {
+    pub(crate) roots: Vec<PathBuf>,
+    pub(crate) candidates: Vec<PathBuf>,
+    /// Directories and the start of the names in them that are protected.
+    pub(crate) prefixes: Vec<(PathBuf, &'static str)>,
+    pub(crate) before: Vec<PathBuf>,
+    pub(crate) limit: usize,
+}
+
+impl Watch {
+    /// The protected paths that exist now and did not when the plan was made, and whose name was made at or after
+    /// `since`: created then, or given to an older file or directory then (a rename or a hard link changes the
+    /// inode's status-change time, which no program can set back). A path the first scan did not reach, past its
+    /// limit, is older and stays.
+    pub fn created(&self, protection: &dyn Protection, since: std::time::SystemTime) -> Vec<PathBuf> {
+        if self.roots.is_empty() && self.candidates.is_empty() {
+            return Vec::new();
+        }
+        let mut notes = Vec::new();
+        // A command can tag a directory as a cache itself: after it, every directory is looked into, further.
+        let limit = self.limit.saturating_mul(AFTER_SCAN_FACTOR);
+        let now = scan(&self.roots, limit, protection, true, false, &mut notes).write_protected;
+        now.into_iter()
+            .chain(
+                self.candidates
+                    .iter()
+                    .filter(|p| std::fs::symlink_metadata(p).is_ok())
+                    .cloned(),
+            )
+            .chain(
+                self.prefixes
+                    .iter()
+                    .flat_map(|(dir, prefix)| prefixed(dir, prefix)),
+            )
+            .filter(|path| self.before.binary_search(path).is_err())
+            .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| named_since(&meta, since)))
+            .collect()
+    }
+}
+
+/// Whether the entry `meta` describes got its current name at or after `since`: it was born then, or its status
+/// changed then (a rename or a new hard link to an older inode; a write or `chmod` too, which only makes the check
+/// stricter for a path that did not exist before).
+fn named_since(meta: &std::fs::Metadata, since: std::time::SystemTime) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let changed = u64::try_from(meta.ctime()).ok().map(|secs| {
+        std::time::UNIX_EPOCH + std::time::Duration::new(secs, u32::try_from(meta.ctime_nsec()).unwrap_or(0))
+    });
+    let born = meta.created().ok();
+    [changed, born].into_iter().flatten().any(|t| t >= since)
+}
+
+/// Gives the owner back read, write and search rights on `dir` when the owner is this process's user: a command
+/// can take them away (`chmod 100 .`, `chmod 000 sub`) to hide what it created from the scan after it, or to keep
+/// it from being removed. Only an after-run scan calls it; the rights stay given back.
+pub(crate) fn open_up(dir: &Path) -> bool {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return false;
+    };
+    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() {
+        return false;
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    mode & 0o700 == 0o700
+        || std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o700)).is_ok()
+}
+
+/// Scans `roots` breadth-first for secrets and (for a writing profile) protected paths, within `limit` entries.
+/// A protected or secret entry is not descended into; neither is a tagged cache directory.
+pub(crate) fn scan(
+    roots: &[PathBuf],
+    limit: usize,
+    protection: &dyn Protection,
+    writes: bool,
+    skip_caches: bool,
+    notes: &mut Vec<String>,
+) -> Found {
+    let mut found = Found::default();
+    let mut seen = 0usize;
+    for root in roots {
+        let mut queue: VecDeque<PathBuf> = VecDeque::from([root.clone()]);
+        while let Some(dir) = queue.pop_front() {
+            let mut listed = std::fs::read_dir(&dir);
+            // After a run (the scan that does not skip caches), a directory the command made unreadable is opened.
+            if !skip_caches
+                && listed
+                    .as_ref()
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+                && open_up(&dir)
+            {
+                listed = std::fs::read_dir(&dir);
+            }
+            let Ok(entries) = listed else {
+                continue;
+            };
+            for entry in entries.filter_map(std::result::Result::ok) {
+                seen += 1;
+                if seen > limit {
+                    notes.push(format!(
+                        "the scan for secrets and protected paths stopped after {limit} entries; what lies deeper \
+                         than `{}` is granted as the roots are",
+                        dir.display()
+                    ));
+                    return found;
+                }
+                let path = entry.path();
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let secret = protection.secret(&path, root);
+                let protected = protection.write_protected(&path, root);
+                if secret {
+                    found.secrets.push((path.clone(), is_dir));
+                }
+                if protected && writes {
+                    found.write_protected.push(path.clone());
+                }
+                let tagged_cache = skip_caches && path.join(CACHE_TAG).exists();
+                if is_dir && !secret && !protected && !tagged_cache {
+                    queue.push_back(path);
+                }
+            }
+        }
+    }
+    found
+}
