@@ -52,51 +52,10 @@ pub(crate) fn hook_command(exe: &Path) -> Result<String> {
     })
 }
 
-/// The first words of a shell command, after quote removal (single and double quotes, backslashes); the rest of
-/// the line is not looked at.
+/// The first `count` words of a shell command, after quote removal; none when its quoting is unterminated.
 pub(crate) fn command_words(command: &str, count: usize) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = command.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                    if words.len() == count {
-                        return words;
-                    }
-                }
-            }
-            '\'' => {
-                in_word = true;
-                word.extend(chars.by_ref().take_while(|&c| c != '\''));
-            }
-            '"' => {
-                in_word = true;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => word.extend(chars.next()),
-                        c => word.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                word.extend(chars.next());
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word && words.len() < count {
-        words.push(word);
-    }
+    let mut words = crate::words::shell_words(command).unwrap_or_default();
+    words.truncate(count);
     words
 }
 

@@ -20,6 +20,7 @@ mod scenario;
 mod serve_cmd;
 mod terminal;
 mod test_cmd;
+mod words;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

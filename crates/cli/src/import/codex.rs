@@ -11,7 +11,8 @@ use agent_tool_traits::Decision;
 use serde_json::json;
 
 use super::starlark::{self, Argument, Call, Literal};
-use super::{Imported, Note, command_line, literal_word, shell_words};
+use super::{Imported, Note, command_line, literal_word};
+use crate::words::shell_words;
 
 /// More expanded rules than this from one `prefix_rule` is refused rather than written out.
 const MAX_EXPANSION: usize = 1024;

@@ -125,67 +125,6 @@ pub(crate) fn literal_word(word: &str) -> String {
     quoted
 }
 
-/// Splits an example command line into words the way a POSIX shell's quoting does (what Codex's `shlex` does):
-/// blanks separate, single quotes keep everything, double quotes and backslashes escape.
-pub(crate) fn shell_words(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(other) => word.push(other),
-                        None => return Err(format!("an unterminated ' quote in `{line}`")),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(e @ ('"' | '\\' | '$' | '`')) => word.push(e),
-                            Some(other) => {
-                                word.push('\\');
-                                word.push(other);
-                            }
-                            None => return Err(format!("an unterminated \" quote in `{line}`")),
-                        },
-                        Some(other) => word.push(other),
-                        None => return Err(format!("an unterminated \" quote in `{line}`")),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(next) = chars.next() {
-                    word.push(next);
-                }
-            }
-            other => {
-                in_word = true;
-                word.push(other);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
-}
-
 /// Words as one shell command line, each quoted where the shell would otherwise split or expand it.
 pub(crate) fn command_line(words: &[String]) -> String {
     words
@@ -207,6 +146,7 @@ pub(crate) fn command_line(words: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::words::shell_words;
 
     #[test]
     fn words_are_split_as_a_shell_splits_them() {
