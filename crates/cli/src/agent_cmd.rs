@@ -17,7 +17,7 @@ use crate::DecideArgs;
 use crate::demo::render_call;
 use crate::terminal::TerminalApprover;
 
-/// The arguments of `agent-guard agent`.
+// The arguments of `agent-guard agent`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct AgentArgs {
     /// The task, in words.

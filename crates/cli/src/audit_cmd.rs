@@ -8,7 +8,7 @@ use agent_hooks::{AuditDatabase, AuditFilter, AuditReader, AuditRow};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-/// What `agent-guard audit` was asked for.
+// What `agent-guard audit` was asked for.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct AuditArgs {
     /// The audit database: a SQLite file, a `sqlite:` URL or a `postgres://` URL (a password is better given

@@ -3,7 +3,7 @@
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_decide::{CallInput, Decided, Deciders, DecisionBound, Guard, HookInput, HookOutput};
@@ -12,6 +12,7 @@ use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
 use anyhow::{Context, Result, bail};
 
 use crate::DecideArgs;
+use crate::hook_timer::HookTimer;
 use crate::load::Guards;
 use crate::remote::{self, OnTimeout, RemoteAnswer, RemoteArgs};
 
@@ -43,13 +44,17 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
         return run_jsonl(args, explain);
     }
     // Everything below that fails returns an error, which `main` turns into exit code 2 with the reason on stderr:
-    // the coding agent blocks the call. Only a decision printed on stdout ends in exit code 0. With a server, the
-    // wait for a person's answer is bounded too.
-    let limit = match remote.server {
-        Some(_) => hook_deadline().saturating_add(crate::remote::MAX_WAIT),
-        None => hook_deadline(),
-    };
-    let deadline = Deadline::start(limit);
+    // the coding agent blocks the call. Only a decision printed on stdout ends in exit code 0. Each phase is
+    // bounded by the run's timer: reading and loading, the decision (a deny past its bound), and what follows it
+    // (with a server, the wait for a person's answer).
+    let limit = hook_deadline();
+    let mut timer = HookTimer::start(
+        limit,
+        &format!(
+            "no decision within {} ms (stdin not closed, or the settings cannot be read); the call is blocked",
+            limit.as_millis()
+        ),
+    );
     let mut guards = Guards::new(args)?;
     let mut bytes = Vec::new();
     std::io::stdin()
@@ -60,11 +65,27 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
     let input = parse_input(bytes)?;
     failpoint("check");
     let output = match &remote.server {
-        Some(server) => decide_with_server(&mut guards, &input, explain, server, remote.on_timeout),
-        None => decide(&mut guards, &input, explain),
+        Some(server) => decide_with_server(
+            &mut guards,
+            &input,
+            explain,
+            server,
+            remote.on_timeout,
+            &mut timer,
+        ),
+        None => decide(&mut guards, &input, explain, Bound::Timer(&mut timer)),
     };
-    deadline.answer(&output.to_json())?;
+    timer.answer(&output.to_json())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a decision is held to its bound.
+pub(crate) enum Bound<'a> {
+    /// On a worker thread, waited for (`--jsonl`, the server): agent-decide's [`DecisionBound::decide`].
+    Worker,
+    /// On this thread, under the hook run's timer ([`DecisionBound::decide_timed`]); once decided, the timer
+    /// bounds what follows by [`READ_AND_LOAD_LIMIT`] (plus `extra`, a server's wait for an answer).
+    Timer(&'a mut HookTimer),
 }
 
 /// One hook input from the bytes of stdin; the error says what is wrong with it.
@@ -105,28 +126,61 @@ fn parse_line(text: &str) -> Result<HookInput> {
 /// configuration must not let calls through unchecked); the call is decided alone, in a fresh session (the coding
 /// agent runs the hook once per call), through agent-decide's bounded entry, so a decision past the bound
 /// (`AGENT_GUARD_DECISION_TIMEOUT_MS`, default 5 s) is a deny. A panic of the decision reaches the caller.
-pub(crate) fn decide(guards: &mut Guards<'_>, input: &HookInput, explain: bool) -> HookOutput {
+pub(crate) fn decide(
+    guards: &mut Guards<'_>,
+    input: &HookInput,
+    explain: bool,
+    bound: Bound<'_>,
+) -> HookOutput {
     let settings = guards.settings_files().to_vec();
     let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
         Ok(guard) => Arc::clone(guard),
         Err(why) => return settings_deny_output(why),
     };
-    let (output, decided) = decide_with(guard, input, &settings);
+    let (output, decided) = decide_bounded(guard, input, &settings, bound, Duration::ZERO);
     if explain {
         eprintln!("{}", crate::explain::render_text(input, &decided));
     }
     output
 }
 
-/// Decides one input with the guard of its working directory, as [`decide`] does once it has the guard; the
-/// server (`agent-guard serve`) decides through here too.
+/// Decides one input with the guard of its working directory on a worker, as [`decide`] does once it has the
+/// guard; the server (`agent-guard serve`) decides through here.
 pub(crate) fn decide_with(
     guard: Arc<Guard>,
     input: &HookInput,
     settings: &[PathBuf],
 ) -> (HookOutput, Decided) {
+    decide_bounded(guard, input, settings, Bound::Worker, Duration::ZERO)
+}
+
+/// Decides one input with `guard` within the decision's bound, held as `bound` says; `after` is what the hook
+/// run's timer grants beyond [`READ_AND_LOAD_LIMIT`] once decided.
+fn decide_bounded(
+    guard: Arc<Guard>,
+    input: &HookInput,
+    settings: &[PathBuf],
+    bound: Bound<'_>,
+    after: Duration,
+) -> (HookOutput, Decided) {
     let call = CallInput::new(input.tool_name.as_str(), input.tool_input.clone());
-    let decided = DecisionBound::from_env().decide(&Deciders::new(guard), call, SessionState::default());
+    let deciders = Deciders::new(guard);
+    let decided = match bound {
+        Bound::Worker => DecisionBound::from_env().decide(&deciders, call, SessionState::default()),
+        Bound::Timer(timer) => {
+            let decided =
+                DecisionBound::from_env().decide_timed(timer, &deciders, &call, &SessionState::default());
+            let limit = READ_AND_LOAD_LIMIT.saturating_add(after);
+            timer.block_after(
+                limit,
+                &format!(
+                    "no answer within {} ms of the decision; the call is blocked",
+                    limit.as_millis()
+                ),
+            );
+            decided
+        }
+    };
     (output(input, &decided, settings), decided)
 }
 
@@ -145,13 +199,20 @@ fn decide_with_server(
     explain: bool,
     server: &str,
     on_timeout: OnTimeout,
+    timer: &mut HookTimer,
 ) -> HookOutput {
     let settings = guards.settings_files().to_vec();
     let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
         Ok(guard) => Arc::clone(guard),
         Err(why) => return settings_deny_output(why),
     };
-    let (local, mut decided) = decide_with(guard, input, &settings);
+    let (local, mut decided) = decide_bounded(
+        guard,
+        input,
+        &settings,
+        Bound::Timer(timer),
+        crate::remote::MAX_WAIT,
+    );
     if explain {
         eprintln!("{}", crate::explain::render_text(input, &decided));
     }
@@ -217,47 +278,6 @@ fn settings_deny(why: &str) -> Verdict {
     )
 }
 
-/// A watchdog over one hook run: if no answer is printed within the limit, it prints the reason on stderr and
-/// ends the process with exit code 2, so a stuck read or load blocks the call instead of outliving the coding
-/// agent's timeout. Printing the answer and the watchdog's exit exclude each other.
-struct Deadline {
-    answered: Arc<Mutex<bool>>,
-}
-
-impl Deadline {
-    fn start(limit: Duration) -> Self {
-        let answered = Arc::new(Mutex::new(false));
-        let flag = Arc::clone(&answered);
-        // Without a watchdog thread the hook still answers; it is just not bounded.
-        let _ = std::thread::Builder::new()
-            .name("deadline".to_owned())
-            .spawn(move || {
-                std::thread::sleep(limit);
-                let done = flag.lock().unwrap_or_else(PoisonError::into_inner);
-                if !*done {
-                    eprintln!(
-                        "agent-guard: no decision within {} ms (stdin not closed, or the settings cannot be read); \
-                         the call is blocked",
-                        limit.as_millis()
-                    );
-                    std::process::exit(2);
-                }
-            });
-        Self { answered }
-    }
-
-    /// Prints the decision line, unless the watchdog has already ended the process.
-    fn answer(&self, line: &str) -> Result<()> {
-        let mut done = self.answered.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "{line}")
-            .and_then(|()| stdout.flush())
-            .context("cannot write the decision to stdout")?;
-        *done = true;
-        Ok(())
-    }
-}
-
 /// `--jsonl`: one output line per input line, in order; a line that is not a valid input gets `{"error":…}` in its
 /// place and the exit code is 1.
 fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
@@ -282,7 +302,11 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
             Line::NotUtf8(at) => Err(anyhow::anyhow!("invalid hook input: not UTF-8 text (byte {at})")),
         };
         match input {
-            Ok(input) => writeln!(out, "{}", decide(&mut guards, &input, explain).to_json())?,
+            Ok(input) => writeln!(
+                out,
+                "{}",
+                decide(&mut guards, &input, explain, Bound::Worker).to_json()
+            )?,
             Err(e) => {
                 failed = true;
                 let error = serde_json::json!({ "error": format!("line {number}: {e:#}") });

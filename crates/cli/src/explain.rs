@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::DecideArgs;
 use crate::load::Guards;
 
-/// The call to explain, as people type it; without one, a hook input is read from stdin.
+// The call to explain, as people type it; without one, a hook input is read from stdin.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct CallArgs {
     /// A shell command line, decided as a Bash call.

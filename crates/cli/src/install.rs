@@ -54,7 +54,7 @@ impl Scope {
     }
 }
 
-/// Where `install` and `uninstall` write.
+// Where `install` and `uninstall` write.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct TargetArgs {
     /// Which of the coding agent's settings files (the project is --cwd DIR, else the current directory).

@@ -8,6 +8,7 @@ mod diff;
 mod doctor;
 mod explain;
 mod hook_entry;
+mod hook_timer;
 mod import;
 mod install;
 mod json_text;
@@ -36,14 +37,16 @@ struct Cli {
 }
 
 /// The version, the commit it was built from (`+dirty` when the sources differed from it; `unknown` outside a
-/// checkout) and the build profile; build.rs finds the last two.
+/// checkout), the build profile and how the binary is linked; build.rs finds the last three.
 const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
     env!("AGENT_GUARD_COMMIT"),
     ", ",
     env!("AGENT_GUARD_PROFILE"),
-    " build)"
+    " build, ",
+    env!("AGENT_GUARD_LINKAGE"),
+    ")"
 );
 
 const EXAMPLES: &str = "\
@@ -81,7 +84,7 @@ Exit codes:
      UTF-8, too large, without `cwd` or `tool_name`; a stuck stdin; an internal error), with the reason on stderr:
      the coding agent blocks the call, where any other non-zero code would let it run";
 
-/// Settings and mode shared by the deciding subcommands.
+// Settings and mode shared by the deciding subcommands.
 #[derive(Debug, Clone, clap::Args)]
 struct DecideArgs {
     /// A settings file to load as source `cliArg` (repeatable).
@@ -93,7 +96,13 @@ struct DecideArgs {
     mode: Option<String>,
 }
 
+/// The subcommands. Each one's arguments are defined only when it is the one invoked (`defer`): the hook starts
+/// once per tool call, and defining every subcommand's arguments was a third of its instructions. So the argument
+/// structs and enums a subcommand takes in (`#[command(flatten)]`, a newtype variant, a nested subcommand) carry
+/// plain comments, not doc comments: clap takes an argument struct's doc comment as the subcommand's description,
+/// and once deferred it would replace the subcommand's own (a test says each keeps its own).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 enum Command {
     /// Decide one PreToolUse hook input from stdin and print the hook's decision JSON (exit code 0, whatever the
     /// decision); an input it cannot decide exits with code 2 and the reason on stderr, which blocks the call.
@@ -315,6 +324,36 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "agent-guard", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::Cli;
+
+    /// What `agent-guard --help` lists for a subcommand is what its own `--help` says: defining its arguments
+    /// later (`defer`) must not replace its description with one of its argument structs'.
+    #[test]
+    fn every_subcommand_keeps_its_own_description() {
+        let top = Cli::command();
+        for listed in top.get_subcommands() {
+            let name = listed.get_name().to_owned();
+            let mut built = Cli::command();
+            built.build();
+            let sub = built
+                .find_subcommand(&name)
+                .unwrap_or_else(|| panic!("`{name}` is listed but not found"));
+            let about = |c: &clap::Command| c.get_about().map(ToString::to_string);
+            assert!(about(listed).is_some(), "`{name}` has no description");
+            assert_eq!(about(sub), about(listed), "`{name}`");
+            assert_eq!(
+                sub.get_long_about().map(ToString::to_string),
+                listed.get_long_about().map(ToString::to_string),
+                "`{name}`"
+            );
         }
     }
 }

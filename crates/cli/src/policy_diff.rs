@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::UsageError;
 use crate::test_cmd::{call_text, provenance_text};
 
-/// The arguments of `agent-guard diff`.
+// The arguments of `agent-guard diff`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct DiffArgs {
     /// OLD and NEW settings files; with `--rev`, the one settings file whose revisions are compared.

@@ -25,7 +25,7 @@ pub(crate) enum OnTimeout {
     Deny,
 }
 
-/// `--server` and `--on-timeout` of `check` and `approve`.
+// `--server` and `--on-timeout` of `check` and `approve`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct RemoteArgs {
     /// Put asks to the approval queue of `agent-guard serve` at this URL and wait for a person's answer (the

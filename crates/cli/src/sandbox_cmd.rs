@@ -15,7 +15,7 @@ use crate::load::Guards;
 /// The exit status of a sandbox that could not be set up (the command did not run), as `env` and `timeout` use.
 const SETUP_FAILED: u8 = 125;
 
-/// The arguments of `agent-guard sandbox`.
+// The arguments of `agent-guard sandbox`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct SandboxArgs {
     /// `read-only`: read the roots, the system and the home directory's non-secret entries, write nothing;

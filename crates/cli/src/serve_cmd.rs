@@ -26,7 +26,7 @@ use crate::scenario::{Scenario, ScenarioHost, run_scenario_with};
 /// settings file takes effect within this time (a rule saved by "allow always" at once).
 const SETTINGS_TTL: Duration = Duration::from_secs(1);
 
-/// `agent-guard serve`.
+// `agent-guard serve`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ServeArgs {
     /// The address to listen on. Any address but loopback needs an explicit token.
@@ -47,7 +47,7 @@ pub(crate) struct ServeArgs {
     decide: DecideArgs,
 }
 
-/// `agent-guard approve`.
+// `agent-guard approve`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ApproveArgs {
     #[command(flatten)]

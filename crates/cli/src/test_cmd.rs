@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::load::Guards;
 use crate::{DecideArgs, UsageError};
 
-/// The arguments of `agent-guard test`.
+// The arguments of `agent-guard test`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct TestArgs {
     /// Test files: a JSON list of cases, or a settings file whose `agentGuard.tests` holds them (its rules then

@@ -1,5 +1,8 @@
 //! The one bounded decision entry: a call decided by an agent's guards (its own and, for a subagent, its parent's)
-//! on a worker thread within a time bound, and a deny past it.
+//! within a time bound, and a deny past it. The decision runs on a worker thread and is waited for
+//! ([`DecisionBound::decide`]), or, in a process that decides one call and ends (`agent-guard check`), on the
+//! calling thread under a timer the process arms ([`DecisionBound::decide_timed`]): starting threads costs such a
+//! process more than the decision does.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -19,6 +22,16 @@ pub const DEFAULT_DECISION_LIMIT: Duration = Duration::from_secs(5);
 
 /// The environment variable that sets the bound, in milliseconds (`AGENT_GUARD_DECISION_TIMEOUT_MS=200`).
 pub const DECISION_TIMEOUT_ENV: &str = "AGENT_GUARD_DECISION_TIMEOUT_MS";
+
+/// A timer over the calling thread's decision ([`DecisionBound::decide_timed`]): armed with the bound and the deny
+/// past it before the decision starts, disarmed once it has finished. When it expires it answers that deny itself
+/// and ends the process, so the caller never sees a decision past the bound.
+pub trait DecisionTimer {
+    /// Arms the timer: if it is not disarmed within `limit`, `past_the_bound` is the answer.
+    fn arm(&mut self, limit: Duration, past_the_bound: &Decided);
+    /// Disarms the timer. Once this has returned, the timer has not fired and will not.
+    fn disarm(&mut self);
+}
 
 /// The environment variable that makes the deciding thread panic when it holds `decide`, so that tests can show a
 /// panic of a decision blocks the call. Setting it can only make a decision fail closed.
@@ -104,8 +117,25 @@ impl DecisionBound {
         }
     }
 
+    /// Decides `call` like [`DecisionBound::decide`], on this thread, with `timer` armed with the bound and the
+    /// deny past it: for a process that decides one call and ends, where the timer ends the process with that deny
+    /// instead of leaving a worker running. A panic of the decision is this thread's.
+    pub fn decide_timed(
+        self,
+        timer: &mut impl DecisionTimer,
+        deciders: &Deciders,
+        call: &CallInput,
+        session: &SessionState,
+    ) -> Decided {
+        timer.arm(self.limit, &self.past_the_bound(&call.tool));
+        failpoint();
+        let decided = deciders.decide(call, session);
+        timer.disarm();
+        decided
+    }
+
     /// The deny of a decision of `tool` that did not finish within the bound.
-    fn past_the_bound(self, tool: &str) -> Decided {
+    pub fn past_the_bound(self, tool: &str) -> Decided {
         Decided::from_verdict(Verdict::new(
             Decision::Deny,
             format!(
@@ -194,7 +224,6 @@ fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinemen
     }
 }
 
-/// Panics when [`FAILPOINT_ENV`] is `decide`, on the deciding thread.
 /// One decision to make on a worker.
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -256,6 +285,7 @@ fn work(queue: &Mutex<mpsc::Receiver<Job>>, idle: &AtomicUsize) {
     }
 }
 
+/// Panics when [`FAILPOINT_ENV`] is `decide`, on the deciding thread.
 fn failpoint() {
     if std::env::var_os(FAILPOINT_ENV).is_some_and(|v| v == "decide") {
         #[expect(

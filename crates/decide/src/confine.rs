@@ -56,8 +56,7 @@ impl Guard {
                         .commands
                         .iter()
                         .any(|c| matches!(c.class, CommandClass::Network | CommandClass::PackageManager))));
-        let support = KernelSupport::probe();
-        if let Some(why) = support.missing() {
+        if let Some(why) = KernelSupport::enforcement_missing() {
             if verdict.decision == Decision::Allow {
                 match self.sandbox_mode {
                     SandboxMode::Required => {

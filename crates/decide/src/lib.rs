@@ -45,7 +45,9 @@ mod error;
 mod guard;
 mod hook_io;
 
-pub use bounded::{CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound};
+pub use bounded::{
+    CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound, DecisionTimer,
+};
 pub use config::{GuardSettings, PolicyTest, SandboxMode, settings_schema};
 pub use confine::GuardProtection;
 pub use error::{Error, Result};

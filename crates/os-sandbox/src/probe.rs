@@ -40,13 +40,25 @@ impl KernelSupport {
     /// Probes the kernel once and returns the cached answer afterwards.
     pub fn probe() -> Self {
         static PROBED: OnceLock<KernelSupport> = OnceLock::new();
-        *PROBED.get_or_init(|| Self {
-            landlock_abi: landlock_abi(),
-            seccomp: seccomp_available(),
-            namespaces: namespaces(),
-            pids_cgroup: PidsCgroup::available(),
-            pid_max_per_namespace: kernel_at_least(6, 14),
+        *PROBED.get_or_init(|| {
+            let (landlock_abi, seccomp) = enforcement();
+            Self {
+                landlock_abi,
+                seccomp,
+                namespaces: namespaces(),
+                pids_cgroup: PidsCgroup::available(),
+                pid_max_per_namespace: kernel_at_least(6, 14),
+            }
         })
+    }
+
+    /// Why the sandbox cannot be enforced on this kernel, or `None` when it can: [`KernelSupport::missing`]
+    /// without probing what only running a sandbox needs (namespaces, which takes a child process for a user
+    /// without privileges, cgroups, the kernel's release). A decision needs this much and no more, and the hook
+    /// decides in a process per tool call.
+    pub fn enforcement_missing() -> Option<String> {
+        let (landlock_abi, seccomp) = enforcement();
+        missing(landlock_abi, seccomp)
     }
 
     /// Whether the sandbox can be enforced at all: Landlock for files and seccomp for sockets and the dangerous
@@ -57,12 +69,7 @@ impl KernelSupport {
 
     /// Why the sandbox cannot be enforced, or `None` when it can.
     pub fn missing(&self) -> Option<String> {
-        match (self.landlock_abi >= 1, self.seccomp) {
-            (true, true) => None,
-            (false, true) => Some("the kernel has no Landlock".to_owned()),
-            (true, false) => Some("the kernel has no seccomp".to_owned()),
-            (false, false) => Some("the kernel has neither Landlock nor seccomp".to_owned()),
-        }
+        missing(self.landlock_abi, self.seccomp)
     }
 
     /// The probe as lines of `what: finding (consequence)` for `agent-guard sandbox --probe` and `doctor`.
@@ -115,6 +122,23 @@ impl KernelSupport {
             Some(why) => format!("enforcement: none ({why}); allows rest on the analysis alone"),
         });
         lines
+    }
+}
+
+/// Landlock's ABI and whether seccomp filters can be installed, probed once.
+fn enforcement() -> (u32, bool) {
+    static PROBED: OnceLock<(u32, bool)> = OnceLock::new();
+    *PROBED.get_or_init(|| (landlock_abi(), seccomp_available()))
+}
+
+/// Why a kernel with Landlock ABI `landlock_abi`, with or without seccomp, cannot enforce the sandbox; `None`
+/// when it can.
+fn missing(landlock_abi: u32, seccomp: bool) -> Option<String> {
+    match (landlock_abi >= 1, seccomp) {
+        (true, true) => None,
+        (false, true) => Some("the kernel has no Landlock".to_owned()),
+        (true, false) => Some("the kernel has no seccomp".to_owned()),
+        (false, false) => Some("the kernel has neither Landlock nor seccomp".to_owned()),
     }
 }
 

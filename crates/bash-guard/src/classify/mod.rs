@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use agent_tool_traits::Decision;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::analysis::{AccessVia, CommandClass, LocationKind};
 use crate::knowledge::{self, Kind, Recursion, Special};
@@ -43,11 +44,13 @@ pub(crate) struct Table {
 }
 
 /// The built-in table by command name, built once per process: the hook runs as a fresh process for every call,
-/// so the map borrows the table's names instead of copying them and is sized before it is filled.
-fn builtin_kinds() -> &'static HashMap<&'static str, Kind> {
-    static KINDS: LazyLock<HashMap<&'static str, Kind>> = LazyLock::new(|| {
+/// so the map borrows the table's names instead of copying them, is sized before it is filled, and hashes with
+/// FxHash: the keys are the table's own names, fixed at build time, so no input can crowd them into one place
+/// (a lookup of any word costs at most a walk of the fixed table), and SipHash was most of the time spent on it.
+fn builtin_kinds() -> &'static FxHashMap<&'static str, Kind> {
+    static KINDS: LazyLock<FxHashMap<&'static str, Kind>> = LazyLock::new(|| {
         let count = knowledge::COMMANDS.iter().map(|(names, _)| names.len()).sum();
-        let mut kinds = HashMap::with_capacity(count);
+        let mut kinds = FxHashMap::with_capacity_and_hasher(count, FxBuildHasher);
         for (names, kind) in knowledge::COMMANDS {
             for name in *names {
                 kinds.insert(*name, *kind);

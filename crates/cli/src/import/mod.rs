@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::UsageError;
 
-/// Which format to read.
+// Which format to read.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub(crate) enum Format {
     /// A Codex CLI execution policy (`.rules`, Starlark `prefix_rule(…)` calls); `match` and `not_match`
