@@ -31,7 +31,7 @@ fn main() {
         }
         None => "dynamically linked",
     };
-    println!("cargo:rustc-env=AGENT_GUARD_LINKAGE={linkage}");
+    println!("cargo:rustc-env=AGENT_GUARD_LINKED={linkage}");
     println!("cargo:rerun-if-env-changed={LINKAGE_ENV}");
     println!("cargo:rerun-if-changed=build.rs");
 }

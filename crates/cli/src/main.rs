@@ -45,7 +45,7 @@ const VERSION: &str = concat!(
     ", ",
     env!("AGENT_GUARD_PROFILE"),
     " build, ",
-    env!("AGENT_GUARD_LINKAGE"),
+    env!("AGENT_GUARD_LINKED"),
     ")"
 );
 

@@ -517,3 +517,56 @@ fn jsonl_bounds_every_decision_exactly_as_a_single_check() {
         assert_eq!(line, single.trim(), "a --jsonl line and the single check differ");
     }
 }
+
+/// The hook decides on its only thread under a timer that, past the bound, writes the deny itself: whatever the
+/// moment the bound falls (before, during or just after the decision), exactly one complete answer is printed,
+/// the decision's or the bound's, and the exit code is 0.
+#[test]
+fn the_bound_and_the_answer_never_mix() {
+    let (_tmp, cwd, home) = dirs();
+    // A read-only line long enough that deciding it takes some milliseconds.
+    let long = vec!["ls -l"; 400].join(" && ");
+    let call = input(&cwd, "Bash", json!({ "command": long }));
+    // How long the whole run takes without a tight bound on this machine and build: the sweep of bounds below
+    // crosses it, so that the bound falls before, during and after the decision.
+    let started = std::time::Instant::now();
+    let free = run(&["check"], &call, &home);
+    let whole = u64::try_from(started.elapsed().as_millis()).unwrap().max(4);
+    assert_eq!(
+        decision(String::from_utf8(free.stdout).unwrap().trim()).0,
+        "allow"
+    );
+    let (mut in_time, mut past) = (0, 0);
+    for bound in (0..=32).map(|i| whole * i / 16).chain([5_000]) {
+        let limit = bound.to_string();
+        let out = run_with(
+            &["check"],
+            &call,
+            &home,
+            &[("AGENT_GUARD_DECISION_TIMEOUT_MS", limit.as_str())],
+        );
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(0), "bound {bound} ms: {stdout}");
+        assert!(
+            stdout.ends_with('\n') && stdout.matches('\n').count() == 1,
+            "bound {bound} ms: not one line: {stdout:?}"
+        );
+        let (decision_text, reason) = decision(stdout.trim_end());
+        match decision_text.as_str() {
+            "allow" => in_time += 1,
+            "deny" => {
+                assert!(
+                    reason.contains(&format!("did not finish within {bound} ms")),
+                    "{reason}"
+                );
+                past += 1;
+            }
+            other => panic!("bound {bound} ms: {other}: {reason}"),
+        }
+    }
+    // Both ends were reached: a bound of 0 ms always passes, 5 s never does.
+    assert!(
+        in_time > 0 && past > 0,
+        "{in_time} in time, {past} past the bound"
+    );
+}
