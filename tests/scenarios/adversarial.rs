@@ -236,6 +236,10 @@ fn reading_git_configuration_reads_the_users_files() {
         ("git config --local --list", Decision::Allow),
         ("git config user.name", Decision::Allow),
         ("git config --get core.editor", Decision::Allow),
+        // `git var -l` lists every configuration variable too; one variable is git's own value.
+        ("git var -l", Decision::Ask),
+        ("git -C . var -l", Decision::Ask),
+        ("git var GIT_AUTHOR_IDENT", Decision::Allow),
     ] {
         let decided = guard.decide("Bash", &json!({ "command": command }));
         assert_eq!(

@@ -1903,6 +1903,8 @@ pub(crate) enum GitRule {
     },
     /// `git config`: read-only with a reading option or sub-command.
     Config,
+    /// `git var`: read-only; `-l` also prints every configuration variable, as `git config -l` does.
+    Var,
     /// Reaches another repository over the network (`git fetch`, `git ls-remote`).
     Network,
     /// Runs a program from configuration, for this reason (`git verify-commit` runs `gpg.program`).
@@ -1931,7 +1933,7 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
     ("count-objects", GitRule::Always),
     ("check-ignore", GitRule::Always),
     ("check-attr", GitRule::Always),
-    ("var", GitRule::Always),
+    ("var", GitRule::Var),
     ("version", GitRule::Always),
     ("help", GitRule::Always),
     ("grep", GitRule::Always),

@@ -165,6 +165,12 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             }
             reads
         }
+        Some(GitRule::Var) => {
+            if s.has(&["-l"]) {
+                config_files(&s, c);
+            }
+            true
+        }
     };
     c.read_only = read_only && global_ok && effects_ok && !s.dynamic && c.network.is_none();
     if c.read_only {
