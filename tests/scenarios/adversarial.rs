@@ -250,3 +250,49 @@ fn reading_git_configuration_reads_the_users_files() {
         );
     }
 }
+
+/// A file that may hold secrets is protected for writes as for reads, in every mode: a Write replaces what the
+/// user keeps there, and an Edit shows lines of it back in its result.
+#[test]
+fn editing_a_secret_file_asks_in_every_mode() {
+    let ws = Workspace::new();
+    ws.write("proj/.env", "API_KEY=PLANTED\n");
+    let env = ws.root().join("proj/.env");
+    for mode in ["default", "acceptEdits", "bypassPermissions"] {
+        let guard = ws.guard(&BTreeMap::new(), &BTreeMap::new(), Some(mode));
+        for (tool, input) in [
+            ("Write", json!({"file_path": env, "content": "x"})),
+            (
+                "Edit",
+                json!({"file_path": env, "old_string": "PLANTED", "new_string": "x"}),
+            ),
+            (
+                "MultiEdit",
+                json!({"file_path": env, "edits": [{"old_string": "A", "new_string": "B"}]}),
+            ),
+            ("Bash", json!({"command": "echo K=V >> .env"})),
+        ] {
+            let decided = guard.decide(tool, &input);
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Ask,
+                "{mode} {tool}: {}",
+                decided.verdict().reason()
+            );
+        }
+        // The example next to it is an ordinary file.
+        let example = ws.root().join("proj/.env.example");
+        let decided = guard.decide("Write", &json!({"file_path": example, "content": "API_KEY="}));
+        let expected = if mode == "default" {
+            Decision::Ask
+        } else {
+            Decision::Allow
+        };
+        assert_eq!(
+            decided.verdict().decision,
+            expected,
+            "{mode}: {}",
+            decided.verdict().reason()
+        );
+    }
+}

@@ -96,6 +96,8 @@ pub(crate) enum Special {
     Cd,
     /// `sleep DURATION…`: waits, without end for `infinity`.
     Sleep,
+    /// `factor [NUMBER…]`: the work grows with the numbers' size.
+    Factor,
 }
 
 /// A compressor or archiver: which options (or first operand, for `7z l`) make it only read.
@@ -1368,6 +1370,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["seq"], Kind::Special(Special::Seq)),
     (&["yes"], Kind::Special(Special::Yes)),
     (&["sleep"], Kind::Special(Special::Sleep)),
+    (&["factor"], Kind::Special(Special::Factor)),
     (&["printenv"], Kind::Special(Special::Printenv)),
     (&["ps"], Kind::Special(Special::Ps)),
     (&["set"], Kind::Special(Special::Set)),
@@ -1390,7 +1393,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
         &[
             "echo", "pwd", "basename", "dirname", "true", "false", "test", "[", "which", "whereis", "type",
             "whoami", "id", "groups", "uname", "arch", "nproc", "uptime", "df",
-            "locale", "tty", "cal", "expr", "numfmt", "factor", "getconf", "lscpu",
+            "locale", "tty", "cal", "expr", "numfmt", "getconf", "lscpu",
             "lsb_release", "users", "who", "w", "logname", "env_info", "dirs", "unset",
             "shift", "exit", "return", "break", "continue", ":", "wait", "jobs", "getopts", "times", "caller",
             "help", "tput", "clear", "pgrep", "pidof"
@@ -1725,6 +1728,10 @@ pub(crate) const MAX_GENERATED_WORDS: u64 = 100_000;
 /// (the longest a coding agent's shell call runs), ten million characters of padding.
 pub(crate) const MAX_SLEEP_SECONDS: f64 = 600.0;
 pub(crate) const MAX_PRINTF_WIDTH: u64 = 10_000_000;
+
+/// The most digits of a number `factor` is given before the line asks: up to 64 bits it is immediate, past that the
+/// time to factor a product of two large primes grows without practical bound.
+pub(crate) const MAX_FACTOR_DIGITS: usize = 19;
 
 /// Devices that never end when read (`cat /dev/zero`).
 #[rustfmt::skip]

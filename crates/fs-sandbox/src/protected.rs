@@ -260,9 +260,15 @@ impl ProtectedPaths {
                 self.defaults.then(|| secret_reason(absolute)).flatten(),
                 &self.reads,
             ),
+            // A secret file is protected for writes too: a write replaces what the user keeps there, and an edit
+            // shows lines of it back in its result.
             Access::Write => (
                 self.defaults
-                    .then(|| write_reason(absolute).or_else(|| self.home_reason(absolute)))
+                    .then(|| {
+                        write_reason(absolute)
+                            .or_else(|| self.home_reason(absolute))
+                            .or_else(|| secret_reason(absolute))
+                    })
                     .flatten(),
                 &self.writes,
             ),
@@ -494,6 +500,24 @@ mod tests {
         assert!(write("/p/.mcp.json").is_some());
         assert!(write("/p/src/gitconfig.rs").is_none());
         assert!(write("/home/u/.local/share/x").is_none());
+    }
+
+    /// A secret file is protected for writes as for reads: a write replaces it, an edit shows lines of it.
+    #[test]
+    fn secret_files_are_protected_for_writes_too() {
+        for secret in [
+            "/p/.env",
+            "/p/sub/.env.local",
+            "/p/server.pem",
+            "/home/u/.ssh/id_ed25519",
+        ] {
+            assert!(read(secret).is_some(), "{secret}");
+            assert!(write(secret).is_some(), "{secret}");
+        }
+        for plain in ["/p/.env.example", "/p/src/env.rs", "/p/README.md"] {
+            assert_eq!(read(plain), None, "{plain}");
+            assert_eq!(write(plain), None, "{plain}");
+        }
     }
 
     #[test]

@@ -421,6 +421,17 @@ impl Walker<'_> {
             .iter()
             .map(|a| (a, word::expand(&a.value)))
             .collect();
+        // The elements of an array (`x=({1..9999}{1..9999})`) are brace-expanded like a command's words.
+        for element in simple
+            .assignments
+            .iter()
+            .filter_map(|a| a.elements.as_ref()?.as_ref())
+            .flatten()
+        {
+            if matches!(parse::brace_expand(element, BRACE_LIMIT), Braces::TooMany) {
+                self.generated_words(element, ctx);
+            }
+        }
 
         let input = self.input_of(simple);
         let index = if words.is_empty() {

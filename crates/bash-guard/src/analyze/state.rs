@@ -276,8 +276,9 @@ fn split_blanks(words: &[Word]) -> Vec<Word> {
     out
 }
 
-/// Whether a loop condition always succeeds (`true`, `:`, `sleep N`, `[ 1 ]`, `(( 1 ))`), or for `until`,
-/// always fails (`false`).
+/// Whether a loop's condition never ends it: for `while`, it always succeeds (`true`, `pwd`, `[ a = a ]`,
+/// `[[ 1 ]]`, `let 1`); for `until`, it always fails (`false`, `[ ]`). Only a condition whose outcome is fixed by
+/// its literal words counts; one that reads input, the file system or a variable may end the loop.
 fn always(condition: &Script, until: bool) -> bool {
     let [list] = condition.0.as_slice() else {
         return false;
@@ -288,37 +289,95 @@ fn always(condition: &Script, until: bool) -> bool {
     let [command] = pipeline.0.as_slice() else {
         return false;
     };
+    fixed_outcome(command) == Some(!until)
+}
+
+/// Commands that succeed whatever their literal arguments and whatever the state of the machine.
+const ALWAYS_SUCCEED: &[&str] = &[
+    "true", ":", "sleep", "pwd", "echo", "printf", "id", "whoami", "uname", "nproc", "date", "hostname",
+];
+
+/// The exit status of `command` when its literal words fix it: `Some(true)` when it always succeeds,
+/// `Some(false)` when it always fails, `None` when it depends on anything else.
+fn fixed_outcome(command: &Cmd) -> Option<bool> {
     match command {
         Cmd::Simple(simple) => {
             let words: Vec<Word> = simple
                 .words
                 .iter()
-                .filter_map(|arg| match arg {
+                .map(|arg| match arg {
                     Arg::Word(raw) => Some(word::expand(raw)),
                     Arg::ProcSub(_) => None,
                 })
-                .collect();
+                .collect::<Option<_>>()?;
+            if !words.iter().all(|w| w.literal) || !simple.redirects.is_empty() {
+                return None;
+            }
             let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
-            if !words.iter().all(|w| w.literal) {
-                return false;
-            }
-            if until {
-                return texts == ["false"];
-            }
             match texts.as_slice() {
-                ["true"] | [":"] => true,
-                ["sleep", ..] => true,
-                ["[", value, "]"] | ["test", value] => !value.is_empty(),
-                _ => false,
+                ["false"] => Some(false),
+                [name, ..] if ALWAYS_SUCCEED.contains(name) => Some(true),
+                ["[", test @ .., "]"] | ["test", test @ ..] => literal_test(test),
+                ["let", expressions @ ..] => expressions
+                    .last()
+                    .and_then(|e| e.trim().parse::<i64>().ok())
+                    .map(|n| n != 0),
+                _ => None,
             }
         }
         Cmd::Compound {
             construct: Construct::Arithmetic,
             parts,
             ..
-        } if !until => {
-            matches!(parts.as_slice(), [Part::Arith(expr)] if expr.trim().parse::<i64>().is_ok_and(|n| n != 0))
+        } => match parts.as_slice() {
+            [Part::Arith(expr)] => expr.trim().parse::<i64>().ok().map(|n| n != 0),
+            _ => None,
+        },
+        Cmd::Compound {
+            construct: Construct::Test,
+            parts,
+            ..
+        } => {
+            let words: Vec<Word> = parts
+                .iter()
+                .map(|part| match part {
+                    Part::Word(raw) => Some(word::expand(raw)),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?;
+            if !words.iter().all(|w| w.literal) {
+                return None;
+            }
+            let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            literal_test(&texts)
         }
-        Cmd::Compound { .. } | Cmd::Function { .. } => false,
+        Cmd::Compound { .. } | Cmd::Function { .. } => None,
+    }
+}
+
+/// The result of `test` with these literal arguments when it does not look at files: a string's emptiness, two
+/// strings or two integers compared, `!` before any of them.
+fn literal_test(args: &[&str]) -> Option<bool> {
+    match args {
+        [] => Some(false),
+        ["!", rest @ ..] if !rest.is_empty() => literal_test(rest).map(|result| !result),
+        [one] => Some(!one.is_empty()),
+        ["-n", s] => Some(!s.is_empty()),
+        ["-z", s] => Some(s.is_empty()),
+        [a, "=" | "==", b] => Some(a == b),
+        [a, "!=", b] => Some(a != b),
+        [a, op, b] => {
+            let (a, b) = (a.trim().parse::<i64>().ok()?, b.trim().parse::<i64>().ok()?);
+            match *op {
+                "-eq" => Some(a == b),
+                "-ne" => Some(a != b),
+                "-lt" => Some(a < b),
+                "-le" => Some(a <= b),
+                "-gt" => Some(a > b),
+                "-ge" => Some(a >= b),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }

@@ -664,6 +664,7 @@ impl Table {
             Special::Cd => state::cd(name, args, c),
             Special::Sleep => system::sleep(args, c),
             Special::Seq => system::seq(args, c),
+            Special::Factor => system::factor(args, c),
             Special::Yes => {
                 c.read_only_as(CommandClass::ReadOnly);
                 c.unbounded = Some("`yes` prints without end".to_owned());

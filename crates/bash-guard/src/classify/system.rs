@@ -30,38 +30,81 @@ pub(super) fn kill(args: &[Word], c: &mut Classified) {
     }
 }
 
-/// `seq [FIRST [INCREMENT]] LAST`: as many numbers as the operands say; past the bound, or without end (`inf`), it
-/// prints without (practical) end.
+/// `seq [FIRST [INCREMENT]] LAST`: as many numbers as the operands say; past the bound, without end (`inf`, an
+/// increment that is zero or rounds to it), or not known before it runs (a word only known at run time, a number
+/// written in a form read here differently than by `seq`, such as hex or with blanks), it asks. A negative number
+/// is an operand, as `seq` reads it (`seq -5 5`), not an option.
 pub(super) fn seq(args: &[Word], c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
-    let parsed = options::read(args, &knowledge::SEQ);
-    let numbers: Option<Vec<f64>> = parsed
-        .operands
+    let negative: Vec<&Word> = args.iter().filter(|w| is_negative_number(w)).collect();
+    let rest: Vec<Word> = args.iter().filter(|w| !is_negative_number(w)).cloned().collect();
+    let parsed = options::read(&rest, &knowledge::SEQ);
+    // The operands in the order written: the negative numbers where they stood among the others.
+    let mut operands: Vec<&Word> = Vec::new();
+    let mut others = parsed.operands.iter().copied().peekable();
+    for word in args {
+        if negative.iter().any(|n| std::ptr::eq(*n, word)) {
+            operands.push(word);
+        } else if others
+            .peek()
+            .is_some_and(|o| o.text == word.text && o.literal == word.literal)
+        {
+            operands.extend(others.next());
+        }
+    }
+    let numbers: Option<Vec<f64>> = operands
         .iter()
-        .map(|o| o.literal.then(|| o.text.parse::<f64>().ok()).flatten())
+        .map(|o| plain_number(&o.text, o.literal))
         .collect();
     let count = match numbers.as_deref() {
+        Some([]) => Some(0.0),
         Some([last]) => Some(*last),
         Some([first, last]) => Some(last - first),
         Some([first, step, last]) if *step != 0.0 => Some((last - first) / step),
-        // A bound only known at run time may be anything; seq without numbers prints nothing.
-        _ => None,
+        Some([_, _, _]) => Some(f64::INFINITY),
+        // Too many operands: seq refuses them.
+        Some(_) => Some(0.0),
+        None => None,
     };
-    let literal = parsed.operands.iter().all(|o| o.literal);
-    if literal && count.is_some_and(|n| !n.is_finite() || n > knowledge::MAX_GENERATED_WORDS as f64) {
+    if parsed.dynamic || count.is_none_or(|n| !n.is_finite() || n > knowledge::MAX_GENERATED_WORDS as f64) {
         c.unbounded = Some(format!(
-            "`seq {}` prints more than {} numbers",
+            "`seq {}` prints more than {} numbers, or as many as only the run knows",
             args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" "),
             knowledge::MAX_GENERATED_WORDS
         ));
     }
 }
 
-/// `sleep DURATION…` (`5`, `1.5m`, `2h`, `infinity`): past ten minutes, or without end, it holds the line.
+/// Whether `word` is a negative number (`-5`, `-1.5e3`, `-inf`), which `seq` reads as an operand.
+fn is_negative_number(word: &Word) -> bool {
+    word.literal
+        && word
+            .text
+            .strip_prefix('-')
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.') || rest == "inf")
+}
+
+/// The value of a literal number written in decimal (`5`, `-1.5`, `1e3`, `inf`); `None` for anything else (a word
+/// only known at run time, hex, blanks), whose value this does not read the way the command does.
+fn plain_number(text: &str, literal: bool) -> Option<f64> {
+    let infinite = matches!(text.trim_start_matches(['-', '+']), "inf" | "infinity");
+    let decimal = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'));
+    if !literal || !(infinite || decimal) {
+        return None;
+    }
+    text.parse::<f64>().ok()
+}
+
+/// `sleep DURATION…` (`5`, `1.5m`, `2h`, `infinity`): the durations add up; past ten minutes, without end, or not
+/// known before it runs (a word only known at run time, a number in a form read here differently than by `sleep`,
+/// such as hex or with blanks), it holds the line.
 pub(super) fn sleep(args: &[Word], c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
     let mut total = 0.0f64;
-    for arg in args.iter().filter(|a| a.literal && !a.text.starts_with('-')) {
+    for arg in args.iter().filter(|a| !(a.literal && a.text.starts_with('-'))) {
         let text = arg.text.as_str();
         let (number, unit) = match text.char_indices().last() {
             Some((at, 's')) => (text.get(..at).unwrap_or_default(), 1.0),
@@ -70,13 +113,33 @@ pub(super) fn sleep(args: &[Word], c: &mut Classified) {
             Some((at, 'd')) => (text.get(..at).unwrap_or_default(), 86400.0),
             _ => (text, 1.0),
         };
-        // `inf` and `infinity` parse as the infinite number.
-        total += number.parse::<f64>().map_or(0.0, |n| n * unit);
+        // `inf` and `infinity` are the infinite number; what cannot be read is taken as without end.
+        total += plain_number(number, arg.literal).map_or(f64::INFINITY, |n| n * unit);
     }
     if !total.is_finite() || total > knowledge::MAX_SLEEP_SECONDS {
         c.unbounded = Some(format!(
-            "`sleep {}` waits longer than a shell call may run (ten minutes)",
+            "`sleep {}` waits longer than a shell call may run (ten minutes), or as long as only the run knows",
             args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" ")
+        ));
+    }
+}
+
+/// `factor [NUMBER…]` (without numbers it reads them from standard input): a number of more than
+/// [`knowledge::MAX_FACTOR_DIGITS`] digits, or one only known at run time, may take without practical end.
+pub(super) fn factor(args: &[Word], c: &mut Classified) {
+    c.read_only_as(CommandClass::ReadOnly);
+    let small = |a: &Word| {
+        let digits = a.text.trim_start_matches('+');
+        digits.len() <= knowledge::MAX_FACTOR_DIGITS && digits.chars().all(|c| c.is_ascii_digit())
+    };
+    let large = args
+        .iter()
+        .find(|a| !(a.literal && (a.text.starts_with('-') || small(a))));
+    if let Some(large) = large {
+        c.unbounded = Some(format!(
+            "`factor {}` may take without end: a number of more than {} digits, or one only the run knows",
+            large.text,
+            knowledge::MAX_FACTOR_DIGITS
         ));
     }
 }
