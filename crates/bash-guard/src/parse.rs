@@ -26,7 +26,11 @@ pub(crate) struct AndOrList {
 
 /// Commands joined by `|`.
 #[derive(Debug)]
-pub(crate) struct Pipeline(pub(crate) Vec<Cmd>);
+pub(crate) struct Pipeline(
+    pub(crate) Vec<Cmd>,
+    /// `! PIPELINE`: its exit status is negated.
+    pub(crate) bool,
+);
 
 /// One command of a pipeline.
 #[derive(Debug)]
@@ -677,7 +681,7 @@ fn script(src: &str, list: &ast::CompoundList) -> Script {
 }
 
 fn pipeline(src: &str, p: &ast::Pipeline) -> Pipeline {
-    Pipeline(p.seq.iter().map(|x| command(src, x)).collect())
+    Pipeline(p.seq.iter().map(|x| command(src, x)).collect(), p.bang)
 }
 
 fn command(src: &str, c: &ast::Command) -> Cmd {

@@ -277,7 +277,7 @@ fn split_blanks(words: &[Word]) -> Vec<Word> {
 }
 
 /// Whether a loop's condition never ends it: for `while`, it always succeeds (`true`, `pwd`, `[ a = a ]`,
-/// `[[ 1 ]]`, `let 1`); for `until`, it always fails (`false`, `[ ]`). Only a condition whose outcome is fixed by
+/// `[[ 1 ]]`, `let 1`, `! false`); for `until`, it always fails (`false`, `[ ]`, `! pwd`). Only a condition whose outcome is fixed by
 /// its literal words counts; one that reads input, the file system or a variable may end the loop.
 fn always(condition: &Script, until: bool) -> bool {
     let [list] = condition.0.as_slice() else {
@@ -289,7 +289,8 @@ fn always(condition: &Script, until: bool) -> bool {
     let [command] = pipeline.0.as_slice() else {
         return false;
     };
-    fixed_outcome(command) == Some(!until)
+    // `while ! false`, `until ! pwd`: a negated pipeline's outcome is the other one.
+    fixed_outcome(command).map(|succeeds| succeeds != pipeline.1) == Some(!until)
 }
 
 /// Commands that succeed whatever their literal arguments and whatever the state of the machine.
@@ -316,6 +317,8 @@ fn fixed_outcome(command: &Cmd) -> Option<bool> {
             let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
             match texts.as_slice() {
                 ["false"] => Some(false),
+                // Listing the working directory succeeds; naming a file could fail.
+                ["ls"] => Some(true),
                 [name, ..] if ALWAYS_SUCCEED.contains(name) => Some(true),
                 ["[", test @ .., "]"] | ["test", test @ ..] => literal_test(test),
                 ["let", expressions @ ..] => expressions
