@@ -109,6 +109,8 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         listed: HashMap::new(),
         printed_words: HashMap::new(),
         unbounded: HashMap::new(),
+        turns: 1.0,
+        waited: 0.0,
     };
     match parse_checked(source) {
         Ok(script) => walker.script(&script, Ctx::TOP),
@@ -194,9 +196,34 @@ struct Walker<'t> {
     printed_words: HashMap<usize, Vec<Word>>,
     /// Commands that print without (practical) end, and why: fine when what reads their output stops.
     unbounded: HashMap<usize, String>,
+    /// How many times the command being walked runs for each run of the line: the product of the turns of the
+    /// `for` loops around it (infinite when a loop's turns are not known).
+    turns: f64,
+    /// The seconds the line waits in all so far (`sleep`), each wait times its turns.
+    waited: f64,
 }
 
 impl Walker<'_> {
+    /// Counts a command's wait towards the line's: the waits of a line add up (`sleep 300; sleep 300`), and a
+    /// wait inside a loop counts once per turn (`for i in {1..100}; do sleep 10; done`). Past ten minutes in all,
+    /// the line asks, once.
+    fn waits(&mut self, seconds: f64, index: usize) {
+        if seconds <= 0.0 {
+            return;
+        }
+        let over = |waited: f64| waited.is_nan() || waited > crate::knowledge::MAX_SLEEP_SECONDS;
+        let before = self.waited;
+        self.waited += seconds * self.turns;
+        if !over(before) && over(self.waited) {
+            self.finding(
+                Decision::Ask,
+                "the line waits longer than a shell call may run (ten minutes) in all; in a hook nothing stops it"
+                    .to_owned(),
+                Some(index),
+            );
+        }
+    }
+
     fn finding(&mut self, decision: Decision, reason: String, command: Option<usize>) {
         let finding = Finding {
             decision,
@@ -309,6 +336,10 @@ impl Walker<'_> {
                 };
                 let inner = ctx.nested(kind);
                 self.unbounded_loop(*construct, parts, ctx);
+                let outer_turns = self.turns;
+                if *construct == Construct::For {
+                    self.turns *= loop_turns(parts);
+                }
                 let construct_mark = self.known.len();
                 let mut bodies = 0;
                 let mut ariths = 0;
@@ -364,6 +395,7 @@ impl Walker<'_> {
                         }
                     }
                 }
+                self.turns = outer_turns;
                 if matches!(construct, Construct::Subshell | Construct::Coprocess) {
                     self.forget(construct_mark);
                 }
@@ -489,6 +521,7 @@ impl Walker<'_> {
             if let Some(reason) = classified.unbounded.take() {
                 self.unbounded.insert(index, reason);
             }
+            self.waits(classified.waits, index);
             self.record(classified, index, ctx);
             self.after_command(index, &words, &state);
             self.declarations(words.get(inner..).unwrap_or_default(), ctx, index);
@@ -874,6 +907,33 @@ fn unescape_backticks(body: &str) -> String {
         }
     }
     out
+}
+
+/// How many times the body of a `for` loop runs: the number of words of its list when every one is known (a brace
+/// expansion counted, not built); infinite for `for ((…))` and for a list with words only known at run time.
+fn loop_turns(parts: &[Part]) -> f64 {
+    for part in parts {
+        match part {
+            Part::Loop {
+                words: Some(words), ..
+            } => {
+                let mut turns = 0.0;
+                for raw in words {
+                    let expanded = word::expand(raw);
+                    match parse::brace_count(raw) {
+                        Some(count) if expanded.literal || !raw.contains('$') && !expanded.glob => {
+                            turns += count as f64;
+                        }
+                        _ => return f64::INFINITY,
+                    }
+                }
+                return turns;
+            }
+            Part::Loop { words: None, .. } | Part::Arith(_) => return f64::INFINITY,
+            _ => {}
+        }
+    }
+    1.0
 }
 
 #[cfg(test)]

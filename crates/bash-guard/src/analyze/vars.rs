@@ -239,6 +239,8 @@ impl Walker<'_> {
                 Braces::None => vec![word::expand(raw)],
                 Braces::Words(words) => words.iter().map(|w| word::expand(w)).collect(),
                 Braces::TooMany => {
+                    // Bash builds every word of the list before the first turn of the loop.
+                    self.generated_words(raw, ctx);
                     let mut w = word::expand(raw);
                     w.literal = false;
                     w.anchor = Anchor::Dynamic;

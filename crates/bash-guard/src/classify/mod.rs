@@ -149,6 +149,8 @@ pub(crate) struct Classified {
     pub(crate) state: Vec<State>,
     /// It prints without (practical) end, for this reason, unless what reads its output stops (`yes | head`).
     pub(crate) unbounded: Option<String>,
+    /// How long it waits, in seconds (`sleep 5`), counted towards the line's whole wait.
+    pub(crate) waits: f64,
     /// It prints the names of files found under starting points.
     pub(crate) lists: Option<Found>,
     /// It reaches the network, for this reason.
@@ -179,6 +181,7 @@ impl Classified {
             loads: Vec::new(),
             state: Vec::new(),
             unbounded: None,
+            waits: 0.0,
             lists: None,
             network: None,
             environment: None,

@@ -116,6 +116,7 @@ pub(super) fn sleep(args: &[Word], c: &mut Classified) {
         // `inf` and `infinity` are the infinite number; what cannot be read is taken as without end.
         total += plain_number(number, arg.literal).map_or(f64::INFINITY, |n| n * unit);
     }
+    c.waits = total;
     if !total.is_finite() || total > knowledge::MAX_SLEEP_SECONDS {
         c.unbounded = Some(format!(
             "`sleep {}` waits longer than a shell call may run (ten minutes), or as long as only the run knows",
