@@ -311,7 +311,23 @@ fn fixed_outcome(command: &Cmd) -> Option<bool> {
                     Arg::ProcSub(_) => None,
                 })
                 .collect::<Option<_>>()?;
-            if !words.iter().all(|w| w.literal) || !simple.redirects.is_empty() {
+            // A redirection can fail (a missing directory), except writing to `/dev/null` or duplicating a
+            // descriptor (`>/dev/null 2>&1`).
+            let harmless = |r: &parse::Redirect| match &r.target {
+                Target::Fd => true,
+                Target::Word(raw) => {
+                    let target = word::expand(raw);
+                    match r.op {
+                        RedirOp::Write => target.text == "/dev/null",
+                        RedirOp::Duplicate { .. } => {
+                            target.literal && (target.text == "-" || target.text.parse::<u8>().is_ok())
+                        }
+                        _ => false,
+                    }
+                }
+                Target::ProcSub(_) => false,
+            };
+            if !words.iter().all(|w| w.literal) || !simple.redirects.iter().all(harmless) {
                 return None;
             }
             let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
