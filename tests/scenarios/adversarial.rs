@@ -296,3 +296,43 @@ fn editing_a_secret_file_asks_in_every_mode() {
         );
     }
 }
+
+/// A tool agent-guard cannot look into (an MCP server's) still names files in its arguments: a secret file named
+/// there asks in every mode, `bypassPermissions` included, as a Read of it does; other files change nothing.
+#[test]
+fn an_opaque_tool_naming_a_secret_file_asks_in_every_mode() {
+    let ws = Workspace::new();
+    ws.write("proj/.env", "API_KEY=PLANTED\n");
+    ws.write("home/.ssh/id_rsa", "PLANTED\n");
+    let env = ws.root().join("proj/.env");
+    let key = ws.home().join(".ssh/id_rsa");
+    for mode in ["default", "bypassPermissions"] {
+        let guard = ws.guard(&BTreeMap::new(), &BTreeMap::new(), Some(mode));
+        for input in [
+            json!({"path": env}),
+            json!({"path": ".env"}),
+            json!({"filePath": key}),
+            json!({"options": {"source_file": key}}),
+            json!({"paths": ["README.md", env]}),
+        ] {
+            let decided = guard.decide("mcp__fs__read_file", &input);
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Ask,
+                "{mode} {input}: {}",
+                decided.verdict().reason()
+            );
+        }
+    }
+    let bypass = ws.guard(&BTreeMap::new(), &BTreeMap::new(), Some("bypassPermissions"));
+    let plain = bypass.decide(
+        "mcp__fs__read_file",
+        &json!({"path": "README.md", "note": ".env"}),
+    );
+    assert_eq!(
+        plain.verdict().decision,
+        Decision::Allow,
+        "{}",
+        plain.verdict().reason()
+    );
+}

@@ -377,7 +377,25 @@ impl Guard {
                 )),
             },
             CallTarget::Agent(name) => agent = *name,
-            CallTarget::Opaque => {}
+            // A tool the rules cannot look into (an MCP server's, an unknown one) may still read or write the files
+            // its arguments name (`{"path": ".env"}`): a secret file named there asks, as it does for the file
+            // tools, in every mode. Whether the tool reads it cannot be known, so nothing else follows from it.
+            CallTarget::Opaque => {
+                if matches!(agent_rules::kind_of(tool), ToolKind::Mcp | ToolKind::Other) {
+                    for path in named_paths(args) {
+                        if let Some(why) = self
+                            .check_path(path, Access::Read, &mut findings)
+                            .and_then(|check| check.protected)
+                        {
+                            findings.push(Verdict::new(
+                                Decision::Ask,
+                                format!("`{tool}` is given a protected path: {why}"),
+                                Provenance::layer(Layer::Sandbox),
+                            ));
+                        }
+                    }
+                }
+            }
         }
         let is_shell = analysis.is_some();
         for (access, check) in &paths {
@@ -629,6 +647,51 @@ impl Guard {
             Decision::Deny | Decision::Ask => Some(verdict.clone()),
         }
     }
+}
+
+/// The strings an opaque tool's arguments give under names that say they are files (`path`, `file_path`,
+/// `filePath`, `paths`, `file`, `filename`, `source`, `destination`, `directory`, …), at the top level and one level
+/// down (`{"options": {"path": …}}`), lists included.
+fn named_paths(args: &Value) -> Vec<&str> {
+    fn names_a_file(key: &str) -> bool {
+        let key: String = key
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        key.ends_with("path")
+            || key.ends_with("paths")
+            || key.ends_with("file")
+            || key.ends_with("files")
+            || key.ends_with("filename")
+            || matches!(
+                key.as_str(),
+                "dir" | "directory" | "source" | "destination" | "src" | "dest" | "target"
+            )
+    }
+    fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+        match value {
+            Value::String(text) => out.push(text),
+            Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    let Some(object) = args.as_object() else {
+        return out;
+    };
+    for (key, value) in object {
+        if names_a_file(key) {
+            strings(value, &mut out);
+        } else if let Some(inner) = value.as_object() {
+            for (key, value) in inner {
+                if names_a_file(key) {
+                    strings(value, &mut out);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Whether `url` uses http or https (scheme names are case-insensitive).
