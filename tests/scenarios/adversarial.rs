@@ -314,6 +314,7 @@ fn an_opaque_tool_naming_a_secret_file_asks_in_every_mode() {
             json!({"filePath": key}),
             json!({"options": {"source_file": key}}),
             json!({"paths": ["README.md", env]}),
+            json!({"path": format!("/proc/self/root{}", key.display())}),
         ] {
             let decided = guard.decide("mcp__fs__read_file", &input);
             assert_eq!(

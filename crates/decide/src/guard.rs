@@ -379,21 +379,25 @@ impl Guard {
             CallTarget::Agent(name) => agent = *name,
             // A tool the rules cannot look into (an MCP server's, an unknown one) may still read or write the files
             // its arguments name (`{"path": ".env"}`): a secret file named there asks, as it does for the file
-            // tools, in every mode. Whether the tool reads it cannot be known, so nothing else follows from it.
+            // tools, in every mode, and so does a path that cannot be resolved (through a `/proc` magic link),
+            // which may lead anywhere. Whether the tool reads it cannot be known, so nothing else follows from it.
             CallTarget::Opaque => {
-                if matches!(agent_rules::kind_of(tool), ToolKind::Mcp | ToolKind::Other) {
-                    for path in named_paths(args) {
-                        if let Some(why) = self
-                            .check_path(path, Access::Read, &mut findings)
-                            .and_then(|check| check.protected)
-                        {
-                            findings.push(Verdict::new(
-                                Decision::Ask,
-                                format!("`{tool}` is given a protected path: {why}"),
-                                Provenance::layer(Layer::Sandbox),
-                            ));
+                for path in named_paths(args) {
+                    let Some(check) = self.check_path(path, Access::Read, &mut findings) else {
+                        continue;
+                    };
+                    let why = match check.protected {
+                        Some(why) => format!("protected path: {why}"),
+                        None if check.resolved.is_none() && check.verdict.decision == Decision::Deny => {
+                            check.verdict.reason().to_owned()
                         }
-                    }
+                        None => continue,
+                    };
+                    findings.push(Verdict::new(
+                        Decision::Ask,
+                        format!("`{tool}` is given a path it may read: {why}"),
+                        Provenance::layer(Layer::Sandbox),
+                    ));
                 }
             }
         }
