@@ -315,6 +315,7 @@ fn an_opaque_tool_naming_a_secret_file_asks_in_every_mode() {
             json!({"options": {"source_file": key}}),
             json!({"paths": ["README.md", env]}),
             json!({"path": format!("/proc/self/root{}", key.display())}),
+            json!({"path": format!("/proc/self/root{}", key.display())}),
         ] {
             let decided = guard.decide("mcp__fs__read_file", &input);
             assert_eq!(
@@ -326,6 +327,16 @@ fn an_opaque_tool_naming_a_secret_file_asks_in_every_mode() {
         }
     }
     let bypass = ws.guard(&BTreeMap::new(), &BTreeMap::new(), Some("bypassPermissions"));
+    // Tools that never read a path ask alike when given one: nothing of theirs takes a secret file's name.
+    for tool in ["TodoWrite", "Task"] {
+        let decided = bypass.decide(tool, &json!({"prompt": "x", "path": env}));
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Ask,
+            "{tool}: {}",
+            decided.verdict().reason()
+        );
+    }
     let plain = bypass.decide(
         "mcp__fs__read_file",
         &json!({"path": "README.md", "note": ".env"}),

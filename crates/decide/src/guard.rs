@@ -377,29 +377,10 @@ impl Guard {
                 )),
             },
             CallTarget::Agent(name) => agent = *name,
-            // A tool the rules cannot look into (an MCP server's, an unknown one) may still read or write the files
-            // its arguments name (`{"path": ".env"}`): a secret file named there asks, as it does for the file
-            // tools, in every mode, and so does a path that cannot be resolved (through a `/proc` magic link),
-            // which may lead anywhere. Whether the tool reads it cannot be known, so nothing else follows from it.
-            CallTarget::Opaque => {
-                for path in named_paths(args) {
-                    let Some(check) = self.check_path(path, Access::Read, &mut findings) else {
-                        continue;
-                    };
-                    let why = match check.protected {
-                        Some(why) => format!("protected path: {why}"),
-                        None if check.resolved.is_none() && check.verdict.decision == Decision::Deny => {
-                            check.verdict.reason().to_owned()
-                        }
-                        None => continue,
-                    };
-                    findings.push(Verdict::new(
-                        Decision::Ask,
-                        format!("`{tool}` is given a path it may read: {why}"),
-                        Provenance::layer(Layer::Sandbox),
-                    ));
-                }
-            }
+            CallTarget::Opaque => {}
+        }
+        if matches!(target, CallTarget::Opaque | CallTarget::Agent(_)) {
+            self.named_path_findings(tool, args, &mut findings);
         }
         let is_shell = analysis.is_some();
         for (access, check) in &paths {
@@ -603,6 +584,30 @@ impl Guard {
                     _ => std::fs::symlink_metadata(&candidate).is_ok().then_some(candidate),
                 }
             })
+    }
+
+    /// A tool the rules cannot look into (an MCP server's, an unknown one, a subagent's start) may still read or
+    /// write the files its arguments name (`{"path": ".env"}`): a secret file named there asks, as it does for the
+    /// file tools, in every mode, and so does a path that cannot be resolved (through a `/proc` magic link), which
+    /// may lead anywhere. Whether the tool reads it cannot be known, so nothing else follows from it.
+    fn named_path_findings(&self, tool: &str, args: &Value, findings: &mut Vec<Verdict>) {
+        for path in named_paths(args) {
+            let Some(check) = self.check_path(path, Access::Read, findings) else {
+                continue;
+            };
+            let why = match check.protected {
+                Some(why) => format!("protected path: {why}"),
+                None if check.resolved.is_none() && check.verdict.decision == Decision::Deny => {
+                    check.verdict.reason().to_owned()
+                }
+                None => continue,
+            };
+            findings.push(Verdict::new(
+                Decision::Ask,
+                format!("`{tool}` is given a path it may read: {why}"),
+                Provenance::layer(Layer::Sandbox),
+            ));
+        }
     }
 
     /// The sandbox's report on one path; without a sandbox, a lexical report whose containment is unknown.
