@@ -217,6 +217,8 @@ pub(crate) struct Syntax {
     pub(crate) single_dash: bool,
     /// `-N` is an option (`nice -5`).
     pub(crate) numeric: bool,
+    /// A word that is a negative number is an operand (`seq -5 5`, `seq -1e9 1`), not a cluster of options.
+    pub(crate) negative_operands: bool,
 }
 
 /// GNU getopt_long: options anywhere before `--`.
@@ -230,6 +232,7 @@ pub(crate) const GNU: Syntax = Syntax {
     plus: false,
     single_dash: false,
     numeric: false,
+    negative_operands: false,
 };
 
 /// POSIX getopt: options before the first operand.
@@ -756,6 +759,7 @@ static LSOF: Flags = Flags {
 pub(crate) static SEQ: Syntax = Syntax {
     values: &["-f", "-s", "--format", "--separator"],
     flags: &["-w", "--equal-width"],
+    negative_operands: true,
     ..GNU
 };
 // `stty` prints the settings (`-a`, `-g`); any setting given as an operand changes the terminal or the device.

@@ -350,7 +350,11 @@ impl<'a> Iterator for Reader<'a> {
         }
         let dash = text.len() > 1 && text.starts_with('-');
         let plus = self.syntax.plus && text.len() > 1 && text.starts_with('+');
-        if !dash && !plus {
+        let negative = self.syntax.negative_operands
+            && text
+                .strip_prefix('-')
+                .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit() || c == '.') || n == "inf");
+        if !dash && !plus || negative {
             return Some(self.operand(at, word));
         }
         let numeric = self.syntax.numeric
@@ -422,6 +426,22 @@ mod tests {
 
     fn words(raw: &[&str]) -> Vec<Word> {
         raw.iter().map(|w| expand(w)).collect()
+    }
+
+    #[test]
+    fn negative_numbers_are_operands_where_the_syntax_says_so() {
+        let args = words(&["-w", "-5", "-1e9", "-.5", "-inf", "-x"]);
+        let syntax = Syntax {
+            negative_operands: true,
+            ..GNU
+        };
+        let parsed = read(&args, &syntax);
+        let operands: Vec<&str> = parsed.operands.iter().map(|o| o.text.as_str()).collect();
+        assert_eq!(operands, ["-5", "-1e9", "-.5", "-inf"]);
+        let names: Vec<&str> = parsed.options.iter().map(|o| o.name.as_ref()).collect();
+        assert_eq!(names, ["-w", "-x"]);
+        // Elsewhere `-5` is an option cluster, as getopt reads it.
+        assert!(read(&args, &GNU).operands.is_empty());
     }
 
     #[test]

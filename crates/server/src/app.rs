@@ -94,17 +94,7 @@ impl App {
         let (input, outcome, elapsed) = self.decide(input, false).await;
         let (decision, reason) = output_fields(&outcome.output);
         let decided_by = outcome.decided_by();
-        self.audit
-            .record(audit_row(
-                &input.session_id,
-                &input.tool_name,
-                &decision,
-                &decided_by,
-                elapsed,
-                &reason,
-                HOOK_AGENT,
-                Some(&input),
-            ))
+        self.record_call(&input, &decision, &decided_by, elapsed, &reason, HOOK_AGENT)
             .await;
         self.emit(
             EventKind::Decision,
@@ -130,17 +120,7 @@ impl App {
         let (decision, reason) = output_fields(&outcome.output);
         if decision == Decision::Deny.as_str() {
             let decided_by = outcome.decided_by();
-            self.audit
-                .record(audit_row(
-                    &input.session_id,
-                    &input.tool_name,
-                    &decision,
-                    &decided_by,
-                    elapsed,
-                    &reason,
-                    agent,
-                    Some(&input),
-                ))
+            self.record_call(&input, &decision, &decided_by, elapsed, &reason, agent)
                 .await;
             return Ok(Enqueued::Decided(outcome.output));
         }
@@ -161,17 +141,7 @@ impl App {
                 Provenance::layer(Layer::Approval).at(DecidedBy::Approver),
             );
             let reason = verdict.reason();
-            self.audit
-                .record(audit_row(
-                    &input.session_id,
-                    &input.tool_name,
-                    "deny",
-                    "approval/approver",
-                    elapsed,
-                    &reason,
-                    agent,
-                    Some(&input),
-                ))
+            self.record_call(&input, "deny", "approval/approver", elapsed, &reason, agent)
                 .await;
             return Ok(Enqueued::Decided(HookOutput::from_verdict(&verdict)));
         }
@@ -231,6 +201,30 @@ impl App {
             self.resolve(&approval).await;
         }
         Ok(())
+    }
+
+    /// The audit row of a decision made for the hook input `input` (kept with it, so that it can be replayed).
+    async fn record_call(
+        &self,
+        input: &HookInput,
+        decision: &str,
+        decided_by: &str,
+        elapsed: Duration,
+        reason: &str,
+        agent: &str,
+    ) {
+        self.audit
+            .record(audit_row(
+                &input.session_id,
+                &input.tool_name,
+                decision,
+                decided_by,
+                elapsed,
+                reason,
+                agent,
+                Some(input),
+            ))
+            .await;
     }
 
     /// The audit row and the `permission_resolved` event of an ask that got its end, and a wake-up for waiters.

@@ -15,7 +15,7 @@ use agent_tool_traits::{Access, Decision};
 
 use crate::analysis::{AccessVia, CommandAnalysis, Finding, Location, LocationKind, SubCommand};
 use crate::classify::{self, Code, Found, Input, Nested, Table};
-use crate::knowledge::Recursion;
+use crate::knowledge::{self, Recursion};
 use crate::parse::{self, AndOrList, Arg, Braces, Cmd, Construct, Part, RedirOp, Script, Simple, Target};
 use crate::prescan;
 use crate::word::{self, Anchor, Embedded, Word};
@@ -204,24 +204,36 @@ struct Walker<'t> {
 }
 
 impl Walker<'_> {
-    /// Counts a command's wait towards the line's: the waits of a line add up (`sleep 300; sleep 300`), and a
-    /// wait inside a loop counts once per turn (`for i in {1..100}; do sleep 10; done`). Past ten minutes in all,
-    /// the line asks, once.
-    fn waits(&mut self, seconds: f64, index: usize) {
+    /// Counts a command's wait (`sleep`, `command` its words) towards the line's: the waits of a line add up
+    /// (`sleep 300; sleep 300`), and a wait inside a loop counts once per turn (`for i in {1..100}; do sleep 10;
+    /// done`). Past ten minutes in all, or without end, the line asks, once.
+    fn waits(&mut self, seconds: f64, command: &[&Word], index: usize) {
         if seconds <= 0.0 {
             return;
         }
-        let over = |waited: f64| waited.is_nan() || waited > crate::knowledge::MAX_SLEEP_SECONDS;
+        let over = |waited: f64| waited.is_nan() || waited > knowledge::MAX_SLEEP_SECONDS;
         let before = self.waited;
         self.waited += seconds * self.turns;
-        if !over(before) && over(self.waited) {
-            self.finding(
-                Decision::Ask,
-                "the line waits longer than a shell call may run (ten minutes) in all; in a hook nothing stops it"
-                    .to_owned(),
-                Some(index),
-            );
+        if over(before) || !over(self.waited) {
+            return;
         }
+        let text = command
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let reason = if over(seconds) {
+            format!(
+                "`{text}` waits longer than a shell call may run (ten minutes), or as long as only the run knows"
+            )
+        } else {
+            format!("with `{text}` the line waits longer than a shell call may run (ten minutes) in all")
+        };
+        self.finding(
+            Decision::Ask,
+            format!("{reason}; in a hook nothing stops it"),
+            Some(index),
+        );
     }
 
     fn finding(&mut self, decision: Decision, reason: String, command: Option<usize>) {
@@ -521,7 +533,7 @@ impl Walker<'_> {
             if let Some(reason) = classified.unbounded.take() {
                 self.unbounded.insert(index, reason);
             }
-            self.waits(classified.waits, index);
+            self.waits(classified.waits, &effective, index);
             self.record(classified, index, ctx);
             self.after_command(index, &words, &state);
             self.declarations(words.get(inner..).unwrap_or_default(), ctx, index);

@@ -33,25 +33,11 @@ pub(super) fn kill(args: &[Word], c: &mut Classified) {
 /// `seq [FIRST [INCREMENT]] LAST`: as many numbers as the operands say; past the bound, without end (`inf`, an
 /// increment that is zero or rounds to it), or not known before it runs (a word only known at run time, a number
 /// written in a form read here differently than by `seq`, such as hex or with blanks), it asks. A negative number
-/// is an operand, as `seq` reads it (`seq -5 5`), not an option.
+/// is an operand, as `seq` reads it (`seq -5 5`, [`knowledge::SEQ`]).
 pub(super) fn seq(args: &[Word], c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
-    let negative: Vec<&Word> = args.iter().filter(|w| is_negative_number(w)).collect();
-    let rest: Vec<Word> = args.iter().filter(|w| !is_negative_number(w)).cloned().collect();
-    let parsed = options::read(&rest, &knowledge::SEQ);
-    // The operands in the order written: the negative numbers where they stood among the others.
-    let mut operands: Vec<&Word> = Vec::new();
-    let mut others = parsed.operands.iter().copied().peekable();
-    for word in args {
-        if negative.iter().any(|n| std::ptr::eq(*n, word)) {
-            operands.push(word);
-        } else if others
-            .peek()
-            .is_some_and(|o| o.text == word.text && o.literal == word.literal)
-        {
-            operands.extend(others.next());
-        }
-    }
+    let parsed = options::read(args, &knowledge::SEQ);
+    let operands = &parsed.operands;
     let numbers: Option<Vec<f64>> = operands
         .iter()
         .map(|o| plain_number(&o.text, o.literal))
@@ -75,15 +61,6 @@ pub(super) fn seq(args: &[Word], c: &mut Classified) {
     }
 }
 
-/// Whether `word` is a negative number (`-5`, `-1.5e3`, `-inf`), which `seq` reads as an operand.
-fn is_negative_number(word: &Word) -> bool {
-    word.literal
-        && word
-            .text
-            .strip_prefix('-')
-            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.') || rest == "inf")
-}
-
 /// The value of a literal number written in decimal (`5`, `-1.5`, `1e3`, `inf`); `None` for anything else (a word
 /// only known at run time, hex, blanks), whose value this does not read the way the command does.
 fn plain_number(text: &str, literal: bool) -> Option<f64> {
@@ -98,9 +75,9 @@ fn plain_number(text: &str, literal: bool) -> Option<f64> {
     text.parse::<f64>().ok()
 }
 
-/// `sleep DURATION…` (`5`, `1.5m`, `2h`, `infinity`): the durations add up; past ten minutes, without end, or not
-/// known before it runs (a word only known at run time, a number in a form read here differently than by `sleep`,
-/// such as hex or with blanks), it holds the line.
+/// `sleep DURATION…` (`5`, `1.5m`, `2h`, `infinity`): the durations add up, and a number in a form read here
+/// differently than by `sleep` (hex, blanks) or only known at run time counts as without end. The walker judges the
+/// wait with the line's others (`classify::Classified::waits`).
 pub(super) fn sleep(args: &[Word], c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
     let mut total = 0.0f64;
@@ -117,12 +94,6 @@ pub(super) fn sleep(args: &[Word], c: &mut Classified) {
         total += plain_number(number, arg.literal).map_or(f64::INFINITY, |n| n * unit);
     }
     c.waits = total;
-    if !total.is_finite() || total > knowledge::MAX_SLEEP_SECONDS {
-        c.unbounded = Some(format!(
-            "`sleep {}` waits longer than a shell call may run (ten minutes), or as long as only the run knows",
-            args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" ")
-        ));
-    }
 }
 
 /// `factor [NUMBER…]` (without numbers it reads them from standard input): a number of more than
