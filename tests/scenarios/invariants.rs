@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use agent_bash_guard::{BashConfig, BashGuard};
 use agent_core::{Runtime, RuntimeConfig, ScriptedChildren};
-use agent_decide::{Guard, GuardOptions, HookInput, HookOutput};
+use agent_decide::{CallInput, Guard, GuardOptions, HookInput, HookOutput};
 use agent_fs_sandbox::{Access, PathSandbox, SandboxConfig};
 use agent_rules::{DenialTracker, Discovery, HookOutcome, PermissionMode, Rule, SessionState, Settings};
 use agent_runtime_limits::{
@@ -509,13 +509,17 @@ proptest! {
         let hooks = HookOutcome::default();
         for (tool, args) in &calls {
             let args = ws.expand(args);
-            let first = guard.decide_with(tool, &args, &hooks, &[], &session);
-            let second = guard.decide_with(tool, &args, &hooks, &[], &session);
+            let call = CallInput {
+                hooks: hooks.clone(),
+                ..CallInput::new(tool.as_str(), args.clone())
+            };
+            let first = guard.decide_in_session(&call, &session);
+            let second = guard.decide_in_session(&call, &session);
             prop_assert_eq!(format!("{first:?}"), format!("{second:?}"), "{} {}", tool, args);
             prop_assert_eq!(session, before, "deciding {} {} changed the session", tool, args);
             // A call decided alone (the hook's path) is a call decided in a fresh session.
             let alone = guard.decide(tool, &args);
-            let fresh = guard.decide_with(tool, &args, &hooks, &[], &SessionState::default());
+            let fresh = guard.decide_in_session(&call, &SessionState::default());
             prop_assert_eq!(format!("{alone:?}"), format!("{fresh:?}"));
         }
     }

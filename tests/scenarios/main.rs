@@ -8,9 +8,13 @@
     missing_docs
 )]
 
-mod adversarial;
-mod decisions;
 mod invariants;
 mod runtime;
 mod tool_names;
+// The throw-away project of agent-decide's corpus tests, shared rather than copied.
+#[allow(
+    dead_code,
+    reason = "agent-decide's corpus tests use all of it, these scenarios a part"
+)]
+#[path = "../../crates/decide/tests/support/workspace.rs"]
 mod workspace;

@@ -295,7 +295,11 @@ fn shell_rules(decided: &Decided) -> Vec<String> {
 /// One exact path rule per file of the call: `/`-anchored inside the project, `//`-anchored outside.
 fn path_rules(family: &str, decided: &Decided, cwd: &Path, access: Access) -> Vec<String> {
     let mut rules = Vec::new();
-    for (file_access, check) in &decided.paths {
+    for agent_decide::CheckedPath {
+        access: file_access,
+        check,
+    } in &decided.paths
+    {
         if *file_access != access {
             continue;
         }

@@ -161,7 +161,7 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
     if decided.paths.is_empty() {
         let _ = writeln!(out, "   no files");
     }
-    for (access, check) in &decided.paths {
+    for agent_decide::CheckedPath { access, check } in &decided.paths {
         let resolved = check
             .resolved
             .as_ref()
@@ -308,7 +308,7 @@ fn render_json(input: &HookInput, guard: &agent_decide::Guard, decided: &Decided
             "overridden": c.overridden, "decision": c.decision, "by": c.by,
         })).collect::<Vec<_>>(),
         "findings": decided.findings,
-        "paths": decided.paths.iter().map(|(access, check)| json!({
+        "paths": decided.paths.iter().map(|agent_decide::CheckedPath { access, check }| json!({
             "access": access.as_str(),
             "input": check.input,
             "absolute": check.absolute,

@@ -13,7 +13,8 @@ use agent_rules::{HookOutcome, SessionState};
 use agent_tool_traits::{Confinement, Decision, Layer, PermissionCheck, Provenance, Verdict};
 use serde_json::Value;
 
-use crate::guard::{Decided, Guard};
+use crate::decided::Decided;
+use crate::guard::Guard;
 
 /// How long one decision may take unless [`DECISION_TIMEOUT_ENV`] says otherwise. A coding agent gives up on a
 /// hook after its own timeout and then runs the call without it, and hostile input can make the shell parser run
@@ -181,19 +182,11 @@ impl Deciders {
     /// fresh session, whose denial tracker has never tripped: the child's history never loosens its parent's
     /// limit, and the parent's session does not count its children's calls.
     pub fn decide(&self, call: &CallInput, session: &SessionState) -> Decided {
-        let mine = self
-            .own
-            .decide_with(&call.tool, &call.args, &call.hooks, &call.checks, session);
+        let mine = self.own.decide_in_session(call, session);
         let Some(parent) = &self.ceiling else {
             return mine;
         };
-        let theirs = parent.decide_with(
-            &call.tool,
-            &call.args,
-            &call.hooks,
-            &call.checks,
-            &SessionState::default(),
-        );
+        let theirs = parent.decide_in_session(call, &SessionState::default());
         let confinement = narrower(mine.confinement, theirs.confinement);
         let mut chosen = if theirs.verdict().decision > mine.verdict().decision {
             theirs

@@ -209,3 +209,71 @@ impl Protection for GuardProtection<'_> {
                 .any(|behavior| self.policy.path_rule(behavior, Access::Write, path).is_some())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use agent_os_sandbox::KernelSupport;
+    use agent_tool_traits::{Confinement, Decision, SandboxProfile};
+    use serde_json::json;
+
+    use crate::test_guard::Project;
+
+    /// The confinement and decision of `command` under `settings`.
+    fn confined(settings: &str, command: &str) -> (Decision, Option<Confinement>, String) {
+        let project = Project::new(settings);
+        let decided = project.guard.decide("Bash", &json!({ "command": command }));
+        (
+            decided.verdict().decision,
+            decided.confinement,
+            decided.verdict().reason(),
+        )
+    }
+
+    /// What the kernel sandbox gives where the kernel enforces it; where it cannot, no confinement and an allow
+    /// that says it is not sandboxed.
+    fn expect(settings: &str, command: &str, profile: SandboxProfile, network: bool) {
+        let (decision, confinement, reason) = confined(settings, command);
+        assert_eq!(decision, Decision::Allow, "{command}: {reason}");
+        match KernelSupport::enforcement_missing() {
+            None => assert_eq!(confinement, Some(Confinement { profile, network }), "{command}"),
+            Some(_) => {
+                assert_eq!(confinement, None);
+                assert!(reason.contains("not sandboxed"), "{reason}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_allowed_as_read_only_runs_read_only() {
+        expect("{}", "ls -la | head -3", SandboxProfile::ReadOnly, false);
+    }
+
+    #[test]
+    fn a_line_a_rule_allows_runs_workspace_write() {
+        let rule = r#"{"permissions": {"allow": ["Bash(git commit:*)"]}}"#;
+        expect(
+            rule,
+            "git commit -m 'a change'",
+            SandboxProfile::WorkspaceWrite,
+            false,
+        );
+    }
+
+    #[test]
+    fn only_a_deliberate_allow_of_a_command_that_fetches_opens_the_network() {
+        // A build tool fetches what it builds with: a rule that names it opens the network.
+        let rule = r#"{"permissions": {"allow": ["Bash(make:*)"]}}"#;
+        expect(rule, "make test", SandboxProfile::WorkspaceWrite, true);
+        // A mode allows everything alike and says nothing about the network.
+        let mode = r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#;
+        expect(mode, "make test", SandboxProfile::WorkspaceWrite, false);
+    }
+
+    #[test]
+    fn a_denied_line_and_a_guard_without_the_sandbox_have_no_confinement() {
+        assert_eq!(confined("{}", "rm -rf /").1, None);
+        let off = r#"{"agentGuard": {"sandbox": "off"}}"#;
+        let (decision, confinement, _) = confined(off, "ls");
+        assert_eq!((decision, confinement), (Decision::Allow, None));
+    }
+}

@@ -1,21 +1,31 @@
 //! agent-guard's decision: the layers composed into one synchronous decision path.
 //!
-//! [`Guard`] is the one decision path that every entry point uses — the `agent-guard check` hook command,
-//! `explain`, `doctor`, a library user, the agent runtime and its subagents: it describes a call (which files,
-//! commands, host, agent it touches), hands it to the shell analysis (L5) and the file-system sandbox (L4), and
-//! resolves their findings with the rules, the mode, the hook outcome and the session's state (L2) into one
-//! [`Verdict`](agent_tool_traits::Verdict), then maps an allowed shell call to the kernel sandbox it runs under
-//! ([`Decided::confinement`], [`Guard::sandbox_plan`]). [`DecisionBound::decide`] is the one entry that bounds a
-//! decision in time: it decides on a worker thread and denies past the bound (`AGENT_GUARD_DECISION_TIMEOUT_MS`,
-//! default 5 s). The crate also holds agent-guard's own settings ([`GuardSettings`], the `agentGuard` section)
-//! and the coding agent's PreToolUse protocol ([`HookInput`], [`HookOutput`], [`sandboxed_input`]).
+//! [`Guard`] is the one decision path that every entry point uses (the `agent-guard check` hook command,
+//! `explain`, `doctor`, the server, a library user, the agent runtime and its subagents). A decision is a pipeline
+//! of four steps, each a module returning a named type:
+//!
+//! 1. **describe** (`describe.rs`): what the call touches as the rules see it (a command line, files, a URL, a
+//!    subagent, or nothing) and the tool's own findings;
+//! 2. **gather** (`gather/`, one module per kind of call: `shell`, `files`, `web`, `opaque`): the facts that kind
+//!    needs and the findings of the layers that produce them: the shell analysis (L5), the file-system sandbox's
+//!    report on each file (L4), after directory moves, glob expansion, searches and the project code a command runs;
+//! 3. **resolve** (`resolve.rs`): the findings, the rules, the mode, the hook outcome and the session's state (L2)
+//!    into one [`Verdict`](agent_tool_traits::Verdict);
+//! 4. **confine** (`confine.rs`): the kernel sandbox an allowed shell call runs under ([`Decided::confinement`],
+//!    [`Guard::sandbox_plan`]).
+//!
+//! [`Guard::decide_in_session`] runs the four steps; [`Guard::decide`] is the same for a call alone in a fresh
+//! session. [`DecisionBound`] is the one entry that bounds a decision in time and denies past the bound
+//! (`AGENT_GUARD_DECISION_TIMEOUT_MS`, default 5 s); [`Deciders`] adds a parent's guard as a subagent's ceiling.
+//! The crate also holds agent-guard's own settings ([`GuardSettings`], the `agentGuard` section) and the coding
+//! agent's PreToolUse protocol ([`HookInput`], [`HookOutput`], [`sandboxed_input`]).
 //!
 //! **Invariant:** synchronous: no async runtime, no database (the layering check enforces it); the runtime awaits
 //! the bounded entry on a blocking thread.
 //! **Invariant:** deciding never fails and never panics; only building a guard (loading settings) can fail.
 //! **Invariant:** deciding is pure: the guard and the caller's [`SessionState`](agent_rules::SessionState) are only
 //! read, so the same call decided twice gets the same decision.
-//! **Invariant:** nothing is decided outside [`Guard::decide_with`]; entry points differ only in how they collect
+//! **Invariant:** nothing is decided outside [`Guard::decide_in_session`]; entry points differ only in how they collect
 //! the hook outcome, the session and the answer to an ask.
 //!
 //! ```
@@ -41,15 +51,22 @@
 mod bounded;
 mod config;
 mod confine;
+mod decided;
+mod describe;
 mod error;
+mod gather;
 mod guard;
 mod hook_io;
+mod resolve;
+#[cfg(test)]
+mod test_guard;
 
 pub use bounded::{
     CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound, DecisionTimer,
 };
 pub use config::{GuardSettings, PolicyTest, SandboxMode, settings_schema};
 pub use confine::GuardProtection;
+pub use decided::{CheckedPath, Decided};
 pub use error::{Error, Result};
-pub use guard::{Decided, Guard, GuardOptions};
+pub use guard::{Guard, GuardOptions};
 pub use hook_io::{HookInput, HookOutput, sandboxed_input, shell_quote};

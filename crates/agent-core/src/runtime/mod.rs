@@ -41,7 +41,7 @@ use subagent::SubagentHost;
 pub use subagent::{ChildModels, SubagentTool};
 
 /// The runtime of one working directory: every call goes through the PreToolUse hooks, the guard
-/// ([`Guard::decide_with`] with the tool's own checks), the approver for asks, the executor, the PostToolUse hooks
+/// ([`Guard::decide_in_session`] with the tool's own checks), the approver for asks, the executor, the PostToolUse hooks
 /// and output persistence, in that order.
 pub struct Runtime {
     /// What this runtime shares with the host of its `subagent` tool.

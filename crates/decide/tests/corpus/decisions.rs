@@ -1,4 +1,4 @@
-//! The decision table: every case of `tests/corpus/decisions.json` (tool, input, settings of each source, mode,
+//! The decision table: every case of `decisions.json` (tool, input, settings of each source, mode,
 //! files) decided by the one decision path, checked against its expected decision, and the whole table rendered
 //! as an insta snapshot (decision, reason, provenance).
 
@@ -33,9 +33,9 @@ pub(crate) struct Case {
     pub(crate) expect: String,
 }
 
-/// The cases of `tests/corpus/<file>`.
+/// The cases of `<file>` beside this module.
 pub(crate) fn load(file: &str) -> Vec<Case> {
-    let path = format!("{}/corpus/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/tests/corpus/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }

@@ -1,9 +1,10 @@
 //! The adversarial regression suite: one test per public bypass class of agent permission systems. Each class is a
-//! set of cases in `tests/corpus/adversarial.json` decided through the one decision path; the hook and cap classes
+//! set of cases in `adversarial.json` decided through the one decision path; the hook and cap classes
 //! are built in code.
 
 use std::collections::BTreeMap;
 
+use agent_decide::CallInput;
 use agent_rules::{HookOutcome, SessionState};
 use agent_tool_traits::Decision;
 use serde_json::json;
@@ -92,11 +93,8 @@ fn hooks_never_override_a_deny_or_a_safety_ask() {
         allow: Some("the hook says yes".to_owned()),
         ..HookOutcome::default()
     };
-    let push = guard.decide_with(
-        "Bash",
-        &json!({"command": "git push"}),
-        &allow,
-        &[],
+    let push = guard.decide_in_session(
+        &hooked("Bash", json!({"command": "git push"}), &allow),
         &SessionState::default(),
     );
     assert_eq!(push.verdict().decision, Decision::Deny);
@@ -106,19 +104,13 @@ fn hooks_never_override_a_deny_or_a_safety_ask() {
             .iter()
             .any(|c| c.overridden.contains("the hook says yes"))
     );
-    let wipe = guard.decide_with(
-        "Bash",
-        &json!({"command": "rm -rf /"}),
-        &allow,
-        &[],
+    let wipe = guard.decide_in_session(
+        &hooked("Bash", json!({"command": "rm -rf /"}), &allow),
         &SessionState::default(),
     );
     assert_eq!(wipe.verdict().decision, Decision::Deny);
-    let secret = guard.decide_with(
-        "Read",
-        &json!({"file_path": ".env"}),
-        &allow,
-        &[],
+    let secret = guard.decide_in_session(
+        &hooked("Read", json!({"file_path": ".env"}), &allow),
         &SessionState::default(),
     );
     assert_eq!(
@@ -347,4 +339,12 @@ fn an_opaque_tool_naming_a_secret_file_asks_in_every_mode() {
         "{}",
         plain.verdict().reason()
     );
+}
+
+/// A call of `tool` with `args` about which the PreToolUse hooks said `hooks`.
+fn hooked(tool: &str, args: serde_json::Value, hooks: &HookOutcome) -> CallInput {
+    CallInput {
+        hooks: hooks.clone(),
+        ..CallInput::new(tool, args)
+    }
 }

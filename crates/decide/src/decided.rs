@@ -1,0 +1,55 @@
+//! What one decision saw and concluded, for the caller, `explain`, the audit log and telemetry.
+
+use agent_bash_guard::CommandAnalysis;
+use agent_fs_sandbox::PathCheck;
+use agent_rules::Resolution;
+use agent_tool_traits::{Access, Confinement, Verdict};
+
+/// Everything one decision saw, for `explain`, the audit log and telemetry.
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The resolution: verdict, candidates in order, conflict log.
+    pub resolution: Resolution,
+    /// The shell analysis, for shell calls.
+    pub analysis: Option<CommandAnalysis>,
+    /// The sandbox's report on each file the call touches, with the access checked.
+    pub paths: Vec<CheckedPath>,
+    /// The findings of the tool's own checks and of the layers that went into the resolution.
+    pub findings: Vec<Verdict>,
+    /// For a shell call that is allowed (or asked, for after the user's allow): the kernel sandbox it runs
+    /// under. `None` for other calls, denied ones, and where no sandbox runs (`agentGuard.sandbox` is `off`, or
+    /// the kernel cannot enforce it).
+    pub confinement: Option<Confinement>,
+}
+
+/// One file a call touches: the access and the file-system sandbox's report on it.
+#[derive(Debug, Clone)]
+pub struct CheckedPath {
+    /// How the call uses the file.
+    pub access: Access,
+    /// What the sandbox found: where the path leads, in which root, whether it is protected, its finding.
+    pub check: PathCheck,
+}
+
+impl Decided {
+    /// A decision made without the layers: `verdict` alone (a deny past the time bound, an internal error).
+    pub fn from_verdict(verdict: Verdict) -> Self {
+        Self {
+            resolution: Resolution {
+                verdict: verdict.clone(),
+                considered: vec![verdict],
+                conflicts: Vec::new(),
+                classifier: None,
+            },
+            analysis: None,
+            paths: Vec::new(),
+            findings: Vec::new(),
+            confinement: None,
+        }
+    }
+
+    /// The final verdict.
+    pub fn verdict(&self) -> &Verdict {
+        &self.resolution.verdict
+    }
+}

@@ -1,0 +1,105 @@
+//! The facts of a shell call: the analysis of its command line, every file it reads or writes (after the
+//! directory moves before it, globs expanded), the directories it searches, and the project code it runs.
+
+use agent_bash_guard::{AccessVia, CommandAnalysis, FileAccess};
+use agent_fs_sandbox::Reach;
+use agent_tool_traits::{Access, Decision, Layer, Provenance, Verdict};
+
+use super::moves::DirectoryMoves;
+use super::{Gathering, ProjectCode};
+
+/// The shell-specific facts of a call.
+#[derive(Debug)]
+pub(super) struct ShellFacts {
+    /// The analysis of the command line.
+    pub(super) analysis: CommandAnalysis,
+    /// Its commands that run code the project controls.
+    pub(super) project_code: ProjectCode,
+}
+
+impl Gathering<'_> {
+    /// Analyses `command` and checks everything it touches.
+    pub(super) fn shell(&mut self, tool: &str, command: &str) -> ShellFacts {
+        let analysis = self.guard.bash.analyze(command);
+        self.findings.extend(
+            analysis
+                .findings
+                .iter()
+                .map(|f| Verdict::new(f.decision, f.reason.clone(), Provenance::layer(Layer::Bash))),
+        );
+        let moves = DirectoryMoves::of(&analysis);
+        if let Some(why) = &moves.unknown {
+            self.find(Decision::Ask, why.clone(), Layer::Bash);
+        }
+        // Entering a directory is reading it: the commands after the move work there.
+        for dir in moves.moves.iter().flat_map(|m| &m.targets) {
+            self.touch(dir, Access::Read);
+        }
+        for (access, list) in [(Access::Read, &analysis.reads), (Access::Write, &analysis.writes)] {
+            for file in list {
+                self.shell_file(tool, &analysis, &moves, access, file);
+            }
+        }
+        self.implicit_searches(tool, &analysis);
+        let project_code = self.project_code(&analysis, &moves);
+        ShellFacts {
+            analysis,
+            project_code,
+        }
+    }
+
+    /// Checks one file a command reads or writes at every place it may name: a relative path used after a `cd`
+    /// may mean a file under the new directory, so that `cd ~/.ssh && cat id_rsa` meets the rules of `~/.ssh`.
+    /// A recursive search (`grep -r`, `rg`) reads everything below a directory operand; a glob names the files it
+    /// matches when the command runs, and each is checked too.
+    fn shell_file(
+        &mut self,
+        tool: &str,
+        analysis: &CommandAnalysis,
+        moves: &DirectoryMoves,
+        access: Access,
+        file: &FileAccess,
+    ) {
+        let mut places = moves.candidates(&file.path, file.command);
+        places.push(file.path.clone());
+        let searched = file
+            .command
+            .and_then(|index| analysis.commands.get(index))
+            .filter(|command| command.recursive && access == Access::Read && file.via == AccessVia::Operand)
+            .map(|command| Reach {
+                hidden: command.reads_hidden,
+                names: &command.names,
+            });
+        for place in &places {
+            if let Some(check) = self.check_path(place, access) {
+                if let Some(reach) = &searched {
+                    self.search(tool, &check, reach);
+                }
+                self.keep(access, check);
+            }
+            if !file.literal {
+                self.touch_glob(place, access);
+            }
+        }
+    }
+
+    /// A recursive search that names no directory searches the working directory (`rg KEY`).
+    fn implicit_searches(&mut self, tool: &str, analysis: &CommandAnalysis) {
+        for (index, command) in analysis.commands.iter().enumerate() {
+            let names_a_directory = analysis
+                .reads
+                .iter()
+                .any(|file| file.command == Some(index) && file.via == AccessVia::Operand);
+            if !command.recursive || names_a_directory {
+                continue;
+            }
+            if let Some(check) = self.check_path(".", Access::Read) {
+                let reach = Reach {
+                    hidden: command.reads_hidden,
+                    names: &command.names,
+                };
+                self.search(tool, &check, &reach);
+            }
+        }
+    }
+}
