@@ -1,10 +1,10 @@
 //! `cargo xtask fuzz-smoke`: builds every cargo-fuzz target in `fuzz/` with the address sanitizer and runs each
 //! for a few seconds, starting from the seed inputs in `fuzz/seeds/<target>/`.
 //!
-//! The long runs stay manual (`cargo fuzz run -O <target>`, docs/testing.md); this step proves in CI that every
-//! target still builds, links against libFuzzer and survives its seeds and a few seconds of mutation. It builds
-//! without optimisation (`--dev`, debug assertions on): an optimised sanitizer build of the workspace takes several
-//! times longer to compile than the few seconds each target runs.
+//! The long runs stay manual (`cargo fuzz run -O <target>`, docs/ARCHITECTURE.md, "Testing"); this step proves in
+//! CI that every target still builds, links against libFuzzer and survives its seeds and a few seconds of mutation.
+//! It builds without optimisation (`--dev`, debug assertions on): an optimised sanitizer build of the workspace takes
+//! several times longer to compile than the few seconds each target runs.
 
 use std::path::Path;
 use std::process::Command;

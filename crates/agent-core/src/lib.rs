@@ -1,8 +1,8 @@
 //! The agent runtime: every agent-guard layer composed around real tool calls.
 //!
-//! A [`Runtime`] runs an agent's steps: each call goes through the PreToolUse hooks (L3), the duplicate detector
-//! and the other runtime limits (L7), the one decision of `agent-decide` (its [`Guard`](agent_decide::Guard),
-//! under the parent's for a subagent, L6), the approver for an ask, the executor (parallel batches, timeouts,
+//! A [`Runtime`] runs an agent's steps under the runtime limits (L7): each call goes through the duplicate detector
+//! (L7), the PreToolUse hooks (L3), the decision of `agent-decide` (its [`Guard`](agent_decide::Guard), under the
+//! parent's for a subagent, L6), the approver for an ask, the executor (parallel batches, timeouts,
 //! cancellation), the PostToolUse hooks and output persistence. The built-in tools enforce what was decided: the
 //! file tools open paths race-free beneath their roots (L4), `run_bash` runs a command in its own process group
 //! under the kernel sandbox of its decision.

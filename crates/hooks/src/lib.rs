@@ -3,10 +3,10 @@
 //! A hook sees every event of an agent's life: session start and stop, each tool call before it is decided
 //! (PreToolUse) and after it got its decision (PostToolUse, denied calls included), each completed step, subagents
 //! starting and stopping, and context compaction. [`HookRegistry`] runs the hooks in registration order and combines
-//! their PreToolUse answers as docs/ARCHITECTURE.md says: the first [`PreToolUseAction::Block`] ends the chain, the last
-//! [`PreToolUseAction::MutateInput`] wins while every context accumulates, permission requests accumulate, and an
-//! external hook's allow is remembered. The caller turns the [`PreToolUseOutcome`] into steps 3, 4 and 6 of the
-//! resolution and checks a mutated input with the rules again.
+//! their PreToolUse answers: the first [`PreToolUseAction::Block`] ends the chain, the last
+//! [`PreToolUseAction::MutateInput`] wins while every context accumulates (a hook after a rewrite sees the rewritten
+//! call), permission requests accumulate, and the first allow is remembered. The caller turns the
+//! [`PreToolUseOutcome`] into steps 3, 4 and 6 of the resolution and checks a mutated input with the rules again.
 //!
 //! Built in: [`CancellationHook`] blocks the calls of a cancelled run; [`MetricsHook`] counts calls, errors, denials
 //! and per-tool latency; [`AuditLogHook`] writes one row per decided call and one `SESSION_STOP` row per session to

@@ -1,4 +1,6 @@
-//! The ordered list of hooks and the rules that combine their answers (docs/ARCHITECTURE.md, crates/hooks).
+//! The ordered list of hooks and the rules that combine their answers: PreToolUse answers as the crate documentation
+//! says, PostToolUse rewrites chained (each hook sees the previous content), a PermissionRequest answered by the
+//! first deny, else the first allow, and every hook of a session's stop run even when one fails.
 
 use std::fmt;
 use std::sync::Arc;

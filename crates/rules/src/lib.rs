@@ -3,10 +3,10 @@
 //! Rules use the coding agent's syntax (`Bash(npm run test:*)`, `Read(./.env)`, `WebFetch(domain:example.com)`,
 //! `mcp__server__*`, `Agent(Explore)`, `*`) and come from eight sources (`policy` > `cliArg` > `session` >
 //! `command` > `flag` > `local` > `project` > `user`). A [`Policy`] compiles them once — hash maps for tool names,
-//! one `RegexSet` for shell patterns, one per tool for path globs — and [`Policy::decide`] resolves a call with the
-//! steps of docs/rules.md: deny rules, layer denials, hook blocks, asks (bypass-immune), the mode, allow rules, the
-//! classifier of mode `auto`, the tool's default; then `dontAsk` turns an ask into a deny. Every overridden
-//! decision goes to the conflict log.
+//! `RegexSet`s of shell patterns grouped by command name, byte `RegexSet`s of path globs per tool grouped by
+//! literal directory prefix — and [`Policy::decide`] resolves a call with the steps of docs/rules.md: deny rules,
+//! layer denials, hook blocks, asks (bypass-immune), the mode, allow rules, the classifier of mode `auto`, the
+//! tool's default; then `dontAsk` turns an ask into a deny. Every overridden decision goes to the conflict log.
 //!
 //! **Invariant:** deciding never fails and never panics; what cannot be judged is asked or denied, never allowed.
 //! **Invariant:** deciding is pure: [`Policy::decide`] reads the policy and the caller's [`SessionState`] and changes

@@ -1,9 +1,10 @@
 //! Rules compiled once per rule set, so that a check costs about the same with 10 rules or 10,000.
 //!
 //! Rules are grouped by behaviour, then by the kind of thing they match: tool-wide rules in hash maps keyed by
-//! canonical tool name, shell patterns in one `RegexSet`, path globs in one byte `RegexSet` per tool, domains in
-//! hash maps of hosts and of wildcard suffixes, agent names in a hash map. Each lookup returns the matching rule of
-//! the highest source (the first added on a tie), which is the one a decision reports.
+//! canonical tool name, shell patterns in `RegexSet`s grouped by their literal command name, path globs in byte
+//! `RegexSet`s per tool grouped by their literal directory prefix (a lookup runs only the groups that can match),
+//! domains in hash maps of hosts and of wildcard suffixes, agent names in a hash map. Each lookup returns the
+//! matching rule of the highest source (the first added on a tie), which is the one a decision reports.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::path::{Path, PathBuf};

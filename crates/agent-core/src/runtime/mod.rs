@@ -1,8 +1,7 @@
 //! The agent runtime: [`Runtime`], where decisions are enforced on real calls, and its accessors. Each job of the
-//! runtime has a file of its own in this folder (docs/ARCHITECTURE.md, "agent-core runtime"): how it is set up
-//! (`config.rs`), what it reports (`report.rs`), the session loop (`session.rs`), the execution of a step
-//! (`step.rs`), asks (`ask.rs`), the `subagent` tool and its host (`subagent.rs`), background tasks
-//! (`background.rs`) and context compaction (`compaction.rs`).
+//! runtime has a file of its own in this folder: how it is set up (`config.rs`), what it reports (`report.rs`), the
+//! session loop (`session.rs`), the execution of a step (`step.rs`), asks (`ask.rs`), the `subagent` tool and its
+//! host (`subagent.rs`), background tasks (`background.rs`) and context compaction (`compaction.rs`).
 
 mod ask;
 mod background;

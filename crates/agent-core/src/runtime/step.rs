@@ -38,10 +38,11 @@ enum Planned {
 }
 
 impl Runtime {
-    /// Executes the calls of one step (docs/ARCHITECTURE.md): for each call in order, the PreToolUse hooks, the permission
-    /// pipeline and, for an ask, the approver; then the cleared calls in batches (consecutive concurrency-safe
-    /// calls in parallel, the others one at a time) with timeout, cancellation and sibling abort; then, for every
-    /// call, denied ones included, the PostToolUse hooks and output persistence.
+    /// Executes the calls of one step (docs/ARCHITECTURE.md, "From the agent runtime"): for each call in order, the
+    /// duplicate check, the PreToolUse hooks, the permission pipeline and, for an ask, the approver; then the cleared
+    /// calls in batches (consecutive concurrency-safe calls in parallel, the others one at a time) with timeout,
+    /// cancellation and sibling abort; then, for every call, denied ones included, the PostToolUse hooks and output
+    /// persistence.
     pub async fn execute(&self, session_id: &str, step: u32, calls: Vec<ToolCall>) -> Vec<CallReport> {
         let token = self.token(session_id);
         let poller = tokio::spawn(poll_cancel(
