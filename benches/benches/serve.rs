@@ -45,7 +45,7 @@ impl Bench {
 }
 
 impl Decide for Bench {
-    fn decide(&self, input: &HookInput, _explain: bool) -> Outcome {
+    fn decide_hook_input(&self, input: &HookInput, _explain: bool) -> Outcome {
         Outcome {
             output: self.decide_input(input),
             decided: None,

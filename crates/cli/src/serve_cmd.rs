@@ -126,7 +126,7 @@ impl CliDecider {
 }
 
 impl Decide for CliDecider {
-    fn decide(&self, input: &HookInput, explain: bool) -> Outcome {
+    fn decide_hook_input(&self, input: &HookInput, explain: bool) -> Outcome {
         let guard = {
             let mut held = self.guards.lock().unwrap_or_else(PoisonError::into_inner);
             let (guards, loaded) = &mut *held;

@@ -55,11 +55,15 @@ pub(crate) enum Enqueued {
 
 impl App {
     /// Decides `input` on a blocking thread (the decision may take up to its bound).
-    pub(crate) async fn decide(&self, input: HookInput, explain: bool) -> (HookInput, Outcome, Duration) {
+    pub(crate) async fn decide_on_blocking_thread(
+        &self,
+        input: HookInput,
+        explain: bool,
+    ) -> (HookInput, Outcome, Duration) {
         let decider = Arc::clone(&self.decider);
         let started = Instant::now();
         let task = tokio::task::spawn_blocking(move || {
-            let outcome = decider.decide(&input, explain);
+            let outcome = decider.decide_hook_input(&input, explain);
             (input, outcome)
         });
         match task.await {
@@ -90,8 +94,8 @@ impl App {
     }
 
     /// `POST /v1/decide`: the decision, its audit row and its event.
-    pub(crate) async fn decide_and_record(&self, input: HookInput) -> HookOutput {
-        let (input, outcome, elapsed) = self.decide(input, false).await;
+    pub(crate) async fn decide_over_http(&self, input: HookInput) -> HookOutput {
+        let (input, outcome, elapsed) = self.decide_on_blocking_thread(input, false).await;
         let (decision, reason) = output_fields(&outcome.output);
         let decided_by = outcome.decided_by();
         self.record_call(&input, &decision, &decided_by, elapsed, &reason, HOOK_AGENT)
@@ -116,7 +120,7 @@ impl App {
     /// `POST /v1/approvals`: puts a call to a person. The call is decided first: a deny stands (no answer could
     /// make it run), anything else waits in the queue for an answer until its expiry.
     pub(crate) async fn enqueue(&self, input: HookInput, agent: &str) -> Result<Enqueued, sqlx::Error> {
-        let (input, outcome, elapsed) = self.decide(input, true).await;
+        let (input, outcome, elapsed) = self.decide_on_blocking_thread(input, true).await;
         let (decision, reason) = output_fields(&outcome.output);
         if decision == Decision::Deny.as_str() {
             let decided_by = outcome.decided_by();

@@ -23,7 +23,7 @@ pub struct Outcome {
 pub trait Decide: Send + Sync + 'static {
     /// The decision of one input, alone, in a fresh session; with `explain`, the explanation too (an ask shows it,
     /// a plain decision does not need it).
-    fn decide(&self, input: &HookInput, explain: bool) -> Outcome;
+    fn decide_hook_input(&self, input: &HookInput, explain: bool) -> Outcome;
 
     /// The settings of the project in `cwd` changed (an answer saved a rule): later decisions must see them.
     fn settings_changed(&self, cwd: &Path);

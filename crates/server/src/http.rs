@@ -34,7 +34,7 @@ const MAX_WAIT: Duration = Duration::from_secs(30);
 /// The routes: the page's files without a token, everything under `/v1/` behind it.
 pub(crate) fn router(app: Arc<App>) -> Router {
     let api = Router::new()
-        .route("/v1/decide", post(decide))
+        .route("/v1/decide", post(post_decide))
         .route("/v1/approvals", get(list_approvals).post(create_approval))
         .route("/v1/approvals/{id}", get(get_approval).post(answer_approval))
         .route("/v1/events", get(events))
@@ -122,9 +122,9 @@ fn json_text(text: String) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], text).into_response()
 }
 
-async fn decide(State(app): State<Arc<App>>, body: Bytes) -> Response {
+async fn post_decide(State(app): State<Arc<App>>, body: Bytes) -> Response {
     match hook_input(&body) {
-        Ok(input) => json_text(app.decide_and_record(input).await.to_json()),
+        Ok(input) => json_text(app.decide_over_http(input).await.to_json()),
         Err(response) => *response,
     }
 }

@@ -13,7 +13,7 @@
 //!
 //! struct Deny;
 //! impl Decide for Deny {
-//!     fn decide(&self, _input: &agent_decide::HookInput, _explain: bool) -> Outcome {
+//!     fn decide_hook_input(&self, _input: &agent_decide::HookInput, _explain: bool) -> Outcome {
 //!         let verdict = agent_tool_traits::Verdict::new(
 //!             agent_tool_traits::Decision::Deny,
 //!             "nothing is allowed here",
