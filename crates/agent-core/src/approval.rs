@@ -189,11 +189,12 @@ const RUNNER_SUBCOMMANDS: &[&str] = &["run", "run-script", "exec", "x", "dlx", "
 
 /// The narrow rules that "allow always" would save for an ask (and "allow once" adds for the session). Empty when
 /// an allow rule could never turn this ask into an allow: an ask rule, a safety ask and a hook's request are
-/// bypass-immune (step 4 of docs/rules.md), so saving a rule for them would only mislead the user.
+/// bypass-immune (step 4 of docs/rules.md), so saving a rule for them would only mislead the user; a caution ask
+/// (the network while it is blocked) is the one step-4 ask an allow rule lifts.
 pub fn suggest_rules(tool: &str, args: &Value, decided: &Decided, cwd: &Path) -> Vec<String> {
     let verdict = decided.verdict();
     match verdict.provenance.step {
-        Some(DecidedBy::Default | DecidedBy::Mode | DecidedBy::Classifier) => {}
+        Some(DecidedBy::Default | DecidedBy::Mode | DecidedBy::Classifier | DecidedBy::CautionAsk) => {}
         Some(
             DecidedBy::DenyRule
             | DecidedBy::LayerDeny

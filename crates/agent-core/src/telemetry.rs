@@ -40,6 +40,7 @@ impl DecisionSource {
                 | DecidedBy::LayerDeny
                 | DecidedBy::AskRule
                 | DecidedBy::SafetyAsk
+                | DecidedBy::CautionAsk
                 | DecidedBy::BypassMode
                 | DecidedBy::AllowRule
                 | DecidedBy::Mode

@@ -199,6 +199,9 @@ pub struct Finding {
     pub reason: String,
     /// The index in `commands` of the command it is about.
     pub command: Option<usize>,
+    /// An ask of the analysis's own caution (a network command while the network is blocked) rather than of a
+    /// protection: the user's allow rule for the command lifts it.
+    pub caution: bool,
 }
 
 impl CommandAnalysis {

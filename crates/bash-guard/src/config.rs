@@ -6,8 +6,8 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct BashConfig {
-    /// Deny network commands. `None` reads `AGENT_BLOCK_NETWORK` (`false`, `0`, `no`, `off` mean not blocked);
-    /// blocked by default.
+    /// Ask before network commands (the kernel sandbox gives them no network unless the user allows the line).
+    /// `None` reads `AGENT_BLOCK_NETWORK` (`false`, `0`, `no`, `off` mean not blocked); blocked by default.
     pub block_network: Option<bool>,
     /// User extensions of the command knowledge table.
     pub commands: CommandTableExtension,
@@ -23,7 +23,7 @@ pub struct CommandTableExtension {
     pub read_only: Vec<String>,
     /// Commands always denied.
     pub deny: Vec<String>,
-    /// Extra network tools (denied while the network is blocked).
+    /// Extra network tools (asked while the network is blocked).
     pub network: Vec<String>,
     /// Extra wrappers: programs that run the command in their arguments (the command is their first word; an
     /// option before it is a safety ask). Like `interpreters` and `packageManagers`, only for commands the table
@@ -36,11 +36,19 @@ pub struct CommandTableExtension {
 }
 
 impl BashConfig {
-    /// Whether network commands are denied: the setting, else `AGENT_BLOCK_NETWORK`, else blocked.
+    /// Whether network commands are asked: the setting, else `AGENT_BLOCK_NETWORK`, else blocked.
     pub fn network_blocked(&self) -> bool {
-        match self.block_network {
-            Some(blocked) => blocked,
-            None => std::env::var("AGENT_BLOCK_NETWORK").map_or(true, |value| blocked_by(&value)),
+        self.network_block().is_some()
+    }
+
+    /// What blocks the network, in words a reason can name so that the user knows what to change; `None` when
+    /// the network is not blocked.
+    pub fn network_block(&self) -> Option<&'static str> {
+        match (self.block_network, std::env::var("AGENT_BLOCK_NETWORK")) {
+            (Some(true), _) => Some("`agentGuard.blockNetwork`"),
+            (Some(false), _) => None,
+            (None, Ok(value)) => blocked_by(&value).then_some("`AGENT_BLOCK_NETWORK`"),
+            (None, Err(_)) => Some("`agentGuard.blockNetwork`, on by default"),
         }
     }
 }

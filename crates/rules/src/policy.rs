@@ -8,7 +8,7 @@ use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict}
 
 use crate::classifier::{Classifier, ClassifierInput, ClassifierVerdict, DeterministicClassifier};
 use crate::error::Result;
-use crate::facts::{CallFacts, Request};
+use crate::facts::{CallFacts, CommandFact, Request};
 use crate::matcher::{Anchors, CompiledRules, Subject};
 use crate::mode::PermissionMode;
 use crate::rule::Rule;
@@ -243,8 +243,16 @@ impl Policy {
                 Provenance::layer(Layer::Hooks).at(DecidedBy::HookAsk),
             ));
         }
+        // The guard's own caution (the network while it is blocked) asks only when no allow rule or hook's allow
+        // of the user covers the whole call: the user has answered it in advance.
+        let allowed = self.allow_verdict(&tool, kind, facts);
+        let lifted = allowed.is_some() || request.hooks.allow.is_some();
         for finding in request.findings.iter().filter(|f| f.decision == Decision::Ask) {
-            considered.push(step(finding.clone(), DecidedBy::SafetyAsk));
+            match finding.provenance.step {
+                Some(DecidedBy::CautionAsk) if lifted => {}
+                Some(DecidedBy::CautionAsk) => considered.push(finding.clone()),
+                _ => considered.push(step(finding.clone(), DecidedBy::SafetyAsk)),
+            }
         }
         let read_only = is_read_only(kind, facts);
         // Plan mode denies writes before any allow can apply: a plan never changes anything.
@@ -265,7 +273,7 @@ impl Policy {
             );
         }
         // Step 6: an allow rule covering the whole call, or an external hook's allow.
-        if let Some(verdict) = self.allow_verdict(&tool, kind, facts) {
+        if let Some(verdict) = allowed {
             considered.push(verdict);
         }
         if let Some(reason) = &request.hooks.allow {
@@ -284,7 +292,8 @@ impl Policy {
             considered.extend(verdict);
         }
         if considered.is_empty() {
-            considered.push(default_verdict(&tool, kind, facts, read_only));
+            let covered = |command: &CommandFact<'_>| self.command_rule(command).is_some();
+            considered.push(default_verdict(&tool, kind, facts, read_only, &covered));
         }
         let Some(mut verdict) = considered.first().cloned() else {
             // Unreachable by construction; a decision that cannot be made is an ask, never an allow.
@@ -404,24 +413,21 @@ impl Policy {
         match kind {
             ToolKind::Shell => {
                 let commands = facts.shell.as_ref()?;
-                let mut words = String::new();
                 for command in commands {
-                    // An allow rule names the effective command (after wrappers) or the whole command line.
-                    let mut hit = None;
-                    for start in [command.inner, 0] {
-                        if hit.is_none() {
-                            join_words(command.argv.get(start..).unwrap_or_default(), &mut words);
-                            hit = self.compiled.lookup(Decision::Allow, Subject::Command(&words));
-                        }
-                    }
-                    match hit {
+                    match self.command_rule(command) {
                         Some(rule) => use_rule(rule),
                         None if command.read_only => {}
                         None => return None,
                     }
                 }
+                // A write inside the roots is what the allowed commands do there: their rules cover it (a
+                // protected file there still asks at step 4). A write outside the roots needs a rule of its own.
                 for fact in facts.paths.iter().filter(|p| p.access == Access::Write) {
-                    use_rule(self.path_allow(fact, tool, kind)?);
+                    match self.path_allow(fact, tool, kind) {
+                        Some(rule) => use_rule(rule),
+                        None if fact.inside_roots == Some(true) => {}
+                        None => return None,
+                    }
                 }
             }
             ToolKind::Read
@@ -448,6 +454,15 @@ impl Policy {
             ToolKind::WebSearch | ToolKind::Mcp | ToolKind::Harmless | ToolKind::Other => return None,
         }
         used.map(|rule| self.rule_verdict(rule, DecidedBy::AllowRule))
+    }
+
+    /// The allow rule naming one shell command: its effective command (after wrappers) or its whole command line.
+    fn command_rule(&self, command: &CommandFact<'_>) -> Option<usize> {
+        let mut words = String::new();
+        [command.inner, 0].into_iter().find_map(|start| {
+            join_words(command.argv.get(start..).unwrap_or_default(), &mut words);
+            self.compiled.lookup(Decision::Allow, Subject::Command(&words))
+        })
     }
 
     /// An allow rule covering one file: it must match the path as written and the resolved path.
@@ -701,12 +716,19 @@ fn describe_effect(kind: ToolKind, facts: &CallFacts<'_>) -> &'static str {
 }
 
 /// Step 8: the tool's own default.
-fn default_verdict(tool: &ToolName, kind: ToolKind, facts: &CallFacts<'_>, read_only: bool) -> Verdict {
+/// `covered` tells the shell commands an allow rule names, so that the reason names one no rule covers.
+fn default_verdict(
+    tool: &ToolName,
+    kind: ToolKind,
+    facts: &CallFacts<'_>,
+    read_only: bool,
+    covered: &dyn Fn(&CommandFact<'_>) -> bool,
+) -> Verdict {
     let provenance = Provenance::layer(Layer::Rules).at(DecidedBy::Default);
     let (decision, reason) = match kind {
         ToolKind::Shell => match &facts.shell {
             None => (Decision::Ask, "the command was not analysed; asking".to_owned()),
-            Some(_) if !read_only => (Decision::Ask, non_read_only_reason(facts)),
+            Some(_) if !read_only => (Decision::Ask, non_read_only_reason(facts, covered)),
             Some(_) if !facts.all_inside_roots() => (
                 Decision::Ask,
                 "a read-only command that reads files outside the roots; asking".to_owned(),
@@ -749,9 +771,12 @@ fn default_verdict(tool: &ToolName, kind: ToolKind, facts: &CallFacts<'_>, read_
     Verdict::new(decision, reason, provenance)
 }
 
-fn non_read_only_reason(facts: &CallFacts<'_>) -> String {
+fn non_read_only_reason(facts: &CallFacts<'_>, covered: &dyn Fn(&CommandFact<'_>) -> bool) -> String {
     let commands = facts.shell.as_deref().unwrap_or_default();
-    let first = commands.iter().find(|c| !c.read_only);
+    let first = commands
+        .iter()
+        .find(|c| !c.read_only && !covered(c))
+        .or_else(|| commands.iter().find(|c| !c.read_only));
     match first {
         Some(command) => {
             let shown: Vec<&str> = command

@@ -576,3 +576,113 @@ fn tool_wide_rules_decide_by_name_and_alias() {
     assert_eq!(by_name(&with_ask, "WebFetch", Some("docs.rs")), Decision::Ask);
     assert_eq!(by_name(&with_ask, "search_papers", None), Decision::Ask);
 }
+
+/// The guard's own caution (a network command while the network is blocked) asks unless the user's allow rule or a
+/// hook's allow covers the whole call; a safety ask stands against both, and a mode lifts neither.
+#[test]
+fn only_the_users_allow_lifts_a_caution_ask() {
+    use agent_tool_traits::{DecidedBy, Layer, Provenance, Verdict};
+
+    let argv = ["git".to_owned(), "fetch".to_owned()];
+    let facts = CallFacts {
+        shell: Some(vec![CommandFact {
+            argv: &argv,
+            inner: 0,
+            read_only: false,
+            why: None,
+        }]),
+        ..CallFacts::default()
+    };
+    let caution = Verdict::new(
+        Decision::Ask,
+        "`git fetch` reaches another repository",
+        Provenance::layer(Layer::Bash).at(DecidedBy::CautionAsk),
+    );
+    let safety = Verdict::new(
+        Decision::Ask,
+        "a protected path",
+        Provenance::layer(Layer::Sandbox),
+    );
+    let decide = |rules: &[&str], mode: PermissionMode, findings: &[Verdict], hook_allow: bool| {
+        let rules = rules
+            .iter()
+            .map(|text| Rule::parse(text, Decision::Allow, Source::User).unwrap())
+            .collect();
+        let policy = Policy::from_rules(rules, mode, &anchors()).unwrap();
+        let hooks = HookOutcome {
+            allow: hook_allow.then(|| "fine".to_owned()),
+            ..HookOutcome::default()
+        };
+        let request = Request {
+            tool: "Bash",
+            facts: &facts,
+            findings,
+            hooks: &hooks,
+        };
+        let verdict = policy.decide(&request, &SessionState::default()).verdict;
+        (verdict.decision, verdict.provenance.step)
+    };
+    let default = PermissionMode::Default;
+    let with_caution = std::slice::from_ref(&caution);
+    assert_eq!(
+        decide(&[], default, with_caution, false),
+        (Decision::Ask, Some(DecidedBy::CautionAsk))
+    );
+    assert_eq!(
+        decide(&["Bash(git fetch:*)"], default, with_caution, false),
+        (Decision::Allow, Some(DecidedBy::AllowRule))
+    );
+    assert_eq!(
+        decide(&[], default, with_caution, true),
+        (Decision::Allow, Some(DecidedBy::HookAllow))
+    );
+    assert_eq!(
+        decide(&[], PermissionMode::BypassPermissions, with_caution, false),
+        (Decision::Ask, Some(DecidedBy::CautionAsk)),
+        "a mode does not answer the caution"
+    );
+    assert_eq!(
+        decide(&["Bash(npm test:*)"], default, with_caution, false).0,
+        Decision::Ask,
+        "a rule for another command does not cover the call"
+    );
+    let both = [caution.clone(), safety];
+    assert_eq!(
+        decide(&["Bash(git fetch:*)"], default, &both, true),
+        (Decision::Ask, Some(DecidedBy::SafetyAsk))
+    );
+}
+
+/// A shell allow rule covers what its commands write inside the roots; a write outside them needs a path rule.
+#[test]
+fn a_command_rule_covers_writes_inside_the_roots_only() {
+    let argv = ["touch".to_owned(), "x".to_owned()];
+    let decide = |path: &str, inside: bool| {
+        let facts = CallFacts {
+            shell: Some(vec![CommandFact {
+                argv: &argv,
+                inner: 0,
+                read_only: false,
+                why: None,
+            }]),
+            paths: vec![PathFact {
+                access: Access::Write,
+                written: Path::new(path),
+                resolved: Some(Path::new(path)),
+                inside_roots: Some(inside),
+            }],
+            ..CallFacts::default()
+        };
+        let rules = vec![Rule::parse("Bash(touch:*)", Decision::Allow, Source::User).unwrap()];
+        let policy = Policy::from_rules(rules, PermissionMode::Default, &anchors()).unwrap();
+        let request = Request {
+            tool: "Bash",
+            facts: &facts,
+            findings: &[],
+            hooks: &HookOutcome::default(),
+        };
+        policy.decide(&request, &SessionState::default()).verdict.decision
+    };
+    assert_eq!(decide("/proj/x", true), Decision::Allow);
+    assert_eq!(decide("/elsewhere/x", false), Decision::Ask);
+}

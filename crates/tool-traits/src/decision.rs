@@ -155,6 +155,9 @@ pub enum DecidedBy {
     HookAsk,
     /// Step 4: a safety check of a tool or layer asked (protected path, unanalysable shell, …).
     SafetyAsk,
+    /// Step 4: the guard's own caution asked (a network command while the network is blocked); unlike a safety
+    /// ask, an allow rule or a hook's allow that covers the whole call lifts it.
+    CautionAsk,
     /// Step 5: mode `bypassPermissions`.
     BypassMode,
     /// Step 6: an allow rule matched.
@@ -185,6 +188,7 @@ impl DecidedBy {
             Self::AskRule => "ask-rule",
             Self::HookAsk => "hook-ask",
             Self::SafetyAsk => "safety-ask",
+            Self::CautionAsk => "caution-ask",
             Self::BypassMode => "bypass-mode",
             Self::AllowRule => "allow-rule",
             Self::HookAllow => "hook-allow",

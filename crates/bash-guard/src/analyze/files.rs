@@ -294,11 +294,14 @@ impl Walker<'_> {
             DeviceWrite::Harmless => return,
             DeviceWrite::Raw if access == Access::Read => return,
             DeviceWrite::Raw => (Decision::Deny, format!("writes the raw device `{path}`")),
-            DeviceWrite::Network if self.table.network_blocked => (
-                Decision::Deny,
-                format!("`{path}` opens a network connection, which is blocked (AGENT_BLOCK_NETWORK)"),
-            ),
-            DeviceWrite::Network => (Decision::Ask, format!("`{path}` opens a network connection")),
+            DeviceWrite::Network => {
+                let reason = format!("`{path}` opens a network connection");
+                match self.table.network_block {
+                    Some(block) => self.caution(format!("{reason}, which is blocked by {block}"), command),
+                    None => self.finding(Decision::Ask, reason, command),
+                }
+                return;
+            }
         };
         self.finding(decision, reason, command);
     }

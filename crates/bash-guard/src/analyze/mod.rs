@@ -83,6 +83,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
             decision: Decision::Ask,
             reason: "a NUL byte in the command: a shell would run only the text before it".to_owned(),
             command: None,
+            caution: false,
         });
         return out;
     }
@@ -119,6 +120,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
                 decision: Decision::Ask,
                 reason: format!("the command cannot be parsed: {error}"),
                 command: None,
+                caution: false,
             });
             walker.out.parse_error = Some(error);
             // The shell runs the complete lines before a syntax error, so they are analysed too: a deny there
@@ -237,11 +239,25 @@ impl Walker<'_> {
     }
 
     fn finding(&mut self, decision: Decision, reason: String, command: Option<usize>) {
-        let finding = Finding {
+        self.push_finding(Finding {
             decision,
             reason,
             command,
-        };
+            caution: false,
+        });
+    }
+
+    /// An ask of the analysis's own caution, which a user's allow rule for the command lifts.
+    fn caution(&mut self, reason: String, command: Option<usize>) {
+        self.push_finding(Finding {
+            decision: Decision::Ask,
+            reason,
+            command,
+            caution: true,
+        });
+    }
+
+    fn push_finding(&mut self, finding: Finding) {
         if !self.out.findings.contains(&finding) {
             self.out.findings.push(finding);
         }
@@ -643,6 +659,9 @@ impl Walker<'_> {
     fn record(&mut self, mut classified: classify::Classified, index: usize, ctx: Ctx) {
         for (decision, reason) in std::mem::take(&mut classified.findings) {
             self.finding(decision, reason, Some(index));
+        }
+        for reason in std::mem::take(&mut classified.cautions) {
+            self.caution(reason, Some(index));
         }
         let directory = classified.directory.clone();
         if let Some(dir) = &directory {

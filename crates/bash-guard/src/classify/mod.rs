@@ -8,6 +8,7 @@ mod archives;
 mod files;
 mod flags;
 mod git;
+mod network;
 mod programs;
 mod shell;
 mod state;
@@ -40,7 +41,8 @@ pub(crate) struct Table {
     pub(crate) read_only: Vec<Vec<String>>,
     /// Word sequences the user denied.
     pub(crate) deny: Vec<Vec<String>>,
-    pub(crate) network_blocked: bool,
+    /// What blocks the network, as a reason names it; `None` when it is open.
+    pub(crate) network_block: Option<&'static str>,
 }
 
 /// The built-in table by command name, built once per process: the hook runs as a fresh process for every call,
@@ -124,6 +126,9 @@ pub(crate) struct Classified {
     pub(crate) class: CommandClass,
     pub(crate) read_only: bool,
     pub(crate) findings: Vec<(Decision, String)>,
+    /// Asks of the analysis's own caution (the network while it is blocked), which a user's allow rule for the
+    /// command lifts.
+    pub(crate) cautions: Vec<String>,
     pub(crate) reads: Vec<(Word, AccessVia)>,
     pub(crate) writes: Vec<(Word, AccessVia)>,
     /// Commands it runs given as words (`find -exec CMD ;`).
@@ -169,6 +174,7 @@ impl Classified {
             class: CommandClass::Unknown,
             read_only: false,
             findings: Vec::new(),
+            cautions: Vec::new(),
             reads: Vec::new(),
             writes: Vec::new(),
             argv: Vec::new(),
@@ -332,10 +338,9 @@ impl Table {
         let mut c = self.classify_words(argv, input, true);
         if let Some(reason) = c.network.clone() {
             c.changes_as(CommandClass::Network);
-            if self.network_blocked {
-                c.deny(format!(
-                    "{reason}, and the network is blocked (AGENT_BLOCK_NETWORK)"
-                ));
+            if let Some(block) = self.network_block {
+                c.cautions
+                    .push(format!("{reason}, and the network is blocked by {block}"));
             }
         }
         c
@@ -561,11 +566,13 @@ impl Table {
         let inner = self.classify_words(&extended, &Input::Unknown, false);
         let offset = c.inner;
         let findings = std::mem::take(&mut c.findings);
+        let cautions = std::mem::take(&mut c.cautions);
         let reads = std::mem::take(&mut c.reads);
         let writes = std::mem::take(&mut c.writes);
         *c = inner;
         c.inner = (next + c.inner).min(argv.len().saturating_sub(1)).max(offset);
         c.findings.splice(0..0, findings);
+        c.cautions.splice(0..0, cautions);
         c.reads.splice(0..0, reads);
         c.writes.splice(0..0, writes);
         c.found = c.found.take().or(found);
@@ -601,7 +608,10 @@ impl Table {
             Kind::Trap => shell::trap(args, c),
             Kind::Interpreter(interpreter) => programs::interpreter(interpreter, name, args, c),
             Kind::Program(program) => programs::program(program, name, args, c),
-            Kind::Network => self.network(name, c),
+            Kind::Network => {
+                self.network(name, c);
+                network::reads(name, args, c);
+            }
             Kind::Privileged => {
                 c.class = CommandClass::Privileged;
                 c.deny(format!("`{name}` runs commands as another user"));
@@ -619,13 +629,13 @@ impl Table {
         }
     }
 
-    /// A network client: denied while the network is blocked, never read-only.
+    /// A network client: asked while the network is blocked (a caution the user's allow rule lifts), never
+    /// read-only.
     fn network(&self, name: &str, c: &mut Classified) {
         c.changes_as(CommandClass::Network);
-        if self.network_blocked {
-            c.deny(format!(
-                "`{name}` uses the network, which is blocked (AGENT_BLOCK_NETWORK)"
-            ));
+        if let Some(block) = self.network_block {
+            c.cautions
+                .push(format!("`{name}` uses the network, which is blocked by {block}"));
         }
     }
 

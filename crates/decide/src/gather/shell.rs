@@ -3,7 +3,7 @@
 
 use agent_bash_guard::{AccessVia, CommandAnalysis, FileAccess};
 use agent_fs_sandbox::Reach;
-use agent_tool_traits::{Access, Decision, Layer, Provenance, Verdict};
+use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, Verdict};
 
 use super::moves::DirectoryMoves;
 use super::{Gathering, ProjectCode};
@@ -21,12 +21,15 @@ impl Gathering<'_> {
     /// Analyses `command` and checks everything it touches.
     pub(super) fn shell(&mut self, tool: &str, command: &str) -> ShellFacts {
         let analysis = self.guard.bash.analyze(command);
-        self.findings.extend(
-            analysis
-                .findings
-                .iter()
-                .map(|f| Verdict::new(f.decision, f.reason.clone(), Provenance::layer(Layer::Bash))),
-        );
+        self.findings.extend(analysis.findings.iter().map(|f| {
+            let provenance = Provenance::layer(Layer::Bash);
+            let provenance = if f.caution {
+                provenance.at(DecidedBy::CautionAsk)
+            } else {
+                provenance
+            };
+            Verdict::new(f.decision, f.reason.clone(), provenance)
+        }));
         let moves = DirectoryMoves::of(&analysis);
         if let Some(why) = &moves.unknown {
             self.find(Decision::Ask, why.clone(), Layer::Bash);
