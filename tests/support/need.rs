@@ -95,14 +95,21 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// The running test's name (libtest names its thread after it), else the binary's, as a bench has no test thread.
+/// The running test's name (libtest names its thread after it), else its binary's without cargo's hash (a test
+/// binary without libtest's harness runs on the main thread).
 fn current_test() -> String {
     let thread = std::thread::current();
     match thread.name() {
         Some(name) if name != "main" => name.to_owned(),
         _ => std::env::current_exe()
             .ok()
-            .and_then(|exe| exe.file_name().map(|name| name.to_string_lossy().into_owned()))
+            .and_then(|exe| exe.file_stem().map(|name| name.to_string_lossy().into_owned()))
+            .map(|name| match name.rsplit_once('-') {
+                Some((binary, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    binary.to_owned()
+                }
+                _ => name,
+            })
             .unwrap_or_else(|| "a test".to_owned()),
     }
 }
