@@ -26,6 +26,11 @@ pub(crate) fn smoke() -> Result<()> {
     if targets.is_empty() {
         bail!("`cargo fuzz list` in {} found no fuzz target", fuzz_dir.display());
     }
+    // cargo-fuzz has no `--locked`: the fuzz crate's lock file is checked against its manifest first, so that a
+    // stale one fails here instead of being rewritten by the build (and left changed in the tree).
+    crate::cargo_in(Some(&fuzz_dir), &["fetch", "--locked"], &[]).context(
+        "fuzz/Cargo.lock is stale: update it with `cargo update --workspace` in fuzz/ and commit it",
+    )?;
     let started = Instant::now();
     cargo_fuzz(&fuzz_dir, &["build", "--dev"])?;
     eprintln!("fuzz targets built in {:.1?}", started.elapsed());

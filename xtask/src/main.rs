@@ -49,17 +49,7 @@ fn ci() -> Result<()> {
     })?;
     step("postgres", ensure_postgres)?;
     step("chromium", ensure_chromium)?;
-    // The PostgreSQL tests and the page's browser test skip on a machine without a server or a browser; here
-    // either missing is a failure.
-    step("test", || {
-        cargo(
-            &["test", "--workspace", "--locked"],
-            &[
-                ("AGENT_GUARD_REQUIRE_POSTGRES", "1"),
-                ("AGENT_GUARD_REQUIRE_CHROMIUM", "1"),
-            ],
-        )
-    })?;
+    step("test", test)?;
     // Each criterion bench runs its routines once in test mode: the benches build, and their setup and the
     // designs they compare still work, at the cost of the test profile already built.
     step("benches", || {
@@ -81,6 +71,57 @@ fn ci() -> Result<()> {
     step("fuzz smoke", fuzz::smoke)?;
     eprintln!("xtask ci: all checks passed in {:.0?}", started.elapsed());
     Ok(())
+}
+
+/// The environment switch that makes the kernel-sandbox tests fail instead of skipping (tests/support/need.rs).
+const REQUIRE_SANDBOX: &str = "AGENT_GUARD_REQUIRE_SANDBOX";
+
+/// The workspace's tests. A test that needs something the machine lacks says it is skipped; here the PostgreSQL
+/// tests and the page's browser test are required (the steps before installed both), and so are the kernel-sandbox
+/// tests wherever `agent-guard sandbox --probe` says the kernel enforces the sandbox.
+fn test() -> Result<()> {
+    cargo(&["test", "--workspace", "--locked", "--no-run"], &[])?;
+    let mut switches = vec![
+        ("AGENT_GUARD_REQUIRE_POSTGRES", "1"),
+        ("AGENT_GUARD_REQUIRE_CHROMIUM", "1"),
+    ];
+    match sandbox_missing()? {
+        None => {
+            eprintln!("the kernel enforces the sandbox: its tests are required ({REQUIRE_SANDBOX}=1)");
+            switches.push((REQUIRE_SANDBOX, "1"));
+        }
+        Some(why) => eprintln!("the kernel-sandbox tests will say they are skipped: {why}"),
+    }
+    cargo(&["test", "--workspace", "--locked"], &switches)
+}
+
+/// What `agent-guard sandbox --probe` (the binary the tests just built) says stands in the way of enforcing the
+/// sandbox here, or `None` when the kernel enforces it.
+fn sandbox_missing() -> Result<Option<String>> {
+    let binary = target_dir().join("debug").join("agent-guard");
+    let output = Command::new(&binary)
+        .args(["sandbox", "--probe"])
+        .output()
+        .with_context(|| format!("cannot run `{} sandbox --probe`", binary.display()))?;
+    let report = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        bail!(
+            "`agent-guard sandbox --probe` exited with {}: {report}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(probe_missing(&report))
+}
+
+/// What the `enforcement:` line of a `sandbox --probe` report says stands in the way, or `None` when it says that
+/// allowed commands run under the kernel sandbox.
+fn probe_missing(report: &str) -> Option<String> {
+    match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
+        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
+        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
+        None => Some("`sandbox --probe` printed no `enforcement:` line".to_owned()),
+    }
 }
 
 fn step(name: &str, run: impl FnOnce() -> Result<()>) -> Result<()> {
@@ -301,6 +342,26 @@ fn deny() -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sandbox_tests_are_required_only_where_the_probe_says_the_kernel_enforces() {
+        let enforced = "landlock: ABI 6 (files: reads and writes confined to the profile)\n\
+                        enforcement: allowed shell commands run under the kernel sandbox\n";
+        assert_eq!(probe_missing(enforced), None);
+        let missing = "landlock: missing (files cannot be confined)\n\
+                       enforcement: none (the kernel has no Landlock); allows rest on the analysis alone\n";
+        assert_eq!(
+            probe_missing(missing).as_deref(),
+            Some(
+                "`sandbox --probe` says enforcement: none (the kernel has no Landlock); allows rest on the \
+                 analysis alone"
+            )
+        );
+        assert!(
+            probe_missing("").is_some(),
+            "a report without the line requires nothing"
+        );
+    }
 
     #[test]
     fn the_debug_build_goes_only_when_the_disk_is_short() -> Result<()> {

@@ -8,6 +8,7 @@
     missing_docs
 )]
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,10 +30,13 @@ use serde_json::{Value, json};
 /// When each tool ran.
 type RunLog = Arc<Mutex<Vec<(&'static str, Instant, Instant)>>>;
 
-/// A tool that sleeps, records when it ran, and optionally fails.
+/// A tool that sleeps (how long it runs is what the tests of cancellation and concurrency measure), records when
+/// it ran, and optionally fails.
 struct Sleeper {
     name: &'static str,
     millis: u64,
+    /// How many of its calls have started, for a test to wait on.
+    started: Arc<AtomicUsize>,
     concurrent: bool,
     behavior: InterruptBehavior,
     fail: bool,
@@ -45,6 +49,7 @@ impl Sleeper {
         Self {
             name,
             millis,
+            started: Arc::default(),
             concurrent: true,
             behavior: InterruptBehavior::Cancel,
             fail: false,
@@ -76,6 +81,7 @@ impl Tool for Sleeper {
     fn call<'a>(&'a self, _args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let started = Instant::now();
+            self.started.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(self.millis)).await;
             self.log
                 .lock()
@@ -96,6 +102,15 @@ fn settings_allowing(names: &[&str]) -> Settings {
         settings.add_rule(Rule::parse(name, Decision::Allow, Source::Project).unwrap());
     }
     settings
+}
+
+/// Waits until `done` holds, polling, and fails with `what` when 10 s pass first.
+async fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} within 10 s");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 fn call(id: &str, tool: &str, args: Value) -> ToolCall {
@@ -144,33 +159,30 @@ async fn cancel_tools_stop_within_250_ms_and_block_tools_finish() {
     let log = Arc::default();
     let mut blocker = Sleeper::new("blocker", 600, &log);
     blocker.behavior = InterruptBehavior::Block;
+    let slow = Sleeper::new("slow", 5_000, &log);
+    let started = [Arc::clone(&slow.started), Arc::clone(&blocker.started)];
     let runtime = Arc::new(
         Runtime::builder(
             settings_allowing(&["slow", "blocker"]),
             RuntimeConfig::new(dir.path()),
         )
-        .tool(Arc::new(Sleeper::new("slow", 5_000, &log)))
+        .tool(Arc::new(slow))
         .tool(Arc::new(blocker))
         .build()
         .unwrap(),
     );
-    // Cancelled through the shared registry, as an API would: the executor polls it.
+    // Cancelled through the shared registry, as an API would (the executor polls it), once both tools run.
     let registry = runtime.cancel_registry().clone();
-    let cancel_at = Arc::new(Mutex::new(None));
-    let at = Arc::clone(&cancel_at);
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        *at.lock().unwrap() = Some(Instant::now());
-        registry.cancel("s");
-    });
-    let reports = runtime
-        .execute(
-            "s",
-            1,
-            vec![call("c1", "slow", json!({})), call("c2", "blocker", json!({}))],
-        )
+    let cancel = async {
+        wait_until("both tools started", || {
+            started.iter().all(|count| count.load(Ordering::SeqCst) > 0)
+        })
         .await;
-    let cancelled_at = cancel_at.lock().unwrap().unwrap();
+        registry.cancel("s");
+        Instant::now()
+    };
+    let calls = vec![call("c1", "slow", json!({})), call("c2", "blocker", json!({}))];
+    let (reports, cancelled_at) = tokio::join!(runtime.execute("s", 1, calls), cancel);
     let slow = &reports[0];
     assert_eq!(slow.status, CallStatus::Fail);
     assert!(
@@ -382,8 +394,10 @@ async fn audit_rows_are_calls_plus_session_stop_also_when_cancelled() {
     let db = dir.path().join("audit.db");
     let audit = AuditLogHook::open(&db).await.unwrap();
     let log = Arc::default();
+    let slow = Sleeper::new("slow", 5_000, &log);
+    let slow_started = Arc::clone(&slow.started);
     let runtime = Runtime::builder(settings_allowing(&["slow"]), RuntimeConfig::new(dir.path()))
-        .tool(Arc::new(Sleeper::new("slow", 5_000, &log)))
+        .tool(Arc::new(slow))
         .audit(audit)
         .build()
         .unwrap();
@@ -440,12 +454,15 @@ async fn audit_rows_are_calls_plus_session_stop_also_when_cancelled() {
         ],
         vec![call("6", "read_file", json!({"file_path": "a.txt"}))],
     ]);
-    let cancel = runtime.cancel_registry().clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        cancel.cancel("cancelled");
-    });
-    let report = runtime.run("cancelled", &mut model).await;
+    let registry = runtime.cancel_registry().clone();
+    let cancel = async {
+        wait_until("the slow call started", || {
+            slow_started.load(Ordering::SeqCst) > 0
+        })
+        .await;
+        registry.cancel("cancelled");
+    };
+    let (report, ()) = tokio::join!(runtime.run("cancelled", &mut model), cancel);
     assert!(report.cancelled);
     assert_eq!(report.steps.len(), 1);
     let rows = AuditLogHook::query(

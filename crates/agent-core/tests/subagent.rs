@@ -11,6 +11,7 @@
 )]
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -223,8 +224,8 @@ async fn subagent_events_fire_and_the_parents_hooks_see_the_childs_calls() {
     );
 }
 
-/// A tool that sleeps until cancelled.
-struct Slow;
+/// A tool that sleeps until cancelled (its 10 s are what a cancellation must cut), and says when it has started.
+struct Slow(Arc<AtomicBool>);
 
 impl Tool for Slow {
     fn name(&self) -> &str {
@@ -238,6 +239,7 @@ impl Tool for Slow {
     }
     fn call<'a>(&'a self, _args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async {
+            self.0.store(true, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_secs(10)).await;
             Ok(ToolOutput::ok("slept"))
         })
@@ -250,8 +252,9 @@ async fn cancelling_the_parent_stops_a_child_mid_tool() {
     let mut settings = Settings::new();
     settings.add_rule(Rule::parse("slow", Decision::Allow, Source::User).unwrap());
     let cancel = CancelRegistry::new();
+    let slow_started = Arc::new(AtomicBool::new(false));
     let runtime = Runtime::builder(settings, RuntimeConfig::new(dir.path()))
-        .tool(Arc::new(Slow))
+        .tool(Arc::new(Slow(Arc::clone(&slow_started))))
         .cancel_registry(cancel.clone())
         .subagent_models(Arc::new(ScriptedChildren::new(cancel.clone(), "c")))
         .build()
@@ -259,16 +262,22 @@ async fn cancelling_the_parent_stops_a_child_mid_tool() {
     let turns = json!([{"calls": [{"id": "s", "tool": "slow", "args": {}}]},
                        {"calls": [{"id": "later", "tool": "slow", "args": {"n": 2}}]}]);
     let calls = vec![subagent_call("g", json!({"prompt": "wait", "turns": turns}))];
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(150)).await;
+    // The parent is cancelled once the child's tool runs.
+    let cancelled = async {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !slow_started.load(Ordering::SeqCst) {
+            assert!(Instant::now() < deadline, "the child's tool never started");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         cancel.cancel("c");
-    });
-    let started = Instant::now();
-    let report = runtime.run("c", &mut OneTurn(Some(calls))).await;
+        Instant::now()
+    };
+    let mut model = OneTurn(Some(calls));
+    let (report, cancelled_at) = tokio::join!(runtime.run("c", &mut model), cancelled);
     assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
+        cancelled_at.elapsed() < Duration::from_secs(2),
+        "the child's tool ran on for {:?} after the cancel",
+        cancelled_at.elapsed()
     );
     assert!(report.cancelled);
     let call = report.calls().next().unwrap();

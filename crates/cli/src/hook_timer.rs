@@ -80,7 +80,10 @@ impl HookTimer {
 
     /// Stops the timer and takes back what was armed. When the handler has taken it first, the process is
     /// ending with the handler's answer: this thread waits for that.
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "takes back the `Box` behind `ARMED`; the swap makes this its only holder"
+    )]
     fn take(&mut self) {
         set_timer(Duration::ZERO);
         let armed = ARMED.swap(ptr::null_mut(), Ordering::AcqRel);
@@ -130,7 +133,10 @@ impl DecisionTimer for HookTimer {
 
 /// Sets `ITIMER_REAL` to fire once after `limit`; `Duration::ZERO` stops it. A non-zero limit shorter than a
 /// microsecond is a microsecond (zero would stop the timer), and one beyond `i32::MAX` seconds is that.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "setitimer(2) reads a valid `itimerval` on the stack and is not asked for the old value"
+)]
 fn set_timer(limit: Duration) {
     let value = if limit.is_zero() {
         libc::timeval {
@@ -164,7 +170,10 @@ fn set_timer(limit: Duration) {
 
 /// Installs [`expire`] as the `SIGALRM` handler, restarting interrupted system calls (the handler returns only
 /// when the expiry has been taken back, and then nothing may fail because of it).
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "sigaction(2) with a handler that calls only async-signal-safe functions"
+)]
 fn install_handler() {
     // SAFETY: a zeroed `sigaction` is a valid value to fill in; `sigemptyset` initialises its mask; `expire` is an
     // `extern "C" fn(c_int)` that only calls async-signal-safe functions.
@@ -179,7 +188,10 @@ fn install_handler() {
 
 /// The `SIGALRM` handler: takes the armed expiry, writes its text and ends the process with its code. When the
 /// expiry has been taken back (the answer is being printed), it does nothing.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "reads the `Expiry` behind `ARMED` after swapping it out, and calls only write(2) and _exit(2)"
+)]
 extern "C" fn expire(_signal: libc::c_int) {
     let armed = ARMED.swap(ptr::null_mut(), Ordering::AcqRel);
     if armed.is_null() {

@@ -91,7 +91,7 @@ mod pg;
 
 #[test]
 fn a_postgres_url_works_end_to_end() {
-    let Some(server) = pg::PgServer::start_or_skip("agent-guard (crates/cli/tests/audit.rs)") else {
+    let Some(server) = pg::PgServer::start_or_skip() else {
         return;
     };
     let url = server.create_database("cli");

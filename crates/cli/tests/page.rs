@@ -1,7 +1,7 @@
 //! The page at `/` in a real headless Chromium, driven over the DevTools protocol: an ask made by `check
 //! --server` appears within a second, a click on "Allow once" answers it, and the waiting `check` prints allow.
-//! Chromium is Debian's `chromium` package (`cargo xtask ci` installs it); without it the test says so and
-//! passes, unless `AGENT_GUARD_REQUIRE_CHROMIUM` is set. `AGENT_GUARD_SCREENSHOT=FILE` keeps a screenshot of the
+//! Chromium is Debian's `chromium` package (`cargo xtask ci` installs it); without it the test says it is
+//! skipped, or fails under `AGENT_GUARD_REQUIRE_CHROMIUM=1` (tests/support/need.rs). `AGENT_GUARD_SCREENSHOT=FILE` keeps a screenshot of the
 //! page with the ask (docs/server.md shows one).
 
 #![allow(
@@ -12,6 +12,8 @@
     missing_docs
 )]
 
+#[path = "../../../tests/support/need.rs"]
+mod need;
 mod served;
 
 use std::io::{BufRead, BufReader};
@@ -171,14 +173,10 @@ impl Browser {
 
 #[test]
 fn an_ask_appears_on_the_page_and_a_click_allows_it_once() {
-    if !Path::new(CHROMIUM).exists() {
-        assert!(
-            std::env::var_os("AGENT_GUARD_REQUIRE_CHROMIUM").is_none(),
-            "{CHROMIUM} is missing and AGENT_GUARD_REQUIRE_CHROMIUM is set"
-        );
-        eprintln!(
-            "skipped: {CHROMIUM} is missing (Debian's `chromium` package; `cargo xtask ci` installs it)"
-        );
+    let missing = (!Path::new(CHROMIUM).exists()).then(|| {
+        format!("{CHROMIUM} is missing (Debian's `chromium` package; `cargo xtask ci` installs it)")
+    });
+    if !need::CHROMIUM.met(missing) {
         return;
     }
     let server = serve(&["--token", TOKEN]);

@@ -500,7 +500,7 @@ mod pg;
 
 #[test]
 fn a_postgres_audit_log_is_replayed_the_same() {
-    let Some(server) = pg::PgServer::start_or_skip("agent-guard (crates/cli/tests/policy.rs)") else {
+    let Some(server) = pg::PgServer::start_or_skip() else {
         return;
     };
     let url = server.create_database("diff");

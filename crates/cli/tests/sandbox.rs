@@ -17,8 +17,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -26,11 +27,37 @@ use serde_json::{Value, json};
 const BIN: &str = env!("CARGO_BIN_EXE_agent-guard");
 const NOBODY: u32 = 65_534;
 
+#[path = "../../../tests/support/need.rs"]
+mod need;
+
+/// Whether the kernel sandbox can be tested here. When `agent-guard sandbox --probe` says the kernel cannot
+/// enforce it, the test says it is skipped, or fails under `AGENT_GUARD_REQUIRE_SANDBOX=1`.
 fn supported() -> bool {
+    need::SANDBOX.met(probe_missing())
+}
+
+/// What `agent-guard sandbox --probe` says stands in the way of enforcement, or `None` when the kernel enforces
+/// the sandbox.
+fn probe_missing() -> Option<String> {
     let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
     let report = String::from_utf8_lossy(&probe.stdout).into_owned();
     assert!(probe.status.success(), "{report}");
-    report.contains("under the kernel sandbox")
+    match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
+        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
+        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
+        None => Some(format!(
+            "`sandbox --probe` printed no `enforcement:` line: {report}"
+        )),
+    }
+}
+
+/// Polls `done` until it holds, failing with `what` when `limit` passes first.
+fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn is_root() -> bool {
@@ -154,8 +181,8 @@ fn worlds() -> Vec<World> {
 struct Listeners {
     tcp_port: u16,
     udp_port: u16,
-    seen: Arc<Mutex<Vec<String>>>,
     stop: Arc<AtomicBool>,
+    recorder: Option<JoinHandle<Vec<String>>>,
 }
 
 impl Listeners {
@@ -165,43 +192,56 @@ impl Listeners {
         tcp.set_nonblocking(true).unwrap();
         udp.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
         let (tcp_port, udp_port) = (tcp.local_addr().unwrap().port(), udp.local_addr().unwrap().port());
-        let seen = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
-        let (seen2, stop2) = (Arc::clone(&seen), Arc::clone(&stop));
-        std::thread::spawn(move || {
+        let stopping = Arc::clone(&stop);
+        let recorder = std::thread::spawn(move || {
+            let mut seen = Vec::new();
             let mut buffer = [0u8; 256];
-            while !stop2.load(Ordering::Relaxed) {
+            loop {
+                // Read before each pass: the pass after the stop still drains what reached the sockets before it.
+                let stop = stopping.load(Ordering::Acquire);
+                let mut got_any = false;
                 if let Ok((mut stream, _)) = tcp.accept() {
                     let mut got = String::new();
                     let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
                     let _ = stream.read_to_string(&mut got);
-                    seen2.lock().unwrap().push(format!("tcp: {got}"));
+                    seen.push(format!("tcp: {got}"));
+                    got_any = true;
                 }
                 if let Ok((n, _)) = udp.recv_from(&mut buffer) {
-                    let got = String::from_utf8_lossy(&buffer[..n]).into_owned();
-                    seen2.lock().unwrap().push(format!("udp: {got}"));
+                    seen.push(format!("udp: {}", String::from_utf8_lossy(&buffer[..n])));
+                    got_any = true;
+                }
+                if stop && !got_any {
+                    return seen;
                 }
             }
         });
         Self {
             tcp_port,
             udp_port,
-            seen,
             stop,
+            recorder: Some(recorder),
         }
+    }
+
+    /// Everything that reached the listeners so far. A connection or datagram sent before this call is in the
+    /// kernel's queues by then, and the recorder drains them before it stops.
+    fn seen(mut self) -> Vec<String> {
+        self.stop.store(true, Ordering::Release);
+        self.recorder.take().unwrap().join().unwrap()
     }
 }
 
 impl Drop for Listeners {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::Release);
     }
 }
 
 #[test]
 fn read_only_keeps_secrets_writes_and_the_network_out() {
     if !supported() {
-        eprintln!("skipped: this kernel cannot enforce the sandbox");
         return;
     }
     for world in worlds() {
@@ -250,8 +290,9 @@ fn read_only_keeps_secrets_writes_and_the_network_out() {
         );
         assert!(!world.home.join("new").exists());
         assert!(!world.outside.join("made").exists());
-        std::thread::sleep(Duration::from_millis(200));
-        assert!(listeners.seen.lock().unwrap().is_empty(), "{:?}", listeners.seen);
+        // The command has ended: what it sent is in the listeners' queues, no wait needed.
+        let seen = listeners.seen();
+        assert!(seen.is_empty(), "{owner:?}: {seen:?}");
     }
 }
 
@@ -315,8 +356,9 @@ fn a_background_loop_leaves_no_process_behind() {
             command.env("AGENT_GUARD_SANDBOX_NAMESPACES", "off");
         }
         let mut child = command.spawn().unwrap();
-        std::thread::sleep(Duration::from_millis(700));
-        assert!(count_processes(&marker) > 0, "the loop runs");
+        wait_until(Duration::from_secs(30), "the loop never ran", || {
+            count_processes(&marker) > 0
+        });
         // The coding agent's timeout ends the command it started.
         let status = Command::new("kill")
             .args([&format!("-{signal}"), &child.id().to_string()])
@@ -324,15 +366,11 @@ fn a_background_loop_leaves_no_process_behind() {
             .unwrap();
         assert!(status.success());
         child.wait().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while count_processes(&marker) > 0 {
-            assert!(
-                Instant::now() < deadline,
-                "namespaces {namespaces}: {} processes left",
-                count_processes(&marker)
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until(
+            Duration::from_secs(5),
+            &format!("namespaces {namespaces}: processes of the loop are left"),
+            || count_processes(&marker) == 0,
+        );
     }
 }
 
@@ -610,11 +648,9 @@ fn protected_paths_a_command_creates_do_not_outlive_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !world.project.join(".claude/settings.json").exists() {
-        assert!(Instant::now() < deadline, "the command never wrote");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(30), "the command never wrote", || {
+        world.project.join(".claude/settings.json").exists()
+    });
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -645,6 +681,8 @@ fn renamed_linked_hidden_and_cached_protected_paths_are_taken_back() {
         if let Some(uid) = world.owner {
             chown_all(world.project.parent().unwrap(), uid);
         }
+        // Not a wait for a condition: the files' birth times must fall before the run's start, on a clock whose
+        // ticks may be coarse.
         std::thread::sleep(Duration::from_millis(20));
         let output = world.run(
             "workspace-write",

@@ -253,10 +253,12 @@ fn check_with_a_server_waits_for_the_answer() {
     let quick = server.spawn_client(&["check"], &server.input("s-check", "ls"), &[]);
     assert_eq!(decision_of(&quick.wait_with_output().unwrap()), "allow");
 
-    let waiting = server.spawn_client(&["check"], &server.input("s-check", "npm test"), &[]);
+    let mut waiting = server.spawn_client(&["check"], &server.input("s-check", "npm test"), &[]);
     let pending = server.wait_pending(1);
     assert_eq!(pending[0]["session_id"], "s-check");
+    // Not a wait for a condition: the person answers late, and the check is still waiting then.
     std::thread::sleep(Duration::from_millis(300));
+    assert!(waiting.try_wait().unwrap().is_none(), "the check did not wait");
     let (status, _) = server.post(
         &format!("/v1/approvals/{}", pending[0]["id"].as_str().unwrap()),
         &json!({"answer": "allow_once"}),
@@ -575,6 +577,7 @@ fn an_ask_outlives_the_client_that_made_it() {
     let pending = server.wait_pending(1);
     waiting.kill().unwrap();
     waiting.wait().unwrap();
+    // Not a wait for a condition but the time in which a server that dropped an ask with its client would have.
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(
         server.pending(),

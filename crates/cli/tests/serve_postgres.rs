@@ -23,7 +23,7 @@ use served::{TOKEN, client, decision_of, read_events, serve};
 
 #[test]
 fn two_servers_on_one_database_hand_an_answer_across() {
-    let Some(postgres) = pg::PgServer::start_or_skip("agent-guard (tests/serve_postgres.rs)") else {
+    let Some(postgres) = pg::PgServer::start_or_skip() else {
         return;
     };
     let url = postgres.create_database("serve");
@@ -44,10 +44,12 @@ fn two_servers_on_one_database_hand_an_answer_across() {
     // The check asks through the first server; the ask is pending on the second too.
     let mut input = first.input("s-pg", "npm test");
     input["cwd"] = json!(second.project);
-    let waiting = first.spawn_client(&["check"], &input, &[]);
+    let mut waiting = first.spawn_client(&["check"], &input, &[]);
     let pending = second.wait_pending(1);
     let id = pending[0]["id"].as_str().unwrap().to_owned();
+    // Not a wait for a condition: the answer comes late, and the check is still waiting then.
     std::thread::sleep(Duration::from_millis(200));
+    assert!(waiting.try_wait().unwrap().is_none(), "the check did not wait");
     let (status, _) = second.post(&format!("/v1/approvals/{id}"), &json!({"answer": "allow_once"}));
     assert_eq!(status, 200);
     assert_eq!(decision_of(&waiting.wait_with_output().unwrap()), "allow");

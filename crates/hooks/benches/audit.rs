@@ -120,7 +120,7 @@ fn bench_audit(c: &mut Criterion) {
 
     // The same two designs in PostgreSQL, on a throwaway local server over TCP with its default durability
     // (`synchronous_commit=on`: every commit waits for its WAL flush).
-    if let Some(server) = pg::PgServer::start_or_skip("the audit bench") {
+    if let Some(server) = pg::PgServer::start_or_skip() {
         let url = server.create_database("bench");
         let db = AuditDatabase::parse(&url).unwrap();
         let hook = runtime

@@ -37,7 +37,7 @@ macro_rules! cases {
 
 fn main() -> ExitCode {
     let filter: Option<String> = std::env::args().skip(1).find(|arg| !arg.starts_with('-'));
-    let Some(server) = PgServer::start_or_skip("agent-hooks (tests/audit_postgres.rs)") else {
+    let Some(server) = PgServer::start_or_skip() else {
         return ExitCode::SUCCESS;
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -9,6 +9,8 @@
     missing_docs
 )]
 
+#[path = "../../../tests/support/need.rs"]
+mod need;
 mod support;
 
 use std::time::{Duration, Instant};
@@ -419,12 +421,17 @@ async fn cancellation_stops_a_streamed_answer() {
     let config = server.config(Api::Anthropic, true);
     let session = Session::new(&[], config.clone()).await;
     let cancel = session.runtime.cancel_registry().clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+    // The cancel comes once the request has reached the server, whose answer then streams and never ends.
+    let cancel_when_asked = async {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while server.requests().is_empty() {
+            assert!(Instant::now() < deadline, "the model was never asked");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         cancel.cancel("s-cancel");
-    });
+    };
     let started = Instant::now();
-    let report = session.run("s-cancel", config, "hi").await;
+    let (report, ()) = tokio::join!(session.run("s-cancel", config, "hi"), cancel_when_asked);
     assert!(report.cancelled);
     assert_eq!(report.reason, "cancelled by the user");
     assert!(
@@ -579,7 +586,7 @@ async fn tools_are_given_before_the_first_turn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_model_session() {
     let Ok(url) = std::env::var("AGENT_GUARD_LIVE_MODEL_URL") else {
-        println!("live_model_session skipped: AGENT_GUARD_LIVE_MODEL_URL is not set");
+        need::skip("AGENT_GUARD_LIVE_MODEL_URL is not set (a run against a live model is opt-in)");
         return;
     };
     let api: Api = std::env::var("AGENT_GUARD_LIVE_MODEL_API")

@@ -3,19 +3,18 @@
 //!
 //! The server is found through `initdb` on `PATH` or under `/usr/lib/postgresql/*/bin`. Without one the tests
 //! print one line and skip, unless `AGENT_GUARD_REQUIRE_POSTGRES=1` is set, which makes a missing server a failure
-//! (CI sets it). initdb refuses to run as root, so as root every server command runs as the `postgres` user
-//! through `runuser`, on a directory handed over to that user. Only std and tempfile are used, so that any test
-//! binary of the workspace can include this file with `#[path]`.
+//! (CI sets it; see tests/support/need.rs). initdb refuses to run as root, so as root every server command runs as
+//! the `postgres` user through `runuser`, on a directory handed over to that user. Only std and tempfile are used,
+//! so that any test binary of the workspace can include this file with `#[path]`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write as _;
 use std::net::TcpListener;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Set to `1` to make a missing PostgreSQL installation fail the tests instead of skipping them.
-pub(crate) const REQUIRE_VAR: &str = "AGENT_GUARD_REQUIRE_POSTGRES";
+#[path = "../../../../tests/support/need.rs"]
+mod need;
 
 /// A running server; dropping it stops the server and removes its files.
 pub(crate) struct PgServer {
@@ -29,26 +28,20 @@ pub(crate) struct PgServer {
 }
 
 impl PgServer {
-    /// Starts a server for the tests of `suite`, or prints why they are skipped and returns `None`.
+    /// Starts a server, or prints why the test is skipped and returns `None`.
     ///
     /// # Panics
-    /// When no server is installed and [`REQUIRE_VAR`] is `1`, or when an installed server does not start.
-    pub(crate) fn start_or_skip(suite: &str) -> Option<Self> {
-        let Some(bin) = find_bin_dir() else {
-            if std::env::var(REQUIRE_VAR).is_ok_and(|value| value == "1") {
-                panic!(
-                    "{REQUIRE_VAR}=1 but no PostgreSQL server is installed (no `initdb` on PATH or under \
-                     /usr/lib/postgresql/*/bin); install PostgreSQL or unset {REQUIRE_VAR}"
-                );
-            }
-            // Written to the stream itself, not through `println!`, so that libtest's capture does not hide it.
-            let _ = writeln!(
-                std::io::stderr(),
-                "skipped: the PostgreSQL tests of {suite} (no `initdb` found; set {REQUIRE_VAR}=1 to require them)"
-            );
+    /// When no server is installed and `AGENT_GUARD_REQUIRE_POSTGRES` is `1`, or when an installed server does not
+    /// start.
+    pub(crate) fn start_or_skip() -> Option<Self> {
+        let bin = find_bin_dir();
+        let missing = bin
+            .is_none()
+            .then(|| "no `initdb` on PATH or under /usr/lib/postgresql/*/bin".to_owned());
+        if !need::POSTGRES.met(missing) {
             return None;
-        };
-        Some(Self::start(bin))
+        }
+        bin.map(Self::start)
     }
 
     fn start(bin: PathBuf) -> Self {
