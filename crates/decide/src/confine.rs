@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{CommandAnalysis, CommandClass};
-use agent_fs_sandbox::ProtectedPaths;
+use agent_fs_sandbox::{ProtectedPaths, home_secret_places};
 use agent_os_sandbox::{EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec};
 use agent_rules::Policy;
 use agent_tool_traits::{
@@ -80,8 +80,9 @@ impl Guard {
     }
 
     /// What the kernel sandbox of `confinement` is built from: this guard's roots (the read-only ones only
-    /// read), the home directory, and the literal places of the deny rules on reads and of the deny and ask rules
-    /// on writes, with what their wildcards name on disk.
+    /// read), the home directory with its credential places (the file-system sandbox's one table of secret
+    /// places), and the literal places of the deny rules on reads and of the deny and ask rules on writes, with
+    /// what their wildcards name on disk.
     pub fn sandbox_spec(&self, confinement: Confinement) -> SandboxSpec {
         let mut roots = Vec::new();
         let mut read_only_roots = Vec::new();
@@ -106,7 +107,9 @@ impl Guard {
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from)
         });
-        spec.secret_places = self.rule_places(&[(Decision::Deny, Access::Read)]);
+        spec.secret_places = spec.home.as_deref().map(home_secret_places).unwrap_or_default();
+        spec.secret_places
+            .extend(self.rule_places(&[(Decision::Deny, Access::Read)]));
         spec.write_protected_places =
             self.rule_places(&[(Decision::Deny, Access::Write), (Decision::Ask, Access::Write)]);
         spec

@@ -116,11 +116,7 @@ pub struct AuditRow {
 impl AuditRow {
     /// The row of a decided call.
     pub fn for_call(ctx: &PostToolUseContext) -> Self {
-        let provenance = &ctx.verdict.provenance;
-        let decided_by = match provenance.step {
-            Some(step) => format!("{}/{}", provenance.layer, step),
-            None => provenance.layer.to_string(),
-        };
+        let decided_by = ctx.verdict.provenance.layer_step().to_string();
         Self {
             id: None,
             session_id: ctx.session_id.clone(),

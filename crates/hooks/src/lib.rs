@@ -64,12 +64,12 @@
 //!     permission_mode: "default".into(),
 //! };
 //! let outcome = hooks.run_pre_tool_use(&ctx).await;
-//! assert!(outcome.mutated && outcome.blocked.is_none());
+//! assert!(outcome.mutated && outcome.permission.block.is_none());
 //! assert_eq!(outcome.args, json!({"command": "make", "dry_run": true}));
 //!
 //! cancelled.cancel("s1");
 //! let outcome = hooks.run_pre_tool_use(&ctx).await;
-//! assert_eq!(outcome.blocked, Some(("cancellation".into(), "cancelled by the user".into())));
+//! assert_eq!(outcome.permission.block, Some(("cancellation".into(), "cancelled by the user".into())));
 //! # });
 //! ```
 

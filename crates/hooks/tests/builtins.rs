@@ -89,7 +89,7 @@ async fn cancellation_blocks_only_the_cancelled_session_until_it_stops() {
     hooks.register(Arc::new(MetricsHook::new()));
     let outcome = hooks.run_pre_tool_use(&pre_ctx("s1")).await;
     assert_eq!(
-        outcome.blocked,
+        outcome.permission.block,
         Some(("cancellation".into(), CANCELLED_REASON.into()))
     );
 

@@ -17,8 +17,8 @@
 //! `bypassPermissions` or `auto`.
 //!
 //! ```
-//! use agent_rules::{Anchors, CallFacts, CommandFact, HookOutcome, Policy, PermissionMode, Request, Rule, SessionState};
-//! use agent_tool_traits::{Decision, Source};
+//! use agent_rules::{Anchors, CallFacts, CommandFact, Policy, PermissionMode, Request, Rule, SessionState};
+//! use agent_tool_traits::{Decision, HookOutcome, Source};
 //!
 //! let rules = vec![
 //!     Rule::parse("Bash(npm run test:*)", Decision::Allow, Source::Project)?,
@@ -62,4 +62,4 @@ pub use policy::{ClassifierOutcome, Conflict, Policy, Resolution};
 pub use rule::Rule;
 pub use session::SessionState;
 pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};
-pub use tool::{ToolKind, ToolName, kind_of};
+pub use tool::{ToolKind, kind_of};

@@ -29,7 +29,7 @@
 //!     listen: "127.0.0.1:0".parse().unwrap(),
 //!     db: "/tmp/agent-guard-server.db".parse()?,
 //!     token: "a-long-random-token-of-the-user".to_owned(),
-//!     approval_timeout: agent_server::DEFAULT_APPROVAL_TIMEOUT,
+//!     approval_timeout: agent_core::DEFAULT_APPROVAL_TIMEOUT,
 //! };
 //! let server = Server::bind(config, Arc::new(Deny)).await?;
 //! server.run(async { let _ = tokio::signal::ctrl_c().await; }).await
@@ -52,7 +52,6 @@ pub use decider::Outcome;
 pub use error::Result;
 pub use error::ServeError;
 pub use http::MAX_BODY;
-pub use server::DEFAULT_APPROVAL_TIMEOUT;
 pub use server::DEFAULT_LISTEN;
 pub use server::ServeConfig;
 pub use server::Server;

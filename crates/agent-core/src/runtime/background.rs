@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agent_rules::ToolName;
-use agent_tool_traits::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture};
+use agent_tool_traits::{
+    InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolName,
+};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

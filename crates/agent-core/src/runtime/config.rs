@@ -25,7 +25,8 @@ use crate::tools::builtin_tools;
 
 /// The per-call timeout when `AGENT_TOOL_TIMEOUT_SECS` is not set.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
-/// How long an ask waits for an answer before it counts as a deny.
+/// How long an ask waits for an answer before it counts as a deny: the runtime's approver, and the queue of
+/// `agent-guard serve` unless `--approval-timeout` says otherwise.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Results longer than this many characters are written to disk and replaced by a stub.
 pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 16_000;

@@ -10,7 +10,7 @@ use agent_hooks::{
     AuditRow, AuditStatus, CompactContext, HookError, SessionContext, SessionStopContext, StepContext,
 };
 use agent_runtime_limits::{BudgetAction, CompactionBreaker, StepGate, StepLimiter, TokenBudget};
-use agent_tool_traits::{DecidedBy, Layer, ToolCall};
+use agent_tool_traits::{DecidedBy, Layer, Provenance, ToolCall};
 
 use super::Runtime;
 use super::compaction::{Context, KEEP_RECENT_STEPS};
@@ -439,7 +439,12 @@ impl Runtime {
             } else {
                 AuditStatus::Fail
             },
-            decided_by: Some(format!("{}/{}", Layer::Limits, DecidedBy::Limit.as_str())),
+            decided_by: Some(
+                Provenance::layer(Layer::Limits)
+                    .at(DecidedBy::Limit)
+                    .layer_step()
+                    .to_string(),
+            ),
             ..AuditRow::session_stop(&stop, started.elapsed())
         }
     }

@@ -232,7 +232,7 @@ pub(crate) async fn a_cancelled_run_still_gets_one_row_per_call_and_the_stop_row
             permission_mode: "default".into(),
         };
         let outcome = hooks.run_pre_tool_use(&pre).await;
-        assert!(outcome.blocked.is_some());
+        assert!(outcome.permission.block.is_some());
         // The executor reports the blocked call as denied, so that it has its row.
         hooks
             .run_post_tool_use(&post_ctx(
