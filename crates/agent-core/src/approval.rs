@@ -71,7 +71,7 @@ pub trait Approver: Send + Sync {
 
 /// No user: every ask is denied (headless runs, CI).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct HeadlessApprover;
+pub(crate) struct HeadlessApprover;
 
 impl Approver for HeadlessApprover {
     fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> ApprovalFuture<'a, Option<ApprovalAnswer>> {

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::error::{Result, SandboxError};
+use crate::error::{PathSandboxError, Result};
 use crate::secrets::{NOT_SECRET, SECRET_FILES};
 use agent_tool_traits::Access;
 
@@ -178,7 +178,7 @@ impl ProtectedPaths {
     /// The same list with `patterns` protected for reads and for writes.
     ///
     /// # Errors
-    /// [`SandboxError::Pattern`] naming the first pattern that is not a valid glob.
+    /// [`PathSandboxError::Pattern`] naming the first pattern that is not a valid glob.
     pub fn with_extra<I, S>(self, patterns: I) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
@@ -194,7 +194,7 @@ impl ProtectedPaths {
     /// The same list with `patterns` protected for writes only.
     ///
     /// # Errors
-    /// [`SandboxError::Pattern`] naming the first pattern that is not a valid glob.
+    /// [`PathSandboxError::Pattern`] naming the first pattern that is not a valid glob.
     pub fn with_extra_writes<I, S>(mut self, patterns: I) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
@@ -207,7 +207,7 @@ impl ProtectedPaths {
     /// The same list with `patterns` protected for reads only.
     ///
     /// # Errors
-    /// [`SandboxError::Pattern`] naming the first pattern that is not a valid glob.
+    /// [`PathSandboxError::Pattern`] naming the first pattern that is not a valid glob.
     pub fn with_extra_reads<I, S>(mut self, patterns: I) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
@@ -290,7 +290,7 @@ impl Pattern {
             .literal_separator(true)
             .backslash_escape(true)
             .build()
-            .map_err(|source| SandboxError::Pattern {
+            .map_err(|source| PathSandboxError::Pattern {
                 pattern: text.to_owned(),
                 source,
             })?

@@ -31,7 +31,7 @@ pub const PREVIEW_CHARS: usize = 200;
 pub const INPUT_MAX_BYTES: usize = 64 * 1024;
 
 /// The `tool_name` of the row written when a session stops.
-pub const SESSION_TOOL_NAME: &str = "session";
+pub(crate) const SESSION_TOOL_NAME: &str = "session";
 
 /// Rows per batch the writer's buffer is sized for up front.
 const PREALLOCATED_ROWS: usize = 4_000;

@@ -5,7 +5,7 @@ use std::ffi::{OsStr, OsString};
 
 use agent_tool_traits::{credential_variable, variable_matches};
 
-use crate::error::{Result, SandboxError};
+use crate::error::{KernelSandboxError, Result};
 
 /// Variables that point at a socket or a credential cache that acts for the user: an ssh agent signs as the
 /// user, the session bus starts programs, the Docker socket is root, an X server takes keystrokes.
@@ -28,7 +28,7 @@ const AGENTS: &[&str] = &[
 /// Which variables a sandboxed command does not get.
 ///
 /// A variable is removed when its name marks a credential (the workspace's one list,
-/// [`CREDENTIAL_VARIABLES`](agent_tool_traits::CREDENTIAL_VARIABLES): `*TOKEN*`, `AWS_*`, `ANTHROPIC_*`, …; or a
+/// [`credential_variable`](agent_tool_traits::credential_variable): `*TOKEN*`, `AWS_*`, `ANTHROPIC_*`, …; or a
 /// pattern the settings add), when it points at an agent socket (`SSH_AUTH_SOCK`, the session bus,
 /// `DOCKER_HOST`, …; kept for a command allowed the network, which needs `ssh-agent` for `git push`), or when its
 /// value is a URL with a password (`postgres://user:secret@host`). A name on the keep-list is never removed.
@@ -43,7 +43,7 @@ impl EnvPolicy {
     /// The default policy with more name patterns to remove and names (or patterns) to keep.
     ///
     /// # Errors
-    /// [`SandboxError::EnvPattern`] naming a pattern that is empty or holds something other than a variable
+    /// [`KernelSandboxError::EnvPattern`] naming a pattern that is empty or holds something other than a variable
     /// name's characters and `*`.
     pub fn with_settings<R, K>(mut self, remove: R, keep: K) -> Result<Self>
     where
@@ -118,7 +118,7 @@ where
             if valid {
                 Ok(pattern.to_ascii_uppercase())
             } else {
-                Err(SandboxError::EnvPattern(pattern.to_owned()))
+                Err(KernelSandboxError::EnvPattern(pattern.to_owned()))
             }
         })
         .collect()

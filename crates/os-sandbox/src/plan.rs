@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_tool_traits::{Confinement, SandboxProfile};
 
-use crate::error::{Result, SandboxError};
+use crate::error::{KernelSandboxError, Result};
 use crate::probe::{KernelSupport, Namespaces};
 use crate::scan::{Watch, prefixed, scan};
 
@@ -227,7 +227,7 @@ pub struct SandboxSpec {
     pub program_dirs: Vec<PathBuf>,
     /// Toolchain and cache directories the environment names (`CARGO_HOME`, `RUSTUP_HOME`, `GOPATH`, …), with
     /// whether `workspace-write` writes them and the files in them that are never read or written.
-    pub toolchains: Vec<Toolchain>,
+    pub(crate) toolchains: Vec<Toolchain>,
     /// How many entries of the roots the scan for secrets and protected paths looks at.
     pub scan_limit: usize,
 }
@@ -270,7 +270,7 @@ impl SandboxSpec {
 
 /// A toolchain or cache directory named by the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Toolchain {
+pub(crate) struct Toolchain {
     /// The directory.
     pub dir: PathBuf,
     /// Whether `workspace-write` writes it (a package or build cache).
@@ -367,7 +367,7 @@ pub struct Plan {
     /// root (also made non-executable) of `read-only`.
     pub read_only_binds: Vec<ReadOnlyBind>,
     /// What a `workspace-write` command is checked for when it ends: protected paths it created.
-    pub watch: Watch,
+    pub(crate) watch: Watch,
     /// What the plan could not cover (a scan that stopped at its limit), for `--verbose` and `explain`.
     pub notes: Vec<String>,
 }
@@ -386,19 +386,19 @@ impl Plan {
     /// roots (up to `spec.scan_limit` entries).
     ///
     /// # Errors
-    /// [`SandboxError::Root`] when a root is not a directory.
+    /// [`KernelSandboxError::Root`] when a root is not a directory.
     pub fn build(spec: &SandboxSpec, protection: &dyn Protection, support: &KernelSupport) -> Result<Self> {
         for root in spec.roots.iter().chain(&spec.read_only_roots) {
             match std::fs::metadata(root) {
                 Ok(meta) if meta.is_dir() => {}
                 Ok(_) => {
-                    return Err(SandboxError::Root {
+                    return Err(KernelSandboxError::Root {
                         path: root.clone(),
                         source: std::io::Error::from(std::io::ErrorKind::NotADirectory),
                     });
                 }
                 Err(source) => {
-                    return Err(SandboxError::Root {
+                    return Err(KernelSandboxError::Root {
                         path: root.clone(),
                         source,
                     });

@@ -52,12 +52,12 @@ mod tool;
 pub use classifier::{
     Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
 };
-pub use describe::{CallTarget, describe, glob_base, host_of};
+pub use describe::{CallTarget, describe};
 pub use error::{Error, Result};
 pub use facts::{CallFacts, CommandFact, HookOutcome, PathFact, Request};
 pub use matcher::Anchors;
 pub use mode::PermissionMode;
-pub use path::{absolute_lexical, expand_home};
+pub use path::absolute_lexical;
 pub use policy::{ClassifierOutcome, Conflict, Policy, Resolution};
 pub use rule::Rule;
 pub use session::SessionState;

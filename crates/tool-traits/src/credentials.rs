@@ -4,7 +4,7 @@
 /// Names of variables that carry credentials, as patterns where `*` stands for any run of characters, compared
 /// without regard to ASCII case. A name that matches one is a credential for every layer: a list kept per layer
 /// drifts, and what one layer lets through the other must still catch.
-pub const CREDENTIAL_VARIABLES: &[&str] = &[
+pub(crate) const CREDENTIAL_VARIABLES: &[&str] = &[
     // What the name says the value is.
     "*TOKEN*",
     "*SECRET*",
@@ -47,7 +47,7 @@ pub const CREDENTIAL_VARIABLES: &[&str] = &[
 
 /// Names that match a pattern of [`CREDENTIAL_VARIABLES`] and carry no credential: git's author, and the paths of
 /// agent and display sockets (the kernel sandbox decides those as sockets, by the network a command has).
-pub const NOT_CREDENTIAL_VARIABLES: &[&str] = &[
+pub(crate) const NOT_CREDENTIAL_VARIABLES: &[&str] = &[
     "GIT_AUTHOR_NAME",
     "GIT_AUTHOR_EMAIL",
     "GIT_AUTHOR_DATE",
@@ -56,8 +56,9 @@ pub const NOT_CREDENTIAL_VARIABLES: &[&str] = &[
     "GPG_AGENT_INFO",
 ];
 
-/// The pattern of [`CREDENTIAL_VARIABLES`] that the variable name `name` matches, unless the name is one of
-/// [`NOT_CREDENTIAL_VARIABLES`].
+/// The pattern of the one list of credential variable names (`*TOKEN*`, `*_KEY`, `AWS_*`, …; the list is in
+/// this file) that the variable name `name` matches, unless the name is one that matches and carries no
+/// credential (`GIT_AUTHOR_NAME`, `SSH_AUTH_SOCK`).
 pub fn credential_variable(name: &str) -> Option<&'static str> {
     if NOT_CREDENTIAL_VARIABLES
         .iter()

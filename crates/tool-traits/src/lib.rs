@@ -10,7 +10,7 @@
 //! Facts that several layers read are kept here once: the table of tool names ([`ToolName`], [`ToolKind`]: every
 //! alias in both naming families, so that rules, hook matchers and the decision agree about which tool a call is),
 //! the read/write access of a file ([`Access`]), and the names of environment variables that carry credentials
-//! ([`CREDENTIAL_VARIABLES`]: the shell analysis and the kernel sandbox's environment filter read the same list).
+//! ([`credential_variable`]: the shell analysis and the kernel sandbox's environment filter read the same list).
 //!
 //! **Invariant:** this crate decides nothing and runs nothing; it pulls in no async runtime (a [`Tool`] returns a
 //! boxed future that any executor can drive), so that every other layer can depend on it.
@@ -41,9 +41,7 @@ pub use access::Access;
 pub use call::ToolCall;
 pub use cancel::CancelRegistry;
 pub use confinement::{Confinement, SandboxProfile};
-pub use credentials::{
-    CREDENTIAL_VARIABLES, NOT_CREDENTIAL_VARIABLES, credential_variable, variable_matches,
-};
+pub use credentials::{credential_variable, variable_matches};
 pub use decision::{DecidedBy, Decision, HookOutcome, Layer, LayerStep, Provenance, Source, Verdict};
 pub use names::{ToolKind, ToolName, coding_agent_name, kind_of};
 pub use tool::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
