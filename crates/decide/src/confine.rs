@@ -212,3 +212,41 @@ impl Protection for GuardProtection<'_> {
                 .any(|behavior| self.policy.path_rule(behavior, Access::Write, path).is_some())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use agent_rules::Settings;
+
+    use super::*;
+    use crate::guard::GuardOptions;
+
+    /// The kernel sandbox hides the home directory's credential places from the one table of the file-system
+    /// sandbox, beside the places of the deny rules on reads.
+    #[test]
+    fn the_spec_carries_the_credential_places_of_the_home_directory() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("vault")).unwrap();
+        let mut settings = Settings::new();
+        settings.add_rule(
+            agent_rules::Rule::parse(
+                "Read(~/vault/**)",
+                Decision::Deny,
+                agent_tool_traits::Source::User,
+            )
+            .unwrap(),
+        );
+        let options = GuardOptions {
+            cwd: project.path().to_path_buf(),
+            home: Some(home.path().to_path_buf()),
+            ..GuardOptions::default()
+        };
+        let guard = Guard::new(&settings, &options).unwrap();
+        let spec = guard.sandbox_spec(Confinement::READ_ONLY);
+        for place in home_secret_places(home.path()) {
+            assert!(spec.secret_places.contains(&place), "{}", place.display());
+        }
+        assert!(spec.secret_places.contains(&home.path().join(".ssh")));
+        assert!(spec.secret_places.contains(&home.path().join("vault")));
+    }
+}
