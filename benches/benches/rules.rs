@@ -13,10 +13,8 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
-use agent_rules::{
-    Anchors, CallFacts, CommandFact, HookOutcome, PathFact, PermissionMode, Policy, Request, Rule,
-};
-use agent_tool_traits::{Decision, Source};
+use agent_rules::{Anchors, CallFacts, CommandFact, PathFact, PermissionMode, Policy, Request, Rule};
+use agent_tool_traits::{Decision, HookOutcome, Source};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 /// A realistic mix: shell prefixes, path globs, tool-wide MCP rules, domains.

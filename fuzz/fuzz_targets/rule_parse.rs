@@ -2,8 +2,8 @@
 
 #![no_main]
 
-use agent_rules::{Anchors, CallFacts, CommandFact, HookOutcome, PermissionMode, Policy, Request, Rule, SessionState};
-use agent_tool_traits::{Decision, Source};
+use agent_rules::{Anchors, CallFacts, CommandFact, PermissionMode, Policy, Request, Rule, SessionState};
+use agent_tool_traits::{Decision, HookOutcome, Source};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

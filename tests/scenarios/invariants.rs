@@ -10,13 +10,13 @@ use agent_bash_guard::{BashConfig, BashGuard};
 use agent_core::{Runtime, RuntimeConfig, ScriptedChildren};
 use agent_decide::{CallInput, Guard, GuardOptions, HookInput, HookOutput};
 use agent_fs_sandbox::{Access, PathSandbox, SandboxConfig};
-use agent_rules::{DenialTracker, Discovery, HookOutcome, PermissionMode, Rule, SessionState, Settings};
+use agent_rules::{DenialTracker, Discovery, PermissionMode, Rule, SessionState, Settings};
 use agent_runtime_limits::{
     CompactionBreaker, DuplicateDetector, LimitsConfig, StepLimiter, TokenBudget, canonical_json,
     estimate_tokens,
 };
 use agent_subagent::{AgentDefinition, SubagentRequest, child_mode, narrow_tools};
-use agent_tool_traits::{CancelRegistry, DecidedBy, Decision, Source};
+use agent_tool_traits::{CancelRegistry, DecidedBy, Decision, HookOutcome, Source};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};

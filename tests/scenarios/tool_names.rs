@@ -2,8 +2,8 @@
 //! `agent-tool-traits`, so a hook cannot miss a call a rule names (or fire on one it does not).
 
 use agent_hooks::{HookEvent, HookSettings};
-use agent_rules::{Anchors, CallFacts, HookOutcome, PermissionMode, Policy, Request, Rule, SessionState};
-use agent_tool_traits::{DecidedBy, Decision, Source, ToolName};
+use agent_rules::{Anchors, CallFacts, PermissionMode, Policy, Request, Rule, SessionState};
+use agent_tool_traits::{DecidedBy, Decision, HookOutcome, Source, ToolName};
 use serde_json::json;
 
 /// Every tool the table knows, by its canonical name, and tools it does not know.

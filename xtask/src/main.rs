@@ -3,6 +3,7 @@
 
 mod fuzz;
 mod layering;
+mod surface;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,14 +16,21 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("layering") => layering::check(),
+        Some("surface") if args.get(1).is_some_and(|a| a == "--list") => surface::list(),
+        Some("surface") => surface::check(),
         Some("deny") => deny(),
         Some("fuzz-smoke") => fuzz::smoke(),
         _ => {
-            eprintln!("usage: cargo xtask <ci|layering|deny|fuzz-smoke>");
+            eprintln!("usage: cargo xtask <ci|layering|surface|deny|fuzz-smoke>");
             eprintln!(
-                "  ci          fmt, clippy, postgres, chromium, tests, benches, docs, layering, cargo-deny, fuzz smoke"
+                "  ci          fmt, surface, clippy, postgres, chromium, tests, benches, docs, layering, cargo-deny, \
+                 fuzz smoke"
             );
             eprintln!("  layering    check the crate graph edge by edge against docs/ARCHITECTURE.md");
+            eprintln!(
+                "  surface     check that every `pub use` of a lib.rs has a user outside its crate (--list: show \
+                 the exports without one)"
+            );
             eprintln!("  deny        cargo deny check (licenses, bans, sources)");
             eprintln!("  fuzz-smoke  build every fuzz target and run each for a few seconds");
             bail!("unknown or missing subcommand")
@@ -33,6 +41,7 @@ fn main() -> Result<()> {
 fn ci() -> Result<()> {
     let started = Instant::now();
     step("fmt", || cargo(&["fmt", "--all", "--check"], &[]))?;
+    step("surface", surface::check)?;
     step("clippy", || {
         cargo(
             &[

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
 use agent_decide::Decided;
-use agent_rules::{ToolKind, kind_of};
-use agent_tool_traits::{Access, DecidedBy, ToolCall, Verdict};
+use agent_rules::Family;
+use agent_tool_traits::{Access, DecidedBy, ToolCall, ToolKind, Verdict, kind_of};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
@@ -71,7 +71,7 @@ pub trait Approver: Send + Sync {
 
 /// No user: every ask is denied (headless runs, CI).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct HeadlessApprover;
+pub(crate) struct HeadlessApprover;
 
 impl Approver for HeadlessApprover {
     fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> ApprovalFuture<'a, Option<ApprovalAnswer>> {
@@ -343,9 +343,10 @@ fn plain_word(word: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
 }
 
-/// The settings file "allow always" writes to: the project's `.agent-guard/settings.local.json`.
+/// The settings file "allow always" writes to: the project's local settings of agent-guard's own family
+/// (`.agent-guard/settings.local.json`).
 pub fn local_settings_file(cwd: &Path) -> PathBuf {
-    cwd.join(".agent-guard").join("settings.local.json")
+    Family::AgentGuard.local_settings_file(cwd)
 }
 
 /// Appends `rules` to `permissions.allow` of `file` (created when missing), keeping every other key, and

@@ -31,27 +31,27 @@ mod persist;
 mod registry;
 mod runtime;
 mod runtime_error;
+#[cfg(feature = "testing")]
 mod scripted;
 mod telemetry;
 mod tools;
 
 pub use approval::{
-    ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, HeadlessApprover,
-    PendingApproval, local_settings_file, save_allow_rules, suggest_rules,
+    ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, PendingApproval,
+    local_settings_file, save_allow_rules, suggest_rules,
 };
 pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};
 pub use registry::{ToolRegistry, ToolSpec};
 pub use runtime::{
-    BgNotification, BgNotificationQueue, BgTaskRunTool, COMPACTION_TOOL_NAME, CallReport, ChildModels,
-    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT, LimitEvent,
+    BgNotification, BgNotificationQueue, CallReport, ChildModels, DEFAULT_APPROVAL_TIMEOUT, LimitEvent,
     LimitKind, Model, ModelFuture, ModelTurn, Runtime, RuntimeBuilder, RuntimeConfig, SessionReport,
-    StepRecord, SubagentTool, SummaryFuture, tool_timeout_from_env,
+    StepRecord, SubagentTool, SummaryFuture,
 };
 pub use runtime_error::RuntimeError;
+/// Scripted stand-ins for a model, subagents and the user, that drive the runtime without a model: for tests,
+/// and for the scenario files `agent-guard run` plays.
+#[cfg(feature = "testing")]
 pub use scripted::{ScriptedApprover, ScriptedCall, ScriptedChildren, ScriptedModel, ScriptedTurn};
 pub use telemetry::DecisionSource;
-pub use tools::{
-    AskUserTool, BashLimits, FileEditTool, FileWriteTool, GlobFilesTool, GrepFilesTool, ReadFileTool,
-    RunBashTool, builtin_tools,
-};
+pub use tools::{BashLimits, RunBashTool};

@@ -4,8 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use agent_rules::ToolName;
-use agent_tool_traits::Tool;
+use agent_tool_traits::{Tool, ToolName};
 use serde_json::Value;
 
 /// What a model is shown of one tool: its name, what it does, and the JSON Schema of its arguments (the tool's own

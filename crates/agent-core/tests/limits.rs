@@ -467,10 +467,7 @@ async fn a_long_session_compacts_at_the_hard_limit_and_finishes() {
     assert_eq!(forbidden.status, CallStatus::Denied);
 
     let rows = AuditLogHook::query(&db, &AuditFilter::default()).await.unwrap();
-    let compaction_rows: Vec<_> = rows
-        .iter()
-        .filter(|r| r.tool_name == agent_core::COMPACTION_TOOL_NAME)
-        .collect();
+    let compaction_rows: Vec<_> = rows.iter().filter(|r| r.tool_name == "compaction").collect();
     assert_eq!(compaction_rows.len(), 2);
     assert_eq!(compaction_rows[0].status, AuditStatus::Ok);
     assert_eq!(compaction_rows[0].step, 8);
@@ -549,7 +546,7 @@ async fn compactions_that_stay_over_the_soft_limit_trip_the_breaker_then_the_ans
     let rows = AuditLogHook::query(&db, &AuditFilter::default()).await.unwrap();
     let failed = rows
         .iter()
-        .filter(|r| r.tool_name == agent_core::COMPACTION_TOOL_NAME && r.status == AuditStatus::Fail)
+        .filter(|r| r.tool_name == "compaction" && r.status == AuditStatus::Fail)
         .count();
     assert_eq!(failed, 3);
 }

@@ -2,7 +2,7 @@
 
 /// Why a user extension of the command table was not applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExtensionError {
+pub(crate) enum ExtensionError {
     /// The entry is empty or only spaces.
     #[error("empty command name in `{list}`")]
     Empty {

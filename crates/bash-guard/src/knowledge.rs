@@ -1710,20 +1710,6 @@ pub(crate) static ENVIRONMENT_FAMILIES: &[&str] = &[
     "VISUAL", "*PAGER", "LESS*", "BROWSER", "GO*", "CGO_*", "*_OPTIONS", "*_OPTS", "CDPATH"
 ];
 
-/// Parts of variable names that say they hold a credential: expanding or printing one shows it.
-#[rustfmt::skip]
-pub(crate) static CREDENTIAL_NAME_PARTS: &[&str] = &[
-    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "APIKEY", "API_KEY", "ACCESS_KEY",
-    "PRIVATE_KEY", "AUTH", "COOKIE", "SESSION", "DATABASE_URL", "_DSN", "CONNECTION_STRING"
-];
-/// Name endings that say a variable holds a credential (`GPG_KEY`, `DB_PASS`).
-#[rustfmt::skip]
-pub(crate) static CREDENTIAL_NAME_ENDINGS: &[&str] = &["_KEY", "_PASS", "_PWD"];
-/// Names that look like credentials and are not: a socket path, a directory.
-#[rustfmt::skip]
-pub(crate) static NOT_CREDENTIALS: &[&str] = &["SSH_AUTH_SOCK", "XAUTHORITY", "SESSION_MANAGER", "XDG_SESSION_ID",
-    "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_SESSION_DESKTOP", "DESKTOP_SESSION", "GPG_AGENT_INFO"];
-
 /// How many words a brace expansion, or numbers a `seq`, may make before the line asks: bash builds every word
 /// in memory first.
 pub(crate) const MAX_GENERATED_WORDS: u64 = 100_000;

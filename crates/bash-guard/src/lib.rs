@@ -69,9 +69,9 @@ pub use analysis::LocationKind;
 pub use analysis::SubCommand;
 pub use config::BashConfig;
 pub use config::CommandTableExtension;
-pub use error::ExtensionError;
 
 use classify::Table;
+use error::ExtensionError;
 use knowledge::Kind;
 
 /// The compiled command knowledge: build once, analyse many commands (`Send + Sync`).

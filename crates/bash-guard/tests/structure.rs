@@ -318,11 +318,16 @@ fn network_setting_and_classes() {
     assert_eq!(analysis.commands[0].class, CommandClass::Network);
     assert!(analysis.findings.is_empty());
     assert_eq!(analysis.verdict().decision, Decision::Ask);
+    // Blocked, the network is a caution: an ask that names what blocks it, never a deny.
+    let blocked = guard().analyze("curl -s https://example.com");
+    assert_eq!(blocked.verdict().decision, Decision::Ask);
     assert!(
-        guard()
-            .analyze("curl -s https://example.com")
-            .verdict()
-            .is_denied()
+        blocked
+            .findings
+            .iter()
+            .any(|f| f.caution && f.reason.contains("blockNetwork")),
+        "{:?}",
+        blocked.findings
     );
     assert_eq!(
         guard().analyze("python3 x.py").commands[0].class,

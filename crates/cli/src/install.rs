@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_decide::DEFAULT_DECISION_LIMIT;
+use agent_rules::Family;
 use anyhow::{Context, Result, bail};
 
 use crate::check::READ_AND_LOAD_LIMIT;
@@ -47,9 +48,9 @@ impl Scope {
     /// The settings file of this scope; `None` for the user scope without a home directory.
     pub(crate) fn file(self, home: Option<&Path>, project: &Path) -> Option<PathBuf> {
         match self {
-            Self::User => home.map(|h| h.join(".claude").join("settings.json")),
-            Self::Project => Some(project.join(".claude").join("settings.json")),
-            Self::Local => Some(project.join(".claude").join("settings.local.json")),
+            Self::User => home.map(|h| Family::CodingAgent.settings_file(h)),
+            Self::Project => Some(Family::CodingAgent.settings_file(project)),
+            Self::Local => Some(Family::CodingAgent.local_settings_file(project)),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Building a guard for a working directory the way the coding agent discovers settings.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -45,18 +46,29 @@ pub(crate) fn cli_mode(args: &DecideArgs) -> Result<Option<PermissionMode>> {
 
 /// Guards by (working directory, mode), built on first use: `--jsonl` inputs of one project share one.
 pub(crate) struct Guards<'a> {
-    args: &'a DecideArgs,
+    /// Borrowed for one command; owned by a server, which outlives any borrow of its arguments.
+    args: Cow<'a, DecideArgs>,
     cli_mode: Option<PermissionMode>,
     extra_roots: Vec<PathBuf>,
     settings_files: Vec<PathBuf>,
     built: HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>>,
 }
 
+impl Guards<'static> {
+    /// Guards that keep their own copy of `args`, for a server that builds guards as long as it runs.
+    pub(crate) fn owning(args: DecideArgs) -> Result<Self> {
+        Self::from_args(Cow::Owned(args))
+    }
+}
+
 impl<'a> Guards<'a> {
     pub(crate) fn new(args: &'a DecideArgs) -> Result<Self> {
+        Self::from_args(Cow::Borrowed(args))
+    }
+
+    fn from_args(args: Cow<'a, DecideArgs>) -> Result<Self> {
         Ok(Self {
-            args,
-            cli_mode: cli_mode(args)?,
+            cli_mode: cli_mode(&args)?,
             extra_roots: Vec::new(),
             settings_files: args
                 .settings
@@ -64,6 +76,7 @@ impl<'a> Guards<'a> {
                 .map(|file| std::path::absolute(file).unwrap_or_else(|_| file.clone()))
                 .collect(),
             built: HashMap::new(),
+            args,
         })
     }
 
@@ -92,7 +105,7 @@ impl<'a> Guards<'a> {
                 .and_then(|m| m.parse::<PermissionMode>().ok())
                 .map(|m| (m, Source::Session))
         });
-        let args = self.args;
+        let args = &*self.args;
         let extra_roots = &self.extra_roots;
         self.built
             .entry((cwd.to_owned(), mode.map(|m| m.0)))

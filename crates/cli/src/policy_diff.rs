@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use agent_decide::{CallInput, Deciders, DecisionBound, Guard, GuardOptions, GuardSettings};
 use agent_hooks::{AuditDatabase, AuditFilter, AuditReader, AuditRow, AuditStatus};
-use agent_rules::{PermissionMode, Rule, SessionState, Settings, ToolKind};
-use agent_tool_traits::{Decision, Source, Verdict};
+use agent_rules::{PermissionMode, Rule, SessionState, Settings};
+use agent_tool_traits::{Decision, Source, ToolKind, Verdict};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
@@ -305,7 +305,7 @@ fn covers(outer: &Rule, inner: &Rule) -> bool {
     if a == b {
         return true;
     }
-    match agent_rules::kind_of(outer_tool.as_str()) {
+    match agent_tool_traits::kind_of(outer_tool.as_str()) {
         ToolKind::Shell => {
             let Some(prefix) = a.strip_suffix(":*").or_else(|| a.strip_suffix(" *")) else {
                 return false;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 /// How long a client waits for an answer at most, whatever the server's approval timeout: the server denies an
-/// ask at its expiry (120 s unless `--approval-timeout` says otherwise), and this only bounds a server that never
+/// ask at its expiry ([`agent_core::DEFAULT_APPROVAL_TIMEOUT`] unless `--approval-timeout` says otherwise), and this only bounds a server that never
 /// does. The hook's `timeout` in the coding agent's settings must be longer than the server's expiry.
 pub(crate) const MAX_WAIT: Duration = Duration::from_secs(15 * 60);
 

@@ -11,7 +11,7 @@ use agent_core::{
     ScriptedTurn, SessionReport,
 };
 use agent_hooks::{AgentHook, AuditLogHook};
-use agent_rules::{Discovery, PermissionMode, Settings};
+use agent_rules::{Discovery, Family, PermissionMode, Settings};
 use agent_tool_traits::{CancelRegistry, Source};
 use anyhow::{Context, Result, anyhow};
 use serde::Deserialize;
@@ -98,9 +98,9 @@ impl Scenario {
         let mut cli_files = Vec::new();
         for (source, document) in &self.settings {
             let path = match source.as_str() {
-                "user" => home.join(".agent-guard").join("settings.json"),
-                "project" => cwd.join(".agent-guard").join("settings.json"),
-                "local" => cwd.join(".agent-guard").join("settings.local.json"),
+                "user" => Family::AgentGuard.settings_file(&home),
+                "project" => Family::AgentGuard.settings_file(&cwd),
+                "local" => Family::AgentGuard.local_settings_file(&cwd),
                 "cliArg" => {
                     let file = root.join("cli-settings.json");
                     cli_files.push(file.clone());

@@ -41,7 +41,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
     /// How long an ask waits for an answer before it is denied, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, value_name = "SECONDS", default_value_t = agent_core::DEFAULT_APPROVAL_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     approval_timeout: u64,
     #[command(flatten)]
     decide: DecideArgs,
@@ -114,9 +114,7 @@ struct CliDecider {
 
 impl CliDecider {
     fn new(args: DecideArgs) -> Result<Self> {
-        // The server lives as long as the process: its arguments may too.
-        let args: &'static DecideArgs = Box::leak(Box::new(args));
-        let guards = Guards::new(args)?;
+        let guards = Guards::owning(args)?;
         let settings = guards.settings_files().to_vec();
         Ok(Self {
             guards: Mutex::new((guards, HashMap::new())),

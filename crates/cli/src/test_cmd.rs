@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agent_decide::{CallInput, Deciders, DecisionBound, PolicyTest};
 use agent_rules::{PermissionMode, SessionState};
-use agent_tool_traits::Provenance;
+use agent_tool_traits::{DecidedBy, LayerStep, Provenance};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
@@ -242,20 +242,21 @@ fn run_suite(suite: &Suite, args: &DecideArgs, here: &Path) -> Result<Vec<Failur
 
 /// Whether `want` names who decided: the layer, the step, `layer/step`, or the text of the rule.
 pub(crate) fn decided_by_matches(want: &str, provenance: &Provenance) -> bool {
-    let layer = provenance.layer.as_str();
-    let step = provenance.step.map(|s| s.as_str());
-    want == layer
-        || step == Some(want)
-        || step.is_some_and(|s| want == format!("{layer}/{s}"))
+    let named = match want.parse::<LayerStep>() {
+        Ok(LayerStep { layer, step: None }) => layer == provenance.layer,
+        Ok(layer_step) => layer_step == provenance.layer_step(),
+        Err(_) => false,
+    };
+    named
+        || want
+            .parse::<DecidedBy>()
+            .is_ok_and(|step| provenance.step == Some(step))
         || provenance.rule.as_deref() == Some(want)
 }
 
 /// Who decided, as `layer/step` and the rule with its source.
 pub(crate) fn provenance_text(provenance: &Provenance) -> String {
-    let mut text = match provenance.step {
-        Some(step) => format!("{}/{step}", provenance.layer),
-        None => provenance.layer.to_string(),
-    };
+    let mut text = provenance.layer_step().to_string();
     if let Some(rule) = &provenance.rule {
         text.push_str(&format!(" `{rule}`"));
         if let Some(source) = provenance.source {
@@ -283,7 +284,7 @@ fn expected_text(case: &PolicyTest) -> String {
 /// A call on one line: a shell call as its command line, others as the tool and its input.
 pub(crate) fn call_text(tool: &str, input: &Value) -> String {
     let text = match input.get("command").and_then(Value::as_str) {
-        Some(command) if agent_rules::kind_of(tool) == agent_rules::ToolKind::Shell => {
+        Some(command) if agent_tool_traits::kind_of(tool) == agent_tool_traits::ToolKind::Shell => {
             format!("{tool}: {command}")
         }
         _ => format!("{tool} {input}"),

@@ -9,8 +9,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use agent_rules::{HookOutcome, SessionState};
-use agent_tool_traits::{Confinement, Decision, Layer, PermissionCheck, Provenance, Verdict};
+use agent_rules::SessionState;
+use agent_tool_traits::{Confinement, Decision, HookOutcome, Layer, PermissionCheck, Provenance, Verdict};
 use serde_json::Value;
 
 use crate::decided::Decided;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{CommandAnalysis, CommandClass};
-use agent_fs_sandbox::ProtectedPaths;
+use agent_fs_sandbox::{ProtectedPaths, home_secret_places};
 use agent_os_sandbox::{EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec};
 use agent_rules::Policy;
 use agent_tool_traits::{
@@ -80,8 +80,9 @@ impl Guard {
     }
 
     /// What the kernel sandbox of `confinement` is built from: this guard's roots (the read-only ones only
-    /// read), the home directory, and the literal places of the deny rules on reads and of the deny and ask rules
-    /// on writes, with what their wildcards name on disk.
+    /// read), the home directory with its credential places (the file-system sandbox's one table of secret
+    /// places), and the literal places of the deny rules on reads and of the deny and ask rules on writes, with
+    /// what their wildcards name on disk.
     pub fn sandbox_spec(&self, confinement: Confinement) -> SandboxSpec {
         let mut roots = Vec::new();
         let mut read_only_roots = Vec::new();
@@ -106,7 +107,9 @@ impl Guard {
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from)
         });
-        spec.secret_places = self.rule_places(&[(Decision::Deny, Access::Read)]);
+        spec.secret_places = spec.home.as_deref().map(home_secret_places).unwrap_or_default();
+        spec.secret_places
+            .extend(self.rule_places(&[(Decision::Deny, Access::Read)]));
         spec.write_protected_places =
             self.rule_places(&[(Decision::Deny, Access::Write), (Decision::Ask, Access::Write)]);
         spec
@@ -213,9 +216,12 @@ impl Protection for GuardProtection<'_> {
 #[cfg(test)]
 mod tests {
     use agent_os_sandbox::KernelSupport;
-    use agent_tool_traits::{Confinement, Decision, SandboxProfile};
+    use agent_rules::Settings;
+    use agent_tool_traits::SandboxProfile;
     use serde_json::json;
 
+    use super::*;
+    use crate::guard::GuardOptions;
     use crate::test_guard::Project;
 
     /// The confinement and decision of `command` under `settings`.
@@ -275,5 +281,35 @@ mod tests {
         let off = r#"{"agentGuard": {"sandbox": "off"}}"#;
         let (decision, confinement, _) = confined(off, "ls");
         assert_eq!((decision, confinement), (Decision::Allow, None));
+    }
+
+    /// The kernel sandbox hides the home directory's credential places from the one table of the file-system
+    /// sandbox, beside the places of the deny rules on reads.
+    #[test]
+    fn the_spec_carries_the_credential_places_of_the_home_directory() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("vault")).unwrap();
+        let mut settings = Settings::new();
+        settings.add_rule(
+            agent_rules::Rule::parse(
+                "Read(~/vault/**)",
+                Decision::Deny,
+                agent_tool_traits::Source::User,
+            )
+            .unwrap(),
+        );
+        let options = GuardOptions {
+            cwd: project.path().to_path_buf(),
+            home: Some(home.path().to_path_buf()),
+            ..GuardOptions::default()
+        };
+        let guard = Guard::new(&settings, &options).unwrap();
+        let spec = guard.sandbox_spec(Confinement::READ_ONLY);
+        for place in home_secret_places(home.path()) {
+            assert!(spec.secret_places.contains(&place), "{}", place.display());
+        }
+        assert!(spec.secret_places.contains(&home.path().join(".ssh")));
+        assert!(spec.secret_places.contains(&home.path().join("vault")));
     }
 }

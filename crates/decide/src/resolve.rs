@@ -1,7 +1,8 @@
 //! Step 3 of a decision: the gathered facts and findings resolved against the rules, the mode, the hooks and the
 //! session into one verdict.
 
-use agent_rules::{CallFacts, CommandFact, HookOutcome, PathFact, Request, Resolution, SessionState};
+use agent_rules::{CallFacts, CommandFact, PathFact, Request, Resolution, SessionState};
+use agent_tool_traits::HookOutcome;
 
 use crate::gather::Gathered;
 use crate::guard::Guard;

@@ -4,14 +4,14 @@ use std::io;
 use std::path::PathBuf;
 
 /// The result type of this crate.
-pub type Result<T, E = SandboxError> = std::result::Result<T, E>;
+pub type Result<T, E = PathSandboxError> = std::result::Result<T, E>;
 
 /// Why a path was refused, a file could not be opened beneath its root, or a sandbox could not be built.
 ///
 /// Every message names the offending input in backticks; `path` is always the path as it was given.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum SandboxError {
+pub enum PathSandboxError {
     /// The path is empty.
     #[error("the path is empty")]
     Empty,

@@ -58,6 +58,7 @@ mod open;
 mod protected;
 mod resolve;
 mod sandbox;
+mod secrets;
 
 /// What a path is checked for: the one read/write type of every layer, defined with the vocabulary.
 pub use agent_tool_traits::Access;
@@ -67,8 +68,8 @@ pub use config::Root;
 pub use config::RootKind;
 pub use config::RootSpec;
 pub use config::SandboxConfig;
+pub use error::PathSandboxError;
 pub use error::Result;
-pub use error::SandboxError;
 pub use glob::GlobMatches;
 pub use open::OpenOptions;
 pub use open::open_beneath;
@@ -76,3 +77,4 @@ pub use protected::ProtectedPaths;
 pub use sandbox::CanonicalPath;
 pub use sandbox::PathCheck;
 pub use sandbox::PathSandbox;
+pub use secrets::home_secret_places;

@@ -10,7 +10,7 @@ use nix::errno::Errno;
 use nix::fcntl::{OFlag, open, openat, readlinkat};
 use nix::sys::stat::{Mode, mkdirat};
 
-use crate::error::{Result, SandboxError};
+use crate::error::{PathSandboxError, Result};
 use crate::resolve::MAX_LINKS;
 
 /// How to open a file beneath a root; the same vocabulary as [`std::fs::OpenOptions`], plus
@@ -163,7 +163,7 @@ impl OpenOptions {
 
 /// Opens `relative` beneath the directory `root` so that no step of the resolution leaves `root`, whatever
 /// changed since the path was checked: `..` above the root, an absolute symbolic link, a link pointing outside
-/// or a magic link fails with [`SandboxError::Escape`] (or an [`SandboxError::Open`] naming the loop) instead of
+/// or a magic link fails with [`PathSandboxError::Escape`] (or an [`PathSandboxError::Open`] naming the loop) instead of
 /// opening something outside. Creating, truncating and appending go through the same resolution.
 ///
 /// On Linux this is one `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`; elsewhere, and on kernels without
@@ -171,8 +171,8 @@ impl OpenOptions {
 /// `O_NOFOLLOW` (and `O_DIRECTORY` for the parents), following symbolic links itself under the same rules.
 ///
 /// # Errors
-/// [`SandboxError::NotBeneath`] when `relative` is absolute, [`SandboxError::Escape`] when the resolution would
-/// leave `root`, [`SandboxError::Open`] for every other failure (missing file, permissions, invalid options).
+/// [`PathSandboxError::NotBeneath`] when `relative` is absolute, [`PathSandboxError::Escape`] when the resolution would
+/// leave `root`, [`PathSandboxError::Open`] for every other failure (missing file, permissions, invalid options).
 pub fn open_beneath(root: &Path, relative: &Path, options: &OpenOptions) -> Result<File> {
     Opener::new(root, relative, options, Links::FollowBeneath)?.open(Strategy::Best)
 }
@@ -188,7 +188,7 @@ pub(crate) fn open_checked(root: &Path, relative: &Path, options: &OpenOptions) 
 enum Links {
     /// Follow it while it stays beneath the root.
     FollowBeneath,
-    /// Refuse it ([`SandboxError::Changed`]).
+    /// Refuse it ([`PathSandboxError::Changed`]).
     Refuse,
 }
 
@@ -221,12 +221,12 @@ enum Step {
 impl<'a> Opener<'a> {
     fn new(root: &'a Path, relative: &'a Path, options: &OpenOptions, links: Links) -> Result<Self> {
         if relative.has_root() || relative.components().any(|c| matches!(c, Component::Prefix(_))) {
-            return Err(SandboxError::NotBeneath {
+            return Err(PathSandboxError::NotBeneath {
                 path: relative.to_path_buf(),
                 root: root.to_path_buf(),
             });
         }
-        let flags = options.flags().map_err(|source| SandboxError::Open {
+        let flags = options.flags().map_err(|source| PathSandboxError::Open {
             path: relative.to_path_buf(),
             root: root.to_path_buf(),
             source,
@@ -392,26 +392,26 @@ impl<'a> Opener<'a> {
         openat(current, ".", flags, self.mode).map_err(|errno| self.error(errno))
     }
 
-    fn changed(&self) -> SandboxError {
-        SandboxError::Changed {
+    fn changed(&self) -> PathSandboxError {
+        PathSandboxError::Changed {
             path: self.relative.to_path_buf(),
             root: self.root.to_path_buf(),
         }
     }
 
-    fn escape(&self) -> SandboxError {
-        SandboxError::Escape {
+    fn escape(&self) -> PathSandboxError {
+        PathSandboxError::Escape {
             path: self.relative.to_path_buf(),
             root: self.root.to_path_buf(),
         }
     }
 
-    fn error(&self, errno: Errno) -> SandboxError {
+    fn error(&self, errno: Errno) -> PathSandboxError {
         match errno {
             Errno::EXDEV => self.escape(),
             // With links refused, ELOOP means a link on the way (the root's own last component included).
             Errno::ELOOP if self.links == Links::Refuse => self.changed(),
-            _ => SandboxError::Open {
+            _ => PathSandboxError::Open {
                 path: self.relative.to_path_buf(),
                 root: self.root.to_path_buf(),
                 source: io::Error::from(errno),
@@ -507,11 +507,11 @@ mod tests {
             }
         }
         for result in both(&root, "loop", &OpenOptions::reading()) {
-            assert!(matches!(result, Err(SandboxError::Open { .. })), "{result:?}");
+            assert!(matches!(result, Err(PathSandboxError::Open { .. })), "{result:?}");
         }
         assert!(matches!(
             open_beneath(&root, Path::new("/etc/hostname"), &OpenOptions::reading()),
-            Err(SandboxError::NotBeneath { .. })
+            Err(PathSandboxError::NotBeneath { .. })
         ));
     }
 
@@ -541,7 +541,7 @@ mod tests {
         assert!(!outer.path().join("escaped").exists());
         assert!(matches!(
             open_beneath(&root, Path::new("x"), &OpenOptions::new()),
-            Err(SandboxError::Open { .. })
+            Err(PathSandboxError::Open { .. })
         ));
     }
 
@@ -604,10 +604,16 @@ mod tests {
             assert!(result.is_ok());
         }
         for result in checked(&root, "inlink/file.txt", &OpenOptions::reading()) {
-            assert!(matches!(result, Err(SandboxError::Changed { .. })), "{result:?}");
+            assert!(
+                matches!(result, Err(PathSandboxError::Changed { .. })),
+                "{result:?}"
+            );
         }
         for result in checked(&root, "inlink/new/file.txt", &OpenOptions::writing()) {
-            assert!(matches!(result, Err(SandboxError::Changed { .. })), "{result:?}");
+            assert!(
+                matches!(result, Err(PathSandboxError::Changed { .. })),
+                "{result:?}"
+            );
         }
         assert!(!root.join("sub/new").exists());
         for result in checked(

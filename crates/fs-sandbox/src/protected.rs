@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::error::{Result, SandboxError};
+use crate::error::{PathSandboxError, Result};
+use crate::secrets::{NOT_SECRET, SECRET_FILES};
 use agent_tool_traits::Access;
 
 /// Directories whose contents configure code that runs later (the repositories of git, Mercurial and Jujutsu with
@@ -79,42 +80,6 @@ const STARTUP_FILES: [&str; 17] = [
 
 /// Directories of start-up files that are named by two components (`fish` reads all of `.config/fish/`).
 const STARTUP_DIRS: [[&str; 2]; 1] = [[".config", "fish"]];
-
-/// Files that may hold secrets: reading one is never auto-approved. Glob patterns, compared without regard to
-/// ASCII case: a name matches the file's name in any directory (`*.pem`), a pattern with `/` the last components
-/// of its path (`.aws/credentials`, a file beneath `private-keys-v1.d`), one starting with `/` the absolute path.
-const SECRET_FILES: &[&str] = &[
-    ".env",
-    ".env.*",
-    ".git-credentials",
-    ".netrc",
-    "_netrc",
-    ".npmrc",
-    ".pypirc",
-    ".pgpass",
-    ".my.cnf",
-    ".vault-token",
-    "credentials.json",
-    "kubeconfig",
-    "*.kubeconfig",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    ".aws/credentials",
-    ".docker/config.json",
-    ".kube/config",
-    ".config/gh/hosts.yml",
-    "private-keys-v1.d/*",
-    "/proc/*/environ",
-];
-
-/// Names that match [`SECRET_FILES`] and hold no secret: templates of `.env` meant to be read, public keys.
-const NOT_SECRET: &[&str] = &[".env.example", ".env.sample", ".env.template", "*.pub"];
 
 /// The default secret patterns, compiled once.
 fn default_secrets() -> &'static (Vec<Pattern>, Vec<Pattern>) {
@@ -213,7 +178,7 @@ impl ProtectedPaths {
     /// The same list with `patterns` protected for reads and for writes.
     ///
     /// # Errors
-    /// [`SandboxError::Pattern`] naming the first pattern that is not a valid glob.
+    /// [`PathSandboxError::Pattern`] naming the first pattern that is not a valid glob.
     pub fn with_extra<I, S>(self, patterns: I) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
@@ -229,7 +194,7 @@ impl ProtectedPaths {
     /// The same list with `patterns` protected for writes only.
     ///
     /// # Errors
-    /// [`SandboxError::Pattern`] naming the first pattern that is not a valid glob.
+    /// [`PathSandboxError::Pattern`] naming the first pattern that is not a valid glob.
     pub fn with_extra_writes<I, S>(mut self, patterns: I) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
@@ -242,7 +207,7 @@ impl ProtectedPaths {
     /// The same list with `patterns` protected for reads only.
     ///
     /// # Errors
-    /// [`SandboxError::Pattern`] naming the first pattern that is not a valid glob.
+    /// [`PathSandboxError::Pattern`] naming the first pattern that is not a valid glob.
     pub fn with_extra_reads<I, S>(mut self, patterns: I) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
@@ -325,7 +290,7 @@ impl Pattern {
             .literal_separator(true)
             .backslash_escape(true)
             .build()
-            .map_err(|source| SandboxError::Pattern {
+            .map_err(|source| PathSandboxError::Pattern {
                 pattern: text.to_owned(),
                 source,
             })?

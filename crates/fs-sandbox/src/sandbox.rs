@@ -11,7 +11,7 @@ use serde::Serialize;
 use agent_tool_traits::Access;
 
 use crate::config::{Root, RootKind, SandboxConfig};
-use crate::error::{Result, SandboxError};
+use crate::error::{PathSandboxError, Result};
 use crate::glob::{self, GlobMatches};
 use crate::open::{OpenOptions, open_checked};
 use crate::protected::ProtectedPaths;
@@ -79,7 +79,7 @@ struct Evaluation {
     root: Option<usize>,
     through_symlink: bool,
     protected: Option<String>,
-    error: Option<SandboxError>,
+    error: Option<PathSandboxError>,
 }
 
 impl PathSandbox {
@@ -89,7 +89,7 @@ impl PathSandbox {
     /// nothing) and listed by [`PathSandbox::missing_roots`].
     ///
     /// # Errors
-    /// [`SandboxError::Root`] when the working directory cannot be canonicalised or is not a directory, or an
+    /// [`PathSandboxError::Root`] when the working directory cannot be canonicalised or is not a directory, or an
     /// extra root exists but cannot be canonicalised or is not a directory.
     pub fn new(config: SandboxConfig) -> Result<Self> {
         let SandboxConfig {
@@ -117,7 +117,7 @@ impl PathSandbox {
                     kind: spec.kind,
                     read_only: spec.read_only,
                 }),
-                Err(SandboxError::Root { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                Err(PathSandboxError::Root { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
                     missing_roots.push(given);
                 }
                 Err(error) => return Err(error),
@@ -155,10 +155,10 @@ impl PathSandbox {
     /// [`PathSandbox::check`] reports); everything that [`PathSandbox::check`] denies is.
     ///
     /// # Errors
-    /// The reason of the deny: [`SandboxError::Empty`], [`SandboxError::Nul`], [`SandboxError::TooLong`],
-    /// [`SandboxError::NameTooLong`], [`SandboxError::NoHome`], [`SandboxError::Loop`],
-    /// [`SandboxError::MagicLink`], [`SandboxError::NotADirectory`], [`SandboxError::Unresolvable`],
-    /// [`SandboxError::Outside`] or [`SandboxError::ReadOnly`].
+    /// The reason of the deny: [`PathSandboxError::Empty`], [`PathSandboxError::Nul`], [`PathSandboxError::TooLong`],
+    /// [`PathSandboxError::NameTooLong`], [`PathSandboxError::NoHome`], [`PathSandboxError::Loop`],
+    /// [`PathSandboxError::MagicLink`], [`PathSandboxError::NotADirectory`], [`PathSandboxError::Unresolvable`],
+    /// [`PathSandboxError::Outside`] or [`PathSandboxError::ReadOnly`].
     pub fn resolve(&self, path: &str, access: Access) -> Result<CanonicalPath> {
         let evaluation = self.evaluate(path, access);
         if let Some(error) = evaluation.error {
@@ -178,7 +178,7 @@ impl PathSandbox {
             }),
             // Unreachable by construction (an evaluation without an error has both), but refusing is the safe
             // answer should it ever happen.
-            (resolved, _) => Err(SandboxError::Outside {
+            (resolved, _) => Err(PathSandboxError::Outside {
                 path: path.to_owned(),
                 resolved: resolved.unwrap_or(evaluation.absolute),
             }),
@@ -289,12 +289,12 @@ impl PathSandbox {
     /// inside it (from `src/` into `.git/hooks/`, say).
     ///
     /// # Errors
-    /// [`SandboxError::NotBeneath`] when `path` does not come from this sandbox, [`SandboxError::CheckedForRead`]
-    /// when `options` write to a path checked for reading, [`SandboxError::ReadOnly`] when they write into a
-    /// read-only root, [`SandboxError::Changed`] when a link appeared on the path, and the errors of
+    /// [`PathSandboxError::NotBeneath`] when `path` does not come from this sandbox, [`PathSandboxError::CheckedForRead`]
+    /// when `options` write to a path checked for reading, [`PathSandboxError::ReadOnly`] when they write into a
+    /// read-only root, [`PathSandboxError::Changed`] when a link appeared on the path, and the errors of
     /// [`open_beneath`](crate::open_beneath).
     pub fn open_beneath(&self, path: &CanonicalPath, options: &OpenOptions) -> Result<fs::File> {
-        let foreign = || SandboxError::NotBeneath {
+        let foreign = || PathSandboxError::NotBeneath {
             path: path.path.clone(),
             root: path.root_path.clone(),
         };
@@ -306,14 +306,14 @@ impl PathSandbox {
         if options.writes() {
             match path.access {
                 Access::Read => {
-                    return Err(SandboxError::CheckedForRead {
+                    return Err(PathSandboxError::CheckedForRead {
                         path: path.path.clone(),
                     });
                 }
                 Access::Write => {}
             }
             if root.read_only {
-                return Err(SandboxError::ReadOnly {
+                return Err(PathSandboxError::ReadOnly {
                     path: path.path.display().to_string(),
                     resolved: path.path.clone(),
                     root: root.path.clone(),
@@ -336,7 +336,7 @@ impl PathSandbox {
         if input.contains('\0') {
             let shown = input.escape_debug().to_string();
             evaluation.absolute = resolve::normalize_lexically(&self.cwd_given.join(&shown));
-            evaluation.error = Some(SandboxError::Nul { path: shown });
+            evaluation.error = Some(PathSandboxError::Nul { path: shown });
             return evaluation;
         }
         let expanded = match self.expand(input) {
@@ -380,11 +380,11 @@ impl PathSandbox {
         let resolved = resolution.path;
         evaluation.root = self.root_of(&resolved);
         evaluation.error = match evaluation.root.and_then(|index| self.roots.get(index)) {
-            None => Some(SandboxError::Outside {
+            None => Some(PathSandboxError::Outside {
                 path: input.to_owned(),
                 resolved: resolved.clone(),
             }),
-            Some(root) if root.read_only && access == Access::Write => Some(SandboxError::ReadOnly {
+            Some(root) if root.read_only && access == Access::Write => Some(PathSandboxError::ReadOnly {
                 path: input.to_owned(),
                 resolved: resolved.clone(),
                 root: root.path.clone(),
@@ -415,11 +415,11 @@ impl PathSandbox {
             input.strip_prefix("~/")
         };
         match rest {
-            None if input.is_empty() => Err(SandboxError::Empty),
+            None if input.is_empty() => Err(PathSandboxError::Empty),
             None => Ok(PathBuf::from(input)),
             Some(rest) => match &self.home {
                 Some(home) => Ok(home.join(rest)),
-                None => Err(SandboxError::NoHome {
+                None => Err(PathSandboxError::NoHome {
                     path: input.to_owned(),
                 }),
             },
@@ -522,7 +522,7 @@ fn absolute_from_process(path: &Path) -> Result<PathBuf> {
     if path.is_absolute() {
         return Ok(resolve::normalize_lexically(path));
     }
-    let here = std::env::current_dir().map_err(|source| SandboxError::Root {
+    let here = std::env::current_dir().map_err(|source| PathSandboxError::Root {
         path: path.to_path_buf(),
         source,
     })?;
@@ -530,7 +530,7 @@ fn absolute_from_process(path: &Path) -> Result<PathBuf> {
 }
 
 fn canonical_dir(path: &Path) -> Result<PathBuf> {
-    let root_error = |source| SandboxError::Root {
+    let root_error = |source| PathSandboxError::Root {
         path: path.to_path_buf(),
         source,
     };
@@ -553,7 +553,7 @@ fn check_lengths(input: &str, written: &Path) -> Result<()> {
         (&*written.to_string_lossy(), written.as_os_str().len()),
     ] {
         if bytes >= PATH_MAX {
-            return Err(SandboxError::TooLong {
+            return Err(PathSandboxError::TooLong {
                 path: shown.to_owned(),
                 len: bytes,
                 max: PATH_MAX - 1,
@@ -566,7 +566,7 @@ fn check_lengths(input: &str, written: &Path) -> Result<()> {
         .max()
         .unwrap_or(0);
     if longest > NAME_MAX {
-        return Err(SandboxError::NameTooLong {
+        return Err(PathSandboxError::NameTooLong {
             path: input.to_owned(),
             len: longest,
             max: NAME_MAX,
@@ -575,13 +575,13 @@ fn check_lengths(input: &str, written: &Path) -> Result<()> {
     Ok(())
 }
 
-fn failure_error(input: &str, failure: Failure) -> SandboxError {
+fn failure_error(input: &str, failure: Failure) -> PathSandboxError {
     let path = input.to_owned();
     match failure {
-        Failure::Loop => SandboxError::Loop { path, max: MAX_LINKS },
-        Failure::MagicLink(link) => SandboxError::MagicLink { path, link },
-        Failure::NotADirectory(component) => SandboxError::NotADirectory { path, component },
-        Failure::Io(component, source) => SandboxError::Unresolvable {
+        Failure::Loop => PathSandboxError::Loop { path, max: MAX_LINKS },
+        Failure::MagicLink(link) => PathSandboxError::MagicLink { path, link },
+        Failure::NotADirectory(component) => PathSandboxError::NotADirectory { path, component },
+        Failure::Io(component, source) => PathSandboxError::Unresolvable {
             path,
             component,
             source,
@@ -590,7 +590,7 @@ fn failure_error(input: &str, failure: Failure) -> SandboxError {
 }
 
 /// The error and its sources on one line (`…: permission denied`), for a reason that says everything.
-fn error_chain(error: &SandboxError) -> String {
+fn error_chain(error: &PathSandboxError) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {

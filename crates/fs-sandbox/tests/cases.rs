@@ -345,7 +345,7 @@ fn home_is_required_for_tilde() {
     assert!(check.verdict.reason().contains("`~/notes.txt`"));
     assert!(matches!(
         sandbox.resolve("~", Read),
-        Err(agent_fs_sandbox::SandboxError::NoHome { .. })
+        Err(agent_fs_sandbox::PathSandboxError::NoHome { .. })
     ));
     // `~notes.md` needs no home: it is a plain name.
     assert_eq!(sandbox.check("~notes.md", Read).decision(), Allow);

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use agent_fs_sandbox::{Access, OpenOptions, SandboxError, open_beneath};
+use agent_fs_sandbox::{Access, OpenOptions, PathSandboxError, open_beneath};
 
 fn read_all(mut file: std::fs::File) -> String {
     let mut text = String::new();
@@ -50,18 +50,18 @@ fn a_parent_swapped_for_a_link_after_the_check_is_refused() {
         std::fs::write(fixture.base.join("outside/secret.txt"), "outside").unwrap();
         let opened = sandbox.open_beneath(&read, &OpenOptions::reading());
         assert!(
-            matches!(opened, Err(SandboxError::Changed { .. })),
+            matches!(opened, Err(PathSandboxError::Changed { .. })),
             "{target:?}: {opened:?}"
         );
         let created = sandbox.open_beneath(&write, &OpenOptions::writing());
         assert!(
-            matches!(created, Err(SandboxError::Changed { .. })),
+            matches!(created, Err(PathSandboxError::Changed { .. })),
             "{target:?}: {created:?}"
         );
         // The free function follows links beneath the root, and refuses this one because it leads outside.
         let opened = open_beneath(&p, Path::new("work/secret.txt"), &OpenOptions::reading());
         assert!(
-            matches!(opened, Err(SandboxError::Escape { .. })),
+            matches!(opened, Err(PathSandboxError::Escape { .. })),
             "{target:?}: {opened:?}"
         );
         assert!(
@@ -86,7 +86,10 @@ fn a_link_swapped_in_towards_a_protected_directory_inside_is_refused() {
     std::fs::remove_dir(p.join("build")).unwrap();
     symlink(".git/hooks", p.join("build")).unwrap();
     let opened = sandbox.open_beneath(&checked, &OpenOptions::writing());
-    assert!(matches!(opened, Err(SandboxError::Changed { .. })), "{opened:?}");
+    assert!(
+        matches!(opened, Err(PathSandboxError::Changed { .. })),
+        "{opened:?}"
+    );
     assert!(!p.join(".git/hooks/pre-commit").exists());
 }
 
@@ -103,7 +106,7 @@ fn a_path_checked_for_reading_is_not_opened_for_writing() {
     ] {
         let opened = sandbox.open_beneath(&checked, &options);
         assert!(
-            matches!(opened, Err(SandboxError::CheckedForRead { .. })),
+            matches!(opened, Err(PathSandboxError::CheckedForRead { .. })),
             "{options:?}: {opened:?}"
         );
     }
@@ -172,7 +175,7 @@ fn a_checked_path_opens_and_creates_inside() {
     );
     assert_eq!(book.root(), 1);
     let book = sandbox.resolve(&format!("{}/lib/book.md", fixture.base.display()), Access::Write);
-    assert!(matches!(book, Err(SandboxError::ReadOnly { .. })), "{book:?}");
+    assert!(matches!(book, Err(PathSandboxError::ReadOnly { .. })), "{book:?}");
 }
 
 #[test]
@@ -182,7 +185,7 @@ fn a_path_from_another_sandbox_is_refused() {
     let checked = first.sandbox().resolve("src/main.rs", Access::Read).unwrap();
     let opened = second.sandbox().open_beneath(&checked, &OpenOptions::reading());
     assert!(
-        matches!(opened, Err(SandboxError::NotBeneath { .. })),
+        matches!(opened, Err(PathSandboxError::NotBeneath { .. })),
         "{opened:?}"
     );
 }

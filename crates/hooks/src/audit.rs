@@ -31,7 +31,7 @@ pub const PREVIEW_CHARS: usize = 200;
 pub const INPUT_MAX_BYTES: usize = 64 * 1024;
 
 /// The `tool_name` of the row written when a session stops.
-pub const SESSION_TOOL_NAME: &str = "session";
+pub(crate) const SESSION_TOOL_NAME: &str = "session";
 
 /// Rows per batch the writer's buffer is sized for up front.
 const PREALLOCATED_ROWS: usize = 4_000;
@@ -116,11 +116,7 @@ pub struct AuditRow {
 impl AuditRow {
     /// The row of a decided call.
     pub fn for_call(ctx: &PostToolUseContext) -> Self {
-        let provenance = &ctx.verdict.provenance;
-        let decided_by = match provenance.step {
-            Some(step) => format!("{}/{}", provenance.layer, step),
-            None => provenance.layer.to_string(),
-        };
+        let decided_by = ctx.verdict.provenance.layer_step().to_string();
         Self {
             id: None,
             session_id: ctx.session_id.clone(),

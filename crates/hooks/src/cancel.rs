@@ -5,7 +5,7 @@ use agent_tool_traits::CancelRegistry;
 use crate::{AgentHook, HookError, HookFuture, PreToolUseAction, PreToolUseContext, SessionStopContext};
 
 /// The reason a call of a cancelled run is blocked with.
-pub const CANCELLED_REASON: &str = "cancelled by the user";
+pub(crate) const CANCELLED_REASON: &str = "cancelled by the user";
 
 /// Blocks every call of a session the user has cancelled, and forgets the cancellation when the session stops
 /// (so that the identifier can be reused).

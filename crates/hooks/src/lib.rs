@@ -64,12 +64,12 @@
 //!     permission_mode: "default".into(),
 //! };
 //! let outcome = hooks.run_pre_tool_use(&ctx).await;
-//! assert!(outcome.mutated && outcome.blocked.is_none());
+//! assert!(outcome.mutated && outcome.permission.block.is_none());
 //! assert_eq!(outcome.args, json!({"command": "make", "dry_run": true}));
 //!
 //! cancelled.cancel("s1");
 //! let outcome = hooks.run_pre_tool_use(&ctx).await;
-//! assert_eq!(outcome.blocked, Some(("cancellation".into(), "cancelled by the user".into())));
+//! assert_eq!(outcome.permission.block, Some(("cancellation".into(), "cancelled by the user".into())));
 //! # });
 //! ```
 
@@ -91,12 +91,9 @@ pub use audit::AuditRow;
 pub use audit::AuditStatus;
 pub use audit::INPUT_MAX_BYTES;
 pub use audit::PREVIEW_CHARS;
-pub use audit::SESSION_TOOL_NAME;
-pub use cancel::CANCELLED_REASON;
 pub use cancel::CancellationHook;
 pub use command::CommandHook;
 pub use command::CommandSpec;
-pub use command::DEFAULT_COMMAND_TIMEOUT;
 pub use command::HookEvent;
 pub use command::HookSettings;
 pub use command::MatcherGroup;

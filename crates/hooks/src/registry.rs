@@ -5,6 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use agent_tool_traits::HookOutcome;
 use serde_json::Value;
 
 use crate::{
@@ -16,18 +17,15 @@ use crate::{
 /// The combined answer of every PreToolUse hook for one call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreToolUseOutcome {
-    /// The first Block: the hook's name and its reason. Later hooks did not run.
-    pub blocked: Option<(String, String)>,
+    /// What the hooks said about the call's permission, as the resolution reads it: the first Block (later hooks
+    /// did not run), the messages of every PermissionRequired, the reason of the first Allow (external hooks only).
+    pub permission: HookOutcome,
     /// The final arguments: those of the last MutateInput, or the call's own.
     pub args: Value,
     /// Whether a hook replaced the arguments; the caller then checks `args` with the rules again.
     pub mutated: bool,
     /// The contexts of every MutateInput, in hook order.
     pub contexts: Vec<String>,
-    /// The messages of every PermissionRequired, in hook order.
-    pub permission_required: Vec<String>,
-    /// The reason of the first Allow (external hooks only; step 7 of docs/rules.md).
-    pub allowed: Option<String>,
 }
 
 /// The hooks of an agent, in registration order. Cloning is cheap and shares the list, so a subagent inherits its
@@ -77,12 +75,10 @@ impl HookRegistry {
     /// rewriting one checks what will actually run.
     pub async fn run_pre_tool_use(&self, ctx: &PreToolUseContext) -> PreToolUseOutcome {
         let mut outcome = PreToolUseOutcome {
-            blocked: None,
+            permission: HookOutcome::default(),
             args: ctx.call.args.clone(),
             mutated: false,
             contexts: Vec::new(),
-            permission_required: Vec::new(),
-            allowed: None,
         };
         // Cloned only once a hook rewrites the input.
         let mut rewritten: Option<PreToolUseContext> = None;
@@ -92,7 +88,7 @@ impl HookRegistry {
                 PreToolUseAction::Continue => {}
                 PreToolUseAction::Block { reason } => {
                     tracing::debug!(hook = hook.name(), tool = %ctx.call.name, %reason, "hook blocked the call");
-                    outcome.blocked = Some((hook.name().to_owned(), reason));
+                    outcome.permission.block = Some((hook.name().to_owned(), reason));
                     return outcome;
                 }
                 PreToolUseAction::MutateInput { args, context } => {
@@ -103,15 +99,15 @@ impl HookRegistry {
                     rewritten = Some(next);
                     outcome.args = args;
                 }
-                PreToolUseAction::PermissionRequired { message } => outcome.permission_required.push(message),
+                PreToolUseAction::PermissionRequired { message } => outcome.permission.asks.push(message),
                 PreToolUseAction::Allow { reason } => {
-                    if outcome.allowed.is_none() {
+                    if outcome.permission.allow.is_none() {
                         let reason = if reason.is_empty() {
                             format!("allowed by hook `{}`", hook.name())
                         } else {
                             reason
                         };
-                        outcome.allowed = Some(reason);
+                        outcome.permission.allow = Some(reason);
                     }
                 }
             }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use agent_hooks::{
     AgentHook, AuditConfig, AuditDatabase, AuditError, AuditFilter, AuditLogHook, AuditReader, CallStatus,
-    HookError, PREVIEW_CHARS, SESSION_TOOL_NAME, SqliteConnectOptions,
+    HookError, PREVIEW_CHARS, SqliteConnectOptions,
 };
 use behaviour::{post_ctx, stop_ctx};
 use sqlx::{ConnectOptions, Executor};
@@ -227,7 +227,7 @@ async fn rows_that_cannot_be_queued_in_time_are_counted_and_reported() {
                 AuditLogHook::query(
                     &path,
                     &AuditFilter {
-                        tool: Some(SESSION_TOOL_NAME.into()),
+                        tool: Some("session".into()),
                         ..AuditFilter::default()
                     }
                 )

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_hooks::{
-    AgentHook, CANCELLED_REASON, CallStatus, CancellationHook, HookRegistry, MetricsHook, PostToolUseAction,
+    AgentHook, CallStatus, CancellationHook, HookRegistry, MetricsHook, PostToolUseAction,
     PostToolUseContext, PreToolUseAction, PreToolUseContext, SessionContext, SessionStopContext, StepContext,
 };
 use agent_tool_traits::{
@@ -75,7 +75,7 @@ async fn cancellation_blocks_only_the_cancelled_session_until_it_stops() {
     assert_eq!(
         hook.pre_tool_use(&pre_ctx("s1")).await,
         PreToolUseAction::Block {
-            reason: CANCELLED_REASON.into()
+            reason: "cancelled by the user".into()
         }
     );
     assert_eq!(
@@ -89,8 +89,8 @@ async fn cancellation_blocks_only_the_cancelled_session_until_it_stops() {
     hooks.register(Arc::new(MetricsHook::new()));
     let outcome = hooks.run_pre_tool_use(&pre_ctx("s1")).await;
     assert_eq!(
-        outcome.blocked,
-        Some(("cancellation".into(), CANCELLED_REASON.into()))
+        outcome.permission.block,
+        Some(("cancellation".into(), "cancelled by the user".into()))
     );
 
     hooks.session_stop(&stop_ctx("s1")).await.unwrap();

@@ -128,7 +128,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
         .run_pre_tool_use(&scripts.pre_ctx("file_write", json!({"file_path": "a.txt"})))
         .await;
     assert_eq!(
-        outcome.blocked,
+        outcome.permission.block,
         Some(("command-hooks".into(), "no writes on Fridays".into()))
     );
 }
@@ -268,7 +268,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
     assert_eq!(outcome.args, json!({"command": "make --dry-run"}));
     assert_eq!(outcome.contexts, ["added --dry-run"]);
     // The rewritten input is not allowed unseen: it goes back through the rules.
-    assert_eq!(outcome.allowed, None);
+    assert_eq!(outcome.permission.allow, None);
 }
 
 #[tokio::test]

@@ -186,10 +186,10 @@ async fn no_hooks_change_nothing() {
     let outcome = HookRegistry::new()
         .run_pre_tool_use(&pre_ctx(json!({"command": "ls"})))
         .await;
-    assert_eq!(outcome.blocked, None);
+    assert_eq!(outcome.permission.block, None);
     assert_eq!(outcome.args, json!({"command": "ls"}));
-    assert!(!outcome.mutated && outcome.contexts.is_empty() && outcome.permission_required.is_empty());
-    assert_eq!(outcome.allowed, None);
+    assert!(!outcome.mutated && outcome.contexts.is_empty() && outcome.permission.asks.is_empty());
+    assert_eq!(outcome.permission.allow, None);
 }
 
 #[tokio::test]
@@ -204,7 +204,10 @@ async fn first_block_short_circuits() {
         .run_pre_tool_use(&pre_ctx(json!({"command": "rm -rf build"})))
         .await;
 
-    assert_eq!(outcome.blocked, Some(("first".into(), "first reason".into())));
+    assert_eq!(
+        outcome.permission.block,
+        Some(("first".into(), "first reason".into()))
+    );
     assert_eq!(
         (before.calls(), first.calls(), second.calls(), after.calls()),
         (1, 1, 0, 0)
@@ -224,10 +227,10 @@ async fn block_after_mutation_keeps_what_was_gathered() {
     let outcome = registry(&[rewrite, ask, stop])
         .run_pre_tool_use(&pre_ctx(json!({"command": "ls"})))
         .await;
-    assert_eq!(outcome.blocked, Some(("stop".into(), "no".into())));
+    assert_eq!(outcome.permission.block, Some(("stop".into(), "no".into())));
     assert!(outcome.mutated);
     assert_eq!(outcome.contexts, ["listing"]);
-    assert_eq!(outcome.permission_required, ["sure?"]);
+    assert_eq!(outcome.permission.asks, ["sure?"]);
 }
 
 #[tokio::test]
@@ -280,9 +283,9 @@ async fn permission_requests_accumulate_and_the_first_allow_is_remembered() {
     let outcome = hooks
         .run_pre_tool_use(&pre_ctx(json!({"command": "deploy"})))
         .await;
-    assert_eq!(outcome.blocked, None);
-    assert_eq!(outcome.permission_required, ["touches prod", "costs money"]);
-    assert_eq!(outcome.allowed.as_deref(), Some("trusted script"));
+    assert_eq!(outcome.permission.block, None);
+    assert_eq!(outcome.permission.asks, ["touches prod", "costs money"]);
+    assert_eq!(outcome.permission.allow.as_deref(), Some("trusted script"));
     assert!(!outcome.mutated);
 
     let unnamed = registry(&[Scripted::new(
@@ -292,7 +295,7 @@ async fn permission_requests_accumulate_and_the_first_allow_is_remembered() {
         },
     )]);
     let outcome = unnamed.run_pre_tool_use(&pre_ctx(json!({}))).await;
-    assert_eq!(outcome.allowed.as_deref(), Some("allowed by hook `e`"));
+    assert_eq!(outcome.permission.allow.as_deref(), Some("allowed by hook `e`"));
 }
 
 #[tokio::test]
@@ -427,7 +430,14 @@ async fn a_clone_shares_hooks_and_registering_on_it_leaves_the_parent_alone() {
     child.register(Scripted::new("child-only", block("not in the parent")));
     assert_eq!(child.names(), ["count", "child-only"]);
     assert_eq!(parent.names(), ["count"]);
-    assert_eq!(parent.run_pre_tool_use(&pre_ctx(json!({}))).await.blocked, None);
+    assert_eq!(
+        parent
+            .run_pre_tool_use(&pre_ctx(json!({})))
+            .await
+            .permission
+            .block,
+        None
+    );
 }
 
 /// One hook's answer in a generated chain.
@@ -502,12 +512,12 @@ proptest::proptest! {
             }
             expected.ran = i + 1;
         }
-        proptest::prop_assert_eq!(&outcome.blocked, &expected.blocked);
+        proptest::prop_assert_eq!(&outcome.permission.block, &expected.blocked);
         proptest::prop_assert_eq!(outcome.mutated, expected.args.is_some());
         proptest::prop_assert_eq!(&outcome.args, &expected.args.unwrap_or(json!({"n": "original"})));
         proptest::prop_assert_eq!(&outcome.contexts, &expected.contexts);
-        proptest::prop_assert_eq!(&outcome.permission_required, &expected.asks);
-        proptest::prop_assert_eq!(&outcome.allowed, &expected.allowed);
+        proptest::prop_assert_eq!(&outcome.permission.asks, &expected.asks);
+        proptest::prop_assert_eq!(&outcome.permission.allow, &expected.allowed);
         let ran = hooks.iter().filter(|hook| hook.calls() == 1).count();
         proptest::prop_assert_eq!(ran, expected.ran);
         proptest::prop_assert!(hooks.iter().skip(expected.ran).all(|hook| hook.calls() == 0));

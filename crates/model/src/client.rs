@@ -60,15 +60,15 @@ impl std::str::FromStr for Api {
 }
 
 /// The request timeout when none is given: the longest the server may stay silent.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// Retries of a request answered 429 or 5xx, or whose connection failed, when none are given.
-pub const DEFAULT_MAX_RETRIES: u32 = 4;
+pub(crate) const DEFAULT_MAX_RETRIES: u32 = 4;
 /// The first retry's delay before jitter; each retry doubles it, up to [`MAX_BACKOFF`].
-pub const DEFAULT_BACKOFF: Duration = Duration::from_millis(500);
+pub(crate) const DEFAULT_BACKOFF: Duration = Duration::from_millis(500);
 /// The longest wait before a retry, `Retry-After` included.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// The answer's length limit sent to the Anthropic protocol, which requires one.
-pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// How to reach a model.
 #[derive(Clone)]

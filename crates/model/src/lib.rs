@@ -35,8 +35,5 @@ mod openai;
 mod reply;
 mod sse;
 
-pub use client::{
-    Api, DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_MAX_TOKENS, DEFAULT_REQUEST_TIMEOUT, HttpChildren,
-    HttpModel, MAX_BACKOFF, ModelConfig,
-};
+pub use client::{Api, HttpChildren, HttpModel, ModelConfig};
 pub use error::{ModelError, Result};

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 /// Why a command could not be put in the sandbox. Running it without the sandbox is never the fallback.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub enum KernelSandboxError {
     /// The kernel cannot enforce what the profile needs.
     #[error("the kernel cannot enforce the sandbox: {0}")]
     Unsupported(String),
@@ -44,4 +44,4 @@ pub enum SandboxError {
 }
 
 /// The crate's result.
-pub type Result<T, E = SandboxError> = std::result::Result<T, E>;
+pub type Result<T, E = KernelSandboxError> = std::result::Result<T, E>;

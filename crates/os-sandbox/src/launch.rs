@@ -13,7 +13,7 @@ use agent_tool_traits::SandboxProfile;
 
 use crate::child::{ChildSetup, Confine, MountOp, NamespaceSetup};
 use crate::env::EnvPolicy;
-use crate::error::{Result, SandboxError};
+use crate::error::{KernelSandboxError, Result};
 use crate::plan::{Grant, Isolation, Plan, Protection, Rights};
 use crate::probe::KernelSupport;
 use crate::scan::Watch;
@@ -81,7 +81,7 @@ impl Prepared {
     /// filters the environment of this process, and notes the entries of the writable roots.
     ///
     /// # Errors
-    /// [`SandboxError::Unsupported`] when a plan is given and the kernel cannot enforce it; the errors of the
+    /// [`KernelSandboxError::Unsupported`] when a plan is given and the kernel cannot enforce it; the errors of the
     /// ruleset, the filter and the scratch directory.
     pub fn new(launch: &Launch<'_>) -> Result<Self> {
         let rlimits = rlimits(&launch.limits);
@@ -104,12 +104,12 @@ impl Prepared {
             });
         };
         if let Some(why) = launch.support.missing() {
-            return Err(SandboxError::Unsupported(why));
+            return Err(KernelSandboxError::Unsupported(why));
         }
         let scratch = tempfile::Builder::new()
             .prefix("agent-guard-sandbox-")
             .tempdir()
-            .map_err(SandboxError::Scratch)?;
+            .map_err(KernelSandboxError::Scratch)?;
         let tmp = scratch.path().join("tmp");
         let mask_file = scratch.path().join("mask");
         let mask_dir = scratch.path().join("mask.d");
@@ -118,7 +118,7 @@ impl Prepared {
             .and_then(|()| std::fs::create_dir(&mask_dir))
             .and_then(|()| std::fs::set_permissions(&mask_file, std::fs::Permissions::from_mode(0o000)))
             .and_then(|()| std::fs::set_permissions(&mask_dir, std::fs::Permissions::from_mode(0o000)))
-            .map_err(SandboxError::Scratch)?;
+            .map_err(KernelSandboxError::Scratch)?;
 
         let writes = plan.confinement.profile == SandboxProfile::WorkspaceWrite;
         let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
@@ -422,7 +422,7 @@ fn locked_flags(path: &Path) -> libc::c_ulong {
 }
 
 fn c_path(path: &Path) -> Result<CString> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| SandboxError::NulInPath(path.to_path_buf()))
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| KernelSandboxError::NulInPath(path.to_path_buf()))
 }
 
 /// The highest capability number of this kernel.
@@ -459,7 +459,7 @@ fn rlimits(limits: &ProcessLimits) -> Vec<(libc::__rlimit_resource_t, libc::rlim
 /// removed after it.
 ///
 /// # Errors
-/// The errors of [`Prepared::new`], and [`SandboxError::Spawn`] when the command cannot be started.
+/// The errors of [`Prepared::new`], and [`KernelSandboxError::Spawn`] when the command cannot be started.
 pub fn run(
     plan: &Plan,
     support: &KernelSupport,
@@ -468,7 +468,7 @@ pub fn run(
     argv: &[OsString],
 ) -> Result<(i32, Vec<PathBuf>)> {
     let Some((program, args)) = argv.split_first() else {
-        return Err(SandboxError::Spawn {
+        return Err(KernelSandboxError::Spawn {
             program: String::new(),
             source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
         });
@@ -510,7 +510,7 @@ pub fn run(
             }
             child.wait()
         })
-        .map_err(|source| SandboxError::Spawn {
+        .map_err(|source| KernelSandboxError::Spawn {
             program: program.to_string_lossy().into_owned(),
             source,
         })?;

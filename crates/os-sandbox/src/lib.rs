@@ -14,7 +14,7 @@
 //! without credentials ([`EnvPolicy`]).
 //!
 //! **Invariant:** a plan never grants a secret it knows of, for reading or writing; what the kernel cannot
-//! enforce is an error ([`SandboxError::Unsupported`]), never a command run unconfined.
+//! enforce is an error ([`KernelSandboxError::Unsupported`]), never a command run unconfined.
 //! **Invariant:** the code between fork and exec makes only system calls on data prepared before the fork.
 //! **Invariant:** synchronous, no async runtime; Linux only (elsewhere the probe reports no support).
 //!
@@ -62,8 +62,8 @@ mod seccomp;
 pub use cgroup::PidsCgroup;
 pub use cgroup::refused_forks;
 pub use env::EnvPolicy;
+pub use error::KernelSandboxError;
 pub use error::Result;
-pub use error::SandboxError;
 #[cfg(target_os = "linux")]
 pub use launch::Launch;
 #[cfg(target_os = "linux")]

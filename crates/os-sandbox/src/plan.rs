@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_tool_traits::{Confinement, SandboxProfile};
 
-use crate::error::{Result, SandboxError};
+use crate::error::{KernelSandboxError, Result};
 use crate::probe::{KernelSupport, Namespaces};
 use crate::scan::{Watch, prefixed, scan};
 
@@ -92,102 +92,6 @@ const SERVICE_SOCKETS: &[&str] = &[
     "/run/libvirt",
     "/var/run/libvirt",
     "/tmp/.X11-unix",
-];
-
-/// Entries of the home directory that hold credentials, whatever their files are called (besides the entries at
-/// its top that [`Protection::secret`] names: `.netrc`, `.npmrc`, `.git-credentials`, …): keys, cloud and
-/// cluster credentials, registry tokens, password stores, shell and database histories (tokens typed on a
-/// command line stay there), browser profiles (cookies and saved passwords), agents' own credentials.
-const HOME_SECRETS: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gcloud",
-    ".kube",
-    ".docker",
-    ".yarnrc",
-    ".azure",
-    ".config/gh",
-    ".config/hub",
-    ".config/op",
-    ".config/rclone",
-    ".password-store",
-    ".local/share/keyrings",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".gem/credentials",
-    ".m2/settings.xml",
-    ".m2/settings-security.xml",
-    ".gradle/gradle.properties",
-    ".terraform.d/credentials.tfrc.json",
-    ".s3cfg",
-    ".boto",
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-    ".psql_history",
-    ".mysql_history",
-    ".node_repl_history",
-    ".lesshst",
-    ".local/share/fish/fish_history",
-    ".mozilla",
-    ".config/google-chrome",
-    ".config/chromium",
-    ".thunderbird",
-    ".claude/.credentials.json",
-    ".claude.json",
-    ".codex/auth.json",
-    ".gemini/oauth_creds.json",
-    ".config/agent-guard/token",
-    ".config/git/credentials",
-    ".git-credential-cache",
-    ".cache/git/credential",
-    ".authinfo",
-    ".authinfo.gpg",
-    ".yarnrc.yml",
-    ".terraformrc",
-    ".databrickscfg",
-    ".pulumi/credentials.json",
-    ".kaggle",
-    ".huggingface/token",
-    ".cache/huggingface/token",
-    ".config/github-copilot",
-    ".config/sops",
-    ".config/doctl",
-    ".config/hcloud",
-    ".config/heroku",
-    ".config/configstore",
-    ".config/netlify",
-    ".config/.wrangler",
-    ".wrangler",
-    ".fly",
-    ".mc",
-    ".oci",
-    ".ibmcloud",
-    ".bluemix",
-    ".config/openstack",
-    ".local/share/com.vercel.cli",
-    ".local/share/atuin",
-    ".dbus-keyrings",
-    ".config/containers/auth.json",
-    ".composer/auth.json",
-    ".config/composer/auth.json",
-    ".bundle/config",
-    ".ivy2/.credentials",
-    ".sbt/credentials",
-    ".sbt/.credentials",
-    ".pub-cache/credentials.json",
-    ".config/pip/pip.conf",
-    ".pip/pip.conf",
-    ".nuget/NuGet/NuGet.Config",
-    ".subversion/auth",
-    ".vercel",
-    ".ngrok2",
-    ".config/ngrok",
-    ".wakatime.cfg",
-    ".config/gitlab",
-    ".config/glab-cli",
-    ".config/Code/User/globalStorage",
 ];
 
 /// Package and build caches under the home directory that `workspace-write` may write: a build the user allowed
@@ -312,7 +216,9 @@ pub struct SandboxSpec {
     pub read_only_roots: Vec<PathBuf>,
     /// The home directory, whose entries are read (secrets left out) and whose caches `workspace-write` writes.
     pub home: Option<PathBuf>,
-    /// More places never read, outside or inside the roots (the literal places of deny rules on reads).
+    /// More places never read, outside or inside the roots: the entries of the home directory that hold
+    /// credentials whatever their files are called (`~/.ssh`, `~/.aws`, shell histories, …), and the literal
+    /// places of deny rules on reads. The caller owns the list; the plan hides those that exist.
     pub secret_places: Vec<PathBuf>,
     /// More places never written (the literal places of deny and ask rules on writes).
     pub write_protected_places: Vec<PathBuf>,
@@ -321,7 +227,7 @@ pub struct SandboxSpec {
     pub program_dirs: Vec<PathBuf>,
     /// Toolchain and cache directories the environment names (`CARGO_HOME`, `RUSTUP_HOME`, `GOPATH`, …), with
     /// whether `workspace-write` writes them and the files in them that are never read or written.
-    pub toolchains: Vec<Toolchain>,
+    pub(crate) toolchains: Vec<Toolchain>,
     /// How many entries of the roots the scan for secrets and protected paths looks at.
     pub scan_limit: usize,
 }
@@ -364,7 +270,7 @@ impl SandboxSpec {
 
 /// A toolchain or cache directory named by the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Toolchain {
+pub(crate) struct Toolchain {
     /// The directory.
     pub dir: PathBuf,
     /// Whether `workspace-write` writes it (a package or build cache).
@@ -461,7 +367,7 @@ pub struct Plan {
     /// root (also made non-executable) of `read-only`.
     pub read_only_binds: Vec<ReadOnlyBind>,
     /// What a `workspace-write` command is checked for when it ends: protected paths it created.
-    pub watch: Watch,
+    pub(crate) watch: Watch,
     /// What the plan could not cover (a scan that stopped at its limit), for `--verbose` and `explain`.
     pub notes: Vec<String>,
 }
@@ -480,19 +386,19 @@ impl Plan {
     /// roots (up to `spec.scan_limit` entries).
     ///
     /// # Errors
-    /// [`SandboxError::Root`] when a root is not a directory.
+    /// [`KernelSandboxError::Root`] when a root is not a directory.
     pub fn build(spec: &SandboxSpec, protection: &dyn Protection, support: &KernelSupport) -> Result<Self> {
         for root in spec.roots.iter().chain(&spec.read_only_roots) {
             match std::fs::metadata(root) {
                 Ok(meta) if meta.is_dir() => {}
                 Ok(_) => {
-                    return Err(SandboxError::Root {
+                    return Err(KernelSandboxError::Root {
                         path: root.clone(),
                         source: std::io::Error::from(std::io::ErrorKind::NotADirectory),
                     });
                 }
                 Err(source) => {
-                    return Err(SandboxError::Root {
+                    return Err(KernelSandboxError::Root {
                         path: root.clone(),
                         source,
                     });
@@ -510,7 +416,8 @@ impl Plan {
         let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
         let found = scan(&all_roots, spec.scan_limit, protection, writes, true, &mut notes);
         let mut secrets: Vec<(PathBuf, bool)> = found.secrets;
-        // The home directory's credential places, and the secret files at its top by their names.
+        // The secret files at the top of the home directory by their names; its credential places whatever
+        // their files are called come with the spec's secret places.
         let named_at_home: Vec<PathBuf> = spec
             .home
             .iter()
@@ -523,17 +430,13 @@ impl Plan {
                     .collect::<Vec<_>>()
             })
             .collect();
-        let home_secrets = spec
-            .home
-            .iter()
-            .flat_map(|home| HOME_SECRETS.iter().map(move |e| home.join(e)))
-            .chain(named_at_home);
         let system_secrets = SYSTEM_SECRETS.iter().map(PathBuf::from).chain(ssh_host_keys());
         let toolchain_secrets = spec
             .toolchains
             .iter()
             .flat_map(|t| t.guarded.iter().filter(|p| is_credential(p)).cloned());
-        for path in home_secrets
+        for path in named_at_home
+            .into_iter()
             .chain(system_secrets)
             .chain(toolchain_secrets)
             .chain(spec.secret_places.iter().cloned())
@@ -845,6 +748,40 @@ mod tests {
             }]
         );
         assert_eq!(plan.watch.roots, vec![root]);
+    }
+
+    #[test]
+    fn the_spec_secret_places_are_hidden_where_they_exist() {
+        let dir = project();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        std::fs::write(home.path().join(".bash_history"), "export TOKEN=x").unwrap();
+        let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);
+        spec.toolchains.clear();
+        spec.home = Some(home.path().to_path_buf());
+        spec.secret_places = [".ssh", ".bash_history", ".aws"]
+            .iter()
+            .map(|entry| home.path().join(entry))
+            .collect();
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+        assert!(plan.masks.contains(&Mask {
+            path: home.path().join(".ssh"),
+            dir: true
+        }));
+        assert!(plan.masks.contains(&Mask {
+            path: home.path().join(".bash_history"),
+            dir: false
+        }));
+        assert!(!plan.masks.iter().any(|m| m.path == home.path().join(".aws")));
+        // Without namespaces the home directory is granted around them.
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap();
+        let readable = |p: &Path| {
+            plan.grants
+                .iter()
+                .any(|g| p.starts_with(&g.path) && g.rights.contains(Rights::READ))
+        };
+        assert!(!readable(&home.path().join(".ssh/id_rsa")));
+        assert!(!readable(&home.path().join(".bash_history")));
     }
 
     #[test]

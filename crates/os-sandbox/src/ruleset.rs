@@ -7,7 +7,7 @@ use landlock::{
     RulesetCreatedAttr, Scope,
 };
 
-use crate::error::{Result, SandboxError};
+use crate::error::{KernelSandboxError, Result};
 use crate::plan::{Grant, Rights};
 use crate::probe::{ABI_NETWORK, ABI_SCOPES, KernelSupport};
 
@@ -54,7 +54,7 @@ fn for_file(access: BitFlags<AccessFs>) -> BitFlags<AccessFs> {
 /// handled unless `tcp_allowed`, abstract Unix sockets and signals scoped where the kernel can. A grant whose
 /// path has gone since the plan was made is skipped.
 pub(crate) fn build(grants: &[Grant], tcp_allowed: bool, support: &KernelSupport) -> Result<OwnedFd> {
-    let error = |e: landlock::RulesetError| SandboxError::Landlock(e.to_string());
+    let error = |e: landlock::RulesetError| KernelSandboxError::Landlock(e.to_string());
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(KNOWN_ABI))
         .map_err(error)?;
@@ -81,10 +81,10 @@ pub(crate) fn build(grants: &[Grant], tcp_allowed: bool, support: &KernelSupport
         }
         created = created
             .add_rule(PathBeneath::new(fd, allowed))
-            .map_err(|e| SandboxError::Landlock(format!("`{}`: {e}", grant.path.display())))?;
+            .map_err(|e| KernelSandboxError::Landlock(format!("`{}`: {e}", grant.path.display())))?;
     }
     Option::<OwnedFd>::from(created)
-        .ok_or_else(|| SandboxError::Unsupported("the kernel has no Landlock".to_owned()))
+        .ok_or_else(|| KernelSandboxError::Unsupported("the kernel has no Landlock".to_owned()))
 }
 
 /// The rights bits of a read-only grant of `/proc`, for the rule the command's PID-namespace init adds once it

@@ -39,7 +39,7 @@ pub(crate) struct Found {
 /// not (a new `.claude/` beside a project's files, `~/.cargo/config` where only `config.toml` was) can only be
 /// taken back.
 #[derive(Debug, Clone, Default)]
-pub struct Watch {
+pub(crate) struct Watch {
     pub(crate) roots: Vec<PathBuf>,
     pub(crate) candidates: Vec<PathBuf>,
     /// Directories and the start of the names in them that are protected.
@@ -53,7 +53,7 @@ impl Watch {
     /// `since`: created then, or given to an older file or directory then (a rename or a hard link changes the
     /// inode's status-change time, which no program can set back). A path the first scan did not reach, past its
     /// limit, is older and stays.
-    pub fn created(&self, protection: &dyn Protection, since: std::time::SystemTime) -> Vec<PathBuf> {
+    pub(crate) fn created(&self, protection: &dyn Protection, since: std::time::SystemTime) -> Vec<PathBuf> {
         if self.roots.is_empty() && self.candidates.is_empty() {
             return Vec::new();
         }

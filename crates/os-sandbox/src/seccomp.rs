@@ -8,7 +8,7 @@ use seccompiler::{
     TargetArch, sock_filter,
 };
 
-use crate::error::{Result, SandboxError};
+use crate::error::{KernelSandboxError, Result};
 
 /// Which sockets the command may open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,9 +183,10 @@ const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 /// Compiles the filter: refused calls fail with `EPERM`, everything else runs. A command that may not write
 /// (`read_only`) is refused the calls that change metadata too.
 pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
-    let error = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|e| SandboxError::Seccomp(format!("architecture `{}`: {e}", std::env::consts::ARCH)))?;
+    let error = |e: seccompiler::BackendError| KernelSandboxError::Seccomp(e.to_string());
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| {
+        KernelSandboxError::Seccomp(format!("architecture `{}`: {e}", std::env::consts::ARCH))
+    })?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = REFUSED.iter().map(|&nr| (nr, Vec::new())).collect();
     if read_only {
         rules.extend(METADATA.iter().map(|&nr| (nr, Vec::new())));
@@ -269,9 +270,10 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
 /// a user namespace past the `clone` rule; C libraries take `ENOSYS` as "use `clone`", which the first filter
 /// checks.
 pub(crate) fn no_clone3() -> Result<BpfProgram> {
-    let error = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|e| SandboxError::Seccomp(format!("architecture `{}`: {e}", std::env::consts::ARCH)))?;
+    let error = |e: seccompiler::BackendError| KernelSandboxError::Seccomp(e.to_string());
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| {
+        KernelSandboxError::Seccomp(format!("architecture `{}`: {e}", std::env::consts::ARCH))
+    })?;
     let rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::from([(libc::SYS_clone3, Vec::new())]);
     let enosys = u32::try_from(libc::ENOSYS).unwrap_or(38);
     let filter =

@@ -143,7 +143,7 @@ fn target<'a>(
 
 /// The directory a glob pattern searches: `dir` joined with the pattern's leading components that hold no glob
 /// character. An absolute pattern (or `~/…`) replaces `dir`.
-pub fn glob_base(dir: &str, pattern: &str) -> String {
+pub(crate) fn glob_base(dir: &str, pattern: &str) -> String {
     let literal: Vec<&str> = pattern
         .split('/')
         .take_while(|part| !part.contains(['*', '?', '[', ']', '{', '}']))
@@ -162,7 +162,7 @@ pub fn glob_base(dir: &str, pattern: &str) -> String {
 
 /// The host of a URL, lowercase and without a trailing dot, as a browser would reach it (`user@` parts and
 /// ports removed). `None` for a URL without a host.
-pub fn host_of(url: &str) -> Option<String> {
+pub(crate) fn host_of(url: &str) -> Option<String> {
     let parsed = url::Url::parse(url.trim()).ok()?;
     let host = parsed.host_str()?.trim_end_matches('.').to_ascii_lowercase();
     (!host.is_empty()).then_some(host)

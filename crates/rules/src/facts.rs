@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use agent_tool_traits::HookOutcome;
 use agent_tool_traits::{Access, Verdict};
 
 /// One command that would run, as the shell analysis saw it.
@@ -69,17 +70,6 @@ impl CallFacts<'_> {
     pub fn writes(&self) -> bool {
         self.paths.iter().any(|p| p.access == Access::Write)
     }
-}
-
-/// What the PreToolUse hooks said about a call, reduced to what the resolution needs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HookOutcome {
-    /// The first hook that blocked, and why (step 3).
-    pub block: Option<(String, String)>,
-    /// Hooks that asked for permission (step 4).
-    pub asks: Vec<String>,
-    /// An external hook that allowed, and why (step 6).
-    pub allow: Option<String>,
 }
 
 /// One call to decide: the tool, the facts, the findings of the tool's own checks and of the layers, and the

@@ -17,8 +17,8 @@
 //! `bypassPermissions` or `auto`.
 //!
 //! ```
-//! use agent_rules::{Anchors, CallFacts, CommandFact, HookOutcome, Policy, PermissionMode, Request, Rule, SessionState};
-//! use agent_tool_traits::{Decision, Source};
+//! use agent_rules::{Anchors, CallFacts, CommandFact, Policy, PermissionMode, Request, Rule, SessionState};
+//! use agent_tool_traits::{Decision, HookOutcome, Source};
 //!
 //! let rules = vec![
 //!     Rule::parse("Bash(npm run test:*)", Decision::Allow, Source::Project)?,
@@ -52,14 +52,13 @@ mod tool;
 pub use classifier::{
     Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
 };
-pub use describe::{CallTarget, describe, glob_base, host_of};
+pub use describe::{CallTarget, describe};
 pub use error::{Error, Result};
-pub use facts::{CallFacts, CommandFact, HookOutcome, PathFact, Request};
+pub use facts::{CallFacts, CommandFact, PathFact, Request};
 pub use matcher::Anchors;
 pub use mode::PermissionMode;
-pub use path::{absolute_lexical, expand_home};
+pub use path::absolute_lexical;
 pub use policy::{ClassifierOutcome, Conflict, Policy, Resolution};
 pub use rule::Rule;
 pub use session::SessionState;
 pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};
-pub use tool::{ToolKind, ToolName, kind_of};

@@ -31,7 +31,7 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
 
 /// Expands a leading `~` or `~/` with `home`; other paths are returned as they are. `None` when the path needs a
 /// home directory and there is none.
-pub fn expand_home(path: &str, home: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn expand_home(path: &str, home: Option<&Path>) -> Option<PathBuf> {
     if path == "~" {
         return home.map(Path::to_path_buf);
     }

@@ -8,7 +8,7 @@ use agent_tool_traits::{Decision, Source};
 use proptest::prelude::*;
 
 use crate::classifier::{Classifier, ClassifierInput, ClassifierVerdict, DenialTracker};
-use crate::facts::{CallFacts, CommandFact, HookOutcome, PathFact, Request};
+use crate::facts::{CallFacts, CommandFact, PathFact, Request};
 use crate::matcher::{Anchors, CompiledRules, Subject};
 use crate::mode::PermissionMode;
 use crate::policy::{ClassifierOutcome, Policy, Resolution};
@@ -16,6 +16,7 @@ use crate::rule::{Content, Rule, Target};
 use crate::session::SessionState;
 use crate::tool::{ToolName, split_mcp};
 use agent_tool_traits::Access;
+use agent_tool_traits::HookOutcome;
 use std::sync::Arc;
 
 const TOOLS: &[&str] = &[

@@ -20,6 +20,31 @@ pub enum Family {
     AgentGuard,
 }
 
+impl Family {
+    /// Both families, the coding agent's first (the order of discovery inside one source).
+    pub const ALL: [Self; 2] = [Self::CodingAgent, Self::AgentGuard];
+
+    /// The directory that holds this family's settings in a project or a home directory.
+    pub const fn dir(self) -> &'static str {
+        match self {
+            Self::CodingAgent => ".claude",
+            Self::AgentGuard => ".agent-guard",
+        }
+    }
+
+    /// The shared settings file of this family in `dir`, a project (source `project`) or a home directory
+    /// (source `user`): `<dir>/.claude/settings.json`.
+    pub fn settings_file(self, dir: &Path) -> PathBuf {
+        dir.join(self.dir()).join("settings.json")
+    }
+
+    /// The project's own settings file of this family, kept out of version control (source `local`):
+    /// `<project>/.claude/settings.local.json`.
+    pub fn local_settings_file(self, project: &Path) -> PathBuf {
+        project.join(self.dir()).join("settings.local.json")
+    }
+}
+
 /// Where to look for settings.
 #[derive(Debug, Clone, Default)]
 pub struct Discovery {
@@ -51,28 +76,15 @@ impl Discovery {
         for file in &self.cli_files {
             out.push((file.clone(), Source::CliArg, Family::AgentGuard));
         }
-        for dir in [
-            (".claude", Family::CodingAgent),
-            (".agent-guard", Family::AgentGuard),
-        ] {
-            out.push((
-                self.cwd.join(dir.0).join("settings.local.json"),
-                Source::Local,
-                dir.1,
-            ));
+        for family in Family::ALL {
+            out.push((family.local_settings_file(&self.cwd), Source::Local, family));
         }
-        for dir in [
-            (".claude", Family::CodingAgent),
-            (".agent-guard", Family::AgentGuard),
-        ] {
-            out.push((self.cwd.join(dir.0).join("settings.json"), Source::Project, dir.1));
+        for family in Family::ALL {
+            out.push((family.settings_file(&self.cwd), Source::Project, family));
         }
         if let Some(home) = &self.home {
-            for dir in [
-                (".claude", Family::CodingAgent),
-                (".agent-guard", Family::AgentGuard),
-            ] {
-                out.push((home.join(dir.0).join("settings.json"), Source::User, dir.1));
+            for family in Family::ALL {
+                out.push((family.settings_file(home), Source::User, family));
             }
         }
         out

@@ -1,7 +1,8 @@
 //! Tool names as the rules use them: the one table of names and kinds lives in `agent-tool-traits`; this file adds
 //! the split of an MCP tool name into its server and tool.
 
-pub use agent_tool_traits::{ToolKind, ToolName, kind_of};
+pub(crate) use agent_tool_traits::ToolName;
+pub(crate) use agent_tool_traits::{ToolKind, kind_of};
 
 /// Splits an MCP tool name `mcp__server__tool` into its server and tool (the tool part may be empty).
 pub(crate) fn split_mcp(name: &str) -> Option<(&str, &str)> {

@@ -6,13 +6,13 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use crate::config::LimitsConfig;
 
 /// The nudge injected at each step over the soft limit.
-pub const SOFT_LIMIT_NUDGE: &str =
+pub(crate) const SOFT_LIMIT_NUDGE: &str =
     "The context is getting long: summarise what you have found and answer soon.";
 /// The message injected when the hard limit forces an answer.
-pub const HARD_LIMIT_MESSAGE: &str = "The token budget is spent: tools are no longer available. Answer now with \
+pub(crate) const HARD_LIMIT_MESSAGE: &str = "The token budget is spent: tools are no longer available. Answer now with \
      what you have found so far.";
 /// The message injected when steps stop adding information.
-pub const DIMINISHING_RETURNS_MESSAGE: &str = "The last steps added no new information: answer directly from the \
+pub(crate) const DIMINISHING_RETURNS_MESSAGE: &str = "The last steps added no new information: answer directly from the \
      information you have collected.";
 
 /// An **estimate** of the tokens of `text`: its characters divided by 4, rounded up. It is not a tokenizer's

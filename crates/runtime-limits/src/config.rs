@@ -5,26 +5,26 @@ use serde_json::Value;
 use crate::error::LimitsError;
 
 /// Steps before the final turn without tools.
-pub const DEFAULT_MAX_STEPS: u32 = 8;
+pub(crate) const DEFAULT_MAX_STEPS: u32 = 8;
 /// The identical consecutive call that is refused instead of run (the 3rd).
-pub const DEFAULT_DUPLICATE_LIMIT: u32 = 3;
+pub(crate) const DEFAULT_DUPLICATE_LIMIT: u32 = 3;
 /// Estimated tokens after which each step gets a nudge to conclude.
-pub const DEFAULT_TOKEN_SOFT_LIMIT: u64 = 32_000;
+pub(crate) const DEFAULT_TOKEN_SOFT_LIMIT: u64 = 32_000;
 /// Estimated tokens at which the model is forced to answer.
-pub const DEFAULT_TOKEN_HARD_LIMIT: u64 = 40_000;
+pub(crate) const DEFAULT_TOKEN_HARD_LIMIT: u64 = 40_000;
 /// Consecutive steps without new information that force an answer.
-pub const DEFAULT_DIMINISHING_STEPS: u32 = 3;
+pub(crate) const DEFAULT_DIMINISHING_STEPS: u32 = 3;
 /// A step whose unseen output is under this many estimated tokens adds no new information.
-pub const DEFAULT_MIN_NEW_TOKENS: u64 = 16;
+pub(crate) const DEFAULT_MIN_NEW_TOKENS: u64 = 16;
 /// Consecutive compaction failures after which auto-compaction is skipped.
-pub const DEFAULT_COMPACTION_FAILURES: u32 = 3;
+pub(crate) const DEFAULT_COMPACTION_FAILURES: u32 = 3;
 
 /// The environment variable overriding [`LimitsConfig::max_steps`].
-pub const ENV_MAX_STEPS: &str = "AGENT_MAX_STEPS";
+pub(crate) const ENV_MAX_STEPS: &str = "AGENT_MAX_STEPS";
 /// The environment variable overriding [`LimitsConfig::token_soft_limit`].
-pub const ENV_TOKEN_SOFT_LIMIT: &str = "AGENT_TOKEN_SOFT_LIMIT";
+pub(crate) const ENV_TOKEN_SOFT_LIMIT: &str = "AGENT_TOKEN_SOFT_LIMIT";
 /// The environment variable overriding [`LimitsConfig::token_hard_limit`].
-pub const ENV_TOKEN_HARD_LIMIT: &str = "AGENT_TOKEN_HARD_LIMIT";
+pub(crate) const ENV_TOKEN_HARD_LIMIT: &str = "AGENT_TOKEN_HARD_LIMIT";
 
 /// The thresholds of the runtime limits. Every value is positive; [`Default`] gives the documented defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

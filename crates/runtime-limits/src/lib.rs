@@ -1,7 +1,7 @@
 //! Runtime limits (layer L7): the synchronous state machines that end an agent loop that no longer makes progress.
 //!
 //! - [`StepLimiter`]: after `max_steps` steps (default 8) the model gets one final turn without tools, with
-//!   [`FINAL_TURN_REMINDER`] injected; then the loop stops.
+//!   a reminder injected that tools are no longer available; then the loop stops.
 //! - [`DuplicateDetector`]: a call (same tool, same canonical JSON arguments) made in 3 consecutive steps gets an
 //!   error result instead of running the 3rd time.
 //! - [`TokenBudget`]: over the soft limit (32,000) each step gets a nudge; at the hard limit (40,000) the context
@@ -38,15 +38,8 @@ mod duplicate;
 mod error;
 mod steps;
 
-pub use budget::{
-    BudgetAction, CompactionBreaker, DIMINISHING_RETURNS_MESSAGE, HARD_LIMIT_MESSAGE, SOFT_LIMIT_NUDGE,
-    TokenBudget, estimate_tokens,
-};
-pub use config::{
-    DEFAULT_COMPACTION_FAILURES, DEFAULT_DIMINISHING_STEPS, DEFAULT_DUPLICATE_LIMIT, DEFAULT_MAX_STEPS,
-    DEFAULT_MIN_NEW_TOKENS, DEFAULT_TOKEN_HARD_LIMIT, DEFAULT_TOKEN_SOFT_LIMIT, ENV_MAX_STEPS,
-    ENV_TOKEN_HARD_LIMIT, ENV_TOKEN_SOFT_LIMIT, LimitsConfig,
-};
+pub use budget::{BudgetAction, CompactionBreaker, TokenBudget, estimate_tokens};
+pub use config::LimitsConfig;
 pub use duplicate::{DuplicateCheck, DuplicateDetector, canonical_json};
 pub use error::LimitsError;
-pub use steps::{FINAL_TURN_REMINDER, StepGate, StepLimiter};
+pub use steps::{StepGate, StepLimiter};

@@ -3,7 +3,7 @@
 use crate::config::LimitsConfig;
 
 /// The message injected before the final turn.
-pub const FINAL_TURN_REMINDER: &str = "The step limit is reached: tools are no longer available. Answer now with \
+pub(crate) const FINAL_TURN_REMINDER: &str = "The step limit is reached: tools are no longer available. Answer now with \
      what you have found so far.";
 
 /// What the loop may do at its next step.

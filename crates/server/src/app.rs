@@ -386,15 +386,8 @@ impl Outcome {
     fn decided_by(&self) -> String {
         self.decided.as_ref().map_or_else(
             || Layer::Rules.to_string(),
-            |d| decided_by(&d.verdict().provenance),
+            |d| d.verdict().provenance.layer_step().to_string(),
         )
-    }
-}
-
-fn decided_by(provenance: &Provenance) -> String {
-    match provenance.step {
-        Some(step) => format!("{}/{}", provenance.layer, step),
-        None => provenance.layer.to_string(),
     }
 }
 

@@ -26,7 +26,7 @@ use crate::store::{AnswerResult, AuditQuery, State as AskState};
 use crate::token::token_matches;
 
 /// The largest request body: a hook input of a real call is far smaller.
-pub const MAX_BODY: usize = 1 << 20;
+pub(crate) const MAX_BODY: usize = 1 << 20;
 
 /// The longest one `GET /v1/approvals/{id}?wait=…` holds the request open; a client waits longer by asking again.
 const MAX_WAIT: Duration = Duration::from_secs(30);

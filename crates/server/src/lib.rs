@@ -29,7 +29,7 @@
 //!     listen: "127.0.0.1:0".parse().unwrap(),
 //!     db: "/tmp/agent-guard-server.db".parse()?,
 //!     token: "a-long-random-token-of-the-user".to_owned(),
-//!     approval_timeout: agent_server::DEFAULT_APPROVAL_TIMEOUT,
+//!     approval_timeout: agent_core::DEFAULT_APPROVAL_TIMEOUT,
 //! };
 //! let server = Server::bind(config, Arc::new(Deny)).await?;
 //! server.run(async { let _ = tokio::signal::ctrl_c().await; }).await
@@ -51,15 +51,12 @@ pub use decider::Decide;
 pub use decider::Outcome;
 pub use error::Result;
 pub use error::ServeError;
-pub use http::MAX_BODY;
-pub use server::DEFAULT_APPROVAL_TIMEOUT;
 pub use server::DEFAULT_LISTEN;
 pub use server::ServeConfig;
 pub use server::Server;
 pub use sessions::SessionFuture;
 pub use sessions::SessionHandle;
 pub use sessions::SessionRunner;
-pub use token::MIN_TOKEN_CHARS;
 pub use token::TOKEN_FILE;
 pub use token::TokenSource;
 pub use token::resolve_token;

@@ -19,9 +19,6 @@ use crate::token::random_hex;
 /// The address a server listens on unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 
-/// How long an ask waits for an answer unless told otherwise; then it is denied.
-pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
-
 /// How often expired asks are looked for.
 const EXPIRY_TICK: Duration = Duration::from_millis(200);
 
@@ -35,7 +32,8 @@ pub struct ServeConfig {
     pub db: AuditDatabase,
     /// The bearer token every `/v1/` request must carry.
     pub token: String,
-    /// How long an ask waits before it is denied.
+    /// How long an ask waits before it is denied ([`agent_core::DEFAULT_APPROVAL_TIMEOUT`] unless told
+    /// otherwise).
     pub approval_timeout: Duration,
 }
 

@@ -138,11 +138,7 @@ impl Approver for QueueApprover {
                     .map(|dir| dir.display().to_string())
                     .unwrap_or_default(),
                 reason: request.verdict.reason(),
-                explanation: format!(
-                    "decided by {}{}",
-                    provenance.layer,
-                    provenance.step.map(|s| format!("/{s}")).unwrap_or_default()
-                ),
+                explanation: format!("decided by {}", provenance.layer_step()),
                 rules: request.rules.clone(),
                 settings_file: request.settings_file.display().to_string(),
                 created_ms: now,

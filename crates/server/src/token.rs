@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::error::{Result, ServeError};
 
 /// The shortest token accepted: 16 characters of a generated token carry 64 bits.
-pub const MIN_TOKEN_CHARS: usize = 16;
+pub(crate) const MIN_TOKEN_CHARS: usize = 16;
 
 /// The name of the generated token's file in the state directory.
 pub const TOKEN_FILE: &str = "server-token";

@@ -33,4 +33,4 @@ mod plan;
 
 pub use definition::{AgentDefinition, SubagentRequest};
 pub use error::SubagentError;
-pub use plan::{ChildMessage, ChildPlan, ChildRole, child_mode, mode_strictness, narrow_tools, plan_child};
+pub use plan::{ChildMessage, ChildPlan, ChildRole, child_mode, narrow_tools, plan_child};

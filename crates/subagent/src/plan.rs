@@ -47,7 +47,7 @@ pub struct ChildPlan {
 /// `default` and `bubble` 3, `dontAsk` 4, `plan` 5. Modes are not totally ordered in what they allow (`plan`
 /// denies writes an allow rule permits, `dontAsk` denies asks `plan` keeps), which is why the runtime also
 /// decides each child call under the parent's mode and keeps the stricter decision.
-pub const fn mode_strictness(mode: PermissionMode) -> u8 {
+pub(crate) const fn mode_strictness(mode: PermissionMode) -> u8 {
     match mode {
         PermissionMode::BypassPermissions => 0,
         PermissionMode::Auto => 1,

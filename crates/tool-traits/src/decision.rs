@@ -1,6 +1,7 @@
 //! Decisions, where they come from, and the verdict that carries them.
 
 use std::fmt;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +60,19 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// Every layer, in the order a call meets them (a new layer goes here too, or its name does not parse).
+    pub const ALL: [Self; 9] = [
+        Self::Tool,
+        Self::Rules,
+        Self::Hooks,
+        Self::Sandbox,
+        Self::Bash,
+        Self::Subagent,
+        Self::Limits,
+        Self::Approval,
+        Self::Kernel,
+    ];
+
     /// A short lowercase name, stable for logs and telemetry.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -179,6 +193,26 @@ pub enum DecidedBy {
 }
 
 impl DecidedBy {
+    /// Every step, in the order of the resolution (a new step goes here too, or its name does not parse).
+    pub const ALL: [Self; 16] = [
+        Self::DenyRule,
+        Self::LayerDeny,
+        Self::HookBlock,
+        Self::AskRule,
+        Self::HookAsk,
+        Self::SafetyAsk,
+        Self::CautionAsk,
+        Self::BypassMode,
+        Self::AllowRule,
+        Self::HookAllow,
+        Self::Mode,
+        Self::Classifier,
+        Self::Default,
+        Self::NoPrompt,
+        Self::Approver,
+        Self::Limit,
+    ];
+
     /// A short kebab-case name, stable for logs and telemetry.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -205,6 +239,65 @@ impl DecidedBy {
 impl fmt::Display for DecidedBy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Layer {
+    type Err = String;
+
+    /// The layer of a name [`Layer::as_str`] gives.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|layer| layer.as_str() == text)
+            .ok_or_else(|| format!("unknown layer `{text}`"))
+    }
+}
+
+impl FromStr for DecidedBy {
+    type Err = String;
+
+    /// The step of a name [`DecidedBy::as_str`] gives.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|step| step.as_str() == text)
+            .ok_or_else(|| format!("unknown resolution step `{text}`"))
+    }
+}
+
+/// Who decided, as the audit log, the approval page and `agent-guard test` write it: the layer, and the step
+/// when the decision went through resolution (`rules/deny-rule`, `bash-guard/layer-deny`, `hooks`). The one
+/// place that text is made ([`Display`](fmt::Display)) and read back ([`FromStr`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LayerStep {
+    /// The layer.
+    pub layer: Layer,
+    /// The step, when there was one.
+    pub step: Option<DecidedBy>,
+}
+
+impl fmt::Display for LayerStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.step {
+            Some(step) => write!(f, "{}/{step}", self.layer),
+            None => write!(f, "{}", self.layer),
+        }
+    }
+}
+
+impl FromStr for LayerStep {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let (layer, step) = match text.split_once('/') {
+            Some((layer, step)) => (layer, Some(step.parse()?)),
+            None => (text, None),
+        };
+        Ok(Self {
+            layer: layer.parse()?,
+            step,
+        })
     }
 }
 
@@ -239,12 +332,31 @@ impl Provenance {
         }
     }
 
+    /// The layer and step that decided, as logs write them.
+    pub const fn layer_step(&self) -> LayerStep {
+        LayerStep {
+            layer: self.layer,
+            step: self.step,
+        }
+    }
+
     /// The same provenance, marked as decided at `step`.
     #[must_use]
     pub const fn at(mut self, step: DecidedBy) -> Self {
         self.step = Some(step);
         self
     }
+}
+
+/// What the PreToolUse hooks said about a call's permission: the hooks make it, the resolution reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookOutcome {
+    /// The first hook that blocked: its name and its reason (step 3).
+    pub block: Option<(String, String)>,
+    /// The messages of the hooks that asked for permission, in hook order (step 4).
+    pub asks: Vec<String>,
+    /// The reason of the first external hook that allowed (step 6).
+    pub allow: Option<String>,
 }
 
 /// A decision with its reasons and provenance. Deciding never fails: trouble during evaluation is reported in
@@ -315,6 +427,33 @@ mod tests {
             [Decision::Allow, Decision::Deny, Decision::Ask].into_iter().max(),
             Some(Decision::Deny)
         );
+    }
+
+    #[test]
+    fn layer_step_text_reads_back() {
+        for layer in Layer::ALL {
+            let bare = LayerStep { layer, step: None };
+            assert_eq!(bare.to_string().parse(), Ok(bare));
+            for step in DecidedBy::ALL {
+                let both = LayerStep {
+                    layer,
+                    step: Some(step),
+                };
+                assert_eq!(both.to_string().parse(), Ok(both));
+            }
+        }
+        let provenance = Provenance::layer(Layer::Rules).at(DecidedBy::DenyRule);
+        assert_eq!(provenance.layer_step().to_string(), "rules/deny-rule");
+        assert_eq!(
+            "bash-guard".parse(),
+            Ok(LayerStep {
+                layer: Layer::Bash,
+                step: None
+            })
+        );
+        for wrong in ["", "rules/", "kernel", "rules/deny", "rules/deny-rule/x"] {
+            assert!(wrong.parse::<LayerStep>().is_err(), "{wrong}");
+        }
     }
 
     #[test]

@@ -7,9 +7,10 @@
 //! whether its failure aborts its siblings. The defaults are the conservative ones: a tool is cancellable, not
 //! concurrency-safe, not read-only, asks for nothing special and does not abort its siblings.
 //!
-//! Two facts every layer reads are kept here once: the table of tool names ([`ToolName`], [`ToolKind`]: every
-//! alias in both naming families, so that rules, hook matchers and the decision agree about which tool a call is)
-//! and the read/write access of a file ([`Access`]).
+//! Facts that several layers read are kept here once: the table of tool names ([`ToolName`], [`ToolKind`]: every
+//! alias in both naming families, so that rules, hook matchers and the decision agree about which tool a call is),
+//! the read/write access of a file ([`Access`]), and the names of environment variables that carry credentials
+//! ([`credential_variable`]: the shell analysis and the kernel sandbox's environment filter read the same list).
 //!
 //! **Invariant:** this crate decides nothing and runs nothing; it pulls in no async runtime (a [`Tool`] returns a
 //! boxed future that any executor can drive), so that every other layer can depend on it.
@@ -31,6 +32,7 @@ mod access;
 mod call;
 mod cancel;
 mod confinement;
+mod credentials;
 mod decision;
 mod names;
 mod tool;
@@ -39,6 +41,7 @@ pub use access::Access;
 pub use call::ToolCall;
 pub use cancel::CancelRegistry;
 pub use confinement::{Confinement, SandboxProfile};
-pub use decision::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
+pub use credentials::{credential_variable, variable_matches};
+pub use decision::{DecidedBy, Decision, HookOutcome, Layer, LayerStep, Provenance, Source, Verdict};
 pub use names::{ToolKind, ToolName, coding_agent_name, kind_of};
 pub use tool::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};

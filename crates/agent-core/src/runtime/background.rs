@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agent_rules::ToolName;
-use agent_tool_traits::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture};
+use agent_tool_traits::{
+    InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolName,
+};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -17,15 +18,15 @@ use super::report::BgNotification;
 /// `bg_task_run`), `bg_task_run` returns at once with a task id, and the inner call's result reaches the model
 /// as a message before a later turn ([`BgNotificationQueue`]), never inside the current one.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct BgTaskRunTool;
+pub(crate) struct BgTaskRunTool;
 
 impl BgTaskRunTool {
     /// The tool's name.
-    pub const NAME: &'static str = "bg_task_run";
+    pub(crate) const NAME: &'static str = "bg_task_run";
 
     /// The inner call `args` asks for: the tool's name and its arguments (an object; `{}` when absent), or why
     /// the arguments are unusable.
-    pub fn inner(args: &Value) -> Result<(&str, Value), String> {
+    pub(crate) fn inner(args: &Value) -> Result<(&str, Value), String> {
         let Some(tool) = args.get("tool").and_then(Value::as_str) else {
             return Err(
                 "`bg_task_run` needs `tool`, the name of the tool to run in the background".to_owned(),

@@ -24,13 +24,12 @@ use crate::runtime_error::RuntimeError;
 use crate::tools::builtin_tools;
 
 /// The per-call timeout when `AGENT_TOOL_TIMEOUT_SECS` is not set.
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
-/// How long an ask waits for an answer before it counts as a deny.
+pub(crate) const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long an ask waits for an answer before it counts as a deny: the runtime's approver, and the queue of
+/// `agent-guard serve` unless `--approval-timeout` says otherwise.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Results longer than this many characters are written to disk and replaced by a stub.
-pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 16_000;
-/// Steps of the loop with tools before the one final turn without them (runtime limit L7).
-pub const DEFAULT_MAX_STEPS: u32 = agent_runtime_limits::DEFAULT_MAX_STEPS;
+pub(crate) const DEFAULT_MAX_OUTPUT_CHARS: usize = 16_000;
 
 /// How a runtime is set up.
 #[derive(Debug, Clone)]
@@ -83,7 +82,7 @@ impl RuntimeConfig {
 }
 
 /// The tool timeout for a value of `AGENT_TOOL_TIMEOUT_SECS`: a positive number of seconds, else the default.
-pub fn tool_timeout_from_env(value: Option<&str>) -> Duration {
+pub(crate) fn tool_timeout_from_env(value: Option<&str>) -> Duration {
     value
         .and_then(|v| v.trim().parse::<u64>().ok())
         .filter(|secs| *secs > 0)

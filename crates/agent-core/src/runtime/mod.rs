@@ -28,14 +28,11 @@ use crate::guard_handle::GuardHandle;
 use crate::persist::OutputStore;
 use crate::registry::ToolRegistry;
 
+pub use background::BgNotificationQueue;
 use background::BgTasks;
-pub use background::{BgNotificationQueue, BgTaskRunTool};
-pub use config::{
-    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT,
-    RuntimeBuilder, RuntimeConfig, tool_timeout_from_env,
-};
+pub use config::{DEFAULT_APPROVAL_TIMEOUT, RuntimeBuilder, RuntimeConfig};
 pub use report::{BgNotification, CallReport, LimitEvent, LimitKind, SessionReport, StepRecord};
-pub use session::{COMPACTION_TOOL_NAME, Model, ModelFuture, ModelTurn, SummaryFuture};
+pub use session::{Model, ModelFuture, ModelTurn, SummaryFuture};
 use subagent::SubagentHost;
 pub use subagent::{ChildModels, SubagentTool};
 

@@ -10,7 +10,7 @@ use agent_hooks::{
     AuditRow, AuditStatus, CompactContext, HookError, SessionContext, SessionStopContext, StepContext,
 };
 use agent_runtime_limits::{BudgetAction, CompactionBreaker, StepGate, StepLimiter, TokenBudget};
-use agent_tool_traits::{DecidedBy, Layer, ToolCall};
+use agent_tool_traits::{DecidedBy, Layer, Provenance, ToolCall};
 
 use super::Runtime;
 use super::compaction::{Context, KEEP_RECENT_STEPS};
@@ -79,7 +79,7 @@ pub trait Model: Send {
 }
 
 /// The `tool_name` of a context compaction's audit row.
-pub const COMPACTION_TOOL_NAME: &str = "compaction";
+pub(crate) const COMPACTION_TOOL_NAME: &str = "compaction";
 
 /// What a compaction left.
 struct CompactionEnd {
@@ -147,7 +147,7 @@ impl Runtime {
     /// returns) or the run is cancelled; then stops the session. At the token hard limit the context is compacted
     /// first (see [`Model::compacted`]) while the compaction circuit breaker allows it. Each limit that acts is in
     /// [`SessionReport::limits`], in the trace and, for a forced answer, in the stop reason (the audit log's
-    /// `SESSION_STOP` row); each compaction also has an audit row of its own ([`COMPACTION_TOOL_NAME`]).
+    /// `SESSION_STOP` row); each compaction also has an audit row of its own (tool name `compaction`).
     pub async fn run(&self, session_id: &str, model: &mut dyn Model) -> SessionReport {
         self.start_session(session_id).await;
         let ended = self.run_loop(session_id, model).await;
@@ -439,7 +439,12 @@ impl Runtime {
             } else {
                 AuditStatus::Fail
             },
-            decided_by: Some(format!("{}/{}", Layer::Limits, DecidedBy::Limit.as_str())),
+            decided_by: Some(
+                Provenance::layer(Layer::Limits)
+                    .at(DecidedBy::Limit)
+                    .layer_step()
+                    .to_string(),
+            ),
             ..AuditRow::session_stop(&stop, started.elapsed())
         }
     }

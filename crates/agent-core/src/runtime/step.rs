@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use agent_decide::{CallInput, Decided, Deciders};
 use agent_hooks::{CallStatus, HookRegistry, PostToolUseContext, PreToolUseContext};
-use agent_rules::{HookOutcome, SessionState, ToolName};
+use agent_rules::SessionState;
 use agent_runtime_limits::{DuplicateCheck, DuplicateDetector};
 use agent_tool_traits::{
-    DecidedBy, Decision, Layer, PermissionCheck, Provenance, Tool, ToolCall, ToolContext, ToolError,
-    ToolOutput, Verdict,
+    DecidedBy, Decision, HookOutcome, Layer, PermissionCheck, Provenance, Tool, ToolCall, ToolContext,
+    ToolError, ToolName, ToolOutput, Verdict,
 };
 use serde_json::Value;
 
@@ -269,14 +269,10 @@ impl Runtime {
         };
         let outcome = self.agent.services.hooks.run_pre_tool_use(&pre).await;
         let call = ToolCall {
-            args: outcome.args.clone(),
+            args: outcome.args,
             ..call
         };
-        let hooks = HookOutcome {
-            block: outcome.blocked.clone(),
-            asks: outcome.permission_required.clone(),
-            allow: outcome.allowed.clone(),
-        };
+        let hooks = outcome.permission;
         // The tool's own checks are step 2 and 4 inputs of the one resolution; a tool this agent does not have
         // is a tool-level deny there too, so that even it is decided (and audited) on the one path.
         let checks = match &tool {

@@ -15,7 +15,7 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
 /// Asks the user a `question` through the approver and returns the answer. In a silent context (a subagent)
 /// there is no user: the call fails. Blocks a cancellation (the answer channel must not be dropped half way).
 #[derive(Clone)]
-pub struct AskUserTool {
+pub(crate) struct AskUserTool {
     approver: Arc<dyn Approver>,
 }
 
@@ -27,7 +27,7 @@ impl std::fmt::Debug for AskUserTool {
 
 impl AskUserTool {
     /// The tool, asking through `approver`.
-    pub fn new(approver: Arc<dyn Approver>) -> Self {
+    pub(crate) fn new(approver: Arc<dyn Approver>) -> Self {
         Self { approver }
     }
 }

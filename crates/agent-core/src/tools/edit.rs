@@ -12,13 +12,13 @@ use crate::tools::{blocking, resolve, str_arg};
 /// Replaces `old_string` by `new_string` in `file_path`: exactly one occurrence, or every one with
 /// `replace_all`. Not concurrency-safe; blocks a cancellation.
 #[derive(Debug, Clone)]
-pub struct FileEditTool {
+pub(crate) struct FileEditTool {
     guard: GuardHandle,
 }
 
 impl FileEditTool {
     /// The tool, opening files with the sandbox of `guard`.
-    pub fn new(guard: GuardHandle) -> Self {
+    pub(crate) fn new(guard: GuardHandle) -> Self {
         Self { guard }
     }
 }

@@ -17,13 +17,13 @@ const MAX_RESULTS: usize = 1_000;
 /// Lists files matching `pattern` (gitignore-style `**`, `*` within one component) under `path` (default: the
 /// working directory). Read-only, concurrency-safe, cancellable.
 #[derive(Debug, Clone)]
-pub struct GlobFilesTool {
+pub(crate) struct GlobFilesTool {
     guard: GuardHandle,
 }
 
 impl GlobFilesTool {
     /// The tool, walking directories resolved by the sandbox of `guard`.
-    pub fn new(guard: GuardHandle) -> Self {
+    pub(crate) fn new(guard: GuardHandle) -> Self {
         Self { guard }
     }
 }

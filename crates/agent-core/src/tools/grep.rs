@@ -22,13 +22,13 @@ const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// only files whose name matches `glob`. Files the sandbox would not let a read through without asking (secrets
 /// such as `.env`) and files a rule on reads denies or asks about are skipped. Read-only, concurrency-safe, cancellable.
 #[derive(Debug, Clone)]
-pub struct GrepFilesTool {
+pub(crate) struct GrepFilesTool {
     guard: GuardHandle,
 }
 
 impl GrepFilesTool {
     /// The tool, opening files with the sandbox of `guard`.
-    pub fn new(guard: GuardHandle) -> Self {
+    pub(crate) fn new(guard: GuardHandle) -> Self {
         Self { guard }
     }
 }

@@ -12,24 +12,24 @@ mod write;
 use std::sync::Arc;
 
 use agent_decide::Guard;
-use agent_fs_sandbox::{Access, CanonicalPath, SandboxError};
+use agent_fs_sandbox::{Access, CanonicalPath, PathSandboxError};
 use agent_tool_traits::{Layer, Provenance, ToolError, Verdict};
 use serde_json::Value;
 
-pub use ask_user::AskUserTool;
+use ask_user::AskUserTool;
 pub use bash::{BashLimits, RunBashTool};
-pub use edit::FileEditTool;
-pub use glob::GlobFilesTool;
-pub use grep::GrepFilesTool;
-pub use read::ReadFileTool;
-pub use write::FileWriteTool;
+use edit::FileEditTool;
+use glob::GlobFilesTool;
+use grep::GrepFilesTool;
+use read::ReadFileTool;
+use write::FileWriteTool;
 
 use crate::approval::Approver;
 use crate::guard_handle::GuardHandle;
 use crate::registry::ToolRegistry;
 
 /// A registry of every built-in tool, the file tools enforcing the sandbox of `guard`.
-pub fn builtin_tools(guard: &GuardHandle, approver: Arc<dyn Approver>) -> ToolRegistry {
+pub(crate) fn builtin_tools(guard: &GuardHandle, approver: Arc<dyn Approver>) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     registry.register(Arc::new(ReadFileTool::new(guard.clone())));
     registry.register(Arc::new(GrepFilesTool::new(guard.clone())));
@@ -91,7 +91,7 @@ fn resolve(
 }
 
 /// A sandbox error as a refusal of the call.
-fn refused(error: SandboxError) -> ToolError {
+fn refused(error: PathSandboxError) -> ToolError {
     ToolError::Refused(Verdict::new(
         agent_tool_traits::Decision::Deny,
         error.to_string(),

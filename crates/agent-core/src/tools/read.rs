@@ -17,13 +17,13 @@ const DEFAULT_LINES: u64 = 2_000;
 /// Reads a text file (`file_path`, optional `offset` line from 1 and `limit` lines). Read-only,
 /// concurrency-safe, cancellable.
 #[derive(Debug, Clone)]
-pub struct ReadFileTool {
+pub(crate) struct ReadFileTool {
     guard: GuardHandle,
 }
 
 impl ReadFileTool {
     /// The tool, opening files with the sandbox of `guard`.
-    pub fn new(guard: GuardHandle) -> Self {
+    pub(crate) fn new(guard: GuardHandle) -> Self {
         Self { guard }
     }
 }

@@ -12,13 +12,13 @@ use crate::tools::{blocking, resolve, str_arg};
 /// Writes `content` to `file_path`, creating missing parent directories. Not concurrency-safe; blocks a
 /// cancellation so that a file is never left half written.
 #[derive(Debug, Clone)]
-pub struct FileWriteTool {
+pub(crate) struct FileWriteTool {
     guard: GuardHandle,
 }
 
 impl FileWriteTool {
     /// The tool, opening files with the sandbox of `guard`.
-    pub fn new(guard: GuardHandle) -> Self {
+    pub(crate) fn new(guard: GuardHandle) -> Self {
         Self { guard }
     }
 }

@@ -57,16 +57,10 @@ pub(crate) fn environment_family(name: &str) -> bool {
         && !harmless_variable(name, None)
 }
 
-/// Whether a variable's name says it holds a credential (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`).
+/// Whether a variable's name says it holds a credential (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`): the
+/// workspace's one list, which the kernel sandbox also keeps from a sandboxed command.
 pub(crate) fn is_credential(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    !knowledge::NOT_CREDENTIALS.contains(&upper.as_str())
-        && (knowledge::CREDENTIAL_NAME_PARTS
-            .iter()
-            .any(|part| upper.contains(part))
-            || knowledge::CREDENTIAL_NAME_ENDINGS
-                .iter()
-                .any(|end| upper.ends_with(end)))
+    agent_tool_traits::credential_variable(name).is_some()
 }
 
 /// The command prints the whole environment, where credentials live (API keys, tokens).

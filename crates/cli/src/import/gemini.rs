@@ -156,7 +156,7 @@ fn translate(rule: &RuleToml, line: usize, imported: &mut Imported) -> Result<Op
     let shell = rule.command_prefix.is_some() || rule.command_regex.is_some();
     let mut tools = tool_names(rule, shell, &mut lost);
     for tool in tools.iter().flatten() {
-        if agent_rules::kind_of(tool) == agent_rules::ToolKind::Other {
+        if agent_tool_traits::kind_of(tool) == agent_tool_traits::ToolKind::Other {
             imported.note(
                 line,
                 format!("`{tool}` is no tool agent-guard knows; the rule names it as it is and matches a tool of that name"),

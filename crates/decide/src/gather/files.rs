@@ -1,8 +1,7 @@
 //! The facts of a file tool's call (Read, Write, Edit, Grep, …): the sandbox's report on each file it names.
 
 use agent_fs_sandbox::Reach;
-use agent_rules::ToolKind;
-use agent_tool_traits::Access;
+use agent_tool_traits::{Access, ToolKind};
 
 use super::Gathering;
 
@@ -10,7 +9,7 @@ impl Gathering<'_> {
     /// Checks each file of `list` for `access`. A coding agent's search tool reads hidden files too, whatever its
     /// glob: a directory it searches is checked for the protected places below it.
     pub(super) fn files(&mut self, tool: &str, access: Access, list: &[String]) {
-        let searches = agent_rules::kind_of(tool) == ToolKind::Grep;
+        let searches = agent_tool_traits::kind_of(tool) == ToolKind::Grep;
         for path in list {
             let Some(check) = self.check_path(path, access) else {
                 continue;

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use agent_decide::CallInput;
-use agent_rules::{HookOutcome, SessionState};
-use agent_tool_traits::Decision;
+use agent_rules::SessionState;
+use agent_tool_traits::{Decision, HookOutcome};
 use serde_json::json;
 
 use crate::decisions::{decide, load};

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
-pub use settings::{CommandSpec, DEFAULT_COMMAND_TIMEOUT, HookEvent, HookSettings, MatcherGroup};
+pub use settings::{CommandSpec, HookEvent, HookSettings, MatcherGroup};
 
 use crate::{
     AgentHook, CompactContext, HookError, HookFuture, PermissionAnswer, PostToolUseAction,

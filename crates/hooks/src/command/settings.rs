@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::HookError;
 
 /// The timeout of a command that does not set one, as in the coding agent.
-pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The longest timeout a settings file may ask for; longer values are a load error rather than a hang.
 const MAX_COMMAND_TIMEOUT: Duration = Duration::from_secs(24 * 3600);

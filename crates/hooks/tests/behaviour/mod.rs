@@ -13,7 +13,7 @@ use std::time::Duration;
 use agent_hooks::{
     AgentHook, AuditConfig, AuditDatabase, AuditFilter, AuditLogHook, AuditReader, AuditRow, AuditStatus,
     CallStatus, CancellationHook, HookRegistry, PREVIEW_CHARS, PostToolUseContext, PreToolUseContext,
-    SESSION_TOOL_NAME, SessionContext, SessionStopContext,
+    SessionContext, SessionStopContext,
 };
 use agent_tool_traits::{
     CancelRegistry, DecidedBy, Decision, Layer, Provenance, ToolCall, ToolOutput, Verdict,
@@ -150,7 +150,7 @@ pub(crate) async fn every_call_and_the_stop_are_stored_when_stop_returns(db: &Au
     let last = stored.last().unwrap();
     assert_eq!(
         (last.tool_name.as_str(), last.status),
-        (SESSION_TOOL_NAME, AuditStatus::SessionStop)
+        ("session", AuditStatus::SessionStop)
     );
     assert_eq!(
         (last.step, last.decision.as_ref(), last.output_preview.as_str()),
@@ -232,7 +232,7 @@ pub(crate) async fn a_cancelled_run_still_gets_one_row_per_call_and_the_stop_row
             permission_mode: "default".into(),
         };
         let outcome = hooks.run_pre_tool_use(&pre).await;
-        assert!(outcome.blocked.is_some());
+        assert!(outcome.permission.block.is_some());
         // The executor reports the blocked call as denied, so that it has its row.
         hooks
             .run_post_tool_use(&post_ctx(

@@ -1,0 +1,168 @@
+//! The one table of the places that hold secrets: files known by their names wherever they are, and the entries
+//! of the home directory that hold credentials. The path checks of this crate read the first; the agent's
+//! decision hands both to the kernel sandbox, which hides them from a sandboxed command.
+
+use std::path::{Path, PathBuf};
+
+/// Files that may hold secrets: reading one is never auto-approved. Glob patterns, compared without regard to
+/// ASCII case: a name matches the file's name in any directory (`*.pem`), a pattern with `/` the last components
+/// of its path (`.aws/credentials`, a file beneath `private-keys-v1.d`), one starting with `/` the absolute path.
+pub(crate) const SECRET_FILES: &[&str] = &[
+    ".env",
+    ".env.*",
+    ".git-credentials",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    "credentials.json",
+    "kubeconfig",
+    "*.kubeconfig",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    ".aws/credentials",
+    ".docker/config.json",
+    ".kube/config",
+    ".config/gh/hosts.yml",
+    "private-keys-v1.d/*",
+    "/proc/*/environ",
+];
+
+/// Names that match [`SECRET_FILES`] and hold no secret: templates of `.env` meant to be read, public keys.
+pub(crate) const NOT_SECRET: &[&str] = &[".env.example", ".env.sample", ".env.template", "*.pub"];
+
+/// Entries of the home directory that hold credentials whatever their files are called, hidden whole by the
+/// kernel sandbox (besides the files of [`SECRET_FILES`] it finds there by name: `.netrc`, `.npmrc`,
+/// `.git-credentials`, …): keys, cloud and cluster credentials, registry tokens, password stores, shell and
+/// database histories (tokens typed on a command line stay there), browser profiles (cookies and saved
+/// passwords), agents' own credentials. Paths relative to the home directory.
+pub(crate) const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".yarnrc",
+    ".azure",
+    ".config/gh",
+    ".config/hub",
+    ".config/op",
+    ".config/rclone",
+    ".password-store",
+    ".local/share/keyrings",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".terraform.d/credentials.tfrc.json",
+    ".s3cfg",
+    ".boto",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+    ".lesshst",
+    ".local/share/fish/fish_history",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".thunderbird",
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    ".config/agent-guard/token",
+    ".config/git/credentials",
+    ".git-credential-cache",
+    ".cache/git/credential",
+    ".authinfo",
+    ".authinfo.gpg",
+    ".yarnrc.yml",
+    ".terraformrc",
+    ".databrickscfg",
+    ".pulumi/credentials.json",
+    ".kaggle",
+    ".huggingface/token",
+    ".cache/huggingface/token",
+    ".config/github-copilot",
+    ".config/sops",
+    ".config/doctl",
+    ".config/hcloud",
+    ".config/heroku",
+    ".config/configstore",
+    ".config/netlify",
+    ".config/.wrangler",
+    ".wrangler",
+    ".fly",
+    ".mc",
+    ".oci",
+    ".ibmcloud",
+    ".bluemix",
+    ".config/openstack",
+    ".local/share/com.vercel.cli",
+    ".local/share/atuin",
+    ".dbus-keyrings",
+    ".config/containers/auth.json",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    ".bundle/config",
+    ".ivy2/.credentials",
+    ".sbt/credentials",
+    ".sbt/.credentials",
+    ".pub-cache/credentials.json",
+    ".config/pip/pip.conf",
+    ".pip/pip.conf",
+    ".nuget/NuGet/NuGet.Config",
+    ".subversion/auth",
+    ".vercel",
+    ".ngrok2",
+    ".config/ngrok",
+    ".wakatime.cfg",
+    ".config/gitlab",
+    ".config/glab-cli",
+    ".config/Code/User/globalStorage",
+];
+
+/// The entries of the home directory `home` that hold credentials whatever their files are called, whether or
+/// not they exist: what the kernel sandbox hides from a sandboxed command besides the secret files it finds.
+pub fn home_secret_places(home: &Path) -> Vec<PathBuf> {
+    HOME_SECRETS.iter().map(|entry| home.join(entry)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_secret_places_lie_in_the_home_directory() {
+        let places = home_secret_places(Path::new("/home/u"));
+        assert_eq!(places.len(), HOME_SECRETS.len());
+        assert!(
+            places
+                .iter()
+                .all(|place| place.starts_with("/home/u/.") && place != Path::new("/home/u"))
+        );
+        for credentials in [
+            "/home/u/.ssh",
+            "/home/u/.aws",
+            "/home/u/.config/gh",
+            "/home/u/.bash_history",
+        ] {
+            assert!(places.contains(&PathBuf::from(credentials)), "{credentials}");
+        }
+    }
+}
