@@ -34,6 +34,7 @@
 //! # Ok::<(), agent_rules::Error>(())
 //! ```
 
+mod check;
 mod classifier;
 mod describe;
 mod error;
@@ -49,6 +50,7 @@ mod session;
 mod settings;
 mod tool;
 
+pub use check::{Problem, check_settings};
 pub use classifier::{
     Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
 };
