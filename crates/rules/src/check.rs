@@ -105,7 +105,7 @@ pub fn check_settings(text: &str, file: &Path, schema: &Value) -> Vec<Problem> {
         }
         other => findings.push(Finding::value(
             Vec::new(),
-            format!("a settings file is a JSON object, not {}", describe(other)),
+            format!("a settings file is a JSON object, not {}", shown_value(other)),
         )),
     }
     let mut problems: Vec<Problem> = findings
@@ -121,10 +121,13 @@ pub fn check_settings(text: &str, file: &Path, schema: &Value) -> Vec<Problem> {
 }
 
 /// The name in `candidates` nearest to `word`, when it is near enough to be what was meant: the same name in
-/// another case, or a few letters apart (inserted, deleted, replaced or swapped), fewer for short names.
+/// another case, or a few letters apart (inserted, deleted, replaced or swapped), fewer for short names. A name of
+/// three letters or fewer is only taken for one of the same length (`asq` for `ask`), since a letter more or less
+/// makes another short name (the coding agent's `LSP` tool is not a misspelt `LS`).
 pub(crate) fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = word.to_lowercase();
-    let limit = match lower.chars().count() {
+    let length = lower.chars().count();
+    let limit = match length {
         0..=3 => 1,
         4..=7 => 2,
         _ => 3,
@@ -132,6 +135,7 @@ pub(crate) fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a s
     candidates
         .into_iter()
         .filter(|candidate| *candidate != word)
+        .filter(|candidate| length > 3 || candidate.chars().count() == length)
         .map(|candidate| (distance(&lower, &candidate.to_lowercase()), candidate))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
@@ -224,6 +228,8 @@ fn walk(root: &Value, node: &Value, value: &Value, path: &mut Vec<Step>, finding
             .iter()
             .filter(|b| !is_null_type(resolve(root, b)))
             .collect();
+        // Settings have one schema besides `null` in each `anyOf`; a choice between several is not checked here
+        // (loading still refuses a value that fits none).
         if let [only] = others.as_slice() {
             walk(root, only, value, path, findings);
         }
@@ -231,42 +237,14 @@ fn walk(root: &Value, node: &Value, value: &Value, path: &mut Vec<Step>, finding
     }
     if let Some(allowed) = constants(node) {
         if !allowed.contains(&value) {
-            let names: Vec<String> = allowed.iter().map(|c| format!("`{}`", shown(c))).collect();
-            let hint = value
-                .as_str()
-                .and_then(|s| nearest(s, allowed.iter().filter_map(|c| c.as_str())))
-                .map(|near| format!(" (did you mean `{near}`?)"))
-                .unwrap_or_default();
-            findings.push(Finding::value(
-                path.clone(),
-                format!(
-                    "`{}` cannot be {}: expected one of {}{hint}",
-                    dotted(path),
-                    describe(value),
-                    names.join(", ")
-                ),
-            ));
+            findings.push(not_accepted(path, &allowed, value));
         }
         return;
     }
     if let Some(types) = types(node)
         && !types.iter().any(|t| has_type(value, t))
     {
-        findings.push(Finding::value(
-            path.clone(),
-            format!(
-                "`{}` must be {}, not {}",
-                dotted(path),
-                // `null` stands for a key left out; the message names what a key that is present may hold.
-                types
-                    .iter()
-                    .filter(|t| **t != "null" || types.len() == 1)
-                    .map(|t| article(t))
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-                describe(value)
-            ),
-        ));
+        findings.push(wrong_type(path, &types, value));
         return;
     }
     match value {
@@ -296,6 +274,47 @@ fn walk(root: &Value, node: &Value, value: &Value, path: &mut Vec<Step>, finding
         }
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
     }
+}
+
+/// A value outside an enumeration, with the accepted values and the one it was probably meant to be.
+fn not_accepted(path: &[Step], allowed: &[&Value], value: &Value) -> Finding {
+    let names: Vec<String> = allowed
+        .iter()
+        .map(|c| format!("`{}`", c.as_str().map_or_else(|| c.to_string(), str::to_owned)))
+        .collect();
+    let hint = value
+        .as_str()
+        .and_then(|s| nearest(s, allowed.iter().filter_map(|c| c.as_str())))
+        .map(|near| format!(" (did you mean `{near}`?)"))
+        .unwrap_or_default();
+    Finding::value(
+        path.to_vec(),
+        format!(
+            "`{}` cannot be {}: expected one of {}{hint}",
+            dotted(path),
+            shown_value(value),
+            names.join(", ")
+        ),
+    )
+}
+
+/// A value of none of the schema's `types`.
+fn wrong_type(path: &[Step], types: &[&str], value: &Value) -> Finding {
+    // `null` stands for a key left out; the message names what a key that is present may hold.
+    let expected: Vec<String> = types
+        .iter()
+        .filter(|t| **t != "null" || types.len() == 1)
+        .map(|t| article(t))
+        .collect();
+    Finding::value(
+        path.to_vec(),
+        format!(
+            "`{}` must be {}, not {}",
+            dotted(path),
+            expected.join(" or "),
+            shown_value(value)
+        ),
+    )
 }
 
 fn unknown_key(path: &[Step], key: &str, known: &Map<String, Value>) -> Finding {
@@ -417,7 +436,7 @@ fn article(name: &str) -> String {
 }
 
 /// A value as a message shows it: its JSON, shortened.
-fn describe(value: &Value) -> String {
+fn shown_value(value: &Value) -> String {
     match value {
         Value::Object(_) => "an object".to_owned(),
         Value::Array(_) => "an array".to_owned(),
@@ -431,10 +450,6 @@ fn describe(value: &Value) -> String {
             }
         }
     }
-}
-
-fn shown(value: &Value) -> String {
-    value.as_str().map_or_else(|| value.to_string(), str::to_owned)
 }
 
 /// A path as the settings reference writes it: `agentGuard.sandbox`, `permissions.allow[2]`.
@@ -633,6 +648,8 @@ mod tests {
         assert_eq!(nearest("permisions", keys), Some("permissions"));
         assert_eq!(nearest("Sandbox", keys), Some("sandbox"));
         assert_eq!(nearest("model", keys), None);
+        assert_eq!(nearest("asq", ["ask", "allow"]), Some("ask"));
+        assert_eq!(nearest("LSP", ["LS", "Bash"]), None);
         assert_eq!(nearest("allow", keys), None, "the name itself is no suggestion");
         assert_eq!(distance("ab", "ba"), 1);
         assert_eq!(distance("", "abc"), 3);
