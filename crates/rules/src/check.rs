@@ -120,22 +120,46 @@ pub fn check_settings(text: &str, file: &Path, schema: &Value) -> Vec<Problem> {
     problems
 }
 
-/// The name in `candidates` nearest to `word`, when it is near enough to be what was meant: the same name in
-/// another case, or a few letters apart (inserted, deleted, replaced or swapped), fewer for short names. A name of
-/// three letters or fewer is only taken for one of the same length (`asq` for `ask`), since a letter more or less
-/// makes another short name (the coding agent's `LSP` tool is not a misspelt `LS`).
+/// The name in `candidates` a user most likely meant by `word`, for the message about a name that is wrong
+/// anyway (a key inside a section, a value of an enumeration): the same name in another case, or a few letters
+/// apart (inserted, deleted, replaced or swapped), fewer for short names.
 pub(crate) fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let lower = word.to_lowercase();
-    let length = lower.chars().count();
-    let limit = match length {
+    let limit = match word.chars().count() {
         0..=3 => 1,
         4..=7 => 2,
         _ => 3,
     };
+    closest(word, candidates, limit, false)
+}
+
+/// The name in `candidates` that `word` misspells, where any other name is fine (a tool name in a rule, a
+/// top-level key): fewer letters apart than [`nearest`] allows, since a match refuses the file. A name of three
+/// letters or fewer is only taken for one of the same length: a letter more makes another short name (the coding
+/// agent's `LSP` tool is not a misspelt `LS`).
+pub(crate) fn misspelling_of<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let length = word.chars().count();
+    let limit = match length {
+        0..=5 => 1,
+        6..=8 => 2,
+        _ => 3,
+    };
+    closest(word, candidates, limit, length <= 3)
+}
+
+fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    limit: usize,
+    same_length: bool,
+) -> Option<&'a str> {
+    let lower = word.to_lowercase();
     candidates
         .into_iter()
         .filter(|candidate| *candidate != word)
-        .filter(|candidate| length > 3 || candidate.chars().count() == length)
+        .filter(|candidate| !same_length || candidate.chars().count() == word.chars().count())
         .map(|candidate| (distance(&lower, &candidate.to_lowercase()), candidate))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
@@ -195,7 +219,7 @@ fn top_level_keys(top: &Map<String, Value>, schema: &Value, findings: &mut Vec<F
             continue;
         }
         let path = vec![Step::Key(key.clone())];
-        if let Some(near) = nearest(key, ours.iter().copied()) {
+        if let Some(near) = misspelling_of(key, ours.iter().copied()) {
             findings.push(Finding::key(
                 path,
                 format!("unknown key `{key}`: did you mean `{near}`?"),
@@ -648,8 +672,13 @@ mod tests {
         assert_eq!(nearest("permisions", keys), Some("permissions"));
         assert_eq!(nearest("Sandbox", keys), Some("sandbox"));
         assert_eq!(nearest("model", keys), None);
-        assert_eq!(nearest("asq", ["ask", "allow"]), Some("ask"));
-        assert_eq!(nearest("LSP", ["LS", "Bash"]), None);
+        assert_eq!(nearest("kep", ["keep", "remove"]), Some("keep"));
+        // Where any other name is fine, only a near misspelling is taken for one.
+        assert_eq!(misspelling_of("asq", ["ask", "allow"]), Some("ask"));
+        assert_eq!(misspelling_of("LSP", ["LS", "Bash"]), None);
+        assert_eq!(misspelling_of("slow", ["Glob", "Skill"]), None);
+        assert_eq!(misspelling_of("bash", ["Bash"]), Some("Bash"));
+        assert_eq!(misspelling_of("agentGaurd", ["agentGuard"]), Some("agentGuard"));
         assert_eq!(nearest("allow", keys), None, "the name itself is no suggestion");
         assert_eq!(distance("ab", "ba"), 1);
         assert_eq!(distance("", "abc"), 3);

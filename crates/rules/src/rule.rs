@@ -195,7 +195,7 @@ fn parse_target(text: &str) -> Result<Target, String> {
     }
     let name = ToolName::new(tool);
     if !name.is_known()
-        && let Some(near) = crate::check::nearest(tool, ToolName::known_names())
+        && let Some(near) = crate::check::misspelling_of(tool, ToolName::known_names())
     {
         let rest = content.map(|inner| format!("({inner})")).unwrap_or_default();
         return Err(format!("unknown tool `{tool}`: did you mean `{near}{rest}`?"));
