@@ -28,7 +28,7 @@ pub(crate) fn settings(cwd: &Path, args: &DecideArgs) -> Result<Settings> {
         managed: Discovery::default_managed(),
         cli_files: args.settings.clone(),
     };
-    let mut settings = Settings::discover(&discovery)?;
+    let mut settings = agent_decide::discover_settings(&discovery)?;
     settings.add_env(|name| std::env::var(name).ok())?;
     Ok(settings)
 }

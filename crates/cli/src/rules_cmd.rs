@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_decide::{Guard, GuardOptions};
-use agent_rules::Settings;
 use agent_tool_traits::Source;
 use anyhow::{Context, Result};
 
@@ -19,18 +18,12 @@ pub(crate) fn run(cwd: Option<PathBuf>, check: Option<PathBuf>, args: &DecideArg
     Ok(code)
 }
 
-/// Every problem of one settings file as a line: what `rules --check` prints and `doctor` reports. Errors of JSON
-/// name the line and the column; bad rules name their place (`permissions.allow[2]`).
+/// Every problem of one settings file as a line, `file:line:column: what` with the nearest known name: what
+/// `rules --check` prints, `doctor` reports and the hook gives as its reason for denying.
 pub(crate) fn file_problems(file: &Path) -> Vec<String> {
-    Settings::check_file(file)
+    agent_decide::check_settings_file(file)
         .iter()
-        .map(|error| match error {
-            // The reason a file cannot be read is its source, which the error's own text leaves out.
-            agent_rules::Error::Read { source, .. } => format!("{error}: {source}"),
-            agent_rules::Error::Rule { .. }
-            | agent_rules::Error::Json { .. }
-            | agent_rules::Error::Mode { .. } => error.to_string(),
-        })
+        .map(ToString::to_string)
         .collect()
 }
 

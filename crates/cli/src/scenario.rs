@@ -121,7 +121,7 @@ impl Scenario {
             managed: Vec::new(),
             cli_files,
         };
-        let settings = Settings::discover(&discovery)?;
+        let settings = agent_decide::discover_settings(&discovery)?;
         Ok(PreparedScenario { cwd, home, settings })
     }
 

@@ -133,7 +133,10 @@ fn a_broken_settings_file_is_a_problem_named_with_its_position() {
     assert_eq!(out.status.code(), Some(1), "{report}");
     let settings = line(&report, "problem", "settings");
     assert!(settings.contains(&broken.display().to_string()), "{settings}");
-    assert!(settings.contains("line 3 column 26"), "{settings}");
+    assert!(
+        settings.contains(&format!("{}:3:26: invalid JSON", broken.display())),
+        "{settings}"
+    );
     assert!(
         report.contains(&format!("agent-guard rules --check {}", broken.display())),
         "{report}"

@@ -1,8 +1,8 @@
 //! The `agentGuard` section of settings files: what the layers above the rules read from them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use agent_rules::{Section, Settings};
+use agent_rules::{Discovery, Problem, Section, Settings};
 use agent_tool_traits::Source;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -166,8 +166,8 @@ struct SandboxEnvJson {
     keep: Vec<String>,
 }
 
-/// The `limits` object of the `agentGuard` section (its schema; the keys are read by `LimitsConfig::with_settings`,
-/// which reports a bad value in the trace instead of failing the load).
+/// The `limits` object of the `agentGuard` section (its schema, which the check of a settings file applies; the keys
+/// are read by `LimitsConfig::with_settings`).
 #[allow(dead_code, reason = "only its schema is used")]
 #[derive(schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -222,6 +222,32 @@ pub fn settings_schema() -> Value {
         properties.insert("agentGuard".to_owned(), section);
     }
     schema
+}
+
+/// The schema every reader checks a settings file against: [`settings_schema`] with `agentGuard.tests` left open,
+/// since deciding never reads the policy tests (`agent-guard test` checks each case and names a malformed one).
+fn check_schema() -> &'static Value {
+    static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+        let mut schema = settings_schema();
+        if let Some(tests) = schema.pointer_mut("/properties/agentGuard/properties/tests") {
+            *tests = Value::Bool(true);
+        }
+        schema
+    });
+    &SCHEMA
+}
+
+/// Every problem of one settings file, the `agentGuard` section included, each with its line and column and the
+/// nearest known name: what `agent-guard rules --check` prints and `doctor` reports. Loading runs the same check
+/// ([`discover_settings`]), so a file that passes here loads, and one that fails is refused with these problems.
+pub fn check_settings_file(path: &Path) -> Vec<Problem> {
+    Settings::check_file(path, check_schema())
+}
+
+/// The settings `discovery` finds, each file checked like [`check_settings_file`]: how every reader (the hook,
+/// `serve`, `agent`, `rules`) loads them.
+pub fn discover_settings(discovery: &Discovery) -> agent_rules::Result<Settings> {
+    Settings::discover_with(discovery, check_schema())
 }
 
 impl GuardSettings {
@@ -300,6 +326,64 @@ mod tests {
                 "{tests}"
             );
         }
+    }
+
+    fn problems(text: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, text).unwrap();
+        let shown = path.display().to_string();
+        check_settings_file(&path)
+            .iter()
+            .map(|p| p.to_string().replacen(&shown, "s.json", 1))
+            .collect()
+    }
+
+    #[test]
+    fn the_agent_guard_section_is_checked_with_positions_and_suggestions() {
+        let text = "{\"agentGuard\": {\n  \"blockNetwrk\": false,\n  \"sandbox\": \"Off\",\n  \"sandboxEnv\": {\"kep\": []},\n  \"limits\": {\"maxStep\": 3}\n}}";
+        assert_eq!(
+            problems(text),
+            [
+                "s.json:2:3: unknown key `blockNetwrk` in `agentGuard`: did you mean `blockNetwork`?",
+                "s.json:3:14: `agentGuard.sandbox` cannot be `\"Off\"`: expected one of `auto`, `required`, `off` (did you mean `off`?)",
+                "s.json:4:18: unknown key `kep` in `agentGuard.sandboxEnv`: did you mean `keep`?",
+                "s.json:5:14: unknown key `maxStep` in `agentGuard.limits`: did you mean `maxSteps`?",
+            ]
+        );
+        assert_eq!(
+            problems(r#"{"agentGuard": {"blockNetwork": "no"}}"#),
+            ["s.json:1:33: `agentGuard.blockNetwork` must be a boolean, not `\"no\"`"]
+        );
+        assert_eq!(
+            problems(r#"{"blockNetwork": false}"#),
+            [
+                "s.json:1:2: `blockNetwork` belongs inside `agentGuard`: write `\"agentGuard\": {\"blockNetwork\": …}`"
+            ]
+        );
+        // The policy tests are `agent-guard test`'s to check; a good section passes.
+        let good = r#"{"agentGuard": {"blockNetwork": false, "sandbox": "required", "tests": {"not": "a list"},
+            "sandboxEnv": {"keep": ["X"]}, "limits": {"maxSteps": 4}, "commands": {"readOnly": ["x"]}}}"#;
+        assert_eq!(problems(good), Vec::<String>::new());
+    }
+
+    #[test]
+    fn loading_refuses_what_the_check_finds_with_the_same_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".agent-guard/settings.json");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, r#"{"agentGuard": {"sandbox": "Off"}}"#).unwrap();
+        let discovery = Discovery {
+            cwd: dir.path().into(),
+            ..Discovery::default()
+        };
+        let err = discover_settings(&discovery).unwrap_err().to_string();
+        let checked: Vec<String> = check_settings_file(&file)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(err, checked.join("; "));
+        assert!(err.contains(":1:28: `agentGuard.sandbox` cannot be"), "{err}");
     }
 
     #[test]

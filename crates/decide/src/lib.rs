@@ -64,7 +64,9 @@ mod test_guard;
 pub use bounded::{
     CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound, DecisionTimer,
 };
-pub use config::{GuardSettings, PolicyTest, SandboxMode, settings_schema};
+pub use config::{
+    GuardSettings, PolicyTest, SandboxMode, check_settings_file, discover_settings, settings_schema,
+};
 pub use confine::GuardProtection;
 pub use decided::{CheckedPath, Decided};
 pub use error::{Error, Result};

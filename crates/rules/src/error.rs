@@ -33,6 +33,14 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// A settings file that fails the strict check: every problem, each with its line and column.
+    #[error("{}", problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, in the order of the file.
+        problems: Vec<crate::Problem>,
+    },
     /// A permission mode that does not exist.
     #[error("unknown permission mode `{mode}`{}: expected one of default, acceptEdits, plan, dontAsk, bypassPermissions, auto, bubble", origin.as_ref().map(|o| format!(" in {o}")).unwrap_or_default())]
     Mode {

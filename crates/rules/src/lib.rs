@@ -8,6 +8,10 @@
 //! layer denials, hook blocks, asks (bypass-immune), the mode, allow rules, the classifier of mode `auto`, the
 //! tool's default; then `dontAsk` turns an ask into a deny. Every overridden decision goes to the conflict log.
 //!
+//! Settings files load through [`Settings::discover`]; [`check_settings`] is the one strict check of a file that
+//! loading, `rules --check` and `doctor` all run (unknown keys with the nearest known one, types, rules, tool
+//! names), each problem a [`Problem`] with its file, line and column.
+//!
 //! **Invariant:** deciding never fails and never panics; what cannot be judged is asked or denied, never allowed.
 //! **Invariant:** deciding is pure: [`Policy::decide`] reads the policy and the caller's [`SessionState`] and changes
 //! neither; the caller records the decisions it acts on.
@@ -34,6 +38,7 @@
 //! # Ok::<(), agent_rules::Error>(())
 //! ```
 
+mod check;
 mod classifier;
 mod describe;
 mod error;
@@ -49,6 +54,7 @@ mod session;
 mod settings;
 mod tool;
 
+pub use check::{Problem, check_settings};
 pub use classifier::{
     Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
 };

@@ -763,6 +763,10 @@ fn default_verdict(
             format!("`{tool}` changes nothing outside the conversation"),
         ),
         ToolKind::Mcp => (Decision::Ask, format!("MCP tool `{tool}` has no rule; asking")),
+        ToolKind::Other if tool.is_known() => (
+            Decision::Ask,
+            format!("`{tool}` runs user-defined instructions and has no rule; asking"),
+        ),
         ToolKind::Other => (
             Decision::Ask,
             format!("unknown tool `{tool}` has no rule; asking"),

@@ -194,6 +194,12 @@ fn parse_target(text: &str) -> Result<Target, String> {
         return Err("a wildcard tool name must be `*` alone or `mcp__server__*`".to_owned());
     }
     let name = ToolName::new(tool);
+    if !name.is_known()
+        && let Some(near) = crate::check::misspelling_of(tool, ToolName::known_names())
+    {
+        let rest = content.map(|inner| format!("({inner})")).unwrap_or_default();
+        return Err(format!("unknown tool `{tool}`: did you mean `{near}{rest}`?"));
+    }
     let content = match content {
         None => None,
         Some(inner) => Some(parse_content(&name, inner)?),
@@ -545,6 +551,11 @@ mod tests {
             ("Read(a[)", "bad glob"),
             ("WebSearch(cats)", "take no content"),
             ("Bash(echo 'x)", "unterminated"),
+            ("Raed(./x)", "unknown tool `Raed`: did you mean `Read(./x)`?"),
+            ("bash(ls)", "did you mean `Bash(ls)`?"),
+            ("Bahs", "did you mean `Bash`?"),
+            ("WebFetc(domain:a.com)", "did you mean `WebFetch(domain:a.com)`?"),
+            ("FarAwayTool(x)", "take no content"),
         ] {
             let err = parse(text).expect_err(text).to_string();
             assert!(err.contains(needle), "{text}: {err}");

@@ -7,6 +7,7 @@ use agent_tool_traits::{Decision, Source};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::check::{Problem, check_settings};
 use crate::error::{Error, Result};
 use crate::mode::PermissionMode;
 use crate::rule::Rule;
@@ -102,7 +103,8 @@ fn family_of(file: &Path) -> Family {
     }
 }
 
-/// The JSON shape of a settings file; unknown keys are ignored (the coding agent's files have many).
+/// The JSON shape of a settings file. Unknown top-level keys are ignored (the coding agent's files have many);
+/// [`check_settings`] names those close to a key of this shape.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(
@@ -122,7 +124,7 @@ struct SettingsJson {
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PermissionsJson {
     /// Rules that allow without asking: `Tool`, `Tool(content)` or `*`.
     #[serde(default)]
@@ -144,11 +146,25 @@ struct PermissionsJson {
     /// `disable` in a managed policy refuses `bypassPermissions` from every other source.
     #[serde(default)]
     disable_bypass_permissions_mode: Option<String>,
+    /// The coding agent's: `disable` refuses its `auto` mode. agent-guard reads it from no file; a managed policy's
+    /// `disableBypassPermissionsMode` is its own refusal.
+    #[serde(default)]
+    #[expect(
+        dead_code,
+        reason = "the coding agent's key, accepted so that its files pass the check"
+    )]
+    disable_auto_mode: Option<String>,
 }
 
 /// The JSON Schema of a settings file, with the `agentGuard` section left open (the layers above describe it).
 pub fn settings_schema() -> Value {
     serde_json::to_value(schemars::schema_for!(SettingsJson)).unwrap_or(Value::Null)
+}
+
+/// [`settings_schema`], built once: what [`Settings::add_file`] and [`Settings::add_text`] check files against.
+fn own_schema() -> &'static Value {
+    static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(settings_schema);
+    &SCHEMA
 }
 
 /// A section of a settings file that a higher layer reads (`agentGuard`, `hooks`), with where it came from.
@@ -191,9 +207,16 @@ impl Settings {
         Self::default()
     }
 
-    /// Loads every file `discovery` finds, highest precedence first. A file that exists but cannot be read or
-    /// parsed, or holds a bad rule, is an error naming it; a missing file is skipped (except `--settings` files).
+    /// Loads every file `discovery` finds, highest precedence first. A file that exists but cannot be read, or
+    /// fails [`check_settings`](crate::check_settings), is an error naming it; a missing file is skipped (except
+    /// `--settings` files). The `agentGuard` section is left to the layer that reads it: see [`Self::discover_with`].
     pub fn discover(discovery: &Discovery) -> Result<Self> {
+        Self::discover_with(discovery, own_schema())
+    }
+
+    /// [`Self::discover`], checking each file against `schema`: the schema of a whole settings file, with the
+    /// sections of the layers above (the decision crate's `settings_schema`).
+    pub fn discover_with(discovery: &Discovery, schema: &Value) -> Result<Self> {
         let mut settings = Self::new();
         for (path, source, family) in discovery.candidates() {
             let text = match std::fs::read_to_string(&path) {
@@ -202,7 +225,7 @@ impl Settings {
                 Err(source) => return Err(Error::Read { path, source }),
             };
             let project = project_dir(&path, source, &discovery.cwd);
-            settings.add_json(&text, &path, source, family, &project, &discovery.cwd)?;
+            settings.add_json(&text, &path, source, family, &project, &discovery.cwd, schema)?;
         }
         Ok(settings)
     }
@@ -220,46 +243,27 @@ impl Settings {
     /// rules anchored at the project are anchored where a file at `path` anchors them, and errors name `path`.
     pub fn add_text(&mut self, text: &str, path: &Path, source: Source, cwd: &Path) -> Result<()> {
         let project = project_dir(path, source, cwd);
-        self.add_json(text, path, source, family_of(path), &project, cwd)
+        self.add_json(text, path, source, family_of(path), &project, cwd, own_schema())
     }
 
-    /// Every problem of one settings file, for `agent-guard rules --check`: JSON errors, bad rules with their
-    /// position (`permissions.allow[2]`), unknown modes. Empty when the file is good.
-    pub fn check_file(path: &Path) -> Vec<Error> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) => {
-                return vec![Error::Read {
-                    path: path.to_owned(),
-                    source: e,
-                }];
-            }
-        };
-        let json: SettingsJson = match serde_json::from_str(&text) {
-            Ok(json) => json,
-            Err(e) => {
-                return vec![Error::Json {
-                    path: path.to_owned(),
-                    source: e,
-                }];
-            }
-        };
-        let mut errors = Vec::new();
-        for (key, behavior, list) in rule_lists(&json.permissions) {
-            for (i, text) in list.iter().enumerate() {
-                if let Err(e) = Rule::parse(text, behavior, Source::User) {
-                    errors.push(e.at(format!("{} at permissions.{key}[{i}]", path.display())));
-                }
-            }
+    /// Every problem of one settings file, checked against `schema` (see [`Self::discover_with`]): what
+    /// `agent-guard rules --check` prints and `doctor` reports, the same check loading runs. Empty when the file is
+    /// good.
+    pub fn check_file(path: &Path, schema: &Value) -> Vec<Problem> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => check_settings(&text, path, schema),
+            Err(e) => vec![Problem {
+                file: path.to_owned(),
+                position: None,
+                message: format!("cannot read the settings file: {e}"),
+            }],
         }
-        if let Some(mode) = &json.permissions.default_mode
-            && let Err(e) = mode.parse::<PermissionMode>()
-        {
-            errors.push(e.at(format!("{} at permissions.defaultMode", path.display())));
-        }
-        errors
     }
 
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the private step every way of loading a file shares"
+    )]
     fn add_json(
         &mut self,
         text: &str,
@@ -268,7 +272,15 @@ impl Settings {
         family: Family,
         project: &Path,
         cwd: &Path,
+        schema: &Value,
     ) -> Result<()> {
+        let problems = check_settings(text, path, schema);
+        if !problems.is_empty() {
+            return Err(Error::Invalid {
+                path: path.to_owned(),
+                problems,
+            });
+        }
         let json: SettingsJson = serde_json::from_str(text).map_err(|e| Error::Json {
             path: path.to_owned(),
             source: e,
@@ -557,7 +569,7 @@ mod tests {
                 && err.contains("allow[1]"),
             "{err}"
         );
-        assert_eq!(Settings::check_file(&file).len(), 1);
+        assert_eq!(Settings::check_file(&file, own_schema()).len(), 1);
     }
 
     #[test]
@@ -568,7 +580,7 @@ mod tests {
             cwd: tmp.path().into(),
             ..Discovery::default()
         };
-        assert!(matches!(Settings::discover(&d), Err(Error::Json { .. })));
+        assert!(matches!(Settings::discover(&d), Err(Error::Invalid { .. })));
         let d = Discovery {
             cwd: tmp.path().join("x"),
             cli_files: vec![tmp.path().join("nope.json")],

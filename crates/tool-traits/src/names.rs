@@ -32,9 +32,10 @@ pub enum ToolKind {
     Agent,
     /// A tool of an MCP server (`mcp__server__tool`).
     Mcp,
-    /// A tool that only talks to the user or keeps the agent's own notes (`ask_user`, `TodoWrite`, …).
+    /// A tool that only talks to the user, keeps the agent's own notes or tends the agent's own background shells
+    /// (`ask_user`, `TodoWrite`, `BashOutput`, …).
     Harmless,
-    /// Any other tool.
+    /// Any other tool, known by name (`SlashCommand`, `Skill`: they run user-defined instructions) or not.
     Other,
 }
 
@@ -155,6 +156,50 @@ const KNOWN: &[Known] = &[
         aliases: &[],
         runtime: None,
     },
+    // Reads the output of a background shell the agent started; the command itself was decided when it started.
+    Known {
+        name: "BashOutput",
+        kind: ToolKind::Harmless,
+        aliases: &[],
+        runtime: None,
+    },
+    // Ends a background shell the agent started (it takes the id of one of the agent's own shells): stopping a
+    // command that was already decided can reach nothing that command could not.
+    Known {
+        name: "KillShell",
+        kind: ToolKind::Harmless,
+        aliases: &[],
+        runtime: None,
+    },
+    // Lists the resources the configured MCP servers offer: their names, not their content.
+    Known {
+        name: "ListMcpResourcesTool",
+        kind: ToolKind::Harmless,
+        aliases: &[],
+        runtime: None,
+    },
+    // Reads a resource from an MCP server: the server decides what it returns, so it is decided like an MCP tool.
+    Known {
+        name: "ReadMcpResourceTool",
+        kind: ToolKind::Mcp,
+        aliases: &[],
+        runtime: None,
+    },
+    // Runs a user-defined slash command or skill: a file (possibly the repository's own) whose frontmatter can
+    // pre-approve tools and whose `!` lines the coding agent runs as shell commands without a tool call this guard
+    // sees. It asks unless a rule (`SlashCommand`, `Skill`) allows it.
+    Known {
+        name: "SlashCommand",
+        kind: ToolKind::Other,
+        aliases: &[],
+        runtime: None,
+    },
+    Known {
+        name: "Skill",
+        kind: ToolKind::Other,
+        aliases: &[],
+        runtime: None,
+    },
 ];
 
 impl ToolName {
@@ -173,6 +218,18 @@ impl ToolName {
     /// What the tool does.
     pub fn kind(&self) -> ToolKind {
         kind_of(&self.0)
+    }
+
+    /// Whether the table knows the tool (by its canonical name or an alias).
+    pub fn is_known(&self) -> bool {
+        known(&self.0).is_some()
+    }
+
+    /// Every name the table knows, canonical names and aliases, in both families: the names a rule may use.
+    pub fn known_names() -> impl Iterator<Item = &'static str> {
+        KNOWN
+            .iter()
+            .flat_map(|tool| std::iter::once(tool.name).chain(tool.aliases.iter().copied()))
     }
 
     /// Every name of the tool: the canonical one first, then its aliases (just the name for a tool the table does

@@ -1,0 +1,240 @@
+//! One strict check of settings files, run by every reader: `rules --check`, `doctor`, the hook (`check`), `serve`
+//! and `agent` accept the same files, and name each mistake with its file, line, column and the nearest known name.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+mod served;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use served::{TOKEN, serve_in};
+
+/// A settings file with one of each mistake a user makes, among keys of the coding agent's own that are fine.
+const MISTAKES: &str = r#"{
+  "model": "opus",
+  "env": {"FOO": "1"},
+  "statusLine": {"type": "command", "command": "x"},
+  "enabledPlugins": {},
+  "permisions": {"allow": ["Bash"]},
+  "permissions": {
+    "dney": ["Read(./.env)"],
+    "allow": ["Raed(./x)", "bash(ls)"]
+  },
+  "agentGuard": {
+    "blockNetwrk": false,
+    "sandbox": "Off"
+  }
+}
+"#;
+
+/// Each mistake of [`MISTAKES`]: `line:column: message`.
+const EXPECTED: &[&str] = &[
+    ":6:3: unknown key `permisions`: did you mean `permissions`?",
+    ":8:5: unknown key `dney` in `permissions`: did you mean `deny`?",
+    ":9:15: invalid rule `Raed(./x)` in permissions.allow[0]: unknown tool `Raed`: did you mean `Read(./x)`?",
+    ":9:28: invalid rule `bash(ls)` in permissions.allow[1]: unknown tool `bash`: did you mean `Bash(ls)`?",
+    ":12:5: unknown key `blockNetwrk` in `agentGuard`: did you mean `blockNetwork`?",
+    ":13:16: `agentGuard.sandbox` cannot be `\"Off\"`: expected one of `auto`, `required`, `off` (did you mean `off`?)",
+];
+
+/// A scratch HOME and project, with `text` as the project's `.claude/settings.json`.
+fn scratch(text: &str) -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("project");
+    let file = project.join(".claude/settings.json");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, text).unwrap();
+    (
+        tmp,
+        home,
+        project.canonicalize().unwrap(),
+        file.canonicalize().unwrap(),
+    )
+}
+
+/// The binary in `dir` with `home`, a fixed PATH and no inherited `AGENT_*` variables.
+fn command(dir: &Path, home: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
+    command
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin");
+    for (key, _) in std::env::vars() {
+        if key.starts_with("AGENT_") || key.ends_with("_API_KEY") {
+            command.env_remove(key);
+        }
+    }
+    command
+}
+
+fn run(dir: &Path, home: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = command(dir, home)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn hook_input(cwd: &Path, tool: &str, input: Value) -> Value {
+    json!({
+        "session_id": "s", "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": input,
+    })
+}
+
+/// The `file:line:column: message` lines of every mistake in `file`.
+fn expected_lines(file: &Path) -> Vec<String> {
+    EXPECTED
+        .iter()
+        .map(|tail| format!("{}{tail}", file.display()))
+        .collect()
+}
+
+#[test]
+fn every_reader_names_each_mistake_with_its_position_and_a_suggestion() {
+    let (_tmp, home, project, file) = scratch(MISTAKES);
+    let expected = expected_lines(&file);
+
+    // `rules --check`: one line per mistake, in the order of the file, and a failing exit.
+    let out = run(&project, &home, &["rules", "--check", file.to_str().unwrap()], "");
+    let report = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines[..expected.len()], expected[..], "{report}");
+    assert!(report.contains("6 problem(s)"), "{report}");
+
+    // `doctor`: the same lines, and the note that every call is denied until the file is fixed.
+    let out = run(&project, &home, &["doctor"], "");
+    let report = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    for line in &expected {
+        assert!(report.contains(line.as_str()), "{line}\n{report}");
+    }
+    assert!(report.contains("every call is denied"), "{report}");
+
+    // The hook denies every call, with the same lines as its reason.
+    let input = hook_input(&project, "Bash", json!({"command": "ls"}));
+    let out = run(&project, &home, &["check"], &input.to_string());
+    let output: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hook = &output["hookSpecificOutput"];
+    assert_eq!(hook["permissionDecision"], "deny", "{output}");
+    let reason = hook["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("cannot load the settings"), "{reason}");
+    assert!(reason.ends_with(&expected.join("; ")), "{reason}");
+
+    // `agent` refuses to start, naming the same mistakes, before it talks to any model.
+    let out = command(&project, &home)
+        .args([
+            "agent",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--api-key-env",
+            "TEST_KEY",
+        ])
+        .args(["--model", "m", "--no-stream", "list the files"])
+        .env("TEST_KEY", "k")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report = text(&out);
+    assert!(!out.status.success(), "{report}");
+    for line in &expected {
+        assert!(report.contains(line.as_str()), "{line}\n{report}");
+    }
+}
+
+#[test]
+fn serve_denies_with_the_same_lines_as_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("project/.claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, MISTAKES).unwrap();
+    let server = serve_in(dir, &["--token", TOKEN]);
+    let file = file.canonicalize().unwrap();
+    let (status, output) = server.post("/v1/decide", &server.input("s", "ls"));
+    assert_eq!(status, 200, "{output}");
+    let hook = &output["hookSpecificOutput"];
+    assert_eq!(hook["permissionDecision"], "deny", "{output}");
+    let reason = hook["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.ends_with(&expected_lines(&file).join("; ")), "{reason}");
+}
+
+#[test]
+fn a_syntax_error_is_named_at_its_line_and_column_by_check_and_hook() {
+    let (_tmp, home, project, file) = scratch("{\n  \"permissions\": {\"allow\": [\"Read\" \"Bash\"]}\n}\n");
+    let expected = format!("{}:2:36: invalid JSON: expected `,` or `]`", file.display());
+    let out = run(&project, &home, &["rules", "--check", file.to_str().unwrap()], "");
+    assert!(text(&out).starts_with(&expected), "{}", text(&out));
+    let input = hook_input(&project, "Read", json!({"file_path": "a.txt"}));
+    let out = run(&project, &home, &["check"], &input.to_string());
+    let output: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(output["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        output["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .ends_with(&expected),
+        "{output}"
+    );
+}
+
+#[test]
+fn a_file_of_the_coding_agent_with_its_own_keys_passes_every_reader() {
+    let good = r#"{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "model": "opus", "env": {"FOO": "1"}, "cleanupPeriodDays": 20, "includeCoAuthoredBy": false,
+  "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
+  "enabledPlugins": {"x@y": true}, "sandbox": {"enabled": true},
+  "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "agent-guard check"}]}]},
+  "permissions": {"allow": ["Bash(ls:*)", "Read", "SlashCommand", "Skill", "BashOutput"],
+                  "deny": ["Read(./.env)"], "defaultMode": "default", "additionalDirectories": ["../docs"]},
+  "agentGuard": {"blockNetwork": false, "sandbox": "auto", "sandboxEnv": {"remove": ["INTERNAL_*"]}}
+}"#;
+    let (_tmp, home, project, file) = scratch(good);
+    let out = run(&project, &home, &["rules", "--check", file.to_str().unwrap()], "");
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains(": ok"), "{}", text(&out));
+    let report = text(&run(&project, &home, &["doctor"], ""));
+    assert!(report.contains(": valid"), "{report}");
+    // The hook loads it: the deny rule applies, and a read-only command is allowed.
+    for (tool, input, expected) in [
+        ("Read", json!({"file_path": ".env"}), "deny"),
+        ("Bash", json!({"command": "ls"}), "allow"),
+    ] {
+        let out = run(
+            &project,
+            &home,
+            &["check"],
+            &hook_input(&project, tool, input).to_string(),
+        );
+        let output: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            output["hookSpecificOutput"]["permissionDecision"], expected,
+            "{output}"
+        );
+    }
+}
