@@ -195,8 +195,8 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "agent-rules",
-        "Result",
-        "the crate's result alias, beside its `Error`",
+        "check_settings",
+        "the one strict check of a settings file's text, for a library user that checks without loading",
     ),
     (
         "agent-runtime-limits",
