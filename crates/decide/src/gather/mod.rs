@@ -1,6 +1,7 @@
 //! Step 2 of a decision: the facts a call's kind needs, one module per kind of call (shell, files, web, tools the
 //! rules cannot look into), and the findings of the layers that produced them.
 
+mod address;
 mod files;
 mod moves;
 mod opaque;
@@ -46,6 +47,9 @@ pub(crate) struct Gathering<'g> {
     pub(crate) guard: &'g Guard,
     pub(crate) paths: Vec<CheckedPath>,
     pub(crate) findings: Vec<Verdict>,
+    /// A shell line was analysed (the call's own, or one an opaque tool runs): its reads outside the roots are
+    /// judged as a shell's.
+    pub(crate) shell_line: bool,
 }
 
 /// The most files one glob may match and still be checked one by one (a few milliseconds of checks); a larger
@@ -61,6 +65,7 @@ impl Guard {
             guard: self,
             paths: Vec::new(),
             findings,
+            shell_line: false,
         };
         let mut gathered_shell = None;
         let mut host = None;
@@ -72,11 +77,14 @@ impl Guard {
             CallTarget::Agent(name) => agent = name,
             CallTarget::Opaque => {}
         }
-        // A tool the rules cannot look into may still read the files its arguments name.
+        // A tool the rules cannot look into may still read the files its arguments name, fetch the URLs it is
+        // given, or run a shell line.
         if opaque {
             gathering.named_paths(tool, args);
+            gathering.named_urls(args);
+            gathering.shell_like(tool, args);
         }
-        let is_shell = gathered_shell.is_some();
+        let is_shell = gathering.shell_line;
         let path_findings: Vec<Verdict> = gathering
             .paths
             .iter()

@@ -1,10 +1,11 @@
 //! The facts of a call the rules cannot look into (an MCP server's tool, an unknown one, a subagent's start): the
-//! files its arguments name.
+//! files and URLs its arguments name, and the shell line it runs when its name or input says it runs one.
 
-use agent_tool_traits::{Access, Decision, Layer};
+use agent_tool_traits::{Access, Decision, Layer, ToolName};
 use serde_json::Value;
 
 use super::Gathering;
+use crate::hook_io::shell_quote;
 
 impl Gathering<'_> {
     /// A tool the rules cannot look into may still read or write the files its arguments name (`{"path": ".env"}`):
@@ -29,6 +30,98 @@ impl Gathering<'_> {
                 Layer::Sandbox,
             );
         }
+    }
+}
+
+impl Gathering<'_> {
+    /// A tool whose name or input says it runs shell commands (`bash`, `exec_command`, `mcp__x__run_shell`, a
+    /// `command`/`cmd`/`script` argument) runs them outside agent-guard's sandbox: its line is analysed like a
+    /// shell call's (a deny class denies, a file outside the roots is checked) and the call asks in every mode.
+    /// The tools the table knows are decided by what each does, not by their names (`BashOutput` reads a
+    /// background shell's output; `SlashCommand` runs a prompt).
+    pub(super) fn shell_like(&mut self, tool: &str, args: &Value) {
+        if ToolName::new(tool).is_known() {
+            return;
+        }
+        let line = command_line(args);
+        if line.is_none() && !shell_like_name(tool) {
+            return;
+        }
+        let Some(line) = line else {
+            self.find(
+                Decision::Ask,
+                format!("`{tool}` runs shell commands, and its input holds no command line to check"),
+                Layer::Bash,
+            );
+            return;
+        };
+        // The facts of the line count, but not as the call's own shell: no rule for `Bash` applies to this tool,
+        // and no sandbox wraps it.
+        self.shell(tool, &line);
+        self.find(
+            Decision::Ask,
+            format!("`{tool}` runs the shell line `{line}` where agent-guard's sandbox cannot contain it"),
+            Layer::Bash,
+        );
+    }
+
+    /// The URLs an opaque tool is given (`url`, `uri`, `endpoint`, …): one that reaches this machine or its
+    /// private network asks in every mode.
+    pub(super) fn named_urls(&mut self, args: &Value) {
+        let Some(object) = args.as_object() else {
+            return;
+        };
+        for (key, value) in object {
+            let key = key.to_ascii_lowercase();
+            if key.ends_with("url") || key.ends_with("uri") || key == "endpoint" || key == "href" {
+                let mut urls = Vec::new();
+                strings(value, &mut urls);
+                for url in urls {
+                    self.internal_url(url);
+                }
+            }
+        }
+    }
+}
+
+/// Whether a tool's name says it runs shell commands, whatever its case and separators and under an MCP prefix.
+fn shell_like_name(tool: &str) -> bool {
+    let own = tool.rsplit("__").next().unwrap_or(tool);
+    let name: String = own
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    [
+        "bash",
+        "shell",
+        "exec",
+        "runcommand",
+        "terminal",
+        "zsh",
+        "powershell",
+        "subprocess",
+        "spawn",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+        || matches!(name.as_str(), "sh" | "run" | "cmd" | "execute")
+}
+
+/// The command line an opaque tool's input gives under `command`, `cmd` or `script` (top level): a string as it
+/// is, a list of words quoted for a shell (`["bash", "-lc", "ls"]`).
+fn command_line(args: &Value) -> Option<String> {
+    let object = args.as_object()?;
+    let value = ["command", "cmd", "script", "commands"]
+        .iter()
+        .find_map(|key| object.get(*key))?;
+    match value {
+        Value::String(line) => Some(line.clone()),
+        Value::Array(words) => {
+            let words: Option<Vec<String>> = words.iter().map(|w| w.as_str().map(shell_quote)).collect();
+            words.map(|words| words.join(" "))
+        }
+        _ => None,
     }
 }
 
@@ -98,6 +191,33 @@ mod tests {
         let mut found = named_paths(&args);
         found.sort_unstable();
         assert_eq!(found, ["a", "b", "c", "d", "f"]);
+    }
+
+    #[test]
+    fn shell_runners_are_known_by_name_or_input() {
+        for tool in [
+            "bash",
+            "Shell",
+            "exec_command",
+            "local_shell",
+            "mcp__box__exec",
+            "run_command",
+            "mcp__t__Terminal",
+        ] {
+            assert!(shell_like_name(tool), "{tool}");
+        }
+        for tool in ["mcp__github__create_issue", "Read", "fetch_url", "search"] {
+            assert!(!shell_like_name(tool), "{tool}");
+        }
+        assert_eq!(
+            command_line(&json!({"command": "ls -la"})).as_deref(),
+            Some("ls -la")
+        );
+        assert_eq!(
+            command_line(&json!({"cmd": ["bash", "-lc", "rm -rf ~"]})).as_deref(),
+            Some("'bash' '-lc' 'rm -rf ~'")
+        );
+        assert_eq!(command_line(&json!({"query": "ls"})), None);
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub(super) struct ShellFacts {
 impl Gathering<'_> {
     /// Analyses `command` and checks everything it touches.
     pub(super) fn shell(&mut self, tool: &str, command: &str) -> ShellFacts {
+        self.shell_line = true;
         let analysis = self.guard.bash.analyze(command);
         self.findings.extend(analysis.findings.iter().map(|f| {
             let provenance = Provenance::layer(Layer::Bash);

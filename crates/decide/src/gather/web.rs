@@ -1,4 +1,4 @@
-//! The facts of a web call (WebFetch): the host its URL names.
+//! The facts of a web call (WebFetch): the host its URL names, and whether it reaches an internal address.
 
 use agent_tool_traits::{Decision, Layer};
 
@@ -23,7 +23,16 @@ impl Gathering<'_> {
                 Layer::Tool,
             );
         }
+        self.internal_url(url);
         host
+    }
+
+    /// A URL that reaches this machine or its private network asks in every mode: local services and a cloud's
+    /// credential endpoint are not the web.
+    pub(super) fn internal_url(&mut self, url: &str) {
+        if let Some(why) = super::address::internal_place(url) {
+            self.find(Decision::Ask, why, Layer::Tool);
+        }
     }
 }
 
