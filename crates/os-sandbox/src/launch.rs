@@ -99,7 +99,7 @@ impl Prepared {
                 env: None,
                 tmp_dir: None,
                 watch: Watch::default(),
-                started: std::time::SystemTime::now(),
+                started: crate::scan::file_clock_now(),
                 scratch: None,
             });
         };
@@ -191,7 +191,7 @@ impl Prepared {
             env: Some(env),
             tmp_dir: Some(tmp_dir),
             watch: plan.watch.clone(),
-            started: std::time::SystemTime::now(),
+            started: crate::scan::file_clock_now(),
             scratch: Some(scratch),
         })
     }

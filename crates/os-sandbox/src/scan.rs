@@ -79,6 +79,24 @@ impl Watch {
     }
 }
 
+/// The time as the kernel stamps files now: its coarse real-time clock, which lags the fine clock by up to a tick.
+/// A run's start taken from the fine clock would be later than the stamps of what the command creates at once
+/// (`mkdir .claude` as its first act), and those would pass for older than the run.
+pub(crate) fn file_clock_now() -> std::time::SystemTime {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME_COARSE)
+        .ok()
+        .and_then(|t| {
+            let secs = u64::try_from(t.tv_sec()).ok()?;
+            let nanos = u32::try_from(t.tv_nsec()).ok()?;
+            Some(std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos))
+        })
+        // Without the coarse clock, a margin of a second covers any tick.
+        .unwrap_or_else(|| {
+            let now = std::time::SystemTime::now();
+            now.checked_sub(std::time::Duration::from_secs(1)).unwrap_or(now)
+        })
+}
+
 /// Whether the entry `meta` describes got its current name at or after `since`: it was born then, or its status
 /// changed then (a rename or a new hard link to an older inode; a write or `chmod` too, which only makes the check
 /// stricter for a path that did not exist before).
@@ -163,4 +181,26 @@ pub(crate) fn scan(
         }
     }
     found
+}
+
+#[cfg(test)]
+mod file_clock_tests {
+    use super::*;
+
+    /// A file made right after the start is never older than it: the start is read from the clock the kernel
+    /// stamps files with.
+    #[test]
+    fn what_is_made_after_the_start_is_named_since_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..2000 {
+            let since = file_clock_now();
+            let path = dir.path().join(format!("d{i}"));
+            std::fs::create_dir(&path).unwrap();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            assert!(
+                named_since(&meta, since),
+                "attempt {i}: made after the start but stamped before it"
+            );
+        }
+    }
 }
