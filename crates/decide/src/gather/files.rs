@@ -2,26 +2,47 @@
 
 use agent_fs_sandbox::Reach;
 use agent_tool_traits::{Access, ToolKind};
+use serde_json::Value;
 
 use super::Gathering;
+use crate::hook_io::shell_quote;
 
 impl Gathering<'_> {
-    /// Checks each file of `list` for `access`. A coding agent's search tool reads hidden files too, whatever its
-    /// glob: a directory it searches is checked for the protected places below it.
-    pub(super) fn files(&mut self, tool: &str, access: Access, list: &[String]) {
-        let searches = agent_tool_traits::kind_of(tool) == ToolKind::Grep;
+    /// Checks each file of `list` for `access`. A coding agent's search tool reads hidden files too: a directory
+    /// it searches is checked for the protected places below it that its `glob` and `type` let it reach.
+    pub(super) fn files(&mut self, tool: &str, args: &Value, access: Access, list: &[String]) {
+        let searched = (agent_tool_traits::kind_of(tool) == ToolKind::Grep).then(|| search_names(self, args));
         for path in list {
             let Some(check) = self.check_path(path, access) else {
                 continue;
             };
-            if searches {
-                let reach = Reach {
-                    hidden: true,
-                    names: &[],
-                };
+            if let Some(names) = &searched {
+                let reach = Reach { hidden: true, names };
                 self.search(tool, &check, &reach);
             }
             self.keep(access, check);
         }
+    }
+}
+
+/// The file names a search tool's call reaches, as globs every file it reads matches (empty: any name). The tool
+/// runs ripgrep with its `glob` and `type`, hidden files included: the same search spelled as an `rg` line is
+/// analysed by the shell analysis, which knows ripgrep's options and types, so both read one table.
+fn search_names(gathering: &Gathering<'_>, args: &Value) -> Vec<String> {
+    let mut line = "rg --hidden".to_owned();
+    for (key, option) in [("glob", "-g"), ("type", "-t")] {
+        if let Some(value) = args.get(key).and_then(Value::as_str) {
+            line.push(' ');
+            line.push_str(option);
+            line.push(' ');
+            line.push_str(&shell_quote(value));
+        }
+    }
+    line.push_str(" -e x .");
+    let analysis = gathering.guard.bash.analyze(&line);
+    match analysis.commands.as_slice() {
+        [command] => command.names.clone(),
+        // A line the analysis did not read as one search narrows nothing.
+        _ => Vec::new(),
     }
 }

@@ -72,7 +72,7 @@ impl Guard {
         let mut agent = None;
         match target {
             CallTarget::Shell(command) => gathered_shell = Some(gathering.shell(tool, command)),
-            CallTarget::Files(access, list) => gathering.files(tool, access, &list),
+            CallTarget::Files(access, list) => gathering.files(tool, args, access, &list),
             CallTarget::Web { url, host: named } => host = gathering.web(url, named),
             CallTarget::Agent(name) => agent = name,
             CallTarget::Opaque => {}
@@ -282,6 +282,17 @@ mod tests {
                 reasons(&findings)
             );
         }
+        // A search whose glob or type leaves the secret file out reaches none.
+        for args in [
+            json!({"pattern": "x", "path": ".", "glob": "*.rs"}),
+            json!({"pattern": "x", "type": "rust"}),
+        ] {
+            let (_, findings, _) = gather(&project, "Grep", &args);
+            assert!(findings.is_empty(), "{args}: {:?}", reasons(&findings));
+        }
+        // A glob that only leaves files out reaches the secret file still.
+        let (_, findings, _) = gather(&project, "Grep", &json!({"pattern": "x", "glob": "!*.md"}));
+        assert!(findings.iter().any(|f| f.reason().contains(".env")), "{:?}", reasons(&findings));
         // A search of a directory without one reaches none.
         let (_, findings, _) = gather(&project, "Grep", &json!({"pattern": "x", "path": "src"}));
         assert!(findings.is_empty(), "{:?}", reasons(&findings));
