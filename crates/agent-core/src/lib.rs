@@ -37,7 +37,7 @@ mod tools;
 
 pub use approval::{
     ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, HeadlessApprover,
-    PendingApproval, local_settings_file, save_allow_rules, suggest_rules,
+    PendingApproval, answer_project, local_settings_file, save_allow_rules, suggest_rules,
 };
 pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};

@@ -1,7 +1,7 @@
 //! How a runtime is set up: [`RuntimeConfig`] with its defaults, and [`RuntimeBuilder`], which builds the guard,
 //! the tools and the hooks from loaded settings.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,6 +39,9 @@ pub struct RuntimeConfig {
     pub cwd: PathBuf,
     /// The home directory (`~` in rules and paths).
     pub home: Option<PathBuf>,
+    /// The project the working directory belongs to, when it is above it: a root of the sandbox too
+    /// ([`GuardOptions::project`]).
+    pub project: Option<PathBuf>,
     /// A mode overriding the settings' own, with its source.
     pub mode: Option<(PermissionMode, Source)>,
     /// Where large results go (`tool-results/`); default: the settings' `agentGuard.libraryDir`, else
@@ -69,6 +72,7 @@ impl RuntimeConfig {
         Self {
             cwd: cwd.into(),
             home: None,
+            project: None,
             mode: None,
             library_dir: None,
             agent_name: "lead".to_owned(),
@@ -79,6 +83,14 @@ impl RuntimeConfig {
             limits: LimitsConfig::from_env(),
             decision_bound: DecisionBound::from_env(),
         }
+    }
+}
+
+impl RuntimeConfig {
+    /// The directory the rules of the user's answers are relative to and saved in: the project, else the working
+    /// directory.
+    pub(crate) fn answer_project(&self) -> &Path {
+        self.project.as_deref().unwrap_or(&self.cwd)
     }
 }
 
@@ -188,6 +200,7 @@ impl RuntimeBuilder {
             home: self.config.home.clone(),
             mode: self.config.mode,
             extra_roots: vec![library_dir.clone()],
+            project: self.config.project.clone(),
         };
         let guard = GuardHandle::new(Guard::new(&self.settings, &guard_options)?);
         let mut registry = builtin_tools(&guard, Arc::clone(&self.approver));
