@@ -101,8 +101,8 @@ impl<'a> Guards<'a> {
 
     /// The guard for an input's `cwd` and `permission_mode`; an error when its settings cannot be loaded.
     pub(crate) fn get(&mut self, cwd: &str, input_mode: Option<&str>) -> &Result<Arc<Guard>, String> {
-        // `--mode` wins; then the coding agent's mode (the user chose it in that session). An unknown mode name
-        // from the coding agent is ignored: the settings' own mode applies.
+        // `--mode` wins; then the coding agent's mode (the user chose it in that session). An input with an unknown
+        // mode name is refused before it gets here (`HookInput::parse`).
         let mode = self.cli_mode.map(|m| (m, Source::CliArg)).or_else(|| {
             input_mode
                 .and_then(|m| m.parse::<PermissionMode>().ok())
