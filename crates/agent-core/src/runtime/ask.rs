@@ -30,7 +30,7 @@ impl Runtime {
                 None,
             );
         }
-        let project = self.agent.config.answer_project();
+        let project = self.agent.config.project_dir();
         let rules = suggest_rules(&call.name, &call.args, decided, project);
         let settings_file = local_settings_file(project);
         let request = ApprovalRequest {
@@ -148,8 +148,8 @@ impl Runtime {
         for text in texts {
             match Rule::parse(text, behavior, source) {
                 Ok(mut rule) => {
-                    // The rules of an answer are written relative to the project (`answer_project`).
-                    rule.project = Some(self.agent.config.answer_project().to_owned());
+                    // The rules of an answer are written relative to the project (`project_dir`).
+                    rule.project = Some(self.agent.config.project_dir().to_owned());
                     settings.add_rule(rule);
                 }
                 Err(error) => tracing::warn!(rule = %text, %error, "an answer's rule could not be parsed"),

@@ -45,7 +45,7 @@ pub struct RuntimeConfig {
     /// A mode overriding the settings' own, with its source.
     pub mode: Option<(PermissionMode, Source)>,
     /// Where large results go (`tool-results/`); default: the settings' `agentGuard.libraryDir`, else
-    /// `<cwd>/.agent-guard/library`. It is a root of the sandbox, so the model can read the full results.
+    /// `<project>/.agent-guard/library`. It is a root of the sandbox, so the model can read the full results.
     pub library_dir: Option<PathBuf>,
     /// `lead` for the main agent, the subagent's name otherwise.
     pub agent_name: String,
@@ -84,12 +84,11 @@ impl RuntimeConfig {
             decision_bound: DecisionBound::from_env(),
         }
     }
-}
 
-impl RuntimeConfig {
-    /// The directory the rules of the user's answers are relative to and saved in: the project, else the working
-    /// directory.
-    pub(crate) fn answer_project(&self) -> &Path {
+    /// The project, else the working directory: the rules of the user's answers are relative to it and saved in
+    /// its settings, and the runtime's own files (the library dir) go beneath it, so that none of them makes a
+    /// subdirectory a project of its own (an `.agent-guard/` there would).
+    pub(crate) fn project_dir(&self) -> &Path {
         self.project.as_deref().unwrap_or(&self.cwd)
     }
 }
@@ -190,7 +189,7 @@ impl RuntimeBuilder {
             .library_dir
             .clone()
             .or(guard_settings.library_dir)
-            .unwrap_or_else(|| self.config.cwd.join(".agent-guard").join("library"));
+            .unwrap_or_else(|| self.config.project_dir().join(".agent-guard").join("library"));
         // A missing library dir only means large results cannot be kept; the call itself still reports.
         if let Err(error) = std::fs::create_dir_all(&library_dir) {
             tracing::warn!(dir = %library_dir.display(), %error, "cannot create the library dir");
