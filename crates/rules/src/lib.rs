@@ -60,7 +60,7 @@ pub use matcher::Anchors;
 pub use mode::PermissionMode;
 pub use path::{absolute_lexical, expand_home};
 pub use policy::{ClassifierOutcome, Conflict, Policy, Resolution};
-pub use project::{PROJECT_MARKERS, project_root};
+pub use project::project_root;
 pub use rule::Rule;
 pub use session::SessionState;
 pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};

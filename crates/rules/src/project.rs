@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 /// The entries that mark a directory as the top of a project: a git repository (a `.git` directory, or the `.git`
 /// file of a worktree or submodule), the coding agent's settings folder, agent-guard's.
-pub const PROJECT_MARKERS: [&str; 3] = [".git", ".claude", ".agent-guard"];
+const PROJECT_MARKERS: [&str; 3] = [".git", ".claude", ".agent-guard"];
 
-/// The project root of the working directory `cwd`: the nearest of `cwd` and its ancestors that holds one of
-/// [`PROJECT_MARKERS`], or `cwd` itself when none does. A coding agent that ran `cd src` still works in the project
-/// it started in: the project's settings apply and its files are inside the roots.
+/// The project root of the working directory `cwd`: the nearest of `cwd` and its ancestors that holds `.git` (a
+/// directory, or the file of a worktree), `.claude` or `.agent-guard`, or `cwd` itself when none does. A coding
+/// agent that ran `cd src` still works in the project it started in: the project's settings apply and its files are
+/// inside the roots.
 ///
 /// The search is bounded, since a root higher than `cwd` widens what may be read and written to the whole project:
 /// - it stops below `home`: the home directory holds the user's own `~/.claude` (and often a `.git` of dotfiles),
