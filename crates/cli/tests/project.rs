@@ -258,3 +258,41 @@ fn the_home_directory_is_not_a_project_because_of_its_settings() {
     assert_eq!(got, "deny", "{reason}");
     assert!(reason.contains("outside the allowed roots"), "{reason}");
 }
+
+/// The project's own protected paths stay protected from a subdirectory: the wider root gives edits of the
+/// project's files, not of its `.git/` or its settings.
+#[test]
+fn protected_paths_of_the_project_hold_from_a_subdirectory() {
+    let scratch = Scratch::new();
+    let src = scratch.src();
+    for (file, want, why) in [
+        ("../notes.txt", "allow", "inside the roots"),
+        ("../.claude/settings.json", "ask", "protected path"),
+        ("../.git/config", "ask", "protected path"),
+    ] {
+        let mut value: Value =
+            serde_json::from_str(&input(&src, "Write", json!({"file_path": file, "content": "x"}))).unwrap();
+        value["permission_mode"] = json!("acceptEdits");
+        let out = scratch.run(&["check"], &value.to_string());
+        let (got, reason) = decision(text(&out.stdout).trim());
+        assert_eq!(got, want, "{file}: {reason}");
+        assert!(reason.contains(why), "{file}: {reason}");
+    }
+}
+
+/// `install` from a subdirectory writes the project's settings, where `check` finds them from the subdirectory; a
+/// `.claude/` in the subdirectory would make it a project of its own and leave the project's settings behind.
+#[test]
+fn install_from_a_subdirectory_writes_the_projects_settings() {
+    let scratch = Scratch::new();
+    let src = scratch.src();
+    let out = scratch.run(
+        &["install", "--scope", "local", "--cwd", src.to_str().unwrap()],
+        "",
+    );
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let local = scratch.proj.join(".claude/settings.local.json");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+    assert!(written["hooks"]["PreToolUse"].is_array(), "{written}");
+    assert!(!src.join(".claude").exists());
+}
