@@ -266,18 +266,21 @@ fn unparsable_here_tag(source: &str) -> bool {
     if !source.contains("<<") {
         return false;
     }
-    // Single quotes hide a `<<`, and so do double quotes (`python3 -c "print(1 << 2)"`) as long as this flat scan
-    // reads them as bash does. It stops doing so at the first `$(`, `${`, `$[` or `` ` `` inside double quotes
-    // (code starts again there, with quotes of its own), at a here-document (its body's quotes are text) and at a
-    // `#` (a comment's quotes are text): from there on a double-quoted `<<` is checked like a bare one. Each run of
+    // Quotes hide a `<<` (`python3 -c "print(1 << 2)"`, `echo 'a << b'`) as long as this flat scan reads them as
+    // bash does. It stops doing so at the first `$(`, `${`, `$[` or `` ` `` inside double quotes (code starts again
+    // there, with quotes of its own), at a here-document (its body's quotes are text) and at a `#` (a comment's
+    // quotes are text): from there on a quoted `<<` is checked like a bare one. Each run of
     // `<` is taken whole: `<<` is a here-document, `<<<` a here-string, and a longer run (`<<<<<` is `<<<` then `<<`)
     // has no use worth the parser's trouble with it (found by fuzzing).
     let mut quotes_followed = true;
+    // The character before, and whether it was escaped.
     let mut previous = (' ', true);
     let runs = scan(source).filter(|s| {
         let plain = !s.escaped && !s.delimits;
         let after_dollar = previous == ('$', false);
-        let is_run_start = s.c == '<' && !source.get(..s.at).is_some_and(|before| before.ends_with('<'));
+        // An escaped `<` is a letter, so `\<<<` is a `<` and then the operator `<<` (found by a stress run: the
+        // parser allocates without bound on `\<<<\ $(` after a carriage return).
+        let is_run_start = s.c == '<' && previous != ('<', false);
         match s.quoting {
             Quoting::Double if plain => {
                 quotes_followed &= !(s.c == '`' || (after_dollar && matches!(s.c, '(' | '{' | '[')));
@@ -294,8 +297,7 @@ fn unparsable_here_tag(source: &str) -> bool {
         previous = (s.c, s.escaped);
         let quoted = match s.quoting {
             Quoting::Bare => false,
-            Quoting::Single => true,
-            Quoting::Double => quotes_followed,
+            Quoting::Single | Quoting::Double => quotes_followed,
         };
         plain && is_run_start && !quoted
     });
@@ -442,6 +444,11 @@ mod tests {
             "cat <<EOF(",
             "<<<<<\"\"<<<<<#\"<<<<<<<<>&\n>&[\n",
             "cat <<<<EOF",
+            "echo \"x\"|& ) \r)\\<<<\\ $($(  ",
+            "cat \\<<<  $(x",
+            // Single quotes the scan no longer follows.
+            "echo \"\t''$(\t<<<\"$'$(<<-\r$(  \n\"(",
+            "cat <<EOF\nit's\nEOF\ncat <<  $(x",
         ] {
             assert!(unparsable_here_tag(source), "{source}");
         }
