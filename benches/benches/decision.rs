@@ -102,6 +102,7 @@ fn bench(c: &mut Criterion) {
             home: None,
             mode: None,
             extra_roots: Vec::new(),
+            project: None,
         },
     )
     .unwrap();

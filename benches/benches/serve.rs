@@ -108,6 +108,7 @@ fn main() {
         home: None,
         mode: None,
         extra_roots: Vec::new(),
+        project: None,
     };
     let bench = Arc::new(Bench {
         guard: Arc::new(Guard::new(&settings, &options).unwrap()),

@@ -1038,6 +1038,7 @@ fn no_loading_entry_point_panics() {
                     home: Some(ws.home()),
                     mode: None,
                     extra_roots: Vec::new(),
+                    project: None,
                 };
                 if let Ok(guard) = Guard::new(&settings, &options) {
                     let _ = guard.decide("Read", &json!({"file_path": "a.txt"}));

@@ -343,10 +343,18 @@ fn plain_word(word: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
 }
 
-/// The settings file "allow always" writes to: the project's local settings of agent-guard's own family
-/// (`.agent-guard/settings.local.json`).
-pub fn local_settings_file(cwd: &Path) -> PathBuf {
-    Family::AgentGuard.local_settings_file(cwd)
+/// The project an answer to a call made in `cwd` is saved for ([`agent_rules::project_root`], the search bounded by
+/// `home`): the rules of an answer are written relative to it and saved in its settings, so that an answer given in
+/// a subdirectory neither lands beside it nor makes that subdirectory a project of its own (its `.agent-guard/`
+/// would), which would leave the project's settings behind.
+pub fn answer_project(cwd: &Path, home: Option<&Path>) -> PathBuf {
+    agent_rules::project_root(cwd, home)
+}
+
+/// The settings file "allow always" writes to: the `.agent-guard/settings.local.json` of `project` (see
+/// [`answer_project`]).
+pub fn local_settings_file(project: &Path) -> PathBuf {
+    Family::AgentGuard.local_settings_file(project)
 }
 
 /// Appends `rules` to `permissions.allow` of `file` (created when missing), keeping every other key, and

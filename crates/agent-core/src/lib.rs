@@ -38,7 +38,7 @@ mod tools;
 
 pub use approval::{
     ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, PendingApproval,
-    local_settings_file, save_allow_rules, suggest_rules,
+    answer_project, local_settings_file, save_allow_rules, suggest_rules,
 };
 pub use guard_handle::GuardHandle;
 pub use persist::{OutputStore, Persisted};

@@ -492,6 +492,63 @@ fn first_decision(reports: &[CallReport]) -> (Decision, DecisionSource) {
     (reports[0].verdict.decision, reports[0].source)
 }
 
+/// In a subdirectory of a project, "allow always" saves its rule, written relative to the project, in the
+/// project's settings: never beside the working directory, where an `.agent-guard/` would make the subdirectory a
+/// project of its own. The saved rule then allows the call in a later session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_in_a_subdirectory_are_saved_for_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().canonicalize().unwrap().join("proj");
+    let src = proj.join("src");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    std::fs::create_dir_all(&src).unwrap();
+    let config = || {
+        let mut config = RuntimeConfig::new(&src);
+        config.project = Some(proj.clone());
+        config.library_dir = Some(dir.path().join("library"));
+        config
+    };
+    let write = |id: &str| call(id, "file_write", json!({"file_path": "b.txt", "content": "x"}));
+    let requests = Arc::default();
+    let runtime = Runtime::builder(Settings::new(), config())
+        .approver(Arc::new(Always(
+            ApprovalAnswer::AllowAlways,
+            Arc::clone(&requests),
+        )))
+        .build()
+        .unwrap();
+    let reports = runtime.execute("s", 1, vec![write("1"), write("2")]).await;
+    assert_eq!(
+        first_decision(&reports),
+        (Decision::Allow, DecisionSource::UserPermanent)
+    );
+    assert_eq!(
+        reports[1].verdict.provenance.step,
+        Some(DecidedBy::AllowRule),
+        "the saved rule decides next, anchored at the project"
+    );
+    let request = requests.lock().unwrap()[0].clone();
+    assert_eq!(request.rules, vec!["Edit(/src/b.txt)".to_owned()]);
+    assert_eq!(request.settings_file, agent_core::local_settings_file(&proj));
+    assert!(!src.join(".agent-guard").exists());
+    assert_eq!(agent_core::answer_project(&src, None), proj);
+
+    // A later session loads the project's settings and is allowed without asking.
+    let settings = Settings::discover(&agent_rules::Discovery {
+        cwd: proj.clone(),
+        ..Default::default()
+    })
+    .unwrap();
+    let runtime = Runtime::builder(settings, config()).build().unwrap();
+    let reports = runtime.execute("s2", 1, vec![write("3")]).await;
+    assert_eq!(
+        reports[0].verdict.decision,
+        Decision::Allow,
+        "{:?}",
+        reports[0].verdict
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approvals_once_always_never_and_nobody() {
     let dir = tempfile::tempdir().unwrap();

@@ -1844,14 +1844,50 @@ pub(crate) static GIT_SUB_OPTIONS: &[(&str, GitOptions)] = &[
             ("--info", NotReadOnly("`git help --info` runs info")),
         ],
     }),
-    // `git tag -v` verifies signatures with the program from configuration (`gpg.program`).
+    // `git tag -v` verifies signatures with the program from configuration (`gpg.program`). A message (`-m MSG`)
+    // is a value, not an operand; `-F FILE` reads the message from FILE.
     ("tag", GitOptions {
-        values: GIT_VALUES,
+        values: &[
+            "-m", "--message", "-F", "--file", "-u", "--local-user", "--cleanup", "--contains", "--no-contains",
+            "--merged", "--no-merged", "--points-at", "--sort", "--format", "-n"
+        ],
         optional: GIT_OPTIONAL,
         effects: &[
             ("-v", HiddenExec("`git tag -v` runs the signature program from configuration")),
             ("--verify", HiddenExec("`git tag --verify` runs the signature program from configuration")),
+            ("-F", ReadValue),
         ],
+    }),
+    // The sub-commands that take a message: the message (`git commit -m "feat: …"`) is a value, never an operand
+    // (which `REV:PATH` would read as a file in history); `-F FILE`, `-t FILE` and `--pathspec-from-file FILE`
+    // read FILE.
+    ("commit", GitOptions {
+        values: &[
+            "-m", "--message", "-F", "--file", "-C", "--reuse-message", "-c", "--reedit-message", "--fixup",
+            "--squash", "--author", "--date", "-t", "--template", "--cleanup", "--trailer", "--pathspec-from-file"
+        ],
+        optional: &["-S", "--gpg-sign", "-u", "--untracked-files"],
+        effects: &[
+            ("-F", ReadValue), ("-t", ReadValue), ("--template", ReadValue), ("--pathspec-from-file", ReadValue),
+        ],
+    }),
+    ("merge", GitOptions {
+        values: &[
+            "-m", "--message", "-F", "--file", "-s", "--strategy", "-X", "--strategy-option", "--cleanup",
+            "--into-name"
+        ],
+        optional: &["-S", "--gpg-sign", "--log"],
+        effects: &[("-F", ReadValue)],
+    }),
+    ("stash", GitOptions {
+        values: &["-m", "--message", "--pathspec-from-file"],
+        optional: &[],
+        effects: &[("--pathspec-from-file", ReadValue)],
+    }),
+    ("notes", GitOptions {
+        values: &["-m", "--message", "-F", "--file", "-C", "--reuse-message", "-c", "--reedit-message", "--ref"],
+        optional: &[],
+        effects: &[("-F", ReadValue)],
     }),
 ];
 

@@ -266,15 +266,40 @@ fn unparsable_here_tag(source: &str) -> bool {
     if !source.contains("<<") {
         return false;
     }
-    // Inside double quotes `$(…)` is code again, so only single quotes hide a `<<`. Each run of `<` is taken
-    // whole: `<<` is a here-document, `<<<` a here-string, and a longer run (`<<<<<` is `<<<` then `<<`) has no use
-    // worth the parser's trouble with it (found by fuzzing).
+    // Quotes hide a `<<` (`python3 -c "print(1 << 2)"`, `echo 'a << b'`) as long as this flat scan reads them as
+    // bash does. It stops doing so at the first `$(`, `${`, `$[` or `` ` `` inside double quotes (code starts again
+    // there, with quotes of its own), at a here-document (its body's quotes are text) and at a `#` (a comment's
+    // quotes are text): from there on a quoted `<<` is checked like a bare one. Each run of
+    // `<` is taken whole: `<<` is a here-document, `<<<` a here-string, and a longer run (`<<<<<` is `<<<` then `<<`)
+    // has no use worth the parser's trouble with it (found by fuzzing).
+    let mut quotes_followed = true;
+    // The character before, and whether it was escaped.
+    let mut previous = (' ', true);
     let runs = scan(source).filter(|s| {
-        s.c == '<'
-            && !s.escaped
-            && !s.delimits
-            && s.quoting != Quoting::Single
-            && !source.get(..s.at).is_some_and(|before| before.ends_with('<'))
+        let plain = !s.escaped && !s.delimits;
+        let after_dollar = previous == ('$', false);
+        // An escaped `<` is a letter, so `\<<<` is a `<` and then the operator `<<` (found by a stress run: the
+        // parser allocates without bound on `\<<<\ $(` after a carriage return).
+        let is_run_start = s.c == '<' && previous != ('<', false);
+        match s.quoting {
+            Quoting::Double if plain => {
+                quotes_followed &= !(s.c == '`' || (after_dollar && matches!(s.c, '(' | '{' | '[')));
+            }
+            Quoting::Bare if plain => {
+                let here_document = is_run_start
+                    && source
+                        .get(s.at..)
+                        .is_some_and(|rest| rest.starts_with("<<") && !rest.starts_with("<<<"));
+                quotes_followed &= !(s.c == '#' || here_document);
+            }
+            Quoting::Bare | Quoting::Single | Quoting::Double => {}
+        }
+        previous = (s.c, s.escaped);
+        let quoted = match s.quoting {
+            Quoting::Bare => false,
+            Quoting::Single | Quoting::Double => quotes_followed,
+        };
+        plain && is_run_start && !quoted
     });
     runs.map(|s| s.at).any(|at| {
         let rest = source.get(at..).unwrap_or_default();
@@ -419,6 +444,11 @@ mod tests {
             "cat <<EOF(",
             "<<<<<\"\"<<<<<#\"<<<<<<<<>&\n>&[\n",
             "cat <<<<EOF",
+            "echo \"x\"|& ) \r)\\<<<\\ $($(  ",
+            "cat \\<<<  $(x",
+            // Single quotes the scan no longer follows.
+            "echo \"\t''$(\t<<<\"$'$(<<-\r$(  \n\"(",
+            "cat <<EOF\nit's\nEOF\ncat <<  $(x",
         ] {
             assert!(unparsable_here_tag(source), "{source}");
         }
@@ -434,8 +464,27 @@ mod tests {
             "cat <<\"EOF\">out\nx\nEOF",
             "echo $(cat <<EOF\nx\nEOF\n)",
             "grep x <<< \"$v\" <in",
+            // Inside double quotes `<<` is text: a shift in a script, a word of a message.
+            "python3 -c \"print(1 << (2))\"",
+            "python3 -c \"x = 1\nprint(x <<  3)\"",
+            "echo \"a <<b\" > /dev/null",
+            "git commit -m \"docs: explain <<(x)\"",
+            "echo \"\\$(x <<  y)\"",
         ] {
             assert!(!unparsable_here_tag(source), "{source}");
+        }
+        // Where the scan no longer reads the quotes as bash does, a double-quoted `<<` is checked like a bare one.
+        for source in [
+            // Code inside double quotes, and quotes inside it.
+            "echo \"$(cat <<  $(x))\"",
+            "echo \"$(echo \")\" <<  $(x)\"",
+            "echo \"`cat <<  x`\"",
+            "echo \"${x:-$(cat <<  y)}\"",
+            // A here-document body's quote, and a comment's, are text.
+            "cat <<EOF\nsaid \"hi\nEOF\ncat <<  $(x",
+            "ls # a \"quote\ncat <<  $(x",
+        ] {
+            assert!(unparsable_here_tag(source), "{source}");
         }
     }
 }

@@ -93,6 +93,29 @@ fn git_reads_the_repository_it_is_pointed_at() {
     assert!(analysis.reads.iter().all(|r| r.via == AccessVia::Flag));
 }
 
+/// A message is an option's value, never an operand: `REV:PATH` would read `feat: …` as the file ` …` of revision
+/// `feat` (a long message then failed the file-name length check of a path).
+#[test]
+fn git_messages_are_values_not_files() {
+    let long = "x".repeat(300);
+    for line in [
+        format!("git commit -m \"feat: {long}\""),
+        format!("git commit -am \"fix: {long}\""),
+        format!("git commit --message=\"docs: {long}\" -n"),
+        format!("git tag -a v1 -m \"release: {long}\""),
+        format!("git merge -m \"merge: {long}\" main"),
+        format!("git stash push -m \"wip: {long}\""),
+        format!("git notes add -m \"note: {long}\""),
+    ] {
+        let analysis = guard().analyze(&line);
+        assert!(analysis.reads.is_empty(), "{line}: {:?}", analysis.reads);
+    }
+    // A message read from a file is a read of that file; a file in history is still read by name.
+    let analysis = guard().analyze("git commit -F msg.txt; git tag -a v2 -F notes.md; git show HEAD:.env");
+    let reads: Vec<&str> = analysis.reads.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(reads, vec!["msg.txt", "notes.md", ".env"]);
+}
+
 #[test]
 fn a_variable_naming_a_file_is_read_as_each_value_the_line_gives_it() {
     let analysis = guard().analyze(

@@ -103,15 +103,16 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
     let model = HttpModel::new(config.clone(), &args.task)?;
     let children = HttpChildren::new(config);
 
-    let settings = crate::load::settings(&cwd, &args.decide)?;
+    let project = crate::load::project(&cwd);
+    let settings = crate::load::settings(&project, &args.decide)?;
     let mut runtime_config = RuntimeConfig::new(&cwd);
     runtime_config.home = crate::load::home();
+    let audit_default = project.join(".agent-guard").join("audit.db");
+    runtime_config.project = (project != cwd).then_some(project);
     runtime_config.mode = crate::load::cli_mode(&args.decide)?.map(|mode| (mode, Source::CliArg));
     let audit_db = match &args.audit_db {
         Some(db) => db.clone(),
-        None => cwd
-            .join(".agent-guard")
-            .join("audit.db")
+        None => audit_default
             .display()
             .to_string()
             .parse()

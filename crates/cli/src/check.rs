@@ -293,7 +293,10 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     {
         number += 1;
         let input = match line {
-            Line::Text(text) if text.trim().is_empty() => continue,
+            // An empty line gets its error line too, so that output line N answers input line N.
+            Line::Text(text) if text.trim().is_empty() => {
+                Err(anyhow::anyhow!("invalid hook input: the line is empty"))
+            }
             Line::Text(text) => parse_line(&text),
             Line::TooLong => Err(anyhow::anyhow!(
                 "invalid hook input: longer than {} MiB",

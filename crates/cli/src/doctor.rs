@@ -71,7 +71,8 @@ impl DoctorLine {
 }
 
 pub(crate) fn run(cwd: Option<&Path>) -> Result<ExitCode> {
-    let project = project_dir(cwd)?;
+    // A subdirectory of a project is checked as the project, the way `check` finds its settings and roots.
+    let project = crate::load::project(&project_dir(cwd)?);
     let home = home();
     let exe = running_binary();
     let mut lines = vec![binary_line(exe.as_deref())];

@@ -95,7 +95,8 @@ struct Target {
 
 impl Target {
     fn locate(args: &TargetArgs) -> Result<Self> {
-        let project = project_dir(args.cwd.as_deref())?;
+        // A subdirectory installs into its project, where `check` finds the settings from it.
+        let project = crate::load::project(&project_dir(args.cwd.as_deref())?);
         let Some(path) = args.scope.file(crate::load::home().as_deref(), &project) else {
             bail!(
                 "HOME is not set, so there is no user settings file; use `--scope project` or `--scope local`"

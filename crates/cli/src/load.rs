@@ -19,11 +19,17 @@ pub(crate) fn home() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// Settings for `cwd`: managed files, `--settings` files, project and user files of both families, and the
-/// `AGENT_PERMISSIONS_*` variables.
-pub(crate) fn settings(cwd: &Path, args: &DecideArgs) -> Result<Settings> {
+/// The project `cwd` belongs to ([`agent_rules::project_root`]): every command finds its settings and its roots
+/// there, so that a subdirectory of a project is in the same project.
+pub(crate) fn project(cwd: &Path) -> PathBuf {
+    agent_rules::project_root(cwd, home().as_deref())
+}
+
+/// Settings for `project` (see [`project`]): managed files, `--settings` files, project and user files of both
+/// families, and the `AGENT_PERMISSIONS_*` variables.
+pub(crate) fn settings(project: &Path, args: &DecideArgs) -> Result<Settings> {
     let discovery = Discovery {
-        cwd: cwd.to_owned(),
+        cwd: project.to_owned(),
         home: home(),
         managed: Discovery::default_managed(),
         cli_files: args.settings.clone(),
@@ -31,6 +37,16 @@ pub(crate) fn settings(cwd: &Path, args: &DecideArgs) -> Result<Settings> {
     let mut settings = agent_decide::discover_settings(&discovery)?;
     settings.add_env(|name| std::env::var(name).ok())?;
     Ok(settings)
+}
+
+/// What a guard of `cwd` is built with: the home directory, and the project root when it is above `cwd`.
+pub(crate) fn guard_options(cwd: &Path, project: &Path) -> GuardOptions {
+    GuardOptions {
+        cwd: cwd.to_owned(),
+        home: home(),
+        project: (std::path::absolute(cwd).as_deref().unwrap_or(cwd) != project).then(|| project.to_owned()),
+        ..GuardOptions::default()
+    }
 }
 
 /// The `--mode` argument, parsed.
@@ -98,8 +114,8 @@ impl<'a> Guards<'a> {
 
     /// The guard for an input's `cwd` and `permission_mode`; an error when its settings cannot be loaded.
     pub(crate) fn get(&mut self, cwd: &str, input_mode: Option<&str>) -> &Result<Arc<Guard>, String> {
-        // `--mode` wins; then the coding agent's mode (the user chose it in that session). An unknown mode name
-        // from the coding agent is ignored: the settings' own mode applies.
+        // `--mode` wins; then the coding agent's mode (the user chose it in that session). An input with an unknown
+        // mode name is refused before it gets here (`HookInput::parse`).
         let mode = self.cli_mode.map(|m| (m, Source::CliArg)).or_else(|| {
             input_mode
                 .and_then(|m| m.parse::<PermissionMode>().ok())
@@ -112,12 +128,12 @@ impl<'a> Guards<'a> {
             .or_insert_with(|| {
                 let cwd = PathBuf::from(cwd);
                 let build = || -> Result<Arc<Guard>> {
-                    let settings = settings(&cwd, args)?;
+                    let project = project(&cwd);
+                    let settings = settings(&project, args)?;
                     let options = GuardOptions {
-                        cwd: cwd.clone(),
-                        home: home(),
                         mode,
                         extra_roots: extra_roots.clone(),
+                        ..guard_options(&cwd, &project)
                     };
                     Ok(Arc::new(Guard::new(&settings, &options)?))
                 };

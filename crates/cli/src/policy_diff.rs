@@ -166,7 +166,7 @@ fn sides(args: &DiffArgs) -> Result<(Side, Side)> {
             .map_err(|e| UsageError(format!("cannot read `{}`: {e}", path.display())))?;
         Ok(Side {
             label: path.display().to_string(),
-            path: path.to_owned(),
+            path: std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
             text,
         })
     };
@@ -413,15 +413,17 @@ fn replay(rows: &[AuditRow], old: &Side, new: &Side) -> Result<Replay> {
                 Some(guard) => Arc::clone(guard),
                 None => {
                     let cwd_path = PathBuf::from(cwd);
+                    let project = crate::load::project(&cwd_path);
+                    // Both sides are read as the content of OLD's file, so that a rule anchored at its file's
+                    // project (`Read(/src/**)`) means the same files on both sides: the comparison is of the
+                    // contents, not of where the two files lie.
                     let mut settings = Settings::new();
                     settings
-                        .add_text(&side.text, &side.path, Source::CliArg, &cwd_path)
+                        .add_text(&side.text, &old.path, Source::CliArg, &project)
                         .map_err(|e| UsageError(format!("{}: {e}", side.label)))?;
                     let options = GuardOptions {
-                        cwd: cwd_path,
-                        home: crate::load::home(),
                         mode: mode.map(|m| (m, Source::Session)),
-                        extra_roots: Vec::new(),
+                        ..crate::load::guard_options(&cwd_path, &project)
                     };
                     let guard = Arc::new(
                         Guard::new(&settings, &options)

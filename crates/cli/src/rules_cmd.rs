@@ -9,7 +9,7 @@ use agent_tool_traits::Source;
 use anyhow::{Context, Result};
 
 use crate::DecideArgs;
-use crate::load::{cli_mode, home, settings};
+use crate::load::{cli_mode, guard_options, project, settings};
 
 pub(crate) fn run(cwd: Option<PathBuf>, check: Option<PathBuf>, args: &DecideArgs) -> Result<ExitCode> {
     let mut out = String::new();
@@ -49,18 +49,18 @@ fn report(
         Some(cwd) => cwd,
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let settings = settings(&cwd, args)?;
+    let project = project(&cwd);
+    let settings = settings(&project, args)?;
     let mode = cli_mode(args)?.map(|m| (m, Source::CliArg));
     let guard = Guard::new(
         &settings,
         &GuardOptions {
-            cwd: cwd.clone(),
-            home: home(),
             mode,
-            extra_roots: Vec::new(),
+            ..guard_options(&cwd, &project)
         },
     )?;
     let _ = writeln!(out, "working directory: {}", cwd.display());
+    let _ = writeln!(out, "project: {}", project.display());
     let policy = guard.policy();
     let _ = writeln!(
         out,

@@ -125,7 +125,7 @@ fn read_suite(file: &Path) -> Result<Suite> {
 
 /// The `agentGuard.tests` of the settings `check` would load for `cwd`, one suite per settings file.
 fn suites_from_settings(cwd: &Path, args: &DecideArgs) -> Result<Vec<Suite>> {
-    let settings = crate::load::settings(cwd, args)
+    let settings = crate::load::settings(&crate::load::project(cwd), args)
         .map_err(|e| UsageError(format!("cannot load the settings: {e:#}")))?;
     let mut suites = Vec::new();
     for section in settings.agent_guard_sections() {

@@ -27,6 +27,9 @@ pub struct GuardOptions {
     pub mode: Option<(PermissionMode, Source)>,
     /// Extra roots beyond the working directory and `additionalDirectories` (the runtime's library dir).
     pub extra_roots: Vec<PathBuf>,
+    /// The project the working directory belongs to ([`agent_rules::project_root`]), when it is above the working
+    /// directory: a read-write root beside it. Relative paths and rules still start at `cwd`.
+    pub project: Option<PathBuf>,
 }
 
 /// The permission core of one working directory: compiled rules, the sandbox and the shell analyser, built once
@@ -160,7 +163,7 @@ impl Guard {
     }
 }
 
-/// The roots of the file-system sandbox: the working directory, `additionalDirectories`, the runtime's library and
+/// The roots of the file-system sandbox: the working directory, the project above it, `additionalDirectories`, the runtime's library and
 /// skills directories, the caller's extra roots (read-write) and `agentGuard.readOnlyDirectories` (read-only).
 fn sandbox_config(
     settings: &Settings,
@@ -169,6 +172,11 @@ fn sandbox_config(
 ) -> SandboxConfig {
     let mut config = SandboxConfig::new(options.cwd.clone());
     config.home = options.home.clone();
+    if let Some(project) = &options.project {
+        config
+            .roots
+            .push(RootSpec::read_write(project.clone(), RootKind::Project));
+    }
     let additional = settings
         .additional_directories()
         .iter()

@@ -45,6 +45,13 @@ impl HookInput {
                 "`hook_event_name` is `{event}`; only `PreToolUse` is decided"
             )));
         }
+        // A mode the guard does not know is refused, not read as `default`: the coding agent's session may be in a
+        // stricter one (`plan`, `dontAsk`), and a silent fallback would decide as if it were not.
+        if let Some(mode) = input.permission_mode.as_deref()
+            && let Err(e) = mode.parse::<agent_rules::PermissionMode>()
+        {
+            return Err(Error::Input(format!("`permission_mode`: {e}")));
+        }
         Ok(input)
     }
 }
@@ -176,6 +183,17 @@ mod tests {
         );
         assert!(HookInput::parse(r#"{"cwd":"/p","tool_name":"Bash","hook_event_name":"Stop"}"#).is_err());
         assert!(HookInput::parse("not json").is_err());
+        let unknown = HookInput::parse(r#"{"cwd":"/p","tool_name":"Bash","permission_mode":"yolo"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            unknown.contains("`permission_mode`: unknown permission mode `yolo`"),
+            "{unknown}"
+        );
+        for mode in ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"] {
+            let text = format!(r#"{{"cwd":"/p","tool_name":"Bash","permission_mode":"{mode}"}}"#);
+            assert!(HookInput::parse(&text).is_ok(), "{mode}");
+        }
     }
 
     #[test]

@@ -89,6 +89,8 @@ impl RootSpec {
 pub enum RootKind {
     /// The working directory.
     Cwd,
+    /// The project the working directory belongs to, when it is above it.
+    Project,
     /// The library directory.
     Library,
     /// The skills directory.
@@ -102,6 +104,7 @@ impl RootKind {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Cwd => "working directory",
+            Self::Project => "project",
             Self::Library => "library directory",
             Self::Skills => "skills directory",
             Self::Additional => "additional directory",

@@ -49,7 +49,9 @@ impl Family {
 /// Where to look for settings.
 #[derive(Debug, Clone, Default)]
 pub struct Discovery {
-    /// The working directory (the project).
+    /// The project directory: where `.claude/` and `.agent-guard/` are looked for, the anchor of a managed policy's
+    /// relative rules and of relative `additionalDirectories`. Readers pass the [`project_root`](crate::project_root)
+    /// of the working directory, so that the project's settings apply from any of its subdirectories.
     pub cwd: PathBuf,
     /// The home directory; `None` skips user settings.
     pub home: Option<PathBuf>,

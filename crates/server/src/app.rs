@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use agent_core::{ApprovalAnswer, save_allow_rules, suggest_rules};
+use agent_core::{ApprovalAnswer, answer_project, save_allow_rules, suggest_rules};
 use agent_decide::{HookInput, HookOutput};
 use agent_hooks::{AuditLogHook, AuditRow, AuditStatus};
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
@@ -128,11 +128,16 @@ impl App {
                 .await;
             return Ok(Enqueued::Decided(outcome.output));
         }
-        let cwd = PathBuf::from(&input.cwd);
+        // An answer's rules are relative to the project of the call and saved in its settings, where `check`
+        // finds them from any of its subdirectories.
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let project = answer_project(Path::new(&input.cwd), home.as_deref());
         let rules = outcome
             .decided
             .as_ref()
-            .map(|decided| suggest_rules(&input.tool_name, &input.tool_input, decided, &cwd))
+            .map(|decided| suggest_rules(&input.tool_name, &input.tool_input, decided, &project))
             .unwrap_or_default();
         if self
             .store
@@ -161,7 +166,7 @@ impl App {
             reason,
             explanation: outcome.explanation,
             rules,
-            settings_file: agent_core::local_settings_file(&cwd).display().to_string(),
+            settings_file: agent_core::local_settings_file(&project).display().to_string(),
             created_ms: now,
             expires_ms: now
                 .saturating_add(i64::try_from(self.approval_timeout.as_millis()).unwrap_or(i64::MAX)),

@@ -30,8 +30,9 @@ impl Runtime {
                 None,
             );
         }
-        let rules = suggest_rules(&call.name, &call.args, decided, &self.agent.config.cwd);
-        let settings_file = local_settings_file(&self.agent.config.cwd);
+        let project = self.agent.config.project_dir();
+        let rules = suggest_rules(&call.name, &call.args, decided, project);
+        let settings_file = local_settings_file(project);
         let request = ApprovalRequest {
             session_id: session_id.to_owned(),
             agent_name: self.agent.config.agent_name.clone(),
@@ -81,7 +82,7 @@ impl Runtime {
                 (Source::Session, Vec::new()),
             ),
             ApprovalAnswer::DontAskAgain => {
-                let mut deny = narrow_rules(&call.name, &call.args, decided, &self.agent.config.cwd);
+                let mut deny = narrow_rules(&call.name, &call.args, decided, project);
                 if deny.is_empty() {
                     deny.push(call.tool().to_string());
                 }
@@ -146,7 +147,11 @@ impl Runtime {
         let mut settings = self.agent.settings.lock().unwrap_or_else(PoisonError::into_inner);
         for text in texts {
             match Rule::parse(text, behavior, source) {
-                Ok(rule) => settings.add_rule(rule),
+                Ok(mut rule) => {
+                    // The rules of an answer are written relative to the project (`project_dir`).
+                    rule.project = Some(self.agent.config.project_dir().to_owned());
+                    settings.add_rule(rule);
+                }
                 Err(error) => tracing::warn!(rule = %text, %error, "an answer's rule could not be parsed"),
             }
         }

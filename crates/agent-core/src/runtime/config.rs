@@ -1,7 +1,7 @@
 //! How a runtime is set up: [`RuntimeConfig`] with its defaults, and [`RuntimeBuilder`], which builds the guard,
 //! the tools and the hooks from loaded settings.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,10 +38,13 @@ pub struct RuntimeConfig {
     pub cwd: PathBuf,
     /// The home directory (`~` in rules and paths).
     pub home: Option<PathBuf>,
+    /// The project the working directory belongs to, when it is above it: a root of the sandbox too
+    /// ([`GuardOptions::project`]).
+    pub project: Option<PathBuf>,
     /// A mode overriding the settings' own, with its source.
     pub mode: Option<(PermissionMode, Source)>,
     /// Where large results go (`tool-results/`); default: the settings' `agentGuard.libraryDir`, else
-    /// `<cwd>/.agent-guard/library`. It is a root of the sandbox, so the model can read the full results.
+    /// `<project>/.agent-guard/library`. It is a root of the sandbox, so the model can read the full results.
     pub library_dir: Option<PathBuf>,
     /// `lead` for the main agent, the subagent's name otherwise.
     pub agent_name: String,
@@ -68,6 +71,7 @@ impl RuntimeConfig {
         Self {
             cwd: cwd.into(),
             home: None,
+            project: None,
             mode: None,
             library_dir: None,
             agent_name: "lead".to_owned(),
@@ -78,6 +82,13 @@ impl RuntimeConfig {
             limits: LimitsConfig::from_env(),
             decision_bound: DecisionBound::from_env(),
         }
+    }
+
+    /// The project, else the working directory: the rules of the user's answers are relative to it and saved in
+    /// its settings, and the runtime's own files (the library dir) go beneath it, so that none of them makes a
+    /// subdirectory a project of its own (an `.agent-guard/` there would).
+    pub(crate) fn project_dir(&self) -> &Path {
+        self.project.as_deref().unwrap_or(&self.cwd)
     }
 }
 
@@ -177,7 +188,7 @@ impl RuntimeBuilder {
             .library_dir
             .clone()
             .or(guard_settings.library_dir)
-            .unwrap_or_else(|| self.config.cwd.join(".agent-guard").join("library"));
+            .unwrap_or_else(|| self.config.project_dir().join(".agent-guard").join("library"));
         // A missing library dir only means large results cannot be kept; the call itself still reports.
         if let Err(error) = std::fs::create_dir_all(&library_dir) {
             tracing::warn!(dir = %library_dir.display(), %error, "cannot create the library dir");
@@ -187,6 +198,7 @@ impl RuntimeBuilder {
             home: self.config.home.clone(),
             mode: self.config.mode,
             extra_roots: vec![library_dir.clone()],
+            project: self.config.project.clone(),
         };
         let guard = GuardHandle::new(Guard::new(&self.settings, &guard_options)?);
         let mut registry = builtin_tools(&guard, Arc::clone(&self.approver));

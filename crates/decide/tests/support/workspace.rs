@@ -131,6 +131,7 @@ impl Workspace {
             home: Some(self.home()),
             mode,
             extra_roots: Vec::new(),
+            project: None,
         };
         Guard::new(&settings, &options).unwrap()
     }

@@ -1,0 +1,298 @@
+//! End-to-end tests of the built binary in a subdirectory of a project: the project's settings apply and its files
+//! are inside the roots, for the hook, `--jsonl`, `explain`, `rules` and `doctor` alike.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// A scratch home and project: `proj/.git`, `proj/.claude/settings.json` with two deny rules, `proj/README.md`,
+/// `proj/secrets/key`, and the subdirectory `proj/src` the agent moved to. The home has settings of its own
+/// (`~/.claude`), like every user of the coding agent.
+struct Scratch {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    proj: PathBuf,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let proj = root.join("proj");
+        for dir in [
+            home.join(".claude"),
+            home.join("notes"),
+            proj.join(".git"),
+            proj.join(".claude"),
+            proj.join("src"),
+            proj.join("secrets"),
+        ] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(home.join(".claude/settings.json"), r#"{"permissions":{}}"#).unwrap();
+        std::fs::write(home.join("diary.txt"), "x").unwrap();
+        std::fs::write(
+            proj.join(".claude/settings.json"),
+            r#"{"permissions":{"deny":["Read(/secrets/**)","Bash(make deploy:*)"]}}"#,
+        )
+        .unwrap();
+        std::fs::write(proj.join("README.md"), "# proj").unwrap();
+        std::fs::write(proj.join("secrets/key"), "k").unwrap();
+        Self {
+            _tmp: tmp,
+            home,
+            proj,
+        }
+    }
+
+    fn src(&self) -> PathBuf {
+        self.proj.join("src")
+    }
+
+    /// Runs the binary with `args` and `stdin`, the scratch home and no inherited `AGENT_*` variables.
+    fn run(&self, args: &[&str], stdin: &str) -> Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
+        command
+            .args(args)
+            .current_dir(&self.proj)
+            .env("HOME", &self.home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, _) in std::env::vars() {
+            if key.starts_with("AGENT_") {
+                command.env_remove(key);
+            }
+        }
+        let mut child = command.spawn().unwrap();
+        if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+        }
+        child.wait_with_output().unwrap()
+    }
+}
+
+fn input(cwd: &Path, tool: &str, tool_input: Value) -> String {
+    json!({
+        "session_id": "s1", "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": tool_input,
+    })
+    .to_string()
+}
+
+/// The decision and reason of one output line.
+fn decision(line: &str) -> (String, String) {
+    let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
+    let specific = &value["hookSpecificOutput"];
+    (
+        specific["permissionDecision"].as_str().unwrap().to_owned(),
+        specific["permissionDecisionReason"].as_str().unwrap().to_owned(),
+    )
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The calls of a `cd src` session and what each must get: the project's files are inside the roots, and the
+/// deny rules of the project's settings apply from the subdirectory.
+fn session(scratch: &Scratch) -> Vec<(String, &'static str, &'static str)> {
+    let src = scratch.src();
+    vec![
+        (
+            input(&src, "Read", json!({"file_path": "../README.md"})),
+            "allow",
+            "inside the roots",
+        ),
+        (
+            input(&src, "Bash", json!({"command": "cat ../README.md"})),
+            "allow",
+            "read-only",
+        ),
+        (
+            input(&src, "Read", json!({"file_path": "../secrets/key"})),
+            "deny",
+            "deny rule `Read(/secrets/**)` from project settings",
+        ),
+        (
+            input(&src, "Bash", json!({"command": "make deploy"})),
+            "deny",
+            "deny rule `Bash(make deploy:*)` from project settings",
+        ),
+        // A write inside the project asks as any edit does; it is not outside the roots.
+        (
+            input(
+                &src,
+                "Write",
+                json!({"file_path": "../notes.txt", "content": "x"}),
+            ),
+            "ask",
+            "",
+        ),
+        // The home directory stays outside.
+        (
+            input(&src, "Read", json!({"file_path": scratch.home.join("diary.txt")})),
+            "deny",
+            "outside the allowed roots",
+        ),
+    ]
+}
+
+#[test]
+fn the_hook_in_a_subdirectory_works_in_the_project() {
+    let scratch = Scratch::new();
+    for (line, want, why) in session(&scratch) {
+        let out = scratch.run(&["check"], &line);
+        assert!(out.status.success(), "{line}: {}", text(&out.stderr));
+        let (got, reason) = decision(text(&out.stdout).trim());
+        assert_eq!(got, want, "{line}: {reason}");
+        assert!(reason.contains(why), "{line}: {reason}");
+        assert!(!reason.contains("outside") || want == "deny", "{line}: {reason}");
+    }
+}
+
+#[test]
+fn jsonl_and_explain_in_a_subdirectory_work_in_the_project() {
+    let scratch = Scratch::new();
+    let calls = session(&scratch);
+    let lines: Vec<&str> = calls.iter().map(|(line, _, _)| line.as_str()).collect();
+    let out = scratch.run(&["check", "--jsonl"], &(lines.join("\n") + "\n"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let got: Vec<(String, String)> = stdout.lines().map(decision).collect();
+    assert_eq!(got.len(), calls.len(), "{stdout}");
+    for ((decision, reason), (line, want, why)) in got.iter().zip(&calls) {
+        assert_eq!(decision, want, "{line}: {reason}");
+        assert!(reason.contains(why), "{line}: {reason}");
+    }
+
+    let out = scratch.run(&["explain"], &calls[2].0);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("Read(/secrets/**)") && stdout.contains("decision: DENY"),
+        "{stdout}{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn rules_and_doctor_show_the_project_of_a_subdirectory() {
+    let scratch = Scratch::new();
+    let src = scratch.src();
+    let out = scratch.run(&["rules", "--cwd", src.to_str().unwrap()], "");
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains(&format!("working directory: {}\n", src.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("project: {}\n", scratch.proj.display())),
+        "{stdout}"
+    );
+    let settings = scratch.proj.join(".claude/settings.json");
+    assert!(
+        stdout.contains(&format!("  project {}\n", settings.display())),
+        "{stdout}"
+    );
+    assert!(stdout.contains("deny  project  Read(/secrets/**)"), "{stdout}");
+    let roots = stdout.split("\nroots:\n").nth(1).unwrap();
+    assert!(roots.contains(&format!("{}\n", src.display())), "{stdout}");
+    assert!(
+        roots.contains(&format!("project    {}\n", scratch.proj.display())),
+        "{stdout}"
+    );
+
+    // A relative `--cwd` finds the same project.
+    let out = scratch.run(&["rules", "--cwd", "src"], "");
+    assert!(
+        text(&out.stdout).contains(&format!("project: {}\n", scratch.proj.display())),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let out = scratch.run(&["doctor", "--cwd", src.to_str().unwrap()], "");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!(
+            "agent-guard doctor, project `{}`",
+            scratch.proj.display()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("`{}` (project): valid", settings.display())),
+        "{stdout}"
+    );
+}
+
+/// The user's own `~/.claude` (the coding agent's settings folder) does not make the home a project: a directory
+/// below it is its own project, and the rest of the home stays outside the roots.
+#[test]
+fn the_home_directory_is_not_a_project_because_of_its_settings() {
+    let scratch = Scratch::new();
+    let notes = scratch.home.join("notes");
+    let out = scratch.run(&["rules", "--cwd", notes.to_str().unwrap()], "");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!("project: {}\n", notes.display())),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("project    "), "{stdout}");
+    let out = scratch.run(
+        &["check"],
+        &input(&notes, "Read", json!({"file_path": "../diary.txt"})),
+    );
+    let (got, reason) = decision(text(&out.stdout).trim());
+    assert_eq!(got, "deny", "{reason}");
+    assert!(reason.contains("outside the allowed roots"), "{reason}");
+}
+
+/// The project's own protected paths stay protected from a subdirectory: the wider root gives edits of the
+/// project's files, not of its `.git/` or its settings.
+#[test]
+fn protected_paths_of_the_project_hold_from_a_subdirectory() {
+    let scratch = Scratch::new();
+    let src = scratch.src();
+    for (file, want, why) in [
+        ("../notes.txt", "allow", "inside the roots"),
+        ("../.claude/settings.json", "ask", "protected path"),
+        ("../.git/config", "ask", "protected path"),
+    ] {
+        let mut value: Value =
+            serde_json::from_str(&input(&src, "Write", json!({"file_path": file, "content": "x"}))).unwrap();
+        value["permission_mode"] = json!("acceptEdits");
+        let out = scratch.run(&["check"], &value.to_string());
+        let (got, reason) = decision(text(&out.stdout).trim());
+        assert_eq!(got, want, "{file}: {reason}");
+        assert!(reason.contains(why), "{file}: {reason}");
+    }
+}
+
+/// `install` from a subdirectory writes the project's settings, where `check` finds them from the subdirectory; a
+/// `.claude/` in the subdirectory would make it a project of its own and leave the project's settings behind.
+#[test]
+fn install_from_a_subdirectory_writes_the_projects_settings() {
+    let scratch = Scratch::new();
+    let src = scratch.src();
+    let out = scratch.run(
+        &["install", "--scope", "local", "--cwd", src.to_str().unwrap()],
+        "",
+    );
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let local = scratch.proj.join(".claude/settings.local.json");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+    assert!(written["hooks"]["PreToolUse"].is_array(), "{written}");
+    assert!(!src.join(".claude").exists());
+}

@@ -1,0 +1,181 @@
+//! The project a working directory belongs to: where its settings files are found and which directory is its root.
+
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+
+/// The entries that mark a directory as the top of a project: a git repository (a `.git` directory, or the `.git`
+/// file of a worktree or submodule), the coding agent's settings folder, agent-guard's.
+const PROJECT_MARKERS: [&str; 3] = [".git", ".claude", ".agent-guard"];
+
+/// The project root of the working directory `cwd`: the nearest of `cwd` and its ancestors that holds `.git` (a
+/// directory, or the file of a worktree), `.claude` or `.agent-guard`, or `cwd` itself when none does. A coding
+/// agent that ran `cd src` still works in the project it started in: the project's settings apply and its files are
+/// inside the roots.
+///
+/// The search is bounded, since a root higher than `cwd` widens what may be read and written to the whole project:
+/// - it stops below `home`: the home directory holds the user's own `~/.claude` (and often a `.git` of dotfiles),
+///   which must not make the whole home a project; `home` is the root only when it is `cwd` itself;
+/// - it never reaches `/`;
+/// - a marker counts only when its owner is the owner of `cwd` (on Unix): a `.claude` folder someone else created
+///   in a shared directory above (`/tmp/.claude`) neither widens the roots nor brings its rules, the way git
+///   refuses a repository another user owns.
+///
+/// A relative `cwd` is taken against the process's current directory. The paths are compared as written and by
+/// identity (device and inode), so a home reached through a symbolic link still stops the search.
+pub fn project_root(cwd: &Path, home: Option<&Path>) -> PathBuf {
+    let cwd = std::path::absolute(cwd)
+        .map(|absolute| crate::path::normalize(&absolute))
+        .unwrap_or_else(|_| cwd.to_owned());
+    let Ok(cwd_meta) = std::fs::metadata(&cwd) else {
+        return cwd;
+    };
+    let home = home.map(|home| HomeDir {
+        path: crate::path::normalize(home),
+        meta: std::fs::metadata(home).ok(),
+    });
+    for dir in cwd.ancestors() {
+        let is_cwd = dir == cwd;
+        if !is_cwd && (dir.parent().is_none() || home.as_ref().is_some_and(|home| home.is(dir))) {
+            break;
+        }
+        if has_marker(dir, &cwd_meta) {
+            return dir.to_owned();
+        }
+    }
+    cwd
+}
+
+/// The home directory, as written and as a file.
+struct HomeDir {
+    path: PathBuf,
+    meta: Option<Metadata>,
+}
+
+impl HomeDir {
+    /// Whether `dir` is the home directory.
+    fn is(&self, dir: &Path) -> bool {
+        dir == self.path
+            || self
+                .meta
+                .as_ref()
+                .is_some_and(|home| std::fs::metadata(dir).is_ok_and(|meta| same_file(&meta, home)))
+    }
+}
+
+/// Whether `dir` holds a project marker owned by the owner of the working directory.
+fn has_marker(dir: &Path, cwd: &Metadata) -> bool {
+    PROJECT_MARKERS
+        .iter()
+        .any(|marker| std::fs::symlink_metadata(dir.join(marker)).is_ok_and(|meta| same_owner(&meta, cwd)))
+}
+
+#[cfg(unix)]
+fn same_file(a: &Metadata, b: &Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &Metadata, _: &Metadata) -> bool {
+    false
+}
+
+#[cfg(unix)]
+fn same_owner(a: &Metadata, b: &Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    a.uid() == b.uid()
+}
+
+#[cfg(not(unix))]
+fn same_owner(_: &Metadata, _: &Metadata) -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dirs(root: &Path, list: &[&str]) {
+        for dir in list {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_nearest_marked_ancestor_is_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        dirs(
+            &root,
+            &["proj/.git", "proj/src/deep", "proj/sub/.claude", "proj/sub/lib"],
+        );
+        let home = root.join("home");
+        assert_eq!(
+            project_root(&root.join("proj/src/deep"), Some(&home)),
+            root.join("proj")
+        );
+        assert_eq!(project_root(&root.join("proj"), Some(&home)), root.join("proj"));
+        // A nested project with settings of its own is the nearer one.
+        assert_eq!(
+            project_root(&root.join("proj/sub/lib"), Some(&home)),
+            root.join("proj/sub")
+        );
+        // `.git` as a file (a worktree) and `.agent-guard` mark a project too.
+        dirs(&root, &["wt/a", "ag/.agent-guard", "ag/b"]);
+        std::fs::write(root.join("wt/.git"), "gitdir: elsewhere").unwrap();
+        assert_eq!(project_root(&root.join("wt/a"), None), root.join("wt"));
+        assert_eq!(project_root(&root.join("ag/b"), None), root.join("ag"));
+        // A relative or unnormalised working directory gives the same root.
+        assert_eq!(
+            project_root(&root.join("proj/src/../src/deep/"), None),
+            root.join("proj")
+        );
+    }
+
+    #[test]
+    fn without_a_marker_the_working_directory_is_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        dirs(&root, &["plain/src"]);
+        let cwd = root.join("plain/src");
+        // A home at `root` stops the search before the temporary directory's own ancestors.
+        assert_eq!(project_root(&cwd, Some(&root)), cwd);
+        // A directory that does not exist is its own root.
+        assert_eq!(
+            project_root(&root.join("missing/x"), Some(&root)),
+            root.join("missing/x")
+        );
+    }
+
+    #[test]
+    fn home_is_never_a_root_unless_it_is_the_working_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let home = root.join("home");
+        dirs(&root, &["home/.claude", "home/.git", "home/notes/2026", ".git"]);
+        // The user's `~/.claude` (and a dotfiles `.git`) do not make the home a project, nor does a marker above it.
+        assert_eq!(
+            project_root(&home.join("notes/2026"), Some(&home)),
+            home.join("notes/2026")
+        );
+        assert_eq!(project_root(&home, Some(&home)), home);
+        // The home reached through a symbolic link still stops the search.
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&home, root.join("home-link")).unwrap();
+            assert_eq!(
+                project_root(&home.join("notes/2026"), Some(&root.join("home-link"))),
+                home.join("notes/2026")
+            );
+        }
+    }
+
+    #[test]
+    fn the_filesystem_root_is_never_a_project_root() {
+        assert_eq!(project_root(Path::new("/"), None), PathBuf::from("/"));
+        // Whatever `/` holds, a directory below it never gets `/` as its root.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        assert_ne!(project_root(&root, None), PathBuf::from("/"));
+    }
+}
