@@ -421,8 +421,10 @@ impl Policy {
                     }
                 }
                 // A write inside the roots is what the allowed commands do there: their rules cover it (a
-                // protected file there still asks at step 4). A write outside the roots needs a rule of its own.
-                for fact in facts.paths.iter().filter(|p| p.access == Access::Write) {
+                // protected file there still asks at step 4). A file outside the roots, read or written, needs a
+                // path rule of its own: a rule for a command grants no place beyond the project, and a read there
+                // may be a secret under a name no list knows.
+                for fact in &facts.paths {
                     match self.path_allow(fact, tool, kind) {
                         Some(rule) => use_rule(rule),
                         None if fact.inside_roots == Some(true) => {}

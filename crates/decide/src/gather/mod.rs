@@ -171,8 +171,8 @@ impl Gathering<'_> {
 }
 
 /// The finding a file contributes. A shell command reading outside the roots is not denied (system files are read
-/// all the time); it only loses its read-only default (the rules see it as outside the roots). Every other sandbox
-/// finding counts as it is.
+/// all the time); it only loses its read-only default (the rules see it as outside the roots), and asks when the
+/// place is protected. Every other sandbox finding counts as it is.
 fn path_finding(path: &CheckedPath, is_shell: bool) -> Option<Verdict> {
     let check = &path.check;
     match check.verdict.decision {
@@ -183,7 +183,14 @@ fn path_finding(path: &CheckedPath, is_shell: bool) -> Option<Verdict> {
                 && check.root.is_none()
                 && check.resolved.is_some() =>
         {
-            None
+            // A protected place outside the roots (`~/.ssh/id_rsa`) still asks, in every mode.
+            check.protected.as_ref().map(|why| {
+                Verdict::new(
+                    Decision::Ask,
+                    format!("protected path: {why} (`{}`)", check.absolute.display()),
+                    Provenance::layer(Layer::Sandbox),
+                )
+            })
         }
         Decision::Deny | Decision::Ask => Some(check.verdict.clone()),
     }
@@ -292,7 +299,11 @@ mod tests {
         }
         // A glob that only leaves files out reaches the secret file still.
         let (_, findings, _) = gather(&project, "Grep", &json!({"pattern": "x", "glob": "!*.md"}));
-        assert!(findings.iter().any(|f| f.reason().contains(".env")), "{:?}", reasons(&findings));
+        assert!(
+            findings.iter().any(|f| f.reason().contains(".env")),
+            "{:?}",
+            reasons(&findings)
+        );
         // A search of a directory without one reaches none.
         let (_, findings, _) = gather(&project, "Grep", &json!({"pattern": "x", "path": "src"}));
         assert!(findings.is_empty(), "{:?}", reasons(&findings));
