@@ -7,7 +7,7 @@
 //! [`Verdict`](agent_tool_traits::Verdict), then maps an allowed shell call to the kernel sandbox it runs under
 //! ([`Decided::confinement`], [`Guard::sandbox_plan`]). [`DecisionBound::decide`] is the one entry that bounds a
 //! decision in time: it decides on a worker thread and denies past the bound (`AGENT_GUARD_DECISION_TIMEOUT_MS`,
-//! default 5 s). The crate also holds agent-guard's own settings ([`GuardSettings`], the `agentGuard` section)
+//! default 5 s); [`DecisionBound::decide_in_order`] does the same for many calls handed to the worker at once. The crate also holds agent-guard's own settings ([`GuardSettings`], the `agentGuard` section)
 //! and the coding agent's PreToolUse protocol ([`HookInput`], [`HookOutput`], [`sandboxed_input`]).
 //!
 //! **Invariant:** synchronous: no async runtime, no database (the layering check enforces it); the runtime awaits
@@ -46,7 +46,8 @@ mod guard;
 mod hook_io;
 
 pub use bounded::{
-    CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound, DecisionTimer,
+    CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound, DecisionRequest,
+    DecisionTimer,
 };
 pub use config::{GuardSettings, PolicyTest, SandboxMode, settings_schema};
 pub use confine::GuardProtection;
