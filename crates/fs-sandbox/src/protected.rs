@@ -444,6 +444,10 @@ impl Scope {
 impl PatternSet {
     /// `patterns` compiled, in their order, compared with paths as `case` says.
     fn new(patterns: &[Pattern], case: Case) -> Result<Self> {
+        // Most settings add no pattern: nothing to compile.
+        if patterns.is_empty() {
+            return Ok(Self::default());
+        }
         let mut names = ScopeGlobs::default();
         let mut relative = ScopeGlobs::default();
         let mut absolute = ScopeGlobs::default();
