@@ -191,8 +191,8 @@ pub(crate) fn settings_deny_output(why: &str) -> HookOutput {
     HookOutput::from_verdict(&settings_deny(why))
 }
 
-/// Decides one input like [`decide_hook_input`]; an ask goes to the approval queue of `server` and the person's answer
-/// becomes the decision. An allow runs under the kernel sandbox the ask's decision chose (what a user's allow
+/// Decides one input like [`decide_hook_input`]; an ask goes to the approval queue of `server` and the person's
+/// answer becomes the decision. An allow runs under the kernel sandbox the ask's decision chose (what a user's allow
 /// grants); a deny stands. No answer in time, or no server, prints the ask (or, with `--on-timeout deny`, a
 /// deny): the coding agent then asks in its terminal.
 fn decide_asking_server(

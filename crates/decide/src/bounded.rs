@@ -310,9 +310,8 @@ fn cores() -> usize {
 }
 
 /// Consecutive requests that one worker decides in order ([`DecisionBound::decide_in_order`]), and how far it
-/// has come. The
-/// worker and the waiting caller share it; the caller may abandon it, after which the worker decides no more of it
-/// and keeps nothing it decides.
+/// has come. The worker and the waiting caller share it; the caller may abandon it, after which the worker decides
+/// no more of it and keeps nothing it decides.
 struct Batch {
     /// The requests of every batch of the same call; this one's start at its first `next` and end before `end`.
     requests: Arc<[DecisionRequest]>,
