@@ -1,12 +1,14 @@
 //! `agent-guard check`: the PreToolUse hook, one input on stdin or `--jsonl`, failing closed without `--jsonl`.
 
-use std::io::{BufRead, Read, Write};
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use agent_decide::{CallInput, Decided, Deciders, DecisionBound, Guard, HookInput, HookOutput};
+use agent_decide::{
+    CallInput, Decided, Deciders, DecisionBound, DecisionRequest, Guard, HookInput, HookOutput,
+};
 use agent_rules::SessionState;
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
 use anyhow::{Context, Result, bail};
@@ -65,7 +67,7 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
     let input = parse_input(bytes)?;
     failpoint("check");
     let output = match &remote.server {
-        Some(server) => decide_with_server(
+        Some(server) => decide_asking_server(
             &mut guards,
             &input,
             explain,
@@ -73,7 +75,7 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
             remote.on_timeout,
             &mut timer,
         ),
-        None => decide(&mut guards, &input, explain, Bound::Timer(&mut timer)),
+        None => decide_hook_input(&mut guards, &input, explain, Bound::Timer(&mut timer)),
     };
     timer.answer(&output.to_json())?;
     Ok(ExitCode::SUCCESS)
@@ -126,7 +128,7 @@ fn parse_line(text: &str) -> Result<HookInput> {
 /// configuration must not let calls through unchecked); the call is decided alone, in a fresh session (the coding
 /// agent runs the hook once per call), through agent-decide's bounded entry, so a decision past the bound
 /// (`AGENT_GUARD_DECISION_TIMEOUT_MS`, default 5 s) is a deny. A panic of the decision reaches the caller.
-pub(crate) fn decide(
+pub(crate) fn decide_hook_input(
     guards: &mut Guards<'_>,
     input: &HookInput,
     explain: bool,
@@ -144,9 +146,9 @@ pub(crate) fn decide(
     output
 }
 
-/// Decides one input with the guard of its working directory on a worker, as [`decide`] does once it has the
-/// guard; the server (`agent-guard serve`) decides through here.
-pub(crate) fn decide_with(
+/// Decides one input with the guard of its working directory on a worker, as [`decide_hook_input`] does once it
+/// has the guard; the server (`agent-guard serve`) decides through here.
+pub(crate) fn decide_with_guard(
     guard: Arc<Guard>,
     input: &HookInput,
     settings: &[PathBuf],
@@ -189,11 +191,11 @@ pub(crate) fn settings_deny_output(why: &str) -> HookOutput {
     HookOutput::from_verdict(&settings_deny(why))
 }
 
-/// Decides one input like [`decide`]; an ask goes to the approval queue of `server` and the person's answer
-/// becomes the decision. An allow runs under the kernel sandbox the ask's decision chose (what a user's allow
+/// Decides one input like [`decide_hook_input`]; an ask goes to the approval queue of `server` and the person's
+/// answer becomes the decision. An allow runs under the kernel sandbox the ask's decision chose (what a user's allow
 /// grants); a deny stands. No answer in time, or no server, prints the ask (or, with `--on-timeout deny`, a
 /// deny): the coding agent then asks in its terminal.
-fn decide_with_server(
+fn decide_asking_server(
     guards: &mut Guards<'_>,
     input: &HookInput,
     explain: bool,
@@ -279,19 +281,79 @@ fn settings_deny(why: &str) -> Verdict {
 }
 
 /// `--jsonl`: one output line per input line, in order; a line that is not a valid input gets `{"error":…}` in its
-/// place and the exit code is 1.
+/// place and the exit code is 1. The lines are decided in batches: each batch is one line, waited for, and every
+/// further line already read (up to [`MAX_BATCH`]), so a caller that writes a line and waits for its answer gets it,
+/// and a stream of lines is handed to agent-decide's bounded entry a batch at a time instead of a line at a time.
 fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     let mut guards = Guards::new(args)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let stdin = std::io::stdin();
-    let mut reader = stdin.lock();
+    let mut reader = BufReader::with_capacity(BATCH_BUFFER, stdin.lock());
     let mut failed = false;
     let mut number = 0_usize;
-    while let Some(line) =
-        next_line(&mut reader).with_context(|| format!("cannot read line {} of stdin", number + 1))?
-    {
-        number += 1;
+    loop {
+        let batch = next_batch(&mut reader, &mut number)?;
+        if batch.is_empty() {
+            break;
+        }
+        for answer in answer_batch(&mut guards, batch, explain) {
+            match answer {
+                Ok(output) => writeln!(out, "{}", output.to_json())?,
+                Err(error) => {
+                    failed = true;
+                    writeln!(out, "{}", serde_json::json!({ "error": error }))?;
+                }
+            }
+        }
+        out.flush()?;
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The most `--jsonl` lines decided in one batch.
+const MAX_BATCH: usize = 1024;
+
+/// The size of `--jsonl`'s input buffer: a batch is what it holds, some hundreds of typical lines.
+const BATCH_BUFFER: usize = 1 << 16;
+
+/// The next batch of `--jsonl` lines with their numbers (`number` counts them): the next line, waited for, and
+/// every further complete line the reader already holds, up to [`MAX_BATCH`], blank ones included (each gets its
+/// error line, so that output line N answers input line N). Empty at
+/// the end of the input.
+fn next_batch<R: Read>(reader: &mut BufReader<R>, number: &mut usize) -> Result<Vec<(usize, Line)>> {
+    let mut batch = Vec::new();
+    while batch.len() < MAX_BATCH && (batch.is_empty() || reader.buffer().contains(&b'\n')) {
+        let read = next_line(reader).with_context(|| format!("cannot read line {} of stdin", *number + 1))?;
+        let Some(line) = read else { break };
+        *number += 1;
+        batch.push((*number, line));
+    }
+    Ok(batch)
+}
+
+/// What one line of a batch becomes before its decision.
+enum Pending {
+    /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded.
+    Answered(Result<HookOutput, String>),
+    /// Decided by the next decision of the batch.
+    Deciding(HookInput),
+}
+
+/// The answer to each line of `batch`, in order: its hook output, or the error that says why it is not an input.
+/// The inputs are decided as [`decide_hook_input`] decides one, through agent-decide's bounded entry, together.
+fn answer_batch(
+    guards: &mut Guards<'_>,
+    batch: Vec<(usize, Line)>,
+    explain: bool,
+) -> Vec<Result<HookOutput, String>> {
+    let mut requests = Vec::with_capacity(batch.len());
+    let mut pending = Vec::with_capacity(batch.len());
+    for (number, line) in batch {
         let input = match line {
             // An empty line gets its error line too, so that output line N answers input line N.
             Line::Text(text) if text.trim().is_empty() => {
@@ -304,25 +366,44 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
             )),
             Line::NotUtf8(at) => Err(anyhow::anyhow!("invalid hook input: not UTF-8 text (byte {at})")),
         };
-        match input {
-            Ok(input) => writeln!(
-                out,
-                "{}",
-                decide(&mut guards, &input, explain, Bound::Worker).to_json()
-            )?,
+        let input = match input {
+            Ok(input) => input,
             Err(e) => {
-                failed = true;
-                let error = serde_json::json!({ "error": format!("line {number}: {e:#}") });
-                writeln!(out, "{error}")?;
+                pending.push(Pending::Answered(Err(format!("line {number}: {e:#}"))));
+                continue;
             }
+        };
+        match guards.get(&input.cwd, input.permission_mode.as_deref()) {
+            Ok(guard) => {
+                requests.push(DecisionRequest {
+                    deciders: Deciders::new(Arc::clone(guard)),
+                    call: CallInput::new(input.tool_name.as_str(), input.tool_input.clone()),
+                    session: SessionState::default(),
+                });
+                pending.push(Pending::Deciding(input));
+            }
+            Err(why) => pending.push(Pending::Answered(Ok(settings_deny_output(why)))),
         }
     }
-    out.flush()?;
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    let bound = DecisionBound::from_env();
+    let mut decisions = bound.decide_in_order(requests).into_iter();
+    let settings = guards.settings_files();
+    pending
+        .into_iter()
+        .map(|line| match line {
+            Pending::Answered(answer) => answer,
+            Pending::Deciding(input) => {
+                // The bounded entry answers every request; were one missing, it would not be allowed.
+                let decided = decisions
+                    .next()
+                    .unwrap_or_else(|| bound.past_the_bound(&input.tool_name));
+                if explain {
+                    eprintln!("{}", crate::explain::render_text(&input, &decided));
+                }
+                Ok(output(&input, &decided, settings))
+            }
+        })
+        .collect()
 }
 
 /// One line of `--jsonl` input.
@@ -387,12 +468,9 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOut
     else {
         return HookOutput::from_verdict(verdict);
     };
-    let wrapped = std::env::current_exe()
-        .and_then(std::fs::canonicalize)
-        .ok()
-        .and_then(|program| {
-            agent_decide::sandboxed_input(&input.tool_input, &program, confinement, &input.cwd, settings)
-        });
+    let wrapped = this_program().and_then(|program| {
+        agent_decide::sandboxed_input(&input.tool_input, program, confinement, &input.cwd, settings)
+    });
     match wrapped {
         Some(updated) => {
             let mut verdict = verdict.clone();
@@ -410,6 +488,14 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOut
             Provenance::layer(Layer::Kernel),
         )),
     }
+}
+
+/// This binary's path, resolved once per process (`--jsonl` wraps many allowed lines in it).
+fn this_program() -> Option<&'static Path> {
+    static PROGRAM: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PROGRAM
+        .get_or_init(|| std::env::current_exe().and_then(std::fs::canonicalize).ok())
+        .as_deref()
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::DecideArgs;
-use crate::check::{Bound, decide, hook_deadline};
+use crate::check::{Bound, decide_hook_input, hook_deadline};
 use crate::hook_entry::{command_words, installed_hooks};
 use crate::install::{Scope, project_dir, running_binary};
 use crate::load::{Guards, home};
@@ -328,7 +328,7 @@ fn decision_lines(project: &Path) -> Vec<DoctorLine> {
     let started = Instant::now();
     // A panic of the decision (a bug) is a problem line here, not the end of the report.
     let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        decide(&mut guards, &input, false, Bound::Worker)
+        decide_hook_input(&mut guards, &input, false, Bound::Worker)
     }));
     let elapsed = started.elapsed();
     let limit = DecisionBound::from_env().limit();

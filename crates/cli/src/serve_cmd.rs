@@ -137,7 +137,7 @@ impl Decide for CliDecider {
         };
         match guard {
             Ok(guard) => {
-                let (output, decided) = check::decide_with(guard, input, &self.settings);
+                let (output, decided) = check::decide_with_guard(guard, input, &self.settings);
                 let explanation = if explain {
                     crate::explain::render_text(input, &decided)
                 } else {

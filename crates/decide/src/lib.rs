@@ -16,7 +16,9 @@
 //!
 //! [`Guard::decide_in_session`] runs the four steps; [`Guard::decide`] is the same for a call alone in a fresh
 //! session. [`DecisionBound`] is the one entry that bounds a decision in time and denies past the bound
-//! (`AGENT_GUARD_DECISION_TIMEOUT_MS`, default 5 s); [`Deciders`] adds a parent's guard as a subagent's ceiling.
+//! (`AGENT_GUARD_DECISION_TIMEOUT_MS`, default 5 s), one call ([`DecisionBound::decide`]) or many handed to workers
+//! a batch at a time ([`DecisionBound::decide_in_order`]); [`Deciders`] adds a parent's guard as a subagent's
+//! ceiling.
 //! The crate also holds agent-guard's own settings ([`GuardSettings`], the `agentGuard` section) and the coding
 //! agent's PreToolUse protocol ([`HookInput`], [`HookOutput`], [`sandboxed_input`]).
 //!
@@ -62,7 +64,8 @@ mod resolve;
 mod test_guard;
 
 pub use bounded::{
-    CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound, DecisionTimer,
+    CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound, DecisionRequest,
+    DecisionTimer,
 };
 pub use config::{
     GuardSettings, PolicyTest, SandboxMode, check_settings_file, discover_settings, settings_schema,

@@ -1,10 +1,11 @@
 //! Protected paths: writes that change how tools, editors or shells behave, and reads of secret files.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{PathSandboxError, Result};
 use crate::secrets::{NOT_SECRET, SECRET_FILES};
@@ -81,12 +82,17 @@ const STARTUP_FILES: [&str; 17] = [
 /// Directories of start-up files that are named by two components (`fish` reads all of `.config/fish/`).
 const STARTUP_DIRS: [[&str; 2]; 1] = [[".config", "fish"]];
 
-/// The default secret patterns, compiled once.
-fn default_secrets() -> &'static (Vec<Pattern>, Vec<Pattern>) {
-    static DEFAULTS: OnceLock<(Vec<Pattern>, Vec<Pattern>)> = OnceLock::new();
+/// The default secret patterns and their exceptions, each list compiled once into one set.
+fn default_secrets() -> &'static Result<(PatternSet, PatternSet)> {
+    static DEFAULTS: OnceLock<Result<(PatternSet, PatternSet)>> = OnceLock::new();
     DEFAULTS.get_or_init(|| {
-        let compile = |list: &[&str]| list.iter().filter_map(|p| Pattern::default_secret(p)).collect();
-        (compile(SECRET_FILES), compile(NOT_SECRET))
+        let compile = |list: &[&str]| {
+            list.iter()
+                .map(|p| Pattern::default_secret(p))
+                .collect::<Result<Vec<_>>>()
+                .and_then(|patterns| PatternSet::new(&patterns, Case::AsciiFolded))
+        };
+        Ok((compile(SECRET_FILES)?, compile(NOT_SECRET)?))
     })
 }
 
@@ -102,27 +108,70 @@ pub struct ProtectedPaths {
     defaults: bool,
     /// The home directory as given and as resolved, whose hidden entries configure the user's programs.
     home: Vec<PathBuf>,
+    /// The settings' patterns for reads, and the same compiled into one set.
     reads: Vec<Pattern>,
+    read_set: PatternSet,
+    /// The settings' patterns for writes, and the same compiled into one set.
     writes: Vec<Pattern>,
+    write_set: PatternSet,
 }
 
 impl Default for ProtectedPaths {
     fn default() -> Self {
         Self {
             defaults: true,
-            home: Vec::new(),
-            reads: Vec::new(),
-            writes: Vec::new(),
+            ..Self::none()
         }
     }
 }
 
-/// One protected-path pattern from the settings.
+/// One protected-path pattern: its text, the glob it compiles to, and what it is matched against.
 #[derive(Debug, Clone)]
 struct Pattern {
     text: String,
-    matcher: GlobMatcher,
+    glob: Glob,
+    /// For a relative or absolute pattern, the glob of everything beneath its matches.
+    beneath: Option<Glob>,
     scope: Scope,
+}
+
+/// A list of patterns compiled into one [`GlobSet`] per kind of candidate (a name, the last components, the
+/// path and its ancestors), so that a path is matched against the whole list at once instead of pattern by
+/// pattern. The first pattern of the list that matches is the one a reason names.
+#[derive(Debug, Clone, Default)]
+struct PatternSet {
+    /// Each pattern's text, in the order of the list.
+    texts: Vec<String>,
+    case: Case,
+    names: ScopeSet,
+    relative: ScopeSet,
+    absolute: ScopeSet,
+    /// By number of components.
+    tails: Vec<(usize, ScopeSet)>,
+}
+
+/// How a [`PatternSet`] compares paths.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Case {
+    /// As they are (the settings' patterns).
+    #[default]
+    Exact,
+    /// In ASCII lower case, against patterns compiled in lower case (the default secret patterns).
+    AsciiFolded,
+}
+
+/// The globs of one scope of a [`PatternSet`] being collected, with the position in the list of each.
+#[derive(Default)]
+struct ScopeGlobs {
+    globs: Vec<Glob>,
+    positions: Vec<usize>,
+}
+
+/// The patterns of one scope of a [`PatternSet`], with the position in the list of each.
+#[derive(Debug, Clone, Default)]
+struct ScopeSet {
+    set: GlobSet,
+    positions: Vec<usize>,
 }
 
 /// What a pattern is matched against.
@@ -153,7 +202,9 @@ impl ProtectedPaths {
             defaults: false,
             home: Vec::new(),
             reads: Vec::new(),
+            read_set: PatternSet::default(),
             writes: Vec::new(),
+            write_set: PatternSet::default(),
         }
     }
 
@@ -185,36 +236,32 @@ impl ProtectedPaths {
         S: AsRef<str>,
     {
         let parsed = parse_all(patterns)?;
-        let mut this = self;
-        this.reads.extend(parsed.iter().cloned());
-        this.writes.extend(parsed);
-        Ok(this)
+        self.with_extra_reads_parsed(parsed.clone())?
+            .with_extra_writes_parsed(parsed)
     }
 
     /// The same list with `patterns` protected for writes only.
     ///
     /// # Errors
     /// [`PathSandboxError::Pattern`] naming the first pattern that is not a valid glob.
-    pub fn with_extra_writes<I, S>(mut self, patterns: I) -> Result<Self>
+    pub fn with_extra_writes<I, S>(self, patterns: I) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        self.writes.extend(parse_all(patterns)?);
-        Ok(self)
+        self.with_extra_writes_parsed(parse_all(patterns)?)
     }
 
     /// The same list with `patterns` protected for reads only.
     ///
     /// # Errors
     /// [`PathSandboxError::Pattern`] naming the first pattern that is not a valid glob.
-    pub fn with_extra_reads<I, S>(mut self, patterns: I) -> Result<Self>
+    pub fn with_extra_reads<I, S>(self, patterns: I) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        self.reads.extend(parse_all(patterns)?);
-        Ok(self)
+        self.with_extra_reads_parsed(parse_all(patterns)?)
     }
 
     /// Why `absolute` (with `relative`, its path below its root, when it has one) is protected for `access`, or
@@ -223,7 +270,7 @@ impl ProtectedPaths {
         let (defaults, extras) = match access {
             Access::Read => (
                 self.defaults.then(|| secret_reason(absolute)).flatten(),
-                &self.reads,
+                &self.read_set,
             ),
             // A secret file is protected for writes too: a write replaces what the user keeps there, and an edit
             // shows lines of it back in its result.
@@ -235,25 +282,35 @@ impl ProtectedPaths {
                             .or_else(|| secret_reason(absolute))
                     })
                     .flatten(),
-                &self.writes,
+                &self.write_set,
             ),
         };
         defaults.or_else(|| {
-            extras
-                .iter()
-                .find(|pattern| pattern.matches(absolute, relative))
-                .map(|pattern| {
-                    format!(
-                        "`{}` matches the protected-path pattern `{}`",
-                        absolute.display(),
-                        pattern.text
-                    )
-                })
+            extras.first_match(absolute, relative).map(|pattern| {
+                format!(
+                    "`{}` matches the protected-path pattern `{pattern}`",
+                    absolute.display()
+                )
+            })
         })
     }
 }
 
 impl ProtectedPaths {
+    /// The same list with `parsed` protected for reads too.
+    fn with_extra_reads_parsed(mut self, parsed: Vec<Pattern>) -> Result<Self> {
+        self.reads.extend(parsed);
+        self.read_set = PatternSet::new(&self.reads, Case::Exact)?;
+        Ok(self)
+    }
+
+    /// The same list with `parsed` protected for writes too.
+    fn with_extra_writes_parsed(mut self, parsed: Vec<Pattern>) -> Result<Self> {
+        self.writes.extend(parsed);
+        self.write_set = PatternSet::new(&self.writes, Case::Exact)?;
+        Ok(self)
+    }
+
     /// Why a write to `absolute` changes the user's configuration in the home directory, or `None`.
     fn home_reason(&self, absolute: &Path) -> Option<String> {
         let below = self
@@ -286,65 +343,204 @@ impl Pattern {
         // A trailing slash names a directory; the directory itself is matched, and with it everything beneath.
         let glob = glob.trim_end_matches('/');
         let glob = if glob.is_empty() { "/" } else { glob };
-        let matcher = GlobBuilder::new(glob)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|source| PathSandboxError::Pattern {
-                pattern: text.to_owned(),
-                source,
-            })?
-            .compile_matcher();
-        Ok(Self {
-            text: text.to_owned(),
-            matcher,
-            scope,
-        })
+        Self::compile(text, glob, scope)
     }
 
     /// A default secret pattern: without regard to ASCII case, a name anywhere, the last components of a path.
-    fn default_secret(text: &str) -> Option<Self> {
-        let (scope, glob) = if text.starts_with('/') {
-            (Scope::Absolute, text)
+    /// It is compiled in lower case and matched against candidates in lower case ([`Case::AsciiFolded`]):
+    /// the same comparison as globset's ASCII-only case-insensitive one, but one that its literal, prefix and
+    /// extension lookups can serve instead of a regular expression.
+    fn default_secret(text: &str) -> Result<Self> {
+        let scope = if text.starts_with('/') {
+            Scope::Absolute
         } else if text.contains('/') {
-            (Scope::Tail(text.split('/').count()), text)
+            Scope::Tail(text.split('/').count())
         } else {
-            (Scope::Name, text)
+            Scope::Name
         };
-        let matcher = GlobBuilder::new(glob)
-            .literal_separator(true)
-            .case_insensitive(true)
-            .build()
-            .ok()?
-            .compile_matcher();
-        Some(Self {
+        Self::compile(text, &text.to_ascii_lowercase(), scope)
+    }
+
+    /// The pattern `text`, whose glob is `glob`, matched as `scope` says.
+    fn compile(text: &str, glob: &str, scope: Scope) -> Result<Self> {
+        let build = |glob: &str| {
+            GlobBuilder::new(glob)
+                .literal_separator(scope.spans_components())
+                .backslash_escape(true)
+                .build()
+                .map_err(|source| PathSandboxError::Pattern {
+                    pattern: text.to_owned(),
+                    source,
+                })
+        };
+        Ok(Self {
             text: text.to_owned(),
-            matcher,
+            glob: build(glob)?,
+            beneath: match scope {
+                Scope::Relative | Scope::Absolute => Some(build(&beneath(glob))?),
+                Scope::Name | Scope::Tail(_) => None,
+            },
             scope,
         })
     }
+}
 
-    fn matches(&self, absolute: &Path, relative: Option<&Path>) -> bool {
-        match self.scope {
-            Scope::Name => absolute.components().any(|component| match component {
-                Component::Normal(name) => self.matcher.is_match(name),
-                Component::Prefix(_) | Component::RootDir | Component::CurDir | Component::ParentDir => false,
-            }),
-            Scope::Relative => relative.is_some_and(|relative| self.matches_an_ancestor(relative)),
-            Scope::Absolute => self.matches_an_ancestor(absolute),
-            Scope::Tail(count) => {
-                let all: Vec<&OsStr> = names(absolute).collect();
-                let tail = all.get(all.len().saturating_sub(count)..).unwrap_or_default();
-                tail.len() == count && self.matcher.is_match(tail.iter().collect::<std::path::PathBuf>())
-            }
+/// The glob of everything beneath what `glob` matches: a path below a match is a match of this one.
+fn beneath(glob: &str) -> String {
+    if glob.ends_with('/') {
+        format!("{glob}**")
+    } else {
+        format!("{glob}/**")
+    }
+}
+
+impl Scope {
+    /// Whether the candidates of this scope hold several components, so that `*` must not match a `/`. A name
+    /// has none; compiled without that rule, a name pattern such as `*.pem` becomes a lookup of the extension
+    /// instead of a regular expression, with the same matches.
+    fn spans_components(self) -> bool {
+        match self {
+            Self::Name => false,
+            Self::Relative | Self::Absolute | Self::Tail(_) => true,
         }
     }
+}
 
-    /// Whether the pattern matches `path` or one of its ancestors, so that a protected directory protects its
-    /// contents.
-    fn matches_an_ancestor(&self, path: &Path) -> bool {
-        path.ancestors()
-            .any(|ancestor| !ancestor.as_os_str().is_empty() && self.matcher.is_match(ancestor))
+impl PatternSet {
+    /// `patterns` compiled, in their order, compared with paths as `case` says.
+    fn new(patterns: &[Pattern], case: Case) -> Result<Self> {
+        // Most settings add no pattern: nothing to compile.
+        if patterns.is_empty() {
+            return Ok(Self::default());
+        }
+        let mut names = ScopeGlobs::default();
+        let mut relative = ScopeGlobs::default();
+        let mut absolute = ScopeGlobs::default();
+        let mut tails: Vec<(usize, ScopeGlobs)> = Vec::new();
+        for (position, pattern) in patterns.iter().enumerate() {
+            let globs = match pattern.scope {
+                Scope::Name => &mut names,
+                Scope::Relative => &mut relative,
+                Scope::Absolute => &mut absolute,
+                Scope::Tail(count) => {
+                    if !tails.iter().any(|(c, _)| *c == count) {
+                        tails.push((count, ScopeGlobs::default()));
+                    }
+                    match tails.iter_mut().find(|(c, _)| *c == count) {
+                        Some((_, globs)) => globs,
+                        None => continue,
+                    }
+                }
+            };
+            globs.push(&pattern.glob, position);
+            if let Some(beneath) = &pattern.beneath {
+                globs.push(beneath, position);
+            }
+        }
+        let texts: Vec<String> = patterns.iter().map(|p| p.text.clone()).collect();
+        let named = |source| PathSandboxError::Pattern {
+            pattern: texts.join(", "),
+            source,
+        };
+        Ok(Self {
+            case,
+            names: names.build().map_err(named)?,
+            relative: relative.build().map_err(named)?,
+            absolute: absolute.build().map_err(named)?,
+            tails: tails
+                .into_iter()
+                .map(|(count, globs)| globs.build().map(|set| (count, set)))
+                .collect::<Result<_, _>>()
+                .map_err(named)?,
+            texts,
+        })
+    }
+
+    /// The text of the first pattern that matches `absolute` (with `relative`, its path below its root, when it
+    /// has one): a name pattern any component of it, a tail pattern its last components, a relative or absolute
+    /// pattern it or one of its ancestors (a protected directory protects its contents).
+    fn first_match(&self, absolute: &Path, relative: Option<&Path>) -> Option<&str> {
+        if self.texts.is_empty() {
+            return None;
+        }
+        let folded;
+        let absolute = match self.case {
+            Case::Exact => absolute,
+            Case::AsciiFolded => {
+                folded = PathBuf::from(OsString::from_vec(
+                    absolute.as_os_str().as_encoded_bytes().to_ascii_lowercase(),
+                ));
+                folded.as_path()
+            }
+        };
+        let mut first: Option<usize> = None;
+        let mut found = |scope: &ScopeSet, candidate: &Path| {
+            if let Some(position) = scope.first_match(candidate) {
+                first = Some(first.map_or(position, |f| f.min(position)));
+            }
+        };
+        if !self.names.is_empty() {
+            for name in names(absolute) {
+                found(&self.names, Path::new(name));
+            }
+        }
+        if !self.tails.is_empty() {
+            let all: Vec<&OsStr> = names(absolute).collect();
+            for (count, scope) in &self.tails {
+                if let Some(tail) = all.get(all.len().saturating_sub(*count)..)
+                    && tail.len() == *count
+                {
+                    found(scope, &tail.iter().collect::<PathBuf>());
+                }
+            }
+        }
+        // The relative and absolute patterns also match what is beneath a match ([`Pattern::beneath`]), so the
+        // path alone stands for it and all its ancestors. An empty path (the root itself, relative to the root)
+        // is nothing's ancestor and is not matched.
+        for (scope, path) in [(&self.relative, relative), (&self.absolute, Some(absolute))] {
+            if let Some(path) = path.filter(|path| !path.as_os_str().is_empty()) {
+                found(scope, path);
+            }
+        }
+        first
+            .and_then(|position| self.texts.get(position))
+            .map(String::as_str)
+    }
+}
+
+impl ScopeGlobs {
+    fn push(&mut self, glob: &Glob, position: usize) {
+        self.globs.push(glob.clone());
+        self.positions.push(position);
+    }
+
+    fn build(self) -> std::result::Result<ScopeSet, globset::Error> {
+        let mut set = GlobSetBuilder::new();
+        for glob in self.globs {
+            set.add(glob);
+        }
+        Ok(ScopeSet {
+            set: set.build()?,
+            positions: self.positions,
+        })
+    }
+}
+
+impl ScopeSet {
+    fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// The position in the list of the first pattern of this scope that matches `candidate`.
+    fn first_match(&self, candidate: &Path) -> Option<usize> {
+        if self.is_empty() || !self.set.is_match(candidate) {
+            return None;
+        }
+        self.set
+            .matches(candidate)
+            .into_iter()
+            .filter_map(|index| self.positions.get(index).copied())
+            .min()
     }
 }
 
@@ -418,17 +614,21 @@ fn write_reason(absolute: &Path) -> Option<String> {
 
 fn secret_reason(absolute: &Path) -> Option<String> {
     let last = names(absolute).last()?;
-    let (secrets, exceptions) = default_secrets();
-    let pattern = secrets.iter().find(|p| p.matches(absolute, None))?;
-    if exceptions.iter().any(|p| p.matches(absolute, None)) {
+    let (secrets, exceptions) = match default_secrets() {
+        Ok(sets) => sets,
+        // The fixed list always compiles (a test proves it); were it not to, every file counts as secret.
+        Err(e) => return Some(format!("`{}` may hold secrets: {e}", absolute.display())),
+    };
+    let pattern = secrets.first_match(absolute, None)?;
+    if exceptions.first_match(absolute, None).is_some() {
         return None;
     }
     let name = last.to_string_lossy();
     // The pattern is named when it is not the name itself (`server.pem` is secret like `*.pem`).
-    let like = if pattern.text.eq_ignore_ascii_case(&name) {
+    let like = if pattern.eq_ignore_ascii_case(&name) {
         String::new()
     } else {
-        format!(", like `{}`", pattern.text)
+        format!(", like `{pattern}`")
     };
     Some(format!(
         "`{name}` may hold secrets (`{}`{like})",
@@ -583,6 +783,128 @@ mod tests {
             "/p/keyboard.md",
         ] {
             assert!(read(plain).is_none(), "{plain}");
+        }
+    }
+
+    /// The plain reference the compiled sets replace: each pattern matched on its own, in list order, with
+    /// globset's case-insensitive matcher for the defaults.
+    fn reference_match<'a>(
+        list: &[&'a str],
+        absolute: &Path,
+        relative: Option<&Path>,
+        defaults: bool,
+    ) -> Option<&'a str> {
+        list.iter().copied().find(|text| {
+            let pattern = if defaults {
+                Pattern::default_secret(text).unwrap()
+            } else {
+                Pattern::parse(text).unwrap()
+            };
+            let glob = pattern.glob.glob().to_owned();
+            let glob = if defaults { text.to_string() } else { glob };
+            let matcher = GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .case_insensitive(defaults)
+                .build()
+                .unwrap()
+                .compile_matcher();
+            let ancestors = |path: &Path| {
+                path.ancestors()
+                    .any(|a| !a.as_os_str().is_empty() && matcher.is_match(a))
+            };
+            match pattern.scope {
+                Scope::Name => names(absolute).any(|name| matcher.is_match(name)),
+                Scope::Relative => relative.is_some_and(ancestors),
+                Scope::Absolute => ancestors(absolute),
+                Scope::Tail(count) => {
+                    let all: Vec<&OsStr> = names(absolute).collect();
+                    all.len() >= count
+                        && matcher.is_match(all[all.len() - count..].iter().collect::<PathBuf>())
+                }
+            }
+        })
+    }
+
+    /// The compiled sets name the same first pattern as matching each pattern on its own, for the default secret
+    /// patterns and their exceptions (in any case) and for settings' patterns of every scope.
+    #[test]
+    fn compiled_sets_match_like_each_pattern_alone() {
+        let paths = [
+            "/p/.env",
+            "/p/.ENV.Local",
+            "/p/.env/inside",
+            "/p/.env.example",
+            "/p/server.PEM",
+            "/p/x.tar.pem",
+            "/p/.pem",
+            "/p/pem",
+            "/home/u/.ssh/ID_RSA.pub",
+            "/home/u/.ssh/id_ed25519_sk",
+            "/home/u/.AWS/Credentials",
+            "/x/.aws/credentials/more",
+            "/home/u/.config/gh/hosts.yml",
+            "/home/u/.gnupg/private-keys-v1.d/abc.key",
+            "/home/u/.gnupg/private-keys-v1.d/sub/abc",
+            "/proc/self/environ",
+            "/proc/1/task/2/environ",
+            "/PROC/1/ENVIRON",
+            "/p/deploy/prod.kubeconfig",
+            "/p/kubeconfig/x",
+            "/p/src/main.rs",
+            "/p/config/prod/db.toml",
+            "/p/config/prod",
+            "/etc/x/y",
+            "/p/secrets.toml",
+            "/p/a/b/secrets.toml",
+            "/p/keys/id.KEY",
+            "/p/src/x/main.rs",
+            "/p/sub/x.toml",
+            "/p/a",
+            "/p",
+            "/",
+        ];
+        let (secrets, exceptions) = default_secrets().as_ref().unwrap();
+        let extras = [
+            "*.pem",
+            "config/prod/",
+            "/etc/x",
+            "./secrets.toml",
+            "secrets.*",
+            "**/b/*.toml",
+            "[a-c]/b",
+            "./*.toml",
+            "./s*",
+            "config/**",
+            "src**/main.rs",
+            "/p/a/",
+        ];
+        let settings = PatternSet::new(
+            &extras
+                .iter()
+                .map(|p| Pattern::parse(p).unwrap())
+                .collect::<Vec<_>>(),
+            Case::Exact,
+        )
+        .unwrap();
+        for path in paths {
+            let absolute = Path::new(path);
+            let relative = absolute.strip_prefix("/p").ok();
+            assert_eq!(
+                secrets.first_match(absolute, None),
+                reference_match(SECRET_FILES, absolute, None, true),
+                "{path}"
+            );
+            assert_eq!(
+                exceptions.first_match(absolute, None),
+                reference_match(NOT_SECRET, absolute, None, true),
+                "{path}"
+            );
+            assert_eq!(
+                settings.first_match(absolute, relative),
+                reference_match(&extras, absolute, relative, false),
+                "{path}"
+            );
         }
     }
 

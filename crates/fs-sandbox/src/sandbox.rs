@@ -398,10 +398,16 @@ impl PathSandbox {
             .root
             .and_then(|index| self.roots.get(index))
             .and_then(|root| resolved.strip_prefix(&root.path).ok());
+        // Without a link between them the two are the same path, asked about once.
+        let same = resolved == evaluation.absolute && resolved_relative == written_relative;
         evaluation.protected = self
             .protected
             .reason(&evaluation.absolute, written_relative, access)
-            .or_else(|| self.protected.reason(&resolved, resolved_relative, access));
+            .or_else(|| {
+                (!same)
+                    .then(|| self.protected.reason(&resolved, resolved_relative, access))
+                    .flatten()
+            });
         evaluation.resolved = Some(resolved);
         evaluation
     }
