@@ -79,7 +79,10 @@ fn two_servers_on_one_database_hand_an_answer_across() {
             // Both rows may bear the same time, so their order is not asserted: the answered ask and the plain
             // decision, each allowed.
             assert!(rows.iter().all(|row| row["decision"] == "allow"), "{rows:?}");
-            let mut by: Vec<&str> = rows.iter().map(|row| row["decided_by"].as_str().unwrap()).collect();
+            let mut by: Vec<&str> = rows
+                .iter()
+                .map(|row| row["decided_by"].as_str().unwrap())
+                .collect();
             by.sort_unstable();
             assert_eq!(by, ["approval/approver", "rules/default"]);
             return;

@@ -251,7 +251,7 @@ pub fn check_settings_file(path: &Path) -> Vec<Problem> {
 /// The settings `discovery` finds, each file checked like [`check_settings_file`]: how every reader (the hook,
 /// `serve`, `agent`, `rules`) loads them.
 pub fn discover_settings(discovery: &Discovery) -> agent_rules::Result<Settings> {
-    Settings::discover_with(discovery, check_schema())
+    Settings::discover_with(discovery, check_schema)
 }
 
 impl GuardSettings {

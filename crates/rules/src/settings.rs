@@ -213,12 +213,13 @@ impl Settings {
     /// fails [`check_settings`](crate::check_settings), is an error naming it; a missing file is skipped (except
     /// `--settings` files). The `agentGuard` section is left to the layer that reads it: see [`Self::discover_with`].
     pub fn discover(discovery: &Discovery) -> Result<Self> {
-        Self::discover_with(discovery, own_schema())
+        Self::discover_with(discovery, own_schema)
     }
 
-    /// [`Self::discover`], checking each file against `schema`: the schema of a whole settings file, with the
-    /// sections of the layers above (the decision crate's `settings_schema`).
-    pub fn discover_with(discovery: &Discovery, schema: &Value) -> Result<Self> {
+    /// [`Self::discover`], checking each file against `schema()`: the schema of a whole settings file, with the
+    /// sections of the layers above (the decision crate's `settings_schema`). The schema is asked for only when a
+    /// file exists, so a process that finds none (a hook in a project without settings) never builds it.
+    pub fn discover_with<'s>(discovery: &Discovery, schema: impl Fn() -> &'s Value) -> Result<Self> {
         let mut settings = Self::new();
         for (path, source, family) in discovery.candidates() {
             let text = match std::fs::read_to_string(&path) {
@@ -227,7 +228,7 @@ impl Settings {
                 Err(source) => return Err(Error::Read { path, source }),
             };
             let project = project_dir(&path, source, &discovery.cwd);
-            settings.add_json(&text, &path, source, family, &project, &discovery.cwd, schema)?;
+            settings.add_json(&text, &path, source, family, &project, &discovery.cwd, schema())?;
         }
         Ok(settings)
     }
