@@ -1,0 +1,122 @@
+//! The table of credential formats: a kind's name, the pattern that finds it and the check its match must pass.
+//!
+//! The table is written by hand. The crates published for secret detection when it was written were young
+//! single-author releases (0.1 versions), command-line tools with a library on the side, or pulled in large
+//! dependency trees for a job that here is a few dozen lines over `regex`; none was maintained well enough to
+//! take a security boundary's rules from. The formats follow the providers' documentation.
+
+/// What a match must also satisfy to count as a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// The match is the credential.
+    Format,
+    /// The match is a credential unless it is a documentation example (`…EXAMPLE`).
+    NotExample,
+    /// The pattern's first group is a random string: letters and digits mixed, not a run of one character.
+    Random,
+    /// The pattern's first group is a value someone wrote in: not a placeholder, a reference or an expression.
+    Value,
+    /// The pattern's first group is the password of a URL: not a placeholder or a reference.
+    UrlPassword,
+}
+
+/// One credential format.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    /// The kind's name, as a redaction marker and a reason show it.
+    pub(crate) kind: &'static str,
+    /// The pattern, for `regex::bytes` without Unicode (ASCII classes, `.` any byte).
+    pub(crate) pattern: &'static str,
+    /// What its match must also satisfy.
+    pub(crate) check: Check,
+}
+
+/// Every credential format, most specific first: where two matches start at the same byte, the earlier rule's
+/// kind names it (`sk-ant-…` is Anthropic's before it is anyone's `sk-…`).
+pub(crate) const RULES: &[Rule] = &[
+    Rule {
+        kind: "private key",
+        pattern: r"-----BEGIN[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.]|-[A-Za-z0-9])*(?:-----END[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----)?",
+        check: Check::Format,
+    },
+    Rule {
+        kind: "AWS access key",
+        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+        check: Check::NotExample,
+    },
+    Rule {
+        kind: "AWS secret key",
+        pattern: r#"(?i:aws_?secret_?(?:access_?)?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b"#,
+        check: Check::Random,
+    },
+    Rule {
+        kind: "GitHub token",
+        pattern: r"\b(?:gh[pousr]_([A-Za-z0-9]{36,})|github_pat_([A-Za-z0-9_]{50,}))",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "Anthropic key",
+        pattern: r"\bsk-ant-(?:[a-z]{2,8}[0-9]{2}-)?([A-Za-z0-9_-]{32,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "Stripe key",
+        pattern: r"\b(?:sk|rk|pk)_(?:live|test)_([A-Za-z0-9]{20,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "OpenAI key",
+        pattern: r"\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "Slack token",
+        pattern: r"\bxox[abposer]-((?:[0-9A-Za-z]+-){1,4}[0-9A-Za-z]{6,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "Slack webhook",
+        pattern: r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}",
+        check: Check::Format,
+    },
+    Rule {
+        kind: "Google API key",
+        pattern: r"\bAIza([0-9A-Za-z_-]{35})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "GitLab token",
+        pattern: r"\bgl(?:pat|dt|rt|ptt|cbt)-([0-9A-Za-z_-]{20,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "npm token",
+        pattern: r"\bnpm_([A-Za-z0-9]{36})\b",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "PyPI token",
+        pattern: r"\bpypi-AgE[A-Za-z0-9_-]{50,}",
+        check: Check::Format,
+    },
+    Rule {
+        kind: "JSON web token",
+        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.([A-Za-z0-9_-]{16,})",
+        check: Check::Format,
+    },
+    Rule {
+        kind: "URL with a password",
+        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{1,128}:([^\s/@'"<>]{1,256})@[A-Za-z0-9_.\[\]-]+"#,
+        check: Check::UrlPassword,
+    },
+    Rule {
+        kind: "authorization header",
+        pattern: r#"(?i:authorization["']?\s*[:=]\s*["']?(?:bearer|token|basic)\s+)([A-Za-z0-9._~+/=-]{16,})"#,
+        check: Check::Value,
+    },
+    Rule {
+        kind: "password or secret assignment",
+        pattern: r#"(?i:\b[a-z0-9_.-]{0,40}?(?:password|passwd|passphrase|secret|secret_?key|api_?key|apikey|access_?key|auth_?token|access_?token|private_?key|token|credentials?))["']?\s*(?::|=|:=|=>)\s*["']?([^\s"',;`]{1,512})"#,
+        check: Check::Value,
+    },
+];
