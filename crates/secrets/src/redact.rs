@@ -18,8 +18,8 @@ pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
 /// A stream's redactor. The first chunk decides: output with a NUL byte or invalid UTF-8 there is binary and
 /// passes unchanged; text is scanned line by line, so that a credential split across two reads is still found. A
 /// line is held until its end arrives (or [`flush`](Self::flush) is called when the stream is idle), a private-key
-/// block until its end line, and a line longer than [`MAX_PENDING`] is emitted in pieces that overlap by
-/// [`OVERLAP`] bytes; nothing else is buffered.
+/// block until its end line, and a line longer than 64 KiB is emitted in pieces, each holding back its last 4 KiB
+/// for the next; nothing else is buffered.
 ///
 /// ```
 /// use agent_secrets::Redactor;
@@ -50,9 +50,9 @@ enum Mode {
 }
 
 /// The longest piece of a line held back while its end has not arrived.
-pub const MAX_PENDING: usize = 64 << 10;
+pub(crate) const MAX_PENDING: usize = 64 << 10;
 /// How much of a long line's piece is kept for the next, so that a credential across the boundary is whole in one.
-pub const OVERLAP: usize = 4 << 10;
+pub(crate) const OVERLAP: usize = 4 << 10;
 
 impl Redactor {
     /// A redactor for a new stream.
@@ -186,7 +186,10 @@ mod tests {
         for split in 1..text.len() {
             let (a, b) = text.as_bytes().split_at(split);
             let out = String::from_utf8(stream(&[a, b])).unwrap();
-            assert_eq!(out, "a line\nexport GH=[redacted: GitHub token] # mine\nlast\n", "split at {split}");
+            assert_eq!(
+                out, "a line\nexport GH=[redacted: GitHub token] # mine\nlast\n",
+                "split at {split}"
+            );
         }
     }
 
@@ -213,6 +216,10 @@ mod tests {
         let chunks: Vec<&[u8]> = text.as_bytes().chunks(4096).collect();
         let out = String::from_utf8(stream(&chunks)).unwrap();
         let expected = format!("{filler} [redacted: GitHub token] {filler}\n");
-        assert!(out == expected, "the token is not redacted alone: {} bytes out", out.len());
+        assert!(
+            out == expected,
+            "the token is not redacted alone: {} bytes out",
+            out.len()
+        );
     }
 }

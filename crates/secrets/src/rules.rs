@@ -61,7 +61,7 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "Stripe key",
-        pattern: r"\b(?:sk|rk|pk)_(?:live|test)_([A-Za-z0-9]{20,})",
+        pattern: r"\b(?:sk|rk)_(?:live|test)_([A-Za-z0-9]{20,})",
         check: Check::Random,
     },
     Rule {

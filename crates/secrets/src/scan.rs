@@ -139,8 +139,29 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 
 /// Whole values that are defaults or words, not secrets, lowercase.
 const PLACEHOLDER_VALUES: &[&str] = &[
-    "password", "passwd", "secret", "token", "pass", "admin", "root", "user", "test", "none", "null", "nil", "true",
-    "false", "undefined", "required", "optional", "string", "redacted", "hidden", "masked", "empty", "default",
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "pass",
+    "admin",
+    "root",
+    "user",
+    "test",
+    "none",
+    "null",
+    "nil",
+    "true",
+    "false",
+    "undefined",
+    "required",
+    "optional",
+    "string",
+    "redacted",
+    "hidden",
+    "masked",
+    "empty",
+    "default",
 ];
 
 /// A random string, as a provider's token is: letters and digits mixed, a long run without a separator, many
@@ -172,7 +193,8 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
     };
     let lower = text.to_ascii_lowercase();
     let reference = text.starts_with('$')
-        || text.starts_with('%')
+        || text.starts_with("%(")
+        || text.starts_with("%{")
         || text.starts_with('/')
         || text.starts_with("./")
         || text.starts_with("~/")
@@ -212,9 +234,11 @@ fn identifier_path(text: &str) -> bool {
         .bytes()
         .all(|byte| byte.is_ascii_uppercase() || matches!(byte, b'_' | b'.'));
     let camel_path = text.contains('.')
-        && text
-            .split('.')
-            .all(|part| part.bytes().all(|byte| byte.is_ascii_alphabetic() || byte == b'_') && !part.is_empty());
+        && text.split('.').all(|part| {
+            part.bytes()
+                .all(|byte| byte.is_ascii_alphabetic() || byte == b'_')
+                && !part.is_empty()
+        });
     lowercase || uppercase || camel_path
 }
 
@@ -258,8 +282,19 @@ mod tests {
         let text = "password: Tr0ub4dor&3xq";
         let finding = first(text.as_bytes()).unwrap();
         assert_eq!(&text[finding.start..finding.end], "Tr0ub4dor&3xq");
-        for placeholder in ["changeme", "xxx", "<your-key>", "${DB_PASSWORD}", "***", "\"\"", "abc"] {
-            assert!(kinds(&format!("password: {placeholder}")).is_empty(), "{placeholder}");
+        for placeholder in [
+            "changeme",
+            "xxx",
+            "<your-key>",
+            "${DB_PASSWORD}",
+            "***",
+            "\"\"",
+            "abc",
+        ] {
+            assert!(
+                kinds(&format!("password: {placeholder}")).is_empty(),
+                "{placeholder}"
+            );
         }
     }
 
