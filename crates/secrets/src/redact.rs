@@ -80,6 +80,11 @@ impl Redactor {
         self.emit_ready(out);
     }
 
+    /// Whether bytes are held back, waiting for the end of their line.
+    pub fn holds(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// Writes out, redacted, what is held back (the stream is idle: a prompt without a line end must show).
     pub fn flush(&mut self, out: &mut Vec<u8>) {
         if self.pending.is_empty() {

@@ -22,6 +22,9 @@ impl Gathering<'_> {
                 };
                 self.search(tool, &check, &reach);
             }
+            if access == Access::Read {
+                self.content(&check);
+            }
             self.keep(access, check);
         }
     }

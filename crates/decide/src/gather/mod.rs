@@ -1,6 +1,7 @@
 //! Step 2 of a decision: the facts a call's kind needs, one module per kind of call (shell, files, web, tools the
 //! rules cannot look into), and the findings of the layers that produced them.
 
+mod content;
 mod files;
 mod moves;
 mod opaque;
@@ -133,6 +134,9 @@ impl Gathering<'_> {
     /// Checks `path` for `access` and keeps the report among the call's files.
     fn touch(&mut self, path: &str, access: Access) {
         if let Some(check) = self.check_path(path, access) {
+            if access == Access::Read {
+                self.content(&check);
+            }
             self.keep(access, check);
         }
     }
