@@ -18,11 +18,16 @@ pub struct Finding {
     pub end: usize,
 }
 
-/// The rule table compiled: one set that says which rules match anywhere, and each rule alone for its matches.
+/// The rule table compiled: the rules' anchors as one literal search, one set that says which rules match in a
+/// line, and each rule alone for its matches.
 struct Compiled {
+    anchors: Regex,
     set: RegexSet,
     each: Vec<Regex>,
 }
+
+/// How far past its anchor a private-key block is looked for: more than the largest key's PEM.
+const BLOCK_LIMIT: usize = 16 << 10;
 
 /// The compiled-regex budget: the table's bounded repetitions need more than the default.
 const SIZE_LIMIT: usize = 64 << 20;
@@ -36,6 +41,15 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
 });
 
 fn compile() -> Result<Compiled, regex::Error> {
+    let mut anchors: Vec<String> = RULES
+        .iter()
+        .flat_map(|rule| rule.anchors.iter().map(|anchor| regex::escape(anchor)))
+        .collect();
+    anchors.sort();
+    anchors.dedup();
+    let anchors = RegexBuilder::new(&format!("(?i:{})", anchors.join("|")))
+        .unicode(false)
+        .build()?;
     let set = RegexSetBuilder::new(RULES.iter().map(|rule| rule.pattern))
         .unicode(false)
         .size_limit(SIZE_LIMIT)
@@ -50,27 +64,37 @@ fn compile() -> Result<Compiled, regex::Error> {
                 .build()
         })
         .collect::<Result<_, _>>()?;
-    Ok(Compiled { set, each })
+    Ok(Compiled { anchors, set, each })
 }
 
 /// Every credential in `text`, in order, none overlapping another. Where two overlap, the one that starts first
 /// wins, and at the same start the rule listed first.
 pub fn scan(text: &[u8]) -> Vec<Finding> {
     let compiled = &*COMPILED;
-    let matched = compiled.set.matches(text);
-    if !matched.matched_any() {
-        return Vec::new();
-    }
     let mut found: Vec<(usize, Finding)> = Vec::new();
-    for index in matched.iter() {
-        let (Some(rule), Some(regex)) = (RULES.get(index), compiled.each.get(index)) else {
+    // Only the lines that hold an anchor are scanned, each once; a private-key block's region runs on to its end.
+    let mut scanned = 0;
+    for anchor in compiled.anchors.find_iter(text) {
+        if anchor.start() < scanned {
             continue;
-        };
-        for captures in regex.captures_iter(text) {
-            if let Some(finding) = accept(rule, &captures) {
-                found.push((index, finding));
-            }
         }
+        let start = text
+            .get(..anchor.start())
+            .and_then(|before| before.iter().rposition(|byte| *byte == b'\n'))
+            .map_or(0, |newline| newline + 1);
+        let reach = if anchor.as_bytes() == b"-----BEGIN" {
+            anchor.end().saturating_add(BLOCK_LIMIT).min(text.len())
+        } else {
+            anchor.end()
+        };
+        let end = text
+            .get(reach..)
+            .and_then(|after| after.iter().position(|byte| *byte == b'\n'))
+            .map_or(text.len(), |newline| reach + newline);
+        if let Some(region) = text.get(start..end) {
+            scan_region(compiled, region, start, &mut found);
+        }
+        scanned = end;
     }
     found.sort_by_key(|(index, finding)| (finding.start, *index));
     let mut findings: Vec<Finding> = Vec::with_capacity(found.len());
@@ -80,6 +104,27 @@ pub fn scan(text: &[u8]) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// Adds the findings in `region`, which starts at `offset` of the text, to `found`.
+fn scan_region(compiled: &Compiled, region: &[u8], offset: usize, found: &mut Vec<(usize, Finding)>) {
+    for index in compiled.set.matches(region).iter() {
+        let (Some(rule), Some(regex)) = (RULES.get(index), compiled.each.get(index)) else {
+            continue;
+        };
+        for captures in regex.captures_iter(region) {
+            if let Some(finding) = accept(rule, &captures) {
+                found.push((
+                    index,
+                    Finding {
+                        start: finding.start + offset,
+                        end: finding.end + offset,
+                        ..finding
+                    },
+                ));
+            }
+        }
+    }
 }
 
 /// The first credential in `text`, if any.
