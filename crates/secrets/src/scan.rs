@@ -1,5 +1,6 @@
 //! The scanner: the rule table compiled once, and the findings of one text.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
@@ -18,10 +19,18 @@ pub struct Finding {
     pub end: usize,
 }
 
-/// The rule table compiled: the rules' anchors as one literal search, one set that says which rules match in a
-/// line, and each rule alone for its matches.
+/// The rule table compiled: the rules' anchors as one literal search, the rules each anchor belongs to, one set
+/// that says which rules match anywhere (for the test of the table), and each rule alone for its matches.
 struct Compiled {
     anchors: Regex,
+    rules_of: HashMap<Vec<u8>, u64>,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "compiled for the test that every pattern compiles in one set"
+        )
+    )]
     set: RegexSet,
     each: Vec<Regex>,
 }
@@ -41,15 +50,48 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
 });
 
 fn compile() -> Result<Compiled, regex::Error> {
+    // Each anchor as written, in lowercase, in uppercase and capitalized: a search of literals is several times
+    // faster than the same search without case, and the names people write come in these forms.
+    let mut rules_of: HashMap<Vec<u8>, u64> = HashMap::new();
+    for (index, rule) in RULES.iter().enumerate() {
+        for anchor in rule.anchors {
+            *rules_of
+                .entry(anchor.to_ascii_lowercase().into_bytes())
+                .or_default() |= 1 << index;
+        }
+    }
+    // Anchors of which one holds the other (`sk-ant-` holds `sk-`) stand for each other's rules: the search
+    // reports one anchor at a place.
+    let masks: Vec<(Vec<u8>, u64)> = rules_of.iter().map(|(a, m)| (a.clone(), *m)).collect();
+    for (anchor, mask) in &mut rules_of {
+        for (other, rules) in &masks {
+            let holds = |outer: &[u8], inner: &[u8]| outer.windows(inner.len()).any(|window| window == inner);
+            if holds(anchor, other) || holds(other, anchor) {
+                *mask |= rules;
+            }
+        }
+    }
     let mut anchors: Vec<String> = RULES
         .iter()
-        .flat_map(|rule| rule.anchors.iter().map(|anchor| regex::escape(anchor)))
+        .flat_map(|rule| rule.anchors.iter())
+        .flat_map(|anchor| {
+            let lower = anchor.to_ascii_lowercase();
+            let mut capitalized = lower.clone().into_bytes();
+            if let Some(first) = capitalized.first_mut() {
+                first.make_ascii_uppercase();
+            }
+            [
+                (*anchor).to_owned(),
+                anchor.to_ascii_uppercase(),
+                String::from_utf8_lossy(&capitalized).into_owned(),
+                lower,
+            ]
+        })
+        .map(|anchor| regex::escape(&anchor))
         .collect();
     anchors.sort();
     anchors.dedup();
-    let anchors = RegexBuilder::new(&format!("(?i:{})", anchors.join("|")))
-        .unicode(false)
-        .build()?;
+    let anchors = RegexBuilder::new(&anchors.join("|")).unicode(false).build()?;
     let set = RegexSetBuilder::new(RULES.iter().map(|rule| rule.pattern))
         .unicode(false)
         .size_limit(SIZE_LIMIT)
@@ -64,7 +106,12 @@ fn compile() -> Result<Compiled, regex::Error> {
                 .build()
         })
         .collect::<Result<_, _>>()?;
-    Ok(Compiled { anchors, set, each })
+    Ok(Compiled {
+        anchors,
+        rules_of,
+        set,
+        each,
+    })
 }
 
 /// Every credential in `text`, in order, none overlapping another. Where two overlap, the one that starts first
@@ -72,11 +119,23 @@ fn compile() -> Result<Compiled, regex::Error> {
 pub fn scan(text: &[u8]) -> Vec<Finding> {
     let compiled = &*COMPILED;
     let mut found: Vec<(usize, Finding)> = Vec::new();
-    // Only the lines that hold an anchor are scanned, each once; a private-key block's region runs on to its end.
-    let mut scanned = 0;
+    // Only the lines that hold an anchor are scanned, each once, by the rules of the anchors it holds; a
+    // private-key block's region runs on to its end.
+    let mut line: Option<(usize, usize, u64)> = None;
     for anchor in compiled.anchors.find_iter(text) {
-        if anchor.start() < scanned {
+        let rules = compiled
+            .rules_of
+            .get(&anchor.as_bytes().to_ascii_lowercase())
+            .copied()
+            .unwrap_or(u64::MAX);
+        if let Some((_, end, mask)) = line.as_mut()
+            && anchor.start() < *end
+        {
+            *mask |= rules;
             continue;
+        }
+        if let Some((start, end, mask)) = line.take() {
+            scan_region(compiled, text, start..end, mask, &mut found);
         }
         let start = text
             .get(..anchor.start())
@@ -91,10 +150,10 @@ pub fn scan(text: &[u8]) -> Vec<Finding> {
             .get(reach..)
             .and_then(|after| after.iter().position(|byte| *byte == b'\n'))
             .map_or(text.len(), |newline| reach + newline);
-        if let Some(region) = text.get(start..end) {
-            scan_region(compiled, region, start, &mut found);
-        }
-        scanned = end;
+        line = Some((start, end, rules));
+    }
+    if let Some((start, end, mask)) = line {
+        scan_region(compiled, text, start..end, mask, &mut found);
     }
     found.sort_by_key(|(index, finding)| (finding.start, *index));
     let mut findings: Vec<Finding> = Vec::with_capacity(found.len());
@@ -106,19 +165,28 @@ pub fn scan(text: &[u8]) -> Vec<Finding> {
     findings
 }
 
-/// Adds the findings in `region`, which starts at `offset` of the text, to `found`.
-fn scan_region(compiled: &Compiled, region: &[u8], offset: usize, found: &mut Vec<(usize, Finding)>) {
-    for index in compiled.set.matches(region).iter() {
-        let (Some(rule), Some(regex)) = (RULES.get(index), compiled.each.get(index)) else {
+/// Adds the findings of the rules in `mask` within `range` of `text` to `found`.
+fn scan_region(
+    compiled: &Compiled,
+    text: &[u8],
+    range: std::ops::Range<usize>,
+    mask: u64,
+    found: &mut Vec<(usize, Finding)>,
+) {
+    let Some(region) = text.get(range.clone()) else {
+        return;
+    };
+    for (index, (rule, regex)) in RULES.iter().zip(&compiled.each).enumerate() {
+        if mask & (1 << index) == 0 {
             continue;
-        };
+        }
         for captures in regex.captures_iter(region) {
             if let Some(finding) = accept(rule, &captures) {
                 found.push((
                     index,
                     Finding {
-                        start: finding.start + offset,
-                        end: finding.end + offset,
+                        start: finding.start + range.start,
+                        end: finding.end + range.start,
                         ..finding
                     },
                 ));
@@ -307,6 +375,10 @@ mod tests {
         let compiled = compile().unwrap();
         assert_eq!(compiled.each.len(), RULES.len());
         assert_eq!(compiled.set.len(), RULES.len());
+        assert!(RULES.len() <= 64, "a rule mask is a u64");
+        for rule in RULES {
+            assert!(!rule.anchors.is_empty(), "{} has no anchor", rule.kind);
+        }
     }
 
     fn kinds(text: &str) -> Vec<&'static str> {
