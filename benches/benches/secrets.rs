@@ -45,7 +45,7 @@ fn mixed_source() -> Vec<u8> {
         for piece in corpus.split_inclusive(|byte| *byte == b'\n') {
             text.extend_from_slice(piece);
             line += 1;
-            if line % 2000 == 0 {
+            if line.is_multiple_of(2000) {
                 text.extend_from_slice(SPRINKLES[line / 2000 % SPRINKLES.len()].as_bytes());
                 text.push(b'\n');
             }
