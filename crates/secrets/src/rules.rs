@@ -25,10 +25,10 @@ pub(crate) enum Check {
 pub(crate) struct Rule {
     /// The kind's name, as a redaction marker and a reason show it.
     pub(crate) kind: &'static str,
-    /// Literals one of which every match contains, as written, in lowercase, in uppercase or capitalized (`token`,
-    /// `TOKEN`, `Token`; a camel-case name such as `apiKey` is an anchor of its own): the scanner looks at a line
-    /// only when it holds an anchor of some rule, so a text without any is read once, at the speed of a literal
-    /// search.
+    /// Literals one of which every match contains: a provider's prefix as written (`ghp_`, `AKIA`), a lowercase
+    /// name also in uppercase and capitalized (`token`, `TOKEN`, `Token`; a camel-case name such as `apiKey` is an
+    /// anchor of its own). The scanner looks at a line only when it holds an anchor of some rule, so a text
+    /// without any is read once, at the speed of a literal search.
     pub(crate) anchors: &'static [&'static str],
     /// The pattern, for `regex::bytes` without Unicode (ASCII classes, `.` any byte). A match lies within one
     /// line, but for a private-key block, which runs from its anchor's line to its end line.
