@@ -17,6 +17,7 @@ mod policy_diff;
 mod remote;
 mod rules_cmd;
 mod sandbox_cmd;
+mod sandbox_output;
 mod scenario;
 mod serve_cmd;
 mod terminal;

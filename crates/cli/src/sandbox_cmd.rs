@@ -34,6 +34,9 @@ pub(crate) struct SandboxArgs {
     /// Print the plan (grants, hidden secrets, read-only paths) on stderr before running.
     #[arg(long)]
     verbose: bool,
+    /// Pass the command's output through unredacted (for measuring what redaction costs).
+    #[arg(long, hide = true)]
+    no_redact: bool,
     #[command(flatten)]
     decide: DecideArgs,
     /// The command and its arguments, after `--`.
@@ -112,12 +115,17 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
             eprintln!("  note  {note}");
         }
     }
-    match agent_os_sandbox::run(
+    // What the command prints passes the credential scanner, so that a secret read under a name nobody listed
+    // still does not reach the model.
+    let output: Option<&'static dyn agent_os_sandbox::OutputFilter> =
+        (!args.no_redact).then_some(&crate::sandbox_output::Redaction);
+    match agent_os_sandbox::run_filtered(
         &plan,
         &support,
         guard.env_policy(),
         &guard.protection(),
         &args.command,
+        output,
     ) {
         Ok((status, removed)) => {
             for path in removed {

@@ -2,7 +2,8 @@
 //! the protected paths after the command.
 
 use std::ffi::{CString, OsString};
-use std::os::fd::RawFd;
+use std::io::Write;
+use std::os::fd::{OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -467,6 +468,34 @@ pub fn run(
     protection: &dyn Protection,
     argv: &[OsString],
 ) -> Result<(i32, Vec<PathBuf>)> {
+    run_filtered(plan, support, env, protection, argv, None)
+}
+
+/// What a command prints on its way to this process's stdout and stderr: `agent-guard sandbox` redacts the
+/// credentials in it.
+pub trait OutputFilter: Sync {
+    /// Passes everything read from `from` (a pipe from the command) on to `to`, changed as the filter sees fit,
+    /// until the pipe ends.
+    ///
+    /// # Errors
+    /// A failed read or write; the pump stops, and the command meets a closed pipe as it would at a closed reader.
+    fn pump(&self, from: OwnedFd, to: &mut dyn Write) -> std::io::Result<()>;
+}
+
+/// [`run`], with the command's stdout and stderr passed through `output` when one is given: each stream on a pipe
+/// of its own, pumped by a thread of its own, so that neither waits for the other and nothing is buffered beyond
+/// what the filter holds. The exit status and signals are those of [`run`].
+///
+/// # Errors
+/// The errors of [`run`].
+pub fn run_filtered(
+    plan: &Plan,
+    support: &KernelSupport,
+    env: &EnvPolicy,
+    protection: &dyn Protection,
+    argv: &[OsString],
+    output: Option<&'static dyn OutputFilter>,
+) -> Result<(i32, Vec<PathBuf>)> {
     let Some((program, args)) = argv.split_first() else {
         return Err(KernelSandboxError::Spawn {
             program: String::new(),
@@ -499,10 +528,18 @@ pub fn run(
     let mut command = std::process::Command::new(program);
     command.args(args);
     prepared.configure(&mut command);
+    if output.is_some() {
+        command.stdout(std::process::Stdio::piped());
+        command.stderr(std::process::Stdio::piped());
+    }
     forward_signals();
+    let mut pumps = Vec::new();
     let status = command
         .spawn()
         .and_then(|mut child| {
+            if let Some(filter) = output {
+                pumps = start_pumps(filter, &mut child);
+            }
             COMMAND_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
             if CAUGHT.load(Ordering::SeqCst) != 0 {
                 // Told to stop before the command's group was known.
@@ -518,6 +555,10 @@ pub fn run(
     drop(cgroup);
     if !namespaces {
         kill_descendants();
+    }
+    // Every process that held the pipes has ended, so each pump meets the end of its stream.
+    for pump in pumps {
+        let _pumped = pump.join();
     }
     let code = {
         use std::os::unix::process::ExitStatusExt;
@@ -547,6 +588,25 @@ pub fn run(
         }
     }
     Ok((code, removed))
+}
+
+/// Starts a thread per output stream of `child` that passes it through `filter` to this process's own.
+fn start_pumps(
+    filter: &'static dyn OutputFilter,
+    child: &mut std::process::Child,
+) -> Vec<std::thread::JoinHandle<()>> {
+    let mut pumps = Vec::with_capacity(2);
+    if let Some(stdout) = child.stdout.take() {
+        pumps.push(std::thread::spawn(move || {
+            let _pumped = filter.pump(OwnedFd::from(stdout), &mut std::io::stdout());
+        }));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        pumps.push(std::thread::spawn(move || {
+            let _pumped = filter.pump(OwnedFd::from(stderr), &mut std::io::stderr());
+        }));
+    }
+    pumps
 }
 
 /// How many processes `agent-guard sandbox` lets a command have at once.

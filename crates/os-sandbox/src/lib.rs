@@ -67,11 +67,15 @@ pub use error::Result;
 #[cfg(target_os = "linux")]
 pub use launch::Launch;
 #[cfg(target_os = "linux")]
+pub use launch::OutputFilter;
+#[cfg(target_os = "linux")]
 pub use launch::Prepared;
 #[cfg(target_os = "linux")]
 pub use launch::ProcessLimits;
 #[cfg(target_os = "linux")]
 pub use launch::run;
+#[cfg(target_os = "linux")]
+pub use launch::run_filtered;
 pub use plan::Grant;
 pub use plan::Isolation;
 pub use plan::Mask;

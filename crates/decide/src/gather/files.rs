@@ -20,6 +20,9 @@ impl Gathering<'_> {
                 let reach = Reach { hidden: true, names };
                 self.search(tool, &check, &reach);
             }
+            if access == Access::Read {
+                self.content(&check);
+            }
             self.keep(access, check);
         }
     }

@@ -2,6 +2,7 @@
 //! rules cannot look into), and the findings of the layers that produced them.
 
 mod address;
+mod content;
 mod files;
 mod moves;
 mod opaque;
@@ -141,6 +142,9 @@ impl Gathering<'_> {
     /// Checks `path` for `access` and keeps the report among the call's files.
     fn touch(&mut self, path: &str, access: Access) {
         if let Some(check) = self.check_path(path, access) {
+            if access == Access::Read {
+                self.content(&check);
+            }
             self.keep(access, check);
         }
     }

@@ -79,6 +79,9 @@ impl Gathering<'_> {
                 if let Some(reach) = &searched {
                     self.search(tool, &check, reach);
                 }
+                if access == Access::Read {
+                    self.content(&check);
+                }
                 self.keep(access, check);
             }
             if !file.literal {

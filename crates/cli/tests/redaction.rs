@@ -1,0 +1,203 @@
+//! Secrets recognised by their content, end to end: project files with realistic credentials under ordinary names
+//! make `Read` and `cat` ask, and what a sandboxed command prints of them arrives redacted; binary output passes
+//! byte for byte.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_agent-guard");
+
+const GITHUB_TOKEN: &str = "ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7";
+const STRIPE_KEY: &str = "sk_live_4eC39HqLyjWDarjtT1zdp7dc9Xk2";
+const DB_PASSWORD: &str = "Qv7#mK2pLx9!wR4t";
+
+/// A scratch home and a project holding credentials in `config/settings.yml`, `deploy/values.yaml` and
+/// `notes.txt`.
+struct Project {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    root: PathBuf,
+}
+
+impl Project {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let root = dir.path().join("project");
+        for sub in [home.clone(), root.join("config"), root.join("deploy")] {
+            std::fs::create_dir_all(sub).unwrap();
+        }
+        std::fs::write(
+            root.join("config/settings.yml"),
+            format!("database:\n  host: db.internal\n  user: app\n  password: {DB_PASSWORD}\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("deploy/values.yaml"),
+            format!("image: app:1.4\nenv:\n  STRIPE_KEY: {STRIPE_KEY}\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("notes.txt"),
+            format!("release checklist\nci token {GITHUB_TOKEN} (rotate in May)\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("README.md"),
+            "# app\nSet `password: changeme` locally.\n",
+        )
+        .unwrap();
+        Self {
+            _dir: dir,
+            home,
+            root,
+        }
+    }
+
+    fn check(&self, tool: &str, input: &Value) -> Value {
+        let hook = json!({"session_id": "s", "cwd": self.root, "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": input});
+        let mut child = Command::new(BIN)
+            .arg("check")
+            .env("HOME", &self.home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(hook.to_string().as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success());
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    fn sandbox(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .arg("sandbox")
+            .args(args)
+            .current_dir(&self.root)
+            .env("HOME", &self.home)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+}
+
+fn sandbox_supported() -> bool {
+    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
+    assert!(probe.status.success());
+    let supported = String::from_utf8_lossy(&probe.stdout).contains("under the kernel sandbox");
+    if !supported {
+        eprintln!("skipped: the kernel cannot enforce the sandbox here");
+    }
+    supported
+}
+
+fn decision(decided: &Value) -> &str {
+    decided["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .unwrap_or("")
+}
+
+#[test]
+fn reading_a_file_that_holds_a_credential_asks_and_the_reason_names_the_kind() {
+    let project = Project::new();
+    for (file, kind) in [
+        ("config/settings.yml", "password or secret assignment"),
+        ("deploy/values.yaml", "Stripe key"),
+        ("notes.txt", "GitHub token"),
+    ] {
+        let absolute = project.root.join(file);
+        for (tool, input) in [
+            ("Read", json!({"file_path": absolute})),
+            ("Bash", json!({"command": format!("cat {file}")})),
+        ] {
+            let decided = project.check(tool, &input);
+            assert_eq!(decision(&decided), "ask", "{tool} {input}: {decided}");
+            let text = decided.to_string();
+            assert!(text.contains(kind), "{tool} {input}: {decided}");
+            for value in [GITHUB_TOKEN, STRIPE_KEY, DB_PASSWORD] {
+                assert!(!text.contains(value), "the reason quotes the value: {decided}");
+            }
+        }
+    }
+    let readme = project.root.join("README.md");
+    let decided = project.check("Read", &json!({"file_path": readme}));
+    assert_eq!(
+        decision(&decided),
+        "allow",
+        "a placeholder is no credential: {decided}"
+    );
+}
+
+#[test]
+fn a_sandboxed_command_prints_credentials_redacted_and_keeps_its_status() {
+    if !sandbox_supported() {
+        return;
+    }
+    let project = Project::new();
+    let output = project.sandbox(&["--", "cat", "notes.txt"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        stdout,
+        "release checklist\nci token [redacted: GitHub token] (rotate in May)\n",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success());
+
+    let output = project.sandbox(&["--", "bash", "-c", "grep -r -e password -e STRIPE . >&2; exit 3"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("password: [redacted: password or secret assignment]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("[redacted: Stripe key]"), "{stderr}");
+    assert!(stderr.contains("`password: changeme`"), "{stderr}");
+    for value in [STRIPE_KEY, DB_PASSWORD] {
+        assert!(!stderr.contains(value), "{stderr}");
+    }
+}
+
+#[test]
+fn binary_output_passes_byte_for_byte() {
+    if !sandbox_supported() {
+        return;
+    }
+    let project = Project::new();
+    let mut bytes: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    bytes[0] = 0;
+    bytes.splice(1000..1000, GITHUB_TOKEN.bytes());
+    let path: &Path = &project.root.join("blob.bin");
+    std::fs::write(path, &bytes).unwrap();
+    let output = project.sandbox(&["--", "cat", "blob.bin"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.stdout == bytes,
+        "{} bytes out of {}",
+        output.stdout.len(),
+        bytes.len()
+    );
+}

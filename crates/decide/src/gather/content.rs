@@ -1,0 +1,120 @@
+//! What a file read shows: a file of the roots whose content holds a credential, whatever its name.
+
+use agent_fs_sandbox::PathCheck;
+use agent_tool_traits::{Decision, Layer};
+
+use super::Gathering;
+
+impl Gathering<'_> {
+    /// A read of a regular file inside a root that the sandbox allows asks when the file's first mebibyte holds a
+    /// credential, naming its kind (never its value): a secret under a name no list knows (`notes.txt`, a token in
+    /// `.git/config`'s remote URL) is still a secret.
+    pub(super) fn content(&mut self, check: &PathCheck) {
+        if check.root.is_none() || check.verdict.decision != Decision::Allow {
+            return;
+        }
+        let path = check.resolved.as_deref().unwrap_or(&check.absolute);
+        if let Some(kind) = agent_secrets::scan_file(path) {
+            self.find(
+                Decision::Ask,
+                format!(
+                    "`{}` holds a credential ({kind}): reading it would show it",
+                    check.absolute.display()
+                ),
+                Layer::Sandbox,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_tool_traits::Verdict;
+    use serde_json::{Value, json};
+
+    use crate::bounded::CallInput;
+    use crate::describe::Described;
+    use crate::test_guard::Project;
+
+    const SETTINGS_YML: &str = "database:\n  host: db.internal\n  password: Qv7#mK2pLx9!wR4t\n";
+    const VALUES_YAML: &str = "image: app:1.4\nenv:\n  STRIPE_KEY: sk_live_4eC39HqLyjWDarjtT1zdp7dc9Xk2\n";
+    const NOTES: &str = "todo: rotate\nghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7\n";
+    const GIT_CONFIG: &str = "[remote \"origin\"]\n\turl = https://x-access-token:ghp_Zq8vN2xL5pR7tK1mW9cB4yH6jF3dG0sA8eQ2@github.com/o/r.git\n";
+
+    fn project() -> Project {
+        Project::with_files(
+            "{}",
+            &[
+                ("proj/config/settings.yml", SETTINGS_YML),
+                ("proj/deploy/values.yaml", VALUES_YAML),
+                ("proj/notes.txt", NOTES),
+                ("proj/.git/config", GIT_CONFIG),
+                ("proj/README.md", "# app\npassword: changeme\n"),
+            ],
+        )
+    }
+
+    fn findings(project: &Project, tool: &str, args: &Value) -> Vec<Verdict> {
+        let call = CallInput::new(tool, args.clone());
+        project
+            .guard
+            .gather(tool, &call.args, Described::of(&call))
+            .findings
+    }
+
+    fn asks_naming(findings: &[Verdict], kind: &str) -> bool {
+        findings.iter().any(|f| {
+            f.decision == agent_tool_traits::Decision::Ask
+                && f.reason().contains("holds a credential")
+                && f.reason().contains(kind)
+        })
+    }
+
+    #[test]
+    fn reading_a_file_that_holds_a_credential_asks_and_names_its_kind_not_its_value() {
+        let project = project();
+        for (file, kind) in [
+            ("config/settings.yml", "password or secret assignment"),
+            ("deploy/values.yaml", "Stripe key"),
+            ("notes.txt", "GitHub token"),
+            (".git/config", "GitHub token"),
+        ] {
+            for (tool, args) in [
+                ("Read", json!({"file_path": file})),
+                ("Grep", json!({"pattern": "x", "path": file})),
+                ("Bash", json!({"command": format!("cat {file}")})),
+                ("Bash", json!({"command": format!("head -n 3 {file} | wc -l")})),
+            ] {
+                let found = findings(&project, tool, &args);
+                assert!(asks_naming(&found, kind), "{tool} {args}: {found:?}");
+                assert!(
+                    found
+                        .iter()
+                        .all(|f| !f.reason().contains("ghp_") && !f.reason().contains("sk_live")),
+                    "a reason quotes the value: {found:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_glob_that_matches_such_a_file_asks_and_a_clean_file_does_not() {
+        let project = project();
+        let found = findings(&project, "Bash", &json!({"command": "cat *.txt"}));
+        assert!(asks_naming(&found, "GitHub token"), "{found:?}");
+        for (tool, args) in [
+            ("Read", json!({"file_path": "README.md"})),
+            ("Bash", json!({"command": "cat README.md"})),
+        ] {
+            let found = findings(&project, tool, &args);
+            assert!(found.is_empty(), "{tool} {args}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn writing_such_a_file_is_not_a_read() {
+        let project = project();
+        let found = findings(&project, "Bash", &json!({"command": "echo done > notes.txt"}));
+        assert!(!asks_naming(&found, "GitHub token"), "{found:?}");
+    }
+}

@@ -1,0 +1,40 @@
+//! Credentials recognised by their content: a table of well-known formats (cloud keys, provider tokens,
+//! private-key blocks, JSON web tokens, URLs with a password, `password:`/`secret =` assignments with a value that
+//! is not a placeholder), a scanner that finds them in bytes, a streaming redactor for what a command prints, and
+//! a bounded, cached check of a file's first mebibyte.
+//!
+//! The decision (`agent-decide`) asks before a file tool or a shell line reads a file of the roots that holds a
+//! credential, whatever the file's name; `agent-guard sandbox` passes a command's output through [`Redactor`], so
+//! that a secret read under a name nobody listed still does not reach the model.
+//!
+//! **Invariant:** a finding names the kind of credential, never its value: a reason or a marker that quotes the
+//! value would be the leak it guards against.
+//! **Invariant:** synchronous, no async runtime; no I/O but [`scan_file`], which reads at most [`FILE_LIMIT`]
+//! bytes of one regular file.
+//!
+//! ```
+//! use agent_secrets::{Redactor, first};
+//!
+//! let line = b"token: ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7\n";
+//! assert_eq!(first(line).map(|f| f.kind), Some("GitHub token"));
+//! assert_eq!(first(b"password: changeme\n"), None);
+//!
+//! let mut redactor = Redactor::new();
+//! let mut out = Vec::new();
+//! redactor.push(line, &mut out);
+//! redactor.finish(&mut out);
+//! assert_eq!(out, b"token: [redacted: GitHub token]\n");
+//! ```
+
+mod file;
+mod redact;
+mod rules;
+mod scan;
+
+pub use file::FILE_LIMIT;
+pub use file::scan_file;
+pub use redact::Redactor;
+pub use redact::redact;
+pub use scan::Finding;
+pub use scan::first;
+pub use scan::scan;

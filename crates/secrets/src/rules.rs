@@ -1,0 +1,160 @@
+//! The table of credential formats: a kind's name, the pattern that finds it and the check its match must pass.
+//!
+//! The table is written by hand. The crates published for secret detection when it was written were young
+//! single-author releases (0.1 versions), command-line tools with a library on the side, or pulled in large
+//! dependency trees for a job that here is a few dozen lines over `regex`; none was maintained well enough to
+//! take a security boundary's rules from. The formats follow the providers' documentation.
+
+/// What a match must also satisfy to count as a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// The match is the credential.
+    Format,
+    /// The match is a credential unless it is a documentation example (`…EXAMPLE`).
+    NotExample,
+    /// The pattern's first group is a random string: letters and digits mixed, not a run of one character.
+    Random,
+    /// The pattern's first group is a value someone wrote in: not a placeholder, a reference or an expression.
+    Value,
+    /// The pattern's first group is the password of a URL: not a placeholder or a reference.
+    UrlPassword,
+}
+
+/// One credential format.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    /// The kind's name, as a redaction marker and a reason show it.
+    pub(crate) kind: &'static str,
+    /// Literals one of which every match contains: a provider's prefix as written (`ghp_`, `AKIA`), a lowercase
+    /// name also in uppercase and capitalized (`token`, `TOKEN`, `Token`; a camel-case name such as `apiKey` is an
+    /// anchor of its own). The scanner looks at a line only when it holds an anchor of some rule, so a text
+    /// without any is read once, at the speed of a literal search.
+    pub(crate) anchors: &'static [&'static str],
+    /// The pattern, for `regex::bytes` without Unicode (ASCII classes, `.` any byte). A match lies within one
+    /// line, but for a private-key block, which runs from its anchor's line to its end line.
+    pub(crate) pattern: &'static str,
+    /// What its match must also satisfy.
+    pub(crate) check: Check,
+}
+
+/// Every credential format, most specific first: where two matches start at the same byte, the earlier rule's
+/// kind names it (`sk-ant-…` is Anthropic's before it is anyone's `sk-…`).
+pub(crate) const RULES: &[Rule] = &[
+    Rule {
+        kind: "private key",
+        anchors: &["-----BEGIN"],
+        pattern: r"-----BEGIN[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.]|-[A-Za-z0-9])*(?:-----END[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----)?",
+        check: Check::Format,
+    },
+    Rule {
+        kind: "AWS access key",
+        anchors: &["AKIA", "ASIA", "ABIA", "ACCA"],
+        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+        check: Check::NotExample,
+    },
+    Rule {
+        kind: "AWS secret key",
+        anchors: &["secret"],
+        pattern: r#"(?i:aws_?secret_?(?:access_?)?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b"#,
+        check: Check::Random,
+    },
+    Rule {
+        kind: "GitHub token",
+        anchors: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        pattern: r"\b(?:gh[pousr]_([A-Za-z0-9]{36,})|github_pat_([A-Za-z0-9_]{50,}))",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "Anthropic key",
+        anchors: &["sk-ant-"],
+        pattern: r"\bsk-ant-(?:[a-z]{2,8}[0-9]{2}-)?([A-Za-z0-9_-]{32,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "Stripe key",
+        anchors: &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+        pattern: r"\b(?:sk|rk)_(?:live|test)_([A-Za-z0-9]{20,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "OpenAI key",
+        anchors: &["sk-"],
+        pattern: r"\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "Slack token",
+        anchors: &["xox"],
+        pattern: r"\bxox[abposer]-((?:[0-9A-Za-z]+-){1,4}[0-9A-Za-z]{6,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "Slack webhook",
+        anchors: &["hooks.slack.com"],
+        pattern: r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}",
+        check: Check::Format,
+    },
+    Rule {
+        kind: "Google API key",
+        anchors: &["AIza"],
+        pattern: r"\bAIza([0-9A-Za-z_-]{35})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "GitLab token",
+        anchors: &["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-"],
+        pattern: r"\bgl(?:pat|dt|rt|ptt|cbt)-([0-9A-Za-z_-]{20,})",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "npm token",
+        anchors: &["npm_"],
+        pattern: r"\bnpm_([A-Za-z0-9]{36})\b",
+        check: Check::Random,
+    },
+    Rule {
+        kind: "PyPI token",
+        anchors: &["pypi-"],
+        pattern: r"\bpypi-AgE[A-Za-z0-9_-]{50,}",
+        check: Check::Format,
+    },
+    Rule {
+        kind: "JSON web token",
+        anchors: &["eyJ"],
+        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.([A-Za-z0-9_-]{16,})",
+        check: Check::Format,
+    },
+    Rule {
+        kind: "URL with a password",
+        anchors: &["://"],
+        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{1,128}:([^\s/@'"<>]{1,256})@[A-Za-z0-9_.\[\]-]+"#,
+        check: Check::UrlPassword,
+    },
+    Rule {
+        kind: "authorization header",
+        anchors: &["authorization"],
+        pattern: r#"(?i:authorization["']?\s*[:=]\s*["']?(?:bearer|token|basic)\s+)([A-Za-z0-9._~+/=-]{16,})"#,
+        check: Check::Value,
+    },
+    Rule {
+        kind: "password or secret assignment",
+        anchors: &[
+            "pass",
+            "secret",
+            "apikey",
+            "apiKey",
+            "ApiKey",
+            "api_key",
+            "access_key",
+            "accessKey",
+            "accesskey",
+            "private_key",
+            "privatekey",
+            "privateKey",
+            "token",
+            "credential",
+        ],
+        pattern: r#"(?i:password|passwd|passphrase|secret|secret_?key|api_?key|access_?key|auth_?token|access_?token|private_?key|token|credentials?)["']?[ \t]*(?::|=|:=|=>)[ \t]*["']?([^\s"',;`]{1,512})"#,
+        check: Check::Value,
+    },
+];

@@ -1,0 +1,428 @@
+//! The scanner: the rule table compiled once, and the findings of one text.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+
+use crate::rules::{Check, RULES, Rule};
+
+/// One credential found in a text: its kind and the bytes that hold it (the value alone where the format names
+/// it, as in `password: <value>`, so that a redaction keeps the name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The kind's name (`GitHub token`).
+    pub kind: &'static str,
+    /// Where the credential starts, a byte offset into the scanned text.
+    pub start: usize,
+    /// Where it ends (exclusive).
+    pub end: usize,
+}
+
+/// The rule table compiled: the rules' anchors as one literal search, the rules each anchor belongs to, one set
+/// that says which rules match anywhere (for the test of the table), and each rule alone for its matches.
+struct Compiled {
+    anchors: Regex,
+    rules_of: HashMap<Vec<u8>, u64>,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "compiled for the test that every pattern compiles in one set"
+        )
+    )]
+    set: RegexSet,
+    each: Vec<Regex>,
+}
+
+/// How far past its anchor a private-key block is looked for: more than the largest key's PEM.
+const BLOCK_LIMIT: usize = 16 << 10;
+
+/// The compiled-regex budget: the table's bounded repetitions need more than the default.
+const SIZE_LIMIT: usize = 64 << 20;
+
+static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
+    #[expect(
+        clippy::expect_used,
+        reason = "the patterns are constants; the `every_rule_compiles` test compiles them"
+    )]
+    compile().expect("the credential patterns compile")
+});
+
+fn compile() -> Result<Compiled, regex::Error> {
+    let mut rules_of: HashMap<Vec<u8>, u64> = HashMap::new();
+    for (index, rule) in RULES.iter().enumerate() {
+        for anchor in rule.anchors {
+            *rules_of
+                .entry(anchor.to_ascii_lowercase().into_bytes())
+                .or_default() |= 1 << index;
+        }
+    }
+    // Anchors of which one holds the other (`sk-ant-` holds `sk-`) stand for each other's rules: the search
+    // reports one anchor at a place.
+    let masks: Vec<(Vec<u8>, u64)> = rules_of.iter().map(|(a, m)| (a.clone(), *m)).collect();
+    for (anchor, mask) in &mut rules_of {
+        for (other, rules) in &masks {
+            let holds = |outer: &[u8], inner: &[u8]| outer.windows(inner.len()).any(|window| window == inner);
+            if holds(anchor, other) || holds(other, anchor) {
+                *mask |= rules;
+            }
+        }
+    }
+    // Each anchor in the forms people write it (see `Rule::anchors`): a search of literals is several times faster
+    // than the same search without case, and a few dozen literals keep it fast.
+    let mut anchors: Vec<String> = RULES
+        .iter()
+        .flat_map(|rule| rule.anchors.iter())
+        .flat_map(|anchor| {
+            // A provider's prefix (`ghp_`, `AKIA`, `sk-`) is written one way; a name (`token`) in several.
+            if !anchor
+                .bytes()
+                .all(|byte| byte.is_ascii_lowercase() || byte == b'_')
+            {
+                return vec![(*anchor).to_owned()];
+            }
+            let mut capitalized = anchor.as_bytes().to_vec();
+            if let Some(first) = capitalized.first_mut() {
+                first.make_ascii_uppercase();
+            }
+            vec![
+                (*anchor).to_owned(),
+                anchor.to_ascii_uppercase(),
+                String::from_utf8_lossy(&capitalized).into_owned(),
+            ]
+        })
+        .map(|anchor| regex::escape(&anchor))
+        .collect();
+    anchors.sort();
+    anchors.dedup();
+    let anchors = RegexBuilder::new(&anchors.join("|")).unicode(false).build()?;
+    let set = RegexSetBuilder::new(RULES.iter().map(|rule| rule.pattern))
+        .unicode(false)
+        .size_limit(SIZE_LIMIT)
+        .dfa_size_limit(SIZE_LIMIT)
+        .build()?;
+    let each = RULES
+        .iter()
+        .map(|rule| {
+            RegexBuilder::new(rule.pattern)
+                .unicode(false)
+                .size_limit(SIZE_LIMIT)
+                .build()
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Compiled {
+        anchors,
+        rules_of,
+        set,
+        each,
+    })
+}
+
+/// Every credential in `text`, in order, none overlapping another. Where two overlap, the one that starts first
+/// wins, and at the same start the rule listed first.
+pub fn scan(text: &[u8]) -> Vec<Finding> {
+    let compiled = &*COMPILED;
+    let mut found: Vec<(usize, Finding)> = Vec::new();
+    // Only the lines that hold an anchor are scanned, each once, by the rules of the anchors it holds; a
+    // private-key block's region runs on to its end.
+    let mut line: Option<(usize, usize, u64)> = None;
+    for anchor in compiled.anchors.find_iter(text) {
+        let rules = compiled
+            .rules_of
+            .get(&anchor.as_bytes().to_ascii_lowercase())
+            .copied()
+            .unwrap_or(u64::MAX);
+        if let Some((_, end, mask)) = line.as_mut()
+            && anchor.start() < *end
+        {
+            *mask |= rules;
+            continue;
+        }
+        if let Some((start, end, mask)) = line.take() {
+            scan_region(compiled, text, start..end, mask, &mut found);
+        }
+        let start = text
+            .get(..anchor.start())
+            .and_then(|before| before.iter().rposition(|byte| *byte == b'\n'))
+            .map_or(0, |newline| newline + 1);
+        let reach = if anchor.as_bytes() == b"-----BEGIN" {
+            anchor.end().saturating_add(BLOCK_LIMIT).min(text.len())
+        } else {
+            anchor.end()
+        };
+        let end = text
+            .get(reach..)
+            .and_then(|after| after.iter().position(|byte| *byte == b'\n'))
+            .map_or(text.len(), |newline| reach + newline);
+        line = Some((start, end, rules));
+    }
+    if let Some((start, end, mask)) = line {
+        scan_region(compiled, text, start..end, mask, &mut found);
+    }
+    found.sort_by_key(|(index, finding)| (finding.start, *index));
+    let mut findings: Vec<Finding> = Vec::with_capacity(found.len());
+    for (_, finding) in found {
+        if findings.last().is_none_or(|last| finding.start >= last.end) {
+            findings.push(finding);
+        }
+    }
+    findings
+}
+
+/// Adds the findings of the rules in `mask` within `range` of `text` to `found`.
+fn scan_region(
+    compiled: &Compiled,
+    text: &[u8],
+    range: std::ops::Range<usize>,
+    mask: u64,
+    found: &mut Vec<(usize, Finding)>,
+) {
+    let Some(region) = text.get(range.clone()) else {
+        return;
+    };
+    for (index, (rule, regex)) in RULES.iter().zip(&compiled.each).enumerate() {
+        if mask & (1 << index) == 0 {
+            continue;
+        }
+        for captures in regex.captures_iter(region) {
+            if let Some(finding) = accept(rule, &captures) {
+                found.push((
+                    index,
+                    Finding {
+                        start: finding.start + range.start,
+                        end: finding.end + range.start,
+                        ..finding
+                    },
+                ));
+            }
+        }
+    }
+}
+
+/// The first credential in `text`, if any.
+pub fn first(text: &[u8]) -> Option<Finding> {
+    scan(text).into_iter().next()
+}
+
+/// The finding of one match of `rule`, when the match passes the rule's check.
+fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Finding> {
+    let whole = captures.get(0)?;
+    let group = (1..captures.len()).find_map(|index| captures.get(index));
+    let value = group.map_or(whole.as_bytes(), |group| group.as_bytes());
+    let passes = match rule.check {
+        Check::Format => true,
+        Check::NotExample => !contains(whole.as_bytes(), b"EXAMPLE"),
+        Check::Random => random(value),
+        Check::Value => written_in(value, 8),
+        Check::UrlPassword => written_in(value, 3),
+    };
+    if !passes {
+        return None;
+    }
+    // A value named by an assignment or a URL is redacted alone; a token is redacted whole, prefix included.
+    let span = match (rule.check, group) {
+        (Check::Value | Check::UrlPassword, Some(group)) => group.range(),
+        _ => whole.range(),
+    };
+    Some(Finding {
+        kind: rule.kind,
+        start: span.start,
+        end: span.end,
+    })
+}
+
+/// Words that mark a value as an example or a blank to fill in, lowercase.
+const PLACEHOLDER_WORDS: &[&str] = &[
+    "example",
+    "your",
+    "placeholder",
+    "xxxx",
+    "dummy",
+    "redacted",
+    "changeme",
+    "change_me",
+    "change-me",
+    "replace",
+    "insert",
+    "sample",
+    "here",
+    "todo",
+    "fixme",
+    "****",
+    "....",
+    "<",
+    ">",
+];
+
+/// Whole values that are defaults or words, not secrets, lowercase.
+const PLACEHOLDER_VALUES: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "pass",
+    "admin",
+    "root",
+    "user",
+    "test",
+    "none",
+    "null",
+    "nil",
+    "true",
+    "false",
+    "undefined",
+    "required",
+    "optional",
+    "string",
+    "redacted",
+    "hidden",
+    "masked",
+    "empty",
+    "default",
+];
+
+/// A random string, as a provider's token is: letters and digits mixed, a long run without a separator, many
+/// distinct characters, and no placeholder word (`ghp_xxxx…`, `sk-your-key-here-0000…`).
+fn random(value: &[u8]) -> bool {
+    let letters = value.iter().any(u8::is_ascii_alphabetic);
+    let digits = value.iter().any(u8::is_ascii_digit);
+    let longest_run = value
+        .split(|byte| !byte.is_ascii_alphanumeric())
+        .map(<[u8]>::len)
+        .max()
+        .unwrap_or(0);
+    let mut seen = [false; 256];
+    for byte in value {
+        if let Some(slot) = seen.get_mut(usize::from(*byte)) {
+            *slot = true;
+        }
+    }
+    let distinct = seen.iter().filter(|seen| **seen).count();
+    letters && digits && longest_run >= 12 && distinct >= 8 && !placeholder_word(value)
+}
+
+/// A value someone wrote in, at least `min_len` bytes long: not a placeholder (`changeme`, `xxx`, `<your-key>`,
+/// `***`), not a reference to where the value is kept (`${VAR}`, `$VAR`, `{{ var }}`, `%(var)s`, a path, a URL),
+/// and not an expression of code (`get_token()`, `self.password`, `user_password`, a number).
+fn written_in(value: &[u8], min_len: usize) -> bool {
+    let Ok(text) = std::str::from_utf8(value) else {
+        return value.len() >= min_len;
+    };
+    let lower = text.to_ascii_lowercase();
+    let reference = text.starts_with('$')
+        || text.starts_with("%(")
+        || text.starts_with("%{")
+        || text.starts_with('/')
+        || text.starts_with("./")
+        || text.starts_with("~/")
+        || text.contains("${")
+        || text.contains("$(")
+        || text.contains("{{")
+        || text.contains("://")
+        || lower.starts_with("env")
+        || lower.contains("env.")
+        || lower.contains("environ")
+        || lower.contains("getenv")
+        || lower.contains("secrets.");
+    let expression = text.contains('(')
+        || text.contains('[')
+        || text.contains('{')
+        || text.ends_with(':')
+        || text.bytes().all(|byte| byte.is_ascii_digit() || byte == b'.')
+        || identifier_path(text);
+    let blank = text
+        .bytes()
+        .all(|byte| matches!(byte, b'*' | b'x' | b'X' | b'.' | b'-' | b'_' | b'#' | b'?' | b'0'));
+    text.len() >= min_len
+        && !reference
+        && !expression
+        && !blank
+        && !PLACEHOLDER_VALUES.contains(&lower.as_str())
+        && !placeholder_word(value)
+}
+
+/// A name or a dotted path of names in one case (`user_password`, `self.token`, `DB_PASSWORD`, `config.api_key`):
+/// code naming where a secret is, not the secret.
+fn identifier_path(text: &str) -> bool {
+    let lowercase = text
+        .bytes()
+        .all(|byte| byte.is_ascii_lowercase() || matches!(byte, b'_' | b'.'));
+    let uppercase = text
+        .bytes()
+        .all(|byte| byte.is_ascii_uppercase() || matches!(byte, b'_' | b'.'));
+    let camel_path = text.contains('.')
+        && text.split('.').all(|part| {
+            part.bytes()
+                .all(|byte| byte.is_ascii_alphabetic() || byte == b'_')
+                && !part.is_empty()
+        });
+    lowercase || uppercase || camel_path
+}
+
+fn placeholder_word(value: &[u8]) -> bool {
+    let lower = value.to_ascii_lowercase();
+    PLACEHOLDER_WORDS
+        .iter()
+        .any(|word| contains(&lower, word.as_bytes()))
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|window| window == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_compiles() {
+        let compiled = compile().unwrap();
+        assert_eq!(compiled.each.len(), RULES.len());
+        assert_eq!(compiled.set.len(), RULES.len());
+        assert!(RULES.len() <= 64, "a rule mask is a u64");
+        for rule in RULES {
+            assert!(!rule.anchors.is_empty(), "{} has no anchor", rule.kind);
+        }
+    }
+
+    fn kinds(text: &str) -> Vec<&'static str> {
+        scan(text.as_bytes()).into_iter().map(|f| f.kind).collect()
+    }
+
+    #[test]
+    fn a_token_is_found_and_its_placeholder_is_not() {
+        assert_eq!(
+            kinds("export GH=ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7"),
+            ["GitHub token"]
+        );
+        assert!(kinds("export GH=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").is_empty());
+    }
+
+    #[test]
+    fn an_assignment_names_the_value_alone() {
+        let text = "password: Tr0ub4dor&3xq";
+        let finding = first(text.as_bytes()).unwrap();
+        assert_eq!(&text[finding.start..finding.end], "Tr0ub4dor&3xq");
+        for placeholder in [
+            "changeme",
+            "xxx",
+            "<your-key>",
+            "${DB_PASSWORD}",
+            "***",
+            "\"\"",
+            "abc",
+        ] {
+            assert!(
+                kinds(&format!("password: {placeholder}")).is_empty(),
+                "{placeholder}"
+            );
+        }
+    }
+
+    #[test]
+    fn anthropic_names_its_key_before_the_generic_sk_rule() {
+        let key = "sk-ant-api03-Zq8vN2xL5pR7tK1mW9cB4yH6jF3dG0sA8eQ2uV7iO1nM5kJ9lP4rT6wX3zY0bC2";
+        assert_eq!(kinds(key), ["Anthropic key"]);
+    }
+}
