@@ -16,7 +16,7 @@ fn guard() -> &'static Guard {
         // Shell commands in the input reach bash-guard, which catches the parser's panics.
         shared::tolerate_parser_panics();
         let cwd = std::env::temp_dir();
-        let options = GuardOptions { cwd, home: None, mode: None, extra_roots: Vec::new() };
+        let options = GuardOptions { cwd, ..GuardOptions::default() };
         Guard::new(&Settings::new(), &options).unwrap_or_else(|e| panic!("{e}"))
     })
 }

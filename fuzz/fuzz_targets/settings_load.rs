@@ -15,5 +15,5 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut settings = Settings::new();
     let _ = settings.add_file(&file, Source::Project, &dir);
-    let _ = Settings::check_file(&file);
+    let _ = agent_decide::check_settings_file(&file);
 });
