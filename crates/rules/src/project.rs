@@ -15,7 +15,7 @@ const PROJECT_MARKERS: [&str; 3] = [".git", ".claude", ".agent-guard"];
 /// The search is bounded, since a root higher than `cwd` widens what may be read and written to the whole project:
 /// - it stops below `home`: the home directory holds the user's own `~/.claude` (and often a `.git` of dotfiles),
 ///   which must not make the whole home a project; `home` is the root only when it is `cwd` itself;
-/// - it never reaches `/`;
+/// - it never reaches `/`, nor goes into or past a directory every user may write to (`/tmp`);
 /// - a marker counts only when its owner is the owner of `cwd` (on Unix): a `.claude` folder someone else created
 ///   in a shared directory above (`/tmp/.claude`) neither widens the roots nor brings its rules, the way git
 ///   refuses a repository another user owns.
@@ -36,6 +36,11 @@ pub fn project_root(cwd: &Path, home: Option<&Path>) -> PathBuf {
     for dir in cwd.ancestors() {
         let is_cwd = dir == cwd;
         if !is_cwd && (dir.parent().is_none() || home.as_ref().is_some_and(|home| home.is(dir))) {
+            break;
+        }
+        // A directory every user may write to (`/tmp`) is nobody's project: whoever made a marker there would
+        // make every directory below it one project.
+        if !is_cwd && std::fs::metadata(dir).is_ok_and(|meta| world_writable(&meta)) {
             break;
         }
         if has_marker(dir, &cwd_meta) {
@@ -70,6 +75,17 @@ fn has_marker(dir: &Path, cwd: &Metadata) -> bool {
 }
 
 #[cfg(unix)]
+fn world_writable(meta: &Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    meta.permissions().mode() & 0o002 != 0
+}
+
+#[cfg(not(unix))]
+fn world_writable(_: &Metadata) -> bool {
+    false
+}
+
+#[cfg(unix)]
 fn same_file(a: &Metadata, b: &Metadata) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     a.dev() == b.dev() && a.ino() == b.ino()
@@ -99,6 +115,28 @@ mod tests {
         for dir in list {
             std::fs::create_dir_all(root.join(dir)).unwrap();
         }
+    }
+
+    /// A marker in a directory every user may write to (a `/tmp/.agent-guard` someone left) makes no project of
+    /// the directories below it.
+    #[test]
+    fn a_world_writable_directory_is_no_project() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        dirs(&root, &["shared/.agent-guard", "shared/work/src"]);
+        std::fs::set_permissions(root.join("shared"), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let home = root.join("home");
+        assert_eq!(
+            project_root(&root.join("shared/work/src"), Some(&home)),
+            root.join("shared/work/src")
+        );
+        // Its own project below it is found as usual.
+        dirs(&root, &["shared/work/.git"]);
+        assert_eq!(
+            project_root(&root.join("shared/work/src"), Some(&home)),
+            root.join("shared/work")
+        );
     }
 
     #[test]
