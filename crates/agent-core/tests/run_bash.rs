@@ -11,6 +11,8 @@
 
 use std::time::{Duration, Instant};
 
+use poll::wait_until;
+
 use agent_decide::{Guard, GuardOptions};
 
 use agent_core::{BashLimits, GuardHandle, RunBashTool};
@@ -20,6 +22,8 @@ use serde_json::json;
 
 #[path = "../../../tests/support/need.rs"]
 mod need;
+#[path = "../../../tests/support/poll.rs"]
+mod poll;
 
 fn tool(dir: &std::path::Path, limits: BashLimits) -> RunBashTool {
     let guard = Guard::new(
@@ -31,15 +35,6 @@ fn tool(dir: &std::path::Path, limits: BashLimits) -> RunBashTool {
     )
     .unwrap();
     RunBashTool::new(GuardHandle::new(guard), limits)
-}
-
-/// Polls `done` until it holds, failing with `what` when `limit` passes first.
-fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what} within {limit:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Live (not zombie) processes whose process group is `group`.

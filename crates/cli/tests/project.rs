@@ -9,10 +9,12 @@
     missing_docs
 )]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod hook;
 
+use std::path::PathBuf;
+use std::process::Output;
+
+use hook::{decision, input, text};
 use serde_json::{Value, json};
 
 /// A scratch home and project: `proj/.git`, `proj/.claude/settings.json` with two deny rules, `proj/README.md`,
@@ -60,49 +62,10 @@ impl Scratch {
         self.proj.join("src")
     }
 
-    /// Runs the binary with `args` and `stdin`, the scratch home and no inherited `AGENT_*` variables.
+    /// Runs the binary in the project with `args` and `stdin`, the scratch home and no inherited `AGENT_*` variables.
     fn run(&self, args: &[&str], stdin: &str) -> Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
-        command
-            .args(args)
-            .current_dir(&self.proj)
-            .env("HOME", &self.home)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("AGENT_") {
-                command.env_remove(key);
-            }
-        }
-        let mut child = command.spawn().unwrap();
-        if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
-            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-        }
-        child.wait_with_output().unwrap()
+        hook::run(args, stdin, &self.proj, &self.home)
     }
-}
-
-fn input(cwd: &Path, tool: &str, tool_input: Value) -> String {
-    json!({
-        "session_id": "s1", "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse",
-        "tool_name": tool, "tool_input": tool_input,
-    })
-    .to_string()
-}
-
-/// The decision and reason of one output line.
-fn decision(line: &str) -> (String, String) {
-    let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
-    let specific = &value["hookSpecificOutput"];
-    (
-        specific["permissionDecision"].as_str().unwrap().to_owned(),
-        specific["permissionDecisionReason"].as_str().unwrap().to_owned(),
-    )
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The calls of a `cd src` session and what each must get: the project's files are inside the roots, and the

@@ -8,10 +8,11 @@
     missing_docs
 )]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod hook;
 
+use std::path::PathBuf;
+
+use hook::{decision, input, run, text};
 use serde_json::{Value, json};
 
 /// A scratch home and project (`proj`, with a `.git`).
@@ -23,49 +24,6 @@ fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
     std::fs::create_dir_all(cwd.join(".git")).unwrap();
     std::fs::create_dir_all(&home).unwrap();
     (tmp, cwd, home)
-}
-
-/// Runs the binary in `dir` with `args`, `stdin`, the scratch `home` and no inherited `AGENT_*` variables.
-fn run(args: &[&str], stdin: &str, dir: &Path, home: &Path) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
-    command
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (key, _) in std::env::vars() {
-        if key.starts_with("AGENT_") {
-            command.env_remove(key);
-        }
-    }
-    let mut child = command.spawn().unwrap();
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn input(cwd: &Path, tool: &str, tool_input: Value) -> String {
-    json!({
-        "session_id": "s1", "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse",
-        "tool_name": tool, "tool_input": tool_input,
-    })
-    .to_string()
-}
-
-fn decision(line: &str) -> (String, String) {
-    let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
-    let specific = &value["hookSpecificOutput"];
-    (
-        specific["permissionDecision"].as_str().unwrap().to_owned(),
-        specific["permissionDecisionReason"].as_str().unwrap().to_owned(),
-    )
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The component-length check is for paths: a long commit message (or tag, merge, stash, note message) is an

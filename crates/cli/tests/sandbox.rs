@@ -20,7 +20,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use poll::wait_until;
 
 use serde_json::{Value, json};
 
@@ -29,6 +31,8 @@ const NOBODY: u32 = 65_534;
 
 #[path = "../../../tests/support/need.rs"]
 mod need;
+#[path = "../../../tests/support/poll.rs"]
+mod poll;
 
 /// Whether the kernel sandbox can be tested here. When `agent-guard sandbox --probe` says the kernel cannot
 /// enforce it, the test says it is skipped, or fails under `AGENT_GUARD_REQUIRE_SANDBOX=1`.
@@ -48,15 +52,6 @@ fn probe_missing() -> Option<String> {
         None => Some(format!(
             "`sandbox --probe` printed no `enforcement:` line: {report}"
         )),
-    }
-}
-
-/// Polls `done` until it holds, failing with `what` when `limit` passes first.
-fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what} within {limit:?}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

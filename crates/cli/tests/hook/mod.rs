@@ -1,0 +1,54 @@
+//! Running the built binary as a hook test does: a scratch home, no inherited `AGENT_*` variables, an input line,
+//! and reading the decision back. Shared by the test binaries that include it.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// Runs the binary in `dir` with `args`, `stdin`, the scratch `home` and no inherited `AGENT_*` variables.
+pub(crate) fn run(args: &[&str], stdin: &str, dir: &Path, home: &Path) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("AGENT_") {
+            command.env_remove(key);
+        }
+    }
+    let mut child = command.spawn().unwrap();
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A PreToolUse hook input of `tool` with `tool_input`, in `cwd`, mode `default`.
+pub(crate) fn input(cwd: &Path, tool: &str, tool_input: Value) -> String {
+    json!({
+        "session_id": "s1", "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": tool_input,
+    })
+    .to_string()
+}
+
+/// The decision and reason of one output line.
+pub(crate) fn decision(line: &str) -> (String, String) {
+    let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
+    let specific = &value["hookSpecificOutput"];
+    (
+        specific["permissionDecision"].as_str().unwrap().to_owned(),
+        specific["permissionDecisionReason"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// Bytes of output as text.
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
