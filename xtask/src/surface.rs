@@ -173,6 +173,16 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "Result",
         "the crate's result alias, beside its `ModelError`",
     ),
+    (
+        "agent-os-sandbox",
+        "DomainPatternError",
+        "the error of parsing a `DomainPattern`",
+    ),
+    (
+        "agent-os-sandbox",
+        "DomainVerdict",
+        "the type of `DomainPolicy::verdict`",
+    ),
     ("agent-os-sandbox", "Grant", "the type of `Plan::grants`"),
     ("agent-os-sandbox", "Isolation", "the type of `Plan::isolation`"),
     (

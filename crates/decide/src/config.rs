@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_os_sandbox::{DomainPattern, DomainPolicy};
 use agent_rules::{Discovery, Problem, Section, Settings};
 use agent_tool_traits::Source;
 use serde::Deserialize;
@@ -36,6 +37,21 @@ pub struct GuardSettings {
     pub sandbox_env_remove: Vec<String>,
     /// Variable names (or patterns) the sandbox keeps even when they look like credentials, from every source.
     pub sandbox_env_keep: Vec<String>,
+    /// `agentGuard.sandbox.autoAllow`: whether a shell line that asks only for effects the sandbox contains is
+    /// allowed inside it; `None` is the default (on where the kernel enforces the sandbox). A repository's own
+    /// settings can only turn it off.
+    pub auto_allow: Option<bool>,
+    /// `agentGuard.sandbox.memoryMax` in bytes; `None` is the default. A repository's own settings can only lower it.
+    pub memory_max: Option<u64>,
+    /// `agentGuard.sandbox.read`: more places outside the roots that sandboxed commands may read (`~/.config/app`),
+    /// from the user's settings only.
+    pub sandbox_read: Vec<String>,
+    /// `agentGuard.sandbox.env`: variable names (or patterns with `*`) passed to sandboxed commands besides the
+    /// ones shells and tool chains need, from the user's settings only.
+    pub sandbox_env_pass: Vec<String>,
+    /// `agentGuard.network`: the domains sandboxed commands may reach, the package registries and the user's
+    /// allow patterns (a repository's own settings cannot add any), less every deny pattern.
+    pub network: DomainPolicy,
 }
 
 /// `agentGuard.sandbox`: whether an allowed shell command runs under the kernel sandbox.
@@ -94,10 +110,13 @@ struct SectionJson {
     #[serde(default)]
     #[schemars(with = "Option<LimitsJson>")]
     limits: Option<Map<String, Value>>,
-    /// `auto` (the default): allowed shell commands run under the kernel sandbox where the kernel supports it;
-    /// `required`: where it does not, what would be allowed asks instead; `off`: never.
+    /// The kernel sandbox: a mode alone (`"auto"`, `"required"`, `"off"`), or an object with the mode and the
+    /// sandbox's other settings.
     #[serde(default)]
-    sandbox: Option<SandboxMode>,
+    sandbox: Option<SandboxJson>,
+    /// The domains sandboxed commands may reach through the sandbox's proxy, besides the package registries.
+    #[serde(default)]
+    network: Option<NetworkJson>,
     /// The environment of sandboxed commands: `remove` adds variable-name patterns (with `*`) to the
     /// credentials removed by default, `keep` names variables that are never removed.
     #[serde(default)]
@@ -152,6 +171,107 @@ fn empty_object() -> Value {
 /// No policy tests: the default of `agentGuard.tests`.
 fn no_tests() -> Option<Value> {
     Some(Value::Array(Vec::new()))
+}
+
+/// `agentGuard.sandbox`: the mode alone, or the object of the sandbox's settings.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum SandboxJson {
+    /// `auto` (the default): allowed shell commands run under the kernel sandbox where the kernel supports it;
+    /// `required`: where it does not, what would be allowed asks instead; `off`: never.
+    Mode(SandboxMode),
+    /// The mode and the sandbox's other settings.
+    Settings(SandboxSettingsJson),
+}
+
+/// The object form of `agentGuard.sandbox`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SandboxSettingsJson {
+    /// `auto` (the default), `required` or `off`, as the short form.
+    #[serde(default)]
+    mode: Option<SandboxMode>,
+    /// `true` (the default where the kernel enforces the sandbox): a shell line that would ask only for effects
+    /// the sandbox contains (writes inside the project, running the project's code, the network to allowed
+    /// domains) is allowed and runs inside it.
+    #[serde(default)]
+    auto_allow: Option<bool>,
+    /// The memory a sandboxed command may use: bytes, or a size such as `"4GiB"` or `"512MiB"` (default 4 GiB).
+    #[serde(default)]
+    #[schemars(with = "Option<SizeJson>")]
+    memory_max: Option<Value>,
+    /// More places outside the roots that sandboxed commands may read (`~/.config/app`).
+    #[serde(default)]
+    read: Vec<String>,
+    /// More environment variables passed to sandboxed commands (names, or patterns with `*`).
+    #[serde(default)]
+    env: Vec<String>,
+}
+
+/// A size: bytes, or a number with a unit (`"4GiB"`, `"512MiB"`, `"2G"`).
+#[allow(dead_code, reason = "only its schema is used")]
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+enum SizeJson {
+    /// Bytes.
+    Bytes(u64),
+    /// A number with a unit.
+    Text(String),
+}
+
+/// `agentGuard.network`: domain patterns (`crates.io`, `*.npmjs.org`, `host:8080`).
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NetworkJson {
+    /// Domains sandboxed commands may reach besides the package registries.
+    #[serde(default)]
+    allow: Vec<String>,
+    /// Domains they may never reach, even when an allow pattern or a registry names them.
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+/// Reads a size (`memoryMax`): bytes as a number, or a number with a unit of 1024s (`K`, `KiB`, `M`, `MiB`, `G`,
+/// `GiB`, `T`, `TiB`, case-insensitive, `B` optional).
+fn parse_size(value: &Value) -> std::result::Result<u64, String> {
+    if let Some(bytes) = value.as_u64() {
+        return (bytes > 0)
+            .then_some(bytes)
+            .ok_or_else(|| "a size of 0 bytes would stop every command".to_owned());
+    }
+    let text = value
+        .as_str()
+        .ok_or_else(|| format!("`{value}` is not a size: write bytes or a size such as \"4GiB\""))?;
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => {
+            return Err(format!(
+                "`{text}` is not a size: the unit is one of K, M, G, T (as KiB, MiB…)"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .filter(|bytes| *bytes > 0)
+        .ok_or_else(|| format!("`{text}` is not a size: write a whole number above 0 before the unit"))
+}
+
+fn parse_domains(patterns: &[String]) -> std::result::Result<Vec<DomainPattern>, String> {
+    patterns
+        .iter()
+        .map(|p| p.parse::<DomainPattern>().map_err(|e| e.to_string()))
+        .collect()
 }
 
 /// The `sandboxEnv` object of the `agentGuard` section.
@@ -260,18 +380,20 @@ impl GuardSettings {
     pub fn from_settings(settings: &Settings) -> Result<Self> {
         let mut merged = Self::default();
         let mut sandbox_set = false;
+        let mut tightened = Tightening::default();
         let mut sections: Vec<&Section> = settings.agent_guard_sections().iter().collect();
         sections.sort_by_key(|s| std::cmp::Reverse(s.source));
         for section in sections {
-            let json: SectionJson =
-                serde_json::from_value(section.value.clone()).map_err(|e| Error::Settings {
-                    file: section
-                        .file
-                        .as_ref()
-                        .map(|f| f.display().to_string())
-                        .unwrap_or_else(|| section.source.to_string()),
-                    why: format!("in `agentGuard`: {e}"),
-                })?;
+            let invalid = |why: String| Error::Settings {
+                file: section
+                    .file
+                    .as_ref()
+                    .map(|f| f.display().to_string())
+                    .unwrap_or_else(|| section.source.to_string()),
+                why,
+            };
+            let json: SectionJson = serde_json::from_value(section.value.clone())
+                .map_err(|e| invalid(format!("in `agentGuard`: {e}")))?;
             merged.block_network = merged.block_network.or(json.block_network);
             merged.protected_writes.extend(json.protected_paths);
             merged.protected_reads.extend(json.protected_reads);
@@ -280,15 +402,27 @@ impl GuardSettings {
             merged.skills_dir = merged.skills_dir.take().or(json.skills_dir);
             merged.read_only_dirs.extend(json.read_only_directories);
             // A repository's own settings may only tighten the sandbox: a project that ships
-            // `"sandbox": "off"` or a keep-list for `GITHUB_TOKEN` would let its own commands out.
+            // `"sandbox": "off"`, a keep-list for `GITHUB_TOKEN`, its own domain or a home directory to read
+            // would let its own commands out.
             let repository = matches!(section.source, Source::Project | Source::Local);
-            if let Some(mode) = json.sandbox
+            let (mode, table) = match json.sandbox {
+                Some(SandboxJson::Mode(mode)) => (Some(mode), SandboxSettingsJson::default()),
+                Some(SandboxJson::Settings(table)) => (table.mode, table),
+                None => (None, SandboxSettingsJson::default()),
+            };
+            if let Some(mode) = mode
                 && !sandbox_set
                 && (!repository || mode == SandboxMode::Required)
             {
                 merged.sandbox = mode;
                 sandbox_set = true;
             }
+            merged
+                .merge_sandbox_table(table, repository, &mut tightened)
+                .map_err(invalid)?;
+            merged
+                .merge_network(json.network.unwrap_or_default(), repository)
+                .map_err(invalid)?;
             if let Some(env) = json.sandbox_env {
                 merged.sandbox_env_remove.extend(env.remove);
                 if !repository {
@@ -300,7 +434,68 @@ impl GuardSettings {
                 merged.limits.entry(key).or_insert(value);
             }
         }
+        if tightened.auto_allow_off {
+            merged.auto_allow = Some(false);
+        }
+        merged.memory_max = smaller(merged.memory_max, tightened.memory_max);
         Ok(merged)
+    }
+
+    /// Merges the object form of `agentGuard.sandbox` of one section (highest source first): the user's keys as
+    /// they are, a repository's only where they tighten (into `tightened`, applied after every section).
+    fn merge_sandbox_table(
+        &mut self,
+        table: SandboxSettingsJson,
+        repository: bool,
+        tightened: &mut Tightening,
+    ) -> std::result::Result<(), String> {
+        let memory = table
+            .memory_max
+            .as_ref()
+            .map(parse_size)
+            .transpose()
+            .map_err(|why| format!("in `agentGuard.sandbox.memoryMax`: {why}"))?;
+        if repository {
+            tightened.auto_allow_off |= table.auto_allow == Some(false);
+            tightened.memory_max = smaller(tightened.memory_max, memory);
+        } else {
+            self.auto_allow = self.auto_allow.or(table.auto_allow);
+            self.memory_max = self.memory_max.or(memory);
+            self.sandbox_read.extend(table.read);
+            self.sandbox_env_pass.extend(table.env);
+        }
+        Ok(())
+    }
+
+    /// Merges `agentGuard.network` of one section: deny patterns from every source, allow patterns from the
+    /// user's settings only.
+    fn merge_network(&mut self, network: NetworkJson, repository: bool) -> std::result::Result<(), String> {
+        let deny =
+            parse_domains(&network.deny).map_err(|why| format!("in `agentGuard.network.deny`: {why}"))?;
+        let allow =
+            parse_domains(&network.allow).map_err(|why| format!("in `agentGuard.network.allow`: {why}"))?;
+        self.network.deny(deny);
+        if !repository {
+            self.network.allow(allow);
+        }
+        Ok(())
+    }
+}
+
+/// What a repository's own settings asked of the sandbox that tightens it.
+#[derive(Debug, Default)]
+struct Tightening {
+    /// `autoAllow: false` in some repository file.
+    auto_allow_off: bool,
+    /// The lowest `memoryMax` of the repository's files.
+    memory_max: Option<u64>,
+}
+
+/// The smaller of two optional bounds (either one when the other is unset).
+fn smaller(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -418,6 +613,123 @@ mod tests {
         assert_eq!(
             GuardSettings::from_settings(&loaded).unwrap().sandbox,
             SandboxMode::Required
+        );
+    }
+
+    #[test]
+    fn the_sandbox_object_and_the_network_domains_are_read() {
+        let text = r#"{"agentGuard": {"sandbox": {"mode": "required", "autoAllow": false, "memoryMax": "2GiB",
+            "read": ["~/.config/app"], "env": ["MY_*"]}, "network": {"allow": ["*.example.com"], "deny": ["pypi.org"]}}}"#;
+        let (_dir, loaded) = settings(&[(Source::User, text)]);
+        let merged = GuardSettings::from_settings(&loaded).unwrap();
+        assert_eq!(merged.sandbox, SandboxMode::Required);
+        assert_eq!(merged.auto_allow, Some(false));
+        assert_eq!(merged.memory_max, Some(2 << 30));
+        assert_eq!(merged.sandbox_read, ["~/.config/app"]);
+        assert_eq!(merged.sandbox_env_pass, ["MY_*"]);
+        assert!(merged.network.allows("api.example.com", 443));
+        assert!(merged.network.allows("crates.io", 443));
+        assert!(!merged.network.allows("pypi.org", 443));
+        // The short form still means the mode alone.
+        let (_dir, loaded) = settings(&[(Source::User, r#"{"agentGuard": {"sandbox": "off"}}"#)]);
+        let merged = GuardSettings::from_settings(&loaded).unwrap();
+        assert_eq!(
+            (merged.sandbox, merged.auto_allow, merged.memory_max),
+            (SandboxMode::Off, None, None)
+        );
+    }
+
+    #[test]
+    fn sizes_read_as_bytes_or_with_a_unit_and_bad_ones_are_named() {
+        for (text, bytes) in [
+            ("4096", 4096),
+            ("\"512MiB\"", 512 << 20),
+            ("\"4G\"", 4 << 30),
+            ("\"1 tib\"", 1 << 40),
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(parse_size(&value), Ok(bytes), "{text}");
+        }
+        for text in [
+            "\"4 parsecs\"",
+            "\"GiB\"",
+            "0",
+            "\"0M\"",
+            "-1",
+            "true",
+            "\"99999999999T\"",
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert!(parse_size(&value).is_err(), "{text}");
+        }
+        let (_dir, loaded) = settings(&[(
+            Source::User,
+            r#"{"agentGuard": {"sandbox": {"memoryMax": "4 parsecs"}}}"#,
+        )]);
+        let err = GuardSettings::from_settings(&loaded).unwrap_err().to_string();
+        assert!(
+            err.contains("`agentGuard.sandbox.memoryMax`") && err.contains("`4 parsecs`"),
+            "{err}"
+        );
+        let (_dir, loaded) = settings(&[(
+            Source::User,
+            r#"{"agentGuard": {"network": {"allow": ["10.0.0.1"]}}}"#,
+        )]);
+        let err = GuardSettings::from_settings(&loaded).unwrap_err().to_string();
+        assert!(
+            err.contains("`agentGuard.network.allow`") && err.contains("`10.0.0.1`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_repository_can_only_tighten_auto_allow_memory_reads_env_and_domains() {
+        let loose = r#"{"agentGuard": {"sandbox": {"autoAllow": true, "memoryMax": "64GiB", "read": ["~"],
+            "env": ["GITHUB_TOKEN"]}, "network": {"allow": ["evil.example"], "deny": ["rubygems.org"]}}}"#;
+        let (_dir, loaded) = settings(&[
+            (Source::Project, loose),
+            (
+                Source::User,
+                r#"{"agentGuard": {"sandbox": {"memoryMax": "1GiB"}}}"#,
+            ),
+        ]);
+        let merged = GuardSettings::from_settings(&loaded).unwrap();
+        assert_eq!(merged.auto_allow, None);
+        assert_eq!(merged.memory_max, Some(1 << 30));
+        assert!(merged.sandbox_read.is_empty() && merged.sandbox_env_pass.is_empty());
+        assert!(!merged.network.allows("evil.example", 443));
+        assert!(!merged.network.allows("rubygems.org", 443));
+        let tight = r#"{"agentGuard": {"sandbox": {"autoAllow": false, "memoryMax": "512MiB"}}}"#;
+        let (_dir, loaded) = settings(&[
+            (Source::Local, tight),
+            (
+                Source::User,
+                r#"{"agentGuard": {"sandbox": {"autoAllow": true, "memoryMax": "1GiB"}}}"#,
+            ),
+        ]);
+        let merged = GuardSettings::from_settings(&loaded).unwrap();
+        assert_eq!(
+            (merged.auto_allow, merged.memory_max),
+            (Some(false), Some(512 << 20))
+        );
+    }
+
+    #[test]
+    fn the_check_follows_the_form_of_the_sandbox_key() {
+        assert_eq!(
+            problems(r#"{"agentGuard": {"sandbox": {"autoAlow": true, "mode": "Off"}}}"#),
+            [
+                "s.json:1:29: unknown key `autoAlow` in `agentGuard.sandbox`: did you mean `autoAllow`?",
+                "s.json:1:55: `agentGuard.sandbox.mode` cannot be `\"Off\"`: expected one of `auto`, `required`, `off` (did you mean `off`?)",
+            ]
+        );
+        assert_eq!(
+            problems(r#"{"agentGuard": {"sandbox": 3}}"#),
+            ["s.json:1:28: `agentGuard.sandbox` must be a string or an object, not `3`"]
+        );
+        assert!(
+            problems(r#"{"agentGuard": {"sandbox": {"autoAllow": false}, "network": {"allow": ["x.io"]}}}"#)
+                .is_empty()
         );
     }
 }

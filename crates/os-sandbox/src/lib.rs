@@ -47,6 +47,7 @@
 mod cgroup;
 #[cfg(target_os = "linux")]
 mod child;
+mod domains;
 mod env;
 mod error;
 #[cfg(target_os = "linux")]
@@ -61,6 +62,10 @@ mod seccomp;
 
 pub use cgroup::PidsCgroup;
 pub use cgroup::refused_forks;
+pub use domains::DomainPattern;
+pub use domains::DomainPatternError;
+pub use domains::DomainPolicy;
+pub use domains::DomainVerdict;
 pub use env::EnvPolicy;
 pub use error::KernelSandboxError;
 pub use error::Result;

@@ -252,10 +252,22 @@ fn walk(root: &Value, node: &Value, value: &Value, path: &mut Vec<Step>, finding
             .iter()
             .filter(|b| !is_null_type(resolve(root, b)))
             .collect();
-        // Settings have one schema besides `null` in each `anyOf`; a choice between several is not checked here
-        // (loading still refuses a value that fits none).
-        if let [only] = others.as_slice() {
-            walk(root, only, value, path, findings);
+        // Where a key takes one of several forms (a mode or an object of settings), the form is the one whose
+        // JSON type the value has; a choice between forms of one type is not checked here (loading still refuses
+        // a value that fits none).
+        let fitting: Vec<&Value> = if others.len() == 1 {
+            others.clone()
+        } else {
+            others.iter().copied().filter(|b| fits(root, b, value)).collect()
+        };
+        match fitting.as_slice() {
+            [only] => walk(root, only, value, path, findings),
+            [] => {
+                let mut expected: Vec<&str> = others.iter().flat_map(|b| kinds(root, b)).collect();
+                expected.dedup();
+                findings.push(wrong_type(path, &expected, value));
+            }
+            _ => {}
         }
         return;
     }
@@ -414,6 +426,41 @@ fn properties<'a>(root: &'a Value, node: Option<&'a Value>) -> Option<&'a Map<St
         return branches.iter().find_map(|branch| properties(root, Some(branch)));
     }
     node.get("properties").and_then(Value::as_object)
+}
+
+/// Whether `value` has a JSON type the schema `branch` accepts.
+fn fits(root: &Value, branch: &Value, value: &Value) -> bool {
+    kinds(root, branch).iter().any(|kind| has_type(value, kind))
+}
+
+/// The JSON types a schema node accepts: its `type`, the types of its constants, `object` for a node with
+/// properties, or those of its `anyOf` branches.
+fn kinds(root: &Value, node: &Value) -> Vec<&'static str> {
+    let node = resolve(root, node);
+    if let Some(branches) = node.get("anyOf").and_then(Value::as_array) {
+        return branches.iter().flat_map(|b| kinds(root, b)).collect();
+    }
+    let name = |value: &Value| match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    if let Some(values) = constants(node) {
+        return values.into_iter().map(name).collect();
+    }
+    if let Some(types) = types(node) {
+        let known = [
+            "null", "boolean", "integer", "number", "string", "array", "object",
+        ];
+        return known.into_iter().filter(|k| types.contains(k)).collect();
+    }
+    if node.get("properties").is_some() {
+        return vec!["object"];
+    }
+    Vec::new()
 }
 
 fn is_null_type(node: &Value) -> bool {

@@ -1,0 +1,305 @@
+//! The domains a sandboxed command may reach (`agentGuard.network`): patterns, the default list of package
+//! registries, and the verdict on a host.
+//!
+//! A host is reached by name only: an address literal (`93.184.216.34`, `[::1]`) never matches a pattern, so a
+//! command cannot step around a name check by resolving the name itself. Ports 80 and 443 are implied; a pattern
+//! that names a port (`registry.local:8080`) allows that port alone.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::str::FromStr;
+
+/// The package registries the common tool chains fetch from, allowed unless a deny pattern names them: cargo,
+/// npm and yarn, pip, the Go module proxy, Maven Central and RubyGems, with the hosts their files come from.
+pub(crate) const REGISTRY_DOMAINS: &[&str] = &[
+    "crates.io",
+    "index.crates.io",
+    "static.crates.io",
+    "registry.npmjs.org",
+    "registry.yarnpkg.com",
+    "pypi.org",
+    "files.pythonhosted.org",
+    "proxy.golang.org",
+    "sum.golang.org",
+    "repo.maven.apache.org",
+    "repo1.maven.org",
+    "rubygems.org",
+    "index.rubygems.org",
+];
+
+/// One domain pattern: a host name (`crates.io`), or every name below a domain (`*.npmjs.org`, which does not
+/// match `npmjs.org` itself), with an optional port.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DomainPattern {
+    /// The name, lower case, without the `*.` and without a trailing dot.
+    name: String,
+    /// Whether the pattern matches the names below `name` (written `*.name`) rather than `name` itself.
+    below: bool,
+    /// The one port allowed; `None` allows 80 and 443.
+    port: Option<u16>,
+}
+
+/// Why a text is not a domain pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a domain pattern: {why} (write a host name such as `crates.io` or `*.npmjs.org`)")]
+pub struct DomainPatternError {
+    /// The pattern as written.
+    pub text: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
+
+impl FromStr for DomainPattern {
+    type Err = DomainPatternError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let fail = |why| DomainPatternError {
+            text: text.to_owned(),
+            why,
+        };
+        let (host, port) = match text.rsplit_once(':') {
+            Some((host, port)) => {
+                let port = port.parse::<u16>().ok().filter(|p| *p != 0);
+                (
+                    host,
+                    Some(port.ok_or_else(|| fail("the port is not a number from 1 to 65535"))?),
+                )
+            }
+            None => (text, None),
+        };
+        let (below, host) = match host.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, host),
+        };
+        let name = normalize_host(host).ok_or_else(|| {
+            if host.parse::<IpAddr>().is_ok() {
+                fail("an address is not a domain; the proxy reaches hosts by name only")
+            } else {
+                fail("a host name is labels of letters, digits and `-` joined by dots, with `*.` only in front")
+            }
+        })?;
+        Ok(Self { name, below, port })
+    }
+}
+
+impl fmt::Display for DomainPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.below {
+            f.write_str("*.")?;
+        }
+        f.write_str(&self.name)?;
+        if let Some(port) = self.port {
+            write!(f, ":{port}")?;
+        }
+        Ok(())
+    }
+}
+
+impl DomainPattern {
+    /// Whether the pattern matches `host` (as [`normalize_host`] returns it) on `port`.
+    pub fn matches(&self, host: &str, port: u16) -> bool {
+        let port_ok = self.port.map_or(port == 80 || port == 443, |p| p == port);
+        let name_ok = if self.below {
+            host.strip_suffix(self.name.as_str())
+                .is_some_and(|head| head.len() > 1 && head.ends_with('.'))
+        } else {
+            host == self.name
+        };
+        port_ok && name_ok
+    }
+}
+
+/// A host name in the form patterns are matched against: lower case, without a trailing dot; `None` for an
+/// address literal or a text that is no host name (empty labels, characters outside letters, digits and `-`,
+/// a label over 63 bytes, a name over 253).
+pub(crate) fn normalize_host(host: &str) -> Option<String> {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    let bracketed = host.starts_with('[');
+    if bracketed || host.parse::<IpAddr>().is_ok() || host.is_empty() || host.len() > 253 {
+        return None;
+    }
+    let valid_label = |label: &str| {
+        !label.is_empty()
+            && label.len() <= 63
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    let labels_ok = host.split('.').all(valid_label);
+    // A name of digits and dots alone (`2130706433`, `0x7f.1`) is an address in some resolver's spelling.
+    let numeric = host
+        .split('.')
+        .next_back()
+        .is_some_and(|last| last.bytes().all(|b| b.is_ascii_digit()) || last.starts_with("0x"));
+    (labels_ok && !numeric).then(|| host.to_ascii_lowercase())
+}
+
+/// What [`DomainPolicy::verdict`] says of a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DomainVerdict<'a> {
+    /// An allow pattern matches and no deny pattern does.
+    Allowed(&'a DomainPattern),
+    /// A deny pattern matches (deny wins over allow).
+    Denied(&'a DomainPattern),
+    /// No pattern matches, or the host is no name (an address literal).
+    NotListed,
+}
+
+/// The domains a sandboxed command may reach: allow patterns (the registries by default, then the user's) and deny
+/// patterns, which win.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DomainPolicy {
+    allow: Vec<DomainPattern>,
+    deny: Vec<DomainPattern>,
+}
+
+impl Default for DomainPolicy {
+    /// The package registries ([`REGISTRY_DOMAINS`]) and nothing else.
+    fn default() -> Self {
+        let allow = REGISTRY_DOMAINS
+            .iter()
+            .filter_map(|name| name.parse().ok())
+            .collect();
+        Self {
+            allow,
+            deny: Vec::new(),
+        }
+    }
+}
+
+impl DomainPolicy {
+    /// A policy of exactly these patterns, without the registries.
+    pub const fn new(allow: Vec<DomainPattern>, deny: Vec<DomainPattern>) -> Self {
+        Self { allow, deny }
+    }
+
+    /// Adds allow patterns.
+    pub fn allow(&mut self, patterns: impl IntoIterator<Item = DomainPattern>) {
+        self.allow.extend(patterns);
+    }
+
+    /// Adds deny patterns.
+    pub fn deny(&mut self, patterns: impl IntoIterator<Item = DomainPattern>) {
+        self.deny.extend(patterns);
+    }
+
+    /// The allow patterns, registries first.
+    pub fn allowed(&self) -> &[DomainPattern] {
+        &self.allow
+    }
+
+    /// The deny patterns.
+    pub fn denied(&self) -> &[DomainPattern] {
+        &self.deny
+    }
+
+    /// The verdict on `host` (any spelling; normalized here) at `port`.
+    pub fn verdict(&self, host: &str, port: u16) -> DomainVerdict<'_> {
+        let Some(host) = normalize_host(host) else {
+            return DomainVerdict::NotListed;
+        };
+        if let Some(denied) = self.deny.iter().find(|p| p.matches(&host, port)) {
+            return DomainVerdict::Denied(denied);
+        }
+        self.allow
+            .iter()
+            .find(|p| p.matches(&host, port))
+            .map_or(DomainVerdict::NotListed, DomainVerdict::Allowed)
+    }
+
+    /// Whether `host` at `port` may be reached.
+    pub fn allows(&self, host: &str, port: u16) -> bool {
+        matches!(self.verdict(host, port), DomainVerdict::Allowed(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(text: &str) -> DomainPattern {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn patterns_parse_and_print_back() {
+        for text in ["crates.io", "*.npmjs.org", "registry.local:8080"] {
+            assert_eq!(pattern(text).to_string(), text);
+        }
+        assert_eq!(pattern("Crates.IO.").to_string(), "crates.io");
+    }
+
+    #[test]
+    fn bad_patterns_are_refused_naming_the_text() {
+        for text in [
+            "",
+            "*",
+            "*.",
+            "a..b",
+            "-a.com",
+            "a_b.com",
+            "1.2.3.4",
+            "[::1]",
+            "::1",
+            "x.com:0",
+            "x.com:http",
+            "a.*.com",
+            "2130706433",
+            "0x7f.0x1",
+            "ex ample.com",
+        ] {
+            let error = text.parse::<DomainPattern>().unwrap_err();
+            assert_eq!(error.text, text);
+            assert!(error.to_string().contains(&format!("`{text}`")), "{error}");
+        }
+    }
+
+    #[test]
+    fn wildcards_match_names_below_only() {
+        let p = pattern("*.npmjs.org");
+        assert!(p.matches("registry.npmjs.org", 443));
+        assert!(p.matches("a.b.npmjs.org", 443));
+        assert!(!p.matches("npmjs.org", 443));
+        assert!(!p.matches("evilnpmjs.org", 443));
+        assert!(!p.matches("npmjs.org.evil.com", 443));
+    }
+
+    #[test]
+    fn ports_other_than_web_need_a_pattern_naming_them() {
+        assert!(pattern("crates.io").matches("crates.io", 80));
+        assert!(!pattern("crates.io").matches("crates.io", 22));
+        assert!(pattern("r.local:8080").matches("r.local", 8080));
+        assert!(!pattern("r.local:8080").matches("r.local", 443));
+    }
+
+    #[test]
+    fn the_default_is_the_registries_and_deny_wins() {
+        let mut policy = DomainPolicy::default();
+        assert!(policy.allows("crates.io", 443));
+        assert!(policy.allows("FILES.pythonhosted.org.", 443));
+        assert!(!policy.allows("example.com", 443));
+        policy.deny([pattern("crates.io")]);
+        assert_eq!(
+            policy.verdict("crates.io", 443),
+            DomainVerdict::Denied(&pattern("crates.io"))
+        );
+        policy.allow([pattern("*.example.com")]);
+        assert!(policy.allows("api.example.com", 443));
+    }
+
+    #[test]
+    fn addresses_are_never_listed() {
+        let mut policy = DomainPolicy::default();
+        policy.allow([pattern("*.com")]);
+        for host in [
+            "127.0.0.1",
+            "[::1]",
+            "::ffff:7f00:1",
+            "169.254.169.254",
+            "0x7f000001",
+            "017700000001",
+        ] {
+            assert_eq!(policy.verdict(host, 443), DomainVerdict::NotListed, "{host}");
+        }
+    }
+}
