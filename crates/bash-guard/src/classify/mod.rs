@@ -8,6 +8,7 @@ mod archives;
 mod files;
 mod flags;
 mod git;
+mod inspect;
 mod network;
 mod programs;
 mod shell;
@@ -674,6 +675,9 @@ impl Table {
             Special::Tar => archives::tar(args, c),
             Special::Archive(archive) => archives::archive(archive, args, c),
             Special::Yq => text::yq(args, c),
+            Special::Sqlite3 => inspect::sqlite3(args, c),
+            Special::Ffprobe => inspect::ffprobe(args, c),
+            Special::Tshark => inspect::tshark(args, c),
             Special::Cd => state::cd(name, args, c),
             Special::Sleep => system::sleep(args, c),
             Special::Seq => system::seq(args, c),
