@@ -545,7 +545,9 @@ impl Table {
             Input::Unknown => (vec![unknown.clone()], None),
         };
         if found.is_some() && !whole_items {
-            appended.push(unknown);
+            appended.push(Word::unknown(
+                "{a piece of a found name: without -0, xargs splits names at blanks and quotes}",
+            ));
         }
         let command = argv.get(next..).unwrap_or_default();
         let mut extended: Vec<Word> = Vec::new();
