@@ -9,6 +9,7 @@
 //! lower-priority stricter rule also matches, the stricter decision wins here, and that is reported too.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use agent_tool_traits::Decision;
 use regex_syntax::hir::{Hir, HirKind};
@@ -75,6 +76,8 @@ enum Piece {
 
 /// A rule as translated, for the priority report.
 struct Translated {
+    /// The index of its file, when several are imported together.
+    file: usize,
     line: usize,
     priority: f64,
     decision: Decision,
@@ -84,20 +87,52 @@ struct Translated {
 
 /// Imports a policy `.toml` file.
 pub(crate) fn import(text: &str) -> Result<Imported, Note> {
+    let mut imported = Imported::default();
+    let mut translated = Vec::new();
+    translate_file(text, &mut imported, &mut translated)?;
+    report_priorities(&translated, &mut imported);
+    Ok(imported)
+}
+
+/// The notes of each file imported, in order.
+pub(crate) type FileNotes = Vec<(PathBuf, Vec<Note>)>;
+
+/// Imports the policy files of a directory as one policy, the way Gemini CLI loads them: every rule of every file
+/// weighed by its priority. The notes are returned by file; an error names its file.
+pub(crate) fn import_all(files: &[(PathBuf, String)]) -> Result<(Imported, FileNotes), (PathBuf, Note)> {
+    let mut imported = Imported::default();
+    let mut translated = Vec::new();
+    let mut notes = Vec::new();
+    for (index, (path, text)) in files.iter().enumerate() {
+        let start = translated.len();
+        translate_file(text, &mut imported, &mut translated).map_err(|e| (path.clone(), e))?;
+        for t in translated.iter_mut().skip(start) {
+            t.file = index;
+        }
+        notes.push((path.clone(), std::mem::take(&mut imported.notes)));
+    }
+    // Priorities reach across files: a stricter rule of one file may take a call another file's rule allows.
+    let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+    for (file, note) in priority_notes(&translated, &names) {
+        if let Some((_, list)) = notes.get_mut(file) {
+            list.push(note);
+        }
+    }
+    Ok((imported, notes))
+}
+
+fn translate_file(text: &str, imported: &mut Imported, translated: &mut Vec<Translated>) -> Result<(), Note> {
     let file: PolicyFile = toml::from_str(text).map_err(|e| Note {
         line: e.span().map_or(1, |span| line_of(text, span.start)),
         message: format!("not a Gemini policy file: {}", e.message()),
     })?;
-    let mut imported = Imported::default();
-    let mut translated = Vec::new();
     for rule in &file.rule {
         let line = line_of(text, rule.span().start);
-        if let Some(t) = translate(rule.get_ref(), line, &mut imported)? {
+        if let Some(t) = translate(rule.get_ref(), line, imported)? {
             translated.push(t);
         }
     }
-    report_priorities(&translated, &mut imported);
-    Ok(imported)
+    Ok(())
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -249,6 +284,7 @@ fn translate(rule: &RuleToml, line: usize, imported: &mut Imported) -> Result<Op
         }
     }
     Ok(Some(Translated {
+        file: 0,
         line,
         priority,
         decision,
@@ -462,20 +498,37 @@ fn literal_start(pieces: &[Piece]) -> String {
 
 /// Reports where Gemini's priorities would let a less strict rule decide calls that a stricter rule here decides.
 fn report_priorities(rules: &[Translated], imported: &mut Imported) {
+    for (_, note) in priority_notes(rules, &[]) {
+        imported.notes.push(note);
+    }
+}
+
+/// Where a higher priority lets a call through that a stricter rule of lower priority also matches: a note on
+/// the higher rule, by the index of its file; `files` names the files when there are several.
+fn priority_notes(rules: &[Translated], files: &[String]) -> Vec<(usize, Note)> {
+    let mut out = Vec::new();
     for high in rules {
         for low in rules {
             if high.priority > low.priority && high.decision < low.decision && overlap(high, low) {
-                imported.note(
-                    high.line,
-                    format!(
-                        "priority {} puts this {} rule above the {} rule at line {} (priority {}); where both \
-                         match, the {} decides here (every deny beats every ask, every ask beats every allow)",
-                        high.priority, high.decision, low.decision, low.line, low.priority, low.decision
-                    ),
-                );
+                let at = match files.get(low.file) {
+                    Some(name) if low.file != high.file => format!("{name}:{}", low.line),
+                    _ => format!("line {}", low.line),
+                };
+                out.push((
+                    high.file,
+                    Note {
+                        line: high.line,
+                        message: format!(
+                            "priority {} puts this {} rule above the {} rule at {at} (priority {}); where both \
+                             match, the {} decides here (every deny beats every ask, every ask beats every allow)",
+                            high.priority, high.decision, low.decision, low.priority, low.decision
+                        ),
+                    },
+                ));
             }
         }
     }
+    out
 }
 
 fn overlap(a: &Translated, b: &Translated) -> bool {
