@@ -20,8 +20,22 @@ use super::{Imported, Note, literal_word};
 /// More alternatives than this from one regular expression are not expanded.
 const MAX_ALTERNATIVES: usize = 64;
 
-/// Gemini's approval modes; a rule limited to some of them is not limited here.
-const MODES: [&str; 4] = ["plan", "default", "autoEdit", "yolo"];
+/// Gemini's approval modes, each with agent-guard's mode of the same meaning; a rule limited to some of them is
+/// not limited here (settings rules apply in every mode).
+const MODES: [(&str, &str); 4] = [
+    ("plan", "plan"),
+    ("default", "default"),
+    ("autoEdit", "acceptEdits"),
+    ("yolo", "bypassPermissions"),
+];
+
+/// agent-guard's name of a Gemini approval mode.
+fn mode_here(gemini: &str) -> Option<&'static str> {
+    MODES
+        .iter()
+        .find(|(name, _)| *name == gemini)
+        .map(|(_, here)| *here)
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -168,11 +182,19 @@ fn translate(rule: &RuleToml, line: usize, imported: &mut Imported) -> Result<Op
     if rule.args_pattern.is_some() {
         lost.push("`argsPattern` (a regular expression over the JSON arguments)".to_owned());
     }
-    if let Some(modes) = &rule.modes
-        && !modes.is_empty()
-        && !MODES.iter().all(|m| modes.iter().any(|x| x == m))
-    {
-        lost.push(format!("`modes = {modes:?}` (rules here apply in every mode)"));
+    let limited = rule
+        .modes
+        .as_ref()
+        .filter(|modes| !modes.is_empty() && !MODES.iter().all(|(m, _)| modes.iter().any(|x| x == m)));
+    if let Some(modes) = limited {
+        let here: Vec<String> = modes
+            .iter()
+            .map(|m| mode_here(m).map_or_else(|| format!("`{m}` (no such mode)"), |h| format!("`{h}`")))
+            .collect();
+        lost.push(format!(
+            "`modes = {modes:?}` (agent-guard's {}; rules here apply in every mode)",
+            here.join(", ")
+        ));
     }
     if rule.interactive.is_some() {
         lost.push("`interactive` (rules here apply with and without a user)".to_owned());
@@ -252,6 +274,27 @@ fn translate(rule: &RuleToml, line: usize, imported: &mut Imported) -> Result<Op
             format!(
                 "{decision} rule imported without {}: it applies to more calls than written (stricter)",
                 lost.join(", ")
+            ),
+        );
+    }
+    if let Some(modes) = limited
+        && tools.iter().any(Option::is_none)
+    {
+        let verb = match decision {
+            Decision::Deny => "denies",
+            Decision::Ask | Decision::Allow => "asks for",
+        };
+        let plan = if modes.iter().any(|m| m == "plan") {
+            "; agent-guard's own `plan` mode refuses every change without it"
+        } else {
+            ""
+        };
+        imported.note(
+            line,
+            format!(
+                "warning: this {decision} rule for every tool, meant only for `modes = {modes:?}`, becomes \
+                 `{decision}: [\"*\"]`, which {verb} every call in every mode{plan}; leave it out of the \
+                 settings unless that is what you want"
             ),
         );
     }
