@@ -998,6 +998,29 @@ static AG: Flags = Flags { recursive: Recursion::SkipsHidden, ..flags(
     ],
     Operands::PatternThenFiles,
 )};
+/// `ack` searches every file below (hidden ones too); a project's `.ackrc` may not set the options that run
+/// programs (`--pager`, `--output`), which ack refuses there.
+#[rustfmt::skip]
+static ACK: Flags = Flags { recursive: Recursion::All, ..flags(
+    &[
+        "-A", "-B", "-C", "-m", "-t", "--after-context", "--before-context", "--context", "--max-count", "--type",
+        "--ignore-dir", "--noignore-dir", "--ignore-file", "--type-set", "--type-add", "--type-del", "--files-from",
+        "--match", "--output", "--pager", "--ackrc", "--color-filename", "--color-match", "--color-lineno",
+        "--color-colno", "--range-start", "--range-end"
+    ],
+    &[
+        ("--pager", HiddenExec("`ack --pager` runs a pager program")),
+        ("--output", HiddenExec("`ack --output` formats each match with an expression ack evaluates")),
+        ("--ackrc", ReadValue),
+        ("--files-from", ListedFiles),
+        ("-x", ListedFiles),
+        ("--match", PatternGiven),
+        // `-f` lists the files it would search: no pattern, every operand a directory.
+        ("-f", PatternGiven),
+        ("--follow", FollowsLinks),
+    ],
+    Operands::PatternThenFiles,
+)};
 /// `sqlite3`'s options (with one dash or two): any other option is not known to only read.
 #[rustfmt::skip]
 pub(crate) static SQLITE3: Syntax = Syntax {
@@ -1621,6 +1644,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["bat", "batcat"], Kind::ReadOnly(&BAT)),
     // Searchers, and tools that inspect databases, media files and packet captures.
     (&["ag"], Kind::ReadOnly(&AG)),
+    (&["ack", "ack-grep"], Kind::ReadOnly(&ACK)),
     (&["sqlite3"], Kind::Special(Special::Sqlite3)),
     (&["ffprobe"], Kind::Special(Special::Ffprobe)),
     (&["tshark"], Kind::Special(Special::Tshark)),
