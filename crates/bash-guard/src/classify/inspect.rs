@@ -153,14 +153,13 @@ fn media_input(input: &Word, c: &mut Classified) {
         return;
     }
     let text = input.text.as_str();
-    let scheme = text.split_once(':').map(|(scheme, _)| scheme).filter(|scheme| {
-        !scheme.is_empty() && scheme.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '+')
-    });
-    match scheme {
+    // ffmpeg reads a protocol from any name with a `:` (`http:`, `tcp:`, `concat:`, `subfile,,start,…:`); only
+    // `file:` and `pipe:` (standard input) read no more than a path names.
+    match text.split_once(':') {
         None if text == "-" => {}
         None => c.read(input, AccessVia::Operand),
-        Some("file") => c.read(&input.after("file:"), AccessVia::Operand),
-        Some("pipe") => {}
+        Some(("file", _)) => c.read(&input.after("file:"), AccessVia::Operand),
+        Some(("pipe", _)) => {}
         Some(_) => {
             c.read_only = false;
             c.online(format!(
