@@ -260,17 +260,35 @@ impl Walker<'_> {
         true
     }
 
-    /// The words of [`Self::tested`], judged as any other word when the line redefines what tests them.
+    /// The words of [`Self::tested`], judged as any other word when the line may redefine what tests them or make
+    /// the shell print them: a function or alias named `test` or `[`, a builtin turned off, or `set -x` (and its
+    /// kin: `set -o xtrace`, a shell started with `-x` or with `SHELLOPTS`), which prints every command expanded.
     pub(super) fn judge_tested(&mut self) {
         let redefined = self
             .defined
             .iter()
             .any(|name| matches!(name.as_str(), "test" | "["))
             || self.out.commands.iter().any(|command| {
-                command
-                    .effective()
-                    .first()
-                    .is_some_and(|name| matches!(name.as_str(), "alias" | "enable" | "shopt"))
+                command.effective().first().is_some_and(|name| {
+                    let name = name.rsplit('/').next().unwrap_or(name);
+                    matches!(
+                        name,
+                        "alias"
+                            | "enable"
+                            | "shopt"
+                            | "set"
+                            | "bash"
+                            | "sh"
+                            | "zsh"
+                            | "dash"
+                            | "ksh"
+                            | "mksh"
+                            | "yash"
+                            | "ash"
+                            | "rbash"
+                            | "busybox"
+                    )
+                })
             });
         for (w, parent) in std::mem::take(&mut self.tested) {
             if redefined {
