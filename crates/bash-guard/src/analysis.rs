@@ -47,6 +47,8 @@ pub struct SubCommand {
     pub recursive: bool,
     /// Its recursive reads include hidden files (`grep -r`, `diff`; `rg` skips names starting with `.`).
     pub reads_hidden: bool,
+    /// Its recursive reads follow the symbolic links they meet, wherever they lead (`grep -R`, `rg -L`).
+    pub follows_links: bool,
     /// Its recursive reads only reach files whose names match every one of these globs (`find . -name '*.rs'
     /// -exec grep … {} +` reads only `*.rs` files); empty when any file may be read.
     pub names: Vec<String>,

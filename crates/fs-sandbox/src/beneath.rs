@@ -1,6 +1,6 @@
 //! What a recursive read of a directory reaches: the first file below it whose read is protected, within a bound.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +27,9 @@ pub struct Reach<'a> {
     /// `.rgignore` of the directory, one above it or one below it): below a directory whose ignore files hold a
     /// negation, the walk counts every hidden file as read.
     pub hidden: bool,
+    /// It follows the symbolic links it meets (`grep -R`, `rg -L`): the walk follows them too, and a link that
+    /// leads out of the roots counts as a protected read (what lies there is not the project's to search).
+    pub follow_links: bool,
     /// It reads only files whose names match every one of these globs, compared without regard to case (`find .
     /// -name '*.rs' -exec cat {} +`); empty: any file.
     pub names: &'a [String],
@@ -43,9 +46,9 @@ pub struct Reached {
 
 impl PathSandbox {
     /// Walks the directory `dir` (absolute) for the first file whose read is protected: a secret file of the
-    /// default list or of the settings. Symbolic links below it are not followed (`grep -r`, `rg` and `find` do
-    /// not follow them either; a command that does is not read-only). Never fails: what cannot be listed is
-    /// skipped, and a walk past its bound says so in [`Reached::incomplete`].
+    /// default list or of the settings. Symbolic links below it are followed only when the reader follows them
+    /// ([`Reach::follow_links`]; `grep -r`, `rg` and `find` do not), each directory once. Never fails: what
+    /// cannot be listed is skipped, and a walk past its bound says so in [`Reached::incomplete`].
     pub fn protected_beneath(&self, dir: &Path, reach: &Reach<'_>) -> Reached {
         let matchers: Option<Vec<GlobMatcher>> = reach
             .names
@@ -65,6 +68,8 @@ impl PathSandbox {
         let above = !reach.hidden && dir.ancestors().skip(1).any(whitelists);
         let mut queue = VecDeque::from([(dir.to_path_buf(), above)]);
         let mut seen = 0usize;
+        // The directories reached through links, by their canonical paths: a loop of links ends.
+        let mut visited: HashSet<PathBuf> = HashSet::new();
         while let Some((current, inherited)) = queue.pop_front() {
             let Ok(entries) = fs::read_dir(&current) else {
                 continue;
@@ -86,8 +91,28 @@ impl PathSandbox {
                     continue;
                 }
                 let Ok(kind) = entry.file_type() else { continue };
-                let path = entry.path();
-                if kind.is_dir() {
+                let mut path = entry.path();
+                let mut is_dir = kind.is_dir();
+                if kind.is_symlink() && reach.follow_links {
+                    // A dangling link reads nothing.
+                    let Ok(target) = fs::canonicalize(&path) else {
+                        continue;
+                    };
+                    if let Some(reason) = self.leaves_roots(&path, &target) {
+                        return Reached {
+                            protected: Some((path, reason)),
+                            incomplete: None,
+                        };
+                    }
+                    is_dir = target.is_dir();
+                    if is_dir && !visited.insert(target.clone()) {
+                        continue;
+                    }
+                    path = target;
+                } else if kind.is_symlink() {
+                    continue;
+                }
+                if is_dir {
                     if let Some(reason) = self.protected_read(&path) {
                         return Reached {
                             protected: Some((path, reason)),
@@ -97,7 +122,7 @@ impl PathSandbox {
                     queue.push_back((path, hidden && !reach.hidden));
                     continue;
                 }
-                if kind.is_symlink() || !matchers.iter().all(|m| m.is_match(&name)) {
+                if !matchers.iter().all(|m| m.is_match(&name)) {
                     continue;
                 }
                 if let Some(reason) = self.protected_read(&path) {
@@ -109,6 +134,19 @@ impl PathSandbox {
             }
         }
         Reached::default()
+    }
+
+    /// Why a link at `link` whose canonical target is `target` may not be followed by a search: it leads out of
+    /// every root.
+    fn leaves_roots(&self, link: &Path, target: &Path) -> Option<String> {
+        let inside = self.roots().iter().any(|root| target.starts_with(&root.path));
+        (!inside).then(|| {
+            format!(
+                "`{}` is a link out of the project, to `{}`, and the search follows links",
+                link.display(),
+                target.display()
+            )
+        })
     }
 
     /// Why reading `path` (absolute, below a directory the walk reached) is protected.
@@ -157,6 +195,7 @@ mod tests {
         let sandbox = PathSandbox::new(SandboxConfig::new(root)).unwrap();
         let all = Reach {
             hidden: true,
+            follow_links: false,
             names: &[],
         };
         assert_eq!(sandbox.protected_beneath(root, &all), Reached::default());
@@ -165,12 +204,14 @@ mod tests {
         assert!(found.protected.is_some_and(|(p, _)| p.ends_with(".env")));
         let visible = Reach {
             hidden: false,
+            follow_links: false,
             names: &[],
         };
         assert_eq!(sandbox.protected_beneath(root, &visible), Reached::default());
         let rust = ["*.rs".to_owned()];
         let only_rust = Reach {
             hidden: true,
+            follow_links: false,
             names: &rust,
         };
         assert_eq!(sandbox.protected_beneath(root, &only_rust), Reached::default());
@@ -188,6 +229,7 @@ mod tests {
         let sandbox = PathSandbox::new(SandboxConfig::new(root)).unwrap();
         let visible = Reach {
             hidden: false,
+            follow_links: false,
             names: &[],
         };
         assert_eq!(sandbox.protected_beneath(root, &visible), Reached::default());
@@ -207,5 +249,57 @@ mod tests {
             );
             fs::remove_file(&ignore).unwrap();
         }
+    }
+
+    #[test]
+    fn a_search_that_follows_links_follows_them_out_of_the_project_and_into_secrets() {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("id_ed25519"), "key").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("src/a")).unwrap();
+        fs::write(root.join("src/a/lib.rs"), "x").unwrap();
+        let sandbox = PathSandbox::new(SandboxConfig::new(&root)).unwrap();
+        let follow = |names: &'static [String]| Reach {
+            hidden: true,
+            follow_links: true,
+            names,
+        };
+        // Links that stay inside, a loop among them, and a dangling one: nothing protected is reached.
+        std::os::unix::fs::symlink(root.join("src"), root.join("src/a/up")).unwrap();
+        std::os::unix::fs::symlink(root.join("src/a/lib.rs"), root.join("lib_link.rs")).unwrap();
+        std::os::unix::fs::symlink(root.join("gone"), root.join("dangling")).unwrap();
+        assert_eq!(sandbox.protected_beneath(&root, &follow(&[])), Reached::default());
+        // A link to a secret inside the project, under a name that says nothing.
+        fs::create_dir_all(root.join("config")).unwrap();
+        fs::write(root.join("config/.env"), "K=V").unwrap();
+        std::os::unix::fs::symlink(root.join("config/.env"), root.join("src/settings.txt")).unwrap();
+        let visible = Reach {
+            hidden: false,
+            follow_links: true,
+            names: &[],
+        };
+        let found = sandbox.protected_beneath(&root.join("src"), &visible);
+        assert!(
+            found.protected.is_some_and(|(p, _)| p.ends_with(".env")),
+            "link into a secret"
+        );
+        fs::remove_file(root.join("src/settings.txt")).unwrap();
+        fs::remove_file(root.join("config/.env")).unwrap();
+        // A link out of the project, to a directory or a file.
+        std::os::unix::fs::symlink(outside.path(), root.join("src/a/keys")).unwrap();
+        let found = sandbox.protected_beneath(&root, &follow(&[]));
+        let (path, why) = found.protected.unwrap();
+        assert!(
+            path.ends_with("src/a/keys") && why.contains("out of the project"),
+            "{why}"
+        );
+        // Without following, the same tree is searched without leaving it.
+        let all = Reach {
+            hidden: true,
+            follow_links: false,
+            names: &[],
+        };
+        assert_eq!(sandbox.protected_beneath(&root, &all), Reached::default());
     }
 }

@@ -531,6 +531,7 @@ impl Walker<'_> {
                 literal,
                 recursive: classified.recursive != Recursion::No,
                 reads_hidden: classified.recursive == Recursion::All,
+                follows_links: classified.follows_links,
                 names: classified.names.clone(),
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
@@ -755,6 +756,7 @@ impl Walker<'_> {
             literal: argv.iter().take(classified.inner + 1).all(|w| w.literal),
             recursive: classified.recursive != Recursion::No,
             reads_hidden: classified.recursive == Recursion::All,
+            follows_links: classified.follows_links,
             names: classified.names.clone(),
         });
         self.record(classified, index, ctx);

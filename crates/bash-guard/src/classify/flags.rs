@@ -54,8 +54,9 @@ pub(super) fn effects(effects: &[(Effect, Option<Word>)], c: &mut Classified) ->
                         .to_owned(),
                 ),
             },
-            // Below a directory it reads, a link may lead anywhere: what it reads is not what the path check sees.
-            Effect::FollowsLinks => c.read_only = false,
+            // Below a directory it reads, a link may lead anywhere: the walk that looks for what a recursive read
+            // reaches follows links too.
+            Effect::FollowsLinks => c.follows_links = true,
             Effect::Network(reason) => c.online((*reason).to_owned()),
             Effect::Unbounded(reason) => c.unbounded = Some((*reason).to_owned()),
             Effect::OnlyType => only.types.extend(value.clone()),

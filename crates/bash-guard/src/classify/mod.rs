@@ -142,6 +142,8 @@ pub(crate) struct Classified {
     pub(crate) stdin_code: bool,
     /// Whether it reads every file below the directories it reads (`grep -r`, `rg`).
     pub(crate) recursive: Recursion,
+    /// Its recursive reads follow the symbolic links they meet (`grep -R`, `rg -L`).
+    pub(crate) follows_links: bool,
     /// Its recursive reads only reach files whose names match every one of these globs (`rg -t rust` reads
     /// `*.rs`); empty: any file.
     pub(crate) names: Vec<String>,
@@ -183,6 +185,7 @@ impl Classified {
             arithmetic: Vec::new(),
             stdin_code: false,
             recursive: Recursion::No,
+            follows_links: false,
             names: Vec::new(),
             directory: None,
             loads: Vec::new(),

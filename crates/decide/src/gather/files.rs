@@ -17,7 +17,11 @@ impl Gathering<'_> {
                 continue;
             };
             if let Some(names) = &searched {
-                let reach = Reach { hidden: true, names };
+                let reach = Reach {
+                    hidden: true,
+                    follow_links: false,
+                    names,
+                };
                 self.search(tool, &check, &reach);
             }
             if access == Access::Read {

@@ -72,6 +72,7 @@ impl Gathering<'_> {
             .filter(|command| command.recursive && access == Access::Read && file.via == AccessVia::Operand)
             .map(|command| Reach {
                 hidden: command.reads_hidden,
+                follow_links: command.follows_links,
                 names: &command.names,
             });
         for place in &places {
@@ -103,6 +104,7 @@ impl Gathering<'_> {
             if let Some(check) = self.check_path(".", Access::Read) {
                 let reach = Reach {
                     hidden: command.reads_hidden,
+                    follow_links: command.follows_links,
                     names: &command.names,
                 };
                 self.search(tool, &check, &reach);
