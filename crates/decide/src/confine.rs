@@ -80,7 +80,7 @@ impl Guard {
     }
 
     /// What the kernel sandbox of `confinement` is built from: this guard's roots (the read-only ones only
-    /// read), the home directory with its credential places (the file-system sandbox's one table of secret
+    /// read), the places of `agentGuard.sandbox.read`, the home directory with its credential places (the file-system sandbox's one table of secret
     /// places), and the literal places of the deny rules on reads and of the deny and ask rules on writes, with
     /// what their wildcards name on disk.
     pub fn sandbox_spec(&self, confinement: Confinement) -> SandboxSpec {
@@ -107,6 +107,7 @@ impl Guard {
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from)
         });
+        spec.extra_reads = self.sandbox_reads.clone();
         spec.secret_places = spec.home.as_deref().map(home_secret_places).unwrap_or_default();
         spec.secret_places
             .extend(self.rule_places(&[(Decision::Deny, Access::Read)]));

@@ -50,6 +50,8 @@ mod child;
 mod domains;
 mod env;
 mod error;
+mod gitconfig;
+mod home;
 #[cfg(target_os = "linux")]
 mod launch;
 mod plan;
