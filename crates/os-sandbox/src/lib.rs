@@ -51,6 +51,7 @@ mod domains;
 mod env;
 mod error;
 mod gitconfig;
+mod gitdir;
 mod home;
 #[cfg(target_os = "linux")]
 mod launch;

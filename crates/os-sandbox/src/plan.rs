@@ -457,6 +457,19 @@ impl Plan {
             }
         }
         let mut write_protected = found.write_protected;
+        // With namespaces, git writes inside a repository's git directory (a mount keeps `.git` in place and its
+        // configuration read-only); without them Landlock cannot grant creating `index.lock` in `.git` without
+        // granting its `config`, so `.git` stays read-only whole.
+        let git_dirs = if writes && matches!(isolation, Isolation::Namespaces { .. }) {
+            crate::gitdir::writable_git_dirs(
+                &write_protected,
+                &spec.roots,
+                &spec.read_only_roots,
+                &spec.write_protected_places,
+            )
+        } else {
+            Vec::new()
+        };
         let mut watch = Watch::default();
         if writes {
             let cache_config = spec
@@ -477,6 +490,11 @@ impl Plan {
                 .chain(toolchain_config)
                 .chain(spec.write_protected_places.iter().cloned())
                 .chain(prefixes.iter().flat_map(|(dir, prefix)| prefixed(dir, prefix)))
+                .chain(
+                    git_dirs
+                        .iter()
+                        .flat_map(|dir| crate::gitdir::protected_entries(dir)),
+                )
                 .collect();
             for path in &candidates {
                 if std::fs::symlink_metadata(path).is_ok() && !write_protected.contains(path) {
@@ -513,8 +531,16 @@ impl Plan {
                     .collect();
                 let mut binds: Vec<ReadOnlyBind> = write_protected
                     .into_iter()
+                    .filter(|path| !git_dirs.contains(path))
                     .map(|path| ReadOnlyBind { path, no_exec: false })
                     .collect();
+                // A writable git directory is bound again over itself: a mount cannot be renamed or removed, so
+                // the command cannot put a `.git` of its own making in its place.
+                let mut grants = grants;
+                grants.extend(git_dirs.into_iter().map(|path| Grant {
+                    path,
+                    rights: Rights::READ_EXECUTE.with(Rights::WRITE),
+                }));
                 if !writes {
                     binds.extend(spec.roots.iter().map(|root| ReadOnlyBind {
                         path: root.clone(),
@@ -800,7 +826,11 @@ mod tests {
         std::fs::write(home_path.join(".cargo/config.toml"), "").unwrap();
         let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);
         spec.toolchains.clear();
-        spec.program_dirs = vec![home_path.join(".cargo/bin"), home_path.clone(), PathBuf::from("/")];
+        spec.program_dirs = vec![
+            home_path.join(".cargo/bin"),
+            home_path.clone(),
+            PathBuf::from("/"),
+        ];
         spec.home = Some(home_path.clone());
         for namespaces in [Namespaces::Privileged, Namespaces::Unavailable] {
             let plan = Plan::build(&spec, &Names, &support(namespaces)).unwrap();
@@ -811,7 +841,13 @@ mod tests {
             };
             assert!(readable(&home_path.join(".cargo/registry/index")));
             assert!(readable(&home_path.join(".cargo/bin/cargo")));
-            for unread in [".zhistory", ".cargo/config.toml", "projects/other/.env", "Downloads/x", ""] {
+            for unread in [
+                ".zhistory",
+                ".cargo/config.toml",
+                "projects/other/.env",
+                "Downloads/x",
+                "",
+            ] {
                 assert!(!readable(&home_path.join(unread)), "{unread}");
             }
             assert!(plan.notes.iter().any(|n| n.contains("holds the home directory")));
