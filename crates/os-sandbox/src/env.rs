@@ -570,13 +570,22 @@ mod tests {
 
     #[test]
     fn settings_extend_and_keep() {
+        // `remove` applies to what the allow list and `sandbox.env` pass.
         let policy = EnvPolicy::default()
-            .with_settings(["INTERNAL_*"], ["CI_JOB_TOKEN"])
+            .with_settings(["INTERNAL_*", "NODE_OPTIONS"], ["CI_JOB_TOKEN"])
+            .unwrap()
+            .with_passed(["INTERNAL_*"])
             .unwrap();
+        for name in ["INTERNAL_URL", "NODE_OPTIONS"] {
+            assert!(
+                policy.removes(OsStr::new(name), OsStr::new("x"), false).is_some(),
+                "{name}"
+            );
+        }
         assert!(
             policy
-                .removes(OsStr::new("INTERNAL_URL"), OsStr::new("x"), false)
-                .is_some()
+                .removes(OsStr::new("NODE_ENV"), OsStr::new("x"), false)
+                .is_none()
         );
         assert!(
             policy
