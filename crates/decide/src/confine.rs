@@ -313,4 +313,36 @@ mod tests {
         assert!(spec.secret_places.contains(&home.path().join(".ssh")));
         assert!(spec.secret_places.contains(&home.path().join("vault")));
     }
+
+    /// `agentGuard.sandbox.read` of the user's settings reaches the spec with `~` expanded; a relative place names
+    /// nothing and is left out.
+    #[test]
+    fn the_spec_carries_the_places_the_user_adds() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let mut settings = Settings::new();
+        settings
+            .add_text(
+                r#"{"agentGuard": {"sandbox": {"read": ["~/.config/app", "~", "/srv/data", "relative/dir"]}}}"#,
+                &home.path().join(".claude/settings.json"),
+                agent_tool_traits::Source::User,
+                project.path(),
+            )
+            .unwrap();
+        let options = GuardOptions {
+            cwd: project.path().to_path_buf(),
+            home: Some(home.path().to_path_buf()),
+            ..GuardOptions::default()
+        };
+        let guard = Guard::new(&settings, &options).unwrap();
+        let spec = guard.sandbox_spec(Confinement::READ_ONLY);
+        assert_eq!(
+            spec.extra_reads,
+            vec![
+                home.path().join(".config/app"),
+                home.path().to_path_buf(),
+                PathBuf::from("/srv/data")
+            ]
+        );
+    }
 }
