@@ -190,7 +190,7 @@ const PASSED: &[&str] = &[
 
 /// Which variables a sandboxed command gets.
 ///
-/// A variable is passed when its name is on the allow list ([`PASSED`]: the shell's, the locale's, the tool
+/// A variable is passed when its name is on the allow list (`PASSED` in env.rs: the shell's, the locale's, the tool
 /// chains'), or on the settings' `pass` list (`agentGuard.sandbox.env`) or `keep` list (`agentGuard.sandboxEnv`);
 /// every other variable is left out. Of the passed ones a variable is still removed when its name marks a
 /// credential (the workspace's one list,
