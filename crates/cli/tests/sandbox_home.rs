@@ -308,29 +308,50 @@ fn the_home_directory_is_read_by_allow_list() {
     }
 }
 
-/// `agentGuard.sandbox.read` in the user's settings adds a place of the home directory; its credential places
-/// stay hidden.
+/// `agentGuard.sandbox.read` in the user's settings adds places of the home directory; the credential places
+/// inside them stay hidden, with and without namespaces.
 #[test]
 fn a_place_the_user_adds_is_read() {
     if !supported() {
         return;
     }
-    let world = World::new(None, true);
-    std::fs::create_dir_all(world.home.join("tools/.ssh")).unwrap();
-    std::fs::write(world.home.join("tools/readme"), "tools-are-readable\n").unwrap();
-    std::fs::create_dir_all(world.home.join(".claude")).unwrap();
-    std::fs::write(
-        world.home.join(".claude/settings.json"),
-        r#"{"agentGuard": {"sandbox": {"read": ["~/tools"]}}}"#,
-    )
-    .unwrap();
-    let output = world.run("read-only", "cat ~/tools/readme; ls ~; echo done");
-    let all = text(&output);
-    assert!(all.contains("tools-are-readable"), "{all}");
-    assert!(
-        all.contains("cannot open directory"),
-        "the rest stays unlisted: {all}"
-    );
+    for namespaces in [true, false] {
+        let world = World::new(None, namespaces);
+        std::fs::create_dir_all(world.home.join("tools")).unwrap();
+        std::fs::write(world.home.join("tools/readme"), "tools-are-readable\n").unwrap();
+        std::fs::create_dir_all(world.home.join(".config/gh")).unwrap();
+        std::fs::create_dir_all(world.home.join(".config/app")).unwrap();
+        std::fs::write(world.home.join(".config/app/settings"), "app-is-readable\n").unwrap();
+        let token = format!("gho_{}", random(36, ALNUM));
+        std::fs::write(
+            world.home.join(".config/gh/hosts.yml"),
+            format!("oauth_token: {token}\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(world.home.join(".claude")).unwrap();
+        std::fs::write(
+            world.home.join(".claude/settings.json"),
+            r#"{"agentGuard": {"sandbox": {"read": ["~/tools", "~/.config"]}}}"#,
+        )
+        .unwrap();
+        let output = world.run(
+            "read-only",
+            "cat ~/tools/readme ~/.config/app/settings; cat ~/.config/gh/hosts.yml; ls ~; echo done",
+        );
+        let all = text(&output);
+        assert!(
+            all.contains("tools-are-readable") && all.contains("app-is-readable"),
+            "{all}"
+        );
+        assert!(
+            !all.contains(&token),
+            "{namespaces}: a credential place inside an added place: {all}"
+        );
+        assert!(
+            all.contains("cannot open directory"),
+            "the rest stays unlisted: {all}"
+        );
+    }
 }
 
 /// Tool chains work in the scratch home: git commits with the identity of `~/.gitconfig` and never sees its
@@ -411,14 +432,27 @@ fn cargo_builds_offline_without_the_home_directory() {
         return;
     }
     let world = World::new(None, true);
+    // A crate with a vendored dependency.
     std::fs::write(
         world.project.join("Cargo.toml"),
-        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n",
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n\
+         [dependencies]\ndep = { path = \"vendor/dep\" }\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(world.project.join("vendor/dep/src")).unwrap();
+    std::fs::write(
+        world.project.join("vendor/dep/Cargo.toml"),
+        "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        world.project.join("vendor/dep/src/lib.rs"),
+        "pub fn word() -> &'static str { \"tiny-built\" }\n",
     )
     .unwrap();
     std::fs::write(
         world.project.join("src/main.rs"),
-        "fn main() { println!(\"tiny-built\"); }\n",
+        "fn main() { println!(\"{}\", dep::word()); }\n",
     )
     .unwrap();
     let cargo_home = world.home.join(".cargo");
