@@ -93,6 +93,42 @@ fn git_reads_the_repository_it_is_pointed_at() {
     assert!(analysis.reads.iter().all(|r| r.via == AccessVia::Flag));
 }
 
+/// What prints a remote's URL reads the repository's configuration, where a token in the URL would be: the
+/// decision's content check then sees the file. A key of a section that holds no credentials reads nothing.
+#[test]
+fn git_reads_of_the_repository_configuration_are_reads_of_git_config() {
+    let reads_of = |line: &str| -> Vec<String> {
+        guard()
+            .analyze(line)
+            .reads
+            .iter()
+            .map(|r| r.path.clone())
+            .collect()
+    };
+    for line in [
+        "git remote get-url origin",
+        "git remote -v",
+        "git remote show -n origin",
+        "git config --get remote.origin.url",
+        "git config --local --list",
+        "git config remote.origin.url",
+    ] {
+        assert!(reads_of(line).iter().any(|p| p == ".git/config"), "{line}");
+    }
+    assert!(
+        !reads_of("git config --global --get remote.origin.url")
+            .iter()
+            .any(|p| p == ".git/config")
+    );
+    assert!(
+        reads_of("git config --local --list")
+            .iter()
+            .all(|p| !p.contains("gitconfig"))
+    );
+    assert!(reads_of("git config user.name").is_empty());
+    assert!(reads_of("git remote").is_empty());
+}
+
 /// A message is an option's value, never an operand: `REV:PATH` would read `feat: …` as the file ` …` of revision
 /// `feat` (a long message then failed the file-name length check of a path).
 #[test]

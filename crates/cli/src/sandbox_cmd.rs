@@ -18,7 +18,7 @@ const SETUP_FAILED: u8 = 125;
 // The arguments of `agent-guard sandbox`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct SandboxArgs {
-    /// `read-only`: read the roots, the system and the home directory's non-secret entries, write nothing;
+    /// `read-only`: read the roots, the system and the tool chains' places in the home directory, write nothing;
     /// `workspace-write`: also write the roots (not their protected paths) and the package caches.
     #[arg(long, value_name = "PROFILE", default_value = "read-only", value_parser = parse_profile)]
     profile: SandboxProfile,

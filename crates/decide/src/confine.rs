@@ -80,7 +80,7 @@ impl Guard {
     }
 
     /// What the kernel sandbox of `confinement` is built from: this guard's roots (the read-only ones only
-    /// read), the home directory with its credential places (the file-system sandbox's one table of secret
+    /// read), the places of `agentGuard.sandbox.read`, the home directory with its credential places (the file-system sandbox's one table of secret
     /// places), and the literal places of the deny rules on reads and of the deny and ask rules on writes, with
     /// what their wildcards name on disk.
     pub fn sandbox_spec(&self, confinement: Confinement) -> SandboxSpec {
@@ -107,6 +107,7 @@ impl Guard {
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from)
         });
+        spec.extra_reads = self.sandbox_reads.clone();
         spec.secret_places = spec.home.as_deref().map(home_secret_places).unwrap_or_default();
         spec.secret_places
             .extend(self.rule_places(&[(Decision::Deny, Access::Read)]));
@@ -311,5 +312,37 @@ mod tests {
         }
         assert!(spec.secret_places.contains(&home.path().join(".ssh")));
         assert!(spec.secret_places.contains(&home.path().join("vault")));
+    }
+
+    /// `agentGuard.sandbox.read` of the user's settings reaches the spec with `~` expanded; a relative place names
+    /// nothing and is left out.
+    #[test]
+    fn the_spec_carries_the_places_the_user_adds() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let mut settings = Settings::new();
+        settings
+            .add_text(
+                r#"{"agentGuard": {"sandbox": {"read": ["~/.config/app", "~", "/srv/data", "relative/dir"]}}}"#,
+                &home.path().join(".claude/settings.json"),
+                agent_tool_traits::Source::User,
+                project.path(),
+            )
+            .unwrap();
+        let options = GuardOptions {
+            cwd: project.path().to_path_buf(),
+            home: Some(home.path().to_path_buf()),
+            ..GuardOptions::default()
+        };
+        let guard = Guard::new(&settings, &options).unwrap();
+        let spec = guard.sandbox_spec(Confinement::READ_ONLY);
+        assert_eq!(
+            spec.extra_reads,
+            vec![
+                home.path().join(".config/app"),
+                home.path().to_path_buf(),
+                PathBuf::from("/srv/data")
+            ]
+        );
     }
 }

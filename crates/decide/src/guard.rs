@@ -45,6 +45,8 @@ pub struct Guard {
     protected: ProtectedPaths,
     pub(crate) sandbox_mode: SandboxMode,
     pub(crate) env_policy: EnvPolicy,
+    /// `agentGuard.sandbox.read`, with `~` expanded: more places outside the roots sandboxed commands may read.
+    pub(crate) sandbox_reads: Vec<PathBuf>,
 }
 
 impl Guard {
@@ -77,7 +79,9 @@ impl Guard {
                 &guard_settings.sandbox_env_remove,
                 &guard_settings.sandbox_env_keep,
             )
-            .map_err(|e| setting_error("agentGuard.sandboxEnv", e))?;
+            .map_err(|e| setting_error("agentGuard.sandboxEnv", e))?
+            .with_passed(&guard_settings.sandbox_env_pass)
+            .map_err(|e| setting_error("agentGuard.sandbox.env", e))?;
         Ok(Self {
             policy,
             sandbox,
@@ -88,6 +92,7 @@ impl Guard {
             protected,
             sandbox_mode: guard_settings.sandbox,
             env_policy,
+            sandbox_reads: sandbox_reads(&guard_settings.sandbox_read, options.home.as_deref()),
         })
     }
 
@@ -228,4 +233,19 @@ fn setting_error(key: &str, why: impl std::fmt::Display) -> Error {
         file: key.to_owned(),
         why: why.to_string(),
     }
+}
+
+/// The places of `agentGuard.sandbox.read` as paths: `~` and `~/…` in `home`, absolute paths as they are. A
+/// relative place names nothing the sandbox could grant, so it is left out (the roots are read anyway).
+fn sandbox_reads(places: &[String], home: Option<&Path>) -> Vec<PathBuf> {
+    places
+        .iter()
+        .filter_map(|place| match place.strip_prefix('~') {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                home.map(|home| home.join(rest.trim_start_matches('/')))
+            }
+            Some(_) => None,
+            None => Some(PathBuf::from(place)).filter(|path| path.is_absolute()),
+        })
+        .collect()
 }

@@ -41,6 +41,8 @@ pub(crate) enum MountOp {
         options: CString,
         access: u64,
     },
+    /// Create the file `path` holding `content` (in the fresh tmpfs: git's generated global configuration).
+    File { path: CString, content: Vec<u8> },
 }
 
 /// The namespaces of one command.
@@ -326,6 +328,25 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
                 b"mount a tmpfs on".as_slice(),
                 target.as_ptr(),
             ),
+            MountOp::File { path, content } => {
+                let fd = libc::open(
+                    path.as_ptr(),
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+                    0o600,
+                );
+                let written = if fd < 0 {
+                    -1
+                } else {
+                    let written = libc::write(fd, content.as_ptr().cast(), content.len());
+                    libc::close(fd);
+                    if usize::try_from(written).ok() == Some(content.len()) {
+                        0
+                    } else {
+                        -1
+                    }
+                };
+                (written, b"write".as_slice(), path.as_ptr())
+            }
         }
     };
     if result == 0 {

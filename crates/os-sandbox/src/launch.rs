@@ -174,8 +174,17 @@ impl Prepared {
                 Some(setup)
             }
         };
+        if !namespaces {
+            std::fs::write(tmp.join(GIT_CONFIG), &plan.git_config).map_err(KernelSandboxError::Scratch)?;
+        }
         let tmp_dir = if bind_tmp { PathBuf::from("/tmp") } else { tmp };
-        let env = launch.env.filter(std::env::vars_os(), plan.confinement.network);
+        let mut env = launch.env.filter(std::env::vars_os(), plan.confinement.network);
+        // git reads its identity from the generated file, never from `~/.gitconfig` (which the command cannot
+        // read, and which may hold a token).
+        env.push((
+            "GIT_CONFIG_GLOBAL".into(),
+            tmp_dir.join(GIT_CONFIG).into_os_string(),
+        ));
         Ok(Self {
             setup: Some(ChildSetup {
                 cgroup_procs: launch.cgroup_procs,
@@ -288,6 +297,9 @@ fn make_removable(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The name of git's generated global configuration in the command's temporary directory.
+const GIT_CONFIG: &str = ".gitconfig";
+
 /// The places of the scratch directory the mounts use.
 struct Scratch<'a> {
     /// The private temporary directory, and what the command may do in it.
@@ -383,6 +395,10 @@ fn namespace_setup(
         target: c_path(scratch_tmp)?,
         options: c"size=1g,mode=0700".to_owned(),
         access: crate::ruleset::access(tmp_rights).bits(),
+    });
+    mounts.push(MountOp::File {
+        path: c_path(&scratch_tmp.join(GIT_CONFIG))?,
+        content: plan.git_config.clone().into_bytes(),
     });
     if let Some(tmp) = tmp {
         mounts.push(MountOp::Bind {

@@ -2,16 +2,18 @@
 //!
 //! The decision layers answer allow only for what they understood; this crate makes that answer true. A
 //! [`Plan`] turns a [`Confinement`](agent_tool_traits::Confinement) (the profile and the network the decision
-//! assumed) and the roots into grants: the `read-only` profile reads the roots, the system directories and the
-//! home directory's entries and writes nothing but a private temporary directory, `/dev/null` and the terminal;
-//! `workspace-write` also writes the roots and the package caches under the home directory. Secrets (the home
+//! assumed) and the roots into grants: the `read-only` profile reads the roots, the system directories and, of
+//! the home directory, only the tool chains' installations and caches (an allow list: a file under a name nobody
+//! listed stays out), and writes nothing but a private temporary directory, `/dev/null` and the terminal;
+//! `workspace-write` also writes the roots (with namespaces, a repository's `.git` but for its configuration and
+//! hooks) and the package caches under the home directory. Secrets (the home
 //! directory's credentials, the system's password hashes and keys, the secret files of the roots and every place
 //! a deny rule names, found by [`Protection`]) are never granted, and the protected paths of the roots are never
 //! written. [`Prepared`] then sets the command's process up between fork and exec: a pids cgroup and rlimits,
 //! namespaces where the kernel allows them (a private `/proc`, `/tmp` and process table; secrets hidden behind
 //! empty mounts; protected paths mounted read-only; every process ends with the command), no capabilities,
 //! Landlock for files (and TCP), seccomp for sockets and the calls that reach past Landlock, and an environment
-//! without credentials ([`EnvPolicy`]).
+//! by allow list without credentials ([`EnvPolicy`]), with git's identity in a generated `GIT_CONFIG_GLOBAL`.
 //!
 //! **Invariant:** a plan never grants a secret it knows of, for reading or writing; what the kernel cannot
 //! enforce is an error ([`KernelSandboxError::Unsupported`]), never a command run unconfined.
@@ -50,6 +52,9 @@ mod child;
 mod domains;
 mod env;
 mod error;
+mod gitconfig;
+mod gitdir;
+mod home;
 #[cfg(target_os = "linux")]
 mod launch;
 mod plan;

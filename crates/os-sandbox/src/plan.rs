@@ -214,8 +214,12 @@ pub struct SandboxSpec {
     pub roots: Vec<PathBuf>,
     /// Roots that are only ever read.
     pub read_only_roots: Vec<PathBuf>,
-    /// The home directory, whose entries are read (secrets left out) and whose caches `workspace-write` writes.
+    /// The home directory: of it, only what tool chains read is granted (their installations and package caches,
+    /// by allow list), and its caches are written in `workspace-write`; its credential places stay hidden where a
+    /// root or a place of the settings holds them.
     pub home: Option<PathBuf>,
+    /// More places outside the roots a command may read (`agentGuard.sandbox.read`), secrets still left out.
+    pub extra_reads: Vec<PathBuf>,
     /// More places never read, outside or inside the roots: the entries of the home directory that hold
     /// credentials whatever their files are called (`~/.ssh`, `~/.aws`, shell histories, …), and the literal
     /// places of deny rules on reads. The caller owns the list; the plan hides those that exist.
@@ -259,6 +263,7 @@ impl SandboxSpec {
             roots,
             read_only_roots: Vec::new(),
             home: None,
+            extra_reads: Vec::new(),
             secret_places: Vec::new(),
             write_protected_places: Vec::new(),
             program_dirs,
@@ -368,6 +373,8 @@ pub struct Plan {
     pub read_only_binds: Vec<ReadOnlyBind>,
     /// What a `workspace-write` command is checked for when it ends: protected paths it created.
     pub(crate) watch: Watch,
+    /// git's global configuration for the command: the identity of the user's, nothing else (gitconfig.rs).
+    pub(crate) git_config: String,
     /// What the plan could not cover (a scan that stopped at its limit), for `--verbose` and `explain`.
     pub notes: Vec<String>,
 }
@@ -415,12 +422,14 @@ impl Plan {
 
         let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
         let found = scan(&all_roots, spec.scan_limit, protection, writes, true, &mut notes);
+        let grants = grants_of(spec, writes, isolation, &mut notes);
         let mut secrets: Vec<(PathBuf, bool)> = found.secrets;
         // The secret files at the top of the home directory by their names; its credential places whatever
         // their files are called come with the spec's secret places.
         let named_at_home: Vec<PathBuf> = spec
             .home
             .iter()
+            .filter(|home| grants.iter().any(|g| home.starts_with(&g.path)))
             .filter_map(|home| std::fs::read_dir(home).ok().map(|entries| (home, entries)))
             .flat_map(|(home, entries)| {
                 entries
@@ -448,6 +457,19 @@ impl Plan {
             }
         }
         let mut write_protected = found.write_protected;
+        // With namespaces, git writes inside a repository's git directory (a mount keeps `.git` in place and its
+        // configuration read-only); without them Landlock cannot grant creating `index.lock` in `.git` without
+        // granting its `config`, so `.git` stays read-only whole.
+        let git_dirs = if writes && matches!(isolation, Isolation::Namespaces { .. }) {
+            crate::gitdir::writable_git_dirs(
+                &write_protected,
+                &spec.roots,
+                &spec.read_only_roots,
+                &spec.write_protected_places,
+            )
+        } else {
+            Vec::new()
+        };
         let mut watch = Watch::default();
         if writes {
             let cache_config = spec
@@ -468,6 +490,11 @@ impl Plan {
                 .chain(toolchain_config)
                 .chain(spec.write_protected_places.iter().cloned())
                 .chain(prefixes.iter().flat_map(|(dir, prefix)| prefixed(dir, prefix)))
+                .chain(
+                    git_dirs
+                        .iter()
+                        .flat_map(|dir| crate::gitdir::protected_entries(dir)),
+                )
                 .collect();
             for path in &candidates {
                 if std::fs::symlink_metadata(path).is_ok() && !write_protected.contains(path) {
@@ -483,66 +510,6 @@ impl Plan {
                 before,
                 limit: spec.scan_limit,
             };
-        }
-
-        // The grants before anything is left out.
-        let mut grants: Vec<Grant> = Vec::new();
-        let mut grant = |path: PathBuf, rights: Rights| {
-            if std::fs::symlink_metadata(&path).is_ok() {
-                grants.push(Grant { path, rights });
-            }
-        };
-        for dir in SYSTEM_DIRS {
-            grant(PathBuf::from(dir), Rights::READ_EXECUTE);
-        }
-        for dir in &spec.program_dirs {
-            let inside_a_root = spec
-                .roots
-                .iter()
-                .chain(&spec.read_only_roots)
-                .any(|root| dir.starts_with(root));
-            if !inside_a_root {
-                grant(dir.clone(), Rights::READ_EXECUTE);
-            }
-        }
-        for toolchain in &spec.toolchains {
-            let rights = if writes && toolchain.cache {
-                Rights::READ_EXECUTE.with(Rights::WRITE)
-            } else {
-                Rights::READ_EXECUTE
-            };
-            grant(toolchain.dir.clone(), rights);
-        }
-        for dir in SYS_DIRS {
-            grant(PathBuf::from(dir), Rights::READ.with(Rights::LIST));
-        }
-        if isolation == Isolation::LandlockOnly {
-            for file in PROC_FILES {
-                grant(PathBuf::from(file), Rights::READ.with(Rights::LIST));
-            }
-        }
-        for device in READ_DEVICES {
-            grant(PathBuf::from(device), Rights::READ);
-        }
-        grant(PathBuf::from("/dev/null"), Rights::READ.with(Rights::WRITE));
-        if let Some(home) = &spec.home {
-            grant(home.clone(), Rights::READ_EXECUTE);
-            if writes {
-                for cache in HOME_CACHES {
-                    grant(home.join(cache), Rights::READ_EXECUTE.with(Rights::WRITE));
-                }
-            }
-        }
-        let root_rights = if writes {
-            Rights::READ_EXECUTE.with(Rights::WRITE)
-        } else {
-            Rights::READ_EXECUTE
-        };
-        for root in &spec.roots {
-            grant(root.clone(), root_rights);
-        }
-        for root in &spec.read_only_roots {
-            grant(root.clone(), Rights::READ_EXECUTE);
         }
 
         let covered = |path: &Path| grants.iter().any(|g| path.starts_with(&g.path));
@@ -564,8 +531,16 @@ impl Plan {
                     .collect();
                 let mut binds: Vec<ReadOnlyBind> = write_protected
                     .into_iter()
+                    .filter(|path| !git_dirs.contains(path))
                     .map(|path| ReadOnlyBind { path, no_exec: false })
                     .collect();
+                // A writable git directory is bound again over itself: a mount cannot be renamed or removed, so
+                // the command cannot put a `.git` of its own making in its place.
+                let mut grants = grants;
+                grants.extend(git_dirs.into_iter().map(|path| Grant {
+                    path,
+                    rights: Rights::READ_EXECUTE.with(Rights::WRITE),
+                }));
                 if !writes {
                     binds.extend(spec.roots.iter().map(|root| ReadOnlyBind {
                         path: root.clone(),
@@ -600,9 +575,98 @@ impl Plan {
             masks,
             read_only_binds,
             watch,
+            git_config: crate::gitconfig::generated(spec.home.as_deref()),
             notes,
         })
     }
+}
+
+/// The grants of `spec` before anything is left out: the system, the directories of programs and tool chains, the
+/// home directory's tool-chain entries (its caches writable in `workspace-write`), the places the settings add, the
+/// roots. A directory of programs or of a tool chain that is the home directory or holds it is not granted (a
+/// `PATH` with `~` or `/` in it would grant every file of the home directory), and `notes` says so.
+fn grants_of(spec: &SandboxSpec, writes: bool, isolation: Isolation, notes: &mut Vec<String>) -> Vec<Grant> {
+    let mut grants: Vec<Grant> = Vec::new();
+    let mut grant = |path: PathBuf, rights: Rights| {
+        if std::fs::symlink_metadata(&path).is_ok() {
+            grants.push(Grant { path, rights });
+        }
+    };
+    let home = spec.home.as_deref();
+    let mut holds_home = |dir: &Path, what: &str| {
+        let holds = crate::home::holds_home(dir, home);
+        if holds {
+            notes.push(format!(
+                "`{}` ({what}) holds the home directory: not granted",
+                dir.display()
+            ));
+        }
+        holds
+    };
+    for dir in SYSTEM_DIRS {
+        grant(PathBuf::from(dir), Rights::READ_EXECUTE);
+    }
+    for dir in &spec.program_dirs {
+        let inside_a_root = spec
+            .roots
+            .iter()
+            .chain(&spec.read_only_roots)
+            .any(|root| dir.starts_with(root));
+        if !inside_a_root && !holds_home(dir, "a directory of `PATH`") {
+            grant(dir.clone(), Rights::READ_EXECUTE);
+        }
+    }
+    for toolchain in &spec.toolchains {
+        if holds_home(&toolchain.dir, "a tool chain's directory") {
+            continue;
+        }
+        let rights = if writes && toolchain.cache {
+            Rights::READ_EXECUTE.with(Rights::WRITE)
+        } else {
+            Rights::READ_EXECUTE
+        };
+        grant(toolchain.dir.clone(), rights);
+    }
+    for dir in SYS_DIRS {
+        grant(PathBuf::from(dir), Rights::READ.with(Rights::LIST));
+    }
+    if isolation == Isolation::LandlockOnly {
+        for file in PROC_FILES {
+            grant(PathBuf::from(file), Rights::READ.with(Rights::LIST));
+        }
+    }
+    for device in READ_DEVICES {
+        grant(PathBuf::from(device), Rights::READ);
+    }
+    grant(PathBuf::from("/dev/null"), Rights::READ.with(Rights::WRITE));
+    if let Some(home) = home {
+        for entry in crate::home::home_reads(home) {
+            grant(entry, Rights::READ_EXECUTE);
+        }
+        if writes {
+            for cache in HOME_CACHES {
+                grant(home.join(cache), Rights::READ_EXECUTE.with(Rights::WRITE));
+            }
+        }
+    }
+    // What the user's settings add is granted as it resolves now: the user named the place, not a link in it.
+    for place in &spec.extra_reads {
+        if let Ok(real) = std::fs::canonicalize(place) {
+            grant(real, Rights::READ_EXECUTE);
+        }
+    }
+    let root_rights = if writes {
+        Rights::READ_EXECUTE.with(Rights::WRITE)
+    } else {
+        Rights::READ_EXECUTE
+    };
+    for root in &spec.roots {
+        grant(root.clone(), root_rights);
+    }
+    for root in &spec.read_only_roots {
+        grant(root.clone(), Rights::READ_EXECUTE);
+    }
+    grants
 }
 
 /// Grants `rights` on `path` except beneath every path of `excluded`: where an excluded path lies beneath
@@ -751,14 +815,57 @@ mod tests {
     }
 
     #[test]
-    fn the_spec_secret_places_are_hidden_where_they_exist() {
+    fn of_the_home_directory_only_the_tool_chains_entries_are_read() {
+        let dir = project();
+        let home = tempfile::tempdir().unwrap();
+        let home_path = std::fs::canonicalize(home.path()).unwrap();
+        for entry in [".cargo/registry", ".cargo/bin", "projects/other", "Downloads"] {
+            std::fs::create_dir_all(home_path.join(entry)).unwrap();
+        }
+        std::fs::write(home_path.join(".zhistory"), "export TOKEN=x").unwrap();
+        std::fs::write(home_path.join(".cargo/config.toml"), "").unwrap();
+        let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);
+        spec.toolchains.clear();
+        spec.program_dirs = vec![
+            home_path.join(".cargo/bin"),
+            home_path.clone(),
+            PathBuf::from("/"),
+        ];
+        spec.home = Some(home_path.clone());
+        for namespaces in [Namespaces::Privileged, Namespaces::Unavailable] {
+            let plan = Plan::build(&spec, &Names, &support(namespaces)).unwrap();
+            let readable = |p: &Path| {
+                plan.grants
+                    .iter()
+                    .any(|g| p.starts_with(&g.path) && g.rights.contains(Rights::READ))
+            };
+            assert!(readable(&home_path.join(".cargo/registry/index")));
+            assert!(readable(&home_path.join(".cargo/bin/cargo")));
+            for unread in [
+                ".zhistory",
+                ".cargo/config.toml",
+                "projects/other/.env",
+                "Downloads/x",
+                "",
+            ] {
+                assert!(!readable(&home_path.join(unread)), "{unread}");
+            }
+            assert!(plan.notes.iter().any(|n| n.contains("holds the home directory")));
+        }
+    }
+
+    #[test]
+    fn the_spec_secret_places_are_hidden_where_a_grant_holds_them() {
         let dir = project();
         let home = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
         std::fs::write(home.path().join(".bash_history"), "export TOKEN=x").unwrap();
+        std::fs::write(home.path().join("notes.txt"), "").unwrap();
         let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);
         spec.toolchains.clear();
         spec.home = Some(home.path().to_path_buf());
+        // The user's settings grant the whole home directory (`agentGuard.sandbox.read: ["~"]`).
+        spec.extra_reads = vec![home.path().to_path_buf()];
         spec.secret_places = [".ssh", ".bash_history", ".aws"]
             .iter()
             .map(|entry| home.path().join(entry))
@@ -780,6 +887,7 @@ mod tests {
                 .iter()
                 .any(|g| p.starts_with(&g.path) && g.rights.contains(Rights::READ))
         };
+        assert!(readable(&home.path().join("notes.txt")));
         assert!(!readable(&home.path().join(".ssh/id_rsa")));
         assert!(!readable(&home.path().join(".bash_history")));
     }

@@ -125,6 +125,15 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     {
         c.online("`git remote show NAME` asks the remote repository".to_owned());
     }
+    // `git remote -v`, `get-url` and `show` print the remotes' URLs from the repository's configuration.
+    if sub_name == "remote"
+        && (s.has(&["-v", "--verbose"])
+            || s.operands
+                .first()
+                .is_some_and(|o| !o.literal || ["get-url", "show"].contains(&o.text.as_str())))
+    {
+        repository_config(c);
+    }
     paths(sub_name, rest, &s, c);
     let read_only = match rule {
         None => false,
@@ -185,10 +194,11 @@ const GIT_CONFIG_PLAIN_SECTIONS: &[&str] = &[
 ];
 
 /// The files a reading `git config` prints from: the user's own (`~/.gitconfig`, `~/.config/git/config`, where
-/// tokens live: `http.extraHeader`, URLs with a password) unless a scope option limits it to the repository or
-/// names the file (which the option reader reports as a read), and the system's with `--system`.
+/// tokens live: `http.extraHeader`, URLs with a password) and the repository's (`.git/config`, where a remote's
+/// URL may hold a token), each unless a scope option limits it to the other; the system's with `--system`; none
+/// when an option names the file (which the option reader reports as a read).
 fn config_files(s: &options::Parsed<'_>, c: &mut Classified) {
-    if s.has(&["--local", "--worktree", "-f", "--file", "--blob"]) {
+    if s.has(&["-f", "--file", "--blob"]) {
         return;
     }
     // One key of a section that holds no credentials (`git config user.name`, `git config --get core.editor`)
@@ -218,9 +228,21 @@ fn config_files(s: &options::Parsed<'_>, c: &mut Classified) {
         c.read(&Word::literal("/etc/gitconfig"), AccessVia::Operand);
         return;
     }
-    for file in ["~/.gitconfig", "~/.config/git/config"] {
-        c.read(&crate::word::path_word(file), AccessVia::Operand);
+    let repository = s.has(&["--local", "--worktree"]);
+    if !repository {
+        for file in ["~/.gitconfig", "~/.config/git/config"] {
+            c.read(&crate::word::path_word(file), AccessVia::Operand);
+        }
     }
+    if repository || !s.has(&["--global"]) {
+        repository_config(c);
+    }
+}
+
+/// A read of the repository's configuration where git runs (`.git/config`, relative to the working directory or
+/// `-C`): the content check of the decision sees a token in a remote's URL before git prints it.
+fn repository_config(c: &mut Classified) {
+    c.read(&Word::literal(".git/config"), AccessVia::Discovered);
 }
 
 /// The files a read-only sub-command reads by name: the paths of `REV:PATH` (a file's content in history,
