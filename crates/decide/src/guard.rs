@@ -45,6 +45,8 @@ pub struct Guard {
     protected: ProtectedPaths,
     pub(crate) sandbox_mode: SandboxMode,
     pub(crate) env_policy: EnvPolicy,
+    /// `agentGuard.sandbox.memoryMax`, the memory bound of sandboxed commands.
+    pub(crate) memory_max: Option<u64>,
 }
 
 impl Guard {
@@ -88,6 +90,7 @@ impl Guard {
             protected,
             sandbox_mode: guard_settings.sandbox,
             env_policy,
+            memory_max: guard_settings.memory_max,
         })
     }
 
