@@ -380,3 +380,64 @@ fn the_file_size_bound_ends_a_writer_and_says_so_but_an_exit_code_does_not() {
         assert!(!stderr.contains("agent-guard:"), "{setup:?}: {stderr}");
     }
 }
+
+/// A sandbox killed by `SIGKILL` (a coding agent's hard timeout) cleans nothing up; the next one removes the scratch
+/// directory it left in `/dev/shm`, and no process of it is left (its namespace ended with it).
+#[test]
+fn the_scratch_of_a_killed_sandbox_is_removed_by_the_next() {
+    let Some(report) = probe() else {
+        return;
+    };
+    if !report.contains("namespaces: yes") {
+        eprintln!(
+            "skipped: {} needs namespaces, which this machine does not give",
+            current_test()
+        );
+        return;
+    }
+    let world = World::new(Setup {
+        owner: None,
+        namespaces: true,
+    });
+    let marker = format!("{}", 800_000 + std::process::id() % 90_000);
+    let mut child = world.start(&[], &format!("sleep {marker}"));
+    let killed = child.id();
+    wait_until(Duration::from_secs(30), "the command never ran", || {
+        processes_with(&format!("sleep\0{marker}")) > 0
+    });
+    let scratch = format!("agent-guard-sandbox-{killed}-");
+    let left = || -> usize {
+        std::fs::read_dir("/dev/shm")
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(&scratch))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    if left() == 0 {
+        eprintln!(
+            "skipped: {}: the scratch directory is not in /dev/shm here",
+            current_test()
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        return;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    wait_until(
+        Duration::from_secs(10),
+        "the killed command's process is left",
+        || processes_with(&format!("sleep\0{marker}")) == 0,
+    );
+    assert_eq!(left(), 1, "the killed sandbox left its scratch directory");
+    let ended = world.run(&[], "true", Duration::from_secs(60));
+    assert!(ended.status.success(), "{}", ended.stderr);
+    assert_eq!(
+        left(),
+        0,
+        "the next sandbox did not remove the scratch directory of the killed one"
+    );
+}

@@ -187,10 +187,8 @@ impl Prepared {
         if let Some(why) = launch.support.missing() {
             return Err(KernelSandboxError::Unsupported(why));
         }
-        let scratch = tempfile::Builder::new()
-            .prefix("agent-guard-sandbox-")
-            .tempdir()
-            .map_err(KernelSandboxError::Scratch)?;
+        let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
+        let scratch = scratch_dir(namespaces)?;
         let tmp = scratch.path().join("tmp");
         let mask_file = scratch.path().join("mask");
         let mask_dir = scratch.path().join("mask.d");
@@ -202,7 +200,6 @@ impl Prepared {
             .map_err(KernelSandboxError::Scratch)?;
 
         let writes = plan.confinement.profile == SandboxProfile::WorkspaceWrite;
-        let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
         let sockets = if plan.confinement.network {
             Sockets::Any
         } else if writes && namespaces {
@@ -403,6 +400,61 @@ fn make_removable(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A new scratch directory, `agent-guard-sandbox-<pid>-<random>`. With namespaces it holds only the stand-ins of
+/// the masks and the mount point of the private tmpfs: it goes in `/dev/shm`, a tmpfs, where making and removing it
+/// costs no disk inode and waits for no journal (on a busy disk, milliseconds per command); the command never sees
+/// it (every mount is read-only inside and Landlock grants nothing there). Without namespaces its `tmp` is the
+/// command's temporary directory, written like any other, and it goes in the system's temporary directory.
+fn scratch_dir(namespaces: bool) -> Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    let prefix = format!("agent-guard-sandbox-{}-", std::process::id());
+    builder.prefix(&prefix);
+    let shm = Path::new("/dev/shm");
+    let in_memory = namespaces
+        && nix::sys::statfs::statfs(shm)
+            .is_ok_and(|fs| fs.filesystem_type() == nix::sys::statfs::TMPFS_MAGIC)
+        && nix::unistd::access(shm, nix::unistd::AccessFlags::W_OK).is_ok();
+    if in_memory {
+        remove_stale_scratch(shm);
+        if let Ok(dir) = builder.tempdir_in(shm) {
+            return Ok(dir);
+        }
+    }
+    builder.tempdir().map_err(KernelSandboxError::Scratch)
+}
+
+/// Removes the scratch directories in `base` of this user's `agent-guard sandbox` processes that are gone (killed by
+/// `SIGKILL`, which leaves no time to clean up).
+fn remove_stale_scratch(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.filter_map(std::result::Result::ok) {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("agent-guard-sandbox-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // Only a directory of this user (never a link, nor another user's entry of the shared directory), whose
+        // process is gone.
+        let ours = std::fs::symlink_metadata(entry.path()).is_ok_and(|meta| {
+            use std::os::unix::fs::MetadataExt;
+            meta.is_dir() && meta.uid() == nix::unistd::geteuid().as_raw()
+        });
+        let gone =
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(owner), None) == Err(nix::errno::Errno::ESRCH);
+        if ours && gone {
+            let dir = entry.path();
+            let _opened = make_removable(&dir);
+            let _removed = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
 /// The places of the scratch directory the mounts use.
 struct Scratch<'a> {
     /// The private temporary directory, its size in bytes, and what the command may do in it.
@@ -475,6 +527,9 @@ fn namespace_setup(
             target,
         });
     }
+    // A bind mount takes the flags of the mount its source lies on, locked there in a user namespace: the remount
+    // keeps the stand-ins' own (the scratch directory's file system), not those of the secret's.
+    let mask_locks = locked_flags(mask_file);
     for mask in &plan.masks {
         let source = c_path(if mask.dir { mask_dir } else { mask_file })?;
         let target = c_path(&mask.path)?;
@@ -490,7 +545,7 @@ fn namespace_setup(
                 | libc::MS_NOEXEC
                 | libc::MS_NOSUID
                 | libc::MS_NODEV
-                | locked_flags(&mask.path),
+                | mask_locks,
             target,
         });
     }
