@@ -1,7 +1,8 @@
 //! `cargo xtask sandbox-startup`: what the kernel sandbox adds to starting a command, measured side by side with
 //! bubblewrap in one run. Each round runs `/bin/true`, `agent-guard sandbox --profile workspace-write -- /bin/true`
-//! and `bwrap` with the same namespaces around `/bin/true`, in an order that turns from round to round, so that the
-//! machine's load falls on all three alike; the figures are medians of the wall-clock times and of each round's
+//! (one contender per `--binary`), util-linux's `unshare` making the same namespaces (the kernel's part alone) and
+//! `bwrap` with the same namespaces and mounts around `/bin/true`, in an order that turns from round to round, so
+//! that the machine's load falls on all alike; the figures are medians of the wall-clock times and of each round's
 //! difference to `/bin/true`.
 
 use std::path::{Path, PathBuf};
@@ -113,6 +114,21 @@ fn compare(binaries: &[PathBuf], project: &Path, runs: usize) -> Result<()> {
             times: Vec::with_capacity(runs),
         });
     }
+    // The kernel's part alone: the same namespaces made by util-linux's `unshare`, with a `/proc` of their own and
+    // no other mount.
+    let mut unshare = vec!["unshare".to_owned()];
+    if !nix::unistd::geteuid().is_root() {
+        unshare.push("--map-root-user".to_owned());
+    }
+    for arg in ["--mount", "--pid", "--fork", "--ipc", "--net", "--mount-proc", "/bin/true"] {
+        unshare.push(arg.to_owned());
+    }
+    contenders.push(Contender {
+        name: "unshare (the namespaces alone) /bin/true".to_owned(),
+        argv: unshare,
+        times: Vec::with_capacity(runs),
+    });
+    // Bubblewrap is last: the ratios compare every other contender with it.
     contenders.push(Contender {
         name: "bwrap (the same namespaces) /bin/true".to_owned(),
         argv: bwrap,
