@@ -120,7 +120,15 @@ fn compare(binaries: &[PathBuf], project: &Path, runs: usize) -> Result<()> {
     if !nix::unistd::geteuid().is_root() {
         unshare.push("--map-root-user".to_owned());
     }
-    for arg in ["--mount", "--pid", "--fork", "--ipc", "--net", "--mount-proc", "/bin/true"] {
+    for arg in [
+        "--mount",
+        "--pid",
+        "--fork",
+        "--ipc",
+        "--net",
+        "--mount-proc",
+        "/bin/true",
+    ] {
         unshare.push(arg.to_owned());
     }
     contenders.push(Contender {

@@ -94,6 +94,8 @@ fn setups() -> Vec<Setup> {
 struct World {
     dir: tempfile::TempDir,
     setup: Setup,
+    /// The `--memory-max` given; `None` leaves the bound to the settings.
+    memory_max: Option<&'static str>,
 }
 
 impl World {
@@ -123,7 +125,11 @@ impl World {
             )
             .unwrap();
         }
-        Self { dir, setup }
+        Self {
+            dir,
+            setup,
+            memory_max: Some(BOUND),
+        }
     }
 
     fn path(&self, sub: &str) -> PathBuf {
@@ -133,8 +139,11 @@ impl World {
     /// Starts `agent-guard sandbox --memory-max 256MiB` (plus `extra`) on `bash -c line` in the project.
     fn start(&self, extra: &[&str], line: &str) -> Child {
         let mut command = Command::new(BIN);
+        command.args(["sandbox", "--profile", "workspace-write"]);
+        if let Some(bound) = self.memory_max {
+            command.args(["--memory-max", bound]);
+        }
         command
-            .args(["sandbox", "--profile", "workspace-write", "--memory-max", BOUND])
             .args(extra)
             .args(["--", "bash", "-c", line])
             .current_dir(self.path("project"))
@@ -439,5 +448,48 @@ fn the_scratch_of_a_killed_sandbox_is_removed_by_the_next() {
         left(),
         0,
         "the next sandbox did not remove the scratch directory of the killed one"
+    );
+}
+
+/// `agentGuard.sandbox.memoryMax` in the project's settings (a repository may lower it) is the bound, without
+/// `--memory-max`.
+#[test]
+fn the_memory_max_setting_is_the_bound() {
+    let Some(report) = probe() else {
+        return;
+    };
+    let setup = Setup {
+        owner: None,
+        namespaces: true,
+    };
+    if !memory_cgroup(&report, setup) {
+        eprintln!(
+            "skipped: {} needs a memory cgroup to name the bound",
+            current_test()
+        );
+        return;
+    }
+    if !installed("jq") {
+        return;
+    }
+    let mut world = World::new(setup);
+    world.memory_max = None;
+    let settings = world.path("project/.claude");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("settings.json"),
+        r#"{"agentGuard": {"sandbox": {"memoryMax": "192MiB"}}}"#,
+    )
+    .unwrap();
+    let ended = world.run(
+        &[],
+        "jq -n 'reduce range(40) as $i (\"x\"; . + .)'",
+        Duration::from_secs(60),
+    );
+    let stderr = &ended.stderr;
+    assert!(!ended.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("used more than 192 MiB of memory (agentGuard.sandbox.memoryMax)"),
+        "{stderr}"
     );
 }
