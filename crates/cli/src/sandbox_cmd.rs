@@ -28,6 +28,10 @@ pub(crate) struct SandboxArgs {
     /// Let the command use the network.
     #[arg(long)]
     allow_network: bool,
+    /// The memory of the command's processes together (`512MiB`, `4GiB`), instead of the settings'
+    /// `agentGuard.sandbox.memoryMax` (default 4 GiB).
+    #[arg(long, value_name = "SIZE", value_parser = agent_decide::size_from_text)]
+    memory_max: Option<u64>,
     /// Print what the kernel supports and what that means for enforcement, then exit.
     #[arg(long)]
     probe: bool,
@@ -89,13 +93,16 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         profile: args.profile,
         network: args.allow_network,
     };
-    let plan = match guard.sandbox_plan(confinement, &support) {
+    let mut plan = match guard.sandbox_plan(confinement, &support) {
         Ok(plan) => plan,
         Err(error) => {
             eprintln!("agent-guard sandbox: {error}");
             return Ok(ExitCode::from(SETUP_FAILED));
         }
     };
+    if args.memory_max.is_some() {
+        plan.memory_max = args.memory_max;
+    }
     if args.verbose {
         eprintln!("agent-guard sandbox: {confinement}, {:?}", plan.isolation);
         for grant in &plan.grants {

@@ -242,6 +242,16 @@ fn parse_size(value: &Value) -> std::result::Result<u64, String> {
     let text = value
         .as_str()
         .ok_or_else(|| format!("`{value}` is not a size: write bytes or a size such as \"4GiB\""))?;
+    size_from_text(text)
+}
+
+/// Reads a size written as text, as `agentGuard.sandbox.memoryMax` and `agent-guard sandbox --memory-max` take it:
+/// bytes, or a number with a unit of 1024s (`K`, `KiB`, `M`, `MiB`, `G`, `GiB`, `T`, `TiB`, case-insensitive, `B`
+/// optional).
+///
+/// # Errors
+/// A message naming `text` when it is no size, or a size of 0 bytes.
+pub fn size_from_text(text: &str) -> std::result::Result<u64, String> {
     let trimmed = text.trim();
     let split = trimmed
         .find(|c: char| !c.is_ascii_digit())

@@ -113,6 +113,7 @@ impl Guard {
             .extend(self.rule_places(&[(Decision::Deny, Access::Read)]));
         spec.write_protected_places =
             self.rule_places(&[(Decision::Deny, Access::Write), (Decision::Ask, Access::Write)]);
+        spec.memory_max = self.memory_max;
         spec
     }
 

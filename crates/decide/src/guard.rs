@@ -47,6 +47,8 @@ pub struct Guard {
     pub(crate) env_policy: EnvPolicy,
     /// `agentGuard.sandbox.read`, with `~` expanded: more places outside the roots sandboxed commands may read.
     pub(crate) sandbox_reads: Vec<PathBuf>,
+    /// `agentGuard.sandbox.memoryMax`, the memory bound of sandboxed commands.
+    pub(crate) memory_max: Option<u64>,
 }
 
 impl Guard {
@@ -93,6 +95,7 @@ impl Guard {
             sandbox_mode: guard_settings.sandbox,
             env_policy,
             sandbox_reads: sandbox_reads(&guard_settings.sandbox_read, options.home.as_deref()),
+            memory_max: guard_settings.memory_max,
         })
     }
 

@@ -69,6 +69,7 @@ pub use bounded::{
 };
 pub use config::{
     GuardSettings, PolicyTest, SandboxMode, check_settings_file, discover_settings, settings_schema,
+    size_from_text,
 };
 pub use confine::GuardProtection;
 pub use decided::{CheckedPath, Decided};

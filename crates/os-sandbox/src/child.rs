@@ -64,6 +64,9 @@ pub(crate) struct NamespaceSetup {
     /// The working directory, entered again after the mounts: a directory entered before a mount over it (a root
     /// mounted read-only over itself) would keep reaching the files beneath the mount, secrets included.
     pub(crate) cwd: Option<CString>,
+    /// The write end of a pipe (non-blocking, closed at exec) where the namespace's init writes the command's wait
+    /// status.
+    pub(crate) status_fd: Option<RawFd>,
 }
 
 /// The confinement half of the setup.
@@ -79,12 +82,13 @@ pub(crate) struct Confine {
 /// Everything the child does before `exec`.
 #[derive(Debug)]
 pub(crate) struct ChildSetup {
-    /// `cgroup.procs` of the command's pids cgroup, joined first so that every process below counts.
-    pub(crate) cgroup_procs: Option<RawFd>,
+    /// The files that join the command's cgroups (memory, pids), written first so that every process below
+    /// counts.
+    pub(crate) cgroups: Vec<RawFd>,
     /// The parent to die with (the `agent-guard sandbox` process), when it is single-threaded.
     pub(crate) die_with: Option<libc::pid_t>,
-    /// rlimits, already lowered to what the parent has.
-    pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t)>,
+    /// rlimits as `(resource, soft, hard)`, already lowered to what the parent has.
+    pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)>,
     /// The nice value.
     pub(crate) nice: Option<libc::c_int>,
     /// Landlock, seccomp and namespaces; `None` runs the command with the limits alone.
@@ -95,10 +99,10 @@ impl ChildSetup {
     /// Runs in the child. Returns in the process that goes on to `exec` the command; the helper processes of
     /// the namespaces never return.
     pub(crate) fn run(&self) -> io::Result<()> {
-        if let Some(fd) = self.cgroup_procs {
+        for &fd in &self.cgroups {
             // SAFETY: writes one byte from a static buffer to a descriptor opened before the fork.
             if unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) } != 1 {
-                return Err(fail(b"join the pids cgroup"));
+                return Err(fail(b"join the command's cgroup"));
             }
         }
         if let Some(parent) = self.die_with {
@@ -110,10 +114,10 @@ impl ChildSetup {
                 unsafe { libc::_exit(137) };
             }
         }
-        for &(resource, value) in &self.rlimits {
+        for &(resource, soft, hard) in &self.rlimits {
             let limit = libc::rlimit {
-                rlim_cur: value,
-                rlim_max: value,
+                rlim_cur: soft,
+                rlim_max: hard,
             };
             // SAFETY: setrlimit reads one struct on our stack.
             if unsafe { libc::setrlimit(resource, &limit) } != 0 {
@@ -187,7 +191,7 @@ fn enter_namespaces(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
     match unsafe { libc::fork() } {
         -1 => return Err(fail(b"start the namespace's init")),
         0 => {}
-        init => wait_and_exit(init, false),
+        init => wait_and_exit(init, false, None),
     }
     // Process 1 of the new PID namespace. It dies with the waiting process above.
     // SAFETY: prctl with integer arguments.
@@ -220,16 +224,30 @@ fn enter_namespaces(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
     match unsafe { libc::fork() } {
         -1 => Err(fail(b"start the command")),
         0 => Ok(()),
-        command => wait_and_exit(command, true),
+        command => wait_and_exit(command, true, setup.status_fd),
     }
 }
 
 /// Closes every descriptor (the command's output must see its end when the command ends), waits for `child`
 /// (reaping every orphan meanwhile when `reap_all`: this is the namespace's init) and exits with its status,
-/// `128 + N` for a death by signal N.
-fn wait_and_exit(child: libc::pid_t, reap_all: bool) -> ! {
+/// `128 + N` for a death by signal N. Before it exits it writes the wait status to `report` (kept open), so that
+/// the supervisor tells a death by a signal from an exit with the same number.
+fn wait_and_exit(child: libc::pid_t, reap_all: bool, report: Option<RawFd>) -> ! {
+    let kept = report.and_then(|fd| u32::try_from(fd).ok());
     // SAFETY: close_range with integer arguments.
-    unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
+    unsafe {
+        match kept {
+            Some(fd) => {
+                if fd > 0 {
+                    libc::syscall(libc::SYS_close_range, 0u32, fd - 1, 0u32);
+                }
+                libc::syscall(libc::SYS_close_range, fd.saturating_add(1), u32::MAX, 0u32);
+            }
+            None => {
+                libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+            }
+        }
+    };
     let wanted = if reap_all { -1 } else { child };
     loop {
         let mut status: libc::c_int = 0;
@@ -243,6 +261,11 @@ fn wait_and_exit(child: libc::pid_t, reap_all: bool) -> ! {
             } else {
                 continue;
             };
+            if let Some(fd) = report {
+                // SAFETY: writes the int on our stack to a pipe opened before the fork; it cannot block (the pipe
+                // is empty and non-blocking), and a failure leaves the exit status alone to tell.
+                unsafe { libc::write(fd, (&raw const status).cast(), std::mem::size_of::<libc::c_int>()) };
+            }
             // SAFETY: _exit ends the process at once.
             unsafe { libc::_exit(code) };
         }

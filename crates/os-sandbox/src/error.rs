@@ -29,6 +29,9 @@ pub enum KernelSandboxError {
     /// The private scratch directory could not be made.
     #[error("cannot make the sandbox's temporary directory: {0}")]
     Scratch(#[source] std::io::Error),
+    /// The pipe that tells the command's wait status from inside its namespaces could not be made.
+    #[error("cannot make the pipe of the command's status: {0}")]
+    StatusPipe(#[source] std::io::Error),
     /// A pattern of the environment settings is not valid.
     #[error("environment pattern `{0}` is not a name with `*` wildcards")]
     EnvPattern(String),

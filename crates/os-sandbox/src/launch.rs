@@ -3,7 +3,7 @@
 
 use std::ffi::{CString, OsString};
 use std::io::Write;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use agent_tool_traits::SandboxProfile;
 
+use crate::cgroup::MemoryCgroup;
 use crate::child::{ChildSetup, Confine, MountOp, NamespaceSetup};
 use crate::env::EnvPolicy;
 use crate::error::{KernelSandboxError, Result};
@@ -25,10 +26,15 @@ use crate::seccomp::Sockets;
 pub struct ProcessLimits {
     /// `RLIMIT_NPROC`: processes of the user (not enforced for root; the pids cgroup and the PID namespace are).
     pub processes: u64,
-    /// `RLIMIT_CPU` in seconds, per process.
+    /// `RLIMIT_CPU` in seconds, per process: at the bound the process gets `SIGXCPU` (which ends it unless it
+    /// handles it), a second later `SIGKILL`.
     pub cpu_seconds: u64,
     /// `RLIMIT_FSIZE` in bytes: the largest file the command may write.
     pub file_size: u64,
+    /// The command's memory in bytes: a memory cgroup for all its processes together (the pages of its private
+    /// tmpfs included) where this process can make one, else `RLIMIT_DATA` per process, with the private tmpfs no
+    /// larger than it.
+    pub memory: u64,
     /// The nice value, so that what the command starts competes for the CPU below its supervisor.
     pub nice: Option<i32>,
 }
@@ -39,10 +45,67 @@ impl Default for ProcessLimits {
             processes: 4_096,
             cpu_seconds: 130,
             file_size: 1024 * 1024 * 1024,
+            memory: DEFAULT_MEMORY_MAX,
             nice: None,
         }
     }
 }
+
+/// A bound of [`ProcessLimits`] that ended a command, as [`Prepared::bound_passed`] finds it; its `Display` is the
+/// message for the command's stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PassedBound {
+    /// The memory of all its processes together, in bytes (`agentGuard.sandbox.memoryMax`).
+    Memory(u64),
+    /// The CPU time of one process, in seconds.
+    CpuTime(u64),
+    /// The size of a file it wrote, in bytes.
+    FileSize(u64),
+}
+
+impl std::fmt::Display for PassedBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Self::Memory(bytes) => write!(
+                f,
+                "agent-guard: the command used more than {} of memory (agentGuard.sandbox.memoryMax)",
+                Size(bytes)
+            ),
+            Self::CpuTime(seconds) => write!(
+                f,
+                "agent-guard: a process of the command used more than {seconds} s of CPU time (the sandbox's \
+                 CPU-time bound)"
+            ),
+            Self::FileSize(bytes) => write!(
+                f,
+                "agent-guard: the command wrote a file larger than {} (the sandbox's file-size bound)",
+                Size(bytes)
+            ),
+        }
+    }
+}
+
+/// A size in bytes as people write it: `4 GiB`, `256 MiB`, `1536 KiB`, `1000 bytes`.
+struct Size(u64);
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bytes = self.0;
+        match [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")]
+            .into_iter()
+            .find(|&(shift, _)| bytes >= 1 << shift && bytes.is_multiple_of(1 << shift))
+        {
+            Some((shift, unit)) => write!(f, "{} {unit}", bytes >> shift),
+            None => write!(f, "{bytes} bytes"),
+        }
+    }
+}
+
+/// The memory bound of a command whose settings set none (`agentGuard.sandbox.memoryMax`): 4 GiB.
+const DEFAULT_MEMORY_MAX: u64 = 4 << 30;
+
+/// The size of the private tmpfs (`/tmp`), which the memory bound lowers.
+const TMP_SIZE: u64 = 1 << 30;
 
 /// How to start one command.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +137,11 @@ pub struct Prepared {
     tmp_dir: Option<PathBuf>,
     watch: Watch,
     started: std::time::SystemTime,
+    /// The memory cgroup holding the command, when one could be made; dropped (emptied and removed) with this.
+    memory: Option<MemoryCgroup>,
+    limits: ProcessLimits,
+    /// The pipe (read end, write end) where the namespace's init writes the command's wait status.
+    status_pipe: Option<(OwnedFd, OwnedFd)>,
     scratch: Option<tempfile::TempDir>,
 }
 
@@ -85,13 +153,22 @@ impl Prepared {
     /// [`KernelSandboxError::Unsupported`] when a plan is given and the kernel cannot enforce it; the errors of the
     /// ruleset, the filter and the scratch directory.
     pub fn new(launch: &Launch<'_>) -> Result<Self> {
-        let rlimits = rlimits(&launch.limits);
-        let nice = launch.limits.nice;
+        let limits = launch.limits;
+        let memory = MemoryCgroup::create(limits.memory);
+        let rlimits = rlimits(&limits, memory.is_none());
+        // The memory cgroup is joined first, so that the helper processes of the namespaces count too.
+        let cgroups = memory
+            .as_ref()
+            .map(MemoryCgroup::join_fd)
+            .into_iter()
+            .chain(launch.cgroup_procs)
+            .collect();
+        let nice = limits.nice;
         let die_with = launch.die_with_parent.then(|| nix::unistd::getpid().as_raw());
         let Some(plan) = launch.plan else {
             return Ok(Self {
                 setup: Some(ChildSetup {
-                    cgroup_procs: launch.cgroup_procs,
+                    cgroups,
                     die_with,
                     rlimits,
                     nice,
@@ -101,16 +178,17 @@ impl Prepared {
                 tmp_dir: None,
                 watch: Watch::default(),
                 started: crate::scan::file_clock_now(),
+                memory,
+                limits,
+                status_pipe: None,
                 scratch: None,
             });
         };
         if let Some(why) = launch.support.missing() {
             return Err(KernelSandboxError::Unsupported(why));
         }
-        let scratch = tempfile::Builder::new()
-            .prefix("agent-guard-sandbox-")
-            .tempdir()
-            .map_err(KernelSandboxError::Scratch)?;
+        let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
+        let scratch = scratch_dir(namespaces)?;
         let tmp = scratch.path().join("tmp");
         let mask_file = scratch.path().join("mask");
         let mask_dir = scratch.path().join("mask.d");
@@ -122,7 +200,6 @@ impl Prepared {
             .map_err(KernelSandboxError::Scratch)?;
 
         let writes = plan.confinement.profile == SandboxProfile::WorkspaceWrite;
-        let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
         let sockets = if plan.confinement.network {
             Sockets::Any
         } else if writes && namespaces {
@@ -152,6 +229,7 @@ impl Prepared {
             .iter()
             .any(|g| g.path.starts_with("/tmp") && g.path != Path::new("/tmp"));
         let bind_tmp = namespaces && tmp_is_free;
+        let mut status_pipe = None;
         let namespace_setup = match plan.isolation {
             Isolation::LandlockOnly => None,
             Isolation::Namespaces { user } => {
@@ -161,6 +239,7 @@ impl Prepared {
                     sockets == Sockets::PrivateLoopback,
                     &Scratch {
                         tmp: &tmp,
+                        tmp_size: TMP_SIZE.min(limits.memory),
                         tmp_rights,
                         bind_tmp,
                         mask_file: &mask_file,
@@ -171,6 +250,10 @@ impl Prepared {
                     .pid_max
                     .filter(|_| launch.support.pid_max_per_namespace)
                     .and_then(|max| CString::new(max.to_string()).ok());
+                let pipe = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
+                    .map_err(|errno| KernelSandboxError::StatusPipe(errno.into()))?;
+                setup.status_fd = Some(pipe.1.as_raw_fd());
+                status_pipe = Some(pipe);
                 Some(setup)
             }
         };
@@ -187,7 +270,7 @@ impl Prepared {
         ));
         Ok(Self {
             setup: Some(ChildSetup {
-                cgroup_procs: launch.cgroup_procs,
+                cgroups,
                 die_with,
                 rlimits,
                 nice,
@@ -202,6 +285,9 @@ impl Prepared {
             tmp_dir: Some(tmp_dir),
             watch: plan.watch.clone(),
             started: crate::scan::file_clock_now(),
+            memory,
+            limits,
+            status_pipe,
             scratch: Some(scratch),
         })
     }
@@ -245,6 +331,32 @@ impl Prepared {
             command.pre_exec(move || setup.run());
         }
         true
+    }
+
+    /// After the command has ended with `status`: the bound of its limits that ended it, where that is certain.
+    /// The memory cgroup counts the processes the kernel ended for passing its bound; a death by `SIGXCPU` or
+    /// `SIGXFSZ` (seen through the namespace's init, which reports the command's own wait status) comes only from
+    /// the CPU-time and file-size rlimits, unless a process sent it on purpose. A failed allocation under
+    /// `RLIMIT_DATA` leaves no certain trace, and is not named.
+    pub(crate) fn bound_passed(&self, status: std::process::ExitStatus) -> Option<PassedBound> {
+        use std::os::unix::process::ExitStatusExt;
+        if self.memory.as_ref().is_some_and(|cgroup| cgroup.oom_kills() > 0) {
+            return Some(PassedBound::Memory(self.limits.memory));
+        }
+        let signal = match &self.status_pipe {
+            Some((read, _)) => {
+                let mut raw = [0u8; std::mem::size_of::<libc::c_int>()];
+                let reported = nix::unistd::read(read, &mut raw).ok() == Some(raw.len());
+                let wait_status = libc::c_int::from_ne_bytes(raw);
+                (reported && libc::WIFSIGNALED(wait_status)).then(|| libc::WTERMSIG(wait_status))
+            }
+            None => status.signal(),
+        };
+        match signal? {
+            libc::SIGXCPU => Some(PassedBound::CpuTime(self.limits.cpu_seconds)),
+            libc::SIGXFSZ => Some(PassedBound::FileSize(self.limits.file_size)),
+            _ => None,
+        }
     }
 
     /// After the command (and every process it started) has ended: removes the protected paths it created in
@@ -299,11 +411,66 @@ fn make_removable(dir: &Path) -> std::io::Result<()> {
 
 /// The name of git's generated global configuration in the command's temporary directory.
 const GIT_CONFIG: &str = ".gitconfig";
+/// A new scratch directory, `agent-guard-sandbox-<pid>-<random>`. With namespaces it holds only the stand-ins of
+/// the masks and the mount point of the private tmpfs: it goes in `/dev/shm`, a tmpfs, where making and removing it
+/// costs no disk inode and waits for no journal (on a busy disk, milliseconds per command); the command never sees
+/// it (every mount is read-only inside and Landlock grants nothing there). Without namespaces its `tmp` is the
+/// command's temporary directory, written like any other, and it goes in the system's temporary directory.
+fn scratch_dir(namespaces: bool) -> Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    let prefix = format!("agent-guard-sandbox-{}-", std::process::id());
+    builder.prefix(&prefix);
+    let shm = Path::new("/dev/shm");
+    let in_memory = namespaces
+        && nix::sys::statfs::statfs(shm)
+            .is_ok_and(|fs| fs.filesystem_type() == nix::sys::statfs::TMPFS_MAGIC)
+        && nix::unistd::access(shm, nix::unistd::AccessFlags::W_OK).is_ok();
+    if in_memory {
+        remove_stale_scratch(shm);
+        if let Ok(dir) = builder.tempdir_in(shm) {
+            return Ok(dir);
+        }
+    }
+    builder.tempdir().map_err(KernelSandboxError::Scratch)
+}
+
+/// Removes the scratch directories in `base` of this user's `agent-guard sandbox` processes that are gone (killed by
+/// `SIGKILL`, which leaves no time to clean up).
+fn remove_stale_scratch(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.filter_map(std::result::Result::ok) {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("agent-guard-sandbox-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // Only a directory of this user (never a link, nor another user's entry of the shared directory), whose
+        // process is gone.
+        let ours = std::fs::symlink_metadata(entry.path()).is_ok_and(|meta| {
+            use std::os::unix::fs::MetadataExt;
+            meta.is_dir() && meta.uid() == nix::unistd::geteuid().as_raw()
+        });
+        let gone =
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(owner), None) == Err(nix::errno::Errno::ESRCH);
+        if ours && gone {
+            let dir = entry.path();
+            let _opened = make_removable(&dir);
+            let _removed = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
 
 /// The places of the scratch directory the mounts use.
 struct Scratch<'a> {
-    /// The private temporary directory, and what the command may do in it.
+    /// The private temporary directory, its size in bytes, and what the command may do in it.
     tmp: &'a Path,
+    tmp_size: u64,
     tmp_rights: Rights,
     /// Whether `/tmp` shows it.
     bind_tmp: bool,
@@ -321,6 +488,7 @@ fn namespace_setup(
 ) -> Result<NamespaceSetup> {
     let Scratch {
         tmp: scratch_tmp,
+        tmp_size,
         tmp_rights,
         bind_tmp,
         mask_file,
@@ -370,6 +538,9 @@ fn namespace_setup(
             target,
         });
     }
+    // A bind mount takes the flags of the mount its source lies on, locked there in a user namespace: the remount
+    // keeps the stand-ins' own (the scratch directory's file system), not those of the secret's.
+    let mask_locks = locked_flags(mask_file);
     for mask in &plan.masks {
         let source = c_path(if mask.dir { mask_dir } else { mask_file })?;
         let target = c_path(&mask.path)?;
@@ -385,15 +556,17 @@ fn namespace_setup(
                 | libc::MS_NOEXEC
                 | libc::MS_NOSUID
                 | libc::MS_NODEV
-                | locked_flags(&mask.path),
+                | mask_locks,
             target,
         });
     }
     // The private temporary directory is a tmpfs of bounded size, gone with the namespace; `/tmp` shows it where
-    // nothing the command needs lies beneath `/tmp`.
+    // nothing the command needs lies beneath `/tmp`. Its pages are memory the command holds: a memory cgroup
+    // counts them, and without one its size stays within the memory bound.
     mounts.push(MountOp::Tmpfs {
         target: c_path(scratch_tmp)?,
-        options: c"size=1g,mode=0700".to_owned(),
+        options: CString::new(format!("size={tmp_size},mode=0700"))
+            .map_err(|_| KernelSandboxError::NulInPath(scratch_tmp.to_path_buf()))?,
         access: crate::ruleset::access(tmp_rights).bits(),
     });
     mounts.push(MountOp::File {
@@ -415,6 +588,7 @@ fn namespace_setup(
         loopback: network_namespace,
         pid_max: None,
         cwd: None,
+        status_fd: None,
     })
 }
 
@@ -450,24 +624,37 @@ fn cap_last() -> libc::c_ulong {
         .unwrap_or(63)
 }
 
-/// The rlimits of `limits`, never above what this process has.
-fn rlimits(limits: &ProcessLimits) -> Vec<(libc::__rlimit_resource_t, libc::rlim_t)> {
+/// The rlimits of `limits` as `(resource, soft, hard)`, never above what this process has: `RLIMIT_DATA` for the
+/// memory when `memory_rlimit` (no memory cgroup holds the command), and a hard CPU bound a second above the soft
+/// one, so that a process at the bound gets `SIGXCPU` (which names the bound) before `SIGKILL`.
+fn rlimits(
+    limits: &ProcessLimits,
+    memory_rlimit: bool,
+) -> Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)> {
     use nix::sys::resource::{Resource, getrlimit};
-    [
-        (Resource::RLIMIT_NPROC, limits.processes),
-        (Resource::RLIMIT_CPU, limits.cpu_seconds),
-        (Resource::RLIMIT_FSIZE, limits.file_size),
-        (Resource::RLIMIT_CORE, 0),
-    ]
-    .into_iter()
-    .map(|(resource, wanted)| {
-        let value = match getrlimit(resource) {
-            Ok((soft, hard)) => wanted.min(soft).min(hard),
-            Err(_) => wanted,
-        };
-        (resource as libc::__rlimit_resource_t, value)
-    })
-    .collect()
+    let mut wanted = vec![
+        (Resource::RLIMIT_NPROC, limits.processes, limits.processes),
+        (
+            Resource::RLIMIT_CPU,
+            limits.cpu_seconds,
+            limits.cpu_seconds.saturating_add(1),
+        ),
+        (Resource::RLIMIT_FSIZE, limits.file_size, limits.file_size),
+        (Resource::RLIMIT_CORE, 0, 0),
+    ];
+    if memory_rlimit {
+        wanted.push((Resource::RLIMIT_DATA, limits.memory, limits.memory));
+    }
+    wanted
+        .into_iter()
+        .map(|(resource, soft, hard)| {
+            let (soft, hard) = match getrlimit(resource) {
+                Ok((have_soft, have_hard)) => (soft.min(have_soft).min(have_hard), hard.min(have_hard)),
+                Err(_) => (soft, hard),
+            };
+            (resource as libc::__rlimit_resource_t, soft.min(hard), hard)
+        })
+        .collect()
 }
 
 /// Runs `argv` under `launch` and waits for it: the `agent-guard sandbox` command. A pids cgroup is made where
@@ -518,7 +705,11 @@ pub fn run_filtered(
             source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
         });
     };
-    let limits = ProcessLimits::default();
+    let defaults = ProcessLimits::default();
+    let limits = ProcessLimits {
+        memory: plan.memory_max.unwrap_or(defaults.memory),
+        ..defaults
+    };
     let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
     // The command's own PID namespace bounds its processes where the kernel keeps pid_max per namespace; a
     // cgroup, whose first join waits for an RCU grace period (milliseconds per command), only where it does not.
@@ -575,6 +766,9 @@ pub fn run_filtered(
     // Every process that held the pipes has ended, so each pump meets the end of its stream.
     for pump in pumps {
         let _pumped = pump.join();
+    }
+    if let Some(bound) = prepared.bound_passed(status) {
+        eprintln!("{bound}");
     }
     let code = {
         use std::os::unix::process::ExitStatusExt;

@@ -234,6 +234,9 @@ pub struct SandboxSpec {
     pub(crate) toolchains: Vec<Toolchain>,
     /// How many entries of the roots the scan for secrets and protected paths looks at.
     pub scan_limit: usize,
+    /// The command's memory bound in bytes (`agentGuard.sandbox.memoryMax`); `None` is the default of
+    /// [`ProcessLimits`](crate::ProcessLimits).
+    pub memory_max: Option<u64>,
 }
 
 impl SandboxSpec {
@@ -269,6 +272,7 @@ impl SandboxSpec {
             program_dirs,
             toolchains,
             scan_limit: 20_000,
+            memory_max: None,
         }
     }
 }
@@ -377,6 +381,9 @@ pub struct Plan {
     pub(crate) git_config: String,
     /// What the plan could not cover (a scan that stopped at its limit), for `--verbose` and `explain`.
     pub notes: Vec<String>,
+    /// The command's memory bound in bytes, from the spec; `None` is the default of
+    /// [`ProcessLimits`](crate::ProcessLimits).
+    pub memory_max: Option<u64>,
 }
 
 /// A path mounted read-only over itself.
@@ -577,6 +584,7 @@ impl Plan {
             watch,
             git_config: crate::gitconfig::generated(spec.home.as_deref()),
             notes,
+            memory_max: spec.memory_max,
         })
     }
 }
@@ -743,6 +751,7 @@ mod tests {
             seccomp: true,
             namespaces,
             pids_cgroup: false,
+            memory_cgroup: false,
             pid_max_per_namespace: false,
         }
     }

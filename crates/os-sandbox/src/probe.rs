@@ -1,8 +1,8 @@
-//! What this kernel can enforce: Landlock's ABI, seccomp, namespaces, a pids cgroup.
+//! What this kernel can enforce: Landlock's ABI, seccomp, namespaces, a pids and a memory cgroup.
 
 use std::sync::OnceLock;
 
-use crate::cgroup::PidsCgroup;
+use crate::cgroup::{MemoryCgroup, PidsCgroup};
 
 /// How a sandboxed command can be isolated beyond Landlock and seccomp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +26,9 @@ pub struct KernelSupport {
     pub namespaces: Namespaces,
     /// Whether a pids cgroup can be made for a command.
     pub pids_cgroup: bool,
+    /// Whether a memory cgroup can be made for a command (else its memory is bounded by `RLIMIT_DATA` per
+    /// process).
+    pub memory_cgroup: bool,
     /// Whether `kernel.pid_max` belongs to a PID namespace (Linux 6.14 and later), so that a command's own
     /// namespace can bound its process count without a cgroup.
     pub pid_max_per_namespace: bool,
@@ -47,6 +50,7 @@ impl KernelSupport {
                 seccomp,
                 namespaces: namespaces(),
                 pids_cgroup: PidsCgroup::available(),
+                memory_cgroup: MemoryCgroup::available(),
                 pid_max_per_namespace: kernel_at_least(6, 14),
             }
         })
@@ -116,6 +120,13 @@ impl KernelSupport {
             }
             (_, true) => "process bound: a pids cgroup (also for root)".to_owned(),
             (_, false) => "process bound: RLIMIT_NPROC only, which does not bind root".to_owned(),
+        });
+        lines.push(if self.memory_cgroup {
+            "memory bound: a memory cgroup (the command's processes and its /tmp together)".to_owned()
+        } else {
+            "memory bound: RLIMIT_DATA per process, and a /tmp no larger than the bound (no memory cgroup can be \
+             made)"
+                .to_owned()
         });
         lines.push(match self.missing() {
             None => "enforcement: allowed shell commands run under the kernel sandbox".to_owned(),
@@ -282,6 +293,7 @@ mod tests {
             "seccomp:",
             "namespaces:",
             "process bound:",
+            "memory bound:",
             "enforcement:",
         ] {
             assert!(report.contains(what), "{report}");
@@ -291,6 +303,7 @@ mod tests {
             seccomp: false,
             namespaces: Namespaces::Unavailable,
             pids_cgroup: false,
+            memory_cgroup: false,
             pid_max_per_namespace: false,
         };
         assert!(!none.enforces());

@@ -187,6 +187,7 @@ impl Run<'_> {
                 processes: limits.nproc,
                 cpu_seconds: limits.cpu_seconds,
                 file_size: limits.file_size,
+                memory: ProcessLimits::default().memory,
                 nice: Some(limits.nice),
             },
             cgroup_procs: procs_fd,
