@@ -29,6 +29,9 @@ pub enum KernelSandboxError {
     /// The private scratch directory could not be made.
     #[error("cannot make the sandbox's temporary directory: {0}")]
     Scratch(#[source] std::io::Error),
+    /// The network proxy of a command allowed the network could not be started.
+    #[error("cannot start the network proxy: {0}")]
+    Proxy(#[source] std::io::Error),
     /// A pattern of the environment settings is not valid.
     #[error("environment pattern `{0}` is not a name with `*` wildcards")]
     EnvPattern(String),

@@ -55,6 +55,8 @@ mod launch;
 mod plan;
 mod probe;
 #[cfg(target_os = "linux")]
+mod proxy;
+#[cfg(target_os = "linux")]
 mod ruleset;
 mod scan;
 #[cfg(target_os = "linux")]

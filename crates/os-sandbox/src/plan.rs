@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_tool_traits::{Confinement, SandboxProfile};
 
+use crate::domains::DomainPolicy;
 use crate::error::{KernelSandboxError, Result};
 use crate::probe::{KernelSupport, Namespaces};
 use crate::scan::{Watch, prefixed, scan};
@@ -230,6 +231,8 @@ pub struct SandboxSpec {
     pub(crate) toolchains: Vec<Toolchain>,
     /// How many entries of the roots the scan for secrets and protected paths looks at.
     pub scan_limit: usize,
+    /// The domains a command allowed the network reaches through the proxy (`agentGuard.network`).
+    pub domains: DomainPolicy,
 }
 
 impl SandboxSpec {
@@ -264,6 +267,7 @@ impl SandboxSpec {
             program_dirs,
             toolchains,
             scan_limit: 20_000,
+            domains: DomainPolicy::default(),
         }
     }
 }
@@ -370,6 +374,8 @@ pub struct Plan {
     pub(crate) watch: Watch,
     /// What the plan could not cover (a scan that stopped at its limit), for `--verbose` and `explain`.
     pub notes: Vec<String>,
+    /// The domains the proxy forwards to, when the confinement allows the network.
+    pub domains: DomainPolicy,
 }
 
 /// A path mounted read-only over itself.
@@ -601,6 +607,7 @@ impl Plan {
             read_only_binds,
             watch,
             notes,
+            domains: spec.domains.clone(),
         })
     }
 }
