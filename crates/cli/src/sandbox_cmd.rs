@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agent_os_sandbox::KernelSupport;
+use agent_os_sandbox::{DomainPattern, KernelSupport};
 use agent_tool_traits::{Confinement, SandboxProfile};
 use anyhow::{Context, Result, bail};
 
@@ -25,9 +25,14 @@ pub(crate) struct SandboxArgs {
     /// A root (repeatable); the first is where the settings are found. Default: the current directory.
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
-    /// Let the command use the network.
+    /// Let the command use the network: through agent-guard's proxy, to the domains of `agentGuard.network` (the
+    /// package registries by default) and of `--allow-domain`.
     #[arg(long)]
     allow_network: bool,
+    /// A domain pattern the command may also reach (repeatable): `example.com`, `*.example.com`,
+    /// `host:8080`. A deny pattern of the settings still wins.
+    #[arg(long = "allow-domain", value_name = "PATTERN", value_parser = parse_domain, requires = "allow_network")]
+    allow_domains: Vec<DomainPattern>,
     /// Print what the kernel supports and what that means for enforcement, then exit.
     #[arg(long)]
     probe: bool,
@@ -46,6 +51,11 @@ pub(crate) struct SandboxArgs {
 
 fn parse_profile(text: &str) -> Result<SandboxProfile, String> {
     text.parse()
+}
+
+fn parse_domain(text: &str) -> Result<DomainPattern, String> {
+    text.parse()
+        .map_err(|e: agent_os_sandbox::DomainPatternError| e.to_string())
 }
 
 pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
@@ -89,15 +99,29 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         profile: args.profile,
         network: args.allow_network,
     };
-    let plan = match guard.sandbox_plan(confinement, &support) {
+    let mut plan = match guard.sandbox_plan(confinement, &support) {
         Ok(plan) => plan,
         Err(error) => {
             eprintln!("agent-guard sandbox: {error}");
             return Ok(ExitCode::from(SETUP_FAILED));
         }
     };
+    plan.domains.allow(args.allow_domains.iter().cloned());
     if args.verbose {
         eprintln!("agent-guard sandbox: {confinement}, {:?}", plan.isolation);
+        if confinement.network {
+            let list = |patterns: &[DomainPattern]| {
+                patterns
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            eprintln!("  network through the proxy to {}", list(plan.domains.allowed()));
+            if !plan.domains.denied().is_empty() {
+                eprintln!("  network refused to {}", list(plan.domains.denied()));
+            }
+        }
         for grant in &plan.grants {
             eprintln!("  grant {:?} {}", grant.rights, grant.path.display());
         }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{BashConfig, BashGuard, CommandTableExtension};
 use agent_fs_sandbox::{PathSandbox, ProtectedPaths, RootKind, RootSpec, SandboxConfig};
-use agent_os_sandbox::EnvPolicy;
+use agent_os_sandbox::{DomainPolicy, EnvPolicy};
 use agent_rules::{Anchors, PermissionMode, Policy, SessionState, Settings};
 use agent_tool_traits::Source;
 use serde_json::Value;
@@ -45,6 +45,8 @@ pub struct Guard {
     protected: ProtectedPaths,
     pub(crate) sandbox_mode: SandboxMode,
     pub(crate) env_policy: EnvPolicy,
+    /// The domains a sandboxed command allowed the network reaches through the proxy.
+    pub(crate) network: DomainPolicy,
 }
 
 impl Guard {
@@ -78,6 +80,7 @@ impl Guard {
                 &guard_settings.sandbox_env_keep,
             )
             .map_err(|e| setting_error("agentGuard.sandboxEnv", e))?;
+        let network = crate::confine::network_policy(&guard_settings.network, &policy);
         Ok(Self {
             policy,
             sandbox,
@@ -88,6 +91,7 @@ impl Guard {
             protected,
             sandbox_mode: guard_settings.sandbox,
             env_policy,
+            network,
         })
     }
 

@@ -110,7 +110,8 @@ impl NetworkSetup {
         }
         if !landlock_tcp {
             return Ok(none(Some(
-                "no network: without namespaces only Landlock's TCP rules (Linux 6.7) could hold the command to                  the proxy, and this kernel has none"
+                "no network: without namespaces only Landlock's TCP rules (Linux 6.7) could hold the command to the \
+                 proxy, and this kernel has none"
                     .to_owned(),
             )));
         }
@@ -122,7 +123,9 @@ impl NetworkSetup {
             namespace: false,
             proxy: Some(proxy),
             note: Some(format!(
-                "without namespaces the network goes through the proxy on 127.0.0.1:{port}, held to by Landlock                  (TCP connections to port {port} only, on any host: Landlock rules name ports, not addresses) and                  seccomp (TCP and Unix sockets only: no UDP, no DNS)"
+                "without namespaces the network goes through the proxy on 127.0.0.1:{port}, held to by Landlock \
+                 (TCP connections to port {port} only, on any host: Landlock rules name ports, not addresses) and \
+                 seccomp (TCP and Unix sockets only: no UDP, no DNS)"
             )),
         })
     }

@@ -130,7 +130,7 @@ fn other_domains_addresses_and_names_that_lead_to_loopback_are_refused_once_each
             "an address, not a host name",
         ),
         (
-            format!("GET http://allowed.test:1/ HTTP/1.1\r\n\r\n"),
+            "GET http://allowed.test:1/ HTTP/1.1\r\n\r\n".to_owned(),
             "allowed.test",
             "not in agentGuard.network.allow",
         ),
