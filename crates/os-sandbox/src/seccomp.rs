@@ -13,12 +13,14 @@ use crate::error::{KernelSandboxError, Result};
 /// Which sockets the command may open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sockets {
-    /// Any (the network is allowed).
-    Any,
     /// IPv4 and IPv6 only, inside a network namespace of its own that has nothing but loopback.
     PrivateLoopback,
     /// None at all (`socketpair` still works: it reaches nothing outside).
     None,
+    /// Unix, IPv4, IPv6 and netlink sockets, in a network namespace of its own whose only interface is a
+    /// loopback (the network through the proxy). Every other family is refused: vsock reaches a virtual machine's
+    /// host whatever the network namespace, and packet, Bluetooth and the rest have nothing to do there.
+    OwnNamespace,
     /// Unix sockets, and TCP over IPv4 and IPv6 (whose ports Landlock bounds): no UDP, no raw or packet
     /// sockets, no SCTP or MPTCP, which Landlock's TCP rules do not see. For a command allowed the network
     /// through the proxy without a network namespace of its own.
@@ -222,7 +224,6 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
     rules.insert(libc::SYS_unshare, vec![user_namespace().map_err(error)?]);
     rules.insert(libc::SYS_clone, vec![user_namespace().map_err(error)?]);
     match sockets {
-        Sockets::Any => {}
         Sockets::None => {
             rules.insert(libc::SYS_socket, Vec::new());
         }
@@ -243,6 +244,22 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
         }
         Sockets::StreamOnly => {
             rules.insert(libc::SYS_socket, stream_only().map_err(error)?);
+        }
+        Sockets::OwnNamespace => {
+            let rule = [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK]
+                .into_iter()
+                .map(|family| {
+                    SeccompCondition::new(
+                        0,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::Ne,
+                        u64::from(family.unsigned_abs()),
+                    )
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .and_then(SeccompRule::new)
+                .map_err(error)?;
+            rules.insert(libc::SYS_socket, vec![rule]);
         }
     }
     let errno = u32::try_from(libc::EPERM).unwrap_or(1);
@@ -332,12 +349,7 @@ mod tests {
 
     #[test]
     fn every_variant_compiles() {
-        for sockets in [
-            Sockets::Any,
-            Sockets::PrivateLoopback,
-            Sockets::None,
-            Sockets::StreamOnly,
-        ] {
+        for sockets in [Sockets::PrivateLoopback, Sockets::None, Sockets::StreamOnly] {
             for read_only in [true, false] {
                 let program = build(sockets, read_only).unwrap();
                 assert!(program.len() > 10, "{sockets:?}");

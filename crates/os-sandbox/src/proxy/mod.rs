@@ -101,7 +101,7 @@ impl NetworkSetup {
         }
         if namespaces {
             return Ok(Self {
-                sockets: Sockets::Any,
+                sockets: Sockets::OwnNamespace,
                 tcp: Tcp::Unrestricted,
                 namespace: true,
                 proxy: Some(Proxy::start(plan.domains.clone(), Entry::Relay)?),
