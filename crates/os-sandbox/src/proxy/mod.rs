@@ -173,7 +173,7 @@ impl std::fmt::Debug for Shared {
 
 impl Proxy {
     /// Starts the proxy for `policy`, taking connections from `entry`, resolving names as the system does (and
-    /// as the test hook [`RESOLVE_HOOK`] maps them).
+    /// as the test hook [`upstream::RESOLVE_HOOK`] maps them).
     pub(crate) fn start(policy: DomainPolicy, entry: Entry) -> std::io::Result<Self> {
         Self::start_with(policy, entry, Resolver::from_env())
     }
