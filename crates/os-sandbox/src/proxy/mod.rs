@@ -407,14 +407,17 @@ fn serve(mut client: TcpStream, shared: &Shared) {
     };
     let (status, body) = match &refusal {
         Refusal::Policy { domain, why } => {
-            let line = format!("agent-guard: network to `{domain}` refused: {why}");
+            let line = format!(
+                "agent-guard: network to `{}` refused: {why}",
+                domain.escape_default()
+            );
             shared.note(domain, &line);
             ("403 Forbidden", format!("{line}\n"))
         }
         Refusal::Request { status, why } => (*status, format!("agent-guard: {why}\n")),
         Refusal::Unreachable { domain, why } => (
             "502 Bad Gateway",
-            format!("agent-guard: cannot reach `{domain}`: {why}\n"),
+            format!("agent-guard: cannot reach `{}`: {why}\n", domain.escape_default()),
         ),
     };
     let _ = client.write_all(&response(status, &body));
@@ -426,7 +429,7 @@ impl Shared {
         let Ok(mut refused) = self.refused.lock() else {
             return;
         };
-        let prefix = format!("agent-guard: network to `{domain}` ");
+        let prefix = format!("agent-guard: network to `{}` ", domain.escape_default());
         if refused.iter().any(|seen| seen.starts_with(&prefix)) {
             return;
         }
@@ -477,8 +480,10 @@ fn forward(
             read_until(client, &mut hello, deadline, tls::MAX_HELLO, complete);
             let why = match tls::client_hello(&hello) {
                 Hello::Name(name) if normalize_host(&name) == normalize_host(&host) => None,
+                // The name is the client's bytes: escaped, so that it cannot drive the terminal it is shown on.
                 Hello::Name(name) => Some(format!(
-                    "the tunnel's TLS server name `{name}` is not the host it was opened to"
+                    "the tunnel's TLS server name `{}` is not the host it was opened to",
+                    name.escape_default()
                 )),
                 Hello::NoName => Some("the tunnel's TLS ClientHello names no server".to_owned()),
                 Hello::NotTls(why) => Some(format!("a tunnel carries TLS only ({why})")),
@@ -486,7 +491,10 @@ fn forward(
             };
             if let Some(why) = why {
                 // The client expects TLS now, not a response: the refusal goes to stderr and the tunnel closes.
-                let line = format!("agent-guard: network to `{host}` refused: {why}");
+                let line = format!(
+                    "agent-guard: network to `{}` refused: {why}",
+                    host.escape_default()
+                );
                 shared.note(&host, &line);
                 return Ok(());
             }

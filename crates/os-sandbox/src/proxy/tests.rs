@@ -188,6 +188,10 @@ fn a_tunnel_carries_tls_only_to_the_name_it_was_opened_to() {
             "a tunnel carries TLS only",
         ),
         (tls::tests::hello(&[], 16_384), "names no server"),
+        (
+            tls::tests::hello(&["\u{1b}]52;c;x\u{7}"], 16_384),
+            "name `\\u{1b}]52;c;x\\u{7}` is not the host",
+        ),
     ] {
         let proxy = self::proxy(&server);
         let mut request = connect.clone().into_bytes();
