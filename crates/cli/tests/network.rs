@@ -433,6 +433,45 @@ fn only_allowed_domains_are_reached_and_only_through_the_proxy() {
     }
 }
 
+/// A build's own tests listen and connect on the loopback of the command's namespace, with the network through the
+/// proxy and without it (perl, which git needs anyway, stands for a test suite).
+#[test]
+fn a_build_talks_to_itself_on_its_own_loopback() {
+    if !supported() {
+        return;
+    }
+    let has_perl = Command::new("perl")
+        .arg("-v")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_perl {
+        need::skip("perl is missing, so no loopback server could be started");
+        return;
+    }
+    let server_and_client = "perl -MIO::Socket::INET -e '\
+        my $l = IO::Socket::INET->new(LocalAddr => \"127.0.0.1\", LocalPort => 0, Listen => 1) or die \"listen: $!\"; \
+        my $p = $l->sockport; \
+        if (!fork) { my $c = IO::Socket::INET->new(\"127.0.0.1:$p\") or die \"connect: $!\"; print $c \"ping\\n\"; exit } \
+        my $s = $l->accept; print \"loopback: \", scalar <$s>'";
+    let project = Project::new(None, true);
+    for network in [&["--allow-network"][..], &[]] {
+        let output = Command::new(BIN)
+            .args(["sandbox", "--profile", "workspace-write"])
+            .args(network)
+            .args(["--", "bash", "-c", server_and_client])
+            .current_dir(&project.root)
+            .env("HOME", &project.home)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            text(&output).contains("loopback: ping"),
+            "{network:?}: {}",
+            text(&output)
+        );
+    }
+}
+
 #[test]
 fn verbose_names_the_domains_and_a_domain_flag_needs_the_network() {
     let output = Command::new(BIN)

@@ -85,14 +85,21 @@ impl NetworkSetup {
         let writes = plan.confinement.profile == SandboxProfile::WorkspaceWrite;
         let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
         let landlock_tcp = support.landlock_abi >= ABI_NETWORK;
+        // Without the network: a private loopback, on which a build's own tests may listen and connect, where
+        // `workspace-write` has a namespace of its own; else no socket at all.
+        let private_loopback = writes && namespaces;
         let none = |note: Option<String>| Self {
-            sockets: if writes && namespaces {
+            sockets: if private_loopback {
                 Sockets::PrivateLoopback
             } else {
                 Sockets::None
             },
-            tcp: Tcp::Refused,
-            namespace: writes && namespaces,
+            tcp: if private_loopback {
+                Tcp::Unrestricted
+            } else {
+                Tcp::Refused
+            },
+            namespace: private_loopback,
             proxy: None,
             note,
         };
