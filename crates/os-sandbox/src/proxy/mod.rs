@@ -204,6 +204,9 @@ impl Proxy {
                     SockFlag::SOCK_CLOEXEC,
                 )
                 .map_err(std::io::Error::from)?;
+                // A duplicate numbered 3 or above: in a process started with a standard stream closed, the pair
+                // may hold 0, 1 or 2, which the child's standard streams would replace before the relay starts.
+                let relay_end = relay_end.try_clone()?;
                 let wake = ours.try_clone()?;
                 std::thread::Builder::new()
                     .name("agent-guard-proxy".into())
