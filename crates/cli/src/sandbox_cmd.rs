@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agent_os_sandbox::KernelSupport;
+use agent_os_sandbox::{DomainPattern, KernelSupport};
 use agent_tool_traits::{Confinement, SandboxProfile};
 use anyhow::{Context, Result, bail};
 
@@ -25,13 +25,18 @@ pub(crate) struct SandboxArgs {
     /// A root (repeatable); the first is where the settings are found. Default: the current directory.
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
-    /// Let the command use the network.
+    /// Let the command use the network: through agent-guard's proxy, to the domains of `agentGuard.network` (the
+    /// package registries by default) and of `--allow-domain`.
     #[arg(long)]
     allow_network: bool,
     /// The memory of the command's processes together (`512MiB`, `4GiB`), instead of the settings'
     /// `agentGuard.sandbox.memoryMax` (default 4 GiB).
     #[arg(long, value_name = "SIZE", value_parser = agent_decide::size_from_text)]
     memory_max: Option<u64>,
+    /// A domain pattern the command may also reach (repeatable): `example.com`, `*.example.com`,
+    /// `host:8080`. A deny pattern of the settings still wins.
+    #[arg(long = "allow-domain", value_name = "PATTERN", value_parser = parse_domain, requires = "allow_network")]
+    allow_domains: Vec<DomainPattern>,
     /// Print what the kernel supports and what that means for enforcement, then exit.
     #[arg(long)]
     probe: bool,
@@ -50,6 +55,11 @@ pub(crate) struct SandboxArgs {
 
 fn parse_profile(text: &str) -> Result<SandboxProfile, String> {
     text.parse()
+}
+
+fn parse_domain(text: &str) -> Result<DomainPattern, String> {
+    text.parse()
+        .map_err(|e: agent_os_sandbox::DomainPatternError| e.to_string())
 }
 
 pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
@@ -103,8 +113,22 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     if args.memory_max.is_some() {
         plan.memory_max = args.memory_max;
     }
+    plan.domains.allow(args.allow_domains.iter().cloned());
     if args.verbose {
         eprintln!("agent-guard sandbox: {confinement}, {:?}", plan.isolation);
+        if confinement.network {
+            let list = |patterns: &[DomainPattern]| {
+                patterns
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            eprintln!("  network through the proxy to {}", list(plan.domains.allowed()));
+            if !plan.domains.denied().is_empty() {
+                eprintln!("  network refused to {}", list(plan.domains.denied()));
+            }
+        }
         for grant in &plan.grants {
             eprintln!("  grant {:?} {}", grant.rights, grant.path.display());
         }

@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{CommandAnalysis, CommandClass};
 use agent_fs_sandbox::{ProtectedPaths, home_secret_places};
-use agent_os_sandbox::{EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec};
+use agent_os_sandbox::{
+    DomainPattern, DomainPolicy, EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec,
+};
 use agent_rules::Policy;
 use agent_tool_traits::{
-    Access, Confinement, DecidedBy, Decision, Layer, Provenance, SandboxProfile, Verdict,
+    Access, Confinement, DecidedBy, Decision, Layer, Provenance, SandboxProfile, Source, Verdict,
 };
 
 use crate::config::SandboxMode;
@@ -114,6 +116,7 @@ impl Guard {
         spec.write_protected_places =
             self.rule_places(&[(Decision::Deny, Access::Write), (Decision::Ask, Access::Write)]);
         spec.memory_max = self.memory_max;
+        spec.domains = self.network.clone();
         spec
     }
 
@@ -141,6 +144,12 @@ impl Guard {
     /// The environment policy of sandboxed commands: the default credentials and `agentGuard.sandboxEnv`.
     pub fn env_policy(&self) -> &EnvPolicy {
         &self.env_policy
+    }
+
+    /// The domains a sandboxed command allowed the network reaches through the proxy: `agentGuard.network`
+    /// with the hosts of the `WebFetch(domain:…)` rules.
+    pub fn network(&self) -> &DomainPolicy {
+        &self.network
     }
 
     /// The places the path rules of each `(behavior, access)` name, as existing paths: a rule's literal place
@@ -186,6 +195,32 @@ impl Guard {
         places.dedup();
         places
     }
+}
+
+/// The domains of the sandbox's proxy: `agentGuard.network` (the package registries and the user's patterns),
+/// with the hosts of the `WebFetch(domain:…)` rules: an allow rule adds its host unless it comes from the
+/// repository's own settings (which may only tighten the sandbox, as for `agentGuard.network.allow`), a deny rule
+/// from any source refuses it. A host the proxy's patterns cannot express (an underscore) is left out.
+pub(crate) fn network_policy(settings: &DomainPolicy, policy: &Policy) -> DomainPolicy {
+    let mut network = settings.clone();
+    let pattern =
+        |rule: &agent_rules::Rule| rule.domain().and_then(|host| host.parse::<DomainPattern>().ok());
+    let rules = policy.rules();
+    network.allow(
+        rules
+            .iter()
+            .filter(|rule| {
+                rule.behavior == Decision::Allow && !matches!(rule.source, Source::Project | Source::Local)
+            })
+            .filter_map(pattern),
+    );
+    network.deny(
+        rules
+            .iter()
+            .filter(|rule| rule.behavior == Decision::Deny)
+            .filter_map(pattern),
+    );
+    network
 }
 
 /// A guard's [`Protection`]: the secret files and protected paths of its file-system sandbox, and the deny
@@ -283,6 +318,31 @@ mod tests {
         let off = r#"{"agentGuard": {"sandbox": "off"}}"#;
         let (decision, confinement, _) = confined(off, "ls");
         assert_eq!((decision, confinement), (Decision::Allow, None));
+    }
+
+    #[test]
+    fn webfetch_rules_of_the_user_widen_the_proxy_and_deny_rules_narrow_it() {
+        let settings = r#"{"permissions": {"allow": ["WebFetch(domain:docs.rs)", "WebFetch(domain:*.example.com)"],
+            "deny": ["WebFetch(domain:crates.io)"]}, "agentGuard": {"network": {"allow": ["api.github.com"]}}}"#;
+        let project = Project::new(settings);
+        let spec = project.guard.sandbox_spec(Confinement::READ_ONLY);
+        for (host, allowed) in [
+            ("docs.rs", true),
+            ("a.example.com", true),
+            ("api.github.com", true),
+            ("static.crates.io", true),
+            ("crates.io", false),
+            ("evil.com", false),
+        ] {
+            assert_eq!(spec.domains.allows(host, 443), allowed, "{host}");
+        }
+        // A repository's own allow rule does not open its domain; its deny rule does close one.
+        let repository = r#"{"permissions": {"allow": ["WebFetch(domain:evil.com)"], "deny": ["WebFetch(domain:pypi.org)"]}}"#;
+        let project = Project::with_files("{}", &[("proj/.claude/settings.json", repository)]);
+        let spec = project.guard.sandbox_spec(Confinement::READ_ONLY);
+        assert!(!spec.domains.allows("evil.com", 443));
+        assert!(!spec.domains.allows("pypi.org", 443));
+        assert!(spec.domains.allows("crates.io", 443));
     }
 
     /// The kernel sandbox hides the home directory's credential places from the one table of the file-system

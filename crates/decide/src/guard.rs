@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{BashConfig, BashGuard, CommandTableExtension};
 use agent_fs_sandbox::{PathSandbox, ProtectedPaths, RootKind, RootSpec, SandboxConfig};
-use agent_os_sandbox::EnvPolicy;
+use agent_os_sandbox::{DomainPolicy, EnvPolicy};
 use agent_rules::{Anchors, PermissionMode, Policy, SessionState, Settings};
 use agent_tool_traits::Source;
 use serde_json::Value;
@@ -49,6 +49,8 @@ pub struct Guard {
     pub(crate) sandbox_reads: Vec<PathBuf>,
     /// `agentGuard.sandbox.memoryMax`, the memory bound of sandboxed commands.
     pub(crate) memory_max: Option<u64>,
+    /// The domains a sandboxed command allowed the network reaches through the proxy.
+    pub(crate) network: DomainPolicy,
 }
 
 impl Guard {
@@ -84,6 +86,7 @@ impl Guard {
             .map_err(|e| setting_error("agentGuard.sandboxEnv", e))?
             .with_passed(&guard_settings.sandbox_env_pass)
             .map_err(|e| setting_error("agentGuard.sandbox.env", e))?;
+        let network = crate::confine::network_policy(&guard_settings.network, &policy);
         Ok(Self {
             policy,
             sandbox,
@@ -96,6 +99,7 @@ impl Guard {
             env_policy,
             sandbox_reads: sandbox_reads(&guard_settings.sandbox_read, options.home.as_deref()),
             memory_max: guard_settings.memory_max,
+            network,
         })
     }
 

@@ -58,6 +58,8 @@ pub(crate) struct NamespaceSetup {
     pub(crate) proc_access: u64,
     /// Whether to bring the loopback interface of a new network namespace up.
     pub(crate) loopback: bool,
+    /// The relay to the proxy, started once the loopback is up (a command allowed the network).
+    pub(crate) relay: Option<crate::proxy::Relay>,
     /// `kernel.pid_max` of the new PID namespace, written once its own `/proc` is mounted: the bound on the
     /// command's processes where the kernel keeps it per namespace.
     pub(crate) pid_max: Option<CString>,
@@ -219,6 +221,9 @@ fn enter_namespaces(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
     }
     if setup.loopback {
         loopback_up()?;
+    }
+    if let Some(relay) = setup.relay {
+        crate::proxy::start_relay(relay).map_err(|_| fail(b"start the relay to the network proxy"))?;
     }
     // SAFETY: as above.
     match unsafe { libc::fork() } {

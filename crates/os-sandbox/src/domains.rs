@@ -96,7 +96,7 @@ impl fmt::Display for DomainPattern {
 }
 
 impl DomainPattern {
-    /// Whether the pattern matches `host` (as [`normalize_host`] returns it) on `port`.
+    /// Whether the pattern matches `host` (lower case, without a trailing dot) on `port`.
     pub fn matches(&self, host: &str, port: u16) -> bool {
         let port_ok = self.port.map_or(port == 80 || port == 443, |p| p == port);
         let name_ok = if self.below {
@@ -154,7 +154,7 @@ pub struct DomainPolicy {
 }
 
 impl Default for DomainPolicy {
-    /// The package registries ([`REGISTRY_DOMAINS`]) and nothing else.
+    /// The package registries (crates.io, npm, PyPI, the Go module proxy, Maven Central, RubyGems) and nothing else.
     fn default() -> Self {
         let allow = REGISTRY_DOMAINS
             .iter()

@@ -32,6 +32,9 @@ pub enum KernelSandboxError {
     /// The pipe that tells the command's wait status from inside its namespaces could not be made.
     #[error("cannot make the pipe of the command's status: {0}")]
     StatusPipe(#[source] std::io::Error),
+    /// The network proxy of a command allowed the network could not be started.
+    #[error("cannot start the network proxy: {0}")]
+    Proxy(#[source] std::io::Error),
     /// A pattern of the environment settings is not valid.
     #[error("environment pattern `{0}` is not a name with `*` wildcards")]
     EnvPattern(String),

@@ -18,8 +18,8 @@ use crate::env::EnvPolicy;
 use crate::error::{KernelSandboxError, Result};
 use crate::plan::{Grant, Isolation, Plan, Protection, Rights};
 use crate::probe::KernelSupport;
+use crate::proxy::{NetworkSetup, Proxy, Relay};
 use crate::scan::Watch;
-use crate::seccomp::Sockets;
 
 /// Limits every command gets, confined or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +143,10 @@ pub struct Prepared {
     /// The pipe (read end, write end) where the namespace's init writes the command's wait status.
     status_pipe: Option<(OwnedFd, OwnedFd)>,
     scratch: Option<tempfile::TempDir>,
+    /// The proxy of a command allowed the network, stopped when this is dropped.
+    proxy: Option<Proxy>,
+    /// What the command's caller should be told (its network falls short of the plan's).
+    notes: Vec<String>,
 }
 
 impl Prepared {
@@ -182,6 +186,8 @@ impl Prepared {
                 limits,
                 status_pipe: None,
                 scratch: None,
+                proxy: None,
+                notes: Vec::new(),
             });
         };
         if let Some(why) = launch.support.missing() {
@@ -200,13 +206,9 @@ impl Prepared {
             .map_err(KernelSandboxError::Scratch)?;
 
         let writes = plan.confinement.profile == SandboxProfile::WorkspaceWrite;
-        let sockets = if plan.confinement.network {
-            Sockets::Any
-        } else if writes && namespaces {
-            Sockets::PrivateLoopback
-        } else {
-            Sockets::None
-        };
+        // The network: none, a private loopback, or the proxy (crate::proxy says how the command reaches it).
+        let network = NetworkSetup::of(plan, launch.support).map_err(KernelSandboxError::Proxy)?;
+        let sockets = network.sockets;
         let mut grants: Vec<Grant> = plan.grants.clone();
         let tmp_rights = if writes {
             Rights::READ_EXECUTE.with(Rights::WRITE)
@@ -217,7 +219,7 @@ impl Prepared {
             path: tmp.clone(),
             rights: tmp_rights,
         });
-        let ruleset = crate::ruleset::build(&grants, sockets != Sockets::None, launch.support)?;
+        let ruleset = crate::ruleset::build(&grants, network.tcp, launch.support)?;
         let seccomp = vec![
             crate::seccomp::build(sockets, !writes)?,
             crate::seccomp::no_clone3()?,
@@ -236,7 +238,7 @@ impl Prepared {
                 let mut setup = namespace_setup(
                     plan,
                     user,
-                    sockets == Sockets::PrivateLoopback,
+                    network.namespace,
                     &Scratch {
                         tmp: &tmp,
                         tmp_size: TMP_SIZE.min(limits.memory),
@@ -254,6 +256,14 @@ impl Prepared {
                     .map_err(|errno| KernelSandboxError::StatusPipe(errno.into()))?;
                 setup.status_fd = Some(pipe.1.as_raw_fd());
                 status_pipe = Some(pipe);
+                setup.relay = network
+                    .proxy
+                    .as_ref()
+                    .and_then(Proxy::relay_fd)
+                    .map(|to_proxy| Relay {
+                        to_proxy,
+                        port: crate::proxy::RELAY_PORT,
+                    });
                 Some(setup)
             }
         };
@@ -268,6 +278,9 @@ impl Prepared {
             "GIT_CONFIG_GLOBAL".into(),
             tmp_dir.join(GIT_CONFIG).into_os_string(),
         ));
+        if let Some(proxy) = &network.proxy {
+            proxy.set_env(&mut env);
+        }
         Ok(Self {
             setup: Some(ChildSetup {
                 cgroups,
@@ -289,12 +302,33 @@ impl Prepared {
             limits,
             status_pipe,
             scratch: Some(scratch),
+            proxy: network.proxy,
+            notes: network.note.into_iter().collect(),
         })
     }
 
     /// The command's temporary directory (`TMPDIR`), when it is confined.
     pub fn tmp_dir(&self) -> Option<&Path> {
         self.tmp_dir.as_deref()
+    }
+
+    /// What the caller should tell the command's user before it runs: where the kernel gives it less than the
+    /// plan asked (without namespaces, how its network is held to the proxy, or that it has none).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Writes each network refusal of the proxy to `to` as it happens, one line per domain
+    /// (`agent-guard: network to `x.com` refused: not in agentGuard.network.allow`).
+    pub fn echo_network_refusals(&self, to: Box<dyn Write + Send>) {
+        if let Some(proxy) = &self.proxy {
+            proxy.echo_to(to);
+        }
+    }
+
+    /// The network refusals of the proxy so far, one line per domain.
+    pub fn network_refusals(&self) -> Vec<String> {
+        self.proxy.as_ref().map(Proxy::refusals).unwrap_or_default()
     }
 
     /// Puts the environment, the process group and the child setup on `command`, after its working directory is
@@ -586,6 +620,7 @@ fn namespace_setup(
         mounts,
         proc_access: crate::ruleset::proc_access_bits(),
         loopback: network_namespace,
+        relay: None,
         pid_max: None,
         cwd: None,
         status_fd: None,
@@ -732,6 +767,10 @@ pub fn run_filtered(
         pid_max,
         die_with_parent: true,
     })?;
+    for note in prepared.notes() {
+        eprintln!("agent-guard sandbox: {note}");
+    }
+    prepared.echo_network_refusals(Box::new(std::io::stderr()));
     let mut command = std::process::Command::new(program);
     command.args(args);
     prepared.configure(&mut command);

@@ -13,7 +13,10 @@
 //! namespaces where the kernel allows them (a private `/proc`, `/tmp` and process table; secrets hidden behind
 //! empty mounts; protected paths mounted read-only; every process ends with the command), no capabilities,
 //! Landlock for files (and TCP), seccomp for sockets and the calls that reach past Landlock, and an environment
-//! by allow list without credentials ([`EnvPolicy`]), with git's identity in a generated `GIT_CONFIG_GLOBAL`.
+//! by allow list without credentials ([`EnvPolicy`]), with git's identity in a generated `GIT_CONFIG_GLOBAL`. A
+//! command allowed the network gets no route out: only a loopback where a proxy run by the starting process
+//! forwards to the domains of a [`DomainPolicy`] (the package registries and `agentGuard.network`), checking the
+//! TLS server name of each tunnel and resolving names itself.
 //!
 //! **Invariant:** a plan never grants a secret it knows of, for reading or writing; what the kernel cannot
 //! enforce is an error ([`KernelSandboxError::Unsupported`]), never a command run unconfined.
@@ -59,6 +62,8 @@ mod home;
 mod launch;
 mod plan;
 mod probe;
+#[cfg(target_os = "linux")]
+mod proxy;
 #[cfg(target_os = "linux")]
 mod ruleset;
 mod scan;

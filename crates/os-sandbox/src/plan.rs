@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_tool_traits::{Confinement, SandboxProfile};
 
+use crate::domains::DomainPolicy;
 use crate::error::{KernelSandboxError, Result};
 use crate::probe::{KernelSupport, Namespaces};
 use crate::scan::{Watch, prefixed, scan};
@@ -237,6 +238,8 @@ pub struct SandboxSpec {
     /// The command's memory bound in bytes (`agentGuard.sandbox.memoryMax`); `None` is the default of
     /// [`ProcessLimits`](crate::ProcessLimits).
     pub memory_max: Option<u64>,
+    /// The domains a command allowed the network reaches through the proxy (`agentGuard.network`).
+    pub domains: DomainPolicy,
 }
 
 impl SandboxSpec {
@@ -273,6 +276,7 @@ impl SandboxSpec {
             toolchains,
             scan_limit: 20_000,
             memory_max: None,
+            domains: DomainPolicy::default(),
         }
     }
 }
@@ -384,6 +388,8 @@ pub struct Plan {
     /// The command's memory bound in bytes, from the spec; `None` is the default of
     /// [`ProcessLimits`](crate::ProcessLimits).
     pub memory_max: Option<u64>,
+    /// The domains the proxy forwards to, when the confinement allows the network.
+    pub domains: DomainPolicy,
 }
 
 /// A path mounted read-only over itself.
@@ -585,6 +591,7 @@ impl Plan {
             git_config: crate::gitconfig::generated(spec.home.as_deref()),
             notes,
             memory_max: spec.memory_max,
+            domains: spec.domains.clone(),
         })
     }
 }

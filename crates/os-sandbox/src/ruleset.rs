@@ -3,7 +3,7 @@
 use std::os::fd::OwnedFd;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope,
 };
 
@@ -50,15 +50,26 @@ fn for_file(access: BitFlags<AccessFs>) -> BitFlags<AccessFs> {
     access & AccessFs::from_file(KNOWN_ABI)
 }
 
+/// What the command may do with TCP, as far as Landlock sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tcp {
+    /// Anything (its network namespace bounds where it leads).
+    Unrestricted,
+    /// Neither bind nor connect.
+    Refused,
+    /// Connect to this port only (the proxy's, without namespaces), bind nothing.
+    ConnectOnly(u16),
+}
+
 /// Builds the ruleset: every file-system right handled (so that whatever is not granted is refused), TCP
-/// handled unless `tcp_allowed`, abstract Unix sockets and signals scoped where the kernel can. A grant whose
+/// handled as `tcp` says, abstract Unix sockets and signals scoped where the kernel can. A grant whose
 /// path has gone since the plan was made is skipped.
-pub(crate) fn build(grants: &[Grant], tcp_allowed: bool, support: &KernelSupport) -> Result<OwnedFd> {
+pub(crate) fn build(grants: &[Grant], tcp: Tcp, support: &KernelSupport) -> Result<OwnedFd> {
     let error = |e: landlock::RulesetError| KernelSandboxError::Landlock(e.to_string());
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(KNOWN_ABI))
         .map_err(error)?;
-    if !tcp_allowed && support.landlock_abi >= ABI_NETWORK {
+    if tcp != Tcp::Unrestricted && support.landlock_abi >= ABI_NETWORK {
         ruleset = ruleset
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
             .map_err(error)?;
@@ -69,6 +80,13 @@ pub(crate) fn build(grants: &[Grant], tcp_allowed: bool, support: &KernelSupport
             .map_err(error)?;
     }
     let mut created = ruleset.create().map_err(error)?;
+    if let Tcp::ConnectOnly(port) = tcp
+        && support.landlock_abi >= ABI_NETWORK
+    {
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(error)?;
+    }
     for grant in grants {
         let wanted = access(grant.rights);
         let Ok(fd) = PathFd::new(&grant.path) else {

@@ -13,16 +13,23 @@ use crate::error::{KernelSandboxError, Result};
 /// Which sockets the command may open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sockets {
-    /// Any (the network is allowed).
-    Any,
     /// IPv4 and IPv6 only, inside a network namespace of its own that has nothing but loopback.
     PrivateLoopback,
     /// None at all (`socketpair` still works: it reaches nothing outside).
     None,
+    /// Unix, IPv4, IPv6 and netlink sockets, in a network namespace of its own whose only interface is a
+    /// loopback (the network through the proxy). Every other family is refused: vsock reaches a virtual machine's
+    /// host whatever the network namespace, and packet, Bluetooth and the rest have nothing to do there.
+    OwnNamespace,
+    /// Unix sockets, and TCP over IPv4 and IPv6 (whose ports Landlock bounds): no UDP, no raw or packet
+    /// sockets, no SCTP or MPTCP, which Landlock's TCP rules do not see. For a command allowed the network
+    /// through the proxy without a network namespace of its own.
+    StreamOnly,
 }
 
 /// System calls refused in every profile, with why:
-/// - `ptrace`, `process_vm_readv`, `process_vm_writev`: reading or changing another process's memory;
+/// - `ptrace`, `process_vm_readv`, `process_vm_writev`, `pidfd_getfd`: reading or changing another process's
+///   memory, taking its descriptors;
 /// - `keyctl`, `add_key`, `request_key`: the kernel keyrings hold credentials;
 /// - `io_uring_*`: io_uring performs file and socket operations that seccomp never sees;
 /// - `bpf`, `perf_event_open`, `userfaultfd`, `fanotify_init`, `syslog`: kernel introspection and hooks;
@@ -35,6 +42,7 @@ const REFUSED: &[libc::c_long] = &[
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
     libc::SYS_process_vm_writev,
+    libc::SYS_pidfd_getfd,
     libc::SYS_keyctl,
     libc::SYS_add_key,
     libc::SYS_request_key,
@@ -84,6 +92,7 @@ const REFUSED: &[libc::c_long] = &[
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
     libc::SYS_process_vm_writev,
+    libc::SYS_pidfd_getfd,
     libc::SYS_keyctl,
     libc::SYS_add_key,
     libc::SYS_request_key,
@@ -215,7 +224,6 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
     rules.insert(libc::SYS_unshare, vec![user_namespace().map_err(error)?]);
     rules.insert(libc::SYS_clone, vec![user_namespace().map_err(error)?]);
     match sockets {
-        Sockets::Any => {}
         Sockets::None => {
             rules.insert(libc::SYS_socket, Vec::new());
         }
@@ -230,6 +238,25 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
             };
             let rule = family(libc::AF_INET)
                 .and_then(|inet| family(libc::AF_INET6).map(|inet6| vec![inet, inet6]))
+                .and_then(SeccompRule::new)
+                .map_err(error)?;
+            rules.insert(libc::SYS_socket, vec![rule]);
+        }
+        Sockets::StreamOnly => {
+            rules.insert(libc::SYS_socket, stream_only().map_err(error)?);
+        }
+        Sockets::OwnNamespace => {
+            let rule = [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK]
+                .into_iter()
+                .map(|family| {
+                    SeccompCondition::new(
+                        0,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::Ne,
+                        u64::from(family.unsigned_abs()),
+                    )
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
                 .and_then(SeccompRule::new)
                 .map_err(error)?;
             rules.insert(libc::SYS_socket, vec![rule]);
@@ -266,6 +293,41 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
     Ok(program)
 }
 
+/// The rules of [`Sockets::StreamOnly`], each one a way to be refused (a call matching any of them is): a family
+/// other than Unix, IPv4 and IPv6; an IPv4 or IPv6 socket whose type (with or without `SOCK_NONBLOCK` and
+/// `SOCK_CLOEXEC`) is not a stream; or whose protocol is neither the default nor TCP.
+fn stream_only() -> std::result::Result<Vec<SeccompRule>, seccompiler::BackendError> {
+    let arg = |index: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
+    };
+    let family = |f: libc::c_int| u64::from(f.unsigned_abs());
+    let stream = u64::from(libc::SOCK_STREAM.unsigned_abs());
+    let flags = [
+        0,
+        libc::SOCK_NONBLOCK.unsigned_abs(),
+        libc::SOCK_CLOEXEC.unsigned_abs(),
+        (libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC).unsigned_abs(),
+    ];
+    let mut rules = vec![SeccompRule::new(vec![
+        arg(0, SeccompCmpOp::Ne, family(libc::AF_UNIX))?,
+        arg(0, SeccompCmpOp::Ne, family(libc::AF_INET))?,
+        arg(0, SeccompCmpOp::Ne, family(libc::AF_INET6))?,
+    ])?];
+    for inet in [libc::AF_INET, libc::AF_INET6] {
+        let mut not_a_stream = vec![arg(0, SeccompCmpOp::Eq, family(inet))?];
+        for flag in flags {
+            not_a_stream.push(arg(1, SeccompCmpOp::Ne, stream | u64::from(flag))?);
+        }
+        rules.push(SeccompRule::new(not_a_stream)?);
+        rules.push(SeccompRule::new(vec![
+            arg(0, SeccompCmpOp::Eq, family(inet))?,
+            arg(2, SeccompCmpOp::Ne, 0)?,
+            arg(2, SeccompCmpOp::Ne, u64::from(libc::IPPROTO_TCP.unsigned_abs()))?,
+        ])?);
+    }
+    Ok(rules)
+}
+
 /// A second filter: `clone3` fails with `ENOSYS`. Its flags lie in memory a filter cannot read, so it could make
 /// a user namespace past the `clone` rule; C libraries take `ENOSYS` as "use `clone`", which the first filter
 /// checks.
@@ -287,7 +349,7 @@ mod tests {
 
     #[test]
     fn every_variant_compiles() {
-        for sockets in [Sockets::Any, Sockets::PrivateLoopback, Sockets::None] {
+        for sockets in [Sockets::PrivateLoopback, Sockets::None, Sockets::StreamOnly] {
             for read_only in [true, false] {
                 let program = build(sockets, read_only).unwrap();
                 assert!(program.len() > 10, "{sockets:?}");

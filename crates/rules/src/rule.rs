@@ -132,6 +132,21 @@ impl Rule {
     pub fn has_content(&self) -> bool {
         matches!(&self.target, Target::Tool { content: Some(_), .. })
     }
+
+    /// The host pattern of a `WebFetch(domain:…)` rule, as `host` or `*.host`; `None` for every other rule.
+    pub fn domain(&self) -> Option<String> {
+        match &self.target {
+            Target::Tool {
+                content: Some(Content::Domain(pattern)),
+                ..
+            } => Some(if pattern.subdomains {
+                format!("*.{}", pattern.host)
+            } else {
+                pattern.host.clone()
+            }),
+            Target::Tool { .. } | Target::AnyTool | Target::McpServer(_) => None,
+        }
+    }
 }
 
 impl fmt::Display for Rule {
@@ -499,6 +514,10 @@ mod tests {
 
     #[test]
     fn domains_match_on_labels() {
+        let rule = Rule::parse("WebFetch(domain:*.Example.com)", Decision::Allow, Source::User).unwrap();
+        assert_eq!(rule.domain().as_deref(), Some("*.example.com"));
+        let rule = Rule::parse("Bash(curl:*)", Decision::Allow, Source::User).unwrap();
+        assert_eq!(rule.domain(), None);
         let exact = DomainPattern::parse("domain:Example.com").unwrap();
         assert!(exact.matches("example.com"));
         assert!(!exact.matches("notexample.com") && !exact.matches("example.com.evil.io"));
