@@ -3,6 +3,7 @@
 
 mod fuzz;
 mod layering;
+mod replay;
 mod startup;
 mod surface;
 
@@ -22,8 +23,9 @@ fn main() -> Result<()> {
         Some("deny") => deny(),
         Some("fuzz-smoke") => fuzz::smoke(),
         Some("sandbox-startup") => startup::run(args.get(1..).unwrap_or_default()),
+        Some("replay") => replay::run(args.get(1..).unwrap_or_default()),
         _ => {
-            eprintln!("usage: cargo xtask <ci|layering|surface|deny|fuzz-smoke|sandbox-startup>");
+            eprintln!("usage: cargo xtask <ci|layering|surface|deny|fuzz-smoke|sandbox-startup|replay>");
             eprintln!(
                 "  ci          fmt, surface, clippy, postgres, chromium, tests, benches, docs, layering, cargo-deny, \
                  fuzz smoke"
@@ -38,6 +40,10 @@ fn main() -> Result<()> {
             eprintln!(
                 "  sandbox-startup  time `agent-guard sandbox -- /bin/true` against `/bin/true` and bwrap \
                  (--runs N, --binary PATH)"
+            );
+            eprintln!(
+                "  replay      decide the replay set of real agents' shell commands in each permission mode and \
+                 report how often each interrupts the user (docs/replay.md; not part of ci)"
             );
             bail!("unknown or missing subcommand")
         }
