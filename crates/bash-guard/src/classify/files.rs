@@ -240,6 +240,9 @@ pub(super) fn rm(name: &str, args: &[Word], c: &mut Classified) {
     let s = options::read(args, &knowledge::RM);
     let recursive_or_forced = s.has(knowledge::RM_FORCED);
     let shown = shown(name, args);
+    if s.has(&["-r", "-R", "--recursive"]) {
+        c.effect = crate::analysis::Effect::RemovesTrees;
+    }
     for operand in &s.operands {
         c.write(operand, AccessVia::Operand);
         if !recursive_or_forced {
