@@ -239,8 +239,9 @@ pub enum Effect {
         /// The hosts named in its words.
         hosts: Vec<String>,
     },
-    /// It removes whole trees of files: its write operands (`rm -r DIR`). Whether that deletes the project or
-    /// only what a build regenerates is for a caller that looks at the disk.
+    /// It removes whole trees of files, or files named only at run time: its write operands (`rm -r DIR`, `find
+    /// DIR -delete`, `rm {}` of `find -exec`), the working directory when it names none. Whether that deletes the
+    /// project or only what a build makes again is for a caller that looks at the disk.
     RemovesTrees,
     /// It discards work that only the disk holds (`git reset --hard`, `git clean -fd`), which no sandbox brings
     /// back: why.

@@ -53,6 +53,7 @@
 mod bounded;
 mod config;
 mod confine;
+mod contain;
 mod decided;
 mod describe;
 mod error;
@@ -71,7 +72,8 @@ pub use config::{
     GuardSettings, PolicyTest, SandboxMode, check_settings_file, discover_settings, settings_schema,
 };
 pub use confine::GuardProtection;
+pub use contain::Contained;
 pub use decided::{CheckedPath, Decided};
 pub use error::{Error, Result};
-pub use guard::{Guard, GuardOptions};
+pub use guard::{AutoAllow, Guard, GuardOptions};
 pub use hook_io::{HookInput, HookOutput, sandboxed_input, shell_quote};

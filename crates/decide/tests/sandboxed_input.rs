@@ -37,6 +37,7 @@ fn arrives(program: &Path, line: &str, root: &str) -> String {
         Confinement::READ_ONLY,
         root,
         &[],
+        &[],
     )
     .unwrap();
     let wrapped = input["command"].as_str().unwrap();

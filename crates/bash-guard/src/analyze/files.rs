@@ -276,10 +276,14 @@ impl Walker<'_> {
             Access::Read => "reads",
             Access::Write => "writes",
         };
-        self.contained(
-            format!("{verb} a file named only at run time (`{text}`), which the path check cannot see"),
-            command,
-        );
+        // A write goes where the kernel lets it (inside the roots); a read may reach a secret outside them under a
+        // name no list knows, which the kernel does not hide.
+        let reason =
+            format!("{verb} a file named only at run time (`{text}`), which the path check cannot see");
+        match access {
+            Access::Read => self.finding(Decision::Ask, reason, command),
+            Access::Write => self.contained(reason, command),
+        }
     }
 
     /// A device or a special file among the paths a command accesses: raw disks, network connections.
@@ -413,7 +417,8 @@ impl Walker<'_> {
                     }
                     if !output {
                         if !w.literal {
-                            self.contained(
+                            self.finding(
+                                Decision::Ask,
                                 format!("redirection from `{}` only known at run time", w.text),
                                 command,
                             );

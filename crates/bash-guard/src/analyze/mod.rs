@@ -751,6 +751,16 @@ impl Walker<'_> {
         if classified.found.is_none() {
             classified.found = found.cloned();
         }
+        // A removal run on every file found under its starting points removes those trees, whatever its own
+        // options say (`find . -exec rm {} +`).
+        if found.is_some() && classified.class == crate::analysis::CommandClass::Write {
+            let name = argv
+                .get(classified.inner)
+                .map(|w| w.text.rsplit('/').next().unwrap_or_default());
+            if matches!(name, Some("rm" | "unlink" | "shred")) {
+                classified.effect = crate::analysis::Effect::RemovesTrees;
+            }
+        }
         let index = self.out.commands.len();
         self.out.commands.push(SubCommand {
             argv: argv.iter().map(|w| w.text.clone()).collect(),
