@@ -44,10 +44,14 @@ struct Judgement {
 }
 
 impl Judgement {
+    /// Adds `effect`; an effect that says more of the same (`runs code the project controls or …`) replaces the
+    /// shorter one.
     fn contains(&mut self, effect: &str) {
-        if !self.effects.iter().any(|e| e == effect) {
-            self.effects.push(effect.to_owned());
+        if self.effects.iter().any(|e| e.starts_with(effect)) {
+            return;
         }
+        self.effects.retain(|e| !effect.starts_with(e.as_str()));
+        self.effects.push(effect.to_owned());
     }
 }
 
@@ -67,13 +71,17 @@ impl Guard {
         self.judge_commands(gathered, analysis, &mut judgement);
         self.judge_paths(gathered, analysis, &mut judgement);
         if !judgement.uncontained.is_empty() {
-            resolution.verdict.reasons.extend(
-                judgement
-                    .uncontained
-                    .into_iter()
-                    .filter(|why| !why.is_empty())
-                    .map(|why| format!("the sandbox does not contain this: {why}")),
-            );
+            let named: Vec<String> = judgement
+                .uncontained
+                .into_iter()
+                .filter(|why| !why.is_empty())
+                .collect();
+            if !named.is_empty() {
+                resolution
+                    .verdict
+                    .reasons
+                    .push(format!("the sandbox does not contain: {}", named.join("; ")));
+            }
             return None;
         }
         if judgement.effects.is_empty() {
@@ -337,4 +345,200 @@ fn ignored(base: &Path, dir: &Path) -> bool {
         let entry = line.trim_start_matches('/').trim_end_matches('/');
         entry == relative || (!anchored && entry == name)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_os_sandbox::KernelSupport;
+    use agent_tool_traits::{Confinement, SandboxProfile};
+    use serde_json::json;
+
+    use super::*;
+    use crate::test_guard::Project;
+
+    /// Contained allows need a kernel that enforces the sandbox; elsewhere these tests say so and check the
+    /// reason instead.
+    fn enforced() -> bool {
+        match KernelSupport::enforcement_missing() {
+            None => true,
+            Some(why) => {
+                eprintln!("skipped: contained allows need the kernel sandbox, and {why}");
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn a_contained_line_runs_workspace_write_with_the_network_and_keeps_what_would_have_asked() {
+        let project = Project::with_files("{}", &[("proj/package.json", "{}")]);
+        let decided = project.guard.decide("Bash", &json!({"command": "npm install"}));
+        if !enforced() {
+            assert_eq!(decided.verdict().decision, Decision::Ask);
+            return;
+        }
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert_eq!(decided.verdict().provenance.step, Some(DecidedBy::Contained));
+        assert!(
+            decided
+                .verdict()
+                .reason()
+                .starts_with("allowed inside the sandbox: runs code the project controls")
+        );
+        assert_eq!(
+            decided.confinement,
+            Some(Confinement {
+                profile: SandboxProfile::WorkspaceWrite,
+                network: true
+            })
+        );
+        let contained = decided.contained.expect("what was contained");
+        assert_eq!(contained.without.decision, Decision::Ask);
+        assert!(
+            contained.without.reason().contains("npm install"),
+            "{}",
+            contained.without.reason()
+        );
+        assert!(
+            decided.domains.is_empty(),
+            "the registries are the settings' own: {:?}",
+            decided.domains
+        );
+    }
+
+    #[test]
+    fn a_line_writing_in_the_project_runs_without_the_network() {
+        let project = Project::new("{}");
+        let decided = project
+            .guard
+            .decide("Bash", &json!({"command": "mkdir -p build && touch build/x"}));
+        if !enforced() {
+            return;
+        }
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert_eq!(
+            decided.confinement,
+            Some(Confinement {
+                profile: SandboxProfile::WorkspaceWrite,
+                network: false
+            })
+        );
+    }
+
+    #[test]
+    fn plan_mode_and_the_command_line_switch_keep_the_ask() {
+        let plan = Project::new(r#"{"permissions": {"defaultMode": "plan"}}"#);
+        let decided = plan.guard.decide("Bash", &json!({"command": "make"}));
+        assert_eq!(decided.verdict().decision, Decision::Deny);
+        assert!(decided.contained.is_none());
+        let off = Project::new(r#"{"agentGuard": {"sandbox": {"autoAllow": false}}}"#);
+        assert_eq!(
+            off.guard.auto_allow(),
+            &AutoAllow::Off("`agentGuard.sandbox.autoAllow` is `false`".to_owned())
+        );
+        assert_eq!(
+            off.guard
+                .decide("Bash", &json!({"command": "make"}))
+                .verdict()
+                .decision,
+            Decision::Ask
+        );
+        let sandbox_off = Project::new(r#"{"agentGuard": {"sandbox": "off"}}"#);
+        assert!(
+            matches!(sandbox_off.guard.auto_allow(), AutoAllow::Off(why) if why.contains("`agentGuard.sandbox` is `off`"))
+        );
+    }
+
+    #[test]
+    fn the_domains_a_rule_or_an_ask_allowed_are_passed_to_the_sandbox() {
+        let ruled = Project::new(r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#);
+        let decided = ruled.guard.decide(
+            "Bash",
+            &json!({"command": "curl -sS https://docs.example.com/a https://crates.io/b"}),
+        );
+        assert_eq!(decided.verdict().decision, Decision::Allow);
+        if enforced() {
+            assert_eq!(decided.domains, ["docs.example.com"]);
+        }
+        // A WebFetch domain rule makes the host an allowed one: contained, and passed.
+        let fetch = Project::new(r#"{"permissions": {"allow": ["WebFetch(domain:docs.example.com)"]}}"#);
+        let decided = fetch
+            .guard
+            .decide("Bash", &json!({"command": "curl -sS https://docs.example.com/a"}));
+        if enforced() {
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Allow,
+                "{}",
+                decided.verdict().reason()
+            );
+            assert_eq!(decided.domains, ["docs.example.com"]);
+        }
+        // Another host of the same line is named in the ask, and nothing is passed for a denied one.
+        let decided = fetch.guard.decide(
+            "Bash",
+            &json!({"command": "curl -sS https://docs.example.com/a https://example.net/b"}),
+        );
+        assert_eq!(decided.verdict().decision, Decision::Ask);
+        if enforced() {
+            assert!(
+                decided
+                    .verdict()
+                    .reason()
+                    .contains("reaches `example.net`, which is not an allowed domain"),
+                "{}",
+                decided.verdict().reason()
+            );
+        }
+        let denied = Project::new(
+            r#"{"permissions": {"allow": ["Bash(curl:*)"]}, "agentGuard": {"network": {"deny": ["*.example.com"]}}}"#,
+        );
+        let decided = denied
+            .guard
+            .decide("Bash", &json!({"command": "curl -sS https://docs.example.com/a"}));
+        assert!(decided.domains.is_empty(), "{:?}", decided.domains);
+    }
+
+    #[test]
+    fn a_removal_is_contained_only_for_what_a_build_makes_again() {
+        let project = Project::with_files(
+            "{}",
+            &[
+                ("proj/.gitignore", "node_modules\n/dist/\n"),
+                ("proj/node_modules/a/index.js", ""),
+                ("proj/dist/app.js", ""),
+                ("proj/src/main.rs", ""),
+                (
+                    "proj/target/CACHEDIR.TAG",
+                    "Signature: 8a477f597d28d172789f06886806bc55\n",
+                ),
+            ],
+        );
+        if !enforced() {
+            return;
+        }
+        for (command, contained) in [
+            ("rm -rf node_modules", true),
+            ("rm -rf dist target", true),
+            ("rm -rf dist/*", true),
+            ("rm -rf src", false),
+            ("rm -r node_modules src", false),
+            ("cd src && rm -rf ../src", false),
+            ("find src -name '*.rs' -delete", false),
+            ("rm -rf $DIR", false),
+        ] {
+            let decided = project.guard.decide("Bash", &json!({ "command": command }));
+            let allowed = decided.verdict().decision == Decision::Allow;
+            assert_eq!(allowed, contained, "{command}: {}", decided.verdict().reason());
+        }
+    }
 }

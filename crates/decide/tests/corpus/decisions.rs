@@ -59,8 +59,9 @@ fn cases() -> Vec<Case> {
     load("decisions.json")
 }
 
-/// Decides `case` in a fresh workspace through the one decision path, with contained allows on or off:
-/// (decision, reason with the temporary directory redacted).
+/// Decides `case` in a fresh workspace through the one decision path, with contained allows as the settings
+/// have them (on by default) or off (`--auto-allow off`): (decision, reason with the temporary directory
+/// redacted).
 pub(crate) fn decide(case: &Case, auto_allow: bool) -> (String, String) {
     let ws = Workspace::new();
     for (path, text) in &case.files {
@@ -69,7 +70,8 @@ pub(crate) fn decide(case: &Case, auto_allow: bool) -> (String, String) {
     for (link, target) in &case.symlinks {
         ws.symlink(link, target);
     }
-    let guard = ws.guard_with(&case.settings, &case.env, case.mode.as_deref(), Some(auto_allow));
+    let flag = (!auto_allow).then_some(false);
+    let guard = ws.guard_with(&case.settings, &case.env, case.mode.as_deref(), flag);
     let decided = guard.decide(&case.tool, &ws.expand(&case.input));
     let verdict = decided.verdict();
     (verdict.decision.as_str().to_owned(), ws.redact(&verdict.reason()))
@@ -114,7 +116,7 @@ fn decision_table() {
                 ws.redact(&verdict.reason())
             ));
         }
-        // The same case with contained allows on: where its decision differs, the table shows both.
+        // The same case with contained allows on: where its decision or reason differs, the table shows both.
         let contained = contained_allows_possible().then(|| decide(case, true));
         if let Some((decision, reason)) = &contained
             && decision != case.expected(true)
@@ -143,7 +145,10 @@ fn decision_table() {
         }
         let _ = writeln!(table, "decision:   {}", verdict.decision);
         let _ = writeln!(table, "reason:     {}", ws.redact(&verdict.reason()));
-        if let Some((decision, reason)) = contained.filter(|(d, _)| d != verdict.decision.as_str()) {
+        let reason_off = ws.redact(&verdict.reason());
+        if let Some((decision, reason)) =
+            contained.filter(|(d, r)| d != verdict.decision.as_str() || *r != reason_off)
+        {
             let _ = writeln!(table, "autoAllow:  {decision}: {reason}");
         }
         let _ = writeln!(
