@@ -128,7 +128,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
         c.online("`git remote show NAME` asks the remote repository".to_owned());
     }
     paths(sub_name, rest, &s, c);
-    c.effect = git_effect(sub_name, &s);
+    c.effect = git_effect(sub_name, rest, &s);
     let read_only = match rule {
         None => false,
         Some(GitRule::Always) => true,
@@ -183,12 +183,23 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
 
 /// What a git sub-command does beyond the repository's files: the sub-commands that change another repository,
 /// and those that throw away work only the working tree holds.
-fn git_effect(sub: &str, s: &options::Parsed<'_>) -> crate::analysis::Effect {
+fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analysis::Effect {
     use crate::analysis::Effect;
     if knowledge::GIT_REMOTE_WRITES.contains(&sub) {
         return Effect::Remote(format!("`git {sub}` changes another repository"));
     }
+    // `git checkout -- FILE`, `git checkout .` and `git checkout -f` overwrite the working tree's changes; a bare
+    // `git checkout BRANCH` refuses to.
+    let paths = rest
+        .iter()
+        .any(|w| w.literal && (w.text == "--" || w.text == "."));
     match sub {
+        "checkout" if paths || s.has(&["-f", "--force"]) => {
+            Effect::Discards("`git checkout` of files overwrites the changes not committed".to_owned())
+        }
+        "restore" if !s.has(&["-S", "--staged"]) || s.has(&["-W", "--worktree"]) => {
+            Effect::Discards("`git restore` overwrites the changes not committed".to_owned())
+        }
         "reset" if s.has(&["--hard"]) => {
             Effect::Discards("`git reset --hard` discards the changes not committed".to_owned())
         }

@@ -361,7 +361,7 @@ impl Table {
         }
         if c.effect == Effect::Local && c.class == CommandClass::Network {
             c.effect = Effect::Network {
-                hosts: remote::hosts(argv.get(c.inner + 1..).unwrap_or_default()),
+                hosts: remote::hosts(argv.get(c.inner..).unwrap_or_default()),
             };
         }
         c

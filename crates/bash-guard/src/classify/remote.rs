@@ -33,6 +33,9 @@ const PUBLISHING: &[(&[&str], &[&str])] = &[
     (&["mvn", "mvnw", "gradle", "gradlew"], &["deploy", "publish", "release:perform"]),
 ];
 
+/// Programs that reach a host of their own, whatever their words name.
+const IMPLIED_HOSTS: &[(&str, &str)] = &[("gh", "api.github.com"), ("glab", "gitlab.com")];
+
 /// The GitHub CLI's verbs that only read.
 const GH_READS: &[&str] = &[
     "view",
@@ -81,10 +84,16 @@ pub(super) fn remote(argv: &[Word]) -> Option<String> {
     published.map(|sub| format!("`{name} {sub}` publishes to a package registry"))
 }
 
-/// The hosts a network command's words name: URLs (`https://x.example/p`, `--index-url=https://…`) and git's
+/// The hosts a network command (its effective command first) reaches by its words: URLs (`https://x.example/p`, `--index-url=https://…`) and git's
 /// `user@host:path`, lower case, each once. A host holding something only known at run time is not one.
-pub(super) fn hosts(args: &[Word]) -> Vec<String> {
-    let mut hosts: Vec<String> = Vec::new();
+pub(super) fn hosts(argv: &[Word]) -> Vec<String> {
+    let (command, args) = argv.split_first().map_or((None, argv), |(c, a)| (Some(c), a));
+    let name = command.map(|c| c.text.rsplit('/').next().unwrap_or_default());
+    let mut hosts: Vec<String> = IMPLIED_HOSTS
+        .iter()
+        .filter(|(program, _)| Some(*program) == name)
+        .map(|(_, host)| (*host).to_owned())
+        .collect();
     for word in args {
         for host in word_hosts(&word.text) {
             if !hosts.contains(&host) {
@@ -180,17 +189,18 @@ mod tests {
     #[test]
     fn the_hosts_a_command_names() {
         assert_eq!(
-            hosts(&words("-sSL https://Example.com/install.sh -o x")),
+            hosts(&words("curl -sSL https://Example.com/install.sh -o x")),
             ["example.com"]
         );
         assert_eq!(
             hosts(&words(
-                "install --index-url=https://u:p@pypi.internal:8443/simple x"
+                "pip install --index-url=https://u:p@pypi.internal:8443/simple x"
             )),
             ["pypi.internal"]
         );
-        assert_eq!(hosts(&words("clone git@github.com:o/r.git")), ["github.com"]);
-        assert_eq!(hosts(&words("http://[::1]:8080/")), ["[::1]"]);
-        assert!(hosts(&words("https://$HOST/x install ./local")).is_empty());
+        assert_eq!(hosts(&words("git clone git@github.com:o/r.git")), ["github.com"]);
+        assert_eq!(hosts(&words("curl http://[::1]:8080/")), ["[::1]"]);
+        assert_eq!(hosts(&words("gh pr view 3")), ["api.github.com"]);
+        assert!(hosts(&words("curl https://$HOST/x install ./local")).is_empty());
     }
 }
