@@ -3,6 +3,7 @@
 
 mod fuzz;
 mod layering;
+mod replay;
 mod surface;
 
 use std::path::{Path, PathBuf};
@@ -20,8 +21,9 @@ fn main() -> Result<()> {
         Some("surface") => surface::check(),
         Some("deny") => deny(),
         Some("fuzz-smoke") => fuzz::smoke(),
+        Some("replay") => replay::run(args.get(1..).unwrap_or_default()),
         _ => {
-            eprintln!("usage: cargo xtask <ci|layering|surface|deny|fuzz-smoke>");
+            eprintln!("usage: cargo xtask <ci|layering|surface|deny|fuzz-smoke|replay>");
             eprintln!(
                 "  ci          fmt, surface, clippy, postgres, chromium, tests, benches, docs, layering, cargo-deny, \
                  fuzz smoke"
@@ -33,6 +35,10 @@ fn main() -> Result<()> {
             );
             eprintln!("  deny        cargo deny check (licenses, bans, sources)");
             eprintln!("  fuzz-smoke  build every fuzz target and run each for a few seconds");
+            eprintln!(
+                "  replay      decide the replay set of real agents' shell commands in each permission mode and \
+                 report how often each interrupts the user (docs/replay.md; not part of ci)"
+            );
             bail!("unknown or missing subcommand")
         }
     }
