@@ -149,12 +149,39 @@ impl Scratch {
             "." | "" => self.project.clone(),
             relative => self.project.join(relative),
         };
-        let line = command
-            .command
-            .replace(PROJECT_PLACEHOLDER, &self.project.to_string_lossy())
-            .replace(HOME_PLACEHOLDER, &self.home.to_string_lossy());
-        (cwd, line)
+        (cwd, self.replace_placeholders(&command.command))
     }
+
+    /// `text` with each placeholder that ends a path component replaced, in one pass: the scratch paths are
+    /// themselves below a `home/user` directory, and a second pass would replace inside them.
+    fn replace_placeholders(&self, text: &str) -> String {
+        let project = self.project.to_string_lossy();
+        let home = self.home.to_string_lossy();
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find(HOME_PLACEHOLDER) {
+            let (before, from) = rest.split_at(at);
+            out.push_str(before);
+            let (placeholder, scratch) = if ends_component(from, PROJECT_PLACEHOLDER) {
+                (PROJECT_PLACEHOLDER, &*project)
+            } else if ends_component(from, HOME_PLACEHOLDER) {
+                (HOME_PLACEHOLDER, &*home)
+            } else {
+                // `/home/username`: another directory, kept as written.
+                (HOME_PLACEHOLDER, HOME_PLACEHOLDER)
+            };
+            out.push_str(scratch);
+            rest = from.get(placeholder.len()..).unwrap_or_default();
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// Whether `text` starts with `prefix` followed by the end of a path component.
+fn ends_component(text: &str, prefix: &str) -> bool {
+    text.strip_prefix(prefix)
+        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
 }
 
 #[cfg(test)]
@@ -186,15 +213,18 @@ mod tests {
         let command = ReplayCommand {
             source: "o/r".into(),
             cwd: "app/web".into(),
-            command: "cat /home/user/project/src/lib.rs /home/user/.bashrc".into(),
+            command:
+                "cat /home/user/project/src/lib.rs /home/user/.bashrc /home/user/project-x /home/username"
+                    .into(),
         };
         let (cwd, line) = scratch.localize(&command);
         assert_eq!(cwd, scratch.project.join("app/web"));
         assert_eq!(
             line,
             format!(
-                "cat {}/src/lib.rs {}/.bashrc",
+                "cat {}/src/lib.rs {}/.bashrc {}/project-x /home/username",
                 scratch.project.display(),
+                scratch.home.display(),
                 scratch.home.display()
             )
         );

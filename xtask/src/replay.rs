@@ -476,28 +476,86 @@ fn reasons(replayed: &[Replayed], mode: usize) -> String {
     out
 }
 
-/// A reason with what names one command taken out: backquoted text becomes `…`, numbers become `N`.
+/// A reason with what names one command taken out, so that alike reasons group: in each of its parts (`; `
+/// between them, repeats dropped) the first backquoted text keeps only its program (and the subcommand of a
+/// program that has them), other backquoted text becomes `…`, numbers become `N`.
 fn reason_shape(reason: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for part in reason.split("; ") {
+        let shape = part_shape(part);
+        if !parts.contains(&shape) {
+            parts.push(shape);
+        }
+    }
+    parts.join("; ")
+}
+
+fn part_shape(part: &str) -> String {
     let mut out = String::new();
-    let mut quoted = false;
-    for c in reason.chars() {
-        match c {
-            '`' => {
-                if !quoted {
-                    out.push_str("`…`");
-                }
-                quoted = !quoted;
-            }
-            _ if quoted => {}
-            c if c.is_ascii_digit() => {
-                if !out.ends_with('N') {
-                    out.push('N');
-                }
-            }
-            c => out.push(c),
+    let mut segments = part.split('`');
+    let mut quoted_seen = 0;
+    if let Some(first) = segments.next() {
+        push_unnumbered(&mut out, first);
+    }
+    for (index, segment) in segments.enumerate() {
+        if index % 2 == 1 {
+            push_unnumbered(&mut out, segment);
+            continue;
+        }
+        quoted_seen += 1;
+        if quoted_seen == 1 {
+            let _ = write!(out, "`{}`", program_of(segment));
+        } else {
+            out.push_str("`…`");
         }
     }
     out
+}
+
+/// The program of a command line, with its subcommand for the programs that take one (`git commit`).
+fn program_of(line: &str) -> String {
+    let words: Vec<&str> = line.split_whitespace().filter(|w| !w.contains('=')).collect();
+    let Some(program) = words.first() else {
+        return "…".to_owned();
+    };
+    let program = program
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(program);
+    let with_sub = matches!(
+        program,
+        "git"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "bun"
+            | "cargo"
+            | "go"
+            | "uv"
+            | "gh"
+            | "docker"
+            | "npx"
+            | "make"
+            | "pip"
+    );
+    match words.get(1) {
+        Some(sub) if with_sub && !sub.starts_with('-') => format!("{program} {sub}"),
+        _ if line.split_whitespace().count() > 1 => format!("{program} …"),
+        _ => program.to_owned(),
+    }
+}
+
+fn push_unnumbered(out: &mut String, text: &str) {
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !out.ends_with('N') {
+                out.push('N');
+            }
+        } else {
+            out.push(c);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -550,8 +608,16 @@ mod tests {
     #[test]
     fn a_reason_shape_leaves_out_names_and_numbers() {
         assert_eq!(
-            reason_shape("`npm` at line 12 writes `/x/y`, 3 times"),
-            "`…` at line N writes `…`, N times"
+            reason_shape("`npm install x` at line 12 writes `/x/y`, 3 times"),
+            "`npm install` at line N writes `…`, N times"
+        );
+        assert_eq!(
+            reason_shape("`curl -s a` uses the network; `curl b` uses the network"),
+            "`curl …` uses the network"
+        );
+        assert_eq!(
+            reason_shape("`/usr/bin/make` is not known"),
+            "`make` is not known"
         );
     }
 
