@@ -124,9 +124,10 @@ const PROJECT_FILES: &[(&str, &str)] = &[
 ];
 
 impl Scratch {
-    /// Makes the scratch home and project inside `base` (an empty directory the caller owns and removes),
-    /// with the working directories `cwds` (relative to the project) created.
-    pub fn create<'a>(base: &Path, cwds: impl IntoIterator<Item = &'a str>) -> io::Result<Self> {
+    /// Makes the scratch home and project inside `base` (an empty directory the caller owns and removes), with
+    /// the directories `commands` work in: their working directories and the project directories their `cd`s
+    /// enter (they existed in the sessions the commands come from).
+    pub fn create(base: &Path, commands: &[ReplayCommand]) -> io::Result<Self> {
         let base = base.canonicalize()?;
         let home = base.join("home").join("user");
         let project = home.join("project");
@@ -137,8 +138,10 @@ impl Scratch {
             }
             std::fs::write(file, contents)?;
         }
-        for cwd in cwds {
-            std::fs::create_dir_all(project.join(cwd))?;
+        for command in commands {
+            for dir in directories(command) {
+                std::fs::create_dir_all(project.join(dir))?;
+            }
         }
         Ok(Self { home, project })
     }
@@ -178,6 +181,35 @@ impl Scratch {
     }
 }
 
+/// The directories below the project that `command` works in, relative to it: its working directory, and the
+/// target of each `cd` that starts a line or follows `&&`, `;` or `||` when it names a path inside the project
+/// (relative without `..`, or below [`PROJECT_PLACEHOLDER`]).
+fn directories(command: &ReplayCommand) -> Vec<String> {
+    let cwd = command.cwd.trim_start_matches("./");
+    let mut dirs = vec![cwd.to_owned()];
+    for part in command.command.split(['\n', ';', '&', '|']) {
+        let Some(target) = part.trim().strip_prefix("cd ") else {
+            continue;
+        };
+        let target = target.trim().trim_matches(|c| c == '"' || c == '\'');
+        let inside = match target.strip_prefix(PROJECT_PLACEHOLDER) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                Some(rest.trim_start_matches('/').to_owned())
+            }
+            Some(_) => None,
+            None if target.starts_with(['/', '~', '$', '-']) => None,
+            None => Some(format!("{cwd}/{target}")),
+        };
+        if let Some(dir) = inside.filter(|dir| {
+            !dir.split('/').any(|part| part == "..")
+                && !dir.contains(|c: char| c.is_whitespace() || matches!(c, '*' | '?' | '`' | '(' | '{'))
+        }) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
 /// Whether `text` starts with `prefix` followed by the end of a path component.
 fn ends_component(text: &str, prefix: &str) -> bool {
     text.strip_prefix(prefix)
@@ -207,9 +239,6 @@ mod tests {
     #[test]
     fn the_placeholders_become_the_scratch_paths() {
         let base = tempfile::tempdir().unwrap();
-        let scratch = Scratch::create(base.path(), ["app/web"]).unwrap();
-        assert!(scratch.project.join(".git").is_dir());
-        assert!(scratch.project.join("app/web").is_dir());
         let command = ReplayCommand {
             source: "o/r".into(),
             cwd: "app/web".into(),
@@ -217,6 +246,17 @@ mod tests {
                 "cat /home/user/project/src/lib.rs /home/user/.bashrc /home/user/project-x /home/username"
                     .into(),
         };
+        let entering = ReplayCommand {
+            source: "o/r".into(),
+            cwd: ".".into(),
+            command: "cd api && ls; cd /home/user/project/web/src && ls; cd ../x; cd /etc; cd ~/y".into(),
+        };
+        let scratch = Scratch::create(base.path(), &[command.clone(), entering]).unwrap();
+        assert!(scratch.project.join(".git").is_dir());
+        for dir in ["app/web", "api", "web/src"] {
+            assert!(scratch.project.join(dir).is_dir(), "{dir}");
+        }
+        assert!(!scratch.project.join("x").exists() && !scratch.project.join("etc").exists());
         let (cwd, line) = scratch.localize(&command);
         assert_eq!(cwd, scratch.project.join("app/web"));
         assert_eq!(

@@ -56,7 +56,7 @@ fn bench(c: &mut Criterion) {
         return;
     };
     let base = tempfile::tempdir().unwrap();
-    let scratch = Scratch::create(base.path(), commands.iter().map(|c| c.cwd.as_str())).unwrap();
+    let scratch = Scratch::create(base.path(), &commands).unwrap();
     let calls: Vec<(PathBuf, Value)> = commands
         .iter()
         .map(|command| {

@@ -110,8 +110,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     }
     let binary = crate::target_dir().join("release").join("agent-guard");
     let base = tempfile::tempdir().context("cannot make the scratch directory")?;
-    let scratch = Scratch::create(base.path(), commands.iter().map(|c| c.cwd.as_str()))
-        .context("cannot make the scratch project")?;
+    let scratch = Scratch::create(base.path(), &commands).context("cannot make the scratch project")?;
     let mut per_mode = Vec::new();
     for mode in MODES {
         let started = std::time::Instant::now();
