@@ -241,8 +241,15 @@ fn decide_all(
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let stdout = child.stdout.take().context("no stdout")?;
     let mut decisions = Vec::with_capacity(commands.len());
+    // Reasons name the scratch paths; the report writes them as the set does.
+    let project = scratch.project.to_string_lossy();
+    let home = scratch.home.to_string_lossy();
     for line in BufReader::new(stdout).lines() {
-        decisions.push(outcome_of(&line?));
+        let (outcome, reason) = outcome_of(&line?);
+        let reason = reason
+            .replace(&*project, replay::PROJECT_PLACEHOLDER)
+            .replace(&*home, replay::HOME_PLACEHOLDER);
+        decisions.push((outcome, reason));
     }
     writer
         .join()
