@@ -87,7 +87,9 @@ pub(super) fn source(name: &str, args: &[Word], c: &mut Classified) {
     c.class = CommandClass::Exec;
     if let Some(file) = args.first() {
         c.read(file, AccessVia::Operand);
-        c.ask(format!(
+        // The file is read like any other (a secret or a file outside the roots asks on its own); what it runs and
+        // the state it leaves for later commands have the sandbox's power and no more.
+        c.ask_unseen(format!(
             "`{name} {}` runs code the analysis cannot see",
             file.text
         ));
