@@ -98,6 +98,12 @@ pub(crate) enum Special {
     Sleep,
     /// `factor [NUMBER…]`: the work grows with the numbers' size.
     Factor,
+    /// `sqlite3`: read-only when the SQL and dot-commands it runs only read.
+    Sqlite3,
+    /// `ffprobe`: reads media files, unless an option writes or an input is a protocol URL.
+    Ffprobe,
+    /// `tshark`: reads a capture file with `-r`; without it, captures live traffic.
+    Tshark,
 }
 
 /// A compressor or archiver: which options (or first operand, for `7z l`) make it only read.
@@ -320,6 +326,8 @@ pub(crate) enum Sub {
     Network,
     /// Only lists when nothing follows it but options (`npm run` prints the scripts; `npm run test` runs one).
     Lists,
+    /// Runs, builds, installs or changes something; listed so that `SUB --help` is known to only print its help.
+    Runs,
 }
 
 const READS: Sub = Sub::Reads { unless: &[] };
@@ -970,6 +978,118 @@ static FD: Flags = flags(
     Operands::PatternThenFiles,
 );
 #[rustfmt::skip]
+static AG: Flags = Flags { recursive: Recursion::SkipsHidden, ..flags(
+    &[
+        "-A", "-B", "-C", "-G", "-g", "-m", "-p", "-W", "--after", "--before", "--context", "--file-search-regex",
+        "--max-count", "--path-to-ignore", "--ignore", "--ignore-dir", "--depth", "--width", "--pager",
+        "--workers", "--color-line-number", "--color-match", "--color-path"
+    ],
+    &[
+        ("--pager", HiddenExec("`ag --pager` runs a pager program")),
+        ("-p", ReadValue),
+        ("--path-to-ignore", ReadValue),
+        // `-g PATTERN` lists the files whose names match: the operands are directories.
+        ("-g", PatternGiven),
+        ("-f", FollowsLinks),
+        ("--follow", FollowsLinks),
+        ("--hidden", Recursive),
+        ("-u", Recursive),
+        ("--unrestricted", Recursive),
+    ],
+    Operands::PatternThenFiles,
+)};
+/// `ack` searches every file below (hidden ones too); a project's `.ackrc` may not set the options that run
+/// programs (`--pager`, `--output`), which ack refuses there.
+#[rustfmt::skip]
+static ACK: Flags = Flags { recursive: Recursion::All, ..flags(
+    &[
+        "-A", "-B", "-C", "-m", "-t", "--after-context", "--before-context", "--context", "--max-count", "--type",
+        "--ignore-dir", "--noignore-dir", "--ignore-file", "--type-set", "--type-add", "--type-del", "--files-from",
+        "--match", "--output", "--pager", "--ackrc", "--color-filename", "--color-match", "--color-lineno",
+        "--color-colno", "--range-start", "--range-end"
+    ],
+    &[
+        ("--pager", HiddenExec("`ack --pager` runs a pager program")),
+        ("--output", HiddenExec("`ack --output` formats each match with an expression ack evaluates")),
+        ("--ackrc", ReadValue),
+        ("--files-from", ListedFiles),
+        ("-x", ListedFiles),
+        ("--match", PatternGiven),
+        // `-f` lists the files it would search: no pattern, every operand a directory.
+        ("-f", PatternGiven),
+        ("--follow", FollowsLinks),
+    ],
+    Operands::PatternThenFiles,
+)};
+/// `sqlite3`'s options (with one dash or two): any other option is not known to only read.
+#[rustfmt::skip]
+pub(crate) static SQLITE3: Syntax = Syntax {
+    values: &["-cmd", "-init", "-separator", "-newline", "-nullvalue", "-mmap", "-maxsize", "-vfs", "-escape"],
+    flags: &[
+        "-readonly", "-version", "-help", "-bail", "-batch", "-echo", "-header", "-noheader", "-stats", "-nofollow",
+        "-safe", "-column", "-csv", "-html", "-json", "-line", "-list", "-markdown", "-table", "-box", "-quote",
+        "-tabs", "-ascii", "-interactive"
+    ],
+    single_dash: true,
+    ..GNU
+};
+/// `ffprobe`'s options (with one dash or two): any other option (a demuxer's or protocol's own) is not known to
+/// only read.
+#[rustfmt::skip]
+pub(crate) static FFPROBE: Syntax = Syntax {
+    values: &[
+        "-v", "-loglevel", "-of", "-print_format", "-output_format", "-select_streams", "-show_entries",
+        "-read_intervals", "-show_data_hash", "-i", "-o", "-threads", "-analyzeduration", "-probesize"
+    ],
+    flags: &[
+        "-hide_banner", "-show_format", "-show_streams", "-show_packets", "-show_frames", "-show_programs",
+        "-show_stream_groups", "-show_chapters", "-show_error", "-show_data", "-show_private_data",
+        "-show_program_version", "-show_library_versions", "-show_versions", "-show_pixel_formats", "-show_log",
+        "-count_frames", "-count_packets", "-pretty", "-sexagesimal", "-unit", "-prefix", "-byte_binary_prefix",
+        "-bitexact", "-version", "-h", "-help", "-formats", "-muxers", "-demuxers", "-devices", "-codecs",
+        "-decoders", "-encoders", "-bsfs", "-protocols", "-filters", "-pix_fmts", "-layouts", "-sample_fmts",
+        "-buildconf", "-L", "-nostdin", "-report"
+    ],
+    single_dash: true,
+    ..GNU
+};
+/// `tshark`'s options: any other option is not known to only read.
+#[rustfmt::skip]
+pub(crate) static TSHARK: Syntax = Syntax {
+    values: &[
+        "-a", "-b", "-B", "-c", "-C", "-d", "-e", "-E", "-f", "-F", "-H", "-i", "-j", "-J", "-K", "-N", "-o", "-O",
+        "-r", "-R", "-s", "-t", "-T", "-u", "-U", "-w", "-W", "-X", "-Y", "-y", "-z", "-M", "--read-file",
+        "--display-filter", "--read-filter", "--interface", "--autostop", "--ring-buffer", "--snapshot-length",
+        "--export-objects", "--export-tls-session-keys", "--log-file", "--temp-dir", "--capture-comment",
+        "--elastic-mapping-filter", "--enable-protocol", "--disable-protocol", "--enable-heuristic",
+        "--disable-heuristic", "--log-level", "--log-domains", "--log-fatal", "--compress", "--hexdump"
+    ],
+    flags: &[
+        "-2", "-D", "-G", "-h", "-I", "-l", "-L", "-n", "-p", "-P", "-q", "-Q", "-S", "-v", "-V", "-x", "-g",
+        "--version", "--help", "--list-interfaces", "--color", "--no-duplicate-keys", "--print"
+    ],
+    effects: &[
+        ("-r", ReadValue),
+        ("--read-file", ReadValue),
+        ("-K", ReadValue),
+        ("-H", ReadValue),
+        ("-w", WriteValue),
+        ("--export-tls-session-keys", WriteValue),
+        ("--log-file", WriteValue),
+        ("-b", NotReadOnly("`tshark -b` writes a ring buffer of capture files")),
+        ("--ring-buffer", NotReadOnly("`tshark -b` writes a ring buffer of capture files")),
+        ("-i", NotReadOnly("`tshark -i` captures live traffic")),
+        ("--interface", NotReadOnly("`tshark -i` captures live traffic")),
+        ("-U", NotReadOnly("`tshark -U` exports PDUs into a capture file")),
+        ("--export-objects", NotReadOnly("`tshark --export-objects` writes the objects it finds into a directory")),
+        ("--temp-dir", NotReadOnly("`tshark --temp-dir` writes temporary files into a directory")),
+        ("-o", NotReadOnly("`tshark -o` sets preferences, some of which name files it reads or writes")),
+        ("-C", NotReadOnly("`tshark -C` loads a configuration profile, whose preferences may name files")),
+        ("-X", HiddenExec("`tshark -X` loads extensions such as Lua scripts: code the analysis cannot see")),
+    ],
+    ..GNU
+};
+#[rustfmt::skip]
 static BAT: Flags = flags(
     &["-l", "-H", "-r", "-m", "--language", "--highlight-line", "--line-range", "--map-syntax", "--theme", "--style", "--tabs", "--wrap", "--terminal-width", "--color", "--italic-text", "--decorations", "--paging", "--file-name", "--diff-context", "--pager"],
     &[("--pager", HiddenExec("`bat --pager` runs a pager program"))],
@@ -1276,6 +1396,60 @@ static BUILD_TOOL: Program = Program {
     ..PROGRAM
 };
 
+/// `apt-cache`: its queries read the local package lists; `-o`, `-c` and the cache-file options may make it write a
+/// cache elsewhere.
+#[rustfmt::skip]
+static APT_CACHE: Program = Program {
+    version: &["--version", "-v", "--help", "-h"],
+    subs: &[
+        ("search", READS), ("show", READS), ("showpkg", READS), ("showsrc", READS), ("policy", READS),
+        ("depends", READS), ("rdepends", READS), ("pkgnames", READS), ("madison", READS), ("stats", READS),
+        ("unmet", READS), ("dump", READS), ("dotty", READS), ("xvcg", READS), ("gencaches", Sub::Runs),
+    ],
+    options: APT_OPTIONS,
+    ..PROGRAM
+};
+/// `apt`: `list`, `search`, `show` and `policy` read the local package lists; everything else installs or
+/// fetches.
+#[rustfmt::skip]
+static APT: Program = Program {
+    version: &["--version", "-v", "--help", "-h"],
+    subs: &[
+        ("list", READS), ("search", READS), ("show", READS), ("policy", READS), ("depends", READS),
+        ("rdepends", READS), ("install", Sub::Runs), ("remove", Sub::Runs), ("purge", Sub::Runs),
+        ("update", Sub::Runs), ("upgrade", Sub::Runs), ("full-upgrade", Sub::Runs), ("autoremove", Sub::Runs),
+        ("source", Sub::Runs), ("download", Sub::Runs), ("edit-sources", Sub::Runs), ("reinstall", Sub::Runs),
+    ],
+    options: APT_OPTIONS,
+    ..PROGRAM
+};
+#[rustfmt::skip]
+const APT_OPTIONS: Syntax = Syntax {
+    values: &["-o", "--option", "-c", "--config-file", "-p", "--pkg-cache", "-s", "--src-cache", "-t", "--target-release"],
+    effects: &[
+        ("-o", NotReadOnly("`apt -o` sets any configuration option")),
+        ("--option", NotReadOnly("`apt -o` sets any configuration option")),
+        ("-c", NotReadOnly("`apt -c` loads another configuration file")),
+        ("--config-file", NotReadOnly("`apt -c` loads another configuration file")),
+        ("-p", NotReadOnly("`apt-cache -p` names the package cache it may write")),
+        ("--pkg-cache", NotReadOnly("`apt-cache -p` names the package cache it may write")),
+        ("-s", NotReadOnly("`apt-cache -s` names the source cache it may write")),
+        ("--src-cache", NotReadOnly("`apt-cache -s` names the source cache it may write")),
+    ],
+    ..GNU
+};
+/// `uv`: every sub-command may sync an environment, fetch or run code, except `SUB --help`, which only prints.
+#[rustfmt::skip]
+static UV: Program = Program {
+    version: &["--version", "-V", "--help", "-h"],
+    subs: &[
+        ("run", Sub::Runs), ("init", Sub::Runs), ("add", Sub::Runs), ("remove", Sub::Runs), ("version", Sub::Runs),
+        ("sync", Sub::Runs), ("lock", Sub::Runs), ("export", Sub::Runs), ("tree", Sub::Runs), ("format", Sub::Runs),
+        ("tool", Sub::Runs), ("python", Sub::Runs), ("pip", Sub::Runs), ("venv", Sub::Runs), ("build", Sub::Runs),
+        ("publish", Sub::Runs), ("cache", Sub::Runs), ("self", Sub::Runs), ("help", READS),
+    ],
+    ..PROGRAM
+};
 #[rustfmt::skip]
 static UNZIP: Archive = Archive {
     reads: &["-l", "-v", "-t", "-Z", "-p", "-c", "-z"],
@@ -1468,6 +1642,15 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["chrt"], Kind::Wrapper(&CHRT)),
     (&["fd", "fdfind"], Kind::ReadOnly(&FD)),
     (&["bat", "batcat"], Kind::ReadOnly(&BAT)),
+    // Searchers, and tools that inspect databases, media files and packet captures.
+    (&["ag"], Kind::ReadOnly(&AG)),
+    (&["ack", "ack-grep"], Kind::ReadOnly(&ACK)),
+    (&["sqlite3"], Kind::Special(Special::Sqlite3)),
+    (&["ffprobe"], Kind::Special(Special::Ffprobe)),
+    (&["tshark"], Kind::Special(Special::Tshark)),
+    (&["apt-cache"], Kind::Program(&APT_CACHE)),
+    (&["apt"], Kind::Program(&APT)),
+    (&["uv"], Kind::Program(&UV)),
     // Code runners.
     (
         &[
@@ -1517,9 +1700,9 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["cc", "gcc", "g++", "c++", "clang", "clang++", "ld"], Kind::Program(&COMPILER)),
     (
         &[
-            "pipx", "npx", "pnpx", "bunx", "uv", "uvx", "poetry", "pdm", "conda", "mamba", "micromamba", "gem",
+            "pipx", "npx", "pnpx", "bunx", "uvx", "poetry", "pdm", "conda", "mamba", "micromamba", "gem",
             "bundle", "bundler", "rake", "composer", "cmake", "ninja", "meson", "gradlew", "mvnw", "sbt", "ant",
-            "tsc", "webpack", "vite", "jest", "vitest", "nox", "just", "task", "buck2", "brew", "apt", "apt-get",
+            "tsc", "webpack", "vite", "jest", "vitest", "nox", "just", "task", "buck2", "brew", "apt-get",
             "dpkg", "dnf", "yum", "rpm", "pacman", "apk", "snap", "flatpak", "nix", "nix-env", "pre-commit",
             "hatch", "maturin", "wasm-pack", "trunk", "cross"
         ],

@@ -57,6 +57,7 @@ mod options;
 mod parse;
 mod prescan;
 mod scripts;
+mod sql;
 mod word;
 
 pub use analysis::AccessVia;

@@ -84,6 +84,9 @@ pub(crate) enum Part {
     },
     /// The operand of `[[ -v NAME ]]`: a variable name, whose subscript bash evaluates as arithmetic.
     Name(String),
+    /// The operand of `[[ -n WORD ]]`, `[[ WORD ]]` (`empty` false) or `[[ -z WORD ]]` (`empty` true): only whether
+    /// its value is empty reaches the test.
+    Tested { word: String, empty: bool },
 }
 
 /// An expression bash evaluates as arithmetic, found inside a word.
@@ -726,6 +729,14 @@ fn test_words(expr: &ast::ExtendedTestExpr, parts: &mut Vec<Part>) {
             test_words(b, parts);
         }
         ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => test_words(a, parts),
+        ast::ExtendedTestExpr::UnaryTest(
+            predicate @ (ast::UnaryPredicate::StringHasZeroLength
+            | ast::UnaryPredicate::StringHasNonZeroLength),
+            w,
+        ) => parts.push(Part::Tested {
+            word: w.value.clone(),
+            empty: matches!(predicate, ast::UnaryPredicate::StringHasZeroLength),
+        }),
         ast::ExtendedTestExpr::UnaryTest(predicate, w) => {
             parts.push(Part::Word(w.value.clone()));
             if matches!(predicate, ast::UnaryPredicate::ShellVariableIsSetAndAssigned) {

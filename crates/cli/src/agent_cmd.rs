@@ -91,6 +91,14 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
             "the environment variable `{key_var}` named by --api-key-env is not set"
         ));
     }
+    // The hosted services refuse every request without a key: fail now rather than after the retries. A server
+    // named by --base-url (a local one) may need none.
+    if api_key.is_none() && args.base_url.is_none() {
+        return Err(anyhow!(
+            "no API key: `{key_var}` is not set; set it (or name another variable with --api-key-env), or give \
+             --base-url for a server that needs no key"
+        ));
+    }
     let mut config = ModelConfig::new(api, &args.model);
     if let Some(url) = &args.base_url {
         config.base_url.clone_from(url);

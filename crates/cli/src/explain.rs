@@ -78,6 +78,15 @@ impl CallArgs {
 pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<ExitCode> {
     let input = match call.input()? {
         Some(input) => input,
+        None if std::io::stdin().is_terminal() => {
+            // Nobody types a hook input's JSON: a terminal on stdin means the call was left out.
+            return Err(crate::UsageError(
+                "explain needs a call: `-c CMD`, `--read PATH`, `--write PATH` or `--tool NAME --input JSON`, \
+                 or a hook input on stdin (`agent-guard explain < input.json`)"
+                    .to_owned(),
+            )
+            .into());
+        }
         None => {
             let mut text = String::new();
             std::io::stdin()
@@ -160,6 +169,8 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
     for finding in tool_findings {
         let _ = writeln!(out, "   {}", verdict_line(finding));
     }
+    let _ = writeln!(out, "\nL2 rules");
+    rules_lines(&mut out, decided);
     let _ = writeln!(out, "\nL4 fs-sandbox");
     if decided.paths.is_empty() {
         let _ = writeln!(out, "   no files");
@@ -233,7 +244,7 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
             }
         }
     }
-    let _ = writeln!(out, "\nL2 rules and resolution (first applicable wins)");
+    let _ = writeln!(out, "\nresolution (first applicable wins)");
     for (i, candidate) in decided.resolution.considered.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -281,6 +292,29 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
         let _ = write!(out, "\nwithout the sandbox: {}", verdict_line(&contained.without));
     }
     out
+}
+
+/// The candidates of the rules layer (L2): the rules that match the call, the mode's and the defaults' answers,
+/// each as resolution weighs it below.
+fn rules_lines(out: &mut String, decided: &Decided) {
+    let rules: Vec<&Verdict> = decided
+        .resolution
+        .considered
+        .iter()
+        .filter(|v| v.provenance.layer == agent_tool_traits::Layer::Rules)
+        .collect();
+    if rules.is_empty() {
+        let _ = writeln!(out, "   nothing to report");
+    }
+    for verdict in rules {
+        let rule = verdict
+            .provenance
+            .rule
+            .as_ref()
+            .map(|rule| format!(" (`{rule}`)"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "   {}{rule}", verdict_line(verdict));
+    }
 }
 
 /// Whether contained allows are on for this guard, and why not.

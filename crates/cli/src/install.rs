@@ -76,6 +76,85 @@ pub(crate) fn running_binary() -> Result<PathBuf> {
         .with_context(|| format!("cannot resolve the path of agent-guard `{}`", exe.display()))
 }
 
+/// The path the hook runs: this binary as it was started from `PATH` (or by a path), not resolved through links,
+/// so that a package manager's link (`/opt/homebrew/bin/agent-guard` to a versioned directory) keeps working after
+/// an upgrade moves its target; the canonical path when the binary cannot be found that way.
+pub(crate) fn hook_binary() -> Result<PathBuf> {
+    let exe = running_binary()?;
+    let is_this = |candidate: &Path| fs::canonicalize(candidate).is_ok_and(|c| c == exe);
+    let started = std::env::args_os().next().map(PathBuf::from);
+    let found = started.and_then(|argv0| {
+        if argv0.components().count() > 1 {
+            // Started by a path: made absolute as written, links kept.
+            std::path::absolute(&argv0).ok().filter(|p| is_this(p))
+        } else {
+            let path = std::env::var_os("PATH")?;
+            std::env::split_paths(&path)
+                .filter(|dir| dir.is_absolute())
+                .map(|dir| dir.join(&argv0))
+                .find(|candidate| candidate.is_file() && is_this(candidate))
+        }
+    });
+    Ok(found.unwrap_or(exe))
+}
+
+/// `--scope local` keeps the settings to this checkout: the file is git-ignored in the repository's own
+/// `.git/info/exclude` (nothing committed changes), unless a line there names it already. Returns the exclude
+/// file when it was changed; nothing is done outside a git repository.
+fn ignore_in_checkout(project: &Path, file: &Path) -> Result<Option<PathBuf>> {
+    let Some(git_dir) = git_dir(project) else {
+        return Ok(None);
+    };
+    let Ok(relative) = file.strip_prefix(project) else {
+        return Ok(None);
+    };
+    let pattern = format!("/{}", relative.display());
+    let exclude = git_dir.join("info").join("exclude");
+    let text = match fs::read_to_string(&exclude) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read `{}`", exclude.display())),
+    };
+    let bare = pattern.trim_start_matches('/');
+    if text
+        .lines()
+        .map(str::trim)
+        .any(|line| line == pattern || line == bare)
+    {
+        return Ok(None);
+    }
+    let mut new_text = text;
+    if !new_text.is_empty() && !new_text.ends_with('\n') {
+        new_text.push('\n');
+    }
+    new_text.push_str(&format!(
+        "# agent-guard install --scope local: this checkout's own settings\n{pattern}\n"
+    ));
+    if let Some(dir) = exclude.parent() {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+    }
+    let mode = fs::metadata(&exclude).ok().map(|m| m.permissions());
+    write_atomic(&exclude, &new_text, mode)
+        .with_context(|| format!("cannot write `{}`", exclude.display()))?;
+    Ok(Some(exclude))
+}
+
+/// The git directory of the repository at `project`: `.git`, or where a `.git` file points (a worktree's, whose
+/// exclude file is the main repository's, named by its `commondir`).
+fn git_dir(project: &Path) -> Option<PathBuf> {
+    let dot_git = project.join(".git");
+    let meta = fs::symlink_metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(dot_git);
+    }
+    let pointer = fs::read_to_string(&dot_git).ok()?;
+    let dir = project.join(pointer.strip_prefix("gitdir:")?.trim());
+    match fs::read_to_string(dir.join("commondir")) {
+        Ok(common) => Some(dir.join(common.trim())),
+        Err(_) => Some(dir),
+    }
+}
+
 /// The project directory: `--cwd` made absolute, or the current directory.
 pub(crate) fn project_dir(cwd: Option<&Path>) -> Result<PathBuf> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
@@ -264,7 +343,7 @@ pub(crate) fn install(args: &TargetArgs, matcher: &str) -> Result<ExitCode> {
     if matcher.trim().is_empty() {
         bail!("`--matcher` is empty; `*` sends every tool call to the hook");
     }
-    let exe = running_binary()?;
+    let exe = hook_binary()?;
     let entry = Entry {
         matcher: matcher.to_owned(),
         command: hook_command(&exe)?,
@@ -275,12 +354,29 @@ pub(crate) fn install(args: &TargetArgs, matcher: &str) -> Result<ExitCode> {
     let change = plan_install(before.as_deref(), &entry, &exe).map_err(|e| refuse(&target, e))?;
     let mut out = String::new();
     let scope = target.scope.as_str();
+    let ignored = match (target.scope, args.dry_run) {
+        (Scope::Local, false) => {
+            let project = crate::load::project(&project_dir(args.cwd.as_deref())?);
+            ignore_in_checkout(&project, &target.path)?
+        }
+        _ => None,
+    };
+    let ignored_line = ignored.map(|exclude| {
+        format!(
+            "  `{}` is git-ignored in this checkout (`{}`)",
+            target.path.display(),
+            exclude.display()
+        )
+    });
     if change == Change::Unchanged {
         let _ = writeln!(
             out,
             "agent-guard is already installed in {} ({scope} scope): nothing changed",
             target.name()
         );
+        if let Some(line) = &ignored_line {
+            let _ = writeln!(out, "{line}");
+        }
         crate::emit(out.trim_end())?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -324,7 +420,10 @@ pub(crate) fn install(args: &TargetArgs, matcher: &str) -> Result<ExitCode> {
              `--scope local` keeps the hook to this checkout"
         );
     }
-    if let Some(note) = build_output_note(&exe) {
+    if let Some(line) = &ignored_line {
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(note) = build_output_note(&running_binary()?) {
         let _ = writeln!(out, "  {note}");
     }
     let _ = writeln!(
@@ -336,7 +435,7 @@ pub(crate) fn install(args: &TargetArgs, matcher: &str) -> Result<ExitCode> {
 }
 
 pub(crate) fn uninstall(args: &TargetArgs) -> Result<ExitCode> {
-    let exe = running_binary()?;
+    let exe = hook_binary()?;
     let target = Target::locate(args)?;
     let scope = target.scope.as_str();
     let Some(before) = target.read()? else {

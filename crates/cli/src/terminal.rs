@@ -16,7 +16,12 @@ impl Approver for TerminalApprover {
         let can_save = !request.rules.is_empty();
         Box::pin(async move {
             let line = read_line(prompt).await?;
-            parse_choice(&line, can_save)
+            let answer = parse_choice(&line, can_save);
+            if let Some(why) = refused_choice(&line, can_save) {
+                let mut stderr = std::io::stderr();
+                let _shown = writeln!(stderr, "agent-guard: {why}: denied (deny is the default)");
+            }
+            answer
         })
     }
 
@@ -53,8 +58,13 @@ fn terminal_prompt(request: &ApprovalRequest) -> String {
     } else {
         format!("  [n] don't ask again -> denies {rules} for this session\n")
     };
+    let choices = if request.rules.is_empty() {
+        "o/D/n"
+    } else {
+        "o/a/D/n"
+    };
     format!(
-        "\nagent-guard: `{}` wants to run with {}\n  asked because: {} ({}/{})\n  [o] allow once\n{always}  [d] deny\n{never}choice [o/a/d/n]: ",
+        "\nagent-guard: `{}` wants to run with {}\n  asked because: {} ({}/{})\n  [o] allow once\n{always}  [d] deny (the default: Enter or any other key)\n{never}choice [{choices}]: ",
         request.call.name,
         request.call.args,
         request.verdict.reason(),
@@ -70,6 +80,16 @@ fn parse_choice(line: &str, can_save: bool) -> Option<ApprovalAnswer> {
         "n" | "never" => Some(ApprovalAnswer::DontAskAgain),
         // Anything else, an unavailable choice included, is the safe answer.
         _ => Some(ApprovalAnswer::Deny),
+    }
+}
+
+/// Why an answer typed at the prompt is none of the choices offered (an empty line is the default, deny).
+fn refused_choice(line: &str, can_save: bool) -> Option<String> {
+    match line.trim().to_ascii_lowercase().as_str() {
+        "" | "o" | "once" | "y" | "yes" | "d" | "deny" | "n" | "never" => None,
+        "a" | "always" if can_save => None,
+        "a" | "always" => Some("allow always is not offered for this ask".to_owned()),
+        other => Some(format!("`{other}` is not one of the choices")),
     }
 }
 
@@ -102,5 +122,13 @@ mod tests {
         );
         assert_eq!(parse_choice("n", false), Some(ApprovalAnswer::DontAskAgain));
         assert_eq!(parse_choice("whatever", true), Some(ApprovalAnswer::Deny));
+        assert_eq!(parse_choice("", true), Some(ApprovalAnswer::Deny), "Enter denies");
+        assert!(refused_choice("", true).is_none() && refused_choice("d", false).is_none());
+        assert!(
+            refused_choice("x", true)
+                .unwrap()
+                .contains("`x` is not one of the choices")
+        );
+        assert!(refused_choice("a", false).unwrap().contains("not offered"));
     }
 }

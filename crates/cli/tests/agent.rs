@@ -240,9 +240,17 @@ fn an_ask_is_put_to_the_terminal_and_the_answer_decides() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     assert_eq!(
-        stderr.matches("choice [o/a/d/n]: ").count(),
+        stderr.matches("choice [o/a/D/n]: ").count(),
         2,
-        "each ask is put to the terminal: {stderr}"
+        "each ask is put to the terminal, deny its default: {stderr}"
+    );
+    assert!(
+        stderr.contains("[d] deny (the default: Enter or any other key)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`no thanks` is not one of the choices: denied (deny is the default)"),
+        "an answer that is no choice says what it did: {stderr}"
     );
     assert!(stderr.contains("`file_write` wants to run with"), "{stderr}");
     assert!(stdout.contains("decided: allow by approval/approver"), "{stdout}");
@@ -306,7 +314,7 @@ fn with_a_server_the_asks_are_answered_from_its_queue() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     assert!(
-        !stderr.contains("choice [o/a/d/n]"),
+        !stderr.contains("choice [o/"),
         "nothing is asked in the terminal: {stderr}"
     );
     assert!(stdout.contains("(answer: allow_once)"), "{stdout}");
@@ -316,4 +324,60 @@ fn with_a_server_the_asks_are_answered_from_its_queue() {
         "x\n"
     );
     assert!(!served.project.join("refused.txt").exists());
+}
+
+/// Without a key, a hosted server is not tried at all: the session fails at once and says which variable to set.
+#[test]
+fn without_a_key_the_hosted_server_is_not_tried() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let output = agent(dir.path(), home.path(), &["--model", "m", "hi"], None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no API key: `OPENAI_API_KEY` is not set"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("attempt"), "no request was retried: {stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "it failed at once, not after retries"
+    );
+    assert!(
+        !dir.path().join(".agent-guard").exists(),
+        "no session was started"
+    );
+}
+
+/// An ask that no allow rule may lift offers no `allow always`; typing `a` anyway denies and says why.
+#[test]
+fn allow_always_is_offered_only_where_it_can_be_saved() {
+    let (addr, _script) = server(vec![
+        turn(
+            "",
+            &[("b1", "run_bash", json!({"command": "echo \"$OPENAI_API_KEY\""}))],
+        ),
+        turn("Not allowed.", &[]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let url = format!("http://{addr}/v1");
+    let output = agent_with_input(
+        dir.path(),
+        home.path(),
+        &["--base-url", &url, "--model", "m", "--no-stream", "print the key"],
+        None,
+        "a\n",
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("choice [o/D/n]: "), "{stderr}");
+    assert!(!stderr.contains("[a] allow always"), "{stderr}");
+    assert!(
+        stderr.contains("allow always is not offered for this ask: denied (deny is the default)"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("(answer: deny)"), "{stdout}");
 }

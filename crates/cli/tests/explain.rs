@@ -219,3 +219,70 @@ fn json_carries_plain_structured_fields() {
     assert_eq!(cat["location"]["parent"], 0);
     assert_eq!(value["paths"][0]["access"], "read");
 }
+
+/// Without a call and with a terminal on stdin, explain says what it expects at once (exit 2), instead of waiting
+/// for a hook input nobody types.
+#[test]
+fn without_a_call_on_a_terminal_it_says_what_it_expects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-guard"))
+        .arg("explain")
+        .current_dir(tmp.path())
+        .env("HOME", tmp.path())
+        .stdin(Stdio::from(pty.slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("explain waited on the terminal instead of saying what it expects");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(pty.master);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("explain needs a call: `-c CMD`"), "{stderr}");
+    assert!(stderr.contains("or a hook input on stdin"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+/// The trace shows the layers in the order of their numbers, L1 first, then how they were weighed.
+#[test]
+fn the_layers_print_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let settings = tmp.path().join("settings.json");
+    std::fs::write(&settings, r#"{"permissions":{"ask":["Bash(git push:*)"]}}"#).unwrap();
+    let text = ok(&run(
+        &[
+            "explain",
+            "-c",
+            "git push origin main",
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+        tmp.path(),
+        None,
+    ));
+    let at = |heading: &str| {
+        text.find(heading)
+            .unwrap_or_else(|| panic!("no `{heading}` in\n{text}"))
+    };
+    let order = [
+        at("\nL1 tool checks"),
+        at("\nL2 rules\n"),
+        at("\nL4 fs-sandbox"),
+        at("\nL5 bash-guard"),
+        at("\nresolution (first applicable wins)"),
+        at("\ndecision: ASK"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+    // The rules layer names the rule that matched.
+    let rules = &text[order[1]..order[2]];
+    assert!(rules.contains("(`Bash(git push:*)`)"), "{text}");
+}

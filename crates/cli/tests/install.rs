@@ -297,3 +297,87 @@ fn the_user_scope_needs_a_home() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("HOME is not set"), "{}", stderr(&out));
 }
+
+/// The hook runs agent-guard by the path it was found at on `PATH`, a package manager's link included, so that an
+/// upgrade that moves the link's target keeps the hook working.
+#[test]
+fn the_hook_runs_the_binary_by_its_path_on_path_not_the_link_target() {
+    let (tmp, home, project) = scratch();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("agent-guard");
+    std::os::unix::fs::symlink(exe(), &link).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new("agent-guard")
+        .args(["install", "--scope", "local"])
+        .current_dir(&project)
+        .env("HOME", &home)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = project.join(".claude/settings.local.json");
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        value["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        format!("{} check", link.display()),
+        "the link as found on PATH, not `{}`",
+        exe().display()
+    );
+    // Installing again by the same path changes nothing.
+    let again = Command::new("agent-guard")
+        .args(["install", "--scope", "local"])
+        .current_dir(&project)
+        .env("HOME", &home)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(stdout(&again).contains("nothing changed"), "{}", stdout(&again));
+}
+
+/// `--scope local` is this checkout's own: its file is git-ignored in `.git/info/exclude`, once, and nothing
+/// committed changes; outside a repository nothing else is written.
+#[test]
+fn the_local_scope_file_is_git_ignored_in_the_checkout() {
+    let (_tmp, home, project) = scratch();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let exclude = project.join(".git/info/exclude");
+    for _ in 0..2 {
+        let out = run(&["install", "--scope", "local"], &project, &home);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let text = std::fs::read_to_string(&exclude).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| *l == "/.claude/settings.local.json")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(!project.join(".gitignore").exists(), "no committed file changes");
+    // A worktree's `.git` file points at its git directory, whose exclude file is the main repository's.
+    let (_tmp, home, worktree) = scratch();
+    let main = worktree.parent().unwrap().join("main");
+    std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
+    std::fs::write(main.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+    std::fs::write(
+        worktree.join(".git"),
+        format!("gitdir: {}\n", main.join(".git/worktrees/wt").display()),
+    )
+    .unwrap();
+    let out = run(&["install", "--scope", "local"], &worktree, &home);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("is git-ignored in this checkout"),
+        "{}",
+        stdout(&out)
+    );
+    let text = std::fs::read_to_string(main.join(".git/info/exclude")).unwrap();
+    assert!(text.contains("/.claude/settings.local.json"), "{text}");
+    // Outside a repository: the settings file alone.
+    let (_tmp, home, plain) = scratch();
+    let out = run(&["install", "--scope", "local"], &plain, &home);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!plain.join(".git").exists());
+    assert!(!stdout(&out).contains("git-ignored"), "{}", stdout(&out));
+}

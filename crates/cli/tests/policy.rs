@@ -528,3 +528,129 @@ fn a_postgres_audit_log_is_replayed_the_same() {
     );
     assert!(stdout.contains("\nstricter: 0 calls\n"), "{stdout}");
 }
+
+/// A policies directory is imported as Gemini CLI loads it: every `.toml` file, one policy, each note with its
+/// file and line, priorities weighed across files.
+#[test]
+fn a_gemini_policies_directory_imports_as_one_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("policies");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("a-shell.toml"),
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"git push\"\ndecision = \"ask_user\"\npriority = 10\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("b-tools.toml"),
+        "# tools\n[[rule]]\ntoolName = \"read_file\"\ndecision = \"allow\"\n\n\
+         [[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"git\"\ndecision = \"allow\"\npriority = 90\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a policy").unwrap();
+    let out = agent_guard(&["import", "gemini", dir.to_str().unwrap()], tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let settings: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        settings["permissions"],
+        json!({"allow": ["Read", "Bash(git:*)"], "ask": ["Bash(git push*)"], "deny": []})
+    );
+    let stderr = text(&out.stderr);
+    let tools = dir.join("b-tools.toml").display().to_string();
+    let shell = dir.join("a-shell.toml").display().to_string();
+    assert!(
+        stderr.contains(&format!(
+            "{tools}:6: priority 90 puts this allow rule above the ask rule at {shell}:1"
+        )),
+        "{stderr}"
+    );
+    // A directory without policy files, and a broken file, are errors naming what to fix.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = agent_guard(&["import", "gemini", empty.to_str().unwrap()], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("holds no `.toml` policy file"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::write(dir.join("c-bad.toml"), "[[rule]]\ndecision = \"always\"\n").unwrap();
+    let out = agent_guard(&["import", "gemini", dir.to_str().unwrap()], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("c-bad.toml:1: `decision` is `always`"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Gemini's approval modes are named as agent-guard's, and a plan-mode catch-all deny, which here would deny every
+/// call in every mode, is imported with a warning saying so.
+#[test]
+fn gemini_modes_are_mapped_and_a_plan_mode_catch_all_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("plan.toml"),
+        "[[rule]]\ndecision = \"deny\"\npriority = 20\nmodes = [\"plan\"]\n\n\
+         [[rule]]\ntoolName = \"read_file\"\ndecision = \"allow\"\npriority = 50\nmodes = [\"plan\"]\n\n\
+         [[rule]]\ntoolName = \"write_file\"\ndecision = \"allow\"\npriority = 15\nmodes = [\"autoEdit\"]\n",
+    )
+    .unwrap();
+    let out = agent_guard(&["import", "gemini", "plan.toml"], tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let settings: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(settings["permissions"]["deny"], json!(["*"]));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("plan.toml:1: warning: this deny rule for every tool, meant only for `modes = [\"plan\"]`, becomes `deny: [\"*\"]`, which denies every call in every mode"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("agent-guard's own `plan` mode refuses every change"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(agent-guard's `plan`;"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "plan.toml:12: allow rule left out: `modes = [\"autoEdit\"]` (agent-guard's `acceptEdits`;"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Codex saves its rules on the shell it runs each command with (`/bin/zsh -lc "cargo test"`): they become rules on
+/// the command, or a warning naming the rule when its command is more than words; the examples still pass.
+#[test]
+fn codex_rules_on_a_shell_running_code_become_rules_on_the_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("default.rules"),
+        "prefix_rule(pattern=[\"/bin/zsh\", \"-lc\", \"cargo test\"], decision=\"allow\",\n\
+         \x20   match=[[\"/bin/zsh\", \"-lc\", \"cargo test\"]])\n\
+         prefix_rule(pattern=[\"bash\", \"-lc\", \"git push --force\"], decision=\"forbidden\")\n\
+         prefix_rule(pattern=[\"/bin/zsh\", \"-lc\", \"cd web && npm test\"], decision=\"allow\")\n",
+    )
+    .unwrap();
+    let out = agent_guard(&["import", "codex", "default.rules"], tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let settings: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        settings["permissions"],
+        json!({
+            "allow": ["Bash(cargo test)", "Bash(/bin/zsh -lc \"cd web && npm test\":*)"],
+            "ask": [],
+            "deny": ["Bash(git push --force)"],
+        })
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "default.rules:4: `/bin/zsh -lc 'cd web && npm test'` runs its command through a shell"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    std::fs::write(tmp.path().join("codex.json"), &out.stdout).unwrap();
+    let run = agent_guard(&["test", "--settings", "codex.json"], tmp.path());
+    assert_eq!(text(&run.stdout), "1 passed, 0 failed\n", "{}", text(&run.stderr));
+}

@@ -103,6 +103,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         values: Vec::new(),
         numeric_claims: Vec::new(),
         defined: Vec::new(),
+        tested: Vec::new(),
         variable_paths: Vec::new(),
         keyword: false,
         allexport: false,
@@ -133,6 +134,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         }
     }
     walker.judge_arithmetic();
+    walker.judge_tested();
     walker.resolve_variable_paths();
     walker.out
 }
@@ -183,6 +185,8 @@ struct Walker<'t> {
     numeric_claims: Vec<(String, Option<usize>)>,
     /// Every function the line defines.
     defined: Vec<String>,
+    /// Words whose value only reaches a test of its emptiness, with their command (`Walker::tested`).
+    tested: Vec<(Word, Option<usize>)>,
     /// Files named by words of text and variables (`cat $f`, `cat "${dir}/x"`), resolved at the end with the values
     /// the line gives the variables, so that `f=.env; cat $f` meets the rules of `.env`.
     variable_paths: Vec<VariablePath>,
@@ -422,6 +426,14 @@ impl Walker<'_> {
                             let w = word::expand(raw);
                             self.name_operand(&w, "`[[ -v … ]]`", ctx, None);
                         }
+                        Part::Tested { word: raw, .. } => {
+                            let w = word::expand(raw);
+                            // `[[ … ]]` neither splits nor globs its operands: quotes are not needed.
+                            if !self.tested(&w, None, false) {
+                                self.credentials(&w, None);
+                            }
+                            self.expansions(&w, ctx, None, Some(LocationKind::ConditionalTest));
+                        }
                         Part::Code(text) => self.parse_and_walk(text, kind, ctx, "( … )"),
                         Part::Arith(text) => {
                             let context = match construct {
@@ -627,8 +639,12 @@ impl Walker<'_> {
                 }
             }
         }
-        for w in &words {
-            self.word_code(w, ctx, index, None);
+        let tested = emptiness_tested(&words);
+        for (k, w) in words.iter().enumerate() {
+            if !(tested.contains(&k) && self.tested(w, index, true)) {
+                self.credentials(w, index);
+            }
+            self.expansions(w, ctx, index, None);
         }
         for script in substitutions {
             let mark = self.known.len();
@@ -846,6 +862,11 @@ impl Walker<'_> {
     /// The code inside a word: `$(…)`, backticks, and words that re-expand as code.
     fn word_code(&mut self, w: &Word, ctx: Ctx, parent: Option<usize>, kind: Option<LocationKind>) {
         self.credentials(w, parent);
+        self.expansions(w, ctx, parent, kind);
+    }
+
+    /// The code inside a word and what its expansion evaluates, without the credentials it shows.
+    fn expansions(&mut self, w: &Word, ctx: Ctx, parent: Option<usize>, kind: Option<LocationKind>) {
         if w.reexpands {
             self.finding(
                 Decision::Ask,
@@ -887,6 +908,36 @@ impl Walker<'_> {
             self.arithmetic_operands(arithmetic, ctx, parent, 0);
         }
     }
+}
+
+/// The indices of the words of `test WORD`, `test -n WORD`, `test -z WORD` or `[ … ]` in those forms (`!` before
+/// any of them) whose value only reaches a test of its emptiness: with one to three operands, `test` reads them by
+/// their count, whatever their values.
+fn emptiness_tested(words: &[Word]) -> Vec<usize> {
+    let Some((name, args)) = words.split_first() else {
+        return Vec::new();
+    };
+    let args = match name.text.as_str() {
+        _ if !name.literal => return Vec::new(),
+        "test" => args,
+        "[" => match args.split_last() {
+            Some((last, args)) if last.literal && last.text == "]" => args,
+            _ => return Vec::new(),
+        },
+        _ => return Vec::new(),
+    };
+    let literal = |k: usize, texts: &[&str]| {
+        args.get(k)
+            .is_some_and(|w| w.literal && texts.contains(&w.text.as_str()))
+    };
+    let negated = usize::from(args.len() > 1 && literal(0, &["!"]));
+    let operand = match args.len() - negated {
+        1 => negated,
+        2 if literal(negated, &["-n", "-z"]) => negated + 1,
+        _ => return Vec::new(),
+    };
+    // `1 +` for the command word.
+    vec![operand + 1]
 }
 
 /// What `echo WORD…` or `printf FORMAT` with only literal words prints (escape handling aside).

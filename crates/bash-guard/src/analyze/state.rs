@@ -8,7 +8,7 @@ use crate::classify::{Found, Input, State, assignment_name, is_code_variable};
 use crate::classify::{environment_family, harmless_variable, is_credential};
 use crate::knowledge;
 use crate::parse::{self, Arg, Cmd, Construct, Part, RedirOp, Script, Simple, Target};
-use crate::word::{self, Word};
+use crate::word::{self, Segment, Word};
 
 use super::{Ctx, Walker, parse_checked};
 
@@ -244,6 +244,54 @@ impl Walker<'_> {
         Some(found)
     }
 
+    /// A word whose value only reaches a test of its emptiness (`[ -n "$KEY" ]`, `[[ -z $KEY ]]`): its credential
+    /// variables show no more than whether they are set, unless the line makes `test` or `[` something else (a
+    /// function, an alias, a builtin turned off), which is only known once the whole line has been seen.
+    pub(super) fn tested(&mut self, w: &Word, parent: Option<usize>, quoted: bool) -> bool {
+        if !only_variables(w, quoted) {
+            return false;
+        }
+        self.tested.push((w.clone(), parent));
+        true
+    }
+
+    /// The words of [`Self::tested`], judged as any other word when the line may redefine what tests them or make
+    /// the shell print them: a function or alias named `test` or `[`, a builtin turned off, or `set -x` (and its
+    /// kin: `set -o xtrace`, a shell started with `-x` or with `SHELLOPTS`), which prints every command expanded.
+    pub(super) fn judge_tested(&mut self) {
+        let redefined = self
+            .defined
+            .iter()
+            .any(|name| matches!(name.as_str(), "test" | "["))
+            || self.out.commands.iter().any(|command| {
+                command.effective().first().is_some_and(|name| {
+                    let name = name.rsplit('/').next().unwrap_or(name);
+                    matches!(
+                        name,
+                        "alias"
+                            | "enable"
+                            | "shopt"
+                            | "set"
+                            | "bash"
+                            | "sh"
+                            | "zsh"
+                            | "dash"
+                            | "ksh"
+                            | "mksh"
+                            | "yash"
+                            | "ash"
+                            | "rbash"
+                            | "busybox"
+                    )
+                })
+            });
+        for (w, parent) in std::mem::take(&mut self.tested) {
+            if redefined {
+                self.credentials(&w, parent);
+            }
+        }
+    }
+
     /// Expanding a variable whose name says it holds a credential, which the line did not set, shows it.
     pub(super) fn credentials(&mut self, w: &Word, parent: Option<usize>) {
         for name in &w.variables {
@@ -256,6 +304,22 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// Whether `w` is made only of text and plain variables (`"$KEY"`, `"${KEY}x"`), inside double quotes where
+/// `quoted` says it must be (`[` splits and globs an unquoted value, which can change what the test does): no
+/// operator of an expansion that could print or evaluate the value (`${KEY:?}`, `${KEY:$((…))}`).
+fn only_variables(w: &Word, quoted: bool) -> bool {
+    !w.reexpands
+        && w.arithmetic.is_empty()
+        && w.error.is_none()
+        && w.segments.as_ref().is_some_and(|segments| {
+            segments.iter().all(|segment| match segment {
+                Segment::Text(_) => true,
+                Segment::Variable { quoted: inside, .. } => *inside || !quoted,
+                Segment::Anchor(_) => false,
+            })
+        })
 }
 
 /// The words `xargs` reads from literal words: split at blanks.
@@ -352,6 +416,11 @@ fn fixed_outcome(command: &Cmd) -> Option<bool> {
             parts,
             ..
         } => {
+            // `[[ -n WORD ]]` and `[[ -z WORD ]]` alone; the operands of other tests, without their operator.
+            if let [Part::Tested { word: raw, empty }] = parts.as_slice() {
+                let w = word::expand(raw);
+                return w.literal.then_some(w.text.is_empty() == *empty);
+            }
             let words: Vec<Word> = parts
                 .iter()
                 .map(|part| match part {

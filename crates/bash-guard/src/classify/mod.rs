@@ -8,6 +8,7 @@ mod archives;
 mod files;
 mod flags;
 mod git;
+mod inspect;
 mod network;
 mod programs;
 mod remote;
@@ -567,7 +568,9 @@ impl Table {
             Input::Unknown => (vec![unknown.clone()], None),
         };
         if found.is_some() && !whole_items {
-            appended.push(unknown);
+            appended.push(Word::unknown(
+                "{a piece of a found name: without -0, xargs splits names at blanks and quotes}",
+            ));
         }
         let command = argv.get(next..).unwrap_or_default();
         let mut extended: Vec<Word> = Vec::new();
@@ -700,6 +703,9 @@ impl Table {
             Special::Tar => archives::tar(args, c),
             Special::Archive(archive) => archives::archive(archive, args, c),
             Special::Yq => text::yq(args, c),
+            Special::Sqlite3 => inspect::sqlite3(args, c),
+            Special::Ffprobe => inspect::ffprobe(args, c),
+            Special::Tshark => inspect::tshark(args, c),
             Special::Cd => state::cd(name, args, c),
             Special::Sleep => system::sleep(args, c),
             Special::Seq => system::seq(args, c),

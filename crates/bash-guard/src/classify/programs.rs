@@ -50,6 +50,19 @@ pub(super) fn program(table: &Program, name: &str, args: &[Word], c: &mut Classi
         loads(c);
         return;
     }
+    // `uv run --help`: a sub-command of its table followed by nothing but a help option of the program's only
+    // prints that sub-command's help (a package or script name in its place would run it: `npx eslint --help`).
+    if let [sub, help] = args
+        && sub.literal
+        && help.literal
+        && matches!(help.text.as_str(), "--help" | "-h")
+        && table.version.contains(&help.text.as_str())
+        && table.subs.iter().any(|(name, _)| *name == sub.text)
+    {
+        c.read_only = true;
+        loads(c);
+        return;
+    }
     let parsed = options::read(args, &table.options);
     let before = c.writes.len();
     c.read_only = true;
@@ -90,7 +103,7 @@ pub(super) fn program(table: &Program, name: &str, args: &[Word], c: &mut Classi
     });
     let literal = args.iter().all(|a| a.literal);
     let read_only = match rule {
-        None => false,
+        None | Some(Sub::Runs) => false,
         Some(Sub::Reads { unless }) => !parsed.has(unless),
         Some(Sub::Lists) => operands.next().is_none(),
         Some(Sub::Online { with, without }) => {

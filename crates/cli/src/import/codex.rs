@@ -25,6 +25,8 @@ struct PrefixRule {
     expansions: Vec<(Vec<String>, String)>,
     examples: Vec<(usize, Vec<String>)>,
     counter_examples: Vec<(usize, Vec<String>)>,
+    /// What could not be carried over exactly.
+    notes: Vec<String>,
 }
 
 /// Imports a `.rules` file.
@@ -57,6 +59,9 @@ pub(crate) fn import(text: &str) -> Result<Imported, Note> {
                 line: rule.line,
                 message: e.to_string(),
             })?;
+        }
+        for note in &rule.notes {
+            imported.note(rule.line, note.clone());
         }
     }
     for rule in &rules {
@@ -179,26 +184,73 @@ fn prefix_rule(call: &Call) -> Result<PrefixRule, Note> {
             })
             .collect();
     }
+    let mut notes = Vec::new();
+    let expansions = expansions
+        .into_iter()
+        .map(|words| {
+            let literal = |words: &[String]| words.iter().map(|w| literal_word(w)).collect::<Vec<_>>().join(" ");
+            let text = match shell_code(&words) {
+                // `["/bin/zsh", "-lc", "cargo test"]` matches the one argument `cargo test`: the whole command.
+                Some(Ok(inner)) => format!("Bash({})", literal(&inner)),
+                Some(Err(why)) => {
+                    let text = format!("Bash({}:*)", literal(&words));
+                    notes.push(format!(
+                        "`{}` runs its command through a shell and cannot become a rule on that command ({why}); \
+                         imported as `{text}`, it matches only a call written the same way",
+                        command_line(&words)
+                    ));
+                    text
+                }
+                None => format!("Bash({}:*)", literal(&words)),
+            };
+            (words, text)
+        })
+        .collect();
     Ok(PrefixRule {
         line: call.line,
         decision,
-        expansions: expansions
-            .into_iter()
-            .map(|words| {
-                let text = format!(
-                    "Bash({}:*)",
-                    words
-                        .iter()
-                        .map(|w| literal_word(w))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                );
-                (words, text)
-            })
-            .collect(),
+        expansions,
         examples,
         counter_examples,
+        notes,
     })
+}
+
+/// Codex runs each command as `/bin/zsh -lc "CODE"` (or bash, sh) and saves rules on those words. For such words,
+/// the words of CODE when it is a plain command (`Ok`), or why it is not (`Err`: shell syntax, words after the
+/// code); `None` for words that do not run a shell on code.
+fn shell_code(words: &[String]) -> Option<Result<Vec<String>, String>> {
+    let (shell, rest) = words.split_first()?;
+    let name = shell.rsplit('/').next().unwrap_or(shell);
+    if !matches!(name, "bash" | "zsh" | "sh" | "dash" | "ksh") {
+        return None;
+    }
+    let options = rest
+        .iter()
+        .take_while(|w| {
+            w.len() > 1 && w.starts_with('-') && w.chars().skip(1).all(|c| c.is_ascii_alphabetic())
+        })
+        .count();
+    if !rest.get(..options)?.last()?.contains('c') {
+        return None;
+    }
+    let code = match rest.get(options..)? {
+        [code] => code,
+        [] => return Some(Err("the code is not in the pattern".to_owned())),
+        _ => return Some(Err("arguments follow the code".to_owned())),
+    };
+    if let Some(c) = code.chars().find(|c| ";&|<>()$`\\\n'\"*?[]{}~#".contains(*c)) {
+        return Some(Err(format!("its command holds shell syntax (`{c}`)")));
+    }
+    let inner: Vec<String> = code.split_whitespace().map(str::to_owned).collect();
+    match inner.first() {
+        None => return Some(Err("the code is empty".to_owned())),
+        Some(first) if first.contains('=') => {
+            return Some(Err("its command starts with an assignment".to_owned()));
+        }
+        Some(_) => {}
+    }
+    Some(Ok(inner))
 }
 
 /// `pattern`: a non-empty list whose elements are a word or a non-empty list of alternative words.
@@ -294,10 +346,15 @@ fn test_case(
     not_decided_by: Option<String>,
     name: String,
 ) -> PolicyTest {
+    // An example Codex runs through a shell is the inner command for the coding agent, as its rule is.
+    let command = match shell_code(words) {
+        Some(Ok(inner)) => command_line(&inner),
+        Some(Err(_)) | None => command_line(words),
+    };
     PolicyTest {
         name: Some(name),
         tool: "Bash".to_owned(),
-        input: json!({ "command": command_line(words) }),
+        input: json!({ "command": command }),
         expect,
         mode: None,
         cwd: None,
@@ -323,6 +380,32 @@ mod tests {
         assert_eq!(imported.deny, ["Bash(rm -rf:*)"]);
         assert_eq!(imported.allow, ["Bash(ls:*)", "Bash(echo \"a b*\":*)"]);
         assert!(imported.tests.is_empty() && imported.notes.is_empty());
+    }
+
+    #[test]
+    fn rules_on_a_shell_running_code_become_rules_on_the_code() {
+        let imported = import(
+            "prefix_rule(pattern = [\"/bin/zsh\", \"-lc\", \"cargo test\"], decision = \"allow\", \
+             match = [[\"/bin/zsh\", \"-lc\", \"cargo test\"]])\n\
+             prefix_rule(pattern = [\"bash\", \"-l\", \"-c\", \"git push --force\"], decision = \"forbidden\")\n\
+             prefix_rule(pattern = [\"/bin/zsh\", \"-lc\", \"cd web && npm test\"], decision = \"allow\")\n",
+        )
+        .unwrap();
+        assert_eq!(
+            imported.allow,
+            ["Bash(cargo test)", "Bash(/bin/zsh -lc \"cd web && npm test\":*)"]
+        );
+        assert_eq!(imported.deny, ["Bash(git push --force)"]);
+        assert_eq!(imported.tests[0].input, json!({"command": "cargo test"}));
+        let [note] = imported.notes.as_slice() else {
+            panic!("{:?}", imported.notes)
+        };
+        assert_eq!(note.line, 3);
+        assert!(note.message.contains("holds shell syntax (`&`)"), "{note:?}");
+        assert!(
+            note.message.contains("matches only a call written the same way"),
+            "{note:?}"
+        );
     }
 
     #[test]

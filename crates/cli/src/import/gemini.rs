@@ -9,6 +9,7 @@
 //! lower-priority stricter rule also matches, the stricter decision wins here, and that is reported too.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use agent_tool_traits::Decision;
 use regex_syntax::hir::{Hir, HirKind};
@@ -19,8 +20,22 @@ use super::{Imported, Note, literal_word};
 /// More alternatives than this from one regular expression are not expanded.
 const MAX_ALTERNATIVES: usize = 64;
 
-/// Gemini's approval modes; a rule limited to some of them is not limited here.
-const MODES: [&str; 4] = ["plan", "default", "autoEdit", "yolo"];
+/// Gemini's approval modes, each with agent-guard's mode of the same meaning; a rule limited to some of them is
+/// not limited here (settings rules apply in every mode).
+const MODES: [(&str, &str); 4] = [
+    ("plan", "plan"),
+    ("default", "default"),
+    ("autoEdit", "acceptEdits"),
+    ("yolo", "bypassPermissions"),
+];
+
+/// agent-guard's name of a Gemini approval mode.
+fn mode_here(gemini: &str) -> Option<&'static str> {
+    MODES
+        .iter()
+        .find(|(name, _)| *name == gemini)
+        .map(|(_, here)| *here)
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -75,6 +90,8 @@ enum Piece {
 
 /// A rule as translated, for the priority report.
 struct Translated {
+    /// The index of its file, when several are imported together.
+    file: usize,
     line: usize,
     priority: f64,
     decision: Decision,
@@ -84,20 +101,52 @@ struct Translated {
 
 /// Imports a policy `.toml` file.
 pub(crate) fn import(text: &str) -> Result<Imported, Note> {
+    let mut imported = Imported::default();
+    let mut translated = Vec::new();
+    translate_file(text, &mut imported, &mut translated)?;
+    report_priorities(&translated, &mut imported);
+    Ok(imported)
+}
+
+/// The notes of each file imported, in order.
+pub(crate) type FileNotes = Vec<(PathBuf, Vec<Note>)>;
+
+/// Imports the policy files of a directory as one policy, the way Gemini CLI loads them: every rule of every file
+/// weighed by its priority. The notes are returned by file; an error names its file.
+pub(crate) fn import_all(files: &[(PathBuf, String)]) -> Result<(Imported, FileNotes), (PathBuf, Note)> {
+    let mut imported = Imported::default();
+    let mut translated = Vec::new();
+    let mut notes = Vec::new();
+    for (index, (path, text)) in files.iter().enumerate() {
+        let start = translated.len();
+        translate_file(text, &mut imported, &mut translated).map_err(|e| (path.clone(), e))?;
+        for t in translated.iter_mut().skip(start) {
+            t.file = index;
+        }
+        notes.push((path.clone(), std::mem::take(&mut imported.notes)));
+    }
+    // Priorities reach across files: a stricter rule of one file may take a call another file's rule allows.
+    let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+    for (file, note) in priority_notes(&translated, &names) {
+        if let Some((_, list)) = notes.get_mut(file) {
+            list.push(note);
+        }
+    }
+    Ok((imported, notes))
+}
+
+fn translate_file(text: &str, imported: &mut Imported, translated: &mut Vec<Translated>) -> Result<(), Note> {
     let file: PolicyFile = toml::from_str(text).map_err(|e| Note {
         line: e.span().map_or(1, |span| line_of(text, span.start)),
         message: format!("not a Gemini policy file: {}", e.message()),
     })?;
-    let mut imported = Imported::default();
-    let mut translated = Vec::new();
     for rule in &file.rule {
         let line = line_of(text, rule.span().start);
-        if let Some(t) = translate(rule.get_ref(), line, &mut imported)? {
+        if let Some(t) = translate(rule.get_ref(), line, imported)? {
             translated.push(t);
         }
     }
-    report_priorities(&translated, &mut imported);
-    Ok(imported)
+    Ok(())
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -133,11 +182,19 @@ fn translate(rule: &RuleToml, line: usize, imported: &mut Imported) -> Result<Op
     if rule.args_pattern.is_some() {
         lost.push("`argsPattern` (a regular expression over the JSON arguments)".to_owned());
     }
-    if let Some(modes) = &rule.modes
-        && !modes.is_empty()
-        && !MODES.iter().all(|m| modes.iter().any(|x| x == m))
-    {
-        lost.push(format!("`modes = {modes:?}` (rules here apply in every mode)"));
+    let limited = rule
+        .modes
+        .as_ref()
+        .filter(|modes| !modes.is_empty() && !MODES.iter().all(|(m, _)| modes.iter().any(|x| x == m)));
+    if let Some(modes) = limited {
+        let here: Vec<String> = modes
+            .iter()
+            .map(|m| mode_here(m).map_or_else(|| format!("`{m}` (no such mode)"), |h| format!("`{h}`")))
+            .collect();
+        lost.push(format!(
+            "`modes = {modes:?}` (agent-guard's {}; rules here apply in every mode)",
+            here.join(", ")
+        ));
     }
     if rule.interactive.is_some() {
         lost.push("`interactive` (rules here apply with and without a user)".to_owned());
@@ -220,6 +277,27 @@ fn translate(rule: &RuleToml, line: usize, imported: &mut Imported) -> Result<Op
             ),
         );
     }
+    if let Some(modes) = limited
+        && tools.iter().any(Option::is_none)
+    {
+        let verb = match decision {
+            Decision::Deny => "denies",
+            Decision::Ask | Decision::Allow => "asks for",
+        };
+        let plan = if modes.iter().any(|m| m == "plan") {
+            "; agent-guard's own `plan` mode refuses every change without it"
+        } else {
+            ""
+        };
+        imported.note(
+            line,
+            format!(
+                "warning: this {decision} rule for every tool, meant only for `modes = {modes:?}`, becomes \
+                 `{decision}: [\"*\"]`, which {verb} every call in every mode{plan}; leave it out of the \
+                 settings unless that is what you want"
+            ),
+        );
+    }
     if rule.allow_redirection == Some(true) && decision == Decision::Allow {
         imported.note(
             line,
@@ -249,6 +327,7 @@ fn translate(rule: &RuleToml, line: usize, imported: &mut Imported) -> Result<Op
         }
     }
     Ok(Some(Translated {
+        file: 0,
         line,
         priority,
         decision,
@@ -462,20 +541,37 @@ fn literal_start(pieces: &[Piece]) -> String {
 
 /// Reports where Gemini's priorities would let a less strict rule decide calls that a stricter rule here decides.
 fn report_priorities(rules: &[Translated], imported: &mut Imported) {
+    for (_, note) in priority_notes(rules, &[]) {
+        imported.notes.push(note);
+    }
+}
+
+/// Where a higher priority lets a call through that a stricter rule of lower priority also matches: a note on
+/// the higher rule, by the index of its file; `files` names the files when there are several.
+fn priority_notes(rules: &[Translated], files: &[String]) -> Vec<(usize, Note)> {
+    let mut out = Vec::new();
     for high in rules {
         for low in rules {
             if high.priority > low.priority && high.decision < low.decision && overlap(high, low) {
-                imported.note(
-                    high.line,
-                    format!(
-                        "priority {} puts this {} rule above the {} rule at line {} (priority {}); where both \
-                         match, the {} decides here (every deny beats every ask, every ask beats every allow)",
-                        high.priority, high.decision, low.decision, low.line, low.priority, low.decision
-                    ),
-                );
+                let at = match files.get(low.file) {
+                    Some(name) if low.file != high.file => format!("{name}:{}", low.line),
+                    _ => format!("line {}", low.line),
+                };
+                out.push((
+                    high.file,
+                    Note {
+                        line: high.line,
+                        message: format!(
+                            "priority {} puts this {} rule above the {} rule at {at} (priority {}); where both \
+                             match, the {} decides here (every deny beats every ask, every ask beats every allow)",
+                            high.priority, high.decision, low.decision, low.priority, low.decision
+                        ),
+                    },
+                ));
             }
         }
     }
+    out
 }
 
 fn overlap(a: &Translated, b: &Translated) -> bool {

@@ -23,9 +23,10 @@ pub(crate) enum Format {
         /// The `.rules` file.
         file: PathBuf,
     },
-    /// A Gemini CLI policy file (TOML `[[rule]]` tables with priorities).
+    /// A Gemini CLI policy file (TOML `[[rule]]` tables with priorities), or a policies directory, whose `.toml`
+    /// files Gemini CLI loads together.
     Gemini {
-        /// The `.toml` file.
+        /// The `.toml` file, or a directory of them.
         file: PathBuf,
     },
 }
@@ -83,15 +84,53 @@ impl Imported {
 }
 
 pub(crate) fn run(format: &Format) -> Result<ExitCode> {
-    let (file, imported) = match format {
-        Format::Codex { file } => (file, codex::import(&read(file)?).map_err(|e| located(file, &e))?),
-        Format::Gemini { file } => (file, gemini::import(&read(file)?).map_err(|e| located(file, &e))?),
+    let imported = match format {
+        Format::Codex { file } => {
+            let imported = codex::import(&read(file)?).map_err(|e| located(file, &e))?;
+            print_notes(file, &imported.notes);
+            imported
+        }
+        Format::Gemini { file } if file.is_dir() => {
+            let files = policy_files(file)?;
+            let texts = files
+                .iter()
+                .map(|f| Ok((f.clone(), read(f)?)))
+                .collect::<Result<Vec<_>>>()?;
+            let (imported, notes) = gemini::import_all(&texts).map_err(|(f, e)| located(&f, &e))?;
+            for (f, notes) in &notes {
+                print_notes(f, notes);
+            }
+            imported
+        }
+        Format::Gemini { file } => {
+            let imported = gemini::import(&read(file)?).map_err(|e| located(file, &e))?;
+            print_notes(file, &imported.notes);
+            imported
+        }
     };
-    for note in &imported.notes {
-        eprintln!("{}:{}: {}", file.display(), note.line, note.message);
-    }
     crate::emit(&serde_json::to_string_pretty(&imported.to_json())?)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_notes(file: &Path, notes: &[Note]) {
+    for note in notes {
+        eprintln!("{}:{}: {}", file.display(), note.line, note.message);
+    }
+}
+
+/// The `.toml` files of a policies directory, in name order (as Gemini CLI reads them, each file on its own).
+fn policy_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| UsageError(format!("cannot read the directory `{}`: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "toml") && path.is_file())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(UsageError(format!("`{}` holds no `.toml` policy file", dir.display())).into());
+    }
+    Ok(files)
 }
 
 fn read(file: &Path) -> Result<String> {

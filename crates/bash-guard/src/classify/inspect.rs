@@ -1,0 +1,189 @@
+//! Tools that inspect data files: `sqlite3` (read-only when the SQL it runs only reads), `ffprobe` (media files)
+//! and `tshark -r` (packet captures), each with the options that write, run code or reach further known.
+
+use crate::analysis::{AccessVia, CommandClass, LocationKind};
+use crate::knowledge;
+use crate::options::{self, Opt};
+use crate::sql::{self, SqlEffects};
+use crate::word::Word;
+
+use super::{Classified, Code, flags};
+
+/// Options are whole words with one dash (`-readonly`); `sqlite3` and `ffprobe` also take them with two.
+fn single_dashed(args: &[Word]) -> Vec<Word> {
+    args.iter()
+        .map(|arg| match arg.text.strip_prefix("--") {
+            Some(name) if arg.literal && !name.is_empty() => Word::literal(&format!("-{name}")),
+            _ => arg.clone(),
+        })
+        .collect()
+}
+
+/// Whether an option is one of `names`.
+fn is(option: &Opt<'_>, names: &[&str]) -> bool {
+    names.contains(&option.name.as_ref())
+}
+
+/// `sqlite3 [OPTIONS] DATABASE [SQL…]`: reads the database, and is read-only when every statement and dot-command
+/// it runs only reads (`SELECT`, `PRAGMA table_info(t)`, `.schema`). With `-readonly` the database refuses changes,
+/// so statements that only change it are read-only too; what reaches beyond it (`ATTACH`, `VACUUM INTO`, `.output`,
+/// `.shell`, `load_extension()`, `readfile()`) never is. Without SQL it runs what standard input holds.
+pub(super) fn sqlite3(args: &[Word], c: &mut Classified) {
+    c.read_only_as(CommandClass::ReadOnly);
+    let args = single_dashed(args);
+    let parsed = options::read(&args, &knowledge::SQLITE3);
+    if parsed.dynamic {
+        c.read_only = false;
+    }
+    let mut read_only_database = false;
+    let mut prints_only = false;
+    let mut commands: Vec<&Word> = Vec::new();
+    for option in &parsed.options {
+        if !option.known {
+            c.read_only = false;
+        } else if is(option, &["-readonly"]) {
+            read_only_database = true;
+        } else if is(option, &["-version", "-help"]) {
+            prints_only = true;
+        } else if is(option, &["-cmd"]) {
+            commands.extend(option.value.as_ref());
+        } else if is(option, &["-init"]) {
+            if let Some(file) = &option.value {
+                c.read(file, AccessVia::Flag);
+            }
+            c.read_only = false;
+            c.ask("`sqlite3 -init` runs statements from a file the analysis cannot see".to_owned());
+        }
+    }
+    let mut operands = parsed.operands.into_iter();
+    let database = operands.next();
+    commands.extend(operands);
+    if let Some(db) = database {
+        // `file:` names are URIs whose parameters choose how the file is opened.
+        if !db.literal || db.text.starts_with("file:") {
+            c.read_only = false;
+        } else if db.text != ":memory:" && !db.text.is_empty() {
+            c.read(db, AccessVia::Operand);
+        }
+    }
+    if commands.is_empty() && !prints_only {
+        // The statements come from standard input.
+        c.read_only = false;
+    }
+    let mut effects = SqlEffects::default();
+    for command in commands {
+        if command.literal {
+            sql::sqlite(&command.text, &mut effects);
+        } else {
+            c.read_only = false;
+        }
+    }
+    sql_effects(effects, read_only_database, database, c);
+}
+
+fn sql_effects(effects: SqlEffects, read_only_database: bool, database: Option<&Word>, c: &mut Classified) {
+    if effects.changes_database.is_some() && !read_only_database {
+        c.changes_as(CommandClass::Write);
+        if let Some(db) = database.filter(|db| db.literal && db.text != ":memory:" && !db.text.is_empty()) {
+            c.write(db, AccessVia::Operand);
+        }
+    }
+    for file in &effects.writes {
+        c.changes_as(CommandClass::Write);
+        c.write(&Word::literal(file), AccessVia::Flag);
+    }
+    for file in &effects.reads {
+        c.read(&Word::literal(file), AccessVia::Flag);
+    }
+    for code in effects.shell {
+        c.changes_as(CommandClass::Exec);
+        c.ask("a `sqlite3` dot-command runs shell code (`.shell`, `.system`, `.output |…`)".to_owned());
+        c.code.push(Code {
+            text: code,
+            literal: true,
+            kind: LocationKind::ShellString,
+            via: "sqlite3 .shell".to_owned(),
+        });
+    }
+    for reason in effects.unseen {
+        c.changes_as(CommandClass::Exec);
+        c.ask(format!("the SQL of `sqlite3`: {reason}"));
+    }
+    if effects.unknown.is_some() {
+        c.read_only = false;
+    }
+}
+
+/// `ffprobe [OPTIONS] INPUT`: reads the media file it is given and prints what it holds. `-o FILE` writes its
+/// output to a file and `-report` a log in the working directory; an input that is a URL (`http://…`, `tcp:`,
+/// `concat:`) reaches whatever the protocol reaches; an option the table does not know (a demuxer's own, such as
+/// `-f concat -safe 0`) is not known to only read.
+pub(super) fn ffprobe(args: &[Word], c: &mut Classified) {
+    c.read_only_as(CommandClass::ReadOnly);
+    let args = single_dashed(args);
+    let parsed = options::read(&args, &knowledge::FFPROBE);
+    if parsed.dynamic {
+        c.read_only = false;
+    }
+    let mut inputs: Vec<&Word> = Vec::new();
+    for option in &parsed.options {
+        if !option.known {
+            c.read_only = false;
+        } else if is(option, &["-o"]) {
+            c.changes_as(CommandClass::Write);
+            if let Some(file) = &option.value {
+                c.write(file, AccessVia::Flag);
+            }
+        } else if is(option, &["-report"]) {
+            c.changes_as(CommandClass::Write);
+        } else if is(option, &["-i"]) {
+            inputs.extend(option.value.as_ref());
+        }
+    }
+    inputs.extend(parsed.operands);
+    for input in inputs {
+        media_input(input, c);
+    }
+}
+
+/// An input of a media tool: a file (`file:` or a path), standard input (`-`, `pipe:`), or a protocol URL.
+fn media_input(input: &Word, c: &mut Classified) {
+    if !input.literal {
+        c.read_only = false;
+        return;
+    }
+    let text = input.text.as_str();
+    // ffmpeg reads a protocol from any name with a `:` (`http:`, `tcp:`, `concat:`, `subfile,,start,…:`); only
+    // `file:` and `pipe:` (standard input) read no more than a path names.
+    match text.split_once(':') {
+        None if text == "-" => {}
+        None => c.read(input, AccessVia::Operand),
+        Some(("file", _)) => c.read(&input.after("file:"), AccessVia::Operand),
+        Some(("pipe", _)) => {}
+        Some(_) => {
+            c.read_only = false;
+            c.online(format!(
+                "`ffprobe {text}` opens a protocol URL, which may reach the network"
+            ));
+        }
+    }
+}
+
+/// `tshark -r FILE`: reads a capture file and prints its packets. Without `-r` it captures live traffic (not
+/// read-only); `-w FILE` and the export options write files, `-X lua_script:…` runs a Lua script, `-o` sets
+/// preferences (some of which name files), and an option the table does not know is not known to only read.
+pub(super) fn tshark(args: &[Word], c: &mut Classified) {
+    c.read_only_as(CommandClass::ReadOnly);
+    let syntax = knowledge::TSHARK;
+    let parsed = options::read(args, &syntax);
+    if parsed.dynamic || parsed.options.iter().any(|o| !o.known) {
+        c.read_only = false;
+    }
+    flags::effects(&parsed.effects(&syntax), c);
+    let reads_a_file = parsed.has(&["-r", "--read-file"]);
+    let prints_only = parsed.has(&["-v", "--version", "-h", "--help", "-G", "-D", "--list-interfaces"]);
+    if !reads_a_file && !prints_only {
+        // Its operands are then a capture filter; a read filter after `-r` names no file either.
+        c.changes_as(CommandClass::Interactive);
+    }
+}
