@@ -103,6 +103,7 @@ fn bench(c: &mut Criterion) {
             mode: None,
             extra_roots: Vec::new(),
             project: None,
+            auto_allow: None,
         },
     )
     .unwrap();

@@ -109,6 +109,7 @@ fn main() {
         mode: None,
         extra_roots: Vec::new(),
         project: None,
+        auto_allow: None,
     };
     let bench = Arc::new(Bench {
         guard: Arc::new(Guard::new(&settings, &options).unwrap()),

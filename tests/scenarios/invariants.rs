@@ -1039,6 +1039,7 @@ fn no_loading_entry_point_panics() {
                     mode: None,
                     extra_roots: Vec::new(),
                     project: None,
+                    auto_allow: None,
                 };
                 if let Ok(guard) = Guard::new(&settings, &options) {
                     let _ = guard.decide("Read", &json!({"file_path": "a.txt"}));

@@ -205,6 +205,7 @@ pub fn suggest_rules(tool: &str, args: &Value, decided: &Decided, cwd: &Path) ->
             | DecidedBy::BypassMode
             | DecidedBy::AllowRule
             | DecidedBy::HookAllow
+            | DecidedBy::Contained
             | DecidedBy::NoPrompt
             | DecidedBy::Approver
             | DecidedBy::Limit,

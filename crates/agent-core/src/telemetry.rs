@@ -46,6 +46,7 @@ impl DecisionSource {
                 | DecidedBy::Mode
                 | DecidedBy::Classifier
                 | DecidedBy::Default
+                | DecidedBy::Contained
                 | DecidedBy::NoPrompt
                 | DecidedBy::Approver
                 | DecidedBy::Limit,

@@ -597,7 +597,8 @@ async fn approvals_once_always_never_and_nobody() {
         .execute(
             "s",
             1,
-            vec![call("4", "Bash", json!({"command": "git commit -m wip"}))],
+            // Another system changed: an ask whatever the sandbox contains.
+            vec![call("4", "Bash", json!({"command": "git push origin wip"}))],
         )
         .await;
     assert_eq!(
@@ -607,7 +608,7 @@ async fn approvals_once_always_never_and_nobody() {
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(agent_core::local_settings_file(dir.path())).unwrap())
             .unwrap();
-    assert_eq!(saved["permissions"]["allow"], json!(["Bash(git commit:*)"]));
+    assert_eq!(saved["permissions"]["allow"], json!(["Bash(git push:*)"]));
 
     // Never a whole interpreter: an inline script is saved as its exact command line only.
     let requests = Arc::default();

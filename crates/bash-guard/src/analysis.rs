@@ -40,6 +40,8 @@ pub struct SubCommand {
     pub class: CommandClass,
     /// Known to be read-only with these exact arguments.
     pub read_only: bool,
+    /// What it does beyond its files, for the kernel sandbox.
+    pub effect: Effect,
     /// The command word is a literal (after `$'…'` decoding and escape removal).
     pub literal: bool,
     /// It reads every file below the directories it reads, or below the working directory when it names none
@@ -204,6 +206,63 @@ pub struct Finding {
     /// An ask of the analysis's own caution (a network command while the network is blocked) rather than of a
     /// protection: the user's allow rule for the command lifts it.
     pub caution: bool,
+    /// What the finding is about, for the kernel sandbox: whether `workspace-write` contains it.
+    pub concern: Concern,
+}
+
+/// What an ask finding is about, as far as the kernel sandbox of `workspace-write` is concerned: a caller that
+/// runs the line inside that sandbox may allow what it contains (`agentGuard.sandbox.autoAllow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Concern {
+    /// What the sandbox bounds: code or files the analysis cannot see (a command word, a script, a variable only
+    /// known at run time: whatever runs has the sandbox's power and no more), processes left behind, time.
+    Contained,
+    /// The network: contained when every host the command names ([`Effect::Network`]) is a domain the sandbox's
+    /// proxy lets through; hosts only known at run time meet the proxy when the command runs.
+    Network,
+    /// What the sandbox does not contain, or what is never done unasked: destruction, privilege, credentials
+    /// shown, an interactive program, a line that cannot be parsed.
+    Guarded,
+}
+
+/// What a command does beyond its files, as far as the kernel sandbox of `workspace-write` is concerned. Its
+/// writes are in [`CommandAnalysis::writes`], where the caller sees whether they stay inside the roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effect {
+    /// Nothing beyond this machine: it reads, writes its files, runs code (its own or the project's).
+    #[default]
+    Local,
+    /// It reaches the network: the hosts its words name (`curl https://x`, `git clone URL`, `pip install
+    /// --index-url URL`), lower case; none when they are only known at run time (a package registry, a git remote
+    /// of the configuration).
+    Network {
+        /// The hosts named in its words.
+        hosts: Vec<String>,
+    },
+    /// It removes whole trees of files, or files named only at run time: its write operands (`rm -r DIR`, `find
+    /// DIR -delete`, `rm {}` of `find -exec`), the working directory when it names none. Whether that deletes the
+    /// project or only what a build makes again is for a caller that looks at the disk.
+    RemovesTrees,
+    /// It discards work that only the disk holds (`git reset --hard`, `git clean -fd`), which no sandbox brings
+    /// back: why.
+    Discards(String),
+    /// It changes another system, which no local sandbox can undo (`git push`, publishing a package, a deploy, a
+    /// container engine, a remote shell): why.
+    Remote(String),
+}
+
+impl Effect {
+    /// Whether the kernel sandbox of `workspace-write` contains it whatever the disk holds: local effects, and the
+    /// network where no host is named (the proxy judges those when the command runs).
+    pub fn contained(&self) -> bool {
+        match self {
+            Self::Local => true,
+            Self::Network { hosts } => hosts.is_empty(),
+            Self::RemovesTrees | Self::Discards(_) | Self::Remote(_) => false,
+        }
+    }
 }
 
 impl CommandAnalysis {

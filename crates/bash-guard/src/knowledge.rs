@@ -2128,6 +2128,9 @@ pub(crate) enum GitRule {
 }
 
 #[rustfmt::skip]
+/// git sub-commands that change another repository: what no local sandbox can undo.
+pub(crate) const GIT_REMOTE_WRITES: &[&str] = &["push", "send-email", "svn"];
+
 pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
     ("status", GitRule::Always),
     ("log", GitRule::Always),
@@ -2161,18 +2164,45 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
     ("show-branch", GitRule::Always),
     ("range-diff", GitRule::Always),
     // Verifying a signature runs the program of `gpg.program` (or `gpg.ssh.program`, `gpg.x509.program`).
-    ("verify-commit", GitRule::Runs("`git verify-commit` runs the signature program from configuration")),
-    ("verify-tag", GitRule::Runs("`git verify-tag` runs the signature program from configuration")),
+    (
+        "verify-commit",
+        GitRule::Runs("`git verify-commit` runs the signature program from configuration"),
+    ),
+    (
+        "verify-tag",
+        GitRule::Runs("`git verify-tag` runs the signature program from configuration"),
+    ),
     (
         "branch",
         GitRule::Listing {
             list_flags: &[
-                "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
-                "--show-current"
+                "--list",
+                "-l",
+                "--contains",
+                "--no-contains",
+                "--merged",
+                "--no-merged",
+                "--points-at",
+                "--show-current",
             ],
             write_flags: &[
-                "-d", "-D", "-m", "-M", "-c", "-C", "-f", "-u", "--delete", "--move", "--copy", "--force",
-                "--set-upstream-to", "--unset-upstream", "--edit-description", "--track", "--no-track"
+                "-d",
+                "-D",
+                "-m",
+                "-M",
+                "-c",
+                "-C",
+                "-f",
+                "-u",
+                "--delete",
+                "--move",
+                "--copy",
+                "--force",
+                "--set-upstream-to",
+                "--unset-upstream",
+                "--edit-description",
+                "--track",
+                "--no-track",
             ],
         },
     ),
@@ -2180,11 +2210,30 @@ pub(crate) static GIT_SUBCOMMANDS: &[(&str, GitRule)] = &[
         "tag",
         GitRule::Listing {
             list_flags: &[
-                "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at"
+                "--list",
+                "-l",
+                "--contains",
+                "--no-contains",
+                "--merged",
+                "--no-merged",
+                "--points-at",
             ],
             write_flags: &[
-                "-d", "-a", "-s", "-f", "-m", "-F", "-u", "--delete", "--annotate", "--sign", "--force",
-                "--message", "--file", "--local-user", "--edit"
+                "-d",
+                "-a",
+                "-s",
+                "-f",
+                "-m",
+                "-F",
+                "-u",
+                "--delete",
+                "--annotate",
+                "--sign",
+                "--force",
+                "--message",
+                "--file",
+                "--local-user",
+                "--edit",
             ],
         },
     ),

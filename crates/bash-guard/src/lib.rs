@@ -63,6 +63,8 @@ mod word;
 pub use analysis::AccessVia;
 pub use analysis::CommandAnalysis;
 pub use analysis::CommandClass;
+pub use analysis::Concern;
+pub use analysis::Effect;
 pub use analysis::FileAccess;
 pub use analysis::Finding;
 pub use analysis::Location;

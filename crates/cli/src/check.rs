@@ -469,7 +469,14 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOut
         return HookOutput::from_verdict(verdict);
     };
     let wrapped = this_program().and_then(|program| {
-        agent_decide::sandboxed_input(&input.tool_input, program, confinement, &input.cwd, settings)
+        agent_decide::sandboxed_input(
+            &input.tool_input,
+            program,
+            confinement,
+            &input.cwd,
+            settings,
+            &decided.domains,
+        )
     });
     match wrapped {
         Some(updated) => {

@@ -16,6 +16,7 @@ use crate::check::{Bound, decide_hook_input, hook_deadline};
 use crate::hook_entry::{command_words, installed_hooks};
 use crate::install::{Scope, project_dir, running_binary};
 use crate::load::{Guards, home};
+use agent_decide::AutoAllow;
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -312,6 +313,7 @@ fn decision_lines(project: &Path) -> Vec<DoctorLine> {
     let args = DecideArgs {
         settings: Vec::new(),
         mode: None,
+        auto_allow: None,
     };
     let mut guards = match Guards::new(&args) {
         Ok(guards) => guards,
@@ -332,6 +334,7 @@ fn decision_lines(project: &Path) -> Vec<DoctorLine> {
     }));
     let elapsed = started.elapsed();
     let limit = DecisionBound::from_env().limit();
+    let contained_line;
     let mode_line = match guards.get(&input.cwd, None) {
         Err(why) => {
             return vec![
@@ -344,6 +347,7 @@ fn decision_lines(project: &Path) -> Vec<DoctorLine> {
             ];
         }
         Ok(guard) => {
+            contained_line = auto_allow_line(guard.auto_allow());
             let policy = guard.policy();
             let from = policy
                 .mode_source()
@@ -391,7 +395,26 @@ fn decision_lines(project: &Path) -> Vec<DoctorLine> {
             ),
         ),
     };
-    vec![mode_line, decision_line]
+    vec![mode_line, contained_line, decision_line]
+}
+
+/// Whether a shell line that asks only for what the kernel sandbox contains runs inside it without asking, and
+/// why not.
+fn auto_allow_line(auto_allow: &AutoAllow) -> DoctorLine {
+    match auto_allow {
+        AutoAllow::On => DoctorLine::new(
+            Level::Ok,
+            "contain",
+            "on: a shell line that asks only for what the kernel sandbox contains (writes in the project, the \
+             project's code, the network to allowed domains) runs inside it without asking",
+        ),
+        AutoAllow::Off(why) => DoctorLine::new(
+            Level::Warning,
+            "contain",
+            format!("off: {why}; builds, tests and installs ask every time"),
+        )
+        .fix("see docs/sandbox.md, \"Contained allows\""),
+    }
 }
 
 /// What the kernel can enforce for allowed calls, from the sandbox probe: allowed shell commands run under

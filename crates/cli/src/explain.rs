@@ -123,6 +123,9 @@ pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<E
                 .map(|s| format!(" (from {s})"))
                 .unwrap_or_default()
         ));
+        if decided.analysis.is_some() {
+            text.push_str(&format!("\ncontained allows: {}", auto_allow_text(guard)));
+        }
         crate::emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)
@@ -209,10 +212,32 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
                 if command.inner > 0 {
                     facts.push(format!("runs {}", words(command.effective())));
                 }
+                match &command.effect {
+                    agent_bash_guard::Effect::Local => {}
+                    agent_bash_guard::Effect::Network { hosts } if hosts.is_empty() => {
+                        facts.push("reaches the network, hosts known only at run time".to_owned());
+                    }
+                    agent_bash_guard::Effect::Network { hosts } => {
+                        facts.push(format!("reaches {}", hosts.join(", ")));
+                    }
+                    agent_bash_guard::Effect::RemovesTrees => facts.push("removes trees of files".to_owned()),
+                    agent_bash_guard::Effect::Discards(why) | agent_bash_guard::Effect::Remote(why) => {
+                        facts.push(format!("not contained: {why}"));
+                    }
+                }
                 let _ = writeln!(out, "      {}", facts.join("; "));
             }
             for finding in &analysis.findings {
-                let _ = writeln!(out, "   finding: {} {}", finding.decision, finding.reason);
+                let concern = match finding.concern {
+                    agent_bash_guard::Concern::Contained => " (contained by the sandbox)",
+                    agent_bash_guard::Concern::Network => " (contained for allowed domains)",
+                    agent_bash_guard::Concern::Guarded => "",
+                };
+                let _ = writeln!(
+                    out,
+                    "   finding: {} {}{concern}",
+                    finding.decision, finding.reason
+                );
             }
             if let Some(error) = &analysis.parse_error {
                 let _ = writeln!(out, "   parse error: {error}");
@@ -258,6 +283,13 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
     }
     if decided.analysis.is_some() {
         let _ = write!(out, "\nkernel sandbox: {}", sandbox_line(decided));
+        if !decided.domains.is_empty() {
+            let _ = write!(out, ", with {} let through its proxy", decided.domains.join(", "));
+        }
+    }
+    if let Some(contained) = &decided.contained {
+        let _ = write!(out, "\ncontained: {}", contained.effects.join("; "));
+        let _ = write!(out, "\nwithout the sandbox: {}", verdict_line(&contained.without));
     }
     out
 }
@@ -282,6 +314,14 @@ fn rules_lines(out: &mut String, decided: &Decided) {
             .map(|rule| format!(" (`{rule}`)"))
             .unwrap_or_default();
         let _ = writeln!(out, "   {}{rule}", verdict_line(verdict));
+    }
+}
+
+/// Whether contained allows are on for this guard, and why not.
+fn auto_allow_text(guard: &agent_decide::Guard) -> String {
+    match guard.auto_allow() {
+        agent_decide::AutoAllow::On => "on".to_owned(),
+        agent_decide::AutoAllow::Off(why) => format!("off ({why})"),
     }
 }
 
@@ -337,6 +377,12 @@ fn render_json(input: &HookInput, guard: &agent_decide::Guard, decided: &Decided
         "mode": guard.policy().mode().as_str(),
         "decision": decided.resolution.verdict,
         "confinement": decided.confinement,
+        "domains": decided.domains,
+        "auto_allow": auto_allow_text(guard),
+        "contained": decided.contained.as_ref().map(|c| json!({
+            "effects": c.effects,
+            "without": c.without,
+        })),
         "considered": decided.resolution.considered,
         "conflicts": decided.resolution.conflicts.iter().map(|c| json!({
             "overridden": c.overridden, "decision": c.decision, "by": c.by,
@@ -359,6 +405,7 @@ fn render_json(input: &HookInput, guard: &agent_decide::Guard, decided: &Decided
             "location": c.location,
             "class": c.class,
             "read_only": c.read_only,
+            "effect": c.effect,
         })).collect::<Vec<_>>()),
     })
 }

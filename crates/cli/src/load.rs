@@ -133,6 +133,7 @@ impl<'a> Guards<'a> {
                     let options = GuardOptions {
                         mode,
                         extra_roots: extra_roots.clone(),
+                        auto_allow: args.auto_allow,
                         ..guard_options(&cwd, &project)
                     };
                     Ok(Arc::new(Guard::new(&settings, &options)?))

@@ -95,6 +95,19 @@ struct DecideArgs {
     /// bypassPermissions, auto.
     #[arg(long, value_name = "MODE")]
     mode: Option<String>,
+    /// `on` or `off`: whether a shell line that asks only for effects the kernel sandbox contains is allowed to run
+    /// inside it, overriding `agentGuard.sandbox.autoAllow`.
+    #[arg(long = "auto-allow", value_name = "on|off", value_parser = parse_switch)]
+    auto_allow: Option<bool>,
+}
+
+/// `on` or `off`.
+fn parse_switch(text: &str) -> std::result::Result<bool, String> {
+    match text {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("`{other}` is neither `on` nor `off`")),
+    }
 }
 
 /// The subcommands. Each one's arguments are defined only when it is the one invoked (`defer`): the hook starts

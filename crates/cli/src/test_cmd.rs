@@ -197,6 +197,7 @@ fn run_suite(suite: &Suite, args: &DecideArgs, here: &Path) -> Result<Vec<Failur
             .chain(suite.settings.clone())
             .collect(),
         mode: None,
+        auto_allow: args.auto_allow,
     };
     let mut guards = Guards::new(&decide)?;
     let mut failures = Vec::new();

@@ -38,8 +38,9 @@ fn a_long_message_is_not_a_path() {
         format!("git tag -a v1 -m \"release: {long}\""),
         format!("git stash push -m \"wip: {long}\""),
     ] {
+        // Decided by the analysis alone: inside the sandbox a commit is a contained allow.
         let out = run(
-            &["check"],
+            &["check", "--auto-allow", "off"],
             &input(&cwd, "Bash", json!({ "command": command })),
             &cwd,
             &home,
@@ -70,8 +71,9 @@ fn a_double_quoted_shift_is_not_a_here_document() {
         ("echo \"flags: 1 <<(2)\"", "allow"),
         ("grep -n \"a <<b\" README.md", "allow"),
     ] {
+        // Decided by the analysis alone: inside the sandbox the interpreter is a contained allow.
         let out = run(
-            &["check"],
+            &["check", "--auto-allow", "off"],
             &input(&cwd, "Bash", json!({ "command": command })),
             &cwd,
             &home,

@@ -427,7 +427,9 @@ fn scenario() -> Value {
     json!({
         "name": "server-session",
         "files": {"README.md": "# x\n"},
-        "settings": {"project": {"permissions": {"allow": ["Bash(sleep:*)"]}}},
+        // `make build` must ask: the project turns contained allows off.
+        "settings": {"project": {"permissions": {"allow": ["Bash(sleep:*)"]},
+            "agentGuard": {"sandbox": {"autoAllow": false}}}},
         "turns": [
             {"calls": [{"id": "read", "tool": "read_file", "args": {"file_path": "README.md"}}]},
             {"calls": [{"id": "build", "tool": "run_bash", "args": {"command": "make build"}}]},

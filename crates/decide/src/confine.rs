@@ -51,9 +51,12 @@ impl Guard {
             verdict.provenance.step,
             Some(DecidedBy::AllowRule | DecidedBy::HookAllow | DecidedBy::Approver)
         ) || verdict.decision == Decision::Ask;
+        // A line allowed inside the sandbox without asking gets the network its commands use, through the
+        // proxy that lets only allowed domains through: that is what made it contained.
+        let contained = verdict.provenance.step == Some(DecidedBy::Contained);
         let network = profile == SandboxProfile::WorkspaceWrite
             && (!self.bash().network_blocked()
-                || (deliberate
+                || ((deliberate || contained)
                     && analysis
                         .commands
                         .iter()
@@ -79,6 +82,35 @@ impl Guard {
             return None;
         }
         Some(Confinement { profile, network })
+    }
+
+    /// The hosts `analysis` names that the proxy of its sandbox must let through beyond `agentGuard.network`: each
+    /// one a `WebFetch(domain:…)` allow rule allows, and, when a rule, a hook or the user allowed this line (or
+    /// will, after its ask), every one it names. A host a deny or ask rule or a deny pattern names never is.
+    pub(crate) fn granted_domains(&self, analysis: &CommandAnalysis, verdict: &Verdict) -> Vec<String> {
+        let deliberate = matches!(
+            verdict.provenance.step,
+            Some(DecidedBy::AllowRule | DecidedBy::HookAllow | DecidedBy::Approver)
+        ) || verdict.decision == Decision::Ask;
+        let mut domains: Vec<String> = Vec::new();
+        for command in &analysis.commands {
+            let agent_bash_guard::Effect::Network { hosts } = &command.effect else {
+                continue;
+            };
+            for host in hosts {
+                let listed = !matches!(
+                    self.network.verdict(host, 443),
+                    agent_os_sandbox::DomainVerdict::NotListed
+                );
+                let refused = self.policy.host_rule(Decision::Deny, host).is_some()
+                    || self.policy.host_rule(Decision::Ask, host).is_some();
+                let granted = deliberate || self.policy.host_rule(Decision::Allow, host).is_some();
+                if !listed && !refused && granted && !domains.contains(host) {
+                    domains.push(host.clone());
+                }
+            }
+        }
+        domains
     }
 
     /// What the kernel sandbox of `confinement` is built from: this guard's roots (the read-only ones only

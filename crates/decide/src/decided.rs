@@ -5,6 +5,8 @@ use agent_fs_sandbox::PathCheck;
 use agent_rules::Resolution;
 use agent_tool_traits::{Access, Confinement, Verdict};
 
+use crate::contain::Contained;
+
 /// Everything one decision saw, for `explain`, the audit log and telemetry.
 #[derive(Debug, Clone)]
 pub struct Decided {
@@ -20,6 +22,12 @@ pub struct Decided {
     /// under. `None` for other calls, denied ones, and where no sandbox runs (`agentGuard.sandbox` is `off`, or
     /// the kernel cannot enforce it).
     pub confinement: Option<Confinement>,
+    /// For a shell line allowed inside the sandbox without asking (`agentGuard.sandbox.autoAllow`): what the
+    /// sandbox contained and the verdict it had without it.
+    pub contained: Option<Contained>,
+    /// The hosts the line names that its sandbox's proxy lets through beyond `agentGuard.network`, because a rule,
+    /// a hook or the user allowed this line or a `WebFetch(domain:…)` rule allows the host (`--allow-domain`).
+    pub domains: Vec<String>,
 }
 
 /// One file a call touches: the access and the file-system sandbox's report on it.
@@ -45,6 +53,8 @@ impl Decided {
             paths: Vec::new(),
             findings: Vec::new(),
             confinement: None,
+            contained: None,
+            domains: Vec::new(),
         }
     }
 

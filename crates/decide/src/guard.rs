@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{BashConfig, BashGuard, CommandTableExtension};
 use agent_fs_sandbox::{PathSandbox, ProtectedPaths, RootKind, RootSpec, SandboxConfig};
-use agent_os_sandbox::{DomainPolicy, EnvPolicy};
+use agent_os_sandbox::{DomainPolicy, EnvPolicy, KernelSupport};
 use agent_rules::{Anchors, PermissionMode, Policy, SessionState, Settings};
 use agent_tool_traits::Source;
 use serde_json::Value;
@@ -30,6 +30,19 @@ pub struct GuardOptions {
     /// The project the working directory belongs to ([`agent_rules::project_root`]), when it is above the working
     /// directory: a read-write root beside it. Relative paths and rules still start at `cwd`.
     pub project: Option<PathBuf>,
+    /// `--auto-allow on|off`: overrides `agentGuard.sandbox.autoAllow` (`None`: the settings decide).
+    pub auto_allow: Option<bool>,
+}
+
+/// Whether a shell line that asks only for effects the kernel sandbox contains is allowed to run inside it
+/// (`agentGuard.sandbox.autoAllow`), and when not, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AutoAllow {
+    /// Contained allows are on.
+    On,
+    /// Contained allows are off, for this reason (a setting, the command line, or a kernel that cannot enforce
+    /// the sandbox).
+    Off(String),
 }
 
 /// The permission core of one working directory: compiled rules, the sandbox and the shell analyser, built once
@@ -49,6 +62,8 @@ pub struct Guard {
     pub(crate) sandbox_reads: Vec<PathBuf>,
     /// `agentGuard.sandbox.memoryMax`, the memory bound of sandboxed commands.
     pub(crate) memory_max: Option<u64>,
+    /// Whether a line asking only for what the sandbox contains is allowed inside it, and why not.
+    pub(crate) auto_allow: AutoAllow,
     /// The domains a sandboxed command allowed the network reaches through the proxy.
     pub(crate) network: DomainPolicy,
 }
@@ -99,6 +114,7 @@ impl Guard {
             env_policy,
             sandbox_reads: sandbox_reads(&guard_settings.sandbox_read, options.home.as_deref()),
             memory_max: guard_settings.memory_max,
+            auto_allow: auto_allow(&guard_settings, options.auto_allow),
             network,
         })
     }
@@ -138,6 +154,11 @@ impl Guard {
         self.sandbox_mode
     }
 
+    /// Whether contained allows are on (`agentGuard.sandbox.autoAllow`, `--auto-allow`), and why not.
+    pub fn auto_allow(&self) -> &AutoAllow {
+        &self.auto_allow
+    }
+
     /// Decides a call of `tool` with `args` on its own: without hooks or tool checks, in a fresh session (the
     /// `agent-guard check` path, where every input is a process of its own).
     pub fn decide(&self, tool: &str, args: &Value) -> Decided {
@@ -152,12 +173,15 @@ impl Guard {
     /// 1. describe: what the call touches, as the rules see it, and the tool's own findings (`Described`);
     /// 2. gather: the facts of its kind (the shell analysis, the sandbox's report on each file, the host, the
     ///    subagent) and the findings of the layers that produced them (`gather`);
-    /// 3. resolve: the findings, the rules, the mode, the hooks and the session into one verdict (`resolve`);
-    /// 4. confine: the kernel sandbox an allowed shell call runs under (`confine`).
+    /// 3. resolve: the findings, the rules, the mode, the hooks and the session into one verdict (`resolve`), and
+    ///    a shell line that asked only for what the kernel sandbox contains allowed inside it (`contain`);
+    /// 4. confine: the kernel sandbox an allowed shell call runs under (`confine`), with the domains named in the
+    ///    line that the decision allowed beyond the settings' own.
     pub fn decide_in_session(&self, call: &CallInput, session: &SessionState) -> Decided {
         let described = Described::of(call);
         let gathered = self.gather(&call.tool, &call.args, described);
         let mut resolution = self.resolve(&call.tool, &gathered, &call.hooks, session);
+        let contained = self.contain(&gathered, &mut resolution);
         if let Some(why) = &self.sandbox_error {
             resolution.verdict.diagnostics.push(format!("no sandbox: {why}"));
         }
@@ -165,13 +189,45 @@ impl Guard {
             .analysis
             .as_ref()
             .and_then(|analysis| self.confinement(analysis, &mut resolution.verdict));
+        let domains = match (&gathered.analysis, confinement) {
+            (Some(analysis), Some(confinement)) if confinement.network => {
+                self.granted_domains(analysis, &resolution.verdict)
+            }
+            _ => Vec::new(),
+        };
         Decided {
             resolution,
             analysis: gathered.analysis,
             paths: gathered.paths,
             findings: gathered.findings,
             confinement,
+            contained,
+            domains,
         }
+    }
+}
+
+/// Whether contained allows are on: the command line's choice, else the settings' (on by default), and only
+/// where the kernel sandbox runs and the kernel enforces it.
+fn auto_allow(settings: &GuardSettings, flag: Option<bool>) -> AutoAllow {
+    let chosen = match (flag, settings.auto_allow) {
+        (Some(false), _) => return AutoAllow::Off("`--auto-allow off`".to_owned()),
+        (None, Some(false)) => {
+            return AutoAllow::Off("`agentGuard.sandbox.autoAllow` is `false`".to_owned());
+        }
+        (Some(true), _) => "`--auto-allow on`",
+        (None, Some(true) | None) => "`agentGuard.sandbox.autoAllow`",
+    };
+    if settings.sandbox == SandboxMode::Off {
+        return AutoAllow::Off(format!(
+            "{chosen} is ignored: `agentGuard.sandbox` is `off`, so nothing runs inside the sandbox"
+        ));
+    }
+    match KernelSupport::enforcement_missing() {
+        Some(why) => AutoAllow::Off(format!(
+            "{chosen} is ignored: {why}, so the kernel cannot contain what would be allowed"
+        )),
+        None => AutoAllow::On,
     }
 }
 

@@ -115,16 +115,18 @@ impl HookOutput {
 }
 
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
-/// `command` replaced by `<program> sandbox --profile … [--allow-network] --root <root> [--settings <file>]… --
-/// bash -c '<command>'`. The original line is one argument of `bash -c`, single-quoted so that the coding agent's
-/// shell passes it byte for byte and nothing in it is read twice. Other fields of the input are kept. `None` when
-/// the input has no string `command`.
+/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…] --root <root>
+/// [--settings <file>]… -- bash -c '<command>'`. `domains` are the hosts the decision allowed beyond the settings'
+/// own ([`Decided::domains`](crate::Decided::domains)); they are passed only with the network. The original line is
+/// one argument of `bash -c`, single-quoted so that the coding agent's shell passes it byte for byte and nothing
+/// in it is read twice. Other fields of the input are kept. `None` when the input has no string `command`.
 pub fn sandboxed_input(
     tool_input: &Value,
     program: &std::path::Path,
     confinement: Confinement,
     root: &str,
     settings: &[std::path::PathBuf],
+    domains: &[String],
 ) -> Option<Value> {
     let command = tool_input.get("command")?.as_str()?;
     let mut line = shell_quote(&program.to_string_lossy());
@@ -132,6 +134,10 @@ pub fn sandboxed_input(
     line.push_str(confinement.profile.as_str());
     if confinement.network {
         line.push_str(" --allow-network");
+        for domain in domains {
+            line.push_str(" --allow-domain ");
+            line.push_str(&shell_quote(domain));
+        }
     }
     line.push_str(" --root ");
     line.push_str(&shell_quote(root));

@@ -10,7 +10,9 @@
 //!    needs and the findings of the layers that produce them: the shell analysis (L5), the file-system sandbox's
 //!    report on each file (L4), after directory moves, glob expansion, searches and the project code a command runs;
 //! 3. **resolve** (`resolve.rs`): the findings, the rules, the mode, the hook outcome and the session's state (L2)
-//!    into one [`Verdict`](agent_tool_traits::Verdict);
+//!    into one [`Verdict`](agent_tool_traits::Verdict); then **contain** (`contain.rs`): a shell line that asked
+//!    only for effects the kernel sandbox contains is allowed to run inside it ([`Decided::contained`],
+//!    [`AutoAllow`]);
 //! 4. **confine** (`confine.rs`): the kernel sandbox an allowed shell call runs under ([`Decided::confinement`],
 //!    [`Guard::sandbox_plan`]).
 //!
@@ -53,6 +55,7 @@
 mod bounded;
 mod config;
 mod confine;
+mod contain;
 mod decided;
 mod describe;
 mod error;
@@ -72,7 +75,8 @@ pub use config::{
     size_from_text,
 };
 pub use confine::GuardProtection;
+pub use contain::Contained;
 pub use decided::{CheckedPath, Decided};
 pub use error::{Error, Result};
-pub use guard::{Guard, GuardOptions};
+pub use guard::{AutoAllow, Guard, GuardOptions};
 pub use hook_io::{HookInput, HookOutput, sandboxed_input, shell_quote};

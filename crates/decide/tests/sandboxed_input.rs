@@ -37,6 +37,7 @@ fn arrives(program: &Path, line: &str, root: &str) -> String {
         Confinement::READ_ONLY,
         root,
         &[],
+        &[],
     )
     .unwrap();
     let wrapped = input["command"].as_str().unwrap();
@@ -74,4 +75,41 @@ proptest! {
         let program = fake_program(dir.path());
         prop_assert_eq!(arrives(&program, &line, &root), line);
     }
+}
+
+/// The hosts a decision allowed beyond the settings' own reach the sandbox as `--allow-domain`, only with the
+/// network, each one word.
+#[test]
+fn allowed_domains_are_passed_with_the_network_only() {
+    let program = Path::new("/opt/agent guard/bin/agent-guard");
+    let domains = ["docs.example.com".to_owned(), "api.example.org".to_owned()];
+    let line = |confinement: Confinement| {
+        sandboxed_input(
+            &json!({"command": "curl -sS https://docs.example.com"}),
+            program,
+            confinement,
+            "/p",
+            &[],
+            &domains,
+        )
+        .unwrap()["command"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let networked = line(Confinement {
+        profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
+        network: true,
+    });
+    assert!(
+        networked.contains(
+            " --allow-network --allow-domain 'docs.example.com' --allow-domain 'api.example.org' --root '/p' "
+        ),
+        "{networked}"
+    );
+    let offline = line(Confinement {
+        profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
+        network: false,
+    });
+    assert!(!offline.contains("--allow-domain"), "{offline}");
 }

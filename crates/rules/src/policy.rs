@@ -169,6 +169,16 @@ impl Policy {
         best.and_then(|i| self.compiled.rules.get(i))
     }
 
+    /// The rule of `behavior` naming the host `host` (`WebFetch(domain:example.com)`), the highest source first.
+    /// Tool-wide rules (`WebFetch`) name no host and never match here: an allow rule of this form is what makes a
+    /// domain an allowed one for the kernel sandbox's proxy.
+    pub fn host_rule(&self, behavior: Decision, host: &str) -> Option<&Rule> {
+        let host = host.to_ascii_lowercase();
+        self.compiled
+            .lookup(behavior, Subject::Host(&host))
+            .and_then(|i| self.compiled.rules.get(i))
+    }
+
     /// The literal places of the rules of `behavior` on file paths for `access`: the directory or file each
     /// pattern starts from (`/home/u/.aws` for `Read(~/.aws/**)`, `/etc` for `Read(//etc/*.key)`). Rules that may
     /// match at any depth (`Read(.env)`) have no place and are not listed. With [`Policy::path_rule`] a caller

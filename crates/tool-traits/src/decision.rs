@@ -184,6 +184,9 @@ pub enum DecidedBy {
     Classifier,
     /// Step 8: the tool's own default.
     Default,
+    /// After step 8: a shell line that asked only for effects the kernel sandbox of `workspace-write` contains,
+    /// allowed to run inside it (`agentGuard.sandbox.autoAllow`).
+    Contained,
     /// After resolution: an ask turned into a deny (`dontAsk`, silent subagent, headless, approver timeout).
     NoPrompt,
     /// The user or an approver answered an ask.
@@ -194,7 +197,7 @@ pub enum DecidedBy {
 
 impl DecidedBy {
     /// Every step, in the order of the resolution (a new step goes here too, or its name does not parse).
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 17] = [
         Self::DenyRule,
         Self::LayerDeny,
         Self::HookBlock,
@@ -208,6 +211,7 @@ impl DecidedBy {
         Self::Mode,
         Self::Classifier,
         Self::Default,
+        Self::Contained,
         Self::NoPrompt,
         Self::Approver,
         Self::Limit,
@@ -229,6 +233,7 @@ impl DecidedBy {
             Self::Mode => "mode",
             Self::Classifier => "classifier",
             Self::Default => "default",
+            Self::Contained => "contained",
             Self::NoPrompt => "no-prompt",
             Self::Approver => "approver",
             Self::Limit => "limit",

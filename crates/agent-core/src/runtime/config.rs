@@ -199,6 +199,7 @@ impl RuntimeBuilder {
             mode: self.config.mode,
             extra_roots: vec![library_dir.clone()],
             project: self.config.project.clone(),
+            auto_allow: None,
         };
         let guard = GuardHandle::new(Guard::new(&self.settings, &guard_options)?);
         let mut registry = builtin_tools(&guard, Arc::clone(&self.approver));

@@ -2,7 +2,7 @@
 
 use agent_tool_traits::{Access, Decision};
 
-use crate::analysis::{AccessVia, FileAccess, LocationKind};
+use crate::analysis::{AccessVia, Concern, FileAccess, LocationKind};
 use crate::classify::{Classified, Found};
 use crate::knowledge;
 use crate::parse::{RedirOp, Redirect, Target};
@@ -58,8 +58,7 @@ impl Walker<'_> {
     /// above it): a load the caller checks on disk.
     pub(super) fn load(&mut self, directory: Option<&Word>, file: &Word, above: bool, index: usize) {
         let Some(path) = word::under(directory, file).path() else {
-            self.finding(
-                Decision::Ask,
+            self.contained(
                 format!(
                     "the command works in a directory only known at run time, where `{}` may run code the project controls",
                     file.text
@@ -264,8 +263,7 @@ impl Walker<'_> {
                     .entry(index)
                     .or_insert_with(|| format!("reading `{path}` never ends"));
             }
-            (None, _) => self.finding(
-                Decision::Ask,
+            (None, _) => self.contained(
                 format!("reading `{path}` never ends; in a hook nothing stops it"),
                 None,
             ),
@@ -278,11 +276,14 @@ impl Walker<'_> {
             Access::Read => "reads",
             Access::Write => "writes",
         };
-        self.finding(
-            Decision::Ask,
-            format!("{verb} a file named only at run time (`{text}`), which the path check cannot see"),
-            command,
-        );
+        // A write goes where the kernel lets it (inside the roots); a read may reach a secret outside them under a
+        // name no list knows, which the kernel does not hide.
+        let reason =
+            format!("{verb} a file named only at run time (`{text}`), which the path check cannot see");
+        match access {
+            Access::Read => self.finding(Decision::Ask, reason, command),
+            Access::Write => self.contained(reason, command),
+        }
     }
 
     /// A device or a special file among the paths a command accesses: raw disks, network connections.
@@ -297,7 +298,12 @@ impl Walker<'_> {
             DeviceWrite::Network => {
                 let reason = format!("`{path}` opens a network connection");
                 match self.table.network_block {
-                    Some(block) => self.caution(format!("{reason}, which is blocked by {block}"), command),
+                    // A raw connection bypasses the sandbox's proxy, which only speaks HTTP.
+                    Some(block) => self.caution_about(
+                        format!("{reason}, which is blocked by {block}"),
+                        command,
+                        Concern::Guarded,
+                    ),
                     None => self.finding(Decision::Ask, reason, command),
                 }
                 return;
@@ -426,8 +432,7 @@ impl Walker<'_> {
                     .is_some_and(|s| s.iter().any(|s| matches!(s, Segment::Variable { .. })));
                 // A variable's value is neither split nor globbed in a redirection: it names one file.
                 if !w.literal && ((w.path().is_none() && !variables) || w.glob) {
-                    self.finding(
-                        Decision::Ask,
+                    self.contained(
                         format!("the redirection target `{}` is only known at run time", w.text),
                         command,
                     );

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use agent_tool_traits::{Access, Decision};
 
-use crate::analysis::{AccessVia, CommandAnalysis, Finding, Location, LocationKind, SubCommand};
+use crate::analysis::{AccessVia, CommandAnalysis, Concern, Finding, Location, LocationKind, SubCommand};
 use crate::classify::{self, Code, Found, Input, Nested, Table};
 use crate::knowledge::{self, Recursion};
 use crate::parse::{self, AndOrList, Arg, Braces, Cmd, Construct, Part, RedirOp, Script, Simple, Target};
@@ -84,6 +84,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
             reason: "a NUL byte in the command: a shell would run only the text before it".to_owned(),
             command: None,
             caution: false,
+            concern: Concern::Guarded,
         });
         return out;
     }
@@ -122,6 +123,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
                 reason: format!("the command cannot be parsed: {error}"),
                 command: None,
                 caution: false,
+                concern: Concern::Guarded,
             });
             walker.out.parse_error = Some(error);
             // The shell runs the complete lines before a syntax error, so they are analysed too: a deny there
@@ -235,11 +237,7 @@ impl Walker<'_> {
         } else {
             format!("with `{text}` the line waits longer than a shell call may run (ten minutes) in all")
         };
-        self.finding(
-            Decision::Ask,
-            format!("{reason}; in a hook nothing stops it"),
-            Some(index),
-        );
+        self.contained(format!("{reason}; in a hook nothing stops it"), Some(index));
     }
 
     fn finding(&mut self, decision: Decision, reason: String, command: Option<usize>) {
@@ -248,16 +246,34 @@ impl Walker<'_> {
             reason,
             command,
             caution: false,
+            concern: Concern::Guarded,
         });
     }
 
-    /// An ask of the analysis's own caution, which a user's allow rule for the command lifts.
+    /// An ask about what the kernel sandbox bounds: code or files only known at run time, time, processes.
+    fn contained(&mut self, reason: String, command: Option<usize>) {
+        self.push_finding(Finding {
+            decision: Decision::Ask,
+            reason,
+            command,
+            caution: false,
+            concern: Concern::Contained,
+        });
+    }
+
+    /// An ask of the analysis's own caution about the network, which a user's allow rule for the command lifts.
     fn caution(&mut self, reason: String, command: Option<usize>) {
+        self.caution_about(reason, command, Concern::Network);
+    }
+
+    /// An ask of the analysis's own caution about `concern`.
+    fn caution_about(&mut self, reason: String, command: Option<usize>, concern: Concern) {
         self.push_finding(Finding {
             decision: Decision::Ask,
             reason,
             command,
             caution: true,
+            concern,
         });
     }
 
@@ -528,6 +544,7 @@ impl Walker<'_> {
                 location: ctx.location(),
                 class: classified.class,
                 read_only: classified.read_only,
+                effect: classified.effect.clone(),
                 literal,
                 recursive: classified.recursive != Recursion::No,
                 reads_hidden: classified.recursive == Recursion::All,
@@ -582,8 +599,7 @@ impl Walker<'_> {
                 classify::harmless_variable(name, Some(value))
             };
             if classify::is_code_variable(name) && !harmless {
-                self.finding(
-                    Decision::Ask,
+                self.contained(
                     format!("sets `{name}`, which changes what later commands run"),
                     index,
                 );
@@ -674,8 +690,14 @@ impl Walker<'_> {
 
     /// Records what classification found about the command at `index`, then walks the code it runs.
     fn record(&mut self, mut classified: classify::Classified, index: usize, ctx: Ctx) {
-        for (decision, reason) in std::mem::take(&mut classified.findings) {
-            self.finding(decision, reason, Some(index));
+        for (decision, reason, concern) in std::mem::take(&mut classified.findings) {
+            self.push_finding(Finding {
+                decision,
+                reason,
+                command: Some(index),
+                caution: false,
+                concern,
+            });
         }
         for reason in std::mem::take(&mut classified.cautions) {
             self.caution(reason, Some(index));
@@ -746,6 +768,16 @@ impl Walker<'_> {
         if classified.found.is_none() {
             classified.found = found.cloned();
         }
+        // A removal run on every file found under its starting points removes those trees, whatever its own
+        // options say (`find . -exec rm {} +`).
+        if found.is_some() && classified.class == crate::analysis::CommandClass::Write {
+            let name = argv
+                .get(classified.inner)
+                .map(|w| w.text.rsplit('/').next().unwrap_or_default());
+            if matches!(name, Some("rm" | "unlink" | "shred")) {
+                classified.effect = crate::analysis::Effect::RemovesTrees;
+            }
+        }
         let index = self.out.commands.len();
         self.out.commands.push(SubCommand {
             argv: argv.iter().map(|w| w.text.clone()).collect(),
@@ -753,6 +785,7 @@ impl Walker<'_> {
             location: ctx.location(),
             class: classified.class,
             read_only: classified.read_only,
+            effect: classified.effect.clone(),
             literal: argv.iter().take(classified.inner + 1).all(|w| w.literal),
             recursive: classified.recursive != Recursion::No,
             reads_hidden: classified.recursive == Recursion::All,
@@ -765,8 +798,7 @@ impl Walker<'_> {
     /// Code given as a string: parsed and walked like the top level, one level deeper.
     fn code(&mut self, code: &Code, ctx: Ctx) {
         if !code.literal {
-            self.finding(
-                Decision::Ask,
+            self.contained(
                 format!("`{}` runs code only known at run time: `{}`", code.via, code.text),
                 ctx.parent,
             );

@@ -125,11 +125,7 @@ impl Walker<'_> {
             matches!(arg, Arg::Word(raw) if word::expand(raw).text == "head")
         }));
         if !head {
-            self.finding(
-                Decision::Ask,
-                format!("{reason}; in a hook nothing stops it"),
-                Some(index),
-            );
+            self.contained(format!("{reason}; in a hook nothing stops it"), Some(index));
         }
     }
 
@@ -149,8 +145,7 @@ impl Walker<'_> {
             _ => false,
         };
         if endless {
-            self.finding(
-                Decision::Ask,
+            self.contained(
                 "a loop whose condition never ends it runs until it is killed; in a hook nothing stops it"
                     .to_owned(),
                 ctx.parent,

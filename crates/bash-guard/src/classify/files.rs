@@ -144,6 +144,7 @@ pub(super) fn find(args: &[Word], c: &mut Classified) {
     }
     if deletes {
         c.changes_as(CommandClass::Write);
+        c.effect = crate::analysis::Effect::RemovesTrees;
         for s in &starts {
             c.write(s, AccessVia::Operand);
             if let Some(risk) = path_risk(s).filter(|_| !filtered) {
@@ -240,6 +241,11 @@ pub(super) fn rm(name: &str, args: &[Word], c: &mut Classified) {
     let s = options::read(args, &knowledge::RM);
     let recursive_or_forced = s.has(knowledge::RM_FORCED);
     let shown = shown(name, args);
+    // A removal of trees, or of files named only at run time (`find … -exec rm {} +`, `rm $files`): whether that
+    // deletes the project is for a caller that looks at the disk.
+    if s.has(&["-r", "-R", "--recursive"]) || s.operands.iter().any(|o| !o.literal) {
+        c.effect = crate::analysis::Effect::RemovesTrees;
+    }
     for operand in &s.operands {
         c.write(operand, AccessVia::Operand);
         if !recursive_or_forced {

@@ -18,7 +18,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             Token::Option(option) => {
                 for effect in option.effects(&knowledge::GIT_GLOBAL) {
                     if let Effect::HiddenExec(reason) = effect {
-                        c.ask(reason.to_owned());
+                        c.ask_unseen(reason.to_owned());
                     }
                     global_ok = false;
                 }
@@ -101,7 +101,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     let sub_name = if sub.literal { sub.text.as_str() } else { "" };
     if sub_name == "grep" && s.has(knowledge::GIT_GREP_PAGER) {
         c.class = CommandClass::Exec;
-        c.ask("`git grep -O` runs a pager program".to_owned());
+        c.ask_unseen("`git grep -O` runs a pager program".to_owned());
     }
     // A format only known at run time may hold such a placeholder too.
     let signed_format = s.options.iter().any(|option| {
@@ -115,7 +115,9 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     });
     if signed_format {
         c.class = CommandClass::Exec;
-        c.ask("a `%G` placeholder in the format runs the signature program from configuration".to_owned());
+        c.ask_unseen(
+            "a `%G` placeholder in the format runs the signature program from configuration".to_owned(),
+        );
     }
     // `git remote show NAME` asks the remote over the network unless `-n` is given.
     if sub_name == "remote"
@@ -135,6 +137,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
         repository_config(c);
     }
     paths(sub_name, rest, &s, c);
+    c.effect = git_effect(sub_name, rest, &s);
     let read_only = match rule {
         None => false,
         Some(GitRule::Always) => true,
@@ -159,7 +162,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
         }
         Some(GitRule::Runs(reason)) => {
             c.class = CommandClass::Exec;
-            c.ask(reason.to_owned());
+            c.ask_unseen(reason.to_owned());
             false
         }
         Some(GitRule::Config) => {
@@ -184,6 +187,35 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     c.read_only = read_only && global_ok && effects_ok && !s.dynamic && c.network.is_none();
     if c.read_only {
         c.class = CommandClass::ReadOnly;
+    }
+}
+
+/// What a git sub-command does beyond the repository's files: the sub-commands that change another repository,
+/// and those that throw away work only the working tree holds.
+fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analysis::Effect {
+    use crate::analysis::Effect;
+    if knowledge::GIT_REMOTE_WRITES.contains(&sub) {
+        return Effect::Remote(format!("`git {sub}` changes another repository"));
+    }
+    // `git checkout -- FILE`, `git checkout .` and `git checkout -f` overwrite the working tree's changes; a bare
+    // `git checkout BRANCH` refuses to.
+    let paths = rest
+        .iter()
+        .any(|w| w.literal && (w.text == "--" || w.text == "."));
+    match sub {
+        "checkout" if paths || s.has(&["-f", "--force"]) => {
+            Effect::Discards("`git checkout` of files overwrites the changes not committed".to_owned())
+        }
+        "restore" if !s.has(&["-S", "--staged"]) || s.has(&["-W", "--worktree"]) => {
+            Effect::Discards("`git restore` overwrites the changes not committed".to_owned())
+        }
+        "reset" if s.has(&["--hard"]) => {
+            Effect::Discards("`git reset --hard` discards the changes not committed".to_owned())
+        }
+        "clean" if s.has(&["-f", "--force"]) && !s.has(&["-n", "--dry-run"]) => {
+            Effect::Discards("`git clean -f` removes the files git does not track".to_owned())
+        }
+        _ => Effect::Local,
     }
 }
 

@@ -11,6 +11,7 @@ mod git;
 mod inspect;
 mod network;
 mod programs;
+mod remote;
 mod shell;
 mod state;
 mod system;
@@ -23,7 +24,7 @@ use std::sync::LazyLock;
 use agent_tool_traits::Decision;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::analysis::{AccessVia, CommandClass, LocationKind};
+use crate::analysis::{AccessVia, CommandClass, Concern, Effect, LocationKind};
 use crate::knowledge::{self, Kind, Recursion, Special};
 use crate::options;
 use crate::word::{Anchor, Word};
@@ -126,7 +127,10 @@ pub(crate) struct Classified {
     pub(crate) inner: usize,
     pub(crate) class: CommandClass,
     pub(crate) read_only: bool,
-    pub(crate) findings: Vec<(Decision, String)>,
+    /// Deny and ask findings, each with what it is about for the kernel sandbox.
+    pub(crate) findings: Vec<(Decision, String, Concern)>,
+    /// What it does beyond its files (the network's hosts are added when the classification ends).
+    pub(crate) effect: Effect,
     /// Asks of the analysis's own caution (the network while it is blocked), which a user's allow rule for the
     /// command lifts.
     pub(crate) cautions: Vec<String>,
@@ -177,6 +181,7 @@ impl Classified {
             class: CommandClass::Unknown,
             read_only: false,
             findings: Vec::new(),
+            effect: Effect::Local,
             cautions: Vec::new(),
             reads: Vec::new(),
             writes: Vec::new(),
@@ -222,11 +227,17 @@ impl Classified {
     }
 
     fn deny(&mut self, reason: String) {
-        self.findings.push((Decision::Deny, reason));
+        self.findings.push((Decision::Deny, reason, Concern::Guarded));
     }
 
     fn ask(&mut self, reason: String) {
-        self.findings.push((Decision::Ask, reason));
+        self.findings.push((Decision::Ask, reason, Concern::Guarded));
+    }
+
+    /// An ask about code or files the analysis cannot see, which the kernel sandbox bounds: whatever runs has its
+    /// power and no more.
+    fn ask_unseen(&mut self, reason: String) {
+        self.findings.push((Decision::Ask, reason, Concern::Contained));
     }
 
     fn read(&mut self, word: &Word, via: AccessVia) {
@@ -347,6 +358,16 @@ impl Table {
                     .push(format!("{reason}, and the network is blocked by {block}"));
             }
         }
+        if c.effect == Effect::Local
+            && let Some(why) = remote::remote(argv.get(c.inner..).unwrap_or_default())
+        {
+            c.effect = Effect::Remote(why);
+        }
+        if c.effect == Effect::Local && c.class == CommandClass::Network {
+            c.effect = Effect::Network {
+                hosts: remote::hosts(argv.get(c.inner..).unwrap_or_default()),
+            };
+        }
         c
     }
 
@@ -368,6 +389,8 @@ impl Table {
             c.inner = i;
             if !word.literal {
                 c.class = CommandClass::Unknown;
+                // Not contained: a command word the analysis cannot see may be a removal of the whole project
+                // (`rm$IFS-rf$IFS.`), which the kernel lets a `workspace-write` command do.
                 c.ask(format!(
                     "the command word `{}` is only known at run time",
                     word.text
@@ -381,7 +404,7 @@ impl Table {
                     && vanishes(word)
                     && let Some(tail) = command_at.and_then(|k| argv.get(k..))
                 {
-                    for (decision, reason) in self.classify_words(tail, input, false).findings {
+                    for (decision, reason, _) in self.classify_words(tail, input, false).findings {
                         if decision == Decision::Deny {
                             c.deny(format!("if `{}` expands to nothing: {reason}", word.text));
                         }
@@ -428,7 +451,7 @@ impl Table {
                             c.read_only =
                                 wrapper.bare_is_read_only || argv.get(i + 1..).is_some_and(|r| !r.is_empty());
                             if wrapper.bare_prints_environment
-                                && !c.findings.iter().any(|(d, _)| *d == Decision::Deny)
+                                && !c.findings.iter().any(|(d, ..)| *d == Decision::Deny)
                             {
                                 state::prints_environment(name, &mut c);
                             }
@@ -662,6 +685,9 @@ impl Table {
             Special::Rsync => {
                 if system::rsync(args, c) {
                     self.network(name, c);
+                    c.effect = Effect::Remote(
+                        "`rsync` to a host copies files to or from another machine".to_owned(),
+                    );
                 }
             }
             Special::Openssl => {

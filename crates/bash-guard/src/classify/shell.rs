@@ -20,7 +20,7 @@ pub(super) fn shell(args: &[Word], c: &mut Classified, name: &str) {
             Token::Option(option) => {
                 let t = option.name.as_ref();
                 if matches!(t, "--rcfile" | "--init-file") {
-                    c.ask(format!(
+                    c.ask_unseen(format!(
                         "`{name} {t}` runs a start-up file the analysis cannot see"
                     ));
                 }
@@ -41,7 +41,7 @@ pub(super) fn shell(args: &[Word], c: &mut Classified, name: &str) {
     let mut operand = first;
     if let Some(word) = first {
         if word.could_be_option() && !reader.ended_by_dashes() {
-            c.ask(format!("`{name}` options only known at run time"));
+            c.ask_unseen(format!("`{name}` options only known at run time"));
             return;
         }
         if word.literal && word.text == "-" {
@@ -87,7 +87,9 @@ pub(super) fn source(name: &str, args: &[Word], c: &mut Classified) {
     c.class = CommandClass::Exec;
     if let Some(file) = args.first() {
         c.read(file, AccessVia::Operand);
-        c.ask(format!(
+        // The file is read like any other (a secret or a file outside the roots asks on its own); what it runs and
+        // the state it leaves for later commands have the sandbox's power and no more.
+        c.ask_unseen(format!(
             "`{name} {}` runs code the analysis cannot see",
             file.text
         ));

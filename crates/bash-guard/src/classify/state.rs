@@ -197,7 +197,7 @@ pub(super) fn enable(args: &[Word], c: &mut Classified) {
     let parsed = options::read(args, &knowledge::ENABLE);
     if parsed.has(&["-f"]) {
         c.changes_as(CommandClass::Exec);
-        c.ask("`enable -f` loads a builtin from a shared object, which runs its code".to_owned());
+        c.ask_unseen("`enable -f` loads a builtin from a shared object, which runs its code".to_owned());
     }
     if !parsed.operands.is_empty() || parsed.has(&["-d"]) || parsed.dynamic {
         c.changes_as(CommandClass::Write);

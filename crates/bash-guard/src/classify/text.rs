@@ -27,7 +27,7 @@ pub(super) fn sed(args: &[Word], c: &mut Classified) {
                 c.read(file, AccessVia::Flag);
             }
             scripts.push(Word::literal(""));
-            c.ask("`sed -f` runs a script file the analysis cannot see".to_owned());
+            c.ask_unseen("`sed -f` runs a script file the analysis cannot see".to_owned());
         }
     }
     let mut operands = parsed.operands.into_iter();
@@ -42,7 +42,7 @@ pub(super) fn sed(args: &[Word], c: &mut Classified) {
         let effects = scripts::sed(&script.text);
         if effects.exec {
             c.changes_as(CommandClass::Exec);
-            c.ask("the sed script runs a command (`e`)".to_owned());
+            c.ask_unseen("the sed script runs a command (`e`)".to_owned());
         }
         for file in &effects.writes {
             c.changes_as(CommandClass::Write);
@@ -115,10 +115,10 @@ pub(super) fn awk(args: &[Word], c: &mut Classified) {
                 c.read(f, AccessVia::Flag);
             }
             c.read_only = false;
-            c.ask("`awk -f` runs a program file the analysis cannot see".to_owned());
+            c.ask_unseen("`awk -f` runs a program file the analysis cannot see".to_owned());
         } else if is("-i") || is("--include") || is("-l") || is("--load") {
             c.read_only = false;
-            c.ask(format!("`awk {name}` loads code the analysis cannot see"));
+            c.ask_unseen(format!("`awk {name}` loads code the analysis cannot see"));
         } else if is("-e") || is("--source") {
             program_given = true;
             program = value;
@@ -150,11 +150,11 @@ pub(super) fn awk(args: &[Word], c: &mut Classified) {
             let effects = scripts::awk(&program.text);
             if effects.exec {
                 c.changes_as(CommandClass::Exec);
-                c.ask("the awk program runs commands (`system()` or a pipe)".to_owned());
+                c.ask_unseen("the awk program runs commands (`system()` or a pipe)".to_owned());
             }
             if effects.writes {
                 c.changes_as(CommandClass::Write);
-                c.ask("the awk program writes files (`print > file`)".to_owned());
+                c.ask_unseen("the awk program writes files (`print > file`)".to_owned());
             }
             if effects.reads {
                 c.read_only = false;
@@ -222,7 +222,7 @@ fn program_file(name: &str, file: Option<&Word>, c: &mut Classified) {
         c.read(file, AccessVia::Flag);
     }
     c.read_only = false;
-    c.ask(format!("`{name}` runs a filter file the analysis cannot see"));
+    c.ask_unseen(format!("`{name}` runs a filter file the analysis cannot see"));
 }
 
 /// What a jq or yq filter does besides transforming its input; `library` holds the directories of `-L`.

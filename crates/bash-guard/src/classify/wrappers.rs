@@ -167,7 +167,7 @@ pub(super) fn unwrap(w: &Wrapper, argv: &[Word], at: usize, c: &mut Classified) 
         {
             let value = word.after(&format!("{name}="));
             if is_code_variable(name) && !state::harmless_variable(name, Some(&value)) {
-                c.ask(format!("sets `{name}`, which changes what the command runs"));
+                c.ask_unseen(format!("sets `{name}`, which changes what the command runs"));
             }
             if !state::harmless_variable(name, Some(&value)) {
                 c.environment.get_or_insert(format!(

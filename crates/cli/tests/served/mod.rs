@@ -47,6 +47,14 @@ pub(crate) fn serve(args: &[&str]) -> Served {
 pub(crate) fn serve_in(dir: tempfile::TempDir, args: &[&str]) -> Served {
     let project = dir.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
+    // The queue's tests need lines that ask: the server and its clients (the same HOME) decide with the analysis
+    // alone, so that `npm test` asks instead of running inside the sandbox.
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(
+        dir.path().join(".claude/settings.json"),
+        r#"{"agentGuard": {"sandbox": {"autoAllow": false}}}"#,
+    )
+    .unwrap();
     let mut child = command(dir.path())
         .current_dir(dir.path())
         .args(["serve", "--listen", "127.0.0.1:0"])

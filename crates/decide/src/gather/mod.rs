@@ -13,7 +13,7 @@ mod web;
 
 use std::path::Path;
 
-use agent_bash_guard::CommandAnalysis;
+use agent_bash_guard::{CommandAnalysis, Concern};
 use agent_fs_sandbox::PathCheck;
 use agent_rules::CallTarget;
 use agent_tool_traits::{Access, Decision, Layer, Provenance, Verdict};
@@ -34,6 +34,8 @@ pub(crate) struct Gathered<'a> {
     pub(crate) paths: Vec<CheckedPath>,
     /// The findings of the tool's checks and of every layer that looked at the call.
     pub(crate) findings: Vec<Verdict>,
+    /// What each finding is about, for the kernel sandbox (one entry per finding, in the same order).
+    pub(crate) concerns: Vec<About>,
     /// The commands of a shell call that run code the project controls, and why.
     pub(crate) project_code: ProjectCode,
     /// The host of a web fetch, lowercase.
@@ -48,9 +50,29 @@ pub(crate) struct Gathering<'g> {
     pub(crate) guard: &'g Guard,
     pub(crate) paths: Vec<CheckedPath>,
     pub(crate) findings: Vec<Verdict>,
+    /// What each finding is about, in the same order.
+    pub(crate) concerns: Vec<About>,
     /// A shell line was analysed (the call's own, or one an opaque tool runs): its reads outside the roots are
     /// judged as a shell's.
     pub(crate) shell_line: bool,
+}
+
+/// What one finding is about, for the kernel sandbox: the shell analysis's own concern for its findings, and
+/// [`Concern::Guarded`] for every other layer's (a protected path, a secret, a write outside the roots).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct About {
+    /// Whether the sandbox contains it.
+    pub(crate) concern: Concern,
+    /// The command of the shell analysis it is about, when it is one.
+    pub(crate) command: Option<usize>,
+}
+
+impl About {
+    /// A finding the sandbox does not contain.
+    pub(crate) const GUARDED: Self = Self {
+        concern: Concern::Guarded,
+        command: None,
+    };
 }
 
 /// The most files one glob may match and still be checked one by one (a few milliseconds of checks); a larger
@@ -65,6 +87,7 @@ impl Guard {
         let mut gathering = Gathering {
             guard: self,
             paths: Vec::new(),
+            concerns: vec![About::GUARDED; findings.len()],
             findings,
             shell_line: false,
         };
@@ -91,6 +114,9 @@ impl Guard {
             .iter()
             .filter_map(|path| path_finding(path, is_shell))
             .collect();
+        gathering
+            .concerns
+            .extend(std::iter::repeat_n(About::GUARDED, path_findings.len()));
         gathering.findings.extend(path_findings);
         let (analysis, project_code) = gathered_shell.map_or((None, ProjectCode::default()), |shell| {
             (Some(shell.analysis), shell.project_code)
@@ -99,6 +125,7 @@ impl Guard {
             analysis,
             paths: gathering.paths,
             findings: gathering.findings,
+            concerns: gathering.concerns,
             project_code,
             host,
             agent,
@@ -107,10 +134,16 @@ impl Guard {
 }
 
 impl Gathering<'_> {
-    /// Adds a finding of `layer`.
+    /// Adds a finding of `layer`, which the kernel sandbox does not contain.
     fn find(&mut self, decision: Decision, reason: impl Into<String>, layer: Layer) {
+        self.find_about(decision, reason, layer, About::GUARDED);
+    }
+
+    /// Adds a finding of `layer` about `about`.
+    fn find_about(&mut self, decision: Decision, reason: impl Into<String>, layer: Layer, about: About) {
         self.findings
             .push(Verdict::new(decision, reason, Provenance::layer(layer)));
+        self.concerns.push(about);
     }
 
     /// The sandbox's report on one path; without a sandbox, a lexical report whose containment is unknown. A

@@ -6,7 +6,7 @@ use agent_fs_sandbox::Reach;
 use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, Verdict};
 
 use super::moves::DirectoryMoves;
-use super::{Gathering, ProjectCode};
+use super::{About, Gathering, ProjectCode};
 
 /// The shell-specific facts of a call.
 #[derive(Debug)]
@@ -31,8 +31,14 @@ impl Gathering<'_> {
             };
             Verdict::new(f.decision, f.reason.clone(), provenance)
         }));
+        self.concerns.extend(analysis.findings.iter().map(|f| About {
+            concern: f.concern,
+            command: f.command,
+        }));
         let moves = DirectoryMoves::of(&analysis);
         if let Some(why) = &moves.unknown {
+            // The reads after the move may be anywhere, outside the roots too, where the kernel does not hide a
+            // secret under a name no list knows.
             self.find(Decision::Ask, why.clone(), Layer::Bash);
         }
         // Entering a directory is reading it: the commands after the move work there.

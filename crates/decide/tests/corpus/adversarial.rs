@@ -9,7 +9,7 @@ use agent_rules::SessionState;
 use agent_tool_traits::{Decision, HookOutcome};
 use serde_json::json;
 
-use crate::decisions::{decide, load};
+use crate::decisions::{contained_allows_possible, decide, load};
 use crate::workspace::Workspace;
 
 /// Every case of `class` gets exactly its expected decision.
@@ -19,14 +19,24 @@ fn run_class(class: &str) {
         .filter(|c| c.class.as_deref() == Some(class))
         .collect();
     assert!(!cases.is_empty(), "no cases of class `{class}`");
+    // Each case with the analysis alone, and with contained allows on: a case that may be allowed inside the
+    // sandbox says so in its `autoAllow`, and every other keeps its decision.
+    let modes: &[bool] = if contained_allows_possible() {
+        &[false, true]
+    } else {
+        &[false]
+    };
     let failures: Vec<String> = cases
         .iter()
-        .filter_map(|case| {
-            let (decision, reason) = decide(case);
-            (decision != case.expect).then(|| {
+        .flat_map(|case| modes.iter().map(move |on| (case, *on)))
+        .filter_map(|(case, on)| {
+            let (decision, reason) = decide(case, on);
+            (decision != case.expected(on)).then(|| {
                 format!(
-                    "{}: expected {}, got {decision}: {reason}",
-                    case.name, case.expect
+                    "{} (autoAllow {}): expected {}, got {decision}: {reason}",
+                    case.name,
+                    if on { "on" } else { "off" },
+                    case.expected(on)
                 )
             })
         })

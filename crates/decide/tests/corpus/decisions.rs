@@ -30,7 +30,22 @@ pub(crate) struct Case {
     pub(crate) files: BTreeMap<String, String>,
     #[serde(default)]
     pub(crate) symlinks: BTreeMap<String, String>,
+    /// The decision with the analysis alone (`autoAllow` off).
     pub(crate) expect: String,
+    /// The decision with contained allows on, where it differs from `expect` (a line the kernel sandbox
+    /// contains is allowed to run inside it).
+    #[serde(default, rename = "autoAllow")]
+    pub(crate) auto_allow: Option<String>,
+}
+
+impl Case {
+    /// The decision expected with contained allows on or off.
+    pub(crate) fn expected(&self, auto_allow: bool) -> &str {
+        match (&self.auto_allow, auto_allow) {
+            (Some(contained), true) => contained,
+            _ => &self.expect,
+        }
+    }
 }
 
 /// The cases of `<file>` beside this module.
@@ -44,9 +59,10 @@ fn cases() -> Vec<Case> {
     load("decisions.json")
 }
 
-/// Decides `case` in a fresh workspace through the one decision path: (decision, reason with the temporary
-/// directory redacted, the verdict's provenance rendered).
-pub(crate) fn decide(case: &Case) -> (String, String) {
+/// Decides `case` in a fresh workspace through the one decision path, with contained allows as the settings
+/// have them (on by default) or off (`--auto-allow off`): (decision, reason with the temporary directory
+/// redacted).
+pub(crate) fn decide(case: &Case, auto_allow: bool) -> (String, String) {
     let ws = Workspace::new();
     for (path, text) in &case.files {
         ws.write(path, text);
@@ -54,10 +70,23 @@ pub(crate) fn decide(case: &Case) -> (String, String) {
     for (link, target) in &case.symlinks {
         ws.symlink(link, target);
     }
-    let guard = ws.guard(&case.settings, &case.env, case.mode.as_deref());
+    let flag = (!auto_allow).then_some(false);
+    let guard = ws.guard_with(&case.settings, &case.env, case.mode.as_deref(), flag);
     let decided = guard.decide(&case.tool, &ws.expand(&case.input));
     let verdict = decided.verdict();
     (verdict.decision.as_str().to_owned(), ws.redact(&verdict.reason()))
+}
+
+/// Whether this kernel enforces the sandbox, so that contained allows can be decided at all; where it cannot, the
+/// cases are decided with the analysis alone and the run says so.
+pub(crate) fn contained_allows_possible() -> bool {
+    match agent_os_sandbox::KernelSupport::enforcement_missing() {
+        None => true,
+        Some(why) => {
+            eprintln!("skipped: the decisions with contained allows on, since {why}");
+            false
+        }
+    }
 }
 
 #[test]
@@ -87,6 +116,17 @@ fn decision_table() {
                 ws.redact(&verdict.reason())
             ));
         }
+        // The same case with contained allows on: where its decision or reason differs, the table shows both.
+        let contained = contained_allows_possible().then(|| decide(case, true));
+        if let Some((decision, reason)) = &contained
+            && decision != case.expected(true)
+        {
+            failures.push(format!(
+                "{} (autoAllow on): expected {}, got {decision}: {reason}",
+                case.name,
+                case.expected(true),
+            ));
+        }
         let provenance = &verdict.provenance;
         let _ = writeln!(table, "## {}", case.name);
         let _ = writeln!(table, "call:       {} {}", case.tool, case.input);
@@ -105,6 +145,12 @@ fn decision_table() {
         }
         let _ = writeln!(table, "decision:   {}", verdict.decision);
         let _ = writeln!(table, "reason:     {}", ws.redact(&verdict.reason()));
+        let reason_off = ws.redact(&verdict.reason());
+        if let Some((decision, reason)) =
+            contained.filter(|(d, r)| d != verdict.decision.as_str() || *r != reason_off)
+        {
+            let _ = writeln!(table, "autoAllow:  {decision}: {reason}");
+        }
         let _ = writeln!(
             table,
             "provenance: layer={} step={} rule={} source={}\n",

@@ -104,12 +104,24 @@ impl Workspace {
         (managed, cli)
     }
 
-    /// A guard built as `agent-guard check` builds one, with `env` in place of the process environment.
+    /// A guard built as `agent-guard check` builds one, with `env` in place of the process environment, deciding
+    /// with the analysis alone (`--auto-allow off`).
     pub(crate) fn guard(
         &self,
         by_source: &BTreeMap<String, SourceSettings>,
         env: &BTreeMap<String, String>,
         mode: Option<&str>,
+    ) -> Guard {
+        self.guard_with(by_source, env, mode, Some(false))
+    }
+
+    /// [`Workspace::guard`] with `auto_allow` as `--auto-allow` gives it (`None`: the settings decide).
+    pub(crate) fn guard_with(
+        &self,
+        by_source: &BTreeMap<String, SourceSettings>,
+        env: &BTreeMap<String, String>,
+        mode: Option<&str>,
+        auto_allow: Option<bool>,
     ) -> Guard {
         let (managed, cli_files) = self.settings(by_source);
         let discovery = Discovery {
@@ -132,6 +144,7 @@ impl Workspace {
             mode,
             extra_roots: Vec::new(),
             project: None,
+            auto_allow,
         };
         Guard::new(&settings, &options).unwrap()
     }

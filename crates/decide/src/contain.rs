@@ -1,0 +1,546 @@
+//! After resolving: a shell line that asks only for effects the kernel sandbox of `workspace-write` contains runs
+//! inside it without asking (`agentGuard.sandbox.autoAllow`); what the sandbox does not contain keeps the line
+//! asked, and is named.
+//!
+//! Contained: writes inside the roots outside the protected paths (the file-system sandbox already asks or denies
+//! for the others), running the project's code or programs the analysis does not know, code and files only known
+//! at run time, processes and time, and the network to allowed domains (`agentGuard.network`, `WebFetch(domain:…)`
+//! allow rules), which the sandbox's proxy enforces. Not contained: another system changed (the command's
+//! [`Effect::Remote`]), work only the disk holds thrown away ([`Effect::Discards`]), a tree of the project removed,
+//! a host named in the line that is not an allowed domain, a read outside the roots (a secret there under a name no
+//! list knows is not hidden by the kernel), and
+//! every finding of a protection ([`Concern::Guarded`]). A deny, an ask rule, a hook's ask and mode `plan` are
+//! never turned into a contained allow.
+
+use std::path::Path;
+
+use agent_bash_guard::{AccessVia, CommandAnalysis, CommandClass, Concern, Effect, FileAccess};
+use agent_os_sandbox::DomainVerdict;
+use agent_rules::{PermissionMode, Resolution};
+use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, Verdict};
+
+use crate::gather::Gathered;
+use crate::guard::{AutoAllow, Guard};
+
+/// What the kernel sandbox contained of a line it let run without asking: for `explain` and the audit log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contained {
+    /// The effects it contains, in words (`runs code the project controls`, `its writes stay in the project`).
+    pub effects: Vec<String>,
+    /// The verdict the line had without the sandbox: what would have asked, and why.
+    pub without: Verdict,
+}
+
+/// The domains of the default list shown in a reason before `…`.
+const SHOWN_DOMAINS: usize = 3;
+
+/// What the sandbox contains of one line, and what it does not.
+#[derive(Debug, Default)]
+struct Judgement {
+    /// The effects it contains, in words, each once.
+    effects: Vec<String>,
+    /// Why it does not contain the line; an empty string for a finding whose reason the verdict already shows.
+    uncontained: Vec<String>,
+}
+
+impl Judgement {
+    /// Adds `effect`; an effect that says more of the same (`runs code the project controls or …`) replaces the
+    /// shorter one.
+    fn contains(&mut self, effect: &str) {
+        if self.effects.iter().any(|e| e.starts_with(effect)) {
+            return;
+        }
+        self.effects.retain(|e| !effect.starts_with(e.as_str()));
+        self.effects.push(effect.to_owned());
+    }
+}
+
+impl Guard {
+    /// Turns the ask of a shell line into an allow inside the sandbox when every effect that asked is one the
+    /// sandbox contains, and returns what it contained; else names in the verdict what the sandbox does not
+    /// contain (a domain that is not allowed, a change to another system). `None`, and the resolution
+    /// unchanged, when contained allows are off, for other calls and modes, and for what a user's rule, a hook or
+    /// a deny decided.
+    pub(crate) fn contain(&self, gathered: &Gathered<'_>, resolution: &mut Resolution) -> Option<Contained> {
+        let analysis = gathered.analysis.as_ref()?;
+        if self.auto_allow != AutoAllow::On || !self.containable(resolution) {
+            return None;
+        }
+        let mut judgement = Judgement::default();
+        self.judge_findings(gathered, &mut judgement);
+        self.judge_commands(gathered, analysis, &mut judgement);
+        self.judge_paths(gathered, analysis, &mut judgement);
+        if !judgement.uncontained.is_empty() {
+            let named: Vec<String> = judgement
+                .uncontained
+                .into_iter()
+                .filter(|why| !why.is_empty())
+                .collect();
+            if !named.is_empty() {
+                resolution
+                    .verdict
+                    .reasons
+                    .push(format!("the sandbox does not contain: {}", named.join("; ")));
+            }
+            return None;
+        }
+        if judgement.effects.is_empty() {
+            judgement.contains("nothing it does leaves the sandbox");
+        }
+        let without = resolution.verdict.clone();
+        let mut verdict = Verdict::new(
+            Decision::Allow,
+            format!("allowed inside the sandbox: {}", judgement.effects.join("; ")),
+            Provenance::layer(Layer::Kernel).at(DecidedBy::Contained),
+        );
+        verdict.diagnostics.clone_from(&without.diagnostics);
+        resolution.verdict = verdict;
+        Some(Contained {
+            effects: judgement.effects,
+            without,
+        })
+    }
+
+    /// Whether the resolution is one the sandbox may answer: an ask (or `dontAsk`'s deny of one) that no deny,
+    /// ask rule, hook's ask or classifier made, outside mode `plan`.
+    fn containable(&self, resolution: &Resolution) -> bool {
+        let verdict = &resolution.verdict;
+        let asked = match verdict.decision {
+            Decision::Ask => true,
+            Decision::Deny => verdict.provenance.step == Some(DecidedBy::NoPrompt),
+            Decision::Allow => false,
+        };
+        let decided_by_someone = resolution.considered.iter().any(|candidate| {
+            candidate.decision == Decision::Deny
+                || matches!(
+                    candidate.provenance.step,
+                    Some(DecidedBy::AskRule | DecidedBy::HookAsk | DecidedBy::Classifier)
+                )
+        });
+        asked && !decided_by_someone && self.policy.mode() != PermissionMode::Plan
+    }
+
+    /// The findings: each must be one the sandbox bounds (code or files only known at run time, time) or the
+    /// network, whose hosts the commands' effects name.
+    fn judge_findings(&self, gathered: &Gathered<'_>, judgement: &mut Judgement) {
+        if gathered.concerns.len() != gathered.findings.len() {
+            judgement.uncontained.push(String::new());
+            return;
+        }
+        for (finding, about) in gathered.findings.iter().zip(&gathered.concerns) {
+            if finding.decision == Decision::Allow {
+                continue;
+            }
+            match about.concern {
+                Concern::Contained => {
+                    judgement.contains(
+                        "what it runs or names only at run time has the sandbox's power and no more",
+                    );
+                }
+                Concern::Network => {}
+                Concern::Guarded => judgement.uncontained.push(String::new()),
+            }
+        }
+    }
+
+    /// The commands that are not read-only: what each does beyond its files.
+    fn judge_commands(&self, gathered: &Gathered<'_>, analysis: &CommandAnalysis, judgement: &mut Judgement) {
+        for (index, command) in analysis.commands.iter().enumerate() {
+            let project_code = gathered.project_code.why(index).is_some();
+            if command.read_only && !project_code {
+                continue;
+            }
+            let shown = command.effective().join(" ");
+            match &command.effect {
+                Effect::Local => {}
+                Effect::Network { hosts } => {
+                    for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
+                        judgement.uncontained.push(format!(
+                            "`{shown}` reaches `{host}`, which is not an allowed domain (allow it with \
+                             `WebFetch(domain:{host})` or in `agentGuard.network.allow`)"
+                        ));
+                    }
+                }
+                Effect::RemovesTrees => {}
+                Effect::Discards(why) | Effect::Remote(why) => judgement.uncontained.push(why.clone()),
+            }
+            match command.class {
+                CommandClass::Write => judgement.contains("its writes stay in the project"),
+                CommandClass::Network => judgement.contains(&self.network_effect()),
+                CommandClass::PackageManager => {
+                    judgement.contains("runs code the project controls");
+                    judgement.contains(&self.network_effect());
+                }
+                CommandClass::Interpreter | CommandClass::Exec | CommandClass::Unknown => {
+                    judgement
+                        .contains("runs code the project controls or programs the analysis does not know");
+                }
+                CommandClass::ReadOnly if project_code => {
+                    judgement.contains("runs code the project controls")
+                }
+                // A reading command the analysis found not read-only for a reason of its own (`cd` where `CDPATH`
+                // may lead elsewhere, a write option): not one the sandbox is known to contain.
+                CommandClass::ReadOnly => judgement.uncontained.push(String::new()),
+                CommandClass::Privileged | CommandClass::Destructive | CommandClass::Interactive => {
+                    judgement
+                        .uncontained
+                        .push(format!("`{shown}` is a {} command", command.class));
+                }
+            }
+        }
+        if !analysis.writes.is_empty() {
+            judgement.contains("its writes stay in the project");
+        }
+    }
+
+    /// The files: a tree a command removes must be one a build makes again, and no file is read outside the roots.
+    fn judge_paths(&self, gathered: &Gathered<'_>, analysis: &CommandAnalysis, judgement: &mut Judgement) {
+        let removals: Vec<usize> = (0..analysis.commands.len())
+            .filter(|i| {
+                analysis
+                    .commands
+                    .get(*i)
+                    .is_some_and(|c| c.effect == Effect::RemovesTrees)
+            })
+            .collect();
+        for &index in &removals {
+            let operands: Vec<&FileAccess> = analysis
+                .writes
+                .iter()
+                .filter(|f| f.command == Some(index) && f.via == AccessVia::Operand)
+                .collect();
+            if operands.is_empty() {
+                judgement.uncontained.push(
+                    "the line removes files below the working directory, which no sandbox brings back"
+                        .to_owned(),
+                );
+            }
+            for file in operands.iter().filter(|f| !f.literal && !f.path.starts_with('~')) {
+                if !is_glob(&file.path) || !self.regenerable_glob(&file.path) {
+                    judgement.uncontained.push(format!(
+                        "removing what `{}` names may delete a large part of the project, which no sandbox brings back",
+                        file.path
+                    ));
+                }
+            }
+        }
+        for path in &gathered.paths {
+            let check = &path.check;
+            match path.access {
+                // Every directory the line writes is judged as one it may remove: the paths after a `cd` are
+                // checked at each place they may name.
+                // A place that is no file yet may be a tree when the line gets to it.
+                Access::Write if !removals.is_empty() => {
+                    let place = check.resolved.as_deref().unwrap_or(&check.absolute);
+                    if !place.is_file() && !self.regenerable(place) {
+                        judgement.uncontained.push(format!(
+                            "the line removes `{}`, a part of the project no sandbox brings back (what \
+                             `.gitignore` lists or a cache tag marks is made again by a build, and may be removed)",
+                            check.absolute.display()
+                        ));
+                    }
+                }
+                // A read outside the roots may be a secret under a name no list knows, which the kernel does not
+                // hide: it needs a `Read(…)` rule, as without the sandbox.
+                Access::Read if check.root.is_none() => {
+                    judgement.uncontained.push(format!(
+                        "`{}` lies outside the project; reading it needs a `Read(…)` rule",
+                        check.absolute.display()
+                    ));
+                }
+                Access::Read | Access::Write => {}
+            }
+        }
+    }
+
+    /// Whether the sandbox's proxy lets the line reach `host`: a domain of `agentGuard.network` (the registries
+    /// and the user's patterns) or of a `WebFetch(domain:…)` allow rule, and of no deny or ask rule or deny pattern.
+    pub(crate) fn domain_allowed(&self, host: &str) -> bool {
+        if self.policy.host_rule(Decision::Deny, host).is_some()
+            || self.policy.host_rule(Decision::Ask, host).is_some()
+        {
+            return false;
+        }
+        match self.network.verdict(host, 443) {
+            DomainVerdict::Allowed(_) => true,
+            DomainVerdict::Denied(_) => false,
+            DomainVerdict::NotListed => self.policy.host_rule(Decision::Allow, host).is_some(),
+        }
+    }
+
+    /// The network as the reason names it: the domains the proxy lets through.
+    fn network_effect(&self) -> String {
+        let allowed = self.network.allowed();
+        let mut shown: Vec<String> = allowed
+            .iter()
+            .take(SHOWN_DOMAINS)
+            .map(ToString::to_string)
+            .collect();
+        if allowed.len() > SHOWN_DOMAINS {
+            shown.push("…".to_owned());
+        }
+        format!(
+            "its network is limited to {} (`agentGuard.network`)",
+            shown.join(", ")
+        )
+    }
+
+    /// Whether `place` lies in what a build makes again: a tree tagged as a cache (`CACHEDIR.TAG`, as in cargo's
+    /// `target/`), or one the `.gitignore` of its parent or of the working directory lists, `place` itself or a
+    /// directory above it inside the working directory (never the working directory itself).
+    fn regenerable(&self, place: &Path) -> bool {
+        let root = self.cwd.canonicalize().unwrap_or_else(|_| self.cwd.clone());
+        place
+            .ancestors()
+            .take_while(|dir| dir.strip_prefix(&root).is_ok_and(|r| !r.as_os_str().is_empty()))
+            .any(|dir| {
+                dir.join("CACHEDIR.TAG").is_file()
+                    || dir.parent().is_some_and(|parent| ignored(parent, dir))
+                    || ignored(&root, dir)
+            })
+    }
+
+    /// Whether every file the glob `pattern` of a removal may match lies in a regenerable directory: the
+    /// directory before its first wildcard.
+    fn regenerable_glob(&self, pattern: &str) -> bool {
+        let literal = pattern.split(['*', '?', '[']).next().unwrap_or_default();
+        let Some((dir, _)) = literal.rsplit_once('/') else {
+            return false;
+        };
+        let Some(sandbox) = &self.sandbox else {
+            return false;
+        };
+        let check = sandbox.check(dir, Access::Write);
+        check
+            .resolved
+            .as_deref()
+            .is_some_and(|resolved| check.root.is_some() && resolved.is_dir() && self.regenerable(resolved))
+    }
+}
+
+/// Whether `text` holds a shell wildcard.
+fn is_glob(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
+/// Whether the `.gitignore` of `base` lists `dir` by a plain name or path (`target`, `/dist/`, `build/`): the
+/// lines a project writes for its build outputs. Patterns with wildcards and negations are not read.
+fn ignored(base: &Path, dir: &Path) -> bool {
+    let Ok(relative) = dir.strip_prefix(base) else {
+        return false;
+    };
+    let relative = relative.to_string_lossy();
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Ok(text) = std::fs::read_to_string(base.join(".gitignore")) else {
+        return false;
+    };
+    text.lines().map(str::trim).any(|line| {
+        if line.is_empty() || line.starts_with(['#', '!']) || is_glob(line) {
+            return false;
+        }
+        let anchored = line.starts_with('/') || line.trim_end_matches('/').contains('/');
+        let entry = line.trim_start_matches('/').trim_end_matches('/');
+        entry == relative || (!anchored && entry == name)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_os_sandbox::KernelSupport;
+    use agent_tool_traits::{Confinement, SandboxProfile};
+    use serde_json::json;
+
+    use super::*;
+    use crate::test_guard::Project;
+
+    /// Contained allows need a kernel that enforces the sandbox; elsewhere these tests say so and check the
+    /// reason instead.
+    fn enforced() -> bool {
+        match KernelSupport::enforcement_missing() {
+            None => true,
+            Some(why) => {
+                eprintln!("skipped: contained allows need the kernel sandbox, and {why}");
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn a_contained_line_runs_workspace_write_with_the_network_and_keeps_what_would_have_asked() {
+        let project = Project::with_files("{}", &[("proj/package.json", "{}")]);
+        let decided = project.guard.decide("Bash", &json!({"command": "npm install"}));
+        if !enforced() {
+            assert_eq!(decided.verdict().decision, Decision::Ask);
+            return;
+        }
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert_eq!(decided.verdict().provenance.step, Some(DecidedBy::Contained));
+        assert!(
+            decided
+                .verdict()
+                .reason()
+                .starts_with("allowed inside the sandbox: runs code the project controls")
+        );
+        assert_eq!(
+            decided.confinement,
+            Some(Confinement {
+                profile: SandboxProfile::WorkspaceWrite,
+                network: true
+            })
+        );
+        let contained = decided.contained.expect("what was contained");
+        assert_eq!(contained.without.decision, Decision::Ask);
+        assert!(
+            contained.without.reason().contains("npm install"),
+            "{}",
+            contained.without.reason()
+        );
+        assert!(
+            decided.domains.is_empty(),
+            "the registries are the settings' own: {:?}",
+            decided.domains
+        );
+    }
+
+    #[test]
+    fn a_line_writing_in_the_project_runs_without_the_network() {
+        let project = Project::new("{}");
+        let decided = project
+            .guard
+            .decide("Bash", &json!({"command": "mkdir -p build && touch build/x"}));
+        if !enforced() {
+            return;
+        }
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert_eq!(
+            decided.confinement,
+            Some(Confinement {
+                profile: SandboxProfile::WorkspaceWrite,
+                network: false
+            })
+        );
+    }
+
+    #[test]
+    fn plan_mode_and_the_command_line_switch_keep_the_ask() {
+        let plan = Project::new(r#"{"permissions": {"defaultMode": "plan"}}"#);
+        let decided = plan.guard.decide("Bash", &json!({"command": "make"}));
+        assert_eq!(decided.verdict().decision, Decision::Deny);
+        assert!(decided.contained.is_none());
+        let off = Project::new(r#"{"agentGuard": {"sandbox": {"autoAllow": false}}}"#);
+        assert_eq!(
+            off.guard.auto_allow(),
+            &AutoAllow::Off("`agentGuard.sandbox.autoAllow` is `false`".to_owned())
+        );
+        assert_eq!(
+            off.guard
+                .decide("Bash", &json!({"command": "make"}))
+                .verdict()
+                .decision,
+            Decision::Ask
+        );
+        let sandbox_off = Project::new(r#"{"agentGuard": {"sandbox": "off"}}"#);
+        assert!(
+            matches!(sandbox_off.guard.auto_allow(), AutoAllow::Off(why) if why.contains("`agentGuard.sandbox` is `off`"))
+        );
+    }
+
+    #[test]
+    fn the_domains_a_rule_or_an_ask_allowed_are_passed_to_the_sandbox() {
+        let ruled = Project::new(r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#);
+        let decided = ruled.guard.decide(
+            "Bash",
+            &json!({"command": "curl -sS https://docs.example.com/a https://crates.io/b"}),
+        );
+        assert_eq!(decided.verdict().decision, Decision::Allow);
+        if enforced() {
+            assert_eq!(decided.domains, ["docs.example.com"]);
+        }
+        // A WebFetch domain rule makes the host an allowed one: contained, and nothing to pass, since the sandbox's
+        // own policy (built from the same settings) holds the rule's domain.
+        let fetch = Project::new(r#"{"permissions": {"allow": ["WebFetch(domain:docs.example.com)"]}}"#);
+        let decided = fetch
+            .guard
+            .decide("Bash", &json!({"command": "curl -sS https://docs.example.com/a"}));
+        if enforced() {
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Allow,
+                "{}",
+                decided.verdict().reason()
+            );
+            assert!(decided.domains.is_empty(), "{:?}", decided.domains);
+            assert!(fetch.guard.network().allows("docs.example.com", 443));
+        }
+        // Another host of the same line is named in the ask, and nothing is passed for a denied one.
+        let decided = fetch.guard.decide(
+            "Bash",
+            &json!({"command": "curl -sS https://docs.example.com/a https://example.net/b"}),
+        );
+        assert_eq!(decided.verdict().decision, Decision::Ask);
+        if enforced() {
+            assert!(
+                decided
+                    .verdict()
+                    .reason()
+                    .contains("reaches `example.net`, which is not an allowed domain"),
+                "{}",
+                decided.verdict().reason()
+            );
+        }
+        let denied = Project::new(
+            r#"{"permissions": {"allow": ["Bash(curl:*)"]}, "agentGuard": {"network": {"deny": ["*.example.com"]}}}"#,
+        );
+        let decided = denied
+            .guard
+            .decide("Bash", &json!({"command": "curl -sS https://docs.example.com/a"}));
+        assert!(decided.domains.is_empty(), "{:?}", decided.domains);
+    }
+
+    #[test]
+    fn a_removal_is_contained_only_for_what_a_build_makes_again() {
+        let project = Project::with_files(
+            "{}",
+            &[
+                ("proj/.gitignore", "node_modules\n/dist/\n"),
+                ("proj/node_modules/a/index.js", ""),
+                ("proj/dist/app.js", ""),
+                ("proj/src/main.rs", ""),
+                (
+                    "proj/target/CACHEDIR.TAG",
+                    "Signature: 8a477f597d28d172789f06886806bc55\n",
+                ),
+            ],
+        );
+        if !enforced() {
+            return;
+        }
+        for (command, contained) in [
+            ("rm -rf node_modules", true),
+            ("rm -rf dist target", true),
+            ("rm -rf dist/*", true),
+            ("rm -rf src", false),
+            ("rm -r node_modules src", false),
+            ("cd src && rm -rf ../src", false),
+            ("find src -name '*.rs' -delete", false),
+            ("rm -rf $DIR", false),
+        ] {
+            let decided = project.guard.decide("Bash", &json!({ "command": command }));
+            let allowed = decided.verdict().decision == Decision::Allow;
+            assert_eq!(allowed, contained, "{command}: {}", decided.verdict().reason());
+        }
+    }
+}
