@@ -380,7 +380,7 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
         }
         log.write();
     }
-    log.close();
+    log.finish();
     Ok(if failed {
         ExitCode::FAILURE
     } else {

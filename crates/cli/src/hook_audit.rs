@@ -218,7 +218,8 @@ pub(crate) fn record_one(call: Call<'_>, answer: &Answer<'_>, agent: &str, timer
                 .await
                 .map_err(|e| e.to_string())?;
             let appended = log.append(std::slice::from_ref(&row)).await;
-            log.close().await;
+            // The process ends next: closing would checkpoint the WAL (fsyncs) for nothing.
+            log.leave_to_exit();
             appended.map_err(|e| e.to_string())
         })
     });
@@ -323,14 +324,11 @@ impl BatchLog {
         }
     }
 
-    /// Closes the connections; every row written is committed already.
-    pub(crate) fn close(mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            runtime.block_on(async {
-                for (_, log) in self.open.drain() {
-                    log.close().await;
-                }
-            });
+    /// Ends the log at the end of the run: every row written is committed already, and the process ends next, so
+    /// the connections are left to the exit ([`AuditAppender::leave_to_exit`]).
+    pub(crate) fn finish(mut self) {
+        for (_, log) in self.open.drain() {
+            log.leave_to_exit();
         }
     }
 }
