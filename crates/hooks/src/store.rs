@@ -225,7 +225,7 @@ impl Store {
         let options = postgres_options(url, target)?;
         let mut conn = connect_postgres(&options, config.connect_timeout, target).await?;
         POSTGRES_MIGRATOR
-            .run(&mut conn)
+            .run_direct(&mut conn)
             .await
             .map_err(|source| AuditError::Migrate {
                 target: target.to_owned(),
@@ -293,9 +293,14 @@ async fn ready_sqlite(conn: &mut SqliteConnection, busy: Duration, target: &str)
     if user_version(&mut tx).await.map_err(open_error)? >= current {
         return tx.commit().await.map_err(open_error);
     }
-    // Inside the transaction the migrator's own transactions are savepoints.
-    SQLITE_MIGRATOR.run(&mut *tx).await.map_err(migrate_error)?;
-    sqlx::raw_sql(&format!("PRAGMA user_version = {current}"))
+    // Inside the transaction the migrator's own transactions are savepoints. `run_direct` is `run` on a connection
+    // (`run` takes any `Acquire`, whose future the compiler cannot prove `Send` here).
+    SQLITE_MIGRATOR
+        .run_direct(&mut *tx)
+        .await
+        .map_err(migrate_error)?;
+    let set_version = format!("PRAGMA user_version = {current}");
+    sqlx::query(&set_version)
         .execute(&mut *tx)
         .await
         .map_err(open_error)?;
@@ -311,10 +316,7 @@ async fn user_version(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
 async fn use_wal(conn: &mut SqliteConnection, busy: Duration) -> Result<(), sqlx::Error> {
     let deadline = tokio::time::Instant::now() + busy;
     loop {
-        match sqlx::raw_sql("PRAGMA journal_mode = WAL")
-            .execute(&mut *conn)
-            .await
-        {
+        match sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await {
             Err(sqlx::Error::Database(error))
                 if is_busy(error.as_ref()) && tokio::time::Instant::now() < deadline =>
             {
