@@ -219,7 +219,7 @@ pub(crate) fn record_one(call: Call<'_>, answer: &Answer<'_>, agent: &str, timer
                 .map_err(|e| e.to_string())?;
             let appended = log.append(std::slice::from_ref(&row)).await;
             // The process ends next: closing would checkpoint the WAL (fsyncs) for nothing.
-            log.leave_to_exit();
+            log.leave_to_exit().await;
             appended.map_err(|e| e.to_string())
         })
     });
@@ -327,9 +327,14 @@ impl BatchLog {
     /// Ends the log at the end of the run: every row written is committed already, and the process ends next, so
     /// the connections are left to the exit ([`AuditAppender::leave_to_exit`]).
     pub(crate) fn finish(mut self) {
-        for (_, log) in self.open.drain() {
-            log.leave_to_exit();
-        }
+        let Some(runtime) = self.runtime.take() else {
+            return;
+        };
+        runtime.block_on(async {
+            for (_, log) in self.open.drain() {
+                log.leave_to_exit().await;
+            }
+        });
     }
 }
 

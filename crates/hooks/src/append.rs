@@ -74,8 +74,10 @@ impl AuditAppender {
     /// database file and deletes it (two `fsync`s, and the next writer makes a new WAL and syncs its header and
     /// directory: two more); left to the exit, the WAL stays as it is and the next writer appends to it, which
     /// takes no `fsync` (`synchronous=NORMAL`). SQLite's WAL is made to be picked up by whoever opens the
-    /// database next, and is checkpointed by a writer once it is large (`wal_autocheckpoint`).
-    pub fn leave_to_exit(self) {
+    /// database next; it is kept short (checkpointed and truncated once it passes 256 KiB), since whoever opens
+    /// it next reads all of it.
+    pub async fn leave_to_exit(mut self) {
+        self.store.trim_wal().await;
         std::mem::forget(self);
     }
 }

@@ -38,6 +38,10 @@ static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 /// PostgreSQL's of 65,535.
 const ROWS_PER_STATEMENT: usize = 500;
 
+/// A WAL longer than this is checkpointed and truncated by the appender that finds it so
+/// ([`Store::trim_wal`]).
+const WAL_TRIM_BYTES: u64 = 64 * 4096;
+
 const COLUMNS: &str = "session_id, step, tool_name, status, decision, decided_by, elapsed_ms, output_preview, \
                        agent_name, ts, tool_input, cwd, permission_mode";
 
@@ -246,6 +250,26 @@ impl Store {
         }
     }
 
+    /// Keeps the WAL of a SQLite file short for processes that each open it, append and exit without closing
+    /// (the hook). Such a process is the first to open the file each time, so SQLite rebuilds the WAL's index by
+    /// reading and checksumming the whole WAL, and forgets what was checkpointed: a WAL that only grows makes every
+    /// open slower, and past `wal_autocheckpoint` every commit would copy all of it again. So when the WAL is past
+    /// [`WAL_TRIM_BYTES`] it is checkpointed and truncated (`wal_checkpoint(TRUNCATE)`, two `fsync`s, once per
+    /// some thirty calls); each open then reads at most that much. A checkpoint that cannot run now (another
+    /// process is reading or writing) is left to the next call: it loses nothing.
+    pub(crate) async fn trim_wal(&mut self) {
+        let Self::Sqlite(conn) = self else { return };
+        let Some(wal) = wal_file(conn).await else { return };
+        if std::fs::metadata(&wal).is_ok_and(|meta| meta.len() > WAL_TRIM_BYTES) {
+            // A truncating checkpoint waits for every other reader and writer; it is not worth more than a moment
+            // of this process's exit, so it waits briefly and is otherwise left to a later call.
+            let _shortened = sqlx::query("PRAGMA busy_timeout = 50").execute(&mut *conn).await;
+            let _checkpointed = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&mut *conn)
+                .await;
+        }
+    }
+
     /// Closes the connection politely (SQLite checkpoints; PostgreSQL ends the session).
     pub(crate) async fn close(self) {
         // A failure here loses nothing: every batch was committed or reported before.
@@ -305,6 +329,15 @@ async fn ready_sqlite(conn: &mut SqliteConnection, busy: Duration, target: &str)
         .await
         .map_err(open_error)?;
     tx.commit().await.map_err(open_error)
+}
+
+/// The WAL file of the database of `conn` (`<file>-wal`); `None` for a database in memory.
+async fn wal_file(conn: &mut SqliteConnection) -> Option<PathBuf> {
+    let file: String = sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+        .fetch_one(&mut *conn)
+        .await
+        .ok()?;
+    (!file.is_empty()).then(|| PathBuf::from(format!("{file}-wal")))
 }
 
 async fn user_version(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
