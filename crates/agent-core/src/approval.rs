@@ -387,7 +387,8 @@ pub fn save_allow_rules(file: &Path, rules: &[String]) -> std::io::Result<()> {
     }
     let text = serde_json::to_string_pretty(&document).map_err(std::io::Error::other)?;
     if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent)?;
+        // A `.agent-guard/` made here is git-ignored: the saved answers are this user's.
+        agent_hooks::create_dir_all_ignored(parent)?;
     }
     let temporary = file.with_extension("json.tmp");
     std::fs::write(&temporary, format!("{text}\n"))?;

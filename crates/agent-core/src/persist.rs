@@ -47,7 +47,7 @@ impl OutputStore {
         if chars <= self.max_chars {
             return Ok(None);
         }
-        std::fs::create_dir_all(&self.dir)?;
+        agent_hooks::create_dir_all_ignored(&self.dir)?;
         let path = self.dir.join(format!("{}.txt", file_stem(call_id)));
         std::fs::write(&path, content)?;
         let head: String = content

@@ -5,23 +5,27 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use agent_hooks::{AuditDatabase, AuditFilter, AuditReader, AuditRow};
+use agent_rules::CallTarget;
+use agent_tool_traits::ToolKind;
 use anyhow::{Context, Result, bail};
-use serde_json::json;
+use serde_json::{Value, json};
 
 // What `agent-guard audit` was asked for.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct AuditArgs {
     /// The audit database: a SQLite file, a `sqlite:` URL or a `postgres://` URL (a password is better given
-    /// through PGPASSWORD or ~/.pgpass than on the command line).
-    #[arg(long, value_name = "PATH|URL", default_value = ".agent-guard/audit.db")]
-    db: AuditDatabase,
+    /// through PGPASSWORD or ~/.pgpass than on the command line) [default: the one AGENT_GUARD_AUDIT names, else
+    /// the `.agent-guard/audit.db` of the current directory's project, which the hook writes]
+    #[arg(long, value_name = "PATH|URL")]
+    db: Option<AuditDatabase>,
     /// Only this session.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
-    /// Only rows at or after this time (RFC 3339 UTC, e.g. 2026-11-30T02:47:15Z).
-    #[arg(long, value_name = "TIME")]
+    /// Only rows at or after this time (RFC 3339 UTC, e.g. 2026-11-30T02:47:15Z, or a date, 2026-11-30).
+    #[arg(long, value_name = "TIME", value_parser = parse_since)]
     since: Option<String>,
-    /// Only this tool (`session` selects the SESSION_STOP rows).
+    /// Only this tool, by any of its names (`Bash` also finds the runtime's `run_bash`, `read_file` the hook's
+    /// `Read`); `session` selects the SESSION_STOP rows.
     #[arg(long, value_name = "NAME")]
     tool: Option<String>,
     /// At most this many rows, the oldest first.
@@ -47,12 +51,23 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A `--since` value that is a time (or a date); anything else is a usage error naming it, not an empty table.
+pub(crate) fn parse_since(text: &str) -> Result<String, String> {
+    agent_hooks::time_bound(text).map_err(|e| e.to_string())
+}
+
 pub(crate) fn run(args: &AuditArgs) -> Result<ExitCode> {
-    if let AuditDatabase::SqliteFile(path) = &args.db
+    let db = match &args.db {
+        Some(db) => db.clone(),
+        None => crate::hook_audit::reading_default()?,
+    };
+    if let AuditDatabase::SqliteFile(path) = &db
         && !path.exists()
     {
         bail!(
-            "no audit database at `{}` (run `agent-guard demo` or pass --db PATH|URL)",
+            "no audit database at `{}`: the hook (`agent-guard check`) writes one in each project's \
+             .agent-guard/ at its first decision, `agent-guard demo` one in the current directory's; or pass \
+             --db PATH|URL",
             path.display()
         );
     }
@@ -60,11 +75,11 @@ pub(crate) fn run(args: &AuditArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
-    runtime.block_on(query_loop(args))?;
+    runtime.block_on(query_loop(args, &db))?;
     Ok(ExitCode::SUCCESS)
 }
 
-async fn query_loop(args: &AuditArgs) -> Result<()> {
+async fn query_loop(args: &AuditArgs, db: &AuditDatabase) -> Result<()> {
     let mut filter = AuditFilter {
         session_id: args.session.clone(),
         since: args.since.clone(),
@@ -73,7 +88,7 @@ async fn query_loop(args: &AuditArgs) -> Result<()> {
     };
     let mut last_id: Option<i64> = None;
     let mut header = !args.json;
-    let mut reader = AuditReader::open(&args.db, Duration::from_secs_f64(args.connect_timeout))
+    let mut reader = AuditReader::open(db, Duration::from_secs_f64(args.connect_timeout))
         .await
         .map_err(one_line)?;
     // While following, a failed query is shown once per outage and retried at the next poll.
@@ -82,7 +97,7 @@ async fn query_loop(args: &AuditArgs) -> Result<()> {
         match reader.query(&filter).await {
             Ok(rows) => {
                 if failing {
-                    eprintln!("agent-guard audit: reading {} again", args.db);
+                    eprintln!("agent-guard audit: reading {db} again");
                     failing = false;
                 }
                 let fresh: Vec<&AuditRow> = rows
@@ -129,11 +144,17 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
     let mut out = String::new();
     if as_json {
         for row in rows {
+            let input = row
+                .tool_input
+                .as_deref()
+                .and_then(|text| serde_json::from_str::<Value>(text).ok());
             let line = json!({
                 "id": row.id, "ts": row.ts, "session_id": row.session_id, "agent_name": row.agent_name,
-                "step": row.step, "tool_name": row.tool_name, "status": row.status.as_str(),
-                "decision": row.decision, "decided_by": row.decided_by, "elapsed_ms": row.elapsed_ms,
-                "output_preview": row.output_preview,
+                "step": row.step, "tool_name": row.tool_name,
+                "subject": input.as_ref().map(|input| subject(&row.tool_name, input)),
+                "status": row.status.as_str(), "decision": row.decision, "decided_by": row.decided_by,
+                "elapsed_ms": row.elapsed_ms, "output_preview": row.output_preview,
+                "cwd": row.cwd, "permission_mode": row.permission_mode, "tool_input": input,
             });
             let _ = writeln!(out, "{line}");
         }
@@ -142,8 +163,8 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
     if header {
         let _ = writeln!(
             out,
-            "{:<24} {:<20} {:<8} {:>4} {:<14} {:<12} {:<6} {:<22} {:>7}  output",
-            "ts", "session", "agent", "step", "tool", "status", "dec", "decided by", "ms"
+            "{:<24} {:<20} {:<8} {:>4} {:<14} {:<40} {:<12} {:<6} {:<22} {:>7}  output",
+            "ts", "session", "agent", "step", "tool", "command or path", "status", "dec", "decided by", "ms"
         );
     }
     for row in rows {
@@ -153,14 +174,20 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
             .take(48)
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
+        let call = row
+            .tool_input
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            .map_or_else(|| "-".to_owned(), |input| subject(&row.tool_name, &input));
         let _ = writeln!(
             out,
-            "{:<24} {:<20} {:<8} {:>4} {:<14} {:<12} {:<6} {:<22} {:>7}  {}",
+            "{:<24} {:<20} {:<8} {:>4} {:<14} {:<40} {:<12} {:<6} {:<22} {:>7}  {}",
             row.ts,
             shorten(&row.session_id, 20),
             shorten(&row.agent_name, 8),
             row.step,
             shorten(&row.tool_name, 14),
+            shorten(&crate::one_line(&call), 40),
             row.status.as_str(),
             row.decision.as_deref().unwrap_or("-"),
             shorten(row.decided_by.as_deref().unwrap_or("-"), 22),
@@ -171,6 +198,33 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
     out
 }
 
+/// What a call is about, as the rules read it from its input: the command line of a shell call, the files of a
+/// file tool (a search's pattern first), the URL of a fetch, the type of a subagent; for other tools, their
+/// query or prompt when they have one.
+fn subject(tool: &str, input: &Value) -> String {
+    let text = |key: &str| input.get(key).and_then(Value::as_str);
+    match agent_rules::describe(tool, input) {
+        Ok(CallTarget::Shell(command)) => command.to_owned(),
+        Ok(CallTarget::Files(_, paths)) => {
+            let paths = paths.join(" ");
+            match (agent_tool_traits::kind_of(tool), text("pattern")) {
+                (ToolKind::Grep, Some(pattern)) => format!("{pattern} in {paths}"),
+                _ => paths,
+            }
+        }
+        Ok(CallTarget::Web { url, .. }) => url.to_owned(),
+        Ok(CallTarget::Agent(kind)) => kind
+            .or_else(|| text("description"))
+            .unwrap_or_default()
+            .to_owned(),
+        Ok(CallTarget::Opaque) | Err(_) => ["command", "file_path", "path", "url", "query", "prompt"]
+            .into_iter()
+            .find_map(text)
+            .unwrap_or_default()
+            .to_owned(),
+    }
+}
+
 fn shorten(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         text.to_owned()
@@ -178,5 +232,33 @@ fn shorten(text: &str, width: usize) -> String {
         let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
         cut.push('…');
         cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::subject;
+
+    #[test]
+    fn the_subject_is_the_command_or_the_path() {
+        for (tool, input, shown) in [
+            ("Bash", json!({"command": "git status"}), "git status"),
+            ("run_bash", json!({"command": "ls -la"}), "ls -la"),
+            ("Read", json!({"file_path": "/p/README.md"}), "/p/README.md"),
+            ("read_file", json!({"path": "src/lib.rs"}), "src/lib.rs"),
+            ("Write", json!({"file_path": "a.txt", "content": "x"}), "a.txt"),
+            ("Grep", json!({"pattern": "TODO", "path": "src"}), "TODO in src"),
+            (
+                "WebFetch",
+                json!({"url": "https://docs.rs/x"}),
+                "https://docs.rs/x",
+            ),
+            ("WebSearch", json!({"query": "rust sqlx"}), "rust sqlx"),
+            ("mcp__x__y", json!({"a": 1}), ""),
+        ] {
+            assert_eq!(subject(tool, &input), shown, "{tool}");
+        }
     }
 }

@@ -4,7 +4,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_decide::{
     CallInput, Decided, Deciders, DecisionBound, DecisionRequest, Guard, HookInput, HookOutput,
@@ -14,6 +14,7 @@ use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
 use anyhow::{Context, Result, bail};
 
 use crate::DecideArgs;
+use crate::hook_audit::{self, BatchLog};
 use crate::hook_timer::HookTimer;
 use crate::load::Guards;
 use crate::remote::{self, OnTimeout, RemoteAnswer, RemoteArgs};
@@ -49,6 +50,7 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
     // the coding agent blocks the call. Only a decision printed on stdout ends in exit code 0. Each phase is
     // bounded by the run's timer: reading and loading, the decision (a deny past its bound), and what follows it
     // (with a server, the wait for a person's answer).
+    let started = Instant::now();
     let limit = hook_deadline();
     let mut timer = HookTimer::start(
         limit,
@@ -66,7 +68,7 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
         .context("cannot read the hook input from stdin")?;
     let input = parse_input(bytes)?;
     failpoint("check");
-    let output = match &remote.server {
+    let answered = match &remote.server {
         Some(server) => decide_asking_server(
             &mut guards,
             &input,
@@ -75,10 +77,59 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
             remote.on_timeout,
             &mut timer,
         ),
-        None => decide_hook_input(&mut guards, &input, explain, Bound::Timer(&mut timer)),
+        None => answer_hook_input(&mut guards, &input, explain, Bound::Timer(&mut timer)),
     };
-    timer.answer(&output.to_json())?;
+    // The answer first, stdout closed; the audit row after it, bounded, never changing it.
+    timer.answer(&answered.output.to_json())?;
+    let elapsed = started.elapsed();
+    hook_audit::record_one(
+        (&input).into(),
+        &answered.audit(elapsed),
+        hook_audit::CHECK_AGENT,
+        &mut timer,
+    );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The answer to one hook input, with what its audit row records besides the input.
+pub(crate) struct Answered {
+    /// The line printed.
+    pub(crate) output: HookOutput,
+    /// Who or what decided: the layer and step (`rules/allow-rule`), the rules layer for settings that cannot
+    /// be loaded, `approval/approver` for a person's answer through the server.
+    decided_by: String,
+    /// The permission mode the call was decided in, when a guard was built.
+    mode: Option<String>,
+}
+
+impl Answered {
+    fn decided(output: HookOutput, decided: &Decided, guard: &Guard) -> Self {
+        Self {
+            output,
+            decided_by: decided.verdict().provenance.layer_step().to_string(),
+            mode: Some(guard.policy().mode().to_string()),
+        }
+    }
+
+    fn settings_deny(why: &str) -> Self {
+        Self {
+            output: settings_deny_output(why),
+            decided_by: Layer::Rules.to_string(),
+            mode: None,
+        }
+    }
+
+    /// What the audit row of this answer records.
+    fn audit(&self, elapsed: Duration) -> hook_audit::Answer<'_> {
+        let (decision, reason) = hook_audit::printed(&self.output);
+        hook_audit::Answer {
+            decision,
+            reason,
+            decided_by: &self.decided_by,
+            mode: self.mode.as_deref(),
+            elapsed,
+        }
+    }
 }
 
 /// How a decision is held to its bound.
@@ -134,16 +185,26 @@ pub(crate) fn decide_hook_input(
     explain: bool,
     bound: Bound<'_>,
 ) -> HookOutput {
+    answer_hook_input(guards, input, explain, bound).output
+}
+
+/// [`decide_hook_input`] with what the audit row of the answer records.
+fn answer_hook_input(
+    guards: &mut Guards<'_>,
+    input: &HookInput,
+    explain: bool,
+    bound: Bound<'_>,
+) -> Answered {
     let settings = guards.settings_files().to_vec();
     let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
         Ok(guard) => Arc::clone(guard),
-        Err(why) => return settings_deny_output(why),
+        Err(why) => return Answered::settings_deny(why),
     };
-    let (output, decided) = decide_bounded(guard, input, &settings, bound, Duration::ZERO);
+    let (output, decided) = decide_bounded(Arc::clone(&guard), input, &settings, bound, Duration::ZERO);
     if explain {
         eprintln!("{}", crate::explain::render_text(input, &decided));
     }
-    output
+    Answered::decided(output, &decided, &guard)
 }
 
 /// Decides one input with the guard of its working directory on a worker, as [`decide_hook_input`] does once it
@@ -202,14 +263,14 @@ fn decide_asking_server(
     server: &str,
     on_timeout: OnTimeout,
     timer: &mut HookTimer,
-) -> HookOutput {
+) -> Answered {
     let settings = guards.settings_files().to_vec();
     let guard = match guards.get(&input.cwd, input.permission_mode.as_deref()) {
         Ok(guard) => Arc::clone(guard),
-        Err(why) => return settings_deny_output(why),
+        Err(why) => return Answered::settings_deny(why),
     };
     let (local, mut decided) = decide_bounded(
-        guard,
+        Arc::clone(&guard),
         input,
         &settings,
         Bound::Timer(timer),
@@ -219,7 +280,7 @@ fn decide_asking_server(
         eprintln!("{}", crate::explain::render_text(input, &decided));
     }
     if decided.verdict().decision != Decision::Ask {
-        return local;
+        return Answered::decided(local, &decided, &guard);
     }
     let body = serde_json::to_value(input).unwrap_or_default();
     let approval = Provenance::layer(Layer::Approval).at(DecidedBy::Approver);
@@ -233,7 +294,8 @@ fn decide_asking_server(
             "nobody answered the ask on the agent-guard server in time (--on-timeout deny)".to_owned(),
         ),
         RemoteAnswer::Expired => {
-            return with_reason(&decided, "nobody answered it on the agent-guard server in time");
+            let output = with_reason(&decided, "nobody answered it on the agent-guard server in time");
+            return Answered::decided(output, &decided, &guard);
         }
         RemoteAnswer::Unreachable(why) if on_timeout == OnTimeout::Deny => (
             Decision::Deny,
@@ -241,14 +303,15 @@ fn decide_asking_server(
         ),
         RemoteAnswer::Unreachable(why) => {
             eprintln!("agent-guard: {why}; the coding agent asks instead");
-            return with_reason(
+            let output = with_reason(
                 &decided,
                 &format!("the agent-guard server cannot be asked: {why}"),
             );
+            return Answered::decided(output, &decided, &guard);
         }
     };
     decided.resolution.verdict = Verdict::new(decision, reason, approval);
-    output(input, &decided, &settings)
+    Answered::decided(output(input, &decided, &settings), &decided, &guard)
 }
 
 /// The ask of `decided` with one more reason.
@@ -292,14 +355,18 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     let mut reader = BufReader::with_capacity(BATCH_BUFFER, stdin.lock());
     let mut failed = false;
     let mut number = 0_usize;
+    let mut log = BatchLog::new();
     loop {
         let batch = next_batch(&mut reader, &mut number)?;
         if batch.is_empty() {
             break;
         }
-        for answer in answer_batch(&mut guards, batch, explain) {
+        let started = Instant::now();
+        let answers = answer_batch(&mut guards, batch, explain);
+        let elapsed = started.elapsed();
+        for answer in &answers {
             match answer {
-                Ok(output) => writeln!(out, "{}", output.to_json())?,
+                Ok((_, answered)) => writeln!(out, "{}", answered.output.to_json())?,
                 Err(error) => {
                     failed = true;
                     writeln!(out, "{}", serde_json::json!({ "error": error }))?;
@@ -307,7 +374,13 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
             }
         }
         out.flush()?;
+        // The batch's answers are out; its rows follow, before the next batch is read.
+        for (input, answered) in answers.iter().flatten() {
+            log.add(input.into(), &answered.audit(elapsed));
+        }
+        log.write();
     }
+    log.finish();
     Ok(if failed {
         ExitCode::FAILURE
     } else {
@@ -339,18 +412,19 @@ fn next_batch<R: Read>(reader: &mut BufReader<R>, number: &mut usize) -> Result<
 /// What one line of a batch becomes before its decision.
 enum Pending {
     /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded.
-    Answered(Result<HookOutput, String>),
-    /// Decided by the next decision of the batch.
-    Deciding(HookInput),
+    Answered(Result<(HookInput, Answered), String>),
+    /// Decided by the next decision of the batch, with this guard.
+    Deciding(HookInput, Arc<Guard>),
 }
 
-/// The answer to each line of `batch`, in order: its hook output, or the error that says why it is not an input.
-/// The inputs are decided as [`decide_hook_input`] decides one, through agent-decide's bounded entry, together.
+/// The answer to each line of `batch`, in order: its input and answer, or the error that says why it is not an
+/// input. The inputs are decided as [`decide_hook_input`] decides one, through agent-decide's bounded entry,
+/// together.
 fn answer_batch(
     guards: &mut Guards<'_>,
     batch: Vec<(usize, Line)>,
     explain: bool,
-) -> Vec<Result<HookOutput, String>> {
+) -> Vec<Result<(HookInput, Answered), String>> {
     let mut requests = Vec::with_capacity(batch.len());
     let mut pending = Vec::with_capacity(batch.len());
     for (number, line) in batch {
@@ -380,9 +454,9 @@ fn answer_batch(
                     call: CallInput::new(input.tool_name.as_str(), input.tool_input.clone()),
                     session: SessionState::default(),
                 });
-                pending.push(Pending::Deciding(input));
+                pending.push(Pending::Deciding(input, Arc::clone(guard)));
             }
-            Err(why) => pending.push(Pending::Answered(Ok(settings_deny_output(why)))),
+            Err(why) => pending.push(Pending::Answered(Ok((input, Answered::settings_deny(why))))),
         }
     }
     let bound = DecisionBound::from_env();
@@ -392,7 +466,7 @@ fn answer_batch(
         .into_iter()
         .map(|line| match line {
             Pending::Answered(answer) => answer,
-            Pending::Deciding(input) => {
+            Pending::Deciding(input, guard) => {
                 // The bounded entry answers every request; were one missing, it would not be allowed.
                 let decided = decisions
                     .next()
@@ -400,7 +474,8 @@ fn answer_batch(
                 if explain {
                     eprintln!("{}", crate::explain::render_text(&input, &decided));
                 }
-                Ok(output(&input, &decided, settings))
+                let answered = Answered::decided(output(&input, &decided, settings), &decided, &guard);
+                Ok((input, answered))
             }
         })
         .collect()

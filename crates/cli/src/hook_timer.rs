@@ -47,6 +47,13 @@ impl HookTimer {
         timer
     }
 
+    /// Installs the `SIGALRM` handler with nothing armed, for a process that bounds only what follows its answer
+    /// ([`warn_after`](Self::warn_after)).
+    pub(crate) fn unarmed() -> Self {
+        install_handler();
+        Self { armed: false }
+    }
+
     /// Re-arms the timer: past `limit`, `why` on stderr and exit code 2.
     pub(crate) fn block_after(&mut self, limit: Duration, why: &str) {
         let text = format!("agent-guard: {why}\n").into_bytes().into_boxed_slice();
@@ -60,14 +67,31 @@ impl HookTimer {
         );
     }
 
-    /// Disarms the timer and prints `line`, the decision, on stdout. When the timer has fired meanwhile, its
+    /// Re-arms the timer for work after the answer: past `limit`, `why` on stderr and exit code 0, so that the
+    /// answer already printed stands.
+    pub(crate) fn warn_after(&mut self, limit: Duration, why: &str) {
+        let text = format!("agent-guard: {why}\n").into_bytes().into_boxed_slice();
+        self.arm_expiry(
+            limit,
+            Expiry {
+                fd: libc::STDERR_FILENO,
+                code: 0,
+                text,
+            },
+        );
+    }
+
+    /// Disarms the timer, prints `line`, the decision, on stdout and closes stdout, so that a reader has the whole
+    /// answer before anything else the process does (the audit row). When the timer has fired meanwhile, its
     /// answer is the process's last word and this never returns.
     pub(crate) fn answer(&mut self, line: &str) -> Result<()> {
         self.take();
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "{line}")
             .and_then(|()| stdout.flush())
-            .context("cannot write the decision to stdout")
+            .context("cannot write the decision to stdout")?;
+        close_stdout();
+        Ok(())
     }
 
     /// Arms the timer with `expiry`, replacing what was armed.
@@ -128,6 +152,26 @@ impl DecisionTimer for HookTimer {
 
     fn disarm(&mut self) {
         self.take();
+    }
+}
+
+/// Ends the process's stdout: file descriptor 1 is pointed at `/dev/null` (closing it outright would let the next
+/// file opened take number 1), so the reader sees the end of the answer while the process goes on.
+#[expect(
+    unsafe_code,
+    reason = "open(2), dup2(2) and close(2) on descriptors this process owns"
+)]
+pub(crate) fn close_stdout() {
+    // SAFETY: the path is a NUL-terminated literal; `dup2` and `close` act on descriptors of this process only, and
+    // Rust's `Stdout` keeps no descriptor of its own (it writes to 1, now `/dev/null`).
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null < 0 {
+            libc::close(libc::STDOUT_FILENO);
+            return;
+        }
+        libc::dup2(null, libc::STDOUT_FILENO);
+        libc::close(null);
     }
 }
 

@@ -7,6 +7,7 @@ mod demo;
 mod diff;
 mod doctor;
 mod explain;
+mod hook_audit;
 mod hook_entry;
 mod hook_timer;
 mod import;

@@ -31,7 +31,7 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_name = "PATH|URL")]
     audit_db: Option<AuditDatabase>,
     /// Only calls logged at or after this time (RFC 3339 UTC, e.g. 2026-11-30T02:47:15Z).
-    #[arg(long, value_name = "TIME", requires = "audit_db")]
+    #[arg(long, value_name = "TIME", requires = "audit_db", value_parser = crate::audit_cmd::parse_since)]
     since: Option<String>,
 }
 
@@ -390,7 +390,9 @@ fn replay(rows: &[AuditRow], old: &Side, new: &Side) -> Result<Replay> {
     let mut scratch = Recreated::default();
     let mut guards: HashMap<(bool, String, Option<PermissionMode>), Arc<Guard>> = HashMap::new();
     for row in rows {
-        if row.status == AuditStatus::SessionStop {
+        // A stop row is no call; an answer of the PermissionRequest hook answers a call whose own row (`check`'s)
+        // is replayed.
+        if row.status == AuditStatus::SessionStop || row.agent_name == crate::hook_audit::APPROVE_AGENT {
             continue;
         }
         let (Some(input), Some(cwd)) = (row.tool_input.as_deref(), row.cwd.as_deref()) else {

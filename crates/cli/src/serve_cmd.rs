@@ -18,6 +18,8 @@ use serde_json::{Value, json};
 
 use crate::DecideArgs;
 use crate::check;
+use crate::hook_audit;
+use crate::hook_timer::HookTimer;
 use crate::load::Guards;
 use crate::remote::{self, OnTimeout, RemoteAnswer, RemoteArgs};
 use crate::scenario::{Scenario, ScenarioHost, run_scenario_with};
@@ -224,20 +226,33 @@ pub(crate) fn approve(args: &ApproveArgs) -> Result<ExitCode> {
         .read_to_end(&mut bytes)
         .context("cannot read the PermissionRequest input from stdin")?;
     let input: Value = serde_json::from_slice(&bytes).context("invalid PermissionRequest input")?;
-    let (allow, message) = match remote::ask_person(server, &input, "hook") {
-        RemoteAnswer::Decided { allow, reason } => (allow, reason),
+    let started = Instant::now();
+    let (allow, message, answered_by) = match remote::ask_person(server, &input, "hook") {
+        RemoteAnswer::Decided { allow, reason } => (
+            allow,
+            reason,
+            format!("a person, through the agent-guard server {server}"),
+        ),
         RemoteAnswer::Expired if args.remote.on_timeout == OnTimeout::Deny => (
             false,
             "agent-guard: nobody answered the ask on the agent-guard server in time (--on-timeout deny)"
                 .to_owned(),
+            "agent-guard approve, --on-timeout deny".to_owned(),
         ),
         RemoteAnswer::Unreachable(why) if args.remote.on_timeout == OnTimeout::Deny => (
             false,
             format!("agent-guard: the agent-guard server cannot be asked ({why}; --on-timeout deny)"),
+            "agent-guard approve, --on-timeout deny".to_owned(),
         ),
-        RemoteAnswer::Expired => return Ok(ExitCode::SUCCESS),
+        RemoteAnswer::Expired => {
+            let why = "nobody answered on the agent-guard server in time";
+            record_answer(&input, None, why, "the coding agent's own prompt", started);
+            return Ok(ExitCode::SUCCESS);
+        }
         RemoteAnswer::Unreachable(why) => {
             eprintln!("agent-guard: {why}; the coding agent asks instead");
+            let why = format!("the agent-guard server cannot be asked: {why}");
+            record_answer(&input, None, &why, "the coding agent's own prompt", started);
             return Ok(ExitCode::SUCCESS);
         }
     };
@@ -250,5 +265,46 @@ pub(crate) fn approve(args: &ApproveArgs) -> Result<ExitCode> {
         &json!({ "hookSpecificOutput": { "hookEventName": "PermissionRequest", "decision": decision } })
             .to_string(),
     )?;
+    crate::hook_timer::close_stdout();
+    record_answer(&input, Some(allow), &message, &answered_by, started);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The audit row of an answer that reached the PermissionRequest hook: `allow` (`None`: no answer, the coding
+/// agent asks itself), why, and who or what answered. Written after the answer is out, in the call's project.
+fn record_answer(input: &Value, allow: Option<bool>, why: &str, answered_by: &str, started: Instant) {
+    let text = |key: &str| input.get(key).and_then(Value::as_str).unwrap_or_default();
+    let cwd = match text("cwd") {
+        "" => std::env::current_dir()
+            .map(|dir| dir.display().to_string())
+            .unwrap_or_default(),
+        cwd => cwd.to_owned(),
+    };
+    let null = Value::Null;
+    let call = hook_audit::Call {
+        session_id: text("session_id"),
+        cwd: &cwd,
+        tool_name: text("tool_name"),
+        tool_input: input.get("tool_input").unwrap_or(&null),
+    };
+    let (decision, decided_by) = match allow {
+        Some(true) => ("allow", "approval/approver"),
+        Some(false) if answered_by.starts_with("a person") => ("deny", "approval/approver"),
+        Some(false) => ("deny", "approval/no-prompt"),
+        None => ("ask", "approval"),
+    };
+    let reason = format!(
+        "answered by {answered_by}: {}",
+        why.trim_start_matches("agent-guard: ")
+    );
+    let mode = input.get("permission_mode").and_then(Value::as_str);
+    let answer = hook_audit::Answer {
+        decision,
+        reason: &reason,
+        decided_by,
+        mode,
+        elapsed: started.elapsed(),
+    };
+    let mut timer = HookTimer::unarmed();
+    hook_audit::record_one(call, &answer, hook_audit::APPROVE_AGENT, &mut timer);
 }

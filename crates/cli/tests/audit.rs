@@ -65,10 +65,13 @@ fn queries_the_demo_log_as_json_lines_and_a_table() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert!(!bash_rows.is_empty());
-    assert!(bash_rows.iter().all(|r| r["tool_name"] == "run_bash"));
-    assert_eq!(
-        bash_rows.len(),
-        rows.iter().filter(|r| r["tool_name"] == "run_bash").count()
+    // A tool is found under any of its names: the runtime's `run_bash` and the coding agent's `Bash`.
+    let shell = |r: &&Value| r["tool_name"] == "run_bash" || r["tool_name"] == "Bash";
+    assert!(bash_rows.iter().all(|r| shell(&r)));
+    assert_eq!(bash_rows.len(), rows.iter().filter(shell).count());
+    assert!(
+        bash_rows.iter().any(|r| r["tool_name"] == "Bash"),
+        "the demo calls both"
     );
 
     let table = agent_guard(&["audit", "--db", db_arg, "--limit", "3"], tmp.path());

@@ -105,6 +105,11 @@ impl HookOutput {
         self.hook_specific_output.permission_decision
     }
 
+    /// The reason as printed (`agent-guard: …`).
+    pub fn reason(&self) -> &str {
+        &self.hook_specific_output.permission_decision_reason
+    }
+
     /// One JSON line.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| {

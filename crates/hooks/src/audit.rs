@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -171,9 +170,11 @@ fn preview(text: &str) -> String {
 pub struct AuditFilter {
     /// Only this session.
     pub session_id: Option<String>,
-    /// Only rows at or after this time (RFC 3339 UTC, `2026-11-30T02:47:15Z` or with milliseconds).
+    /// Only rows at or after this time (RFC 3339 UTC, `2026-11-30T02:47:15Z` or with milliseconds, or a date); a
+    /// text that is none of these makes the query an [`AuditError::Time`] (see [`time_bound`](crate::time_bound)).
     pub since: Option<String>,
-    /// Only this tool (`session` selects the stop rows).
+    /// Only this tool, under any of its names in either family (`Bash` and `run_bash` select the same rows;
+    /// `session` selects the stop rows).
     pub tool: Option<String>,
     /// At most this many rows (the oldest first).
     pub limit: Option<u32>,
@@ -249,16 +250,7 @@ impl AuditLogHook {
 
     /// [`open`](Self::open) with a writer configuration.
     pub async fn open_with(path: &Path, config: AuditConfig) -> Result<Self, AuditError> {
-        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|source| AuditError::CreateDir {
-                    path: parent.to_path_buf(),
-                    source,
-                })?;
-        }
-        let options = store::sqlite_file_options(path).create_if_missing(true);
-        Self::connect_with(options, config).await
+        Self::open_database(&AuditDatabase::SqliteFile(path.to_path_buf()), config).await
     }
 
     /// Opens the database at `url`, the backend chosen by its scheme as [`AuditDatabase::parse`] reads it
@@ -268,25 +260,13 @@ impl AuditLogHook {
         Self::open_database(&AuditDatabase::parse(url)?, AuditConfig::default()).await
     }
 
-    /// Opens `db` (creating a SQLite file and its directory when missing), runs that backend's migrations and
-    /// starts the writer. An unreachable PostgreSQL server is an [`AuditError::Open`] naming the URL (without
-    /// its password) after at most [`AuditConfig::connect_timeout`].
+    /// Opens `db` (creating a SQLite file and its directory when missing, see
+    /// [`create_dir_all_ignored`](crate::create_dir_all_ignored)), runs that backend's migrations and starts the
+    /// writer. An unreachable PostgreSQL server is an [`AuditError::Open`] naming the URL (without its password)
+    /// after at most [`AuditConfig::connect_timeout`].
     pub async fn open_database(db: &AuditDatabase, config: AuditConfig) -> Result<Self, AuditError> {
-        match db {
-            AuditDatabase::SqliteFile(path) => Self::open_with(path, config).await,
-            AuditDatabase::SqliteUrl(url) => {
-                let options = SqliteConnectOptions::from_str(url).map_err(|source| AuditError::Open {
-                    target: url.clone(),
-                    source,
-                })?;
-                Self::connect_with(options, config).await
-            }
-            AuditDatabase::Postgres(url) => {
-                let target = db.to_string();
-                let store = Store::open_postgres(url, &config, &target).await?;
-                Ok(Self::start(store, target, config))
-            }
-        }
+        let (store, target) = Store::open(db, &config).await?;
+        Ok(Self::start(store, target, config))
     }
 
     /// Opens the SQLite database described by `options` (WAL and `synchronous=NORMAL` are always set), runs the

@@ -125,6 +125,15 @@ pub enum AuditError {
         /// The URL, without its password.
         target: String,
     },
+    /// A time bound of a query is not a time.
+    #[error(
+        "`{value}` is not a time: give a UTC time like `2026-11-30T02:47:15Z` (milliseconds optional) or a date like \
+         `2026-11-30`"
+    )]
+    Time {
+        /// The text given.
+        value: String,
+    },
     /// A stored row holds a value this version does not know.
     #[error("unknown audit status `{0}` in the database")]
     UnknownStatus(String),

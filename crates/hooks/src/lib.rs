@@ -73,6 +73,7 @@
 //! # });
 //! ```
 
+mod append;
 mod audit;
 mod cancel;
 mod command;
@@ -80,9 +81,11 @@ mod error;
 mod hook;
 mod metrics;
 mod registry;
+mod state_dir;
 mod store;
 mod time;
 
+pub use append::AuditAppender;
 pub use audit::AuditConfig;
 pub use audit::AuditFilter;
 pub use audit::AuditLogHook;
@@ -118,8 +121,12 @@ pub use metrics::MetricsSnapshot;
 pub use metrics::ToolMetrics;
 pub use registry::HookRegistry;
 pub use registry::PreToolUseOutcome;
+pub use state_dir::STATE_DIR;
+pub use state_dir::STATE_DIR_GITIGNORE;
+pub use state_dir::create_dir_all_ignored;
 pub use store::AuditDatabase;
 pub use time::rfc3339;
+pub use time::time_bound;
 
 /// The sqlx connection options accepted by [`AuditLogHook::connect_with`], re-exported so callers need no direct
 /// sqlx dependency.

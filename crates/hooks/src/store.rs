@@ -18,11 +18,13 @@ use std::time::Duration;
 
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgConnection};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteSynchronous};
 use sqlx::{
     ColumnIndex, ConnectOptions, Connection, Database, Decode, Encode, Postgres, QueryBuilder, Row, Sqlite,
     Type,
 };
+
+use agent_tool_traits::ToolName;
 
 use crate::{AuditConfig, AuditError, AuditFilter, AuditRow, AuditStatus, time};
 
@@ -35,6 +37,10 @@ static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 /// Rows per INSERT statement: 13 bound values each stays far below SQLite's limit of 32,766 variables and
 /// PostgreSQL's of 65,535.
 const ROWS_PER_STATEMENT: usize = 500;
+
+/// A WAL longer than this is checkpointed and truncated by the appender that finds it so
+/// ([`Store::trim_wal`]).
+const WAL_TRIM_BYTES: u64 = 64 * 4096;
 
 const COLUMNS: &str = "session_id, step, tool_name, status, decision, decided_by, elapsed_ms, output_preview, \
                        agent_name, ts, tool_input, cwd, permission_mode";
@@ -157,27 +163,59 @@ pub(crate) struct PgLink {
 }
 
 impl Store {
+    /// Opens `db` (creating a SQLite file and its directory when missing) and runs its migrations; with the name
+    /// messages give it (a URL without its password).
+    pub(crate) async fn open(db: &AuditDatabase, config: &AuditConfig) -> Result<(Self, String), AuditError> {
+        match db {
+            AuditDatabase::SqliteFile(path) => {
+                if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+                    // A few `stat`s when the directory is there, as it is on every open but the first: not worth
+                    // a thread of the blocking pool, which the hook would pay on every call.
+                    crate::create_dir_all_ignored(parent).map_err(|source| AuditError::CreateDir {
+                        path: parent.to_path_buf(),
+                        source,
+                    })?;
+                }
+                let target = path.display().to_string();
+                let options = sqlite_file_options(path).create_if_missing(true);
+                Ok((Self::open_sqlite(options, config, &target).await?, target))
+            }
+            AuditDatabase::SqliteUrl(url) => {
+                let options = SqliteConnectOptions::from_str(url).map_err(|source| AuditError::Open {
+                    target: url.clone(),
+                    source,
+                })?;
+                let target = options.get_filename().display().to_string();
+                Ok((Self::open_sqlite(options, config, &target).await?, target))
+            }
+            AuditDatabase::Postgres(url) => {
+                let target = db.to_string();
+                Ok((Self::open_postgres(url, config, &target).await?, target))
+            }
+        }
+    }
+
     /// Opens `options` with the pragmas the writer relies on and runs the SQLite migrations.
+    ///
+    /// A database whose schema is current (its `user_version` at least [`sqlite_schema_version`]) costs one
+    /// `PRAGMA` read here and no migration work: `agent-guard check` opens it once per tool call. Otherwise the
+    /// journal is switched to WAL and the migrations run inside one `BEGIN IMMEDIATE` transaction that checks the
+    /// version again, so that processes opening a new database at once migrate it exactly once, one after another.
     pub(crate) async fn open_sqlite(
         options: SqliteConnectOptions,
         config: &AuditConfig,
         target: &str,
     ) -> Result<Self, AuditError> {
+        // WAL is a property of the file, set once by `ready_sqlite`; asking for it on every connection would take
+        // an exclusive lock that the busy timeout cannot wait for.
         let options = options
-            .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(config.busy_timeout);
         let mut conn = options.connect().await.map_err(|source| AuditError::Open {
             target: target.to_owned(),
             source,
         })?;
-        SQLITE_MIGRATOR
-            .run(&mut conn)
-            .await
-            .map_err(|source| AuditError::Migrate {
-                target: target.to_owned(),
-                source,
-            })?;
+        ready_sqlite(&mut conn, config.busy_timeout, target).await?;
         Ok(Self::Sqlite(conn))
     }
 
@@ -191,7 +229,7 @@ impl Store {
         let options = postgres_options(url, target)?;
         let mut conn = connect_postgres(&options, config.connect_timeout, target).await?;
         POSTGRES_MIGRATOR
-            .run(&mut conn)
+            .run_direct(&mut conn)
             .await
             .map_err(|source| AuditError::Migrate {
                 target: target.to_owned(),
@@ -212,6 +250,26 @@ impl Store {
         }
     }
 
+    /// Keeps the WAL of a SQLite file short for processes that each open it, append and exit without closing
+    /// (the hook). Such a process is the first to open the file each time, so SQLite rebuilds the WAL's index by
+    /// reading and checksumming the whole WAL, and forgets what was checkpointed: a WAL that only grows makes every
+    /// open slower, and past `wal_autocheckpoint` every commit would copy all of it again. So when the WAL is past
+    /// [`WAL_TRIM_BYTES`] it is checkpointed and truncated (`wal_checkpoint(TRUNCATE)`, two `fsync`s, once per
+    /// some thirty calls); each open then reads at most that much. A checkpoint that cannot run now (another
+    /// process is reading or writing) is left to the next call: it loses nothing.
+    pub(crate) async fn trim_wal(&mut self) {
+        let Self::Sqlite(conn) = self else { return };
+        let Some(wal) = wal_file(conn).await else { return };
+        if std::fs::metadata(&wal).is_ok_and(|meta| meta.len() > WAL_TRIM_BYTES) {
+            // A truncating checkpoint waits for every other reader and writer; it is not worth more than a moment
+            // of this process's exit, so it waits briefly and is otherwise left to a later call.
+            let _shortened = sqlx::query("PRAGMA busy_timeout = 50").execute(&mut *conn).await;
+            let _checkpointed = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&mut *conn)
+                .await;
+        }
+    }
+
     /// Closes the connection politely (SQLite checkpoints; PostgreSQL ends the session).
     pub(crate) async fn close(self) {
         // A failure here loses nothing: every batch was committed or reported before.
@@ -226,6 +284,90 @@ impl Store {
             }
         }
     }
+}
+
+/// The schema version the SQLite migrations build, kept in the file's `user_version`: the highest migration.
+pub(crate) fn sqlite_schema_version() -> i64 {
+    SQLITE_MIGRATOR
+        .iter()
+        .map(|migration| migration.version)
+        .max()
+        .unwrap_or_default()
+}
+
+/// Makes the database of `conn` ready for rows: nothing when its `user_version` says its schema is current;
+/// else WAL and the migrations, serialised between processes (see [`Store::open_sqlite`]).
+async fn ready_sqlite(conn: &mut SqliteConnection, busy: Duration, target: &str) -> Result<(), AuditError> {
+    let open_error = |source| AuditError::Open {
+        target: target.to_owned(),
+        source,
+    };
+    let current = sqlite_schema_version();
+    if user_version(conn).await.map_err(open_error)? >= current {
+        return Ok(());
+    }
+    use_wal(conn, busy).await.map_err(open_error)?;
+    let migrate_error = |source| AuditError::Migrate {
+        target: target.to_owned(),
+        source,
+    };
+    // IMMEDIATE takes the write lock first (waiting for it within the busy timeout), so the version read below
+    // is the one this transaction migrates from: a process that waited finds the work done.
+    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(open_error)?;
+    if user_version(&mut tx).await.map_err(open_error)? >= current {
+        return tx.commit().await.map_err(open_error);
+    }
+    // Inside the transaction the migrator's own transactions are savepoints. `run_direct` is `run` on a connection
+    // (`run` takes any `Acquire`, whose future the compiler cannot prove `Send` here).
+    SQLITE_MIGRATOR
+        .run_direct(&mut *tx)
+        .await
+        .map_err(migrate_error)?;
+    let set_version = format!("PRAGMA user_version = {current}");
+    sqlx::query(&set_version)
+        .execute(&mut *tx)
+        .await
+        .map_err(open_error)?;
+    tx.commit().await.map_err(open_error)
+}
+
+/// The WAL file of the database of `conn` (`<file>-wal`); `None` for a database in memory.
+async fn wal_file(conn: &mut SqliteConnection) -> Option<PathBuf> {
+    let file: String = sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+        .fetch_one(&mut *conn)
+        .await
+        .ok()?;
+    (!file.is_empty()).then(|| PathBuf::from(format!("{file}-wal")))
+}
+
+async fn user_version(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("PRAGMA user_version").fetch_one(conn).await
+}
+
+/// Switches the file to WAL. The switch needs an exclusive lock the busy handler does not wait for, so a busy
+/// database is tried again until `busy` has passed; a file already in WAL answers at once.
+async fn use_wal(conn: &mut SqliteConnection, busy: Duration) -> Result<(), sqlx::Error> {
+    let deadline = tokio::time::Instant::now() + busy;
+    loop {
+        match sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await {
+            Err(sqlx::Error::Database(error))
+                if is_busy(error.as_ref()) && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            done => return done.map(drop),
+        }
+    }
+}
+
+/// Whether SQLite answered `SQLITE_BUSY` or `SQLITE_LOCKED` (any extended form).
+fn is_busy(error: &dyn sqlx::error::DatabaseError) -> bool {
+    const SQLITE_BUSY: i64 = 5;
+    const SQLITE_LOCKED: i64 = 6;
+    error
+        .code()
+        .and_then(|code| code.parse::<i64>().ok())
+        .is_some_and(|code| matches!(code & 0xff, SQLITE_BUSY | SQLITE_LOCKED))
 }
 
 impl PgLink {
@@ -373,11 +515,11 @@ impl Reader {
 
     /// The rows that pass `filter`, oldest first.
     pub(crate) async fn query(&mut self, filter: &AuditFilter) -> Result<Vec<AuditRow>, AuditError> {
+        let since = filter.since.as_deref().map(time::time_bound).transpose()?;
         let mut conn = match self.conn.take() {
             Some(conn) => conn,
             None => self.connect().await?,
         };
-        let since = filter.since.as_deref().map(time::normalize_bound);
         let fetched = match &mut conn {
             ReadConn::Sqlite(c) => select_statement::<Sqlite>(filter, since)
                 .build()
@@ -434,7 +576,12 @@ where
         sql.push(" AND ts >= ").push_bind(since);
     }
     if let Some(tool) = &filter.tool {
-        sql.push(" AND tool_name = ").push_bind(tool.as_str());
+        // Every name of the tool, in both families: `Bash` finds the runtime's `run_bash` rows and the other way.
+        let mut names = sql.push(" AND tool_name IN (").separated(", ");
+        for name in ToolName::new(tool).names() {
+            names.push_bind(name.to_owned());
+        }
+        names.push_unseparated(")");
     }
     sql.push(" ORDER BY id");
     if let Some(limit) = filter.limit {

@@ -14,8 +14,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_hooks::{
-    AgentHook, AuditConfig, AuditDatabase, AuditError, AuditFilter, AuditLogHook, AuditReader, CallStatus,
-    HookError, PREVIEW_CHARS, SqliteConnectOptions,
+    AgentHook, AuditAppender, AuditConfig, AuditDatabase, AuditError, AuditFilter, AuditLogHook, AuditReader,
+    AuditRow, CallStatus, HookError, PREVIEW_CHARS, SqliteConnectOptions,
 };
 use behaviour::{post_ctx, stop_ctx};
 use sqlx::{ConnectOptions, Executor};
@@ -242,4 +242,116 @@ async fn rows_that_cannot_be_queued_in_time_are_counted_and_reported() {
     }
     // Reported once: the next flush is clean.
     audit.flush().await.unwrap();
+}
+
+/// The hook's way in: many processes open a new database at once, each with its own connection. The schema is made
+/// exactly once (the migration runs inside `BEGIN IMMEDIATE`, the others wait and find it done), every row is
+/// written, and the file records its schema version so that later opens skip the migrator altogether.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn appenders_opening_a_new_database_at_once_migrate_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = AuditDatabase::SqliteFile(dir.path().join(".agent-guard/audit.db"));
+    let config = AuditConfig {
+        busy_timeout: Duration::from_secs(10),
+        ..AuditConfig::default()
+    };
+    let writers: Vec<_> = (0..24_u32)
+        .map(|n| {
+            let (db, config) = (db.clone(), config.clone());
+            tokio::spawn(async move {
+                let mut log = AuditAppender::open(&db, &config).await?;
+                let row = AuditRow::for_call(&post_ctx("s", n, "Bash", CallStatus::Ok, "ok"));
+                log.append(&[row]).await?;
+                log.close().await;
+                Ok::<(), AuditError>(())
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap().unwrap();
+    }
+    let path = dir.path().join(".agent-guard/audit.db");
+    assert_eq!(stored(&path).await, 24);
+    assert!(dir.path().join(".agent-guard/.gitignore").is_file());
+    let mut connection = SqliteConnectOptions::new()
+        .filename(&path)
+        .connect()
+        .await
+        .unwrap();
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(applied, 2, "each migration ran once");
+    let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(version, applied, "the schema version is the last migration's");
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+
+    // A database the runtime made before the version was recorded gets it on the next open, without migrating.
+    connection.execute("PRAGMA user_version = 0").await.unwrap();
+    let log = AuditAppender::open(&db, &config).await.unwrap();
+    log.close().await;
+    let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(version, 2);
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(applied, 2);
+}
+
+/// A database another connection holds the write lock of is waited for within the busy timeout, then reported
+/// as a write error naming the rows lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_appender_waits_for_a_lock_within_its_busy_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(&dir);
+    let config = AuditConfig {
+        busy_timeout: Duration::from_millis(300),
+        ..AuditConfig::default()
+    };
+    AuditAppender::open(&db, &config).await.unwrap().close().await;
+    let mut holder = SqliteConnectOptions::new()
+        .filename(dir.path().join("audit.db"))
+        .connect()
+        .await
+        .unwrap();
+    holder.execute("BEGIN IMMEDIATE").await.unwrap();
+    let mut log = AuditAppender::open(&db, &config).await.unwrap();
+    let started = std::time::Instant::now();
+    let error = log
+        .append(&[AuditRow::for_call(&post_ctx(
+            "s",
+            1,
+            "Bash",
+            CallStatus::Ok,
+            "ok",
+        ))])
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() >= Duration::from_millis(250), "it waited");
+    assert!(matches!(error, AuditError::Write { rows: 1, .. }), "{error}");
+    assert!(error.to_string().contains("locked"), "{error}");
+    holder.execute("ROLLBACK").await.unwrap();
+    log.append(&[AuditRow::for_call(&post_ctx(
+        "s",
+        1,
+        "Bash",
+        CallStatus::Ok,
+        "ok",
+    ))])
+    .await
+    .unwrap();
+    log.close().await;
+    assert_eq!(stored(&dir.path().join("audit.db")).await, 1);
 }

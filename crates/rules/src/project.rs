@@ -50,6 +50,14 @@ pub fn project_root(cwd: &Path, home: Option<&Path>) -> PathBuf {
     cwd
 }
 
+/// Whether `dir` holds a project marker its owner made (`.git`, `.claude` or `.agent-guard`), as [`project_root`]
+/// reads them: a directory without one is a project root only as the working directory itself. agent-guard makes
+/// no marker in such a directory (its audit log goes elsewhere), since a marker would make it the root of every
+/// directory below it.
+pub fn is_marked_project(dir: &Path) -> bool {
+    std::fs::metadata(dir).is_ok_and(|meta| has_marker(dir, &meta))
+}
+
 /// The home directory, as written and as a file.
 struct HomeDir {
     path: PathBuf,

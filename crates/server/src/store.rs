@@ -191,7 +191,7 @@ impl Store {
         let pool = match db {
             AuditDatabase::SqliteFile(path) => {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent).map_err(|e| failed(sqlx::Error::Io(e)))?;
+                    agent_hooks::create_dir_all_ignored(parent).map_err(|e| failed(sqlx::Error::Io(e)))?;
                 }
                 Pool::Sqlite(
                     sqlite_pool(SqliteConnectOptions::new().filename(path))

@@ -68,7 +68,7 @@ pub fn resolve_token(
             Ok((token, TokenSource::Stored))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(state_dir).map_err(|e| file_error(e.to_string()))?;
+            agent_hooks::create_dir_all_ignored(state_dir).map_err(|e| file_error(e.to_string()))?;
             let token = random_hex(32)?;
             let mut file = std::fs::OpenOptions::new()
                 .write(true)

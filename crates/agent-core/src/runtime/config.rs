@@ -190,7 +190,7 @@ impl RuntimeBuilder {
             .or(guard_settings.library_dir)
             .unwrap_or_else(|| self.config.project_dir().join(".agent-guard").join("library"));
         // A missing library dir only means large results cannot be kept; the call itself still reports.
-        if let Err(error) = std::fs::create_dir_all(&library_dir) {
+        if let Err(error) = agent_hooks::create_dir_all_ignored(&library_dir) {
             tracing::warn!(dir = %library_dir.display(), %error, "cannot create the library dir");
         }
         let guard_options = GuardOptions {

@@ -9,6 +9,11 @@ use serde_json::{Value, json};
 
 /// Runs the binary in `dir` with `args`, `stdin`, the scratch `home` and no inherited `AGENT_*` variables.
 pub(crate) fn run(args: &[&str], stdin: &str, dir: &Path, home: &Path) -> Output {
+    run_with(args, stdin, dir, home, &[])
+}
+
+/// [`run`] with the variables of `env` set.
+pub(crate) fn run_with(args: &[&str], stdin: &str, dir: &Path, home: &Path, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
     command
         .args(args)
@@ -22,6 +27,7 @@ pub(crate) fn run(args: &[&str], stdin: &str, dir: &Path, home: &Path) -> Output
             command.env_remove(key);
         }
     }
+    command.envs(env.iter().copied());
     let mut child = command.spawn().unwrap();
     if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
         assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
