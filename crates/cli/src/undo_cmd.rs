@@ -72,6 +72,26 @@ pub(crate) fn finish(recording: Option<Recording>) {
     }
 }
 
+/// For `explain`: whether a call that runs under `confinement` is recorded, and how to take it back; `None` for a
+/// call that writes nothing (or does not run).
+pub(crate) fn explain_line(guard: &Guard, confinement: Option<Confinement>) -> Option<String> {
+    confinement.filter(|c| c.profile == SandboxProfile::WorkspaceWrite)?;
+    let settings = UndoSettings::from_env(guard.home());
+    let roots: Vec<String> = agent_undo::writable_roots(guard.sandbox()?)
+        .into_iter()
+        .filter(|root| agent_undo::snapshots_on(root, &settings))
+        .map(|root| format!("`{}`", root.display()))
+        .collect();
+    Some(if roots.is_empty() {
+        "off: no snapshot is taken of this run (docs/undo.md)".to_owned()
+    } else {
+        format!(
+            "{} snapshotted before and after the run, which prints its undo id; `agent-guard undo --id ID` takes it back",
+            roots.join(", ")
+        )
+    })
+}
+
 /// The command as the user wrote it: the line of `bash -c LINE`, else the words joined.
 fn command_text(command: &[OsString]) -> String {
     match command {

@@ -243,3 +243,37 @@ fn snapshots_off_leave_no_store() {
     assert!(!text(&ran.stderr).contains("undo id"));
     assert!(!world.home.join(".local/state/agent-guard").exists());
 }
+
+#[test]
+fn explain_says_whether_a_writing_line_is_snapshotted() {
+    let world = World::new();
+    let explain = |undo: &str| {
+        let out = Command::new(BIN)
+            .args(["explain", "-c", "rm -rf src", "--mode", "bypassPermissions"])
+            .current_dir(&world.project)
+            .env("HOME", &world.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("AGENT_GUARD_UNDO_DIR")
+            .env("AGENT_GUARD_UNDO", undo)
+            .output()
+            .unwrap();
+        text(&out.stdout)
+    };
+    let on = explain("on");
+    assert!(
+        on.contains("\nundo: `") && on.contains("`agent-guard undo --id ID` takes it back"),
+        "{on}"
+    );
+    let off = explain("off");
+    assert!(off.contains("\nundo: off: no snapshot is taken"), "{off}");
+    let read_only = Command::new(BIN)
+        .args(["explain", "-c", "ls"])
+        .current_dir(&world.project)
+        .env("HOME", &world.home)
+        .output()
+        .unwrap();
+    assert!(
+        !text(&read_only.stdout).contains("\nundo:"),
+        "a read-only line writes nothing to take back"
+    );
+}

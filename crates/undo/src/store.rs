@@ -63,7 +63,7 @@ impl Store {
     /// the error of making the store.
     pub fn open(root: &Path, settings: &UndoSettings) -> Result<Self> {
         let store = Self::locate(root, settings)?;
-        store.prepare(root)?;
+        store.prepare()?;
         Ok(store)
     }
 
@@ -76,7 +76,7 @@ impl Store {
         if !store.git.dir.join("HEAD").exists() {
             return Ok(None);
         }
-        store.prepare(root)?;
+        store.prepare()?;
         Ok(Some(store))
     }
 
@@ -156,7 +156,7 @@ impl Store {
 
     /// Makes the store when missing and brings its configuration and ignore rules up to date (each written only
     /// when it changed, so that git's cache of untracked directories stays valid).
-    fn prepare(&self, root: &Path) -> Result<()> {
+    fn prepare(&self) -> Result<()> {
         let dir = &self.git.dir;
         if !dir.join("HEAD").exists() {
             std::fs::create_dir_all(dir).map_err(|e| UndoError::io(dir, e))?;
@@ -175,7 +175,7 @@ impl Store {
         write_if_changed(&dir.join("config"), &config(&self.git.work_tree))?;
         write_if_changed(&dir.join("info/exclude"), &exclude(&self.root, &self.prefix))?;
         write_if_changed(&dir.join("info/attributes"), ATTRIBUTES)?;
-        write_if_changed(&dir.join("root"), &format!("{}\n", root.display()))?;
+        write_if_changed(&dir.join("root"), &format!("{}\n", self.root.display()))?;
         std::fs::create_dir_all(dir.join("runs")).map_err(|e| UndoError::io(dir.join("runs"), e))
     }
 
@@ -209,22 +209,34 @@ impl Store {
         let args = [
             "add".into(),
             "--all".into(),
+            "--verbose".into(),
             "--ignore-errors".into(),
             "--".into(),
             pathspec,
         ];
         // A file that cannot be read or a nested repository without a commit is left out; the rest is added.
-        match self.git.run_unchecked(&args, None) {
-            Ok(_) => {}
+        let unchanged = match self.git.run_unchecked(&args, None) {
+            Ok(ran) => ran.success && ran.stdout.is_empty(),
             Err(error @ UndoError::Timeout { .. }) => {
                 let off = self.git.dir.join("off");
                 let _written = std::fs::write(&off, format!("a snapshot took too long: {error}\n"));
                 return Err(error);
             }
             Err(error) => return Err(error),
+        };
+        // `--verbose` names every path added or removed; when there is none, the index, and so its tree, is the
+        // one the last snapshot wrote, and a second git process is saved.
+        let last = self.git.dir.join("last-tree");
+        if unchanged
+            && let Ok(tree) = std::fs::read_to_string(&last)
+            && !tree.trim().is_empty()
+        {
+            return Ok(tree.trim().to_owned());
         }
         let tree = self.git.run(&["write-tree"])?;
-        Ok(String::from_utf8_lossy(&tree).trim().to_owned())
+        let tree = String::from_utf8_lossy(&tree).trim().to_owned();
+        std::fs::write(&last, format!("{tree}\n")).map_err(|e| UndoError::io(&last, e))?;
+        Ok(tree)
     }
 
     /// Records a run that changed the root from `before` to `after`; returns its number. Drops the oldest runs
@@ -259,7 +271,9 @@ impl Store {
         while kept.len() > self.keep_runs.max(1) {
             dropped.push(kept.remove(0));
         }
-        if id % PRUNE_EVERY == 0 {
+        // The first run's snapshot wrote one loose object per file of the root: packing them early saves most
+        // of the space they take.
+        if id % PRUNE_EVERY == 0 || id == 1 {
             if self.bytes() > self.keep_bytes {
                 let keep = (kept.len() / 2).max(1);
                 while kept.len() > keep {
