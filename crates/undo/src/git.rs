@@ -13,7 +13,7 @@ use crate::error::{Result, UndoError};
 
 /// The `git` program of the first directory of `PATH` that is absolute and not inside one of `roots`: a program
 /// a sandboxed command could have put there is never run outside the sandbox.
-pub fn find_git(roots: &[PathBuf]) -> Option<PathBuf> {
+pub(crate) fn find_git(roots: &[PathBuf]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())

@@ -51,7 +51,6 @@ mod store;
 
 pub use error::Result;
 pub use error::UndoError;
-pub use git::find_git;
 pub use recording::Finished;
 pub use recording::Recorded;
 pub use recording::Recording;
@@ -63,9 +62,6 @@ pub use restore::Entry;
 pub use restore::Step;
 pub use restore::UndoReport;
 pub use restore::UndoRequest;
-pub use settings::DEFAULT_KEEP_BYTES;
-pub use settings::DEFAULT_KEEP_RUNS;
-pub use settings::DEFAULT_TIMEOUT;
 pub use settings::UndoSettings;
 pub use store::RunId;
 pub use store::RunRecord;

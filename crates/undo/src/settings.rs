@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How many runs a store keeps by default.
-pub const DEFAULT_KEEP_RUNS: usize = 100;
+const DEFAULT_KEEP_RUNS: usize = 100;
 /// How many bytes a store may use by default before its oldest runs are dropped (1 GiB).
-pub const DEFAULT_KEEP_BYTES: u64 = 1 << 30;
+const DEFAULT_KEEP_BYTES: u64 = 1 << 30;
 /// How long one snapshot may take before it is abandoned and the root's snapshots are switched off (20 s).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The snapshot settings of one process.
 #[derive(Debug, Clone, PartialEq, Eq)]
