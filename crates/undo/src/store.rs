@@ -127,6 +127,22 @@ impl Store {
         let dir = Self::dir_of(&root, settings).ok_or_else(|| {
             UndoError::Off("no home directory and no `AGENT_GUARD_UNDO_DIR` to keep snapshots in".to_owned())
         })?;
+        // A store inside the root would snapshot itself, and be written by the commands it records.
+        let dir_resolved = dir
+            .ancestors()
+            .find_map(|known| {
+                std::fs::canonicalize(known)
+                    .ok()
+                    .map(|c| c.join(dir.strip_prefix(known).unwrap_or(Path::new(""))))
+            })
+            .unwrap_or_else(|| dir.clone());
+        if dir_resolved.starts_with(&root) {
+            return Err(UndoError::Off(format!(
+                "the snapshot store `{}` would be inside the root `{}`",
+                dir.display(),
+                root.display()
+            )));
+        }
         if let Ok(why) = std::fs::read_to_string(dir.join("off")) {
             return Err(UndoError::Off(format!(
                 "{} (remove `{}` to retry)",

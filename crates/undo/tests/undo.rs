@@ -422,3 +422,13 @@ fn a_root_below_the_repository_follows_the_repository_s_ignore_rules() {
         "pub fn a() {}\npub fn uncommitted() {}\n"
     );
 }
+
+#[test]
+fn a_root_that_holds_the_store_is_not_snapshotted() {
+    let world = World::new();
+    let settings = UndoSettings::in_dir(world.project.join("state"));
+    assert!(!agent_undo::snapshots_on(&world.project, &settings));
+    let recording = Recording::begin(std::slice::from_ref(&world.project), "true", &settings);
+    assert!(recording.finish().runs.is_empty());
+    assert!(!world.project.join("state").exists());
+}
