@@ -30,6 +30,7 @@ const GRAPH: &[(&str, &[&str])] = &[
     ("agent-bash-guard", &["agent-tool-traits"]),
     ("agent-subagent", &["agent-tool-traits", "agent-rules"]),
     ("agent-runtime-limits", &["agent-tool-traits"]),
+    ("agent-undo", &["agent-fs-sandbox"]),
     (
         "agent-decide",
         &[
@@ -52,6 +53,7 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-subagent",
             "agent-runtime-limits",
             "agent-decide",
+            "agent-undo",
         ],
     ),
     (
@@ -75,6 +77,7 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-model",
             "agent-server",
             "agent-secrets",
+            "agent-undo",
         ],
     ),
     ("agent-guard-tests", &[]),
@@ -93,6 +96,7 @@ const SYNC_ONLY: &[&str] = &[
     "agent-bash-guard",
     "agent-subagent",
     "agent-runtime-limits",
+    "agent-undo",
     "agent-decide",
 ];
 /// The packages a synchronous crate must not reach, directly or through any dependency.

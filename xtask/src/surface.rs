@@ -136,7 +136,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "Result",
         "the crate's result alias, beside its `PathSandboxError`",
     ),
-    ("agent-fs-sandbox", "Root", "returned by `PathSandbox::roots`"),
     (
         "agent-fs-sandbox",
         "open_beneath",
@@ -253,6 +252,22 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "ChildMessage",
         "the type of `ChildPlan::messages`",
     ),
+    ("agent-undo", "Change", "returned by `Store::changes`"),
+    ("agent-undo", "Conflict", "the type of `UndoReport::conflicts`"),
+    ("agent-undo", "Entry", "the type of `Step::now` and `Step::then`"),
+    ("agent-undo", "Recorded", "the type of `Finished::runs`"),
+    (
+        "agent-undo",
+        "Result",
+        "the crate's result alias, beside its `UndoError`",
+    ),
+    (
+        "agent-undo",
+        "RunId",
+        "the type of `RunRecord::id` and `UndoRequest::from`",
+    ),
+    ("agent-undo", "RunRecord", "returned by `Store::runs`"),
+    ("agent-undo", "Step", "the type of `UndoReport::steps`"),
 ];
 
 /// Directories besides `crates/*` whose sources use the crates.

@@ -112,3 +112,64 @@ fn only_a_deliberate_allow_opens_the_network() {
     let read_only = confinement(&settings, None, "git log").unwrap();
     assert_eq!(read_only, Confinement::READ_ONLY);
 }
+
+/// A `workspace-write` run of the runtime is recorded like one of `agent-guard sandbox`: its output ends with the
+/// undo id, and the store takes it back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_write_run_is_recorded_and_taken_back() {
+    if !sandbox_enforced() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(project.join("src/lib.rs"), "pub fn kept() {}\n").unwrap();
+    git(&project, &["init", "-q"]);
+    let mut settings = Settings::new();
+    settings.add_rule(
+        agent_rules::Rule::parse(
+            "Bash(rm -rf src)",
+            Decision::Allow,
+            agent_tool_traits::Source::User,
+        )
+        .unwrap(),
+    );
+    let mut config = RuntimeConfig::new(&project);
+    config.home = Some(home.clone());
+    let runtime = Runtime::builder(settings, config).build().unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![ToolCall::new("c1", "run_bash", json!({"command": "rm -rf src"}))],
+        )
+        .await;
+    let report = &reports[0];
+    assert_eq!(
+        report.confinement.map(|c| c.profile),
+        Some(agent_tool_traits::SandboxProfile::WorkspaceWrite)
+    );
+    assert!(!project.join("src").exists());
+    assert!(
+        report
+            .output
+            .content
+            .contains("undo id 1: the command changed 1 file"),
+        "{}",
+        report.output.content
+    );
+    let undo = agent_undo::UndoSettings::from_env(Some(&home));
+    let store = agent_undo::Store::existing(&project, &undo).unwrap().unwrap();
+    assert!(
+        store
+            .undo(agent_undo::UndoRequest::default(), &|_| None)
+            .unwrap()
+            .applied
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("src/lib.rs")).unwrap(),
+        "pub fn kept() {}\n"
+    );
+}

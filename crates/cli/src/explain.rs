@@ -109,9 +109,14 @@ pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<E
     let decided =
         DecisionBound::from_env().decide(&Deciders::new(Arc::clone(guard)), call, SessionState::default());
     if as_json {
-        crate::emit(&serde_json::to_string_pretty(&render_json(
-            &input, guard, &decided,
-        ))?)?;
+        let mut json = render_json(&input, guard, &decided);
+        let undo = runs_confined(&decided)
+            .then(|| crate::undo_cmd::explain_line(guard, decided.confinement))
+            .flatten();
+        if let (Some(undo), Some(fields)) = (undo, json.as_object_mut()) {
+            fields.insert("undo".to_owned(), Value::String(undo));
+        }
+        crate::emit(&serde_json::to_string_pretty(&json)?)?;
     } else {
         let mut text = render_text(&input, &decided);
         text.push_str(&format!(
@@ -125,6 +130,12 @@ pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<E
         ));
         if decided.analysis.is_some() {
             text.push_str(&format!("\ncontained allows: {}", auto_allow_text(guard)));
+        }
+        if let Some(undo) = runs_confined(&decided)
+            .then(|| crate::undo_cmd::explain_line(guard, decided.confinement))
+            .flatten()
+        {
+            text.push_str(&format!("\nundo: {undo}"));
         }
         crate::emit(&text)?;
     }
@@ -323,6 +334,10 @@ fn auto_allow_text(guard: &agent_decide::Guard) -> String {
         agent_decide::AutoAllow::On => "on".to_owned(),
         agent_decide::AutoAllow::Off(why) => format!("off ({why})"),
     }
+        }
+/// Whether the call runs under a kernel sandbox once allowed (a shell call that is not denied).
+fn runs_confined(decided: &Decided) -> bool {
+    decided.analysis.is_some() && decided.resolution.verdict.decision != Decision::Deny
 }
 
 /// How a shell call runs once allowed: the profile of the kernel sandbox, or why it runs without one.

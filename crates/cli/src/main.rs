@@ -23,6 +23,7 @@ mod scenario;
 mod serve_cmd;
 mod terminal;
 mod test_cmd;
+mod undo_cmd;
 mod words;
 
 use std::path::PathBuf;
@@ -206,6 +207,9 @@ enum Command {
     /// Run a command under the kernel sandbox (Landlock, seccomp, namespaces) of a profile; `--probe` reports
     /// what this kernel can enforce. Exit status: the command's, or 125 when the sandbox cannot be set up.
     Sandbox(sandbox_cmd::SandboxArgs),
+    /// List the runs recorded around `workspace-write` commands (`--list`), or take back the last one (or `--id`
+    /// and every later one): files restored byte for byte, refused when changed since (`--force` takes them).
+    Undo(undo_cmd::UndoArgs),
     /// Run policy tests: each case a call and the decision it must get, decided as `check` decides it; a table of
     /// the failures and exit code 1 when any fails, exit code 2 on a malformed test file.
     Test(test_cmd::TestArgs),
@@ -331,6 +335,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Agent(args) => agent_cmd::run(&args),
         Command::Sandbox(args) => sandbox_cmd::run(&args),
         Command::Test(args) => test_cmd::run(&args),
+        Command::Undo(args) => undo_cmd::run(&args),
         Command::Import { format } => import::run(&format),
         Command::Diff(args) => policy_diff::run(&args),
         Command::Serve(args) => serve_cmd::serve(&args),

@@ -150,14 +150,17 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     // still does not reach the model.
     let output: Option<&'static dyn agent_os_sandbox::OutputFilter> =
         (!args.no_redact).then_some(&crate::sandbox_output::Redaction);
-    match agent_os_sandbox::run_filtered(
+    let recording = crate::undo_cmd::begin(&guard, confinement, &args.command);
+    let ran = agent_os_sandbox::run_filtered(
         &plan,
         &support,
         guard.env_policy(),
         &guard.protection(),
         &args.command,
         output,
-    ) {
+    );
+    crate::undo_cmd::finish(recording);
+    match ran {
         Ok((status, removed)) => {
             for path in removed {
                 eprintln!(

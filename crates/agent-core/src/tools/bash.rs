@@ -198,6 +198,7 @@ impl Run<'_> {
         };
         let mut prepared = Prepared::new(&launch)
             .map_err(|e| ToolError::Failed(format!("cannot prepare the sandbox: {e}")))?;
+        let recording = self.record().await;
         let mut child = self
             .spawn("bash", &mut prepared)
             .or_else(|error| match error.kind() {
@@ -211,19 +212,44 @@ impl Run<'_> {
             .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
         let output = watch(&mut child, self.timeout, limits, cgroup).await?;
         let removed = prepared.finish(&self.guard.protection());
-        Ok(if removed.is_empty() {
+        let mut notes = Vec::new();
+        if !removed.is_empty() {
+            let names: Vec<String> = removed.iter().map(|p| format!("`{}`", p.display())).collect();
+            notes.push(format!(
+                "removed what the command created at protected paths: {}",
+                names.join(", ")
+            ));
+        }
+        if let Some(recording) = recording {
+            let finished = tokio::task::spawn_blocking(move || recording.finish())
+                .await
+                .unwrap_or_default();
+            notes.extend(undo_notes(&finished));
+        }
+        Ok(if notes.is_empty() {
             output
         } else {
-            let names: Vec<String> = removed.iter().map(|p| format!("`{}`", p.display())).collect();
-            let note = format!(
-                "\n[removed what the command created at protected paths: {}]",
-                names.join(", ")
-            );
+            let notes: String = notes.iter().map(|note| format!("\n[{note}]")).collect();
             ToolOutput {
-                content: format!("{}{note}", output.content),
+                content: format!("{}{notes}", output.content),
                 ..output
             }
         })
+    }
+
+    /// Snapshots the roots the command may write before a `workspace-write` run, so that `agent-guard undo`
+    /// can take it back; `None` for any other run.
+    async fn record(&self) -> Option<agent_undo::Recording> {
+        let writes = self
+            .confinement
+            .is_some_and(|c| c.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite);
+        let sandbox = self.guard.sandbox().filter(|_| writes)?;
+        let roots = agent_undo::writable_roots(sandbox);
+        let settings = agent_undo::UndoSettings::from_env(self.guard.home());
+        let command = self.command.to_owned();
+        tokio::task::spawn_blocking(move || agent_undo::Recording::begin(&roots, &command, &settings))
+            .await
+            .ok()
     }
 
     fn spawn(&self, shell: &str, prepared: &mut Prepared) -> std::io::Result<tokio::process::Child> {
@@ -242,6 +268,27 @@ impl Run<'_> {
         process.kill_on_drop(true);
         process.spawn()
     }
+}
+
+/// What the model and the audit log learn of a run's snapshot: the undo id of each root it changed, and a
+/// snapshot that could not be taken.
+fn undo_notes(finished: &agent_undo::Finished) -> Vec<String> {
+    let mut notes: Vec<String> = finished
+        .runs
+        .iter()
+        .map(|run| {
+            format!(
+                "undo id {}: the command changed {} file{} in `{}`; `agent-guard undo --id {}` takes it back",
+                run.id,
+                run.changed,
+                if run.changed == 1 { "" } else { "s" },
+                run.root.display(),
+                run.id
+            )
+        })
+        .collect();
+    notes.extend(finished.notes.iter().cloned());
+    notes
 }
 
 /// Watches a started command to its end: the output read in bounded chunks, the timeout, the watchdog, and

@@ -1,0 +1,279 @@
+//! `agent-guard undo` for real: commands run by `agent-guard sandbox --profile workspace-write` (the line the hook
+//! wraps every allowed shell call in) are recorded and taken back; a file changed since makes undo refuse.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_agent-guard");
+
+#[path = "../../../tests/support/need.rs"]
+mod need;
+
+/// Whether `agent-guard sandbox --probe` says the kernel enforces the sandbox (else skipped, or a failure under
+/// `AGENT_GUARD_REQUIRE_SANDBOX=1`).
+fn supported() -> bool {
+    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
+    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
+    let missing = match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
+        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
+        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
+        None => Some(format!(
+            "`sandbox --probe` printed no `enforcement:` line: {report}"
+        )),
+    };
+    need::SANDBOX.met(missing)
+}
+
+/// A home and a git project with sources, an executable and a link, in a temporary directory.
+struct World {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl World {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(project.join("src/deep")).unwrap();
+        std::fs::write(project.join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+        std::fs::write(project.join("src/deep/x.rs"), "// x\n").unwrap();
+        std::fs::write(project.join("build.sh"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(project.join("build.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink("src/lib.rs", project.join("link")).unwrap();
+        let init = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .status()
+            .unwrap();
+        assert!(init.success());
+        Self {
+            _dir: dir,
+            home,
+            project,
+        }
+    }
+
+    fn agent_guard(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(args)
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("AGENT_GUARD_UNDO_DIR")
+            .env_remove("AGENT_GUARD_UNDO")
+            .output()
+            .unwrap()
+    }
+
+    fn sandboxed(&self, line: &str) -> Output {
+        let root = self.project.to_string_lossy().into_owned();
+        let out = self.agent_guard(&[
+            "sandbox",
+            "--profile",
+            "workspace-write",
+            "--root",
+            &root,
+            "--",
+            "bash",
+            "-c",
+            line,
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every file, link and directory below `dir` but `.git`, with contents, executable bits and link targets.
+fn tree(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+            if rel == Path::new(".git") {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let what = if meta.file_type().is_symlink() {
+                format!("link {}", std::fs::read_link(&path).unwrap().display())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                "dir".to_owned()
+            } else {
+                format!(
+                    "{:o} {:?}",
+                    meta.permissions().mode() & 0o111,
+                    std::fs::read(&path).unwrap()
+                )
+            };
+            out.push((rel, what));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_sandboxed_rm_rf_is_listed_and_taken_back() {
+    if !supported() {
+        return;
+    }
+    let world = World::new();
+    let before = tree(&world.project);
+    let ran = world.sandboxed("rm -rf src link build.sh && echo made > new.txt");
+    let said = text(&ran.stderr);
+    assert!(said.contains("undo id 1: the command changed 5 files"), "{said}");
+    assert!(said.contains("`agent-guard undo --id 1` takes it back"), "{said}");
+
+    let list = world.agent_guard(&["undo", "--list"]);
+    let listed = text(&list.stdout);
+    assert!(list.status.success(), "{}", text(&list.stderr));
+    assert!(
+        listed.contains("+1 ~0 -4  rm -rf src link build.sh && echo made > new.txt"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("deleted  src/deep/x.rs") && listed.contains("added    new.txt"),
+        "{listed}"
+    );
+
+    let dry = world.agent_guard(&["undo", "--dry-run"]);
+    assert!(
+        text(&dry.stdout).contains("+++ b/src/lib.rs\n+pub fn a() {}"),
+        "{}",
+        text(&dry.stdout)
+    );
+    assert!(
+        world.project.join("new.txt").exists(),
+        "a dry run changes nothing"
+    );
+
+    let undo = world.agent_guard(&["undo"]);
+    assert!(undo.status.success(), "{}", text(&undo.stderr));
+    assert_eq!(tree(&world.project), before);
+    assert!(text(&world.agent_guard(&["undo", "--list"]).stdout).contains("(taken back)"));
+}
+
+#[test]
+fn a_file_changed_since_makes_undo_refuse_unless_forced() {
+    if !supported() {
+        return;
+    }
+    let world = World::new();
+    world.sandboxed("sed -i 's/a()/b()/' src/lib.rs");
+    std::fs::write(world.project.join("src/lib.rs"), "the user's own edit\n").unwrap();
+    let refused = world.agent_guard(&["undo"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let said = text(&refused.stderr);
+    assert!(
+        said.contains("`src/lib.rs` was changed since run 1 by something else"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("src/lib.rs")).unwrap(),
+        "the user's own edit\n"
+    );
+    let forced = world.agent_guard(&["undo", "--force"]);
+    assert!(forced.status.success(), "{}", text(&forced.stderr));
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("src/lib.rs")).unwrap(),
+        "pub fn a() {}\n"
+    );
+}
+
+#[test]
+fn a_read_only_run_and_a_run_that_changes_nothing_record_nothing() {
+    if !supported() {
+        return;
+    }
+    let world = World::new();
+    let read = world.agent_guard(&["sandbox", "--", "cat", "src/lib.rs"]);
+    assert!(read.status.success());
+    let quiet = world.sandboxed("true");
+    assert!(
+        !text(&quiet.stderr).contains("undo id"),
+        "{}",
+        text(&quiet.stderr)
+    );
+    let list = world.agent_guard(&["undo", "--list"]);
+    assert!(text(&list.stdout).contains("no run"), "{}", text(&list.stdout));
+}
+
+#[test]
+fn snapshots_off_leave_no_store() {
+    if !supported() {
+        return;
+    }
+    let world = World::new();
+    let root = world.project.to_string_lossy().into_owned();
+    let ran = Command::new(BIN)
+        .args([
+            "sandbox",
+            "--profile",
+            "workspace-write",
+            "--root",
+            &root,
+            "--",
+            "rm",
+            "src/lib.rs",
+        ])
+        .current_dir(&world.project)
+        .env("HOME", &world.home)
+        .env("AGENT_GUARD_UNDO", "off")
+        .output()
+        .unwrap();
+    assert!(ran.status.success());
+    assert!(!text(&ran.stderr).contains("undo id"));
+    assert!(!world.home.join(".local/state/agent-guard").exists());
+}
+
+#[test]
+fn explain_says_whether_a_writing_line_is_snapshotted() {
+    let world = World::new();
+    let explain = |undo: &str| {
+        let out = Command::new(BIN)
+            .args(["explain", "-c", "rm -rf src", "--mode", "bypassPermissions"])
+            .current_dir(&world.project)
+            .env("HOME", &world.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("AGENT_GUARD_UNDO_DIR")
+            .env("AGENT_GUARD_UNDO", undo)
+            .output()
+            .unwrap();
+        text(&out.stdout)
+    };
+    let on = explain("on");
+    assert!(
+        on.contains("\nundo: `") && on.contains("`agent-guard undo --id ID` takes it back"),
+        "{on}"
+    );
+    let off = explain("off");
+    assert!(off.contains("\nundo: off: no snapshot is taken"), "{off}");
+    let read_only = Command::new(BIN)
+        .args(["explain", "-c", "ls"])
+        .current_dir(&world.project)
+        .env("HOME", &world.home)
+        .output()
+        .unwrap();
+    assert!(
+        !text(&read_only.stdout).contains("\nundo:"),
+        "a read-only line writes nothing to take back"
+    );
+}

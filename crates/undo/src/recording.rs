@@ -1,0 +1,170 @@
+//! The one way a run is recorded, by `agent-guard sandbox` and by the runtime's `run_bash` alike: a snapshot of
+//! each root before the command, one after it, and the run kept when it changed something.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::error::UndoError;
+use crate::settings::UndoSettings;
+use crate::store::{RunId, Store};
+
+/// The roots of `sandbox` a `workspace-write` command may write, without those inside another (the working
+/// directory below its project is snapshotted with the project): the roots a [`Recording`] takes.
+pub fn writable_roots(sandbox: &agent_fs_sandbox::PathSandbox) -> Vec<PathBuf> {
+    let writable: Vec<&Path> = sandbox
+        .roots()
+        .iter()
+        .filter(|root| !root.read_only())
+        .map(agent_fs_sandbox::Root::path)
+        .collect();
+    let mut roots: Vec<PathBuf> = writable
+        .iter()
+        .filter(|root| {
+            !writable
+                .iter()
+                .any(|other| other != *root && root.starts_with(other))
+        })
+        .map(|root| root.to_path_buf())
+        .collect();
+    roots.dedup();
+    roots
+}
+
+/// The snapshots taken before a command, waiting for the one after it.
+#[derive(Debug)]
+pub struct Recording {
+    pending: Vec<Pending>,
+    command: String,
+    started: SystemTime,
+    notes: Vec<String>,
+}
+
+/// One root's store and its tree before the command.
+#[derive(Debug)]
+struct Pending {
+    store: Store,
+    before: String,
+}
+
+/// A run that changed a root and was recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The root.
+    pub root: PathBuf,
+    /// The run's number in the root's store (`agent-guard undo --id`).
+    pub id: RunId,
+    /// How many files it added, changed or deleted.
+    pub changed: usize,
+}
+
+/// What [`Recording::finish`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Finished {
+    /// The runs recorded (none for a command that changed nothing).
+    pub runs: Vec<Recorded>,
+    /// What the user should know: a snapshot that failed, with why.
+    pub notes: Vec<String>,
+}
+
+impl Recording {
+    /// Snapshots each of `roots` before `command` runs. Never fails: a root without a snapshot is said in
+    /// [`Recording::notes`] (a missing `git` once per state directory, snapshots switched off not at all), and
+    /// the command runs all the same.
+    pub fn begin(roots: &[PathBuf], command: &str, settings: &UndoSettings) -> Self {
+        let mut recording = Self {
+            pending: Vec::new(),
+            command: command.to_owned(),
+            started: SystemTime::now(),
+            notes: Vec::new(),
+        };
+        if !settings.enabled {
+            return recording;
+        }
+        for root in roots {
+            let before = Store::open(root, settings).and_then(|store| {
+                let lock = store.lock()?;
+                let before = store.snapshot(&lock)?;
+                drop(lock);
+                Ok(Pending { store, before })
+            });
+            match before {
+                Ok(pending) => recording.pending.push(pending),
+                Err(UndoError::Off(_)) => {}
+                Err(UndoError::NoGit) => {
+                    if first_time(settings, "no-git") {
+                        recording.notes.push(format!(
+                            "{}; `agent-guard undo` cannot take runs back",
+                            UndoError::NoGit
+                        ));
+                    }
+                }
+                Err(error) => recording.notes.push(no_snapshot(root, &error)),
+            }
+        }
+        recording
+    }
+
+    /// What went wrong while taking the snapshots before the command.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Snapshots the roots after the command and records each run that changed something.
+    pub fn finish(self) -> Finished {
+        let mut finished = Finished {
+            runs: Vec::new(),
+            notes: self.notes,
+        };
+        for pending in self.pending {
+            let store = &pending.store;
+            let recorded = store.lock().and_then(|lock| {
+                let after = store.snapshot(&lock)?;
+                if after == pending.before {
+                    return Ok(None);
+                }
+                let id = store.record(&lock, &self.command, self.started, &pending.before, &after)?;
+                let changed = store
+                    .git
+                    .run(&[
+                        "diff-tree",
+                        "-r",
+                        "-z",
+                        "--name-only",
+                        pending.before.as_str(),
+                        after.as_str(),
+                    ])?
+                    .split(|b| *b == 0)
+                    .filter(|name| !name.is_empty())
+                    .count();
+                Ok(Some(Recorded {
+                    root: store.root().to_path_buf(),
+                    id,
+                    changed,
+                }))
+            });
+            match recorded {
+                Ok(Some(run)) => finished.runs.push(run),
+                Ok(None) => {}
+                Err(error) => finished.notes.push(no_snapshot(store.root(), &error)),
+            }
+        }
+        finished
+    }
+}
+
+fn no_snapshot(root: &Path, error: &UndoError) -> String {
+    format!("no snapshot of `{}`: {error}", root.display())
+}
+
+/// Whether `what` is said for the first time in the state directory of `settings` (a marker file remembers it).
+fn first_time(settings: &UndoSettings, what: &str) -> bool {
+    let Some(dir) = &settings.dir else {
+        return true;
+    };
+    let marker = dir.join(format!("said-{what}"));
+    if marker.exists() {
+        return false;
+    }
+    let _made = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&marker, b""));
+    true
+}

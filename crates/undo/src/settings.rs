@@ -1,0 +1,81 @@
+//! Whether snapshots are taken, where they are kept and how many: defaults and the `AGENT_GUARD_UNDO*`
+//! environment variables.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How many runs a store keeps by default.
+const DEFAULT_KEEP_RUNS: usize = 100;
+/// How many bytes a store may use by default before its oldest runs are dropped (1 GiB).
+const DEFAULT_KEEP_BYTES: u64 = 1 << 30;
+/// How long one snapshot may take before it is abandoned and the root's snapshots are switched off (20 s).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The snapshot settings of one process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoSettings {
+    /// Whether snapshots are taken at all (`AGENT_GUARD_UNDO=off` switches them off).
+    pub enabled: bool,
+    /// The directory holding one store per root: `AGENT_GUARD_UNDO_DIR`, else `$XDG_STATE_HOME/agent-guard/undo`,
+    /// else `<home>/.local/state/agent-guard/undo`; `None` without a home directory.
+    pub dir: Option<PathBuf>,
+    /// The home directory, which is never snapshotted as a root (nor is `/`).
+    pub home: Option<PathBuf>,
+    /// How many runs a store keeps (`AGENT_GUARD_UNDO_KEEP_RUNS`).
+    pub keep_runs: usize,
+    /// How many bytes a store may use (`AGENT_GUARD_UNDO_KEEP_BYTES`).
+    pub keep_bytes: u64,
+    /// The time bound of one snapshot (`AGENT_GUARD_UNDO_TIMEOUT_MS`).
+    pub timeout: Duration,
+}
+
+impl UndoSettings {
+    /// The defaults, changed by the process's environment. `home` is the home directory of the guard the runs
+    /// belong to; without it and without `AGENT_GUARD_UNDO_DIR` there is no place for the stores.
+    pub fn from_env(home: Option<&Path>) -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let enabled = !var("AGENT_GUARD_UNDO").is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "off" | "0" | "false" | "no"
+            )
+        });
+        let dir = var("AGENT_GUARD_UNDO_DIR").map(PathBuf::from).or_else(|| {
+            let home = home?;
+            let state = var("XDG_STATE_HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .unwrap_or_else(|| home.join(".local/state"));
+            Some(state.join("agent-guard/undo"))
+        });
+        Self {
+            enabled,
+            dir,
+            home: home.map(Path::to_path_buf),
+            keep_runs: var("AGENT_GUARD_UNDO_KEEP_RUNS")
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|n| *n > 0)
+                .unwrap_or(DEFAULT_KEEP_RUNS),
+            keep_bytes: var("AGENT_GUARD_UNDO_KEEP_BYTES")
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|n| *n > 0)
+                .unwrap_or(DEFAULT_KEEP_BYTES),
+            timeout: var("AGENT_GUARD_UNDO_TIMEOUT_MS")
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|n| *n > 0)
+                .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        }
+    }
+
+    /// Settings that keep the stores in `dir`, with the default bounds (for tests and library users).
+    pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            enabled: true,
+            dir: Some(dir.into()),
+            home: None,
+            keep_runs: DEFAULT_KEEP_RUNS,
+            keep_bytes: DEFAULT_KEEP_BYTES,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}

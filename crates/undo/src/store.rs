@@ -1,0 +1,537 @@
+//! One root's store: a private git directory outside the project, its configuration and ignore rules, the
+//! snapshots (`git add -A` into a private index, `write-tree`), the record of each run and the bounded retention.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, UndoError};
+use crate::git::{Git, find_git};
+use crate::settings::UndoSettings;
+
+/// A run's number in its store: 1 for the first, then counting up.
+pub type RunId = u64;
+
+/// Every this many runs, the store's size is checked against its bound and unreachable objects are pruned.
+const PRUNE_EVERY: u64 = 16;
+/// The longest command text a record keeps.
+const COMMAND_CHARS: usize = 2_000;
+
+/// What a store records of one run: the command, when it ran, and the trees of the root before and after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The run's number.
+    pub id: RunId,
+    /// When the run started, in seconds since the Unix epoch.
+    pub time: u64,
+    /// The command line.
+    pub command: String,
+    /// The root the snapshots are of.
+    pub root: PathBuf,
+    /// The tree before the run (a git object id in the store).
+    pub before: String,
+    /// The tree after the run.
+    pub after: String,
+    /// Whether `agent-guard undo` took the run back.
+    #[serde(default)]
+    pub undone: bool,
+}
+
+/// One root's snapshot store.
+#[derive(Debug)]
+pub struct Store {
+    pub(crate) git: Git,
+    root: PathBuf,
+    /// The root's path below the work tree (empty when the root is the work tree): paths in trees start with it.
+    pub(crate) prefix: PathBuf,
+    keep_runs: usize,
+    keep_bytes: u64,
+}
+
+/// The exclusive lock of a store, held while a snapshot is taken or files are restored.
+pub(crate) struct StoreLock(#[expect(dead_code, reason = "held for its drop, which unlocks")] Flock<File>);
+
+impl Store {
+    /// The store of `root`, made when it does not exist yet.
+    ///
+    /// # Errors
+    /// [`UndoError::Off`] when snapshots are off (settings, no state directory, a root that is `/` or the home
+    /// directory, or switched off for this root after a snapshot ran past its bound), [`UndoError::NoGit`], or
+    /// the error of making the store.
+    pub fn open(root: &Path, settings: &UndoSettings) -> Result<Self> {
+        let store = Self::locate(root, settings)?;
+        store.prepare()?;
+        Ok(store)
+    }
+
+    /// The store of `root` when one was made: for listing and taking back, which never make one.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn existing(root: &Path, settings: &UndoSettings) -> Result<Option<Self>> {
+        let store = Self::locate(root, settings)?;
+        if !store.git.dir.join("HEAD").exists() {
+            return Ok(None);
+        }
+        store.prepare()?;
+        Ok(Some(store))
+    }
+
+    /// The directory of the store of `root` under `settings`, whether or not it exists.
+    pub fn dir_of(root: &Path, settings: &UndoSettings) -> Option<PathBuf> {
+        let dir = settings.dir.as_ref()?;
+        let name = root
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
+                    .collect()
+            })
+            .unwrap_or_else(|| "root".to_owned());
+        Some(dir.join(format!(
+            "{name}-{:016x}",
+            fnv1a(root.as_os_str().as_encoded_bytes())
+        )))
+    }
+
+    /// The root the store is of.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The store's private git directory.
+    pub fn dir(&self) -> &Path {
+        &self.git.dir
+    }
+
+    /// The store of `root` as [`Store::open`] would find it, without making or reading anything of it.
+    pub(crate) fn locate_only(root: &Path, settings: &UndoSettings) -> Result<Self> {
+        Self::locate(root, settings)
+    }
+
+    fn locate(root: &Path, settings: &UndoSettings) -> Result<Self> {
+        if !settings.enabled {
+            return Err(UndoError::Off("`AGENT_GUARD_UNDO` is off".to_owned()));
+        }
+        let root = std::fs::canonicalize(root).map_err(|e| UndoError::io(root, e))?;
+        if root.parent().is_none() || settings.home.as_deref().is_some_and(|home| home == root) {
+            return Err(UndoError::Off(format!(
+                "`{}` is `/` or the home directory, which are not snapshotted",
+                root.display()
+            )));
+        }
+        let dir = Self::dir_of(&root, settings).ok_or_else(|| {
+            UndoError::Off("no home directory and no `AGENT_GUARD_UNDO_DIR` to keep snapshots in".to_owned())
+        })?;
+        // A store inside the root would snapshot itself, and be written by the commands it records.
+        let dir_resolved = dir
+            .ancestors()
+            .find_map(|known| {
+                std::fs::canonicalize(known)
+                    .ok()
+                    .map(|c| c.join(dir.strip_prefix(known).unwrap_or(Path::new(""))))
+            })
+            .unwrap_or_else(|| dir.clone());
+        if dir_resolved.starts_with(&root) {
+            return Err(UndoError::Off(format!(
+                "the snapshot store `{}` would be inside the root `{}`",
+                dir.display(),
+                root.display()
+            )));
+        }
+        if let Ok(why) = std::fs::read_to_string(dir.join("off")) {
+            return Err(UndoError::Off(format!(
+                "{} (remove `{}` to retry)",
+                why.trim(),
+                dir.join("off").display()
+            )));
+        }
+        let program = find_git(std::slice::from_ref(&root)).ok_or(UndoError::NoGit)?;
+        let work_tree = work_tree_of(&root);
+        let prefix = root
+            .strip_prefix(&work_tree)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        Ok(Self {
+            git: Git {
+                program,
+                dir,
+                work_tree,
+                timeout: settings.timeout,
+            },
+            root,
+            prefix,
+            keep_runs: settings.keep_runs,
+            keep_bytes: settings.keep_bytes,
+        })
+    }
+
+    /// Makes the store when missing and brings its configuration and ignore rules up to date (each written only
+    /// when it changed, so that git's cache of untracked directories stays valid).
+    fn prepare(&self) -> Result<()> {
+        let dir = &self.git.dir;
+        if !dir.join("HEAD").exists() {
+            std::fs::create_dir_all(dir).map_err(|e| UndoError::io(dir, e))?;
+            // `init` takes the directory as its argument; the work tree is given to every later command instead.
+            let mut init = self.git.base_command();
+            init.arg("init").arg("--quiet").arg("--bare").arg(dir);
+            let ran = init.output().map_err(|e| UndoError::io(&self.git.program, e))?;
+            if !ran.status.success() {
+                return Err(UndoError::Git {
+                    command: "init --bare".to_owned(),
+                    store: dir.clone(),
+                    stderr: String::from_utf8_lossy(&ran.stderr).trim().to_owned(),
+                });
+            }
+        }
+        write_if_changed(&dir.join("config"), &config(&self.git.work_tree))?;
+        write_if_changed(&dir.join("info/exclude"), &exclude(&self.root, &self.prefix))?;
+        write_if_changed(&dir.join("info/attributes"), ATTRIBUTES)?;
+        write_if_changed(&dir.join("root"), &format!("{}\n", self.root.display()))?;
+        std::fs::create_dir_all(dir.join("runs")).map_err(|e| UndoError::io(dir.join("runs"), e))
+    }
+
+    /// Takes the store's lock, waiting for another process's snapshot or restore to end.
+    pub(crate) fn lock(&self) -> Result<StoreLock> {
+        let path = self.git.dir.join("lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| UndoError::io(&path, e))?;
+        let locked = Flock::lock(file, FlockArg::LockExclusive)
+            .map_err(|(_, errno)| UndoError::io(&path, std::io::Error::from(errno)))?;
+        // The lock is held, so an index lock left behind is a killed git's.
+        let _stale = std::fs::remove_file(self.git.dir.join("index.lock"));
+        Ok(StoreLock(locked))
+    }
+
+    /// The tree of the root as it is now: every file not ignored, hashed only when its stat data changed since
+    /// the last snapshot. Call with the lock held. A snapshot that runs past the time bound switches the root's
+    /// snapshots off.
+    pub(crate) fn snapshot(&self, _lock: &StoreLock) -> Result<String> {
+        let pathspec = if self.prefix.as_os_str().is_empty() {
+            ".".into()
+        } else {
+            let mut spec = std::ffi::OsString::from(":(literal)");
+            spec.push(self.prefix.as_os_str());
+            spec
+        };
+        let args = [
+            "add".into(),
+            "--all".into(),
+            "--verbose".into(),
+            "--ignore-errors".into(),
+            "--".into(),
+            pathspec,
+        ];
+        // A file that cannot be read or a nested repository without a commit is left out; the rest is added.
+        let unchanged = match self.git.run_unchecked(&args, None) {
+            Ok(ran) => ran.success && ran.stdout.is_empty(),
+            Err(error @ UndoError::Timeout { .. }) => {
+                let off = self.git.dir.join("off");
+                let _written = std::fs::write(&off, format!("a snapshot took too long: {error}\n"));
+                return Err(error);
+            }
+            Err(error) => return Err(error),
+        };
+        // `--verbose` names every path added or removed; when there is none, the index, and so its tree, is the
+        // one the last snapshot wrote, and a second git process is saved.
+        let last = self.git.dir.join("last-tree");
+        if unchanged
+            && let Ok(tree) = std::fs::read_to_string(&last)
+            && !tree.trim().is_empty()
+        {
+            return Ok(tree.trim().to_owned());
+        }
+        let tree = self.git.run(&["write-tree"])?;
+        let tree = String::from_utf8_lossy(&tree).trim().to_owned();
+        std::fs::write(&last, format!("{tree}\n")).map_err(|e| UndoError::io(&last, e))?;
+        Ok(tree)
+    }
+
+    /// Records a run that changed the root from `before` to `after`; returns its number. Drops the oldest runs
+    /// past the bounds and, now and then, starts a pruning of the store in the background.
+    pub(crate) fn record(
+        &self,
+        _lock: &StoreLock,
+        command: &str,
+        started: SystemTime,
+        before: &str,
+        after: &str,
+    ) -> Result<RunId> {
+        let runs = self.runs()?;
+        let id = runs.last().map_or(1, |run| run.id + 1).max(self.next_id());
+        let refs = format!("update refs/runs/{id}/before {before}\nupdate refs/runs/{id}/after {after}\n");
+        self.git
+            .run_with_input(&["update-ref", "--stdin"], Some(refs.as_bytes()))?;
+        let record = RunRecord {
+            id,
+            time: started.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            command: command.chars().take(COMMAND_CHARS).collect(),
+            root: self.root.clone(),
+            before: before.to_owned(),
+            after: after.to_owned(),
+            undone: false,
+        };
+        self.write_record(&record)?;
+        let next = self.git.dir.join("next-id");
+        std::fs::write(&next, format!("{}\n", id + 1)).map_err(|e| UndoError::io(&next, e))?;
+        let mut kept: Vec<RunId> = runs.iter().map(|r| r.id).chain([id]).collect();
+        let mut dropped = Vec::new();
+        while kept.len() > self.keep_runs.max(1) {
+            dropped.push(kept.remove(0));
+        }
+        // The first run's snapshot wrote one loose object per file of the root: packing them early saves most
+        // of the space they take.
+        if id % PRUNE_EVERY == 0 || id == 1 {
+            if self.bytes() > self.keep_bytes {
+                let keep = (kept.len() / 2).max(1);
+                while kept.len() > keep {
+                    dropped.push(kept.remove(0));
+                }
+            }
+            self.drop_runs(&dropped)?;
+            self.prune_in_background();
+        } else {
+            self.drop_runs(&dropped)?;
+        }
+        Ok(id)
+    }
+
+    /// The runs the store holds, oldest first.
+    ///
+    /// # Errors
+    /// When the store's directory of records cannot be read.
+    pub fn runs(&self) -> Result<Vec<RunRecord>> {
+        let dir = self.git.dir.join("runs");
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(UndoError::io(&dir, e)),
+        };
+        let mut runs: Vec<RunRecord> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .filter_map(|e| std::fs::read(e.path()).ok())
+            .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
+            .collect();
+        runs.sort_by_key(|run| run.id);
+        Ok(runs)
+    }
+
+    pub(crate) fn write_record(&self, record: &RunRecord) -> Result<()> {
+        let path = self.git.dir.join("runs").join(format!("{}.json", record.id));
+        let text = serde_json::to_string(record).map_err(|e| UndoError::Data(e.to_string()))?;
+        let partial = path.with_extension("json.tmp");
+        std::fs::write(&partial, text).map_err(|e| UndoError::io(&partial, e))?;
+        std::fs::rename(&partial, &path).map_err(|e| UndoError::io(&path, e))
+    }
+
+    /// The bytes the store's objects take, as git counts them.
+    pub fn bytes(&self) -> u64 {
+        let Ok(counts) = self.git.run(&["count-objects", "-v"]) else {
+            return 0;
+        };
+        String::from_utf8_lossy(&counts)
+            .lines()
+            .filter_map(|line| line.split_once(": "))
+            .filter(|(key, _)| matches!(*key, "size" | "size-pack" | "size-garbage"))
+            .filter_map(|(_, kib)| kib.trim().parse::<u64>().ok())
+            .sum::<u64>()
+            .saturating_mul(1024)
+    }
+
+    fn next_id(&self) -> RunId {
+        std::fs::read_to_string(self.git.dir.join("next-id"))
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(1)
+    }
+
+    fn drop_runs(&self, ids: &[RunId]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let refs: String = ids
+            .iter()
+            .map(|id| format!("delete refs/runs/{id}/before\ndelete refs/runs/{id}/after\n"))
+            .collect();
+        self.git
+            .run_with_input(&["update-ref", "--stdin"], Some(refs.as_bytes()))?;
+        for id in ids {
+            let _removed = std::fs::remove_file(self.git.dir.join("runs").join(format!("{id}.json")));
+        }
+        Ok(())
+    }
+
+    /// Packs the store and deletes the objects no run holds any more, in a process of its own that nobody waits
+    /// for. Only objects older than a few minutes go, so that a snapshot being taken meanwhile keeps its own.
+    fn prune_in_background(&self) {
+        let mut gc = self.git.command();
+        gc.args(["gc", "--quiet", "--prune=10.minutes.ago"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Ok(mut child) = gc.spawn() {
+            // Reaped by a thread, so that a long-lived process leaves no zombie; a short-lived one leaves it to init.
+            std::thread::spawn(move || child.wait());
+        }
+    }
+}
+
+/// The place of the work tree whose ignore rules apply to `root`: the nearest directory at or above it holding
+/// `.git` (so that a `.gitignore` above the root counts), else the root itself.
+fn work_tree_of(root: &Path) -> PathBuf {
+    root.ancestors()
+        .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+        .unwrap_or(root)
+        .to_path_buf()
+}
+
+/// The store's configuration: what makes snapshots cheap (index version 4, stat data checked in parallel),
+/// exact (no line ending conversion, links as links, case as it is) and inert (no monitor program, no automatic
+/// gc). git's untracked cache stays off: it trusts directory modification times, whose coarse clock misses a
+/// file made in the same few milliseconds as a snapshot, and a snapshot that misses a file cannot restore it.
+fn config(work_tree: &Path) -> String {
+    let mut text = String::from(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tfilemode = true\n\tsymlinks = true\n\
+         \tignorecase = false\n\tautocrlf = false\n\tsafecrlf = false\n\tuntrackedCache = false\n\
+         \tfsmonitor = false\n\tpreloadIndex = true\n\tlogAllRefUpdates = false\n\tbigFileThreshold = 16m\n",
+    );
+    // The project's own ignore rules of `.git/info/exclude` (a worktree's `.git` file has none of its own).
+    let project_exclude = work_tree.join(".git/info/exclude");
+    if project_exclude.is_file() {
+        text.push_str(&format!("\texcludesFile = {}\n", quote_config(&project_exclude)));
+    }
+    text.push_str("[index]\n\tversion = 4\n[gc]\n\tauto = 0\n\tautoDetach = false\n");
+    text
+}
+
+/// A path as a quoted git configuration value.
+fn quote_config(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Attributes for every path, above the project's own `.gitattributes`: content is stored as it is on disk,
+/// never converted or filtered.
+const ATTRIBUTES: &str = "* -text -filter -ident !eol !working-tree-encoding\n";
+
+/// The store's ignore rules beside the project's: agent-guard's own directory, secret files by name (a snapshot
+/// holding them would be a copy of the secrets in a new place; the sandbox cannot change them anyway),
+/// `node_modules`, and the directories tagged as caches (`CACHEDIR.TAG`, as in cargo's `target/`) at the root.
+fn exclude(root: &Path, prefix: &Path) -> String {
+    let mut lines = vec![
+        "# written by agent-guard: what a snapshot never holds".to_owned(),
+        ".agent-guard/".to_owned(),
+        "node_modules/".to_owned(),
+    ];
+    let (secrets, not_secret) = agent_fs_sandbox::ProtectedPaths::default_secret_files();
+    lines.extend(secrets.iter().filter_map(|pattern| ignore_line(pattern)));
+    lines.extend(
+        not_secret
+            .iter()
+            .filter_map(|pattern| ignore_line(pattern))
+            .map(|line| format!("!{line}")),
+    );
+    if let Ok(entries) = std::fs::read_dir(root) {
+        let mut tagged: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|entry| entry.path().join("CACHEDIR.TAG").is_file())
+            .map(|entry| {
+                let path = prefix.join(entry.file_name());
+                format!("/{}/", escape_ignore(&path.to_string_lossy()))
+            })
+            .collect();
+        tagged.sort();
+        lines.extend(tagged);
+    }
+    lines.join("\n") + "\n"
+}
+
+/// A default secret pattern as a line of git's ignore syntax, matched at any depth and without regard to ASCII
+/// case as the sandbox matches it; `None` for an absolute pattern (outside any root).
+fn ignore_line(pattern: &str) -> Option<String> {
+    if pattern.starts_with('/') {
+        return None;
+    }
+    let folded: String = pattern
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphabetic() {
+                format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    Some(if pattern.contains('/') {
+        format!("**/{folded}")
+    } else {
+        folded
+    })
+}
+
+/// `text` with git's ignore-pattern characters escaped, so that it matches itself only.
+fn escape_ignore(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '!' | '#') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
+/// Writes `text` to `path` unless it already holds it.
+fn write_if_changed(path: &Path, text: &str) -> Result<()> {
+    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| UndoError::io(parent, e))?;
+    }
+    std::fs::write(path, text).map_err(|e| UndoError::io(path, e))
+}
+
+/// The 64-bit FNV-1a hash: a store's name, stable across builds and versions.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_patterns_match_at_any_depth_in_any_case() {
+        assert_eq!(ignore_line(".env").unwrap(), ".[eE][nN][vV]");
+        assert_eq!(ignore_line("*.pem").unwrap(), "*.[pP][eE][mM]");
+        assert_eq!(
+            ignore_line(".aws/credentials").unwrap(),
+            "**/.[aA][wW][sS]/[cC][rR][eE][dD][eE][nN][tT][iI][aA][lL][sS]"
+        );
+        assert_eq!(ignore_line("/proc/*/environ"), None);
+    }
+
+    #[test]
+    fn names_with_pattern_characters_match_only_themselves() {
+        assert_eq!(escape_ignore("a[1]*b"), "a\\[1\\]\\*b");
+    }
+
+    #[test]
+    fn store_names_are_stable() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

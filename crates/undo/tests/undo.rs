@@ -1,0 +1,434 @@
+//! Real commands in real directories, recorded and taken back: each test stands for a kind of damage a command
+//! does inside a project.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use agent_undo::{ChangeKind, Recording, Store, UndoError, UndoRequest, UndoSettings};
+
+/// A file system entry as undo must put it back: content, executable bit, or a link's target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    File { bytes: Vec<u8>, executable: bool },
+    Link(PathBuf),
+    Dir,
+}
+
+/// Everything below `dir` but `.git`.
+fn state(dir: &Path) -> BTreeMap<PathBuf, Node> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Node>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let rel = path.strip_prefix(base).unwrap().to_path_buf();
+            if rel == Path::new(".git") {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.file_type().is_symlink() {
+                out.insert(rel, Node::Link(std::fs::read_link(&path).unwrap()));
+            } else if meta.is_dir() {
+                out.insert(rel, Node::Dir);
+                walk(base, &path, out);
+            } else {
+                out.insert(
+                    rel,
+                    Node::File {
+                        bytes: std::fs::read(&path).unwrap(),
+                        executable: meta.permissions().mode() & 0o111 != 0,
+                    },
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// A project and a state directory, both temporary.
+struct World {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    settings: UndoSettings,
+}
+
+impl World {
+    /// A git repository with committed sources, an executable script, a link, a binary file, uncommitted and
+    /// untracked work, an ignored build directory and a secret.
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join("src/nested")).unwrap();
+        std::fs::write(project.join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+        std::fs::write(project.join("src/nested/deep.rs"), "// deep\n").unwrap();
+        std::fs::write(project.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+        std::fs::set_permissions(project.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(project.join("blob.bin"), [0u8, 159, 146, 150, 255, 13, 10]).unwrap();
+        std::os::unix::fs::symlink("src/lib.rs", project.join("lib-link")).unwrap();
+        std::fs::write(project.join(".gitignore"), "target/\n").unwrap();
+        git(&project, &["init", "-q"]);
+        git(&project, &["add", "-A"]);
+        git(&project, &["commit", "-q", "-m", "init"]);
+        std::fs::write(
+            project.join("src/lib.rs"),
+            "pub fn a() {}\npub fn uncommitted() {}\n",
+        )
+        .unwrap();
+        std::fs::write(project.join("untracked.txt"), "mine\r\nwith CRLF\r\n").unwrap();
+        std::fs::create_dir_all(project.join("target")).unwrap();
+        std::fs::write(project.join("target/out.o"), "build output").unwrap();
+        std::fs::write(project.join(".env"), "API_KEY=PLANTED_SECRET_VALUE\n").unwrap();
+        let settings = UndoSettings::in_dir(dir.path().join("state"));
+        Self {
+            _dir: dir,
+            project,
+            settings,
+        }
+    }
+
+    /// Runs `script` with bash in the project, recorded; returns the run's number when it changed something.
+    fn run(&self, script: &str) -> Option<u64> {
+        let recording = Recording::begin(std::slice::from_ref(&self.project), script, &self.settings);
+        assert!(recording.notes().is_empty(), "{:?}", recording.notes());
+        let status = Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .current_dir(&self.project)
+            .status()
+            .unwrap();
+        assert!(status.success(), "`{script}` failed");
+        let finished = recording.finish();
+        assert!(finished.notes.is_empty(), "{:?}", finished.notes);
+        finished.runs.first().map(|run| run.id)
+    }
+
+    fn store(&self) -> Store {
+        Store::existing(&self.project, &self.settings).unwrap().unwrap()
+    }
+
+    fn undo(&self, request: UndoRequest) -> agent_undo::UndoReport {
+        self.store().undo(request, &|_| None).unwrap()
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn rm_rf_src_is_taken_back_with_modes_and_links() {
+    let world = World::new();
+    let before = state(&world.project);
+    let id = world.run("rm -rf src lib-link run.sh").unwrap();
+    assert!(!world.project.join("src").exists());
+    let store = world.store();
+    let run = store.runs().unwrap().into_iter().find(|r| r.id == id).unwrap();
+    let changes = store.changes(&run).unwrap();
+    assert!(
+        changes.iter().all(|c| c.kind == ChangeKind::Deleted),
+        "{changes:?}"
+    );
+    assert_eq!(changes.len(), 4, "{changes:?}");
+    let report = world.undo(UndoRequest::default());
+    assert!(report.applied && report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(state(&world.project), before);
+}
+
+#[test]
+fn sed_over_a_thousand_files_is_taken_back_byte_for_byte() {
+    let world = World::new();
+    for i in 0..1_000 {
+        let dir = world.project.join(format!("gen/d{}", i % 10));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i}.txt")), format!("value {i}\nsecond line\n")).unwrap();
+    }
+    let before = state(&world.project);
+    let id = world
+        .run("find gen -name '*.txt' -print0 | xargs -0 sed -i 's/value/WRONG/'")
+        .unwrap();
+    let run = world
+        .store()
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.id == id)
+        .unwrap();
+    assert_eq!(world.store().changes(&run).unwrap().len(), 1_000);
+    assert!(world.undo(UndoRequest::default()).applied);
+    assert_eq!(state(&world.project), before);
+}
+
+#[test]
+fn git_reset_hard_over_uncommitted_work_is_taken_back() {
+    let world = World::new();
+    let before = state(&world.project);
+    world.run("git reset -q --hard && git clean -qfd").unwrap();
+    assert!(!world.project.join("untracked.txt").exists());
+    assert!(world.undo(UndoRequest::default()).applied);
+    // Everything but the secret comes back. A secret file is never copied into the store; under the sandbox a
+    // command cannot delete it (it is hidden or split out of the grants), but this one ran unconfined.
+    let mut expected = before;
+    expected.remove(Path::new(".env"));
+    assert_eq!(state(&world.project), expected);
+    // The project's repository itself is as the command left it: undo restores files, not git's state.
+    assert!(world.project.join(".git/HEAD").is_file());
+}
+
+#[test]
+fn a_script_that_deletes_untracked_files_and_creates_new_ones_is_taken_back() {
+    let world = World::new();
+    let before = state(&world.project);
+    world
+        .run(
+            "rm untracked.txt blob.bin; mkdir -p made/deeper; echo new > made/deeper/n.txt; \
+              ln -s /etc/passwd made/link; printf 'x' > src/lib.rs; chmod +x src/nested/deep.rs; \
+              rm lib-link; mkdir lib-link; echo in > lib-link/file",
+        )
+        .unwrap();
+    let report = world.undo(UndoRequest::default());
+    assert!(report.applied, "{report:?}");
+    assert_eq!(state(&world.project), before);
+}
+
+#[test]
+fn a_file_changed_after_the_run_makes_undo_refuse_until_forced() {
+    let world = World::new();
+    world.run("echo run > src/lib.rs").unwrap();
+    std::fs::write(world.project.join("src/lib.rs"), "the user's edit\n").unwrap();
+    let refused = world.undo(UndoRequest::default());
+    assert!(!refused.applied);
+    assert_eq!(refused.conflicts.len(), 1, "{refused:?}");
+    assert_eq!(refused.conflicts[0].path, Path::new("src/lib.rs"));
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("src/lib.rs")).unwrap(),
+        "the user's edit\n"
+    );
+    let forced = world.undo(UndoRequest {
+        force: true,
+        ..UndoRequest::default()
+    });
+    assert!(forced.applied && forced.saved.is_some(), "{forced:?}");
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("src/lib.rs")).unwrap(),
+        "pub fn a() {}\npub fn uncommitted() {}\n"
+    );
+}
+
+#[test]
+fn a_run_and_every_later_one_are_taken_back_last_first() {
+    let world = World::new();
+    let before = state(&world.project);
+    let first = world.run("echo one > a.txt; rm blob.bin").unwrap();
+    let second = world.run("echo two >> a.txt; rm -r src").unwrap();
+    let third = world.run("mv a.txt b.txt").unwrap();
+    assert!(first < second && second < third);
+    let dry = world.undo(UndoRequest {
+        from: Some(first),
+        dry_run: true,
+        ..UndoRequest::default()
+    });
+    assert!(!dry.applied);
+    assert!(
+        dry.diff
+            .contains("+++ b/src/lib.rs\n+pub fn a() {}\n+pub fn uncommitted() {}\n"),
+        "{}",
+        dry.diff
+    );
+    assert!(
+        dry.diff.contains("--- a/b.txt\n+++ /dev/null\n-one\n-two\n"),
+        "{}",
+        dry.diff
+    );
+    assert!(world.project.join("b.txt").exists(), "a dry run changes nothing");
+    let report = world.undo(UndoRequest {
+        from: Some(first),
+        ..UndoRequest::default()
+    });
+    assert_eq!(report.runs, vec![third, second, first]);
+    assert_eq!(state(&world.project), before);
+    // Taken back runs are not taken back twice.
+    let again = world.store().undo(UndoRequest::default(), &|_| None);
+    assert!(matches!(again, Err(UndoError::NothingToUndo(_))), "{again:?}");
+}
+
+#[test]
+fn secrets_and_ignored_output_never_enter_the_store() {
+    let world = World::new();
+    world
+        .run("echo changed > src/lib.rs; echo more >> target/out.o")
+        .unwrap();
+    let store = world.store();
+    let objects = Command::new("git")
+        .arg("--git-dir")
+        .arg(store.dir())
+        .args(["cat-file", "--batch-all-objects", "--batch"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    let all = String::from_utf8_lossy(&objects.stdout);
+    assert!(all.contains("pub fn uncommitted"), "the store holds the sources");
+    assert!(!all.contains("PLANTED_SECRET_VALUE"), "the store holds no secret");
+    assert!(!all.contains("build output"), "the store holds no ignored output");
+    assert!(
+        !store.dir().starts_with(&world.project),
+        "the store is outside the project"
+    );
+    // The project's own repository is untouched: no new object, ref or index entry.
+    let status = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&world.project)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&status.stdout).contains("agent-guard"));
+}
+
+#[test]
+fn a_link_put_in_the_way_is_not_followed_when_restoring() {
+    let world = World::new();
+    let outside = world.project.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    world.run("rm -rf src").unwrap();
+    // Something else puts a link where the directory was.
+    std::os::unix::fs::symlink(&outside, world.project.join("src")).unwrap();
+    let refused = world.undo(UndoRequest::default());
+    assert!(!refused.applied && !refused.conflicts.is_empty(), "{refused:?}");
+    let forced = world.store().undo(
+        UndoRequest {
+            force: true,
+            ..UndoRequest::default()
+        },
+        &|_| None,
+    );
+    // Forced, the link is replaced by the directory it stands in for; nothing is written through it.
+    assert!(forced.is_ok(), "{forced:?}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "nothing was written outside the root"
+    );
+    assert!(world.project.join("src/lib.rs").is_file());
+}
+
+#[test]
+fn refused_paths_are_left_as_they_are() {
+    let world = World::new();
+    world.run("rm -rf src run.sh").unwrap();
+    let report = world
+        .store()
+        .undo(UndoRequest::default(), &|path| {
+            path.starts_with("src").then(|| "protected".to_owned())
+        })
+        .unwrap();
+    assert!(report.applied);
+    assert_eq!(report.refused.len(), 2, "{report:?}");
+    assert!(!world.project.join("src").exists());
+    assert!(world.project.join("run.sh").is_file());
+}
+
+#[test]
+fn a_directory_that_is_not_a_repository_is_snapshotted_and_its_cache_directories_are_not() {
+    let world = World::new();
+    let plain = world.project.parent().unwrap().join("plain");
+    std::fs::create_dir_all(plain.join("cache")).unwrap();
+    std::fs::write(
+        plain.join("cache/CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55",
+    )
+    .unwrap();
+    std::fs::write(plain.join("cache/big"), "cached").unwrap();
+    std::fs::write(plain.join("notes.md"), "notes").unwrap();
+    let before = state(&plain);
+    let recording = Recording::begin(std::slice::from_ref(&plain), "rm notes.md", &world.settings);
+    std::fs::remove_file(plain.join("notes.md")).unwrap();
+    std::fs::write(plain.join("cache/big"), "changed cache").unwrap();
+    let finished = recording.finish();
+    assert_eq!(finished.runs.len(), 1, "{finished:?}");
+    assert_eq!(
+        finished.runs[0].changed, 1,
+        "the cache directory is not snapshotted"
+    );
+    let store = Store::existing(&plain, &world.settings).unwrap().unwrap();
+    assert!(store.undo(UndoRequest::default(), &|_| None).unwrap().applied);
+    assert_eq!(std::fs::read(plain.join("notes.md")).unwrap(), b"notes");
+    assert_ne!(state(&plain), before, "the cache keeps the command's change");
+}
+
+#[test]
+fn retention_keeps_the_newest_runs() {
+    let mut world = World::new();
+    world.settings.keep_runs = 3;
+    let ids: Vec<u64> = (0..5)
+        .map(|i| world.run(&format!("echo {i} > counter")).unwrap())
+        .collect();
+    let kept: Vec<u64> = world.store().runs().unwrap().iter().map(|r| r.id).collect();
+    assert_eq!(kept, ids[2..].to_vec());
+}
+
+#[test]
+fn off_means_no_snapshot_and_no_store() {
+    let mut world = World::new();
+    world.settings.enabled = false;
+    let recording = Recording::begin(
+        std::slice::from_ref(&world.project),
+        "rm -rf src",
+        &world.settings,
+    );
+    std::fs::remove_dir_all(world.project.join("src")).unwrap();
+    assert!(recording.finish().runs.is_empty());
+    world.settings.enabled = true;
+    assert!(
+        Store::existing(&world.project, &world.settings)
+            .unwrap()
+            .is_none()
+    );
+    assert!(!agent_undo::snapshots_on(Path::new("/"), &world.settings));
+    assert!(agent_undo::snapshots_on(&world.project, &world.settings));
+}
+
+#[test]
+fn a_root_below_the_repository_follows_the_repository_s_ignore_rules() {
+    let world = World::new();
+    let sub = world.project.join("src");
+    std::fs::create_dir_all(sub.join("target")).unwrap();
+    std::fs::write(sub.join("target/obj"), "ignored by the repository's .gitignore").unwrap();
+    let recording = Recording::begin(std::slice::from_ref(&sub), "edit", &world.settings);
+    std::fs::write(sub.join("target/obj"), "changed").unwrap();
+    std::fs::write(sub.join("lib.rs"), "changed").unwrap();
+    let finished = recording.finish();
+    assert_eq!(finished.runs.len(), 1, "{finished:?}");
+    assert_eq!(finished.runs[0].changed, 1);
+    let store = Store::existing(&sub, &world.settings).unwrap().unwrap();
+    assert!(store.undo(UndoRequest::default(), &|_| None).unwrap().applied);
+    assert_eq!(
+        std::fs::read_to_string(sub.join("lib.rs")).unwrap(),
+        "pub fn a() {}\npub fn uncommitted() {}\n"
+    );
+}
+
+#[test]
+fn a_root_that_holds_the_store_is_not_snapshotted() {
+    let world = World::new();
+    let settings = UndoSettings::in_dir(world.project.join("state"));
+    assert!(!agent_undo::snapshots_on(&world.project, &settings));
+    let recording = Recording::begin(std::slice::from_ref(&world.project), "true", &settings);
+    assert!(recording.finish().runs.is_empty());
+    assert!(!world.project.join("state").exists());
+}
