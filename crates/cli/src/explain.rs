@@ -334,7 +334,7 @@ fn auto_allow_text(guard: &agent_decide::Guard) -> String {
         agent_decide::AutoAllow::On => "on".to_owned(),
         agent_decide::AutoAllow::Off(why) => format!("off ({why})"),
     }
-        }
+}
 /// Whether the call runs under a kernel sandbox once allowed (a shell call that is not denied).
 fn runs_confined(decided: &Decided) -> bool {
     decided.analysis.is_some() && decided.resolution.verdict.decision != Decision::Deny
