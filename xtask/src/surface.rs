@@ -121,6 +121,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "SandboxMode",
         "the type of `GuardSettings::sandbox`, returned by `Guard::sandbox_mode`",
     ),
+    ("agent-decide", "Contained", "the type of `Decided::contained`"),
     (
         "agent-fs-sandbox",
         "GlobMatches",
@@ -158,11 +159,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "agent-hooks",
-        "SqliteConnectOptions",
-        "what `AuditLogHook::connect_with` takes, so that callers need no sqlx dependency",
-    ),
-    (
-        "agent-hooks",
         "ToolMetrics",
         "the type of `MetricsSnapshot::tools`",
     ),
@@ -171,16 +167,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "agent-model",
         "Result",
         "the crate's result alias, beside its `ModelError`",
-    ),
-    (
-        "agent-os-sandbox",
-        "DomainPatternError",
-        "the error of parsing a `DomainPattern`",
-    ),
-    (
-        "agent-os-sandbox",
-        "DomainVerdict",
-        "the type of `DomainPolicy::verdict`",
     ),
     ("agent-os-sandbox", "Grant", "the type of `Plan::grants`"),
     ("agent-os-sandbox", "Isolation", "the type of `Plan::isolation`"),

@@ -122,7 +122,6 @@ pub use metrics::ToolMetrics;
 pub use registry::HookRegistry;
 pub use registry::PreToolUseOutcome;
 pub use state_dir::STATE_DIR;
-pub use state_dir::STATE_DIR_GITIGNORE;
 pub use state_dir::create_dir_all_ignored;
 pub use store::AuditDatabase;
 pub use time::rfc3339;

@@ -8,7 +8,7 @@ use std::path::Path;
 pub const STATE_DIR: &str = ".agent-guard";
 
 /// The `.gitignore` written into a `.agent-guard` directory agent-guard creates: everything in it is ignored.
-pub const STATE_DIR_GITIGNORE: &str = "# Written by agent-guard when it made this directory: the audit log, saved answers and tool output\n\
+pub(crate) const STATE_DIR_GITIGNORE: &str = "# Written by agent-guard when it made this directory: the audit log, saved answers and tool output\n\
 # stay out of git. To share a settings file here, add it with `git add -f`, or add a line `!settings.json`.\n\
 *\n";
 
