@@ -40,6 +40,7 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-os-sandbox",
             "agent-bash-guard",
             "agent-secrets",
+            "agent-undo",
         ],
     ),
     (

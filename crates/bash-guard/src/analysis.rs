@@ -246,8 +246,10 @@ pub enum Effect {
     /// project or only what a build makes again is for a caller that looks at the disk.
     RemovesTrees,
     /// It discards work that only the disk holds (`git reset --hard`, `git clean -fd`), which no sandbox brings
-    /// back: why.
+    /// back, though a snapshot of the working tree taken before the command does: why.
     Discards(String),
+    /// It discards files git ignores (`git clean -x`), which a snapshot of the working tree leaves out: why.
+    DiscardsIgnored(String),
     /// It changes another system, which no local sandbox can undo (`git push`, publishing a package, a deploy, a
     /// container engine, a remote shell): why.
     Remote(String),
@@ -260,7 +262,7 @@ impl Effect {
         match self {
             Self::Local => true,
             Self::Network { hosts } => hosts.is_empty(),
-            Self::RemovesTrees | Self::Discards(_) | Self::Remote(_) => false,
+            Self::RemovesTrees | Self::Discards(_) | Self::DiscardsIgnored(_) | Self::Remote(_) => false,
         }
     }
 }

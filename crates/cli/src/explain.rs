@@ -232,7 +232,13 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
                         facts.push(format!("reaches {}", hosts.join(", ")));
                     }
                     agent_bash_guard::Effect::RemovesTrees => facts.push("removes trees of files".to_owned()),
-                    agent_bash_guard::Effect::Discards(why) | agent_bash_guard::Effect::Remote(why) => {
+                    agent_bash_guard::Effect::Discards(why) => {
+                        facts.push(format!(
+                            "{why} (contained where `agent-guard undo` snapshots the project)"
+                        ));
+                    }
+                    agent_bash_guard::Effect::DiscardsIgnored(why)
+                    | agent_bash_guard::Effect::Remote(why) => {
                         facts.push(format!("not contained: {why}"));
                     }
                 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use agent_decide::Guard;
 use agent_tool_traits::{Access, Confinement, SandboxProfile};
-use agent_undo::{ChangeKind, Recording, Store, UndoRequest, UndoSettings};
+use agent_undo::{ChangeKind, Recording, Store, UndoRequest};
 use anyhow::{Context, Result, bail};
 
 use crate::DecideArgs;
@@ -43,7 +43,7 @@ pub(crate) fn begin(guard: &Guard, confinement: Confinement, command: &[OsString
         return None;
     }
     let roots = agent_undo::writable_roots(guard.sandbox()?);
-    let settings = UndoSettings::from_env(guard.home());
+    let settings = guard.undo_settings();
     let recording = Recording::begin(&roots, &command_text(command), &settings);
     for note in recording.notes() {
         eprintln!("agent-guard sandbox: {note}");
@@ -76,7 +76,7 @@ pub(crate) fn finish(recording: Option<Recording>) {
 /// call that writes nothing (or does not run).
 pub(crate) fn explain_line(guard: &Guard, confinement: Option<Confinement>) -> Option<String> {
     confinement.filter(|c| c.profile == SandboxProfile::WorkspaceWrite)?;
-    let settings = UndoSettings::from_env(guard.home());
+    let settings = guard.undo_settings();
     let roots: Vec<String> = agent_undo::writable_roots(guard.sandbox()?)
         .into_iter()
         .filter(|root| agent_undo::snapshots_on(root, &settings))
@@ -127,7 +127,7 @@ pub(crate) fn run(args: &UndoArgs) -> Result<ExitCode> {
     let sandbox = guard
         .sandbox()
         .context("no sandbox for this directory, so no roots to take back")?;
-    let settings = UndoSettings::from_env(guard.home());
+    let settings = guard.undo_settings();
     let roots = agent_undo::writable_roots(sandbox);
     // The store of the root holding the directory: its project when it has one.
     let Some(root) = roots.iter().find(|root| cwd.starts_with(root)).or(roots.first()) else {

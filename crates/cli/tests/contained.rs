@@ -247,11 +247,7 @@ fn what_the_sandbox_does_not_contain_still_asks_or_is_denied() {
             "`example.com`, which is not an allowed domain",
         ),
         ("rm -rf .", "deny", "the whole working directory"),
-        (
-            "rm -rf src",
-            "ask",
-            "a part of the project no sandbox brings back",
-        ),
+        ("git clean -fdx", "ask", "which no snapshot holds"),
         ("echo x >> ~/.bashrc", "deny", "outside the allowed roots"),
         ("cat ~/.ssh/id_rsa", "ask", "may hold secrets"),
         ("npm publish", "ask", "publishes to a package registry"),
@@ -310,4 +306,38 @@ fn auto_allow_off_keeps_the_ask_and_explain_shows_what_was_contained() {
         "{}",
         hook::text(&off.stdout)
     );
+}
+
+#[test]
+fn a_removal_in_the_project_runs_inside_the_sandbox_and_undo_takes_it_back() {
+    if !supported() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let before = std::fs::read(scratch.proj.join("src/main.rs")).unwrap();
+    let run = allowed_and_run(&scratch, "rm -rf src");
+    if !run.status.success() || scratch.proj.join("src").exists() {
+        panic!("rm -rf src: {}", hook::text(&run.stderr));
+    }
+    let output = scratch.check("rm -rf src");
+    let (_, reason, _) = decided(&output);
+    assert!(reason.contains("`agent-guard undo` takes back"), "{reason}");
+    let undo = hook::run(&["undo"], "", &scratch.proj, &scratch.home);
+    assert!(
+        undo.status.success(),
+        "undo: {}{}",
+        hook::text(&undo.stdout),
+        hook::text(&undo.stderr)
+    );
+    assert_eq!(std::fs::read(scratch.proj.join("src/main.rs")).unwrap(), before);
+    // Without snapshots the same line asks, naming what no sandbox brings back.
+    std::fs::write(
+        scratch.home.join(".claude/settings.json"),
+        r#"{"agentGuard": {"undo": false}}"#,
+    )
+    .unwrap();
+    let output = scratch.check("rm -rf src");
+    let (decision, reason, _) = decided(&output);
+    assert_eq!(decision, "ask", "{reason}");
+    assert!(reason.contains("no sandbox brings back"), "{reason}");
 }

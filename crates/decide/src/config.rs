@@ -52,6 +52,9 @@ pub struct GuardSettings {
     /// `agentGuard.network`: the domains sandboxed commands may reach, the package registries and the user's
     /// allow patterns (a repository's own settings cannot add any), less every deny pattern.
     pub network: DomainPolicy,
+    /// `agentGuard.undo`: whether `workspace-write` runs are snapshotted for `agent-guard undo` (`None`: on, as
+    /// `AGENT_GUARD_UNDO` says). A repository's own settings can only turn it off.
+    pub undo: Option<bool>,
 }
 
 /// `agentGuard.sandbox`: whether an allowed shell command runs under the kernel sandbox.
@@ -117,6 +120,10 @@ struct SectionJson {
     /// The domains sandboxed commands may reach through the sandbox's proxy, besides the package registries.
     #[serde(default)]
     network: Option<NetworkJson>,
+    /// `true` (the default): every `workspace-write` run is snapshotted so that `agent-guard undo` takes it back,
+    /// and a line that removes or overwrites project files is contained; `false`: no snapshots, and such lines ask.
+    #[serde(default)]
+    undo: Option<bool>,
     /// The environment of sandboxed commands: `remove` adds variable-name patterns (with `*`) to the
     /// credentials removed by default, `keep` names variables that are never removed.
     #[serde(default)]
@@ -433,6 +440,11 @@ impl GuardSettings {
             merged
                 .merge_network(json.network.unwrap_or_default(), repository)
                 .map_err(invalid)?;
+            if repository {
+                tightened.undo_off |= json.undo == Some(false);
+            } else {
+                merged.undo = merged.undo.or(json.undo);
+            }
             if let Some(env) = json.sandbox_env {
                 merged.sandbox_env_remove.extend(env.remove);
                 if !repository {
@@ -446,6 +458,9 @@ impl GuardSettings {
         }
         if tightened.auto_allow_off {
             merged.auto_allow = Some(false);
+        }
+        if tightened.undo_off {
+            merged.undo = Some(false);
         }
         merged.memory_max = smaller(merged.memory_max, tightened.memory_max);
         Ok(merged)
@@ -497,6 +512,8 @@ impl GuardSettings {
 struct Tightening {
     /// `autoAllow: false` in some repository file.
     auto_allow_off: bool,
+    /// `undo: false` in some repository file.
+    undo_off: bool,
     /// The lowest `memoryMax` of the repository's files.
     memory_max: Option<u64>,
 }
@@ -722,6 +739,22 @@ mod tests {
             (merged.auto_allow, merged.memory_max),
             (Some(false), Some(512 << 20))
         );
+    }
+
+    #[test]
+    fn a_repository_can_turn_undo_off_and_never_on() {
+        let (_dir, loaded) = settings(&[
+            (Source::Project, r#"{"agentGuard": {"undo": true}}"#),
+            (Source::User, r#"{"agentGuard": {"undo": false}}"#),
+        ]);
+        assert_eq!(GuardSettings::from_settings(&loaded).unwrap().undo, Some(false));
+        let (_dir, loaded) = settings(&[
+            (Source::Local, r#"{"agentGuard": {"undo": false}}"#),
+            (Source::User, r#"{"agentGuard": {"undo": true}}"#),
+        ]);
+        assert_eq!(GuardSettings::from_settings(&loaded).unwrap().undo, Some(false));
+        let (_dir, loaded) = settings(&[(Source::Project, r#"{"agentGuard": {"undo": true}}"#)]);
+        assert_eq!(GuardSettings::from_settings(&loaded).unwrap().undo, None);
     }
 
     #[test]

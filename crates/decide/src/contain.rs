@@ -31,6 +31,18 @@ pub struct Contained {
     pub without: Verdict,
 }
 
+/// The effect a snapshot makes contained, as the reason says it.
+const UNDO_EFFECT: &str = "what it removes or overwrites in the project, `agent-guard undo` takes back";
+
+/// Whether a place may be the root itself, for [`Guard::undoable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Below {
+    /// Only strictly below a root: removing the root is not taken back.
+    Strictly,
+    /// Below a root or the root itself: what keeps the root in place.
+    OrAt,
+}
+
 /// The domains of the default list shown in a reason before `…`.
 const SHOWN_DOMAINS: usize = 3;
 
@@ -162,7 +174,15 @@ impl Guard {
                     }
                 }
                 Effect::RemovesTrees => {}
-                Effect::Discards(why) | Effect::Remote(why) => judgement.uncontained.push(why.clone()),
+                // What git throws away of the working tree is in the snapshot taken before the run.
+                Effect::Discards(why) => {
+                    if self.undoable(&self.cwd, Below::OrAt) {
+                        judgement.contains(UNDO_EFFECT);
+                    } else {
+                        judgement.uncontained.push(why.clone());
+                    }
+                }
+                Effect::DiscardsIgnored(why) | Effect::Remote(why) => judgement.uncontained.push(why.clone()),
             }
             match command.class {
                 CommandClass::Write => judgement.contains("its writes stay in the project"),
@@ -210,13 +230,22 @@ impl Guard {
                 .filter(|f| f.command == Some(index) && f.via == AccessVia::Operand)
                 .collect();
             if operands.is_empty() {
-                judgement.uncontained.push(
-                    "the line removes files below the working directory, which no sandbox brings back"
-                        .to_owned(),
-                );
+                if self.undoable(&self.cwd, Below::Strictly) {
+                    judgement.contains(UNDO_EFFECT);
+                } else {
+                    judgement.uncontained.push(
+                        "the line removes files below the working directory, which no sandbox brings back"
+                            .to_owned(),
+                    );
+                }
             }
             for file in operands.iter().filter(|f| !f.literal && !f.path.starts_with('~')) {
-                if !is_glob(&file.path) || !self.regenerable_glob(&file.path) {
+                if is_glob(&file.path) && self.regenerable_glob(&file.path) {
+                    continue;
+                }
+                if is_glob(&file.path) && self.undoable_glob(&file.path) {
+                    judgement.contains(UNDO_EFFECT);
+                } else {
                     judgement.uncontained.push(format!(
                         "removing what `{}` names may delete a large part of the project, which no sandbox brings back",
                         file.path
@@ -232,7 +261,12 @@ impl Guard {
                 // A place that is no file yet may be a tree when the line gets to it.
                 Access::Write if !removals.is_empty() => {
                     let place = check.resolved.as_deref().unwrap_or(&check.absolute);
-                    if !place.is_file() && !self.regenerable(place) {
+                    if place.is_file() || self.regenerable(place) {
+                        continue;
+                    }
+                    if self.undoable(place, Below::Strictly) {
+                        judgement.contains(UNDO_EFFECT);
+                    } else {
                         judgement.uncontained.push(format!(
                             "the line removes `{}`, a part of the project no sandbox brings back (what \
                              `.gitignore` lists or a cache tag marks is made again by a build, and may be removed)",
@@ -251,6 +285,45 @@ impl Guard {
                 Access::Read | Access::Write => {}
             }
         }
+    }
+
+    /// Whether `agent-guard undo` takes back what a line does at `place`: a snapshot is taken before every
+    /// `workspace-write` run of the writable root that holds it (`agent_undo::snapshots_on`), and `place` lies
+    /// below that root (or is the root, for what leaves the root in place, `git reset --hard`). Deleting a whole
+    /// root is never taken as undoable: the runs of a root are recorded under the root itself.
+    fn undoable(&self, place: &Path, below: Below) -> bool {
+        let roots = self.undo_roots.get_or_init(|| {
+            let Some(sandbox) = &self.sandbox else {
+                return Vec::new();
+            };
+            let settings = self.undo_settings();
+            agent_undo::writable_roots(sandbox)
+                .into_iter()
+                .filter(|root| agent_undo::snapshots_on(root, &settings))
+                .collect()
+        });
+        let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
+        roots.iter().any(|root| {
+            place.starts_with(root) && (below == Below::OrAt || place.as_path() != root.as_path())
+        })
+    }
+
+    /// Whether what the removal glob `pattern` may match lies strictly below a root `agent-guard undo` snapshots:
+    /// the directory before its first wildcard (the working directory for `*`).
+    fn undoable_glob(&self, pattern: &str) -> bool {
+        let literal = pattern.split(['*', '?', '[']).next().unwrap_or_default();
+        let dir = literal
+            .rsplit_once('/')
+            .map_or(".", |(dir, _)| if dir.is_empty() { "/" } else { dir });
+        let Some(sandbox) = &self.sandbox else {
+            return false;
+        };
+        let check = sandbox.check(dir, Access::Write);
+        check.root.is_some()
+            && check
+                .resolved
+                .as_deref()
+                .is_some_and(|resolved| resolved.is_dir() && self.undoable(resolved, Below::Strictly))
     }
 
     /// Whether the sandbox's proxy lets the line reach `host`: a domain of `agentGuard.network` (the registries
@@ -513,7 +586,7 @@ mod tests {
     #[test]
     fn a_removal_is_contained_only_for_what_a_build_makes_again() {
         let project = Project::with_files(
-            "{}",
+            r#"{"agentGuard": {"undo": false}}"#,
             &[
                 ("proj/.gitignore", "node_modules\n/dist/\n"),
                 ("proj/node_modules/a/index.js", ""),
@@ -542,5 +615,47 @@ mod tests {
             let allowed = decided.verdict().decision == Decision::Allow;
             assert_eq!(allowed, contained, "{command}: {}", decided.verdict().reason());
         }
+    }
+
+    #[test]
+    fn with_snapshots_a_removal_or_a_discard_below_the_root_is_contained_and_the_root_itself_is_not() {
+        let files = [("proj/src/main.rs", "fn main() {}\n"), ("proj/docs/a.md", "a")];
+        let project = Project::with_files("{}", &files);
+        let settings = project.guard.undo_settings();
+        if !enforced() || !agent_undo::snapshots_on(&project.cwd(), &settings) {
+            eprintln!("skipped: snapshots are not taken here (no git, or no place for the store)");
+            return;
+        }
+        for (command, contained) in [
+            ("rm -rf src", true),
+            ("rm -rf src/*", true),
+            ("find docs -name '*.md' -delete", true),
+            ("git reset --hard", true),
+            ("git checkout -- .", true),
+            ("git clean -fd", true),
+            // What the snapshot leaves out, and the root itself.
+            ("git clean -fdx", false),
+            ("rm -rf .", false),
+            ("rm -rf *", false),
+            ("rm -rf ./", false),
+            ("cd src && rm -rf ..", false),
+            ("rm -rf $DIR", false),
+        ] {
+            let decided = project.guard.decide("Bash", &json!({ "command": command }));
+            let verdict = decided.verdict();
+            let allowed = verdict.decision == Decision::Allow;
+            assert_eq!(allowed, contained, "{command}: {}", verdict.reason());
+            if contained {
+                assert!(
+                    verdict.reason().contains("`agent-guard undo` takes back"),
+                    "{command}: {}",
+                    verdict.reason()
+                );
+            }
+        }
+        // `agentGuard.undo: false` turns snapshots off, and with them these allows.
+        let off = Project::with_files(r#"{"agentGuard": {"undo": false}}"#, &files);
+        let decided = off.guard.decide("Bash", &json!({"command": "rm -rf src"}));
+        assert_eq!(decided.verdict().decision, Decision::Ask);
     }
 }

@@ -66,6 +66,11 @@ pub struct Guard {
     pub(crate) auto_allow: AutoAllow,
     /// The domains a sandboxed command allowed the network reaches through the proxy.
     pub(crate) network: DomainPolicy,
+    /// The writable roots whose `workspace-write` runs `agent-guard undo` can take back, found when a decision
+    /// first needs them (a line that removes or discards files).
+    pub(crate) undo_roots: std::sync::OnceLock<Vec<PathBuf>>,
+    /// `agentGuard.undo`.
+    undo: Option<bool>,
 }
 
 impl Guard {
@@ -116,7 +121,17 @@ impl Guard {
             memory_max: guard_settings.memory_max,
             auto_allow: auto_allow(&guard_settings, options.auto_allow),
             network,
+            undo_roots: std::sync::OnceLock::new(),
+            undo: guard_settings.undo,
         })
+    }
+
+    /// Where and whether `workspace-write` runs are snapshotted for `agent-guard undo`: the environment's
+    /// `AGENT_GUARD_UNDO*` variables and the home directory, off when `agentGuard.undo` is `false`.
+    pub fn undo_settings(&self) -> agent_undo::UndoSettings {
+        let mut settings = agent_undo::UndoSettings::from_env(self.home.as_deref());
+        settings.enabled &= self.undo != Some(false);
+        settings
     }
 
     /// The compiled policy (rules, mode).

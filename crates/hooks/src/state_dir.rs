@@ -13,7 +13,7 @@ pub(crate) const STATE_DIR_GITIGNORE: &str = "# Written by agent-guard when it m
 *\n";
 
 /// Creates `dir` and its missing parents like [`std::fs::create_dir_all`]; every directory named `.agent-guard`
-/// among those it creates gets a `.gitignore` of `*` ([`STATE_DIR_GITIGNORE`]). A `.agent-guard` that existed
+/// among those it creates gets a `.gitignore` of `*`. A `.agent-guard` that existed
 /// before is left as the user keeps it. Processes creating the same directory at once write the file once.
 ///
 /// ```

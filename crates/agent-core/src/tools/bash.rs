@@ -245,7 +245,7 @@ impl Run<'_> {
             .is_some_and(|c| c.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite);
         let sandbox = self.guard.sandbox().filter(|_| writes)?;
         let roots = agent_undo::writable_roots(sandbox);
-        let settings = agent_undo::UndoSettings::from_env(self.guard.home());
+        let settings = self.guard.undo_settings();
         let command = self.command.to_owned();
         tokio::task::spawn_blocking(move || agent_undo::Recording::begin(&roots, &command, &settings))
             .await

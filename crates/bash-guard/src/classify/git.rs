@@ -213,7 +213,19 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
             Effect::Discards("`git reset --hard` discards the changes not committed".to_owned())
         }
         "clean" if s.has(&["-f", "--force"]) && !s.has(&["-n", "--dry-run"]) => {
-            Effect::Discards("`git clean -f` removes the files git does not track".to_owned())
+            // `-x` and `-X` in a cluster of short options too (`-fdx`); an `x` that is the value of `-e` in a
+            // cluster (`-ex`) is taken as `-x` as well, which only asks more.
+            let ignored_too = s.has(&["-x", "-X"])
+                || rest.iter().any(|w| {
+                    w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(['x', 'X'])
+                });
+            if ignored_too {
+                Effect::DiscardsIgnored(
+                    "`git clean -x` removes the files git ignores, which no snapshot holds".to_owned(),
+                )
+            } else {
+                Effect::Discards("`git clean -f` removes the files git does not track".to_owned())
+            }
         }
         _ => Effect::Local,
     }
