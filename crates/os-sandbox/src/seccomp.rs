@@ -17,13 +17,15 @@ pub(crate) enum Sockets {
     PrivateLoopback,
     /// None at all (`socketpair` still works: it reaches nothing outside).
     None,
-    /// Unix, IPv4, IPv6 and netlink sockets, in a network namespace of its own whose only interface is a
-    /// loopback (the network through the proxy). Every other family is refused: vsock reaches a virtual machine's
-    /// host whatever the network namespace, and packet, Bluetooth and the rest have nothing to do there.
+    /// IPv4, IPv6 and netlink sockets, in a network namespace of its own whose only interface is a loopback (the
+    /// network through the proxy). Every other family is refused: a Unix socket connects by its path to any
+    /// service whose socket file the command can reach (a terminal multiplexer, a database, a container engine),
+    /// which Landlock does not govern; vsock reaches a virtual machine's host whatever the network namespace;
+    /// packet, Bluetooth and the rest have nothing to do there.
     OwnNamespace,
-    /// Unix sockets, and TCP over IPv4 and IPv6 (whose ports Landlock bounds): no UDP, no raw or packet
-    /// sockets, no SCTP or MPTCP, which Landlock's TCP rules do not see. For a command allowed the network
-    /// through the proxy without a network namespace of its own.
+    /// TCP over IPv4 and IPv6 (whose ports Landlock bounds): no Unix sockets, no UDP, no raw or packet sockets,
+    /// no SCTP or MPTCP, which Landlock's TCP rules do not see. For a command allowed the network through the
+    /// proxy without a network namespace of its own.
     StreamOnly,
 }
 
@@ -246,7 +248,7 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
             rules.insert(libc::SYS_socket, stream_only().map_err(error)?);
         }
         Sockets::OwnNamespace => {
-            let rule = [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK]
+            let rule = [libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK]
                 .into_iter()
                 .map(|family| {
                     SeccompCondition::new(
@@ -294,7 +296,7 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
 }
 
 /// The rules of [`Sockets::StreamOnly`], each one a way to be refused (a call matching any of them is): a family
-/// other than Unix, IPv4 and IPv6; an IPv4 or IPv6 socket whose type (with or without `SOCK_NONBLOCK` and
+/// other than IPv4 and IPv6; an IPv4 or IPv6 socket whose type (with or without `SOCK_NONBLOCK` and
 /// `SOCK_CLOEXEC`) is not a stream; or whose protocol is neither the default nor TCP.
 fn stream_only() -> std::result::Result<Vec<SeccompRule>, seccompiler::BackendError> {
     let arg = |index: u8, op: SeccompCmpOp, value: u64| {
@@ -309,7 +311,6 @@ fn stream_only() -> std::result::Result<Vec<SeccompRule>, seccompiler::BackendEr
         (libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC).unsigned_abs(),
     ];
     let mut rules = vec![SeccompRule::new(vec![
-        arg(0, SeccompCmpOp::Ne, family(libc::AF_UNIX))?,
         arg(0, SeccompCmpOp::Ne, family(libc::AF_INET))?,
         arg(0, SeccompCmpOp::Ne, family(libc::AF_INET6))?,
     ])?];

@@ -15,8 +15,9 @@ pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
-/// A stream's redactor. The first chunk decides: output with a NUL byte or invalid UTF-8 there is binary and
-/// passes unchanged; text is scanned line by line, so that a credential split across two reads is still found. A
+/// A stream's redactor. Every stream is scanned line by line (lines of bytes: binary output too, whose bytes pass
+/// unchanged but for the credentials in them, since a NUL byte printed first must not turn the scan off), so that
+/// a credential split across two reads is still found. A
 /// line is held until its end arrives (or [`flush`](Self::flush) is called when the stream is idle), a private-key
 /// block until its end line, and a line longer than 64 KiB is emitted in pieces, each holding back its last 4 KiB
 /// for the next; nothing else is buffered.
@@ -33,20 +34,7 @@ pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
 /// ```
 #[derive(Debug, Default)]
 pub struct Redactor {
-    mode: Mode,
     pending: Vec<u8>,
-}
-
-/// What the stream turned out to be.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Nothing has arrived yet.
-    #[default]
-    Undecided,
-    /// Text, scanned.
-    Text,
-    /// Binary, passed unchanged.
-    Binary,
 }
 
 /// The longest piece of a line held back while its end has not arrived.
@@ -62,20 +50,6 @@ impl Redactor {
 
     /// Takes the next bytes of the stream and appends to `out` what can be written now, redacted.
     pub fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        match self.mode {
-            Mode::Binary => {
-                out.extend_from_slice(input);
-                return;
-            }
-            Mode::Undecided => {
-                self.mode = if binary(input) { Mode::Binary } else { Mode::Text };
-                if self.mode == Mode::Binary {
-                    out.extend_from_slice(input);
-                    return;
-                }
-            }
-            Mode::Text => {}
-        }
         self.pending.extend_from_slice(input);
         self.emit_ready(out);
     }
@@ -142,12 +116,6 @@ impl Redactor {
     }
 }
 
-/// Whether a stream's first chunk is binary: a NUL byte, or bytes that are not UTF-8 (a sequence cut off at the
-/// chunk's end is still text).
-fn binary(chunk: &[u8]) -> bool {
-    chunk.contains(&0) || std::str::from_utf8(chunk).is_err_and(|error| error.error_len().is_some())
-}
-
 /// Appends `text` to `out` with each finding replaced by its marker.
 fn write_redacted(text: &[u8], findings: &[Finding], out: &mut Vec<u8>) {
     let mut at = 0;
@@ -208,10 +176,17 @@ mod tests {
     }
 
     #[test]
-    fn binary_output_passes_byte_for_byte() {
-        let mut bytes: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
-        bytes.extend_from_slice(TOKEN.as_bytes());
+    fn binary_output_passes_byte_for_byte_but_for_its_credentials() {
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
         assert_eq!(stream(&[&bytes[..100], &bytes[100..]]), bytes);
+        // A NUL byte (or bytes that are not UTF-8) printed first does not turn the scan off.
+        for first in [&b"\0"[..], &b"\xff\n"[..]] {
+            let mut with_token = first.to_vec();
+            with_token.extend_from_slice(format!("key={TOKEN}\n").as_bytes());
+            let out = stream(&[first, &with_token[first.len()..]]);
+            assert!(!contains(&out, TOKEN.as_bytes()), "{out:?}");
+            assert!(contains(&out, b"[redacted: GitHub token]"), "{out:?}");
+        }
     }
 
     #[test]

@@ -12,8 +12,8 @@
 //! neither signal it (Landlock scopes signals), nor trace it, nor take its descriptors.
 //!
 //! Without namespaces (a container that forbids them) the proxy listens on the host's loopback instead; Landlock
-//! lets the command connect by TCP to that one port and bind none, and seccomp refuses every socket but TCP and
-//! Unix ones (no UDP, so no DNS; no raw sockets). Landlock's rules name ports, not addresses, so the same port
+//! lets the command connect by TCP to that one port and bind none, and seccomp refuses every socket but TCP ones
+//! (no Unix sockets, no UDP, so no DNS; no raw sockets). Landlock's rules name ports, not addresses, so the same port
 //! on another host is reachable too: [`Prepared`](crate::Prepared) says so on start. A kernel without
 //! Landlock's TCP rules gives such a command no network at all.
 //!
@@ -132,7 +132,7 @@ impl NetworkSetup {
             note: Some(format!(
                 "without namespaces the network goes through the proxy on 127.0.0.1:{port}, held to by Landlock \
                  (TCP connections to port {port} only, on any host: Landlock rules name ports, not addresses) and \
-                 seccomp (TCP and Unix sockets only: no UDP, no DNS)"
+                 seccomp (TCP sockets only: no Unix sockets, no UDP, no DNS)"
             )),
         })
     }
