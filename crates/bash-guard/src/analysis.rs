@@ -248,8 +248,9 @@ pub enum Effect {
     /// It discards work that only the disk holds (`git reset --hard`, `git clean -fd`), which no sandbox brings
     /// back, though a snapshot of the working tree taken before the command does: why.
     Discards(String),
-    /// It discards files git ignores (`git clean -x`), which a snapshot of the working tree leaves out: why.
-    DiscardsIgnored(String),
+    /// It destroys what a snapshot of the working tree does not hold: files git ignores (`git clean -x`), commits,
+    /// stashes, reflogs and objects (`git branch -D`, `git stash clear`, `git reflog expire`, `git prune`): why.
+    Destroys(String),
     /// It changes another system, which no local sandbox can undo (`git push`, publishing a package, a deploy, a
     /// container engine, a remote shell): why.
     Remote(String),
@@ -262,7 +263,7 @@ impl Effect {
         match self {
             Self::Local => true,
             Self::Network { hosts } => hosts.is_empty(),
-            Self::RemovesTrees | Self::Discards(_) | Self::DiscardsIgnored(_) | Self::Remote(_) => false,
+            Self::RemovesTrees | Self::Discards(_) | Self::Destroys(_) | Self::Remote(_) => false,
         }
     }
 }

@@ -237,8 +237,7 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
                             "{why} (contained where `agent-guard undo` snapshots the project)"
                         ));
                     }
-                    agent_bash_guard::Effect::DiscardsIgnored(why)
-                    | agent_bash_guard::Effect::Remote(why) => {
+                    agent_bash_guard::Effect::Destroys(why) | agent_bash_guard::Effect::Remote(why) => {
                         facts.push(format!("not contained: {why}"));
                     }
                 }

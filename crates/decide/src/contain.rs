@@ -182,7 +182,7 @@ impl Guard {
                         judgement.uncontained.push(why.clone());
                     }
                 }
-                Effect::DiscardsIgnored(why) | Effect::Remote(why) => judgement.uncontained.push(why.clone()),
+                Effect::Destroys(why) | Effect::Remote(why) => judgement.uncontained.push(why.clone()),
             }
             match command.class {
                 CommandClass::Write => judgement.contains("its writes stay in the project"),
@@ -633,8 +633,18 @@ mod tests {
             ("git reset --hard", true),
             ("git checkout -- .", true),
             ("git clean -fd", true),
-            // What the snapshot leaves out, and the root itself.
+            ("git switch -f main", true),
+            // What the snapshot leaves out (ignored files, commits, stashes, reflogs), and the root itself.
             ("git clean -fdx", false),
+            ("git stash clear", false),
+            ("git branch -D feature", false),
+            ("git reflog expire --expire=now --all", false),
+            ("git gc -q --prune=now", false),
+            ("git update-ref -d refs/heads/feature", false),
+            (
+                "git stash clear && git branch -D feature && git reflog expire --expire=now --all && git gc -q --prune=now",
+                false,
+            ),
             ("rm -rf .", false),
             ("rm -rf *", false),
             ("rm -rf ./", false),

@@ -202,7 +202,36 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
     let paths = rest
         .iter()
         .any(|w| w.literal && (w.text == "--" || w.text == "."));
+    let destroys = |why: &str| Effect::Destroys(why.to_owned());
+    let first = rest
+        .iter()
+        .find(|w| !w.text.starts_with('-'))
+        .map(|w| w.text.as_str());
     match sub {
+        "stash" if matches!(first, Some("clear" | "drop")) => destroys(
+            "`git stash clear` and `drop` delete stashed work, which no snapshot of the working tree holds",
+        ),
+        "branch" if s.has(&["-D"]) || (s.has(&["-d", "--delete"]) && s.has(&["-f", "--force"])) => {
+            destroys("`git branch -D` deletes a branch whose commits may be nowhere else")
+        }
+        "reflog" if matches!(first, Some("expire" | "delete")) => {
+            destroys("`git reflog expire` and `delete` drop the record that brings lost commits back")
+        }
+        "prune" | "update-ref" if sub == "prune" || s.has(&["-d"]) => {
+            destroys("it deletes objects or references that may be the only copy of work")
+        }
+        "gc" if rest.iter().any(|w| w.text.starts_with("--prune")) => {
+            destroys("`git gc --prune` deletes unreachable commits, which may be the only copy of work")
+        }
+        "switch" if s.has(&["-f", "--force", "--discard-changes"]) => {
+            Effect::Discards("`git switch -f` overwrites the changes not committed".to_owned())
+        }
+        "read-tree" if s.has(&["-u"]) && s.has(&["--reset"]) => {
+            Effect::Discards("`git read-tree -u --reset` overwrites the changes not committed".to_owned())
+        }
+        "checkout-index" if s.has(&["-f", "--force"]) => {
+            Effect::Discards("`git checkout-index -f` overwrites the changes not committed".to_owned())
+        }
         "checkout" if paths || s.has(&["-f", "--force"]) => {
             Effect::Discards("`git checkout` of files overwrites the changes not committed".to_owned())
         }
@@ -220,7 +249,7 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
                     w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(['x', 'X'])
                 });
             if ignored_too {
-                Effect::DiscardsIgnored(
+                Effect::Destroys(
                     "`git clean -x` removes the files git ignores, which no snapshot holds".to_owned(),
                 )
             } else {
