@@ -312,8 +312,9 @@ impl Prepared {
         self.tmp_dir.as_deref()
     }
 
-    /// What the caller should tell the command's user before it runs: where the kernel gives it less than the
-    /// plan asked (without namespaces, how its network is held to the proxy, or that it has none).
+    /// What the caller should tell the command's user: before it runs, where the kernel gives it less than the
+    /// plan asked (without namespaces, how its network is held to the proxy, or that it has none); after
+    /// [`finish`](Self::finish), also where the check after the run stopped short.
     pub fn notes(&self) -> &[String] {
         &self.notes
     }
@@ -399,8 +400,14 @@ impl Prepared {
     /// could have kept out; returns what was removed.
     pub fn finish(&mut self, protection: &dyn Protection) -> Vec<PathBuf> {
         let watch = std::mem::take(&mut self.watch);
-        watch
-            .created(protection, self.started)
+        let mut stopped = Vec::new();
+        let created = watch.created(protection, self.started, &mut stopped);
+        // A command that made more entries than the scan looks at may have hidden a protected path past them: the
+        // caller says so (`Prepared::notes`).
+        self.notes.extend(stopped.into_iter().map(|why| {
+            format!("{why}; a protected path the command made past them (a `.claude`, `.git` or `.envrc`) was not looked for or removed")
+        }));
+        created
             .into_iter()
             .filter(|path| {
                 // The command may have taken the owner's rights on the directory holding the path, or inside it.
@@ -816,7 +823,11 @@ pub fn run_filtered(
             .or_else(|| status.signal().map(|signal| 128 + signal))
             .unwrap_or(125)
     };
+    let told = prepared.notes().len();
     let removed = prepared.finish(protection);
+    for note in prepared.notes().iter().skip(told) {
+        eprintln!("agent-guard sandbox: {note}");
+    }
     drop(prepared);
     let caught = CAUGHT.load(Ordering::SeqCst);
     if caught != 0 {

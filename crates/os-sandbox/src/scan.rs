@@ -19,9 +19,10 @@ pub(crate) fn prefixed(dir: &Path, prefix: &str) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// How many times the first scan's limit the scan after a writing command looks at: it does not skip tagged
-/// caches (the command may have tagged one itself to hide a protected path in it).
-const AFTER_SCAN_FACTOR: usize = 5;
+/// How many times the first scan's limit the scan after a writing command looks at (a million entries by default,
+/// about a second): it does not skip tagged caches (the command may have tagged one itself to hide a protected path
+/// in it), and a command that makes more entries than that to hide one past them is told of on stderr.
+const AFTER_SCAN_FACTOR: usize = 50;
 
 /// The file that marks a directory as a regenerable cache (the Cache Directory Tagging convention; cargo's
 /// `target/` carries it): the scan for secrets does not descend into one.
@@ -53,14 +54,19 @@ impl Watch {
     /// `since`: created then, or given to an older file or directory then (a rename or a hard link changes the
     /// inode's status-change time, which no program can set back). A path the first scan did not reach, past its
     /// limit, is older and stays.
-    pub(crate) fn created(&self, protection: &dyn Protection, since: std::time::SystemTime) -> Vec<PathBuf> {
+    /// `notes` gets why the scan did not look at every entry.
+    pub(crate) fn created(
+        &self,
+        protection: &dyn Protection,
+        since: std::time::SystemTime,
+        notes: &mut Vec<String>,
+    ) -> Vec<PathBuf> {
         if self.roots.is_empty() && self.candidates.is_empty() {
             return Vec::new();
         }
-        let mut notes = Vec::new();
         // A command can tag a directory as a cache itself: after it, every directory is looked into, further.
         let limit = self.limit.saturating_mul(AFTER_SCAN_FACTOR);
-        let now = scan(&self.roots, limit, protection, true, false, &mut notes).write_protected;
+        let now = scan(&self.roots, limit, protection, true, false, notes).write_protected;
         now.into_iter()
             .chain(
                 self.candidates
@@ -202,5 +208,44 @@ mod file_clock_tests {
                 "attempt {i}: made after the start but stamped before it"
             );
         }
+    }
+
+    /// Names `.claude` anywhere as write-protected.
+    struct Claude;
+    impl Protection for Claude {
+        fn secret(&self, _path: &Path, _root: &Path) -> bool {
+            false
+        }
+        fn write_protected(&self, path: &Path, _root: &Path) -> bool {
+            path.file_name().is_some_and(|name| name == ".claude")
+        }
+    }
+
+    #[test]
+    fn a_protected_path_past_the_scan_after_the_run_is_told_of() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let since = file_clock_now();
+        // More entries beside `z` than the scan after a run looks at (its factor times the limit of 1): the scan,
+        // breadth first, stops before it lists `z`.
+        for i in 0..AFTER_SCAN_FACTOR * 2 {
+            std::fs::write(root.join(format!("f{i}")), "").unwrap();
+        }
+        std::fs::create_dir_all(root.join("z/.claude")).unwrap();
+        let mut watch = Watch {
+            roots: vec![root.clone()],
+            limit: 1,
+            ..Watch::default()
+        };
+        let mut notes = Vec::new();
+        let created = watch.created(&Claude, since, &mut notes);
+        assert!(created.is_empty(), "{created:?}");
+        assert!(notes.iter().any(|n| n.contains("stopped after")), "{notes:?}");
+        // Within the bound, the same path is found and nothing is told.
+        watch.limit = 100;
+        notes.clear();
+        let created = watch.created(&Claude, since, &mut notes);
+        assert_eq!(created, [root.join("z/.claude")]);
+        assert!(notes.is_empty(), "{notes:?}");
     }
 }

@@ -211,8 +211,9 @@ impl Run<'_> {
             })
             .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
         let output = watch(&mut child, self.timeout, limits, cgroup).await?;
+        let told = prepared.notes().len();
         let removed = prepared.finish(&self.guard.protection());
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = prepared.notes().iter().skip(told).cloned().collect();
         if !removed.is_empty() {
             let names: Vec<String> = removed.iter().map(|p| format!("`{}`", p.display())).collect();
             notes.push(format!(
