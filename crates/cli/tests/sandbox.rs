@@ -671,7 +671,7 @@ fn renamed_linked_hidden_and_cached_protected_paths_are_taken_back() {
         std::fs::write(world.project.join("src/hooks.sh"), "#!/bin/sh\n").unwrap();
         std::fs::create_dir_all(world.home.join(".cargo")).unwrap();
         std::fs::write(world.home.join(".cargo/notes.toml"), "[build]\n").unwrap();
-        std::fs::create_dir_all(world.home.join(".cache")).unwrap();
+        std::fs::create_dir_all(world.home.join(".cache/pip")).unwrap();
         std::fs::create_dir_all(world.home.join(".yarn")).unwrap();
         if let Some(uid) = world.owner {
             chown_all(world.project.parent().unwrap(), uid);
@@ -685,7 +685,7 @@ fn renamed_linked_hidden_and_cached_protected_paths_are_taken_back() {
              mkdir -p src/hide/.git && echo x > src/hide/.git/config && chmod 000 src/hide; \
              mkdir -p .agent-guard && echo x > .agent-guard/hook; \
              echo x > ~/.cache/p10k-instant-prompt-u.zsh; echo x > ~/.cargo/env.fish; \
-             mkdir -p ~/.yarn/bin && echo x > ~/.yarn/bin/yarn; echo kept > ~/.cache/build.log; \
+             mkdir -p ~/.yarn/bin && echo x > ~/.yarn/bin/yarn; echo kept > ~/.cache/pip/build.log; \
              chmod 100 .; echo done",
         );
         let all = text(&output);
@@ -709,7 +709,42 @@ fn renamed_linked_hidden_and_cached_protected_paths_are_taken_back() {
         // What is not protected stays, renamed or not.
         assert!(world.project.join("src/hooks.sh").exists(), "{owner:?}: {all}");
         assert!(world.project.join("src/lib.rs").exists(), "{owner:?}: {all}");
-        assert!(world.home.join(".cache/build.log").exists(), "{owner:?}: {all}");
+        assert!(world.home.join(".cache/pip/build.log").exists(), "{owner:?}: {all}");
+    }
+}
+
+/// Of the home directory, `workspace-write` writes only the package caches: not what a shell sources at start
+/// (`~/.cache` holds completion dumps and plugin managers' scripts), nor a tool's settings beside its cache
+/// (`~/.gradle/gradle.properties`).
+#[test]
+fn of_the_home_directory_only_package_caches_are_written() {
+    if !supported() {
+        return;
+    }
+    for world in worlds() {
+        let owner = (world.owner, world.namespaces);
+        for dir in [".cache/zsh", ".cache/pip", ".gradle/caches"] {
+            std::fs::create_dir_all(world.home.join(dir)).unwrap();
+        }
+        if let Some(uid) = world.owner {
+            chown_all(&world.home, uid);
+        }
+        let output = world.run(
+            "workspace-write",
+            "echo x > ~/.cache/zsh/zcompdump; mkdir -p ~/.cache/antidote; echo y > ~/.gradle/gradle.properties; \
+             echo kept > ~/.cache/pip/ok; echo kept > ~/.gradle/caches/ok; echo done",
+        );
+        let all = text(&output);
+        assert!(all.contains("done"), "{owner:?}: {all}");
+        for never in [".cache/zsh/zcompdump", ".cache/antidote", ".gradle/gradle.properties"] {
+            assert!(
+                std::fs::symlink_metadata(world.home.join(never)).is_err(),
+                "{owner:?}: {never} was written: {all}"
+            );
+        }
+        for kept in [".cache/pip/ok", ".gradle/caches/ok"] {
+            assert!(world.home.join(kept).exists(), "{owner:?}: {kept}: {all}");
+        }
     }
 }
 

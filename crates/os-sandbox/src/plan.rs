@@ -95,23 +95,36 @@ const SERVICE_SOCKETS: &[&str] = &[
     "/tmp/.X11-unix",
 ];
 
-/// Package and build caches under the home directory that `workspace-write` may write: a build the user allowed
-/// must be able to fetch its dependencies and keep its compiled artefacts.
+/// Package and build caches under the home directory that `workspace-write` may write, by allow list: a build
+/// must be able to fetch its dependencies and keep its compiled artefacts, and nothing else of the home directory
+/// is written. `~/.cache` is not a cache of packages but of everything: shells and their plugin managers keep there
+/// what every new shell sources (completion dumps, prompt and plugin scripts), so only the package caches inside
+/// it are written. A cache that does not exist yet is not granted (a tool's first run outside the sandbox, or a
+/// `mkdir`, makes it).
 const HOME_CACHES: &[&str] = &[
+    // cargo locks `~/.cargo/.package-cache` at its top; its configuration and programs are kept out below.
     ".cargo",
     ".rustup",
     ".npm",
-    ".cache",
-    ".yarn",
+    ".cache/pip",
+    ".cache/uv",
+    ".cache/pypoetry/cache",
+    ".cache/pypoetry/artifacts",
+    ".cache/yarn",
+    ".cache/pnpm",
+    ".cache/go-build",
+    ".cache/coursier",
+    ".yarn/berry/cache",
     ".pnpm-store",
     ".local/share/pnpm/store",
-    ".gradle",
-    ".m2",
-    ".bun",
+    ".gradle/caches",
+    ".gradle/native",
+    ".gradle/daemon",
+    ".m2/repository",
+    ".bun/install/cache",
     ".nuget/packages",
-    ".ivy2",
-    ".sbt",
-    "go",
+    ".ivy2/cache",
+    "go/pkg",
 ];
 
 /// What inside those caches configures the tools or is a program that other commands run later without asking
