@@ -709,7 +709,10 @@ fn renamed_linked_hidden_and_cached_protected_paths_are_taken_back() {
         // What is not protected stays, renamed or not.
         assert!(world.project.join("src/hooks.sh").exists(), "{owner:?}: {all}");
         assert!(world.project.join("src/lib.rs").exists(), "{owner:?}: {all}");
-        assert!(world.home.join(".cache/pip/build.log").exists(), "{owner:?}: {all}");
+        assert!(
+            world.home.join(".cache/pip/build.log").exists(),
+            "{owner:?}: {all}"
+        );
     }
 }
 
@@ -736,7 +739,11 @@ fn of_the_home_directory_only_package_caches_are_written() {
         );
         let all = text(&output);
         assert!(all.contains("done"), "{owner:?}: {all}");
-        for never in [".cache/zsh/zcompdump", ".cache/antidote", ".gradle/gradle.properties"] {
+        for never in [
+            ".cache/zsh/zcompdump",
+            ".cache/antidote",
+            ".gradle/gradle.properties",
+        ] {
             assert!(
                 std::fs::symlink_metadata(world.home.join(never)).is_err(),
                 "{owner:?}: {never} was written: {all}"

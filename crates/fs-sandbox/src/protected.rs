@@ -37,8 +37,10 @@ const WRITE_DIRS: [&str; 17] = [
 
 /// Files that configure programs which later runs read without asking: git's user configuration (a pager, an
 /// fsmonitor or an alias runs a program on `git status`), the agent's project MCP servers, the package managers'
-/// project configuration (a shell, a script or a hook file that installs run), the project files editors run.
-const CONFIG_FILES: [&str; 10] = [
+/// project configuration (a shell, a script or a hook file that installs run), the project files editors run, the
+/// toolchain a directory's `cargo` starts (`rust-toolchain.toml` may name any path), mise's project configuration
+/// (its hooks and tasks run on `cd`), and pre-commit's, whose hooks run on every commit.
+const CONFIG_FILES: [&str; 15] = [
     ".gitconfig",
     ".mcp.json",
     ".npmrc",
@@ -49,14 +51,25 @@ const CONFIG_FILES: [&str; 10] = [
     ".nvim.lua",
     ".nvimrc",
     ".exrc",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+    ".mise.toml",
+    "mise.toml",
+    ".pre-commit-config.yaml",
 ];
 
 /// Endings of files that configure code an editor runs when it opens them (a workspace's tasks).
 const CONFIG_SUFFIXES: [&str; 1] = [".code-workspace"];
 
-/// Directories of configuration that runs code, named by two components: git's XDG configuration, and
-/// `~/.local/bin`, a directory on the user's `PATH` where a new program shadows a system one.
-const CONFIG_DIRS: [[&str; 2]; 2] = [[".config", "git"], [".local", "bin"]];
+/// Configuration that runs code, named by two components: git's XDG configuration, `~/.local/bin`, a directory on
+/// the user's `PATH` where a new program shadows a system one, and cargo's configuration of a directory (a
+/// `rustc-wrapper` or a runner runs on every later `cargo build` there, inside the sandbox or not).
+const CONFIG_DIRS: [[&str; 2]; 4] = [
+    [".config", "git"],
+    [".local", "bin"],
+    [".cargo", "config.toml"],
+    [".cargo", "config"],
+];
 
 /// Shell start-up files (and `direnv`'s `.envrc`, which a shell runs on `cd`): a write to one is protected.
 const STARTUP_FILES: [&str; 17] = [
@@ -663,6 +676,18 @@ mod tests {
         assert!(write("/home/u/.config/git/config").is_some());
         assert!(write("/home/u/.local/bin/ls").is_some());
         assert!(write("/p/.mcp.json").is_some());
+        for runs_code in [
+            "/p/.cargo/config.toml",
+            "/p/sub/.cargo/config",
+            "/p/rust-toolchain.toml",
+            "/p/rust-toolchain",
+            "/p/mise.toml",
+            "/p/.mise.toml",
+            "/p/.pre-commit-config.yaml",
+        ] {
+            assert!(write(runs_code).is_some(), "{runs_code}");
+        }
+        assert!(write("/p/.cargo/registry/x").is_none());
         assert!(write("/p/src/gitconfig.rs").is_none());
         assert!(write("/home/u/.local/share/x").is_none());
     }
