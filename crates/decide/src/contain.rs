@@ -114,7 +114,9 @@ impl Guard {
     }
 
     /// Whether the resolution is one the sandbox may answer: an ask (or `dontAsk`'s deny of one) that no deny,
-    /// ask rule, hook's ask or classifier made, outside mode `plan`.
+    /// ask rule, hook's ask, classifier or safety ask of the file-system sandbox made (a write to a protected path,
+    /// a read of a secret: the kernel keeps the first from happening, and the second, a credential found by its
+    /// content, it does not hide), outside mode `plan`.
     fn containable(&self, resolution: &Resolution) -> bool {
         let verdict = &resolution.verdict;
         let asked = match verdict.decision {
@@ -128,6 +130,8 @@ impl Guard {
                     candidate.provenance.step,
                     Some(DecidedBy::AskRule | DecidedBy::HookAsk | DecidedBy::Classifier)
                 )
+                || (candidate.provenance.layer == Layer::Sandbox
+                    && candidate.provenance.step == Some(DecidedBy::SafetyAsk))
         });
         asked && !decided_by_someone && self.policy.mode() != PermissionMode::Plan
     }

@@ -85,9 +85,15 @@ impl Guard {
         if let Some((mode, source)) = options.mode {
             policy = policy.with_mode(mode, source);
         }
+        // The programs a repository's git configuration names inside it run later, when the user runs git.
+        let repository_programs: Vec<String> = std::iter::once(&options.cwd)
+            .chain(options.project.as_ref())
+            .flat_map(|root| crate::repo_programs::protected_patterns(root))
+            .collect();
         let protected = ProtectedPaths::default()
             .with_home(options.home.clone())
             .with_extra_writes(&guard_settings.protected_writes)
+            .and_then(|p| p.with_extra_writes(&repository_programs))
             .and_then(|p| p.with_extra_reads(&guard_settings.protected_reads))
             .map_err(|e| setting_error("agentGuard.protectedPaths", e))?;
         let mut config = sandbox_config(settings, &guard_settings, options);

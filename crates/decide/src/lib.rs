@@ -62,6 +62,7 @@ mod error;
 mod gather;
 mod guard;
 mod hook_io;
+mod repo_programs;
 mod resolve;
 #[cfg(test)]
 mod test_guard;
