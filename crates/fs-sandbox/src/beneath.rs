@@ -30,6 +30,10 @@ pub struct Reach<'a> {
     /// It follows the symbolic links it meets (`grep -R`, `rg -L`): the walk follows them too, and a link that
     /// leads out of the roots counts as a protected read (what lies there is not the project's to search).
     pub follow_links: bool,
+    /// It skips what the ignore files exclude, as ripgrep does by default: `.gitignore` and `.git/info/exclude`
+    /// inside a git repository (and in the directories above the searched one), `.ignore`, `.rgignore`. A hidden
+    /// file an ignore file whitelists is read even when hidden files are not.
+    pub ignores: bool,
     /// It reads only files whose names match every one of these globs, compared without regard to case (`find .
     /// -name '*.rs' -exec cat {} +`); empty: any file.
     pub names: &'a [String],
@@ -50,20 +54,10 @@ impl PathSandbox {
     /// ([`Reach::follow_links`]; `grep -r`, `rg` and `find` do not), each directory once. Never fails: what
     /// cannot be listed is skipped, and a walk past its bound says so in [`Reached::incomplete`].
     pub fn protected_beneath(&self, dir: &Path, reach: &Reach<'_>) -> Reached {
-        let matchers: Option<Vec<GlobMatcher>> = reach
-            .names
-            .iter()
-            .map(|name| {
-                GlobBuilder::new(name)
-                    .case_insensitive(true)
-                    .literal_separator(true)
-                    .build()
-                    .ok()
-                    .map(|glob| glob.compile_matcher())
-            })
-            .collect();
-        // A pattern that cannot be compiled filters nothing: every file counts.
-        let matchers = matchers.unwrap_or_default();
+        if reach.ignores {
+            return self.protected_beneath_ignoring(dir, reach);
+        }
+        let matchers = name_matchers(reach.names);
         // Ripgrep also reads the ignore files of every directory above the one it searches.
         let above = !reach.hidden && dir.ancestors().skip(1).any(whitelists);
         let mut queue = VecDeque::from([(dir.to_path_buf(), above)]);
@@ -136,6 +130,59 @@ impl PathSandbox {
         Reached::default()
     }
 
+    /// [`protected_beneath`](Self::protected_beneath) for a reader that skips what the ignore files exclude: the
+    /// walk of the `ignore` crate, ripgrep's own, so that what is skipped is exactly what ripgrep skips.
+    fn protected_beneath_ignoring(&self, dir: &Path, reach: &Reach<'_>) -> Reached {
+        let matchers = name_matchers(reach.names);
+        let mut walk = ignore::WalkBuilder::new(dir);
+        walk.hidden(!reach.hidden)
+            .follow_links(reach.follow_links)
+            .parents(true)
+            .ignore(true)
+            .git_ignore(true)
+            .git_exclude(true)
+            // The user's global excludes only make ripgrep skip more: not reading them counts more as read.
+            .git_global(false);
+        for (seen, entry) in walk.build().enumerate() {
+            if seen > MAX_ENTRIES {
+                return Reached {
+                    protected: None,
+                    incomplete: Some(format!(
+                        "`{}` holds more than {MAX_ENTRIES} entries to look at",
+                        dir.display()
+                    )),
+                };
+            }
+            // What cannot be listed is skipped, as ripgrep skips it.
+            let Ok(entry) = entry else { continue };
+            let mut path = entry.path().to_path_buf();
+            if entry.path_is_symlink() {
+                let Ok(target) = fs::canonicalize(&path) else {
+                    continue;
+                };
+                if let Some(reason) = self.leaves_roots(&path, &target) {
+                    return Reached {
+                        protected: Some((path, reason)),
+                        incomplete: None,
+                    };
+                }
+                path = target;
+            }
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir()) || path.is_dir();
+            let named = is_dir || matchers.iter().all(|m| m.is_match(entry.file_name()));
+            if entry.depth() > 0
+                && named
+                && let Some(reason) = self.protected_read(&path)
+            {
+                return Reached {
+                    protected: Some((path, reason)),
+                    incomplete: None,
+                };
+            }
+        }
+        Reached::default()
+    }
+
     /// Why a link at `link` whose canonical target is `target` may not be followed by a search: it leads out of
     /// every root.
     fn leaves_roots(&self, link: &Path, target: &Path) -> Option<String> {
@@ -157,6 +204,23 @@ impl PathSandbox {
             .find_map(|root| path.strip_prefix(&root.path).ok());
         self.protected_paths().reason(path, relative, Access::Read)
     }
+}
+
+/// The globs of a reach's names, compared without regard to case; a pattern that cannot be compiled filters
+/// nothing: every file counts.
+fn name_matchers(names: &[String]) -> Vec<GlobMatcher> {
+    let matchers: Option<Vec<GlobMatcher>> = names
+        .iter()
+        .map(|name| {
+            GlobBuilder::new(name)
+                .case_insensitive(true)
+                .literal_separator(true)
+                .build()
+                .ok()
+                .map(|glob| glob.compile_matcher())
+        })
+        .collect();
+    matchers.unwrap_or_default()
 }
 
 /// Whether an ignore file of `dir` holds a negation (a line starting with `!`), which whitelists what it names,
@@ -196,6 +260,7 @@ mod tests {
         let all = Reach {
             hidden: true,
             follow_links: false,
+            ignores: false,
             names: &[],
         };
         assert_eq!(sandbox.protected_beneath(root, &all), Reached::default());
@@ -205,6 +270,7 @@ mod tests {
         let visible = Reach {
             hidden: false,
             follow_links: false,
+            ignores: false,
             names: &[],
         };
         assert_eq!(sandbox.protected_beneath(root, &visible), Reached::default());
@@ -212,6 +278,7 @@ mod tests {
         let only_rust = Reach {
             hidden: true,
             follow_links: false,
+            ignores: false,
             names: &rust,
         };
         assert_eq!(sandbox.protected_beneath(root, &only_rust), Reached::default());
@@ -230,6 +297,7 @@ mod tests {
         let visible = Reach {
             hidden: false,
             follow_links: false,
+            ignores: false,
             names: &[],
         };
         assert_eq!(sandbox.protected_beneath(root, &visible), Reached::default());
@@ -263,6 +331,7 @@ mod tests {
         let follow = |names: &'static [String]| Reach {
             hidden: true,
             follow_links: true,
+            ignores: false,
             names,
         };
         // Links that stay inside, a loop among them, and a dangling one: nothing protected is reached.
@@ -277,6 +346,7 @@ mod tests {
         let visible = Reach {
             hidden: false,
             follow_links: true,
+            ignores: false,
             names: &[],
         };
         let found = sandbox.protected_beneath(&root.join("src"), &visible);
@@ -298,8 +368,46 @@ mod tests {
         let all = Reach {
             hidden: true,
             follow_links: false,
+            ignores: false,
             names: &[],
         };
         assert_eq!(sandbox.protected_beneath(&root, &all), Reached::default());
+    }
+
+    #[test]
+    fn a_reader_that_skips_ignored_files_does_not_reach_a_secret_the_repository_ignores() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join(".git")).unwrap();
+        fs::create_dir_all(root.join("src")).unwrap();
+        fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+        fs::write(root.join(".env"), "K=V").unwrap();
+        let sandbox = PathSandbox::new(SandboxConfig::new(&root)).unwrap();
+        let rg_hidden = Reach {
+            hidden: true,
+            follow_links: false,
+            ignores: true,
+            names: &[],
+        };
+        let found = sandbox.protected_beneath(&root, &rg_hidden);
+        assert!(
+            found.protected.is_some_and(|(p, _)| p.ends_with(".env")),
+            "not ignored yet"
+        );
+        fs::write(root.join(".gitignore"), "/.env\ntarget/\n").unwrap();
+        assert_eq!(sandbox.protected_beneath(&root, &rg_hidden), Reached::default());
+        // Outside a git repository `.gitignore` means nothing to ripgrep; `.ignore` does.
+        fs::remove_dir_all(root.join(".git")).unwrap();
+        assert!(sandbox.protected_beneath(&root, &rg_hidden).protected.is_some());
+        fs::write(root.join(".ignore"), ".env\n").unwrap();
+        assert_eq!(sandbox.protected_beneath(&root, &rg_hidden), Reached::default());
+        // A reader that does not skip ignored files reaches it.
+        let grep_r = Reach {
+            hidden: true,
+            follow_links: false,
+            ignores: false,
+            names: &[],
+        };
+        assert!(sandbox.protected_beneath(&root, &grep_r).protected.is_some());
     }
 }

@@ -20,6 +20,7 @@ impl Gathering<'_> {
                 let reach = Reach {
                     hidden: true,
                     follow_links: false,
+                    ignores: true,
                     names,
                 };
                 self.search(tool, &check, &reach);

@@ -79,6 +79,7 @@ impl Gathering<'_> {
             .map(|command| Reach {
                 hidden: command.reads_hidden,
                 follow_links: command.follows_links,
+                ignores: false,
                 names: &command.names,
             });
         for place in &places {
@@ -111,6 +112,7 @@ impl Gathering<'_> {
                 let reach = Reach {
                     hidden: command.reads_hidden,
                     follow_links: command.follows_links,
+                    ignores: false,
                     names: &command.names,
                 };
                 self.search(tool, &check, &reach);
