@@ -52,8 +52,16 @@ const HOME_READS: &[&str] = &[
     ".rbenv",
     ".gem/ruby",
     ".gem/specs",
-    // .NET, Haskell, version managers, Nix.
-    ".dotnet",
+    // .NET (its installation, not `~/.dotnet/corefx`, where its certificate stores keep private keys), Haskell,
+    // version managers, Nix.
+    ".dotnet/dotnet",
+    ".dotnet/host",
+    ".dotnet/sdk",
+    ".dotnet/sdk-manifests",
+    ".dotnet/shared",
+    ".dotnet/packs",
+    ".dotnet/templates",
+    ".dotnet/tools",
     ".nuget/packages",
     ".ghcup/bin",
     ".ghcup/ghc",
