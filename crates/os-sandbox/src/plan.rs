@@ -527,7 +527,12 @@ impl Plan {
                     write_protected.push(path.clone());
                 }
             }
-            let mut before = write_protected.clone();
+            // Each with its inode: a command may move the directory above a protected file (the file's read-only
+            // mount moves with it) and make a new file under the old name, which is then no older path.
+            let mut before: Vec<(PathBuf, Option<(u64, u64)>)> = write_protected
+                .iter()
+                .map(|path| (path.clone(), crate::scan::inode(path)))
+                .collect();
             before.sort();
             watch = Watch {
                 roots: spec.roots.clone(),

@@ -45,7 +45,8 @@ pub(crate) struct Watch {
     pub(crate) candidates: Vec<PathBuf>,
     /// Directories and the start of the names in them that are protected.
     pub(crate) prefixes: Vec<(PathBuf, &'static str)>,
-    pub(crate) before: Vec<PathBuf>,
+    /// The protected paths that existed, each with its device and inode then, sorted by path.
+    pub(crate) before: Vec<(PathBuf, Option<(u64, u64)>)>,
     pub(crate) limit: usize,
 }
 
@@ -79,7 +80,15 @@ impl Watch {
                     .iter()
                     .flat_map(|(dir, prefix)| prefixed(dir, prefix)),
             )
-            .filter(|path| self.before.binary_search(path).is_err())
+            // A path that existed stays unless another file now has its name (its directory moved away and a new
+            // one made in its place).
+            .filter(|path| {
+                self.before
+                    .binary_search_by(|(known, _)| known.cmp(path))
+                    .map_or(true, |at| {
+                        self.before.get(at).is_some_and(|(_, was)| inode(path) != *was)
+                    })
+            })
             .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| named_since(&meta, since)))
             .collect()
     }
@@ -101,6 +110,14 @@ pub(crate) fn file_clock_now() -> std::time::SystemTime {
             let now = std::time::SystemTime::now();
             now.checked_sub(std::time::Duration::from_secs(1)).unwrap_or(now)
         })
+}
+
+/// The device and inode of `path` itself (a link is not followed), when it exists.
+pub(crate) fn inode(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
 }
 
 /// Whether the entry `meta` describes got its current name at or after `since`: it was born then, or its status
@@ -247,5 +264,30 @@ mod file_clock_tests {
         let created = watch.created(&Claude, since, &mut notes);
         assert_eq!(created, [root.join("z/.claude")]);
         assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn a_protected_file_put_back_under_its_old_name_by_moving_its_directory_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let old = root.join("sub/.claude");
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::write(old.join("settings.json"), "{}").unwrap();
+        let watch = Watch {
+            roots: vec![root.clone()],
+            before: vec![(old.clone(), inode(&old))],
+            limit: 100,
+            ..Watch::default()
+        };
+        let since = file_clock_now();
+        let mut notes = Vec::new();
+        // Nothing changed: the old path stays.
+        assert!(watch.created(&Claude, since, &mut notes).is_empty());
+        // The directory above it moved away, and a new `.claude` made under the old name.
+        std::fs::rename(root.join("sub"), root.join("sub2")).unwrap();
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::write(old.join("settings.json"), r#"{"hooks": {}}"#).unwrap();
+        let created = watch.created(&Claude, since, &mut notes);
+        assert!(created.contains(&old), "{created:?}");
     }
 }
