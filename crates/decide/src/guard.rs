@@ -88,7 +88,7 @@ impl Guard {
         // The programs a repository's git configuration names inside it run later, when the user runs git.
         let repository_programs: Vec<String> = std::iter::once(&options.cwd)
             .chain(options.project.as_ref())
-            .flat_map(|root| crate::repo_programs::protected_patterns(root))
+            .flat_map(|root| crate::repo_programs::protected_patterns(root, options.home.as_deref()))
             .collect();
         let protected = ProtectedPaths::default()
             .with_home(options.home.clone())

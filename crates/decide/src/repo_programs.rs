@@ -32,22 +32,46 @@ const PROGRAM_KEYS: &[(&str, &str)] = &[
 ];
 
 /// The protected-path patterns (anchored at `root`, `./…`, which covers what lies beneath) of the files below
-/// `root` that the git configuration of the repository at `root` names as programs.
-pub(crate) fn protected_patterns(root: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(root.join(".git/config")) else {
-        return Vec::new();
-    };
-    let mut patterns = Vec::new();
-    for place in named_programs(&text) {
-        let path = if place.is_absolute() {
-            match place.strip_prefix(root) {
-                Ok(inside) => inside.to_path_buf(),
-                Err(_) => continue,
-            }
-        } else {
-            place
+/// `root` that git's configuration for the repository at `root` names as programs: the repository's own
+/// configuration with the files it includes (which, inside the root, are protected too), and the user's global
+/// configuration (`~/.gitconfig`, `~/.config/git/config`), whose relative places are relative to the repository.
+pub(crate) fn protected_patterns(root: &Path, home: Option<&Path>) -> Vec<String> {
+    let mut places = Vec::new();
+    let mut files: Vec<PathBuf> = vec![root.join(".git/config")];
+    if let Some(home) = home {
+        files.push(home.join(".gitconfig"));
+        files.push(home.join(".config/git/config"));
+    }
+    // Included files are followed one level: an include of an include is rare, and each level is read here.
+    let mut included = Vec::new();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
         };
-        let relative = normalize(&path);
+        let named = named_programs(&text);
+        places.extend(named.programs);
+        for include in named.includes {
+            let base = file.parent().unwrap_or(root);
+            let path = if include.is_absolute() {
+                include
+            } else {
+                base.join(include)
+            };
+            places.push(path.clone());
+            included.push(path);
+        }
+    }
+    for file in &included {
+        if let Ok(text) = std::fs::read_to_string(file) {
+            places.extend(named_programs(&text).programs);
+        }
+    }
+    let mut patterns = Vec::new();
+    for place in places {
+        let absolute = normalize(&root.join(place));
+        let Ok(relative) = absolute.strip_prefix(root) else {
+            continue;
+        };
         if relative.as_os_str().is_empty() {
             continue;
         }
@@ -66,11 +90,19 @@ pub(crate) fn protected_patterns(root: &Path) -> Vec<String> {
     patterns
 }
 
-/// The places the configuration text names as programs: each value's first word that is a path (holds a `/` or
-/// starts with `.`), `core.hooksPath` whole.
-fn named_programs(text: &str) -> Vec<PathBuf> {
+/// What a configuration text names: programs, and files it includes.
+#[derive(Debug, Default)]
+struct Named {
+    programs: Vec<PathBuf>,
+    includes: Vec<PathBuf>,
+}
+
+/// The places the configuration text names as programs: each word of a value that is a path (holds a `/` or
+/// starts with `.`: `sh scripts/fsm.sh` names the script), `core.hooksPath` whole; and the files its `include` and
+/// `includeIf` sections include.
+fn named_programs(text: &str) -> Named {
     let mut section = String::new();
-    let mut out = Vec::new();
+    let mut out = Named::default();
     for line in text.lines() {
         let line = line.trim();
         if let Some(header) = line.strip_prefix('[').and_then(|rest| rest.split(']').next()) {
@@ -89,6 +121,13 @@ fn named_programs(text: &str) -> Vec<PathBuf> {
             continue;
         };
         let key = key.trim().to_ascii_lowercase();
+        if matches!(section.as_str(), "include" | "includeif") && key == "path" {
+            let value = value.trim().trim_matches('"');
+            if !value.is_empty() && !value.starts_with('~') {
+                out.includes.push(PathBuf::from(value));
+            }
+            continue;
+        }
         let named = PROGRAM_KEYS
             .iter()
             .any(|(s, k)| *s == section && (*k == "*" || *k == key));
@@ -97,27 +136,33 @@ fn named_programs(text: &str) -> Vec<PathBuf> {
         }
         let value = value.trim().trim_matches('"');
         let value = value.strip_prefix('!').unwrap_or(value).trim();
-        let first = if key == "hookspath" {
-            value
-        } else {
-            value.split_whitespace().next().unwrap_or_default()
-        };
         // `core.hooksPath` is a directory whatever it looks like; a program's word is a path when it says so.
-        if (key == "hookspath" && !first.is_empty()) || first.contains('/') || first.starts_with('.') {
-            out.push(PathBuf::from(first));
+        if key == "hookspath" {
+            if !value.is_empty() {
+                out.programs.push(PathBuf::from(value));
+            }
+            continue;
+        }
+        for word in value.split_whitespace() {
+            let word = word.trim_matches(|c| c == '\'' || c == '"' || c == ';');
+            if word.contains('/') || (word.starts_with('.') && word.len() > 1) {
+                out.programs.push(PathBuf::from(word));
+            }
         }
     }
     out
 }
 
-/// `path` without `.` components and leading `./`; `..` keeps it out (it leaves the root).
+/// The absolute `path` with `.` and `..` taken lexically (a configuration names places as text).
 fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
-            std::path::Component::Normal(name) => out.push(name),
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
             std::path::Component::CurDir => {}
-            _ => return PathBuf::new(),
+            other => out.push(other),
         }
     }
     out
@@ -140,7 +185,7 @@ mod tests {
             root.display()
         );
         std::fs::write(root.join(".git/config"), config).unwrap();
-        let patterns = protected_patterns(root);
+        let patterns = protected_patterns(root, None);
         for expected in [
             "./.githooks",
             "./tools/watch.sh",
@@ -167,7 +212,7 @@ mod tests {
             "[core]\n\thooksPath = hooks[1]*\n",
         )
         .unwrap();
-        let patterns = protected_patterns(dir.path());
+        let patterns = protected_patterns(dir.path(), None);
         assert_eq!(patterns.first().map(String::as_str), Some("./hooks\\[1\\]\\*"));
         agent_fs_sandbox::ProtectedPaths::default()
             .with_extra_writes(&patterns)
@@ -177,6 +222,39 @@ mod tests {
     #[test]
     fn no_configuration_names_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(protected_patterns(dir.path()).is_empty());
+        assert!(protected_patterns(dir.path(), None).is_empty());
+    }
+
+    #[test]
+    fn every_path_word_an_included_file_and_the_users_configuration_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("proj");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            root.join(".git/config"),
+            "[core]\n\tfsmonitor = sh scripts/fsm.sh --fast\n[include]\n\tpath = ../.gitconfig.proj\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(".gitconfig.proj"),
+            "[filter \"x\"]\n\tclean = python3 tools/clean.py\n",
+        )
+        .unwrap();
+        std::fs::write(home.join(".gitconfig"), "[core]\n\thooksPath = .githooks\n").unwrap();
+        let patterns = protected_patterns(&root, Some(&home));
+        for expected in [
+            "./scripts/fsm.sh",
+            "./.gitconfig.proj",
+            "./tools/clean.py",
+            "./.githooks",
+        ] {
+            assert!(patterns.iter().any(|p| p == expected), "{expected}: {patterns:?}");
+        }
+        assert!(
+            !patterns.iter().any(|p| p.contains("--fast") || p == "./sh"),
+            "{patterns:?}"
+        );
     }
 }

@@ -39,8 +39,9 @@ const WRITE_DIRS: [&str; 17] = [
 /// fsmonitor or an alias runs a program on `git status`), the agent's project MCP servers, the package managers'
 /// project configuration (a shell, a script or a hook file that installs run), the project files editors run, the
 /// toolchain a directory's `cargo` starts (`rust-toolchain.toml` may name any path), mise's project configuration
-/// (its hooks and tasks run on `cd`), and pre-commit's, whose hooks run on every commit.
-const CONFIG_FILES: [&str; 15] = [
+/// (its hooks and tasks run on `cd`), pre-commit's and lefthook's, whose hooks run on every commit, and the commands
+/// Python's debugger runs when it starts in the directory.
+const CONFIG_FILES: [&str; 20] = [
     ".gitconfig",
     ".mcp.json",
     ".npmrc",
@@ -55,7 +56,12 @@ const CONFIG_FILES: [&str; 15] = [
     "rust-toolchain.toml",
     ".mise.toml",
     "mise.toml",
+    "mise.local.toml",
+    ".mise.local.toml",
     ".pre-commit-config.yaml",
+    "lefthook.yml",
+    "lefthook-local.yml",
+    ".pdbrc",
 ];
 
 /// Endings of files that configure code an editor runs when it opens them (a workspace's tasks).
@@ -684,6 +690,9 @@ mod tests {
             "/p/mise.toml",
             "/p/.mise.toml",
             "/p/.pre-commit-config.yaml",
+            "/p/mise.local.toml",
+            "/p/lefthook.yml",
+            "/p/.pdbrc",
         ] {
             assert!(write(runs_code).is_some(), "{runs_code}");
         }
