@@ -137,10 +137,33 @@ pub(crate) const HOME_SECRETS: &[&str] = &[
     ".config/Code/User/globalStorage",
 ];
 
+/// Credential files inside the tool-chain installations the sandbox lets commands read, one `*` standing for
+/// each installed version: the global npm configuration of each node install (an `_authToken`), pip's of each
+/// pyenv Python (an index URL with a password).
+const HOME_SECRET_GLOBS: &[(&str, &str)] = &[
+    (".nvm/versions/node", "etc/npmrc"),
+    (".volta/tools/image/node", "etc/npmrc"),
+    (".pyenv/versions", "pip.conf"),
+    (".pyenv/versions", "etc/pip.conf"),
+];
+
 /// The entries of the home directory `home` that hold credentials whatever their files are called, whether or
-/// not they exist: what the kernel sandbox hides from a sandboxed command besides the secret files it finds.
+/// not they exist, and the credential files of each installed tool-chain version that exists: what the kernel
+/// sandbox hides from a sandboxed command besides the secret files it finds.
 pub fn home_secret_places(home: &Path) -> Vec<PathBuf> {
-    HOME_SECRETS.iter().map(|entry| home.join(entry)).collect()
+    let versions = HOME_SECRET_GLOBS.iter().flat_map(|(dir, file)| {
+        std::fs::read_dir(home.join(dir))
+            .into_iter()
+            .flatten()
+            .filter_map(std::result::Result::ok)
+            .map(move |version| version.path().join(file))
+            .filter(|place| std::fs::symlink_metadata(place).is_ok())
+    });
+    HOME_SECRETS
+        .iter()
+        .map(|entry| home.join(entry))
+        .chain(versions)
+        .collect()
 }
 
 #[cfg(test)]
@@ -150,7 +173,7 @@ mod tests {
     #[test]
     fn home_secret_places_lie_in_the_home_directory() {
         let places = home_secret_places(Path::new("/home/u"));
-        assert_eq!(places.len(), HOME_SECRETS.len());
+        assert_eq!(places.len(), HOME_SECRETS.len(), "no version is installed there");
         assert!(
             places
                 .iter()
@@ -164,5 +187,27 @@ mod tests {
         ] {
             assert!(places.contains(&PathBuf::from(credentials)), "{credentials}");
         }
+    }
+
+    #[test]
+    fn the_credential_files_of_each_installed_version_are_secret_places() {
+        let home = tempfile::tempdir().unwrap();
+        for file in [
+            ".nvm/versions/node/v20.1.0/etc/npmrc",
+            ".pyenv/versions/3.12.1/pip.conf",
+        ] {
+            let path = home.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "//registry.npmjs.org/:_authToken=x").unwrap();
+        }
+        std::fs::create_dir_all(home.path().join(".nvm/versions/node/v18.0.0/bin")).unwrap();
+        let places = home_secret_places(home.path());
+        assert!(places.contains(&home.path().join(".nvm/versions/node/v20.1.0/etc/npmrc")));
+        assert!(places.contains(&home.path().join(".pyenv/versions/3.12.1/pip.conf")));
+        assert!(
+            !places
+                .iter()
+                .any(|p| p.starts_with(home.path().join(".nvm/versions/node/v18.0.0")))
+        );
     }
 }
