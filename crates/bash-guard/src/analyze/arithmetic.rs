@@ -8,8 +8,9 @@ use crate::knowledge;
 use crate::parse::{Arg, ArithKind, ArithText, Cmd};
 use crate::word;
 
+use super::nested::unescape_backticks;
 use super::vars::{Moment, Value};
-use super::{Ctx, Walker, parse_checked, unescape_backticks};
+use super::{Ctx, Walker, parse_checked};
 
 /// A variable an arithmetic context evaluates.
 #[derive(Debug)]

@@ -1,11 +1,13 @@
 //! The walk over the syntax tree: every command that could run, its files, and the findings.
 //!
-//! `mod.rs` walks lists, pipelines, compound commands, functions and the code in words and strings; `vars.rs`
+//! `mod.rs` walks lists, pipelines, compound commands and functions; `nested.rs` the code in words and strings
+//! (`bash -c`, `eval`, substitutions), one level deeper each; `vars.rs`
 //! keeps what the line gives its variables and when it is certain; `arithmetic.rs` judges what arithmetic
 //! evaluates; `files.rs` turns words into file accesses (redirections, variables naming files, devices).
 
 mod arithmetic;
 mod files;
+mod nested;
 mod state;
 mod vars;
 
@@ -794,122 +796,6 @@ impl Walker<'_> {
         });
         self.record(classified, index, ctx);
     }
-
-    /// Code given as a string: parsed and walked like the top level, one level deeper.
-    fn code(&mut self, code: &Code, ctx: Ctx) {
-        if !code.literal {
-            self.contained(
-                format!("`{}` runs code only known at run time: `{}`", code.via, code.text),
-                ctx.parent,
-            );
-            return;
-        }
-        self.parse_and_walk(&code.text, code.kind, ctx, &code.via);
-    }
-
-    fn parse_and_walk(&mut self, text: &str, kind: LocationKind, ctx: Ctx, via: &str) {
-        if ctx.code_depth >= MAX_DEPTH {
-            self.finding(
-                Decision::Ask,
-                format!("code nested more than {MAX_DEPTH} levels deep"),
-                ctx.parent,
-            );
-            return;
-        }
-        match parse_checked(text) {
-            Ok(script) => {
-                let mark = self.known.len();
-                // `eval` runs in this shell; substitutions and subshells see its variables but keep their own;
-                // any other code runs in a new shell, or later, and sees none of them.
-                let floor = match kind {
-                    LocationKind::Eval
-                    | LocationKind::CommandSubstitution
-                    | LocationKind::Backticks
-                    | LocationKind::ProcessSubstitution
-                    | LocationKind::Arithmetic
-                    | LocationKind::Subshell => ctx.floor,
-                    LocationKind::TopLevel
-                    | LocationKind::Pipeline
-                    | LocationKind::List
-                    | LocationKind::Background
-                    | LocationKind::BraceGroup
-                    | LocationKind::Alias
-                    | LocationKind::ControlFlow
-                    | LocationKind::ConditionalTest
-                    | LocationKind::FunctionBody
-                    | LocationKind::HereDocument
-                    | LocationKind::ShellString
-                    | LocationKind::Trap
-                    | LocationKind::FindExec
-                    | LocationKind::Coprocess => self.tick,
-                };
-                let inner = Ctx {
-                    code_depth: ctx.code_depth + 1,
-                    floor,
-                    ..ctx.nested(kind)
-                };
-                self.script(&script, inner);
-                if kind != LocationKind::Eval {
-                    self.forget(mark);
-                }
-            }
-            Err(error) => self.finding(
-                Decision::Ask,
-                format!("the code of `{via}` cannot be parsed: {error}"),
-                ctx.parent,
-            ),
-        }
-    }
-
-    /// The code inside a word: `$(…)`, backticks, and words that re-expand as code.
-    fn word_code(&mut self, w: &Word, ctx: Ctx, parent: Option<usize>, kind: Option<LocationKind>) {
-        self.credentials(w, parent);
-        self.expansions(w, ctx, parent, kind);
-    }
-
-    /// The code inside a word and what its expansion evaluates, without the credentials it shows.
-    fn expansions(&mut self, w: &Word, ctx: Ctx, parent: Option<usize>, kind: Option<LocationKind>) {
-        if w.reexpands {
-            self.finding(
-                Decision::Ask,
-                format!(
-                    "`{}` expands a value as code or escapes the analysis cannot see",
-                    w.text
-                ),
-                parent,
-            );
-        }
-        if let Some(error) = &w.error {
-            self.finding(
-                Decision::Ask,
-                format!("the word `{}` cannot be parsed: {error}", w.text),
-                parent,
-            );
-        }
-        let ctx = Ctx {
-            parent,
-            in_pipeline: false,
-            background: false,
-            ..ctx
-        };
-        for Embedded { body, backticks } in &w.embedded {
-            let location = kind.unwrap_or(if *backticks {
-                LocationKind::Backticks
-            } else {
-                LocationKind::CommandSubstitution
-            });
-            let text = if *backticks {
-                unescape_backticks(body)
-            } else {
-                body.clone()
-            };
-            let via = if *backticks { "`…`" } else { "$(…)" };
-            self.parse_and_walk(&text, location, ctx, via);
-        }
-        for arithmetic in &w.arithmetic {
-            self.arithmetic_operands(arithmetic, ctx, parent, 0);
-        }
-    }
 }
 
 /// The indices of the words of `test WORD`, `test -n WORD`, `test -z WORD` or `[ … ]` in those forms (`!` before
@@ -1011,20 +897,6 @@ fn printed_words(argv: &[&Word]) -> Option<Vec<Word>> {
     }
 }
 
-/// Inside backticks, `\$`, `` \` `` and `\\` stand for the character itself.
-fn unescape_backticks(body: &str) -> String {
-    let mut out = String::with_capacity(body.len());
-    let mut chars = body.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && chars.peek().is_some_and(|n| matches!(n, '$' | '`' | '\\')) {
-            out.extend(chars.next());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// How many times the body of a `for` loop runs: the number of words of its list when every one is known (a brace
 /// expansion counted, not built); infinite for `for ((…))` and for a list with words only known at run time.
 fn loop_turns(parts: &[Part]) -> f64 {
@@ -1050,14 +922,4 @@ fn loop_turns(parts: &[Part]) -> f64 {
         }
     }
     1.0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backtick_bodies_are_unescaped() {
-        assert_eq!(unescape_backticks(r"echo \$HOME \`id\`"), "echo $HOME `id`");
-    }
 }

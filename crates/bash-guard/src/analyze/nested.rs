@@ -1,0 +1,158 @@
+//! Code inside code: strings given to a shell (`bash -c`, `eval`, `watch`) and the substitutions and process
+//! substitutions in words, parsed and walked like the top level, one level deeper each.
+
+use super::*;
+
+impl Walker<'_> {
+    /// Code given as a string: parsed and walked like the top level, one level deeper.
+    pub(super) fn code(&mut self, code: &Code, ctx: Ctx) {
+        if !code.literal {
+            self.contained(
+                format!("`{}` runs code only known at run time: `{}`", code.via, code.text),
+                ctx.parent,
+            );
+            return;
+        }
+        self.parse_and_walk(&code.text, code.kind, ctx, &code.via);
+    }
+
+    pub(super) fn parse_and_walk(&mut self, text: &str, kind: LocationKind, ctx: Ctx, via: &str) {
+        if ctx.code_depth >= MAX_DEPTH {
+            self.finding(
+                Decision::Ask,
+                format!("code nested more than {MAX_DEPTH} levels deep"),
+                ctx.parent,
+            );
+            return;
+        }
+        match parse_checked(text) {
+            Ok(script) => {
+                let mark = self.known.len();
+                // `eval` runs in this shell; substitutions and subshells see its variables but keep their own;
+                // any other code runs in a new shell, or later, and sees none of them.
+                let floor = match kind {
+                    LocationKind::Eval
+                    | LocationKind::CommandSubstitution
+                    | LocationKind::Backticks
+                    | LocationKind::ProcessSubstitution
+                    | LocationKind::Arithmetic
+                    | LocationKind::Subshell => ctx.floor,
+                    LocationKind::TopLevel
+                    | LocationKind::Pipeline
+                    | LocationKind::List
+                    | LocationKind::Background
+                    | LocationKind::BraceGroup
+                    | LocationKind::Alias
+                    | LocationKind::ControlFlow
+                    | LocationKind::ConditionalTest
+                    | LocationKind::FunctionBody
+                    | LocationKind::HereDocument
+                    | LocationKind::ShellString
+                    | LocationKind::Trap
+                    | LocationKind::FindExec
+                    | LocationKind::Coprocess => self.tick,
+                };
+                let inner = Ctx {
+                    code_depth: ctx.code_depth + 1,
+                    floor,
+                    ..ctx.nested(kind)
+                };
+                self.script(&script, inner);
+                if kind != LocationKind::Eval {
+                    self.forget(mark);
+                }
+            }
+            Err(error) => self.finding(
+                Decision::Ask,
+                format!("the code of `{via}` cannot be parsed: {error}"),
+                ctx.parent,
+            ),
+        }
+    }
+
+    /// The code inside a word: `$(…)`, backticks, and words that re-expand as code.
+    pub(super) fn word_code(
+        &mut self,
+        w: &Word,
+        ctx: Ctx,
+        parent: Option<usize>,
+        kind: Option<LocationKind>,
+    ) {
+        self.credentials(w, parent);
+        self.expansions(w, ctx, parent, kind);
+    }
+
+    /// The code inside a word and what its expansion evaluates, without the credentials it shows.
+    pub(super) fn expansions(
+        &mut self,
+        w: &Word,
+        ctx: Ctx,
+        parent: Option<usize>,
+        kind: Option<LocationKind>,
+    ) {
+        if w.reexpands {
+            self.finding(
+                Decision::Ask,
+                format!(
+                    "`{}` expands a value as code or escapes the analysis cannot see",
+                    w.text
+                ),
+                parent,
+            );
+        }
+        if let Some(error) = &w.error {
+            self.finding(
+                Decision::Ask,
+                format!("the word `{}` cannot be parsed: {error}", w.text),
+                parent,
+            );
+        }
+        let ctx = Ctx {
+            parent,
+            in_pipeline: false,
+            background: false,
+            ..ctx
+        };
+        for Embedded { body, backticks } in &w.embedded {
+            let location = kind.unwrap_or(if *backticks {
+                LocationKind::Backticks
+            } else {
+                LocationKind::CommandSubstitution
+            });
+            let text = if *backticks {
+                unescape_backticks(body)
+            } else {
+                body.clone()
+            };
+            let via = if *backticks { "`…`" } else { "$(…)" };
+            self.parse_and_walk(&text, location, ctx, via);
+        }
+        for arithmetic in &w.arithmetic {
+            self.arithmetic_operands(arithmetic, ctx, parent, 0);
+        }
+    }
+}
+
+/// Inside backticks, `\$`, `` \` `` and `\\` stand for the character itself.
+pub(super) fn unescape_backticks(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(|n| matches!(n, '$' | '`' | '\\')) {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    pub(super) fn backtick_bodies_are_unescaped() {
+        assert_eq!(unescape_backticks(r"echo \$HOME \`id\`"), "echo $HOME `id`");
+    }
+}
