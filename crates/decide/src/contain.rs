@@ -315,19 +315,23 @@ impl Guard {
     /// Whether what the removal glob `pattern` may match lies strictly below a root `agent-guard undo` snapshots:
     /// the directory before its first wildcard (the working directory for `*`).
     fn undoable_glob(&self, pattern: &str) -> bool {
+        self.glob_dir(pattern, true)
+            .is_some_and(|dir| self.undoable(&dir, Below::Strictly))
+    }
+
+    /// The directory the matches of a removal glob lie in: the part before its first wildcard (the working
+    /// directory for a bare name when `bare` says so), resolved, when it is a directory inside a root.
+    fn glob_dir(&self, pattern: &str, bare: bool) -> Option<std::path::PathBuf> {
         let literal = pattern.split(['*', '?', '[']).next().unwrap_or_default();
-        let dir = literal
-            .rsplit_once('/')
-            .map_or(".", |(dir, _)| if dir.is_empty() { "/" } else { dir });
-        let Some(sandbox) = &self.sandbox else {
-            return false;
+        let dir = match literal.rsplit_once('/') {
+            Some(("", _)) => "/",
+            Some((dir, _)) => dir,
+            None if bare => ".",
+            None => return None,
         };
-        let check = sandbox.check(dir, Access::Write);
-        check.root.is_some()
-            && check
-                .resolved
-                .as_deref()
-                .is_some_and(|resolved| resolved.is_dir() && self.undoable(resolved, Below::Strictly))
+        let check = self.sandbox.as_ref()?.check(dir, Access::Write);
+        check.root.as_ref()?;
+        check.resolved.filter(|resolved| resolved.is_dir())
     }
 
     /// Whether the sandbox's proxy lets the line reach `host`: a domain of `agentGuard.network` (the registries
@@ -380,18 +384,8 @@ impl Guard {
     /// Whether every file the glob `pattern` of a removal may match lies in a regenerable directory: the
     /// directory before its first wildcard.
     fn regenerable_glob(&self, pattern: &str) -> bool {
-        let literal = pattern.split(['*', '?', '[']).next().unwrap_or_default();
-        let Some((dir, _)) = literal.rsplit_once('/') else {
-            return false;
-        };
-        let Some(sandbox) = &self.sandbox else {
-            return false;
-        };
-        let check = sandbox.check(dir, Access::Write);
-        check
-            .resolved
-            .as_deref()
-            .is_some_and(|resolved| check.root.is_some() && resolved.is_dir() && self.regenerable(resolved))
+        self.glob_dir(pattern, false)
+            .is_some_and(|dir| self.regenerable(&dir))
     }
 }
 
