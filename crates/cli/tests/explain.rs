@@ -14,6 +14,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+#[path = "../../../tests/support/poll.rs"]
+mod poll;
+
 fn run(args: &[&str], dir: &Path, stdin: Option<&str>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
     command
@@ -235,14 +238,11 @@ fn without_a_call_on_a_terminal_it_says_what_it_expects() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("explain waited on the terminal instead of saying what it expects");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    poll::wait_until(
+        std::time::Duration::from_secs(20),
+        "explain says what it expects instead of waiting on the terminal",
+        || child.try_wait().unwrap().is_some(),
+    );
     drop(pty.master);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

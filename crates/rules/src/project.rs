@@ -132,18 +132,18 @@ mod tests {
         use std::os::unix::fs::PermissionsExt as _;
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
-        dirs(&root, &["shared/.agent-guard", "shared/work/src"]);
-        std::fs::set_permissions(root.join("shared"), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        dirs(&root, &["team/.agent-guard", "team/work/src"]);
+        std::fs::set_permissions(root.join("team"), std::fs::Permissions::from_mode(0o1777)).unwrap();
         let home = root.join("home");
         assert_eq!(
-            project_root(&root.join("shared/work/src"), Some(&home)),
-            root.join("shared/work/src")
+            project_root(&root.join("team/work/src"), Some(&home)),
+            root.join("team/work/src")
         );
         // Its own project below it is found as usual.
-        dirs(&root, &["shared/work/.git"]);
+        dirs(&root, &["team/work/.git"]);
         assert_eq!(
-            project_root(&root.join("shared/work/src"), Some(&home)),
-            root.join("shared/work")
+            project_root(&root.join("team/work/src"), Some(&home)),
+            root.join("team/work")
         );
     }
 
