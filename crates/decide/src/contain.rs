@@ -639,6 +639,17 @@ mod tests {
             ("git reflog expire --expire=now --all", false),
             ("git gc -q --prune=now", false),
             ("git update-ref -d refs/heads/feature", false),
+            ("git tag -d v1", false),
+            ("git tag -f v1 HEAD~3", false),
+            ("git branch -M feature main", false),
+            ("git symbolic-ref -d refs/heads/feature", false),
+            ("git filter-branch --tree-filter 'rm -f a.md' HEAD", false),
+            ("git -c gc.pruneExpire=now gc", false),
+            (
+                "git -c gc.reflogExpireUnreachable=now -c gc.pruneExpire=now gc --quiet",
+                false,
+            ),
+            ("git -c core.logAllRefUpdates=false reset --hard HEAD~1", false),
             (
                 "git stash clear && git branch -D feature && git reflog expire --expire=now --all && git gc -q --prune=now",
                 false,

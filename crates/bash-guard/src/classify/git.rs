@@ -11,6 +11,9 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     c.class = CommandClass::Write;
     let mut reader = Reader::new(args, &knowledge::GIT_GLOBAL);
     let mut global_ok = true;
+    // Configuration set on the command line that shortens what git keeps of history (`git -c gc.pruneExpire=now
+    // gc`): the sub-command's own effect is then not what its options say.
+    let mut history_config = false;
     // The index of the sub-command.
     let mut i = args.len();
     for token in reader.by_ref() {
@@ -27,6 +30,9 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                 // programs (`core.fsmonitor`, `core.pager`): its `.git`, or the `HEAD` of a bare repository, is a
                 // file loaded where it exists. `--git-dir`/`--work-tree` read the repository there, which may be
                 // outside the roots, and `--git-dir` loads its configuration.
+                if matches!(option.name.as_ref(), "-c" | "--config-env") {
+                    history_config |= option.value.as_ref().is_none_or(shortens_history);
+                }
                 if option.name == "-C" {
                     c.directory.clone_from(&option.value);
                     c.loads.push((Word::literal(".git"), true));
@@ -188,6 +194,18 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     if c.read_only {
         c.class = CommandClass::ReadOnly;
     }
+    if history_config
+        && matches!(
+            c.effect,
+            crate::analysis::Effect::Local | crate::analysis::Effect::Discards(_)
+        )
+        && !c.read_only
+    {
+        c.effect = crate::analysis::Effect::Destroys(
+            "`git -c gc.…` or `core.logAllRefUpdates` changes how long git keeps unreachable commits and their record"
+                .to_owned(),
+        );
+    }
 }
 
 /// What a git sub-command does beyond the repository's files: the sub-commands that change another repository,
@@ -223,6 +241,24 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "gc" if rest.iter().any(|w| w.text.starts_with("--prune")) => {
             destroys("`git gc --prune` deletes unreachable commits, which may be the only copy of work")
         }
+        "branch"
+            if s.has(&["-M", "-C"])
+                || (s.has(&["-m", "--move", "-c", "--copy"]) && s.has(&["-f", "--force"])) =>
+        {
+            destroys("`git branch -M` and `-C` overwrite a branch of the new name, and its record of commits")
+        }
+        "tag" if s.has(&["-d", "--delete", "-f", "--force"]) => {
+            destroys("`git tag -d` and `-f` drop a tag, which may be the only name of its commit")
+        }
+        "symbolic-ref" if s.has(&["-d", "--delete"]) => {
+            destroys("`git symbolic-ref -d` deletes a reference, which may be the only name of its commits")
+        }
+        "filter-branch" | "filter-repo" => {
+            destroys("it rewrites every commit of the branches and drops what the old ones held")
+        }
+        "worktree" if first == Some("remove") && s.has(&["-f", "--force"]) => Effect::Discards(
+            "`git worktree remove --force` deletes a working tree with its changes not committed".to_owned(),
+        ),
         "switch" if s.has(&["-f", "--force", "--discard-changes"]) => {
             Effect::Discards("`git switch -f` overwrites the changes not committed".to_owned())
         }
@@ -258,6 +294,21 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         }
         _ => Effect::Local,
     }
+}
+
+/// Whether a `-c NAME=VALUE` (or `--config-env NAME=VAR`) sets a key that shortens what git keeps of history: the
+/// expiry of unreachable objects and of the reflogs (`gc.*`), or the reflogs themselves
+/// (`core.logAllRefUpdates`). A name only known at run time may be either.
+fn shortens_history(value: &Word) -> bool {
+    if !value.literal {
+        return true;
+    }
+    let key = value
+        .text
+        .split_once('=')
+        .map_or(value.text.as_str(), |(key, _)| key);
+    let key = key.to_ascii_lowercase();
+    key.starts_with("gc.") || key == "core.logallrefupdates"
 }
 
 /// Sections of git's configuration whose values are never credentials.
