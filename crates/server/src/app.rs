@@ -332,17 +332,19 @@ impl App {
             "state": a.state.as_str(),
             "answered_at": a.answered_ms.map(timestamp),
             "output": self.resolution(a),
+            "shown": crate::shown::Shown::of(a),
+            "version": crate::shown::version(a),
         })
     }
 
     /// Publishes an event here and, with PostgreSQL, to the other servers of the database. The events kept for
-    /// resuming are bounded: an event over [`MAX_EVENT_BYTES`] goes without its `input` and `explanation` (the ask
-    /// itself keeps them; `GET /v1/approvals` shows them).
+    /// resuming are bounded: an event over [`MAX_EVENT_BYTES`] goes without its `input`, `explanation` and `shown`
+    /// (the ask itself keeps them; `GET /v1/approvals/{id}` shows them).
     pub(crate) async fn emit(&self, kind: EventKind, session: &str, mut data: Value) {
         if data.to_string().len() > MAX_EVENT_BYTES
             && let Some(fields) = data.as_object_mut()
         {
-            for field in ["input", "explanation"] {
+            for field in ["input", "explanation", "shown"] {
                 if fields.contains_key(field) {
                     fields.insert(field.to_owned(), json!({ "truncated": true }));
                 }

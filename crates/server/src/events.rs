@@ -111,6 +111,13 @@ impl EventLog {
         let _receivers = self.sender.send(event);
     }
 
+    /// The number of the last event published here (0 before the first): a stream that resumes after it gets
+    /// exactly the events published from now on.
+    pub(crate) fn last_id(&self) -> u64 {
+        let ring = self.ring.lock().unwrap_or_else(PoisonError::into_inner);
+        ring.next.saturating_sub(1)
+    }
+
     /// A receiver of later events and the kept events numbered after `after`, taken together so that none falls
     /// between them.
     pub(crate) fn follow(&self, after: u64) -> (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>) {

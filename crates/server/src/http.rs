@@ -37,6 +37,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/decide", post(post_decide))
         .route("/v1/approvals", get(list_approvals).post(create_approval))
         .route("/v1/approvals/{id}", get(get_approval).post(answer_approval))
+        .route("/v1/queue", get(queue_page))
         .route("/v1/events", get(events))
         .route("/v1/audit", get(audit))
         .route("/v1/sessions", get(list_sessions).post(start_session))
@@ -210,19 +211,25 @@ async fn answer_approval(State(app): State<Arc<App>>, Path(id): Path<String>, bo
     #[serde(deny_unknown_fields)]
     struct Body {
         answer: ApprovalAnswer,
+        version: Option<String>,
     }
-    let answer = match serde_json::from_slice::<Body>(&body) {
-        Ok(body) => body.answer,
+    let (answer, version) = match serde_json::from_slice::<Body>(&body) {
+        Ok(body) => (body.answer, body.version),
         Err(e) => {
             return error(
                 StatusCode::BAD_REQUEST,
                 format!(
                     "invalid answer: {e}; send {{\"answer\": \"allow_once\" | \"allow_always\" | \"deny\" | \
-                     \"dont_ask_again\"}}"
+                     \"dont_ask_again\", \"version\": \"…\"}}"
                 ),
             );
         }
     };
+    if let Some(version) = version
+        && let Some(refused) = refuse_other_version(&app, &id, &version).await
+    {
+        return refused;
+    }
     match app.answer(&id, answer).await {
         Ok(AnswerResult::Taken(approval)) => Json(app.approval_json(&approval)).into_response(),
         Ok(AnswerResult::Unknown) => error(StatusCode::NOT_FOUND, format!("no ask has the id `{id}`")),
@@ -354,4 +361,80 @@ async fn cancel_session(State(app): State<Arc<App>>, Path(id): Path<String>) -> 
         ),
         Err(e) => database_error(&e),
     }
+}
+
+/// An answer that names a version of the ask other than the stored one was given to something else than the ask:
+/// `409` with the stored version. `None` when the versions agree or the ask is unknown (the answer then says so).
+async fn refuse_other_version(app: &App, id: &str, version: &str) -> Option<Response> {
+    let stored = match app.store.get(id).await {
+        Ok(Some(ask)) => ask,
+        Ok(None) => return None,
+        Err(e) => return Some(database_error(&e)),
+    };
+    let current = crate::shown::version(&stored);
+    (current != version).then(|| {
+        let message = format!(
+            "the answer names version `{version}` of ask `{id}`, but the ask is at version `{current}`: \
+             what was answered is not what the ask holds; show the ask again and answer that"
+        );
+        (
+            StatusCode::CONFLICT,
+            Json(json!({ "error": message, "version": current })),
+        )
+            .into_response()
+    })
+}
+
+/// The most asks one page of `GET /v1/queue` holds, and how many it holds unless `limit` says otherwise.
+const MAX_PAGE: u32 = 500;
+const DEFAULT_PAGE: u32 = 100;
+
+#[derive(Debug, Deserialize)]
+struct PageQuery {
+    after: Option<String>,
+    limit: Option<String>,
+}
+
+/// `GET /v1/queue[?after=ID][&limit=N]`: one page of the waiting asks, oldest first, with their number and the
+/// id of the last event published before the page was read, so a client follows the stream from there without
+/// replaying what the page already holds.
+async fn queue_page(State(app): State<Arc<App>>, Query(query): Query<PageQuery>) -> Response {
+    let limit = match query.limit.as_deref().map(str::parse::<u32>) {
+        None => DEFAULT_PAGE,
+        Some(Ok(limit)) if limit <= MAX_PAGE => limit,
+        Some(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("`limit` must be a whole number from 0 to {MAX_PAGE}"),
+            );
+        }
+    };
+    // Read first: an event published while the page is read is sent again, never missed.
+    let event_id = app.events.last_id();
+    let after = match query.after.filter(|a| !a.is_empty()) {
+        None => None,
+        Some(id) => match app.store.get(&id).await {
+            Ok(Some(ask)) => Some(ask),
+            Ok(None) => return error(StatusCode::BAD_REQUEST, format!("`after`: no ask has the id `{id}`")),
+            Err(e) => return database_error(&e),
+        },
+    };
+    let now = now_ms();
+    let (count, page) = match (
+        app.store.pending_count(now).await,
+        app.store.pending_page(after.as_ref(), limit, now).await,
+    ) {
+        (Ok(count), Ok(page)) => (count, page),
+        (Err(e), _) | (_, Err(e)) => return database_error(&e),
+    };
+    let next = (page.len() == usize::try_from(limit).unwrap_or(usize::MAX))
+        .then(|| page.last().map(|ask| ask.id.clone()))
+        .flatten();
+    Json(json!({
+        "pending": count,
+        "asks": page.iter().map(|a| app.approval_json(a)).collect::<Vec<_>>(),
+        "next": next,
+        "event_id": event_id.to_string(),
+    }))
+    .into_response()
 }

@@ -44,6 +44,7 @@ mod http;
 mod page;
 mod server;
 mod sessions;
+mod shown;
 mod store;
 mod token;
 

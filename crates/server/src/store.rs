@@ -437,6 +437,41 @@ impl Store {
             rows.iter().map(audit_from).collect()
         })
     }
+
+    /// At most `limit` of the asks still waiting, oldest first, starting after `after` (the ask a previous page
+    /// ended with, wherever it stands now).
+    pub(crate) async fn pending_page(
+        &self,
+        after: Option<&Approval>,
+        limit: u32,
+        now_ms: i64,
+    ) -> Result<Vec<Approval>, sqlx::Error> {
+        let text = format!(
+            "SELECT {APPROVAL_COLUMNS} FROM agent_approvals WHERE state = 'pending' AND expires_ms > ? \
+             AND (created_ms > ? OR (created_ms = ? AND id > ?)) ORDER BY created_ms, id LIMIT ?"
+        );
+        let (created, id) = after.map_or((i64::MIN, ""), |a| (a.created_ms, a.id.as_str()));
+        on_pool!(self, text, |pool, sql| {
+            let rows = sqlx::query(&sql)
+                .bind(now_ms)
+                .bind(created)
+                .bind(created)
+                .bind(id)
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await?;
+            rows.iter().map(approval_from).collect()
+        })
+    }
+
+    /// How many asks are waiting.
+    pub(crate) async fn pending_count(&self, now_ms: i64) -> Result<i64, sqlx::Error> {
+        let text = "SELECT COUNT(*) FROM agent_approvals WHERE state = 'pending' AND expires_ms > ?";
+        on_pool!(self, text, |pool, sql| sqlx::query_scalar::<_, i64>(&sql)
+            .bind(now_ms)
+            .fetch_one(pool)
+            .await)
+    }
 }
 
 async fn sqlite_pool(options: SqliteConnectOptions) -> Result<SqlitePool, sqlx::Error> {
