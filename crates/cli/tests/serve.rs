@@ -593,3 +593,76 @@ fn an_ask_outlives_the_client_that_made_it() {
     assert_eq!(status, 200);
     assert_eq!(answered["state"], "deny");
 }
+
+#[test]
+fn an_answer_naming_another_version_of_the_ask_is_refused_with_409() {
+    let server = serve(&["--token", TOKEN]);
+    let ask = server.enqueue("s-version", "npm test");
+    let id = ask["id"].as_str().unwrap();
+    let version = ask["version"].as_str().unwrap();
+    assert_eq!(version.len(), 32, "{ask}");
+    assert_eq!(ask["shown"]["fields"][0], json!({"label": "command", "text": "npm test"}));
+
+    // An answer given to other content than the stored ask's, as a page showing a stale copy would send it.
+    let stale = "0".repeat(32);
+    let response = client()
+        .post(format!("{}/v1/approvals/{id}", server.url))
+        .bearer_auth(TOKEN)
+        .json(&json!({"answer": "allow_once", "version": stale}))
+        .send()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 409);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let refused: Value = response.json().unwrap();
+    assert!(refused["error"].as_str().unwrap().contains("version"), "{refused}");
+    assert_eq!(refused["version"], version);
+    assert_eq!(server.pending().len(), 1, "the refused answer changed nothing");
+
+    let (status, answered) = server.post(
+        &format!("/v1/approvals/{id}"),
+        &json!({"answer": "deny", "version": version}),
+    );
+    assert_eq!(status, 200, "{answered}");
+    assert_eq!(answered["state"], "deny");
+}
+
+#[test]
+fn the_queue_comes_in_pages_oldest_first_with_the_number_waiting() {
+    let server = serve(&["--token", TOKEN]);
+    let ids: Vec<String> = (0..5)
+        .map(|n| server.enqueue("s-page", &format!("npm run task{n}"))["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut seen = Vec::new();
+    let mut after = String::new();
+    loop {
+        let (status, page) = server.get(&format!("/v1/queue?limit=2&after={after}"));
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(page["pending"], 5);
+        assert!(page["event_id"].is_string(), "{page}");
+        seen.extend(page["asks"].as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap().to_owned()));
+        match page["next"].as_str() {
+            Some(next) => after = next.to_owned(),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ids, "every waiting ask once, oldest first");
+
+    // An answered ask still marks a place in the queue, and leaves the count.
+    server.post(&format!("/v1/approvals/{}", ids[1]), &json!({"answer": "deny"}));
+    let (_, page) = server.get(&format!("/v1/queue?after={}", ids[1]));
+    assert_eq!(page["pending"], 4);
+    assert_eq!(page["asks"].as_array().unwrap().len(), 3);
+    let (_, count) = server.get("/v1/queue?limit=0");
+    assert_eq!((count["pending"].as_u64(), count["asks"].as_array().map(Vec::len)), (Some(4), Some(0)));
+
+    for bad in ["limit=-1", "limit=501", "limit=ten", "after=0123"] {
+        let (status, error) = server.get(&format!("/v1/queue?{bad}"));
+        assert_eq!(status, 400, "{bad}: {error}");
+        assert!(error["error"].is_string(), "{bad}: {error}");
+    }
+}

@@ -1,10 +1,46 @@
 // The agent-guard page: pending asks with their four answers, live over the event stream, and recent audit rows.
 // The token comes from the URL fragment (`#token=…`, never sent to the server) or the form, and stays in this
 // browser's local storage; every request carries it as a bearer token.
+//
+// What an ask shows comes from the server's `shown` (the fields that decide what the call does, every invisible
+// character already written as an escape); the page adds no field of its own and inserts text only as text.
+// An answer names the ask's id and the version that was on screen. A key answers only the selected ask, once it
+// has been on screen and selected for SETTLE_MS, never on a key repeat, and the selection moves only after the
+// server took the answer.
 "use strict";
 
-const state = { token: "", asks: [], selected: 0, lastEventId: 0, streamAbort: null, sessions: [], logs: {} };
+/** How long an ask must be on screen (and, for keys, selected) before an answer to it counts. */
+const SETTLE_MS = 600;
+/** Asks per page fetched; the page holds at most MAX_HELD and fetches more when fewer than LOW are left. */
+const PAGE = 50;
+const MAX_HELD = 300;
+const LOW = 20;
+/** A field longer than this says how long it is (its box scrolls). */
+const LONG_FIELD = 2000;
+
+const state = {
+  token: "",
+  streamAbort: null,
+  lastEventId: "",
+  sessions: [],
+  logs: {},
+  // The queue as the page holds it: id -> entry { ask, item, visibleSince, confirming }, in the list's order.
+  asks: new Map(),
+  // How many asks wait on the server (the asks held, and those not fetched yet).
+  pending: 0,
+  // Whether the held asks reach the newest waiting one; if not, `cursor` is the last one fetched.
+  complete: true,
+  cursor: null,
+  // Asks that ended while the page held or fetched them, so a late page or event does not bring them back.
+  gone: new Set(),
+  selected: null,
+  selectedAt: 0,
+  answering: null,
+  fetchingMore: false,
+  visible: new Set(),
+};
 const $ = (id) => document.getElementById(id);
+const now = () => performance.now();
 
 function api(path, options = {}) {
   const headers = Object.assign({ Authorization: "Bearer " + state.token }, options.headers || {});
@@ -17,13 +53,27 @@ function setStatus(text, kind) {
   status.className = "status " + (kind || "");
 }
 
-function describe(ask) {
-  const input = ask.input || {};
-  if (typeof input.command === "string") return input.command;
-  for (const key of ["file_path", "path", "notebook_path", "url", "pattern"]) {
-    if (typeof input[key] === "string") return input[key];
+// ---- Rendering one ask -------------------------------------------------------------------------------------
+
+/** Writes a server-escaped text into `target`: plain parts as text, escapes marked. */
+function fill(target, visible) {
+  target.replaceChildren();
+  if (!visible) return;
+  if (!visible.parts) {
+    target.textContent = visible.text;
+    return;
   }
-  return JSON.stringify(input, null, 2);
+  for (const part of visible.parts) {
+    if (typeof part.text === "string") {
+      target.append(part.text);
+    } else {
+      const mark = document.createElement("span");
+      mark.className = "esc";
+      mark.title = "a character that shows nothing, written as its code point";
+      mark.textContent = part.escape;
+      target.append(mark);
+    }
+  }
 }
 
 function remaining(ask) {
@@ -31,68 +81,417 @@ function remaining(ask) {
   return left + " s left";
 }
 
-function renderAsks() {
-  const list = $("asks");
-  const template = $("ask-template");
-  list.replaceChildren();
-  state.asks.forEach((ask, index) => {
-    const item = template.content.firstElementChild.cloneNode(true);
-    item.dataset.id = ask.id;
-    item.querySelector(".tool").textContent = ask.tool;
-    item.querySelector(".who").textContent = ask.agent + " · " + (ask.session_id || "no session") + " · " + ask.cwd;
-    item.querySelector(".expires").textContent = remaining(ask);
-    item.querySelector(".what").textContent = describe(ask);
-    item.querySelector(".reason").textContent = ask.reason;
-    const rules = ask.allow_always_rules || [];
-    item.querySelector(".rule").textContent = rules.length
-      ? "Allow always saves " + rules.join(", ") + " to " + ask.settings_file
-      : "Allow always saves no rule: no allow rule can change this ask; it allows this call only.";
-    item.querySelector(".explanation").textContent = ask.explanation;
-    item.classList.toggle("selected", index === state.selected);
-    item.querySelectorAll("button").forEach((button) => {
-      button.addEventListener("click", () => answer(ask.id, button.dataset.answer, item));
-    });
-    list.appendChild(item);
+function render(entry) {
+  const { ask, item } = entry;
+  const shown = ask.shown;
+  item.dataset.id = ask.id;
+  item.querySelector(".expires").textContent = remaining(ask);
+  const fields = item.querySelector(".fields");
+  fields.replaceChildren();
+  if (!shown) {
+    // An event too large to carry the ask whole: the ask is read by its id and shown then.
+    item.querySelector(".tool").textContent = "…";
+    fields.textContent = "loading this ask…";
+    return;
+  }
+  fill(item.querySelector(".tool"), shown.tool);
+  fill(item.querySelector(".who"), shown.who);
+  const warning = item.querySelector(".warning");
+  warning.hidden = !shown.warning;
+  warning.textContent = shown.warning ? "⚠ " + shown.warning : "";
+  const note = item.querySelector(".note");
+  note.hidden = !shown.note;
+  note.textContent = shown.note || "";
+  const template = $("field-template");
+  shown.fields.forEach((field, index) => {
+    const row = template.content.firstElementChild.cloneNode(true);
+    row.querySelector(".label").textContent = field.label;
+    const value = row.querySelector(".value");
+    if (index === 0) value.classList.add("what");
+    fill(value, field);
+    const lines = field.text.split("\n").length;
+    if (field.text.length > LONG_FIELD || lines > 30) {
+      const size = row.querySelector(".size");
+      size.hidden = false;
+      size.textContent = field.text.length.toLocaleString() + " characters, " + lines.toLocaleString() +
+        " lines: scroll inside the box to read it all";
+    }
+    fields.appendChild(row);
   });
-  const count = $("ask-count");
-  count.textContent = String(state.asks.length);
-  count.classList.toggle("some", state.asks.length > 0);
-  $("no-asks").hidden = state.asks.length > 0;
-  document.title = (state.asks.length ? "(" + state.asks.length + ") " : "") + "agent-guard";
+  fill(item.querySelector(".reason"), shown.reason);
+  const rule = item.querySelector(".rule");
+  rule.replaceChildren();
+  if (shown.rules.length) {
+    rule.append("Allow always saves ");
+    shown.rules.forEach((r, i) => {
+      if (i) rule.append(", ");
+      const code = document.createElement("code");
+      fill(code, r);
+      rule.append(code);
+    });
+    rule.append(" to ");
+    const file = document.createElement("code");
+    fill(file, shown.settings_file);
+    rule.append(file);
+  } else {
+    rule.textContent = "Allow always saves no rule: no allow rule can change this ask; it allows this call only.";
+  }
+  fill(item.querySelector(".explanation"), shown.explanation);
+  showConfirm(entry);
 }
 
-async function loadAsks() {
-  const response = await api("/v1/approvals");
-  if (response.status === 401) return askForToken();
+function makeEntry(ask) {
+  const item = $("ask-template").content.firstElementChild.cloneNode(true);
+  const entry = { ask, item, visibleSince: 0, confirming: null };
+  item.querySelectorAll(".answers button").forEach((button) => {
+    button.addEventListener("click", () => clicked(entry, button.dataset.answer));
+  });
+  item.querySelector(".confirm-yes").addEventListener("click", () => confirmed(entry, false));
+  item.querySelector(".confirm-no").addEventListener("click", () => cancelConfirm(entry));
+  item.addEventListener("click", (event) => {
+    if (!event.target.closest("button, summary") && state.selected !== ask.id) select(ask.id, false);
+  });
+  render(entry);
+  if (!ask.shown) readWhole(entry);
+  return entry;
+}
+
+async function readWhole(entry) {
+  const response = await api("/v1/approvals/" + encodeURIComponent(entry.ask.id));
   if (!response.ok) return;
-  const known = new Set(state.asks.map((a) => a.id));
-  state.asks = await response.json();
-  const fresh = state.asks.filter((a) => !known.has(a.id));
-  state.selected = Math.min(state.selected, Math.max(0, state.asks.length - 1));
-  renderAsks();
-  if (fresh.length && document.hidden) notify(fresh[0]);
+  const ask = await response.json();
+  if (ask.state !== "pending") return removeAsk(ask.id);
+  if (state.asks.get(ask.id) !== entry) return;
+  entry.ask = ask;
+  entry.visibleSince = entry.visibleSince ? now() : 0;
+  render(entry);
+}
+
+// ---- The held list -----------------------------------------------------------------------------------------
+
+/** Appends `ask` unless the page holds it or saw it end. */
+function addAsk(ask) {
+  if (state.gone.has(ask.id) || state.asks.has(ask.id)) return false;
+  const entry = makeEntry(ask);
+  state.asks.set(ask.id, entry);
+  $("asks").appendChild(entry.item);
+  observer.observe(entry.item);
+  state.cursor = ask.id;
+  if (!state.selected) select(ask.id, false);
+  return true;
+}
+
+/** Drops an ask that ended; what was below it moved, so what is on screen counts as new again. */
+function removeAsk(id) {
+  state.gone.add(id);
+  const entry = state.asks.get(id);
+  if (!entry) return false;
+  const next = entry.item.nextElementSibling || entry.item.previousElementSibling;
+  observer.unobserve(entry.item);
+  state.visible.delete(entry);
+  entry.item.remove();
+  state.asks.delete(id);
+  if (state.answering === id) state.answering = null;
+  for (const other of state.visible) other.visibleSince = now();
+  if (state.selected === id) select(next ? next.dataset.id : null, true);
+  return true;
+}
+
+function select(id, scroll) {
+  const previous = state.asks.get(state.selected);
+  if (previous) {
+    previous.item.classList.remove("selected", "armed");
+    if (previous.confirming) cancelConfirm(previous);
+  }
+  state.selected = id;
+  state.selectedAt = now();
+  const entry = state.asks.get(id);
+  if (!entry) return;
+  entry.item.classList.add("selected");
+  if (scroll) entry.item.scrollIntoView({ block: "nearest" });
+}
+
+function updateCount() {
+  const pending = state.complete ? state.asks.size : Math.max(state.pending, state.asks.size);
+  const count = $("ask-count");
+  count.textContent = pending.toLocaleString();
+  count.classList.toggle("some", pending > 0);
+  $("no-asks").hidden = pending > 0;
+  const more = $("more-asks");
+  more.hidden = state.complete;
+  more.textContent = "Showing the oldest " + state.asks.size.toLocaleString() + " of " +
+    pending.toLocaleString() + ": show more";
+  document.title = (pending ? "(" + pending + ") " : "") + "agent-guard";
+}
+
+/** One page of the queue: the first (replacing what the page holds) or the next after `state.cursor`. */
+async function fetchPage(first) {
+  const params = new URLSearchParams({ limit: String(PAGE) });
+  if (!first && state.cursor) params.set("after", state.cursor);
+  const response = await api("/v1/queue?" + params);
+  if (response.status === 401) {
+    askForToken();
+    return null;
+  }
+  if (!response.ok) throw new Error("the queue: status " + response.status);
+  const page = await response.json();
+  if (first) {
+    const fresh = new Set(page.asks.map((a) => a.id));
+    for (const id of [...state.asks.keys()]) if (!fresh.has(id)) removeAsk(id);
+    state.gone.clear();
+    state.cursor = null;
+  }
+  for (const ask of page.asks) addAsk(ask);
+  if (page.asks.length) state.cursor = page.asks[page.asks.length - 1].id;
+  state.complete = page.next === null;
+  state.pending = page.pending;
+  updateCount();
+  return page;
+}
+
+async function fetchMore() {
+  if (state.fetchingMore || state.complete) return;
+  state.fetchingMore = true;
+  try {
+    await fetchPage(false);
+  } catch (error) {
+    setStatus(String(error.message || error), "down");
+  } finally {
+    state.fetchingMore = false;
+  }
+}
+
+let recountTimer = null;
+/** The number of waiting asks read again soon, when asks the page does not hold came or went. */
+function recountSoon() {
+  if (recountTimer) return;
+  recountTimer = setTimeout(async () => {
+    recountTimer = null;
+    const response = await api("/v1/queue?limit=0").catch(() => null);
+    if (!response || !response.ok) return;
+    state.pending = (await response.json()).pending;
+    updateCount();
+  }, 2000);
+}
+
+function askEvent(kind, ask) {
+  if (kind === "permission_request") {
+    if (state.gone.has(ask.id) || state.asks.has(ask.id)) return;
+    if (state.complete && state.asks.size < MAX_HELD) {
+      addAsk(ask);
+    } else {
+      state.complete = false;
+      state.pending += 1;
+      recountSoon();
+    }
+    if (document.hidden) notify(ask);
+  } else {
+    const held = removeAsk(ask.id);
+    if (!state.complete) {
+      state.pending = Math.max(0, state.pending - 1);
+      if (!held) recountSoon();
+    }
+  }
+  updateCount();
+  if (!state.complete && state.asks.size < LOW) fetchMore();
 }
 
 function notify(ask) {
   if (!("Notification" in window) || Notification.permission !== "granted") return;
+  const first = ask.shown && ask.shown.fields[0];
   // Silent: the page never plays a sound.
-  new Notification("agent-guard: " + ask.tool + " waits for you", { body: describe(ask), silent: true, tag: ask.id });
+  new Notification("agent-guard: " + (ask.shown ? ask.shown.tool.text : ask.tool) + " waits for you", {
+    body: first ? first.text.slice(0, 200) : "", silent: true, tag: ask.id,
+  });
 }
 
-async function answer(id, choice, item) {
-  if (item) item.querySelectorAll("button").forEach((b) => (b.disabled = true));
-  const response = await api("/v1/approvals/" + encodeURIComponent(id), {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ answer: choice }),
-  });
-  if (!response.ok) {
-    const body = await response.json().catch(() => ({}));
-    setStatus(body.error || "the answer was refused (" + response.status + ")", "down");
+// ---- Seeing and answering ----------------------------------------------------------------------------------
+
+/** Whether a card counts as on screen: half of it, or half of the screen covered by it. */
+const observer = new IntersectionObserver((entries) => {
+  for (const change of entries) {
+    const entry = state.asks.get(change.target.dataset.id);
+    if (!entry) continue;
+    const screen = change.rootBounds ? change.rootBounds.height : window.innerHeight;
+    const seen = change.isIntersecting &&
+      (change.intersectionRatio >= 0.5 || change.intersectionRect.height >= screen / 2);
+    if (seen && !entry.visibleSince) {
+      entry.visibleSince = now();
+      state.visible.add(entry);
+    } else if (!seen) {
+      entry.visibleSince = 0;
+      state.visible.delete(entry);
+      entry.item.classList.remove("ready", "armed");
+    }
   }
-  await loadAsks();
-  loadAudit();
+}, { threshold: [0, 0.25, 0.5, 0.75, 1] });
+
+function seenLongEnough(entry) {
+  return Boolean(entry.ask.shown) && entry.visibleSince > 0 && !document.hidden &&
+    now() - entry.visibleSince >= SETTLE_MS;
 }
+
+function keyReady(entry) {
+  return state.selected === entry.ask.id && seenLongEnough(entry) && now() - state.selectedAt >= SETTLE_MS;
+}
+
+/** The cards' look follows whether they can be answered yet. */
+function markReadiness() {
+  for (const entry of state.visible) {
+    entry.item.classList.toggle("ready", seenLongEnough(entry));
+    entry.item.classList.toggle("armed", keyReady(entry));
+    const yes = entry.item.querySelector(".confirm-yes");
+    if (entry.confirming) yes.disabled = now() - entry.confirming.since < SETTLE_MS;
+  }
+}
+
+function say(entry, text) {
+  const line = entry.item.querySelector(".said");
+  line.textContent = text;
+  line.hidden = !text;
+}
+
+function clicked(entry, answer) {
+  if (!seenLongEnough(entry)) {
+    return say(entry, "Not answered: this ask just came into view. Read it, then answer.");
+  }
+  if (state.selected !== entry.ask.id) select(entry.ask.id, false);
+  choose(entry, answer);
+}
+
+function choose(entry, answer) {
+  if (state.answering) return;
+  if (answer === "allow_always" || answer === "dont_ask_again") return startConfirm(entry, answer);
+  send(entry, answer);
+}
+
+function startConfirm(entry, answer) {
+  entry.confirming = { answer, since: now() };
+  say(entry, "");
+  showConfirm(entry);
+}
+
+function cancelConfirm(entry) {
+  entry.confirming = null;
+  showConfirm(entry);
+}
+
+function showConfirm(entry) {
+  const panel = entry.item.querySelector(".confirm");
+  const answers = entry.item.querySelector(".answers");
+  const confirming = entry.confirming;
+  panel.hidden = !confirming;
+  answers.hidden = Boolean(confirming);
+  if (!confirming) return;
+  const shown = entry.ask.shown;
+  const text = panel.querySelector(".confirm-text");
+  text.replaceChildren();
+  if (confirming.answer === "allow_always") {
+    text.append("Allow always: allow this call and save ");
+    if (shown.rules.length) {
+      shown.rules.forEach((r, i) => {
+        if (i) text.append(", ");
+        const code = document.createElement("code");
+        fill(code, r);
+        text.append(code);
+      });
+      text.append(" to ");
+      const file = document.createElement("code");
+      fill(file, shown.settings_file);
+      text.append(file);
+    } else {
+      text.append("no rule (none can change this ask)");
+    }
+    text.append("?");
+  } else {
+    text.append("Don't ask again: deny this call and, for the rest of session ");
+    const who = document.createElement("code");
+    who.textContent = entry.ask.session_id;
+    text.append(who, ", every ask of the same tool for the same rule?");
+  }
+  const yes = panel.querySelector(".confirm-yes");
+  yes.firstChild.textContent = confirming.answer === "allow_always" ? "Yes, allow always " : "Yes, don't ask again ";
+  yes.disabled = true;
+}
+
+function confirmed(entry, byKey) {
+  const confirming = entry.confirming;
+  if (!confirming || state.answering) return;
+  if (now() - confirming.since < SETTLE_MS || (byKey ? !keyReady(entry) : !seenLongEnough(entry))) {
+    return say(entry, "Not yet: read what this saves, then confirm.");
+  }
+  send(entry, confirming.answer);
+}
+
+async function send(entry, answer) {
+  const { id, version } = entry.ask;
+  state.answering = id;
+  entry.item.querySelectorAll("button").forEach((b) => (b.disabled = true));
+  say(entry, "");
+  let response = null;
+  try {
+    response = await api("/v1/approvals/" + encodeURIComponent(id), {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ answer, version }),
+    });
+  } catch (error) {
+    response = null;
+  }
+  if (state.answering === id) state.answering = null;
+  if (response && response.ok) {
+    removeAsk(id);
+    updateCount();
+    refreshAuditSoon();
+    if (!state.complete && state.asks.size < LOW) fetchMore();
+    return;
+  }
+  const body = response ? await response.json().catch(() => ({})) : {};
+  const still = state.asks.get(id) === entry;
+  if (response && response.status === 409 && body.version && still) {
+    // The ask is not what the page showed: show it again as it is stored, and let the person look again.
+    entry.confirming = null;
+    await readWhole(entry);
+    say(entry, "Not answered: this ask changed since it was shown. Read it again.");
+  } else if (response && [404, 409, 410].includes(response.status)) {
+    setStatus(body.error || "the ask ended before the answer", "down");
+    removeAsk(id);
+    updateCount();
+  } else if (still) {
+    entry.item.querySelectorAll("button").forEach((b) => (b.disabled = false));
+    entry.confirming = null;
+    showConfirm(entry);
+    say(entry, "Not answered: " + (body.error || "the server could not be reached") + ".");
+  }
+}
+
+function keys(event) {
+  if (event.target.closest("input, select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+  const entry = state.asks.get(state.selected);
+  if (event.key === "j" || event.key === "k") {
+    const item = entry && (event.key === "j" ? entry.item.nextElementSibling : entry.item.previousElementSibling);
+    if (item) select(item.dataset.id, true);
+    return;
+  }
+  const answers = { o: "allow_once", a: "allow_always", d: "deny", n: "dont_ask_again" };
+  const answerKey = answers[event.key] !== undefined;
+  if (!entry || !(answerKey || event.key === "y" || event.key === "Escape")) return;
+  event.preventDefault();
+  // A held key answers nothing: only a fresh press counts.
+  if (event.repeat) return;
+  if (entry.confirming) {
+    if (event.key === "y") confirmed(entry, true);
+    else if (event.key === "Escape") cancelConfirm(entry);
+    return;
+  }
+  if (!answerKey) return;
+  if (!keyReady(entry)) {
+    return say(entry, "Not answered: keys answer the selected ask once it has been on screen for a moment.");
+  }
+  choose(entry, answers[event.key]);
+}
+
+// ---- Audit, sessions, events -------------------------------------------------------------------------------
 
 async function loadAudit() {
   const params = new URLSearchParams({ limit: "50" });
@@ -123,19 +522,21 @@ function refreshAuditSoon() {
   auditTimer = setTimeout(loadAudit, 300);
 }
 
-// The event stream, read with fetch so that the token travels in a header; a broken stream is resumed from the
-// last event id after a second.
+// The event stream, read with fetch so that the token travels in a header. Each (re)connection first reads the
+// first page of the queue, which names the last event it reflects, and follows the stream from there: nothing
+// is replayed that the page already holds, and a restarted server is read afresh.
 async function follow() {
   if (state.streamAbort) state.streamAbort.abort();
   const abort = new AbortController();
   state.streamAbort = abort;
   try {
-    const headers = state.lastEventId ? { "Last-Event-ID": String(state.lastEventId) } : {};
-    const response = await api("/v1/events", { headers, signal: abort.signal });
+    const page = await fetchPage(true);
+    if (!page) return;
+    state.lastEventId = page.event_id;
+    const response = await api("/v1/events", { headers: { "Last-Event-ID": state.lastEventId }, signal: abort.signal });
     if (response.status === 401) return askForToken();
     if (!response.ok || !response.body) throw new Error("status " + response.status);
     setStatus("live", "live");
-    await loadAsks();
     loadAudit();
     loadSessions();
     const reader = response.body.getReader();
@@ -190,10 +591,15 @@ function renderSessions() {
   $("no-sessions").hidden = state.sessions.length > 0;
 }
 
+function compact(value) {
+  const text = JSON.stringify(value);
+  return text && text.length > 300 ? text.slice(0, 300) + "…" : text || "";
+}
+
 // One line per session event, for the session's log on the page.
 function logLine(kind, data) {
   switch (kind) {
-    case "tool_start": return "step " + data.step + ": " + data.tool + " " + describe({ input: data.input });
+    case "tool_start": return "step " + data.step + ": " + data.tool + " " + compact(data.input);
     case "tool_result": return "  -> " + data.decision + " " + data.status + (data.output ? ": " + data.output : "");
     case "step": return "step " + data.step + " done (" + data.tool_calls + " calls)";
     case "session_stop": return "stopped" + (data.cancelled ? " (cancelled)" : "") + ": " + data.reason;
@@ -207,14 +613,14 @@ function handle(block) {
   let kind = "message";
   let data = "";
   for (const line of block.split("\n")) {
-    if (line.startsWith("id:")) state.lastEventId = Number(line.slice(3).trim()) || state.lastEventId;
+    if (line.startsWith("id:")) state.lastEventId = line.slice(3).trim() || state.lastEventId;
     else if (line.startsWith("event:")) kind = line.slice(6).trim();
     else if (line.startsWith("data:")) data += line.slice(5).trim();
   }
   if (!data) return;
   let parsed = {};
   try { parsed = JSON.parse(data); } catch (error) { return; }
-  if (kind === "permission_request" || kind === "permission_resolved") loadAsks();
+  if (kind === "permission_request" || kind === "permission_resolved") askEvent(kind, parsed);
   const session = parsed.session_id;
   const line = logLine(kind, parsed);
   if (session && line && (kind !== "permission_request" && kind !== "permission_resolved" || state.logs[session])) {
@@ -230,7 +636,7 @@ function handle(block) {
   } else if (kind === "tool_start" && !state.sessions.some((s) => s.id === session)) {
     loadSessions();
   }
-  refreshAuditSoon();
+  if (kind !== "permission_request") refreshAuditSoon();
 }
 
 function askForToken() {
@@ -238,21 +644,6 @@ function askForToken() {
   setStatus("token needed", "down");
   $("login").hidden = false;
   $("token").focus();
-}
-
-function keys(event) {
-  if (event.target.closest("input, select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
-  const answers = { o: "allow_once", a: "allow_always", d: "deny", n: "dont_ask_again" };
-  if (event.key === "j" || event.key === "k") {
-    const step = event.key === "j" ? 1 : -1;
-    state.selected = Math.min(Math.max(0, state.selected + step), Math.max(0, state.asks.length - 1));
-    renderAsks();
-    const item = $("asks").children[state.selected];
-    if (item) item.scrollIntoView({ block: "nearest" });
-  } else if (answers[event.key] && state.asks[state.selected]) {
-    const ask = state.asks[state.selected];
-    answer(ask.id, answers[event.key], $("asks").children[state.selected]);
-  }
 }
 
 function start() {
@@ -270,12 +661,17 @@ function start() {
     follow();
   });
   $("filters").addEventListener("input", refreshAuditSoon);
+  $("more-asks").addEventListener("click", fetchMore);
   document.addEventListener("keydown", keys);
+  // A hidden tab shows nothing: what is on screen when it comes back counts from then.
+  document.addEventListener("visibilitychange", () => {
+    for (const entry of state.visible) entry.visibleSince = now();
+  });
+  setInterval(markReadiness, 100);
   setInterval(() => {
-    document.querySelectorAll(".ask").forEach((item, i) => {
-      const ask = state.asks[i];
-      if (ask) item.querySelector(".expires").textContent = remaining(ask);
-    });
+    for (const entry of state.asks.values()) {
+      entry.item.querySelector(".expires").textContent = remaining(entry.ask);
+    }
   }, 1000);
   if ("Notification" in window && Notification.permission === "default") {
     document.addEventListener("click", () => Notification.requestPermission(), { once: true });
