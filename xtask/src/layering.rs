@@ -63,7 +63,13 @@ const GRAPH: &[(&str, &[&str])] = &[
     ),
     (
         "agent-server",
-        &["agent-tool-traits", "agent-hooks", "agent-decide", "agent-core"],
+        &[
+            "agent-tool-traits",
+            "agent-rules",
+            "agent-hooks",
+            "agent-decide",
+            "agent-core",
+        ],
     ),
     (
         "agent-guard",

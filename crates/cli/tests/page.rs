@@ -215,7 +215,6 @@ impl Browser {
     }
 }
 
-
 #[test]
 fn an_ask_appears_on_the_page_and_a_click_allows_it_once() {
     let Some(_turn) = chromium() else { return };
@@ -250,12 +249,11 @@ fn an_ask_appears_on_the_page_and_a_click_allows_it_once() {
     let rule = browser.eval("document.querySelector('.ask .rule').textContent");
     assert!(rule.as_str().unwrap().contains("Bash(npm run build:*)"), "{rule}");
     assert_eq!(browser.eval("document.title"), json!("(1) agent-guard"));
+    // The buttons answer once the ask has been on screen for a moment.
+    browser.wait_until(ARMED, FIVE_S);
     if let Some(file) = std::env::var_os("AGENT_GUARD_SCREENSHOT") {
         browser.screenshot(Path::new(&file));
     }
-
-    // The buttons answer once the ask has been on screen for a moment.
-    browser.wait_until(ARMED, FIVE_S);
     browser.click(".ask button[data-answer='allow_once']");
     let output = waiting.wait_with_output().unwrap();
     assert_eq!(decision_of(&output), "allow");
@@ -304,6 +302,10 @@ fn an_ask_appears_on_the_page_and_a_click_allows_it_once() {
         Duration::from_secs(10),
     );
 }
+
+/// The pages of the queue the page has read (`limit=0` reads only the count).
+const QUEUE_READS: &str =
+    "performance.getEntriesByType('resource').filter(e => e.name.includes('/v1/queue?limit=50'))";
 
 /// The selected ask can be answered by a key: on screen and selected for long enough.
 const ARMED: &str = "document.querySelector('.ask.selected.armed') !== null";
@@ -383,7 +385,11 @@ fn holding_a_key_answers_at_most_one_ask() {
     let ids = enqueue_commands(&server, (0..5).map(|n| format!("npm run hold{n}")));
     browser.wait_until(&asks_shown(5), FIVE_S);
     browser.wait_until(ARMED, FIVE_S);
-    assert_eq!(selected(&mut browser), json!(ids[0]), "the oldest ask is selected first");
+    assert_eq!(
+        selected(&mut browser),
+        json!(ids[0]),
+        "the oldest ask is selected first"
+    );
 
     // `o` held for a second and a half: one press, then the keyboard's repeats every 30 ms.
     browser.key_down("o", false);
@@ -408,10 +414,7 @@ fn holding_a_key_answers_at_most_one_ask() {
     std::thread::sleep(Duration::from_millis(400));
     browser.press("d");
     browser.wait_until(&asks_shown(3), FIVE_S);
-    browser.wait_until(
-        "!document.querySelector('.ask.selected .said').hidden",
-        FIVE_S,
-    );
+    browser.wait_until("!document.querySelector('.ask.selected .said').hidden", FIVE_S);
     browser.wait_until(ARMED, FIVE_S);
     assert_eq!(state_of(&server, &ids[1]), "deny");
     assert_eq!(state_of(&server, &ids[2]), "pending");
@@ -434,10 +437,7 @@ fn a_moved_selection_never_answers_an_ask_that_was_not_on_screen() {
     // `j` moves the selection; an answer key right after it reaches an ask selected a moment ago: refused.
     browser.press("j");
     browser.press("o");
-    browser.wait_until(
-        "!document.querySelector('.ask.selected .said').hidden",
-        FIVE_S,
-    );
+    browser.wait_until("!document.querySelector('.ask.selected .said').hidden", FIVE_S);
     assert_eq!(selected(&mut browser), json!(ids[1]));
 
     // Far down, then the page scrolled back to the top: the selected ask is off screen, however long it waits.
@@ -453,10 +453,7 @@ fn a_moved_selection_never_answers_an_ask_that_was_not_on_screen() {
     );
     browser.eval("document.querySelector('.ask.selected .said').hidden = true");
     browser.press("a");
-    browser.wait_until(
-        "!document.querySelector('.ask.selected .said').hidden",
-        FIVE_S,
-    );
+    browser.wait_until("!document.querySelector('.ask.selected .said').hidden", FIVE_S);
     assert!(
         browser
             .eval("document.querySelector('.ask.selected .confirm').hidden")
@@ -488,7 +485,11 @@ fn an_ask_answered_elsewhere_while_selected_is_not_answered_twice() {
     browser.press("o");
     // Once the second ask can be answered by a key, a pending press would have answered it.
     browser.wait_until(ARMED, FIVE_S);
-    assert_eq!(state_of(&server, &ids[0]), "deny", "the other client's answer stands");
+    assert_eq!(
+        state_of(&server, &ids[0]),
+        "deny",
+        "the other client's answer stands"
+    );
     assert_eq!(state_of(&server, &ids[1]), "pending");
 }
 
@@ -502,12 +503,12 @@ fn allow_always_and_dont_ask_again_need_a_second_confirmation() {
     browser.wait_until(ARMED, FIVE_S);
 
     browser.press("a");
-    browser.wait_until(
-        "!document.querySelector('.ask.selected .confirm').hidden",
-        FIVE_S,
-    );
+    browser.wait_until("!document.querySelector('.ask.selected .confirm').hidden", FIVE_S);
     let text = browser.eval("document.querySelector('.ask.selected .confirm-text').textContent");
-    assert!(text.as_str().unwrap().contains("Bash(npm run always:*)"), "{text}");
+    assert!(
+        text.as_str().unwrap().contains("Bash(npm run always:*)"),
+        "{text}"
+    );
     // The same key again, and a `y` at once, confirm nothing.
     browser.press("a");
     browser.press("y");
@@ -523,15 +524,9 @@ fn allow_always_and_dont_ask_again_need_a_second_confirmation() {
     // By mouse: the button opens the confirmation, Cancel closes it, the confirmation's own button answers.
     browser.wait_until(ARMED, FIVE_S);
     browser.click(".ask.selected button[data-answer='dont_ask_again']");
-    browser.wait_until(
-        "!document.querySelector('.ask.selected .confirm').hidden",
-        FIVE_S,
-    );
+    browser.wait_until("!document.querySelector('.ask.selected .confirm').hidden", FIVE_S);
     browser.click(".ask.selected .confirm-no");
-    browser.wait_until(
-        "document.querySelector('.ask.selected .confirm').hidden",
-        FIVE_S,
-    );
+    browser.wait_until("document.querySelector('.ask.selected .confirm').hidden", FIVE_S);
     assert_eq!(state_of(&server, &ids[1]), "pending");
     browser.click(".ask.selected button[data-answer='dont_ask_again']");
     browser.wait_until(
@@ -583,7 +578,8 @@ fn what_will_run_is_shown_with_invisible_characters_as_escapes() {
     assert_eq!(raw, json!(false));
     let rule = browser.eval(&format!("{bash_card}.querySelector('.rule').textContent"));
     assert!(
-        !bash["allow_always_rules"].as_array().unwrap().is_empty() || rule.as_str().unwrap().contains("no rule"),
+        !bash["allow_always_rules"].as_array().unwrap().is_empty()
+            || rule.as_str().unwrap().contains("no rule"),
         "{rule}"
     );
 
@@ -614,8 +610,22 @@ fn a_20000_character_command_keeps_the_four_answers_on_a_phone_screen() {
     let server = serve(&["--token", TOKEN]);
     let mut browser = live_page(&server);
     let word = "x".repeat(20_000);
-    enqueue_call(&server, "Bash", json!({ "command": format!("echo {word}") }));
+    let ask = enqueue_call(&server, "Bash", json!({ "command": format!("echo {word}") }));
     browser.wait_until(&asks_shown(1), FIVE_S);
+    // Its event was too large to carry the ask whole: the page read that one ask, not the list again.
+    browser.wait_until("document.querySelector('.ask .what') !== null", FIVE_S);
+    assert_eq!(
+        browser.eval(&format!("{QUEUE_READS}.length")),
+        json!(1),
+        "the queue was read once, when the page opened"
+    );
+    assert_eq!(
+        browser.eval(&format!(
+            "performance.getEntriesByType('resource').filter(e => e.name.endsWith('/v1/approvals/' + {})).length",
+            ask["id"]
+        )),
+        json!(1)
+    );
     for (width, height) in [(390, 844), (320, 640)] {
         browser.phone(width, height);
         browser.wait_until(&format!("innerWidth === {width}"), FIVE_S);
@@ -690,7 +700,14 @@ fn ten_thousand_waiting_asks_render_and_answer_within_two_seconds() {
     let db = dir.path().join("queue.db");
     let server = served::serve_in(
         dir,
-        &["--token", TOKEN, "--db", db.to_str().unwrap(), "--approval-timeout", "900"],
+        &[
+            "--token",
+            TOKEN,
+            "--db",
+            db.to_str().unwrap(),
+            "--approval-timeout",
+            "900",
+        ],
     );
     let first = enqueue_commands(&server, ["npm run task0".to_owned()]);
     copy_ask(&db, &first[0], 9_999);
@@ -711,7 +728,10 @@ fn ten_thousand_waiting_asks_render_and_answer_within_two_seconds() {
     let rendered = opened.elapsed();
     assert_eq!(selected(&mut browser), json!(first[0]), "the oldest first");
     assert!(
-        !browser.eval("document.getElementById('more-asks').hidden").as_bool().unwrap(),
+        !browser
+            .eval("document.getElementById('more-asks').hidden")
+            .as_bool()
+            .unwrap(),
         "the page says there are more than it shows"
     );
 
@@ -737,8 +757,15 @@ fn ten_thousand_waiting_asks_render_and_answer_within_two_seconds() {
         Duration::from_secs(10),
     );
     let counted = arrived.elapsed();
+    assert_eq!(
+        browser.eval(&format!("{QUEUE_READS}.length")),
+        json!(1),
+        "events are applied to what the page holds, not by reading the queue again"
+    );
     browser.screenshot(&artifacts().join("ten-thousand.png"));
-    eprintln!("10,000 asks: rendered in {rendered:?}, an answer took {answered:?}, a new ask counted in {counted:?}");
+    eprintln!(
+        "10,000 asks: rendered in {rendered:?}, an answer took {answered:?}, a new ask counted in {counted:?}"
+    );
     assert!(rendered < Duration::from_secs(2), "rendering took {rendered:?}");
     assert!(answered < Duration::from_secs(2), "the answer took {answered:?}");
     assert!(counted < Duration::from_secs(2), "the new ask took {counted:?}");

@@ -601,7 +601,10 @@ fn an_answer_naming_another_version_of_the_ask_is_refused_with_409() {
     let id = ask["id"].as_str().unwrap();
     let version = ask["version"].as_str().unwrap();
     assert_eq!(version.len(), 32, "{ask}");
-    assert_eq!(ask["shown"]["fields"][0], json!({"label": "command", "text": "npm test"}));
+    assert_eq!(
+        ask["shown"]["fields"][0],
+        json!({"label": "command", "text": "npm test"})
+    );
 
     // An answer given to other content than the stored ask's, as a page showing a stale copy would send it.
     let stale = "0".repeat(32);
@@ -619,7 +622,10 @@ fn an_answer_naming_another_version_of_the_ask_is_refused_with_409() {
             .starts_with("application/json")
     );
     let refused: Value = response.json().unwrap();
-    assert!(refused["error"].as_str().unwrap().contains("version"), "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().contains("version"),
+        "{refused}"
+    );
     assert_eq!(refused["version"], version);
     assert_eq!(server.pending().len(), 1, "the refused answer changed nothing");
 
@@ -635,7 +641,12 @@ fn an_answer_naming_another_version_of_the_ask_is_refused_with_409() {
 fn the_queue_comes_in_pages_oldest_first_with_the_number_waiting() {
     let server = serve(&["--token", TOKEN]);
     let ids: Vec<String> = (0..5)
-        .map(|n| server.enqueue("s-page", &format!("npm run task{n}"))["id"].as_str().unwrap().to_owned())
+        .map(|n| {
+            server.enqueue("s-page", &format!("npm run task{n}"))["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     let mut seen = Vec::new();
     let mut after = String::new();
@@ -644,7 +655,13 @@ fn the_queue_comes_in_pages_oldest_first_with_the_number_waiting() {
         assert_eq!(status, 200, "{page}");
         assert_eq!(page["pending"], 5);
         assert!(page["event_id"].is_string(), "{page}");
-        seen.extend(page["asks"].as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap().to_owned()));
+        seen.extend(
+            page["asks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["id"].as_str().unwrap().to_owned()),
+        );
         match page["next"].as_str() {
             Some(next) => after = next.to_owned(),
             None => break,
@@ -658,7 +675,10 @@ fn the_queue_comes_in_pages_oldest_first_with_the_number_waiting() {
     assert_eq!(page["pending"], 4);
     assert_eq!(page["asks"].as_array().unwrap().len(), 3);
     let (_, count) = server.get("/v1/queue?limit=0");
-    assert_eq!((count["pending"].as_u64(), count["asks"].as_array().map(Vec::len)), (Some(4), Some(0)));
+    assert_eq!(
+        (count["pending"].as_u64(), count["asks"].as_array().map(Vec::len)),
+        (Some(4), Some(0))
+    );
 
     for bad in ["limit=-1", "limit=501", "limit=ten", "after=0123"] {
         let (status, error) = server.get(&format!("/v1/queue?{bad}"));

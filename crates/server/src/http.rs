@@ -415,7 +415,12 @@ async fn queue_page(State(app): State<Arc<App>>, Query(query): Query<PageQuery>)
         None => None,
         Some(id) => match app.store.get(&id).await {
             Ok(Some(ask)) => Some(ask),
-            Ok(None) => return error(StatusCode::BAD_REQUEST, format!("`after`: no ask has the id `{id}`")),
+            Ok(None) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!("`after`: no ask has the id `{id}`"),
+                );
+            }
             Err(e) => return database_error(&e),
         },
     };

