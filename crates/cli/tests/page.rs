@@ -770,3 +770,38 @@ fn ten_thousand_waiting_asks_render_and_answer_within_two_seconds() {
     assert!(answered < Duration::from_secs(2), "the answer took {answered:?}");
     assert!(counted < Duration::from_secs(2), "the new ask took {counted:?}");
 }
+
+#[test]
+fn an_answer_given_to_other_content_than_the_stored_ask_is_refused_and_the_ask_shown_again() {
+    let Some(_turn) = chromium() else { return };
+    let server = serve(&["--token", TOKEN]);
+    let mut browser = live_page(&server);
+    let ids = enqueue_commands(&server, ["npm run stored".to_owned()]);
+    browser.wait_until(&asks_shown(1), FIVE_S);
+    browser.wait_until(ARMED, FIVE_S);
+    // The page's copy of the ask no longer matches the stored one, as a stale or altered copy would not.
+    browser.eval(&format!(
+        "state.asks.get('{}').ask.version = '{}'",
+        ids[0],
+        "0".repeat(32)
+    ));
+    browser.press("o");
+    browser.wait_until(
+        "(s => !s.hidden && s.textContent.includes('changed'))(document.querySelector('.ask.selected .said'))",
+        FIVE_S,
+    );
+    assert_eq!(state_of(&server, &ids[0]), "pending");
+    // Read again as stored, it is answered once it has been on screen for its moment.
+    browser.wait_until(
+        &format!(
+            "state.asks.get('{}').ask.version !== '{}'",
+            ids[0],
+            "0".repeat(32)
+        ),
+        FIVE_S,
+    );
+    browser.wait_until(ARMED, FIVE_S);
+    browser.press("o");
+    browser.wait_until(&asks_shown(0), FIVE_S);
+    assert_eq!(state_of(&server, &ids[0]), "allow_once");
+}

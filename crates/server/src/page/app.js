@@ -91,6 +91,7 @@ function render(entry) {
   const shown = isWhole(ask) ? ask.shown : null;
   item.dataset.id = ask.id;
   item.querySelector(".expires").textContent = remaining(ask);
+  item.querySelectorAll("button").forEach((b) => (b.disabled = false));
   const fields = item.querySelector(".fields");
   fields.replaceChildren();
   if (!shown) {
@@ -168,7 +169,7 @@ async function readWhole(entry) {
   if (ask.state !== "pending") return removeAsk(ask.id);
   if (state.asks.get(ask.id) !== entry) return;
   entry.ask = ask;
-  entry.visibleSince = entry.visibleSince ? now() : 0;
+  if (entry.visibleSince) seenAgain(entry);
   render(entry);
 }
 
@@ -197,7 +198,7 @@ function removeAsk(id) {
   entry.item.remove();
   state.asks.delete(id);
   if (state.answering === id) state.answering = null;
-  for (const other of state.visible) other.visibleSince = now();
+  for (const other of state.visible) seenAgain(other);
   if (state.selected === id) select(next ? next.dataset.id : null, true);
   return true;
 }
@@ -331,6 +332,12 @@ const observer = new IntersectionObserver((entries) => {
   }
 }, { threshold: [0, 0.25, 0.5, 0.75, 1] });
 
+/** What is on screen counts from now: it moved, changed, or the tab was hidden. */
+function seenAgain(entry) {
+  entry.visibleSince = now();
+  entry.item.classList.remove("ready", "armed");
+}
+
 function seenLongEnough(entry) {
   return isWhole(entry.ask) && entry.visibleSince > 0 && !document.hidden &&
     now() - entry.visibleSince >= SETTLE_MS;
@@ -409,10 +416,10 @@ function showConfirm(entry) {
     }
     text.append("?");
   } else {
-    text.append("Don't ask again: deny this call and, for the rest of session ");
+    text.append("Don't ask again: deny this call and, for the rest of this session (");
     const who = document.createElement("code");
-    who.textContent = entry.ask.session_id;
-    text.append(who, ", every ask of the same tool for the same rule?");
+    fill(who, shown.who);
+    text.append(who, "), every ask of the same tool for the same rule?");
   }
   const yes = panel.querySelector(".confirm-yes");
   yes.firstChild.textContent = confirming.answer === "allow_always" ? "Yes, allow always " : "Yes, don't ask again ";
@@ -670,7 +677,7 @@ function start() {
   document.addEventListener("keydown", keys);
   // A hidden tab shows nothing: what is on screen when it comes back counts from then.
   document.addEventListener("visibilitychange", () => {
-    for (const entry of state.visible) entry.visibleSince = now();
+    for (const entry of state.visible) seenAgain(entry);
   });
   setInterval(markReadiness, 100);
   setInterval(() => {
