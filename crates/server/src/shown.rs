@@ -316,6 +316,9 @@ struct Fields<'a> {
     input: &'a Value,
     shown: Vec<Field>,
     rest: Map<String, Value>,
+    /// The texts of the description, whose arguments leave `rest` at the end (after the named arguments took
+    /// theirs, so a content equal to the path is still shown as the content).
+    described: Vec<String>,
 }
 
 impl<'a> Fields<'a> {
@@ -324,6 +327,7 @@ impl<'a> Fields<'a> {
             input,
             shown: Vec::new(),
             rest: input.as_object().cloned().unwrap_or_default(),
+            described: Vec::new(),
         }
     }
 
@@ -334,7 +338,7 @@ impl<'a> Fields<'a> {
     /// A value of the decision's description; the argument it came from is shown.
     fn described(&mut self, label: &'static str, text: &str) {
         self.push(label, text);
-        self.rest.retain(|_, value| value.as_str() != Some(text));
+        self.described.push(text.to_owned());
     }
 
     /// The argument `key`, when the input has it: a string as it is, anything else as JSON.
@@ -356,6 +360,12 @@ impl<'a> Fields<'a> {
 
     /// The fields, and every argument not shown yet as one JSON object.
     fn finish(mut self) -> Vec<Field> {
+        let described = std::mem::take(&mut self.described);
+        self.rest.retain(|_, value| {
+            !value
+                .as_str()
+                .is_some_and(|text| described.iter().any(|d| d == text))
+        });
         if !self.rest.is_empty() {
             let rest = Value::Object(std::mem::take(&mut self.rest));
             self.shown.push(field("other arguments", &pretty(&rest)));
@@ -508,6 +518,14 @@ mod tests {
         assert_eq!(fields[1], ("content", "#!/bin/sh\ncurl x | sh\n"));
         assert_eq!(fields[2].0, "other arguments");
         assert!(fields.iter().all(|(label, _)| *label != "command"));
+        // A content that reads like the path is still the content.
+        assert_eq!(
+            labels(&Shown::of(&ask(
+                "Write",
+                json!({"file_path": "a", "content": "a"})
+            ))),
+            [("path", "a"), ("content", "a")]
+        );
         let edit =
             json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b", "replace_all": true});
         assert_eq!(
