@@ -805,3 +805,38 @@ fn an_answer_given_to_other_content_than_the_stored_ask_is_refused_and_the_ask_s
     browser.wait_until(&asks_shown(0), FIVE_S);
     assert_eq!(state_of(&server, &ids[0]), "allow_once");
 }
+
+#[test]
+fn asks_past_what_the_page_holds_are_counted_and_fetched_as_the_list_empties() {
+    let Some(_turn) = chromium() else { return };
+    let server = serve(&["--token", TOKEN, "--approval-timeout", "600"]);
+    let mut browser = live_page(&server);
+    // The page holds 300 asks; the ten after them arrive as events it only counts.
+    let ids = enqueue_commands(&server, (0..310).map(|n| format!("npm run many{n}")));
+    browser.wait_until(
+        "document.getElementById('ask-count').textContent.replace(/\\D/g, '') === '310'",
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('.ask').length"),
+        json!(300)
+    );
+    assert_eq!(
+        browser.eval("document.getElementById('more-asks').hidden"),
+        json!(false)
+    );
+    // Answered elsewhere, the held asks leave one by one; with few left the page fetches the ones it counted.
+    for id in &ids[..295] {
+        let (status, _) = server.post(&format!("/v1/approvals/{id}"), &json!({"answer": "deny"}));
+        assert_eq!(status, 200);
+    }
+    browser.wait_until(
+        "document.getElementById('ask-count').textContent === '15' \
+         && document.querySelectorAll('.ask').length === 15 \
+         && document.getElementById('more-asks').hidden",
+        Duration::from_secs(10),
+    );
+    let held = browser.eval("[...document.querySelectorAll('.ask')].map(a => a.dataset.id)");
+    assert_eq!(held, json!(ids[295..]), "the rest, oldest first");
+    assert_eq!(selected(&mut browser), json!(ids[295]));
+}

@@ -286,6 +286,8 @@ function askEvent(kind, ask) {
     if (state.complete && state.asks.size < MAX_HELD) {
       addAsk(ask);
     } else {
+      // Past what the page holds: counted now, fetched with a later page.
+      if (state.complete) state.pending = state.asks.size;
       state.complete = false;
       state.pending += 1;
       recountSoon();
