@@ -63,6 +63,13 @@ pub trait Approver: Send + Sync {
     /// Answers an ask about a call.
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a, Option<ApprovalAnswer>>;
 
+    /// Who answered `request` (asked after [`approve`](Self::approve) answered it), as the audit log's `approver`
+    /// column names the party (`terminal`, `page:<session>`…); the default is `approver`, for an embedding
+    /// application that does not say.
+    fn party(&self, _request: &ApprovalRequest) -> agent_hooks::Approver {
+        agent_hooks::Approver::Other("approver".to_owned())
+    }
+
     /// Answers a question of the `ask_user` tool; the default has no user to ask.
     fn answer_question<'a>(&'a self, _question: &'a str) -> ApprovalFuture<'a, Option<String>> {
         Box::pin(std::future::ready(None))

@@ -186,6 +186,13 @@ impl Approver for ScriptedApprover {
         })
     }
 
+    fn party(&self, request: &ApprovalRequest) -> agent_hooks::Approver {
+        match (self.approvals.contains_key(&request.call.id), &self.fallback) {
+            (false, Some(fallback)) => fallback.party(request),
+            (true, _) | (false, None) => agent_hooks::Approver::Scripted,
+        }
+    }
+
     fn answer_question<'a>(&'a self, question: &'a str) -> ApprovalFuture<'a, Option<String>> {
         let scripted = self
             .answers

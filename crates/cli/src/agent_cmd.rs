@@ -113,6 +113,9 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
 
     let project = crate::load::project(&cwd);
     let settings = crate::load::settings(&project, &args.decide)?;
+    let telemetry_settings = agent_decide::GuardSettings::from_settings(&settings)
+        .ok()
+        .map(|guard| guard.telemetry);
     let mut runtime_config = RuntimeConfig::new(&cwd);
     runtime_config.home = crate::load::home();
     let audit_default = project.join(".agent-guard").join("audit.db");
@@ -153,6 +156,7 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
         let audit = AuditLogHook::open_database(&audit_db, AuditConfig::default())
             .await
             .map_err(|error| anyhow!("{error}"))?;
+        let telemetry = crate::telemetry::attach(&audit, telemetry_settings.as_ref());
         let runtime = Runtime::builder(settings, runtime_config)
             .approver(approver)
             .audit(audit)
@@ -183,6 +187,11 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
             .await
             .map(|rows| rows.len())
             .ok();
+        if let Some(telemetry) = telemetry {
+            let _ended =
+                tokio::task::spawn_blocking(move || telemetry.shutdown(crate::telemetry::EXIT_DEADLINE))
+                    .await;
+        }
         anyhow::Ok((report, rows))
     })?;
     println!(

@@ -5,8 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use agent_hooks::{AuditDatabase, AuditFilter, AuditReader, AuditRow};
-use agent_rules::CallTarget;
-use agent_tool_traits::ToolKind;
+use agent_telemetry::subject;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
@@ -85,6 +84,7 @@ async fn query_loop(args: &AuditArgs, db: &AuditDatabase) -> Result<()> {
         since: args.since.clone(),
         tool: args.tool.clone(),
         limit: args.limit,
+        ..AuditFilter::default()
     };
     let mut last_id: Option<i64> = None;
     let mut header = !args.json;
@@ -155,6 +155,8 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
                 "status": row.status.as_str(), "decision": row.decision, "decided_by": row.decided_by,
                 "elapsed_ms": row.elapsed_ms, "output_preview": row.output_preview,
                 "cwd": row.cwd, "permission_mode": row.permission_mode, "tool_input": input,
+                "rule": row.detail.rule, "rule_file": row.detail.rule_file, "sandbox": row.detail.sandbox,
+                "approver": row.detail.approver,
             });
             let _ = writeln!(out, "{line}");
         }
@@ -198,33 +200,6 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
     out
 }
 
-/// What a call is about, as the rules read it from its input: the command line of a shell call, the files of a
-/// file tool (a search's pattern first), the URL of a fetch, the type of a subagent; for other tools, their
-/// query or prompt when they have one.
-fn subject(tool: &str, input: &Value) -> String {
-    let text = |key: &str| input.get(key).and_then(Value::as_str);
-    match agent_rules::describe(tool, input) {
-        Ok(CallTarget::Shell(command)) => command.to_owned(),
-        Ok(CallTarget::Files(_, paths)) => {
-            let paths = paths.join(" ");
-            match (agent_tool_traits::kind_of(tool), text("pattern")) {
-                (ToolKind::Grep, Some(pattern)) => format!("{pattern} in {paths}"),
-                _ => paths,
-            }
-        }
-        Ok(CallTarget::Web { url, .. }) => url.to_owned(),
-        Ok(CallTarget::Agent(kind)) => kind
-            .or_else(|| text("description"))
-            .unwrap_or_default()
-            .to_owned(),
-        Ok(CallTarget::Opaque) | Err(_) => ["command", "file_path", "path", "url", "query", "prompt"]
-            .into_iter()
-            .find_map(text)
-            .unwrap_or_default()
-            .to_owned(),
-    }
-}
-
 fn shorten(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         text.to_owned()
@@ -232,33 +207,5 @@ fn shorten(text: &str, width: usize) -> String {
         let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
         cut.push('…');
         cut
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::subject;
-
-    #[test]
-    fn the_subject_is_the_command_or_the_path() {
-        for (tool, input, shown) in [
-            ("Bash", json!({"command": "git status"}), "git status"),
-            ("run_bash", json!({"command": "ls -la"}), "ls -la"),
-            ("Read", json!({"file_path": "/p/README.md"}), "/p/README.md"),
-            ("read_file", json!({"path": "src/lib.rs"}), "src/lib.rs"),
-            ("Write", json!({"file_path": "a.txt", "content": "x"}), "a.txt"),
-            ("Grep", json!({"pattern": "TODO", "path": "src"}), "TODO in src"),
-            (
-                "WebFetch",
-                json!({"url": "https://docs.rs/x"}),
-                "https://docs.rs/x",
-            ),
-            ("WebSearch", json!({"query": "rust sqlx"}), "rust sqlx"),
-            ("mcp__x__y", json!({"a": 1}), ""),
-        ] {
-            assert_eq!(subject(tool, &input), shown, "{tool}");
-        }
     }
 }

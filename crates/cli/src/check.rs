@@ -6,9 +6,11 @@ use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use agent_decide::TelemetrySettings;
 use agent_decide::{
     CallInput, Decided, Deciders, DecisionBound, DecisionRequest, Guard, HookInput, HookOutput,
 };
+use agent_hooks::{Approver, AuditDetail};
 use agent_rules::SessionState;
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
 use anyhow::{Context, Result, bail};
@@ -79,15 +81,17 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
         ),
         None => answer_hook_input(&mut guards, &input, explain, Bound::Timer(&mut timer)),
     };
-    // The answer first, stdout closed; the audit row after it, bounded, never changing it.
+    // The answer first, stdout closed; the audit row after it, bounded, never changing it; then the same row to
+    // the telemetry sender, which this process does not wait for.
     timer.answer(&answered.output.to_json())?;
     let elapsed = started.elapsed();
-    hook_audit::record_one(
-        (&input).into(),
-        &answered.audit(elapsed),
-        hook_audit::CHECK_AGENT,
-        &mut timer,
-    );
+    let row = answered
+        .audit(elapsed)
+        .row(&(&input).into(), hook_audit::CHECK_AGENT);
+    hook_audit::record_one((&input).into(), &row, &mut timer);
+    if let Some(settings) = answered.telemetry.as_ref().filter(|t| t.enabled) {
+        crate::telemetry::hand_off(settings, std::slice::from_ref(&row));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -100,14 +104,27 @@ pub(crate) struct Answered {
     decided_by: String,
     /// The permission mode the call was decided in, when a guard was built.
     mode: Option<String>,
+    /// The deciding rule and its file, the sandbox of an allowed shell line, who answered an ask.
+    detail: AuditDetail,
+    /// `agentGuard.telemetry` of the call's settings, when they loaded.
+    telemetry: Option<TelemetrySettings>,
 }
 
 impl Answered {
     fn decided(output: HookOutput, decided: &Decided, guard: &Guard) -> Self {
+        let verdict = decided.verdict();
         Self {
             output,
-            decided_by: decided.verdict().provenance.layer_step().to_string(),
+            decided_by: verdict.provenance.layer_step().to_string(),
             mode: Some(guard.policy().mode().to_string()),
+            detail: AuditDetail {
+                sandbox: decided
+                    .confinement
+                    .filter(|_| verdict.decision == Decision::Allow)
+                    .map(|c| c.to_string()),
+                ..AuditDetail::of_provenance(&verdict.provenance)
+            },
+            telemetry: Some(guard.telemetry().clone()),
         }
     }
 
@@ -116,6 +133,8 @@ impl Answered {
             output: settings_deny_output(why),
             decided_by: Layer::Rules.to_string(),
             mode: None,
+            detail: AuditDetail::default(),
+            telemetry: None,
         }
     }
 
@@ -128,6 +147,7 @@ impl Answered {
             decided_by: &self.decided_by,
             mode: self.mode.as_deref(),
             elapsed,
+            detail: &self.detail,
         }
     }
 }
@@ -284,14 +304,24 @@ fn decide_asking_server(
     }
     let body = serde_json::to_value(input).unwrap_or_default();
     let approval = Provenance::layer(Layer::Approval).at(DecidedBy::Approver);
-    let (decision, reason) = match remote::ask_person(server, &body, "hook") {
-        RemoteAnswer::Decided { allow, reason } => {
+    let (decision, reason, approver) = match remote::ask_person(server, &body, "hook") {
+        RemoteAnswer::Decided {
+            allow,
+            reason,
+            answered_by,
+        } => {
             let decision = if allow { Decision::Allow } else { Decision::Deny };
-            (decision, reason.trim_start_matches("agent-guard: ").to_owned())
+            let approver = answered_by.unwrap_or_else(|| Approver::Api.to_string());
+            (
+                decision,
+                reason.trim_start_matches("agent-guard: ").to_owned(),
+                approver,
+            )
         }
         RemoteAnswer::Expired if on_timeout == OnTimeout::Deny => (
             Decision::Deny,
             "nobody answered the ask on the agent-guard server in time (--on-timeout deny)".to_owned(),
+            Approver::Nobody.to_string(),
         ),
         RemoteAnswer::Expired => {
             let output = with_reason(&decided, "nobody answered it on the agent-guard server in time");
@@ -300,6 +330,7 @@ fn decide_asking_server(
         RemoteAnswer::Unreachable(why) if on_timeout == OnTimeout::Deny => (
             Decision::Deny,
             format!("the agent-guard server cannot be asked ({why}; --on-timeout deny)"),
+            Approver::Nobody.to_string(),
         ),
         RemoteAnswer::Unreachable(why) => {
             eprintln!("agent-guard: {why}; the coding agent asks instead");
@@ -311,7 +342,9 @@ fn decide_asking_server(
         }
     };
     decided.resolution.verdict = Verdict::new(decision, reason, approval);
-    Answered::decided(output(input, &decided, &settings), &decided, &guard)
+    let mut answered = Answered::decided(output(input, &decided, &settings), &decided, &guard);
+    answered.detail.approver = Some(approver);
+    answered
 }
 
 /// The ask of `decided` with one more reason.
@@ -356,6 +389,7 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     let mut failed = false;
     let mut number = 0_usize;
     let mut log = BatchLog::new();
+    let mut sender = crate::telemetry::Sender::default();
     loop {
         let batch = next_batch(&mut reader, &mut number)?;
         if batch.is_empty() {
@@ -374,13 +408,21 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
             }
         }
         out.flush()?;
-        // The batch's answers are out; its rows follow, before the next batch is read.
+        // The batch's answers are out; its rows follow, before the next batch is read, and go to the telemetry
+        // sender (one for the run).
         for (input, answered) in answers.iter().flatten() {
-            log.add(input.into(), &answered.audit(elapsed));
+            let row = answered
+                .audit(elapsed)
+                .row(&input.into(), hook_audit::CHECK_AGENT);
+            if let Some(settings) = answered.telemetry.as_ref().filter(|t| t.enabled) {
+                sender.send(settings, &row);
+            }
+            log.add(input.into(), row);
         }
         log.write();
     }
     log.finish();
+    sender.finish();
     Ok(if failed {
         ExitCode::FAILURE
     } else {

@@ -52,6 +52,8 @@ fn session(scenario: &Scenario, audit_db: &AuditDatabase, interactive: bool) -> 
             .await
             // The message names the database and the cause; the chain would repeat the cause.
             .map_err(|error| anyhow::anyhow!("{error}"))?;
+        let here = std::env::current_dir().unwrap_or_default();
+        let telemetry = crate::telemetry::attach(&audit, crate::telemetry::settings_of(&here).as_ref());
         let fallback: Option<Arc<dyn Approver>> =
             interactive.then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
         let (report, cwd) = run_scenario(scenario, root.path(), Some(audit), fallback, &session_id).await?;
@@ -63,6 +65,11 @@ fn session(scenario: &Scenario, audit_db: &AuditDatabase, interactive: bool) -> 
             .await
             .map(|rows| rows.len())
             .ok();
+        if let Some(telemetry) = telemetry {
+            let _ended =
+                tokio::task::spawn_blocking(move || telemetry.shutdown(crate::telemetry::EXIT_DEADLINE))
+                    .await;
+        }
         anyhow::Ok(((report, cwd), rows))
     })?;
     let (report, cwd) = report;

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use agent_decide::{HookInput, HookOutput};
-use agent_hooks::{AuditAppender, AuditConfig, AuditDatabase, AuditRow, AuditStatus, STATE_DIR};
+use agent_hooks::{AuditAppender, AuditConfig, AuditDatabase, AuditDetail, AuditRow, AuditStatus, STATE_DIR};
 use serde_json::Value;
 
 use crate::hook_timer::HookTimer;
@@ -127,6 +127,8 @@ pub(crate) struct Answer<'a> {
     pub(crate) mode: Option<&'a str>,
     /// How long the answer took.
     pub(crate) elapsed: Duration,
+    /// The rule and its file, the sandbox, who answered.
+    pub(crate) detail: &'a AuditDetail,
 }
 
 impl Answer<'_> {
@@ -163,6 +165,7 @@ impl Answer<'_> {
             tool_input,
             cwd: kept.then(|| input.cwd.to_owned()),
             permission_mode: self.mode.filter(|_| kept).map(str::to_owned),
+            detail: self.detail.clone(),
         }
     }
 }
@@ -192,9 +195,10 @@ pub(crate) fn printed(output: &HookOutput) -> (&str, &str) {
     (output.decision(), output.reason())
 }
 
-/// Writes the row of the one answer a hook process gave, after it was printed: bounded by `timer` (past
-/// [`WRITE_LIMIT`], one line on stderr and exit code 0), failures reported on stderr. Never changes the answer.
-pub(crate) fn record_one(call: Call<'_>, answer: &Answer<'_>, agent: &str, timer: &mut HookTimer) {
+/// Writes `row`, the row of the one answer a hook process gave for `call`, after it was printed: bounded by
+/// `timer` (past [`WRITE_LIMIT`], one line on stderr and exit code 0), failures reported on stderr. Never changes
+/// the answer.
+pub(crate) fn record_one(call: Call<'_>, row: &AuditRow, timer: &mut HookTimer) {
     let setting = match AuditSetting::from_env() {
         Ok(setting) => setting,
         Err(why) => return report(&why),
@@ -211,13 +215,12 @@ pub(crate) fn record_one(call: Call<'_>, answer: &Answer<'_>, agent: &str, timer
             WRITE_LIMIT.as_millis()
         ),
     );
-    let row = answer.row(&call, agent);
     let written = runtime().and_then(|runtime| {
         runtime.block_on(async {
             let mut log = AuditAppender::open(&db, &config())
                 .await
                 .map_err(|e| e.to_string())?;
-            let appended = log.append(std::slice::from_ref(&row)).await;
+            let appended = log.append(std::slice::from_ref(row)).await;
             // The process ends next: closing would checkpoint the WAL (fsyncs) for nothing.
             log.leave_to_exit().await;
             appended.map_err(|e| e.to_string())
@@ -253,11 +256,11 @@ impl BatchLog {
         }
     }
 
-    /// Keeps the row of one answered line until [`write`](Self::write).
-    pub(crate) fn add(&mut self, call: Call<'_>, answer: &Answer<'_>) {
+    /// Keeps `row`, the row of one answered line for `call`, until [`write`](Self::write).
+    pub(crate) fn add(&mut self, call: Call<'_>, row: AuditRow) {
         let Ok(setting) = &self.setting else { return };
         match setting.database_to_write(&crate::load::project(Path::new(call.cwd))) {
-            Ok(Some(db)) => self.rows.push((db, answer.row(&call, CHECK_AGENT))),
+            Ok(Some(db)) => self.rows.push((db, row)),
             Ok(None) => {}
             Err(why) => self.report_once(why),
         }
@@ -418,12 +421,14 @@ mod tests {
             tool_name: "Bash",
             tool_input: &input,
         };
+        let detail = AuditDetail::default();
         let answer = Answer {
             decision: "deny",
             reason: "agent-guard: denied by rule",
             decided_by: "rules/deny-rule",
             mode: Some("acceptEdits"),
             elapsed: Duration::from_millis(3),
+            detail: &detail,
         };
         let row = answer.row(&call, CHECK_AGENT);
         assert_eq!(row.status, AuditStatus::Denied);

@@ -21,6 +21,7 @@ mod sandbox_cmd;
 mod sandbox_output;
 mod scenario;
 mod serve_cmd;
+mod telemetry;
 mod terminal;
 mod test_cmd;
 mod undo_cmd;
@@ -229,6 +230,13 @@ enum Command {
     /// The coding agent's PermissionRequest hook: put its permission prompt to the queue of `agent-guard serve`
     /// and print the person's answer.
     Approve(serve_cmd::ApproveArgs),
+    /// Export telemetry records given on stdin (started by the hook, not by hand).
+    #[command(name = "telemetry-send", hide = true)]
+    TelemetrySend {
+        // The collector's base URL from `agentGuard.telemetry.endpoint`.
+        #[arg(long, value_name = "URL")]
+        endpoint: Option<String>,
+    },
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -322,6 +330,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Explain { call, decide, json } => explain::run(&decide, &call, json),
         Command::Rules { cwd, check, decide } => rules_cmd::run(cwd, check, &decide),
         Command::Audit(args) => audit_cmd::run(&args),
+        Command::TelemetrySend { endpoint } => telemetry::send(endpoint),
         Command::Schema => {
             emit(&serde_json::to_string_pretty(&agent_decide::settings_schema()).unwrap_or_default())
                 .map(|()| ExitCode::SUCCESS)

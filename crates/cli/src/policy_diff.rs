@@ -592,6 +592,7 @@ mod tests {
             tool_input: input.map(str::to_owned),
             cwd: input.map(|_| dir.path().display().to_string()),
             permission_mode: input.map(|_| "default".to_owned()),
+            detail: agent_hooks::AuditDetail::default(),
         };
         let rows = [
             row(Some(r#"{"command":"git push"}"#), AuditStatus::Ok),

@@ -46,6 +46,8 @@ pub(crate) enum RemoteAnswer {
         allow: bool,
         /// Why, as the server says it.
         reason: String,
+        /// Who answered, as the server recorded it (`page:<session>`, `api`).
+        answered_by: Option<String>,
     },
     /// Nobody answered before the ask expired.
     Expired,
@@ -142,9 +144,18 @@ fn ended(body: &Value) -> Result<RemoteAnswer, String> {
             .to_owned()
     };
     let reason = field("permissionDecisionReason");
+    let answered_by = body.get("answered_by").and_then(Value::as_str).map(str::to_owned);
     match field("permissionDecision").as_str() {
-        "allow" => Ok(RemoteAnswer::Decided { allow: true, reason }),
-        "deny" => Ok(RemoteAnswer::Decided { allow: false, reason }),
+        "allow" => Ok(RemoteAnswer::Decided {
+            allow: true,
+            reason,
+            answered_by,
+        }),
+        "deny" => Ok(RemoteAnswer::Decided {
+            allow: false,
+            reason,
+            answered_by,
+        }),
         other => Err(format!("the server's answer has the decision `{other}`")),
     }
 }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use agent_decide::HookInput;
+use agent_hooks::Approver;
 use agent_server::{
     Decide, Outcome, ServeConfig, Server, SessionFuture, SessionHandle, SessionRunner, TokenSource,
 };
@@ -80,6 +81,11 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<ExitCode> {
         let server = Server::bind(config, Arc::new(decider))
             .await?
             .with_sessions(Arc::new(ScenarioRunner));
+        if let Some(export) = crate::telemetry::serve_config(&std::env::current_dir().unwrap_or_default())
+            && let Err(error) = server.export_to(&export)
+        {
+            eprintln!("agent-guard serve: no telemetry: {error}");
+        }
         let address = server.local_addr().unwrap_or(args.listen);
         let where_from = match source {
             TokenSource::Flag => "from --token".to_owned(),
@@ -227,32 +233,62 @@ pub(crate) fn approve(args: &ApproveArgs) -> Result<ExitCode> {
         .context("cannot read the PermissionRequest input from stdin")?;
     let input: Value = serde_json::from_slice(&bytes).context("invalid PermissionRequest input")?;
     let started = Instant::now();
-    let (allow, message, answered_by) = match remote::ask_person(server, &input, "hook") {
-        RemoteAnswer::Decided { allow, reason } => (
+    let session = input
+        .get("session_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let hook = Approver::ApproveHook {
+        session: session.clone(),
+    };
+    let coding_agent = Approver::CodingAgent { session };
+    let (allow, message, answered_by, approver) = match remote::ask_person(server, &input, "hook") {
+        RemoteAnswer::Decided {
+            allow,
+            reason,
+            answered_by,
+        } => (
             allow,
             reason,
             format!("a person, through the agent-guard server {server}"),
+            answered_by.map_or(Approver::Api, Approver::Other),
         ),
         RemoteAnswer::Expired if args.remote.on_timeout == OnTimeout::Deny => (
             false,
             "agent-guard: nobody answered the ask on the agent-guard server in time (--on-timeout deny)"
                 .to_owned(),
             "agent-guard approve, --on-timeout deny".to_owned(),
+            hook,
         ),
         RemoteAnswer::Unreachable(why) if args.remote.on_timeout == OnTimeout::Deny => (
             false,
             format!("agent-guard: the agent-guard server cannot be asked ({why}; --on-timeout deny)"),
             "agent-guard approve, --on-timeout deny".to_owned(),
+            hook,
         ),
         RemoteAnswer::Expired => {
             let why = "nobody answered on the agent-guard server in time";
-            record_answer(&input, None, why, "the coding agent's own prompt", started);
+            record_answer(
+                &input,
+                None,
+                why,
+                "the coding agent's own prompt",
+                &coding_agent,
+                started,
+            );
             return Ok(ExitCode::SUCCESS);
         }
         RemoteAnswer::Unreachable(why) => {
             eprintln!("agent-guard: {why}; the coding agent asks instead");
             let why = format!("the agent-guard server cannot be asked: {why}");
-            record_answer(&input, None, &why, "the coding agent's own prompt", started);
+            record_answer(
+                &input,
+                None,
+                &why,
+                "the coding agent's own prompt",
+                &coding_agent,
+                started,
+            );
             return Ok(ExitCode::SUCCESS);
         }
     };
@@ -266,13 +302,21 @@ pub(crate) fn approve(args: &ApproveArgs) -> Result<ExitCode> {
             .to_string(),
     )?;
     crate::hook_timer::close_stdout();
-    record_answer(&input, Some(allow), &message, &answered_by, started);
+    record_answer(&input, Some(allow), &message, &answered_by, &approver, started);
     Ok(ExitCode::SUCCESS)
 }
 
 /// The audit row of an answer that reached the PermissionRequest hook: `allow` (`None`: no answer, the coding
-/// agent asks itself), why, and who or what answered. Written after the answer is out, in the call's project.
-fn record_answer(input: &Value, allow: Option<bool>, why: &str, answered_by: &str, started: Instant) {
+/// agent asks itself), why, and who or what answered (in words, and as the party the `approver` column names).
+/// Written after the answer is out, in the call's project.
+fn record_answer(
+    input: &Value,
+    allow: Option<bool>,
+    why: &str,
+    answered_by: &str,
+    approver: &Approver,
+    started: Instant,
+) {
     let text = |key: &str| input.get(key).and_then(Value::as_str).unwrap_or_default();
     let cwd = match text("cwd") {
         "" => std::env::current_dir()
@@ -298,13 +342,22 @@ fn record_answer(input: &Value, allow: Option<bool>, why: &str, answered_by: &st
         why.trim_start_matches("agent-guard: ")
     );
     let mode = input.get("permission_mode").and_then(Value::as_str);
+    let detail = agent_hooks::AuditDetail {
+        approver: Some(approver.to_string()),
+        ..agent_hooks::AuditDetail::default()
+    };
     let answer = hook_audit::Answer {
         decision,
         reason: &reason,
         decided_by,
         mode,
         elapsed: started.elapsed(),
+        detail: &detail,
     };
+    let row = answer.row(&call, hook_audit::APPROVE_AGENT);
     let mut timer = HookTimer::unarmed();
-    hook_audit::record_one(call, &answer, hook_audit::APPROVE_AGENT, &mut timer);
+    hook_audit::record_one(call, &row, &mut timer);
+    if let Some(settings) = crate::telemetry::settings_of(Path::new(call.cwd)).filter(|t| t.enabled) {
+        crate::telemetry::hand_off(&settings, std::slice::from_ref(&row));
+    }
 }

@@ -25,6 +25,10 @@ impl Approver for TerminalApprover {
         })
     }
 
+    fn party(&self, _request: &ApprovalRequest) -> agent_hooks::Approver {
+        agent_hooks::Approver::Terminal
+    }
+
     fn answer_question<'a>(&'a self, question: &'a str) -> ApprovalFuture<'a, Option<String>> {
         let prompt = format!("agent-guard: the agent asks: {question}\nanswer: ");
         Box::pin(read_line(prompt))

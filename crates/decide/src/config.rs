@@ -55,6 +55,19 @@ pub struct GuardSettings {
     /// `agentGuard.undo`: whether `workspace-write` runs are snapshotted for `agent-guard undo` (`None`: on, as
     /// `AGENT_GUARD_UNDO` says). A repository's own settings can only turn it off.
     pub undo: Option<bool>,
+    /// `agentGuard.telemetry`: whether decisions are exported over OTLP, and where.
+    pub telemetry: TelemetrySettings,
+}
+
+/// `agentGuard.telemetry`, merged: off unless the user's (or managed) settings turn it on; a repository's own
+/// settings can only turn it off, and never name the endpoint (a cloned project must not send its user's
+/// commands anywhere).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TelemetrySettings {
+    /// Whether every decision and answer is exported.
+    pub enabled: bool,
+    /// The collector's base URL (`http://collector:4318`); `OTEL_EXPORTER_OTLP_ENDPOINT` wins over it.
+    pub endpoint: Option<String>,
 }
 
 /// `agentGuard.sandbox`: whether an allowed shell command runs under the kernel sandbox.
@@ -124,6 +137,10 @@ struct SectionJson {
     /// and a line that removes or overwrites project files is contained; `false`: no snapshots, and such lines ask.
     #[serde(default)]
     undo: Option<bool>,
+    /// OpenTelemetry export of every decision and answer (off by default); the `OTEL_EXPORTER_OTLP_*` variables
+    /// apply.
+    #[serde(default)]
+    telemetry: Option<TelemetryJson>,
     /// The environment of sandboxed commands: `remove` adds variable-name patterns (with `*`) to the
     /// credentials removed by default, `keep` names variables that are never removed.
     #[serde(default)]
@@ -224,6 +241,18 @@ enum SizeJson {
     Bytes(u64),
     /// A number with a unit.
     Text(String),
+}
+
+/// `agentGuard.telemetry`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TelemetryJson {
+    /// `true` exports every decision and answer over OTLP/HTTP (default `false`).
+    #[serde(default)]
+    enabled: Option<bool>,
+    /// The collector's base URL (`http://localhost:4318`); `OTEL_EXPORTER_OTLP_ENDPOINT` wins over it.
+    #[serde(default)]
+    endpoint: Option<String>,
 }
 
 /// `agentGuard.network`: domain patterns (`crates.io`, `*.npmjs.org`, `host:8080`).
@@ -398,6 +427,7 @@ impl GuardSettings {
         let mut merged = Self::default();
         let mut sandbox_set = false;
         let mut tightened = Tightening::default();
+        let mut telemetry_enabled = None;
         let mut sections: Vec<&Section> = settings.agent_guard_sections().iter().collect();
         sections.sort_by_key(|s| std::cmp::Reverse(s.source));
         for section in sections {
@@ -445,6 +475,13 @@ impl GuardSettings {
             } else {
                 merged.undo = merged.undo.or(json.undo);
             }
+            let telemetry = json.telemetry.unwrap_or_default();
+            if repository {
+                tightened.telemetry_off |= telemetry.enabled == Some(false);
+            } else {
+                telemetry_enabled = telemetry_enabled.or(telemetry.enabled);
+                merged.telemetry.endpoint = merged.telemetry.endpoint.take().or(telemetry.endpoint);
+            }
             if let Some(env) = json.sandbox_env {
                 merged.sandbox_env_remove.extend(env.remove);
                 if !repository {
@@ -462,6 +499,7 @@ impl GuardSettings {
         if tightened.undo_off {
             merged.undo = Some(false);
         }
+        merged.telemetry.enabled = telemetry_enabled == Some(true) && !tightened.telemetry_off;
         merged.memory_max = smaller(merged.memory_max, tightened.memory_max);
         Ok(merged)
     }
@@ -514,6 +552,8 @@ struct Tightening {
     auto_allow_off: bool,
     /// `undo: false` in some repository file.
     undo_off: bool,
+    /// `telemetry.enabled: false` in some repository file.
+    telemetry_off: bool,
     /// The lowest `memoryMax` of the repository's files.
     memory_max: Option<u64>,
 }
@@ -739,6 +779,23 @@ mod tests {
             (merged.auto_allow, merged.memory_max),
             (Some(false), Some(512 << 20))
         );
+    }
+
+    #[test]
+    fn only_the_user_turns_telemetry_on_and_names_its_endpoint() {
+        let on = r#"{"agentGuard": {"telemetry": {"enabled": true, "endpoint": "http://collector:4318"}}}"#;
+        let (_dir, loaded) = settings(&[(Source::User, on)]);
+        let telemetry = GuardSettings::from_settings(&loaded).unwrap().telemetry;
+        assert!(telemetry.enabled);
+        assert_eq!(telemetry.endpoint.as_deref(), Some("http://collector:4318"));
+        let (_dir, loaded) = settings(&[(Source::Project, on)]);
+        assert_eq!(
+            GuardSettings::from_settings(&loaded).unwrap().telemetry,
+            TelemetrySettings::default()
+        );
+        let off = r#"{"agentGuard": {"telemetry": {"enabled": false}}}"#;
+        let (_dir, loaded) = settings(&[(Source::User, on), (Source::Local, off)]);
+        assert!(!GuardSettings::from_settings(&loaded).unwrap().telemetry.enabled);
     }
 
     #[test]

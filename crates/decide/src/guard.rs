@@ -71,6 +71,8 @@ pub struct Guard {
     pub(crate) undo_roots: std::sync::OnceLock<Vec<PathBuf>>,
     /// `agentGuard.undo`.
     undo: Option<bool>,
+    /// `agentGuard.telemetry`: read by the entry points that export, never by a decision.
+    telemetry: crate::config::TelemetrySettings,
 }
 
 impl Guard {
@@ -129,7 +131,13 @@ impl Guard {
             network,
             undo_roots: std::sync::OnceLock::new(),
             undo: guard_settings.undo,
+            telemetry: guard_settings.telemetry.clone(),
         })
+    }
+
+    /// `agentGuard.telemetry` of the settings this guard was built from (no decision reads it).
+    pub fn telemetry(&self) -> &crate::config::TelemetrySettings {
+        &self.telemetry
     }
 
     /// Where and whether `workspace-write` runs are snapshotted for `agent-guard undo`: the environment's

@@ -72,8 +72,8 @@ pub use bounded::{
     DecisionTimer,
 };
 pub use config::{
-    GuardSettings, PolicyTest, SandboxMode, check_settings_file, discover_settings, settings_schema,
-    size_from_text,
+    GuardSettings, PolicyTest, SandboxMode, TelemetrySettings, check_settings_file, discover_settings,
+    settings_schema, size_from_text,
 };
 pub use confine::GuardProtection;
 pub use contain::Contained;

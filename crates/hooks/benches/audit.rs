@@ -51,6 +51,8 @@ fn call(step: u64) -> PostToolUseContext {
             Provenance::layer(Layer::Rules).at(DecidedBy::Default),
         ),
         elapsed: Duration::from_millis(3),
+        sandbox: None,
+        approver: None,
     }
 }
 

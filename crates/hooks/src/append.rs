@@ -22,7 +22,7 @@ use crate::{AuditConfig, AuditDatabase, AuditError, AuditRow};
 /// # let row = agent_hooks::AuditRow { id: None, session_id: "s".into(), step: 0, tool_name: "Bash".into(),
 /// #     status: agent_hooks::AuditStatus::Ok, decision: Some("allow".into()), decided_by: None, elapsed_ms: 0,
 /// #     output_preview: String::new(), agent_name: "hook".into(), ts: agent_hooks::rfc3339(std::time::SystemTime::now()),
-/// #     tool_input: None, cwd: None, permission_mode: None };
+/// #     tool_input: None, cwd: None, permission_mode: None, detail: Default::default() };
 /// log.append(&[row]).await.unwrap();
 /// log.close().await;
 /// assert_eq!(AuditLogHook::query_database(&db, &AuditFilter::default()).await.unwrap().len(), 1);

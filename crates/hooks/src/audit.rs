@@ -8,11 +8,13 @@
 //! to is the business of [`Store`]; this file is the same for both.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use agent_tool_traits::Provenance;
 use sqlx::sqlite::SqliteConnectOptions;
 use tokio::sync::{mpsc, oneshot};
 
@@ -110,6 +112,99 @@ pub struct AuditRow {
     pub cwd: Option<String>,
     /// The permission mode the call was decided in; `None` where `tool_input` is.
     pub permission_mode: Option<String>,
+    /// What the decision rested on besides its layer and step: rule, file, sandbox, approver.
+    pub detail: AuditDetail,
+}
+
+/// What a row's decision rested on besides its layer and step; each `None` where it does not apply (and in rows
+/// written before these columns existed). Telemetry exports these as they are stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditDetail {
+    /// The text of the rule that decided, or that an "allow always" answer saved (`Bash(npm test:*)`).
+    pub rule: Option<String>,
+    /// The settings file that rule was read from (or saved to), or its source (`session`, `cli`) when no file.
+    pub rule_file: Option<String>,
+    /// The kernel sandbox an allowed shell call runs under (`read-only`, `workspace-write with network`).
+    pub sandbox: Option<String>,
+    /// Who answered an ask, as [`Approver`] writes it (`terminal`, `page:<page session>`,
+    /// `approve-hook:<coding agent session>`, …).
+    pub approver: Option<String>,
+}
+
+impl AuditDetail {
+    /// The rule and its file of a verdict's provenance (the file, else the source's name).
+    pub fn of_provenance(provenance: &Provenance) -> Self {
+        Self {
+            rule: provenance.rule.clone(),
+            rule_file: provenance.file.clone().or_else(|| {
+                provenance
+                    .rule
+                    .as_ref()
+                    .and(provenance.source.map(|s| s.to_string()))
+            }),
+            sandbox: None,
+            approver: None,
+        }
+    }
+}
+
+/// Who answered an ask: the party an answer row names in its `approver` column, as `kind` or `kind:session`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approver {
+    /// The user at the terminal of `agent-guard agent` (or `demo`).
+    Terminal,
+    /// A person on the server's page; the page's own session (one per page load).
+    Page {
+        /// The page's session.
+        session: String,
+    },
+    /// A client of the server's API that did not name itself.
+    Api,
+    /// `agent-guard approve`, the coding agent's PermissionRequest hook, itself (`--on-timeout deny`); the coding
+    /// agent's session.
+    ApproveHook {
+        /// The coding agent's session.
+        session: String,
+    },
+    /// The coding agent's own prompt: the hook did not answer, the coding agent asked in its terminal.
+    CodingAgent {
+        /// The coding agent's session.
+        session: String,
+    },
+    /// A PermissionRequest hook of the runtime, by its name.
+    Hook {
+        /// The hook's name.
+        name: String,
+    },
+    /// Nobody answered in time: the ask was denied.
+    Nobody,
+    /// A scenario's scripted answers (`agent-guard run`).
+    Scripted,
+    /// Another approver, by the name it gives itself.
+    Other(String),
+}
+
+impl fmt::Display for Approver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Terminal => f.write_str("terminal"),
+            Self::Page { session } => write!(f, "page:{session}"),
+            Self::Api => f.write_str("api"),
+            Self::ApproveHook { session } => write!(f, "approve-hook:{session}"),
+            Self::CodingAgent { session } => write!(f, "coding-agent:{session}"),
+            Self::Hook { name } => write!(f, "hook:{name}"),
+            Self::Nobody => f.write_str("nobody"),
+            Self::Scripted => f.write_str("scripted"),
+            Self::Other(name) => f.write_str(name),
+        }
+    }
+}
+
+/// Sees every row an [`AuditLogHook`] is given, as it is queued: telemetry's entry. It must not block (the row is
+/// queued on the caller's task).
+pub trait AuditObserver: Send + Sync + fmt::Debug {
+    /// One row, before it is written.
+    fn observe(&self, row: &AuditRow);
 }
 
 impl AuditRow {
@@ -133,6 +228,11 @@ impl AuditRow {
                 .filter(|text| text.len() <= INPUT_MAX_BYTES),
             cwd: Some(ctx.cwd.display().to_string()),
             permission_mode: Some(ctx.permission_mode.clone()),
+            detail: AuditDetail {
+                sandbox: ctx.sandbox.clone(),
+                approver: ctx.approver.clone(),
+                ..AuditDetail::of_provenance(&ctx.verdict.provenance)
+            },
         }
     }
 
@@ -153,6 +253,7 @@ impl AuditRow {
             tool_input: None,
             cwd: None,
             permission_mode: None,
+            detail: AuditDetail::default(),
         }
     }
 }
@@ -178,6 +279,10 @@ pub struct AuditFilter {
     pub tool: Option<String>,
     /// At most this many rows (the oldest first).
     pub limit: Option<u32>,
+    /// Only the row with this key.
+    pub id: Option<i64>,
+    /// Only rows whose deciding (or saved) rule is this text (`Bash(npm test:*)`).
+    pub rule: Option<String>,
 }
 
 /// Tuning of the background writer.
@@ -229,6 +334,8 @@ struct Inner {
     started: Mutex<HashMap<String, Instant>>,
     target: String,
     config: AuditConfig,
+    /// Sees each row as it is queued ([`AuditLogHook::observe_with`]).
+    observer: std::sync::OnceLock<Arc<dyn AuditObserver>>,
 }
 
 #[derive(Debug)]
@@ -289,9 +396,22 @@ impl AuditLogHook {
             started: Mutex::default(),
             target,
             config,
+            observer: std::sync::OnceLock::new(),
         };
         Self {
             inner: Arc::new(inner),
+        }
+    }
+
+    /// Lets `observer` see every row from now on, as it is queued (telemetry). Set once: a second observer is
+    /// refused and returned.
+    pub fn observe_with(&self, observer: Arc<dyn AuditObserver>) -> Result<(), Arc<dyn AuditObserver>> {
+        self.inner.observer.set(observer)
+    }
+
+    fn tell_observer(&self, row: &AuditRow) {
+        if let Some(observer) = self.inner.observer.get() {
+            observer.observe(row);
         }
     }
 
@@ -303,6 +423,7 @@ impl AuditLogHook {
     /// Queues `row` (for rows that do not come from a hook). Waits at most the send timeout for room; a row that
     /// still does not fit is counted and reported by the next flush.
     pub async fn record(&self, row: AuditRow) {
+        self.tell_observer(&row);
         let sender = &self.inner.sender;
         let lost = match sender.try_send(Message::Row(row)) {
             Ok(()) => return,
@@ -352,6 +473,7 @@ impl AuditLogHook {
 
     /// Queues a row that must not be dropped (the `SESSION_STOP` row): waits up to the flush timeout for room.
     async fn record_required(&self, row: AuditRow) -> Result<(), AuditError> {
+        self.tell_observer(&row);
         let sending = self.inner.sender.send(Message::Row(row));
         match tokio::time::timeout(self.inner.config.flush_timeout, sending).await {
             Ok(Ok(())) => Ok(()),

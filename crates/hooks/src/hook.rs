@@ -147,6 +147,10 @@ pub struct PostToolUseContext {
     pub verdict: Verdict,
     /// How long the call ran (zero for a denied call).
     pub elapsed: Duration,
+    /// The kernel sandbox an allowed shell call ran under (`read-only`, `workspace-write with network`).
+    pub sandbox: Option<String>,
+    /// Who answered the ask, when the call was asked about (an [`Approver`](crate::Approver) as text).
+    pub approver: Option<String>,
 }
 
 /// A step of the ReAct loop is complete.

@@ -86,9 +86,12 @@ mod store;
 mod time;
 
 pub use append::AuditAppender;
+pub use audit::Approver;
 pub use audit::AuditConfig;
+pub use audit::AuditDetail;
 pub use audit::AuditFilter;
 pub use audit::AuditLogHook;
+pub use audit::AuditObserver;
 pub use audit::AuditReader;
 pub use audit::AuditRow;
 pub use audit::AuditStatus;

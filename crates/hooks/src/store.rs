@@ -26,7 +26,7 @@ use sqlx::{
 
 use agent_tool_traits::ToolName;
 
-use crate::{AuditConfig, AuditError, AuditFilter, AuditRow, AuditStatus, time};
+use crate::{AuditConfig, AuditDetail, AuditError, AuditFilter, AuditRow, AuditStatus, time};
 
 /// The SQLite migrations that create `agent_audit_log`, embedded at build time (no database needed to build).
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -34,7 +34,7 @@ static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 /// The PostgreSQL migrations: the same table in PostgreSQL's dialect.
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
-/// Rows per INSERT statement: 13 bound values each stays far below SQLite's limit of 32,766 variables and
+/// Rows per INSERT statement: 17 bound values each stays far below SQLite's limit of 32,766 variables and
 /// PostgreSQL's of 65,535.
 const ROWS_PER_STATEMENT: usize = 500;
 
@@ -43,7 +43,7 @@ const ROWS_PER_STATEMENT: usize = 500;
 const WAL_TRIM_BYTES: u64 = 64 * 4096;
 
 const COLUMNS: &str = "session_id, step, tool_name, status, decision, decided_by, elapsed_ms, output_preview, \
-                       agent_name, ts, tool_input, cwd, permission_mode";
+                       agent_name, ts, tool_input, cwd, permission_mode, rule, rule_file, sandbox, approver";
 
 /// Where the audit log is stored, chosen by how it is written: `postgres://` or `postgresql://` selects
 /// PostgreSQL, `sqlite:` a SQLite URL, and anything without a `scheme://` is the path of a SQLite file.
@@ -438,7 +438,11 @@ where
             .push_bind(row.ts.as_str())
             .push_bind(row.tool_input.as_deref())
             .push_bind(row.cwd.as_deref())
-            .push_bind(row.permission_mode.as_deref());
+            .push_bind(row.permission_mode.as_deref())
+            .push_bind(row.detail.rule.as_deref())
+            .push_bind(row.detail.rule_file.as_deref())
+            .push_bind(row.detail.sandbox.as_deref())
+            .push_bind(row.detail.approver.as_deref());
     });
     sql
 }
@@ -569,6 +573,12 @@ where
     i64: Encode<'a, DB> + Type<DB>,
 {
     let mut sql = QueryBuilder::<DB>::new(format!("SELECT id, {COLUMNS} FROM agent_audit_log WHERE 1 = 1"));
+    if let Some(id) = filter.id {
+        sql.push(" AND id = ").push_bind(id);
+    }
+    if let Some(rule) = &filter.rule {
+        sql.push(" AND rule = ").push_bind(rule.as_str());
+    }
     if let Some(session_id) = &filter.session_id {
         sql.push(" AND session_id = ").push_bind(session_id.as_str());
     }
@@ -620,6 +630,12 @@ where
         tool_input: row.try_get("tool_input").map_err(query_error)?,
         cwd: row.try_get("cwd").map_err(query_error)?,
         permission_mode: row.try_get("permission_mode").map_err(query_error)?,
+        detail: AuditDetail {
+            rule: row.try_get("rule").map_err(query_error)?,
+            rule_file: row.try_get("rule_file").map_err(query_error)?,
+            sandbox: row.try_get("sandbox").map_err(query_error)?,
+            approver: row.try_get("approver").map_err(query_error)?,
+        },
     })
 }
 

@@ -49,6 +49,8 @@ fn post_ctx(tool: &str, status: CallStatus, millis: u64) -> PostToolUseContext {
             Provenance::layer(Layer::Rules).at(DecidedBy::Default),
         ),
         elapsed: Duration::from_millis(millis),
+        sandbox: None,
+        approver: None,
     }
 }
 

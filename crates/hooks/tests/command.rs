@@ -73,6 +73,8 @@ fn post_ctx(tool: &str, content: &str) -> PostToolUseContext {
         status: CallStatus::Ok,
         verdict: Verdict::new(Decision::Allow, "read-only", Provenance::layer(Layer::Bash)),
         elapsed: Duration::from_millis(5),
+        sandbox: None,
+        approver: None,
     }
 }
 

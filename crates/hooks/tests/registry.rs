@@ -147,6 +147,8 @@ fn post_ctx(content: &str) -> PostToolUseContext {
         status: CallStatus::Ok,
         verdict: Verdict::new(Decision::Allow, "read-only", Provenance::layer(Layer::Rules)),
         elapsed: Duration::from_millis(3),
+        sandbox: None,
+        approver: None,
     }
 }
 

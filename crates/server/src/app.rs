@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agent_core::{ApprovalAnswer, answer_project, save_allow_rules, suggest_rules};
 use agent_decide::{HookInput, HookOutput};
-use agent_hooks::{AuditLogHook, AuditRow, AuditStatus};
+use agent_hooks::{Approver, AuditDetail, AuditLogHook, AuditRow, AuditStatus};
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -43,6 +43,8 @@ pub(crate) struct App {
     pub(crate) cancel: agent_tool_traits::CancelRegistry,
     /// The sessions running on this server.
     pub(crate) running: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The counts of `/metrics` and, when export is on, the OTLP exporter; it sees every audit row.
+    pub(crate) telemetry: agent_telemetry::Telemetry,
 }
 
 /// What putting a call to a person gave.
@@ -98,8 +100,16 @@ impl App {
         let (input, outcome, elapsed) = self.decide_on_blocking_thread(input, false).await;
         let (decision, reason) = output_fields(&outcome.output);
         let decided_by = outcome.decided_by();
-        self.record_call(&input, &decision, &decided_by, elapsed, &reason, HOOK_AGENT)
-            .await;
+        self.record_call(
+            &input,
+            &decision,
+            &decided_by,
+            elapsed,
+            &reason,
+            HOOK_AGENT,
+            outcome.detail(),
+        )
+        .await;
         self.emit(
             EventKind::Decision,
             &input.session_id,
@@ -124,8 +134,16 @@ impl App {
         let (decision, reason) = output_fields(&outcome.output);
         if decision == Decision::Deny.as_str() {
             let decided_by = outcome.decided_by();
-            self.record_call(&input, &decision, &decided_by, elapsed, &reason, agent)
-                .await;
+            self.record_call(
+                &input,
+                &decision,
+                &decided_by,
+                elapsed,
+                &reason,
+                agent,
+                outcome.detail(),
+            )
+            .await;
             return Ok(Enqueued::Decided(outcome.output));
         }
         // An answer's rules are relative to the project of the call and saved in its settings, where `check`
@@ -150,8 +168,21 @@ impl App {
                 Provenance::layer(Layer::Approval).at(DecidedBy::Approver),
             );
             let reason = verdict.reason();
-            self.record_call(&input, "deny", "approval/approver", elapsed, &reason, agent)
-                .await;
+            // The session's own earlier answer decides: the same party answered.
+            let detail = AuditDetail {
+                approver: Some(Approver::Other("dont-ask-again".to_owned()).to_string()),
+                ..AuditDetail::default()
+            };
+            self.record_call(
+                &input,
+                "deny",
+                "approval/approver",
+                elapsed,
+                &reason,
+                agent,
+                detail,
+            )
+            .await;
             return Ok(Enqueued::Decided(HookOutput::from_verdict(&verdict)));
         }
         let now = now_ms();
@@ -172,8 +203,10 @@ impl App {
                 .saturating_add(i64::try_from(self.approval_timeout.as_millis()).unwrap_or(i64::MAX)),
             state: State::Pending,
             answered_ms: None,
+            answered_by: None,
         };
         self.store.insert(&approval).await?;
+        self.telemetry.ask_opened();
         self.emit(
             EventKind::PermissionRequest,
             &approval.session_id,
@@ -185,8 +218,13 @@ impl App {
 
     /// `POST /v1/approvals/{id}`: takes one answer; "allow always" saves the narrow rules as the runtime's
     /// approver does.
-    pub(crate) async fn answer(&self, id: &str, answer: ApprovalAnswer) -> Result<AnswerResult, sqlx::Error> {
-        let result = self.store.answer(id, answer, now_ms()).await?;
+    pub(crate) async fn answer(
+        &self,
+        id: &str,
+        answer: ApprovalAnswer,
+        by: &Approver,
+    ) -> Result<AnswerResult, sqlx::Error> {
+        let result = self.store.answer(id, answer, &by.to_string(), now_ms()).await?;
         if let AnswerResult::Taken(approval) = &result {
             if answer == ApprovalAnswer::AllowAlways && !approval.rules.is_empty() {
                 let (file, rules) = (PathBuf::from(&approval.settings_file), approval.rules.clone());
@@ -212,7 +250,8 @@ impl App {
         Ok(())
     }
 
-    /// The audit row of a decision made for the hook input `input` (kept with it, so that it can be replayed).
+    /// The audit row of a decision made for the hook input `input` (kept with it, so that it can be replayed),
+    /// with what it rested on (`detail`).
     async fn record_call(
         &self,
         input: &HookInput,
@@ -221,6 +260,7 @@ impl App {
         elapsed: Duration,
         reason: &str,
         agent: &str,
+        detail: AuditDetail,
     ) {
         self.audit
             .record(audit_row(
@@ -232,6 +272,7 @@ impl App {
                 reason,
                 agent,
                 Some(input),
+                detail,
             ))
             .await;
     }
@@ -247,6 +288,20 @@ impl App {
             .answered_ms
             .unwrap_or(approval.created_ms)
             .saturating_sub(approval.created_ms);
+        // The rule an "allow always" saved, with its file: the chain `explain` follows from a later call's row.
+        let saved =
+            approval.state == State::Answered(ApprovalAnswer::AllowAlways) && !approval.rules.is_empty();
+        let detail = AuditDetail {
+            rule: approval.rules.first().filter(|_| saved).cloned(),
+            rule_file: saved.then(|| approval.settings_file.clone()),
+            sandbox: None,
+            approver: Some(
+                approval
+                    .answered_by
+                    .clone()
+                    .unwrap_or_else(|| Approver::Nobody.to_string()),
+            ),
+        };
         self.audit
             .record(audit_row(
                 &approval.session_id,
@@ -257,8 +312,10 @@ impl App {
                 &reason,
                 &approval.agent_name,
                 None,
+                detail,
             ))
             .await;
+        self.telemetry.ask_closed();
         self.emit(
             EventKind::PermissionResolved,
             &approval.session_id,
@@ -331,6 +388,7 @@ impl App {
             "expires_at": timestamp(a.expires_ms),
             "state": a.state.as_str(),
             "answered_at": a.answered_ms.map(timestamp),
+            "answered_by": a.answered_by,
             "output": self.resolution(a),
             "shown": crate::shown::Shown::of(a),
             "version": crate::shown::version(a),
@@ -396,6 +454,17 @@ impl Outcome {
             |d| d.verdict().provenance.layer_step().to_string(),
         )
     }
+
+    /// The rule, its file and the sandbox of the decision, as the audit row keeps them.
+    fn detail(&self) -> AuditDetail {
+        self.decided
+            .as_ref()
+            .map(|d| AuditDetail {
+                sandbox: d.confinement.map(|c| c.to_string()),
+                ..AuditDetail::of_provenance(&d.verdict().provenance)
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// The audit row of one decision or answer; `call` is the hook input it was made for, kept (within the audit log's
@@ -410,6 +479,7 @@ fn audit_row(
     reason: &str,
     agent: &str,
     call: Option<&HookInput>,
+    detail: AuditDetail,
 ) -> AuditRow {
     let tool_input = call
         .and_then(|call| serde_json::to_string(&call.tool_input).ok())
@@ -436,6 +506,7 @@ fn audit_row(
         output_preview: reason.chars().take(agent_hooks::PREVIEW_CHARS).collect(),
         agent_name: agent.to_owned(),
         ts: agent_hooks::rfc3339(SystemTime::now()),
+        detail,
     }
 }
 

@@ -43,6 +43,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/sessions", get(list_sessions).post(start_session))
         .route("/v1/sessions/{id}", get(get_session))
         .route("/v1/sessions/{id}/cancel", post(cancel_session))
+        .route("/metrics", get(crate::metrics::prometheus))
         .route_layer(middleware::from_fn_with_state(Arc::clone(&app), authorize));
     Router::new()
         .route("/", get(page::index))
@@ -212,9 +213,16 @@ async fn answer_approval(State(app): State<Arc<App>>, Path(id): Path<String>, bo
     struct Body {
         answer: ApprovalAnswer,
         version: Option<String>,
+        /// The page's own session (one per page load), sent by the page: the answer is then a page user's.
+        #[serde(default)]
+        page_session: Option<String>,
     }
-    let (answer, version) = match serde_json::from_slice::<Body>(&body) {
-        Ok(body) => (body.answer, body.version),
+    let (answer, version, by) = match serde_json::from_slice::<Body>(&body) {
+        Ok(body) => (
+            body.answer,
+            body.version,
+            crate::metrics::answerer(body.page_session),
+        ),
         Err(e) => {
             return error(
                 StatusCode::BAD_REQUEST,
@@ -230,7 +238,7 @@ async fn answer_approval(State(app): State<Arc<App>>, Path(id): Path<String>, bo
     {
         return refused;
     }
-    match app.answer(&id, answer).await {
+    match app.answer(&id, answer, &by).await {
         Ok(AnswerResult::Taken(approval)) => Json(app.approval_json(&approval)).into_response(),
         Ok(AnswerResult::Unknown) => error(StatusCode::NOT_FOUND, format!("no ask has the id `{id}`")),
         Ok(AnswerResult::AlreadyAnswered(approval)) => error(

@@ -41,6 +41,7 @@ mod decider;
 mod error;
 mod events;
 mod http;
+mod metrics;
 mod page;
 mod server;
 mod sessions;

@@ -19,6 +19,9 @@ use crate::token::random_hex;
 /// The address a server listens on unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 
+/// How long a stopping server spends sending the telemetry still queued.
+const TELEMETRY_DEADLINE: Duration = Duration::from_secs(3);
+
 /// How often expired asks are looked for.
 const EXPIRY_TICK: Duration = Duration::from_millis(200);
 
@@ -57,6 +60,10 @@ impl Server {
     pub async fn bind(config: ServeConfig, decider: Arc<dyn Decide>) -> Result<Self> {
         let store = Store::open(&config.db).await?;
         let audit = AuditLogHook::open_database(&config.db, AuditConfig::default()).await?;
+        // Every audit row (decisions, answers, the sessions' calls) is counted for `/metrics`, and exported once
+        // `export_to` turns export on.
+        let telemetry = agent_telemetry::Telemetry::local();
+        let _first = audit.observe_with(Arc::new(telemetry.clone()));
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|source| ServeError::Bind {
@@ -75,6 +82,7 @@ impl Server {
             runner: std::sync::OnceLock::new(),
             cancel: agent_tool_traits::CancelRegistry::new(),
             running: std::sync::Mutex::new(std::collections::HashSet::new()),
+            telemetry,
         });
         Ok(Self { listener, app })
     }
@@ -85,6 +93,14 @@ impl Server {
         // Set once, here, before serving: a second runner is ignored.
         let _first = self.app.runner.set(runner);
         self
+    }
+
+    /// Exports every decision and answer to the OTLP collector of `config` from now on (`agentGuard.telemetry`).
+    pub fn export_to(
+        &self,
+        config: &agent_telemetry::ExportConfig,
+    ) -> std::result::Result<(), agent_telemetry::TelemetryError> {
+        self.app.telemetry.export_to(config)
     }
 
     /// The address bound (the port the system chose for `:0`).
@@ -111,6 +127,8 @@ impl Server {
         if let Err(error) = self.app.audit.flush().await {
             tracing::error!(%error, "audit rows were lost");
         }
+        let telemetry = self.app.telemetry.clone();
+        let _ended = tokio::task::spawn_blocking(move || telemetry.shutdown(TELEMETRY_DEADLINE)).await;
         served
     }
 }

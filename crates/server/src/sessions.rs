@@ -117,6 +117,8 @@ impl AgentHook for EventHook {
 /// the expiry) goes back to the runtime, which applies it as it applies a terminal's.
 pub(crate) struct QueueApprover {
     pub(crate) app: Arc<App>,
+    /// Who answered each call's ask (by call id), for [`Approver::party`].
+    pub(crate) answered_by: std::sync::Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl Approver for QueueApprover {
@@ -146,8 +148,10 @@ impl Approver for QueueApprover {
                     .saturating_add(i64::try_from(app.approval_timeout.as_millis()).unwrap_or(i64::MAX)),
                 state: State::Pending,
                 answered_ms: None,
+                answered_by: None,
             };
             app.store.insert(&approval).await.ok()?;
+            app.telemetry.ask_opened();
             app.emit(
                 EventKind::PermissionRequest,
                 &approval.session_id,
@@ -161,8 +165,17 @@ impl Approver for QueueApprover {
                 match app.store.get(&approval.id).await.ok()?? {
                     Approval {
                         state: State::Answered(answer),
+                        answered_by,
                         ..
-                    } => return Some(answer),
+                    } => {
+                        if let Some(by) = answered_by {
+                            self.answered_by
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .insert(request.call.id.clone(), by);
+                        }
+                        return Some(answer);
+                    }
                     Approval {
                         state: State::Expired,
                         ..
@@ -176,6 +189,15 @@ impl Approver for QueueApprover {
                 }
             }
         })
+    }
+
+    fn party(&self, request: &ApprovalRequest) -> agent_hooks::Approver {
+        let by = self
+            .answered_by
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&request.call.id);
+        by.map_or(agent_hooks::Approver::Api, agent_hooks::Approver::Other)
     }
 }
 
@@ -207,7 +229,10 @@ pub(crate) async fn start(app: &Arc<App>, spec: Value) -> Result<Started, sqlx::
     let id = random_hex(16).map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
     let handle = SessionHandle {
         session_id: id.clone(),
-        approver: Arc::new(QueueApprover { app: Arc::clone(app) }),
+        approver: Arc::new(QueueApprover {
+            app: Arc::clone(app),
+            answered_by: std::sync::Mutex::default(),
+        }),
         hook: Arc::new(EventHook { app: Arc::clone(app) }),
         cancel: app.cancel.clone(),
         audit: app.audit.clone(),

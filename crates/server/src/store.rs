@@ -61,7 +61,11 @@ pub(crate) struct SessionRow {
 }
 
 const APPROVAL_COLUMNS: &str = "id, session_id, agent_name, tool_name, tool_input, cwd, reason, explanation, rules, \
-                                settings_file, created_ms, expires_ms, state, answered_ms";
+                                settings_file, created_ms, expires_ms, state, answered_ms, answered_by";
+
+/// The column added after the first release: who answered (an [`agent_hooks::Approver`] as text). Added to a table
+/// that lacks it when a server opens the database; a server that finds it there already goes on.
+const ADD_ANSWERED_BY: &str = "ALTER TABLE agent_approvals ADD COLUMN answered_by TEXT";
 
 /// Where an ask stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +117,8 @@ pub(crate) struct Approval {
     pub(crate) expires_ms: i64,
     pub(crate) state: State,
     pub(crate) answered_ms: Option<i64>,
+    /// Who answered, once answered.
+    pub(crate) answered_by: Option<String>,
 }
 
 /// What answering an ask did.
@@ -223,6 +229,15 @@ impl Store {
                 .map(drop))
             .map_err(failed)?;
         }
+        let added = on_pool!(store, ADD_ANSWERED_BY, |pool, sql| sqlx::query(&sql)
+            .execute(pool)
+            .await
+            .map(drop));
+        if let Err(error) = added
+            && !error.to_string().contains("answered_by")
+        {
+            return Err(failed(error));
+        }
         Ok(store)
     }
 
@@ -241,7 +256,7 @@ impl Store {
 
     pub(crate) async fn insert(&self, a: &Approval) -> Result<(), sqlx::Error> {
         let text = format!(
-            "INSERT INTO agent_approvals ({APPROVAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO agent_approvals ({APPROVAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         );
         let input = a.tool_input.to_string();
         let rules = rules_json(&a.rules);
@@ -260,6 +275,7 @@ impl Store {
             .bind(a.expires_ms)
             .bind(a.state.as_str())
             .bind(a.answered_ms)
+            .bind(a.answered_by.as_deref())
             .execute(pool)
             .await
             .map(drop))
@@ -291,13 +307,15 @@ impl Store {
         &self,
         id: &str,
         answer: ApprovalAnswer,
+        by: &str,
         now_ms: i64,
     ) -> Result<AnswerResult, sqlx::Error> {
-        let text = "UPDATE agent_approvals SET state = ?, answered_ms = ? \
+        let text = "UPDATE agent_approvals SET state = ?, answered_ms = ?, answered_by = ? \
                     WHERE id = ? AND state = 'pending' AND expires_ms > ?";
         let changed = on_pool!(self, text, |pool, sql| sqlx::query(&sql)
             .bind(answer.as_str())
             .bind(now_ms)
+            .bind(by)
             .bind(id)
             .bind(now_ms)
             .execute(pool)
@@ -318,7 +336,7 @@ impl Store {
     /// whichever server makes it.
     pub(crate) async fn expire_due(&self, now_ms: i64) -> Result<Vec<Approval>, sqlx::Error> {
         let text = format!(
-            "UPDATE agent_approvals SET state = 'expired', answered_ms = ? \
+            "UPDATE agent_approvals SET state = 'expired', answered_ms = ?, answered_by = 'nobody' \
              WHERE state = 'pending' AND expires_ms <= ? RETURNING {APPROVAL_COLUMNS}"
         );
         on_pool!(self, text, |pool, sql| {
@@ -512,6 +530,7 @@ where
     for<'c> &'c str: ColumnIndex<R>,
     for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Option<String>: Decode<'r, R::Database> + Type<R::Database>,
 {
     let text = |column: &str| row.try_get::<String, _>(column);
     let json = |column: &str| -> Result<Value, sqlx::Error> {
@@ -532,6 +551,7 @@ where
         expires_ms: row.try_get("expires_ms")?,
         state: State::parse(&text("state")?),
         answered_ms: row.try_get::<Option<i64>, _>("answered_ms")?,
+        answered_by: row.try_get::<Option<String>, _>("answered_by")?,
     })
 }
 

@@ -4,7 +4,7 @@
 use std::sync::PoisonError;
 
 use agent_decide::{Decided, Guard};
-use agent_hooks::{PermissionAnswer, PreToolUseContext};
+use agent_hooks::{Approver, PermissionAnswer, PreToolUseContext};
 use agent_rules::Rule;
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
 
@@ -14,13 +14,13 @@ use crate::approval::{
 };
 use crate::telemetry::DecisionSource;
 
+/// How an ask ended: the verdict, who stood behind it, the approver's answer, and who answered (the approver's
+/// party, a PermissionRequest hook, or nobody).
+pub(super) type Asked = (Verdict, DecisionSource, Option<ApprovalAnswer>, Option<Approver>);
+
 impl Runtime {
     /// Puts an ask to the approver (or denies it without one) and applies the answer's rules.
-    pub(super) async fn ask(
-        &self,
-        pre: &PreToolUseContext,
-        decided: &Decided,
-    ) -> (Verdict, DecisionSource, Option<ApprovalAnswer>) {
+    pub(super) async fn ask(&self, pre: &PreToolUseContext, decided: &Decided) -> Asked {
         let (session_id, call) = (pre.session_id.as_str(), &pre.call);
         let ask = decided.verdict();
         if self.agent.config.silent && !self.agent.bubble {
@@ -28,6 +28,7 @@ impl Runtime {
                 no_prompt(ask, "no user to ask in a silent context"),
                 DecisionSource::UserReject,
                 None,
+                Some(Approver::Nobody),
             );
         }
         let project = self.agent.config.project_dir();
@@ -106,16 +107,12 @@ impl Runtime {
         };
         let mut verdict = Verdict::new(decision, why, provenance);
         verdict.reasons.push(format!("asked because: {}", ask.reason()));
-        (verdict, source, Some(answer))
+        let party = self.agent.approver.party(&request);
+        (verdict, source, Some(answer), Some(party))
     }
 
     /// The PermissionRequest hooks' answer to an ask nobody else answered; without one, a deny.
-    async fn ask_hooks(
-        &self,
-        pre: &PreToolUseContext,
-        ask: &Verdict,
-        why: &str,
-    ) -> (Verdict, DecisionSource, Option<ApprovalAnswer>) {
+    async fn ask_hooks(&self, pre: &PreToolUseContext, ask: &Verdict, why: &str) -> Asked {
         let Some((hook, answer)) = self
             .agent
             .services
@@ -123,7 +120,12 @@ impl Runtime {
             .run_permission_request(pre, &ask.reason())
             .await
         else {
-            return (no_prompt(ask, why), DecisionSource::UserReject, None);
+            return (
+                no_prompt(ask, why),
+                DecisionSource::UserReject,
+                None,
+                Some(Approver::Nobody),
+            );
         };
         let (decision, reason) = match answer {
             PermissionAnswer::Allow { reason } => (Decision::Allow, reason),
@@ -136,7 +138,12 @@ impl Runtime {
             provenance,
         );
         verdict.reasons.push(format!("asked because: {}", ask.reason()));
-        (verdict, DecisionSource::Hook, None)
+        (
+            verdict,
+            DecisionSource::Hook,
+            None,
+            Some(Approver::Hook { name: hook }),
+        )
     }
 
     /// Adds rules the user's answer made and puts a guard with them in force.

@@ -205,6 +205,7 @@ mod tests {
                 persisted: None,
                 contexts: Vec::new(),
                 confinement: None,
+                approver: None,
             },
         }
     }

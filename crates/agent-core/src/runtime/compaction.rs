@@ -253,6 +253,7 @@ mod tests {
             persisted: None,
             contexts: Vec::new(),
             confinement: None,
+            approver: None,
         }
     }
 

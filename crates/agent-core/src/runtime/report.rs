@@ -35,6 +35,8 @@ pub struct CallReport {
     pub contexts: Vec<String>,
     /// The kernel sandbox an allowed call runs under (shell calls), as its decision assumed.
     pub confinement: Option<Confinement>,
+    /// Who answered the ask, when there was one and somebody (or a hook) answered it.
+    pub approver: Option<agent_hooks::Approver>,
 }
 
 impl CallReport {

@@ -292,10 +292,10 @@ impl Runtime {
         self.record(session_id, &decided);
         let confinement = decided.confinement;
         let verdict = decided.verdict().clone();
-        let (verdict, source, answer) = match verdict.decision {
+        let (verdict, source, answer, approver) = match verdict.decision {
             Decision::Allow | Decision::Deny => {
                 let source = DecisionSource::of_guard_verdict(&verdict);
-                (verdict, source, None)
+                (verdict, source, None, None)
             }
             Decision::Ask => {
                 let pre = PreToolUseContext {
@@ -307,6 +307,7 @@ impl Runtime {
         };
         telemetry::emit(&call.name, &call.id, &verdict, source);
         let report = CallReport {
+            approver,
             output: ToolOutput::error(String::new()),
             status: CallStatus::Denied,
             ran: None,
@@ -473,6 +474,8 @@ async fn post_process(
         status: report.status,
         verdict: report.verdict.clone(),
         elapsed: report.elapsed(),
+        sandbox: report.confinement.map(|c| c.to_string()),
+        approver: report.approver.as_ref().map(ToString::to_string),
     };
     let content = hooks.run_post_tool_use(&ctx).await;
     match store.persist(&report.call.id, &content) {
@@ -509,6 +512,7 @@ fn duplicate_refusal(call: ToolCall, count: u32) -> CallReport {
         persisted: None,
         contexts: Vec::new(),
         confinement: None,
+        approver: None,
         call,
         verdict,
         source,

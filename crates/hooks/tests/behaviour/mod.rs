@@ -58,6 +58,8 @@ pub(crate) fn post_ctx(
         status,
         verdict,
         elapsed: Duration::from_millis(u64::from(step)),
+        sandbox: None,
+        approver: None,
     }
 }
 

@@ -39,6 +39,8 @@ const state = {
   fetchingMore: false,
   visible: new Set(),
 };
+// This page's own session, one per load: the audit log names it as the answering party of each answer given here.
+const pageSession = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("");
 const $ = (id) => document.getElementById(id);
 const now = () => performance.now();
 
@@ -447,7 +449,7 @@ async function send(entry, answer) {
     response = await api("/v1/approvals/" + encodeURIComponent(id), {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ answer, version }),
+      body: JSON.stringify({ answer, version, page_session: pageSession }),
     });
   } catch (error) {
     response = null;
