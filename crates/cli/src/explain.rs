@@ -38,6 +38,13 @@ pub(crate) struct CallArgs {
     /// input's `cwd`.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// A row of the audit log, by its id (`audit --json`): who or what decided it, and for a rule an "allow
+    /// always" answer saved, that answer and who gave it.
+    #[arg(long = "audit-id", value_name = "ID", conflicts_with_all = ["command", "read", "write", "tool", "cwd"])]
+    audit_id: Option<i64>,
+    /// The audit log of `--audit-id` (default: as `audit` reads it).
+    #[arg(long = "audit-db", value_name = "PATH|URL", requires = "audit_id")]
+    audit_db: Option<agent_hooks::AuditDatabase>,
 }
 
 impl CallArgs {
@@ -76,6 +83,13 @@ impl CallArgs {
 }
 
 pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<ExitCode> {
+    if let Some(id) = call.audit_id {
+        let db = match &call.audit_db {
+            Some(db) => db.clone(),
+            None => crate::hook_audit::reading_default()?,
+        };
+        return crate::audit_chain::run(&db, id, as_json);
+    }
     let input = match call.input()? {
         Some(input) => input,
         None if std::io::stdin().is_terminal() => {

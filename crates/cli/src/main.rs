@@ -1,6 +1,7 @@
 //! The `agent-guard` command.
 
 mod agent_cmd;
+mod audit_chain;
 mod audit_cmd;
 mod check;
 mod demo;

@@ -104,7 +104,8 @@ impl Sender {
                 }
             }
         }
-        let Ok(line) = serde_json::to_string(&Record::of_row(row)) else {
+        // Redacted by the sender: the redaction's patterns are not compiled in the hook.
+        let Ok(line) = serde_json::to_string(&Record::unredacted(row)) else {
             return;
         };
         if let Some((_, stdin)) = &mut self.child
@@ -161,7 +162,7 @@ pub(crate) fn send(endpoint: Option<String>) -> Result<ExitCode> {
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         if let Ok(record) = serde_json::from_str::<Record>(&line) {
-            telemetry.observe_record(&record);
+            telemetry.observe_record(&record.redacted());
         }
     }
     telemetry.shutdown(SEND_DEADLINE);

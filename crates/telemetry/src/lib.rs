@@ -93,7 +93,8 @@ impl Telemetry {
         self.observe_record(&Record::of_row(row));
     }
 
-    /// Counts and exports a record built before (the hook's sender reads them from its input).
+    /// Counts and exports a record built before (the hook's sender reads them from its input); it must be
+    /// [`redacted`](Record::redacted) already.
     pub fn observe_record(&self, record: &Record) {
         self.tally.count(record);
         if let Some(exporter) = self.exporter.get() {

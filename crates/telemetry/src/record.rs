@@ -54,8 +54,15 @@ pub struct Record {
 }
 
 impl Record {
-    /// The record of `row`.
+    /// The record of `row`, redacted: what is exported.
     pub fn of_row(row: &AuditRow) -> Self {
+        Self::unredacted(row).redacted()
+    }
+
+    /// The record of `row` with its subject and reason as they are, neither redacted nor cut: what the hook hands
+    /// to its sender process over a pipe, so that the hook does not pay for the redaction's patterns (compiling
+    /// them is most of a redaction's cost, and the hook runs once per call). Never exported as it is.
+    pub fn unredacted(row: &AuditRow) -> Self {
         let (layer, step) = match row.decided_by.as_deref().map(|text| text.split_once('/')) {
             Some(Some((layer, step))) => (Some(layer.to_owned()), Some(step.to_owned())),
             Some(None) => (row.decided_by.clone(), None),
@@ -73,7 +80,7 @@ impl Record {
             session_id: row.session_id.clone(),
             agent: row.agent_name.clone(),
             tool: row.tool_name.clone(),
-            subject: summary(&subject),
+            subject,
             decision: row.decision.clone(),
             layer,
             step,
@@ -84,8 +91,16 @@ impl Record {
             approver: row.detail.approver.clone(),
             status: row.status.as_str().to_owned(),
             latency_ms: row.elapsed_ms,
-            reason: summary(&row.output_preview),
+            reason: row.output_preview.clone(),
         }
+    }
+
+    /// The record with its subject and reason redacted and cut ([`summary`]).
+    #[must_use]
+    pub fn redacted(mut self) -> Self {
+        self.subject = summary(&self.subject);
+        self.reason = summary(&self.reason);
+        self
     }
 
     /// Whether this records an answer to an ask (somebody, a hook or nobody answered) rather than a decision made

@@ -44,21 +44,31 @@ pub(crate) fn serve(args: &[&str]) -> Served {
     serve_in(dir, args)
 }
 
+/// The user's settings of the served tests' HOME. The queue's tests need lines that ask: the server and its
+/// clients (the same HOME) decide with the analysis alone, so that `npm test` asks instead of running inside the
+/// sandbox.
+pub(crate) const USER_SETTINGS: &str = r#"{"agentGuard": {"sandbox": {"autoAllow": false}}}"#;
+
 pub(crate) fn serve_in(dir: tempfile::TempDir, args: &[&str]) -> Served {
+    serve_with(dir, args, USER_SETTINGS, &[])
+}
+
+/// [`serve_in`] with the user's settings `settings` and more environment variables.
+pub(crate) fn serve_with(
+    dir: tempfile::TempDir,
+    args: &[&str],
+    settings: &str,
+    env: &[(&str, &str)],
+) -> Served {
     let project = dir.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
-    // The queue's tests need lines that ask: the server and its clients (the same HOME) decide with the analysis
-    // alone, so that `npm test` asks instead of running inside the sandbox.
     std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
-    std::fs::write(
-        dir.path().join(".claude/settings.json"),
-        r#"{"agentGuard": {"sandbox": {"autoAllow": false}}}"#,
-    )
-    .unwrap();
+    std::fs::write(dir.path().join(".claude/settings.json"), settings).unwrap();
     let mut child = command(dir.path())
         .current_dir(dir.path())
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
