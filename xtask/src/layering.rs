@@ -58,6 +58,10 @@ const GRAPH: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "agent-telemetry",
+        &["agent-tool-traits", "agent-rules", "agent-hooks", "agent-secrets"],
+    ),
+    (
         "agent-model",
         &["agent-tool-traits", "agent-subagent", "agent-core"],
     ),
@@ -69,6 +73,7 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-hooks",
             "agent-decide",
             "agent-core",
+            "agent-telemetry",
         ],
     ),
     (
@@ -85,6 +90,7 @@ const GRAPH: &[(&str, &[&str])] = &[
             "agent-server",
             "agent-secrets",
             "agent-undo",
+            "agent-telemetry",
         ],
     ),
     ("agent-guard-tests", &[]),

@@ -37,9 +37,9 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the first credential of a text, for a caller that only needs to know whether there is one",
     ),
     (
-        "agent-secrets",
-        "redact",
-        "a whole text redacted at once, beside the streaming `Redactor`",
+        "agent-telemetry",
+        "Tally",
+        "the counts `Telemetry::tally` returns, rendered as Prometheus text",
     ),
     (
         "agent-bash-guard",

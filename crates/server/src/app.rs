@@ -252,6 +252,7 @@ impl App {
 
     /// The audit row of a decision made for the hook input `input` (kept with it, so that it can be replayed),
     /// with what it rested on (`detail`).
+    #[expect(clippy::too_many_arguments, reason = "one field each of the row")]
     async fn record_call(
         &self,
         input: &HookInput,

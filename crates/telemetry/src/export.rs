@@ -28,7 +28,7 @@ use crate::record::Record;
 use crate::tally::Tally;
 
 /// Records that may wait for the worker; past this, new ones are dropped and counted.
-pub const QUEUE_RECORDS: usize = 2_048;
+pub(crate) const QUEUE_RECORDS: usize = 2_048;
 
 /// At most this many records per OTLP request.
 const MAX_BATCH: usize = 512;
@@ -42,9 +42,9 @@ const SCOPE: &str = "agent-guard";
 /// The environment variables of the OTLP exporter that agent-guard reads itself; the others
 /// (`OTEL_EXPORTER_OTLP_HEADERS`, `…_TIMEOUT`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, the per-signal
 /// `…_LOGS_ENDPOINT`/`…_METRICS_ENDPOINT`) the OpenTelemetry SDK reads as the specification says.
-pub const ENDPOINT_ENV: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
+pub(crate) const ENDPOINT_ENV: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 /// See [`ENDPOINT_ENV`]; only `http/protobuf` is supported.
-pub const PROTOCOL_ENV: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+pub(crate) const PROTOCOL_ENV: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
 
 /// Where and how to export.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +61,7 @@ pub struct ExportConfig {
 
 impl ExportConfig {
     /// The protocol `OTEL_EXPORTER_OTLP_PROTOCOL` asks for, refused unless `http/protobuf` (or unset).
-    pub fn check_protocol() -> Result<(), TelemetryError> {
+    pub(crate) fn check_protocol() -> Result<(), TelemetryError> {
         match std::env::var(PROTOCOL_ENV) {
             Ok(protocol) if !protocol.trim().is_empty() && protocol.trim() != "http/protobuf" => {
                 Err(TelemetryError::Protocol(protocol))
@@ -83,7 +83,7 @@ impl ExportConfig {
 
 /// Sends records and metrics to an OTLP collector; cloning shares it.
 #[derive(Debug, Clone)]
-pub struct Exporter {
+pub(crate) struct Exporter {
     inner: Arc<Inner>,
 }
 
@@ -93,7 +93,6 @@ struct Inner {
     logger: SdkLogger,
     meters: SdkMeterProvider,
     instruments: Instruments,
-    tally: Arc<Tally>,
 }
 
 #[derive(Debug)]
@@ -107,7 +106,7 @@ struct Instruments {
 impl Exporter {
     /// An exporter to the collector `config` and the environment name; drops are counted in `tally`. Nothing is
     /// sent yet: an unreachable collector shows only as dropped records later.
-    pub fn start(config: &ExportConfig, tally: Arc<Tally>) -> Result<Self, TelemetryError> {
+    pub(crate) fn start(config: &ExportConfig, tally: Arc<Tally>) -> Result<Self, TelemetryError> {
         ExportConfig::check_protocol()?;
         let resource = Resource::builder()
             .with_service_name(SCOPE)
@@ -178,13 +177,12 @@ impl Exporter {
                 logger,
                 meters,
                 instruments,
-                tally,
             }),
         })
     }
 
     /// Queues `record` as a log record and counts it in the metrics; never waits.
-    pub fn export(&self, record: &Record) {
+    pub(crate) fn export(&self, record: &Record) {
         let inner = &self.inner;
         let mut log = inner.logger.create_log_record();
         let now = SystemTime::now();
@@ -230,14 +228,14 @@ impl Exporter {
     }
 
     /// An ask waits (`1`) or got its end (`-1`).
-    pub fn asks_pending(&self, change: i64) {
+    pub(crate) fn asks_pending(&self, change: i64) {
         self.inner.instruments.pending.add(change, &[]);
     }
 
     /// Sends what is queued and stops, within `deadline`: what is still unsent then is dropped and counted. Logs
     /// and metrics are ended on a thread of their own, so that a collector that hangs costs the caller the
     /// deadline, not the client's timeout.
-    pub fn shutdown(&self, deadline: Duration) {
+    pub(crate) fn shutdown(&self, deadline: Duration) {
         let inner = Arc::clone(&self.inner);
         let (done, finished) = mpsc::channel();
         let spawned = std::thread::Builder::new()
@@ -250,11 +248,6 @@ impl Exporter {
         if spawned.is_ok() {
             let _ = finished.recv_timeout(deadline);
         }
-    }
-
-    /// The counts this exporter drops into.
-    pub fn tally(&self) -> &Arc<Tally> {
-        &self.inner.tally
     }
 }
 

@@ -43,17 +43,13 @@ use std::time::Duration;
 
 use agent_hooks::{AuditObserver, AuditRow};
 
+use crate::export::Exporter;
+
 pub use error::TelemetryError;
-pub use export::ENDPOINT_ENV;
 pub use export::ExportConfig;
-pub use export::Exporter;
-pub use export::PROTOCOL_ENV;
-pub use export::QUEUE_RECORDS;
 pub use record::Record;
-pub use record::SUMMARY_CHARS;
 pub use record::subject;
 pub use record::summary;
-pub use tally::LATENCY_BUCKETS_MS;
 pub use tally::Tally;
 
 /// A process's telemetry: its counts, and the OTLP exporter when export is on. Cloning shares both.
@@ -123,7 +119,9 @@ impl Telemetry {
         &self.tally
     }
 
-    /// Sends what is queued, within `deadline` (see [`Exporter::shutdown`]); nothing when not exporting.
+    /// Sends what is queued, within `deadline`, on a thread of its own (a collector that hangs costs the caller
+    /// the deadline, not the client's timeout; what is unsent then is dropped and counted); nothing when not
+    /// exporting.
     pub fn shutdown(&self, deadline: Duration) {
         if let Some(exporter) = self.exporter.get() {
             exporter.shutdown(deadline);

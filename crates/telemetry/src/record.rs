@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The most characters of a subject or reason exported: enough to see what a call was about, not a file's content.
-pub const SUMMARY_CHARS: usize = 200;
+pub(crate) const SUMMARY_CHARS: usize = 200;
 
 /// One decision (or one answer to an ask) as telemetry exports it: the audit row's facts, with the call's input
 /// reduced to a redacted one-line summary. Whatever the audit log stores the export carries, and nothing else, so

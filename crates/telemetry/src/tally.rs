@@ -9,7 +9,8 @@ use crate::record::Record;
 
 /// The upper bounds, in milliseconds, of the answer-latency histogram's buckets: from a quick click to the
 /// approval timeout's order of minutes.
-pub const LATENCY_BUCKETS_MS: &[u64] = &[100, 500, 1_000, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000];
+pub(crate) const LATENCY_BUCKETS_MS: &[u64] =
+    &[100, 500, 1_000, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000];
 
 /// Counts of what this process decided and answered since it started. Cheap to update from any thread; read by
 /// [`prometheus_text`](Self::prometheus_text).
