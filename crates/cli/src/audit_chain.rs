@@ -66,8 +66,7 @@ async fn chain(db: &AuditDatabase, id: i64) -> Result<Option<Chain>> {
                 .await
                 .map_err(|e| anyhow::anyhow!("{e}"))?
                 .into_iter()
-                .filter(|r| r.detail.approver.is_some() && r.id < row.id)
-                .next_back()
+                .rfind(|r| r.detail.approver.is_some() && r.id < row.id)
         }
         _ => None,
     };

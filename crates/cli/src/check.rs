@@ -452,6 +452,10 @@ fn next_batch<R: Read>(reader: &mut BufReader<R>, number: &mut usize) -> Result<
 }
 
 /// What one line of a batch becomes before its decision.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per line of a batch, moved once into the answers: boxing would cost an allocation per line"
+)]
 enum Pending {
     /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded.
     Answered(Result<(HookInput, Answered), String>),

@@ -408,6 +408,7 @@ mod tests {
             expires_ms: 2,
             state: State::Pending,
             answered_ms: None,
+            answered_by: None,
         }
     }
 
