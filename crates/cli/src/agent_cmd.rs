@@ -141,6 +141,7 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
             server: server.clone(),
             cwd: cwd.clone(),
             mode: args.decide.mode.clone(),
+            answered_by: std::sync::Arc::default(),
         }),
         None => Arc::new(TerminalApprover),
     };

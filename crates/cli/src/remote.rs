@@ -220,9 +220,20 @@ pub(crate) struct RemoteApprover {
     pub(crate) cwd: std::path::PathBuf,
     /// The permission mode the session runs in, when one is given.
     pub(crate) mode: Option<String>,
+    /// Who answered each call's ask (by call id), as the server recorded it, for [`party`](Self::party).
+    pub(crate) answered_by: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 impl agent_core::Approver for RemoteApprover {
+    fn party(&self, request: &agent_core::ApprovalRequest) -> agent_hooks::Approver {
+        let by = self
+            .answered_by
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&request.call.id);
+        by.map_or(agent_hooks::Approver::Api, agent_hooks::Approver::Other)
+    }
+
     fn approve<'a>(
         &'a self,
         request: &'a agent_core::ApprovalRequest,
@@ -237,8 +248,20 @@ impl agent_core::Approver for RemoteApprover {
         });
         let server = self.server.clone();
         let agent = request.agent_name.clone();
+        let answered_by = std::sync::Arc::clone(&self.answered_by);
+        let call = request.call.id.clone();
         Box::pin(async move {
             let asked = tokio::task::spawn_blocking(move || ask_person(&server, &input, &agent)).await;
+            if let Ok(RemoteAnswer::Decided {
+                answered_by: Some(by),
+                ..
+            }) = &asked
+            {
+                answered_by
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(call, by.clone());
+            }
             match asked {
                 Ok(RemoteAnswer::Decided { allow: true, .. }) => Some(agent_core::ApprovalAnswer::AllowOnce),
                 Ok(RemoteAnswer::Decided { allow: false, .. }) => Some(agent_core::ApprovalAnswer::Deny),
