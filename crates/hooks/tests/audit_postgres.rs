@@ -157,11 +157,11 @@ async fn migrations_are_idempotent_and_reopening_keeps_earlier_rows(server: &PgS
             "reopen_together",
             "SELECT count(*) FROM _sqlx_migrations WHERE success"
         ),
-        "2"
+        "3"
     );
     assert_eq!(
         server.psql("reopen", "SELECT count(*) FROM _sqlx_migrations WHERE success"),
-        "2"
+        "3"
     );
 }
 
