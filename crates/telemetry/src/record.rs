@@ -26,7 +26,7 @@ pub struct Record {
     /// The tool, as the caller named it.
     pub tool: String,
     /// What the call was about (the command line, the files, the URL), credentials replaced by
-    /// `[redacted: <kind>]`, at most [`SUMMARY_CHARS`] characters; empty when the input was not kept.
+    /// `[redacted: <kind>]`, at most 200 characters; empty when the input was not kept.
     pub subject: String,
     /// `allow`, `ask` or `deny`; `None` for a session's stop.
     pub decision: Option<String>,
@@ -151,7 +151,7 @@ pub fn subject(tool: &str, input: &Value) -> String {
 }
 
 /// `text` on one line, credentials replaced (agent-secrets' [`redact`](agent_secrets::redact)), cut to
-/// [`SUMMARY_CHARS`] characters. Redacted before the cut, so that a cut never leaves half a token unrecognised.
+/// 200 characters (`SUMMARY_CHARS`). Redacted before the cut, so that a cut never leaves half a token unrecognised.
 pub fn summary(text: &str) -> String {
     let redacted = agent_secrets::redact(text.as_bytes());
     String::from_utf8_lossy(&redacted)
