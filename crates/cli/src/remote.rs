@@ -220,7 +220,7 @@ pub(crate) struct RemoteApprover {
     pub(crate) cwd: std::path::PathBuf,
     /// The permission mode the session runs in, when one is given.
     pub(crate) mode: Option<String>,
-    /// Who answered each call's ask (by call id), as the server recorded it, for [`party`](Self::party).
+    /// Who answered each call's ask (by call id), as the server recorded it, for `Approver::party`.
     pub(crate) answered_by: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
