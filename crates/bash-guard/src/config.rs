@@ -11,6 +11,11 @@ pub struct BashConfig {
     pub block_network: Option<bool>,
     /// User extensions of the command knowledge table.
     pub commands: CommandTableExtension,
+    /// The commands run without `CDPATH` in their environment (the kernel sandbox passes none unless the settings
+    /// name it), so `cd NAME` goes to `./NAME`. Not a setting: the caller that knows where commands run sets it.
+    /// A line that sets `CDPATH` itself is followed either way.
+    #[serde(skip)]
+    pub cdpath_unset: bool,
 }
 
 /// Commands added to the knowledge table from settings. Each entry is a command name, or for `readOnly` and

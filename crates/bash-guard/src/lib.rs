@@ -165,6 +165,7 @@ impl BashGuard {
         table.read_only = read_only;
         table.deny = deny;
         table.network_block = config.network_block();
+        table.cdpath_unset = config.cdpath_unset;
         Self { table, diagnostics }
     }
 
@@ -248,6 +249,7 @@ mod tests {
     fn bad_extensions_are_reported_and_not_applied() {
         let config = BashConfig {
             block_network: Some(true),
+            cdpath_unset: false,
             commands: CommandTableExtension {
                 read_only: vec![
                     "bash".into(),

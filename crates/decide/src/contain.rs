@@ -67,6 +67,9 @@ impl Judgement {
     }
 }
 
+/// The effect of what a line runs or names only at run time, which the sandbox bounds.
+const RUN_TIME_EFFECT: &str = "what it runs or names only at run time has the sandbox's power and no more";
+
 impl Guard {
     /// Turns the ask of a shell line into an allow inside the sandbox when every effect that asked is one the
     /// sandbox contains, and returns what it contained; else names in the verdict what the sandbox does not
@@ -148,11 +151,7 @@ impl Guard {
                 continue;
             }
             match about.concern {
-                Concern::Contained => {
-                    judgement.contains(
-                        "what it runs or names only at run time has the sandbox's power and no more",
-                    );
-                }
+                Concern::Contained => judgement.contains(RUN_TIME_EFFECT),
                 Concern::Network => {}
                 Concern::Guarded => judgement.uncontained.push(String::new()),
             }
@@ -202,9 +201,11 @@ impl Guard {
                 CommandClass::ReadOnly if project_code => {
                     judgement.contains("runs code the project controls")
                 }
-                // A reading command the analysis found not read-only for a reason of its own (`cd` where `CDPATH`
-                // may lead elsewhere, a write option): not one the sandbox is known to contain.
-                CommandClass::ReadOnly => judgement.uncontained.push(String::new()),
+                // A reading command the analysis found not read-only for a reason of its own: a change of the
+                // shell's state it does not follow (`cd` where `CDPATH` may lead elsewhere, `export` of a variable
+                // not known to be harmless), a job left in the background. What later commands then do is only
+                // known at run time, inside the sandbox; a write option's files are judged with the paths.
+                CommandClass::ReadOnly => judgement.contains(RUN_TIME_EFFECT),
                 CommandClass::Privileged | CommandClass::Destructive | CommandClass::Interactive => {
                     judgement
                         .uncontained
@@ -436,6 +437,45 @@ mod tests {
                 eprintln!("skipped: contained allows need the kernel sandbox, and {why}");
                 false
             }
+        }
+    }
+
+    #[test]
+    fn where_every_command_runs_in_the_sandbox_cd_to_a_bare_name_does_not_search_cdpath() {
+        let files = [("proj/src/main.rs", "fn main() {}\n")];
+        let project = Project::with_files("{}", &files);
+        if !enforced() {
+            return;
+        }
+        // The sandbox passes no `CDPATH`: `cd src` goes to `./src`, and what follows is read-only as written.
+        let decided = project
+            .guard
+            .decide("Bash", &json!({"command": "cd src && cat main.rs"}));
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert_eq!(decided.confinement, Some(Confinement::READ_ONLY));
+        // A `CDPATH` the settings pass to sandboxed commands is one `cd` may search again.
+        let passed = Project::with_files(r#"{"agentGuard": {"sandbox": {"env": ["CDPATH"]}}}"#, &files);
+        let decided = passed
+            .guard
+            .decide("Bash", &json!({"command": "cd src && cat main.rs"}));
+        assert_ne!(decided.confinement, Some(Confinement::READ_ONLY));
+        // The line's own `CDPATH`, however it is set, is followed: what comes after is known only at run time.
+        for command in [
+            "CDPATH=/etc; cd ssh && ls",
+            "read CDPATH <<< /etc; cd ssh && ls",
+            "declare CDPATH=/etc; cd ssh && ls",
+        ] {
+            let decided = project.guard.decide("Bash", &json!({ "command": command }));
+            assert!(
+                decided.verdict().reason().contains("only at run time"),
+                "{command}: {}",
+                decided.verdict().reason()
+            );
         }
     }
 

@@ -1,6 +1,7 @@
 //! The guard of one working directory and the decision pipeline it runs: describe the call, gather the facts its
 //! kind needs, resolve them against the rules and the mode, confine what is allowed.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{BashConfig, BashGuard, CommandTableExtension};
@@ -115,11 +116,18 @@ impl Guard {
             .with_passed(&guard_settings.sandbox_env_pass)
             .map_err(|e| setting_error("agentGuard.sandbox.env", e))?;
         let network = crate::confine::network_policy(&guard_settings.network, &policy);
+        // Every command runs inside the kernel sandbox where it is enforced, with the environment `env_policy`
+        // passes: without `CDPATH` unless the settings pass it, so `cd NAME` goes to `./NAME` there.
+        let cdpath_unset = guard_settings.sandbox != SandboxMode::Off
+            && KernelSupport::enforcement_missing().is_none()
+            && env_policy
+                .removes(OsStr::new("CDPATH"), OsStr::new("/"), false)
+                .is_some();
         Ok(Self {
             policy,
             sandbox,
             sandbox_error,
-            bash: BashGuard::new(bash_config(&guard_settings)?),
+            bash: BashGuard::new(bash_config(&guard_settings, cdpath_unset)?),
             cwd: options.cwd.clone(),
             home: options.home.clone(),
             protected,
@@ -300,9 +308,10 @@ fn sandbox_config(
 }
 
 /// The shell analyser's configuration: `blockNetwork` and the command table extended by `agentGuard.commands`.
-fn bash_config(guard_settings: &GuardSettings) -> Result<BashConfig> {
+fn bash_config(guard_settings: &GuardSettings, cdpath_unset: bool) -> Result<BashConfig> {
     let mut config = BashConfig {
         block_network: guard_settings.block_network,
+        cdpath_unset,
         ..BashConfig::default()
     };
     for commands in &guard_settings.commands {

@@ -45,6 +45,8 @@ pub(crate) struct Table {
     pub(crate) deny: Vec<Vec<String>>,
     /// What blocks the network, as a reason names it; `None` when it is open.
     pub(crate) network_block: Option<&'static str>,
+    /// The commands run without `CDPATH` in their environment: `cd NAME` does not search.
+    pub(crate) cdpath_unset: bool,
 }
 
 /// The built-in table by command name, built once per process: the hook runs as a fresh process for every call,
@@ -709,7 +711,7 @@ impl Table {
             Special::Sqlite3 => inspect::sqlite3(args, c),
             Special::Ffprobe => inspect::ffprobe(args, c),
             Special::Tshark => inspect::tshark(args, c),
-            Special::Cd => state::cd(name, args, c),
+            Special::Cd => state::cd(name, args, self.cdpath_unset, c),
             Special::Sleep => system::sleep(args, c),
             Special::Seq => system::seq(args, c),
             Special::Factor => system::factor(args, c),

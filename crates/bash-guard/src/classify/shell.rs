@@ -6,7 +6,7 @@ use crate::knowledge;
 use crate::options::{self, Reader, Token};
 use crate::word::Word;
 
-use super::{Classified, Code, assignment_name, is_code_variable, state};
+use super::{Classified, Code, assignment_name, environment_family, is_code_variable, state};
 
 /// `bash -c CODE`, `bash SCRIPT`, or `bash` reading its code from standard input.
 pub(super) fn shell(args: &[Word], c: &mut Classified, name: &str) {
@@ -142,6 +142,16 @@ pub(super) fn declare(name: &str, args: &[Word], c: &mut Classified) {
         {
             c.ask(format!("sets `{var}`, which changes what later commands run"));
         }
+        // As a plain assignment would: a variable the environment may export (`CDPATH`, `GIT_*`) changes what
+        // later commands do once set, exported or not.
+        if let Some(var) = assignment_name(&a.text)
+            && environment_family(var)
+        {
+            c.unmodelled(format!(
+                "`{name} {}` changes a variable the environment may export",
+                a.text
+            ));
+        }
         if !a.literal && assignment_name(&a.text).is_none() {
             c.read_only = false;
         }
@@ -162,12 +172,17 @@ pub(super) fn declare(name: &str, args: &[Word], c: &mut Classified) {
 /// only known at run time may be `-v NAME`, `mapfile -C CODE` evaluates code.
 pub(super) fn builtin(name: &str, args: &[Word], c: &mut Classified) {
     // Builtins that assign variables by name (`read PATH`, `printf -v PATH …`, `printf -vPATH …`).
-    for var in name_operands(name, args)
-        .iter()
-        .filter(|w| w.literal && is_code_variable(&w.text))
-    {
+    let assigned = name_operands(name, args);
+    for var in assigned.iter().filter(|w| w.literal && is_code_variable(&w.text)) {
         c.ask(format!(
             "`{name}` sets `{}`, which changes what later commands run",
+            var.text
+        ));
+    }
+    // A variable the environment may export (`read CDPATH`) changes what later commands do, as an assignment would.
+    if let Some(var) = assigned.iter().find(|w| w.literal && environment_family(&w.text)) {
+        c.unmodelled(format!(
+            "`{name}` sets `{}`, a variable the environment may export",
             var.text
         ));
     }

@@ -216,8 +216,9 @@ pub(super) fn setting(args: &[Word], c: &mut Classified) {
 /// `cd`, `pushd`, `popd`: a move to a place only known at run time (`cd -`, `cd ~-`, `cd ~2`, `pushd +1`,
 /// `popd`, `cd $DIR`), or to a bare name bash first looks for in each directory of `CDPATH` (which the
 /// environment may set), leaves every later command's working directory unknown. `cd ./NAME`, `cd ../NAME`,
-/// absolute and home paths do not search.
-pub(super) fn cd(name: &str, args: &[Word], c: &mut Classified) {
+/// absolute and home paths do not search, and nor does any where the commands run without `CDPATH` in their
+/// environment (`cdpath_unset`; a line that sets it is followed by the walker as a change of the environment).
+pub(super) fn cd(name: &str, args: &[Word], cdpath_unset: bool, c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
     let parsed = options::read(args, &knowledge::CD);
     // `pushd -n`/`popd -n` only change the stack.
@@ -251,7 +252,7 @@ pub(super) fn cd(name: &str, args: &[Word], c: &mut Classified) {
             || text == ".."
             || text.starts_with("./")
             || text.starts_with("../"));
-        if searches {
+        if searches && !cdpath_unset {
             c.unmodelled(format!(
                 "`{}` looks for `{text}` in each directory of `CDPATH` first, which the environment may set",
                 shown()
