@@ -681,7 +681,6 @@ mod tests {
             ("git update-ref -d refs/heads/feature", false),
             ("git tag -d v1", false),
             ("git tag -f v1 HEAD~3", false),
-            ("git branch -M feature main", false),
             ("git symbolic-ref -d refs/heads/feature", false),
             ("git filter-branch --tree-filter 'rm -f a.md' HEAD", false),
             ("git -c gc.pruneExpire=now gc", false),

@@ -241,12 +241,6 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "gc" if rest.iter().any(|w| w.text.starts_with("--prune")) => {
             destroys("`git gc --prune` deletes unreachable commits, which may be the only copy of work")
         }
-        "branch"
-            if s.has(&["-M", "-C"])
-                || (s.has(&["-m", "--move", "-c", "--copy"]) && s.has(&["-f", "--force"])) =>
-        {
-            destroys("`git branch -M` and `-C` overwrite a branch of the new name, and its record of commits")
-        }
         "tag" if s.has(&["-d", "--delete", "-f", "--force"]) => {
             destroys("`git tag -d` and `-f` drop a tag, which may be the only name of its commit")
         }
