@@ -680,6 +680,13 @@ mod tests {
             ("git gc -q --prune=now", false),
             ("git update-ref -d refs/heads/feature", false),
             ("git tag -d v1", false),
+            ("echo 'delete refs/heads/feature' | git update-ref --stdin", false),
+            ("git clean -fd -e '!*'", false),
+            ("git clean -fd --exclude='!data'", false),
+            (
+                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=gc.pruneExpire GIT_CONFIG_VALUE_0=now git gc -q",
+                false,
+            ),
             ("git tag -f v1 HEAD~3", false),
             ("git symbolic-ref -d refs/heads/feature", false),
             ("git filter-branch --tree-filter 'rm -f a.md' HEAD", false),

@@ -15,7 +15,7 @@ use agent_tool_traits::Access;
 /// their hooks and config, agents' settings and MCP servers, editors' tasks and project configuration, dev
 /// containers, commit hooks) or let someone in (ssh's `authorized_keys` and `config`, gpg's agent configuration):
 /// a write anywhere beneath one of them is protected.
-const WRITE_DIRS: [&str; 17] = [
+const WRITE_DIRS: [&str; 20] = [
     ".git",
     ".hg",
     ".jj",
@@ -25,6 +25,9 @@ const WRITE_DIRS: [&str; 17] = [
     ".gemini",
     ".cursor",
     ".continue",
+    ".amazonq",
+    ".kiro",
+    ".roo",
     ".vscode",
     ".idea",
     ".zed",
@@ -36,14 +39,18 @@ const WRITE_DIRS: [&str; 17] = [
 ];
 
 /// Files that configure programs which later runs read without asking: git's user configuration (a pager, an
-/// fsmonitor or an alias runs a program on `git status`), the agent's project MCP servers, the package managers'
+/// fsmonitor or an alias runs a program on `git status`), the project MCP servers and settings of coding agents
+/// (a server is a program the agent starts), the package managers'
 /// project configuration (a shell, a script or a hook file that installs run), the project files editors run, the
 /// toolchain a directory's `cargo` starts (`rust-toolchain.toml` may name any path), mise's project configuration
 /// (its hooks and tasks run on `cd`), pre-commit's and lefthook's, whose hooks run on every commit, and the commands
-/// Python's debugger runs when it starts in the directory.
-const CONFIG_FILES: [&str; 20] = [
+/// Python's debugger runs when it starts in the directory, and the local part of direnv's `.envrc`, which it sources.
+const CONFIG_FILES: [&str; 24] = [
     ".gitconfig",
     ".mcp.json",
+    "opencode.json",
+    "opencode.jsonc",
+    ".aider.conf.yml",
     ".npmrc",
     ".yarnrc",
     ".yarnrc.yml",
@@ -62,6 +69,7 @@ const CONFIG_FILES: [&str; 20] = [
     "lefthook.yml",
     "lefthook-local.yml",
     ".pdbrc",
+    ".envrc.local",
 ];
 
 /// Endings of files that configure code an editor runs when it opens them (a workspace's tasks).
@@ -70,8 +78,9 @@ const CONFIG_SUFFIXES: [&str; 1] = [".code-workspace"];
 /// Configuration that runs code, named by two components: git's XDG configuration, `~/.local/bin`, a directory on
 /// the user's `PATH` where a new program shadows a system one, and cargo's configuration of a directory (a
 /// `rustc-wrapper` or a runner runs on every later `cargo build` there, inside the sandbox or not).
-const CONFIG_DIRS: [[&str; 2]; 4] = [
+const CONFIG_DIRS: [[&str; 2]; 5] = [
     [".config", "git"],
+    [".config", "mise"],
     [".local", "bin"],
     [".cargo", "config.toml"],
     [".cargo", "config"],

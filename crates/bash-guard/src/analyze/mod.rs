@@ -15,7 +15,9 @@ use std::collections::HashMap;
 
 use agent_tool_traits::{Access, Decision};
 
-use crate::analysis::{AccessVia, CommandAnalysis, Concern, Finding, Location, LocationKind, SubCommand};
+use crate::analysis::{
+    AccessVia, CommandAnalysis, Concern, Effect, Finding, Location, LocationKind, SubCommand,
+};
 use crate::classify::{self, Code, Found, Input, Nested, Table};
 use crate::knowledge::{self, Recursion};
 use crate::parse::{self, AndOrList, Arg, Braces, Cmd, Construct, Part, RedirOp, Script, Simple, Target};
@@ -605,6 +607,19 @@ impl Walker<'_> {
                     format!("sets `{name}`, which changes what later commands run"),
                     index,
                 );
+            }
+            // git's configuration given in the environment (`GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`,
+            // `GIT_CONFIG_PARAMETERS`) may set how long git keeps unreachable commits (`gc.pruneExpire`), as
+            // `git -c` may: what the command then throws away no snapshot holds.
+            if !words.is_empty()
+                && name.starts_with("GIT_CONFIG")
+                && let Some(command) = index.and_then(|i| self.out.commands.get_mut(i))
+                && !command.read_only
+                && matches!(command.effect, Effect::Local | Effect::Discards(_))
+            {
+                command.effect = Effect::Destroys(format!(
+                    "`{name}` gives git configuration that may shorten how long it keeps unreachable commits"
+                ));
             }
             if let Some(subscript) = &assignment.index {
                 self.subscript(name, subscript, ctx, index);

@@ -235,7 +235,9 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "reflog" if matches!(first, Some("expire" | "delete")) => {
             destroys("`git reflog expire` and `delete` drop the record that brings lost commits back")
         }
-        "prune" | "update-ref" if sub == "prune" || s.has(&["-d"]) => {
+        // `git update-ref` deletes (`-d`, `delete` lines of `--stdin`) or moves a reference (a tag keeps no
+        // record of where it was).
+        "prune" | "update-ref" => {
             destroys("it deletes objects or references that may be the only copy of work")
         }
         "gc" if rest.iter().any(|w| w.text.starts_with("--prune")) => {
@@ -274,13 +276,24 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "clean" if s.has(&["-f", "--force"]) && !s.has(&["-n", "--dry-run"]) => {
             // `-x` and `-X` in a cluster of short options too (`-fdx`); an `x` that is the value of `-e` in a
             // cluster (`-ex`) is taken as `-x` as well, which only asks more.
-            let ignored_too = s.has(&["-x", "-X"])
+            // An exclusion that negates (`-e '!*'`) takes ignored files back in as `-x` does.
+            let negated = s
+                .options
+                .iter()
+                .filter(|o| o.is_any(&["-e", "--exclude"]))
+                .any(|o| {
+                    o.value
+                        .as_ref()
+                        .is_none_or(|v| !v.literal || v.text.starts_with('!'))
+                });
+            let ignored_too = negated
+                || s.has(&["-x", "-X"])
                 || rest.iter().any(|w| {
                     w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(['x', 'X'])
                 });
             if ignored_too {
                 Effect::Destroys(
-                    "`git clean -x` removes the files git ignores, which no snapshot holds".to_owned(),
+                    "`git clean -x` (or an exclusion that negates) removes the files git ignores, which no snapshot holds".to_owned(),
                 )
             } else {
                 Effect::Discards("`git clean -f` removes the files git does not track".to_owned())
