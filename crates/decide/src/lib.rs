@@ -64,6 +64,7 @@ mod guard;
 mod hook_io;
 mod repo_programs;
 mod resolve;
+mod taint;
 #[cfg(test)]
 mod test_guard;
 
@@ -81,3 +82,4 @@ pub use decided::{CheckedPath, Decided};
 pub use error::{Error, Result};
 pub use guard::{AutoAllow, Guard, GuardOptions};
 pub use hook_io::{HookInput, HookOutput, sandboxed_input, shell_quote};
+pub use taint::TaintSettings;
