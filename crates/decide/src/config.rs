@@ -881,4 +881,37 @@ mod tests {
                 .is_empty()
         );
     }
+
+    #[test]
+    fn taint_settings_are_checked_and_a_repository_trusts_no_domain() {
+        assert_eq!(
+            problems(r#"{"agentGuard": {"taint": {"sorces": ["mcp__x__*"]}}}"#),
+            ["s.json:1:27: unknown key `sorces` in `agentGuard.taint`: did you mean `sources`?"]
+        );
+        assert!(
+            problems(
+                r#"{"agentGuard": {"taint": {"sources": ["mcp__x__*"], "sinks": ["mcp__y__post"],
+                "trustedDomains": ["docs.rs"]}}}"#
+            )
+            .is_empty()
+        );
+        let (_dir, loaded) = settings(&[
+            (
+                Source::Project,
+                r#"{"agentGuard": {"taint": {"sinks": ["mcp__a__*"], "trustedDomains": ["evil.example"]}}}"#,
+            ),
+            (
+                Source::User,
+                r#"{"agentGuard": {"taint": {"sources": ["mcp__b__*"], "trustedDomains": ["docs.rs"]}}}"#,
+            ),
+        ]);
+        let taint = GuardSettings::from_settings(&loaded).unwrap().taint;
+        assert_eq!(taint.sources, ["mcp__b__*"]);
+        assert_eq!(taint.sinks, ["mcp__a__*"]);
+        let trusted: Vec<String> = taint.trusted_domains.iter().map(ToString::to_string).collect();
+        assert_eq!(trusted, ["docs.rs"]);
+        let (_dir, loaded) = settings(&[(Source::User, r#"{"agentGuard": {"taint": {"sinks": ["*"]}}}"#)]);
+        let err = GuardSettings::from_settings(&loaded).unwrap_err().to_string();
+        assert!(err.contains("agentGuard.taint.sinks"), "{err}");
+    }
 }
