@@ -25,8 +25,7 @@ pub(crate) const EXPIRY: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// The most records one directory keeps; past it, the oldest are removed when a new session starts.
 const MAX_SESSIONS: usize = 512;
 
-/// The largest record read, in bytes: a record holds two marks and at most
-/// [`MAX_CONTACTED`](agent_rules::MAX_CONTACTED) domains, far below this.
+/// The largest record read, in bytes: a record holds two marks and a bounded list of domains, far below this.
 const MAX_RECORD: u64 = 256 << 10;
 
 /// The records of one project's sessions.

@@ -71,4 +71,4 @@ pub use project::{is_marked_project, project_root};
 pub use rule::Rule;
 pub use session::SessionState;
 pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};
-pub use taint::{MAX_CONTACTED, SessionTaint, TaintFacts, TaintMark};
+pub use taint::{SessionTaint, TaintFacts, TaintMark};

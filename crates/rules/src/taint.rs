@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// The most domains a session's record keeps; past it, the oldest are forgotten (a forgotten domain is a new one
 /// again: stricter, never looser).
-pub const MAX_CONTACTED: usize = 256;
+const MAX_CONTACTED: usize = 256;
 
 /// The longest description of a call a mark keeps, in characters.
 const MAX_CALL_CHARS: usize = 160;
