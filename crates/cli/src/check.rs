@@ -230,7 +230,7 @@ fn answer_hook_input(
         Duration::ZERO,
         session.state.clone(),
     );
-    session.record(input, &decided, decided.verdict().decision);
+    session.record(input, &decided, printed_decision(&output));
     if explain {
         eprintln!("{}", crate::explain::render_text(input, &decided));
     }
@@ -246,7 +246,7 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Reads the taint of `input`'s session (one small file), when it names one.
+    /// Reads the taint of `input`'s session (one small file), when it names one and there is a place for it.
     pub(crate) fn of(input: &HookInput) -> Self {
         if input.session_id.is_empty() {
             return Self {
@@ -255,11 +255,10 @@ impl Session {
             };
         }
         let store = TaintStore::for_cwd(Path::new(&input.cwd));
-        let state = SessionState::default().with_taint(store.load(&input.session_id));
-        Self {
-            store: Some(store),
-            state,
-        }
+        let state = store.as_ref().map_or_else(SessionState::default, |store| {
+            SessionState::default().with_taint(store.load(&input.session_id))
+        });
+        Self { store, state }
     }
 
     /// Records what `decided` adds to the session, for a call answered `decision`; a failure is one line on
@@ -288,8 +287,17 @@ pub(crate) fn decide_with_guard(
         Duration::ZERO,
         session.state.clone(),
     );
-    session.record(input, &decided.1, decided.1.verdict().decision);
+    session.record(input, &decided.1, printed_decision(&decided.0));
     decided
+}
+
+/// The decision `output` prints (an allow that cannot be wrapped in the sandbox is printed as an ask).
+fn printed_decision(output: &HookOutput) -> Decision {
+    match output.decision() {
+        "allow" => Decision::Allow,
+        "ask" => Decision::Ask,
+        _ => Decision::Deny,
+    }
 }
 
 /// Decides one input with `guard` within the decision's bound, held as `bound` says; `after` is what the hook
@@ -357,7 +365,7 @@ fn decide_asking_server(
         eprintln!("{}", crate::explain::render_text(input, &decided));
     }
     if decided.verdict().decision != Decision::Ask {
-        session.record(input, &decided, decided.verdict().decision);
+        session.record(input, &decided, printed_decision(&local));
         return Answered::decided(local, &decided, &guard);
     }
     let body = serde_json::to_value(input).unwrap_or_default();

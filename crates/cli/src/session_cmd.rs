@@ -63,5 +63,10 @@ pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
 
 fn store(session: &SessionId) -> Result<TaintStore> {
     let cwd = crate::install::project_dir(session.cwd.as_deref())?;
-    Ok(TaintStore::for_cwd(&cwd))
+    TaintStore::for_cwd(&cwd).ok_or_else(|| {
+        anyhow::anyhow!(
+            "`{}` is no project and there is no home directory: no session is kept there",
+            cwd.display()
+        )
+    })
 }

@@ -36,17 +36,18 @@ pub(crate) struct TaintStore {
 
 impl TaintStore {
     /// The records of the project `cwd` belongs to: its `.agent-guard/sessions/` when it is marked (`.git`,
-    /// `.claude` or `.agent-guard`), else the user's (the audit log's rule: a directory is never made a project).
-    pub(crate) fn for_cwd(cwd: &Path) -> Self {
+    /// `.claude` or `.agent-guard`), else the user's (the audit log's rule: a directory is never made a project);
+    /// `None` for a directory that is no project where there is no home directory either.
+    pub(crate) fn for_cwd(cwd: &Path) -> Option<Self> {
         let project = crate::load::project(cwd);
         let base = if agent_rules::is_marked_project(&project) {
             project
         } else {
-            crate::load::home().unwrap_or(project)
+            crate::load::home()?
         };
-        Self {
+        Some(Self {
             dir: base.join(agent_hooks::STATE_DIR).join(SESSIONS_DIR),
-        }
+        })
     }
 
     /// The record of `session_id` as it is now: empty when there is none or it expired; tainted both ways when
