@@ -54,6 +54,14 @@ impl TaintStore {
     /// it cannot be read.
     pub(crate) fn load(&self, session_id: &str) -> SessionTaint {
         let path = self.file(session_id);
+        if !path.exists() {
+            return SessionTaint::default();
+        }
+        // Shared with other readers, never with a writer, which writes the file in place.
+        let _lock = match self.lock(FlockArg::LockShared) {
+            Ok(lock) => lock,
+            Err(why) => return unreadable(&path, &why),
+        };
         match read_record(&path) {
             Ok(taint) => taint.unwrap_or_default(),
             Err(why) => unreadable(&path, &why),
@@ -73,7 +81,7 @@ impl TaintStore {
         }
         agent_hooks::create_dir_all_ignored(&self.dir)
             .map_err(|e| format!("cannot make `{}`: {e}", self.dir.display()))?;
-        let _lock = self.lock()?;
+        let _lock = self.lock(FlockArg::LockExclusive)?;
         let path = self.file(session_id);
         let existing = read_record(&path).map_err(|why| format!("`{}`: {why}", path.display()))?;
         let new_session = existing.is_none();
@@ -94,7 +102,7 @@ impl TaintStore {
         if !self.dir.is_dir() {
             return Ok(false);
         }
-        let _lock = self.lock()?;
+        let _lock = self.lock(FlockArg::LockExclusive)?;
         let path = self.file(session_id);
         match std::fs::remove_file(&path) {
             Ok(()) => Ok(true),
@@ -125,12 +133,11 @@ impl TaintStore {
         self.dir.join(format!("{name}.json"))
     }
 
-    /// The directory's lock, held until the value is dropped.
-    fn lock(&self) -> Result<Flock<std::fs::File>, String> {
+    /// The directory's lock, shared or exclusive, held until the value is dropped.
+    fn lock(&self, kind: FlockArg) -> Result<Flock<std::fs::File>, String> {
         let dir = std::fs::File::open(&self.dir)
             .map_err(|e| format!("cannot open `{}`: {e}", self.dir.display()))?;
-        Flock::lock(dir, FlockArg::LockExclusive)
-            .map_err(|(_, e)| format!("cannot lock `{}`: {e}", self.dir.display()))
+        Flock::lock(dir, kind).map_err(|(_, e)| format!("cannot lock `{}`: {e}", self.dir.display()))
     }
 
     /// Removes expired records, and the oldest past [`MAX_SESSIONS`]; failures leave files behind, never fail.
@@ -145,11 +152,7 @@ impl TaintStore {
             let Some(modified) = entry.metadata().ok().and_then(|m| m.modified().ok()) else {
                 continue;
             };
-            let stale_temp = path.extension().is_some_and(|e| e == "tmp")
-                && now
-                    .duration_since(modified)
-                    .is_ok_and(|age| age > Duration::from_secs(60));
-            if expired(modified, now) || stale_temp {
+            if expired(modified, now) {
                 let _ = std::fs::remove_file(&path);
             } else if path.extension().is_some_and(|e| e == "json") {
                 kept.push((modified, path));
@@ -189,16 +192,18 @@ fn read_record(path: &Path) -> Result<Option<SessionTaint>, String> {
         .map_err(|e| format!("not a session record: {e}"))
 }
 
-/// Writes `taint` to `path` whole: a temporary file beside it, renamed over it.
+/// Writes `taint` to `path` in place, under the directory's exclusive lock (readers hold it shared). Neither a
+/// rename over the file nor a truncation to nothing: on ext4 both make the kernel flush the new data before the
+/// call returns (`auto_da_alloc`), which cost the hook some milliseconds of waiting per write.
 fn write_record(path: &Path, taint: &SessionTaint) -> std::io::Result<()> {
     let text = serde_json::to_vec(taint).map_err(std::io::Error::other)?;
-    let temp = path.with_extension(format!("{}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&temp)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
     file.write_all(&text)?;
-    drop(file);
-    std::fs::rename(&temp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
+    file.set_len(u64::try_from(text.len()).unwrap_or(u64::MAX))
 }
 
 /// Whether a record last changed at `modified` has expired at `now`.
