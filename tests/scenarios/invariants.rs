@@ -10,13 +10,15 @@ use agent_bash_guard::{BashConfig, BashGuard};
 use agent_core::{Runtime, RuntimeConfig, ScriptedChildren};
 use agent_decide::{CallInput, Guard, GuardOptions, HookInput, HookOutput};
 use agent_fs_sandbox::{Access, PathSandbox, SandboxConfig};
-use agent_rules::{DenialTracker, Discovery, PermissionMode, Rule, SessionState, Settings};
+use agent_rules::{
+    DenialTracker, Discovery, PermissionMode, Rule, SessionState, SessionTaint, Settings, TaintMark,
+};
 use agent_runtime_limits::{
     CompactionBreaker, DuplicateDetector, LimitsConfig, StepLimiter, TokenBudget, canonical_json,
     estimate_tokens,
 };
 use agent_subagent::{AgentDefinition, SubagentRequest, child_mode, narrow_tools};
-use agent_tool_traits::{CancelRegistry, DecidedBy, Decision, HookOutcome, Source};
+use agent_tool_traits::{CancelRegistry, DecidedBy, Decision, HookOutcome, Layer, Source};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
@@ -475,6 +477,39 @@ proptest! {
 // Invariant 1b: deciding is pure.
 // ---------------------------------------------------------------------------------------------------------------
 
+/// A session that has read untrusted content and private data: its ways out ask.
+fn tainted_session() -> SessionState {
+    let mark = |call: &str| Some(TaintMark::new(call, "in a generated session"));
+    SessionState::default().with_taint(SessionTaint {
+        untrusted: mark("WebFetch https://attacker.example/"),
+        private: mark("Bash cat ~/.ssh/config"),
+        contacted: Vec::new(),
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The session's taint only adds asks: a call decided in a tainted session is never looser than in a fresh
+    /// one, and where it is stricter, the taint decided.
+    #[test]
+    fn a_tainted_session_never_loosens_a_decision(config in setup(), calls in prop::collection::vec(call(), 1..5)) {
+        let ws = project();
+        let guard = config.guard(&ws);
+        let tainted = tainted_session();
+        for (tool, args) in &calls {
+            let call = CallInput::new(tool.as_str(), ws.expand(args));
+            let fresh = guard.decide_in_session(&call, &SessionState::default());
+            let in_taint = guard.decide_in_session(&call, &tainted);
+            let (was, now) = (fresh.verdict(), in_taint.verdict());
+            prop_assert!(now.decision >= was.decision, "{} {}: {} then {}", tool, args, was.decision, now.decision);
+            if now.decision > was.decision {
+                prop_assert_eq!(now.provenance.layer, Layer::Taint, "{} {}: {}", tool, args, now.reason());
+            }
+        }
+    }
+}
+
 /// A session that has recorded the classifier's denials (`true`) and approvals (`false`) in this order.
 fn session_of(history: &[bool]) -> SessionState {
     let mut denials = DenialTracker::default();
@@ -505,7 +540,7 @@ proptest! {
         let ws = project();
         let guard = config.guard(&ws);
         let session = session_of(&history);
-        let before = session;
+        let before = session.clone();
         let hooks = HookOutcome::default();
         for (tool, args) in &calls {
             let args = ws.expand(args);
@@ -516,7 +551,7 @@ proptest! {
             let first = guard.decide_in_session(&call, &session);
             let second = guard.decide_in_session(&call, &session);
             prop_assert_eq!(format!("{first:?}"), format!("{second:?}"), "{} {}", tool, args);
-            prop_assert_eq!(session, before, "deciding {} {} changed the session", tool, args);
+            prop_assert_eq!(&session, &before, "deciding {} {} changed the session", tool, args);
             // A call decided alone (the hook's path) is a call decided in a fresh session.
             let alone = guard.decide(tool, &args);
             let fresh = guard.decide_in_session(&call, &SessionState::default());

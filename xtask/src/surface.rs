@@ -17,6 +17,11 @@ use anyhow::{Context, Result, bail};
 /// workspace's own callers do not name it (a type they only receive, an error variant they only match).
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
+        "agent-decide",
+        "TaintSettings",
+        "the type of `GuardSettings::taint`: the sources, sinks and trusted domains of `agentGuard.taint`",
+    ),
+    (
         "agent-os-sandbox",
         "run",
         "runs a prepared command without an output filter, as a library user launches one",
@@ -45,11 +50,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "agent-bash-guard",
         "Finding",
         "the type of `CommandAnalysis::findings`",
-    ),
-    (
-        "agent-bash-guard",
-        "SubCommand",
-        "the type of `CommandAnalysis::commands`",
     ),
     (
         "agent-core",

@@ -20,6 +20,7 @@ use crate::hook_audit::{self, BatchLog};
 use crate::hook_timer::HookTimer;
 use crate::load::Guards;
 use crate::remote::{self, OnTimeout, RemoteAnswer, RemoteArgs};
+use crate::taint_store::TaintStore;
 
 /// The largest hook input read, in bytes. A model writes far less in one tool call (its output per turn is some
 /// ten thousand tokens), so anything larger is not a call the coding agent made and is refused, not decided.
@@ -220,11 +221,54 @@ fn answer_hook_input(
         Ok(guard) => Arc::clone(guard),
         Err(why) => return Answered::settings_deny(why),
     };
-    let (output, decided) = decide_bounded(Arc::clone(&guard), input, &settings, bound, Duration::ZERO);
+    let session = Session::of(input);
+    let (output, decided) = decide_bounded(
+        Arc::clone(&guard),
+        input,
+        &settings,
+        bound,
+        Duration::ZERO,
+        session.state.clone(),
+    );
+    session.record(input, &decided, printed_decision(&output));
     if explain {
         eprintln!("{}", crate::explain::render_text(input, &decided));
     }
     Answered::decided(output, &decided, &guard)
+}
+
+/// The session of a hook input: where its taint is kept and what it holds now. Without a `session_id` nothing
+/// is read or kept, and the call is decided as in a fresh session.
+pub(crate) struct Session {
+    store: Option<TaintStore>,
+    /// The state the call is decided in.
+    pub(crate) state: SessionState,
+}
+
+impl Session {
+    /// Reads the taint of `input`'s session (one small file), when it names one and there is a place for it.
+    pub(crate) fn of(input: &HookInput) -> Self {
+        if input.session_id.is_empty() {
+            return Self {
+                store: None,
+                state: SessionState::default(),
+            };
+        }
+        let store = TaintStore::for_cwd(Path::new(&input.cwd));
+        let state = store.as_ref().map_or_else(SessionState::default, |store| {
+            SessionState::default().with_taint(store.load(&input.session_id))
+        });
+        Self { store, state }
+    }
+
+    /// Records what `decided` adds to the session, for a call answered `decision`; a failure is one line on
+    /// stderr and changes no answer.
+    pub(crate) fn record(&self, input: &HookInput, decided: &Decided, decision: Decision) {
+        let Some(store) = &self.store else { return };
+        if let Err(why) = store.record(&input.session_id, &decided.taint, decision) {
+            eprintln!("agent-guard: the session's taint was not recorded: {why}");
+        }
+    }
 }
 
 /// Decides one input with the guard of its working directory on a worker, as [`decide_hook_input`] does once it
@@ -234,7 +278,26 @@ pub(crate) fn decide_with_guard(
     input: &HookInput,
     settings: &[PathBuf],
 ) -> (HookOutput, Decided) {
-    decide_bounded(guard, input, settings, Bound::Worker, Duration::ZERO)
+    let session = Session::of(input);
+    let decided = decide_bounded(
+        guard,
+        input,
+        settings,
+        Bound::Worker,
+        Duration::ZERO,
+        session.state.clone(),
+    );
+    session.record(input, &decided.1, printed_decision(&decided.0));
+    decided
+}
+
+/// The decision `output` prints (an allow that cannot be wrapped in the sandbox is printed as an ask).
+fn printed_decision(output: &HookOutput) -> Decision {
+    match output.decision() {
+        "allow" => Decision::Allow,
+        "ask" => Decision::Ask,
+        _ => Decision::Deny,
+    }
 }
 
 /// Decides one input with `guard` within the decision's bound, held as `bound` says; `after` is what the hook
@@ -245,14 +308,14 @@ fn decide_bounded(
     settings: &[PathBuf],
     bound: Bound<'_>,
     after: Duration,
+    session: SessionState,
 ) -> (HookOutput, Decided) {
     let call = CallInput::new(input.tool_name.as_str(), input.tool_input.clone());
     let deciders = Deciders::new(guard);
     let decided = match bound {
-        Bound::Worker => DecisionBound::from_env().decide(&deciders, call, SessionState::default()),
+        Bound::Worker => DecisionBound::from_env().decide(&deciders, call, session),
         Bound::Timer(timer) => {
-            let decided =
-                DecisionBound::from_env().decide_timed(timer, &deciders, &call, &SessionState::default());
+            let decided = DecisionBound::from_env().decide_timed(timer, &deciders, &call, &session);
             let limit = READ_AND_LOAD_LIMIT.saturating_add(after);
             timer.block_after(
                 limit,
@@ -289,17 +352,20 @@ fn decide_asking_server(
         Ok(guard) => Arc::clone(guard),
         Err(why) => return Answered::settings_deny(why),
     };
+    let session = Session::of(input);
     let (local, mut decided) = decide_bounded(
         Arc::clone(&guard),
         input,
         &settings,
         Bound::Timer(timer),
         crate::remote::MAX_WAIT,
+        session.state.clone(),
     );
     if explain {
         eprintln!("{}", crate::explain::render_text(input, &decided));
     }
     if decided.verdict().decision != Decision::Ask {
+        session.record(input, &decided, printed_decision(&local));
         return Answered::decided(local, &decided, &guard);
     }
     let body = serde_json::to_value(input).unwrap_or_default();
@@ -325,6 +391,7 @@ fn decide_asking_server(
         ),
         RemoteAnswer::Expired => {
             let output = with_reason(&decided, "nobody answered it on the agent-guard server in time");
+            session.record(input, &decided, Decision::Ask);
             return Answered::decided(output, &decided, &guard);
         }
         RemoteAnswer::Unreachable(why) if on_timeout == OnTimeout::Deny => (
@@ -338,10 +405,12 @@ fn decide_asking_server(
                 &decided,
                 &format!("the agent-guard server cannot be asked: {why}"),
             );
+            session.record(input, &decided, Decision::Ask);
             return Answered::decided(output, &decided, &guard);
         }
     };
     decided.resolution.verdict = Verdict::new(decision, reason, approval);
+    session.record(input, &decided, decision);
     let mut answered = Answered::decided(output(input, &decided, &settings), &decided, &guard);
     answered.detail.approver = Some(approver);
     answered

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_decide::{CallInput, Decided, Deciders, DecisionBound, HookInput};
-use agent_rules::SessionState;
 use agent_tool_traits::{Decision, Verdict};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
@@ -45,6 +44,10 @@ pub(crate) struct CallArgs {
     /// The audit log of `--audit-id` (default: as `audit` reads it).
     #[arg(long = "audit-db", value_name = "PATH|URL", requires = "audit_id")]
     audit_db: Option<agent_hooks::AuditDatabase>,
+    /// Decide in this session of the coding agent (its `session_id`), with the taint its earlier calls left, and
+    /// show that taint; with an input on stdin, it replaces the input's `session_id`.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
 }
 
 impl CallArgs {
@@ -70,7 +73,7 @@ impl CallArgs {
             return Ok(None);
         };
         Ok(Some(HookInput {
-            session_id: String::new(),
+            session_id: self.session.clone().unwrap_or_default(),
             cwd: crate::install::project_dir(self.cwd.as_deref())?
                 .display()
                 .to_string(),
@@ -110,6 +113,9 @@ pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<E
             if let Some(cwd) = &call.cwd {
                 input.cwd = crate::install::project_dir(Some(cwd))?.display().to_string();
             }
+            if let Some(session) = &call.session {
+                input.session_id.clone_from(session);
+            }
             input
         }
     };
@@ -118,12 +124,17 @@ pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<E
         Ok(guard) => guard,
         Err(why) => anyhow::bail!("cannot load the settings: {why}"),
     };
-    // Decided as the hook decides it: alone, in a fresh session, within the bound.
+    // Decided as the hook decides it: alone, in the session's state (its taint; a fresh session without an id),
+    // within the bound. Explaining records nothing.
+    let session = crate::check::Session::of(&input).state;
     let call = CallInput::new(input.tool_name.as_str(), input.tool_input.clone());
-    let decided =
-        DecisionBound::from_env().decide(&Deciders::new(Arc::clone(guard)), call, SessionState::default());
+    let decided = DecisionBound::from_env().decide(&Deciders::new(Arc::clone(guard)), call, session.clone());
     if as_json {
         let mut json = render_json(&input, guard, &decided);
+        if let Some(fields) = json.as_object_mut() {
+            let taint = (!input.session_id.is_empty()).then(|| session.taint());
+            fields.insert("session_taint".to_owned(), json!(taint));
+        }
         let undo = runs_confined(&decided)
             .then(|| crate::undo_cmd::explain_line(guard, decided.confinement))
             .flatten();
@@ -133,6 +144,9 @@ pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<E
         crate::emit(&serde_json::to_string_pretty(&json)?)?;
     } else {
         let mut text = render_text(&input, &decided);
+        if !input.session_id.is_empty() {
+            text.push_str(&session_text(&input.session_id, session.taint()));
+        }
         text.push_str(&format!(
             "\nmode: {}{}",
             guard.policy().mode(),
@@ -274,6 +288,7 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
             }
         }
     }
+    taint_lines(&mut out, &decided.taint);
     let _ = writeln!(out, "\nresolution (first applicable wins)");
     for (i, candidate) in decided.resolution.considered.iter().enumerate() {
         let _ = writeln!(
@@ -320,6 +335,50 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
     if let Some(contained) = &decided.contained {
         let _ = write!(out, "\ncontained: {}", contained.effects.join("; "));
         let _ = write!(out, "\nwithout the sandbox: {}", verdict_line(&contained.without));
+    }
+    out
+}
+
+/// What the call adds to its session's taint.
+fn taint_lines(out: &mut String, facts: &agent_rules::TaintFacts) {
+    let _ = writeln!(out, "\nsession taint (what this call adds)");
+    if facts.is_empty() {
+        let _ = writeln!(out, "   nothing");
+    }
+    if let Some(mark) = &facts.untrusted {
+        let _ = writeln!(out, "   untrusted content: {}", mark.why);
+    }
+    if let Some(mark) = &facts.private {
+        let _ = writeln!(out, "   private data: {}", mark.why);
+    }
+    if !facts.contacted.is_empty() {
+        let _ = writeln!(out, "   reaches: {}", facts.contacted.join(", "));
+    }
+}
+
+/// The taint session `id` had before the call, as `explain --session` shows it.
+pub(crate) fn session_text(id: &str, taint: &agent_rules::SessionTaint) -> String {
+    let mut out = format!("\nsession `{id}` before this call:");
+    let mark = |mark: &Option<agent_rules::TaintMark>| {
+        mark.as_ref()
+            .map_or_else(|| "none".to_owned(), |m| format!("`{}`: {}", m.call, m.why))
+    };
+    let _ = write!(out, "\n   untrusted content: {}", mark(&taint.untrusted));
+    let _ = write!(out, "\n   private data: {}", mark(&taint.private));
+    let _ = write!(
+        out,
+        "\n   domains reached: {}",
+        if taint.contacted.is_empty() {
+            "none".to_owned()
+        } else {
+            taint.contacted.join(", ")
+        }
+    );
+    if taint.is_trifecta() {
+        let _ = write!(
+            out,
+            "\n   every way out of the session asks (`agent-guard session clear {id}` after you have looked)"
+        );
     }
     out
 }

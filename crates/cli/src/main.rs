@@ -22,6 +22,8 @@ mod sandbox_cmd;
 mod sandbox_output;
 mod scenario;
 mod serve_cmd;
+mod session_cmd;
+mod taint_store;
 mod telemetry;
 mod terminal;
 mod test_cmd;
@@ -212,6 +214,9 @@ enum Command {
     /// List the runs recorded around `workspace-write` commands (`--list`), or take back the last one (or `--id`
     /// and every later one): files restored byte for byte, refused when changed since (`--force` takes them).
     Undo(undo_cmd::UndoArgs),
+    /// Show a coding agent's session's taint (`show ID`), or forget it once you have looked (`clear ID`): after a
+    /// session has read untrusted content and private data, every way out of it asks.
+    Session(session_cmd::SessionArgs),
     /// Run policy tests: each case a call and the decision it must get, decided as `check` decides it; a table of
     /// the failures and exit code 1 when any fails, exit code 2 on a malformed test file.
     Test(test_cmd::TestArgs),
@@ -346,6 +351,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => sandbox_cmd::run(&args),
         Command::Test(args) => test_cmd::run(&args),
         Command::Undo(args) => undo_cmd::run(&args),
+        Command::Session(args) => session_cmd::run(&args),
         Command::Import { format } => import::run(&format),
         Command::Diff(args) => policy_diff::run(&args),
         Command::Serve(args) => serve_cmd::serve(&args),

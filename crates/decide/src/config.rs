@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::taint::TaintSettings;
 
 /// agent-guard's own settings, merged from the `agentGuard` sections of every source.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -57,6 +58,8 @@ pub struct GuardSettings {
     pub undo: Option<bool>,
     /// `agentGuard.telemetry`: whether decisions are exported over OTLP, and where.
     pub telemetry: TelemetrySettings,
+    /// `agentGuard.taint`: sources and sinks from every source, trusted domains from the user's settings only.
+    pub taint: TaintSettings,
 }
 
 /// `agentGuard.telemetry`, merged: off unless the user's (or managed) settings turn it on; a repository's own
@@ -141,6 +144,10 @@ struct SectionJson {
     /// apply.
     #[serde(default)]
     telemetry: Option<TelemetryJson>,
+    /// Session taint (docs/taint.md): tools whose results are untrusted content, tools that send data out, and
+    /// domains whose content is trusted and which data may reach.
+    #[serde(default)]
+    taint: Option<TaintJson>,
     /// The environment of sandboxed commands: `remove` adds variable-name patterns (with `*`) to the
     /// credentials removed by default, `keep` names variables that are never removed.
     #[serde(default)]
@@ -265,6 +272,23 @@ struct NetworkJson {
     /// Domains they may never reach, even when an allow pattern or a registry names them.
     #[serde(default)]
     deny: Vec<String>,
+}
+
+/// `agentGuard.taint`: what the settings add to the table of session taint.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TaintJson {
+    /// Tools whose results are untrusted content (`mcp__github__*`), as names or prefixes ending in `*`.
+    #[serde(default)]
+    sources: Vec<String>,
+    /// Tools that send data out of the session (`mcp__slack__post_message`), as names or prefixes ending in `*`;
+    /// once the session has read untrusted content and private data, they ask.
+    #[serde(default)]
+    sinks: Vec<String>,
+    /// Domains whose pages are trusted content and which data may reach (`docs.rs`, `*.example.com`); read from
+    /// the user's settings only.
+    #[serde(default)]
+    trusted_domains: Vec<String>,
 }
 
 /// Reads a size (`memoryMax`): bytes as a number, or a number with a unit of 1024s (`K`, `KiB`, `M`, `MiB`, `G`,
@@ -470,6 +494,9 @@ impl GuardSettings {
             merged
                 .merge_network(json.network.unwrap_or_default(), repository)
                 .map_err(invalid)?;
+            merged
+                .merge_taint(json.taint.unwrap_or_default(), repository)
+                .map_err(invalid)?;
             if repository {
                 tightened.undo_off |= json.undo == Some(false);
             } else {
@@ -540,6 +567,28 @@ impl GuardSettings {
         self.network.deny(deny);
         if !repository {
             self.network.allow(allow);
+        }
+        Ok(())
+    }
+}
+
+impl GuardSettings {
+    /// Merges `agentGuard.taint` of one section: sources and sinks from every source (they only make calls ask),
+    /// trusted domains from the user's settings only.
+    fn merge_taint(&mut self, taint: TaintJson, repository: bool) -> std::result::Result<(), String> {
+        for (key, names) in [("sources", &taint.sources), ("sinks", &taint.sinks)] {
+            if let Some(bad) = names.iter().find(|n| n.trim().is_empty() || n.trim() == "*") {
+                return Err(format!(
+                    "in `agentGuard.taint.{key}`: `{bad}` names no tool (a name, or a prefix ending in `*`)"
+                ));
+            }
+        }
+        let trusted = parse_domains(&taint.trusted_domains)
+            .map_err(|why| format!("in `agentGuard.taint.trustedDomains`: {why}"))?;
+        self.taint.sources.extend(taint.sources);
+        self.taint.sinks.extend(taint.sinks);
+        if !repository {
+            self.taint.trusted_domains.extend(trusted);
         }
         Ok(())
     }
@@ -831,5 +880,38 @@ mod tests {
             problems(r#"{"agentGuard": {"sandbox": {"autoAllow": false}, "network": {"allow": ["x.io"]}}}"#)
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn taint_settings_are_checked_and_a_repository_trusts_no_domain() {
+        assert_eq!(
+            problems(r#"{"agentGuard": {"taint": {"sorces": ["mcp__x__*"]}}}"#),
+            ["s.json:1:27: unknown key `sorces` in `agentGuard.taint`: did you mean `sources`?"]
+        );
+        assert!(
+            problems(
+                r#"{"agentGuard": {"taint": {"sources": ["mcp__x__*"], "sinks": ["mcp__y__post"],
+                "trustedDomains": ["docs.rs"]}}}"#
+            )
+            .is_empty()
+        );
+        let (_dir, loaded) = settings(&[
+            (
+                Source::Project,
+                r#"{"agentGuard": {"taint": {"sinks": ["mcp__a__*"], "trustedDomains": ["evil.example"]}}}"#,
+            ),
+            (
+                Source::User,
+                r#"{"agentGuard": {"taint": {"sources": ["mcp__b__*"], "trustedDomains": ["docs.rs"]}}}"#,
+            ),
+        ]);
+        let taint = GuardSettings::from_settings(&loaded).unwrap().taint;
+        assert_eq!(taint.sources, ["mcp__b__*"]);
+        assert_eq!(taint.sinks, ["mcp__a__*"]);
+        let trusted: Vec<String> = taint.trusted_domains.iter().map(ToString::to_string).collect();
+        assert_eq!(trusted, ["docs.rs"]);
+        let (_dir, loaded) = settings(&[(Source::User, r#"{"agentGuard": {"taint": {"sinks": ["*"]}}}"#)]);
+        let err = GuardSettings::from_settings(&loaded).unwrap_err().to_string();
+        assert!(err.contains("agentGuard.taint.sinks"), "{err}");
     }
 }

@@ -2,7 +2,7 @@
 
 use agent_bash_guard::CommandAnalysis;
 use agent_fs_sandbox::PathCheck;
-use agent_rules::Resolution;
+use agent_rules::{Resolution, TaintFacts};
 use agent_tool_traits::{Access, Confinement, Verdict};
 
 use crate::contain::Contained;
@@ -28,6 +28,9 @@ pub struct Decided {
     /// The hosts the line names that its sandbox's proxy lets through beyond `agentGuard.network`, because a rule,
     /// a hook or the user allowed this line or a `WebFetch(domain:…)` rule allows the host (`--allow-domain`).
     pub domains: Vec<String>,
+    /// What the call adds to its session's taint (untrusted content, private data, the domains it reaches): the
+    /// caller records it for a call it lets run ([`agent_rules::SessionTaint::record`]).
+    pub taint: TaintFacts,
 }
 
 /// One file a call touches: the access and the file-system sandbox's report on it.
@@ -55,6 +58,7 @@ impl Decided {
             confinement: None,
             contained: None,
             domains: Vec::new(),
+            taint: TaintFacts::default(),
         }
     }
 

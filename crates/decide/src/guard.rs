@@ -16,6 +16,7 @@ use crate::config::{GuardSettings, SandboxMode};
 use crate::decided::Decided;
 use crate::describe::Described;
 use crate::error::{Error, Result};
+use crate::taint::TaintSettings;
 
 /// What a guard is built for: one working directory, with its settings.
 #[derive(Debug, Clone, Default)]
@@ -74,6 +75,8 @@ pub struct Guard {
     undo: Option<bool>,
     /// `agentGuard.telemetry`: read by the entry points that export, never by a decision.
     telemetry: crate::config::TelemetrySettings,
+    /// `agentGuard.taint`: the sources, sinks and trusted domains the settings add.
+    pub(crate) taint: TaintSettings,
 }
 
 impl Guard {
@@ -140,6 +143,7 @@ impl Guard {
             undo_roots: std::sync::OnceLock::new(),
             undo: guard_settings.undo,
             telemetry: guard_settings.telemetry.clone(),
+            taint: guard_settings.taint,
         })
     }
 
@@ -209,14 +213,22 @@ impl Guard {
     /// The four steps, each in a module of its own:
     /// 1. describe: what the call touches, as the rules see it, and the tool's own findings (`Described`);
     /// 2. gather: the facts of its kind (the shell analysis, the sandbox's report on each file, the host, the
-    ///    subagent) and the findings of the layers that produced them (`gather`);
+    ///    subagent) and the findings of the layers that produced them (`gather`); then the session's taint
+    ///    (`taint`): what the call adds to it ([`Decided::taint`], for the caller to record), and the ask of a way
+    ///    out of a session that has seen untrusted content and private data;
     /// 3. resolve: the findings, the rules, the mode, the hooks and the session into one verdict (`resolve`), and
     ///    a shell line that asked only for what the kernel sandbox contains allowed inside it (`contain`);
     /// 4. confine: the kernel sandbox an allowed shell call runs under (`confine`), with the domains named in the
     ///    line that the decision allowed beyond the settings' own.
     pub fn decide_in_session(&self, call: &CallInput, session: &SessionState) -> Decided {
         let described = Described::of(call);
-        let gathered = self.gather(&call.tool, &call.args, described);
+        let mut gathered = self.gather(&call.tool, &call.args, described);
+        let tainting = self.taint(call, &gathered, session.taint());
+        // First among the findings, so that its reason leads among the asks of its step.
+        if let Some(finding) = tainting.finding {
+            gathered.findings.insert(0, finding);
+            gathered.concerns.insert(0, crate::gather::About::GUARDED);
+        }
         let mut resolution = self.resolve(&call.tool, &gathered, &call.hooks, session);
         let contained = self.contain(&gathered, &mut resolution);
         if let Some(why) = &self.sandbox_error {
@@ -240,6 +252,7 @@ impl Guard {
             confinement,
             contained,
             domains,
+            taint: tainting.facts,
         }
     }
 }

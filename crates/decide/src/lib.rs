@@ -9,6 +9,8 @@
 //! 2. **gather** (`gather/`, one module per kind of call: `shell`, `files`, `web`, `opaque`): the facts that kind
 //!    needs and the findings of the layers that produce them: the shell analysis (L5), the file-system sandbox's
 //!    report on each file (L4), after directory moves, glob expansion, searches and the project code a command runs;
+//!    then the session's taint (`taint/`): what the call adds to it ([`Decided::taint`], for the caller to record)
+//!    and, for a way out of a session that has read untrusted content and private data, an ask in every mode;
 //! 3. **resolve** (`resolve.rs`): the findings, the rules, the mode, the hook outcome and the session's state (L2)
 //!    into one [`Verdict`](agent_tool_traits::Verdict); then **contain** (`contain.rs`): a shell line that asked
 //!    only for effects the kernel sandbox contains is allowed to run inside it ([`Decided::contained`],
@@ -64,6 +66,7 @@ mod guard;
 mod hook_io;
 mod repo_programs;
 mod resolve;
+mod taint;
 #[cfg(test)]
 mod test_guard;
 
@@ -81,3 +84,4 @@ pub use decided::{CheckedPath, Decided};
 pub use error::{Error, Result};
 pub use guard::{AutoAllow, Guard, GuardOptions};
 pub use hook_io::{HookInput, HookOutput, sandboxed_input, shell_quote};
+pub use taint::TaintSettings;

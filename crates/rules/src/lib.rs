@@ -53,6 +53,7 @@ mod project;
 mod rule;
 mod session;
 mod settings;
+mod taint;
 mod tool;
 
 pub use check::{Problem, check_settings};
@@ -70,3 +71,4 @@ pub use project::{is_marked_project, project_root};
 pub use rule::Rule;
 pub use session::SessionState;
 pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};
+pub use taint::{SessionTaint, TaintFacts, TaintMark};

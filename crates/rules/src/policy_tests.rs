@@ -341,20 +341,20 @@ proptest! {
         if strict {
             policy = policy.with_classifier(Arc::new(BlocksWrites));
         }
-        let before = session;
+        let before = session.clone();
         let first = resolve(&policy, &call, &session);
         let second = resolve(&policy, &call, &session);
         prop_assert_eq!(&first.verdict, &second.verdict);
         prop_assert_eq!(&first.considered, &second.considered);
         prop_assert_eq!(&first.conflicts, &second.conflicts);
         prop_assert_eq!(first.classifier, second.classifier);
-        prop_assert_eq!(session, before, "deciding changed the session");
+        prop_assert_eq!(&session, &before, "deciding changed the session");
         // Only the owner's recording changes the session, and only by what the classifier did.
         let mut recorded = session;
         recorded.record(&first);
         let (consecutive, total) = before.denials().counts();
         match first.classifier {
-            None => prop_assert_eq!(recorded, before),
+            None => prop_assert_eq!(&recorded, &before),
             Some(ClassifierOutcome::Approved) => prop_assert_eq!(recorded.denials().counts(), (0, total)),
             Some(ClassifierOutcome::Blocked) => prop_assert_eq!(recorded.denials().counts(), (consecutive + 1, total + 1)),
         }

@@ -57,11 +57,13 @@ pub enum Layer {
     Approval,
     /// The kernel sandbox that runs an allowed command (Landlock, seccomp, namespaces).
     Kernel,
+    /// The session's taint: a way out of a session that has seen untrusted content and private data.
+    Taint,
 }
 
 impl Layer {
     /// Every layer, in the order a call meets them (a new layer goes here too, or its name does not parse).
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Tool,
         Self::Rules,
         Self::Hooks,
@@ -71,6 +73,7 @@ impl Layer {
         Self::Limits,
         Self::Approval,
         Self::Kernel,
+        Self::Taint,
     ];
 
     /// A short lowercase name, stable for logs and telemetry.
@@ -85,6 +88,7 @@ impl Layer {
             Self::Limits => "runtime-limits",
             Self::Approval => "approval",
             Self::Kernel => "os-sandbox",
+            Self::Taint => "session-taint",
         }
     }
 }

@@ -305,6 +305,8 @@ impl Runtime {
                 self.ask(&pre, &decided).await
             }
         };
+        // What the call adds to the session's taint counts once it is known whether the call runs.
+        self.record_taint(session_id, &decided.taint, verdict.decision);
         telemetry::emit(&call.name, &call.id, &verdict, source);
         let report = CallReport {
             approver,
@@ -398,7 +400,7 @@ impl Runtime {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(session_id)
-            .copied()
+            .cloned()
             .unwrap_or_default()
     }
 
@@ -411,6 +413,21 @@ impl Runtime {
             .entry(session_id.to_owned())
             .or_default()
             .record(&decided.resolution);
+    }
+
+    /// Records in the session `session_id` what a call answered `decision` adds to its taint (untrusted content,
+    /// private data, the domains it reached): the decisions of its later calls read it.
+    fn record_taint(&self, session_id: &str, taint: &agent_rules::TaintFacts, decision: Decision) {
+        if taint.is_empty() {
+            return;
+        }
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(session_id.to_owned())
+            .or_default()
+            .taint_mut()
+            .record(taint, decision);
     }
 
     /// What the permission pipeline decides for a call of `tool` with `args` before anyone answers an ask: the

@@ -15,6 +15,7 @@ impl Gathering<'_> {
         }
         let path = check.resolved.as_deref().unwrap_or(&check.absolute);
         if let Some(kind) = agent_secrets::scan_file(path) {
+            self.credentials.push((check.absolute.clone(), kind.to_string()));
             self.find(
                 Decision::Ask,
                 format!(

@@ -11,7 +11,7 @@ mod search;
 mod shell;
 mod web;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agent_bash_guard::{CommandAnalysis, Concern};
 use agent_fs_sandbox::PathCheck;
@@ -42,6 +42,8 @@ pub(crate) struct Gathered<'a> {
     pub(crate) host: Option<String>,
     /// The subagent type of an agent call.
     pub(crate) agent: Option<&'a str>,
+    /// The files of the roots the call reads whose content holds a credential, with its kind.
+    pub(crate) credentials: Vec<(PathBuf, String)>,
 }
 
 /// The facts of one call while they are gathered: the files checked so far and the findings so far, with the
@@ -55,6 +57,8 @@ pub(crate) struct Gathering<'g> {
     /// A shell line was analysed (the call's own, or one an opaque tool runs): its reads outside the roots are
     /// judged as a shell's.
     pub(crate) shell_line: bool,
+    /// The files read whose content holds a credential, with its kind.
+    pub(crate) credentials: Vec<(PathBuf, String)>,
 }
 
 /// What one finding is about, for the kernel sandbox: the shell analysis's own concern for its findings, and
@@ -90,6 +94,7 @@ impl Guard {
             concerns: vec![About::GUARDED; findings.len()],
             findings,
             shell_line: false,
+            credentials: Vec::new(),
         };
         let mut gathered_shell = None;
         let mut host = None;
@@ -129,6 +134,7 @@ impl Guard {
             project_code,
             host,
             agent,
+            credentials: gathering.credentials,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The decision corpus run through agent-decide's public API: the decision table (`decisions.json`, one temporary
 //! project per case, snapshotted) and the adversarial classes (`adversarial.json`, one test per public bypass class
-//! of agent permission systems, with the hook and cap classes built in code).
+//! of agent permission systems, with the hook and cap classes built in code) and the session taint sequences
+//! (`taint.json`).
 
 #![allow(
     clippy::unwrap_used,
@@ -12,5 +13,6 @@
 
 mod adversarial;
 mod decisions;
+mod taint;
 #[path = "../support/workspace.rs"]
 mod workspace;

@@ -1,0 +1,174 @@
+//! Session taint: what a session has been exposed to (untrusted content, private data, the domains it reached),
+//! as a value its owner keeps and passes in, and what one call adds to it.
+
+use agent_tool_traits::Decision;
+use serde::{Deserialize, Serialize};
+
+/// The most domains a session's record keeps; past it, the oldest are forgotten (a forgotten domain is a new one
+/// again: stricter, never looser).
+const MAX_CONTACTED: usize = 256;
+
+/// The longest description of a call a mark keeps, in characters.
+const MAX_CALL_CHARS: usize = 160;
+
+/// One call that brought a kind of taint into a session: the call, shortened, and why it counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaintMark {
+    /// The call as a person recognises it: `WebFetch https://…`, `Bash: cat ~/.ssh/config`.
+    pub call: String,
+    /// Why it counts: `fetched a page of example.com`, `read a secret file (…)`.
+    pub why: String,
+}
+
+impl TaintMark {
+    /// A mark for `call`, shortened to a line, because `why`.
+    pub fn new(call: &str, why: impl Into<String>) -> Self {
+        let one_line = call.split_whitespace().collect::<Vec<_>>().join(" ");
+        let call = match one_line.char_indices().nth(MAX_CALL_CHARS) {
+            Some((cut, _)) => format!("{}…", one_line.get(..cut).unwrap_or_default()),
+            None => one_line,
+        };
+        Self {
+            call,
+            why: why.into(),
+        }
+    }
+}
+
+/// What a session has been exposed to: the first call that brought untrusted content in, the first that read
+/// private data, and the domains its calls reached. Once both marks are set, the session holds two legs of the
+/// lethal trifecta, and every way out asks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SessionTaint {
+    /// The first call that brought untrusted content into the session (a web page, a download, an external tool).
+    pub untrusted: Option<TaintMark>,
+    /// The first call that read private data (a secret, a file outside the project, the environment).
+    pub private: Option<TaintMark>,
+    /// The domains the session's allowed calls reached, lowercase, oldest first, at most [`MAX_CONTACTED`].
+    pub contacted: Vec<String>,
+}
+
+/// What one call adds to its session's taint: the decision reports it beside the verdict, and the caller records
+/// it ([`SessionTaint::record`]) for a call it lets run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TaintFacts {
+    /// The call brings untrusted content into the session.
+    pub untrusted: Option<TaintMark>,
+    /// The call reads private data.
+    pub private: Option<TaintMark>,
+    /// The domains the call reaches, lowercase.
+    pub contacted: Vec<String>,
+}
+
+impl TaintFacts {
+    /// Whether the call adds nothing: the caller then has nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.untrusted.is_none() && self.private.is_none() && self.contacted.is_empty()
+    }
+}
+
+impl SessionTaint {
+    /// Whether the session has seen neither untrusted content nor private data.
+    pub fn is_clean(&self) -> bool {
+        self.untrusted.is_none() && self.private.is_none()
+    }
+
+    /// Whether the session has seen both untrusted content and private data: every sink asks.
+    pub fn is_trifecta(&self) -> bool {
+        self.untrusted.is_some() && self.private.is_some()
+    }
+
+    /// Whether the session has reached `domain` (lowercase) before.
+    pub fn has_contacted(&self, domain: &str) -> bool {
+        self.contacted.iter().any(|d| d == domain)
+    }
+
+    /// Records what a call decided `decision` adds. A denied call adds nothing (it does not run). A call that
+    /// may run, allowed or asked (the person may say yes where agent-guard does not hear it), adds its marks; the
+    /// first mark of each kind stays. Its domains count as reached only when it was allowed: a domain recorded for
+    /// a call that never ran would make a later call to it look familiar.
+    pub fn record(&mut self, facts: &TaintFacts, decision: Decision) {
+        if decision == Decision::Deny {
+            return;
+        }
+        if self.untrusted.is_none() {
+            self.untrusted.clone_from(&facts.untrusted);
+        }
+        if self.private.is_none() {
+            self.private.clone_from(&facts.private);
+        }
+        if decision == Decision::Allow {
+            for domain in &facts.contacted {
+                if !self.has_contacted(domain) {
+                    self.contacted.push(domain.clone());
+                }
+            }
+            let excess = self.contacted.len().saturating_sub(MAX_CONTACTED);
+            self.contacted.drain(..excess);
+        }
+    }
+
+    /// Merges `other`, another copy of the same session's record (a parallel call's): marks already set stay,
+    /// domains are united.
+    pub fn merge(&mut self, other: &Self) {
+        let facts = TaintFacts {
+            untrusted: other.untrusted.clone(),
+            private: other.private.clone(),
+            contacted: other.contacted.clone(),
+        };
+        self.record(&facts, Decision::Allow);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(call: &str) -> Option<TaintMark> {
+        Some(TaintMark::new(call, "because"))
+    }
+
+    #[test]
+    fn a_denied_call_adds_nothing_and_an_asked_one_adds_no_domain() {
+        let facts = TaintFacts {
+            untrusted: mark("WebFetch https://a.example"),
+            private: None,
+            contacted: vec!["a.example".to_owned()],
+        };
+        let mut taint = SessionTaint::default();
+        taint.record(&facts, Decision::Deny);
+        assert!(taint.is_clean());
+        taint.record(&facts, Decision::Ask);
+        assert!(taint.untrusted.is_some() && taint.contacted.is_empty());
+        taint.record(&facts, Decision::Allow);
+        assert_eq!(taint.contacted, ["a.example"]);
+    }
+
+    #[test]
+    fn the_first_mark_of_each_kind_stays_and_domains_are_bounded() {
+        let mut taint = SessionTaint::default();
+        for i in 0..MAX_CONTACTED + 10 {
+            let facts = TaintFacts {
+                untrusted: mark(&format!("call {i}")),
+                private: mark(&format!("read {i}")),
+                contacted: vec![format!("d{i}.example")],
+            };
+            taint.record(&facts, Decision::Allow);
+        }
+        assert!(taint.is_trifecta());
+        assert_eq!(taint.untrusted.as_ref().map(|m| m.call.as_str()), Some("call 0"));
+        assert_eq!(taint.contacted.len(), MAX_CONTACTED);
+        assert!(!taint.has_contacted("d0.example"));
+        assert!(taint.has_contacted(&format!("d{}.example", MAX_CONTACTED + 9)));
+    }
+
+    #[test]
+    fn a_long_call_is_shortened_to_one_line() {
+        let long = format!("curl \n {}", "x".repeat(400));
+        let mark = TaintMark::new(&long, "why");
+        assert!(!mark.call.contains('\n'));
+        assert!(mark.call.ends_with('…'));
+        assert_eq!(mark.call.chars().count(), MAX_CALL_CHARS + 1);
+    }
+}
