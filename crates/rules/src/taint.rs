@@ -45,7 +45,7 @@ pub struct SessionTaint {
     pub untrusted: Option<TaintMark>,
     /// The first call that read private data (a secret, a file outside the project, the environment).
     pub private: Option<TaintMark>,
-    /// The domains the session's allowed calls reached, lowercase, oldest first, at most [`MAX_CONTACTED`].
+    /// The domains the session's allowed calls reached, lowercase, oldest first, at most `MAX_CONTACTED`.
     pub contacted: Vec<String>,
 }
 
