@@ -156,6 +156,7 @@ fn main() {
             db: tmp.path().join("server.db").to_string_lossy().parse().unwrap(),
             token: TOKEN.to_owned(),
             approval_timeout: Duration::from_secs(120),
+            header_timeout: agent_server::DEFAULT_HEADER_TIMEOUT,
         };
         let server = Server::bind(config, bench).await.unwrap();
         let url = format!("http://{}/v1/decide", server.local_addr().unwrap());

@@ -41,8 +41,14 @@ pub(crate) struct App {
     pub(crate) runner: std::sync::OnceLock<Arc<dyn crate::sessions::SessionRunner>>,
     /// Where the sessions running here are cancelled.
     pub(crate) cancel: agent_tool_traits::CancelRegistry,
-    /// The sessions running on this server.
-    pub(crate) running: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The sessions running on this server, each with whether it was cancelled.
+    pub(crate) running: std::sync::Mutex<std::collections::HashMap<String, bool>>,
+    /// The `Host` values requests must carry, for a server bound to loopback (see `loopback_hosts`).
+    pub(crate) hosts: Option<Vec<String>>,
+    /// How long a request's headers, and its body, may take to arrive.
+    pub(crate) header_timeout: Duration,
+    /// Becomes `true` when the server stops: the event streams end.
+    pub(crate) stopping: tokio::sync::watch::Sender<bool>,
 }
 
 /// What putting a call to a person gave.
@@ -212,6 +218,16 @@ impl App {
         Ok(())
     }
 
+    /// Cancels the pending asks of `session`: each ends as `cancelled` (a deny), with its audit row and event, and
+    /// the requests waiting for it are woken. Returns their ids.
+    pub(crate) async fn cancel_asks(&self, session: &str) -> Result<Vec<String>, sqlx::Error> {
+        let cancelled = self.store.cancel_pending(session, now_ms()).await?;
+        for approval in &cancelled {
+            self.resolve(approval).await;
+        }
+        Ok(cancelled.into_iter().map(|a| a.id).collect())
+    }
+
     /// The audit row of a decision made for the hook input `input` (kept with it, so that it can be replayed).
     async fn record_call(
         &self,
@@ -298,6 +314,10 @@ impl App {
                     "no answer within {} s",
                     approval.expires_ms.saturating_sub(approval.created_ms) / 1000
                 ),
+            ),
+            State::Cancelled => (
+                Decision::Deny,
+                "the session was cancelled before an answer came".to_owned(),
             ),
         };
         let provenance = Provenance {
