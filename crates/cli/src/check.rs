@@ -139,6 +139,17 @@ pub(crate) enum Bound<'a> {
     /// On this thread, under the hook run's timer ([`DecisionBound::decide_timed`]); once decided, the timer
     /// bounds what follows by [`READ_AND_LOAD_LIMIT`] (plus `extra`, a server's wait for an answer).
     Timer(&'a mut HookTimer),
+    /// On this thread, with the bound held by the caller, which runs it on a thread of its own and answers the
+    /// deny past the bound itself (the server: one hand-off per decision instead of two).
+    Caller,
+}
+
+/// The timer of a decision whose caller holds the bound: nothing to arm.
+struct CallerHolds;
+
+impl agent_decide::DecisionTimer for CallerHolds {
+    fn arm(&mut self, _limit: Duration, _past_the_bound: &Decided) {}
+    fn disarm(&mut self) {}
 }
 
 /// One hook input from the bytes of stdin; the error says what is wrong with it.
@@ -207,14 +218,15 @@ fn answer_hook_input(
     Answered::decided(output, &decided, &guard)
 }
 
-/// Decides one input with the guard of its working directory on a worker, as [`decide_hook_input`] does once it
-/// has the guard; the server (`agent-guard serve`) decides through here.
+/// Decides one input with the guard of its working directory on this thread, as [`decide_hook_input`] does once
+/// it has the guard, unbounded: the server (`agent-guard serve`) decides through here on a thread of its own and
+/// holds the decision's bound itself.
 pub(crate) fn decide_with_guard(
     guard: Arc<Guard>,
     input: &HookInput,
     settings: &[PathBuf],
 ) -> (HookOutput, Decided) {
-    decide_bounded(guard, input, settings, Bound::Worker, Duration::ZERO)
+    decide_bounded(guard, input, settings, Bound::Caller, Duration::ZERO)
 }
 
 /// Decides one input with `guard` within the decision's bound, held as `bound` says; `after` is what the hook
@@ -230,6 +242,12 @@ fn decide_bounded(
     let deciders = Deciders::new(guard);
     let decided = match bound {
         Bound::Worker => DecisionBound::from_env().decide(&deciders, call, SessionState::default()),
+        Bound::Caller => DecisionBound::from_env().decide_timed(
+            &mut CallerHolds,
+            &deciders,
+            &call,
+            &SessionState::default(),
+        ),
         Bound::Timer(timer) => {
             let decided =
                 DecisionBound::from_env().decide_timed(timer, &deciders, &call, &SessionState::default());

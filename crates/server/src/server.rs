@@ -101,6 +101,7 @@ impl Server {
             hosts: loopback_hosts(bound),
             header_timeout: config.header_timeout,
             stopping: watch::channel(false).0,
+            bound: agent_decide::DecisionBound::from_env(),
         });
         Ok(Self {
             listener,
