@@ -793,3 +793,39 @@ fn cancelling_a_server_session_waiting_on_an_ask_stops_it() {
         "a call ran after the cancel: {rows}"
     );
 }
+
+/// The server holds the decision's bound itself: a decision past it is the bound's deny, and a decision that
+/// panics is a deny, each with its audit row, and the server goes on.
+#[test]
+fn a_decision_past_its_bound_or_panicking_is_denied_over_http() {
+    for (variable, value, reason) in [
+        (
+            "AGENT_GUARD_DECISION_TIMEOUT_MS",
+            "0",
+            "did not finish within 0 ms",
+        ),
+        ("AGENT_GUARD_FAILPOINT", "decide", "internal error while deciding"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let server = served::serve_in_with_env(dir, &["--token", TOKEN], &[(variable, value)]);
+        let (status, output) = server.post("/v1/decide", &server.input("s-bound", "ls"));
+        assert_eq!(status, 200, "{variable}");
+        assert_eq!(
+            output["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{variable}"
+        );
+        assert!(
+            output["hookSpecificOutput"]["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .contains(reason),
+            "{variable}: {output}"
+        );
+        let rows = wait_for(Duration::from_secs(5), || {
+            let (_, rows) = server.get("/v1/audit?session=s-bound");
+            (!rows.as_array().unwrap().is_empty()).then_some(rows)
+        });
+        assert_eq!(rows[0]["decision"], "deny");
+        assert_eq!(rows[0]["tool_name"], "Bash");
+    }
+}

@@ -45,6 +45,11 @@ pub(crate) fn serve(args: &[&str]) -> Served {
 }
 
 pub(crate) fn serve_in(dir: tempfile::TempDir, args: &[&str]) -> Served {
+    serve_in_with_env(dir, args, &[])
+}
+
+/// [`serve_in`] with `env` set for the server's process.
+pub(crate) fn serve_in_with_env(dir: tempfile::TempDir, args: &[&str], env: &[(&str, &str)]) -> Served {
     let project = dir.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
     // The queue's tests need lines that ask: the server and its clients (the same HOME) decide with the analysis
@@ -59,6 +64,7 @@ pub(crate) fn serve_in(dir: tempfile::TempDir, args: &[&str]) -> Served {
         .current_dir(dir.path())
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
