@@ -213,6 +213,8 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
+    // `--http-only` skips the in-process phase, for a profile of the server alone (`perf record`).
+    let http_only = std::env::args().any(|a| a == "--http-only");
     // Rounds of both phases in turn, so that the load of a shared machine falls on both alike; the figures are the
     // medians over the rounds, the ratio the median of each round's ratio.
     let (rounds, run_for) = if full {
@@ -287,7 +289,11 @@ fn main() {
 
     let (mut local, mut remote, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for round in 1..=rounds {
-        let a = in_process(&bench, &parsed, threads, run_for);
+        let a = if http_only {
+            Measured::new(vec![Duration::ZERO], run_for)
+        } else {
+            in_process(&bench, &parsed, threads, run_for)
+        };
         let b = over_http(address, &requests, clients, run_for);
         println!(
             "round {round}: in process {:>7.0}/s p50 {:>6.1} µs p99 {:>7.1} µs | HTTP {:>7.0}/s p50 {:>6.1} µs p99 {:>7.1} µs | ratio {:.2}",

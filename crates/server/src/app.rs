@@ -100,20 +100,23 @@ impl App {
         let decided_by = outcome.decided_by();
         self.record_call(&input, &decision, &decided_by, elapsed, &reason, HOOK_AGENT)
             .await;
-        self.emit(
-            EventKind::Decision,
-            &input.session_id,
-            json!({
-                "session_id": input.session_id,
-                "agent": HOOK_AGENT,
-                "tool": input.tool_name,
-                "input": input.tool_input,
-                "decision": decision,
-                "reason": reason,
-                "decided_by": decided_by,
-            }),
-        )
-        .await;
+        // The input is not needed after its audit row: its parts move into the event rather than being copied.
+        let HookInput {
+            session_id,
+            tool_name,
+            tool_input,
+            ..
+        } = input;
+        let mut data = serde_json::Map::with_capacity(7);
+        data.insert("session_id".to_owned(), Value::String(session_id.clone()));
+        data.insert("agent".to_owned(), json!(HOOK_AGENT));
+        data.insert("tool".to_owned(), Value::String(tool_name));
+        data.insert("input".to_owned(), tool_input);
+        data.insert("decision".to_owned(), Value::String(decision));
+        data.insert("reason".to_owned(), Value::String(reason));
+        data.insert("decided_by".to_owned(), Value::String(decided_by));
+        self.emit(EventKind::Decision, &session_id, Value::Object(data))
+            .await;
         outcome.output
     }
 

@@ -64,7 +64,6 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/sessions", get(list_sessions).post(start_session))
         .route("/v1/sessions/{id}", get(get_session))
         .route("/v1/sessions/{id}/cancel", post(cancel_session))
-        .route_layer(middleware::from_fn_with_state(Arc::clone(&app), read_body))
         .route_layer(middleware::from_fn_with_state(Arc::clone(&app), authorize));
     Router::new()
         .route("/", get(page::index))
@@ -181,7 +180,7 @@ async fn json_error(response: Response, method: &Method, path: &str) -> Response
 
 /// Reads the body of an authorized request whole before its handler runs: at most [`MAX_BODY`] (`413` past it),
 /// within the header timeout (`408` past it), so a client cannot hold a request open by sending its body slowly.
-async fn read_body(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+async fn read_body(app: &App, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let declared = parts
         .headers
@@ -271,7 +270,8 @@ fn database_error(failure: &sqlx::Error) -> Response {
     )
 }
 
-/// Every `/v1/` request needs `Authorization: Bearer <token>`.
+/// Every `/v1/` request needs `Authorization: Bearer <token>`; the body of one that has it is read whole before
+/// its handler runs ([`read_body`]).
 /// The scheme's name is read in any case (`bearer`, `BEARER`), as HTTP's authentication schemes are.
 async fn authorize(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     let presented = request
@@ -283,7 +283,7 @@ async fn authorize(State(app): State<Arc<App>>, request: Request, next: Next) ->
         .map(|(_, token)| token.trim());
     match presented {
         Some(token) if token_matches(token.as_bytes(), app.token.as_bytes()) => {
-            let mut response = next.run(request).await;
+            let mut response = read_body(&app, request, next).await;
             response.extensions_mut().insert(Authorized);
             response
         }
