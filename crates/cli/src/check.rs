@@ -160,6 +160,17 @@ pub(crate) enum Bound<'a> {
     /// On this thread, under the hook run's timer ([`DecisionBound::decide_timed`]); once decided, the timer
     /// bounds what follows by [`READ_AND_LOAD_LIMIT`] (plus `extra`, a server's wait for an answer).
     Timer(&'a mut HookTimer),
+    /// On this thread, with the bound held by the caller, which runs it on a thread of its own and answers the
+    /// deny past the bound itself (the server: one hand-off per decision instead of two).
+    Caller,
+}
+
+/// The timer of a decision whose caller holds the bound: nothing to arm.
+struct CallerHolds;
+
+impl agent_decide::DecisionTimer for CallerHolds {
+    fn arm(&mut self, _limit: Duration, _past_the_bound: &Decided) {}
+    fn disarm(&mut self) {}
 }
 
 /// One hook input from the bytes of stdin; the error says what is wrong with it.
@@ -271,8 +282,9 @@ impl Session {
     }
 }
 
-/// Decides one input with the guard of its working directory on a worker, as [`decide_hook_input`] does once it
-/// has the guard; the server (`agent-guard serve`) decides through here.
+/// Decides one input with the guard of its working directory on this thread, as [`decide_hook_input`] does once
+/// it has the guard, unbounded: the server (`agent-guard serve`) decides through here on a thread of its own and
+/// holds the decision's bound itself.
 pub(crate) fn decide_with_guard(
     guard: Arc<Guard>,
     input: &HookInput,
@@ -283,7 +295,7 @@ pub(crate) fn decide_with_guard(
         guard,
         input,
         settings,
-        Bound::Worker,
+        Bound::Caller,
         Duration::ZERO,
         session.state.clone(),
     );
@@ -314,6 +326,7 @@ fn decide_bounded(
     let deciders = Deciders::new(guard);
     let decided = match bound {
         Bound::Worker => DecisionBound::from_env().decide(&deciders, call, session),
+        Bound::Caller => DecisionBound::from_env().decide_timed(&mut CallerHolds, &deciders, &call, &session),
         Bound::Timer(timer) => {
             let decided = DecisionBound::from_env().decide_timed(timer, &deciders, &call, &session);
             let limit = READ_AND_LOAD_LIMIT.saturating_add(after);

@@ -46,6 +46,10 @@ pub(crate) struct ServeArgs {
     /// How long an ask waits for an answer before it is denied, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = agent_core::DEFAULT_APPROVAL_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     approval_timeout: u64,
+    /// How long a connection may take to send a request's headers (and its body), counted from its opening or
+    /// from the previous answer; a connection idle that long is closed too.
+    #[arg(long, value_name = "SECONDS", default_value_t = agent_server::DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=300))]
+    header_timeout: u64,
     #[command(flatten)]
     decide: DecideArgs,
 }
@@ -72,6 +76,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<ExitCode> {
         db: args.db.clone(),
         token: token.clone(),
         approval_timeout: Duration::from_secs(args.approval_timeout),
+        header_timeout: Duration::from_secs(args.header_timeout),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -87,21 +92,21 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<ExitCode> {
             eprintln!("agent-guard serve: no telemetry: {error}");
         }
         let address = server.local_addr().unwrap_or(args.listen);
-        let where_from = match source {
-            TokenSource::Flag => "from --token".to_owned(),
-            TokenSource::Environment => "from AGENT_GUARD_TOKEN".to_owned(),
-            TokenSource::Generated => format!(
-                "generated, kept in {}",
+        // The token itself is printed once, when it is made: later starts say where it is kept.
+        let token_line = match source {
+            TokenSource::Flag => "token: from --token".to_owned(),
+            TokenSource::Environment => "token: from AGENT_GUARD_TOKEN".to_owned(),
+            TokenSource::Stored => format!(
+                "token: read from {}",
                 state_dir.join(agent_server::TOKEN_FILE).display()
             ),
-            TokenSource::Stored => {
-                format!("read from {}", state_dir.join(agent_server::TOKEN_FILE).display())
-            }
+            TokenSource::Generated => format!(
+                "token (generated, kept in {}): {token}\nopen http://{address}/#token={token}",
+                state_dir.join(agent_server::TOKEN_FILE).display()
+            ),
         };
         crate::emit(&format!(
-            "agent-guard serve: listening on http://{address}/ (database {}, asks expire after {} s)\n\
-             token ({where_from}): {token}\n\
-             open http://{address}/#token={token}",
+            "agent-guard serve: listening on http://{address}/ (database {}, asks expire after {} s)\n{token_line}",
             args.db, args.approval_timeout
         ))?;
         server

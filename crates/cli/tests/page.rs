@@ -840,3 +840,60 @@ fn asks_past_what_the_page_holds_are_counted_and_fetched_as_the_list_empties() {
     assert_eq!(held, json!(ids[295..]), "the rest, oldest first");
     assert_eq!(selected(&mut browser), json!(ids[295]));
 }
+
+/// A stream the server cannot continue from the page's last event id (another run's, as after a restart) starts
+/// with `resync`: the page reads the first page of the queue again, so what changed while it was not following is
+/// shown, and follows on from there.
+#[test]
+fn a_resync_reads_the_queue_again() {
+    let Some(_turn) = chromium() else { return };
+    let server = serve(&["--token", TOKEN, "--approval-timeout", "600"]);
+    let mut browser = live_page(&server);
+    let before = enqueue_commands(&server, ["npm run before".to_owned()]);
+    browser.wait_until(&asks_shown(1), FIVE_S);
+    // The page stops following and will resume with an id of another run of the server. Its requests are noted.
+    browser.eval(
+        "window.requests = []; const fetched = window.fetch; \
+         window.fetch = (url, init) => { \
+           window.requests.push([String(url), init.headers['Last-Event-ID'] || null]); \
+           return fetched(url, init); \
+         }; \
+         state.streamAbort.abort(); state.lastEventId = '0123456789abcdef-1'; true",
+    );
+    let meanwhile = enqueue_commands(&server, ["npm run meanwhile".to_owned()]);
+    let (status, _) = server.post(
+        &format!("/v1/approvals/{}", before[0]),
+        &json!({"answer": "deny"}),
+    );
+    assert_eq!(status, 200);
+    // Not awaited: the stream it opens does not end.
+    browser.eval("(follow(), true)");
+    let held = "[...document.querySelectorAll('.ask')].map(a => a.dataset.id).join(' ')";
+    browser.wait_until(&format!("{held} === {:?}", meanwhile[0]), FIVE_S);
+    // It resumed with the id it had, and read the queue again because the stream said `resync`.
+    let requests = browser.eval("window.requests");
+    let requests = requests.as_array().unwrap();
+    let events = requests
+        .iter()
+        .position(|r| r[0].as_str().unwrap().starts_with("/v1/events"))
+        .unwrap_or_else(|| panic!("no stream opened: {requests:?}"));
+    assert_eq!(requests[events][1], json!("0123456789abcdef-1"), "{requests:?}");
+    assert!(
+        requests[events..]
+            .iter()
+            .any(|r| r[0].as_str().unwrap().starts_with("/v1/queue?")),
+        "the queue read again after the stream opened: {requests:?}"
+    );
+    assert!(
+        browser
+            .eval("state.lastEventId")
+            .as_str()
+            .is_some_and(|id| !id.starts_with("0123456789abcdef-")),
+        "the page goes on with this run's ids"
+    );
+    let after = enqueue_commands(&server, ["npm run after".to_owned()]);
+    browser.wait_until(
+        &format!("{held} === {:?}", format!("{} {}", meanwhile[0], after[0])),
+        FIVE_S,
+    );
+}

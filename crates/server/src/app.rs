@@ -41,10 +41,18 @@ pub(crate) struct App {
     pub(crate) runner: std::sync::OnceLock<Arc<dyn crate::sessions::SessionRunner>>,
     /// Where the sessions running here are cancelled.
     pub(crate) cancel: agent_tool_traits::CancelRegistry,
-    /// The sessions running on this server.
-    pub(crate) running: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The counts of `/metrics` and, when export is on, the OTLP exporter; it sees every audit row.
     pub(crate) telemetry: agent_telemetry::Telemetry,
+    /// The sessions running on this server, each with whether it was cancelled.
+    pub(crate) running: std::sync::Mutex<std::collections::HashMap<String, bool>>,
+    /// The `Host` values requests must carry, for a server bound to loopback (see `loopback_hosts`).
+    pub(crate) hosts: Option<Vec<String>>,
+    /// How long a request's headers, and its body, may take to arrive.
+    pub(crate) header_timeout: Duration,
+    /// Becomes `true` when the server stops: the event streams end.
+    pub(crate) stopping: tokio::sync::watch::Sender<bool>,
+    /// The bound of one decision, as `check` holds it.
+    pub(crate) bound: agent_decide::DecisionBound,
 }
 
 /// What putting a call to a person gave.
@@ -56,7 +64,8 @@ pub(crate) enum Enqueued {
 }
 
 impl App {
-    /// Decides `input` on a blocking thread (the decision may take up to its bound).
+    /// Decides `input` on a blocking thread and waits at most the decision's bound for it: past the bound, or when
+    /// the decision panics, the call is denied (a decision past its bound finishes on its thread, unheard).
     pub(crate) async fn decide_on_blocking_thread(
         &self,
         input: HookInput,
@@ -64,35 +73,26 @@ impl App {
     ) -> (HookInput, Outcome, Duration) {
         let decider = Arc::clone(&self.decider);
         let started = Instant::now();
-        let task = tokio::task::spawn_blocking(move || {
-            let outcome = decider.decide_hook_input(&input, explain);
-            (input, outcome)
-        });
-        match task.await {
-            Ok((input, outcome)) => (input, outcome, started.elapsed()),
-            // The decision panicked: its input is lost with the thread, so the caller gets the deny below.
-            Err(_) => {
-                let verdict = Verdict::new(
-                    Decision::Deny,
-                    "internal error while deciding; the call is blocked",
-                    Provenance::layer(Layer::Rules),
-                );
-                let input = HookInput {
-                    session_id: String::new(),
-                    cwd: String::new(),
-                    permission_mode: None,
-                    hook_event_name: None,
-                    tool_name: String::new(),
-                    tool_input: Value::Null,
-                };
-                let outcome = Outcome {
-                    output: HookOutput::from_verdict(&verdict),
-                    decided: None,
-                    explanation: String::new(),
-                };
-                (input, outcome, started.elapsed())
-            }
-        }
+        let input = Arc::new(input);
+        let shared = Arc::clone(&input);
+        let task = tokio::task::spawn_blocking(move || decider.decide_hook_input(&shared, explain));
+        let deny = |verdict: &Verdict| Outcome {
+            output: HookOutput::from_verdict(verdict),
+            decided: None,
+            explanation: String::new(),
+        };
+        let outcome = match tokio::time::timeout(self.bound.limit(), task).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => deny(&Verdict::new(
+                Decision::Deny,
+                "internal error while deciding; the call is blocked",
+                Provenance::layer(Layer::Rules),
+            )),
+            Err(_) => deny(self.bound.past_the_bound(&input.tool_name).verdict()),
+        };
+        // The decision's thread has let go of the input unless it is still deciding past the bound.
+        let input = Arc::try_unwrap(input).unwrap_or_else(|shared| (*shared).clone());
+        (input, outcome, started.elapsed())
     }
 
     /// `POST /v1/decide`: the decision, its audit row and its event.
@@ -110,20 +110,23 @@ impl App {
             outcome.detail(),
         )
         .await;
-        self.emit(
-            EventKind::Decision,
-            &input.session_id,
-            json!({
-                "session_id": input.session_id,
-                "agent": HOOK_AGENT,
-                "tool": input.tool_name,
-                "input": input.tool_input,
-                "decision": decision,
-                "reason": reason,
-                "decided_by": decided_by,
-            }),
-        )
-        .await;
+        // The input is not needed after its audit row: its parts move into the event rather than being copied.
+        let HookInput {
+            session_id,
+            tool_name,
+            tool_input,
+            ..
+        } = input;
+        let mut data = serde_json::Map::with_capacity(7);
+        data.insert("session_id".to_owned(), Value::String(session_id.clone()));
+        data.insert("agent".to_owned(), json!(HOOK_AGENT));
+        data.insert("tool".to_owned(), Value::String(tool_name));
+        data.insert("input".to_owned(), tool_input);
+        data.insert("decision".to_owned(), Value::String(decision));
+        data.insert("reason".to_owned(), Value::String(reason));
+        data.insert("decided_by".to_owned(), Value::String(decided_by));
+        self.emit(EventKind::Decision, &session_id, Value::Object(data))
+            .await;
         outcome.output
     }
 
@@ -250,6 +253,16 @@ impl App {
         Ok(())
     }
 
+    /// Cancels the pending asks of `session`: each ends as `cancelled` (a deny), with its audit row and event, and
+    /// the requests waiting for it are woken. Returns their ids.
+    pub(crate) async fn cancel_asks(&self, session: &str) -> Result<Vec<String>, sqlx::Error> {
+        let cancelled = self.store.cancel_pending(session, now_ms()).await?;
+        for approval in &cancelled {
+            self.resolve(approval).await;
+        }
+        Ok(cancelled.into_iter().map(|a| a.id).collect())
+    }
+
     /// The audit row of a decision made for the hook input `input` (kept with it, so that it can be replayed),
     /// with what it rested on (`detail`).
     #[expect(clippy::too_many_arguments, reason = "one field each of the row")]
@@ -357,6 +370,10 @@ impl App {
                     approval.expires_ms.saturating_sub(approval.created_ms) / 1000
                 ),
             ),
+            State::Cancelled => (
+                Decision::Deny,
+                "the session was cancelled before an answer came".to_owned(),
+            ),
         };
         let provenance = Provenance {
             layer: Layer::Approval,
@@ -400,7 +417,8 @@ impl App {
     /// resuming are bounded: an event over [`MAX_EVENT_BYTES`] goes without its `input`, `explanation` and `shown`
     /// (the ask itself keeps them; `GET /v1/approvals/{id}` shows them).
     pub(crate) async fn emit(&self, kind: EventKind, session: &str, mut data: Value) {
-        if data.to_string().len() > MAX_EVENT_BYTES
+        if most_bytes(&data) > MAX_EVENT_BYTES
+            && data.to_string().len() > MAX_EVENT_BYTES
             && let Some(fields) = data.as_object_mut()
         {
             for field in ["input", "explanation", "shown"] {
@@ -435,15 +453,7 @@ impl App {
 
 /// The decision and reason of a hook output.
 pub(crate) fn output_fields(output: &HookOutput) -> (String, String) {
-    let value = serde_json::to_value(output).unwrap_or(Value::Null);
-    let field = |name: &str| {
-        value
-            .pointer(&format!("/hookSpecificOutput/{name}"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    (field("permissionDecision"), field("permissionDecisionReason"))
+    (output.decision().to_owned(), output.reason().to_owned())
 }
 
 impl Outcome {
@@ -508,6 +518,23 @@ fn audit_row(
         agent_name: agent.to_owned(),
         ts: agent_hooks::rfc3339(SystemTime::now()),
         detail,
+    }
+}
+
+/// At least as many bytes as `value` takes as JSON text, found without writing it: a string's character may take
+/// up to six (`\u001f`), a number up to 24. An event under [`MAX_EVENT_BYTES`] by this count needs no measuring.
+fn most_bytes(value: &Value) -> usize {
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 24,
+        Value::String(text) => 2 + 6 * text.len(),
+        Value::Array(items) => 2 + items.iter().map(|item| most_bytes(item) + 1).sum::<usize>(),
+        Value::Object(fields) => {
+            2 + fields
+                .iter()
+                .map(|(key, item)| 4 + 6 * key.len() + most_bytes(item))
+                .sum::<usize>()
+        }
     }
 }
 

@@ -14,13 +14,13 @@ pub enum ServeError {
         /// The address asked for.
         listen: String,
     },
-    /// A token too short to resist guessing.
-    #[error("the token is {length} characters long; use at least {minimum}")]
+    /// A token that cannot be random enough to resist guessing.
+    #[error(
+        "the token is refused: {why}; give at least 128 random bits, such as the output of `openssl rand -hex 32`"
+    )]
     WeakToken {
-        /// Its length.
-        length: usize,
-        /// The shortest accepted.
-        minimum: usize,
+        /// What is wrong with it.
+        why: String,
     },
     /// The token file cannot be read or written, or others can read it.
     #[error("token file `{path}`: {why}")]

@@ -1,22 +1,27 @@
-//! The HTTP interface: the routes, the bearer-token check, the body limit, and each endpoint's answers.
+//! The HTTP interface: the routes, the checks every request passes (its `Host`, its bearer token, its body's size
+//! and time), the headers every answer carries, errors as JSON, and each endpoint's answers.
 
 use std::convert::Infallible;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::ApprovalAnswer;
 use agent_decide::HookInput;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Query, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use futures_util::Stream;
+use futures_util::{FutureExt as _, StreamExt as _};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::app::{App, Enqueued, HOOK_AGENT, now_ms};
 use crate::events::Event;
@@ -30,6 +35,23 @@ pub(crate) const MAX_BODY: usize = 1 << 20;
 
 /// The longest one `GET /v1/approvals/{id}?wait=…` holds the request open; a client waits longer by asking again.
 const MAX_WAIT: Duration = Duration::from_secs(30);
+
+/// The longest text a query value may be (a session id, a tool's name, an agent's name).
+const MAX_QUERY_TEXT: usize = 256;
+
+/// The Content-Security-Policy of every answer but the page's own files (which carry the page's policy): JSON and
+/// event streams load nothing and may not be framed.
+const API_POLICY: &str = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/// The header that carries, on the lists of asks and sessions, the id of the newest event when the list was read:
+/// a client that opens `/v1/events` with it as `Last-Event-ID` misses nothing that happened after the list.
+const EVENT_ID_HEADER: &str = "x-event-id";
+
+/// Marks the answer to a request that carried the right token: its connection is kept alive. Every other
+/// connection is closed after its answer, so a client without the token holds a connection no longer than one
+/// request.
+#[derive(Debug, Clone, Copy)]
+struct Authorized;
 
 /// The routes: the page's files without a token, everything under `/v1/` behind it.
 pub(crate) fn router(app: Arc<App>) -> Router {
@@ -50,9 +72,191 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/app.js", get(page::script))
         .route("/app.css", get(page::style))
         .merge(api)
-        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
+        .fallback(|request: Request| async move {
+            error(
+                StatusCode::NOT_FOUND,
+                format!("no such endpoint: `{}`", request.uri().path()),
+            )
+        })
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
         .with_state(app)
+}
+
+/// What every request passes first and every answer last: a request to a loopback server through a name that is
+/// not its own is refused (`421`); an answer that is an error becomes JSON whatever produced it (a panic
+/// included, as a `500`); every answer carries `nosniff`, no referrer and a Content-Security-Policy; and the
+/// connection of a request without the right token is closed after the answer.
+async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    if let Some(refused) = wrong_host(&app, request.headers()) {
+        return finish(refused);
+    }
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = match AssertUnwindSafe(next.run(request)).catch_unwind().await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::error!(%method, %path, "a request's handler panicked");
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error while answering the request",
+            )
+        }
+    };
+    finish(json_error(response, &method, &path).await)
+}
+
+/// The refusal of a request whose `Host` is not one of a loopback server's names.
+fn wrong_host(app: &App, headers: &HeaderMap) -> Option<Response> {
+    let hosts = app.hosts.as_ref()?;
+    let host = headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .trim();
+    if hosts.iter().any(|name| name.eq_ignore_ascii_case(host)) {
+        return None;
+    }
+    Some(error(
+        StatusCode::MISDIRECTED_REQUEST,
+        format!(
+            "the request is for `{host}`, not this server: a server on loopback answers only to {}",
+            hosts.join(", ")
+        ),
+    ))
+}
+
+/// The headers every answer carries.
+fn finish(mut response: Response) -> Response {
+    let authorized = response.extensions().get::<Authorized>().is_some();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers
+        .entry(header::CONTENT_SECURITY_POLICY)
+        .or_insert(HeaderValue::from_static(API_POLICY));
+    if !authorized {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// An error answer that is not JSON (the router's `405`, an extractor's rejection) as `{"error": "…"}`, with the
+/// text it had, or the status's meaning when it had none.
+async fn json_error(response: Response, method: &Method, path: &str) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 << 10)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let message = if status == StatusCode::METHOD_NOT_ALLOWED {
+        let allowed = parts
+            .headers
+            .get(header::ALLOW)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        format!("`{method}` is not allowed on `{path}`; it takes {allowed}")
+    } else if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_lowercase()
+    } else {
+        text
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts
+        .headers
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Response::from_parts(parts, Body::from(json!({ "error": message }).to_string()))
+}
+
+/// Reads the body of an authorized request whole before its handler runs: at most [`MAX_BODY`] (`413` past it),
+/// within the header timeout (`408` past it), so a client cannot hold a request open by sending its body slowly.
+async fn read_body(app: &App, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<usize>().ok())
+        .unwrap_or(0);
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body is over {} KiB", MAX_BODY >> 10),
+        )
+    };
+    if declared > MAX_BODY {
+        return too_large();
+    }
+    let read = async {
+        let mut stream = body.into_data_stream();
+        let mut bytes = Vec::with_capacity(declared);
+        while let Some(chunk) = stream.next().await {
+            let chunk =
+                chunk.map_err(|e| error(StatusCode::BAD_REQUEST, format!("cannot read the body: {e}")))?;
+            if bytes.len() + chunk.len() > MAX_BODY {
+                return Err(too_large());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
+    };
+    match tokio::time::timeout(app.header_timeout, read).await {
+        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Ok(Err(response)) => response,
+        Err(_) => error(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the body did not arrive within {} s",
+                app.header_timeout.as_secs_f64()
+            ),
+        ),
+    }
+}
+
+/// A query string read into `T`, or a `400` naming what is wrong with it (a parameter `T` does not know
+/// included).
+struct Params<T>(T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Params<T> {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Query::<T>::try_from_uri(&parts.uri)
+            .map(|Query(value)| Self(value))
+            .map_err(|rejection| {
+                error(
+                    StatusCode::BAD_REQUEST,
+                    format!("invalid query: {}", rejection.body_text()),
+                )
+            })
+    }
+}
+
+/// A `400` when the query value `name` is longer than [`MAX_QUERY_TEXT`] or holds a control character.
+fn check_text(name: &str, value: Option<&str>) -> Result<(), Box<Response>> {
+    let why = match value {
+        Some(text) if text.chars().count() > MAX_QUERY_TEXT => {
+            format!("is longer than {MAX_QUERY_TEXT} characters")
+        }
+        Some(text) if text.chars().any(char::is_control) => "holds a control character".to_owned(),
+        _ => return Ok(()),
+    };
+    Err(Box::new(error(
+        StatusCode::BAD_REQUEST,
+        format!("invalid query: `{name}` {why}"),
+    )))
 }
 
 /// A JSON error: `{"error": "…"}`.
@@ -68,16 +272,23 @@ fn database_error(failure: &sqlx::Error) -> Response {
     )
 }
 
-/// Every `/v1/` request needs `Authorization: Bearer <token>`.
+/// Every `/v1/` request needs `Authorization: Bearer <token>`; the body of one that has it is read whole before
+/// its handler runs ([`read_body`]).
+/// The scheme's name is read in any case (`bearer`, `BEARER`), as HTTP's authentication schemes are.
 async fn authorize(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(str::trim);
+        .and_then(|value| value.trim_start().split_once([' ', '\t']))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
     match presented {
-        Some(token) if token_matches(token.as_bytes(), app.token.as_bytes()) => next.run(request).await,
+        Some(token) if token_matches(token.as_bytes(), app.token.as_bytes()) => {
+            let mut response = read_body(&app, request, next).await;
+            response.extensions_mut().insert(Authorized);
+            response
+        }
         found => {
             let message = if found.is_some() {
                 "wrong bearer token"
@@ -107,13 +318,22 @@ fn hook_input(body: &[u8]) -> Result<HookInput, Box<Response>> {
     if text.trim().is_empty() {
         return Err(bad("the body is empty".to_owned()));
     }
-    let mut value: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-    if let Some(object) = value.as_object_mut()
-        && object.get("hook_event_name").and_then(Value::as_str) == Some("PermissionRequest")
-    {
-        object.remove("hook_event_name");
-    }
-    let input = HookInput::parse(&value.to_string()).map_err(|e| bad(e.to_string()))?;
+    // Read once in the common case; a PermissionRequest input is read again without its event name.
+    let input = match HookInput::parse(text) {
+        Ok(input) => input,
+        Err(first) => {
+            let mut value: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+            match value.as_object_mut() {
+                Some(object)
+                    if object.get("hook_event_name").and_then(Value::as_str) == Some("PermissionRequest") =>
+                {
+                    object.remove("hook_event_name");
+                    HookInput::parse(&value.to_string()).map_err(|e| bad(e.to_string()))?
+                }
+                _ => return Err(bad(first.to_string())),
+            }
+        }
+    };
     if !std::path::Path::new(&input.cwd).is_absolute() {
         return Err(bad(format!("`cwd` is `{}`, not an absolute path", input.cwd)));
     }
@@ -132,15 +352,19 @@ async fn post_decide(State(app): State<Arc<App>>, body: Bytes) -> Response {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct CreateQuery {
     agent: Option<String>,
 }
 
 async fn create_approval(
     State(app): State<Arc<App>>,
-    Query(query): Query<CreateQuery>,
+    Params(query): Params<CreateQuery>,
     body: Bytes,
 ) -> Response {
+    if let Err(response) = check_text("agent", query.agent.as_deref()) {
+        return *response;
+    }
     let input = match hook_input(&body) {
         Ok(input) => input,
         Err(response) => return *response,
@@ -163,30 +387,60 @@ async fn create_approval(
 }
 
 async fn list_approvals(State(app): State<Arc<App>>) -> Response {
+    let newest = event_id_header(&app);
     match app.store.pending(now_ms()).await {
         Ok(pending) => {
             let list: Vec<Value> = pending.iter().map(|a| app.approval_json(a)).collect();
-            Json(Value::Array(list)).into_response()
+            ([newest], Json(Value::Array(list))).into_response()
         }
         Err(e) => database_error(&e),
     }
 }
 
+/// The [`EVENT_ID_HEADER`] of a list read now.
+fn event_id_header(app: &App) -> (header::HeaderName, HeaderValue) {
+    let id = app.events.id(app.events.newest());
+    (
+        header::HeaderName::from_static(EVENT_ID_HEADER),
+        HeaderValue::from_str(&id).unwrap_or(HeaderValue::from_static("")),
+    )
+}
+
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct WaitQuery {
     /// Seconds to wait for the ask to end before answering with it as it is.
     wait: Option<f64>,
 }
 
+/// The wait of `?wait=SECONDS`: a number from 0 to [`MAX_WAIT`], else a `400`.
+fn wait_of(query: &WaitQuery) -> Result<Duration, Box<Response>> {
+    let Some(seconds) = query.wait else {
+        return Ok(Duration::ZERO);
+    };
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|wait| *wait <= MAX_WAIT)
+        .ok_or_else(|| {
+            Box::new(error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "invalid query: `wait` is {seconds}; give a number of seconds from 0 to {}",
+                    MAX_WAIT.as_secs()
+                ),
+            ))
+        })
+}
+
 async fn get_approval(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Query(query): Query<WaitQuery>,
+    Params(query): Params<WaitQuery>,
 ) -> Response {
-    let wait = query
-        .wait
-        .filter(|w| w.is_finite() && *w > 0.0)
-        .map_or(Duration::ZERO, |w| Duration::from_secs_f64(w).min(MAX_WAIT));
+    let wait = match wait_of(&query) {
+        Ok(wait) => wait,
+        Err(response) => return *response,
+    };
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         // Registered before reading, so an answer between the read and the wait still wakes this request.
@@ -243,7 +497,10 @@ async fn answer_approval(State(app): State<Arc<App>>, Path(id): Path<String>, bo
         Ok(AnswerResult::Unknown) => error(StatusCode::NOT_FOUND, format!("no ask has the id `{id}`")),
         Ok(AnswerResult::AlreadyAnswered(approval)) => error(
             StatusCode::CONFLICT,
-            format!("ask `{id}` was already answered: {}", approval.state.as_str()),
+            match approval.state {
+                AskState::Cancelled => format!("ask `{id}` was cancelled with its session"),
+                state => format!("ask `{id}` was already answered: {}", state.as_str()),
+            },
         ),
         Ok(AnswerResult::Expired) => error(
             StatusCode::GONE,
@@ -254,60 +511,127 @@ async fn answer_approval(State(app): State<Arc<App>>, Path(id): Path<String>, bo
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct EventsQuery {
     session: Option<String>,
 }
 
-/// `GET /v1/events`: the events after `Last-Event-ID` that are still kept, then every new one, each an SSE
-/// event whose name is its kind, whose id is its number and whose data is its JSON object.
-async fn events(
-    State(app): State<Arc<App>>,
-    Query(query): Query<EventsQuery>,
-    headers: HeaderMap,
-) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
-    let after = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(0);
-    let (backlog, receiver) = app.events.follow(after);
-    let session = query.session.filter(|s| !s.is_empty());
-    let state = (backlog.into_iter(), receiver, after, session);
-    let stream = futures_util::stream::unfold(
-        state,
-        |(mut backlog, mut receiver, mut last, session)| async move {
-            loop {
-                let event = match backlog.next() {
-                    Some(event) => event,
-                    None => match receiver.recv().await {
-                        Ok(event) => event,
-                        // A stream that fell behind ends; the client resumes from its last id.
-                        Err(_) => return None,
-                    },
-                };
-                if event.id <= last {
-                    continue;
-                }
-                last = event.id;
-                if session.as_ref().is_some_and(|s| *s != event.session) {
-                    continue;
-                }
-                let item = sse_event(&event);
-                return Some((Ok(item), (backlog, receiver, last, session)));
-            }
-        },
-    );
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+/// The state of one event stream between two of its events.
+struct Stream {
+    app: Arc<App>,
+    /// A `resync` event to send before any other.
+    resync: Option<SseEvent>,
+    backlog: std::vec::IntoIter<Arc<Event>>,
+    receiver: tokio::sync::broadcast::Receiver<Arc<Event>>,
+    /// The number of the last event sent, or skipped.
+    last: u64,
+    session: Option<String>,
+    stopping: tokio::sync::watch::Receiver<bool>,
 }
 
-fn sse_event(event: &Event) -> SseEvent {
+/// `GET /v1/events`: the events after `Last-Event-ID` that are still kept, then every new one, each an SSE
+/// event whose name is its kind, whose id is `INSTANCE-N` and whose data is its JSON object. A `Last-Event-ID` the
+/// server cannot continue from (another run's, or one whose successors are no longer kept), and a stream that
+/// falls behind, get a `resync` event: the client reads the state again.
+async fn events(
+    State(app): State<Arc<App>>,
+    Params(query): Params<EventsQuery>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(response) = check_text("session", query.session.as_deref()) {
+        return *response;
+    }
+    let last_event_id = headers.get("last-event-id").and_then(|v| v.to_str().ok());
+    let follow = app.events.follow(last_event_id);
+    let resync = follow.resync.map(|why| resync_event(&app, follow.after, why));
+    let state = Stream {
+        resync,
+        backlog: follow.backlog.into_iter(),
+        receiver: follow.receiver,
+        last: follow.after,
+        session: query.session.filter(|s| !s.is_empty()),
+        stopping: app.stopping.subscribe(),
+        app,
+    };
+    let stream = futures_util::stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(resync) = state.resync.take() {
+                return Some((Ok::<_, Infallible>(resync), state));
+            }
+            let event = match state.backlog.next() {
+                Some(event) => event,
+                None => tokio::select! {
+                    received = state.receiver.recv() => match received {
+                        Ok(event) => event,
+                        Err(RecvError::Lagged(_)) => {
+                            // Events this stream did not send are gone: it goes on from the newest one.
+                            state.last = state.app.events.newest();
+                            state.resync = Some(resync_event(
+                                &state.app,
+                                state.last,
+                                "the stream fell behind and missed events",
+                            ));
+                            continue;
+                        }
+                        Err(RecvError::Closed) => return None,
+                    },
+                    () = crate::server::stopped(&mut state.stopping) => return None,
+                },
+            };
+            if event.id <= state.last {
+                continue;
+            }
+            state.last = event.id;
+            if state.session.as_ref().is_some_and(|s| *s != event.session) {
+                continue;
+            }
+            let item = sse_event(&state.app, &event);
+            return Some((Ok(item), state));
+        }
+    });
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
+}
+
+fn sse_event(app: &App, event: &Event) -> SseEvent {
     SseEvent::default()
-        .id(event.id.to_string())
+        .id(app.events.id(event.id))
         .event(event.kind.as_str())
         .data(event.data.to_string())
 }
 
-async fn audit(State(app): State<Arc<App>>, Query(query): Query<AuditQuery>) -> Response {
+/// The `resync` event: the client must read the asks and sessions again; its id is the newest event's, so that a
+/// client resuming from it later misses nothing after it.
+fn resync_event(app: &App, newest: u64, why: &str) -> SseEvent {
+    SseEvent::default()
+        .id(app.events.id(newest))
+        .event("resync")
+        .data(json!({ "reason": why }).to_string())
+}
+
+async fn audit(State(app): State<Arc<App>>, Params(query): Params<AuditQuery>) -> Response {
+    for (name, value) in [("session", &query.session), ("tool", &query.tool)] {
+        if let Err(response) = check_text(name, value.as_deref()) {
+            return *response;
+        }
+    }
+    if let Some(decision) = query
+        .decision
+        .as_deref()
+        .filter(|d| !["", "allow", "ask", "deny"].contains(d))
+    {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("invalid query: `decision` is `{decision}`; give allow, ask or deny"),
+        );
+    }
+    if let Some(limit) = query.limit.filter(|limit| !(1..=1000).contains(limit)) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("invalid query: `limit` is {limit}; give a number from 1 to 1000"),
+        );
+    }
     match app.store.recent_audit(&query).await {
         Ok(rows) => Json(rows).into_response(),
         Err(e) => database_error(&e),
@@ -334,8 +658,9 @@ async fn start_session(State(app): State<Arc<App>>, body: Bytes) -> Response {
 }
 
 async fn list_sessions(State(app): State<Arc<App>>) -> Response {
+    let newest = event_id_header(&app);
     match app.store.sessions(None).await {
-        Ok(rows) => Json(rows.iter().map(session_json).collect::<Vec<_>>()).into_response(),
+        Ok(rows) => ([newest], Json(rows.iter().map(session_json).collect::<Vec<_>>())).into_response(),
         Err(e) => database_error(&e),
     }
 }
@@ -352,14 +677,28 @@ async fn get_session(State(app): State<Arc<App>>, Path(id): Path<String>) -> Res
 
 async fn cancel_session(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
     match sessions::cancel(&app, &id).await {
-        Ok(Cancelled::Stopping(row)) => {
+        Ok(Cancelled::Stopping(row, asks)) => {
             let mut body = session_json(&row);
             if let Some(fields) = body.as_object_mut() {
                 fields.insert("state".to_owned(), json!("cancelling"));
+                fields.insert("cancelled_asks".to_owned(), json!(asks));
             }
             (StatusCode::ACCEPTED, Json(body)).into_response()
         }
-        Ok(Cancelled::Unknown) => error(StatusCode::NOT_FOUND, format!("no session has the id `{id}`")),
+        Ok(Cancelled::Asks(asks)) => Json(json!({
+            "id": id,
+            "state": "cancelled",
+            "cancelled_asks": asks,
+        }))
+        .into_response(),
+        Ok(Cancelled::NothingWaiting) => error(
+            StatusCode::CONFLICT,
+            format!("session `{id}` has no ask waiting: its asks were answered, expired or cancelled before"),
+        ),
+        Ok(Cancelled::Unknown) => error(
+            StatusCode::NOT_FOUND,
+            format!("no session and no ask has the session id `{id}`"),
+        ),
         Ok(Cancelled::NotRunning(row, why)) => error(
             StatusCode::CONFLICT,
             format!(
@@ -398,6 +737,7 @@ const MAX_PAGE: u32 = 500;
 const DEFAULT_PAGE: u32 = 100;
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PageQuery {
     after: Option<String>,
     limit: Option<String>,
@@ -406,7 +746,10 @@ struct PageQuery {
 /// `GET /v1/queue[?after=ID][&limit=N]`: one page of the waiting asks, oldest first, with their number and the
 /// id of the last event published before the page was read, so a client follows the stream from there without
 /// replaying what the page already holds.
-async fn queue_page(State(app): State<Arc<App>>, Query(query): Query<PageQuery>) -> Response {
+async fn queue_page(State(app): State<Arc<App>>, Params(query): Params<PageQuery>) -> Response {
+    if let Err(response) = check_text("after", query.after.as_deref()) {
+        return *response;
+    }
     let limit = match query.limit.as_deref().map(str::parse::<u32>) {
         None => DEFAULT_PAGE,
         Some(Ok(limit)) if limit <= MAX_PAGE => limit,
@@ -418,7 +761,7 @@ async fn queue_page(State(app): State<Arc<App>>, Query(query): Query<PageQuery>)
         }
     };
     // Read first: an event published while the page is read is sent again, never missed.
-    let event_id = app.events.last_id();
+    let event_id = app.events.id(app.events.newest());
     let after = match query.after.filter(|a| !a.is_empty()) {
         None => None,
         Some(id) => match app.store.get(&id).await {
@@ -447,7 +790,7 @@ async fn queue_page(State(app): State<Arc<App>>, Query(query): Query<PageQuery>)
         "pending": count,
         "asks": page.iter().map(|a| app.approval_json(a)).collect::<Vec<_>>(),
         "next": next,
-        "event_id": event_id.to_string(),
+        "event_id": event_id,
     }))
     .into_response()
 }

@@ -28,8 +28,9 @@
 //! let config = ServeConfig {
 //!     listen: "127.0.0.1:0".parse().unwrap(),
 //!     db: "/tmp/agent-guard-server.db".parse()?,
-//!     token: "a-long-random-token-of-the-user".to_owned(),
+//!     token: "3f9c0a7e5b21d8446c0e9f1a2b7d5c83".to_owned(),
 //!     approval_timeout: agent_core::DEFAULT_APPROVAL_TIMEOUT,
+//!     header_timeout: agent_server::DEFAULT_HEADER_TIMEOUT,
 //! };
 //! let server = Server::bind(config, Arc::new(Deny)).await?;
 //! server.run(async { let _ = tokio::signal::ctrl_c().await; }).await
@@ -53,6 +54,7 @@ pub use decider::Decide;
 pub use decider::Outcome;
 pub use error::Result;
 pub use error::ServeError;
+pub use server::DEFAULT_HEADER_TIMEOUT;
 pub use server::DEFAULT_LISTEN;
 pub use server::ServeConfig;
 pub use server::Server;

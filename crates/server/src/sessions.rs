@@ -125,6 +125,10 @@ impl Approver for QueueApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a, Option<ApprovalAnswer>> {
         Box::pin(async move {
             let app = &self.app;
+            // A cancelled session asks nobody: its call is denied as if unanswered.
+            if app.cancel.is_cancelled(&request.session_id) {
+                return None;
+            }
             let now = now_ms();
             let provenance = &request.verdict.provenance;
             let approval = Approval {
@@ -158,6 +162,10 @@ impl Approver for QueueApprover {
                 app.approval_json(&approval),
             )
             .await;
+            // A cancel between the check above and the insert found nothing to cancel: this ask is its to end.
+            if app.cancel.is_cancelled(&request.session_id) {
+                app.cancel_asks(&request.session_id).await.ok()?;
+            }
             loop {
                 let woken = app.resolved.notified();
                 tokio::pin!(woken);
@@ -177,7 +185,7 @@ impl Approver for QueueApprover {
                         return Some(answer);
                     }
                     Approval {
-                        state: State::Expired,
+                        state: State::Expired | State::Cancelled,
                         ..
                     } => return None,
                     Approval {
@@ -213,12 +221,16 @@ pub(crate) enum Started {
 
 /// What `POST /v1/sessions/{id}/cancel` did.
 pub(crate) enum Cancelled {
-    /// The session was told to stop.
-    Stopping(Box<SessionRow>),
-    /// No session has this id.
+    /// The session run here was told to stop; the ids of its asks that were waiting, now cancelled.
+    Stopping(Box<SessionRow>, Vec<String>),
+    /// A coding agent's session (not run here): the ids of its asks that were waiting, now cancelled.
+    Asks(Vec<String>),
+    /// No session and no ask has this id.
     Unknown,
-    /// It is not running (any more), or not on this server.
+    /// It is not running (any more), was cancelled before, or runs on another server.
     NotRunning(Box<SessionRow>, &'static str),
+    /// A coding agent's session none of whose asks waits any more.
+    NothingWaiting,
 }
 
 /// Starts a session with the host's runner: its row, its run on a task of its own, its end recorded.
@@ -248,7 +260,7 @@ pub(crate) async fn start(app: &Arc<App>, spec: Value) -> Result<Started, sqlx::
     };
     let now = now_ms();
     app.store.insert_session(&id, &name, now).await?;
-    running(app).insert(id.clone());
+    running(app).insert(id.clone(), false);
     let task_app = Arc::clone(app);
     let task_id = id.clone();
     tokio::spawn(async move {
@@ -278,23 +290,40 @@ pub(crate) async fn start(app: &Arc<App>, spec: Value) -> Result<Started, sqlx::
     })))
 }
 
-/// Cancels a session running here: Cancel tools stop, Block tools finish, and the runtime stops the session
-/// with its `SESSION_STOP` audit row.
+/// Cancels a session: one running here stops (Cancel tools stop, Block tools finish, and the runtime stops the
+/// session with its `SESSION_STOP` audit row), and the pending asks of any session, run here or a coding agent's,
+/// end as cancelled, which answers whoever waits for them with a deny. A session is cancelled once.
 pub(crate) async fn cancel(app: &App, id: &str) -> Result<Cancelled, sqlx::Error> {
     let Some(row) = app.store.sessions(Some(id)).await?.into_iter().next() else {
-        return Ok(Cancelled::Unknown);
+        let asks = app.cancel_asks(id).await?;
+        if !asks.is_empty() {
+            return Ok(Cancelled::Asks(asks));
+        }
+        return Ok(if app.store.has_asks(id).await? {
+            Cancelled::NothingWaiting
+        } else {
+            Cancelled::Unknown
+        });
     };
     if row.state != "running" {
         return Ok(Cancelled::NotRunning(Box::new(row), "it is not running"));
     }
-    if !running(app).contains(id) {
-        return Ok(Cancelled::NotRunning(Box::new(row), "it runs on another server"));
+    match running(app).get_mut(id) {
+        None => return Ok(Cancelled::NotRunning(Box::new(row), "it runs on another server")),
+        Some(true) => {
+            return Ok(Cancelled::NotRunning(
+                Box::new(row),
+                "it was cancelled before and is stopping",
+            ));
+        }
+        Some(cancelled) => *cancelled = true,
     }
     app.cancel.cancel(id);
-    Ok(Cancelled::Stopping(Box::new(row)))
+    let asks = app.cancel_asks(id).await?;
+    Ok(Cancelled::Stopping(Box::new(row), asks))
 }
 
-fn running(app: &App) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+fn running(app: &App) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, bool>> {
     app.running
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -4,6 +4,8 @@
 //! migrator owns `_sqlx_migrations` in the same database and refuses versions it does not know, so a second
 //! migrator there would break it.
 
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::Path;
 use std::str::FromStr as _;
 use std::time::Duration;
 
@@ -76,6 +78,8 @@ pub(crate) enum State {
     Answered(ApprovalAnswer),
     /// Not answered before its expiry: denied.
     Expired,
+    /// Its session was cancelled before an answer came: denied.
+    Cancelled,
 }
 
 impl State {
@@ -84,6 +88,7 @@ impl State {
             Self::Pending => "pending",
             Self::Answered(answer) => answer.as_str(),
             Self::Expired => "expired",
+            Self::Cancelled => "cancelled",
         }
     }
 
@@ -94,6 +99,7 @@ impl State {
             "allow_always" => Self::Answered(ApprovalAnswer::AllowAlways),
             "dont_ask_again" => Self::Answered(ApprovalAnswer::DontAskAgain),
             "deny" => Self::Answered(ApprovalAnswer::Deny),
+            "cancelled" => Self::Cancelled,
             // A state this version does not know is read as the strictest end.
             _ => Self::Expired,
         }
@@ -150,6 +156,7 @@ pub(crate) struct AuditEntry {
 
 /// Which audit rows the page asks for.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct AuditQuery {
     pub(crate) session: Option<String>,
     pub(crate) tool: Option<String>,
@@ -199,6 +206,7 @@ impl Store {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                     agent_hooks::create_dir_all_ignored(parent).map_err(|e| failed(sqlx::Error::Io(e)))?;
                 }
+                private_database(path).map_err(|e| failed(sqlx::Error::Io(e)))?;
                 Pool::Sqlite(
                     sqlite_pool(SqliteConnectOptions::new().filename(path))
                         .await
@@ -207,6 +215,13 @@ impl Store {
             }
             AuditDatabase::SqliteUrl(url) => {
                 let options = SqliteConnectOptions::from_str(url).map_err(failed)?;
+                let path = options.get_filename();
+                let in_memory = url.contains("mode=memory")
+                    || path.as_os_str().to_string_lossy().starts_with("file:")
+                    || path == Path::new(":memory:");
+                if !in_memory {
+                    private_database(path).map_err(|e| failed(sqlx::Error::Io(e)))?;
+                }
                 Pool::Sqlite(sqlite_pool(options).await.map_err(failed)?)
             }
             AuditDatabase::Postgres(url) => Pool::Postgres(
@@ -326,7 +341,7 @@ impl Store {
             None => AnswerResult::Unknown,
             Some(approval) if changed == 1 => AnswerResult::Taken(Box::new(approval)),
             Some(approval) => match approval.state {
-                State::Answered(_) => AnswerResult::AlreadyAnswered(Box::new(approval)),
+                State::Answered(_) | State::Cancelled => AnswerResult::AlreadyAnswered(Box::new(approval)),
                 State::Pending | State::Expired => AnswerResult::Expired,
             },
         })
@@ -347,6 +362,36 @@ impl Store {
                 .await?;
             rows.iter().map(approval_from).collect()
         })
+    }
+
+    /// Marks every pending ask of `session_id` as cancelled and returns them; each is returned by one call only.
+    pub(crate) async fn cancel_pending(
+        &self,
+        session_id: &str,
+        now_ms: i64,
+    ) -> Result<Vec<Approval>, sqlx::Error> {
+        let text = format!(
+            "UPDATE agent_approvals SET state = 'cancelled', answered_ms = ? \
+             WHERE session_id = ? AND state = 'pending' RETURNING {APPROVAL_COLUMNS}"
+        );
+        on_pool!(self, text, |pool, sql| {
+            let rows = sqlx::query(&sql)
+                .bind(now_ms)
+                .bind(session_id)
+                .fetch_all(pool)
+                .await?;
+            rows.iter().map(approval_from).collect()
+        })
+    }
+
+    /// Whether any ask, in any state, belongs to `session_id`.
+    pub(crate) async fn has_asks(&self, session_id: &str) -> Result<bool, sqlx::Error> {
+        let text = "SELECT id FROM agent_approvals WHERE session_id = ? LIMIT 1";
+        on_pool!(self, text, |pool, sql| sqlx::query(&sql)
+            .bind(session_id)
+            .fetch_optional(pool)
+            .await
+            .map(|row| row.is_some()))
     }
 
     /// Whether the session answered "don't ask again" to an ask of the same tool and the same narrow rules.
@@ -492,6 +537,40 @@ impl Store {
     }
 }
 
+/// Creates the SQLite file `path` readable and writable by its owner only (mode 0600) before SQLite opens it: it
+/// holds every tool input and every answer. SQLite gives the `-wal` and `-shm` files it creates the mode of the
+/// database file. A file, or a `-wal` or `-shm` left by an earlier start, that others may read is narrowed to its
+/// owner.
+pub(crate) fn private_database(path: &Path) -> std::io::Result<()> {
+    if path.as_os_str().is_empty() {
+        return Ok(());
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let file = Path::new(&name);
+        let Ok(meta) = std::fs::symlink_metadata(file) else {
+            continue;
+        };
+        let mode = meta.permissions().mode() & 0o7777;
+        if meta.is_file() && mode & 0o077 != 0 {
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode & 0o700))?;
+            tracing::warn!(file = %file.display(), "others could read the database file: narrowed to its owner (0600)");
+        }
+    }
+    Ok(())
+}
+
 async fn sqlite_pool(options: SqliteConnectOptions) -> Result<SqlitePool, sqlx::Error> {
     SqlitePoolOptions::new()
         .max_connections(4)
@@ -593,6 +672,7 @@ mod tests {
             State::Answered(ApprovalAnswer::AllowAlways),
             State::Answered(ApprovalAnswer::Deny),
             State::Answered(ApprovalAnswer::DontAskAgain),
+            State::Cancelled,
         ] {
             assert_eq!(State::parse(state.as_str()), state);
         }

@@ -53,6 +53,11 @@ pub(crate) fn serve_in(dir: tempfile::TempDir, args: &[&str]) -> Served {
     serve_with(dir, args, USER_SETTINGS, &[])
 }
 
+/// [`serve_in`] with `env` set for the server's process.
+pub(crate) fn serve_in_with_env(dir: tempfile::TempDir, args: &[&str], env: &[(&str, &str)]) -> Served {
+    serve_with(dir, args, USER_SETTINGS, env)
+}
+
 /// [`serve_in`] with the user's settings `settings` and more environment variables.
 pub(crate) fn serve_with(
     dir: tempfile::TempDir,
@@ -194,15 +199,28 @@ pub(crate) fn decision_of(output: &Output) -> String {
 /// One SSE event as read from a stream.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Sse {
-    pub(crate) id: u64,
+    /// `INSTANCE-N`.
+    pub(crate) id: String,
     pub(crate) event: String,
     pub(crate) data: Value,
+}
+
+impl Sse {
+    /// The run of the server the event comes from.
+    pub(crate) fn instance(&self) -> &str {
+        self.id.rsplit_once('-').unwrap().0
+    }
+
+    /// Its number on that run.
+    pub(crate) fn number(&self) -> u64 {
+        self.id.rsplit_once('-').unwrap().1.parse().unwrap()
+    }
 }
 
 /// Reads `n` events from an SSE response.
 pub(crate) fn read_events(reader: &mut impl BufRead, n: usize) -> Vec<Sse> {
     let mut events = Vec::new();
-    let (mut id, mut event, mut data) = (0, String::new(), String::new());
+    let (mut id, mut event, mut data) = (String::new(), String::new(), String::new());
     while events.len() < n {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap() == 0 {
@@ -212,7 +230,7 @@ pub(crate) fn read_events(reader: &mut impl BufRead, n: usize) -> Vec<Sse> {
         if line.is_empty() {
             if !data.is_empty() {
                 events.push(Sse {
-                    id,
+                    id: id.clone(),
                     event: std::mem::take(&mut event),
                     data: serde_json::from_str(&data).unwrap(),
                 });
@@ -221,7 +239,7 @@ pub(crate) fn read_events(reader: &mut impl BufRead, n: usize) -> Vec<Sse> {
             continue;
         }
         if let Some(v) = line.strip_prefix("id:") {
-            id = v.trim().parse().unwrap();
+            id = v.trim().to_owned();
         } else if let Some(v) = line.strip_prefix("event:") {
             event = v.trim().to_owned();
         } else if let Some(v) = line.strip_prefix("data:") {

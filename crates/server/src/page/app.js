@@ -21,7 +21,9 @@ const LONG_FIELD = 2000;
 const state = {
   token: "",
   streamAbort: null,
+  // The id of the last event received (opaque text), and whether the queue must be read again before following.
   lastEventId: "",
+  stale: false,
   sessions: [],
   logs: {},
   // The queue as the page holds it: id -> entry { ask, item, visibleSince, confirming }, in the list's order.
@@ -538,17 +540,22 @@ function refreshAuditSoon() {
   auditTimer = setTimeout(loadAudit, 300);
 }
 
-// The event stream, read with fetch so that the token travels in a header. Each (re)connection first reads the
-// first page of the queue, which names the last event it reflects, and follows the stream from there: nothing
-// is replayed that the page already holds, and a restarted server is read afresh.
+// The event stream, read with fetch so that the token travels in a header. Event ids are opaque text (the server
+// names its run in them). The first connection reads the first page of the queue, which names the last event it
+// reflects, and follows the stream from there: nothing is replayed that the page already holds. A reconnection
+// resumes after the last event received; when the server cannot continue from it (it restarted, or the events
+// after it are no longer kept) it sends `resync`, and the page reads the first page of the queue again.
 async function follow() {
   if (state.streamAbort) state.streamAbort.abort();
   const abort = new AbortController();
   state.streamAbort = abort;
   try {
-    const page = await fetchPage(true);
-    if (!page) return;
-    state.lastEventId = page.event_id;
+    if (!state.lastEventId || state.stale) {
+      const page = await fetchPage(true);
+      if (!page) return;
+      state.lastEventId = page.event_id;
+      state.stale = false;
+    }
     const response = await api("/v1/events", { headers: { "Last-Event-ID": state.lastEventId }, signal: abort.signal });
     if (response.status === 401) return askForToken();
     if (!response.ok || !response.body) throw new Error("status " + response.status);
@@ -564,8 +571,9 @@ async function follow() {
       buffer += decoder.decode(value, { stream: true });
       let end;
       while ((end = buffer.indexOf("\n\n")) >= 0) {
-        handle(buffer.slice(0, end));
+        const kind = handle(buffer.slice(0, end));
         buffer = buffer.slice(end + 2);
+        if (kind === "resync") await resync();
       }
     }
   } catch (error) {
@@ -573,6 +581,16 @@ async function follow() {
   }
   setStatus("reconnecting…", "down");
   setTimeout(follow, 1000);
+}
+
+/** What the page holds read again, after the server said the stream cannot account for what happened since. */
+async function resync() {
+  // Until the first page is read again, a reconnection reads it too.
+  state.stale = true;
+  if (!(await fetchPage(true))) return;
+  state.stale = false;
+  loadAudit();
+  loadSessions();
 }
 
 async function loadSessions() {
@@ -625,6 +643,7 @@ function logLine(kind, data) {
   }
 }
 
+/** Applies one event of the stream to the page; returns its kind. */
 function handle(block) {
   let kind = "message";
   let data = "";
@@ -633,9 +652,10 @@ function handle(block) {
     else if (line.startsWith("event:")) kind = line.slice(6).trim();
     else if (line.startsWith("data:")) data += line.slice(5).trim();
   }
-  if (!data) return;
+  if (kind === "resync") return kind;
+  if (!data) return kind;
   let parsed = {};
-  try { parsed = JSON.parse(data); } catch (error) { return; }
+  try { parsed = JSON.parse(data); } catch (error) { return kind; }
   if (kind === "permission_request" || kind === "permission_resolved") askEvent(kind, parsed);
   const session = parsed.session_id;
   const line = logLine(kind, parsed);
@@ -653,6 +673,7 @@ function handle(block) {
     loadSessions();
   }
   if (kind !== "permission_request") refreshAuditSoon();
+  return kind;
 }
 
 function askForToken() {
