@@ -249,7 +249,12 @@ impl Store {
         {
             return Ok(tree.trim().to_owned());
         }
-        let tree = self.git.run(&["write-tree"])?;
+        // The pruning of an earlier run (`git gc` in the background) removes the object directories it empties,
+        // and may remove one between git's making it and writing an object there: a second try makes it again.
+        let tree = match self.git.run(&["write-tree"]) {
+            Ok(tree) => tree,
+            Err(_) => self.git.run(&["write-tree"])?,
+        };
         let tree = String::from_utf8_lossy(&tree).trim().to_owned();
         std::fs::write(&last, format!("{tree}\n")).map_err(|e| UndoError::io(&last, e))?;
         Ok(tree)
