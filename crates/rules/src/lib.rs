@@ -72,3 +72,4 @@ pub use rule::Rule;
 pub use session::SessionState;
 pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};
 pub use taint::{SessionTaint, TaintFacts, TaintMark};
+pub use tool::split_mcp;

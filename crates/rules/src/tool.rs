@@ -5,7 +5,7 @@ pub(crate) use agent_tool_traits::ToolName;
 pub(crate) use agent_tool_traits::{ToolKind, kind_of};
 
 /// Splits an MCP tool name `mcp__server__tool` into its server and tool (the tool part may be empty).
-pub(crate) fn split_mcp(name: &str) -> Option<(&str, &str)> {
+pub fn split_mcp(name: &str) -> Option<(&str, &str)> {
     let rest = name.strip_prefix("mcp__")?;
     match rest.split_once("__") {
         Some((server, tool)) => Some((server, tool)),

@@ -257,8 +257,7 @@ fn described_fields(tool: &str, input: &Value) -> Described {
         }
         CallTarget::Opaque => match kind {
             ToolKind::Mcp => {
-                let rest = tool.strip_prefix("mcp__").unwrap_or(tool);
-                let (server, name) = rest.split_once("__").unwrap_or((rest, ""));
+                let (server, name) = agent_rules::split_mcp(tool).unwrap_or((tool, ""));
                 fields.push("server", server);
                 fields.push("tool", name);
                 fields.whole("arguments");
