@@ -158,6 +158,7 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
             .await
             .map_err(|error| anyhow!("{error}"))?;
         let telemetry = crate::telemetry::attach(&audit, telemetry_settings.as_ref());
+        let approver = crate::telemetry::CountedAsks::wrap(approver, telemetry.as_ref());
         let runtime = Runtime::builder(settings, runtime_config)
             .approver(approver)
             .audit(audit)

@@ -54,8 +54,8 @@ fn session(scenario: &Scenario, audit_db: &AuditDatabase, interactive: bool) -> 
             .map_err(|error| anyhow::anyhow!("{error}"))?;
         let here = std::env::current_dir().unwrap_or_default();
         let telemetry = crate::telemetry::attach(&audit, crate::telemetry::settings_of(&here).as_ref());
-        let fallback: Option<Arc<dyn Approver>> =
-            interactive.then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
+        let fallback: Option<Arc<dyn Approver>> = interactive
+            .then(|| crate::telemetry::CountedAsks::wrap(Arc::new(TerminalApprover), telemetry.as_ref()));
         let (report, cwd) = run_scenario(scenario, root.path(), Some(audit), fallback, &session_id).await?;
         let filter = AuditFilter {
             session_id: Some(session_id.clone()),

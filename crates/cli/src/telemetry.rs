@@ -11,7 +11,10 @@ use std::io::{BufRead as _, Write as _};
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
+
+use agent_core::{ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver};
 
 use agent_decide::TelemetrySettings;
 use agent_hooks::{AuditLogHook, AuditRow};
@@ -167,4 +170,101 @@ pub(crate) fn send(endpoint: Option<String>) -> Result<ExitCode> {
     }
     telemetry.shutdown(SEND_DEADLINE);
     Ok(ExitCode::SUCCESS)
+}
+
+/// An approver whose asks count as pending (`agent_guard.asks.pending`) while they wait for the person: the
+/// runtime's asks (`agent`, `demo --interactive`) are put to a terminal or a server, and the gauge shows how many
+/// of them wait, as `serve`'s do.
+pub(crate) struct CountedAsks {
+    inner: Arc<dyn Approver>,
+    telemetry: Telemetry,
+}
+
+impl CountedAsks {
+    /// `inner`, counted in `telemetry` when there is one; `inner` itself otherwise.
+    pub(crate) fn wrap(inner: Arc<dyn Approver>, telemetry: Option<&Telemetry>) -> Arc<dyn Approver> {
+        match telemetry {
+            Some(telemetry) => Arc::new(Self {
+                inner,
+                telemetry: telemetry.clone(),
+            }),
+            None => inner,
+        }
+    }
+}
+
+/// An ask counted as pending until dropped: an answer, an error and a cancelled wait all close it.
+struct Pending<'a>(&'a Telemetry);
+
+impl<'a> Pending<'a> {
+    fn open(telemetry: &'a Telemetry) -> Self {
+        telemetry.ask_opened();
+        Self(telemetry)
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        self.0.ask_closed();
+    }
+}
+
+impl Approver for CountedAsks {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a, Option<ApprovalAnswer>> {
+        Box::pin(async move {
+            let _pending = Pending::open(&self.telemetry);
+            self.inner.approve(request).await
+        })
+    }
+
+    fn party(&self, request: &ApprovalRequest) -> agent_hooks::Approver {
+        self.inner.party(request)
+    }
+
+    fn answer_question<'a>(&'a self, question: &'a str) -> ApprovalFuture<'a, Option<String>> {
+        self.inner.answer_question(question)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::ChannelApprover;
+    use agent_tool_traits::{Decision, Layer, Provenance, ToolCall, Verdict};
+
+    #[tokio::test]
+    async fn an_ask_counts_as_pending_until_it_is_answered_or_dropped() {
+        let telemetry = Telemetry::local();
+        let (channel, mut asks) = ChannelApprover::new(4);
+        let approver = CountedAsks::wrap(Arc::new(channel), Some(&telemetry));
+        let request = ApprovalRequest {
+            session_id: "s".to_owned(),
+            agent_name: "lead".to_owned(),
+            call: ToolCall::new("1", "Bash", serde_json::json!({"command": "git push"})),
+            verdict: Verdict::new(Decision::Ask, "pushes", Provenance::layer(Layer::Bash)),
+            rules: Vec::new(),
+            settings_file: std::path::PathBuf::from("/p/.agent-guard/settings.local.json"),
+        };
+        let waiting = approver.approve(&request);
+        let answering = async {
+            let pending = asks.recv().await.unwrap();
+            assert_eq!(telemetry.tally().asks_pending(), 1);
+            pending.respond(ApprovalAnswer::AllowOnce);
+        };
+        let (answer, ()) = tokio::join!(waiting, answering);
+        assert_eq!(answer, Some(ApprovalAnswer::AllowOnce));
+        assert_eq!(telemetry.tally().asks_pending(), 0);
+
+        // A wait the runtime gives up on (its timeout drops the future) closes the ask as well.
+        let abandoned = approver.approve(&request);
+        let opened = async {
+            let _pending = asks.recv().await.unwrap();
+            assert_eq!(telemetry.tally().asks_pending(), 1);
+        };
+        tokio::select! {
+            _ = abandoned => unreachable!("nobody answered"),
+            () = opened => {}
+        }
+        assert_eq!(telemetry.tally().asks_pending(), 0);
+    }
 }
