@@ -102,6 +102,12 @@ impl DecisionBound {
         self.limit
     }
 
+    /// Whether a decision that took `elapsed` ran past the bound (and is its deny, even if it finished before
+    /// its caller looked: a waiter's timer fires late on a busy machine, a decision's verdict must not depend on it).
+    pub fn is_exceeded_by(self, elapsed: Duration) -> bool {
+        elapsed >= self.limit
+    }
+
     /// Decides `call` with `deciders` in a session that has accumulated `session`, on a worker thread, and waits
     /// at most the bound for it: a decision that does not finish in time is a deny (the worker is abandoned and
     /// finishes on its own). Where no thread can be started, the call is decided on this one, unbounded. A panic of

@@ -82,6 +82,11 @@ impl App {
             explanation: String::new(),
         };
         let outcome = match tokio::time::timeout(self.bound.limit(), task).await {
+            // The timer has a millisecond's grain and fires late under load: a decision that finished after its
+            // bound is the bound's deny however soon it was heard, as on the hook's worker threads.
+            Ok(Ok(_)) if self.bound.is_exceeded_by(started.elapsed()) => {
+                deny(self.bound.past_the_bound(&input.tool_name).verdict())
+            }
             Ok(Ok(outcome)) => outcome,
             Ok(Err(_)) => deny(&Verdict::new(
                 Decision::Deny,
