@@ -76,6 +76,30 @@ pub trait Approver: Send + Sync {
     }
 }
 
+/// Who answered each ask an approver passed on to someone else (a server's page, its API), by call id, kept from
+/// the answer until the runtime asks [`Approver::party`]: an approver that forwards asks learns the party only with
+/// the answer.
+#[derive(Debug, Default)]
+pub struct AnsweredBy(std::sync::Mutex<std::collections::HashMap<String, String>>);
+
+impl AnsweredBy {
+    /// Records that `party` (as the server names it: `page:<session>`, `api`…) answered the ask of `call_id`.
+    pub fn record(&self, call_id: &str, party: String) {
+        self.parties().insert(call_id.to_owned(), party);
+    }
+
+    /// Who answered the ask of `call_id`, forgotten once told; the API when nobody said.
+    pub fn take(&self, call_id: &str) -> agent_hooks::Approver {
+        self.parties()
+            .remove(call_id)
+            .map_or(agent_hooks::Approver::Api, agent_hooks::Approver::Other)
+    }
+
+    fn parties(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, String>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// No user: every ask is denied (headless runs, CI).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct HeadlessApprover;

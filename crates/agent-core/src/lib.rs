@@ -37,7 +37,7 @@ mod telemetry;
 mod tools;
 
 pub use approval::{
-    ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, PendingApproval,
+    AnsweredBy, ApprovalAnswer, ApprovalFuture, ApprovalRequest, Approver, ChannelApprover, PendingApproval,
     answer_project, local_settings_file, save_allow_rules, suggest_rules,
 };
 pub use guard_handle::GuardHandle;

@@ -221,17 +221,12 @@ pub(crate) struct RemoteApprover {
     /// The permission mode the session runs in, when one is given.
     pub(crate) mode: Option<String>,
     /// Who answered each call's ask (by call id), as the server recorded it, for `Approver::party`.
-    pub(crate) answered_by: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    pub(crate) answered_by: std::sync::Arc<agent_core::AnsweredBy>,
 }
 
 impl agent_core::Approver for RemoteApprover {
     fn party(&self, request: &agent_core::ApprovalRequest) -> agent_hooks::Approver {
-        let by = self
-            .answered_by
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&request.call.id);
-        by.map_or(agent_hooks::Approver::Api, agent_hooks::Approver::Other)
+        self.answered_by.take(&request.call.id)
     }
 
     fn approve<'a>(
@@ -257,10 +252,7 @@ impl agent_core::Approver for RemoteApprover {
                 ..
             }) = &asked
             {
-                answered_by
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(call, by.clone());
+                answered_by.record(&call, by.clone());
             }
             match asked {
                 Ok(RemoteAnswer::Decided { allow: true, .. }) => Some(agent_core::ApprovalAnswer::AllowOnce),

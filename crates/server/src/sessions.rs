@@ -118,7 +118,7 @@ impl AgentHook for EventHook {
 pub(crate) struct QueueApprover {
     pub(crate) app: Arc<App>,
     /// Who answered each call's ask (by call id), for [`Approver::party`].
-    pub(crate) answered_by: std::sync::Mutex<std::collections::HashMap<String, String>>,
+    pub(crate) answered_by: agent_core::AnsweredBy,
 }
 
 impl Approver for QueueApprover {
@@ -177,10 +177,7 @@ impl Approver for QueueApprover {
                         ..
                     } => {
                         if let Some(by) = answered_by {
-                            self.answered_by
-                                .lock()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                                .insert(request.call.id.clone(), by);
+                            self.answered_by.record(&request.call.id, by);
                         }
                         return Some(answer);
                     }
@@ -200,12 +197,7 @@ impl Approver for QueueApprover {
     }
 
     fn party(&self, request: &ApprovalRequest) -> agent_hooks::Approver {
-        let by = self
-            .answered_by
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&request.call.id);
-        by.map_or(agent_hooks::Approver::Api, agent_hooks::Approver::Other)
+        self.answered_by.take(&request.call.id)
     }
 }
 
@@ -243,7 +235,7 @@ pub(crate) async fn start(app: &Arc<App>, spec: Value) -> Result<Started, sqlx::
         session_id: id.clone(),
         approver: Arc::new(QueueApprover {
             app: Arc::clone(app),
-            answered_by: std::sync::Mutex::default(),
+            answered_by: agent_core::AnsweredBy::default(),
         }),
         hook: Arc::new(EventHook { app: Arc::clone(app) }),
         cancel: app.cancel.clone(),
