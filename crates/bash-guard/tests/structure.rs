@@ -539,6 +539,8 @@ fn git_writes_are_git_alone_writing_the_repository() {
         "bash -c 'git commit -qam x'",
         "find . -name '*.rs' -exec git add {} +",
         "git reflog expire --expire=now --all",
+        "git add $FILES",
+        "git commit -m x $FLAGS",
     ] {
         assert!(only(line), "{line}: {:?}", writes(line));
     }
@@ -550,7 +552,8 @@ fn git_writes_are_git_alone_writing_the_repository() {
         "./scripts/commit.sh",
         "bash -c \"$X\"",
         "git $SUB",
-        "git commit $FLAGS",
+        "git rebase $OPTS main",
+        "git fetch $ARGS",
         "git rebase -x 'make test' main",
         "git rebase --exec=make main",
         "git bisect run make",

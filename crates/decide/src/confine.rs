@@ -378,7 +378,7 @@ mod tests {
             "python3 -c 'import os'",
             "git rebase --exec 'make test' main",
             "git -c core.pager=less commit -m x",
-            "git commit $ARGS",
+            "git rebase $ARGS main",
         ] {
             // Some of them ask even in this mode; once the user allows them they run with `.git` read-only.
             let (decision, confinement, reason) = confined(mode, line);

@@ -100,7 +100,10 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             ..knowledge::GIT_SUB
         }));
     }
-    runs_programs |= s.dynamic
+    let no_program_options = args
+        .get(i)
+        .is_some_and(|sub| sub.literal && NO_PROGRAM_OPTIONS.contains(&sub.text.as_str()));
+    runs_programs |= (s.dynamic && !no_program_options)
         || effects
             .iter()
             .any(|(effect, _)| matches!(effect, Effect::HiddenExec(_)));
@@ -332,6 +335,13 @@ fn shortens_history(value: &Word) -> bool {
     let key = key.to_ascii_lowercase();
     key.starts_with("gc.") || key == "core.logallrefupdates"
 }
+
+/// Sub-commands none of whose options runs a program: a word of theirs only known at run time may be any option
+/// and still leaves git alone writing the repository (`git add $FILES`, `git commit -m x $FLAGS`).
+const NO_PROGRAM_OPTIONS: &[&str] = &[
+    "add", "rm", "mv", "commit", "tag", "branch", "checkout", "switch", "restore", "reset", "stash", "notes",
+    "apply",
+];
 
 /// The sub-commands that run a command given in their words, with the operand or the options that give it: the
 /// command then runs while git writes the repository.
