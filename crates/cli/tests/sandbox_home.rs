@@ -718,5 +718,10 @@ fn without_git_writes_the_history_cannot_be_destroyed() {
             "{who:?}"
         );
         git_out(&world.project, &["fsck", "--no-dangling"]);
+        // `--git-writes` belongs to `workspace-write`: with `read-only` it is refused and nothing runs.
+        let output = world.sandbox(&["--git-writes", "--", "touch", "ran"], &[]);
+        assert!(!output.status.success(), "{who:?}: {}", text(&output));
+        assert!(text(&output).contains("`--git-writes` needs `--profile workspace-write`"));
+        assert!(!world.project.join("ran").exists(), "{who:?}");
     }
 }
