@@ -284,6 +284,7 @@ async fn a_workspace_write_call_writes_the_project_but_not_git() {
         confinement: Some(agent_tool_traits::Confinement {
             profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
             network: false,
+            git_writes: false,
         }),
         ..ToolContext::default()
     };

@@ -173,3 +173,89 @@ async fn a_workspace_write_run_is_recorded_and_taken_back() {
         "pub fn kept() {}\n"
     );
 }
+
+/// The runtime's sandboxed runs carry the decision's git writes: a line that runs git to write the repository
+/// commits (where namespaces let `.git` be writable at all), and a build the rules allow, whose `Makefile` deletes
+/// `HEAD` and the objects, runs with `.git` read-only and leaves the history whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_line_that_runs_git_writes_the_history() {
+    if !sandbox_enforced() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(project.join("README"), "hello\n").unwrap();
+    std::fs::write(
+        project.join("Makefile"),
+        "all:\n\t-git update-ref -d HEAD\n\trm -rf .git/objects\n",
+    )
+    .unwrap();
+    git(&project, &["init", "-q"]);
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-qm", "first"]);
+    let head = |project: &std::path::Path| {
+        let output = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(project)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let before = head(&project);
+    let mut settings = Settings::new();
+    for rule in ["Bash(git add:*)", "Bash(git commit:*)", "Bash(make:*)"] {
+        settings.add_rule(
+            agent_rules::Rule::parse(rule, Decision::Allow, agent_tool_traits::Source::User).unwrap(),
+        );
+    }
+    let mut config = RuntimeConfig::new(&project);
+    config.home = Some(home);
+    let runtime = Runtime::builder(settings, config).build().unwrap();
+    let reports = runtime
+        .execute(
+            "s",
+            1,
+            vec![ToolCall::new("c1", "run_bash", json!({"command": "make"}))],
+        )
+        .await;
+    let report = &reports[0];
+    assert_eq!(report.verdict.decision, Decision::Allow, "{report:#?}");
+    assert_eq!(
+        report.confinement.map(|c| c.git_writes),
+        Some(false),
+        "{report:#?}"
+    );
+    assert!(report.output.is_error, "{}", report.output.content);
+    assert_eq!(head(&project), before, "{}", report.output.content);
+    assert!(project.join(".git/objects").is_dir());
+
+    std::fs::write(project.join("README"), "changed\n").unwrap();
+    let line = "git add -A && git -c user.name=t -c user.email=t@e commit -qm second";
+    let reports = runtime
+        .execute(
+            "s",
+            2,
+            vec![ToolCall::new("c2", "run_bash", json!({ "command": line }))],
+        )
+        .await;
+    let report = &reports[0];
+    assert_eq!(report.verdict.decision, Decision::Allow, "{report:#?}");
+    assert_eq!(
+        report.confinement.map(|c| c.git_writes),
+        Some(true),
+        "{report:#?}"
+    );
+    let namespaces =
+        agent_os_sandbox::KernelSupport::probe().namespaces != agent_os_sandbox::Namespaces::Unavailable;
+    if namespaces {
+        assert!(!report.output.is_error, "{}", report.output.content);
+        assert_ne!(head(&project), before, "{}", report.output.content);
+    } else {
+        eprintln!(
+            "skipped: committing in the sandbox needs namespaces (Landlock alone keeps `.git` read-only)"
+        );
+    }
+}

@@ -54,6 +54,13 @@ pub struct SubCommand {
     /// Its recursive reads only reach files whose names match every one of these globs (`find . -name '*.rs'
     /// -exec grep … {} +` reads only `*.rs` files); empty when any file may be read.
     pub names: Vec<String>,
+    /// It is git writing a repository by itself (`git add`, `git commit`, `git fetch`, `git reset`): a git
+    /// sub-command that is not read-only, runs no program the line names or sets in git's configuration
+    /// (`git rebase -x CMD`, `git -c core.pager=CMD`), and has no word only known at run time that may be an
+    /// option running one (`git rebase $FLAGS`; `git add $FILES` has no such option). A line with one runs with the
+    /// inside of the repository's git directory writable; every other line finds it read-only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub git_writes: bool,
 }
 
 impl SubCommand {

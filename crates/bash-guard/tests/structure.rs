@@ -512,3 +512,62 @@ fn project_files_are_looked_for_in_the_directories_above_the_place_the_command_w
     assert!(loads.contains(&"~/.git".to_owned()));
     assert!(!loads.iter().any(|l| l == ".git"), "{loads:?}");
 }
+
+/// Which commands are git writing a repository by itself: git sub-commands that are not read-only, wherever the
+/// analysis sees them; never a build, a script or git that runs a program the line names or sets.
+#[test]
+fn git_writes_are_git_alone_writing_the_repository() {
+    let writes = |line: &str| -> Vec<(String, bool)> {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .map(|c| (c.effective().join(" "), c.git_writes))
+            .collect()
+    };
+    let only = |line: &str| writes(line).iter().any(|(_, w)| *w);
+    for line in [
+        "git add -A",
+        "git commit -m \"$(printf 'feat: x')\"",
+        "git checkout -b topic",
+        "git stash pop",
+        "git reset --hard HEAD~1",
+        "git -C sub merge --ff-only main",
+        "git -c user.name=a -c user.email=a@b commit -m x",
+        "git fetch origin",
+        "timeout 60 git rebase main",
+        "bash -c 'git commit -qam x'",
+        "find . -name '*.rs' -exec git add {} +",
+        "git reflog expire --expire=now --all",
+        "git add $FILES",
+        "git commit -m x $FLAGS",
+    ] {
+        assert!(only(line), "{line}: {:?}", writes(line));
+    }
+    for line in [
+        "git status",
+        "git log -p",
+        "make",
+        "npm test",
+        "./scripts/commit.sh",
+        "bash -c \"$X\"",
+        "git $SUB",
+        "git rebase $OPTS main",
+        "git fetch $ARGS",
+        "git rebase -x 'make test' main",
+        "git rebase --exec=make main",
+        "git bisect run make",
+        "git submodule foreach 'rm -rf .git'",
+        "git -c core.hooksPath=hooks commit -m x",
+        "git -c \"$KEY\" commit -m x",
+        "git --exec-path=./bin commit -m x",
+        "git filter-branch --tree-filter 'rm x' HEAD",
+    ] {
+        assert!(!only(line), "{line}: {:?}", writes(line));
+    }
+    // A mixed line: the git command writes, the build beside it does not (the line as a whole gets git writes).
+    assert_eq!(
+        writes("git add -A && make"),
+        vec![("git add -A".to_owned(), true), ("make".to_owned(), false)]
+    );
+}

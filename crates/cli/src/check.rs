@@ -687,6 +687,9 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOut
             verdict
                 .reasons
                 .push(format!("runs under the kernel sandbox ({confinement})"));
+            if let Some(git) = confinement.git_dir() {
+                verdict.reasons.push(git.to_owned());
+            }
             HookOutput::from_verdict(&verdict).with_updated_input(updated)
         }
         None => HookOutput::from_verdict(&Verdict::new(

@@ -421,14 +421,26 @@ fn runs_confined(decided: &Decided) -> bool {
 /// How a shell call runs once allowed: the profile of the kernel sandbox, or why it runs without one.
 fn sandbox_line(decided: &Decided) -> String {
     match (decided.confinement, decided.resolution.verdict.decision) {
-        (Some(confinement), Decision::Allow) => format!("runs under `{confinement}`"),
-        (Some(confinement), Decision::Ask) => format!("runs under `{confinement}` once the user allows it"),
+        (Some(confinement), Decision::Allow) => {
+            format!("runs under `{confinement}`{}", git_text(confinement))
+        }
+        (Some(confinement), Decision::Ask) => format!(
+            "runs under `{confinement}` once the user allows it{}",
+            git_text(confinement)
+        ),
         (_, Decision::Deny) => "none (denied: it does not run)".to_owned(),
         (None, Decision::Allow | Decision::Ask) => match agent_os_sandbox::KernelSupport::probe().missing() {
             Some(why) => format!("none ({why})"),
             None => "none (`agentGuard.sandbox` is `off`)".to_owned(),
         },
     }
+}
+
+/// What the sandbox lets git do to the repository, after a `; `; empty for `read-only`.
+fn git_text(confinement: agent_tool_traits::Confinement) -> String {
+    confinement
+        .git_dir()
+        .map_or_else(String::new, |text| format!("; {text}"))
 }
 
 /// Words as a shell line: each word that holds a blank, a quote or nothing is single-quoted. Words only known at

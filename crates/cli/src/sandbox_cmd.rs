@@ -37,6 +37,11 @@ pub(crate) struct SandboxArgs {
     /// `host:8080`. A deny pattern of the settings still wins.
     #[arg(long = "allow-domain", value_name = "PATTERN", value_parser = parse_domain, requires = "allow_network")]
     allow_domains: Vec<DomainPattern>,
+    /// Let git write the repositories in the roots under `workspace-write`: the inside of each `.git` (objects,
+    /// index, refs, logs, `HEAD`) becomes writable, its configuration and hooks stay read-only. Without it `.git`
+    /// is read-only whole, so that the code a command runs cannot delete or rewrite the history.
+    #[arg(long)]
+    git_writes: bool,
     /// Print what the kernel supports and what that means for enforcement, then exit.
     #[arg(long)]
     probe: bool,
@@ -70,6 +75,12 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if args.git_writes && args.profile != SandboxProfile::WorkspaceWrite {
+        bail!(crate::UsageError(
+            "`--git-writes` needs `--profile workspace-write`: a `read-only` command writes nothing"
+                .to_owned()
+        ));
+    }
     if args.command.is_empty() {
         bail!(crate::UsageError(
             "no command to run: give it after `--` (`agent-guard sandbox -- ls -la`)".to_owned()
@@ -102,6 +113,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     let confinement = Confinement {
         profile: args.profile,
         network: args.allow_network,
+        git_writes: args.git_writes,
     };
     let mut plan = match guard.sandbox_plan(confinement, &support) {
         Ok(plan) => plan,

@@ -233,6 +233,104 @@ fn a_commit_is_allowed_inside_the_sandbox() {
     );
 }
 
+/// Whether `.git` can be writable in the sandbox at all: with namespaces (Landlock alone keeps it read-only whole).
+fn namespaces() -> bool {
+    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
+    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
+    report
+        .lines()
+        .find_map(|line| line.strip_prefix("namespaces: "))
+        .is_some_and(|namespaces| namespaces.starts_with("yes"))
+}
+
+/// Only a line that runs git itself to write the repository gets `.git` writable: `git add && git commit` commits
+/// through the hook's `updatedInput`; the code a build or a script runs (a `Makefile` that deletes `HEAD`, the
+/// objects or the reflogs, a script that commits behind a `bash -c`) finds `.git` read-only, fails, and leaves the
+/// history as it was.
+#[test]
+fn only_a_line_that_runs_git_may_write_the_history() {
+    if !supported() {
+        return;
+    }
+    let scratch = Scratch::new();
+    std::fs::write(
+        scratch.proj.join("Makefile"),
+        "drop-head:\n\tgit update-ref -d HEAD\n\
+         drop-objects:\n\trm -rf .git/objects\n\
+         expire-reflog:\n\tgit reflog expire --expire=now --all && git gc -q --prune=now\n",
+    )
+    .unwrap();
+    std::fs::write(
+        scratch.proj.join("commit.sh"),
+        "#!/bin/sh\nbash -c 'git commit -q --allow-empty -m hidden'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        scratch.proj.join("commit.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // The identity a sandboxed git commits with, from the user's configuration.
+    std::fs::write(
+        scratch.home.join(".gitconfig"),
+        "[user]\n\tname = t\n\temail = t@example.com\n",
+    )
+    .unwrap();
+    for args in [&["add", "-A"][..], &["commit", "-qm", "initial"]] {
+        let out = git(&scratch.proj, &scratch.home, args);
+        assert!(out.status.success(), "{}", hook::text(&out.stderr));
+    }
+    let history = || {
+        let head = git(&scratch.proj, &scratch.home, &["rev-parse", "HEAD"]);
+        let reflog = git(&scratch.proj, &scratch.home, &["reflog", "--format=%H"]);
+        (hook::text(&head.stdout), hook::text(&reflog.stdout))
+    };
+
+    // The commit: its line gets `--git-writes`, and where the kernel can keep `.git`'s configuration read-only
+    // inside a writable `.git` (namespaces), it commits.
+    std::fs::write(scratch.proj.join("src/x.rs"), "b\n").unwrap();
+    let line = "git add -A && git commit -q -m second";
+    let output = scratch.check(line);
+    let (decision, reason, updated) = decided(&output);
+    assert_eq!(decision, "allow", "{reason}");
+    assert!(reason.contains("git may write the repository"), "{reason}");
+    let updated = updated.unwrap();
+    assert!(updated.contains(" --git-writes "), "{updated}");
+    let run = scratch.run(updated);
+    if namespaces() {
+        assert!(run.status.success(), "{}", hook::text(&run.stderr));
+        let log = git(&scratch.proj, &scratch.home, &["log", "--format=%s"]);
+        assert_eq!(hook::text(&log.stdout), "second\ninitial\n");
+    } else {
+        eprintln!(
+            "skipped: committing in the sandbox needs namespaces (Landlock alone keeps `.git` read-only)"
+        );
+    }
+
+    // The code of a build and of a script: allowed inside the sandbox, without `--git-writes`, and powerless on
+    // the history.
+    let before = history();
+    for line in [
+        "make drop-head",
+        "make drop-objects",
+        "make expire-reflog",
+        "./commit.sh",
+    ] {
+        let output = scratch.check(line);
+        let (decision, reason, updated) = decided(&output);
+        assert_eq!(decision, "allow", "{line}: {reason}");
+        assert!(reason.contains("`.git` is read-only"), "{line}: {reason}");
+        let updated = updated.unwrap();
+        assert!(!updated.contains("--git-writes"), "{line}: {updated}");
+        let run = scratch.run(updated);
+        let stderr = hook::text(&run.stderr);
+        assert!(!run.status.success(), "{line}: {stderr}");
+        assert_eq!(history(), before, "{line}: {stderr}");
+    }
+    let fsck = git(&scratch.proj, &scratch.home, &["fsck", "--no-dangling"]);
+    assert!(fsck.status.success(), "{}", hook::text(&fsck.stderr));
+}
+
 #[test]
 fn what_the_sandbox_does_not_contain_still_asks_or_is_denied() {
     if !supported() {

@@ -214,6 +214,22 @@ impl World {
     fn run(&self, profile: &str, line: &str) -> Output {
         self.sandbox(&["--profile", profile, "--", "bash", "-c", line], &[])
     }
+
+    /// `line` under `workspace-write` with git allowed to write the repository (`--git-writes`).
+    fn run_git(&self, line: &str) -> Output {
+        self.sandbox(
+            &[
+                "--profile",
+                "workspace-write",
+                "--git-writes",
+                "--",
+                "bash",
+                "-c",
+                line,
+            ],
+            &[],
+        )
+    }
 }
 
 /// This user and (as root) an unprivileged one, each with namespaces and with Landlock and seccomp alone.
@@ -381,10 +397,8 @@ fn tool_chains_work_without_the_home_directory() {
         }
         assert!(!all.contains("extraheader"), "{who:?}: {all}");
         if world.namespaces {
-            let output = world.run(
-                "workspace-write",
-                "git add src/lib.rs && git commit -qm first && git log --format='%an <%ae>'",
-            );
+            let output =
+                world.run_git("git add src/lib.rs && git commit -qm first && git log --format='%an <%ae>'");
             let all = text(&output);
             assert!(output.status.success(), "{who:?}: {all}");
             assert!(
@@ -578,9 +592,9 @@ fn the_environment_is_passed_by_allow_list() {
     }
 }
 
-/// With namespaces, git writes its repository under `workspace-write` (add, commit, a new branch, stash, a local
-/// rebase), while its configuration, hooks and `info/` stay read-only, a hook it creates is removed when it ends,
-/// and `.git` cannot be moved away. Without namespaces `.git` stays read-only whole.
+/// With namespaces and `--git-writes`, git writes its repository under `workspace-write` (add, commit, a new
+/// branch, stash, a local rebase), while its configuration, hooks and `info/` stay read-only, a hook it creates is
+/// removed when it ends, and `.git` cannot be moved away. Without namespaces `.git` stays read-only whole.
 #[test]
 fn git_writes_its_repository_but_not_its_configuration() {
     if !supported() {
@@ -596,8 +610,7 @@ fn git_writes_its_repository_but_not_its_configuration() {
         if let Some(uid) = world.owner {
             chown_all(world.dir.path(), uid);
         }
-        let output = world.run(
-            "workspace-write",
+        let output = world.run_git(
             "set -e; echo a >> src/lib.rs; git add -A; git commit -qm second; git checkout -qb topic; \
              echo b >> src/lib.rs; git stash -q; git stash pop -q; git commit -qam third; git checkout -q main; \
              echo c > other.txt; git add other.txt; git commit -qm fourth; git checkout -q topic; \
@@ -613,8 +626,7 @@ fn git_writes_its_repository_but_not_its_configuration() {
                 "{who:?}: .git stays read-only without namespaces: {all}"
             );
         }
-        let output = world.run(
-            "workspace-write",
+        let output = world.run_git(
             "echo '[core]\n\tfsmonitor = /tmp/x' >> .git/config; git config core.hooksPath /tmp; \
              mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/post-commit; \
              mkdir -p .git/info; echo x > .git/info/attributes; echo /elsewhere > .git/commondir; \
@@ -641,5 +653,75 @@ fn git_writes_its_repository_but_not_its_configuration() {
             Some("x\n"),
             "{who:?}: {all}"
         );
+    }
+}
+
+/// `git args` in `project` outside the sandbox, its standard output.
+fn git_out(project: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "safe.directory=*"])
+        .args(args)
+        .current_dir(project)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {}", text(&output));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Without `--git-writes` a `workspace-write` command finds `.git` read-only whole, with namespaces and without:
+/// whatever it runs cannot delete a reference, the objects or the reflogs, nor commit, and git says why.
+#[test]
+fn without_git_writes_the_history_cannot_be_destroyed() {
+    if !supported() {
+        return;
+    }
+    for world in worlds() {
+        let who = (world.owner, world.namespaces);
+        git(&world.project, &["init", "-q", "-b", "main"]);
+        git(&world.project, &["add", "-A"]);
+        git(&world.project, &["commit", "-qm", "initial"]);
+        git(&world.project, &["commit", "-q", "--allow-empty", "-m", "second"]);
+        if let Some(uid) = world.owner {
+            chown_all(world.dir.path(), uid);
+        }
+        let history = |project: &Path| {
+            (
+                git_out(project, &["rev-parse", "HEAD", "HEAD~1"]),
+                git_out(project, &["reflog", "--format=%H"]),
+                git_out(project, &["count-objects", "-v"]),
+            )
+        };
+        let before = history(&world.project);
+        for line in [
+            "git update-ref -d HEAD",
+            "rm -rf .git/objects",
+            "git reflog expire --expire=now --all && git gc -q --prune=now",
+            "printf '%040d\\n' 0 > .git/refs/heads/main",
+            "mv .git/refs .git/refs-away",
+            "git commit -q --allow-empty -m sneaky",
+        ] {
+            let output = world.run("workspace-write", &format!("echo x >> src/lib.rs && {line}"));
+            let all = text(&output);
+            assert!(!output.status.success(), "{who:?} {line}: {all}");
+            // The kernel's own words: a read-only mount, or Landlock's refusal without namespaces.
+            let refused = all.contains("Read-only file system")
+                || (!world.namespaces && all.contains("Permission denied"));
+            assert!(refused, "{who:?} {line}: {all}");
+            assert_eq!(history(&world.project), before, "{who:?} {line}: {all}");
+        }
+        // The working tree was written all along: only `.git` is read-only.
+        assert!(
+            std::fs::read_to_string(world.project.join("src/lib.rs"))
+                .unwrap()
+                .ends_with("x\n"),
+            "{who:?}"
+        );
+        git_out(&world.project, &["fsck", "--no-dangling"]);
+        // `--git-writes` belongs to `workspace-write`: with `read-only` it is refused and nothing runs.
+        let output = world.sandbox(&["--git-writes", "--", "touch", "ran"], &[]);
+        assert!(!output.status.success(), "{who:?}: {}", text(&output));
+        assert!(text(&output).contains("`--git-writes` needs `--profile workspace-write`"));
+        assert!(!world.project.join("ran").exists(), "{who:?}");
     }
 }

@@ -290,6 +290,7 @@ fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinemen
         (Some(a), Some(b)) => Some(Confinement {
             profile: a.profile.min(b.profile),
             network: a.network && b.network,
+            git_writes: a.git_writes && b.git_writes,
         }),
         (one, None) | (None, one) => one,
     }

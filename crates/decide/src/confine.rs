@@ -25,7 +25,10 @@ impl Guard {
     /// cannot back it: a line allowed because it is read-only runs `read-only`; a line a rule, a hook, a mode or
     /// (after an ask) the user allowed runs `workspace-write`, with the network when `blockNetwork` is off, or when
     /// a rule, a hook or the user allowed this line and its commands use the network (network clients, package
-    /// managers and build tools, which fetch). `None` for a
+    /// managers and build tools, which fetch). A `workspace-write` line may write the inside of a repository's
+    /// git directory only when its analysis shows it runs git itself to write the repository
+    /// ([`SubCommand::git_writes`](agent_bash_guard::SubCommand::git_writes)); every other line (a build, a test
+    /// suite, a script, a program the analysis does not know) finds `.git` read-only whole. `None` for a
     /// denied call and when `agentGuard.sandbox` is `off`. Where the kernel cannot enforce the sandbox, an allow
     /// says so in its reason (`auto`) or becomes an ask (`required`).
     pub(crate) fn confinement(
@@ -81,7 +84,13 @@ impl Guard {
             }
             return None;
         }
-        Some(Confinement { profile, network })
+        let git_writes =
+            profile == SandboxProfile::WorkspaceWrite && analysis.commands.iter().any(|c| c.git_writes);
+        Some(Confinement {
+            profile,
+            network,
+            git_writes,
+        })
     }
 
     /// The hosts `analysis` names that the proxy of its sandbox must let through beyond `agentGuard.network`: each
@@ -307,10 +316,20 @@ mod tests {
     /// What the kernel sandbox gives where the kernel enforces it; where it cannot, no confinement and an allow
     /// that says it is not sandboxed.
     fn expect(settings: &str, command: &str, profile: SandboxProfile, network: bool) {
+        expect_git(settings, command, profile, network, false);
+    }
+
+    /// As [`expect`], with whether git may write the repository.
+    fn expect_git(settings: &str, command: &str, profile: SandboxProfile, network: bool, git_writes: bool) {
         let (decision, confinement, reason) = confined(settings, command);
         assert_eq!(decision, Decision::Allow, "{command}: {reason}");
+        let expected = Confinement {
+            profile,
+            network,
+            git_writes,
+        };
         match KernelSupport::enforcement_missing() {
-            None => assert_eq!(confinement, Some(Confinement { profile, network }), "{command}"),
+            None => assert_eq!(confinement, Some(expected), "{command}"),
             Some(_) => {
                 assert_eq!(confinement, None);
                 assert!(reason.contains("not sandboxed"), "{reason}");
@@ -326,12 +345,50 @@ mod tests {
     #[test]
     fn a_line_a_rule_allows_runs_workspace_write() {
         let rule = r#"{"permissions": {"allow": ["Bash(git commit:*)"]}}"#;
-        expect(
+        expect_git(
             rule,
             "git commit -m 'a change'",
             SandboxProfile::WorkspaceWrite,
             false,
+            true,
         );
+    }
+
+    #[test]
+    fn only_a_line_that_runs_git_to_write_may_write_the_git_directory() {
+        let mode = r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#;
+        let ww = SandboxProfile::WorkspaceWrite;
+        // git writing the repository, alone or with other programs (which then run with `.git` writable too).
+        for line in [
+            "git add -A && git commit -m \"$(printf 'a\nb')\"",
+            "git -c user.email=a@b.c commit -m x",
+            "git stash && make && git stash pop",
+            "cd sub && git checkout -b topic",
+        ] {
+            expect_git(mode, line, ww, false, true);
+        }
+        // Builds, tests, scripts, interpreters and unknown programs, git run by code the analysis does not see,
+        // git that runs a program the line names or sets, and git with options only known at run time.
+        for line in [
+            "make",
+            "npm test",
+            "cargo build",
+            "./scripts/commit.sh",
+            "bash -c \"$X\"",
+            "python3 -c 'import os'",
+            "git rebase --exec 'make test' main",
+            "git -c core.pager=less commit -m x",
+            "git rebase $ARGS main",
+        ] {
+            // Some of them ask even in this mode; once the user allows them they run with `.git` read-only.
+            let (decision, confinement, reason) = confined(mode, line);
+            assert_ne!(decision, Decision::Deny, "{line}: {reason}");
+            if KernelSupport::enforcement_missing().is_none() {
+                let confinement = confinement.unwrap();
+                assert_eq!(confinement.profile, ww, "{line}");
+                assert!(!confinement.git_writes, "{line}: {reason}");
+            }
+        }
     }
 
     #[test]

@@ -504,7 +504,8 @@ mod tests {
             decided.confinement,
             Some(Confinement {
                 profile: SandboxProfile::WorkspaceWrite,
-                network: true
+                network: true,
+                git_writes: false,
             })
         );
         let contained = decided.contained.expect("what was contained");
@@ -540,7 +541,8 @@ mod tests {
             decided.confinement,
             Some(Confinement {
                 profile: SandboxProfile::WorkspaceWrite,
-                network: false
+                network: false,
+                git_writes: false,
             })
         );
     }

@@ -120,8 +120,9 @@ impl HookOutput {
 }
 
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
-/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…] --root <root>
-/// [--settings <file>]… -- bash -c '<command>'`. `domains` are the hosts the decision allowed beyond the settings'
+/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…] [--git-writes]
+/// --root <root> [--settings <file>]… -- bash -c '<command>'`. `--git-writes` is given when the confinement lets git
+/// write the repository ([`Confinement::git_writes`]); without it `.git` is read-only. `domains` are the hosts the decision allowed beyond the settings'
 /// own ([`Decided::domains`](crate::Decided::domains)); they are passed only with the network. The original line is
 /// one argument of `bash -c`, single-quoted so that the coding agent's shell passes it byte for byte and nothing
 /// in it is read twice. Other fields of the input are kept. `None` when the input has no string `command`.
@@ -143,6 +144,9 @@ pub fn sandboxed_input(
             line.push_str(" --allow-domain ");
             line.push_str(&shell_quote(domain));
         }
+    }
+    if confinement.git_writes && confinement.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite {
+        line.push_str(" --git-writes");
     }
     line.push_str(" --root ");
     line.push_str(&shell_quote(root));

@@ -100,6 +100,7 @@ fn allowed_domains_are_passed_with_the_network_only() {
     let networked = line(Confinement {
         profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
         network: true,
+        git_writes: false,
     });
     assert!(
         networked.contains(
@@ -110,6 +111,15 @@ fn allowed_domains_are_passed_with_the_network_only() {
     let offline = line(Confinement {
         profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
         network: false,
+        git_writes: false,
     });
     assert!(!offline.contains("--allow-domain"), "{offline}");
+    assert!(!offline.contains("--git-writes"), "{offline}");
+    // git may write the repository only when the confinement says so, and the flag comes before `--`.
+    let git = line(Confinement {
+        profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
+        network: false,
+        git_writes: true,
+    });
+    assert!(git.contains(" --git-writes --root '/p' "), "{git}");
 }

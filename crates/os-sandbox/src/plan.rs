@@ -483,19 +483,22 @@ impl Plan {
             }
         }
         let mut write_protected = found.write_protected;
-        // With namespaces, git writes inside a repository's git directory (a mount keeps `.git` in place and its
-        // configuration read-only); without them Landlock cannot grant creating `index.lock` in `.git` without
-        // granting its `config`, so `.git` stays read-only whole.
-        let git_dirs = if writes && matches!(isolation, Isolation::Namespaces { .. }) {
-            crate::gitdir::writable_git_dirs(
-                &write_protected,
-                &spec.roots,
-                &spec.read_only_roots,
-                &spec.write_protected_places,
-            )
-        } else {
-            Vec::new()
-        };
+        // Only a confinement that lets git write (a line that runs git itself to write the repository) opens the
+        // inside of a repository's git directory; every other command finds `.git` read-only whole, so that the
+        // code it runs cannot delete or rewrite the history. With namespaces git then writes inside it (a mount
+        // keeps `.git` in place and its configuration read-only); without them Landlock cannot grant creating
+        // `index.lock` in `.git` without granting its `config`, so `.git` stays read-only whole.
+        let git_dirs =
+            if writes && spec.confinement.git_writes && matches!(isolation, Isolation::Namespaces { .. }) {
+                crate::gitdir::writable_git_dirs(
+                    &write_protected,
+                    &spec.roots,
+                    &spec.read_only_roots,
+                    &spec.write_protected_places,
+                )
+            } else {
+                Vec::new()
+            };
         let mut watch = Watch::default();
         if writes {
             let cache_config = spec
@@ -799,6 +802,7 @@ mod tests {
             Confinement {
                 profile: SandboxProfile::WorkspaceWrite,
                 network: false,
+                git_writes: false,
             },
             vec![root.clone()],
         );
@@ -846,6 +850,49 @@ mod tests {
             }]
         );
         assert_eq!(plan.watch.roots, vec![root]);
+    }
+
+    #[test]
+    fn only_a_confinement_with_git_writes_opens_the_inside_of_git() {
+        let dir = project();
+        let root = dir.path().to_path_buf();
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        let mut spec = SandboxSpec::new(
+            Confinement {
+                profile: SandboxProfile::WorkspaceWrite,
+                network: false,
+                git_writes: false,
+            },
+            vec![root.clone()],
+        );
+        spec.toolchains.clear();
+        let bound =
+            |plan: &Plan| -> Vec<PathBuf> { plan.read_only_binds.iter().map(|b| b.path.clone()).collect() };
+        // Without the flag: `.git` read-only whole, with namespaces and without.
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+        assert_eq!(bound(&plan), vec![root.join(".git")]);
+        assert!(!plan.grants.iter().any(|g| g.path == root.join(".git")));
+        // With it: the inside is writable (granted again, not bound), its configuration and hooks bound read-only.
+        spec.confinement.git_writes = true;
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+        let binds = bound(&plan);
+        assert!(!binds.contains(&root.join(".git")), "{binds:?}");
+        assert!(binds.contains(&root.join(".git/config")) && binds.contains(&root.join(".git/hooks")));
+        assert!(
+            plan.grants
+                .iter()
+                .any(|g| g.path == root.join(".git") && g.rights.contains(Rights::WRITE))
+        );
+        // Landlock alone cannot keep the configuration out of a writable `.git`: read-only whole, flag or not.
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap();
+        assert!(
+            !plan
+                .grants
+                .iter()
+                .any(|g| root.join(".git/objects/x").starts_with(&g.path) && g.rights.contains(Rights::WRITE))
+        );
     }
 
     #[test]

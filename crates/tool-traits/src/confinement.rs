@@ -44,13 +44,21 @@ impl std::str::FromStr for SandboxProfile {
     }
 }
 
-/// The confinement of one allowed call: its profile, and whether it may use the network.
+/// The confinement of one allowed call: its profile, whether it may use the network, and whether git may write
+/// the repositories in its roots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Confinement {
     /// What the command may do to the file system.
     pub profile: SandboxProfile,
     /// Whether it may open sockets to the outside.
     pub network: bool,
+    /// Whether the inside of a repository's git directory (objects, index, refs, logs, `HEAD`) is writable, under
+    /// [`SandboxProfile::WorkspaceWrite`]: only for a line whose analysis shows it runs git to write the repository
+    /// (`git add`, `git commit`, …). Every other line finds `.git` read-only whole, so that the code it runs (a
+    /// build, a test suite, a script) cannot delete or rewrite the history, which no snapshot of the working tree
+    /// brings back. Its configuration and hooks are read-only either way.
+    #[serde(default)]
+    pub git_writes: bool,
 }
 
 impl Confinement {
@@ -58,17 +66,36 @@ impl Confinement {
     pub const READ_ONLY: Self = Self {
         profile: SandboxProfile::ReadOnly,
         network: false,
+        git_writes: false,
     };
+
+    /// What the command may do to the repositories in its roots, in words, for a reason or `explain`; `None` under
+    /// [`SandboxProfile::ReadOnly`], which writes nothing.
+    pub const fn git_dir(&self) -> Option<&'static str> {
+        match (self.profile, self.git_writes) {
+            (SandboxProfile::ReadOnly, _) => None,
+            (SandboxProfile::WorkspaceWrite, true) => Some(
+                "git may write the repository (`.git` is writable but for its configuration and hooks; the \
+                 line's other programs run with it writable too)",
+            ),
+            (SandboxProfile::WorkspaceWrite, false) => Some(
+                "`.git` is read-only: only a line that runs git itself to write the repository may change \
+                 its history",
+            ),
+        }
+    }
 }
 
 impl std::fmt::Display for Confinement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}{}",
-            self.profile,
-            if self.network { " with network" } else { "" }
-        )
+        let git = self.git_writes && self.profile == SandboxProfile::WorkspaceWrite;
+        let extra = match (self.network, git) {
+            (false, false) => "",
+            (true, false) => " with network",
+            (false, true) => " with git writes",
+            (true, true) => " with network and git writes",
+        };
+        write!(f, "{}{extra}", self.profile)
     }
 }
 
@@ -86,10 +113,29 @@ mod tests {
         assert_eq!(
             Confinement {
                 profile: SandboxProfile::WorkspaceWrite,
-                network: true
+                network: true,
+                git_writes: false,
             }
             .to_string(),
             "workspace-write with network"
         );
+        let git = Confinement {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: true,
+            git_writes: true,
+        };
+        assert_eq!(git.to_string(), "workspace-write with network and git writes");
+        assert!(git.git_dir().is_some_and(|text| text.contains("git may write")));
+        // A read-only run writes nothing, git or not.
+        let read_only = Confinement {
+            git_writes: true,
+            ..Confinement::READ_ONLY
+        };
+        assert_eq!(read_only.to_string(), "read-only");
+        assert_eq!(read_only.git_dir(), None);
+        // Older records without the field read as `.git` read-only.
+        let old: Confinement =
+            serde_json::from_str(r#"{"profile":"workspace-write","network":false}"#).unwrap();
+        assert!(!old.git_writes);
     }
 }

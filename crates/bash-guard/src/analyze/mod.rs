@@ -554,6 +554,7 @@ impl Walker<'_> {
                 reads_hidden: classified.recursive == Recursion::All,
                 follows_links: classified.follows_links,
                 names: classified.names.clone(),
+                git_writes: classified.git_writes,
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
                 && self.functions.iter().any(|f| f == name)
@@ -808,6 +809,7 @@ impl Walker<'_> {
             reads_hidden: classified.recursive == Recursion::All,
             follows_links: classified.follows_links,
             names: classified.names.clone(),
+            git_writes: classified.git_writes,
         });
         self.record(classified, index, ctx);
     }

@@ -14,6 +14,10 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     // Configuration set on the command line that shortens what git keeps of history (`git -c gc.pruneExpire=now
     // gc`): the sub-command's own effect is then not what its options say.
     let mut history_config = false;
+    // Whether git runs a program besides itself that the line names or sets (`rebase -x CMD`, `-c core.pager=CMD`,
+    // `--exec-path DIR`), or a word only known at run time may be such an option: then it is not git alone that
+    // writes the repository.
+    let mut runs_programs = false;
     // The index of the sub-command.
     let mut i = args.len();
     for token in reader.by_ref() {
@@ -22,6 +26,9 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                 for effect in option.effects(&knowledge::GIT_GLOBAL) {
                     if let Effect::HiddenExec(reason) = effect {
                         c.ask_unseen(reason.to_owned());
+                        let configures = matches!(option.name.as_ref(), "-c" | "--config-env");
+                        runs_programs |=
+                            !configures || option.value.as_ref().is_none_or(|v| !runs_nothing(v));
                     }
                     global_ok = false;
                 }
@@ -57,6 +64,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             Token::Operand { at, word } => {
                 if !word.literal {
                     global_ok = false;
+                    runs_programs = true;
                 }
                 i = at;
                 break;
@@ -92,6 +100,13 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             ..knowledge::GIT_SUB
         }));
     }
+    let no_program_options = args
+        .get(i)
+        .is_some_and(|sub| sub.literal && NO_PROGRAM_OPTIONS.contains(&sub.text.as_str()));
+    runs_programs |= (s.dynamic && !no_program_options)
+        || effects
+            .iter()
+            .any(|(effect, _)| matches!(effect, Effect::HiddenExec(_)));
     flags::effects(&effects, c);
     let effects_ok = c.read_only && c.writes.len() == writes_before;
     let Some(sub) = args.get(i) else {
@@ -143,6 +158,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
         repository_config(c);
     }
     paths(sub_name, rest, &s, c);
+    runs_programs |= runs_given_command(sub_name, &s);
     c.effect = git_effect(sub_name, rest, &s);
     let read_only = match rule {
         None => false,
@@ -167,6 +183,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             false
         }
         Some(GitRule::Runs(reason)) => {
+            runs_programs = true;
             c.class = CommandClass::Exec;
             c.ask_unseen(reason.to_owned());
             false
@@ -194,6 +211,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     if c.read_only {
         c.class = CommandClass::ReadOnly;
     }
+    c.git_writes = !c.read_only && !runs_programs && c.class != CommandClass::Exec;
     if history_config
         && matches!(
             c.effect,
@@ -316,6 +334,78 @@ fn shortens_history(value: &Word) -> bool {
         .map_or(value.text.as_str(), |(key, _)| key);
     let key = key.to_ascii_lowercase();
     key.starts_with("gc.") || key == "core.logallrefupdates"
+}
+
+/// Sub-commands none of whose options runs a program: a word of theirs only known at run time may be any option
+/// and still leaves git alone writing the repository (`git add $FILES`, `git commit -m x $FLAGS`).
+const NO_PROGRAM_OPTIONS: &[&str] = &[
+    "add", "rm", "mv", "commit", "tag", "branch", "checkout", "switch", "restore", "reset", "stash", "notes",
+    "apply",
+];
+
+/// The sub-commands that run a command given in their words, with the operand or the options that give it: the
+/// command then runs while git writes the repository.
+const RUNS_GIVEN: &[(&str, &[&str], &[&str])] = &[
+    ("bisect", &["run"], &[]),
+    ("submodule", &["foreach"], &[]),
+    ("rebase", &[], &["-x", "--exec"]),
+    ("difftool", &[], &["-x", "--extcmd"]),
+    (
+        "filter-branch",
+        &[],
+        &[
+            "--env-filter",
+            "--tree-filter",
+            "--index-filter",
+            "--parent-filter",
+            "--msg-filter",
+            "--commit-filter",
+            "--tag-name-filter",
+        ],
+    ),
+];
+
+/// Whether `git sub` runs a command its words give (`git bisect run CMD`, `git submodule foreach CMD`, `git rebase
+/// -x CMD`); a first operand only known at run time may be the one that does.
+fn runs_given_command(sub: &str, s: &options::Parsed<'_>) -> bool {
+    RUNS_GIVEN
+        .iter()
+        .filter(|(name, _, _)| *name == sub)
+        .any(|(_, operands, options)| {
+            s.has(options)
+                || (!operands.is_empty()
+                    && s.operands
+                        .first()
+                        .is_some_and(|o| !o.literal || operands.contains(&o.text.as_str())))
+        })
+}
+
+/// Whether a `-c NAME=VALUE` (or `--config-env NAME=VAR`) sets a key that makes git run no program: the
+/// identity of commits and tags, whether they are signed (with the program the user's configuration names), the
+/// default branch, colours, advice and how paths are quoted. A name only known at run time may be any key.
+fn runs_nothing(value: &Word) -> bool {
+    if !value.literal {
+        return false;
+    }
+    let key = value
+        .text
+        .split_once('=')
+        .map_or(value.text.as_str(), |(key, _)| key)
+        .to_ascii_lowercase();
+    let identity = ["user.", "author.", "committer."].iter().any(|section| {
+        key.strip_prefix(section)
+            .is_some_and(|k| ["name", "email"].contains(&k))
+    });
+    identity
+        || [
+            "commit.gpgsign",
+            "tag.gpgsign",
+            "init.defaultbranch",
+            "core.quotepath",
+            "color.ui",
+        ]
+        .contains(&key.as_str())
+        || key.starts_with("advice.")
 }
 
 /// Sections of git's configuration whose values are never credentials.

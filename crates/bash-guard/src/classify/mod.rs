@@ -174,6 +174,8 @@ pub(crate) struct Classified {
     /// Files it reads whose names are only known at run time, found under these starting points (`xargs cat` after
     /// `find … |`, `cat $(git ls-files)`): they stand as `{}` among its words.
     pub(crate) found: Option<Found>,
+    /// It is git writing a repository by itself, and nothing else ([`crate::SubCommand::git_writes`]).
+    pub(crate) git_writes: bool,
 }
 
 impl Classified {
@@ -203,6 +205,7 @@ impl Classified {
             network: None,
             environment: None,
             found: None,
+            git_writes: false,
         }
     }
 

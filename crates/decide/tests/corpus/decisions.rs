@@ -36,6 +36,10 @@ pub(crate) struct Case {
     /// contains is allowed to run inside it).
     #[serde(default, rename = "autoAllow")]
     pub(crate) auto_allow: Option<String>,
+    /// Whether the line's confinement (with contained allows on) lets git write the repository, where the case
+    /// states it: only a line that runs git itself to write it does.
+    #[serde(default, rename = "gitWrites")]
+    pub(crate) git_writes: Option<bool>,
 }
 
 impl Case {
@@ -75,6 +79,25 @@ pub(crate) fn decide(case: &Case, auto_allow: bool) -> (String, String) {
     let decided = guard.decide(&case.tool, &ws.expand(&case.input));
     let verdict = decided.verdict();
     (verdict.decision.as_str().to_owned(), ws.redact(&verdict.reason()))
+}
+
+/// The confinement of `case` with contained allows on, as the table shows it: `-` for none.
+fn confinement(case: &Case) -> (bool, String) {
+    let ws = Workspace::new();
+    for (path, text) in &case.files {
+        ws.write(path, text);
+    }
+    for (link, target) in &case.symlinks {
+        ws.symlink(link, target);
+    }
+    let guard = ws.guard_with(&case.settings, &case.env, case.mode.as_deref(), None);
+    let decided = guard.decide(&case.tool, &ws.expand(&case.input));
+    (
+        decided.confinement.is_some_and(|c| c.git_writes),
+        decided
+            .confinement
+            .map_or_else(|| "-".to_owned(), |c| c.to_string()),
+    )
 }
 
 /// Whether this kernel enforces the sandbox, so that contained allows can be decided at all; where it cannot, the
@@ -127,6 +150,19 @@ fn decision_table() {
                 case.expected(true),
             ));
         }
+        // The confinement exists only where the kernel enforces the sandbox.
+        let confined = case
+            .git_writes
+            .filter(|_| contained_allows_possible())
+            .map(|expected| (expected, confinement(case)));
+        if let Some((expected, (git_writes, _))) = &confined
+            && git_writes != expected
+        {
+            failures.push(format!(
+                "{}: expected git writes {expected}, got {git_writes}",
+                case.name
+            ));
+        }
         let provenance = &verdict.provenance;
         let _ = writeln!(table, "## {}", case.name);
         let _ = writeln!(table, "call:       {} {}", case.tool, case.input);
@@ -150,6 +186,9 @@ fn decision_table() {
             contained.filter(|(d, r)| d != verdict.decision.as_str() || *r != reason_off)
         {
             let _ = writeln!(table, "autoAllow:  {decision}: {reason}");
+        }
+        if let Some((_, (_, shown))) = &confined {
+            let _ = writeln!(table, "sandbox:    {shown}");
         }
         let _ = writeln!(
             table,
