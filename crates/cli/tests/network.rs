@@ -534,3 +534,193 @@ fn verbose_names_the_domains_and_a_domain_flag_needs_the_network() {
         "{line}"
     );
 }
+
+/// A server on loopback for the names `a.test`, `b.test` and `c.test`: `/to-NAME` redirects to
+/// `http://NAME.test:PORT/landed`, anything else answers `reached HOST PATH`; it records each `HOST PATH` it served.
+struct Redirector {
+    port: u16,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Redirector {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let recording = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let mut head = Vec::new();
+                let mut chunk = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let path = head.split(' ').nth(1).unwrap_or_default().to_owned();
+                let host = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Host: "))
+                    .unwrap_or_default()
+                    .split(':')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                recording.lock().unwrap().push(format!("{host} {path}"));
+                let answer = match path.strip_prefix("/to-") {
+                    Some(name) => format!(
+                        "HTTP/1.1 302 Found\r\nLocation: http://{name}.test:{port}/landed\r\nContent-Length: 0\r\n\
+                         Connection: close\r\n\r\n"
+                    ),
+                    None => {
+                        let body = format!("reached {host} {path}\n");
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                    }
+                };
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        Self { port, seen }
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// After untrusted content, a line nobody approved (a contained allow) reaches only the domains its session reached
+/// before and those it names: through the hook's `updatedInput`, run as the coding agent runs it, a `curl -L` whose
+/// redirect leads to a domain the session reached before gets there, one whose redirect leads to a domain the
+/// settings allow but the session never reached is refused by the proxy, naming the taint and how to clear it. In
+/// an untainted session, and once the taint is cleared, the same line reaches it.
+#[test]
+fn after_untrusted_content_a_contained_line_reaches_only_the_domains_its_session_reached() {
+    if !supported() {
+        return;
+    }
+    let server = Redirector::start();
+    let port = server.port;
+    let project = Project::new(None, true);
+    std::fs::create_dir_all(project.root.join(".git")).unwrap();
+    std::fs::create_dir_all(project.home.join(".claude")).unwrap();
+    // The user's settings allow the three names (on the test server's port) to the proxy and to contained lines,
+    // and trust `b.test`'s content: the session's untrusted content is the attacker's page.
+    std::fs::write(
+        project.home.join(".claude/settings.json"),
+        serde_json::json!({
+            "permissions": {"allow": ["WebFetch(domain:a.test)", "WebFetch(domain:b.test)", "WebFetch(domain:c.test)"]},
+            "agentGuard": {
+                "network": {"allow": [format!("a.test:{port}"), format!("b.test:{port}"), format!("c.test:{port}")]},
+                "taint": {"trustedDomains": ["b.test"]},
+            },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let hook = |session: &str, tool: &str, input: serde_json::Value| -> serde_json::Value {
+        let line = serde_json::json!({
+            "session_id": session, "cwd": project.root, "permission_mode": "default",
+            "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input,
+        });
+        let mut child = Command::new(BIN)
+            .arg("check")
+            .current_dir(&project.root)
+            .env("HOME", &project.home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(line.to_string().as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()["hookSpecificOutput"].clone()
+    };
+    // The coding agent runs an allowed line's `updatedInput`; the wrapped line must be the contained allow.
+    let runs = |session: &str, line: &str| -> (String, String) {
+        let output = hook(session, "Bash", serde_json::json!({ "command": line }));
+        assert_eq!(output["permissionDecision"], "allow", "{line}: {output}");
+        let wrapped = output["updatedInput"]["command"].as_str().unwrap().to_owned();
+        let ran = Command::new("bash")
+            .arg("-c")
+            .arg(&wrapped)
+            .current_dir(&project.root)
+            .env("HOME", &project.home)
+            .env(
+                "AGENT_GUARD_PROXY_RESOLVE",
+                "a.test=127.0.0.1,b.test=127.0.0.1,c.test=127.0.0.1",
+            )
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (wrapped, text(&ran))
+    };
+    let tainted = "7f3e-tainted";
+    let first = format!("curl -s http://b.test:{port}/first");
+    let (wrapped, out) = runs(tainted, &first);
+    assert!(!wrapped.contains("--session-domains-only"), "{wrapped}");
+    assert!(out.contains("reached b.test /first"), "{out}");
+    // A page of a domain nobody trusts: the session now holds untrusted content.
+    hook(
+        tainted,
+        "WebFetch",
+        serde_json::json!({"url": "https://attacker.example/issue", "prompt": "summarise"}),
+    );
+
+    let to_b = format!("curl -sL http://a.test:{port}/to-b");
+    let (wrapped, out) = runs(tainted, &to_b);
+    assert!(wrapped.contains("--session-domains-only"), "{wrapped}");
+    assert!(
+        wrapped.contains("--session-domain 'b.test'") && wrapped.contains("--session-domain 'a.test'"),
+        "{wrapped}"
+    );
+    assert!(out.contains("reached b.test /landed"), "{out}");
+
+    let to_c = format!("curl -sL http://a.test:{port}/to-c");
+    let (_, out) = runs(tainted, &to_c);
+    assert!(
+        out.contains(
+            "agent-guard: network to `c.test` refused: this session has read untrusted content \
+             (`WebFetch https://attacker.example/issue`: fetched a page of `attacker.example`)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("`agent-guard session clear {tainted}` resets its taint")),
+        "{out}"
+    );
+    assert!(
+        !server.seen().iter().any(|s| s.starts_with("c.test")),
+        "{:?}",
+        server.seen()
+    );
+
+    // A session without untrusted content is not limited.
+    let (wrapped, out) = runs("7f3e-clean", &to_c);
+    assert!(!wrapped.contains("--session-domains-only"), "{wrapped}");
+    assert!(out.contains("reached c.test /landed"), "{out}");
+
+    // Once a person has looked and cleared the taint, neither is the tainted one.
+    let cleared = Command::new(BIN)
+        .args(["session", "clear", tainted])
+        .current_dir(&project.root)
+        .env("HOME", &project.home)
+        .output()
+        .unwrap();
+    assert!(cleared.status.success(), "{}", text(&cleared));
+    let (wrapped, out) = runs(tainted, &to_c);
+    assert!(!wrapped.contains("--session-domains-only"), "{wrapped}");
+    assert_eq!(out.matches("reached c.test /landed").count(), 1, "{out}");
+}

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use agent_tool_traits::{Confinement, Verdict};
 
+use crate::decided::SessionLimit;
 use crate::error::{Error, Result};
 
 /// One PreToolUse hook input. Unknown fields are ignored.
@@ -120,11 +121,14 @@ impl HookOutput {
 }
 
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
-/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…] --root <root>
+/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…
+/// [--session-domains-only --session <id> --session-taint <text> [--session-domain <host>]…]] --root <root>
 /// [--settings <file>]… -- bash -c '<command>'`. `domains` are the hosts the decision allowed beyond the settings'
-/// own ([`Decided::domains`](crate::Decided::domains)); they are passed only with the network. The original line is
-/// one argument of `bash -c`, single-quoted so that the coding agent's shell passes it byte for byte and nothing
-/// in it is read twice. Other fields of the input are kept. `None` when the input has no string `command`.
+/// own ([`Decided::domains`](crate::Decided::domains)); `session` is the session's id and the limit its untrusted
+/// content sets on the proxy ([`Decided::session_limit`](crate::Decided::session_limit)); both are passed only with
+/// the network. The original line is one argument of `bash -c`, single-quoted so that the coding agent's shell
+/// passes it byte for byte and nothing in it is read twice. Other fields of the input are kept. `None` when the
+/// input has no string `command`.
 pub fn sandboxed_input(
     tool_input: &Value,
     program: &std::path::Path,
@@ -132,6 +136,7 @@ pub fn sandboxed_input(
     root: &str,
     settings: &[std::path::PathBuf],
     domains: &[String],
+    session: Option<(&str, &SessionLimit)>,
 ) -> Option<Value> {
     let command = tool_input.get("command")?.as_str()?;
     let mut line = shell_quote(&program.to_string_lossy());
@@ -142,6 +147,16 @@ pub fn sandboxed_input(
         for domain in domains {
             line.push_str(" --allow-domain ");
             line.push_str(&shell_quote(domain));
+        }
+        if let Some((id, limit)) = session {
+            line.push_str(" --session-domains-only --session ");
+            line.push_str(&shell_quote(id));
+            line.push_str(" --session-taint ");
+            line.push_str(&shell_quote(&limit.taint()));
+            for domain in &limit.domains {
+                line.push_str(" --session-domain ");
+                line.push_str(&shell_quote(domain));
+            }
         }
     }
     line.push_str(" --root ");
