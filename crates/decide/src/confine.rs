@@ -109,7 +109,7 @@ impl Guard {
 
     /// The domains the proxy of a line with the network lets through in a session that has read untrusted
     /// content, when nobody approved the line: those the session reached before, and those the line names that
-    /// the decision let through (`granted`, and the allowed domains of [`Guard::domain_allowed`]). Any other
+    /// the decision let through (`granted`, and the allowed domains of `Guard::domain_allowed`). Any other
     /// domain was first contacted after the taint, by a line nobody looked at.
     pub(crate) fn session_domains(
         &self,

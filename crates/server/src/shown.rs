@@ -115,7 +115,7 @@ pub(crate) struct ShownMark {
 }
 
 /// A session's taint as the page shows it beside the session's asks, escaped like the ask itself. It is not part
-/// of the ask's [`version`]: it is the session's state now, not what the call holds.
+/// of the ask's `version`: it is the session's state now, not what the call holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct ShownTaint {
     /// The first call that brought untrusted content into the session.
