@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use agent_tool_traits::{
-    CancelRegistry, Confinement, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput,
+    CancelRegistry, Confinement, InterruptBehavior, ProxyGrant, Tool, ToolContext, ToolError, ToolOutput,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -23,6 +23,8 @@ pub(crate) struct Runnable {
     pub(crate) concurrent: bool,
     /// The kernel sandbox its decision assumed.
     pub(crate) confinement: Option<Confinement>,
+    /// What its sandbox's proxy lets through beyond the settings' domains, and the limit of the session's taint.
+    pub(crate) proxy: ProxyGrant,
 }
 
 /// What running a call produced.
@@ -59,6 +61,7 @@ pub(crate) async fn run_batch(
         let ctx = ToolContext {
             cancelled: Arc::default(),
             confinement: call.confinement,
+            proxy: call.proxy.clone(),
             ..context.clone()
         };
         let siblings = siblings.clone();

@@ -2526,10 +2526,43 @@ pub(crate) static TRAP: Syntax = Syntax {
     ..GNU
 };
 
-/// `rsync`: `-e`/`--rsh` name the remote shell program.
+/// `rsync`: the options that take a value (`-e`/`--rsh` name the remote shell program), so that a value written
+/// as the next word (`--exclude target`) is not read as a file to copy.
 #[rustfmt::skip]
 pub(crate) static RSYNC: Syntax = Syntax {
-    values: &["-e", "--rsh"],
+    values: &[
+        "-e", "--rsh", "-B", "--block-size", "-T", "--temp-dir", "-f", "--filter", "-M", "--remote-option", "-@",
+        "--modify-window", "--backup-dir", "--suffix", "--chmod", "--chown", "--usermap", "--groupmap",
+        "--rsync-path", "--max-delete", "--max-size", "--min-size", "--max-alloc", "--partial-dir",
+        "--compare-dest", "--copy-dest", "--link-dest", "--compress-choice", "--zc", "--compress-level", "--zl",
+        "--skip-compress", "--exclude", "--exclude-from", "--include", "--include-from", "--files-from",
+        "--address", "--port", "--sockopts", "--out-format", "--log-file", "--log-file-format", "--password-file",
+        "--early-input", "--bwlimit", "--stop-after", "--stop-at", "--write-batch", "--only-write-batch",
+        "--read-batch", "--protocol", "--iconv", "--checksum-choice", "--cc", "--checksum-seed", "--timeout",
+        "--contimeout", "--info", "--debug", "--stderr", "--outbuf", "--config",
+    ],
+    ..GNU
+};
+
+/// `rsync`'s options whose value is a file it reads (`-` is standard input): the lists of files and patterns,
+/// the daemon's password, what it sends a daemon first, a batch it replays.
+pub(crate) const RSYNC_READS: &[&str] = &[
+    "--exclude-from",
+    "--include-from",
+    "--files-from",
+    "--password-file",
+    "--early-input",
+    "--read-batch",
+];
+
+/// `rsync`'s options whose value is a file it writes: its log and the batches it records.
+pub(crate) const RSYNC_WRITES: &[&str] = &["--log-file", "--write-batch", "--only-write-batch"];
+
+/// `scp`'s options that take a value (OpenSSH), so that its operands are found after them.
+#[rustfmt::skip]
+pub(crate) static SCP: Syntax = Syntax {
+    values: &["-c", "-D", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-X"],
+    flags: &["-3", "-4", "-6", "-A", "-B", "-C", "-O", "-p", "-q", "-R", "-r", "-s", "-T", "-v"],
     ..GNU
 };
 

@@ -679,6 +679,10 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOut
             &input.cwd,
             settings,
             &decided.domains,
+            decided
+                .session_limit
+                .as_ref()
+                .map(|limit| (input.session_id.as_str(), limit)),
         )
     });
     match wrapped {

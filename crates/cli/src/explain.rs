@@ -331,6 +331,18 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
         if !decided.domains.is_empty() {
             let _ = write!(out, ", with {} let through its proxy", decided.domains.join(", "));
         }
+        if let Some(limit) = &decided.session_limit {
+            let _ = write!(
+                out,
+                "\nproxy limited by the session's taint ({}) to: {}",
+                limit.taint(),
+                if limit.domains.is_empty() {
+                    "no domain".to_owned()
+                } else {
+                    limit.domains.join(", ")
+                }
+            );
+        }
     }
     if let Some(contained) = &decided.contained {
         let _ = write!(out, "\ncontained: {}", contained.effects.join("; "));
@@ -483,6 +495,7 @@ fn render_json(input: &HookInput, guard: &agent_decide::Guard, decided: &Decided
         "decision": decided.resolution.verdict,
         "confinement": decided.confinement,
         "domains": decided.domains,
+        "session_domains": decided.session_limit.as_ref().map(|limit| &limit.domains),
         "auto_allow": auto_allow_text(guard),
         "contained": decided.contained.as_ref().map(|c| json!({
             "effects": c.effects,

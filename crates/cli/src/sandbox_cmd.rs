@@ -42,6 +42,28 @@ pub(crate) struct SandboxArgs {
     /// is read-only whole, so that the code a command runs cannot delete or rewrite the history.
     #[arg(long)]
     git_writes: bool,
+    /// Limit the proxy to the domains of `--session-domain` (of those it would let through): the session the
+    /// command belongs to has read untrusted content, so a domain it had not reached before is refused.
+    #[arg(long, requires = "allow_network")]
+    session_domains_only: bool,
+    /// A domain the session reached before, or one the line names that its decision let through (repeatable;
+    /// a port is ignored).
+    #[arg(
+        long = "session-domain",
+        value_name = "HOST",
+        requires = "session_domains_only"
+    )]
+    session_domains: Vec<String>,
+    /// The session, named in each refusal with the commands that show and clear its taint.
+    #[arg(long = "session", value_name = "ID", requires = "session_domains_only")]
+    session: Option<String>,
+    /// What tainted the session (the call and why it counts), named in each refusal.
+    #[arg(
+        long = "session-taint",
+        value_name = "TEXT",
+        requires = "session_domains_only"
+    )]
+    session_taint: Option<String>,
     /// Print what the kernel supports and what that means for enforcement, then exit.
     #[arg(long)]
     probe: bool,
@@ -126,6 +148,16 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         plan.memory_max = args.memory_max;
     }
     plan.domains.allow(args.allow_domains.iter().cloned());
+    if args.session_domains_only {
+        let taint = args
+            .session_taint
+            .as_deref()
+            .unwrap_or("a call the refusal cannot name");
+        plan.limit = Some(agent_os_sandbox::DomainLimit::new(
+            &args.session_domains,
+            agent_decide::session_limit_why(taint, args.session.as_deref()),
+        ));
+    }
     if args.verbose {
         eprintln!("agent-guard sandbox: {confinement}, {:?}", plan.isolation);
         if confinement.network {
@@ -139,6 +171,16 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
             eprintln!("  network through the proxy to {}", list(plan.domains.allowed()));
             if !plan.domains.denied().is_empty() {
                 eprintln!("  network refused to {}", list(plan.domains.denied()));
+            }
+            if let Some(limit) = &plan.limit {
+                eprintln!(
+                    "  network limited by the session's taint to {}",
+                    if limit.names().is_empty() {
+                        "no domain".to_owned()
+                    } else {
+                        limit.names().join(" ")
+                    }
+                );
             }
         }
         for grant in &plan.grants {

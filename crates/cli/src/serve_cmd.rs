@@ -175,6 +175,22 @@ impl Decide for CliDecider {
         held.0.forget(&cwd.to_string_lossy());
         held.1.remove(&*cwd.to_string_lossy());
     }
+
+    /// The record `check` and `/v1/decide` keep for the session in the project of `cwd`.
+    fn session_taint(&self, cwd: &Path, session_id: &str) -> Option<agent_rules::SessionTaint> {
+        crate::taint_store::TaintStore::for_cwd(cwd).map(|store| store.load(session_id))
+    }
+
+    fn clear_session_taint(&self, cwd: &Path, session_id: &str) -> Result<bool, String> {
+        crate::taint_store::TaintStore::for_cwd(cwd)
+            .ok_or_else(|| {
+                format!(
+                    "`{}` is no project and there is no home directory: no session is kept there",
+                    cwd.display()
+                )
+            })?
+            .clear(session_id)
+    }
 }
 
 /// Runs the sessions of `POST /v1/sessions`: the body is a scenario file's content (the format of `agent-guard

@@ -14,6 +14,10 @@ use std::net::SocketAddr;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
+#[path = "../../../tests/support/need.rs"]
+mod need;
+#[path = "../../../tests/support/redirector.rs"]
+mod redirector;
 mod served;
 
 use axum::extract::State;
@@ -380,4 +384,116 @@ fn allow_always_is_offered_only_where_it_can_be_saved() {
         "{stderr}"
     );
     assert!(stdout.contains("(answer: deny)"), "{stdout}");
+}
+
+/// The runtime passes its session's taint to the sandbox of `run_bash` as the hook does: after untrusted content, a
+/// contained line whose redirect leads to a domain the session reached before gets there, one whose redirect leads to
+/// a domain it never reached is refused by the proxy, and the model reads why.
+#[test]
+fn after_untrusted_content_the_runtimes_contained_lines_reach_only_the_domains_the_session_reached() {
+    let probe = Command::new(env!("CARGO_BIN_EXE_agent-guard"))
+        .args(["sandbox", "--probe"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
+    if !need::SANDBOX.met(
+        (!report.contains("enforcement: allowed shell commands run under the kernel sandbox"))
+            .then(|| format!("`sandbox --probe` says: {report}")),
+    ) {
+        return;
+    }
+    let web = redirector::Redirector::start();
+    let port = web.port;
+    let bash =
+        |id: &'static str, command: String| turn("", &[(id, "run_bash", json!({ "command": command }))]);
+    let (addr, script) = server(vec![
+        // `b.test` is trusted: reaching it brings no untrusted content, and the session has reached it.
+        bash("c1", format!("curl -s http://b.test:{port}/first")),
+        // `a.test` is not: what this call fetches is untrusted content for the calls after it.
+        bash("c2", format!("curl -s http://a.test:{port}/page")),
+        // One step (the runtime ends a session after three steps that bring nothing new).
+        turn(
+            "",
+            &[
+                (
+                    "c3",
+                    "run_bash",
+                    json!({ "command": format!("curl -sL http://a.test:{port}/to-b") }),
+                ),
+                (
+                    "c4",
+                    "run_bash",
+                    json!({ "command": format!("curl -sL http://a.test:{port}/to-c") }),
+                ),
+            ],
+        ),
+        turn("done", &[]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        json!({
+            "permissions": {"allow": ["WebFetch(domain:a.test)", "WebFetch(domain:b.test)", "WebFetch(domain:c.test)"]},
+            "agentGuard": {
+                "network": {"allow": [format!("a.test:{port}"), format!("b.test:{port}"), format!("c.test:{port}")]},
+                "taint": {"trustedDomains": ["b.test"]},
+            },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let url = format!("http://{addr}/v1");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
+    let output = command
+        .args([
+            "agent",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--no-stream",
+            "fetch",
+        ])
+        .current_dir(dir.path())
+        .env("HOME", home.path())
+        .env(
+            "AGENT_GUARD_PROXY_RESOLVE",
+            "a.test=127.0.0.1,b.test=127.0.0.1,c.test=127.0.0.1",
+        )
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("AGENT_GUARD_MODEL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let script = script.lock().unwrap();
+    let results: Vec<String> = script.1.last().unwrap().1["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(results.len(), 4, "{stdout}\n{results:?}");
+    assert!(results[0].contains("reached b.test /first"), "{results:?}");
+    assert!(results[2].contains("reached b.test /landed"), "{results:?}");
+    assert!(
+        results[3].contains(&format!(
+            "agent-guard: network to `c.test` refused: this session has read untrusted content (`run_bash curl -s \
+             http://a.test:{port}/page`"
+        )),
+        "{results:?}"
+    );
+    assert!(
+        !web.seen().iter().any(|s| s.starts_with("c.test")),
+        "{:?}",
+        web.seen()
+    );
 }

@@ -30,6 +30,10 @@ const NOBODY: u32 = 65_534;
 mod need;
 #[path = "../../../tests/support/poll.rs"]
 mod poll;
+#[path = "../../../tests/support/redirector.rs"]
+mod redirector;
+
+use redirector::Redirector;
 
 /// Whether the kernel sandbox can be tested here (see sandbox.rs): skipped loudly, or failed under
 /// `AGENT_GUARD_REQUIRE_SANDBOX=1`.
@@ -533,4 +537,134 @@ fn verbose_names_the_domains_and_a_domain_flag_needs_the_network() {
         line.contains(" crates.io ") && line.ends_with(" *.example.com"),
         "{line}"
     );
+}
+
+/// After untrusted content, a line nobody approved (a contained allow) reaches only the domains its session reached
+/// before and those it names: through the hook's `updatedInput`, run as the coding agent runs it, a `curl -L` whose
+/// redirect leads to a domain the session reached before gets there, one whose redirect leads to a domain the
+/// settings allow but the session never reached is refused by the proxy, naming the taint and how to clear it. In
+/// an untainted session, and once the taint is cleared, the same line reaches it.
+#[test]
+fn after_untrusted_content_a_contained_line_reaches_only_the_domains_its_session_reached() {
+    if !supported() {
+        return;
+    }
+    let server = Redirector::start();
+    let port = server.port;
+    let project = Project::new(None, true);
+    std::fs::create_dir_all(project.root.join(".git")).unwrap();
+    std::fs::create_dir_all(project.home.join(".claude")).unwrap();
+    // The user's settings allow the three names (on the test server's port) to the proxy and to contained lines,
+    // and trust `b.test`'s content: the session's untrusted content is the attacker's page.
+    std::fs::write(
+        project.home.join(".claude/settings.json"),
+        serde_json::json!({
+            "permissions": {"allow": ["WebFetch(domain:a.test)", "WebFetch(domain:b.test)", "WebFetch(domain:c.test)"]},
+            "agentGuard": {
+                "network": {"allow": [format!("a.test:{port}"), format!("b.test:{port}"), format!("c.test:{port}")]},
+                "taint": {"trustedDomains": ["b.test"]},
+            },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let hook = |session: &str, tool: &str, input: serde_json::Value| -> serde_json::Value {
+        let line = serde_json::json!({
+            "session_id": session, "cwd": project.root, "permission_mode": "default",
+            "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input,
+        });
+        let mut child = Command::new(BIN)
+            .arg("check")
+            .current_dir(&project.root)
+            .env("HOME", &project.home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(line.to_string().as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()["hookSpecificOutput"].clone()
+    };
+    // The coding agent runs an allowed line's `updatedInput`; the wrapped line must be the contained allow.
+    let runs = |session: &str, line: &str| -> (String, String) {
+        let output = hook(session, "Bash", serde_json::json!({ "command": line }));
+        assert_eq!(output["permissionDecision"], "allow", "{line}: {output}");
+        let wrapped = output["updatedInput"]["command"].as_str().unwrap().to_owned();
+        let ran = Command::new("bash")
+            .arg("-c")
+            .arg(&wrapped)
+            .current_dir(&project.root)
+            .env("HOME", &project.home)
+            .env(
+                "AGENT_GUARD_PROXY_RESOLVE",
+                "a.test=127.0.0.1,b.test=127.0.0.1,c.test=127.0.0.1",
+            )
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (wrapped, text(&ran))
+    };
+    let tainted = "7f3e-tainted";
+    let first = format!("curl -s http://b.test:{port}/first");
+    let (wrapped, out) = runs(tainted, &first);
+    assert!(!wrapped.contains("--session-domains-only"), "{wrapped}");
+    assert!(out.contains("reached b.test /first"), "{out}");
+    // A page of a domain nobody trusts: the session now holds untrusted content.
+    hook(
+        tainted,
+        "WebFetch",
+        serde_json::json!({"url": "https://attacker.example/issue", "prompt": "summarise"}),
+    );
+
+    let to_b = format!("curl -sL http://a.test:{port}/to-b");
+    let (wrapped, out) = runs(tainted, &to_b);
+    assert!(wrapped.contains("--session-domains-only"), "{wrapped}");
+    assert!(
+        wrapped.contains("--session-domain 'b.test'") && wrapped.contains("--session-domain 'a.test'"),
+        "{wrapped}"
+    );
+    assert!(out.contains("reached b.test /landed"), "{out}");
+
+    let to_c = format!("curl -sL http://a.test:{port}/to-c");
+    let (_, out) = runs(tainted, &to_c);
+    assert!(
+        out.contains(
+            "agent-guard: network to `c.test` refused: this session has read untrusted content \
+             (`WebFetch https://attacker.example/issue`: fetched a page of `attacker.example`)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("`agent-guard session clear {tainted}` resets its taint")),
+        "{out}"
+    );
+    assert!(
+        !server.seen().iter().any(|s| s.starts_with("c.test")),
+        "{:?}",
+        server.seen()
+    );
+
+    // A session without untrusted content is not limited.
+    let (wrapped, out) = runs("7f3e-clean", &to_c);
+    assert!(!wrapped.contains("--session-domains-only"), "{wrapped}");
+    assert!(out.contains("reached c.test /landed"), "{out}");
+
+    // Once a person has looked and cleared the taint, neither is the tainted one.
+    let cleared = Command::new(BIN)
+        .args(["session", "clear", tainted])
+        .current_dir(&project.root)
+        .env("HOME", &project.home)
+        .output()
+        .unwrap();
+    assert!(cleared.status.success(), "{}", text(&cleared));
+    let (wrapped, out) = runs(tainted, &to_c);
+    assert!(!wrapped.contains("--session-domains-only"), "{wrapped}");
+    assert_eq!(out.matches("reached c.test /landed").count(), 1, "{out}");
 }

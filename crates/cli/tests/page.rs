@@ -897,3 +897,74 @@ fn a_resync_reads_the_queue_again() {
         FIVE_S,
     );
 }
+
+/// An ask of a session with taint shows the taint beside it, escaped; its button clears it only after the
+/// confirmation, and the ask itself still waits.
+#[test]
+fn a_sessions_taint_is_shown_beside_its_ask_and_cleared_after_a_confirmation() {
+    let Some(_turn) = chromium() else { return };
+    let server = serve(&["--token", TOKEN]);
+    let mut browser = live_page(&server);
+    std::fs::create_dir_all(server.dir.path().join(".ssh")).unwrap();
+    std::fs::write(server.dir.path().join(".ssh/config"), "Host work\n").unwrap();
+    // The ask's session ("s-page") fetched a page whose address holds a zero-width space, then read a secret.
+    for (tool, input) in [
+        (
+            "WebFetch",
+            json!({"url": "https://attacker.example/i\u{200b}ssue", "prompt": "x"}),
+        ),
+        ("Bash", json!({"command": "cat ~/.ssh/config"})),
+    ] {
+        let (status, _) = server.post(
+            "/v1/decide",
+            &json!({
+                "session_id": "s-page", "cwd": server.project, "permission_mode": "default",
+                "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input,
+            }),
+        );
+        assert_eq!(status, 200);
+    }
+    let ask = enqueue_call(&server, "Bash", json!({"command": "npm run deploy"}));
+    let id = ask["id"].as_str().unwrap().to_owned();
+    browser.wait_until("document.querySelectorAll('#asks .ask').length === 1", FIVE_S);
+    browser.wait_until("!document.querySelector('.ask .taint').hidden", FIVE_S);
+    let marks = browser.eval("document.querySelector('.ask .taint-marks').textContent");
+    let marks = marks.as_str().unwrap();
+    assert!(
+        marks.contains("untrusted content: WebFetch https://attacker.example/i\\u{200b}ssue"),
+        "{marks}"
+    );
+    assert!(marks.contains("private data: Bash cat ~/.ssh/config"), "{marks}");
+    assert_eq!(
+        browser.eval("document.querySelectorAll('.ask .taint-marks .esc').length"),
+        json!(1)
+    );
+
+    browser.wait_until(ARMED, FIVE_S);
+    browser.click(".ask.selected .clear-taint");
+    browser.wait_until("!document.querySelector('.ask.selected .confirm').hidden", FIVE_S);
+    let text = browser.eval("document.querySelector('.ask.selected .confirm-text').textContent");
+    assert!(
+        text.as_str().unwrap().contains("Clear the taint of this session"),
+        "{text}"
+    );
+    // Cancel clears nothing.
+    browser.click(".ask.selected .confirm-no");
+    browser.wait_until("document.querySelector('.ask.selected .confirm').hidden", FIVE_S);
+    assert!(!server.get(&format!("/v1/approvals/{id}")).1["taint"].is_null());
+    browser.click(".ask.selected .clear-taint");
+    browser.wait_until(
+        "!document.querySelector('.ask.selected .confirm-yes').disabled",
+        FIVE_S,
+    );
+    browser.click(".ask.selected .confirm-yes");
+    browser.wait_until("document.querySelector('.ask .taint').hidden", FIVE_S);
+    let (_, stored) = server.get(&format!("/v1/approvals/{id}"));
+    assert!(stored["taint"].is_null(), "{stored}");
+    assert_eq!(stored["state"], "pending");
+    // The audit rows of the decisions above are `td.ask` too: the asks are the list's.
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#asks .ask').length"),
+        json!(1)
+    );
+}

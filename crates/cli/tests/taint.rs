@@ -12,9 +12,11 @@
 )]
 
 mod hook;
+#[path = "../../../tests/support/need.rs"]
+mod need;
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use hook::{decision, run, text};
@@ -226,4 +228,47 @@ fn parallel_calls_of_one_session_keep_one_consistent_record() {
     let mut expected: Vec<String> = (0..hooks).map(|n| format!("d{n}.example")).collect();
     expected.sort_unstable();
     assert_eq!(reached, expected);
+}
+
+/// `explain --session` shows the limit a session's untrusted content sets on the proxy of a contained line: the
+/// domains the session reached and the line names, and the call that tainted it.
+#[test]
+fn explain_shows_the_proxys_limit_in_a_session_with_untrusted_content() {
+    // Without the kernel sandbox no line is contained, so no proxy is limited: skipped, loudly.
+    let probe = run(&["sandbox", "--probe"], "", Path::new("/"), Path::new("/"));
+    let report = text(&probe.stdout);
+    let missing = (!report.contains("enforcement: allowed shell commands run under the kernel sandbox"))
+        .then(|| format!("`sandbox --probe` says: {report}"));
+    if !need::SANDBOX.met(missing) {
+        return;
+    }
+    let p = project();
+    let s = "3b7d-explain-limit";
+    check(
+        &p,
+        &call(
+            &p,
+            s,
+            "default",
+            "WebFetch",
+            page("https://attacker.example/issue"),
+        ),
+    );
+    let line = "curl -sS https://crates.io/api/v1/crates";
+    let out = run(&["explain", "-c", line, "--session", s], "", &p.root, &p.home);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(
+            "proxy limited by the session's taint (`WebFetch https://attacker.example/issue`: fetched a page of \
+             `attacker.example`) to: crates.io"
+        ),
+        "{shown}"
+    );
+    let out = run(&["explain", "-c", line], "", &p.root, &p.home);
+    assert!(
+        !text(&out.stdout).contains("proxy limited"),
+        "{}",
+        text(&out.stdout)
+    );
 }

@@ -8,7 +8,7 @@ use agent_fs_sandbox::{ProtectedPaths, home_secret_places};
 use agent_os_sandbox::{
     DomainPattern, DomainPolicy, EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec,
 };
-use agent_rules::Policy;
+use agent_rules::{Policy, SessionTaint};
 use agent_tool_traits::{
     Access, Confinement, DecidedBy, Decision, Layer, Provenance, SandboxProfile, Source, Verdict,
 };
@@ -50,10 +50,7 @@ impl Guard {
         // With the network blocked, only a deliberate allow of this very line opens it: a rule that names it, a
         // hook's allow, or the user's answer to its ask. A mode allows everything alike (`bypassPermissions`
         // runs `make -f -` as readily as `npm install`) and says nothing about the network.
-        let deliberate = matches!(
-            verdict.provenance.step,
-            Some(DecidedBy::AllowRule | DecidedBy::HookAllow | DecidedBy::Approver)
-        ) || verdict.decision == Decision::Ask;
+        let deliberate = deliberate(verdict);
         // A line allowed inside the sandbox without asking gets the network its commands use, through the
         // proxy that lets only allowed domains through: that is what made it contained.
         let contained = verdict.provenance.step == Some(DecidedBy::Contained);
@@ -97,10 +94,7 @@ impl Guard {
     /// one a `WebFetch(domain:…)` allow rule allows, and, when a rule, a hook or the user allowed this line (or
     /// will, after its ask), every one it names. A host a deny or ask rule or a deny pattern names never is.
     pub(crate) fn granted_domains(&self, analysis: &CommandAnalysis, verdict: &Verdict) -> Vec<String> {
-        let deliberate = matches!(
-            verdict.provenance.step,
-            Some(DecidedBy::AllowRule | DecidedBy::HookAllow | DecidedBy::Approver)
-        ) || verdict.decision == Decision::Ask;
+        let deliberate = deliberate(verdict);
         let mut domains: Vec<String> = Vec::new();
         for command in &analysis.commands {
             let agent_bash_guard::Effect::Network { hosts } = &command.effect else {
@@ -115,6 +109,30 @@ impl Guard {
                     || self.policy.host_rule(Decision::Ask, host).is_some();
                 let granted = deliberate || self.policy.host_rule(Decision::Allow, host).is_some();
                 if !listed && !refused && granted && !domains.contains(host) {
+                    domains.push(host.clone());
+                }
+            }
+        }
+        domains
+    }
+
+    /// The domains the proxy of a line with the network lets through in a session that has read untrusted
+    /// content, when nobody approved the line: those the session reached before, and those the line names that
+    /// the decision let through (`granted`, and the allowed domains of `Guard::domain_allowed`). Any other
+    /// domain was first contacted after the taint, by a line nobody looked at.
+    pub(crate) fn session_domains(
+        &self,
+        analysis: &CommandAnalysis,
+        taint: &SessionTaint,
+        granted: &[String],
+    ) -> Vec<String> {
+        let mut domains = taint.contacted.clone();
+        for command in &analysis.commands {
+            let agent_bash_guard::Effect::Network { hosts } = &command.effect else {
+                continue;
+            };
+            for host in hosts {
+                if (granted.contains(host) || self.domain_allowed(host)) && !domains.contains(host) {
                     domains.push(host.clone());
                 }
             }
@@ -236,6 +254,15 @@ impl Guard {
         places.dedup();
         places
     }
+}
+
+/// Whether somebody chose to allow this very line: a rule that names it, a hook's allow, the user's answer (or,
+/// for an ask, the answer to come). A mode, the defaults and a contained allow are nobody's choice of the line.
+pub(crate) fn deliberate(verdict: &Verdict) -> bool {
+    matches!(
+        verdict.provenance.step,
+        Some(DecidedBy::AllowRule | DecidedBy::HookAllow | DecidedBy::Approver)
+    ) || verdict.decision == Decision::Ask
 }
 
 /// The domains of the sandbox's proxy: `agentGuard.network` (the package registries and the user's patterns),

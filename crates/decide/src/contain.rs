@@ -624,6 +624,54 @@ mod tests {
     }
 
     #[test]
+    fn after_untrusted_content_a_line_nobody_approved_reaches_only_the_domains_the_session_knew() {
+        use agent_rules::{SessionState, TaintFacts, TaintMark};
+        let project = Project::new(
+            r#"{"permissions": {"allow": ["WebFetch(domain:docs.example.com)", "WebFetch(domain:api.example.org)"]}}"#,
+        );
+        if !enforced() {
+            return;
+        }
+        let call = |line: &str| crate::CallInput::new("Bash", json!({ "command": line }));
+        let fetch = call("curl -sS https://docs.example.com/a");
+        let mut session = SessionState::default();
+        let clean = project.guard.decide_in_session(&fetch, &session);
+        assert_eq!(clean.verdict().provenance.step, Some(DecidedBy::Contained));
+        assert!(clean.session_limit.is_none());
+        session.taint_mut().record(
+            &TaintFacts {
+                untrusted: Some(TaintMark::new(
+                    "WebFetch https://attacker.example/",
+                    "fetched a page",
+                )),
+                private: None,
+                contacted: vec!["api.example.org".to_owned()],
+            },
+            Decision::Allow,
+        );
+        // Contained: the domains the session reached, and the one the line names that the decision let through.
+        let decided = project.guard.decide_in_session(&fetch, &session);
+        assert_eq!(decided.verdict().provenance.step, Some(DecidedBy::Contained));
+        let limit = decided.session_limit.unwrap();
+        assert_eq!(limit.domains, ["api.example.org", "docs.example.com"]);
+        assert_eq!(limit.untrusted.call, "WebFetch https://attacker.example/");
+        assert!(limit.why(Some("s1")).contains("`agent-guard session clear s1`"));
+        // A line a rule allows was approved: not limited. Nor is a line without the network.
+        let ruled = Project::new(r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#);
+        let decided = ruled
+            .guard
+            .decide_in_session(&call("curl -sS https://x.example/"), &session);
+        assert_eq!(decided.verdict().decision, Decision::Allow);
+        assert!(decided.confinement.is_some_and(|c| c.network));
+        assert!(decided.session_limit.is_none());
+        let offline = project
+            .guard
+            .decide_in_session(&call("echo hi > out.txt"), &session);
+        assert!(offline.confinement.is_some_and(|c| !c.network));
+        assert!(offline.session_limit.is_none());
+    }
+
+    #[test]
     fn a_removal_is_contained_only_for_what_a_build_makes_again() {
         let project = Project::with_files(
             r#"{"agentGuard": {"undo": false}}"#,

@@ -2,7 +2,7 @@
 
 use agent_bash_guard::CommandAnalysis;
 use agent_fs_sandbox::PathCheck;
-use agent_rules::{Resolution, TaintFacts};
+use agent_rules::{Resolution, TaintFacts, TaintMark};
 use agent_tool_traits::{Access, Confinement, Verdict};
 
 use crate::contain::Contained;
@@ -31,6 +31,49 @@ pub struct Decided {
     /// What the call adds to its session's taint (untrusted content, private data, the domains it reaches): the
     /// caller records it for a call it lets run ([`agent_rules::SessionTaint::record`]).
     pub taint: TaintFacts,
+    /// For a line allowed with the network in a session that has read untrusted content, when nobody approved the
+    /// line (a contained allow, a mode's): the only domains its proxy lets through (`--session-domains-only`).
+    pub session_limit: Option<SessionLimit>,
+}
+
+/// The limit a session's untrusted content sets on the proxy of a line nobody approved: the domains the session
+/// reached before and those the line names that the decision let through. Any other domain is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLimit {
+    /// The domains the proxy lets through, lowercase.
+    pub domains: Vec<String>,
+    /// The call that brought untrusted content into the session.
+    pub untrusted: TaintMark,
+}
+
+impl SessionLimit {
+    /// The session's taint as the refusal names it: the call and why it counts.
+    pub fn taint(&self) -> String {
+        format!("`{}`: {}", self.untrusted.call, self.untrusted.why)
+    }
+
+    /// Why the proxy refuses another domain, for the session `session_id` (the hook's; `None` in the runtime, whose
+    /// taint lives as long as its session).
+    pub fn why(&self, session_id: Option<&str>) -> String {
+        session_limit_why(&self.taint(), session_id)
+    }
+}
+
+/// Why the proxy of a line in a session tainted by `taint` (a call and why it counts) refuses a domain the session
+/// had not reached, and how to lift it: `agent-guard session show`/`clear` for the session `session_id`, or an
+/// allow of the line itself.
+pub fn session_limit_why(taint: &str, session_id: Option<&str>) -> String {
+    let way_back = match session_id.filter(|id| !id.is_empty()) {
+        Some(id) => format!(
+            "look at it with `agent-guard session show {id}`, then `agent-guard session clear {id}` resets its taint \
+             (or allow the line with a rule)"
+        ),
+        None => "a line the user or a rule allows reaches other domains".to_owned(),
+    };
+    format!(
+        "this session has read untrusted content ({taint}), so a line nobody approved reaches only the domains \
+         the session reached before or the line names; {way_back}"
+    )
 }
 
 /// One file a call touches: the access and the file-system sandbox's report on it.
@@ -59,6 +102,7 @@ impl Decided {
             contained: None,
             domains: Vec::new(),
             taint: TaintFacts::default(),
+            session_limit: None,
         }
     }
 

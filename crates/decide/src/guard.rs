@@ -244,6 +244,19 @@ impl Guard {
             }
             _ => Vec::new(),
         };
+        // After untrusted content, a line nobody approved reaches only the domains the session reached before or
+        // the line names: a domain first contacted after the taint is one the content may have named.
+        let session_limit = match (&gathered.analysis, confinement, &session.taint().untrusted) {
+            (Some(analysis), Some(confinement), Some(untrusted))
+                if confinement.network && !crate::confine::deliberate(&resolution.verdict) =>
+            {
+                Some(crate::SessionLimit {
+                    domains: self.session_domains(analysis, session.taint(), &domains),
+                    untrusted: untrusted.clone(),
+                })
+            }
+            _ => None,
+        };
         Decided {
             resolution,
             analysis: gathered.analysis,
@@ -253,6 +266,7 @@ impl Guard {
             contained,
             domains,
             taint: tainting.facts,
+            session_limit,
         }
     }
 }

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use agent_tool_traits::{Confinement, Verdict};
 
+use crate::decided::SessionLimit;
 use crate::error::{Error, Result};
 
 /// One PreToolUse hook input. Unknown fields are ignored.
@@ -120,12 +121,15 @@ impl HookOutput {
 }
 
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
-/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…] [--git-writes]
-/// --root <root> [--settings <file>]… -- bash -c '<command>'`. `--git-writes` is given when the confinement lets git
-/// write the repository ([`Confinement::git_writes`]); without it `.git` is read-only. `domains` are the hosts the decision allowed beyond the settings'
-/// own ([`Decided::domains`](crate::Decided::domains)); they are passed only with the network. The original line is
-/// one argument of `bash -c`, single-quoted so that the coding agent's shell passes it byte for byte and nothing
-/// in it is read twice. Other fields of the input are kept. `None` when the input has no string `command`.
+/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…
+/// [--session-domains-only --session <id> --session-taint <text> [--session-domain <host>]…]] [--git-writes]
+/// --root <root> [--settings <file>]… -- bash -c '<command>'`. `domains` are the hosts the decision allowed beyond
+/// the settings' own ([`Decided::domains`](crate::Decided::domains)); `session` is the session's id and the limit its
+/// untrusted content sets on the proxy ([`Decided::session_limit`](crate::Decided::session_limit)); both are passed
+/// only with the network. `--git-writes` is given when the confinement lets git write the repository
+/// ([`Confinement::git_writes`]); without it `.git` is read-only. The original line is one argument of `bash -c`,
+/// single-quoted so that the coding agent's shell passes it byte for byte and nothing in it is read twice. Other
+/// fields of the input are kept. `None` when the input has no string `command`.
 pub fn sandboxed_input(
     tool_input: &Value,
     program: &std::path::Path,
@@ -133,6 +137,7 @@ pub fn sandboxed_input(
     root: &str,
     settings: &[std::path::PathBuf],
     domains: &[String],
+    session: Option<(&str, &SessionLimit)>,
 ) -> Option<Value> {
     let command = tool_input.get("command")?.as_str()?;
     let mut line = shell_quote(&program.to_string_lossy());
@@ -143,6 +148,16 @@ pub fn sandboxed_input(
         for domain in domains {
             line.push_str(" --allow-domain ");
             line.push_str(&shell_quote(domain));
+        }
+        if let Some((id, limit)) = session {
+            line.push_str(" --session-domains-only --session ");
+            line.push_str(&shell_quote(id));
+            line.push_str(" --session-taint ");
+            line.push_str(&shell_quote(&limit.taint()));
+            for domain in &limit.domains {
+                line.push_str(" --session-domain ");
+                line.push_str(&shell_quote(domain));
+            }
         }
     }
     if confinement.git_writes && confinement.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite {

@@ -80,7 +80,7 @@ pub use config::{
 };
 pub use confine::GuardProtection;
 pub use contain::Contained;
-pub use decided::{CheckedPath, Decided};
+pub use decided::{CheckedPath, Decided, SessionLimit, session_limit_why};
 pub use error::{Error, Result};
 pub use guard::{AutoAllow, Guard, GuardOptions};
 pub use hook_io::{HookInput, HookOutput, sandboxed_input, shell_quote};

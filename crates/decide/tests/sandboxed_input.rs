@@ -38,6 +38,7 @@ fn arrives(program: &Path, line: &str, root: &str) -> String {
         root,
         &[],
         &[],
+        None,
     )
     .unwrap();
     let wrapped = input["command"].as_str().unwrap();
@@ -91,6 +92,7 @@ fn allowed_domains_are_passed_with_the_network_only() {
             "/p",
             &[],
             &domains,
+            None,
         )
         .unwrap()["command"]
             .as_str()
@@ -122,4 +124,47 @@ fn allowed_domains_are_passed_with_the_network_only() {
         git_writes: true,
     });
     assert!(git.contains(" --git-writes --root '/p' "), "{git}");
+}
+
+/// The limit a session's untrusted content sets reaches the sandbox as `--session-domains-only` with the session,
+/// its taint and each domain one word (the taint's text holds quotes and backticks), only with the network.
+#[test]
+fn a_session_limit_is_passed_with_the_network_only() {
+    let program = Path::new("/opt/agent-guard");
+    let limit = agent_decide::SessionLimit {
+        domains: vec!["known.example".to_owned(), "docs.example.com".to_owned()],
+        untrusted: agent_rules::TaintMark::new(
+            "WebFetch https://attacker.example/it's",
+            "fetched a page of `attacker.example`",
+        ),
+    };
+    let line = |network: bool| {
+        sandboxed_input(
+            &json!({"command": "curl -sS https://docs.example.com"}),
+            program,
+            Confinement {
+                profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
+                network,
+                git_writes: false,
+            },
+            "/p",
+            &[],
+            &[],
+            Some(("0c1d-s'1", &limit)),
+        )
+        .unwrap()["command"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let networked = line(true);
+    assert!(
+        networked.contains(
+            " --allow-network --session-domains-only --session '0c1d-s'\\''1' --session-taint \
+             '`WebFetch https://attacker.example/it'\\''s`: fetched a page of `attacker.example`' \
+             --session-domain 'known.example' --session-domain 'docs.example.com' --root '/p' "
+        ),
+        "{networked}"
+    );
+    assert!(!line(false).contains("--session"), "{}", line(false));
 }

@@ -213,6 +213,56 @@ impl DomainPolicy {
     }
 }
 
+/// A limit over a [`DomainPolicy`]: of the hosts the policy allows, only these names are reached (on any port the
+/// policy allows), and each other one is refused saying `why`. A session that has read untrusted content reaches
+/// only the domains it reached before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DomainLimit {
+    /// The names, lower case, without a port or a trailing dot.
+    names: Vec<String>,
+    /// Why the others are refused, as the refusal says it.
+    why: String,
+}
+
+impl DomainLimit {
+    /// The limit to `names` (host names, a `:port` after one ignored; an address or a text that is no name is left
+    /// out, so it is refused), refusing the others because `why`.
+    pub fn new<S: AsRef<str>>(names: impl IntoIterator<Item = S>, why: impl Into<String>) -> Self {
+        let mut kept: Vec<String> = Vec::new();
+        for name in names {
+            let name = name.as_ref();
+            let host = match name.rsplit_once(':') {
+                Some((host, port)) if port.parse::<u16>().is_ok() => host,
+                _ => name,
+            };
+            if let Some(host) = normalize_host(host)
+                && !kept.contains(&host)
+            {
+                kept.push(host);
+            }
+        }
+        Self {
+            names: kept,
+            why: why.into(),
+        }
+    }
+
+    /// Whether `host` (any spelling) is one of the names.
+    pub fn allows(&self, host: &str) -> bool {
+        normalize_host(host).is_some_and(|host| self.names.contains(&host))
+    }
+
+    /// The names, in the order given.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Why the other hosts are refused.
+    pub fn why(&self) -> &str {
+        &self.why
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +335,15 @@ mod tests {
         );
         policy.allow([pattern("*.example.com")]);
         assert!(policy.allows("api.example.com", 443));
+    }
+
+    #[test]
+    fn a_limit_keeps_names_whatever_their_port_and_spelling() {
+        let limit = DomainLimit::new(["Docs.Example.", "api.example:8443", "10.0.0.1", "a b"], "why");
+        assert_eq!(limit.names(), ["docs.example", "api.example"]);
+        assert!(limit.allows("DOCS.example") && limit.allows("api.example."));
+        assert!(!limit.allows("other.example") && !limit.allows("10.0.0.1"));
+        assert_eq!(limit.why(), "why");
     }
 
     #[test]

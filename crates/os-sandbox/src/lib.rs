@@ -72,6 +72,7 @@ mod seccomp;
 
 pub use cgroup::PidsCgroup;
 pub use cgroup::refused_forks;
+pub use domains::DomainLimit;
 pub use domains::DomainPattern;
 pub use domains::DomainPatternError;
 pub use domains::DomainPolicy;

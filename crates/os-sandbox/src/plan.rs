@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_tool_traits::{Confinement, SandboxProfile};
 
-use crate::domains::DomainPolicy;
+use crate::domains::{DomainLimit, DomainPolicy};
 use crate::error::{KernelSandboxError, Result};
 use crate::probe::{KernelSupport, Namespaces};
 use crate::scan::{Watch, prefixed, scan};
@@ -403,6 +403,9 @@ pub struct Plan {
     pub memory_max: Option<u64>,
     /// The domains the proxy forwards to, when the confinement allows the network.
     pub domains: DomainPolicy,
+    /// A limit over `domains`, set by the caller: a session that has read untrusted content reaches only the
+    /// domains it reached before. `None` from [`Plan::build`].
+    pub limit: Option<DomainLimit>,
 }
 
 /// A path mounted read-only over itself.
@@ -613,6 +616,7 @@ impl Plan {
             notes,
             memory_max: spec.memory_max,
             domains: spec.domains.clone(),
+            limit: None,
         })
     }
 }

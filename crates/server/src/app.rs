@@ -415,7 +415,20 @@ impl App {
             "output": self.resolution(a),
             "shown": crate::shown::Shown::of(a),
             "version": crate::shown::version(a),
+            "taint": self.session_taint(a),
         })
+    }
+
+    /// The taint of the session of `ask` as the page shows it; `None` for an ask without a session, a session
+    /// that has seen neither untrusted content nor private data, or where the host keeps no taint.
+    pub(crate) fn session_taint(&self, ask: &Approval) -> Option<crate::shown::ShownTaint> {
+        if ask.session_id.is_empty() {
+            return None;
+        }
+        let taint = self
+            .decider
+            .session_taint(std::path::Path::new(&ask.cwd), &ask.session_id)?;
+        crate::shown::ShownTaint::of(&taint)
     }
 
     /// Publishes an event here and, with PostgreSQL, to the other servers of the database. The events kept for

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use agent_decide::{Decided, HookInput, HookOutput};
+use agent_rules::SessionTaint;
 
 /// The decision of one hook input, as the hook prints it and with what the approval queue shows.
 #[derive(Debug, Clone)]
@@ -29,4 +30,16 @@ pub trait Decide: Send + Sync + 'static {
 
     /// The settings of the project in `cwd` changed (an answer saved a rule): later decisions must see them.
     fn settings_changed(&self, cwd: &Path);
+
+    /// The taint of the coding agent's session `session_id` working in `cwd`, as its decisions read it (the page
+    /// shows it beside the session's asks); `None` where this host keeps no taint.
+    fn session_taint(&self, _cwd: &Path, _session_id: &str) -> Option<SessionTaint> {
+        None
+    }
+
+    /// Forgets that taint once a person has looked at it: whether there was a record; an error says why it could
+    /// not be forgotten.
+    fn clear_session_taint(&self, _cwd: &Path, _session_id: &str) -> Result<bool, String> {
+        Err("this server keeps no session taint".to_owned())
+    }
 }

@@ -59,6 +59,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/decide", post(post_decide))
         .route("/v1/approvals", get(list_approvals).post(create_approval))
         .route("/v1/approvals/{id}", get(get_approval).post(answer_approval))
+        .route("/v1/approvals/{id}/clear-taint", post(clear_taint))
         .route("/v1/queue", get(queue_page))
         .route("/v1/events", get(events))
         .route("/v1/audit", get(audit))
@@ -517,6 +518,70 @@ async fn answer_approval(State(app): State<Arc<App>>, Path(id): Path<String>, bo
             format!("ask `{id}` expired before the answer came: it was denied"),
         ),
         Err(e) => database_error(&e),
+    }
+}
+
+/// `POST /v1/approvals/{id}/clear-taint` with `{"session_id": "…"}`: forgets the taint of the session of ask `id`
+/// (the coding agent's session, in the project of the ask's `cwd`), once a person has looked at it. The body names
+/// the session the person saw, and must be the ask's. The answer is `{"id", "session_id", "cleared", "taint"}`,
+/// `cleared` saying whether there was a record.
+async fn clear_taint(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Response {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Body {
+        session_id: String,
+    }
+    let named = match serde_json::from_slice::<Body>(&body) {
+        Ok(body) => body.session_id,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("invalid request: {e}; send {{\"session_id\": \"…\"}}, the session of the ask"),
+            );
+        }
+    };
+    let ask = match app.store.get(&id).await {
+        Ok(Some(ask)) => ask,
+        Ok(None) => return error(StatusCode::NOT_FOUND, format!("no ask has the id `{id}`")),
+        Err(e) => return database_error(&e),
+    };
+    if ask.session_id.is_empty() {
+        return error(
+            StatusCode::CONFLICT,
+            format!("ask `{id}` belongs to no session: there is no taint to clear"),
+        );
+    }
+    if ask.session_id != named {
+        return error(
+            StatusCode::CONFLICT,
+            format!(
+                "ask `{id}` belongs to session `{}`, not `{named}`: show the ask again",
+                ask.session_id
+            ),
+        );
+    }
+    let decider = Arc::clone(&app.decider);
+    let (cwd, session) = (ask.cwd.clone(), ask.session_id.clone());
+    let cleared = tokio::task::spawn_blocking(move || {
+        decider.clear_session_taint(std::path::Path::new(&cwd), &session)
+    })
+    .await
+    .unwrap_or_else(|_| Err("internal error while clearing".to_owned()));
+    match cleared {
+        Ok(cleared) => {
+            tracing::info!(ask = %id, session = %ask.session_id, cleared, "a session's taint was cleared");
+            Json(json!({
+                "id": id,
+                "session_id": ask.session_id,
+                "cleared": cleared,
+                "taint": app.session_taint(&ask),
+            }))
+            .into_response()
+        }
+        Err(why) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the taint of session `{}` was not cleared: {why}", ask.session_id),
+        ),
     }
 }
 

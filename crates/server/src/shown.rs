@@ -107,6 +107,41 @@ impl Shown {
     }
 }
 
+/// One mark of a session's taint as the page shows it: the call that brought it and why it counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct ShownMark {
+    pub(crate) call: Visible,
+    pub(crate) why: Visible,
+}
+
+/// A session's taint as the page shows it beside the session's asks, escaped like the ask itself. It is not part
+/// of the ask's `version`: it is the session's state now, not what the call holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct ShownTaint {
+    /// The first call that brought untrusted content into the session.
+    pub(crate) untrusted: Option<ShownMark>,
+    /// The first call that read private data.
+    pub(crate) private: Option<ShownMark>,
+    /// How many domains the session reached.
+    pub(crate) contacted: usize,
+}
+
+impl ShownTaint {
+    /// What the page shows of `taint`; `None` for a session that has seen neither untrusted content nor private
+    /// data.
+    pub(crate) fn of(taint: &agent_rules::SessionTaint) -> Option<Self> {
+        let mark = |mark: &agent_rules::TaintMark| ShownMark {
+            call: visible(&mark.call),
+            why: visible(&mark.why),
+        };
+        (!taint.is_clean()).then(|| Self {
+            untrusted: taint.untrusted.as_ref().map(mark),
+            private: taint.private.as_ref().map(mark),
+            contacted: taint.contacted.len(),
+        })
+    }
+}
+
 /// The version of `ask` an answer must name: a digest of everything that goes into what the page shows of it, so
 /// an answer given to other content than the stored ask's is refused.
 pub(crate) fn version(ask: &Approval) -> String {

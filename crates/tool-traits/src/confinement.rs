@@ -86,6 +86,25 @@ impl Confinement {
     }
 }
 
+/// What the proxy of a call confined with the network lets through besides the settings' domains, and the limit a
+/// session's untrusted content sets on it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProxyGrant {
+    /// The hosts the call's decision allowed beyond the settings' own (a rule, a hook or the user allowed the line).
+    pub domains: Vec<String>,
+    /// When the session has read untrusted content and nobody approved the line: the only domains it reaches.
+    pub limit: Option<ProxyLimit>,
+}
+
+/// The only domains a call's proxy reaches, and why it refuses the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyLimit {
+    /// The domains the session reached before, and those the line names that its decision let through.
+    pub domains: Vec<String>,
+    /// Why another domain is refused: the session's taint, and how to lift it.
+    pub why: String,
+}
+
 impl std::fmt::Display for Confinement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let git = self.git_writes && self.profile == SandboxProfile::WorkspaceWrite;

@@ -40,7 +40,7 @@ mod tool;
 pub use access::Access;
 pub use call::ToolCall;
 pub use cancel::CancelRegistry;
-pub use confinement::{Confinement, SandboxProfile};
+pub use confinement::{Confinement, ProxyGrant, ProxyLimit, SandboxProfile};
 pub use credentials::{credential_variable, variable_matches};
 pub use decision::{DecidedBy, Decision, HookOutcome, Layer, LayerStep, Provenance, Source, Verdict};
 pub use names::{ToolKind, ToolName, coding_agent_name, kind_of};

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-use crate::{Confinement, Decision, Verdict};
+use crate::{Confinement, Decision, ProxyGrant, Verdict};
 
 /// How a running tool reacts when the user cancels the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -117,6 +117,9 @@ pub struct ToolContext {
     /// The kernel sandbox the call's decision assumed, for a tool that runs commands; `None` runs it with its
     /// own limits alone.
     pub confinement: Option<Confinement>,
+    /// What the proxy of a confined call with the network lets through beyond the settings' domains, and the limit
+    /// of the session's taint.
+    pub proxy: ProxyGrant,
 }
 
 impl ToolContext {

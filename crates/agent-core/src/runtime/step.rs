@@ -9,8 +9,8 @@ use agent_hooks::{CallStatus, HookRegistry, PostToolUseContext, PreToolUseContex
 use agent_rules::SessionState;
 use agent_runtime_limits::{DuplicateCheck, DuplicateDetector};
 use agent_tool_traits::{
-    DecidedBy, Decision, HookOutcome, Layer, PermissionCheck, Provenance, Tool, ToolCall, ToolContext,
-    ToolError, ToolName, ToolOutput, Verdict,
+    DecidedBy, Decision, HookOutcome, Layer, PermissionCheck, Provenance, ProxyGrant, ProxyLimit, Tool,
+    ToolCall, ToolContext, ToolError, ToolName, ToolOutput, Verdict,
 };
 use serde_json::Value;
 
@@ -28,12 +28,15 @@ enum Planned {
     Cleared {
         report: CallReport,
         tool: Arc<dyn Tool>,
+        /// What its sandbox's proxy lets through beyond the settings' domains, and the taint's limit.
+        proxy: ProxyGrant,
     },
     /// A `bg_task_run` call (`report`) whose inner call (`inner`, of `tool`) was cleared.
     Background {
         report: CallReport,
         inner: Box<CallReport>,
         tool: Arc<dyn Tool>,
+        proxy: ProxyGrant,
     },
 }
 
@@ -72,7 +75,7 @@ impl Runtime {
         for (index, plan) in planned.into_iter().enumerate() {
             match plan {
                 Planned::Denied(report) => reports.push(report),
-                Planned::Cleared { report, tool } => {
+                Planned::Cleared { report, tool, proxy } => {
                     let concurrent = tool.is_concurrency_safe(&report.call.args);
                     runnable.push(Runnable {
                         index,
@@ -80,6 +83,7 @@ impl Runtime {
                         args: report.call.args.clone(),
                         concurrent,
                         confinement: report.confinement,
+                        proxy,
                     });
                     reports.push(report);
                 }
@@ -95,9 +99,10 @@ impl Runtime {
                     mut report,
                     inner,
                     tool,
+                    proxy,
                 } => {
                     let name = inner.call.name.clone();
-                    let task_id = self.start_background(session_id, step, *inner, tool);
+                    let task_id = self.start_background(session_id, step, *inner, tool, proxy);
                     let now = Instant::now();
                     report.output = ToolOutput::ok(format!(
                         "started background task `{task_id}` running `{name}`; its result will be given to you \
@@ -115,6 +120,7 @@ impl Runtime {
             silent: self.agent.config.silent,
             cancelled: Arc::default(),
             confinement: None,
+            proxy: ProxyGrant::default(),
         };
         for batch in partition(runnable) {
             if token.is_cancelled() {
@@ -183,13 +189,14 @@ impl Runtime {
         let inner = ToolCall::new(format!("{}.bg", call.id), name, args);
         match self.plan(session_id, step, inner).await {
             Planned::Denied(inner) => Planned::Denied(CallReport { call, ..inner }),
-            Planned::Cleared { report, tool } => Planned::Background {
+            Planned::Cleared { report, tool, proxy } => Planned::Background {
                 report: CallReport {
                     call,
                     ..report.clone()
                 },
                 inner: Box::new(report),
                 tool,
+                proxy,
             },
             // `plan` never starts a background task itself.
             Planned::Background { report, .. } => Planned::Denied(CallReport { call, ..report }),
@@ -205,6 +212,7 @@ impl Runtime {
         step: u32,
         inner: CallReport,
         tool: Arc<dyn Tool>,
+        proxy: ProxyGrant,
     ) -> String {
         let task_id = self.background.next_id();
         let cancel = self.token(session_id).child_token();
@@ -214,6 +222,7 @@ impl Runtime {
             silent: self.agent.config.silent,
             cancelled: Arc::default(),
             confinement: inner.confinement,
+            proxy,
         };
         let behavior = tool.interrupt_behavior();
         let site = self.site(session_id);
@@ -291,6 +300,15 @@ impl Runtime {
         let decided = self.decide_bounded(input, self.session_state(session_id)).await;
         self.record(session_id, &decided);
         let confinement = decided.confinement;
+        // The runtime keeps the taint in memory with the session: it lives as long as the session, so the refusal
+        // names no command that clears it.
+        let proxy = ProxyGrant {
+            domains: decided.domains.clone(),
+            limit: decided.session_limit.as_ref().map(|limit| ProxyLimit {
+                domains: limit.domains.clone(),
+                why: limit.why(None),
+            }),
+        };
         let verdict = decided.verdict().clone();
         let (verdict, source, answer, approver) = match verdict.decision {
             Decision::Allow | Decision::Deny => {
@@ -324,7 +342,7 @@ impl Runtime {
             answer,
         };
         match (report.verdict.decision, tool) {
-            (Decision::Allow, Some(tool)) => Planned::Cleared { report, tool },
+            (Decision::Allow, Some(tool)) => Planned::Cleared { report, tool, proxy },
             (Decision::Allow | Decision::Ask | Decision::Deny, _) => {
                 let mut report = report;
                 let verdict = &report.verdict;

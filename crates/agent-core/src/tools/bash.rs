@@ -8,9 +8,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_decide::Guard;
-use agent_os_sandbox::{KernelSupport, Launch, PidsCgroup, Prepared, ProcessLimits, refused_forks};
+use agent_os_sandbox::{
+    DomainLimit, DomainPattern, KernelSupport, Launch, PidsCgroup, Prepared, ProcessLimits, refused_forks,
+};
 use agent_tool_traits::{
-    Confinement, InterruptBehavior, Tool, ToolContext, ToolError, ToolFuture, ToolOutput,
+    Confinement, InterruptBehavior, ProxyGrant, Tool, ToolContext, ToolError, ToolFuture, ToolOutput,
 };
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -130,6 +132,7 @@ impl Tool for RunBashTool {
                 limits: &self.limits,
                 guard: &guard,
                 confinement: ctx.confinement,
+                proxy: &ctx.proxy,
             };
             run.start().await
         })
@@ -161,6 +164,8 @@ struct Run<'a> {
     guard: &'a Guard,
     /// The kernel sandbox of the call's decision; `None` runs it with the limits alone.
     confinement: Option<Confinement>,
+    /// What the sandbox's proxy lets through beyond the settings' domains, and the limit of the session's taint.
+    proxy: &'a ProxyGrant,
 }
 
 impl Run<'_> {
@@ -172,11 +177,25 @@ impl Run<'_> {
         let procs_fd = cgroup.as_ref().map(PidsCgroup::procs_fd);
         let support = KernelSupport::probe();
         let plan = match self.confinement {
-            Some(confinement) => Some(
-                self.guard
+            Some(confinement) => {
+                let mut plan = self
+                    .guard
                     .sandbox_plan(confinement, &support)
-                    .map_err(|e| ToolError::Failed(format!("cannot prepare the sandbox: {e}")))?,
-            ),
+                    .map_err(|e| ToolError::Failed(format!("cannot prepare the sandbox: {e}")))?;
+                // A host the proxy's patterns cannot express is left out: stricter, never looser.
+                plan.domains.allow(
+                    self.proxy
+                        .domains
+                        .iter()
+                        .filter_map(|d| d.parse::<DomainPattern>().ok()),
+                );
+                plan.limit = self
+                    .proxy
+                    .limit
+                    .as_ref()
+                    .map(|limit| DomainLimit::new(&limit.domains, limit.why.clone()));
+                Some(plan)
+            }
             None => None,
         };
         let launch = Launch {
@@ -212,8 +231,10 @@ impl Run<'_> {
             .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
         let output = watch(&mut child, self.timeout, limits, cgroup).await?;
         let told = prepared.notes().len();
+        let refused = prepared.network_refusals();
         let removed = prepared.finish(&self.guard.protection());
         let mut notes: Vec<String> = prepared.notes().iter().skip(told).cloned().collect();
+        notes.extend(refused);
         if !removed.is_empty() {
             let names: Vec<String> = removed.iter().map(|p| format!("`{}`", p.display())).collect();
             notes.push(format!(

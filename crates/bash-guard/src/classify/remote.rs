@@ -84,6 +84,18 @@ pub(super) fn remote(argv: &[Word]) -> Option<String> {
     published.map(|sub| format!("`{name} {sub}` publishes to a package registry"))
 }
 
+/// Whether an operand of `scp` or `rsync` names a path on another machine: `host:path`, `user@host:path`,
+/// `host::module` (an rsync daemon), `scp://…` or `rsync://…`. A colon after a slash is part of a local path
+/// (`./a:b`), and so is a leading one.
+pub(super) fn names_host(operand: &str) -> bool {
+    let lower = operand.get(..8).unwrap_or(operand).to_ascii_lowercase();
+    lower.starts_with("scp://")
+        || lower.starts_with("rsync://")
+        || operand
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
+}
+
 /// The hosts a network command (its effective command first) reaches by its words: URLs (`https://x.example/p`, `--index-url=https://…`) and git's
 /// `user@host:path`, lower case, each once. A host holding something only known at run time is not one.
 pub(super) fn hosts(argv: &[Word]) -> Vec<String> {

@@ -148,20 +148,38 @@ pub(super) fn rsync(args: &[Word], c: &mut Classified) -> bool {
     if parsed.has(&["-e", "--rsh"]) {
         c.ask("`rsync -e` runs a remote shell program".to_owned());
     }
-    let remote = parsed.operands.iter().any(|a| {
-        a.text.starts_with("rsync://")
-            || a.text
-                .split_once(':')
-                .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
-    });
-    if remote {
+    for option in &parsed.options {
+        let Some(value) = option.value.as_ref().filter(|v| v.text != "-") else {
+            continue;
+        };
+        if option.is_any(knowledge::RSYNC_READS) {
+            c.read(value, AccessVia::Flag);
+        } else if option.is_any(knowledge::RSYNC_WRITES) {
+            c.write(value, AccessVia::Flag);
+        }
+    }
+    let remote = |a: &Word| super::remote::names_host(&a.text);
+    let Some((last, sources)) = parsed.operands.split_last() else {
+        return parsed.operands.iter().any(|a| remote(a));
+    };
+    // Each local source is read, and sent when the destination is another machine's (an upload); a local
+    // destination is written, from another machine when a source is its (a download).
+    sources
+        .iter()
+        .filter(|s| !remote(s))
+        .for_each(|s| c.read(s, AccessVia::Operand));
+    if !remote(last) {
+        if sources.is_empty() {
+            // `rsync DIR` lists it.
+            c.read(last, AccessVia::Operand);
+        } else {
+            c.write(last, AccessVia::Operand);
+        }
+    }
+    if remote(last) || sources.iter().any(|s| remote(s)) {
         return true;
     }
     c.class = CommandClass::Write;
-    if let Some((last, sources)) = parsed.operands.split_last() {
-        sources.iter().for_each(|s| c.read(s, AccessVia::Operand));
-        c.write(last, AccessVia::Operand);
-    }
     false
 }
 

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use agent_tool_traits::SandboxProfile;
 
-use crate::domains::{DomainPolicy, DomainVerdict, normalize_host};
+use crate::domains::{DomainLimit, DomainPolicy, DomainVerdict, normalize_host};
 use crate::plan::{Isolation, Plan};
 use crate::probe::{ABI_NETWORK, KernelSupport};
 use crate::ruleset::Tcp;
@@ -111,7 +111,11 @@ impl NetworkSetup {
                 sockets: Sockets::OwnNamespace,
                 tcp: Tcp::Unrestricted,
                 namespace: true,
-                proxy: Some(Proxy::start(plan.domains.clone(), Entry::Relay)?),
+                proxy: Some(Proxy::start(
+                    plan.domains.clone(),
+                    plan.limit.clone(),
+                    Entry::Relay,
+                )?),
                 note: None,
             });
         }
@@ -122,7 +126,7 @@ impl NetworkSetup {
                     .to_owned(),
             )));
         }
-        let proxy = Proxy::start(plan.domains.clone(), Entry::HostLoopback)?;
+        let proxy = Proxy::start(plan.domains.clone(), plan.limit.clone(), Entry::HostLoopback)?;
         let port = proxy.port();
         Ok(Self {
             sockets: Sockets::StreamOnly,
@@ -162,6 +166,8 @@ pub(crate) struct Proxy {
 /// What the acceptor and the connections share.
 struct Shared {
     policy: DomainPolicy,
+    /// The names the policy's hosts are further limited to, when there is a limit.
+    limit: Option<DomainLimit>,
     resolver: Resolver,
     /// The domains refused so far, each once, in order.
     refused: Mutex<Vec<String>>,
@@ -179,15 +185,25 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Proxy {
-    /// Starts the proxy for `policy`, taking connections from `entry`, resolving names as the system does (and
-    /// as the test hook [`upstream::RESOLVE_HOOK`] maps them).
-    pub(crate) fn start(policy: DomainPolicy, entry: Entry) -> std::io::Result<Self> {
-        Self::start_with(policy, entry, Resolver::from_env())
+    /// Starts the proxy for `policy` (within `limit`, when there is one), taking connections from `entry`,
+    /// resolving names as the system does (and as the test hook [`upstream::RESOLVE_HOOK`] maps them).
+    pub(crate) fn start(
+        policy: DomainPolicy,
+        limit: Option<DomainLimit>,
+        entry: Entry,
+    ) -> std::io::Result<Self> {
+        Self::start_with(policy, limit, entry, Resolver::from_env())
     }
 
-    fn start_with(policy: DomainPolicy, entry: Entry, resolver: Resolver) -> std::io::Result<Self> {
+    fn start_with(
+        policy: DomainPolicy,
+        limit: Option<DomainLimit>,
+        entry: Entry,
+        resolver: Resolver,
+    ) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             policy,
+            limit,
             resolver,
             refused: Mutex::new(Vec::new()),
             echo: Mutex::new(None),
@@ -463,7 +479,7 @@ fn forward(
     deadline: Instant,
 ) -> Result<(), Refusal> {
     let RequestHead { host, port, kind } = request;
-    allowed(&shared.policy, &host, port)?;
+    allowed(&shared.policy, shared.limit.as_ref(), &host, port)?;
     let addresses = shared.resolver.resolve(&host, port).map_err(|why| match why {
         Unreachable::Private(address) => Refusal::Policy {
             domain: host.clone(),
@@ -542,8 +558,8 @@ fn forward(
     }
 }
 
-/// Whether the policy lets the command reach `host` at `port`, as a refusal that says why not.
-fn allowed(policy: &DomainPolicy, host: &str, port: u16) -> Result<(), Refusal> {
+/// Whether the policy, within its limit, lets the command reach `host` at `port`, as a refusal that says why not.
+fn allowed(policy: &DomainPolicy, limit: Option<&DomainLimit>, host: &str, port: u16) -> Result<(), Refusal> {
     let refuse = |why: String| {
         Err(Refusal::Policy {
             domain: host.to_owned(),
@@ -551,7 +567,10 @@ fn allowed(policy: &DomainPolicy, host: &str, port: u16) -> Result<(), Refusal> 
         })
     };
     match policy.verdict(host, port) {
-        DomainVerdict::Allowed(_) => Ok(()),
+        DomainVerdict::Allowed(_) => match limit {
+            Some(limit) if !limit.allows(host) => refuse(limit.why().to_owned()),
+            Some(_) | None => Ok(()),
+        },
         DomainVerdict::Denied(pattern) => refuse(format!("denied by `{pattern}` in agentGuard.network.deny")),
         DomainVerdict::NotListed if normalize_host(host).is_none() => {
             refuse("an address, not a host name: the sandbox reaches hosts by name only".to_owned())

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::*;
-use crate::domains::DomainPattern;
+use crate::domains::{DomainLimit, DomainPattern};
 
 /// A server on loopback that records the bytes of each connection (until the client's end or a pause) and answers
 /// a fixed response.
@@ -62,6 +62,7 @@ fn proxy(server: &Server) -> Proxy {
     };
     Proxy::start_with(
         DomainPolicy::new(vec![allow, localhost], Vec::new()),
+        None,
         Entry::HostLoopback,
         resolver,
     )
@@ -157,6 +158,60 @@ fn other_domains_addresses_and_names_that_lead_to_loopback_are_refused_once_each
         refusals[0],
         "agent-guard: network to `other.test` refused: not in agentGuard.network.allow"
     );
+    assert!(server.saw_nothing());
+}
+
+#[test]
+fn a_limit_lets_through_only_its_names_of_what_the_policy_allows() {
+    let server = Server::start();
+    let port = server.port;
+    let patterns: Vec<DomainPattern> = ["allowed.test", "known.test", "new.test"]
+        .iter()
+        .map(|name| format!("{name}:{port}").parse().unwrap())
+        .collect();
+    let resolver = Resolver {
+        mapped: ["allowed.test", "known.test", "new.test"]
+            .iter()
+            .map(|name| ((*name).to_owned(), "127.0.0.1".parse().unwrap()))
+            .collect(),
+    };
+    let limit = DomainLimit::new(
+        ["known.test", "allowed.test:443", "denied.test"],
+        "the session is tainted",
+    );
+    let proxy = Proxy::start_with(
+        DomainPolicy::new(patterns, Vec::new()),
+        Some(limit),
+        Entry::HostLoopback,
+        resolver,
+    )
+    .unwrap();
+    // A name of the limit goes through on the policy's port, whatever port the limit wrote.
+    for name in ["known.test", "allowed.test"] {
+        let answer = exchange(
+            &proxy,
+            format!("GET http://{name}:{port}/ HTTP/1.1\r\nHost: {name}:{port}\r\n\r\n").as_bytes(),
+        );
+        assert!(answer.ends_with("ok"), "{name}: {answer}");
+        assert!(server.next().is_some());
+    }
+    // One the policy allows but the limit does not name is refused with the limit's why; one the limit names but
+    // the policy does not is refused by the policy.
+    let answer = exchange(
+        &proxy,
+        format!("GET http://new.test:{port}/ HTTP/1.1\r\n\r\n").as_bytes(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
+    assert!(
+        answer.contains("agent-guard: network to `new.test` refused: the session is tainted"),
+        "{answer}"
+    );
+    let answer = exchange(
+        &proxy,
+        format!("GET http://denied.test:{port}/ HTTP/1.1\r\n\r\n").as_bytes(),
+    );
+    assert!(answer.contains("not in agentGuard.network.allow"), "{answer}");
+    assert_eq!(proxy.refusals().len(), 2);
     assert!(server.saw_nothing());
 }
 

@@ -147,7 +147,41 @@ function render(entry) {
     rule.textContent = "Allow always saves no rule: no allow rule can change this ask; it allows this call only.";
   }
   fill(item.querySelector(".explanation"), shown.explanation);
+  renderTaint(entry);
   showConfirm(entry);
+}
+
+/** The session's taint beside the ask: the call that brought untrusted content and the one that read private
+ * data, each with why, as the server escaped them; and the button that clears it. */
+function renderTaint(entry) {
+  const { ask, item } = entry;
+  const box = item.querySelector(".taint");
+  const taint = ask.taint;
+  box.hidden = !taint;
+  const marks = box.querySelector(".taint-marks");
+  marks.replaceChildren();
+  if (!taint) return;
+  const mark = (label, value) => {
+    const line = document.createElement("li");
+    line.append(label + ": ");
+    if (value) {
+      const call = document.createElement("code");
+      fill(call, value.call);
+      const why = document.createElement("span");
+      fill(why, value.why);
+      line.append(call, " (", why, ")");
+    } else {
+      line.append("none");
+    }
+    marks.appendChild(line);
+  };
+  mark("untrusted content", taint.untrusted);
+  mark("private data", taint.private);
+  if (taint.contacted) {
+    const line = document.createElement("li");
+    line.textContent = "domains reached: " + taint.contacted.toLocaleString();
+    marks.appendChild(line);
+  }
 }
 
 function makeEntry(ask) {
@@ -155,6 +189,12 @@ function makeEntry(ask) {
   const entry = { ask, item, visibleSince: 0, confirming: null };
   item.querySelectorAll(".answers button").forEach((button) => {
     button.addEventListener("click", () => clicked(entry, button.dataset.answer));
+  });
+  item.querySelector(".clear-taint").addEventListener("click", () => {
+    if (!seenLongEnough(entry)) return say(entry, "Not cleared: this ask just came into view. Read it first.");
+    if (state.answering) return;
+    if (state.selected !== entry.ask.id) select(entry.ask.id, false);
+    startConfirm(entry, "clear_taint");
   });
   item.querySelector(".confirm-yes").addEventListener("click", () => confirmed(entry, false));
   item.querySelector(".confirm-no").addEventListener("click", () => cancelConfirm(entry));
@@ -404,7 +444,12 @@ function showConfirm(entry) {
   const shown = entry.ask.shown;
   const text = panel.querySelector(".confirm-text");
   text.replaceChildren();
-  if (confirming.answer === "allow_always") {
+  if (confirming.answer === "clear_taint") {
+    text.append("Clear the taint of this session (");
+    const who = document.createElement("code");
+    fill(who, shown.who);
+    text.append(who, ")? Its ways out stop asking because of what it read before; this ask stays as it is.");
+  } else if (confirming.answer === "allow_always") {
     text.append("Allow always: allow this call and save ");
     if (shown.rules.length) {
       shown.rules.forEach((r, i) => {
@@ -428,7 +473,8 @@ function showConfirm(entry) {
     text.append(who, "), every ask of the same tool for the same rule?");
   }
   const yes = panel.querySelector(".confirm-yes");
-  yes.firstChild.textContent = confirming.answer === "allow_always" ? "Yes, allow always " : "Yes, don't ask again ";
+  yes.firstChild.textContent = { allow_always: "Yes, allow always ", dont_ask_again: "Yes, don't ask again ",
+    clear_taint: "Yes, clear the taint " }[confirming.answer];
   yes.disabled = true;
 }
 
@@ -438,7 +484,40 @@ function confirmed(entry, byKey) {
   if (now() - confirming.since < SETTLE_MS || (byKey ? !keyReady(entry) : !seenLongEnough(entry))) {
     return say(entry, "Not yet: read what this saves, then confirm.");
   }
+  if (confirming.answer === "clear_taint") return clearTaint(entry);
   send(entry, confirming.answer);
+}
+
+/** Clears the taint of the ask's session; every ask of the session the page holds shows it cleared. */
+async function clearTaint(entry) {
+  const { id, session_id } = entry.ask;
+  state.answering = id;
+  entry.item.querySelectorAll("button").forEach((b) => (b.disabled = true));
+  let response = null;
+  try {
+    response = await api("/v1/approvals/" + encodeURIComponent(id) + "/clear-taint", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ session_id }),
+    });
+  } catch (error) {
+    response = null;
+  }
+  if (state.answering === id) state.answering = null;
+  const body = response ? await response.json().catch(() => ({})) : {};
+  entry.confirming = null;
+  if (response && response.ok) {
+    for (const other of state.asks.values()) {
+      if (other.ask.session_id === session_id && other.ask.cwd === entry.ask.cwd) {
+        other.ask.taint = body.taint || null;
+        render(other);
+      }
+    }
+    say(entry, "The session's taint is cleared.");
+  } else {
+    render(entry);
+    say(entry, "Not cleared: " + (body.error || "the server could not be reached") + ".");
+  }
 }
 
 async function send(entry, answer) {
