@@ -68,11 +68,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "agent-core",
-        "ChannelApprover",
-        "the approver a user interface answers through a channel; the crate's tests drive it",
-    ),
-    (
-        "agent-core",
         "GuardHandle",
         "what `RunBashTool::new` takes: the guard a tool confines its commands with",
     ),
@@ -122,6 +117,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the type of `GuardSettings::sandbox`, returned by `Guard::sandbox_mode`",
     ),
     ("agent-decide", "Contained", "the type of `Decided::contained`"),
+    (
+        "agent-decide",
+        "SessionLimit",
+        "the type of `Decided::session_limit`, taken by `sandboxed_input`",
+    ),
     (
         "agent-fs-sandbox",
         "GlobMatches",
