@@ -665,9 +665,22 @@ fn credentials_in_a_calls_input_are_stored_redacted_and_the_decision_stands() {
         rows[2]["tool_input"],
         json!({"file_path": "deploy/id_rsa", "content": "[redacted: private key]\n"})
     );
-    // Nothing of them is in the project's files: not the database, not its write-ahead log.
-    for entry in std::fs::read_dir(p.root.join(".agent-guard")).unwrap() {
-        let path = entry.unwrap().path();
+    // Nothing of them is in the project's state: not the database, not its write-ahead log, nor the session's
+    // taint record, whose mark names the call that read a secret.
+    let mut files = Vec::new();
+    let mut dirs = vec![p.root.join(".agent-guard")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.iter().any(|file| file.ends_with("audit.db")), "{files:?}");
+    for path in files {
         let bytes = std::fs::read(&path).unwrap();
         for secret in [token, aws, body] {
             assert!(
