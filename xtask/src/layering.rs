@@ -23,7 +23,7 @@ use serde_json::Value;
 const GRAPH: &[(&str, &[&str])] = &[
     ("agent-tool-traits", &[]),
     ("agent-rules", &["agent-tool-traits"]),
-    ("agent-hooks", &["agent-tool-traits"]),
+    ("agent-hooks", &["agent-tool-traits", "agent-secrets"]),
     ("agent-fs-sandbox", &["agent-tool-traits"]),
     ("agent-os-sandbox", &["agent-tool-traits"]),
     ("agent-secrets", &[]),

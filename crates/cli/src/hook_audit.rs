@@ -133,7 +133,8 @@ pub(crate) struct Answer<'a> {
 
 impl Answer<'_> {
     /// The row of `input` answered so. Its input is kept (up to agent-hooks' [`INPUT_MAX_BYTES`]) with the
-    /// working directory and mode, so that `agent-guard diff --audit-db` can decide the call again.
+    /// working directory and mode, so that `agent-guard diff --audit-db` can decide the call again; the log
+    /// stores it with its credentials redacted ([`AuditRow::redacted`]).
     ///
     /// [`INPUT_MAX_BYTES`]: agent_hooks::INPUT_MAX_BYTES
     pub(crate) fn row(&self, input: &Call<'_>, agent: &str) -> AuditRow {
@@ -154,12 +155,7 @@ impl Answer<'_> {
             decision: Some(self.decision.to_owned()),
             decided_by: Some(self.decided_by.to_owned()),
             elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
-            output_preview: self
-                .reason
-                .trim_start_matches("agent-guard: ")
-                .chars()
-                .take(agent_hooks::PREVIEW_CHARS)
-                .collect(),
+            output_preview: agent_hooks::preview(self.reason.trim_start_matches("agent-guard: ")),
             agent_name: agent.to_owned(),
             ts: agent_hooks::rfc3339(SystemTime::now()),
             tool_input,

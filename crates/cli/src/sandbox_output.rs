@@ -19,11 +19,10 @@ impl OutputFilter for Redaction {
         let mut pipe = std::fs::File::from(from);
         let mut redactor = Redactor::new();
         let mut chunk = vec![0u8; CHUNK];
-        let mut out = Vec::with_capacity(CHUNK + 1024);
         loop {
             if redactor.holds() && !readable_within(&pipe, IDLE_MS) {
-                redactor.flush(&mut out);
-                write_out(to, &mut out)?;
+                redactor.flush_to(to)?;
+                to.flush()?;
                 continue;
             }
             let read = match pipe.read(&mut chunk) {
@@ -32,21 +31,14 @@ impl OutputFilter for Redaction {
                 Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(error) => return Err(error),
             };
-            redactor.push(chunk.get(..read).unwrap_or_default(), &mut out);
-            write_out(to, &mut out)?;
+            // The lines without a credential go from the chunk to `to` as they lie; the open line is kept.
+            redactor.push_to(chunk.get(..read).unwrap_or_default(), to)?;
+            // Flushed so that the reader sees each piece as the command printed it.
+            to.flush()?;
         }
-        redactor.finish(&mut out);
-        write_out(to, &mut out)
+        redactor.finish_to(to)?;
+        to.flush()
     }
-}
-
-/// Writes and empties `out`, flushed so that the reader sees each piece as the command printed it.
-fn write_out(to: &mut dyn Write, out: &mut Vec<u8>) -> std::io::Result<()> {
-    if !out.is_empty() {
-        to.write_all(out)?;
-        out.clear();
-    }
-    to.flush()
 }
 
 /// Whether `pipe` has something to read (or has ended) within `timeout_ms`.

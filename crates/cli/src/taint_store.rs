@@ -195,8 +195,12 @@ fn read_record(path: &Path) -> Result<Option<SessionTaint>, String> {
 /// Writes `taint` to `path` in place, under the directory's exclusive lock (readers hold it shared). Neither a
 /// rename over the file nor a truncation to nothing: on ext4 both make the kernel flush the new data before the
 /// call returns (`auto_da_alloc`), which cost the hook some milliseconds of waiting per write.
+/// Writes the record of a session. A mark names the call that set it (`Bash: curl -H 'Authorization: …'`): its
+/// credentials are redacted as the audit log's are, so that the file, inside the project, never holds one.
 fn write_record(path: &Path, taint: &SessionTaint) -> std::io::Result<()> {
-    let text = serde_json::to_vec(taint).map_err(std::io::Error::other)?;
+    let mut record = serde_json::to_value(taint).map_err(std::io::Error::other)?;
+    agent_secrets::redact_json(&mut record);
+    let text = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)

@@ -615,3 +615,81 @@ fn a_directory_that_is_no_project_is_not_made_one() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["cwd"], json!(plain));
 }
+
+#[test]
+fn credentials_in_a_calls_input_are_stored_redacted_and_the_decision_stands() {
+    let p = project();
+    let token = "ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7";
+    let aws = "AKIAYLNKMKFJSA45HBK7";
+    let body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw";
+    let calls = [
+        (
+            "Bash",
+            json!({"command": format!("curl -H 'Authorization: token {token}' https://api.github.com/user")}),
+        ),
+        (
+            "Bash",
+            json!({"command": format!("AWS_ACCESS_KEY_ID={aws} aws s3 ls")}),
+        ),
+        (
+            "Write",
+            json!({"file_path": "deploy/id_rsa",
+                "content": format!("-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n")}),
+        ),
+    ];
+    for (tool, tool_input) in &calls {
+        let line = input(&p.src, tool, tool_input.clone());
+        // The decision without a log, then with one: the same.
+        let unlogged = run_with(
+            &["check"],
+            &line,
+            &p.src,
+            &p.home,
+            &[("AGENT_GUARD_AUDIT", "off")],
+        );
+        let logged = run_with(&["check"], &line, &p.src, &p.home, &[]);
+        assert_eq!(logged.status.code(), Some(0), "{}", text(&logged.stderr));
+        assert_eq!(text(&logged.stdout), text(&unlogged.stdout));
+    }
+    let rows = rows(&p.src, &p.home, &[], &[]);
+    assert_eq!(rows.len(), calls.len());
+    assert_eq!(
+        rows[0]["tool_input"]["command"],
+        "curl -H 'Authorization: token [redacted: GitHub token]' https://api.github.com/user"
+    );
+    assert_eq!(
+        rows[1]["tool_input"]["command"],
+        "AWS_ACCESS_KEY_ID=[redacted: AWS access key] aws s3 ls"
+    );
+    assert_eq!(
+        rows[2]["tool_input"],
+        json!({"file_path": "deploy/id_rsa", "content": "[redacted: private key]\n"})
+    );
+    // Nothing of them is in the project's state: not the database, not its write-ahead log, nor the session's
+    // taint record, whose mark names the call that read a secret.
+    let mut files = Vec::new();
+    let mut dirs = vec![p.root.join(".agent-guard")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.iter().any(|file| file.ends_with("audit.db")), "{files:?}");
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        for secret in [token, aws, body] {
+            assert!(
+                !bytes
+                    .windows(secret.len())
+                    .any(|window| window == secret.as_bytes()),
+                "{secret} in {}",
+                path.display()
+            );
+        }
+    }
+}

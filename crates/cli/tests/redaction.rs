@@ -209,3 +209,72 @@ fn binary_output_passes_byte_for_byte_but_for_its_credentials() {
     assert!(shown.contains("[redacted: GitHub token]"));
     assert_eq!(output.stdout.get(..1000), bytes.get(..1000));
 }
+
+/// Reads `stdout` on a thread of its own, so that the test can wait for a piece with a deadline.
+fn reader(mut stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        loop {
+            match std::io::Read::read(&mut stdout, &mut buffer) {
+                Ok(0) | Err(_) => return,
+                Ok(read) => {
+                    if sender.send(buffer[..read].to_vec()).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    receiver
+}
+
+/// What `pieces` has brought once it ends with `expected`, polled until a deadline.
+fn wait_for(pieces: &std::sync::mpsc::Receiver<Vec<u8>>, seen: &mut Vec<u8>, expected: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !seen.ends_with(expected.as_bytes()) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match pieces.recv_timeout(left) {
+            Ok(piece) => seen.extend(piece),
+            Err(_) => panic!(
+                "`{expected}` did not arrive; so far: {}",
+                String::from_utf8_lossy(seen)
+            ),
+        }
+    }
+}
+
+#[test]
+fn an_interactive_commands_lines_and_prompt_show_while_it_waits() {
+    if !sandbox_supported() {
+        return;
+    }
+    // Each line is written as it is printed, and a prompt without a line end shows while the command waits for
+    // its answer: nothing waits for more output to fill a read.
+    let project = Project::new();
+    let mut child = Command::new(BIN)
+        .args([
+            "sandbox",
+            "--",
+            "sh",
+            "-c",
+            "echo ready; printf 'name? '; read name; echo \"hello $name\"; read key; echo \"key=$key\"",
+        ])
+        .current_dir(&project.root)
+        .env("HOME", &project.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pieces = reader(child.stdout.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut seen = Vec::new();
+    wait_for(&pieces, &mut seen, "ready\nname? ");
+    writeln!(stdin, "bob").unwrap();
+    wait_for(&pieces, &mut seen, "hello bob\n");
+    // A credential typed in comes back redacted, at once.
+    writeln!(stdin, "{GITHUB_TOKEN}").unwrap();
+    wait_for(&pieces, &mut seen, "key=[redacted: GitHub token]\n");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

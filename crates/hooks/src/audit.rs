@@ -7,6 +7,7 @@
 //! even be queued are counted and returned the same way. Nothing is lost silently. Which database the writer talks
 //! to is the business of [`Store`]; this file is the same for both.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
@@ -258,11 +259,60 @@ impl AuditRow {
     }
 }
 
-/// The first [`PREVIEW_CHARS`] characters of `text`, cut on a character boundary.
-fn preview(text: &str) -> String {
-    match text.char_indices().nth(PREVIEW_CHARS) {
-        Some((end, _)) => text.get(..end).unwrap_or_default().to_owned(),
-        None => text.to_owned(),
+/// How much of a result is looked at for credentials before its preview is cut: more than the longest
+/// credential (a private-key block) that could start within the preview.
+const PREVIEW_SCAN_BYTES: usize = 64 << 10;
+
+/// The first [`PREVIEW_CHARS`] characters of `text` as the log stores them: each credential replaced by
+/// `[redacted: <kind>]` (agent-secrets), redacted before the cut so that a cut never leaves part of a credential
+/// unrecognised, and cut on a character boundary.
+pub fn preview(text: &str) -> String {
+    let mut head = text.len().min(PREVIEW_SCAN_BYTES);
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let redacted = agent_secrets::redact_str(text.get(..head).unwrap_or_default());
+    match redacted.char_indices().nth(PREVIEW_CHARS) {
+        Some((end, _)) => redacted.get(..end).unwrap_or_default().to_owned(),
+        None => redacted.into_owned(),
+    }
+}
+
+impl AuditRow {
+    /// The row as the log stores it: the credentials in its input and its preview replaced by `[redacted:
+    /// <kind>]` (agent-secrets' scanner, the one `agent-guard sandbox` redacts output with), so that a command line
+    /// or a file's content holding a secret does not land in a file of the project that later commands read.
+    /// The input stays the same JSON, each of its strings redacted ([`agent_secrets::redact_json`]); everything
+    /// else, the decision first, is kept as it is. Borrowed when there is nothing to redact.
+    pub fn redacted(&self) -> Cow<'_, Self> {
+        let input = self.tool_input.as_deref().and_then(redact_input);
+        let preview = match agent_secrets::redact_str(&self.output_preview) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(preview) => Some(preview),
+        };
+        if input.is_none() && preview.is_none() {
+            return Cow::Borrowed(self);
+        }
+        let mut row = self.clone();
+        if let Some(input) = input {
+            row.tool_input = Some(input);
+        }
+        if let Some(preview) = preview {
+            row.output_preview = preview;
+        }
+        Cow::Owned(row)
+    }
+}
+
+/// A call's input (JSON) with its credentials redacted; `None` when it holds none. An input that is not JSON
+/// is redacted as text.
+fn redact_input(input: &str) -> Option<String> {
+    match serde_json::from_str::<serde_json::Value>(input) {
+        Ok(mut value) => agent_secrets::redact_json(&mut value).then(|| value.to_string()),
+        Err(_) => match agent_secrets::redact_str(input) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(redacted) => Some(redacted),
+        },
     }
 }
 
@@ -659,6 +709,17 @@ mod tests {
         assert_eq!(preview("short"), "short");
         let exact = "x".repeat(PREVIEW_CHARS);
         assert_eq!(preview(&exact), exact);
+    }
+
+    #[test]
+    fn a_preview_is_redacted_before_it_is_cut() {
+        // A token across the cut would leave a prefix too short to be recognised: the redaction comes first.
+        let token = "ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7";
+        let text = format!("{} {token} and more", "x".repeat(PREVIEW_CHARS - 10));
+        let cut = preview(&text);
+        assert_eq!(cut.chars().count(), PREVIEW_CHARS);
+        assert!(cut.ends_with(" [redacted"), "{cut}");
+        assert!(!cut.contains("ghp_"), "{cut}");
     }
 
     #[test]

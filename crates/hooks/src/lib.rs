@@ -97,6 +97,7 @@ pub use audit::AuditRow;
 pub use audit::AuditStatus;
 pub use audit::INPUT_MAX_BYTES;
 pub use audit::PREVIEW_CHARS;
+pub use audit::preview;
 pub use cancel::CancellationHook;
 pub use command::CommandHook;
 pub use command::CommandSpec;

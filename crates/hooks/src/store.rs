@@ -11,6 +11,7 @@
 //! A PostgreSQL connection can be lost (the server restarts, the network drops); the writer then drops it and
 //! connects again before the next batch, and the rows of the failed batch are reported like any write failure.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -244,9 +245,11 @@ impl Store {
 
     /// Writes `rows` as one transaction of multi-row INSERT statements.
     pub(crate) async fn insert(&mut self, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
+        // Whoever made a row, it is stored with its credentials redacted.
+        let rows: Vec<Cow<'_, AuditRow>> = rows.iter().map(AuditRow::redacted).collect();
         match self {
-            Self::Sqlite(conn) => insert_sqlite(conn, rows).await,
-            Self::Postgres(link) => link.insert(rows).await,
+            Self::Sqlite(conn) => insert_sqlite(conn, &rows).await,
+            Self::Postgres(link) => link.insert(&rows).await,
         }
     }
 
@@ -371,7 +374,7 @@ fn is_busy(error: &dyn sqlx::error::DatabaseError) -> bool {
 }
 
 impl PgLink {
-    async fn insert(&mut self, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
+    async fn insert(&mut self, rows: &[Cow<'_, AuditRow>]) -> Result<(), sqlx::Error> {
         let conn = match &mut self.conn {
             Some(conn) => conn,
             None => {
@@ -392,7 +395,7 @@ impl PgLink {
     }
 }
 
-async fn insert_sqlite(conn: &mut SqliteConnection, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
+async fn insert_sqlite(conn: &mut SqliteConnection, rows: &[Cow<'_, AuditRow>]) -> Result<(), sqlx::Error> {
     let mut tx = conn.begin().await?;
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         insert_statement::<Sqlite>(chunk)
@@ -403,7 +406,7 @@ async fn insert_sqlite(conn: &mut SqliteConnection, rows: &[AuditRow]) -> Result
     tx.commit().await
 }
 
-async fn insert_postgres(conn: &mut PgConnection, rows: &[AuditRow]) -> Result<(), sqlx::Error> {
+async fn insert_postgres(conn: &mut PgConnection, rows: &[Cow<'_, AuditRow>]) -> Result<(), sqlx::Error> {
     let mut tx = conn.begin().await?;
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         insert_statement::<Postgres>(chunk)
@@ -415,7 +418,7 @@ async fn insert_postgres(conn: &mut PgConnection, rows: &[AuditRow]) -> Result<(
 }
 
 /// `INSERT INTO agent_audit_log (…) VALUES (…), (…), …` with every value bound, in the dialect of `DB`.
-fn insert_statement<'a, DB>(rows: &'a [AuditRow]) -> QueryBuilder<'a, DB>
+fn insert_statement<'a, DB>(rows: &'a [Cow<'a, AuditRow>]) -> QueryBuilder<'a, DB>
 where
     DB: Database,
     DB::Arguments<'a>: Default,

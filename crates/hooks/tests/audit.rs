@@ -66,6 +66,24 @@ async fn rows_recorded_directly_and_the_query_filters() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_are_stored_redacted_and_nowhere_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    behaviour::credentials_are_stored_redacted(&sqlite_file(&dir)).await;
+    // Not in the database file nor in its write-ahead log: the bytes on disk never held them.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        for secret in [behaviour::GITHUB_TOKEN, behaviour::AWS_KEY, behaviour::KEY_BODY] {
+            assert!(
+                !bytes
+                    .windows(secret.len())
+                    .any(|window| window == secret.as_bytes()),
+                "{secret} on disk"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_reader_sees_later_rows() {
     let dir = tempfile::tempdir().unwrap();
     behaviour::a_held_reader_sees_later_rows(&sqlite_file(&dir)).await;

@@ -50,6 +50,7 @@ fn main() -> ExitCode {
         every_call_and_the_stop_are_in_the_table_when_stop_returns,
         concurrent_senders_through_a_small_channel_lose_nothing,
         a_cancelled_run_still_gets_one_row_per_call_and_the_stop_row,
+        credentials_are_stored_redacted,
         rows_recorded_directly_and_the_query_filters,
         migrations_are_idempotent_and_reopening_keeps_earlier_rows,
         a_held_reader_sees_later_rows,
@@ -139,6 +140,10 @@ async fn a_cancelled_run_still_gets_one_row_per_call_and_the_stop_row(server: &P
 
 async fn rows_recorded_directly_and_the_query_filters(server: &PgServer) {
     behaviour::rows_recorded_directly_and_the_query_filters(&fresh_database(server, "filters")).await;
+}
+
+async fn credentials_are_stored_redacted(server: &PgServer) {
+    behaviour::credentials_are_stored_redacted(&fresh_database(server, "redacted")).await;
 }
 
 async fn a_held_reader_sees_later_rows(server: &PgServer) {

@@ -5,7 +5,8 @@
 //!
 //! The decision (`agent-decide`) asks before a file tool or a shell line reads a file of the roots that holds a
 //! credential, whatever the file's name; `agent-guard sandbox` passes a command's output through [`Redactor`], so
-//! that a secret read under a name nobody listed still does not reach the model.
+//! that a secret read under a name nobody listed still does not reach the model; the audit log (`agent-hooks`)
+//! stores a call's input through [`redact_json`] and its preview through [`redact_str`].
 //!
 //! **Invariant:** a finding names the kind of credential, never its value: a reason or a marker that quotes the
 //! value would be the leak it guards against.
@@ -35,6 +36,8 @@ pub use file::FILE_LIMIT;
 pub use file::scan_file;
 pub use redact::Redactor;
 pub use redact::redact;
+pub use redact::redact_json;
+pub use redact::redact_str;
 pub use scan::Finding;
 pub use scan::first;
 pub use scan::scan;

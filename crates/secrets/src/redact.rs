@@ -1,6 +1,7 @@
 //! The redactor: a command's output with each credential replaced by a marker naming its kind, streamed.
 
 use std::borrow::Cow;
+use std::io::Write;
 
 use crate::scan::{Finding, scan};
 
@@ -11,16 +12,103 @@ pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
         return Cow::Borrowed(text);
     }
     let mut out = Vec::with_capacity(text.len());
-    write_redacted(text, &findings, &mut out);
+    // Writing to a vector does not fail.
+    let _written = write_redacted(text, &findings, &mut out);
     Cow::Owned(out)
+}
+
+/// [`redact`] of a text: each credential replaced with `[redacted: <kind>]`; borrows `text` when it holds none.
+pub fn redact_str(text: &str) -> Cow<'_, str> {
+    match redact(text.as_bytes()) {
+        Cow::Borrowed(_) => Cow::Borrowed(text),
+        // A credential's bounds fall on ASCII bytes but where a value is cut at its longest; a character cut
+        // there is replaced, never kept in part.
+        Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+    }
+}
+
+/// Replaces each credential in the strings of `value` (a tool call's input) with `[redacted: <kind>]`, and says
+/// whether any was. Each string is scanned as the text it is (a file's content with its real line ends, so that
+/// a private-key block is found whole), and a member's string also after its name as `name: value`, so that
+/// `{"password": "…"}` is the assignment it would be in a file. The structure is kept: the value is still the
+/// same JSON with the same members.
+pub fn redact_json(value: &mut serde_json::Value) -> bool {
+    redact_member(None, value)
+}
+
+fn redact_member(name: Option<&str>, value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => {
+            let redacted = match name {
+                Some(name) => redact_named(name, text),
+                None => match redact_str(text) {
+                    Cow::Borrowed(_) => None,
+                    Cow::Owned(redacted) => Some(redacted),
+                },
+            };
+            let changed = redacted.is_some();
+            if let Some(redacted) = redacted {
+                *text = redacted;
+            }
+            changed
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, item| redact_member(None, item) | changed),
+        Value::Object(members) => {
+            let mut changed = false;
+            for (name, member) in members.iter_mut() {
+                changed |= redact_member(Some(name), member);
+            }
+            // A credential used as a name (a header map keyed by token) is redacted too.
+            let named: Vec<String> = members
+                .keys()
+                .filter(|name| matches!(redact_str(name), Cow::Owned(_)))
+                .cloned()
+                .collect();
+            for name in named {
+                if let Some(member) = members.remove(&name) {
+                    members.insert(redact_str(&name).into_owned(), member);
+                    changed = true;
+                }
+            }
+            changed
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// `text`, the value of the member `name`, redacted as the line `name: text` would be; `None` when it holds
+/// nothing.
+fn redact_named(name: &str, text: &str) -> Option<String> {
+    let line = format!("{name}: {text}");
+    let offset = line.len() - text.len();
+    let findings: Vec<Finding> = scan(line.as_bytes())
+        .into_iter()
+        .filter(|finding| finding.end > offset)
+        .map(|finding| Finding {
+            start: finding.start.saturating_sub(offset),
+            end: finding.end - offset,
+            ..finding
+        })
+        .collect();
+    if findings.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len());
+    // Writing to a vector does not fail.
+    let _written = write_redacted(text.as_bytes(), &findings, &mut out);
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// A stream's redactor. Every stream is scanned line by line (lines of bytes: binary output too, whose bytes pass
 /// unchanged but for the credentials in them, since a NUL byte printed first must not turn the scan off), so that
 /// a credential split across two reads is still found. A
 /// line is held until its end arrives (or [`flush`](Self::flush) is called when the stream is idle), a private-key
-/// block until its end line, and a line longer than 64 KiB is emitted in pieces, each holding back its last 4 KiB
-/// for the next; nothing else is buffered.
+/// block until its end line (or a byte no key holds), and a line longer than 64 KiB is emitted in pieces, each
+/// holding back its last 4 KiB for the next; nothing else is buffered. [`push_to`](Self::push_to) writes the lines
+/// of a read that hold no credential straight from the read, copying only the open line it keeps.
 ///
 /// ```
 /// use agent_secrets::Redactor;
@@ -39,6 +127,8 @@ pub struct Redactor {
 
 /// The longest piece of a line held back while its end has not arrived.
 pub(crate) const MAX_PENDING: usize = 64 << 10;
+/// The longest end line of a private-key block (`-----END` and up to 20 characters, ` PRIVATE KEY BLOCK-----`).
+const END_LINE_MAX: usize = 64;
 /// How much of a long line's piece is kept for the next, so that a credential across the boundary is whole in one.
 pub(crate) const OVERLAP: usize = 4 << 10;
 
@@ -50,8 +140,40 @@ impl Redactor {
 
     /// Takes the next bytes of the stream and appends to `out` what can be written now, redacted.
     pub fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        self.pending.extend_from_slice(input);
-        self.emit_ready(out);
+        // Writing to a vector does not fail.
+        let _written = self.push_to(input, out);
+    }
+
+    /// Takes the next bytes of the stream and writes to `to` what can be written now, redacted. What holds no
+    /// credential is written from `input` as it lies, in one piece up to the last line end; only the line still
+    /// open at the end of `input` (or a private-key block, or a credential running past it) is kept.
+    ///
+    /// # Errors
+    /// The first error of `to`; the bytes this call took are then lost to `to`.
+    pub fn push_to<W: Write + ?Sized>(&mut self, input: &[u8], to: &mut W) -> std::io::Result<()> {
+        let mut input = input;
+        if !self.pending.is_empty() {
+            // The held line ends in this input: it is completed and written first, and the rest is taken where it
+            // lies, unless something is still held after it (an open block, a credential running on), which the
+            // rest then joins.
+            let Some(newline) = memchr::memchr(b'\n', input) else {
+                self.pending.extend_from_slice(input);
+                return self.emit_pending(to);
+            };
+            let (head, rest) = input.split_at(newline + 1);
+            self.pending.extend_from_slice(head);
+            self.emit_pending(to)?;
+            if !self.pending.is_empty() {
+                self.pending.extend_from_slice(rest);
+                return self.emit_pending(to);
+            }
+            input = rest;
+        }
+        let cut = emit_ready(input, to)?;
+        if let Some(rest) = input.get(cut..) {
+            self.pending.extend_from_slice(rest);
+        }
+        Ok(())
     }
 
     /// Whether bytes are held back, waiting for the end of their line.
@@ -61,12 +183,21 @@ impl Redactor {
 
     /// Writes out, redacted, what is held back (the stream is idle: a prompt without a line end must show).
     pub fn flush(&mut self, out: &mut Vec<u8>) {
+        let _written = self.flush_to(out);
+    }
+
+    /// [`flush`](Self::flush) to a writer.
+    ///
+    /// # Errors
+    /// The first error of `to`.
+    pub fn flush_to<W: Write + ?Sized>(&mut self, to: &mut W) -> std::io::Result<()> {
         if self.pending.is_empty() {
-            return;
+            return Ok(());
         }
         let findings = scan(&self.pending);
-        write_redacted(&self.pending, &findings, out);
+        let written = write_redacted(&self.pending, &findings, to);
         self.pending.clear();
+        written
     }
 
     /// Writes out the rest at the end of the stream.
@@ -74,67 +205,83 @@ impl Redactor {
         self.flush(out);
     }
 
-    /// Writes out the complete lines held, but not a credential that runs past them or a private-key block whose
-    /// end line has not arrived.
-    fn emit_ready(&mut self, out: &mut Vec<u8>) {
-        let pending = &self.pending;
-        let overlong = pending.len() > MAX_PENDING;
-        let mut cut = pending
-            .iter()
-            .rposition(|byte| *byte == b'\n')
-            .map_or(0, |newline| newline + 1);
-        if overlong {
-            cut = cut.max(pending.len() - OVERLAP);
-        }
-        if cut == 0 {
-            return;
-        }
-        let findings = scan(pending);
-        for finding in &findings {
-            let open_block = pending
-                .get(finding.start..finding.end)
-                .is_some_and(|held| held.starts_with(b"-----BEGIN") && !contains(held, b"-----END"));
-            let straddles = finding.start < cut && finding.end > cut;
-            if finding.start < cut && (straddles || open_block) && !(overlong && finding.start == 0) {
-                cut = finding.start;
-                break;
-            }
-        }
-        let Some(ready) = pending.get(..cut) else {
-            return;
-        };
-        let inside: Vec<Finding> = findings
-            .into_iter()
-            .filter(|finding| finding.start < cut)
-            .map(|finding| Finding {
-                end: finding.end.min(cut),
-                ..finding
-            })
-            .collect();
-        write_redacted(ready, &inside, out);
-        self.pending.drain(..cut);
+    /// [`finish`](Self::finish) to a writer.
+    ///
+    /// # Errors
+    /// The first error of `to`.
+    pub fn finish_to<W: Write + ?Sized>(mut self, to: &mut W) -> std::io::Result<()> {
+        self.flush_to(to)
+    }
+
+    /// Writes out what is ready of the bytes held, and keeps the rest.
+    fn emit_pending<W: Write + ?Sized>(&mut self, to: &mut W) -> std::io::Result<()> {
+        let cut = emit_ready(&self.pending, to)?;
+        self.pending.drain(..cut.min(self.pending.len()));
+        Ok(())
     }
 }
 
-/// Appends `text` to `out` with each finding replaced by its marker.
-fn write_redacted(text: &[u8], findings: &[Finding], out: &mut Vec<u8>) {
+/// Writes to `to` the complete lines of `text`, redacted, but not a credential that runs past them or a
+/// private-key block whose end line has not arrived; returns how many bytes of `text` that took. A text longer
+/// than [`MAX_PENDING`] without a line end is written but for its last [`OVERLAP`] bytes.
+fn emit_ready<W: Write + ?Sized>(text: &[u8], to: &mut W) -> std::io::Result<usize> {
+    let overlong = text.len() > MAX_PENDING;
+    let mut cut = memchr::memrchr(b'\n', text).map_or(0, |newline| newline + 1);
+    if overlong {
+        cut = cut.max(text.len() - OVERLAP);
+    }
+    if cut == 0 {
+        return Ok(0);
+    }
+    let findings = scan(text);
+    for finding in &findings {
+        // A block is open while its end line has not arrived and it runs to the end of what is held (within an
+        // end line's length, which may have come in part): a block that stops before, at a byte no key holds,
+        // is complete as far as it goes, and holding it would hold all that follows.
+        let open_block = text.get(finding.start..finding.end).is_some_and(|held| {
+            held.starts_with(b"-----BEGIN")
+                && !contains(held, b"-----END")
+                && finding.end + END_LINE_MAX >= text.len()
+        });
+        let straddles = finding.start < cut && finding.end > cut;
+        if finding.start < cut && (straddles || open_block) && !(overlong && finding.start == 0) {
+            cut = finding.start;
+            break;
+        }
+    }
+    let Some(ready) = text.get(..cut) else {
+        return Ok(0);
+    };
+    let inside: Vec<Finding> = findings
+        .into_iter()
+        .filter(|finding| finding.start < cut)
+        .map(|finding| Finding {
+            end: finding.end.min(cut),
+            ..finding
+        })
+        .collect();
+    write_redacted(ready, &inside, to)?;
+    Ok(cut)
+}
+
+/// Writes `text` to `to` with each finding replaced by its marker: the bytes between findings as they lie.
+fn write_redacted<W: Write + ?Sized>(text: &[u8], findings: &[Finding], to: &mut W) -> std::io::Result<()> {
     let mut at = 0;
     for finding in findings {
         if let Some(before) = text.get(at..finding.start) {
-            out.extend_from_slice(before);
+            to.write_all(before)?;
         }
-        out.extend_from_slice(b"[redacted: ");
-        out.extend_from_slice(finding.kind.as_bytes());
-        out.push(b']');
+        to.write_all(format!("[redacted: {}]", finding.kind).as_bytes())?;
         at = finding.end;
     }
-    if let Some(rest) = text.get(at..) {
-        out.extend_from_slice(rest);
+    match text.get(at..) {
+        Some(rest) if !rest.is_empty() => to.write_all(rest),
+        _ => Ok(()),
     }
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 #[cfg(test)]
@@ -201,5 +348,63 @@ mod tests {
             "the token is not redacted alone: {} bytes out",
             out.len()
         );
+    }
+
+    #[test]
+    fn a_block_without_its_end_line_holds_the_stream_only_while_it_can_go_on() {
+        // A line that names a key's header without a key (grep's output, a test's fixture) is not an open block
+        // once a byte that no key holds follows it: the lines after it are written as they come.
+        let mut redactor = Redactor::new();
+        let mut out = Vec::new();
+        redactor.push(b"fixtures/a.pem:-----BEGIN RSA PRIVATE KEY-----\n", &mut out);
+        assert!(out.starts_with(b"fixtures/a.pem:"), "{out:?}");
+        for line in 0..100 {
+            redactor.push(format!("src/main_{line}.rs: \"quoted\"\n").as_bytes(), &mut out);
+        }
+        let text = String::from_utf8(out.clone()).unwrap();
+        assert!(text.contains("src/main_98.rs"), "{text}");
+        assert!(text.contains("[redacted: private key]"), "{text}");
+        // A block whose key lines still come is held, and redacted whole.
+        let mut redactor = Redactor::new();
+        let mut out = Vec::new();
+        redactor.push(
+            b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5v\n",
+            &mut out,
+        );
+        assert!(out.is_empty(), "{out:?}");
+        redactor.push(
+            b"bm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIV",
+            &mut out,
+        );
+        assert!(out.is_empty(), "{out:?}");
+        redactor.push(b"ATE KEY-----\nnext\n", &mut out);
+        assert_eq!(out, b"[redacted: private key]\nnext\n");
+    }
+
+    #[test]
+    fn a_calls_input_keeps_its_shape_and_loses_its_credentials() {
+        let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxKLxoS2tFc\n-----END RSA PRIVATE KEY-----\n";
+        let mut input = serde_json::json!({
+            "command": format!("curl -H 'Authorization: token {TOKEN}' https://api.github.com"),
+            "file_path": "deploy/id_rsa",
+            "content": format!("# deploy key\n{key}"),
+            "env": {"password": "Qv7#mK2pLx9!wR4t", "AWS_KEY": "AKIAYLNKMKFJSA45HBK7", "user": "app"},
+            "args": ["--token", TOKEN, 3, true],
+        });
+        assert!(redact_json(&mut input));
+        assert_eq!(
+            input,
+            serde_json::json!({
+                "command": "curl -H 'Authorization: token [redacted: GitHub token]' https://api.github.com",
+                "file_path": "deploy/id_rsa",
+                "content": "# deploy key\n[redacted: private key]\n",
+                "env": {"password": "[redacted: password or secret assignment]", "AWS_KEY": "[redacted: AWS access key]", "user": "app"},
+                "args": ["--token", "[redacted: GitHub token]", 3, true],
+            })
+        );
+        let mut clean = serde_json::json!({"command": "git status", "file_path": "src/token.rs"});
+        let before = clean.clone();
+        assert!(!redact_json(&mut clean));
+        assert_eq!(clean, before);
     }
 }

@@ -1,8 +1,8 @@
 //! The scanner: the rule table compiled once, and the findings of one text.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use aho_corasick::packed::Searcher;
 use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use crate::rules::{Check, RULES, Rule};
@@ -19,11 +19,24 @@ pub struct Finding {
     pub end: usize,
 }
 
-/// The rule table compiled: the rules' anchors as one literal search, the rules each anchor belongs to, one set
-/// that says which rules match anywhere (for the test of the table), and each rule alone for its matches.
+/// The rule table compiled: the rules' anchors lowercased as two packed literal searches (Teddy) over the text
+/// lowercased, the rules each anchor belongs to, one set that says which rules match anywhere (for the test of the
+/// table), and each rule alone for its matches.
 struct Compiled {
-    anchors: Regex,
-    rules_of: HashMap<Vec<u8>, u64>,
+    /// The anchors of four bytes or more: Teddy compares four bytes of each, so a common three-byte start
+    /// (`pas`, `tok`) of other words is ruled out before the literal is compared.
+    long: Searcher,
+    /// The anchors of three bytes (`sk-`, `://`), searched on their own: together with the others they would make
+    /// the search compare three bytes only, and find three times as many candidates.
+    short: Option<Searcher>,
+    /// The rules of each anchor, by the anchor's pattern id (the long ones, then the short ones).
+    rules_of: Vec<u64>,
+    /// How many anchors are long: a short anchor's pattern id is its index after them.
+    split: usize,
+    /// The pattern id of `-----begin`, whose region runs on past its line.
+    block: Option<usize>,
+    /// The longest anchor, in bytes: how far a window of the lowercased text reaches into the next.
+    longest: usize,
     #[cfg_attr(
         not(test),
         expect(
@@ -41,6 +54,12 @@ const BLOCK_LIMIT: usize = 16 << 10;
 /// The compiled-regex budget: the table's bounded repetitions need more than the default.
 const SIZE_LIMIT: usize = 64 << 20;
 
+/// The length from which an anchor is searched with the long ones.
+const SHORT: usize = 4;
+
+/// How much of the text is lowercased at once for the anchor search: small enough to stay in the cache.
+const WINDOW: usize = 32 << 10;
+
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     #[expect(
         clippy::expect_used,
@@ -50,53 +69,53 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
 });
 
 fn compile() -> Result<Compiled, regex::Error> {
-    let mut rules_of: HashMap<Vec<u8>, u64> = HashMap::new();
-    for (index, rule) in RULES.iter().enumerate() {
-        for anchor in rule.anchors {
-            *rules_of
-                .entry(anchor.to_ascii_lowercase().into_bytes())
-                .or_default() |= 1 << index;
-        }
-    }
-    // Anchors of which one holds the other (`sk-ant-` holds `sk-`) stand for each other's rules: the search
-    // reports one anchor at a place.
-    let masks: Vec<(Vec<u8>, u64)> = rules_of.iter().map(|(a, m)| (a.clone(), *m)).collect();
-    for (anchor, mask) in &mut rules_of {
-        for (other, rules) in &masks {
-            let holds = |outer: &[u8], inner: &[u8]| outer.windows(inner.len()).any(|window| window == inner);
-            if holds(anchor, other) || holds(other, anchor) {
-                *mask |= rules;
-            }
-        }
-    }
-    // Each anchor in the forms people write it (see `Rule::anchors`): a search of literals is several times faster
-    // than the same search without case, and a few dozen literals keep it fast.
-    let mut anchors: Vec<String> = RULES
+    // Each anchor once, lowercased: the search runs over the text lowercased, so that `token`, `TOKEN`, `Token`
+    // and `tOkEn` are all found by one literal, and a provider's prefix in another case (`GHP_`) only costs its
+    // rule's look at the line.
+    let mut anchors: Vec<Vec<u8>> = RULES
         .iter()
         .flat_map(|rule| rule.anchors.iter())
-        .flat_map(|anchor| {
-            // A provider's prefix (`ghp_`, `AKIA`, `sk-`) is written one way; a name (`token`) in several.
-            if !anchor
-                .bytes()
-                .all(|byte| byte.is_ascii_lowercase() || byte == b'_')
-            {
-                return vec![(*anchor).to_owned()];
-            }
-            let mut capitalized = anchor.as_bytes().to_vec();
-            if let Some(first) = capitalized.first_mut() {
-                first.make_ascii_uppercase();
-            }
-            vec![
-                (*anchor).to_owned(),
-                anchor.to_ascii_uppercase(),
-                String::from_utf8_lossy(&capitalized).into_owned(),
-            ]
-        })
-        .map(|anchor| regex::escape(&anchor))
+        .map(|anchor| anchor.to_ascii_lowercase().into_bytes())
         .collect();
-    anchors.sort();
+    // The long anchors first, then the short: a pattern id of the short search is counted after the long ones.
+    anchors.sort_by_key(|anchor| (anchor.len() < SHORT, anchor.clone()));
     anchors.dedup();
-    let anchors = RegexBuilder::new(&anchors.join("|")).unicode(false).build()?;
+    let split = anchors
+        .iter()
+        .position(|anchor| anchor.len() < SHORT)
+        .unwrap_or(anchors.len());
+    let holds = |outer: &[u8], inner: &[u8]| outer.windows(inner.len()).any(|window| window == inner);
+    // Anchors of which one holds the other (`sk-ant-` holds `sk-`) stand for each other's rules: the search
+    // reports one anchor at a place.
+    let rules_of: Vec<u64> = anchors
+        .iter()
+        .map(|anchor| {
+            let mut mask = 0u64;
+            for (index, rule) in RULES.iter().enumerate() {
+                let lowered = rule.anchors.iter().map(|other| other.to_ascii_lowercase());
+                if lowered
+                    .map(String::into_bytes)
+                    .any(|other| holds(anchor, &other) || holds(&other, anchor))
+                {
+                    mask |= 1 << index;
+                }
+            }
+            mask
+        })
+        .collect();
+    let block = anchors.iter().position(|anchor| anchor == b"-----begin");
+    let longest = anchors.iter().map(Vec::len).max().unwrap_or(0);
+    let searcher = |patterns: &[Vec<u8>]| {
+        let mut builder = aho_corasick::packed::Config::new().builder();
+        builder.extend(patterns);
+        builder.build()
+    };
+    let no_search = || regex::Error::Syntax("the anchors make no literal search".to_owned());
+    let long = searcher(anchors.get(..split).unwrap_or_default()).ok_or_else(no_search)?;
+    let short = match anchors.get(split..) {
+        Some(short) if !short.is_empty() => Some(searcher(short).ok_or_else(no_search)?),
+        _ => None,
+    };
     let set = RegexSetBuilder::new(RULES.iter().map(|rule| rule.pattern))
         .unicode(false)
         .size_limit(SIZE_LIMIT)
@@ -112,11 +131,59 @@ fn compile() -> Result<Compiled, regex::Error> {
         })
         .collect::<Result<_, _>>()?;
     Ok(Compiled {
-        anchors,
+        long,
+        short,
+        split,
         rules_of,
+        block,
+        longest,
         set,
         each,
     })
+}
+
+/// One anchor found: where it starts and ends in the text, and its pattern id.
+struct Anchor {
+    start: usize,
+    end: usize,
+    id: usize,
+}
+
+/// Every anchor in `text`, in order, each found in any case: the text is lowercased [`WINDOW`] bytes at a time
+/// (each window reaching as far into the next as the longest anchor, so that an anchor across two is whole in the
+/// first) and searched for the lowercased anchors, long and short.
+fn anchors_in(compiled: &Compiled, text: &[u8], mut each: impl FnMut(Anchor)) {
+    let reach = compiled.longest.saturating_sub(1);
+    let mut lowered = Vec::with_capacity(text.len().min(WINDOW) + reach);
+    let mut found: Vec<Anchor> = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let own = text.len().min(at + WINDOW);
+        let Some(window) = text.get(at..text.len().min(own + reach)) else {
+            return;
+        };
+        lowered.clear();
+        lowered.extend_from_slice(window);
+        lowered.make_ascii_lowercase();
+        found.clear();
+        let long = compiled.long.find_iter(&lowered).map(|m| (m, 0));
+        let short = compiled.short.iter().flat_map(|short| short.find_iter(&lowered));
+        for (m, base) in long.chain(short.map(|m| (m, compiled.split))) {
+            // One that starts in the reach belongs to the next window, which finds it again.
+            if at + m.start() < own {
+                found.push(Anchor {
+                    start: at + m.start(),
+                    end: at + m.end(),
+                    id: base + m.pattern().as_usize(),
+                });
+            }
+        }
+        found.sort_unstable_by_key(|anchor| (anchor.start, anchor.id));
+        for anchor in found.drain(..) {
+            each(anchor);
+        }
+        at = own;
+    }
 }
 
 /// Every credential in `text`, in order, none overlapping another. Where two overlap, the one that starts first
@@ -127,36 +194,32 @@ pub fn scan(text: &[u8]) -> Vec<Finding> {
     // Only the lines that hold an anchor are scanned, each once, by the rules of the anchors it holds; a
     // private-key block's region runs on to its end.
     let mut line: Option<(usize, usize, u64)> = None;
-    for anchor in compiled.anchors.find_iter(text) {
-        let rules = compiled
-            .rules_of
-            .get(&anchor.as_bytes().to_ascii_lowercase())
-            .copied()
-            .unwrap_or(u64::MAX);
+    anchors_in(compiled, text, |anchor| {
+        let rules = compiled.rules_of.get(anchor.id).copied().unwrap_or(u64::MAX);
         if let Some((_, end, mask)) = line.as_mut()
-            && anchor.start() < *end
+            && anchor.start < *end
         {
             *mask |= rules;
-            continue;
+            return;
         }
         if let Some((start, end, mask)) = line.take() {
             scan_region(compiled, text, start..end, mask, &mut found);
         }
         let start = text
-            .get(..anchor.start())
-            .and_then(|before| before.iter().rposition(|byte| *byte == b'\n'))
+            .get(..anchor.start)
+            .and_then(|before| memchr::memrchr(b'\n', before))
             .map_or(0, |newline| newline + 1);
-        let reach = if anchor.as_bytes() == b"-----BEGIN" {
-            anchor.end().saturating_add(BLOCK_LIMIT).min(text.len())
+        let reach = if compiled.block == Some(anchor.id) {
+            anchor.end.saturating_add(BLOCK_LIMIT).min(text.len())
         } else {
-            anchor.end()
+            anchor.end
         };
         let end = text
             .get(reach..)
-            .and_then(|after| after.iter().position(|byte| *byte == b'\n'))
+            .and_then(|after| memchr::memchr(b'\n', after))
             .map_or(text.len(), |newline| reach + newline);
         line = Some((start, end, rules));
-    }
+    });
     if let Some((start, end, mask)) = line {
         scan_region(compiled, text, start..end, mask, &mut found);
     }
@@ -368,7 +431,7 @@ fn placeholder_word(value: &[u8]) -> bool {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 #[cfg(test)]
@@ -424,5 +487,46 @@ mod tests {
     fn anthropic_names_its_key_before_the_generic_sk_rule() {
         let key = "sk-ant-api03-Zq8vN2xL5pR7tK1mW9cB4yH6jF3dG0sA8eQ2uV7iO1nM5kJ9lP4rT6wX3zY0bC2";
         assert_eq!(kinds(key), ["Anthropic key"]);
+    }
+
+    #[test]
+    fn an_anchor_across_the_search_windows_is_found() {
+        // The text is lowercased and searched a window at a time: a credential (and its anchor) at each offset
+        // across a window's end is found, whether the window ends in its anchor or in its value.
+        let token = "ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7";
+        let block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n-----END RSA PRIVATE KEY-----";
+        for (credential, kind) in [
+            (token, "GitHub token"),
+            ("sk-proj-Zq8vN2xL5pR7tK1mW9cB4yH6jF3dG0sA", "OpenAI key"),
+            (block, "private key"),
+        ] {
+            for window in [WINDOW, 2 * WINDOW] {
+                for before in window - credential.len() - 2..window + 2 {
+                    let mut text = "a".repeat(before - 1);
+                    text.push(' ');
+                    text.push_str(credential);
+                    text.push('\n');
+                    let found = scan(text.as_bytes());
+                    assert_eq!(
+                        found.iter().map(|f| (f.kind, f.start)).collect::<Vec<_>>(),
+                        [(kind, before)],
+                        "{kind} at {before}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_anchor_is_found_in_any_case() {
+        // A name the assignment rule anchors on is found however it is written, not only in the three common
+        // forms.
+        for line in [
+            "tOkEn: Zr8kQ2vLm5Tx9wPq",
+            "DB_PassWord=Zr8kQ2vLm5Tx9wPq",
+            "Api_Key = Zr8kQ2vLm5Tx9wPq",
+        ] {
+            assert_eq!(kinds(line), ["password or secret assignment"], "{line}");
+        }
     }
 }

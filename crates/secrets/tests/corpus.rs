@@ -1,6 +1,8 @@
 //! The scanner against its corpus: every `+ ` line must hold a credential and every `- ` line none; precision and
 //! recall are printed and bounded.
 
+#![allow(clippy::unwrap_used, reason = "a test: a failed write is a failed test")]
+
 const CORPUS: &str = include_str!("corpus.txt");
 
 #[test]
@@ -53,5 +55,100 @@ fn a_redacted_line_keeps_its_shape_and_loses_the_value() {
         let redacted = String::from_utf8_lossy(&redacted);
         assert!(redacted.contains("[redacted: "), "{line}");
         assert!(agent_secrets::first(redacted.as_bytes()).is_none(), "{redacted}");
+    }
+}
+
+/// The text of the corpus's lines, `+` and `-` alike, one per line.
+fn corpus_text() -> String {
+    CORPUS
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| format!("{}\n", line.get(2..).unwrap_or_default()))
+        .collect()
+}
+
+fn streamed(text: &[u8], read: usize) -> Vec<u8> {
+    let mut redactor = agent_secrets::Redactor::new();
+    let mut out = Vec::new();
+    for piece in text.chunks(read) {
+        redactor.push_to(piece, &mut out).unwrap();
+    }
+    redactor.finish_to(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn the_stream_redacts_as_the_whole_text_does_whatever_the_reads() {
+    let text = corpus_text();
+    let whole = agent_secrets::redact(text.as_bytes()).into_owned();
+    assert!(whole.len() < text.len(), "the corpus holds credentials");
+    // Reads of one byte split every anchor and every credential; the others fall anywhere in a line, and the
+    // largest takes the corpus in one.
+    for read in [1, 2, 3, 7, 64, 333, 4096, 65_536, text.len()] {
+        let out = streamed(text.as_bytes(), read);
+        assert!(
+            out == whole,
+            "reads of {read} bytes: {}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+}
+
+#[test]
+fn a_credential_at_the_very_end_of_the_output_is_redacted() {
+    let token = "ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7";
+    // No line end after it: the stream's end is the credential's.
+    for text in [
+        format!("done\nexport GH={token}"),
+        token.to_owned(),
+        format!("password: Qv7#mK2pLx9!wR4t\n{token}"),
+    ] {
+        for read in [1, 5, text.len()] {
+            let out = String::from_utf8(streamed(text.as_bytes(), read)).unwrap();
+            assert!(!out.contains(token), "reads of {read}: {out}");
+            assert!(
+                out.ends_with("[redacted: GitHub token]"),
+                "reads of {read}: {out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_long_output_without_a_line_end_has_each_credential_redacted() {
+    // A minified file or a binary blob: hundreds of kilobytes without a newline, credentials anywhere in it,
+    // including the last bytes; the redactor must not hold it all, and must not let one through a piece's edge.
+    let token = "ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7";
+    let key = "AKIAYLNKMKFJSA45HBK7";
+    let mut text = String::new();
+    let mut planted = 0;
+    while text.len() < 400_000 {
+        text.push_str(&"x".repeat(997 + text.len() % 4096));
+        text.push(' ');
+        text.push_str(if planted % 2 == 0 { token } else { key });
+        text.push(' ');
+        planted += 1;
+    }
+    text.push_str(token);
+    for read in [4096, 65_536, 100_000] {
+        let mut redactor = agent_secrets::Redactor::new();
+        let mut out = Vec::new();
+        let mut taken = 0;
+        for piece in text.as_bytes().chunks(read) {
+            redactor.push_to(piece, &mut out).unwrap();
+            taken += piece.len();
+            // What is held stays bounded (64 KiB and the read; a marker is at most 16 bytes shorter than its
+            // credential), so the stream shows as it comes.
+            assert!(
+                taken <= out.len() + (64 << 10) + read + 16 * planted,
+                "reads of {read}: {taken} taken, {} written",
+                out.len()
+            );
+        }
+        redactor.finish_to(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(!out.contains(token) && !out.contains(key), "reads of {read}");
+        assert_eq!(out.matches("[redacted: ").count(), planted + 1, "reads of {read}");
+        assert!(!out.contains('\n'));
     }
 }

@@ -532,7 +532,7 @@ fn audit_row(
         decision: Some(decision.to_owned()),
         decided_by: Some(decided_by.to_owned()),
         elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-        output_preview: reason.chars().take(agent_hooks::PREVIEW_CHARS).collect(),
+        output_preview: agent_hooks::preview(reason),
         agent_name: agent.to_owned(),
         ts: agent_hooks::rfc3339(SystemTime::now()),
         detail,

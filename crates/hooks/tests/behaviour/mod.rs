@@ -378,3 +378,72 @@ pub(crate) async fn a_held_reader_sees_later_rows(db: &AuditDatabase) {
     assert_eq!(only[0].output_preview, "second");
     reader.close().await;
 }
+
+/// A GitHub token, an AWS access key and a private key, planted in calls' inputs and outputs.
+pub(crate) const GITHUB_TOKEN: &str = "ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7";
+pub(crate) const AWS_KEY: &str = "AKIAYLNKMKFJSA45HBK7";
+pub(crate) const KEY_BODY: &str = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw";
+
+/// Calls whose command line, file content and output hold credentials, through the hook and written directly:
+/// each is stored with the credentials replaced by markers naming their kind, in the same JSON shape, and its
+/// decision, status and everything else as decided. The secrets appear nowhere in what is read back.
+pub(crate) async fn credentials_are_stored_redacted(db: &AuditDatabase) {
+    let audit = open(db).await;
+    let mut shell = post_ctx("r", 1, "run_bash", CallStatus::Ok, "");
+    shell.call.args = json!({"command": format!("git push https://x:{GITHUB_TOKEN}@github.com/o/r.git")});
+    shell.output.content = format!("aws_access_key_id = {AWS_KEY}\ndone\n");
+    let mut write = post_ctx("r", 2, "file_write", CallStatus::Denied, "outside the roots");
+    write.call.args = json!({
+        "path": "deploy/id_rsa",
+        "content": format!("-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}\n-----END RSA PRIVATE KEY-----\n"),
+    });
+    audit.post_tool_use(&shell).await;
+    let mut direct = AuditRow::for_call(&write);
+    // A row made elsewhere, its preview not redacted by its maker, is redacted as it is stored.
+    direct.output_preview = format!("denied: {AWS_KEY}");
+    audit.record(direct.clone()).await;
+    audit.flush().await.unwrap();
+
+    let stored = rows(db, Some("r")).await;
+    assert_eq!(stored.len(), 2);
+    let input = |row: &AuditRow| -> serde_json::Value {
+        serde_json::from_str(row.tool_input.as_deref().unwrap()).unwrap()
+    };
+    assert_eq!(
+        input(&stored[0]),
+        json!({"command": "git push https://x:[redacted: GitHub token]@github.com/o/r.git"})
+    );
+    assert_eq!(
+        stored[0].output_preview,
+        "aws_access_key_id = [redacted: AWS access key]\ndone\n"
+    );
+    assert_eq!(
+        input(&stored[1]),
+        json!({"path": "deploy/id_rsa", "content": "[redacted: private key]\n"})
+    );
+    assert_eq!(stored[1].output_preview, "denied: [redacted: AWS access key]");
+    // The decision and everything else are as decided.
+    assert_eq!(
+        (
+            stored[0].decision.as_deref(),
+            stored[0].status,
+            stored[0].decided_by.as_deref()
+        ),
+        (Some("allow"), AuditStatus::Ok, Some("rules/allow-rule"))
+    );
+    assert_eq!(
+        AuditRow {
+            id: None,
+            tool_input: direct.tool_input.clone(),
+            output_preview: direct.output_preview.clone(),
+            ..stored[1].clone()
+        },
+        direct
+    );
+    for row in &stored {
+        let text = format!("{row:?}");
+        for secret in [GITHUB_TOKEN, AWS_KEY, KEY_BODY] {
+            assert!(!text.contains(secret), "{secret} stored: {text}");
+        }
+    }
+}
