@@ -1,9 +1,9 @@
 //! The scanner: the rule table compiled once, and the findings of one text.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::packed::Searcher;
-use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use regex::bytes::{Captures, Regex, RegexBuilder};
 
 use crate::rules::{Check, RULES, Rule};
 
@@ -20,8 +20,9 @@ pub struct Finding {
 }
 
 /// The rule table compiled: the rules' anchors lowercased as two packed literal searches (Teddy) over the text
-/// lowercased, the rules each anchor belongs to, one set that says which rules match anywhere (for the test of the
-/// table), and each rule alone for its matches.
+/// lowercased, the rules each anchor belongs to, and each rule alone for its matches, compiled the first time an
+/// anchor of it is found: a process that scans a few short texts (the hook redacting its audit row) pays for the
+/// literal searches and for the rules its texts call on, not for the whole table.
 struct Compiled {
     /// The anchors of four bytes or more: Teddy compares four bytes of each, so a common three-byte start
     /// (`pas`, `tok`) of other words is ruled out before the literal is compared.
@@ -37,15 +38,8 @@ struct Compiled {
     block: Option<usize>,
     /// The longest anchor, in bytes: how far a window of the lowercased text reaches into the next.
     longest: usize,
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "compiled for the test that every pattern compiles in one set"
-        )
-    )]
-    set: RegexSet,
-    each: Vec<Regex>,
+    /// Each rule's expression, by the rule's index, compiled on its first use.
+    each: Vec<OnceLock<Regex>>,
 }
 
 /// How far past its anchor a private-key block is looked for: more than the largest key's PEM.
@@ -116,20 +110,7 @@ fn compile() -> Result<Compiled, regex::Error> {
         Some(short) if !short.is_empty() => Some(searcher(short).ok_or_else(no_search)?),
         _ => None,
     };
-    let set = RegexSetBuilder::new(RULES.iter().map(|rule| rule.pattern))
-        .unicode(false)
-        .size_limit(SIZE_LIMIT)
-        .dfa_size_limit(SIZE_LIMIT)
-        .build()?;
-    let each = RULES
-        .iter()
-        .map(|rule| {
-            RegexBuilder::new(rule.pattern)
-                .unicode(false)
-                .size_limit(SIZE_LIMIT)
-                .build()
-        })
-        .collect::<Result<_, _>>()?;
+    let each = RULES.iter().map(|_| OnceLock::new()).collect();
     Ok(Compiled {
         long,
         short,
@@ -137,9 +118,30 @@ fn compile() -> Result<Compiled, regex::Error> {
         rules_of,
         block,
         longest,
-        set,
         each,
     })
+}
+
+/// `rule`'s expression as the scanner runs it.
+fn expression(rule: &Rule) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(rule.pattern)
+        .unicode(false)
+        .size_limit(SIZE_LIMIT)
+        .build()
+}
+
+impl Compiled {
+    /// The expression of the rule at `index`, compiled the first time it is asked for.
+    fn rule(&self, index: usize, rule: &Rule) -> Option<&Regex> {
+        let cell = self.each.get(index)?;
+        Some(cell.get_or_init(|| {
+            #[expect(
+                clippy::expect_used,
+                reason = "the patterns are constants; the `every_rule_compiles` test compiles them"
+            )]
+            expression(rule).expect("the credential patterns compile")
+        }))
+    }
 }
 
 /// One anchor found: where it starts and ends in the text, and its pattern id.
@@ -244,10 +246,13 @@ fn scan_region(
     let Some(region) = text.get(range.clone()) else {
         return;
     };
-    for (index, (rule, regex)) in RULES.iter().zip(&compiled.each).enumerate() {
+    for (index, rule) in RULES.iter().enumerate() {
         if mask & (1 << index) == 0 {
             continue;
         }
+        let Some(regex) = compiled.rule(index, rule) else {
+            continue;
+        };
         for captures in regex.captures_iter(region) {
             if let Some(finding) = accept(rule, &captures) {
                 found.push((
@@ -442,7 +447,17 @@ mod tests {
     fn every_rule_compiles() {
         let compiled = compile().unwrap();
         assert_eq!(compiled.each.len(), RULES.len());
-        assert_eq!(compiled.set.len(), RULES.len());
+        for (index, rule) in RULES.iter().enumerate() {
+            expression(rule).unwrap_or_else(|e| panic!("{}: {e}", rule.kind));
+            assert!(compiled.rule(index, rule).is_some());
+        }
+        // All of them together, as one automaton, within the size bound.
+        regex::bytes::RegexSetBuilder::new(RULES.iter().map(|rule| rule.pattern))
+            .unicode(false)
+            .size_limit(SIZE_LIMIT)
+            .dfa_size_limit(SIZE_LIMIT)
+            .build()
+            .unwrap();
         assert!(RULES.len() <= 64, "a rule mask is a u64");
         for rule in RULES {
             assert!(!rule.anchors.is_empty(), "{} has no anchor", rule.kind);
