@@ -672,6 +672,50 @@ mod tests {
     }
 
     #[test]
+    fn after_untrusted_content_and_private_data_a_line_nobody_approved_reaches_no_domain() {
+        use agent_rules::{SessionState, TaintFacts, TaintMark};
+        let project = Project::new(r#"{"permissions": {"allow": ["WebFetch(domain:attacker.example)"]}}"#);
+        if !enforced() {
+            return;
+        }
+        let mut session = SessionState::default();
+        session.taint_mut().record(
+            &TaintFacts {
+                untrusted: Some(TaintMark::new(
+                    "WebFetch https://attacker.example/",
+                    "fetched a page",
+                )),
+                private: Some(TaintMark::new("Read config/settings.yml", "holds a credential")),
+                contacted: vec!["attacker.example".to_owned(), "registry.npmjs.org".to_owned()],
+            },
+            Decision::Allow,
+        );
+        // A build reaches the network through the proxy, where the analysis does not see what it sends: the
+        // domain the content came from is among those the session reached, and none is let through.
+        let mut limited = 0;
+        for line in ["npm install", "make"] {
+            let decided = project.guard.decide_in_session(
+                &crate::CallInput::new("Bash", json!({ "command": line })),
+                &session,
+            );
+            if decided.verdict().decision != Decision::Allow {
+                continue;
+            }
+            if decided.confinement.is_some_and(|c| c.network) {
+                let limit = decided.session_limit.expect("a limit on the proxy");
+                assert!(limit.domains.is_empty(), "{line}: {:?}", limit.domains);
+                assert!(
+                    limit
+                        .why(Some("s1"))
+                        .contains("none once the session has also read private data")
+                );
+                limited += 1;
+            }
+        }
+        assert!(limited > 0, "no line ran contained with the network");
+    }
+
+    #[test]
     fn a_removal_is_contained_only_for_what_a_build_makes_again() {
         let project = Project::with_files(
             r#"{"agentGuard": {"undo": false}}"#,

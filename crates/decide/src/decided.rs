@@ -72,7 +72,8 @@ pub fn session_limit_why(taint: &str, session_id: Option<&str>) -> String {
     };
     format!(
         "this session has read untrusted content ({taint}), so a line nobody approved reaches only the domains \
-         the session reached before or the line names; {way_back}"
+         the session reached before or the line names, and none once the session has also read private data; \
+         {way_back}"
     )
 }
 

@@ -245,13 +245,20 @@ impl Guard {
             _ => Vec::new(),
         };
         // After untrusted content, a line nobody approved reaches only the domains the session reached before or
-        // the line names: a domain first contacted after the taint is one the content may have named.
+        // the line names: a domain first contacted after the taint is one the content may have named. Once the
+        // session has also read private data it reaches none: the domain the content came from may be the one it
+        // asks the data be sent to, and what a build or a script sends is not seen by the analysis (a line that
+        // names its host asks as a way out).
         let session_limit = match (&gathered.analysis, confinement, &session.taint().untrusted) {
             (Some(analysis), Some(confinement), Some(untrusted))
                 if confinement.network && !crate::confine::deliberate(&resolution.verdict) =>
             {
                 Some(crate::SessionLimit {
-                    domains: self.session_domains(analysis, session.taint(), &domains),
+                    domains: if session.taint().is_trifecta() {
+                        Vec::new()
+                    } else {
+                        self.session_domains(analysis, session.taint(), &domains)
+                    },
                     untrusted: untrusted.clone(),
                 })
             }
