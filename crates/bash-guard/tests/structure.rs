@@ -562,6 +562,18 @@ fn git_writes_are_git_alone_writing_the_repository() {
         "git -c \"$KEY\" commit -m x",
         "git --exec-path=./bin commit -m x",
         "git filter-branch --tree-filter 'rm x' HEAD",
+        // An environment set for git, by a prefix, a wrapper or earlier in the line, may name what it runs.
+        "GIT_EDITOR='rm -rf .git/objects; true' git commit --allow-empty -e -m x",
+        "EDITOR=./x git commit -e",
+        "env GIT_EDITOR=./x git commit -e",
+        "timeout 10 env EDITOR=./x git commit -e",
+        "GIT_SEQUENCE_EDITOR=./x git rebase -i HEAD~1",
+        "GIT_EXEC_PATH=$PWD/ev git commit -m x",
+        "GIT_DIR=sub git commit -m x",
+        "export GIT_EDITOR=./x; git commit -e",
+        "set -a; EDITOR=./x; git commit -e",
+        // Another git directory, whose configuration the line does not see.
+        "git --git-dir=sub commit --allow-empty -m x",
     ] {
         assert!(!only(line), "{line}: {:?}", writes(line));
     }

@@ -34,12 +34,17 @@ const MAX_FILE: u64 = 1024 * 1024;
 /// (`$GIT_CONFIG_GLOBAL` when this process has it, else `$XDG_CONFIG_HOME/git/config` and `~/.gitconfig`, with
 /// their unconditional `include.path` files), in git's configuration syntax. Conditional includes
 /// (`includeIf`) are not followed: an identity chosen by a condition comes from the repository's own
-/// configuration, or not at all.
+/// configuration, or not at all. It also sets `safe.bareRepository = explicit`: a sandboxed git uses a bare
+/// repository only where `--git-dir` or `GIT_DIR` names it, so that a directory a command made to look like one
+/// (`HEAD`, `objects`, `refs` and a `config` of its own, with `core.hooksPath` or an alias) is not found by a later
+/// `git commit` run in it, which would run that configuration's programs while the project's `.git` is writable.
+/// git reads the key only from the global, system and command-line configuration, never from a repository's.
 pub(crate) fn generated(home: Option<&Path>) -> String {
     let mut values: Vec<(String, String)> = Vec::new();
     for file in global_files(home) {
         read_into(&file, home, 0, &mut values);
     }
+    values.push(("safe.bareRepository".to_owned(), "explicit".to_owned()));
     render(&values)
 }
 
@@ -214,6 +219,19 @@ mod tests {
         for absent in ["ghp_", "Bearer", "store", "fsmonitor", "Other"] {
             assert!(!text.contains(absent), "{absent} in {text}");
         }
+    }
+
+    #[test]
+    fn a_sandboxed_git_uses_a_bare_repository_only_where_it_is_named() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join(".gitconfig"),
+            "[safe]\n\tbareRepository = all\n[user]\n\tname = A\n",
+        )
+        .unwrap();
+        let text = generated(Some(home.path()));
+        assert!(text.ends_with("[safe]\n\tbareRepository = \"explicit\"\n"), "{text}");
+        assert!(!text.contains("= \"all\""), "{text}");
     }
 
     #[test]

@@ -554,7 +554,16 @@ impl Walker<'_> {
                 reads_hidden: classified.recursive == Recursion::All,
                 follows_links: classified.follows_links,
                 names: classified.names.clone(),
-                git_writes: classified.git_writes,
+                // git gets write access to the repository only in the environment the sandbox gives it: a
+                // variable set for it by a wrapper (`env GIT_EXEC_PATH=… git commit`) or earlier in the line
+                // (`export GIT_EDITOR=…; git commit -e`) may name a program it runs while `.git` is writable.
+                git_writes: classified.git_writes
+                    && self.unmodelled.is_none()
+                    && !self.allexport
+                    && !self.keyword
+                    && words.iter().take(classified.inner).all(|w| {
+                        w.literal && !w.text.contains('=') && w.text.rsplit('/').next() != Some("env")
+                    }),
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
                 && self.functions.iter().any(|f| f == name)

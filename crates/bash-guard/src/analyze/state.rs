@@ -23,6 +23,8 @@ impl Walker<'_> {
                     && let Some(command) = self.out.commands.get_mut(index)
                 {
                     command.read_only = false;
+                    // `GIT_EDITOR=… git commit -e`, `GIT_EXEC_PATH=… git …`: what git runs is no longer git alone.
+                    command.git_writes = false;
                 }
             }
             None if self.allexport && !harmless_variable(name, Some(value)) => {

@@ -48,6 +48,9 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                     && let Some(dir) = &option.value
                 {
                     c.read(dir, AccessVia::Flag);
+                    // Another git directory's configuration may run programs (`core.hooksPath`, an alias)
+                    // while the project's `.git` is writable: not git alone.
+                    runs_programs |= option.name == "--git-dir";
                     if option.name == "--git-dir"
                         && let Some(path) = dir.path()
                     {
@@ -250,8 +253,25 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "branch" if s.has(&["-D"]) || (s.has(&["-d", "--delete"]) && s.has(&["-f", "--force"])) => {
             destroys("`git branch -D` deletes a branch whose commits may be nowhere else")
         }
-        "reflog" if matches!(first, Some("expire" | "delete")) => {
-            destroys("`git reflog expire` and `delete` drop the record that brings lost commits back")
+        // Renaming or copying over a branch (`-M`, `-C`, or `-m`/`-c` with `--force`) replaces it and its reflog:
+        // its commits may be nowhere else.
+        "branch"
+            if s.has(&["-M", "-C"])
+                || (s.has(&["-m", "--move", "-c", "--copy"]) && s.has(&["-f", "--force"])) =>
+        {
+            destroys(
+                "`git branch -M` and `-C` overwrite a branch and its reflog, whose commits may be nowhere else",
+            )
+        }
+        "reflog" if matches!(first, Some("expire" | "delete" | "drop")) => {
+            destroys("`git reflog expire`, `delete` and `drop` drop the record that brings lost commits back")
+        }
+        // `git repack -a -d` writes one pack of what is reachable and deletes the old packs, with the unreachable
+        // objects in them (`-A` leaves those loose, `-k` keeps them).
+        "repack" if s.has(&["-a"]) && s.has(&["-d"]) && !s.has(&["-A", "-k", "--keep-unreachable"]) => {
+            destroys(
+                "`git repack -a -d` deletes the unreachable commits of the old packs, which may be the only copy of work",
+            )
         }
         // `git update-ref` deletes (`-d`, `delete` lines of `--stdin`) or moves a reference (a tag keeps no
         // record of where it was).
