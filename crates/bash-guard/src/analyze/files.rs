@@ -430,8 +430,11 @@ impl Walker<'_> {
                     .segments
                     .as_deref()
                     .is_some_and(|s| s.iter().any(|s| matches!(s, Segment::Variable { .. })));
-                // A variable's value is neither split nor globbed in a redirection: it names one file.
-                if !w.literal && ((w.path().is_none() && !variables) || w.glob) {
+                // A variable's value is neither split nor globbed in a redirection: it names one file. A pattern
+                // (`< config/*.yml`) names the one file it matches (bash refuses a pattern that matches more): its
+                // matches are checked as an operand's are.
+                let pattern = w.glob && w.path().is_some();
+                if !w.literal && ((w.path().is_none() && !variables) || (w.glob && !pattern)) {
                     self.contained(
                         format!("the redirection target `{}` is only known at run time", w.text),
                         command,
