@@ -230,7 +230,10 @@ mod tests {
         )
         .unwrap();
         let text = generated(Some(home.path()));
-        assert!(text.ends_with("[safe]\n\tbareRepository = \"explicit\"\n"), "{text}");
+        assert!(
+            text.ends_with("[safe]\n\tbareRepository = \"explicit\"\n"),
+            "{text}"
+        );
         assert!(!text.contains("= \"all\""), "{text}");
     }
 

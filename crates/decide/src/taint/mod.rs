@@ -222,8 +222,7 @@ impl Guard {
         })
     }
 
-    /// The ways out of the session the call takes: a web fetch of a domain the session has not reached, a web
-    /// search, a tool the settings name a sink, and each shell command that reaches the network (its hosts not
+    /// The ways out of the session the call takes: a web fetch of a domain that is not trusted, a web search, a tool the settings name a sink, and each shell command that reaches the network (its hosts not
     /// all trusted) or changes another system.
     fn sinks(
         &self,
@@ -234,16 +233,25 @@ impl Guard {
     ) -> Vec<Sink> {
         let mut sinks = Vec::new();
         match kind {
+            // A URL carries what is written into it, to a domain reached before as well as to a new one (the
+            // page an injection came from is on a domain the session reached).
             ToolKind::WebFetch => {
                 if let Some(host) = gathered.host.as_deref()
                     && !self.trusted(host)
-                    && !session.has_contacted(host)
                 {
-                    sinks.push(Sink {
-                        what: format!(
+                    let what = if session.has_contacted(host) {
+                        format!(
+                            "`{}` reaches `{host}`, whose URL can carry what the session read",
+                            call.tool
+                        )
+                    } else {
+                        format!(
                             "`{}` reaches `{host}`, a domain this session has not reached before",
                             call.tool
-                        ),
+                        )
+                    };
+                    sinks.push(Sink {
+                        what,
                         sends_files: false,
                     });
                 }

