@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_bash_guard::{CommandAnalysis, CommandClass};
+use agent_bash_guard::{CommandAnalysis, CommandClass, LocationKind};
 use agent_fs_sandbox::{ProtectedPaths, home_secret_places};
 use agent_os_sandbox::{
     DomainPattern, DomainPolicy, EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec,
@@ -81,8 +81,33 @@ impl Guard {
             }
             return None;
         }
-        let git_writes =
-            profile == SandboxProfile::WorkspaceWrite && analysis.commands.iter().any(|c| c.git_writes);
+        // A line that also runs code the analysis does not follow (a script, an interpreter, a build or test
+        // runner, a program it does not know) would run that code with the history writable: its git writes are
+        // not given, and its git commands fail on the read-only `.git` until the line is split.
+        // A shell whose code the analysis read (`bash -c 'git commit …'`, `find -exec`) runs what it saw.
+        let followed = |index: usize| {
+            analysis.commands.iter().any(|c| {
+                c.location.parent == Some(index)
+                    && matches!(
+                        c.location.kind,
+                        LocationKind::ShellString | LocationKind::FindExec
+                    )
+            })
+        };
+        let runs_unseen_code = analysis.commands.iter().enumerate().any(|(index, c)| {
+            (!c.literal
+                || matches!(
+                    c.class,
+                    CommandClass::Interpreter
+                        | CommandClass::Exec
+                        | CommandClass::Unknown
+                        | CommandClass::PackageManager
+                ))
+                && !followed(index)
+        });
+        let git_writes = profile == SandboxProfile::WorkspaceWrite
+            && analysis.commands.iter().any(|c| c.git_writes)
+            && !runs_unseen_code;
         Some(Confinement {
             profile,
             network,
@@ -385,18 +410,22 @@ mod tests {
     fn only_a_line_that_runs_git_to_write_may_write_the_git_directory() {
         let mode = r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#;
         let ww = SandboxProfile::WorkspaceWrite;
-        // git writing the repository, alone or with other programs (which then run with `.git` writable too).
+        // git writing the repository, alone or with programs whose effects the analysis follows.
         for line in [
             "git add -A && git commit -m \"$(printf 'a\nb')\"",
             "git -c user.email=a@b.c commit -m x",
-            "git stash && make && git stash pop",
             "cd sub && git checkout -b topic",
+            "mkdir -p docs && echo x > docs/a.md && git add docs && git commit -m docs",
         ] {
             expect_git(mode, line, ww, false, true);
         }
         // Builds, tests, scripts, interpreters and unknown programs, git run by code the analysis does not see,
         // git that runs a program the line names or sets, and git with options only known at run time.
         for line in [
+            // git beside code the analysis does not follow: that code would run with the history writable.
+            "git stash && make && git stash pop",
+            "printf 'rm -rf .git/objects\n' > x.sh && git add x.sh && bash x.sh",
+            "git add -A && npm test && git commit -m x",
             "make",
             "npm test",
             "cargo build",

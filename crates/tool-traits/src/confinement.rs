@@ -75,12 +75,12 @@ impl Confinement {
         match (self.profile, self.git_writes) {
             (SandboxProfile::ReadOnly, _) => None,
             (SandboxProfile::WorkspaceWrite, true) => Some(
-                "git may write the repository (`.git` is writable but for its configuration and hooks; the \
-                 line's other programs run with it writable too)",
+                "git may write the repository (`.git` is writable but for its configuration and hooks, for \
+                 git and the commands beside it whose effects the analysis follows)",
             ),
             (SandboxProfile::WorkspaceWrite, false) => Some(
-                "`.git` is read-only: only a line that runs git itself to write the repository may change \
-                 its history",
+                "`.git` is read-only: only a line that runs git itself to write the repository, and no code \
+                 the analysis does not follow, may change its history",
             ),
         }
     }
