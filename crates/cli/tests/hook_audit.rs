@@ -681,7 +681,12 @@ fn credentials_in_a_calls_input_are_stored_redacted_and_the_decision_stands() {
     }
     assert!(files.iter().any(|file| file.ends_with("audit.db")), "{files:?}");
     for path in files {
-        let bytes = std::fs::read(&path).unwrap();
+        // SQLite removes its write-ahead log when the last connection closes: a file gone holds nothing on disk.
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => panic!("{}: {error}", path.display()),
+        };
         for secret in [token, aws, body] {
             assert!(
                 !bytes
