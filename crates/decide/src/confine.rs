@@ -94,20 +94,23 @@ impl Guard {
                     )
             })
         };
-        let runs_unseen_code = analysis.commands.iter().enumerate().any(|(index, c)| {
-            (!c.literal
-                || matches!(
-                    c.class,
-                    CommandClass::Interpreter
-                        | CommandClass::Exec
-                        | CommandClass::Unknown
-                        | CommandClass::PackageManager
-                ))
-                && !followed(index)
-        });
+        let runs_unseen_code = || {
+            analysis.commands.iter().enumerate().any(|(index, c)| {
+                (!c.literal
+                    || matches!(
+                        c.class,
+                        CommandClass::Interpreter
+                            | CommandClass::Exec
+                            | CommandClass::Unknown
+                            | CommandClass::PackageManager
+                    ))
+                    && !followed(index)
+            })
+        };
+        // Looked at only for a line with git writes: most lines have none.
         let git_writes = profile == SandboxProfile::WorkspaceWrite
             && analysis.commands.iter().any(|c| c.git_writes)
-            && !runs_unseen_code;
+            && !runs_unseen_code();
         Some(Confinement {
             profile,
             network,
