@@ -6,10 +6,10 @@
 //! commands behind wrappers like `env`, `timeout` or `sudo` — with the files they read and write. Each command is
 //! classified flag by flag against one knowledge table (`knowledge.rs`). [`CommandAnalysis::verdict`] turns the
 //! findings into bash-guard's own [`Verdict`](agent_tool_traits::Verdict): deny for destructive commands,
-//! privilege escalation, fork bombs and (by default) network commands; ask for code the analysis cannot see,
-//! including a variable that arithmetic evaluates (`$((x))`, `[[ $x -eq 0 ]]`, `${a[x]}`: bash runs the
-//! subscripts in its value) unless the line itself made it a number; allow only when every command is known
-//! read-only and nothing is written.
+//! privilege escalation and fork bombs; ask for network commands (while the network is blocked, the default) and
+//! for code the analysis cannot see, including a variable that arithmetic evaluates (`$((x))`, `[[ $x -eq 0 ]]`,
+//! `${a[x]}`: bash runs the subscripts in its value) unless the line itself made it a number; allow only when every
+//! command is known read-only and nothing is written.
 //!
 //! **Invariant:** never executes, expands against the file system, or reads anything; analysis is pure.
 //! **Invariant:** never panics and never fails: trouble (a syntax error, code only known at run time, nesting

@@ -6,7 +6,8 @@
 //! their PreToolUse answers: the first [`PreToolUseAction::Block`] ends the chain, the last
 //! [`PreToolUseAction::MutateInput`] wins while every context accumulates (a hook after a rewrite sees the rewritten
 //! call), permission requests accumulate, and the first allow is remembered. The caller turns the
-//! [`PreToolUseOutcome`] into steps 3, 4 and 6 of the resolution and checks a mutated input with the rules again.
+//! [`PreToolUseOutcome`] into steps 3, 4 and 7 of the resolution (docs/rules.md) and checks a mutated input with the
+//! rules again.
 //!
 //! Built in: [`CancellationHook`] blocks the calls of a cancelled run; [`MetricsHook`] counts calls, errors, denials
 //! and per-tool latency; [`AuditLogHook`] writes one row per decided call and one `SESSION_STOP` row per session to
@@ -15,7 +16,7 @@
 //! with the coding agent's protocol (JSON on stdin, a decision on stdout, exit code 2 blocks).
 //!
 //! **Invariant:** a hook can only make a call stricter or rewrite it: an allow from a hook is one input of the
-//! resolution (step 6) and never overrides a deny or an ask; a rewritten input is checked again by the caller.
+//! resolution (step 7) and never overrides a deny or an ask; a rewritten input is checked again by the caller.
 //!
 //! **Invariant:** a failing, slow or garbled external command makes no decision; a timed-out command is killed with
 //! its whole process group.
@@ -24,7 +25,8 @@
 //! `on_session_stop` returns `Ok`, every row queued before it is committed; otherwise the error says how many rows
 //! were lost and why.
 //!
-//! **Invariant:** among the project's crates this one depends on `agent-tool-traits` only.
+//! **Invariant:** among the project's crates this one depends on `agent-tool-traits` and on `agent-secrets`, whose
+//! scanner redacts every audit row before it is stored.
 //!
 //! ```
 //! use std::sync::Arc;

@@ -1,14 +1,15 @@
 //! The kernel's half of agent-guard: what an allowed shell command may do, enforced by Linux.
 //!
 //! The decision layers answer allow only for what they understood; this crate makes that answer true. A
-//! [`Plan`] turns a [`Confinement`](agent_tool_traits::Confinement) (the profile and the network the decision
-//! assumed) and the roots into grants: the `read-only` profile reads the roots, the system directories and, of
-//! the home directory, only the tool chains' installations and caches (an allow list: a file under a name nobody
-//! listed stays out), and writes nothing but a private temporary directory, `/dev/null` and the terminal;
-//! `workspace-write` also writes the roots (with namespaces, a repository's `.git` but for its configuration and
-//! hooks) and the package caches under the home directory. Secrets (the home
-//! directory's credentials, the system's password hashes and keys, the secret files of the roots and every place
-//! a deny rule names, found by [`Protection`]) are never granted, and the protected paths of the roots are never
+//! [`Plan`] turns a [`Confinement`](agent_tool_traits::Confinement) (the profile, the network and the git writes
+//! the decision assumed) and the roots into grants: the `read-only` profile reads the roots, the system
+//! directories and, of the home directory, only the tool chains' installations and caches (an allow list: a file
+//! under a name nobody listed stays out), and writes nothing but a private temporary directory, `/dev/null` and the
+//! terminal; `workspace-write` also writes the roots and the package caches under the home directory, but a
+//! repository's `.git` only for a confinement with git writes and where namespaces exist (and never what configures
+//! code that runs later: its configuration, hooks, `info/`). Secrets (the home directory's credentials, the system's
+//! password hashes and keys, the secret files of the roots and every place a deny rule names: the places of the
+//! [`SandboxSpec`] and what [`Protection`] finds) are never granted, and the protected paths of the roots are never
 //! written. [`Prepared`] then sets the command's process up between fork and exec: a pids cgroup and rlimits,
 //! namespaces where the kernel allows them (a private `/proc`, `/tmp` and process table; secrets hidden behind
 //! empty mounts; protected paths mounted read-only; every process ends with the command), no capabilities,

@@ -3,7 +3,7 @@
 use crate::facts::CallFacts;
 use crate::tool::{ToolKind, ToolName};
 
-/// What the classifier sees of a call that reached step 7 in mode `auto`.
+/// What the classifier sees of a call that reached step 8 in mode `auto`.
 #[derive(Debug, Clone, Copy)]
 pub struct ClassifierInput<'a> {
     /// The tool, canonical name.

@@ -524,7 +524,7 @@ impl Policy {
                 let input = ClassifierInput {
                     tool,
                     kind,
-                    // A read outside the roots loses the read-only default (step 8 asks), so the classifier must
+                    // A read outside the roots loses the read-only default (step 9 asks), so the classifier must
                     // not see it as read-only either: `cat ~/.ssh/id_rsa` is not approved in mode `auto`.
                     read_only: read_only && facts.all_inside_roots(),
                     edits_inside_roots,

@@ -176,19 +176,19 @@ pub enum DecidedBy {
     /// Step 4: the guard's own caution asked (a network command while the network is blocked); unlike a safety
     /// ask, an allow rule or a hook's allow that covers the whole call lifts it.
     CautionAsk,
-    /// Step 5: mode `bypassPermissions`.
+    /// Step 6: mode `bypassPermissions`.
     BypassMode,
-    /// Step 6: an allow rule matched.
+    /// Step 7: an allow rule matched.
     AllowRule,
-    /// Step 6: an external hook allowed.
+    /// Step 7: an external hook allowed.
     HookAllow,
-    /// Step 7: the permission mode (`acceptEdits`, `plan`).
+    /// Step 5 (mode `plan` denies) or step 8 (mode `acceptEdits` allows): the permission mode.
     Mode,
-    /// Step 7: the classifier of mode `auto`.
+    /// Step 8: the classifier of mode `auto`.
     Classifier,
-    /// Step 8: the tool's own default.
+    /// Step 9: the tool's own default.
     Default,
-    /// After step 8: a shell line that asked only for effects the kernel sandbox of `workspace-write` contains,
+    /// Step 10: a shell line that asked only for effects the kernel sandbox of `workspace-write` contains,
     /// allowed to run inside it (`agentGuard.sandbox.autoAllow`).
     Contained,
     /// After resolution: an ask turned into a deny (`dontAsk`, silent subagent, headless, approver timeout).
@@ -364,7 +364,7 @@ pub struct HookOutcome {
     pub block: Option<(String, String)>,
     /// The messages of the hooks that asked for permission, in hook order (step 4).
     pub asks: Vec<String>,
-    /// The reason of the first external hook that allowed (step 6).
+    /// The reason of the first external hook that allowed (step 7).
     pub allow: Option<String>,
 }
 
