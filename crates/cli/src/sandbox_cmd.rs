@@ -137,6 +137,9 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         network: args.allow_network,
         git_writes: args.git_writes,
     };
+    // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must then
+    // find and keep out of the command's reach.
+    let recording = crate::undo_cmd::begin(&guard, confinement, &args.command);
     let mut plan = match guard.sandbox_plan(confinement, &support) {
         Ok(plan) => plan,
         Err(error) => {
@@ -204,7 +207,6 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     // still does not reach the model.
     let output: Option<&'static dyn agent_os_sandbox::OutputFilter> =
         (!args.no_redact).then_some(&crate::sandbox_output::Redaction);
-    let recording = crate::undo_cmd::begin(&guard, confinement, &args.command);
     let ran = agent_os_sandbox::run_filtered(
         &plan,
         &support,

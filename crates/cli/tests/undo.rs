@@ -78,18 +78,36 @@ impl World {
     }
 
     fn sandboxed(&self, line: &str) -> Output {
+        self.sandboxed_in(line, true)
+    }
+
+    /// `line` under `agent-guard sandbox --profile workspace-write`, with namespaces where the kernel allows
+    /// them, or with Landlock and seccomp alone.
+    fn sandboxed_in(&self, line: &str, namespaces: bool) -> Output {
         let root = self.project.to_string_lossy().into_owned();
-        let out = self.agent_guard(&[
-            "sandbox",
-            "--profile",
-            "workspace-write",
-            "--root",
-            &root,
-            "--",
-            "bash",
-            "-c",
-            line,
-        ]);
+        let out = Command::new(BIN)
+            .args([
+                "sandbox",
+                "--profile",
+                "workspace-write",
+                "--root",
+                &root,
+                "--",
+                "bash",
+                "-c",
+                line,
+            ])
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("AGENT_GUARD_UNDO_DIR")
+            .env_remove("AGENT_GUARD_UNDO")
+            .env(
+                "AGENT_GUARD_SANDBOX_NAMESPACES",
+                if namespaces { "on" } else { "off" },
+            )
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         out
     }
@@ -99,7 +117,7 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Every file, link and directory below `dir` but `.git`, with contents, executable bits and link targets.
+/// Every file, link and directory below `dir` but `.git` and `.agent-guard`, with contents, executable bits and link targets.
 fn tree(dir: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -107,7 +125,8 @@ fn tree(dir: &Path) -> Vec<(PathBuf, String)> {
         for entry in std::fs::read_dir(&next).unwrap() {
             let path = entry.unwrap().path();
             let rel = path.strip_prefix(dir).unwrap().to_path_buf();
-            if rel == Path::new(".git") {
+            // The repository, and agent-guard's own directory, which holds the snapshots.
+            if rel == Path::new(".git") || rel == Path::new(".agent-guard") {
                 continue;
             }
             let meta = std::fs::symlink_metadata(&path).unwrap();
@@ -241,7 +260,76 @@ fn snapshots_off_leave_no_store() {
         .unwrap();
     assert!(ran.status.success());
     assert!(!text(&ran.stderr).contains("undo id"));
-    assert!(!world.home.join(".local/state/agent-guard").exists());
+    assert!(!world.project.join(".agent-guard/undo").exists());
+}
+
+/// Every file below `dir`, with its contents (unreadable ones marked), for comparing a directory before and after.
+fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&next) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_else(|_| b"unreadable".to_vec());
+                out.push((path, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn snapshots_stay_in_the_project_out_of_the_commands_reach() {
+    if !supported() {
+        return;
+    }
+    for namespaces in [true, false] {
+        snapshots_stay_out_of_reach(namespaces);
+    }
+}
+
+fn snapshots_stay_out_of_reach(namespaces: bool) {
+    let world = World::new();
+    std::fs::create_dir_all(world.home.join(".cache")).unwrap();
+    std::fs::write(world.home.join(".profile"), "# the user's\n").unwrap();
+    let home_before = files(&world.home);
+    let out = world.sandboxed_in("echo changed > src/lib.rs", namespaces);
+    assert!(text(&out.stderr).contains("undo id 1"), "{}", text(&out.stderr));
+    // A run in the sandbox changes nothing of the home directory: the snapshots are the project's.
+    assert_eq!(files(&world.home), home_before);
+    let stores = world.project.join(".agent-guard/undo");
+    assert!(stores.is_dir());
+    // The command cannot reach the store: neither write into it, nor remove it, nor move it away.
+    for line in [
+        "for f in $(find .agent-guard/undo -type f); do echo x > \"$f\"; done; true",
+        "rm -rf .agent-guard/undo; true",
+        "mv .agent-guard .moved; true",
+        "echo y > .agent-guard/undo/planted; true",
+    ] {
+        world.sandboxed_in(line, namespaces);
+        assert!(!stores.join("planted").exists(), "`{line}` wrote into the store");
+        assert!(!world.project.join(".moved").exists(), "`{line}` moved the store");
+        assert!(
+            files(&stores).iter().any(|(path, _)| path.ends_with("HEAD")),
+            "`{line}` removed the store"
+        );
+    }
+    assert!(world.project.join(".agent-guard").is_dir());
+    assert!(!world.project.join(".moved").exists());
+    // The first run is still there to take back.
+    let undo = world.agent_guard(&["undo", "--id", "1", "--force"]);
+    assert!(undo.status.success(), "{}", text(&undo.stderr));
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("src/lib.rs")).unwrap(),
+        "pub fn a() {}\n"
+    );
 }
 
 #[test]

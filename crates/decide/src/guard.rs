@@ -56,6 +56,9 @@ pub struct Guard {
     sandbox_error: Option<String>,
     pub(crate) bash: BashGuard,
     pub(crate) cwd: PathBuf,
+    /// The project the working directory belongs to (the working directory itself when none is above it): its
+    /// `.agent-guard/` directory keeps the snapshots of `agent-guard undo`.
+    project: PathBuf,
     pub(crate) home: Option<PathBuf>,
     protected: ProtectedPaths,
     pub(crate) sandbox_mode: SandboxMode,
@@ -132,6 +135,7 @@ impl Guard {
             sandbox_error,
             bash: BashGuard::new(bash_config(&guard_settings, cdpath_unset)?),
             cwd: options.cwd.clone(),
+            project: options.project.clone().unwrap_or_else(|| options.cwd.clone()),
             home: options.home.clone(),
             protected,
             sandbox_mode: guard_settings.sandbox,
@@ -153,9 +157,10 @@ impl Guard {
     }
 
     /// Where and whether `workspace-write` runs are snapshotted for `agent-guard undo`: the environment's
-    /// `AGENT_GUARD_UNDO*` variables and the home directory, off when `agentGuard.undo` is `false`.
+    /// `AGENT_GUARD_UNDO*` variables, else the project's `.agent-guard/undo/`; off when `agentGuard.undo` is
+    /// `false`.
     pub fn undo_settings(&self) -> agent_undo::UndoSettings {
-        let mut settings = agent_undo::UndoSettings::from_env(self.home.as_deref());
+        let mut settings = agent_undo::UndoSettings::from_env(&self.project, self.home.as_deref());
         settings.enabled &= self.undo != Some(false);
         settings
     }

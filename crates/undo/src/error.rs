@@ -8,7 +8,7 @@ pub enum UndoError {
     /// No `git` program to run (or only one inside a root, which is never run).
     #[error("no `git` program found outside the roots, so no snapshot is taken")]
     NoGit,
-    /// Snapshots are off: by the environment, for want of a state directory, or for this root.
+    /// Snapshots are off: by the environment, for want of a store directory, or for this root.
     #[error("snapshots are off: {0}")]
     Off(String),
     /// A `git` command of the store failed.

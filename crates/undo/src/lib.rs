@@ -3,10 +3,11 @@
 //!
 //! The kernel sandbox keeps a command inside the roots; it cannot keep it from damaging the project itself
 //! (`rm -rf src`, a `sed -i` with a wrong pattern, a `git reset --hard` over uncommitted work). A [`Recording`]
-//! writes the tree of each root into a private git store outside the project before the command and again
+//! writes the tree of each root into a private git store before the command and again
 //! after it; [`Store::undo`] puts back what a run changed, byte for byte, refusing when a file changed since.
 //!
-//! A store is a private git directory in the user's state directory (one per root), driven through the `git`
+//! A store is a private git directory in the project's `.agent-guard/undo/` (one per root; a protected path the
+//! sandbox keeps read-only, and one no snapshot holds), driven through the `git`
 //! program with a private index, so that a snapshot hashes only the files whose stat data changed. It honours
 //! the project's ignore rules, and never holds secret files (`.env`, keys: the sandbox cannot change those).
 //!

@@ -68,7 +68,7 @@ pub struct Finished {
 
 impl Recording {
     /// Snapshots each of `roots` before `command` runs. Never fails: a root without a snapshot is said in
-    /// [`Recording::notes`] (a missing `git` once per state directory, snapshots switched off not at all), and
+    /// [`Recording::notes`] (a missing `git` once per store directory, snapshots switched off not at all), and
     /// the command runs all the same.
     pub fn begin(roots: &[PathBuf], command: &str, settings: &UndoSettings) -> Self {
         let mut recording = Self {
@@ -156,7 +156,7 @@ fn no_snapshot(root: &Path, error: &UndoError) -> String {
     format!("no snapshot of `{}`: {error}", root.display())
 }
 
-/// Whether `what` is said for the first time in the state directory of `settings` (a marker file remembers it).
+/// Whether `what` is said for the first time in the store directory of `settings` (a marker file remembers it).
 fn first_time(settings: &UndoSettings, what: &str) -> bool {
     let Some(dir) = &settings.dir else {
         return true;

@@ -11,13 +11,17 @@ const DEFAULT_KEEP_BYTES: u64 = 1 << 30;
 /// How long one snapshot may take before it is abandoned and the root's snapshots are switched off (20 s).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Where a project keeps its stores by default, relative to the project: inside agent-guard's own directory,
+/// which no snapshot holds and which sandboxed commands cannot write (it is a protected path).
+pub(crate) const PROJECT_STORES: &str = ".agent-guard/undo";
+
 /// The snapshot settings of one process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoSettings {
     /// Whether snapshots are taken at all (`AGENT_GUARD_UNDO=off` switches them off).
     pub enabled: bool,
-    /// The directory holding one store per root: `AGENT_GUARD_UNDO_DIR`, else `$XDG_STATE_HOME/agent-guard/undo`,
-    /// else `<home>/.local/state/agent-guard/undo`; `None` without a home directory.
+    /// The directory holding one store per root: `AGENT_GUARD_UNDO_DIR`, else the project's
+    /// `.agent-guard/undo`; `None` where there is no place for the stores.
     pub dir: Option<PathBuf>,
     /// The home directory, which is never snapshotted as a root (nor is `/`).
     pub home: Option<PathBuf>,
@@ -30,9 +34,14 @@ pub struct UndoSettings {
 }
 
 impl UndoSettings {
-    /// The defaults, changed by the process's environment. `home` is the home directory of the guard the runs
-    /// belong to; without it and without `AGENT_GUARD_UNDO_DIR` there is no place for the stores.
-    pub fn from_env(home: Option<&Path>) -> Self {
+    /// The defaults, changed by the process's environment. `project` is the project the runs belong to, whose
+    /// `.agent-guard/undo` keeps the stores unless `AGENT_GUARD_UNDO_DIR` names another place; `home` is the home
+    /// directory, which is never snapshotted.
+    ///
+    /// The stores are kept with the project rather than in the home directory: everything agent-guard keeps of a
+    /// project (its audit log, its sessions) lives in the project's `.agent-guard/`, and a run in the sandbox then
+    /// changes nothing of the home directory but the package caches it may write.
+    pub fn from_env(project: &Path, home: Option<&Path>) -> Self {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let enabled = !var("AGENT_GUARD_UNDO").is_some_and(|v| {
             matches!(
@@ -40,14 +49,11 @@ impl UndoSettings {
                 "off" | "0" | "false" | "no"
             )
         });
-        let dir = var("AGENT_GUARD_UNDO_DIR").map(PathBuf::from).or_else(|| {
-            let home = home?;
-            let state = var("XDG_STATE_HOME")
+        let dir = Some(
+            var("AGENT_GUARD_UNDO_DIR")
                 .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .unwrap_or_else(|| home.join(".local/state"));
-            Some(state.join("agent-guard/undo"))
-        });
+                .unwrap_or_else(|| project.join(PROJECT_STORES)),
+        );
         Self {
             enabled,
             dir,

@@ -20,6 +20,9 @@ const PRUNE_EVERY: u64 = 16;
 /// The longest command text a record keeps.
 const COMMAND_CHARS: usize = 2_000;
 
+/// agent-guard's own directory in a project: never snapshotted, and not writable by sandboxed commands.
+const AGENT_DIR: &str = ".agent-guard";
+
 /// What a store records of one run: the command, when it ran, and the trees of the root before and after it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -58,7 +61,7 @@ impl Store {
     /// The store of `root`, made when it does not exist yet.
     ///
     /// # Errors
-    /// [`UndoError::Off`] when snapshots are off (settings, no state directory, a root that is `/` or the home
+    /// [`UndoError::Off`] when snapshots are off (settings, no store directory, a root that is `/` or the home
     /// directory, or switched off for this root after a snapshot ran past its bound), [`UndoError::NoGit`], or
     /// the error of making the store.
     pub fn open(root: &Path, settings: &UndoSettings) -> Result<Self> {
@@ -127,7 +130,8 @@ impl Store {
         let dir = Self::dir_of(&root, settings).ok_or_else(|| {
             UndoError::Off("no home directory and no `AGENT_GUARD_UNDO_DIR` to keep snapshots in".to_owned())
         })?;
-        // A store inside the root would snapshot itself, and be written by the commands it records.
+        // A store inside the root would snapshot itself, and be written by the commands it records, unless it is
+        // inside agent-guard's own directory: no snapshot holds that, and sandboxed commands cannot write it.
         let dir_resolved = dir
             .ancestors()
             .find_map(|known| {
@@ -136,7 +140,10 @@ impl Store {
                     .map(|c| c.join(dir.strip_prefix(known).unwrap_or(Path::new(""))))
             })
             .unwrap_or_else(|| dir.clone());
-        if dir_resolved.starts_with(&root) {
+        if dir_resolved
+            .strip_prefix(&root)
+            .is_ok_and(|inside| !inside.components().any(|c| c.as_os_str() == AGENT_DIR))
+        {
             return Err(UndoError::Off(format!(
                 "the snapshot store `{}` would be inside the root `{}`",
                 dir.display(),
@@ -434,7 +441,7 @@ const ATTRIBUTES: &str = "* -text -filter -ident !eol !working-tree-encoding\n";
 fn exclude(root: &Path, prefix: &Path) -> String {
     let mut lines = vec![
         "# written by agent-guard: what a snapshot never holds".to_owned(),
-        ".agent-guard/".to_owned(),
+        format!("{AGENT_DIR}/"),
         "node_modules/".to_owned(),
     ];
     let (secrets, not_secret) = agent_fs_sandbox::ProtectedPaths::default_secret_files();

@@ -56,7 +56,7 @@ fn state(dir: &Path) -> BTreeMap<PathBuf, Node> {
     out
 }
 
-/// A project and a state directory, both temporary.
+/// A project and a store directory, both temporary.
 struct World {
     _dir: tempfile::TempDir,
     project: PathBuf,
@@ -431,4 +431,26 @@ fn a_root_that_holds_the_store_is_not_snapshotted() {
     let recording = Recording::begin(std::slice::from_ref(&world.project), "true", &settings);
     assert!(recording.finish().runs.is_empty());
     assert!(!world.project.join("state").exists());
+}
+
+#[test]
+fn a_store_in_the_projects_own_agent_guard_directory_is_left_out_of_its_snapshots() {
+    let world = World::new();
+    let settings = UndoSettings::from_env(&world.project, None);
+    assert!(agent_undo::snapshots_on(&world.project, &settings));
+    std::fs::write(world.project.join("notes.md"), "before\n").unwrap();
+    let recording = Recording::begin(std::slice::from_ref(&world.project), "edit", &settings);
+    std::fs::write(world.project.join("notes.md"), "after\n").unwrap();
+    let finished = recording.finish();
+    // One file changed: the store written beside it in `.agent-guard/undo` is no part of the run.
+    assert_eq!(finished.runs.len(), 1, "{:?}", finished.notes);
+    assert_eq!(finished.runs[0].changed, 1);
+    assert!(world.project.join(".agent-guard/undo").is_dir());
+    let store = Store::existing(&world.project, &settings).unwrap().unwrap();
+    assert!(store.dir().starts_with(world.project.join(".agent-guard/undo")));
+    assert!(store.undo(UndoRequest::default(), &|_| None).unwrap().applied);
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("notes.md")).unwrap(),
+        "before\n"
+    );
 }

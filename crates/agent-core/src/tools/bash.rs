@@ -176,6 +176,9 @@ impl Run<'_> {
         let cgroup = PidsCgroup::where_needed(u64::try_from(limits.max_processes).unwrap_or(u64::MAX));
         let procs_fd = cgroup.as_ref().map(PidsCgroup::procs_fd);
         let support = KernelSupport::probe();
+        // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must
+        // then find and keep out of the command's reach.
+        let recording = self.record().await;
         let plan = match self.confinement {
             Some(confinement) => {
                 let mut plan = self
@@ -217,7 +220,6 @@ impl Run<'_> {
         };
         let mut prepared = Prepared::new(&launch)
             .map_err(|e| ToolError::Failed(format!("cannot prepare the sandbox: {e}")))?;
-        let recording = self.record().await;
         let mut child = self
             .spawn("bash", &mut prepared)
             .or_else(|error| match error.kind() {
