@@ -62,6 +62,7 @@ pub(crate) fn run(args: &AuditArgs) -> Result<ExitCode> {
     };
     if let AuditDatabase::SqliteFile(path) = &db
         && !path.exists()
+        && !agent_hooks::spool_path(&db).is_some_and(|spool| spool.exists())
     {
         bail!(
             "no audit database at `{}`: the hook (`agent-guard check`) writes one in each project's \

@@ -1,12 +1,13 @@
 //! The hook's audit log: one row per decision of `check` and per answer of `approve`, written after the answer is
 //! out, in the project's `.agent-guard/audit.db` (or where `AGENT_GUARD_AUDIT` says; `off` writes none).
 //!
-//! Design: the coding agent waits for the hook's answer, not for its row. So the answer is printed and stdout
-//! closed first; then one connection appends the row in one small transaction, bounded by the hook run's timer
-//! ([`WRITE_LIMIT`]): past it, or on any failure, one line on stderr says the row is missing, and the exit code
-//! stays 0 so that the decision stands. A database whose schema is current costs one `PRAGMA` read to open
-//! (agent-hooks' [`AuditAppender`]); concurrent hook processes wait for each other's writes within
-//! [`BUSY_TIMEOUT`] (WAL: a write takes well under a millisecond).
+//! Design: the coding agent waits for the hook process to end, so the row must cost next to nothing. The answer
+//! is printed and stdout closed first; then the row of a SQLite database is appended to the database's spool
+//! (agent-hooks' [`agent_hooks::spool`]: one line, no connection), which whoever opens the database next moves
+//! in, readers included. A database given by URL, and the spool of a writer that makes it pass its bound, are
+//! written through one connection in one small transaction, bounded by the hook run's timer ([`WRITE_LIMIT`]):
+//! past it, or on any failure, one line on stderr says the row is missing, and the exit code stays 0 so that
+//! the decision stands. Concurrent hook processes wait for each other's writes within [`BUSY_TIMEOUT`].
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -204,6 +205,19 @@ pub(crate) fn record_one(call: Call<'_>, row: &AuditRow, timer: &mut HookTimer) 
         Ok(None) => return,
         Err(why) => return report(&why),
     };
+    // A SQLite file's row goes to its spool: a line appended, no connection. The writer that makes the spool
+    // pass its bound moves it into the database, once in a few thousand calls.
+    match agent_hooks::spool(&db, row) {
+        Ok(Some(size)) if size < agent_hooks::SPOOL_MOVE_BYTES => return,
+        Ok(Some(_)) => return write_rows(&db, &[], timer),
+        Ok(None) => {}
+        Err(why) => return report(&why.to_string()),
+    }
+    write_rows(&db, std::slice::from_ref(row), timer);
+}
+
+/// Opens `db` (which moves its spooled rows in) and appends `rows` in one transaction, bounded by `timer`.
+fn write_rows(db: &AuditDatabase, rows: &[AuditRow], timer: &mut HookTimer) {
     timer.warn_after(
         WRITE_LIMIT,
         &format!(
@@ -213,10 +227,10 @@ pub(crate) fn record_one(call: Call<'_>, row: &AuditRow, timer: &mut HookTimer) 
     );
     let written = runtime().and_then(|runtime| {
         runtime.block_on(async {
-            let mut log = AuditAppender::open(&db, &config())
+            let mut log = AuditAppender::open(db, &config())
                 .await
                 .map_err(|e| e.to_string())?;
-            let appended = log.append(std::slice::from_ref(row)).await;
+            let appended = log.append(rows).await;
             // The process ends next: closing would checkpoint the WAL (fsyncs) for nothing.
             log.leave_to_exit().await;
             appended.map_err(|e| e.to_string())

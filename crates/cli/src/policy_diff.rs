@@ -349,6 +349,7 @@ fn content(text: &str) -> Option<&str> {
 fn read_log(db: &AuditDatabase, since: Option<&str>) -> Result<Vec<AuditRow>> {
     if let AuditDatabase::SqliteFile(path) = db
         && !path.exists()
+        && !agent_hooks::spool_path(db).is_some_and(|spool| spool.exists())
     {
         return Err(UsageError(format!("no audit database at `{}`", path.display())).into());
     }

@@ -39,7 +39,8 @@ pub(crate) const SESSION_TOOL_NAME: &str = "session";
 const PREALLOCATED_ROWS: usize = 4_000;
 
 /// The `status` column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum AuditStatus {
     /// The call ran and succeeded.
     Ok,
@@ -80,8 +81,8 @@ impl From<CallStatus> for AuditStatus {
     }
 }
 
-/// One row of `agent_audit_log`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One row of `agent_audit_log` (as JSON in a database's spool).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AuditRow {
     /// The row's key; `None` until it is written.
     pub id: Option<i64>,
@@ -114,12 +115,13 @@ pub struct AuditRow {
     /// The permission mode the call was decided in; `None` where `tool_input` is.
     pub permission_mode: Option<String>,
     /// What the decision rested on besides its layer and step: rule, file, sandbox, approver.
+    #[serde(default)]
     pub detail: AuditDetail,
 }
 
 /// What a row's decision rested on besides its layer and step; each `None` where it does not apply (and in rows
 /// written before these columns existed). Telemetry exports these as they are stored.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AuditDetail {
     /// The text of the rule that decided, or that an "allow always" answer saved (`Bash(npm test:*)`).
     pub rule: Option<String>,

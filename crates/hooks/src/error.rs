@@ -53,6 +53,15 @@ pub enum AuditError {
         #[source]
         source: std::io::Error,
     },
+    /// The spool of a SQLite audit database (rows a hook process left beside it) could not be written or read.
+    #[error("cannot use the audit spool `{}`: {source}", path.display())]
+    Spool {
+        /// The spool file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The database could not be opened or configured, or its server could not be reached.
     #[error("cannot open the audit database `{target}`: {source}")]
     Open {

@@ -179,7 +179,10 @@ impl Store {
                 }
                 let target = path.display().to_string();
                 let options = sqlite_file_options(path).create_if_missing(true);
-                Ok((Self::open_sqlite(options, config, &target).await?, target))
+                let mut store = Self::open_sqlite(options, config, &target).await?;
+                // The rows hook processes left beside the database go in before anything else.
+                crate::spool::move_into(db, &mut store).await?;
+                Ok((store, target))
             }
             AuditDatabase::SqliteUrl(url) => {
                 let options = SqliteConnectOptions::from_str(url).map_err(|source| AuditError::Open {
@@ -455,6 +458,7 @@ where
 /// query the connection is dropped and the next query connects again, so a restarted server is picked up.
 #[derive(Debug)]
 pub(crate) struct Reader {
+    db: AuditDatabase,
     source: ReadSource,
     conn: Option<ReadConn>,
     connect_timeout: Duration,
@@ -474,9 +478,24 @@ enum ReadConn {
     Postgres(PgConnection),
 }
 
+/// Moves the rows spooled beside `db` into it, when there are any (a `stat` when there are none): a reader sees
+/// every row a hook process wrote.
+pub(crate) async fn settle(db: &AuditDatabase, connect_timeout: Duration) -> Result<(), AuditError> {
+    if crate::spool::pending(db) {
+        let config = AuditConfig {
+            connect_timeout,
+            ..AuditConfig::default()
+        };
+        let (store, _) = Store::open(db, &config).await?;
+        store.close().await;
+    }
+    Ok(())
+}
+
 impl Reader {
     /// Connects to `db` (a SQLite file must exist; a PostgreSQL server must answer within `connect_timeout`).
     pub(crate) async fn open(db: &AuditDatabase, connect_timeout: Duration) -> Result<Self, AuditError> {
+        settle(db, connect_timeout).await?;
         let target = db.to_string();
         let source = match db {
             AuditDatabase::SqliteFile(path) => {
@@ -493,6 +512,7 @@ impl Reader {
             AuditDatabase::Postgres(url) => ReadSource::Postgres(postgres_options(url, &target)?),
         };
         let mut reader = Self {
+            db: db.clone(),
             source,
             conn: None,
             connect_timeout,
@@ -523,6 +543,8 @@ impl Reader {
     /// The rows that pass `filter`, oldest first.
     pub(crate) async fn query(&mut self, filter: &AuditFilter) -> Result<Vec<AuditRow>, AuditError> {
         let since = filter.since.as_deref().map(time::time_bound).transpose()?;
+        // Rows spooled since the last query (`agent-guard audit --follow`).
+        settle(&self.db, self.connect_timeout).await?;
         let mut conn = match self.conn.take() {
             Some(conn) => conn,
             None => self.connect().await?,
