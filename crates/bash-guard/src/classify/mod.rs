@@ -738,6 +738,7 @@ impl Table {
             Special::Sqlite3 => inspect::sqlite3(args, c),
             Special::Ffprobe => inspect::ffprobe(args, c),
             Special::Tshark => inspect::tshark(args, c),
+            Special::Tcpdump => inspect::tcpdump(args, c),
             Special::Cd => state::cd(name, args, self.cdpath_unset, c),
             Special::Sleep => system::sleep(args, c),
             Special::Seq => system::seq(args, c),
