@@ -21,7 +21,7 @@ pub struct BashConfig {
 /// Commands added to the knowledge table from settings. Each entry is a command name, or for `readOnly` and
 /// `deny` a command name followed by the sub-command words it applies to (`"cargo clippy"`).
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct CommandTableExtension {
     /// Commands read-only with any arguments. Only commands the built-in table does not know can be added; an
     /// entry naming a known command is rejected (reported in diagnostics), its own rules stay.

@@ -104,6 +104,8 @@ pub(crate) enum Special {
     Ffprobe,
     /// `tshark`: reads a capture file with `-r`; without it, captures live traffic.
     Tshark,
+    /// `tcpdump`: reads a capture file with `-r`; without it, captures live traffic.
+    Tcpdump,
 }
 
 /// A compressor or archiver: which options (or first operand, for `7z l`) make it only read.
@@ -1053,6 +1055,35 @@ pub(crate) static FFPROBE: Syntax = Syntax {
     single_dash: true,
     ..GNU
 };
+/// `tcpdump`'s options: any other option is not known to only read.
+#[rustfmt::skip]
+pub(crate) static TCPDUMP: Syntax = Syntax {
+    values: &[
+        "-B", "-c", "-C", "-E", "-F", "-G", "-i", "-j", "-m", "-M", "-r", "-s", "-T", "-V", "-w", "-W", "-y", "-z",
+        "-Z", "--buffer-size", "--interface", "--snapshot-length", "--time-stamp-type", "--time-stamp-precision",
+        "--relinquish-privileges", "--count", "--print-sampling", "--micro", "--nano"
+    ],
+    flags: &[
+        "-A", "-b", "-d", "-dd", "-ddd", "-D", "-e", "-f", "-h", "-H", "-I", "-J", "-K", "-l", "-L", "-n", "-N",
+        "-#", "-O", "-p", "-q", "-Q", "-S", "-t", "-tt", "-ttt", "-tttt", "-ttttt", "-u", "-U", "-v", "-vv",
+        "-vvv", "-x", "-xx", "-X", "-XX", "--help", "--version", "--list-interfaces", "--number", "--print",
+        "--monitor-mode", "--no-optimize", "--no-promiscuous-mode", "--immediate-mode",
+        "--list-time-stamp-types", "--packet-buffered"
+    ],
+    effects: &[
+        ("-r", ReadValue),
+        ("-F", ReadValue),
+        ("-V", ReadValue),
+        ("-m", ReadValue),
+        ("-w", WriteValue),
+        ("-i", NotReadOnly("`tcpdump -i` captures live traffic")),
+        ("--interface", NotReadOnly("`tcpdump -i` captures live traffic")),
+        ("-E", NotReadOnly("`tcpdump -E` takes ESP secrets, or a file of them")),
+        ("-z", HiddenExec("`tcpdump -z` runs a command on every capture file it rotates")),
+        ("-Z", NotReadOnly("`tcpdump -Z` changes the user it runs as")),
+    ],
+    ..GNU
+};
 /// `tshark`'s options: any other option is not known to only read.
 #[rustfmt::skip]
 pub(crate) static TSHARK: Syntax = Syntax {
@@ -1095,6 +1126,8 @@ static BAT: Flags = flags(
     &[("--pager", HiddenExec("`bat --pager` runs a pager program"))],
     Operands::Files,
 );
+/// `capinfos`: prints facts about capture files; none of its options writes.
+static CAPINFOS: Flags = flags(&[], &[], Operands::Files);
 #[rustfmt::skip]
 static DOAS: Wrapper = Wrapper {
     values: &["-u", "-C"],
@@ -1161,6 +1194,15 @@ static CARGO: Program = Program {
         ("locate-project", READS),
         ("verify-project", READS),
         ("help", READS),
+        // Built-in sub-commands that build, run or change something, listed so that `SUB --help` is known to
+        // only print its help (an external `cargo-SUB` would run for a name not listed).
+        ("build", Sub::Runs), ("b", Sub::Runs), ("check", Sub::Runs), ("c", Sub::Runs), ("clean", Sub::Runs),
+        ("doc", Sub::Runs), ("d", Sub::Runs), ("new", Sub::Runs), ("init", Sub::Runs), ("add", Sub::Runs),
+        ("remove", Sub::Runs), ("run", Sub::Runs), ("r", Sub::Runs), ("test", Sub::Runs), ("t", Sub::Runs),
+        ("bench", Sub::Runs), ("update", Sub::Runs), ("publish", Sub::Runs), ("install", Sub::Runs),
+        ("uninstall", Sub::Runs), ("fetch", Sub::Runs), ("fix", Sub::Runs), ("package", Sub::Runs),
+        ("vendor", Sub::Runs), ("generate-lockfile", Sub::Runs), ("rustc", Sub::Runs), ("rustdoc", Sub::Runs),
+        ("login", Sub::Runs), ("logout", Sub::Runs), ("owner", Sub::Runs), ("yank", Sub::Runs),
     ],
     options: Syntax {
         values: &[
@@ -1203,6 +1245,12 @@ static NPM: Program = Program {
         ("outdated", Sub::Network), ("view", Sub::Network), ("v", Sub::Network), ("info", Sub::Network),
         ("show", Sub::Network), ("audit", Sub::Network), ("search", Sub::Network), ("ping", Sub::Network),
         ("whoami", Sub::Network), ("doctor", Sub::Network),
+        // Listed so that `SUB --help` is known to only print its help.
+        ("install", Sub::Runs), ("i", Sub::Runs), ("ci", Sub::Runs), ("uninstall", Sub::Runs),
+        ("update", Sub::Runs), ("test", Sub::Runs), ("start", Sub::Runs), ("stop", Sub::Runs),
+        ("restart", Sub::Runs), ("exec", Sub::Runs), ("init", Sub::Runs), ("publish", Sub::Runs),
+        ("pack", Sub::Runs), ("link", Sub::Runs), ("rebuild", Sub::Runs), ("dedupe", Sub::Runs),
+        ("prune", Sub::Runs), ("version", Sub::Runs), ("config", Sub::Runs), ("cache", Sub::Runs),
     ],
     options: Syntax {
         values: &[
@@ -1648,6 +1696,8 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["sqlite3"], Kind::Special(Special::Sqlite3)),
     (&["ffprobe"], Kind::Special(Special::Ffprobe)),
     (&["tshark"], Kind::Special(Special::Tshark)),
+    (&["tcpdump"], Kind::Special(Special::Tcpdump)),
+    (&["capinfos"], Kind::ReadOnly(&CAPINFOS)),
     (&["apt-cache"], Kind::Program(&APT_CACHE)),
     (&["apt"], Kind::Program(&APT)),
     (&["uv"], Kind::Program(&UV)),

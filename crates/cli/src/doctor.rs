@@ -283,8 +283,16 @@ fn settings_lines(home: Option<&Path>, project: &Path) -> Vec<DoctorLine> {
         }
         let problems = crate::rules_cmd::file_problems(&file);
         let name = format!("`{}` ({source})", file.display());
-        lines.push(if problems.is_empty() {
+        let warnings = crate::rules_cmd::file_warnings(&file);
+        lines.push(if problems.is_empty() && warnings.is_empty() {
             DoctorLine::new(Level::Ok, "settings", format!("{name}: valid"))
+        } else if problems.is_empty() {
+            DoctorLine::new(
+                Level::Warning,
+                "settings",
+                format!("{name}: loads, but {}", warnings.join("; ")),
+            )
+            .fix("remove the entries that are not applied, or move them to a list that may name them")
         } else {
             DoctorLine::new(
                 Level::Problem,

@@ -27,6 +27,15 @@ pub(crate) fn file_problems(file: &Path) -> Vec<String> {
         .collect()
 }
 
+/// What a settings file asks that is not applied though the file loads (`agentGuard.commands` entries the shell
+/// analyser leaves out), as lines `file:line:column: what`: warnings of `rules --check` and `doctor`.
+pub(crate) fn file_warnings(file: &Path) -> Vec<String> {
+    agent_decide::settings_file_warnings(file)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
 fn report(
     out: &mut String,
     cwd: Option<PathBuf>,
@@ -36,6 +45,9 @@ fn report(
     if let Some(file) = check {
         let errors = file_problems(&file);
         if errors.is_empty() {
+            for warning in file_warnings(&file) {
+                let _ = writeln!(out, "warning: {warning}");
+            }
             let _ = writeln!(out, "{}: ok", file.display());
             return Ok(ExitCode::SUCCESS);
         }

@@ -238,3 +238,103 @@ fn a_file_of_the_coding_agent_with_its_own_keys_passes_every_reader() {
         );
     }
 }
+
+/// The hook's reason for a call under `project`'s settings: (decision, reason).
+fn hook_decision(project: &Path, home: &Path, command: &str) -> (String, String) {
+    let input = hook_input(project, "Bash", json!({ "command": command }));
+    let out = run(project, home, &["check"], &input.to_string());
+    let output: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hook = &output["hookSpecificOutput"];
+    (
+        hook["permissionDecision"].as_str().unwrap_or_default().to_owned(),
+        hook["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+#[test]
+fn nested_sections_and_values_loading_parses_are_checked_by_every_reader_alike() {
+    // Each file: the line `rules --check` prints (after the file name), which doctor reports and the hook denies
+    // with. Unknown keys in every nested object of `agentGuard`, and the values only loading parses (sizes, domain
+    // patterns, tool names, globs).
+    let cases: &[(&str, &str)] = &[
+        (
+            "{\"agentGuard\": {\"commands\": {\n  \"readOnly\": [\"foo\"],\n  \"dney\": [\"bar\"]}}}",
+            ":3:3: unknown key `dney` in `agentGuard.commands`: did you mean `deny`?",
+        ),
+        (
+            r#"{"agentGuard": {"sandbox": {"mode": "auto", "memoryMax": "lots"}}}"#,
+            ":1:58: in `agentGuard.sandbox.memoryMax`: `lots` is not a size",
+        ),
+        (
+            r#"{"agentGuard": {"sandbox": {"memoryMax": "0"}}}"#,
+            ":1:42: in `agentGuard.sandbox.memoryMax`: `0` is not a size",
+        ),
+        (
+            "{\"agentGuard\": {\"network\": {\"allow\": [\"crates.io\",\n  \"1.2.3.4\"]}}}",
+            ":2:3: in `agentGuard.network.allow[1]`: `1.2.3.4` is not a domain pattern",
+        ),
+        (
+            r#"{"agentGuard": {"network": {"deny": ["x.com:99999"]}}}"#,
+            ":1:38: in `agentGuard.network.deny[0]`: `x.com:99999` is not a domain pattern",
+        ),
+        (
+            r#"{"agentGuard": {"taint": {"trustedDomains": ["http://a b"]}}}"#,
+            ":1:46: in `agentGuard.taint.trustedDomains[0]`: `http://a b` is not a domain pattern",
+        ),
+        (
+            r#"{"agentGuard": {"taint": {"sinks": ["*"]}}}"#,
+            ":1:37: in `agentGuard.taint.sinks[0]`: `*` names no tool",
+        ),
+        (
+            r#"{"agentGuard": {"protectedPaths": ["[unclosed"]}}"#,
+            ":1:36: in `agentGuard.protectedPaths[0]`: protected-path pattern `[unclosed` is invalid",
+        ),
+        (
+            r#"{"agentGuard": {"telemetry": {"enabeld": true}}}"#,
+            ":1:31: unknown key `enabeld` in `agentGuard.telemetry`: did you mean `enabled`?",
+        ),
+    ];
+    for (settings, tail) in cases {
+        let (_tmp, home, project, file) = scratch(settings);
+        let line = format!("{}{tail}", file.display());
+        let out = run(&project, &home, &["rules", "--check", file.to_str().unwrap()], "");
+        let report = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{settings}\n{report}");
+        assert!(report.starts_with(&line), "{settings}\n{report}");
+        let doctor = text(&run(&project, &home, &["doctor"], ""));
+        assert!(doctor.contains(&line), "{settings}\n{doctor}");
+        let (decision, reason) = hook_decision(&project, &home, "ls");
+        assert_eq!(decision, "deny", "{settings}\n{reason}");
+        assert!(reason.contains(&line), "{settings}\n{reason}");
+    }
+}
+
+#[test]
+fn a_known_command_in_read_only_is_reported_as_not_applied_and_the_rest_loads() {
+    let (_tmp, home, project, file) = scratch(
+        r#"{"agentGuard": {"commands": {"readOnly": ["sed", "mytool"], "deny": ["bar"]}, "sandbox": {"autoAllow": false}}}"#,
+    );
+    let warning = format!(
+        "warning: {}:1:43: `agentGuard.commands.readOnly[0]` is not applied: `sed` cannot be declared read-only",
+        file.display()
+    );
+    let out = run(&project, &home, &["rules", "--check", file.to_str().unwrap()], "");
+    let report = text(&out);
+    assert!(out.status.success(), "{report}");
+    assert!(report.starts_with(&warning), "{report}");
+    assert!(
+        !report.contains("mytool"),
+        "only the entry left out is reported: {report}"
+    );
+    let doctor = text(&run(&project, &home, &["doctor"], ""));
+    assert!(doctor.contains(&warning["warning: ".len()..]), "{doctor}");
+    // The file loads: the deny list applies, `sed` keeps its own rules (`-i` writes), the unknown tool is read-only.
+    assert_eq!(hook_decision(&project, &home, "bar x").0, "deny");
+    let (decision, reason) = hook_decision(&project, &home, "sed -i s/a/b/ x.txt");
+    assert_eq!(decision, "ask", "{reason}");
+    let (decision, reason) = hook_decision(&project, &home, "mytool --list");
+    assert_eq!(decision, "allow", "{reason}");
+}

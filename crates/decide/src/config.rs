@@ -2,8 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_bash_guard::{BashConfig, BashGuard, CommandTableExtension};
+use agent_fs_sandbox::ProtectedPaths;
 use agent_os_sandbox::{DomainPattern, DomainPolicy};
-use agent_rules::{Discovery, Problem, Section, Settings};
+use agent_rules::{Discovery, PathStep, Problem, Section, Settings, ValueProblem};
 use agent_tool_traits::Source;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -114,6 +116,7 @@ struct SectionJson {
     /// Extensions of the shell knowledge table: `readOnly`, `deny`, `network`, `wrappers`, `interpreters`,
     /// `packageManagers` (lists of command names).
     #[serde(default)]
+    #[schemars(with = "Option<CommandsJson>")]
     commands: Option<Value>,
     /// The library directory: a root; large tool results are written beneath it.
     #[serde(default)]
@@ -344,6 +347,166 @@ fn parse_domains(patterns: &[String]) -> std::result::Result<Vec<DomainPattern>,
         .collect()
 }
 
+/// `agentGuard.commands`: the extensions of the shell knowledge table (its schema, which the check of a settings file
+/// applies; the lists are read as the shell analyser's `CommandTableExtension`).
+#[allow(dead_code, reason = "only its schema is used")]
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CommandsJson {
+    /// Programs the table does not know that only read, with any arguments (`"mytool"`, `"cargo-foo list"`).
+    read_only: Option<Vec<String>>,
+    /// Commands always denied (a name, or a name and sub-command words).
+    deny: Option<Vec<String>>,
+    /// More network tools (asked while the network is blocked).
+    network: Option<Vec<String>>,
+    /// More wrappers: programs that run the command in their arguments.
+    wrappers: Option<Vec<String>>,
+    /// More interpreters (never read-only).
+    interpreters: Option<Vec<String>>,
+    /// More package managers and build tools (never read-only).
+    package_managers: Option<Vec<String>>,
+}
+
+/// The values of the `agentGuard` section of a settings `document` that loading parses itself, parsed here by the
+/// same functions ([`GuardSettings::from_settings`], the guard's protected paths): a size, domain patterns, tool
+/// names of the taint table, protected-path globs. Run by every check of a settings file once it fits the schema,
+/// so a file that passes the check loads, and one that does not is refused with its line and column.
+fn section_values(document: &Value) -> Vec<ValueProblem> {
+    let Some(section) = document.get("agentGuard") else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    let mut report = |keys: &[&str], index: Option<usize>, why: String| {
+        let mut path: Vec<PathStep> = std::iter::once("agentGuard")
+            .chain(keys.iter().copied())
+            .map(|key| PathStep::Key(key.to_owned()))
+            .collect();
+        let mut shown = format!("agentGuard.{}", keys.join("."));
+        if let Some(i) = index {
+            path.push(PathStep::Index(i));
+            shown.push_str(&format!("[{i}]"));
+        }
+        problems.push(ValueProblem {
+            path,
+            message: format!("in `{shown}`: {why}"),
+        });
+    };
+    let strings = |keys: &[&str]| -> Vec<(usize, String)> {
+        let pointer: String = keys.iter().map(|k| format!("/{k}")).collect();
+        section
+            .pointer(&pointer)
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, item)| item.as_str().map(|s| (i, s.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if let Some(size) = section.pointer("/sandbox/memoryMax").filter(|v| !v.is_null())
+        && let Err(why) = parse_size(size)
+    {
+        report(&["sandbox", "memoryMax"], None, why);
+    }
+    for keys in [
+        &["network", "allow"][..],
+        &["network", "deny"],
+        &["taint", "trustedDomains"],
+    ] {
+        for (i, pattern) in strings(keys) {
+            if let Err(why) = parse_domains(std::slice::from_ref(&pattern)) {
+                report(keys, Some(i), why);
+            }
+        }
+    }
+    for keys in [&["taint", "sources"][..], &["taint", "sinks"]] {
+        for (i, name) in strings(keys) {
+            if let Some(why) = not_a_tool_pattern(&name) {
+                report(keys, Some(i), why);
+            }
+        }
+    }
+    for key in ["protectedPaths", "protectedReads"] {
+        for (i, pattern) in strings(&[key]) {
+            if let Err(e) = ProtectedPaths::none().with_extra([&pattern]) {
+                report(&[key], Some(i), with_sources(&e));
+            }
+        }
+    }
+    problems
+}
+
+/// An error with the errors it wraps: `protected-path pattern `[x` is invalid: unclosed character class`.
+fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut shown = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        let text = inner.to_string();
+        if !shown.contains(&text) {
+            shown.push_str(": ");
+            shown.push_str(&text);
+        }
+        source = inner.source();
+    }
+    shown
+}
+
+/// Why `name` (an entry of `agentGuard.taint.sources` or `sinks`) names no tool, or `None` when it names some.
+fn not_a_tool_pattern(name: &str) -> Option<String> {
+    (name.trim().is_empty() || name.trim() == "*")
+        .then(|| format!("`{name}` names no tool (a name, or a prefix ending in `*`)"))
+}
+
+/// What the settings file at `path` asks that is not applied, though the file loads: entries of
+/// `agentGuard.commands` the shell analyser leaves out (a known command in `readOnly`, `wrappers`, `interpreters`
+/// or `packageManagers`, an entry that is no command name), each with its line and column. `rules --check` and
+/// `doctor` print them as warnings; the analysis stays as strict as without them.
+pub fn settings_file_warnings(path: &Path) -> Vec<Problem> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let Ok(document) = serde_json::from_str::<Value>(&text) else {
+        return Vec::new();
+    };
+    let Some(Value::Object(commands)) = document.pointer("/agentGuard/commands") else {
+        return Vec::new();
+    };
+    let mut warnings = Vec::new();
+    for (key, entries) in commands {
+        let Some(entries) = entries.as_array() else {
+            continue;
+        };
+        for (i, entry) in entries.iter().enumerate() {
+            // The entry alone, applied as loading applies it: what the analyser reports is what it leaves out.
+            let mut one = serde_json::Map::new();
+            one.insert(key.clone(), Value::Array(vec![entry.clone()]));
+            let Ok(extension) = serde_json::from_value::<CommandTableExtension>(Value::Object(one)) else {
+                continue;
+            };
+            let guard = BashGuard::new(BashConfig {
+                commands: extension,
+                ..BashConfig::default()
+            });
+            for why in guard.diagnostics() {
+                let steps = [
+                    PathStep::Key("agentGuard".to_owned()),
+                    PathStep::Key("commands".to_owned()),
+                    PathStep::Key(key.clone()),
+                    PathStep::Index(i),
+                ];
+                warnings.push(Problem {
+                    file: path.to_owned(),
+                    position: agent_rules::locate_value(&text, &steps),
+                    message: format!("`agentGuard.commands.{key}[{i}]` is not applied: {why}"),
+                });
+            }
+        }
+    }
+    warnings
+}
+
 /// The `sandboxEnv` object of the `agentGuard` section.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -435,13 +598,13 @@ fn check_schema() -> &'static Value {
 /// nearest known name: what `agent-guard rules --check` prints and `doctor` reports. Loading runs the same check
 /// ([`discover_settings`]), so a file that passes here loads, and one that fails is refused with these problems.
 pub fn check_settings_file(path: &Path) -> Vec<Problem> {
-    Settings::check_file(path, check_schema())
+    Settings::check_file(path, check_schema(), section_values)
 }
 
 /// The settings `discovery` finds, each file checked like [`check_settings_file`]: how every reader (the hook,
 /// `serve`, `agent`, `rules`) loads them.
 pub fn discover_settings(discovery: &Discovery) -> agent_rules::Result<Settings> {
-    Settings::discover_with(discovery, check_schema)
+    Settings::discover_with(discovery, check_schema, section_values)
 }
 
 impl GuardSettings {
@@ -577,10 +740,8 @@ impl GuardSettings {
     /// trusted domains from the user's settings only.
     fn merge_taint(&mut self, taint: TaintJson, repository: bool) -> std::result::Result<(), String> {
         for (key, names) in [("sources", &taint.sources), ("sinks", &taint.sinks)] {
-            if let Some(bad) = names.iter().find(|n| n.trim().is_empty() || n.trim() == "*") {
-                return Err(format!(
-                    "in `agentGuard.taint.{key}`: `{bad}` names no tool (a name, or a prefix ending in `*`)"
-                ));
+            if let Some(why) = names.iter().find_map(|n| not_a_tool_pattern(n)) {
+                return Err(format!("in `agentGuard.taint.{key}`: {why}"));
             }
         }
         let trusted = parse_domains(&taint.trusted_domains)

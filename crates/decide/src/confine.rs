@@ -42,7 +42,9 @@ impl Guard {
         let profile = match (verdict.decision, verdict.provenance.step) {
             (Decision::Deny, _) => return None,
             (Decision::Allow, Some(DecidedBy::Default)) => SandboxProfile::ReadOnly,
-            (Decision::Allow, Some(DecidedBy::Classifier)) if analysis.is_read_only() => {
+            (Decision::Allow, Some(DecidedBy::Classifier | DecidedBy::Contained))
+                if analysis.is_read_only() =>
+            {
                 SandboxProfile::ReadOnly
             }
             (Decision::Allow | Decision::Ask, _) => SandboxProfile::WorkspaceWrite,

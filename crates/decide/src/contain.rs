@@ -67,6 +67,9 @@ impl Judgement {
     }
 }
 
+/// The effect of a search of a directory that holds secret files by name: the kernel hides them from the line.
+const HIDDEN_SECRETS_EFFECT: &str = "the secret files by name below what it searches (`.env`, keys, …) are hidden from it by the kernel sandbox";
+
 /// The effect of what a line runs or names only at run time, which the sandbox bounds.
 const RUN_TIME_EFFECT: &str = "what it runs or names only at run time has the sandbox's power and no more";
 
@@ -78,7 +81,7 @@ impl Guard {
     /// a deny decided.
     pub(crate) fn contain(&self, gathered: &Gathered<'_>, resolution: &mut Resolution) -> Option<Contained> {
         let analysis = gathered.analysis.as_ref()?;
-        if self.auto_allow != AutoAllow::On || !self.containable(resolution) {
+        if self.auto_allow != AutoAllow::On || !self.containable(gathered, resolution) {
             return None;
         }
         let mut judgement = Judgement::default();
@@ -120,7 +123,16 @@ impl Guard {
     /// ask rule, hook's ask, classifier or safety ask of the file-system sandbox made (a write to a protected path,
     /// a read of a secret: the kernel keeps the first from happening, and the second, a credential found by its
     /// content, it does not hide), outside mode `plan`.
-    fn containable(&self, resolution: &Resolution) -> bool {
+    /// A safety ask of the file-system sandbox that the kernel contains (a search reaching secret files by name,
+    /// which the kernel hides from the line) is no reason to keep asking.
+    fn containable(&self, gathered: &Gathered<'_>, resolution: &Resolution) -> bool {
+        let contained_finding = |reasons: &[String]| {
+            gathered
+                .findings
+                .iter()
+                .zip(&gathered.concerns)
+                .any(|(finding, about)| about.concern == Concern::Contained && finding.reasons == reasons)
+        };
         let verdict = &resolution.verdict;
         let asked = match verdict.decision {
             Decision::Ask => true,
@@ -134,7 +146,8 @@ impl Guard {
                     Some(DecidedBy::AskRule | DecidedBy::HookAsk | DecidedBy::Classifier)
                 )
                 || (candidate.provenance.layer == Layer::Sandbox
-                    && candidate.provenance.step == Some(DecidedBy::SafetyAsk))
+                    && candidate.provenance.step == Some(DecidedBy::SafetyAsk)
+                    && !contained_finding(&candidate.reasons))
         });
         asked && !decided_by_someone && self.policy.mode() != PermissionMode::Plan
     }
@@ -151,6 +164,10 @@ impl Guard {
                 continue;
             }
             match about.concern {
+                // The search of a directory holding secret files by name, which the kernel hides from the line.
+                Concern::Contained if finding.provenance.layer == Layer::Sandbox => {
+                    judgement.contains(HIDDEN_SECRETS_EFFECT);
+                }
                 Concern::Contained => judgement.contains(RUN_TIME_EFFECT),
                 Concern::Network => {}
                 Concern::Guarded => judgement.uncontained.push(String::new()),

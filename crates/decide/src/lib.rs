@@ -76,7 +76,7 @@ pub use bounded::{
 };
 pub use config::{
     GuardSettings, PolicyTest, SandboxMode, TelemetrySettings, check_settings_file, discover_settings,
-    settings_schema, size_from_text,
+    settings_file_warnings, settings_schema, size_from_text,
 };
 pub use confine::GuardProtection;
 pub use contain::Contained;

@@ -81,6 +81,12 @@ const CODING_AGENT_KEYS: &[&str] = &[
 /// close to one of them), values of the wrong type or outside an enumeration, rules that do not parse or name an
 /// unknown tool, and the mode. Every reader of settings files runs this one check, so they accept the same files.
 pub fn check_settings(text: &str, file: &Path, schema: &Value) -> Vec<Problem> {
+    check_settings_with(text, file, schema, no_value_check)
+}
+
+/// [`check_settings`], and once the file fits the schema, `values`: the checks of the values the layers above
+/// parse themselves (sizes, domain patterns, globs), located in the text like the schema's problems.
+pub fn check_settings_with(text: &str, file: &Path, schema: &Value, values: ValueCheck) -> Vec<Problem> {
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(e) => {
@@ -102,6 +108,13 @@ pub fn check_settings(text: &str, file: &Path, schema: &Value) -> Vec<Problem> {
             top_level_keys(top, schema, &mut findings);
             walk(schema, schema, &value, &mut Vec::new(), &mut findings);
             permission_values(top, &mut findings);
+            if findings.is_empty() {
+                findings.extend(
+                    values(&value)
+                        .into_iter()
+                        .map(|problem| Finding::value(problem.path, problem.message)),
+                );
+            }
         }
         other => findings.push(Finding::value(
             Vec::new(),
@@ -168,9 +181,30 @@ fn closest<'a>(
 
 /// One step of a path into a JSON document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Step {
+pub enum PathStep {
+    /// The value of a key of an object.
     Key(String),
+    /// An item of an array.
     Index(usize),
+}
+
+/// A problem with a value that the schema cannot express (a size, a domain pattern, a glob), found by the layer that
+/// reads the value, with the path of the value in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueProblem {
+    /// Where the value is (`agentGuard`, `sandbox`, `memoryMax`).
+    pub path: Vec<PathStep>,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// The check of the values of a whole settings document, run once the document fits the schema: each reader of a
+/// section's values parses them here the way loading does, so a file that passes loads.
+pub type ValueCheck = fn(&Value) -> Vec<ValueProblem>;
+
+/// No value checks beyond the schema's.
+pub fn no_value_check(_: &Value) -> Vec<ValueProblem> {
+    Vec::new()
 }
 
 /// Whether a finding points at a key (an unknown one) or at a value (of the wrong type).
@@ -182,13 +216,13 @@ enum Spot {
 
 /// A problem found in the parsed document, located by its path until the text gives it a line and column.
 struct Finding {
-    path: Vec<Step>,
+    path: Vec<PathStep>,
     spot: Spot,
     message: String,
 }
 
 impl Finding {
-    fn key(path: Vec<Step>, message: String) -> Self {
+    fn key(path: Vec<PathStep>, message: String) -> Self {
         Self {
             path,
             spot: Spot::Key,
@@ -196,7 +230,7 @@ impl Finding {
         }
     }
 
-    fn value(path: Vec<Step>, message: String) -> Self {
+    fn value(path: Vec<PathStep>, message: String) -> Self {
         Self {
             path,
             spot: Spot::Value,
@@ -218,7 +252,7 @@ fn top_level_keys(top: &Map<String, Value>, schema: &Value, findings: &mut Vec<F
         if ours.contains(&key.as_str()) || CODING_AGENT_KEYS.contains(&key.as_str()) {
             continue;
         }
-        let path = vec![Step::Key(key.clone())];
+        let path = vec![PathStep::Key(key.clone())];
         if let Some(near) = misspelling_of(key, ours.iter().copied()) {
             findings.push(Finding::key(
                 path,
@@ -241,7 +275,7 @@ fn top_level_keys(top: &Map<String, Value>, schema: &Value, findings: &mut Vec<F
 
 /// Checks `value` against the schema `node`, as far as settings need: `$ref`, `anyOf`, constants (`oneOf` of
 /// `const`s, `enum`), `type`, `properties` with `additionalProperties: false`, and `items`.
-fn walk(root: &Value, node: &Value, value: &Value, path: &mut Vec<Step>, findings: &mut Vec<Finding>) {
+fn walk(root: &Value, node: &Value, value: &Value, path: &mut Vec<PathStep>, findings: &mut Vec<Finding>) {
     let node = resolve(root, node);
     if let Some(branches) = node.get("anyOf").and_then(Value::as_array) {
         let null_allowed = branches.iter().any(|b| is_null_type(resolve(root, b)));
@@ -290,7 +324,7 @@ fn walk(root: &Value, node: &Value, value: &Value, path: &mut Vec<Step>, finding
             };
             let closed = node.get("additionalProperties") == Some(&Value::Bool(false));
             for (key, inner) in object {
-                path.push(Step::Key(key.clone()));
+                path.push(PathStep::Key(key.clone()));
                 match known.get(key) {
                     Some(schema) => walk(root, schema, inner, path, findings),
                     None if closed => findings.push(unknown_key(path, key, known)),
@@ -302,7 +336,7 @@ fn walk(root: &Value, node: &Value, value: &Value, path: &mut Vec<Step>, finding
         Value::Array(items) => {
             if let Some(schema) = node.get("items") {
                 for (i, item) in items.iter().enumerate() {
-                    path.push(Step::Index(i));
+                    path.push(PathStep::Index(i));
                     walk(root, schema, item, path, findings);
                     path.pop();
                 }
@@ -313,7 +347,7 @@ fn walk(root: &Value, node: &Value, value: &Value, path: &mut Vec<Step>, finding
 }
 
 /// A value outside an enumeration, with the accepted values and the one it was probably meant to be.
-fn not_accepted(path: &[Step], allowed: &[&Value], value: &Value) -> Finding {
+fn not_accepted(path: &[PathStep], allowed: &[&Value], value: &Value) -> Finding {
     let names: Vec<String> = allowed
         .iter()
         .map(|c| format!("`{}`", c.as_str().map_or_else(|| c.to_string(), str::to_owned)))
@@ -335,7 +369,7 @@ fn not_accepted(path: &[Step], allowed: &[&Value], value: &Value) -> Finding {
 }
 
 /// A value of none of the schema's `types`.
-fn wrong_type(path: &[Step], types: &[&str], value: &Value) -> Finding {
+fn wrong_type(path: &[PathStep], types: &[&str], value: &Value) -> Finding {
     // `null` stands for a key left out; the message names what a key that is present may hold.
     let expected: Vec<String> = types
         .iter()
@@ -353,7 +387,7 @@ fn wrong_type(path: &[Step], types: &[&str], value: &Value) -> Finding {
     )
 }
 
-fn unknown_key(path: &[Step], key: &str, known: &Map<String, Value>) -> Finding {
+fn unknown_key(path: &[PathStep], key: &str, known: &Map<String, Value>) -> Finding {
     let section = dotted(path.get(..path.len().saturating_sub(1)).unwrap_or_default());
     let message = match nearest(key, known.keys().map(String::as_str)) {
         Some(near) => format!("unknown key `{key}` in `{section}`: did you mean `{near}`?"),
@@ -386,9 +420,9 @@ fn permission_values(top: &Map<String, Value>, findings: &mut Vec<Finding>) {
             if let Err(e) = Rule::parse(text, behavior, Source::User) {
                 findings.push(Finding::value(
                     vec![
-                        Step::Key("permissions".to_owned()),
-                        Step::Key(key.to_owned()),
-                        Step::Index(i),
+                        PathStep::Key("permissions".to_owned()),
+                        PathStep::Key(key.to_owned()),
+                        PathStep::Index(i),
                     ],
                     e.at(format!("permissions.{key}[{i}]")).to_string(),
                 ));
@@ -400,8 +434,8 @@ fn permission_values(top: &Map<String, Value>, findings: &mut Vec<Finding>) {
     {
         findings.push(Finding::value(
             vec![
-                Step::Key("permissions".to_owned()),
-                Step::Key("defaultMode".to_owned()),
+                PathStep::Key("permissions".to_owned()),
+                PathStep::Key("defaultMode".to_owned()),
             ],
             e.at("permissions.defaultMode").to_string(),
         ));
@@ -524,16 +558,16 @@ fn shown_value(value: &Value) -> String {
 }
 
 /// A path as the settings reference writes it: `agentGuard.sandbox`, `permissions.allow[2]`.
-fn dotted(path: &[Step]) -> String {
+fn dotted(path: &[PathStep]) -> String {
     let mut out = String::new();
     for step in path {
         match step {
-            Step::Key(key) if out.is_empty() => out.push_str(key),
-            Step::Key(key) => {
+            PathStep::Key(key) if out.is_empty() => out.push_str(key),
+            PathStep::Key(key) => {
                 out.push('.');
                 out.push_str(key);
             }
-            Step::Index(i) => out.push_str(&format!("[{i}]")),
+            PathStep::Index(i) => out.push_str(&format!("[{i}]")),
         }
     }
     out
@@ -567,15 +601,21 @@ fn distance(a: &str, b: &str) -> usize {
     d.get(at(a.len(), b.len())).copied().unwrap_or(usize::MAX)
 }
 
+/// The line and column of the value at `path` in `text`, a settings file that parses: where a problem found outside
+/// [`check_settings`] (a warning about a value) is shown.
+pub fn locate_value(text: &str, path: &[PathStep]) -> Option<(usize, usize)> {
+    locate(text, path, Spot::Value)
+}
+
 /// The line and column of the key or value at `path` in `text`. serde_json's values carry no positions, so the
 /// text is scanned again along the path; it has already parsed, so the scan only needs to skip values.
-fn locate(text: &str, path: &[Step], spot: Spot) -> Option<(usize, usize)> {
+fn locate(text: &str, path: &[PathStep], spot: Spot) -> Option<(usize, usize)> {
     let mut scan = Scan { text, at: 0 };
     let mut key_at = None;
     scan.space();
     for step in path {
         match step {
-            Step::Key(wanted) => {
+            PathStep::Key(wanted) => {
                 scan.expect('{')?;
                 loop {
                     scan.space();
@@ -593,7 +633,7 @@ fn locate(text: &str, path: &[Step], spot: Spot) -> Option<(usize, usize)> {
                     scan.expect(',')?;
                 }
             }
-            Step::Index(wanted) => {
+            PathStep::Index(wanted) => {
                 scan.expect('[')?;
                 for _ in 0..*wanted {
                     scan.space();
@@ -798,19 +838,31 @@ mod tests {
     fn keys_are_located_inside_nested_objects_and_arrays() {
         let text = "{\"a\": [1, {\"b\": \"}\"}],\n \"c\": {\"d\\\"\": 2, \"e\": [true]}}";
         assert_eq!(
-            locate(text, &[Step::Key("c".into()), Step::Key("e".into())], Spot::Key),
+            locate(
+                text,
+                &[PathStep::Key("c".into()), PathStep::Key("e".into())],
+                Spot::Key
+            ),
             Some((2, 18))
         );
         assert_eq!(
             locate(
                 text,
-                &[Step::Key("c".into()), Step::Key("e".into()), Step::Index(0)],
+                &[
+                    PathStep::Key("c".into()),
+                    PathStep::Key("e".into()),
+                    PathStep::Index(0)
+                ],
                 Spot::Value
             ),
             Some((2, 24))
         );
         assert_eq!(
-            locate(text, &[Step::Key("a".into()), Step::Index(1)], Spot::Value),
+            locate(
+                text,
+                &[PathStep::Key("a".into()), PathStep::Index(1)],
+                Spot::Value
+            ),
             Some((1, 11))
         );
     }

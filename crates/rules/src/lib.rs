@@ -56,7 +56,10 @@ mod settings;
 mod taint;
 mod tool;
 
-pub use check::{Problem, check_settings};
+pub use check::{
+    PathStep, Problem, ValueCheck, ValueProblem, check_settings, check_settings_with, locate_value,
+    no_value_check,
+};
 pub use classifier::{
     Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
 };

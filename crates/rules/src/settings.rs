@@ -7,7 +7,7 @@ use agent_tool_traits::{Decision, Source};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::check::{Problem, check_settings};
+use crate::check::{Problem, ValueCheck, check_settings_with, no_value_check};
 use crate::error::{Error, Result};
 use crate::mode::PermissionMode;
 use crate::rule::Rule;
@@ -213,13 +213,18 @@ impl Settings {
     /// fails [`check_settings`](crate::check_settings), is an error naming it; a missing file is skipped (except
     /// `--settings` files). The `agentGuard` section is left to the layer that reads it: see [`Self::discover_with`].
     pub fn discover(discovery: &Discovery) -> Result<Self> {
-        Self::discover_with(discovery, own_schema)
+        Self::discover_with(discovery, own_schema, no_value_check)
     }
 
     /// [`Self::discover`], checking each file against `schema()`: the schema of a whole settings file, with the
     /// sections of the layers above (the decision crate's `settings_schema`). The schema is asked for only when a
-    /// file exists, so a process that finds none (a hook in a project without settings) never builds it.
-    pub fn discover_with<'s>(discovery: &Discovery, schema: impl Fn() -> &'s Value) -> Result<Self> {
+    /// file exists, so a process that finds none (a hook in a project without settings) never builds it. `values`
+    /// checks the values those layers parse themselves (see [`check_settings_with`](crate::check_settings_with)).
+    pub fn discover_with<'s>(
+        discovery: &Discovery,
+        schema: impl Fn() -> &'s Value,
+        values: ValueCheck,
+    ) -> Result<Self> {
         let mut settings = Self::new();
         for (path, source, family) in discovery.candidates() {
             let text = match std::fs::read_to_string(&path) {
@@ -228,7 +233,14 @@ impl Settings {
                 Err(source) => return Err(Error::Read { path, source }),
             };
             let project = project_dir(&path, source, &discovery.cwd);
-            settings.add_json(&text, &path, source, family, &project, &discovery.cwd, schema())?;
+            settings.add_json(
+                &text,
+                &path,
+                source,
+                family,
+                (&project, &discovery.cwd),
+                (schema(), values),
+            )?;
         }
         Ok(settings)
     }
@@ -246,15 +258,22 @@ impl Settings {
     /// rules anchored at the project are anchored where a file at `path` anchors them, and errors name `path`.
     pub fn add_text(&mut self, text: &str, path: &Path, source: Source, cwd: &Path) -> Result<()> {
         let project = project_dir(path, source, cwd);
-        self.add_json(text, path, source, family_of(path), &project, cwd, own_schema())
+        self.add_json(
+            text,
+            path,
+            source,
+            family_of(path),
+            (&project, cwd),
+            (own_schema(), no_value_check),
+        )
     }
 
     /// Every problem of one settings file, checked against `schema` (see [`Self::discover_with`]): what
     /// `agent-guard rules --check` prints and `doctor` reports, the same check loading runs. Empty when the file is
     /// good.
-    pub fn check_file(path: &Path, schema: &Value) -> Vec<Problem> {
+    pub fn check_file(path: &Path, schema: &Value, values: ValueCheck) -> Vec<Problem> {
         match std::fs::read_to_string(path) {
-            Ok(text) => check_settings(&text, path, schema),
+            Ok(text) => check_settings_with(&text, path, schema, values),
             Err(e) => vec![Problem {
                 file: path.to_owned(),
                 position: None,
@@ -263,21 +282,19 @@ impl Settings {
         }
     }
 
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the private step every way of loading a file shares"
-    )]
+    /// Loads one file's `text`, checked against `(schema, values)`; `places` is the project the file anchors its
+    /// rules at and the working directory.
     fn add_json(
         &mut self,
         text: &str,
         path: &Path,
         source: Source,
         family: Family,
-        project: &Path,
-        cwd: &Path,
-        schema: &Value,
+        places: (&Path, &Path),
+        (schema, values): (&Value, ValueCheck),
     ) -> Result<()> {
-        let problems = check_settings(text, path, schema);
+        let (project, cwd) = places;
+        let problems = check_settings_with(text, path, schema, values);
         if !problems.is_empty() {
             return Err(Error::Invalid {
                 path: path.to_owned(),
@@ -572,7 +589,7 @@ mod tests {
                 && err.contains("allow[1]"),
             "{err}"
         );
-        assert_eq!(Settings::check_file(&file, own_schema()).len(), 1);
+        assert_eq!(Settings::check_file(&file, own_schema(), no_value_check).len(), 1);
     }
 
     #[test]

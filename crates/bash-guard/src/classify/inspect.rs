@@ -173,15 +173,37 @@ fn media_input(input: &Word, c: &mut Classified) {
 /// read-only); `-w FILE` and the export options write files, `-X lua_script:…` runs a Lua script, `-o` sets
 /// preferences (some of which name files), and an option the table does not know is not known to only read.
 pub(super) fn tshark(args: &[Word], c: &mut Classified) {
+    let prints = &["-v", "--version", "-h", "--help", "-G", "-D", "--list-interfaces"];
+    capture_reader(args, &knowledge::TSHARK, prints, c);
+}
+
+/// `tcpdump -r FILE`: reads a capture file (`-w` writes one); without `-r` it captures live traffic.
+pub(super) fn tcpdump(args: &[Word], c: &mut Classified) {
+    // `-v` is verbose output here, not the version.
+    let prints = &[
+        "--version",
+        "-h",
+        "--help",
+        "-D",
+        "--list-interfaces",
+        "-J",
+        "--list-time-stamp-types",
+    ];
+    capture_reader(args, &knowledge::TCPDUMP, prints, c);
+}
+
+/// A packet analyser (`tshark`, `tcpdump`): read-only when it reads a capture file (`-r`) or only prints, with its
+/// options' effects (`-w` writes); otherwise it captures live traffic. `prints`: its options that only print
+/// (its version, its help, the list of interfaces).
+fn capture_reader(args: &[Word], syntax: &knowledge::Syntax, prints: &[&str], c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
-    let syntax = knowledge::TSHARK;
-    let parsed = options::read(args, &syntax);
+    let parsed = options::read(args, syntax);
     if parsed.dynamic || parsed.options.iter().any(|o| !o.known) {
         c.read_only = false;
     }
-    flags::effects(&parsed.effects(&syntax), c);
+    flags::effects(&parsed.effects(syntax), c);
     let reads_a_file = parsed.has(&["-r", "--read-file"]);
-    let prints_only = parsed.has(&["-v", "--version", "-h", "--help", "-G", "-D", "--list-interfaces"]);
+    let prints_only = parsed.has(prints);
     if !reads_a_file && !prints_only {
         // Its operands are then a capture filter; a read filter after `-r` names no file either.
         c.changes_as(CommandClass::Interactive);

@@ -572,32 +572,56 @@ impl Table {
             Input::Words(words) => (words.clone(), None),
             // Everything below the starting points, the starting points themselves included.
             Input::Found(found) if !found.filtered => (found.starts.clone(), Some(found.clone())),
-            Input::Found(found) => (vec![found_placeholder], Some(found.clone())),
+            Input::Found(found) => (vec![found_placeholder.clone()], Some(found.clone())),
             Input::Unknown => (vec![unknown.clone()], None),
         };
-        if found.is_some() && !whole_items {
-            appended.push(Word::unknown(
-                "{a piece of a found name: without -0, xargs splits names at blanks and quotes}",
-            ));
+        let split_names = found.is_some() && !whole_items;
+        if split_names {
+            // A piece of a found name. Split at blanks, the name `./a b/c` of a file below the starting points
+            // gives `./a` and `b/c`: the first piece of every name is a path below them, and the others are
+            // relative names resolved from the working directory, or options (`./x -n`), or, where the walked tree
+            // holds a directory whose name ends in a blank (`./x /etc/passwd`), absolute ones or ones starting
+            // with `..` (`./x ../y`). The analysis assumes the files read are those below the starting points,
+            // checked as the directory's reads are (secret files by name, content secrets, hidden files, what
+            // `-name` narrows): a piece naming another place is spelt by the names inside the walked directory
+            // itself, and reaches only what the kernel sandbox lets the line read (the roots, the system, the tool
+            // chains; secret files hidden by name, nothing written). As an option, the piece is a word only known
+            // at run time: the command's own option rules judge it as they judge `$X`.
+            let mut piece = found_placeholder.clone();
+            piece.anchor = Anchor::Dynamic;
+            appended.push(piece);
         }
         let command = argv.get(next..).unwrap_or_default();
-        let mut extended: Vec<Word> = Vec::new();
-        match &replace {
-            Some(token) => {
-                for word in command {
-                    if word.text.contains(token.as_str()) {
-                        extended.extend(appended.iter().cloned());
-                    } else {
-                        extended.push(word.clone());
+        let extend = |appended: &[Word]| -> Vec<Word> {
+            let mut extended: Vec<Word> = Vec::new();
+            match &replace {
+                Some(token) => {
+                    for word in command {
+                        if word.text.contains(token.as_str()) {
+                            extended.extend(appended.iter().cloned());
+                        } else {
+                            extended.push(word.clone());
+                        }
                     }
                 }
+                None => {
+                    extended.extend(command.iter().cloned());
+                    extended.extend(appended.iter().cloned());
+                }
             }
-            None => {
-                extended.extend(command.iter().cloned());
-                extended.extend(appended);
+            extended
+        };
+        let mut inner = self.classify_words(&extend(&appended), &Input::Unknown, false);
+        if split_names && !inner.writes.is_empty() {
+            // What writes or removes through split names is judged as a write to a name only known at run time:
+            // a piece that is a relative name writes where the walk never looked.
+            if let Some(last) = appended.last_mut() {
+                *last = Word::unknown(
+                    "{a piece of a found name: without -0, xargs splits names at blanks and quotes}",
+                );
             }
+            inner = self.classify_words(&extend(&appended), &Input::Unknown, false);
         }
-        let inner = self.classify_words(&extended, &Input::Unknown, false);
         let offset = c.inner;
         let findings = std::mem::take(&mut c.findings);
         let cautions = std::mem::take(&mut c.cautions);
@@ -714,6 +738,7 @@ impl Table {
             Special::Sqlite3 => inspect::sqlite3(args, c),
             Special::Ffprobe => inspect::ffprobe(args, c),
             Special::Tshark => inspect::tshark(args, c),
+            Special::Tcpdump => inspect::tcpdump(args, c),
             Special::Cd => state::cd(name, args, self.cdpath_unset, c),
             Special::Sleep => system::sleep(args, c),
             Special::Seq => system::seq(args, c),

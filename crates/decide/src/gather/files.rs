@@ -23,7 +23,7 @@ impl Gathering<'_> {
                     ignores: true,
                     names,
                 };
-                self.search(tool, &check, &reach);
+                self.search(tool, &check, &reach, false);
             }
             if access == Access::Read {
                 self.content(&check);

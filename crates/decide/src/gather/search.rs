@@ -2,17 +2,32 @@
 
 use std::path::Path;
 
+use agent_bash_guard::Concern;
 use agent_fs_sandbox::{PathCheck, Reach};
+use agent_os_sandbox::Protection as _;
 use agent_tool_traits::{Decision, Layer};
 
-use super::Gathering;
+use super::{About, Gathering};
+
+/// What a search of a directory reaches that makes it ask.
+struct Reaches {
+    layer: Layer,
+    why: String,
+    /// The first protected place is a secret file by name inside a root, which the kernel sandbox hides from a
+    /// shell line (an empty, unreadable stand-in, or left out of its grants): a search run there cannot read it.
+    hidden_by_kernel: bool,
+}
 
 impl Gathering<'_> {
     /// A search of a directory reads everything below it (hidden files only when `reach.hidden`, only files of
     /// the names it lists when it lists some): a deny rule on reads that protects a place there which exists, or a
     /// secret file there (a protected read: `.env`, `*.pem`, …), makes the search ask, naming it, so that a
     /// narrower search can leave the place out.
-    pub(super) fn search(&mut self, tool: &str, check: &PathCheck, reach: &Reach<'_>) {
+    /// For a shell line (`shell`), a search whose only problem is a secret file by name is contained instead:
+    /// the kernel sandbox the line runs in hides every such file below the roots (the same list the walk checks),
+    /// so the search runs without it; where the sandbox does not run (off, contained allows off, no kernel
+    /// support), it still asks. Content secrets (a credential under an ordinary name) are checked elsewhere.
+    pub(super) fn search(&mut self, tool: &str, check: &PathCheck, reach: &Reach<'_>, shell: bool) {
         // The path as written and as resolved; the second only when a link made them differ.
         let resolved = check.resolved.as_deref().filter(|r| *r != check.absolute);
         for dir in [Some(check.absolute.as_path()), resolved]
@@ -20,8 +35,20 @@ impl Gathering<'_> {
             .flatten()
             .filter(|dir| dir.is_dir())
         {
-            if let Some((layer, why)) = self.search_reaches(tool, dir, reach) {
-                self.find(Decision::Ask, why, layer);
+            if let Some(reaches) = self.search_reaches(tool, dir, reach) {
+                if shell && reaches.hidden_by_kernel {
+                    let why = format!(
+                        "{}; the kernel sandbox hides secret files by name from the line",
+                        reaches.why
+                    );
+                    let about = About {
+                        concern: Concern::Contained,
+                        command: None,
+                    };
+                    self.find_about(Decision::Ask, why, reaches.layer, about);
+                } else {
+                    self.find(Decision::Ask, reaches.why, reaches.layer);
+                }
                 return;
             }
         }
@@ -29,7 +56,7 @@ impl Gathering<'_> {
 
     /// Why a search of `dir` must ask, and the layer that says so: the first protected place it reaches, or a
     /// directory too large to check.
-    fn search_reaches(&self, tool: &str, dir: &Path, reach: &Reach<'_>) -> Option<(Layer, String)> {
+    fn search_reaches(&self, tool: &str, dir: &Path, reach: &Reach<'_>) -> Option<Reaches> {
         let reached = |place: &str| {
             let hidden = Path::new(place).strip_prefix(dir).is_ok_and(|below| {
                 below
@@ -45,35 +72,43 @@ impl Gathering<'_> {
             .into_iter()
             .find(|(_, place)| reached(place));
         if let Some((rule, place)) = denied {
-            return Some((
-                Layer::Rules,
-                format!(
+            return Some(Reaches {
+                layer: Layer::Rules,
+                why: format!(
                     "searching `{}` reads `{place}`, which `{}` denies; a narrower search can leave it out",
                     dir.display(),
                     rule.text
                 ),
-            ));
+                hidden_by_kernel: false,
+            });
         }
         let sandbox = self.guard.sandbox.as_ref()?;
         let reached = sandbox.protected_beneath(dir, reach);
         if let Some((file, why)) = reached.protected {
-            return Some((
-                Layer::Sandbox,
-                format!(
+            // A link out of the roots is no secret by name; a secret inside a root is hidden by the kernel.
+            let protection = self.guard.protection();
+            let hidden_by_kernel = !file.is_symlink()
+                && sandbox
+                    .roots()
+                    .iter()
+                    .any(|root| file.starts_with(root.path()) && protection.secret(&file, root.path()));
+            return Some(Reaches {
+                layer: Layer::Sandbox,
+                why: format!(
                     "searching `{}` reads `{}`: {why}; a narrower search can leave it out",
                     dir.display(),
                     file.display()
                 ),
-            ));
+                hidden_by_kernel,
+            });
         }
-        reached.incomplete.map(|why| {
-            (
-                Layer::Sandbox,
-                format!(
-                    "searching `{}` cannot be checked for secret files: {why}",
-                    dir.display()
-                ),
-            )
+        reached.incomplete.map(|why| Reaches {
+            layer: Layer::Sandbox,
+            why: format!(
+                "searching `{}` cannot be checked for secret files: {why}",
+                dir.display()
+            ),
+            hidden_by_kernel: false,
         })
     }
 }

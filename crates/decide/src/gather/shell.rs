@@ -85,7 +85,7 @@ impl Gathering<'_> {
         for place in &places {
             if let Some(check) = self.check_path(place, access) {
                 if let Some(reach) = &searched {
-                    self.search(tool, &check, reach);
+                    self.search(tool, &check, reach, true);
                 }
                 if access == Access::Read {
                     self.content(&check);
@@ -115,7 +115,7 @@ impl Gathering<'_> {
                     ignores: false,
                     names: &command.names,
                 };
-                self.search(tool, &check, &reach);
+                self.search(tool, &check, &reach, true);
             }
         }
     }
