@@ -120,31 +120,39 @@ impl Guard {
 
     /// The hosts `analysis` names that the proxy of its sandbox must let through beyond `agentGuard.network`: each
     /// one a `WebFetch(domain:…)` allow rule allows, and, when a rule, a hook or the user allowed this line (or
-    /// will, after its ask), every one it names, a service on this machine with its port (`localhost:3000`) among
+    /// will, after its ask), every one it names or its git commands reach by their configuration (`remote_hosts`
+    /// of `git push`), a service on this machine with its port (`localhost:3000`) among
     /// them. A host a deny or ask rule or a deny pattern names never is, nor an address that is not this machine's
     /// loopback (the proxy reaches hosts by name).
-    pub(crate) fn granted_domains(&self, analysis: &CommandAnalysis, verdict: &Verdict) -> Vec<String> {
+    pub(crate) fn granted_domains(
+        &self,
+        analysis: &CommandAnalysis,
+        remote_hosts: &[String],
+        verdict: &Verdict,
+    ) -> Vec<String> {
         let deliberate = deliberate(verdict);
         let mut domains: Vec<String> = Vec::new();
-        for command in &analysis.commands {
-            let agent_bash_guard::Effect::Network { hosts } = &command.effect else {
-                continue;
-            };
-            for host in hosts {
-                let listed = !matches!(
-                    self.network.verdict(host, 443),
-                    agent_os_sandbox::DomainVerdict::NotListed
-                );
-                let refused = self.policy.host_rule(Decision::Deny, host).is_some()
-                    || self.policy.host_rule(Decision::Ask, host).is_some();
-                let granted = deliberate || self.policy.host_rule(Decision::Allow, host).is_some();
-                // What the proxy can be told to let through: a host name, or a service on this machine with its
-                // port. An address elsewhere is reached by name only, and is refused at run time.
-                let grantable = host.parse::<DomainPattern>().is_ok()
-                    || host.parse::<agent_os_sandbox::LoopbackGrant>().is_ok();
-                if !listed && !refused && granted && grantable && !domains.contains(host) {
-                    domains.push(host.clone());
-                }
+        let named = analysis
+            .commands
+            .iter()
+            .flat_map(|command| match &command.effect {
+                agent_bash_guard::Effect::Network { hosts } => hosts.as_slice(),
+                _ => &[],
+            });
+        for host in named.chain(remote_hosts) {
+            let listed = !matches!(
+                self.network.verdict(host, 443),
+                agent_os_sandbox::DomainVerdict::NotListed
+            );
+            let refused = self.policy.host_rule(Decision::Deny, host).is_some()
+                || self.policy.host_rule(Decision::Ask, host).is_some();
+            let granted = deliberate || self.policy.host_rule(Decision::Allow, host).is_some();
+            // What the proxy can be told to let through: a host name, or a service on this machine with its
+            // port. An address elsewhere is reached by name only, and is refused at run time.
+            let grantable = host.parse::<DomainPattern>().is_ok()
+                || host.parse::<agent_os_sandbox::LoopbackGrant>().is_ok();
+            if !listed && !refused && granted && grantable && !domains.contains(host) {
+                domains.push(host.clone());
             }
         }
         domains
@@ -470,8 +478,7 @@ mod tests {
     /// by its configuration, a service on this machine with its port, and no other address.
     #[test]
     fn a_deliberate_allow_grants_the_remote_of_the_configuration_and_a_local_service_by_its_port() {
-        let settings =
-            r#"{"permissions": {"allow": ["Bash(git fetch:*)", "Bash(git pull:*)", "Bash(curl:*)"]}}"#;
+        let settings = r#"{"permissions": {"allow": ["Bash(git fetch:*)", "Bash(git pull:*)", "Bash(git push:*)", "Bash(curl:*)"]}}"#;
         let config = "[remote \"origin\"]\n\turl = https://github.com/o/r.git\n[remote \"reg\"]\n\turl = https://crates.io/x\n";
         let project = Project::with_files(
             settings,
@@ -483,7 +490,12 @@ mod tests {
         );
         let domains = |command: &str| {
             let decided = project.guard.decide("Bash", &json!({ "command": command }));
-            assert_eq!(decided.verdict().decision, Decision::Allow, "{command}");
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Allow,
+                "{command}: {}",
+                decided.verdict().reason()
+            );
             decided.domains
         };
         if KernelSupport::enforcement_missing().is_some() {
@@ -491,6 +503,9 @@ mod tests {
         }
         assert_eq!(domains("git fetch"), ["github.com"]);
         assert_eq!(domains("cd src && git pull origin main"), ["github.com"]);
+        // A push changes another repository and asks for that; the user's rule allows it, with the network and
+        // the remote's host.
+        assert_eq!(domains("git push origin HEAD"), ["github.com"]);
         // A domain the settings already allow needs no grant.
         assert!(domains("git fetch reg").is_empty());
         assert_eq!(domains("curl -s localhost:3000/health"), ["localhost:3000"]);

@@ -1,11 +1,12 @@
 //! The other repositories a git command that reaches the network talks to when its line names none: `git fetch`,
-//! `git pull`, `git ls-remote`, `git remote update` and `git submodule update` find their remote's URL in the
-//! repository's configuration. Its host is then judged like a URL written in the line: a domain the sandbox's
+//! `git pull`, `git push`, `git ls-remote`, `git remote update` and `git submodule update` find their remote's URL
+//! in the repository's configuration. Its host is then judged like a URL written in the line: a domain the sandbox's
 //! proxy does not let through keeps the line asked, and a deliberate allow of the line grants it.
 //!
 //! Which remote: the one named (a name or a URL); with `--all` (or `git remote update`) every remote; else the
-//! current branch's `branch.NAME.remote`, else `origin`. Its URLs are `remote.NAME.url`, rewritten by the longest
-//! matching `url.BASE.insteadOf`.
+//! current branch's `branch.NAME.remote`, else `origin` (for a push first `branch.NAME.pushRemote` and
+//! `remote.pushDefault`). Its URLs are `remote.NAME.url` (for a push `remote.NAME.pushurl` when there is one),
+//! rewritten by the longest matching `url.BASE.insteadOf` (for a push's `url`, `pushInsteadOf` first).
 //!
 //! The configuration is read as text (the repository's `config`, then the user's global files for `insteadOf`):
 //! git is not run, so that deciding never runs a program the repository's configuration names (an fsmonitor, a
@@ -65,11 +66,13 @@ pub(crate) fn remotes(argv: &[String], dir: &Path, home: Option<&Path>) -> Vec<R
         ("fetch", _) if args.iter().any(|a| a == "--multiple") => operands.clone(),
         ("fetch" | "pull" | "ls-remote", Some(first)) => vec![first.to_owned()],
         ("fetch" | "pull" | "ls-remote", None) => vec![config.default_remote(&repository)],
+        ("push", Some(first)) => vec![first.to_owned()],
+        ("push", None) => vec![config.push_remote(&repository)],
         ("remote", Some("update")) => match operands.get(1..).unwrap_or_default() {
             [] => config.remote_names(),
             named => named.to_vec(),
         },
-        ("remote", Some("prune" | "set-head")) => operands.get(1..).unwrap_or_default().to_vec(),
+        ("remote", Some("prune" | "set-head" | "show")) => operands.get(1..).unwrap_or_default().to_vec(),
         ("submodule", Some("update" | "sync")) => {
             let mut modules = config.clone();
             modules
@@ -78,7 +81,7 @@ pub(crate) fn remotes(argv: &[String], dir: &Path, home: Option<&Path>) -> Vec<R
             return modules
                 .all("submodule", "url")
                 .iter()
-                .filter_map(|url| remote(url, &config.rewritten(url)))
+                .filter_map(|url| remote(url, &config.rewritten(url, "insteadof")))
                 .collect();
         }
         _ => Vec::new(),
@@ -96,14 +99,8 @@ pub(crate) fn remotes(argv: &[String], dir: &Path, home: Option<&Path>) -> Vec<R
                 .collect()
         };
         for member in members {
-            let urls = config.all_in("remote", Some(&member), "url");
-            let urls = if urls.is_empty() {
-                vec![member.clone()]
-            } else {
-                urls
-            };
-            for url in urls {
-                if let Some(remote) = remote(&member, &config.rewritten(&url)) {
+            for url in config.urls(&member, sub == "push") {
+                if let Some(remote) = remote(&member, &url) {
                     found.push(remote);
                 }
             }
@@ -161,6 +158,9 @@ fn operands(sub: &str, args: &[String]) -> Vec<String> {
         "--strategy-option",
         "--sort",
         "--exec",
+        "--receive-pack",
+        "--push-option",
+        "--repo",
     ];
     let mut out = Vec::new();
     let mut words = args.iter();
@@ -322,12 +322,53 @@ impl Config {
             .unwrap_or_else(|| "origin".to_owned())
     }
 
-    /// `url` rewritten by the longest `url.BASE.insteadOf` that begins it.
-    fn rewritten(&self, url: &str) -> String {
+    /// The remote a push without one uses: `branch.NAME.pushRemote`, `remote.pushDefault`, then as a fetch.
+    fn push_remote(&self, repository: &Repository) -> String {
+        let branch = repository.branch();
+        branch
+            .as_ref()
+            .and_then(|branch| self.all_in("branch", Some(branch), "pushremote").pop())
+            .or_else(|| self.all_in("remote", None, "pushdefault").pop())
+            .unwrap_or_else(|| self.default_remote(repository))
+    }
+
+    /// The URLs of the remote `name` (a configured remote, else the name itself as a URL), rewritten as git does:
+    /// for a push its `pushurl` values when there are any, else its `url` rewritten by `pushInsteadOf` before
+    /// `insteadOf`.
+    fn urls(&self, name: &str, push: bool) -> Vec<String> {
+        if push {
+            let push_urls = self.all_in("remote", Some(name), "pushurl");
+            if !push_urls.is_empty() {
+                return push_urls
+                    .iter()
+                    .map(|url| self.rewritten(url, "insteadof"))
+                    .collect();
+            }
+        }
+        let urls = self.all_in("remote", Some(name), "url");
+        let urls = if urls.is_empty() {
+            vec![name.to_owned()]
+        } else {
+            urls
+        };
+        urls.iter()
+            .map(|url| {
+                let pushed = self.rewritten(url, "pushinsteadof");
+                if push && pushed != *url {
+                    pushed
+                } else {
+                    self.rewritten(url, "insteadof")
+                }
+            })
+            .collect()
+    }
+
+    /// `url` rewritten by the longest `url.BASE.KEY` (`insteadOf`, `pushInsteadOf`) that begins it.
+    fn rewritten(&self, url: &str, key: &str) -> String {
         let best = self
             .entries
             .iter()
-            .filter(|e| e.section == "url" && e.key == "insteadof" && url.starts_with(e.value.as_str()))
+            .filter(|e| e.section == "url" && e.key == key && url.starts_with(e.value.as_str()))
             .filter_map(|e| Some((e.subsection.as_deref()?, e.value.len())))
             .max_by_key(|(_, len)| *len);
         match best {
@@ -485,6 +526,35 @@ mod tests {
         // A sub-command that reaches no remote, and another configuration given on the command line.
         assert!(hosts(dir, "git status", None).is_empty());
         assert!(hosts(dir, "git -c remote.origin.url=x fetch", None).is_empty());
+    }
+
+    #[test]
+    fn a_push_goes_to_the_push_remote_and_its_push_url() {
+        let dir = repository(
+            "[remote \"origin\"]\n\turl = https://github.com/o/r.git\n\tpushurl = https://push.example.org/r\n\
+             [remote \"mine\"]\n\turl = https://gitlab.com/me/r.git\n[remote]\n\tpushDefault = mine\n",
+        );
+        assert_eq!(hosts(dir.path(), "git push", None), ["gitlab.com"]);
+        assert_eq!(
+            hosts(dir.path(), "git push -u origin topic", None),
+            ["push.example.org"]
+        );
+        // A fetch is not a push: the url, and the branch's remote or origin.
+        assert_eq!(hosts(dir.path(), "git fetch", None), ["github.com"]);
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join(".gitconfig"),
+            "[url \"https://push.example.net/\"]\n\tpushInsteadOf = https://gitlab.com/\n",
+        )
+        .unwrap();
+        assert_eq!(
+            hosts(dir.path(), "git push mine", Some(home.path())),
+            ["push.example.net"]
+        );
+        assert_eq!(
+            hosts(dir.path(), "git fetch mine", Some(home.path())),
+            ["gitlab.com"]
+        );
     }
 
     #[test]

@@ -249,7 +249,7 @@ impl Guard {
         }
         let domains = match (&gathered.analysis, confinement) {
             (Some(analysis), Some(confinement)) if confinement.network => {
-                self.granted_domains(analysis, &resolution.verdict)
+                self.granted_domains(analysis, &gathered.remote_hosts, &resolution.verdict)
             }
             _ => Vec::new(),
         };

@@ -1,7 +1,7 @@
 //! The facts of a shell call: the analysis of its command line, every file it reads or writes (after the
 //! directory moves before it, globs expanded), the directories it searches, and the project code it runs.
 
-use agent_bash_guard::{AccessVia, CommandAnalysis, Concern, Effect, FileAccess};
+use agent_bash_guard::{AccessVia, CommandAnalysis, CommandClass, Concern, Effect, FileAccess};
 use agent_fs_sandbox::Reach;
 use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, Verdict};
 
@@ -61,7 +61,8 @@ impl Gathering<'_> {
 
     /// The hosts of the remotes of each git command that reaches the network without naming a URL (`git fetch`,
     /// `git pull`), found in the repository's configuration where the command runs (after the line's moves), as
-    /// the hosts of its effect: judged like a URL written in the line. A remote reached over another protocol than
+    /// the hosts of its effect: judged like a URL written in the line. Those of `git push`, which changes another
+    /// repository and asks for that, are kept for the grant of its allow ([`Gathered::remote_hosts`]). A remote reached over another protocol than
     /// HTTP(S) asks, and an allow of the line says that the sandbox's proxy cannot carry it.
     fn git_remotes(&mut self, analysis: &mut CommandAnalysis, moves: &DirectoryMoves) {
         if moves.unknown.is_some() {
@@ -72,7 +73,10 @@ impl Gathering<'_> {
             let git = effective
                 .first()
                 .is_some_and(|word| word.rsplit('/').next() == Some("git"));
-            if !git || !matches!(&command.effect, Effect::Network { hosts } if hosts.is_empty()) {
+            let changes_remote = matches!(command.effect, Effect::Remote(_));
+            let reaches = matches!(&command.effect, Effect::Network { hosts } if hosts.is_empty())
+                || (changes_remote && command.class == CommandClass::Network);
+            if !git || !reaches {
                 continue;
             }
             let dir = match moves.candidates(".", Some(index)).as_slice() {
@@ -110,7 +114,9 @@ impl Gathering<'_> {
                     hosts.push(remote.host);
                 }
             }
-            if !hosts.is_empty() {
+            if changes_remote {
+                self.remote_hosts.extend(hosts);
+            } else if !hosts.is_empty() {
                 command.effect = Effect::Network { hosts };
             }
         }
