@@ -120,7 +120,7 @@ pub(super) fn hosts(argv: &[Word]) -> Vec<String> {
 }
 
 /// The host of the URL or git remote `text` (`https://github.com/o/r`, `git@github.com:o/r.git`,
-/// `ssh://git@host:22/r`), lower case, as [`hosts`] finds it in a word; a loopback host with its port.
+/// `ssh://git@host:22/r`), lower case, as a network command's words name it; a loopback host with its port.
 pub fn url_host(text: &str) -> Option<String> {
     word_hosts(text).into_iter().next()
 }
