@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agent_os_sandbox::{DomainPattern, KernelSupport};
+use agent_os_sandbox::{DomainPattern, KernelSupport, LoopbackGrant};
 use agent_tool_traits::{Confinement, SandboxProfile};
 use anyhow::{Context, Result, bail};
 
@@ -34,9 +34,11 @@ pub(crate) struct SandboxArgs {
     #[arg(long, value_name = "SIZE", value_parser = agent_decide::size_from_text)]
     memory_max: Option<u64>,
     /// A domain pattern the command may also reach (repeatable): `example.com`, `*.example.com`,
-    /// `host:8080`. A deny pattern of the settings still wins.
+    /// `host:8080`. A deny pattern of the settings still wins. A loopback host with its port (`localhost:3000`,
+    /// `127.0.0.1:8080`, `[::1]:9000`) is a service on this machine: the proxy forwards to it, that host and port
+    /// alone.
     #[arg(long = "allow-domain", value_name = "PATTERN", value_parser = parse_domain, requires = "allow_network")]
-    allow_domains: Vec<DomainPattern>,
+    allow_domains: Vec<Reach>,
     /// Let git write the repositories in the roots under `workspace-write`: the inside of each `.git` (objects,
     /// index, refs, logs, `HEAD`) becomes writable, its configuration and hooks stay read-only. Without it `.git`
     /// is read-only whole, so that the code a command runs cannot delete or rewrite the history.
@@ -84,8 +86,19 @@ fn parse_profile(text: &str) -> Result<SandboxProfile, String> {
     text.parse()
 }
 
-fn parse_domain(text: &str) -> Result<DomainPattern, String> {
+/// What one `--allow-domain` grants: a service on this machine, or a domain pattern.
+#[derive(Debug, Clone)]
+enum Reach {
+    Loopback(LoopbackGrant),
+    Domain(DomainPattern),
+}
+
+fn parse_domain(text: &str) -> Result<Reach, String> {
+    if let Ok(grant) = text.parse::<LoopbackGrant>() {
+        return Ok(Reach::Loopback(grant));
+    }
     text.parse()
+        .map(Reach::Domain)
         .map_err(|e: agent_os_sandbox::DomainPatternError| e.to_string())
 }
 
@@ -150,7 +163,16 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     if args.memory_max.is_some() {
         plan.memory_max = args.memory_max;
     }
-    plan.domains.allow(args.allow_domains.iter().cloned());
+    plan.domains
+        .allow(args.allow_domains.iter().filter_map(|reach| match reach {
+            Reach::Domain(pattern) => Some(pattern.clone()),
+            Reach::Loopback(_) => None,
+        }));
+    plan.domains
+        .allow_loopback(args.allow_domains.iter().filter_map(|reach| match reach {
+            Reach::Loopback(grant) => Some(grant.clone()),
+            Reach::Domain(_) => None,
+        }));
     if args.session_domains_only {
         let taint = args
             .session_taint
@@ -172,6 +194,9 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
                     .join(" ")
             };
             eprintln!("  network through the proxy to {}", list(plan.domains.allowed()));
+            for grant in plan.domains.loopback() {
+                eprintln!("  network through the proxy to this machine's {grant}");
+            }
             if !plan.domains.denied().is_empty() {
                 eprintln!("  network refused to {}", list(plan.domains.denied()));
             }

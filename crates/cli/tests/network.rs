@@ -404,7 +404,7 @@ fn only_allowed_domains_are_reached_and_only_through_the_proxy() {
         let other = "agent-guard: network to `other.test` refused: not in agentGuard.network.allow";
         assert_eq!(stderr.matches(other).count(), 1, "{world:?}: {stderr}");
         assert!(
-            stderr.contains("agent-guard: network to `127.0.0.1` refused: an address"),
+            stderr.contains("agent-guard: network to `127.0.0.1` refused: a service on this machine"),
             "{stderr}"
         );
         assert!(
@@ -667,4 +667,116 @@ fn after_untrusted_content_a_contained_line_reaches_only_the_domains_its_session
     let (wrapped, out) = runs(tainted, &to_c);
     assert!(!wrapped.contains("--session-domains-only"), "{wrapped}");
     assert_eq!(out.matches("reached c.test /landed").count(), 1, "{out}");
+}
+
+/// A service on this machine, end to end: the hook decides `curl localhost:PORT` under the user's `Bash(curl:*)`
+/// rule with a grant of that host and port, and the line it hands back reaches the host's server through the
+/// proxy (the command's own loopback is another). The same line run without the grant, and another port or
+/// spelling with it, are refused by the proxy and reach nothing.
+#[test]
+fn a_granted_service_on_this_machine_is_reached_and_nothing_else_of_the_loopback() {
+    if !supported() {
+        return;
+    }
+    if !Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        need::skip("curl is missing, so no request could be sent from inside the sandbox");
+        return;
+    }
+    for project in projects() {
+        let world = (project.owner, project.namespaces);
+        let servers = Servers::start();
+        let tcp = servers.tcp;
+        std::fs::create_dir_all(project.root.join(".claude")).unwrap();
+        std::fs::write(
+            project.root.join(".claude/settings.json"),
+            r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#,
+        )
+        .unwrap();
+        let line = format!("curl -s -m 20 localhost:{tcp}/granted");
+        let input = serde_json::json!({
+            "session_id": format!("loopback-{}-{}", world.0.unwrap_or(0), world.1),
+            "tool_name": "Bash",
+            "tool_input": {"command": line},
+            "cwd": project.root,
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "default",
+        });
+        let mut check = Command::new(BIN)
+            .arg("check")
+            .current_dir(&project.root)
+            .env("HOME", &project.home)
+            .env("AGENT_GUARD_AUDIT", "off")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        check
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let decided = check.wait_with_output().unwrap();
+        let output: serde_json::Value = serde_json::from_slice(&decided.stdout).unwrap();
+        let hook = &output["hookSpecificOutput"];
+        assert_eq!(hook["permissionDecision"], "allow", "{world:?}: {output}");
+        let sandboxed = hook["updatedInput"]["command"].as_str().unwrap().to_owned();
+        assert!(
+            sandboxed.contains(&format!("--allow-domain 'localhost:{tcp}'")),
+            "{world:?}: {sandboxed}"
+        );
+        let run = |command: &str| {
+            let mut bash = Command::new("bash");
+            bash.args(["-c", command])
+                .current_dir(&project.root)
+                .env("HOME", &project.home)
+                .env("AGENT_GUARD_AUDIT", "off")
+                .stdin(Stdio::null());
+            if let Some(uid) = project.owner {
+                bash.uid(uid).gid(uid);
+            }
+            bash.output().unwrap()
+        };
+        let granted = run(&sandboxed);
+        assert_eq!(text(&granted), "reached", "{world:?}");
+        // The grant is that host and port alone: another spelling of the loopback and another port are refused by
+        // the proxy, and without the grant the same request reaches nothing.
+        let others = run(&format!(
+            "'{BIN}' sandbox --profile workspace-write --allow-network --allow-domain localhost:{tcp} -- bash -c \
+             \"curl -s -m 20 -o /dev/null -w 'spelling: %{{http_code}}\\n' http://127.0.0.1:{tcp}/spelling; \
+             curl -s -m 20 -o /dev/null -w 'port: %{{http_code}}\\n' localhost:{}/port\"",
+            servers.udp
+        ));
+        assert!(
+            text(&others).contains("spelling: 403"),
+            "{world:?}: {}",
+            text(&others)
+        );
+        assert!(
+            text(&others).contains("port: 403"),
+            "{world:?}: {}",
+            text(&others)
+        );
+        let refused = run(&format!(
+            "'{BIN}' sandbox --profile workspace-write --allow-network -- bash -c \
+             \"curl -s -m 20 -o /dev/null -w 'ungranted: %{{http_code}}\\n' localhost:{tcp}/ungranted\""
+        ));
+        // Without a grant the command's loopback is its own (`NO_PROXY` sends curl there): nothing answers.
+        let said = text(&refused);
+        assert!(
+            said.contains("ungranted: ") && !said.contains("ungranted: 200"),
+            "{world:?}: {said}"
+        );
+        let seen = servers.seen();
+        let requests: Vec<&String> = seen.iter().filter(|s| s.starts_with("tcp: GET")).collect();
+        assert_eq!(requests.len(), 1, "{world:?}: {seen:?}");
+        assert!(
+            requests[0].starts_with("tcp: GET /granted HTTP/1.1\r\n"),
+            "{world:?}: {seen:?}"
+        );
+    }
 }

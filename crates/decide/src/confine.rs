@@ -122,25 +122,39 @@ impl Guard {
 
     /// The hosts `analysis` names that the proxy of its sandbox must let through beyond `agentGuard.network`: each
     /// one a `WebFetch(domain:…)` allow rule allows, and, when a rule, a hook or the user allowed this line (or
-    /// will, after its ask), every one it names. A host a deny or ask rule or a deny pattern names never is.
-    pub(crate) fn granted_domains(&self, analysis: &CommandAnalysis, verdict: &Verdict) -> Vec<String> {
+    /// will, after its ask), every one it names or its git commands reach by their configuration (`remote_hosts`
+    /// of `git push`), a service on this machine with its port (`localhost:3000`) among
+    /// them. A host a deny or ask rule or a deny pattern names never is, nor an address that is not this machine's
+    /// loopback (the proxy reaches hosts by name).
+    pub(crate) fn granted_domains(
+        &self,
+        analysis: &CommandAnalysis,
+        remote_hosts: &[String],
+        verdict: &Verdict,
+    ) -> Vec<String> {
         let deliberate = deliberate(verdict);
         let mut domains: Vec<String> = Vec::new();
-        for command in &analysis.commands {
-            let agent_bash_guard::Effect::Network { hosts } = &command.effect else {
-                continue;
-            };
-            for host in hosts {
-                let listed = !matches!(
-                    self.network.verdict(host, 443),
-                    agent_os_sandbox::DomainVerdict::NotListed
-                );
-                let refused = self.policy.host_rule(Decision::Deny, host).is_some()
-                    || self.policy.host_rule(Decision::Ask, host).is_some();
-                let granted = deliberate || self.policy.host_rule(Decision::Allow, host).is_some();
-                if !listed && !refused && granted && !domains.contains(host) {
-                    domains.push(host.clone());
-                }
+        let named = analysis
+            .commands
+            .iter()
+            .flat_map(|command| match &command.effect {
+                agent_bash_guard::Effect::Network { hosts } => hosts.as_slice(),
+                _ => &[],
+            });
+        for host in named.chain(remote_hosts) {
+            let listed = !matches!(
+                self.network.verdict(host, 443),
+                agent_os_sandbox::DomainVerdict::NotListed
+            );
+            let refused = self.policy.host_rule(Decision::Deny, host).is_some()
+                || self.policy.host_rule(Decision::Ask, host).is_some();
+            let granted = deliberate || self.policy.host_rule(Decision::Allow, host).is_some();
+            // What the proxy can be told to let through: a host name, or a service on this machine with its
+            // port. An address elsewhere is reached by name only, and is refused at run time.
+            let grantable = host.parse::<DomainPattern>().is_ok()
+                || host.parse::<agent_os_sandbox::LoopbackGrant>().is_ok();
+            if !listed && !refused && granted && grantable && !domains.contains(host) {
+                domains.push(host.clone());
             }
         }
         domains
@@ -460,6 +474,46 @@ mod tests {
         // A mode allows everything alike and says nothing about the network.
         let mode = r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#;
         expect(mode, "make test", SandboxProfile::WorkspaceWrite, false);
+    }
+
+    /// What a deliberate allow grants the proxy beyond the settings: the host of the remote a git command reaches
+    /// by its configuration, a service on this machine with its port, and no other address.
+    #[test]
+    fn a_deliberate_allow_grants_the_remote_of_the_configuration_and_a_local_service_by_its_port() {
+        let settings = r#"{"permissions": {"allow": ["Bash(git fetch:*)", "Bash(git pull:*)", "Bash(git push:*)", "Bash(curl:*)"]}}"#;
+        let config = "[remote \"origin\"]\n\turl = https://github.com/o/r.git\n[remote \"reg\"]\n\turl = https://crates.io/x\n";
+        let project = Project::with_files(
+            settings,
+            &[
+                ("proj/.git/config", config),
+                ("proj/.git/HEAD", "ref: refs/heads/main\n"),
+                ("proj/src/.keep", ""),
+            ],
+        );
+        let domains = |command: &str| {
+            let decided = project.guard.decide("Bash", &json!({ "command": command }));
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Allow,
+                "{command}: {}",
+                decided.verdict().reason()
+            );
+            decided.domains
+        };
+        if KernelSupport::enforcement_missing().is_some() {
+            return;
+        }
+        assert_eq!(domains("git fetch"), ["github.com"]);
+        assert_eq!(domains("cd src && git pull origin main"), ["github.com"]);
+        // A push changes another repository and asks for that; the user's rule allows it, with the network and
+        // the remote's host.
+        assert_eq!(domains("git push origin HEAD"), ["github.com"]);
+        // A domain the settings already allow needs no grant.
+        assert!(domains("git fetch reg").is_empty());
+        assert_eq!(domains("curl -s localhost:3000/health"), ["localhost:3000"]);
+        assert_eq!(domains("curl -s http://[::1]:8080/"), ["[::1]:8080"]);
+        // The proxy reaches other hosts by name only: an address is not granted, and is refused at run time.
+        assert!(domains("curl -s http://10.0.0.1/").is_empty());
     }
 
     #[test]

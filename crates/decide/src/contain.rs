@@ -187,6 +187,15 @@ impl Guard {
                 Effect::Local => {}
                 Effect::Network { hosts } => {
                     for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
+                        if agent_bash_guard::is_loopback(host) {
+                            judgement.uncontained.push(format!(
+                                "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
+                                 not contain (allow the line with a rule such as `Bash({}:*)`, or answer allow, \
+                                 and the sandbox's proxy forwards to that host and port alone)",
+                                command.effective().first().map_or("", |w| w.rsplit('/').next().unwrap_or(w))
+                            ));
+                            continue;
+                        }
                         judgement.uncontained.push(format!(
                             "`{shown}` reaches `{host}`, which is not an allowed domain (allow it with \
                              `WebFetch(domain:{host})` or in `agentGuard.network.allow`)"

@@ -243,9 +243,13 @@ impl Guard {
             .analysis
             .as_ref()
             .and_then(|analysis| self.confinement(analysis, &mut resolution.verdict));
+        // What the allowed line cannot do inside the sandbox, said with the allow (an ask says it already).
+        if resolution.verdict.decision == agent_tool_traits::Decision::Allow && confinement.is_some() {
+            resolution.verdict.reasons.extend(gathered.notes.iter().cloned());
+        }
         let domains = match (&gathered.analysis, confinement) {
             (Some(analysis), Some(confinement)) if confinement.network => {
-                self.granted_domains(analysis, &resolution.verdict)
+                self.granted_domains(analysis, &gathered.remote_hosts, &resolution.verdict)
             }
             _ => Vec::new(),
         };

@@ -62,6 +62,7 @@ mod decided;
 mod describe;
 mod error;
 mod gather;
+mod git_remotes;
 mod guard;
 mod hook_io;
 mod repo_programs;

@@ -151,6 +151,8 @@ pub enum DomainVerdict<'a> {
 pub struct DomainPolicy {
     allow: Vec<DomainPattern>,
     deny: Vec<DomainPattern>,
+    /// The services on this machine the proxy forwards to, each one host and port a deliberate allow granted.
+    loopback: Vec<LoopbackGrant>,
 }
 
 impl Default for DomainPolicy {
@@ -163,6 +165,7 @@ impl Default for DomainPolicy {
         Self {
             allow,
             deny: Vec::new(),
+            loopback: Vec::new(),
         }
     }
 }
@@ -170,7 +173,27 @@ impl Default for DomainPolicy {
 impl DomainPolicy {
     /// A policy of exactly these patterns, without the registries.
     pub const fn new(allow: Vec<DomainPattern>, deny: Vec<DomainPattern>) -> Self {
-        Self { allow, deny }
+        Self {
+            allow,
+            deny,
+            loopback: Vec::new(),
+        }
+    }
+
+    /// Adds services on this machine the proxy forwards to.
+    pub fn allow_loopback(&mut self, grants: impl IntoIterator<Item = LoopbackGrant>) {
+        self.loopback.extend(grants);
+    }
+
+    /// The services on this machine the proxy forwards to.
+    pub fn loopback(&self) -> &[LoopbackGrant] {
+        &self.loopback
+    }
+
+    /// The grant of the service at `host` (as a request names it) and `port`, when there is one.
+    pub(crate) fn loopback_grant(&self, host: &str, port: u16) -> Option<&LoopbackGrant> {
+        let host = loopback_spelling(host)?;
+        self.loopback.iter().find(|g| g.host == host && g.port == port)
     }
 
     /// Adds allow patterns.
@@ -211,6 +234,83 @@ impl DomainPolicy {
     pub fn allows(&self, host: &str, port: u16) -> bool {
         matches!(self.verdict(host, port), DomainVerdict::Allowed(_))
     }
+}
+
+/// A service on this machine a sandboxed command may reach through the proxy: one loopback host, in the spelling
+/// the command uses (`localhost`, `127.0.0.1`, `[::1]`, `0.0.0.0`, a name below `localhost`), and one port,
+/// written `host:port`. The command's network namespace has a loopback of its own, so the host's services are out
+/// of its reach but through the proxy, which runs outside the sandbox; a grant is what a deliberate allow of a line
+/// that names the service gives it, nothing wider (no other port, no other spelling).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LoopbackGrant {
+    /// The host, lower case, without brackets or a trailing dot.
+    host: String,
+    port: u16,
+}
+
+impl FromStr for LoopbackGrant {
+    type Err = DomainPatternError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let fail = |why| DomainPatternError {
+            text: text.to_owned(),
+            why,
+        };
+        let (host, port) = text
+            .rsplit_once(':')
+            .ok_or_else(|| fail("a service on this machine is written `host:port`"))?;
+        let port = port
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| fail("the port is not a number from 1 to 65535"))?;
+        let host = loopback_spelling(host).ok_or_else(|| fail("the host is not this machine's loopback"))?;
+        Ok(Self { host, port })
+    }
+}
+
+impl fmt::Display for LoopbackGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+impl LoopbackGrant {
+    /// The addresses the proxy connects to: the address itself, `127.0.0.1` and `::1` for a name (and for
+    /// `0.0.0.0` and `::`, which a client on this machine reaches its own services by).
+    pub(crate) fn addresses(&self) -> Vec<std::net::SocketAddr> {
+        let v4 = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, self.port));
+        let v6 = std::net::SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, self.port));
+        match self.host.parse::<IpAddr>() {
+            Ok(address) if address.is_unspecified() => vec![v4, v6],
+            Ok(address) => vec![std::net::SocketAddr::new(address, self.port)],
+            Err(_) => vec![v4, v6],
+        }
+    }
+}
+
+/// Whether `host` (as a request names it) is this machine's loopback in a spelling a grant can name.
+pub(crate) fn loopback_host(host: &str) -> bool {
+    loopback_spelling(host).is_some()
+}
+
+/// `host` (brackets and a trailing dot allowed) in the form a [`LoopbackGrant`] keeps, when it names this machine:
+/// `localhost` or a name below it, an address of `127.0.0.0/8`, `::1`, `0.0.0.0` or `::`.
+fn loopback_spelling(host: &str) -> Option<String> {
+    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .map_or(host.clone(), str::to_owned);
+    let local = match host.parse::<IpAddr>() {
+        Ok(address) => address.is_loopback() || address.is_unspecified(),
+        Err(_) => host == "localhost" || (host.ends_with(".localhost") && normalize_host(&host).is_some()),
+    };
+    local.then_some(host)
 }
 
 /// A limit over a [`DomainPolicy`]: of the hosts the policy allows, only these names are reached (on any port the

@@ -78,6 +78,7 @@ pub use domains::DomainPattern;
 pub use domains::DomainPatternError;
 pub use domains::DomainPolicy;
 pub use domains::DomainVerdict;
+pub use domains::LoopbackGrant;
 pub use env::EnvPolicy;
 pub use error::KernelSandboxError;
 pub use error::Result;

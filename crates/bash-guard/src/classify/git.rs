@@ -143,6 +143,10 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             "a `%G` placeholder in the format runs the signature program from configuration".to_owned(),
         );
     }
+    // `git push` sends to another repository over the network (besides changing it, its effect).
+    if sub_name == "push" {
+        c.online("`git push` reaches another repository".to_owned());
+    }
     // `git remote show NAME` asks the remote over the network unless `-n` is given.
     if sub_name == "remote"
         && s.operands.first().is_some_and(|o| o.text == "show")

@@ -11,7 +11,7 @@ mod git;
 mod inspect;
 mod network;
 mod programs;
-mod remote;
+pub(crate) mod remote;
 mod shell;
 mod state;
 mod system;

@@ -96,8 +96,11 @@ pub(super) fn names_host(operand: &str) -> bool {
             .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
 }
 
-/// The hosts a network command (its effective command first) reaches by its words: URLs (`https://x.example/p`, `--index-url=https://…`) and git's
-/// `user@host:path`, lower case, each once. A host holding something only known at run time is not one.
+/// The hosts a network command (its effective command first) reaches by its words: URLs (`https://x.example/p`,
+/// `--index-url=https://…`), git's `user@host:path`, and a loopback host written without a scheme
+/// (`localhost:3000/health`, which curl and wget take as `http://`), lower case, each once. A loopback host
+/// carries its port (`localhost:3000`, `127.0.0.1:80`, `[::1]:8080`): it is a service on this machine, and what may
+/// be granted of it is that one port. A host holding something only known at run time is not one.
 pub(super) fn hosts(argv: &[Word]) -> Vec<String> {
     let (command, args) = argv.split_first().map_or((None, argv), |(c, a)| (Some(c), a));
     let name = command.map(|c| c.text.rsplit('/').next().unwrap_or_default());
@@ -116,13 +119,92 @@ pub(super) fn hosts(argv: &[Word]) -> Vec<String> {
     hosts
 }
 
+/// The host of the URL or git remote `text` (`https://github.com/o/r`, `git@github.com:o/r.git`,
+/// `ssh://git@host:22/r`), lower case, as a network command's words name it; a loopback host with its port.
+pub fn url_host(text: &str) -> Option<String> {
+    word_hosts(text).into_iter().next()
+}
+
+/// Whether `host` (lower case; an IPv6 address in brackets or not; a loopback host may carry its port) names this
+/// machine: `localhost` and the names below it, an IPv4 address in `127.0.0.0/8` or `0.0.0.0` in any spelling
+/// the C library accepts (`127.1`, `0x7f.0.0.1`, `2130706433`), `::1`, `::` and an IPv4-mapped loopback.
+pub fn is_loopback(host: &str) -> bool {
+    let bare = loopback_parts(host).map_or(host, |(bare, _)| bare);
+    let bare = bare.trim_end_matches('.');
+    if bare == "localhost" || bare.ends_with(".localhost") {
+        return true;
+    }
+    let unbracketed = bare.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(v6) = unbracketed.parse::<std::net::Ipv6Addr>() {
+        return v6.is_loopback()
+            || v6.is_unspecified()
+            || v6
+                .to_ipv4_mapped()
+                .is_some_and(|v4| v4.is_loopback() || v4.is_unspecified());
+    }
+    inet_aton(bare).is_some_and(|v4| v4.is_loopback() || v4.is_unspecified())
+}
+
+/// `host:port` split where `host` is a loopback spelling followed by a port (`[::1]:8080` keeps its brackets).
+fn loopback_parts(text: &str) -> Option<(&str, u16)> {
+    let (host, port) = if text.starts_with('[') {
+        let (host, rest) = text.split_at(text.find(']')? + 1);
+        (host, rest.strip_prefix(':')?)
+    } else {
+        text.rsplit_once(':')?
+    };
+    Some((host, port.parse().ok()?))
+}
+
+/// An IPv4 address as `inet_aton` reads it: one to four parts, each decimal, octal (a leading `0`) or hex (`0x`),
+/// the last filling the bytes that are left.
+fn inet_aton(text: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<&str> = text.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let mut values = Vec::with_capacity(parts.len());
+    for part in &parts {
+        let lower = part.to_ascii_lowercase();
+        let value = if let Some(hex) = lower.strip_prefix("0x") {
+            u32::from_str_radix(hex, 16).ok()?
+        } else if lower.len() > 1 && lower.starts_with('0') {
+            u32::from_str_radix(&lower, 8).ok()?
+        } else if !lower.is_empty() && lower.bytes().all(|b| b.is_ascii_digit()) {
+            lower.parse().ok()?
+        } else {
+            return None;
+        };
+        values.push(value);
+    }
+    let (last, front) = values.split_last()?;
+    let mut address: u32 = 0;
+    for (i, value) in front.iter().enumerate() {
+        if *value > 255 {
+            return None;
+        }
+        address |= value << (24 - 8 * i);
+    }
+    let room = 32 - 8 * front.len();
+    if room < 32 && u64::from(*last) >= 1u64 << room {
+        return None;
+    }
+    Some(std::net::Ipv4Addr::from(address | last))
+}
+
 /// The hosts one word names.
 fn word_hosts(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find("://") {
+        let scheme = rest.get(..at).unwrap_or_default();
+        let scheme = scheme
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         let after = rest.get(at + 3..).unwrap_or_default();
-        if let Some(host) = authority_host(after) {
+        if let Some(host) = authority_host(after, &scheme) {
             found.push(host);
         }
         rest = after;
@@ -137,19 +219,47 @@ fn word_hosts(text: &str) -> Vec<String> {
     {
         found.push(host);
     }
+    // `localhost:3000/health`: curl and wget take a word without a scheme as `http://`.
+    if found.is_empty()
+        && !text.starts_with('-')
+        && !text.contains("://")
+        && let Some(host) = authority_host(text, "http").filter(|host| is_loopback(host))
+    {
+        found.push(host);
+    }
     found
 }
 
-/// The host of a URL's authority (`user:pw@host:port/path`).
-fn authority_host(after_scheme: &str) -> Option<String> {
+/// The host of a URL's authority (`user:pw@host:port/path`); a loopback host with its port (the scheme's own
+/// when none is written: 80 for `http`, 443 for `https`).
+fn authority_host(after_scheme: &str, scheme: &str) -> Option<String> {
     let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or_default();
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if host_port.starts_with('[') {
-        host_port.split_inclusive(']').next().unwrap_or(host_port)
+    let (host, port) = if host_port.starts_with('[') {
+        let host = host_port.split_inclusive(']').next().unwrap_or(host_port);
+        (
+            host,
+            host_port.get(host.len()..).and_then(|p| p.strip_prefix(':')),
+        )
     } else {
-        host_port.split(':').next().unwrap_or(host_port)
+        match host_port.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        }
     };
-    plain_host(host)
+    let host = plain_host(host)?;
+    if !is_loopback(&host) {
+        return Some(host);
+    }
+    let port = match port {
+        Some(port) => port.parse::<u16>().ok()?,
+        None => match scheme {
+            "http" | "ws" => 80,
+            "https" | "wss" => 443,
+            _ => return Some(host),
+        },
+    };
+    Some(format!("{host}:{port}"))
 }
 
 /// `host` in lower case when it is written out (letters, digits, `-`, `.`, an address in brackets).
@@ -211,8 +321,37 @@ mod tests {
             ["pypi.internal"]
         );
         assert_eq!(hosts(&words("git clone git@github.com:o/r.git")), ["github.com"]);
-        assert_eq!(hosts(&words("curl http://[::1]:8080/")), ["[::1]"]);
+        assert_eq!(hosts(&words("curl http://[::1]:8080/")), ["[::1]:8080"]);
         assert_eq!(hosts(&words("gh pr view 3")), ["api.github.com"]);
         assert!(hosts(&words("curl https://$HOST/x install ./local")).is_empty());
+    }
+
+    #[test]
+    fn a_loopback_host_is_named_in_every_spelling_with_its_port() {
+        for (line, host) in [
+            ("curl localhost:3000/health", "localhost:3000"),
+            ("curl -s LOCALHOST:3000", "localhost:3000"),
+            ("curl http://127.0.0.1:8080/", "127.0.0.1:8080"),
+            ("curl http://127.1/", "127.1:80"),
+            ("curl https://localhost/", "localhost:443"),
+            ("curl http://[::1]/x", "[::1]:80"),
+            ("wget 0.0.0.0:9000/metrics", "0.0.0.0:9000"),
+            ("curl http://0x7f000001:5000/", "0x7f000001:5000"),
+            ("curl api.localhost:8000", "api.localhost:8000"),
+        ] {
+            assert_eq!(hosts(&words(line)), [host], "{line}");
+            assert!(is_loopback(host), "{host}");
+        }
+        for host in [
+            "example.com",
+            "10.0.0.1",
+            "[2001:db8::1]",
+            "127.example.com",
+            "localhost.example.com",
+        ] {
+            assert!(!is_loopback(host), "{host}");
+        }
+        // A file name is not a host.
+        assert!(hosts(&words("curl -o out.txt example.com:8080")).is_empty());
     }
 }

@@ -44,6 +44,12 @@ pub(crate) struct Gathered<'a> {
     pub(crate) agent: Option<&'a str>,
     /// The files of the roots the call reads whose content holds a credential, with its kind.
     pub(crate) credentials: Vec<(PathBuf, String)>,
+    /// What an allow of the call must still say: why a command cannot do inside the sandbox what it was allowed
+    /// to (a git remote reached over ssh, which the proxy does not carry).
+    pub(crate) notes: Vec<String>,
+    /// The hosts of the remotes a command that changes them reaches (`git push`), found in the repository's
+    /// configuration: its effect is a change to another system, which asks, and an allow grants them.
+    pub(crate) remote_hosts: Vec<String>,
 }
 
 /// The facts of one call while they are gathered: the files checked so far and the findings so far, with the
@@ -59,6 +65,10 @@ pub(crate) struct Gathering<'g> {
     pub(crate) shell_line: bool,
     /// The files read whose content holds a credential, with its kind.
     pub(crate) credentials: Vec<(PathBuf, String)>,
+    /// What an allow of the call must still say ([`Gathered::notes`]).
+    pub(crate) notes: Vec<String>,
+    /// [`Gathered::remote_hosts`].
+    pub(crate) remote_hosts: Vec<String>,
 }
 
 /// What one finding is about, for the kernel sandbox: the shell analysis's own concern for its findings, and
@@ -95,6 +105,8 @@ impl Guard {
             findings,
             shell_line: false,
             credentials: Vec::new(),
+            notes: Vec::new(),
+            remote_hosts: Vec::new(),
         };
         let mut gathered_shell = None;
         let mut host = None;
@@ -135,6 +147,8 @@ impl Guard {
             host,
             agent,
             credentials: gathering.credentials,
+            notes: gathering.notes,
+            remote_hosts: gathering.remote_hosts,
         }
     }
 }

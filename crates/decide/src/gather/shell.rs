@@ -1,7 +1,7 @@
 //! The facts of a shell call: the analysis of its command line, every file it reads or writes (after the
 //! directory moves before it, globs expanded), the directories it searches, and the project code it runs.
 
-use agent_bash_guard::{AccessVia, CommandAnalysis, FileAccess};
+use agent_bash_guard::{AccessVia, CommandAnalysis, CommandClass, Concern, Effect, FileAccess};
 use agent_fs_sandbox::Reach;
 use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, Verdict};
 
@@ -21,7 +21,7 @@ impl Gathering<'_> {
     /// Analyses `command` and checks everything it touches.
     pub(super) fn shell(&mut self, tool: &str, command: &str) -> ShellFacts {
         self.shell_line = true;
-        let analysis = self.guard.bash.analyze(command);
+        let mut analysis = self.guard.bash.analyze(command);
         self.findings.extend(analysis.findings.iter().map(|f| {
             let provenance = Provenance::layer(Layer::Bash);
             let provenance = if f.caution {
@@ -36,6 +36,7 @@ impl Gathering<'_> {
             command: f.command,
         }));
         let moves = DirectoryMoves::of(&analysis);
+        self.git_remotes(&mut analysis, &moves);
         if let Some(why) = &moves.unknown {
             // The reads after the move may be anywhere, outside the roots too, where the kernel does not hide a
             // secret under a name no list knows.
@@ -55,6 +56,69 @@ impl Gathering<'_> {
         ShellFacts {
             analysis,
             project_code,
+        }
+    }
+
+    /// The hosts of the remotes of each git command that reaches the network without naming a URL (`git fetch`,
+    /// `git pull`), found in the repository's configuration where the command runs (after the line's moves), as
+    /// the hosts of its effect: judged like a URL written in the line. Those of `git push`, which changes another
+    /// repository and asks for that, are kept for the grant of its allow ([`Gathered::remote_hosts`]). A remote reached over another protocol than
+    /// HTTP(S) asks, and an allow of the line says that the sandbox's proxy cannot carry it.
+    fn git_remotes(&mut self, analysis: &mut CommandAnalysis, moves: &DirectoryMoves) {
+        if moves.unknown.is_some() {
+            return;
+        }
+        for (index, command) in analysis.commands.iter_mut().enumerate() {
+            let effective = command.effective();
+            let git = effective
+                .first()
+                .is_some_and(|word| word.rsplit('/').next() == Some("git"));
+            let changes_remote = matches!(command.effect, Effect::Remote(_));
+            let reaches = matches!(&command.effect, Effect::Network { hosts } if hosts.is_empty())
+                || (changes_remote && command.class == CommandClass::Network);
+            if !git || !reaches {
+                continue;
+            }
+            let dir = match moves.candidates(".", Some(index)).as_slice() {
+                [] => self.guard.cwd.clone(),
+                [one] => match (one.strip_prefix("~/"), self.guard.home.as_deref()) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    (Some(_), None) => continue,
+                    (None, _) => self.guard.cwd.join(one),
+                },
+                _ => continue,
+            };
+            let shown = effective.join(" ");
+            let remotes = crate::git_remotes::remotes(effective, &dir, self.guard.home.as_deref());
+            let mut hosts: Vec<String> = Vec::new();
+            for remote in remotes {
+                if let crate::git_remotes::Transport::Other(protocol) = &remote.transport {
+                    let why = format!(
+                        "`{shown}` reaches `{}` over {protocol} (remote `{}`: `{}`), which the sandbox's proxy \
+                         does not carry: it serves HTTP and HTTPS only, so inside the sandbox the command cannot \
+                         reach that host even when allowed (an `https://` URL for the remote can be)",
+                        remote.host, remote.name, remote.url
+                    );
+                    self.findings.push(Verdict::new(
+                        Decision::Ask,
+                        why.clone(),
+                        Provenance::layer(Layer::Bash).at(DecidedBy::CautionAsk),
+                    ));
+                    self.concerns.push(About {
+                        concern: Concern::Guarded,
+                        command: Some(index),
+                    });
+                    self.notes.push(why);
+                }
+                if !hosts.contains(&remote.host) {
+                    hosts.push(remote.host);
+                }
+            }
+            if changes_remote {
+                self.remote_hosts.extend(hosts);
+            } else if !hosts.is_empty() {
+                command.effect = Effect::Network { hosts };
+            }
         }
     }
 

@@ -19,7 +19,10 @@
 //!
 //! What the proxy forwards: `CONNECT host:port` when the policy allows the host and port, the host's addresses
 //! are on the internet, and the tunnel starts with a TLS ClientHello whose server name is that host; a plain
-//! `http://` request, rebuilt (one request per connection), when the policy allows its host. It resolves names
+//! `http://` request, rebuilt (one request per connection), when the policy allows its host. A service on this
+//! machine that the policy grants ([`LoopbackGrant`](crate::LoopbackGrant): one loopback host, as the command
+//! spells it, and one port) is reached on the host's loopback, by a tunnel or a plain request; every other
+//! loopback host and port is refused. It resolves names
 //! itself and never connects to an address it was given. Each refusal answers `403` with a body that names the
 //! domain and the setting to change, and is noted once per domain for the command's stderr.
 
@@ -304,8 +307,15 @@ impl Proxy {
         .iter()
         .map(|name| ((*name).to_owned(), url.clone()))
         .collect();
+        // With a service on this machine granted, the loopback is reached through the proxy too (curl and most
+        // clients honour `NO_PROXY` alone for it): the command's own loopback is not the host's.
+        let no_proxy = if self.shared.policy.loopback().is_empty() {
+            "localhost,127.0.0.1,::1"
+        } else {
+            ""
+        };
         for name in ["NO_PROXY", "no_proxy"] {
-            set.push((name.to_owned(), "localhost,127.0.0.1,::1".to_owned()));
+            set.push((name.to_owned(), no_proxy.to_owned()));
         }
         set.push(("NODE_USE_ENV_PROXY".to_owned(), "1".to_owned()));
         let git_entries = env
@@ -479,6 +489,12 @@ fn forward(
     deadline: Instant,
 ) -> Result<(), Refusal> {
     let RequestHead { host, port, kind } = request;
+    // A service on this machine that a deliberate allow granted, host and port: the proxy runs outside the
+    // command's network namespace, so it reaches the host's loopback for it. Its address is fixed by the grant,
+    // so a tunnel to it need not name the host in TLS (a plain `http://` service may be reached by `CONNECT` too).
+    if let Some(grant) = shared.policy.loopback_grant(&host, port) {
+        return forward_to(client, kind, early, &host, &grant.addresses());
+    }
     allowed(&shared.policy, shared.limit.as_ref(), &host, port)?;
     let addresses = shared.resolver.resolve(&host, port).map_err(|why| match why {
         Unreachable::Private(address) => Refusal::Policy {
@@ -532,9 +548,42 @@ fn forward(
             }
             Ok(())
         }
+        http @ RequestKind::Http { .. } => forward_to(client, http, early, &host, &addresses),
+    }
+}
+
+/// Forwards a request whose destination is decided (`addresses`): a tunnel as it comes, a plain request rebuilt.
+fn forward_to(
+    client: &mut TcpStream,
+    kind: RequestKind,
+    early: Vec<u8>,
+    host: &str,
+    addresses: &[std::net::SocketAddr],
+) -> Result<(), Refusal> {
+    match kind {
+        RequestKind::Tunnel => {
+            let server = upstream::connect(addresses).map_err(|why| Refusal::Unreachable {
+                domain: host.to_owned(),
+                why: match why {
+                    Unreachable::Refused(why) | Unreachable::Unresolved(why) => why,
+                    Unreachable::Private(address) => address.to_string(),
+                },
+            })?;
+            client
+                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                .map_err(|e| Refusal::Unreachable {
+                    domain: host.to_owned(),
+                    why: e.to_string(),
+                })?;
+            let mut writer = &server;
+            if writer.write_all(&early).is_ok() {
+                upstream::splice(client, &server, None);
+            }
+            Ok(())
+        }
         RequestKind::Http { upstream_head, body } => {
-            let mut server = upstream::connect(&addresses).map_err(|why| Refusal::Unreachable {
-                domain: host.clone(),
+            let mut server = upstream::connect(addresses).map_err(|why| Refusal::Unreachable {
+                domain: host.to_owned(),
                 why: match why {
                     Unreachable::Refused(why) | Unreachable::Unresolved(why) => why,
                     Unreachable::Private(address) => address.to_string(),
@@ -566,6 +615,12 @@ fn allowed(policy: &DomainPolicy, limit: Option<&DomainLimit>, host: &str, port:
             why,
         })
     };
+    if crate::domains::loopback_host(host) {
+        return refuse(format!(
+            "a service on this machine, reached only where an allow of the line that names it granted \
+             `{host}:{port}` (that host and port)"
+        ));
+    }
     match policy.verdict(host, port) {
         DomainVerdict::Allowed(_) => match limit {
             Some(limit) if !limit.allows(host) => refuse(limit.why().to_owned()),

@@ -123,11 +123,16 @@ fn other_domains_addresses_and_names_that_lead_to_loopback_are_refused_once_each
         (
             format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n"),
             "127.0.0.1",
-            "an address, not a host name",
+            "a service on this machine",
         ),
         (
             format!("GET http://[::1]:{port}/ HTTP/1.1\r\n\r\n"),
             "::1",
+            "a service on this machine",
+        ),
+        (
+            format!("GET http://10.0.0.1:{port}/ HTTP/1.1\r\n\r\n"),
+            "10.0.0.1",
             "an address, not a host name",
         ),
         (
@@ -138,7 +143,12 @@ fn other_domains_addresses_and_names_that_lead_to_loopback_are_refused_once_each
         (
             format!("GET http://localhost:{port}/ HTTP/1.1\r\n\r\n"),
             "localhost",
-            "which is not on the internet",
+            "a service on this machine",
+        ),
+        (
+            format!("GET http://db.localhost:{port}/ HTTP/1.1\r\n\r\n"),
+            "db.localhost",
+            "a service on this machine",
         ),
     ] {
         let answer = exchange(&proxy, request.as_bytes());
@@ -153,12 +163,66 @@ fn other_domains_addresses_and_names_that_lead_to_loopback_are_refused_once_each
         assert!(answer.contains(why), "{request}: {answer}");
     }
     let refusals = proxy.refusals();
-    assert_eq!(refusals.len(), 5, "{refusals:?}");
+    assert_eq!(refusals.len(), 7, "{refusals:?}");
     assert_eq!(
         refusals[0],
         "agent-guard: network to `other.test` refused: not in agentGuard.network.allow"
     );
     assert!(server.saw_nothing());
+}
+
+#[test]
+fn a_granted_service_on_this_machine_is_reached_by_its_host_and_port_alone() {
+    let server = Server::start();
+    let port = server.port;
+    let mut policy = DomainPolicy::new(Vec::new(), Vec::new());
+    policy.allow_loopback([format!("localhost:{port}").parse().unwrap()]);
+    let proxy =
+        Proxy::start_with(policy, None, Entry::HostLoopback, Resolver { mapped: Vec::new() }).unwrap();
+    let answer = exchange(
+        &proxy,
+        format!("GET http://localhost:{port}/health HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n").as_bytes(),
+    );
+    assert!(answer.ends_with("ok"), "{answer}");
+    let seen = String::from_utf8(server.next().unwrap()).unwrap();
+    assert!(seen.starts_with("GET /health HTTP/1.1\r\n"), "{seen}");
+    // A tunnel to it carries what the client sends, TLS or not.
+    let mut stream = TcpStream::connect(("127.0.0.1", proxy.port())).unwrap();
+    stream
+        .write_all(format!("CONNECT LOCALHOST:{port} HTTP/1.1\r\n\r\nping").as_bytes())
+        .unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 200 Connection established\r\n\r\n"),
+        "{answer}"
+    );
+    assert_eq!(server.next().unwrap(), b"ping");
+    // Another spelling of the loopback, another port: refused, and nothing reaches the server.
+    for request in [
+        format!("GET http://127.0.0.1:{port}/ HTTP/1.1\r\n\r\n"),
+        format!(
+            "GET http://localhost:{}/ HTTP/1.1\r\n\r\n",
+            port.wrapping_add(1).max(1)
+        ),
+    ] {
+        let answer = exchange(&proxy, request.as_bytes());
+        assert!(
+            answer.starts_with("HTTP/1.1 403 Forbidden\r\n"),
+            "{request}: {answer}"
+        );
+        assert!(answer.contains("a service on this machine"), "{answer}");
+    }
+    assert!(server.saw_nothing());
+    // Its clients must send the loopback to the proxy: `NO_PROXY` names nothing.
+    let mut env = Vec::new();
+    proxy.set_env(&mut env);
+    let no_proxy = env
+        .iter()
+        .find(|(name, _)| name == "NO_PROXY")
+        .map(|(_, v)| v.clone());
+    assert_eq!(no_proxy, Some(OsString::new()));
 }
 
 #[test]

@@ -1,0 +1,615 @@
+//! The other repositories a git command that reaches the network talks to when its line names none: `git fetch`,
+//! `git pull`, `git push`, `git ls-remote`, `git remote update` and `git submodule update` find their remote's URL
+//! in the repository's configuration. Its host is then judged like a URL written in the line: a domain the sandbox's
+//! proxy does not let through keeps the line asked, and a deliberate allow of the line grants it.
+//!
+//! Which remote: the one named (a name or a URL); with `--all` (or `git remote update`) every remote; else the
+//! current branch's `branch.NAME.remote`, else `origin` (for a push first `branch.NAME.pushRemote` and
+//! `remote.pushDefault`). Its URLs are `remote.NAME.url` (for a push `remote.NAME.pushurl` when there is one),
+//! rewritten by the longest matching `url.BASE.insteadOf` (for a push's `url`, `pushInsteadOf` first).
+//!
+//! The configuration is read as text (the repository's `config`, then the user's global files for `insteadOf`):
+//! git is not run, so that deciding never runs a program the repository's configuration names (an fsmonitor, a
+//! credential helper). `include` and `includeIf` are not followed: a conditional include needs git's own
+//! evaluation of its condition, and a remote defined only there is rare. A URL missed that way is only a host not
+//! named, as before this module: the proxy then refuses it at run time, it never grants more.
+
+use std::path::{Path, PathBuf};
+
+/// The largest configuration file read.
+const MAX_FILE: u64 = 1024 * 1024;
+
+/// How a remote is reached, for the sandbox's proxy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// `http://` or `https://`: through the proxy.
+    Http,
+    /// Another protocol of its own (`ssh`, `git://`): the proxy, which serves HTTP and HTTPS only, cannot carry it.
+    Other(String),
+}
+
+/// One remote a command reaches: its name (or the URL as written), its URL, host and transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Remote {
+    /// The remote's name, or the URL when the command names one.
+    pub(crate) name: String,
+    /// The URL after `insteadOf`.
+    pub(crate) url: String,
+    /// The host, lower case (a loopback host with its port).
+    pub(crate) host: String,
+    pub(crate) transport: Transport,
+}
+
+/// One `section.subsection.key = value` of a configuration file: section and key in lower case, the subsection as
+/// written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    section: String,
+    subsection: Option<String>,
+    key: String,
+    value: String,
+}
+
+/// The remotes the git command `argv` (`git` first, its global options, the sub-command) reaches from `dir`
+/// when its line names no URL; empty when it reaches none, or none can be found.
+pub(crate) fn remotes(argv: &[String], dir: &Path, home: Option<&Path>) -> Vec<Remote> {
+    let Some((dir, sub, args)) = split_command(argv, dir) else {
+        return Vec::new();
+    };
+    let Some(repository) = Repository::find(&dir) else {
+        return Vec::new();
+    };
+    let config = repository.config(home);
+    let operands = operands(sub, args);
+    let names: Vec<String> = match (sub, operands.first().map(String::as_str)) {
+        ("fetch" | "pull", _) if args.iter().any(|a| a == "--all") => config.remote_names(),
+        ("fetch", _) if args.iter().any(|a| a == "--multiple") => operands.clone(),
+        ("fetch" | "pull" | "ls-remote", Some(first)) => vec![first.to_owned()],
+        ("fetch" | "pull" | "ls-remote", None) => vec![config.default_remote(&repository)],
+        ("push", Some(first)) => vec![first.to_owned()],
+        ("push", None) => vec![config.push_remote(&repository)],
+        ("remote", Some("update")) => match operands.get(1..).unwrap_or_default() {
+            [] => config.remote_names(),
+            named => named.to_vec(),
+        },
+        ("remote", Some("prune" | "set-head" | "show")) => operands.get(1..).unwrap_or_default().to_vec(),
+        ("submodule", Some("update" | "sync")) => {
+            let mut modules = config.clone();
+            modules
+                .entries
+                .extend(read_entries(&repository.work_tree.join(".gitmodules")));
+            return modules
+                .all("submodule", "url")
+                .iter()
+                .filter_map(|url| remote(url, &config.rewritten(url, "insteadof")))
+                .collect();
+        }
+        _ => Vec::new(),
+    };
+    let mut found = Vec::new();
+    for name in names {
+        // `git remote update GROUP` names the remotes of `remotes.GROUP`.
+        let group = config.all_in("remotes", None, &name);
+        let members: Vec<String> = if group.is_empty() || sub != "remote" {
+            vec![name]
+        } else {
+            group
+                .iter()
+                .flat_map(|g| g.split_whitespace().map(str::to_owned))
+                .collect()
+        };
+        for member in members {
+            for url in config.urls(&member, sub == "push") {
+                if let Some(remote) = remote(&member, &url) {
+                    found.push(remote);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// `argv` split into the directory git runs in (after `-C`), the sub-command and its arguments.
+fn split_command<'a>(argv: &'a [String], dir: &Path) -> Option<(PathBuf, &'a str, &'a [String])> {
+    let (_, mut rest) = argv.split_first()?;
+    let mut dir = dir.to_path_buf();
+    while let Some((word, tail)) = rest.split_first() {
+        match word.as_str() {
+            "-C" => {
+                let (value, tail) = tail.split_first()?;
+                dir = dir.join(value);
+                rest = tail;
+            }
+            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" | "--super-prefix" => {
+                // Another git directory or configuration on the command line: its remotes are not the ones read
+                // here.
+                if matches!(word.as_str(), "--git-dir" | "-c" | "--config-env") {
+                    return None;
+                }
+                rest = tail.get(1..)?;
+            }
+            option if option.starts_with("--git-dir=") || option.starts_with("--config-env=") => return None,
+            option if option.starts_with('-') => rest = tail,
+            sub => return Some((dir, sub, tail)),
+        }
+    }
+    None
+}
+
+/// The operands of a sub-command: its words that are not options nor their values.
+fn operands(sub: &str, args: &[String]) -> Vec<String> {
+    // The options of `fetch`, `pull`, `ls-remote` and `remote` that take their value as the next word.
+    const VALUED: &[&str] = &[
+        "--depth",
+        "--deepen",
+        "--shallow-since",
+        "--shallow-exclude",
+        "-j",
+        "--jobs",
+        "--upload-pack",
+        "--refmap",
+        "-o",
+        "--server-option",
+        "--negotiation-tip",
+        "--recurse-submodules-default",
+        "-s",
+        "--strategy",
+        "-X",
+        "--strategy-option",
+        "--sort",
+        "--exec",
+        "--receive-pack",
+        "--push-option",
+        "--repo",
+    ];
+    let mut out = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            out.extend(words.by_ref().cloned());
+            break;
+        }
+        if word.starts_with('-') {
+            if VALUED.contains(&word.as_str()) && sub != "submodule" {
+                words.next();
+            }
+            continue;
+        }
+        out.push(word.clone());
+    }
+    out
+}
+
+/// The remote `name` at `url`, when the URL names a host.
+fn remote(name: &str, url: &str) -> Option<Remote> {
+    let (host, transport) = match url.split_once("://") {
+        Some((scheme, _)) => {
+            let scheme = scheme.to_ascii_lowercase();
+            let transport = match scheme.as_str() {
+                "http" | "https" => Transport::Http,
+                "file" => return None,
+                other => Transport::Other(other.to_owned()),
+            };
+            (agent_bash_guard::url_host(url)?, transport)
+        }
+        // git's scp-like syntax, `[user@]host:path`: ssh. A colon after a slash is part of a local path.
+        None => {
+            let (user_host, _) = url.split_once(':')?;
+            if user_host.contains('/') || user_host.is_empty() {
+                return None;
+            }
+            let host = user_host.rsplit_once('@').map_or(user_host, |(_, host)| host);
+            (
+                agent_bash_guard::url_host(&format!("ssh://{host}/"))?,
+                Transport::Other("ssh".to_owned()),
+            )
+        }
+    };
+    Some(Remote {
+        name: name.to_owned(),
+        url: url.to_owned(),
+        host,
+        transport,
+    })
+}
+
+/// A repository found from a directory: where its configuration and `HEAD` are.
+struct Repository {
+    /// The git directory of the working tree (`.git`, or what a `.git` file names), which holds `HEAD`.
+    git_dir: PathBuf,
+    /// The directory shared by all working trees, which holds `config`.
+    common_dir: PathBuf,
+    /// The top of the working tree.
+    work_tree: PathBuf,
+}
+
+impl Repository {
+    /// The repository of `dir` or of the nearest directory above it with a `.git`.
+    fn find(dir: &Path) -> Option<Self> {
+        for top in dir.ancestors() {
+            let dot_git = top.join(".git");
+            let git_dir = if dot_git.is_dir() {
+                dot_git
+            } else if dot_git.is_file() {
+                let text = read_small(&dot_git)?;
+                let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+                top.join(named)
+            } else {
+                continue;
+            };
+            let common_dir = read_small(&git_dir.join("commondir"))
+                .map(|c| git_dir.join(c.trim()))
+                .unwrap_or_else(|| git_dir.clone());
+            return Some(Self {
+                git_dir,
+                common_dir,
+                work_tree: top.to_path_buf(),
+            });
+        }
+        None
+    }
+
+    /// The configuration that says where remotes are: the user's global files, then the repository's own.
+    fn config(&self, home: Option<&Path>) -> Config {
+        let mut files = Vec::new();
+        if let Some(home) = home {
+            let xdg = std::env::var_os("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .filter(|dir| dir.is_absolute())
+                .unwrap_or_else(|| home.join(".config"));
+            files.push(xdg.join("git/config"));
+            files.push(home.join(".gitconfig"));
+        }
+        files.push(self.common_dir.join("config"));
+        Config {
+            entries: files.iter().flat_map(|file| read_entries(file)).collect(),
+        }
+    }
+
+    /// The current branch, when `HEAD` names one.
+    fn branch(&self) -> Option<String> {
+        let head = read_small(&self.git_dir.join("HEAD"))?;
+        Some(head.trim().strip_prefix("ref: refs/heads/")?.to_owned())
+    }
+}
+
+/// The entries of the configuration files read, in order (a later one wins for a key with one value).
+#[derive(Debug, Clone, Default)]
+struct Config {
+    entries: Vec<Entry>,
+}
+
+impl Config {
+    /// Every value of `section.subsection.key`.
+    fn all_in(&self, section: &str, subsection: Option<&str>, key: &str) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| e.section == section && e.subsection.as_deref() == subsection && e.key == key)
+            .map(|e| e.value.clone())
+            .collect()
+    }
+
+    /// Every value of `section.*.key`, whatever the subsection.
+    fn all(&self, section: &str, key: &str) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| e.section == section && e.subsection.is_some() && e.key == key)
+            .map(|e| e.value.clone())
+            .collect()
+    }
+
+    /// The names of the remotes that have a URL, each once.
+    fn remote_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for entry in &self.entries {
+            if entry.section == "remote"
+                && entry.key == "url"
+                && let Some(name) = &entry.subsection
+                && !names.contains(name)
+            {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// The remote a command without one uses: the current branch's `branch.NAME.remote`, else `origin`.
+    fn default_remote(&self, repository: &Repository) -> String {
+        repository
+            .branch()
+            .and_then(|branch| self.all_in("branch", Some(&branch), "remote").pop())
+            .filter(|remote| remote != ".")
+            .unwrap_or_else(|| "origin".to_owned())
+    }
+
+    /// The remote a push without one uses: `branch.NAME.pushRemote`, `remote.pushDefault`, then as a fetch.
+    fn push_remote(&self, repository: &Repository) -> String {
+        let branch = repository.branch();
+        branch
+            .as_ref()
+            .and_then(|branch| self.all_in("branch", Some(branch), "pushremote").pop())
+            .or_else(|| self.all_in("remote", None, "pushdefault").pop())
+            .unwrap_or_else(|| self.default_remote(repository))
+    }
+
+    /// The URLs of the remote `name` (a configured remote, else the name itself as a URL), rewritten as git does:
+    /// for a push its `pushurl` values when there are any, else its `url` rewritten by `pushInsteadOf` before
+    /// `insteadOf`.
+    fn urls(&self, name: &str, push: bool) -> Vec<String> {
+        if push {
+            let push_urls = self.all_in("remote", Some(name), "pushurl");
+            if !push_urls.is_empty() {
+                return push_urls
+                    .iter()
+                    .map(|url| self.rewritten(url, "insteadof"))
+                    .collect();
+            }
+        }
+        let urls = self.all_in("remote", Some(name), "url");
+        let urls = if urls.is_empty() {
+            vec![name.to_owned()]
+        } else {
+            urls
+        };
+        urls.iter()
+            .map(|url| {
+                let pushed = self.rewritten(url, "pushinsteadof");
+                if push && pushed != *url {
+                    pushed
+                } else {
+                    self.rewritten(url, "insteadof")
+                }
+            })
+            .collect()
+    }
+
+    /// `url` rewritten by the longest `url.BASE.KEY` (`insteadOf`, `pushInsteadOf`) that begins it.
+    fn rewritten(&self, url: &str, key: &str) -> String {
+        let best = self
+            .entries
+            .iter()
+            .filter(|e| e.section == "url" && e.key == key && url.starts_with(e.value.as_str()))
+            .filter_map(|e| Some((e.subsection.as_deref()?, e.value.len())))
+            .max_by_key(|(_, len)| *len);
+        match best {
+            Some((base, len)) => format!("{base}{}", url.get(len..).unwrap_or_default()),
+            None => url.to_owned(),
+        }
+    }
+}
+
+/// A file's text, when it is small enough to be a configuration.
+fn read_small(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_FILE {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
+/// The entries of one configuration file, as git writes them: `[section]`, `[section "subsection"]` (or the old
+/// `[section.subsection]`, lower case), `key = value` with quotes, escapes and `#`/`;` comments; a key alone is
+/// `true`. What cannot be read names nothing.
+fn read_entries(path: &Path) -> Vec<Entry> {
+    let Some(text) = read_small(path) else {
+        return Vec::new();
+    };
+    let mut entries = Vec::new();
+    let mut section = String::new();
+    let mut subsection: Option<String> = None;
+    for line in text.lines() {
+        let mut line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            let Some(end) = rest.find(']') else {
+                continue;
+            };
+            let header = rest.get(..end).unwrap_or_default();
+            match header.split_once(|c: char| c.is_whitespace()) {
+                Some((name, sub)) => {
+                    section = name.to_ascii_lowercase();
+                    let sub = sub.trim();
+                    let sub = sub
+                        .strip_prefix('"')
+                        .and_then(|s| s.strip_suffix('"'))
+                        .unwrap_or(sub);
+                    subsection = Some(sub.replace("\\\"", "\"").replace("\\\\", "\\"));
+                }
+                None => match header.split_once('.') {
+                    Some((name, sub)) => {
+                        section = name.to_ascii_lowercase();
+                        subsection = Some(sub.to_ascii_lowercase());
+                    }
+                    None => {
+                        section = header.to_ascii_lowercase();
+                        subsection = None;
+                    }
+                },
+            }
+            line = rest.get(end + 1..).unwrap_or_default().trim();
+            if line.is_empty() {
+                continue;
+            }
+        }
+        if line.starts_with(['#', ';']) || section.is_empty() {
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((key, value)) => (key.trim(), value_of(value)),
+            None => (line, "true".to_owned()),
+        };
+        if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            continue;
+        }
+        entries.push(Entry {
+            section: section.clone(),
+            subsection: subsection.clone(),
+            key: key.to_ascii_lowercase(),
+            value,
+        });
+    }
+    entries
+}
+
+/// A value as git reads it: quotes removed, `\"`, `\\`, `\n`, `\t` unescaped, a comment outside quotes cut, the
+/// blanks around it trimmed.
+fn value_of(raw: &str) -> String {
+    let mut out = String::new();
+    let mut quoted = false;
+    let mut chars = raw.trim().chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => quoted = !quoted,
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            },
+            '#' | ';' if !quoted => break,
+            c => out.push(c),
+        }
+    }
+    out.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    fn repository(config: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/config"), config).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/topic\n").unwrap();
+        dir
+    }
+
+    fn hosts(dir: &Path, line: &str, home: Option<&Path>) -> Vec<String> {
+        remotes(&argv(line), dir, home)
+            .into_iter()
+            .map(|r| r.host)
+            .collect()
+    }
+
+    const CONFIG: &str = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://github.com/o/r.git\n\
+        \tfetch = +refs/heads/*:refs/remotes/origin/*\n[remote \"fork\"]\n\turl = git@gitlab.com:me/r.git\n\
+        [remote \"mirror\"]\n\turl = \"https://git.example.org/r\" # a comment\n\
+        [branch \"topic\"]\n\tremote = fork\n[branch \"main\"]\n\tremote = origin\n";
+
+    #[test]
+    fn the_remote_is_the_one_named_else_the_branchs_else_origin() {
+        let dir = repository(CONFIG);
+        let dir = dir.path();
+        assert_eq!(hosts(dir, "git fetch origin main", None), ["github.com"]);
+        assert_eq!(
+            hosts(dir, "git ls-remote --upload-pack x mirror", None),
+            ["git.example.org"]
+        );
+        // The current branch `topic` follows `fork`.
+        assert_eq!(hosts(dir, "git pull --rebase", None), ["gitlab.com"]);
+        assert_eq!(hosts(dir, "git fetch --depth 1", None), ["gitlab.com"]);
+        std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/other\n").unwrap();
+        assert_eq!(hosts(dir, "git fetch", None), ["github.com"]);
+        assert_eq!(
+            hosts(dir, "git fetch --all", None),
+            ["github.com", "gitlab.com", "git.example.org"]
+        );
+        assert_eq!(
+            hosts(dir, "git remote update", None),
+            ["github.com", "gitlab.com", "git.example.org"]
+        );
+        assert_eq!(hosts(dir, "git -C . fetch mirror", None), ["git.example.org"]);
+        // A sub-command that reaches no remote, and another configuration given on the command line.
+        assert!(hosts(dir, "git status", None).is_empty());
+        assert!(hosts(dir, "git -c remote.origin.url=x fetch", None).is_empty());
+    }
+
+    #[test]
+    fn a_push_goes_to_the_push_remote_and_its_push_url() {
+        let dir = repository(
+            "[remote \"origin\"]\n\turl = https://github.com/o/r.git\n\tpushurl = https://push.example.org/r\n\
+             [remote \"mine\"]\n\turl = https://gitlab.com/me/r.git\n[remote]\n\tpushDefault = mine\n",
+        );
+        assert_eq!(hosts(dir.path(), "git push", None), ["gitlab.com"]);
+        assert_eq!(
+            hosts(dir.path(), "git push -u origin topic", None),
+            ["push.example.org"]
+        );
+        // A fetch is not a push: the url, and the branch's remote or origin.
+        assert_eq!(hosts(dir.path(), "git fetch", None), ["github.com"]);
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join(".gitconfig"),
+            "[url \"https://push.example.net/\"]\n\tpushInsteadOf = https://gitlab.com/\n",
+        )
+        .unwrap();
+        assert_eq!(
+            hosts(dir.path(), "git push mine", Some(home.path())),
+            ["push.example.net"]
+        );
+        assert_eq!(
+            hosts(dir.path(), "git fetch mine", Some(home.path())),
+            ["gitlab.com"]
+        );
+    }
+
+    #[test]
+    fn ssh_and_http_remotes_are_told_apart() {
+        let dir = repository(CONFIG);
+        let found = remotes(&argv("git fetch fork"), dir.path(), None);
+        assert_eq!(
+            found.first().map(|r| &r.transport),
+            Some(&Transport::Other("ssh".to_owned()))
+        );
+        let found = remotes(&argv("git fetch origin"), dir.path(), None);
+        assert_eq!(found.first().map(|r| &r.transport), Some(&Transport::Http));
+        // A local path and a `file://` URL reach no host.
+        let local =
+            repository("[remote \"up\"]\n\turl = ../upstream\n[remote \"f\"]\n\turl = file:///srv/r\n");
+        assert!(hosts(local.path(), "git fetch up", None).is_empty());
+        assert!(hosts(local.path(), "git fetch f", None).is_empty());
+    }
+
+    #[test]
+    fn insteadof_of_the_users_configuration_rewrites_the_url() {
+        let dir = repository("[remote \"origin\"]\n\turl = gh:o/r\n");
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join(".gitconfig"),
+            "[url \"https://github.com/\"]\n\tinsteadOf = gh:\n[url \"https://x.example/\"]\n\tinsteadOf = g\n",
+        )
+        .unwrap();
+        assert_eq!(hosts(dir.path(), "git fetch", Some(home.path())), ["github.com"]);
+    }
+
+    #[test]
+    fn a_worktree_reads_the_common_configuration_and_a_subdirectory_finds_the_repository() {
+        let dir = repository(CONFIG);
+        let worktrees = dir.path().join(".git/worktrees/w");
+        std::fs::create_dir_all(&worktrees).unwrap();
+        std::fs::write(worktrees.join("commondir"), "../..\n").unwrap();
+        std::fs::write(worktrees.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let tree = dir.path().join("w");
+        std::fs::create_dir_all(tree.join("src")).unwrap();
+        std::fs::write(tree.join(".git"), format!("gitdir: {}\n", worktrees.display())).unwrap();
+        assert_eq!(hosts(&tree.join("src"), "git fetch", None), ["github.com"]);
+    }
+
+    #[test]
+    fn submodule_update_reaches_every_submodule() {
+        let dir = repository("");
+        std::fs::write(
+            dir.path().join(".gitmodules"),
+            "[submodule \"lib\"]\n\tpath = lib\n\turl = https://codeberg.org/o/lib.git\n",
+        )
+        .unwrap();
+        assert_eq!(
+            hosts(dir.path(), "git submodule update --init", None),
+            ["codeberg.org"]
+        );
+    }
+}
