@@ -694,7 +694,9 @@ fn renamed_linked_hidden_and_cached_protected_paths_are_taken_back() {
             world.project.join(".claude"),
             world.project.join(".envrc"),
             world.project.join("src/hide/.git"),
-            world.project.join(".agent-guard"),
+            // agent-guard's own directory may be there already (undo keeps its snapshots in it): what the command
+            // wrote into it is not.
+            world.project.join(".agent-guard/hook"),
             world.home.join(".cargo/config"),
             world.home.join(".cache/p10k-instant-prompt-u.zsh"),
             world.home.join(".cargo/env.fish"),
