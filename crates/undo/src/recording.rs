@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use crate::error::UndoError;
 use crate::settings::UndoSettings;
 use crate::store::{RunId, Store};
+use crate::walk::Rules;
 
 /// The roots of `sandbox` a `workspace-write` command may write, without those inside another (the working
 /// directory below its project is snapshotted with the project): the roots a [`Recording`] takes.
@@ -39,11 +40,13 @@ pub struct Recording {
     notes: Vec<String>,
 }
 
-/// One root's store and its tree before the command.
+/// One root's store, its tree before the command and the ignore rules that tree followed (the snapshot after
+/// the command follows the same, whatever the command wrote).
 #[derive(Debug)]
 struct Pending {
     store: Store,
     before: String,
+    rules: Rules,
 }
 
 /// A run that changed a root and was recorded.
@@ -83,9 +86,10 @@ impl Recording {
         for root in roots {
             let before = Store::open(root, settings).and_then(|store| {
                 let lock = store.lock()?;
-                let before = store.snapshot(&lock)?;
+                let mut rules = store.rules();
+                let before = store.snapshot(&lock, &mut rules)?;
                 drop(lock);
-                Ok(Pending { store, before })
+                Ok(Pending { store, before, rules })
             });
             match before {
                 Ok(pending) => recording.pending.push(pending),
@@ -118,7 +122,7 @@ impl Recording {
         for pending in self.pending {
             let store = &pending.store;
             let recorded = store.lock().and_then(|lock| {
-                let after = store.snapshot(&lock)?;
+                let after = store.snapshot(&lock, &mut pending.rules.frozen())?;
                 if after == pending.before {
                     return Ok(None);
                 }
