@@ -65,6 +65,10 @@ pub(crate) struct SandboxArgs {
     )]
     session_taint: Option<String>,
     /// Print what the kernel supports and what that means for enforcement, then exit.
+    /// The ask of `agent-guard serve` a person answered to let this command run: the runs `agent-guard undo`
+    /// records for it name the ask, and the server's page shows their ids beside it.
+    #[arg(long = "approval", value_name = "ASK")]
+    approval: Option<String>,
     #[arg(long)]
     probe: bool,
     /// Print the plan (grants, hidden secrets, read-only paths) on stderr before running.
@@ -204,7 +208,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     // still does not reach the model.
     let output: Option<&'static dyn agent_os_sandbox::OutputFilter> =
         (!args.no_redact).then_some(&crate::sandbox_output::Redaction);
-    let recording = crate::undo_cmd::begin(&guard, confinement, &args.command);
+    let recording = crate::undo_cmd::begin(&guard, confinement, &args.command, args.approval.as_deref());
     let ran = agent_os_sandbox::run_filtered(
         &plan,
         &support,

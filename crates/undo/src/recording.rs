@@ -36,6 +36,7 @@ pub fn writable_roots(sandbox: &agent_fs_sandbox::PathSandbox) -> Vec<PathBuf> {
 pub struct Recording {
     pending: Vec<Pending>,
     command: String,
+    approval: Option<String>,
     started: SystemTime,
     notes: Vec<String>,
 }
@@ -77,6 +78,7 @@ impl Recording {
         let mut recording = Self {
             pending: Vec::new(),
             command: command.to_owned(),
+            approval: None,
             started: SystemTime::now(),
             notes: Vec::new(),
         };
@@ -108,6 +110,14 @@ impl Recording {
         recording
     }
 
+    /// Names the ask of `agent-guard serve` a person answered to let the command run: the runs it records carry
+    /// it ([`crate::RunRecord::approval`]), and the server shows their ids beside the ask.
+    #[must_use]
+    pub fn approved_by_ask(mut self, ask: &str) -> Self {
+        self.approval = Some(ask.to_owned());
+        self
+    }
+
     /// What went wrong while taking the snapshots before the command.
     pub fn notes(&self) -> &[String] {
         &self.notes
@@ -126,7 +136,14 @@ impl Recording {
                 if after == pending.before {
                     return Ok(None);
                 }
-                let id = store.record(&lock, &self.command, self.started, &pending.before, &after)?;
+                let id = store.record(
+                    &lock,
+                    &self.command,
+                    self.approval.as_deref(),
+                    self.started,
+                    &pending.before,
+                    &after,
+                )?;
                 let changed = store
                     .git
                     .run(&[

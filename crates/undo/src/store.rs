@@ -46,6 +46,10 @@ pub struct RunRecord {
     /// Whether `agent-guard undo` took the run back.
     #[serde(default)]
     pub undone: bool,
+    /// The ask of `agent-guard serve` whose answer let the command run, when a person allowed it there: the
+    /// server's page shows the run's id beside the ask.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
 }
 
 /// One root's snapshot store.
@@ -359,6 +363,7 @@ impl Store {
         &self,
         _lock: &StoreLock,
         command: &str,
+        approval: Option<&str>,
         started: SystemTime,
         before: &str,
         after: &str,
@@ -376,6 +381,7 @@ impl Store {
             before: before.to_owned(),
             after: after.to_owned(),
             undone: false,
+            approval: approval.map(str::to_owned),
         };
         self.write_record(&record)?;
         let next = self.git.dir.join("next-id");
