@@ -26,6 +26,7 @@ pub(crate) struct Stat {
 impl Stat {
     /// The stat data of `meta` (from `lstat`) as git would record it; `None` for what is neither a file nor a
     /// link.
+    #[cfg(test)]
     pub(crate) fn of(meta: &std::fs::Metadata) -> Option<Self> {
         let kind = meta.file_type();
         let mode = if kind.is_symlink() {
@@ -53,6 +54,40 @@ impl Stat {
             uid: meta.uid(),
             gid: meta.gid(),
             size: meta.size() as u32,
+        })
+    }
+}
+
+impl Stat {
+    /// The stat data of `stat` (from `fstatat` without following a link) as git would record it; `None` for what
+    /// is neither a file nor a link.
+    pub(crate) fn of_raw(stat: &nix::sys::stat::FileStat) -> Option<Self> {
+        let kind = stat.st_mode & nix::libc::S_IFMT;
+        let mode = if kind == nix::libc::S_IFLNK {
+            0o120_000
+        } else if kind == nix::libc::S_IFREG {
+            if stat.st_mode & 0o100 != 0 {
+                0o100_755
+            } else {
+                0o100_644
+            }
+        } else {
+            return None;
+        };
+        // git keeps 32 bits of each: the cut is the comparison git makes.
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "git's 32-bit fields"
+        )]
+        Some(Self {
+            ctime: (stat.st_ctime as u32, stat.st_ctime_nsec as u32),
+            mtime: (stat.st_mtime as u32, stat.st_mtime_nsec as u32),
+            ino: stat.st_ino as u32,
+            mode,
+            uid: stat.st_uid,
+            gid: stat.st_gid,
+            size: stat.st_size as u32,
         })
     }
 }

@@ -13,11 +13,12 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::index::Stat;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 /// The ignore rules a run's snapshots follow: agent-guard's own (secrets, its own directory, caches), the
 /// project's `.git/info/exclude`, and the text of each `.gitignore` read, by its directory relative to the work
@@ -55,18 +56,34 @@ impl Rules {
             ..self.clone()
         }
     }
+}
 
+/// Where a walk's `.gitignore` texts come from: the disk, each text kept as it is read (shared by the walk's
+/// threads), or the texts captured before.
+enum Source<'a> {
+    Disk(Mutex<BTreeMap<PathBuf, Vec<u8>>>),
+    Frozen(&'a BTreeMap<PathBuf, Vec<u8>>),
+}
+
+impl Source<'_> {
     /// The `.gitignore` text of `dir` (relative to the work tree): read and kept when capturing, the kept text
     /// when frozen (none for a directory that had none, or was not walked, before the run).
-    fn gitignore_of(&mut self, work_tree: &Path, dir: &Path) -> Option<Vec<u8>> {
-        if self.frozen {
-            return self.files.get(dir).cloned();
+    fn gitignore_of(&self, work_tree: &Path, dir: &Path) -> Option<Vec<u8>> {
+        match self {
+            Self::Frozen(files) => files.get(dir).cloned(),
+            Self::Disk(kept) => {
+                let text = std::fs::read(work_tree.join(dir).join(".gitignore")).ok()?;
+                kept.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(dir.to_path_buf(), text.clone());
+                Some(text)
+            }
         }
-        let text = std::fs::read(work_tree.join(dir).join(".gitignore")).ok()?;
-        self.files.insert(dir.to_path_buf(), text.clone());
-        Some(text)
     }
 }
+
+/// The most threads a walk takes.
+const MAX_THREADS: usize = 4;
 
 /// A matcher for the lines of `text`, relative to `dir`; lines git would not read as patterns are skipped.
 fn matcher(dir: &Path, text: &[u8]) -> Option<Gitignore> {
@@ -93,16 +110,22 @@ pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<(Pa
         }
         builder.build().ok()
     };
-    let exclude = matcher(work_tree, &rules.exclude.clone());
+    let exclude = matcher(work_tree, &rules.exclude);
+    let source = if rules.frozen {
+        Source::Frozen(&rules.files)
+    } else {
+        Source::Disk(Mutex::new(BTreeMap::new()))
+    };
     // The rules of each directory from the work tree down to the root's parent apply to the root's files.
-    let mut stack: Vec<Option<Gitignore>> = Vec::new();
+    let mut stack: Stack = Vec::new();
     let below = root.strip_prefix(work_tree).unwrap_or(Path::new(""));
     let mut dir = PathBuf::new();
     for component in below.components() {
         stack.push(
-            rules
+            source
                 .gitignore_of(work_tree, &dir)
-                .and_then(|text| matcher(&work_tree.join(&dir), &text)),
+                .and_then(|text| matcher(&work_tree.join(&dir), &text))
+                .map(Arc::new),
         );
         dir.push(component);
     }
@@ -110,10 +133,28 @@ pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<(Pa
         work_tree,
         own: own.as_ref(),
         exclude: exclude.as_ref(),
+        source: &source,
     };
-    let mut out = Vec::new();
-    walker.walk(&dir, &mut stack, rules, &mut out);
-    out
+    let found = walker.run(Job { dir, stack });
+    if let Source::Disk(kept) = source {
+        rules.files = kept.into_inner().unwrap_or_else(PoisonError::into_inner);
+    }
+    found
+}
+
+/// The matchers of the `.gitignore` of each directory from the work tree down to one being walked.
+type Stack = Vec<Option<Arc<Gitignore>>>;
+
+/// A directory to walk (relative to the work tree), with the matchers above it.
+struct Job {
+    dir: PathBuf,
+    stack: Stack,
+}
+
+/// The directories waiting to be walked, and how many are being walked.
+struct Queue {
+    jobs: Vec<Job>,
+    busy: usize,
 }
 
 /// One walk's fixed parts.
@@ -121,24 +162,76 @@ struct Walker<'a> {
     work_tree: &'a Path,
     own: Option<&'a Gitignore>,
     exclude: Option<&'a Gitignore>,
+    source: &'a Source<'a>,
 }
 
 impl Walker<'_> {
-    fn walk(
-        &self,
-        dir: &Path,
-        stack: &mut Vec<Option<Gitignore>>,
-        rules: &mut Rules,
-        out: &mut Vec<(PathBuf, Option<Stat>)>,
-    ) {
-        let absolute = self.work_tree.join(dir);
-        let Ok(entries) = std::fs::read_dir(&absolute) else {
-            return;
+    /// Walks from `first` on a few threads (the `lstat` of each file is most of a snapshot's time when nothing
+    /// changed, and the directories are independent): each takes a directory, lists it, and puts its
+    /// subdirectories back for any thread to take.
+    fn run(&self, first: Job) -> Vec<(PathBuf, Option<Stat>)> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .clamp(1, MAX_THREADS);
+        let queue = Mutex::new(Queue {
+            jobs: vec![first],
+            busy: 0,
+        });
+        let changed = Condvar::new();
+        let work = || {
+            let mut out = Vec::new();
+            loop {
+                let job = {
+                    let mut held = queue.lock().unwrap_or_else(PoisonError::into_inner);
+                    loop {
+                        if let Some(job) = held.jobs.pop() {
+                            held.busy += 1;
+                            break Some(job);
+                        }
+                        if held.busy == 0 {
+                            break None;
+                        }
+                        held = changed.wait(held).unwrap_or_else(PoisonError::into_inner);
+                    }
+                };
+                let Some(job) = job else {
+                    changed.notify_all();
+                    return out;
+                };
+                let more = self.visit(job, &mut out);
+                let mut held = queue.lock().unwrap_or_else(PoisonError::into_inner);
+                held.jobs.extend(more);
+                held.busy -= 1;
+                drop(held);
+                changed.notify_all();
+            }
         };
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mut found = work();
+            for helper in helpers {
+                if let Ok(more) = helper.join() {
+                    found.extend(more);
+                }
+            }
+            found
+        })
+    }
+
+    /// Lists one directory: its files into `out`, its subdirectories returned to be walked.
+    fn visit(&self, job: Job, out: &mut Vec<(PathBuf, Option<Stat>)>) -> Vec<Job> {
+        let Job { dir, mut stack } = job;
+        let absolute = self.work_tree.join(&dir);
+        let Ok(entries) = std::fs::read_dir(&absolute) else {
+            return Vec::new();
+        };
+        // Each file's `lstat` is taken relative to its directory: one name looked up, not the whole path.
+        let handle = std::fs::File::open(&absolute).ok();
         stack.push(
-            rules
-                .gitignore_of(self.work_tree, dir)
-                .and_then(|text| matcher(&absolute, &text)),
+            self.source
+                .gitignore_of(self.work_tree, &dir)
+                .and_then(|text| matcher(&absolute, &text))
+                .map(Arc::new),
         );
         let mut subdirs = Vec::new();
         for entry in entries.filter_map(Result::ok) {
@@ -154,30 +247,38 @@ impl Walker<'_> {
                 continue;
             }
             let path = absolute.join(&name);
-            if self.ignored(&path, is_dir, stack) {
+            if self.ignored(&path, is_dir, &stack) {
                 continue;
             }
             let relative = dir.join(&name);
             if is_dir {
-                subdirs.push(relative);
+                subdirs.push(Job {
+                    dir: relative,
+                    stack: stack.clone(),
+                });
             } else {
-                let stat = entry.metadata().ok().and_then(|meta| Stat::of(&meta));
+                let stat = handle.as_ref().and_then(|handle| {
+                    nix::sys::stat::fstatat(
+                        handle,
+                        name.as_os_str(),
+                        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                    )
+                    .ok()
+                    .and_then(|stat| Stat::of_raw(&stat))
+                });
                 out.push((relative, stat));
             }
         }
-        for sub in subdirs {
-            self.walk(&sub, stack, rules, out);
-        }
-        stack.pop();
+        subdirs
     }
 
     /// git's order of precedence, with agent-guard's own rules first: the deepest `.gitignore` that says
     /// anything about `path` decides, then `.git/info/exclude`.
-    fn ignored(&self, path: &Path, is_dir: bool, stack: &[Option<Gitignore>]) -> bool {
+    fn ignored(&self, path: &Path, is_dir: bool, stack: &Stack) -> bool {
         if self.own.is_some_and(|own| own.matched(path, is_dir).is_ignore()) {
             return true;
         }
-        for matcher in stack.iter().rev().flatten().chain(self.exclude) {
+        for matcher in stack.iter().rev().flatten().map(Arc::as_ref).chain(self.exclude) {
             match matcher.matched(path, is_dir) {
                 Match::Ignore(_) => return true,
                 Match::Whitelist(_) => return false,
