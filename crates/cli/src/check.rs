@@ -340,7 +340,7 @@ fn decide_bounded(
             decided
         }
     };
-    (output(input, &decided, settings), decided)
+    (output(input, &decided, settings, None), decided)
 }
 
 /// The output when the settings of an input's working directory cannot be loaded: a deny.
@@ -383,14 +383,17 @@ fn decide_asking_server(
     }
     let body = serde_json::to_value(input).unwrap_or_default();
     let approval = Provenance::layer(Layer::Approval).at(DecidedBy::Approver);
+    let mut ask = None;
     let (decision, reason, approver) = match remote::ask_person(server, &body, "hook") {
         RemoteAnswer::Decided {
             allow,
             reason,
             answered_by,
+            ask: id,
         } => {
             let decision = if allow { Decision::Allow } else { Decision::Deny };
             let approver = answered_by.unwrap_or_else(|| Approver::Api.to_string());
+            ask = id;
             (
                 decision,
                 reason.trim_start_matches("agent-guard: ").to_owned(),
@@ -424,7 +427,11 @@ fn decide_asking_server(
     };
     decided.resolution.verdict = Verdict::new(decision, reason, approval);
     session.record(input, &decided, decision);
-    let mut answered = Answered::decided(output(input, &decided, &settings), &decided, &guard);
+    let mut answered = Answered::decided(
+        output(input, &decided, &settings, ask.as_deref()),
+        &decided,
+        &guard,
+    );
     answered.detail.approver = Some(approver);
     answered
 }
@@ -602,7 +609,7 @@ fn answer_batch(
                 if explain {
                     eprintln!("{}", crate::explain::render_text(&input, &decided));
                 }
-                let answered = Answered::decided(output(&input, &decided, settings), &decided, &guard);
+                let answered = Answered::decided(output(&input, &decided, settings, None), &decided, &guard);
                 Ok((input, answered))
             }
         })
@@ -662,8 +669,10 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
 
 /// The hook output of a decision. An allowed shell call with a confinement runs under the kernel sandbox: its
 /// `updatedInput` is the same call wrapped in `agent-guard sandbox` (this very binary, the same settings files).
-/// Where this binary's path cannot be known, the allow cannot be backed and becomes an ask.
-fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOutput {
+/// Where this binary's path cannot be known, the allow cannot be backed and becomes an ask. `ask` is the server's
+/// ask a person answered to allow the call: the wrapped line names it (`--approval`), so that the runs `agent-guard
+/// undo` records for it name it too and the server's page shows their ids.
+fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf], ask: Option<&str>) -> HookOutput {
     let verdict = &decided.resolution.verdict;
     let Some(confinement) = decided
         .confinement
@@ -684,6 +693,10 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOut
                 .as_ref()
                 .map(|limit| (input.session_id.as_str(), limit)),
         )
+        .map(|updated| match ask {
+            Some(ask) => naming_the_ask(updated, program, ask),
+            None => updated,
+        })
     });
     match wrapped {
         Some(updated) => {
@@ -705,6 +718,20 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf]) -> HookOut
             Provenance::layer(Layer::Kernel),
         )),
     }
+}
+
+/// `updated` (a call `sandboxed_input` wrapped in `PROGRAM sandbox …`) with `--approval ASK` after `sandbox`.
+fn naming_the_ask(mut updated: serde_json::Value, program: &Path, ask: &str) -> serde_json::Value {
+    let head = format!(
+        "{} sandbox ",
+        agent_decide::shell_quote(&program.to_string_lossy())
+    );
+    if let Some(serde_json::Value::String(line)) = updated.get_mut("command")
+        && let Some(rest) = line.strip_prefix(&head)
+    {
+        *line = format!("{head}--approval {} {rest}", agent_decide::shell_quote(ask));
+    }
+    updated
 }
 
 /// This binary's path, resolved once per process (`--jsonl` wraps many allowed lines in it).

@@ -48,6 +48,8 @@ pub(crate) enum RemoteAnswer {
         reason: String,
         /// Who answered, as the server recorded it (`page:<session>`, `api`).
         answered_by: Option<String>,
+        /// The ask's id on the server (`None` when the server decided without queueing an ask).
+        ask: Option<String>,
     },
     /// Nobody answered before the ask expired.
     Expired,
@@ -145,16 +147,26 @@ fn ended(body: &Value) -> Result<RemoteAnswer, String> {
     };
     let reason = field("permissionDecisionReason");
     let answered_by = body.get("answered_by").and_then(Value::as_str).map(str::to_owned);
+    // An ask the server queued has a state other than `decided` (a decision without a person has no ask).
+    let ask = body
+        .get("state")
+        .and_then(Value::as_str)
+        .filter(|state| *state != "decided")
+        .and(body.get("id"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     match field("permissionDecision").as_str() {
         "allow" => Ok(RemoteAnswer::Decided {
             allow: true,
             reason,
             answered_by,
+            ask,
         }),
         "deny" => Ok(RemoteAnswer::Decided {
             allow: false,
             reason,
             answered_by,
+            ask,
         }),
         other => Err(format!("the server's answer has the decision `{other}`")),
     }

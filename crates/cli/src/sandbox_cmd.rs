@@ -67,6 +67,10 @@ pub(crate) struct SandboxArgs {
     )]
     session_taint: Option<String>,
     /// Print what the kernel supports and what that means for enforcement, then exit.
+    /// The ask of `agent-guard serve` a person answered to let this command run: the runs `agent-guard undo`
+    /// records for it name the ask, and the server's page shows their ids beside it.
+    #[arg(long = "approval", value_name = "ASK")]
+    approval: Option<String>,
     #[arg(long)]
     probe: bool,
     /// Print the plan (grants, hidden secrets, read-only paths) on stderr before running.
@@ -152,7 +156,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     };
     // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must then
     // find and keep out of the command's reach.
-    let recording = crate::undo_cmd::begin(&guard, confinement, &args.command);
+    let recording = crate::undo_cmd::begin(&guard, confinement, &args.command, args.approval.as_deref());
     let mut plan = match guard.sandbox_plan(confinement, &support) {
         Ok(plan) => plan,
         Err(error) => {

@@ -176,6 +176,15 @@ impl Decide for CliDecider {
         held.1.remove(&*cwd.to_string_lossy());
     }
 
+    /// The runs of the roots the sandbox of `cwd`'s settings may write that name the ask.
+    fn undo_runs(&self, cwd: &Path, ask: &str) -> Vec<agent_server::UndoRun> {
+        let guard = {
+            let mut held = self.guards.lock().unwrap_or_else(PoisonError::into_inner);
+            held.0.get(&cwd.to_string_lossy(), None).clone()
+        };
+        guard.map_or_else(|_| Vec::new(), |guard| crate::undo_cmd::runs_of_ask(&guard, ask))
+    }
+
     /// The record `check` and `/v1/decide` keep for the session in the project of `cwd`.
     fn session_taint(&self, cwd: &Path, session_id: &str) -> Option<agent_rules::SessionTaint> {
         crate::taint_store::TaintStore::for_cwd(cwd).map(|store| store.load(session_id))
@@ -268,6 +277,7 @@ pub(crate) fn approve(args: &ApproveArgs) -> Result<ExitCode> {
             allow,
             reason,
             answered_by,
+            ..
         } => (
             allow,
             reason,

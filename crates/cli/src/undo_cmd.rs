@@ -37,14 +37,23 @@ pub(crate) struct UndoArgs {
 }
 
 /// Snapshots the roots `guard`'s sandbox lets a `workspace-write` command write, before `command` runs; `None`
-/// for any other profile. Notes (a snapshot that could not be taken) go to stderr.
-pub(crate) fn begin(guard: &Guard, confinement: Confinement, command: &[OsString]) -> Option<Recording> {
+/// for any other profile. `approval` is the server's ask a person answered to let it run, which the runs name.
+/// Notes (a snapshot that could not be taken) go to stderr.
+pub(crate) fn begin(
+    guard: &Guard,
+    confinement: Confinement,
+    command: &[OsString],
+    approval: Option<&str>,
+) -> Option<Recording> {
     if confinement.profile != SandboxProfile::WorkspaceWrite {
         return None;
     }
     let roots = agent_undo::writable_roots(guard.sandbox()?);
     let settings = guard.undo_settings();
-    let recording = Recording::begin(&roots, &command_text(command), &settings);
+    let mut recording = Recording::begin(&roots, &command_text(command), &settings);
+    if let Some(ask) = approval {
+        recording = recording.approved_by_ask(ask);
+    }
     for note in recording.notes() {
         eprintln!("agent-guard sandbox: {note}");
     }
@@ -70,6 +79,32 @@ pub(crate) fn finish(recording: Option<Recording>) {
     for note in &finished.notes {
         eprintln!("agent-guard sandbox: {note}");
     }
+}
+
+/// The runs recorded in the roots `guard`'s sandbox may write that the server's ask `ask` let happen, oldest
+/// first (for the server's page).
+pub(crate) fn runs_of_ask(guard: &Guard, ask: &str) -> Vec<agent_server::UndoRun> {
+    let Some(sandbox) = guard.sandbox() else {
+        return Vec::new();
+    };
+    let settings = guard.undo_settings();
+    agent_undo::writable_roots(sandbox)
+        .iter()
+        .filter_map(|root| Store::existing(root, &settings).ok().flatten())
+        .flat_map(|store| {
+            let root = store.root().to_path_buf();
+            store
+                .runs()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|run| run.approval.as_deref() == Some(ask))
+                .map(move |run| agent_server::UndoRun {
+                    root: root.clone(),
+                    id: run.id,
+                    undone: run.undone,
+                })
+        })
+        .collect()
 }
 
 /// For `explain`: whether a call that runs under `confinement` is recorded, and how to take it back; `None` for a

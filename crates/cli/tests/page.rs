@@ -968,3 +968,79 @@ fn a_sessions_taint_is_shown_beside_its_ask_and_cleared_after_a_confirmation() {
         json!(1)
     );
 }
+
+#[test]
+fn the_undo_id_of_an_allowed_command_shows_beside_it_and_takes_it_back() {
+    let Some(_turn) = chromium() else { return };
+    let server = serve(&["--token", TOKEN]);
+    std::fs::write(server.project.join("notes.txt"), "the user's notes\n").unwrap();
+    std::fs::write(server.project.join("build.sh"), "echo overwritten > notes.txt\n").unwrap();
+    let mut browser = live_page(&server);
+    let waiting = server.spawn_client(&["check"], &server.input("s-page", "bash build.sh"), &[]);
+    browser.wait_until(&asks_shown(1), FIVE_S);
+    let ask = browser.eval("document.querySelector('.ask').dataset.id");
+    let ask = ask.as_str().unwrap().to_owned();
+    browser.wait_until(ARMED, FIVE_S);
+    browser.click(".ask button[data-answer='allow_once']");
+    let output = waiting.wait_with_output().unwrap();
+    assert_eq!(decision_of(&output), "allow");
+    // The hook's answer runs the line in the sandbox, naming the ask.
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let line = printed["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(line.contains(&format!(" sandbox --approval '{ask}' ")), "{line}");
+    browser.wait_until(
+        "document.querySelector('#allowed .allowed-item .what').textContent === 'bash build.sh' \
+         && document.querySelector('#allowed .no-undo') !== null",
+        FIVE_S,
+    );
+
+    // The coding agent runs what the hook printed; the page shows the run's undo id once it has ended.
+    let ran = Command::new("bash")
+        .arg("-c")
+        .arg(&line)
+        .current_dir(&server.project)
+        .env("HOME", server.dir.path())
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert_eq!(
+        std::fs::read_to_string(server.project.join("notes.txt")).unwrap(),
+        "overwritten\n"
+    );
+    browser.wait_until(
+        "document.querySelector('#allowed .undo-command') !== null",
+        Duration::from_secs(10),
+    );
+    let (_, stored) = server.get(&format!("/v1/approvals/{ask}"));
+    let run = &stored["undo"][0];
+    let id = run["id"].as_u64().unwrap();
+    assert_eq!(
+        browser.eval("document.querySelector('#allowed .undo-id').textContent"),
+        json!(format!("undo id {id}"))
+    );
+    let shown = browser.eval("document.querySelector('#allowed .undo-command').textContent");
+    assert_eq!(shown, run["command"], "the page shows the server's command");
+    assert_eq!(
+        shown.as_str().unwrap(),
+        format!("agent-guard undo --root '{}' --id {id}", server.project.display())
+    );
+    // That command takes back what the person allowed.
+    let undone = served::command(server.dir.path())
+        .args(["undo", "--root"])
+        .arg(&server.project)
+        .args(["--id", &id.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        undone.status.success(),
+        "{}",
+        String::from_utf8_lossy(&undone.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(server.project.join("notes.txt")).unwrap(),
+        "the user's notes\n"
+    );
+}

@@ -295,12 +295,20 @@ impl Guard {
                     if place.is_file() || self.regenerable(place) {
                         continue;
                     }
-                    if self.undoable(place, Below::Strictly) {
+                    // What the project's ignore rules or a cache tag leave out is in no snapshot either.
+                    if self.marked_as_output(place, false) {
+                        judgement.uncontained.push(format!(
+                            "the line removes `{}`, which `.gitignore` lists or a cache tag marks (so no snapshot \
+                             holds it) but whose name is no build output's: nothing makes it again",
+                            check.absolute.display()
+                        ));
+                    } else if self.undoable(place, Below::Strictly) {
                         judgement.contains(UNDO_EFFECT);
                     } else {
                         judgement.uncontained.push(format!(
-                            "the line removes `{}`, a part of the project no sandbox brings back (what \
-                             `.gitignore` lists or a cache tag marks is made again by a build, and may be removed)",
+                            "the line removes `{}`, a part of the project no sandbox brings back (a build output \
+                             that `.gitignore` lists or a cache tag marks, as `target` or `dist`, is made again by a \
+                             build, and may be removed)",
                             check.absolute.display()
                         ));
                     }
@@ -393,14 +401,24 @@ impl Guard {
         )
     }
 
-    /// Whether `place` lies in what a build makes again: a tree tagged as a cache (`CACHEDIR.TAG`, as in cargo's
-    /// `target/`), or one the `.gitignore` of its parent or of the working directory lists, `place` itself or a
-    /// directory above it inside the working directory (never the working directory itself).
+    /// Whether `place` lies in what a build makes again: a directory named as build tools name their output
+    /// ([`BUILD_OUTPUT_DIRS`]) that the project also marks as such — tagged as a cache (`CACHEDIR.TAG`, as in
+    /// cargo's `target/`), or listed by the `.gitignore` of its parent or of the working directory — `place`
+    /// itself or a directory above it inside the working directory (never the working directory itself). Both
+    /// are needed: the mark alone is a file an earlier line may have written (`src` in a `.gitignore`, a tag in
+    /// `src/`), and the name is what no line can change.
     fn regenerable(&self, place: &Path) -> bool {
+        self.marked_as_output(place, true)
+    }
+
+    /// Whether `place`, or a directory above it inside the working directory, is tagged as a cache or listed by
+    /// a `.gitignore` (with `named`: and has the name of a build output).
+    fn marked_as_output(&self, place: &Path, named: bool) -> bool {
         let root = self.cwd.canonicalize().unwrap_or_else(|_| self.cwd.clone());
         place
             .ancestors()
             .take_while(|dir| dir.strip_prefix(&root).is_ok_and(|r| !r.as_os_str().is_empty()))
+            .filter(|dir| !named || dir.file_name().is_some_and(is_build_output_name))
             .any(|dir| {
                 dir.join("CACHEDIR.TAG").is_file()
                     || dir.parent().is_some_and(|parent| ignored(parent, dir))
@@ -414,6 +432,49 @@ impl Guard {
         self.glob_dir(pattern, false)
             .is_some_and(|dir| self.regenerable(&dir))
     }
+}
+
+/// The names build tools give the directories of their output, which a build makes again: cargo, npm and the
+/// JavaScript bundlers, Python's caches and environments of test runners, Gradle, .NET, Dart, Zig, Elm, Haskell,
+/// Bazel, Elixir. A fixed list on purpose: it is the part of "regenerable" no command can change.
+pub(crate) const BUILD_OUTPUT_DIRS: &[&str] = &[
+    "target",
+    "build",
+    "dist",
+    "out",
+    "node_modules",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".turbo",
+    ".parcel-cache",
+    ".cache",
+    "coverage",
+    ".nyc_output",
+    "htmlcov",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    ".gradle",
+    "obj",
+    ".dart_tool",
+    "zig-cache",
+    ".zig-cache",
+    "zig-out",
+    "elm-stuff",
+    ".stack-work",
+    "bazel-bin",
+    "bazel-out",
+    "_build",
+    ".eggs",
+];
+
+/// Whether a directory's name is one of [`BUILD_OUTPUT_DIRS`].
+fn is_build_output_name(name: &std::ffi::OsStr) -> bool {
+    BUILD_OUTPUT_DIRS.iter().any(|known| name == *known)
 }
 
 /// Whether `text` holds a shell wildcard.

@@ -416,7 +416,37 @@ impl App {
             "shown": crate::shown::Shown::of(a),
             "version": crate::shown::version(a),
             "taint": self.session_taint(a),
+            "undo": self.undo_json(a),
         })
+    }
+
+    /// The runs an allowed ask let happen that `agent-guard undo` can take back, each with the command that does
+    /// it; empty for an ask that was not allowed or whose command changed nothing (yet).
+    fn undo_json(&self, a: &Approval) -> Value {
+        let allowed = matches!(
+            a.state,
+            State::Answered(ApprovalAnswer::AllowOnce | ApprovalAnswer::AllowAlways)
+        );
+        if !allowed {
+            return json!([]);
+        }
+        let runs = self.decider.undo_runs(Path::new(&a.cwd), &a.id);
+        Value::Array(
+            runs.iter()
+                .map(|run| {
+                    json!({
+                        "root": run.root,
+                        "id": run.id,
+                        "undone": run.undone,
+                        "command": format!(
+                            "agent-guard undo --root {} --id {}",
+                            agent_decide::shell_quote(&run.root.to_string_lossy()),
+                            run.id
+                        ),
+                    })
+                })
+                .collect(),
+        )
     }
 
     /// The taint of the session of `ask` as the page shows it; `None` for an ask without a session, a session

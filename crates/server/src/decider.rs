@@ -17,6 +17,17 @@ pub struct Outcome {
     pub explanation: String,
 }
 
+/// A run recorded for `agent-guard undo` that an answer on the server let happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoRun {
+    /// The root whose files the run changed (`agent-guard undo --root`).
+    pub root: std::path::PathBuf,
+    /// The run's id in that root's store (`agent-guard undo --id`).
+    pub id: u64,
+    /// Whether the run was taken back already.
+    pub undone: bool,
+}
+
 /// Decides hook inputs for the server. The `agent-guard` command implements it with the decision `check` makes
 /// (settings discovered for the input's `cwd`, agent-decide's `DecisionBound`), so a decision over HTTP is the
 /// hook's decision. Deciding is synchronous: the server calls it on a blocking thread of its own and waits at most
@@ -35,6 +46,13 @@ pub trait Decide: Send + Sync + 'static {
     /// shows it beside the session's asks); `None` where this host keeps no taint.
     fn session_taint(&self, _cwd: &Path, _session_id: &str) -> Option<SessionTaint> {
         None
+    }
+
+    /// The runs `agent-guard undo` recorded for the ask `ask` (of a call in `cwd`): a person allowed the call, and
+    /// its command changed files of a root the sandbox snapshots. Empty where this host keeps no snapshots, and
+    /// until the command has run.
+    fn undo_runs(&self, _cwd: &Path, _ask: &str) -> Vec<UndoRun> {
+        Vec::new()
     }
 
     /// Forgets that taint once a person has looked at it: whether there was a record; an error says why it could

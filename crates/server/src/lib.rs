@@ -52,6 +52,7 @@ mod token;
 
 pub use decider::Decide;
 pub use decider::Outcome;
+pub use decider::UndoRun;
 pub use error::Result;
 pub use error::ServeError;
 pub use server::DEFAULT_HEADER_TIMEOUT;

@@ -45,10 +45,12 @@
 mod beneath;
 mod error;
 mod git;
+mod index;
 mod recording;
 mod restore;
 mod settings;
 mod store;
+mod walk;
 
 pub use error::Result;
 pub use error::UndoError;

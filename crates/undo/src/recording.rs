@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use crate::error::UndoError;
 use crate::settings::UndoSettings;
 use crate::store::{RunId, Store};
+use crate::walk::Rules;
 
 /// The roots of `sandbox` a `workspace-write` command may write, without those inside another (the working
 /// directory below its project is snapshotted with the project): the roots a [`Recording`] takes.
@@ -35,15 +36,18 @@ pub fn writable_roots(sandbox: &agent_fs_sandbox::PathSandbox) -> Vec<PathBuf> {
 pub struct Recording {
     pending: Vec<Pending>,
     command: String,
+    approval: Option<String>,
     started: SystemTime,
     notes: Vec<String>,
 }
 
-/// One root's store and its tree before the command.
+/// One root's store, its tree before the command and the ignore rules that tree followed (the snapshot after
+/// the command follows the same, whatever the command wrote).
 #[derive(Debug)]
 struct Pending {
     store: Store,
     before: String,
+    rules: Rules,
 }
 
 /// A run that changed a root and was recorded.
@@ -74,6 +78,7 @@ impl Recording {
         let mut recording = Self {
             pending: Vec::new(),
             command: command.to_owned(),
+            approval: None,
             started: SystemTime::now(),
             notes: Vec::new(),
         };
@@ -83,9 +88,10 @@ impl Recording {
         for root in roots {
             let before = Store::open(root, settings).and_then(|store| {
                 let lock = store.lock()?;
-                let before = store.snapshot(&lock)?;
+                let mut rules = store.rules();
+                let before = store.snapshot(&lock, &mut rules)?;
                 drop(lock);
-                Ok(Pending { store, before })
+                Ok(Pending { store, before, rules })
             });
             match before {
                 Ok(pending) => recording.pending.push(pending),
@@ -104,6 +110,14 @@ impl Recording {
         recording
     }
 
+    /// Names the ask of `agent-guard serve` a person answered to let the command run: the runs it records carry
+    /// it ([`crate::RunRecord::approval`]), and the server shows their ids beside the ask.
+    #[must_use]
+    pub fn approved_by_ask(mut self, ask: &str) -> Self {
+        self.approval = Some(ask.to_owned());
+        self
+    }
+
     /// What went wrong while taking the snapshots before the command.
     pub fn notes(&self) -> &[String] {
         &self.notes
@@ -118,11 +132,18 @@ impl Recording {
         for pending in self.pending {
             let store = &pending.store;
             let recorded = store.lock().and_then(|lock| {
-                let after = store.snapshot(&lock)?;
+                let after = store.snapshot(&lock, &mut pending.rules.frozen())?;
                 if after == pending.before {
                     return Ok(None);
                 }
-                let id = store.record(&lock, &self.command, self.started, &pending.before, &after)?;
+                let id = store.record(
+                    &lock,
+                    &self.command,
+                    self.approval.as_deref(),
+                    self.started,
+                    &pending.before,
+                    &after,
+                )?;
                 let changed = store
                     .git
                     .run(&[

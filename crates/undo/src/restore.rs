@@ -131,7 +131,7 @@ impl Store {
     pub fn undo(&self, request: UndoRequest, refuse: &dyn Fn(&Path) -> Option<String>) -> Result<UndoReport> {
         let lock = self.lock()?;
         let runs = self.to_take_back(request.from)?;
-        let now_tree = self.snapshot(&lock)?;
+        let now_tree = self.snapshot(&lock, &mut self.rules())?;
         let now = self.entries(&now_tree)?;
         let mut state = now.clone();
         let mut report = UndoReport {

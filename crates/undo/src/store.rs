@@ -1,7 +1,11 @@
 //! One root's store: a private git directory outside the project, its configuration and ignore rules, the
 //! snapshots (`git add -A` into a private index, `write-tree`), the record of each run and the bounded retention.
 
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -10,13 +14,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, UndoError};
 use crate::git::{Git, find_git};
+use crate::index::Index;
 use crate::settings::UndoSettings;
+use crate::walk::{self, Rules};
 
 /// A run's number in its store: 1 for the first, then counting up.
 pub type RunId = u64;
 
 /// Every this many runs, the store's size is checked against its bound and unreachable objects are pruned.
 const PRUNE_EVERY: u64 = 16;
+/// How many times `git update-index` is run before a snapshot fails (see `Store::update_index`).
+const UPDATE_TRIES: u32 = 3;
 /// The longest command text a record keeps.
 const COMMAND_CHARS: usize = 2_000;
 
@@ -41,6 +49,10 @@ pub struct RunRecord {
     /// Whether `agent-guard undo` took the run back.
     #[serde(default)]
     pub undone: bool,
+    /// The ask of `agent-guard serve` whose answer let the command run, when a person allowed it there: the
+    /// server's page shows the run's id beside the ask.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
 }
 
 /// One root's snapshot store.
@@ -195,8 +207,7 @@ impl Store {
                 });
             }
         }
-        write_if_changed(&dir.join("config"), &config(&self.git.work_tree))?;
-        write_if_changed(&dir.join("info/exclude"), &exclude(&self.root, &self.prefix))?;
+        write_if_changed(&dir.join("config"), CONFIG)?;
         write_if_changed(&dir.join("info/attributes"), ATTRIBUTES)?;
         write_if_changed(&dir.join("root"), &format!("{}\n", self.root.display()))?;
         std::fs::create_dir_all(dir.join("runs")).map_err(|e| UndoError::io(dir.join("runs"), e))
@@ -218,37 +229,80 @@ impl Store {
         Ok(StoreLock(locked))
     }
 
-    /// The tree of the root as it is now: every file not ignored, hashed only when its stat data changed since
-    /// the last snapshot. Call with the lock held. A snapshot that runs past the time bound switches the root's
-    /// snapshots off.
-    pub(crate) fn snapshot(&self, _lock: &StoreLock) -> Result<String> {
-        let pathspec = if self.prefix.as_os_str().is_empty() {
-            ".".into()
-        } else {
-            let mut spec = std::ffi::OsString::from(":(literal)");
-            spec.push(self.prefix.as_os_str());
-            spec
+    /// The ignore rules of the root as they are now on the disk, to be captured by the next snapshot and kept
+    /// for the one after the run (`Rules::frozen`).
+    pub(crate) fn rules(&self) -> Rules {
+        let project_exclude = self.git.work_tree.join(".git/info/exclude");
+        Rules::capture(
+            exclude_lines(&self.root, &self.prefix),
+            project_exclude.is_file().then_some(project_exclude.as_path()),
+        )
+    }
+
+    /// The tree of the root as it is now: every file `rules` do not ignore (nested repositories' files
+    /// included), and every file an earlier snapshot held that is still a file, hashed only when its stat data
+    /// changed since the last snapshot. Call with the lock held. A snapshot that runs past the time bound
+    /// switches the root's snapshots off.
+    pub(crate) fn snapshot(&self, _lock: &StoreLock, rules: &mut Rules) -> Result<String> {
+        let started = std::time::Instant::now();
+        let work_tree = &self.git.work_tree;
+        let index = self.git.dir.join("index");
+        // The stat data git keeps; an index this cannot read means every path goes to git, which compares.
+        let kept = match Index::read(&index) {
+            Some(kept) => kept,
+            None => Index::listed(self.indexed()?),
         };
-        let args = [
-            "add".into(),
-            "--all".into(),
-            "--verbose".into(),
-            "--ignore-errors".into(),
-            "--".into(),
-            pathspec,
-        ];
-        // A file that cannot be read or a nested repository without a commit is left out; the rest is added.
-        let unchanged = match self.git.run_unchecked(&args, None) {
-            Ok(ran) => ran.success && ran.stdout.is_empty(),
-            Err(error @ UndoError::Timeout { .. }) => {
-                let off = self.git.dir.join("off");
-                let _written = std::fs::write(&off, format!("a snapshot took too long: {error}\n"));
-                return Err(error);
+        let walked = walk::files(work_tree, &self.root, rules);
+        if started.elapsed() > self.git.timeout {
+            return Err(self.switch_off(UndoError::Timeout {
+                command: "the walk of the root".to_owned(),
+                store: self.git.dir.clone(),
+                seconds: self.git.timeout.as_secs(),
+            }));
+        }
+        let mut update = Vec::new();
+        let mut known = 0;
+        for (path, stat) in &walked {
+            if !kept.entries.contains_key(path.as_os_str()) {
+                // A new file that cannot be read is left out (git would stop at it).
+                if readable(&work_tree.join(path)) {
+                    push_path(&mut update, path);
+                }
+                continue;
             }
-            Err(error) => return Err(error),
-        };
-        // `--verbose` names every path added or removed; when there is none, the index, and so its tree, is the
-        // one the last snapshot wrote, and a second git process is saved.
+            known += 1;
+            if !stat.as_ref().is_some_and(|stat| kept.unchanged(path, stat)) {
+                push_path(&mut update, path);
+            }
+        }
+        // What the last snapshot held and the walk did not list: gone, no longer a file (or below a link), or a
+        // file the rules now ignore, which stays (a rule written since cannot take a file out of the snapshots).
+        let mut gone = Vec::new();
+        if known < kept.entries.len() {
+            let walked_set: HashSet<&OsStr> = walked.iter().map(|(path, _)| path.as_os_str()).collect();
+            for path in kept
+                .entries
+                .keys()
+                .filter(|p| !walked_set.contains(p.as_os_str()))
+            {
+                let path = Path::new(path);
+                if still_a_file(work_tree, path) {
+                    push_path(&mut update, path);
+                } else {
+                    push_path(&mut gone, path);
+                }
+            }
+        }
+        let stamp_before = stamp(&index);
+        if !gone.is_empty() {
+            self.update_index(&["--force-remove"], &gone)?;
+        }
+        if !update.is_empty() {
+            self.update_index(&["--add", "--remove", "--replace"], &update)?;
+        }
+        let unchanged = stamp_before.is_some() && stamp(&index) == stamp_before;
+        // git rewrites the index only when an entry changed: when it did not, the tree is the one the last
+        // snapshot wrote, and a git process is saved.
         let last = self.git.dir.join("last-tree");
         if unchanged
             && let Ok(tree) = std::fs::read_to_string(&last)
@@ -267,12 +321,56 @@ impl Store {
         Ok(tree)
     }
 
+    /// The paths the store's index holds (relative to the work tree), as git lists them.
+    fn indexed(&self) -> Result<impl Iterator<Item = OsString>> {
+        let listing = self.git.run(&["ls-files", "-z"])?;
+        Ok(listing
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| OsStr::from_bytes(p).to_os_string())
+            .collect::<Vec<_>>()
+            .into_iter())
+    }
+
+    /// `git update-index <options> -z --stdin` over `paths` (NUL-separated). The background pruning of an
+    /// earlier run (`git gc`) removes the object directories it empties, and may remove one between git's making
+    /// it and writing an object there; the path's entry then stays as the last snapshot had it. A snapshot that
+    /// went on from there would record the file as unchanged (and a run as changing nothing), so a failure is
+    /// tried again, and the last one fails the snapshot.
+    fn update_index(&self, options: &[&str], paths: &[u8]) -> Result<()> {
+        let args: Vec<&str> = ["update-index"]
+            .into_iter()
+            .chain(options.iter().copied())
+            .chain(["-z", "--stdin"])
+            .collect();
+        let mut tried = 0;
+        loop {
+            tried += 1;
+            match self.git.run_unchecked(&args, Some(paths)) {
+                Ok(ran) if ran.success => return Ok(()),
+                Ok(ran) if tried >= UPDATE_TRIES => return Err(ran.error),
+                Ok(_) => {}
+                Err(error @ UndoError::Timeout { .. }) => return Err(self.switch_off(error)),
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Switches the root's snapshots off after `error` (a snapshot past its bound), leaving the file `off` that
+    /// says why; returns the error.
+    fn switch_off(&self, error: UndoError) -> UndoError {
+        let off = self.git.dir.join("off");
+        let _written = std::fs::write(&off, format!("a snapshot took too long: {error}\n"));
+        error
+    }
+
     /// Records a run that changed the root from `before` to `after`; returns its number. Drops the oldest runs
     /// past the bounds and, now and then, starts a pruning of the store in the background.
     pub(crate) fn record(
         &self,
         _lock: &StoreLock,
         command: &str,
+        approval: Option<&str>,
         started: SystemTime,
         before: &str,
         after: &str,
@@ -290,6 +388,7 @@ impl Store {
             before: before.to_owned(),
             after: after.to_owned(),
             undone: false,
+            approval: approval.map(str::to_owned),
         };
         self.write_record(&record)?;
         let next = self.git.dir.join("next-id");
@@ -406,39 +505,22 @@ fn work_tree_of(root: &Path) -> PathBuf {
         .to_path_buf()
 }
 
-/// The store's configuration: what makes snapshots cheap (index version 4, stat data checked in parallel),
-/// exact (no line ending conversion, links as links, case as it is) and inert (no monitor program, no automatic
-/// gc). git's untracked cache stays off: it trusts directory modification times, whose coarse clock misses a
-/// file made in the same few milliseconds as a snapshot, and a snapshot that misses a file cannot restore it.
-fn config(work_tree: &Path) -> String {
-    let mut text = String::from(
-        "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tfilemode = true\n\tsymlinks = true\n\
-         \tignorecase = false\n\tautocrlf = false\n\tsafecrlf = false\n\tuntrackedCache = false\n\
-         \tfsmonitor = false\n\tpreloadIndex = true\n\tlogAllRefUpdates = false\n\tbigFileThreshold = 16m\n",
-    );
-    // The project's own ignore rules of `.git/info/exclude` (a worktree's `.git` file has none of its own).
-    let project_exclude = work_tree.join(".git/info/exclude");
-    if project_exclude.is_file() {
-        text.push_str(&format!("\texcludesFile = {}\n", quote_config(&project_exclude)));
-    }
-    text.push_str("[index]\n\tversion = 4\n[gc]\n\tauto = 0\n\tautoDetach = false\n");
-    text
-}
-
-/// A path as a quoted git configuration value.
-fn quote_config(path: &Path) -> String {
-    let text = path.to_string_lossy();
-    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
-}
+/// The store's configuration: what makes snapshots cheap (index version 4), exact (no line ending conversion,
+/// links as links, case as it is, every name Linux allows) and inert (no monitor program, no automatic gc). The
+/// snapshot lists the files itself (the `walk` module), so git reads no ignore rule and no untracked cache.
+const CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tfilemode = true\n\tsymlinks = true\n\
+     \tignorecase = false\n\tautocrlf = false\n\tsafecrlf = false\n\tuntrackedCache = false\n\
+     \tfsmonitor = false\n\tprotectNTFS = false\n\tlogAllRefUpdates = false\n\tbigFileThreshold = 16m\n\
+     [index]\n\tversion = 4\n[gc]\n\tauto = 0\n\tautoDetach = false\n";
 
 /// Attributes for every path, above the project's own `.gitattributes`: content is stored as it is on disk,
 /// never converted or filtered.
 const ATTRIBUTES: &str = "* -text -filter -ident !eol !working-tree-encoding\n";
 
-/// The store's ignore rules beside the project's: agent-guard's own directory, secret files by name (a snapshot
+/// The store's ignore rules, above the project's: agent-guard's own directory, secret files by name (a snapshot
 /// holding them would be a copy of the secrets in a new place; the sandbox cannot change them anyway),
 /// `node_modules`, and the directories tagged as caches (`CACHEDIR.TAG`, as in cargo's `target/`) at the root.
-fn exclude(root: &Path, prefix: &Path) -> String {
+fn exclude_lines(root: &Path, prefix: &Path) -> Vec<String> {
     let mut lines = vec![
         "# written by agent-guard: what a snapshot never holds".to_owned(),
         format!("{AGENT_DIR}/"),
@@ -465,7 +547,44 @@ fn exclude(root: &Path, prefix: &Path) -> String {
         tagged.sort();
         lines.extend(tagged);
     }
-    lines.join("\n") + "\n"
+    lines
+}
+
+/// Appends `path` and a NUL to `list` (`git update-index -z --stdin`).
+fn push_path(list: &mut Vec<u8>, path: &Path) {
+    list.extend_from_slice(path.as_os_str().as_bytes());
+    list.push(0);
+}
+
+/// Whether the file at `path` can be read (a link always can: its target is its content).
+fn readable(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        || nix::unistd::access(path, nix::unistd::AccessFlags::R_OK).is_ok()
+}
+
+/// Whether `path` (relative to `work_tree`) is a file or a link, reached through directories only (git refuses
+/// a path below a link, and a directory is no entry of a snapshot).
+fn still_a_file(work_tree: &Path, path: &Path) -> bool {
+    let mut at = work_tree.to_path_buf();
+    let mut components = path.components().peekable();
+    while let Some(component) = components.next() {
+        at.push(component);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            return false;
+        };
+        let last = components.peek().is_none();
+        // A link is no directory: `is_dir` of what `symlink_metadata` says is false for it.
+        if last == meta.is_dir() {
+            return false;
+        }
+    }
+    true
+}
+
+/// What tells whether git rewrote the index: its inode (git replaces the file), time and size.
+fn stamp(index: &Path) -> Option<(u64, i64, i64, u64)> {
+    let meta = std::fs::symlink_metadata(index).ok()?;
+    Some((meta.ino(), meta.mtime(), meta.mtime_nsec(), meta.size()))
 }
 
 /// A default secret pattern as a line of git's ignore syntax, matched at any depth and without regard to ASCII

@@ -454,3 +454,118 @@ fn a_store_in_the_projects_own_agent_guard_directory_is_left_out_of_its_snapshot
         "before\n"
     );
 }
+
+#[test]
+fn a_nested_repository_s_files_are_snapshotted_and_taken_back() {
+    let world = World::new();
+    let nested = world.project.join("vendor/lib");
+    std::fs::create_dir_all(nested.join("src")).unwrap();
+    std::fs::write(nested.join("src/lib.c"), "int lib(void) { return 1; }\n").unwrap();
+    std::fs::write(nested.join(".gitignore"), "build/\n").unwrap();
+    git(&nested, &["init", "-q"]);
+    git(&nested, &["add", "-A"]);
+    git(&nested, &["commit", "-q", "-m", "vendored"]);
+    std::fs::write(
+        nested.join("local.patch"),
+        "uncommitted work in the nested repository\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(nested.join("build")).unwrap();
+    std::fs::write(nested.join("build/lib.o"), "object").unwrap();
+    let before = state(&world.project);
+    let id = world
+        .run("rm vendor/lib/local.patch; echo broken > vendor/lib/src/lib.c; echo new > vendor/lib/new.c")
+        .unwrap();
+    let store = world.store();
+    let run = store.runs().unwrap().into_iter().find(|r| r.id == id).unwrap();
+    let mut changed: Vec<(PathBuf, ChangeKind)> = store
+        .changes(&run)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.path, c.kind))
+        .collect();
+    changed.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        changed,
+        vec![
+            (PathBuf::from("vendor/lib/local.patch"), ChangeKind::Deleted),
+            (PathBuf::from("vendor/lib/new.c"), ChangeKind::Added),
+            (PathBuf::from("vendor/lib/src/lib.c"), ChangeKind::Modified),
+        ]
+    );
+    assert!(world.undo(UndoRequest::default()).applied);
+    // The nested repository's own `.git` is neither snapshotted nor written; its ignore rules are followed.
+    let mut expected = before;
+    let mut now = state(&world.project);
+    for map in [&mut expected, &mut now] {
+        map.retain(|path, _| !path.starts_with("vendor/lib/.git"));
+    }
+    assert_eq!(now, expected);
+    assert_eq!(
+        std::fs::read_to_string(nested.join("local.patch")).unwrap(),
+        "uncommitted work in the nested repository\n"
+    );
+    let objects = Command::new("git")
+        .arg("--git-dir")
+        .arg(store.dir())
+        .args(["cat-file", "--batch-all-objects", "--batch-check"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&objects.stdout).contains("commit"),
+        "the nested repository is held as its files, not as a commit"
+    );
+}
+
+#[test]
+fn ignore_rules_a_run_writes_do_not_hide_what_it_did_from_its_own_snapshot() {
+    // Each way a run can make git ignore a path: a new `.gitignore` that ignores everything (itself included),
+    // a changed one, one deeper down, the repository's exclude file, and a cache tag.
+    let attacks = [
+        "echo '*' > .gitignore",
+        "printf '*\\n!.gitignore\\n' > src/.gitignore",
+        "echo '*' > src/nested/.gitignore",
+        "echo '*' >> .git/info/exclude",
+        "echo 'Signature: 8a477f597d28d172789f06886806bc55' > src/CACHEDIR.TAG",
+    ];
+    for attack in attacks {
+        let world = World::new();
+        let before = state(&world.project);
+        world
+            .run(&format!(
+                "{attack}; echo made > src/made.rs; echo made > src/nested/made.rs; echo changed > src/lib.rs; \
+                 rm src/nested/deep.rs"
+            ))
+            .unwrap_or_else(|| panic!("`{attack}`: the run was recorded as changing nothing"));
+        let report = world.undo(UndoRequest::default());
+        assert!(
+            report.applied && report.conflicts.is_empty(),
+            "`{attack}`: {report:?}"
+        );
+        let mut now = state(&world.project);
+        let mut expected = before.clone();
+        // `.git` is the repository's own: undo does not write it (the test's unconfined run could).
+        for map in [&mut expected, &mut now] {
+            map.retain(|path, _| !path.starts_with(".git/"));
+        }
+        assert_eq!(
+            now, expected,
+            "`{attack}`: not everything the run did was taken back"
+        );
+    }
+}
+
+#[test]
+fn a_rule_written_between_runs_does_not_take_a_snapshotted_file_out() {
+    let world = World::new();
+    world.run("echo '*' > .gitignore").unwrap();
+    let id = world.run("rm -r src untracked.txt").unwrap();
+    let report = world.undo(UndoRequest {
+        from: Some(id),
+        ..UndoRequest::default()
+    });
+    assert!(report.applied, "{report:?}");
+    assert!(world.project.join("src/nested/deep.rs").is_file());
+    assert!(world.project.join("untracked.txt").is_file());
+}

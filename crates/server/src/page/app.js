@@ -17,6 +17,10 @@ const MAX_HELD = 300;
 const LOW = 20;
 /** A field longer than this says how long it is (its box scrolls). */
 const LONG_FIELD = 2000;
+/** Allowed asks shown at most; each is read again every UNDO_POLL_MS for UNDO_WATCH_MS, until its runs show. */
+const MAX_ALLOWED = 20;
+const UNDO_POLL_MS = 2000;
+const UNDO_WATCH_MS = 10 * 60 * 1000;
 
 const state = {
   token: "",
@@ -40,6 +44,9 @@ const state = {
   answering: null,
   fetchingMore: false,
   visible: new Set(),
+  // Asks allowed since the page opened, oldest first: id -> { ask, item, since }; and whether they are being read.
+  allowed: new Map(),
+  pollingAllowed: false,
 };
 // This page's own session, one per load: the audit log names it as the answering party of each answer given here.
 const pageSession = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -338,6 +345,7 @@ function askEvent(kind, ask) {
     }
     if (document.hidden) notify(ask);
   } else {
+    trackAllowed(ask);
     const held = removeAsk(ask.id);
     if (!state.complete) {
       state.pending = Math.max(0, state.pending - 1);
@@ -537,6 +545,7 @@ async function send(entry, answer) {
   }
   if (state.answering === id) state.answering = null;
   if (response && response.ok) {
+    trackAllowed(await response.json().catch(() => null));
     removeAsk(id);
     updateCount();
     refreshAuditSoon();
@@ -586,6 +595,105 @@ function keys(event) {
     return say(entry, "Not answered: keys answer the selected ask once it has been on screen for a moment.");
   }
   choose(entry, answers[event.key]);
+}
+
+// ---- What was allowed, and how to take it back ---------------------------------------------------------------
+
+function isAllowed(ask) {
+  return Boolean(ask && ask.id && (ask.state === "allow_once" || ask.state === "allow_always"));
+}
+
+/** Shows an allowed ask (or shows it again with what the server says now): its call, and each run of its command
+ * that `agent-guard undo` recorded, with the command that takes it back. */
+function trackAllowed(ask) {
+  if (!isAllowed(ask)) return;
+  let entry = state.allowed.get(ask.id);
+  if (!entry) {
+    const item = document.createElement("li");
+    item.className = "allowed-item card";
+    item.dataset.id = ask.id;
+    entry = { ask, item, since: now() };
+    state.allowed.set(ask.id, entry);
+    $("allowed").prepend(item);
+    for (const [id, old] of state.allowed) {
+      if (state.allowed.size <= MAX_ALLOWED) break;
+      old.item.remove();
+      state.allowed.delete(id);
+    }
+  } else if (!ask.shown || !Array.isArray(ask.shown.fields)) {
+    // An event without the ask's fields (too large to carry them): keep what the page read before.
+    ask = Object.assign({}, ask, { shown: entry.ask.shown });
+  }
+  entry.ask = ask;
+  renderAllowed(entry);
+  $("no-allowed").hidden = state.allowed.size > 0;
+}
+
+function renderAllowed(entry) {
+  const { ask, item } = entry;
+  item.replaceChildren();
+  const head = document.createElement("div");
+  head.className = "allowed-head";
+  const tool = document.createElement("span");
+  tool.className = "tool";
+  const what = document.createElement("pre");
+  what.className = "what";
+  const shown = ask.shown && Array.isArray(ask.shown.fields) ? ask.shown : null;
+  if (shown) {
+    fill(tool, shown.tool);
+    if (shown.fields.length) fill(what, shown.fields[0]);
+  } else {
+    tool.textContent = ask.tool || "";
+  }
+  const how = document.createElement("span");
+  how.className = "how";
+  how.textContent = ask.state === "allow_always" ? "allowed always" : "allowed once";
+  head.append(tool, how);
+  item.append(head, what);
+  const runs = Array.isArray(ask.undo) ? ask.undo : [];
+  if (!runs.length) {
+    const none = document.createElement("p");
+    none.className = "no-undo";
+    none.textContent = watching(entry)
+      ? "No change recorded for it yet: its undo id shows here once its command has changed files."
+      : "No change recorded for it: its command changed no file that agent-guard undo snapshots.";
+    item.append(none);
+  }
+  for (const run of runs) {
+    const line = document.createElement("p");
+    line.className = "undo";
+    const id = document.createElement("strong");
+    id.className = "undo-id";
+    id.textContent = "undo id " + run.id;
+    const command = document.createElement("code");
+    command.className = "undo-command";
+    command.textContent = run.command;
+    line.append(id, run.undone ? " (taken back) " : ": ", command);
+    item.append(line);
+  }
+}
+
+/** Whether an allowed ask is still read again for the runs of its command. */
+function watching(entry) {
+  return !(Array.isArray(entry.ask.undo) && entry.ask.undo.length) && now() - entry.since < UNDO_WATCH_MS;
+}
+
+/** Reads again the allowed asks whose command has recorded no run yet (one round at a time). */
+async function pollAllowed() {
+  if (state.pollingAllowed || !state.token) return;
+  state.pollingAllowed = true;
+  try {
+    for (const entry of [...state.allowed.values()]) {
+      if (!watching(entry)) {
+        renderAllowed(entry);
+        continue;
+      }
+      const response = await api("/v1/approvals/" + encodeURIComponent(entry.ask.id)).catch(() => null);
+      if (response && response.ok) trackAllowed(await response.json().catch(() => null));
+    }
+  } finally {
+    state.pollingAllowed = false;
+  }
 }
 
 // ---- Audit, sessions, events -------------------------------------------------------------------------------
@@ -784,6 +892,7 @@ function start() {
     for (const entry of state.visible) seenAgain(entry);
   });
   setInterval(markReadiness, 100);
+  setInterval(pollAllowed, UNDO_POLL_MS);
   setInterval(() => {
     for (const entry of state.asks.values()) {
       entry.item.querySelector(".expires").textContent = remaining(entry.ask);

@@ -1,0 +1,342 @@
+//! The files a snapshot holds: a walk of the root that follows the ignore rules as they were when the run began,
+//! and treats a nested repository's files as files of the root.
+//!
+//! `git add --all` reads each `.gitignore` from the disk as it is when the snapshot is taken, so the snapshot
+//! after a run would follow the rules the run itself wrote: a run that writes `*` into a `.gitignore` (or a
+//! `CACHEDIR.TAG` into a directory) would hide what it created from its own snapshot, and the rule file with
+//! it. git also stops at a nested repository (a directory with its own `.git`) and records only its commit, so
+//! what a run changes in a vendored checkout or a submodule could not be taken back. The walk here reads the
+//! rules once, before the run (`Rules::capture`), and the snapshot after the run uses the same text
+//! (`Rules::frozen`); it descends into nested repositories and leaves out only their `.git`.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::index::Stat;
+
+/// The ignore rules a run's snapshots follow: agent-guard's own (secrets, its own directory, caches), the
+/// project's `.git/info/exclude`, and the text of each `.gitignore` read, by its directory relative to the work
+/// tree. Once captured, the same rules serve the snapshot after the run, whatever the run wrote.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Rules {
+    /// agent-guard's lines, which come before every project rule: a secret is left out whatever a `.gitignore`
+    /// says (a `!.env` in the project does not put a secret into the store).
+    own: Vec<String>,
+    /// The lines of the project's `.git/info/exclude`, below every `.gitignore`.
+    exclude: Vec<u8>,
+    /// Each `.gitignore` read, by its directory relative to the work tree.
+    files: BTreeMap<PathBuf, Vec<u8>>,
+    /// Whether the rules were captured: a walk then reads no rule from the disk.
+    frozen: bool,
+}
+
+impl Rules {
+    /// Rules to be read from the disk by the next walk, which captures them.
+    pub(crate) fn capture(own: Vec<String>, project_exclude: Option<&Path>) -> Self {
+        Self {
+            own,
+            exclude: project_exclude
+                .and_then(|path| std::fs::read(path).ok())
+                .unwrap_or_default(),
+            files: BTreeMap::new(),
+            frozen: false,
+        }
+    }
+
+    /// The same rules, for a later walk that must not read any rule from the disk.
+    pub(crate) fn frozen(&self) -> Self {
+        Self {
+            frozen: true,
+            ..self.clone()
+        }
+    }
+}
+
+/// Where a walk's `.gitignore` texts come from: the disk, each text kept as it is read (shared by the walk's
+/// threads), or the texts captured before.
+enum Source<'a> {
+    Disk(Mutex<BTreeMap<PathBuf, Vec<u8>>>),
+    Frozen(&'a BTreeMap<PathBuf, Vec<u8>>),
+}
+
+impl Source<'_> {
+    /// The `.gitignore` text of `dir` (relative to the work tree): read and kept when capturing, the kept text
+    /// when frozen (none for a directory that had none, or was not walked, before the run).
+    fn gitignore_of(&self, work_tree: &Path, dir: &Path) -> Option<Vec<u8>> {
+        match self {
+            Self::Frozen(files) => files.get(dir).cloned(),
+            Self::Disk(kept) => {
+                let text = std::fs::read(work_tree.join(dir).join(".gitignore")).ok()?;
+                kept.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(dir.to_path_buf(), text.clone());
+                Some(text)
+            }
+        }
+    }
+}
+
+/// The most threads a walk takes.
+const MAX_THREADS: usize = 4;
+
+/// A matcher for the lines of `text`, relative to `dir`; lines git would not read as patterns are skipped.
+fn matcher(dir: &Path, text: &[u8]) -> Option<Gitignore> {
+    let mut builder = GitignoreBuilder::new(dir);
+    let mut any = false;
+    for line in String::from_utf8_lossy(text).lines() {
+        if builder.add_line(None, line).is_ok() {
+            any = true;
+        }
+    }
+    any.then(|| builder.build().ok()).flatten()
+}
+
+/// The files (regular files and symbolic links) below `root` that `rules` do not ignore, as paths relative to
+/// `work_tree` (an ancestor of `root`, or `root` itself), each with its stat data (from an `lstat` relative to
+/// its directory; `None` when that failed). A directory named `.git` (in any case), or a file of
+/// that name (a worktree's or submodule's pointer), is never entered or listed; a nested repository's other
+/// files are. A directory that cannot be read is left out.
+pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<(PathBuf, Option<Stat>)> {
+    let own = {
+        let mut builder = GitignoreBuilder::new(work_tree);
+        for line in &rules.own {
+            let _skipped = builder.add_line(None, line);
+        }
+        builder.build().ok()
+    };
+    let exclude = matcher(work_tree, &rules.exclude);
+    let source = if rules.frozen {
+        Source::Frozen(&rules.files)
+    } else {
+        Source::Disk(Mutex::new(BTreeMap::new()))
+    };
+    // The rules of each directory from the work tree down to the root's parent apply to the root's files.
+    let mut stack: Stack = Vec::new();
+    let below = root.strip_prefix(work_tree).unwrap_or(Path::new(""));
+    let mut dir = PathBuf::new();
+    for component in below.components() {
+        stack.push(
+            source
+                .gitignore_of(work_tree, &dir)
+                .and_then(|text| matcher(&work_tree.join(&dir), &text))
+                .map(Arc::new),
+        );
+        dir.push(component);
+    }
+    let walker = Walker {
+        work_tree,
+        own: own.as_ref(),
+        exclude: exclude.as_ref(),
+        source: &source,
+    };
+    let found = walker.run(Job { dir, stack });
+    if let Source::Disk(kept) = source {
+        rules.files = kept.into_inner().unwrap_or_else(PoisonError::into_inner);
+    }
+    found
+}
+
+/// The matchers of the `.gitignore` of each directory from the work tree down to one being walked.
+type Stack = Vec<Option<Arc<Gitignore>>>;
+
+/// A directory to walk (relative to the work tree), with the matchers above it.
+struct Job {
+    dir: PathBuf,
+    stack: Stack,
+}
+
+/// The directories waiting to be walked, and how many are being walked.
+struct Queue {
+    jobs: Vec<Job>,
+    busy: usize,
+}
+
+/// One walk's fixed parts.
+struct Walker<'a> {
+    work_tree: &'a Path,
+    own: Option<&'a Gitignore>,
+    exclude: Option<&'a Gitignore>,
+    source: &'a Source<'a>,
+}
+
+impl Walker<'_> {
+    /// Walks from `first` on a few threads (the `lstat` of each file is most of a snapshot's time when nothing
+    /// changed, and the directories are independent): each takes a directory, lists it, and puts its
+    /// subdirectories back for any thread to take.
+    fn run(&self, first: Job) -> Vec<(PathBuf, Option<Stat>)> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .clamp(1, MAX_THREADS);
+        let queue = Mutex::new(Queue {
+            jobs: vec![first],
+            busy: 0,
+        });
+        let changed = Condvar::new();
+        let work = || {
+            let mut out = Vec::new();
+            loop {
+                let job = {
+                    let mut held = queue.lock().unwrap_or_else(PoisonError::into_inner);
+                    loop {
+                        if let Some(job) = held.jobs.pop() {
+                            held.busy += 1;
+                            break Some(job);
+                        }
+                        if held.busy == 0 {
+                            break None;
+                        }
+                        held = changed.wait(held).unwrap_or_else(PoisonError::into_inner);
+                    }
+                };
+                let Some(job) = job else {
+                    changed.notify_all();
+                    return out;
+                };
+                let more = self.visit(job, &mut out);
+                let mut held = queue.lock().unwrap_or_else(PoisonError::into_inner);
+                held.jobs.extend(more);
+                held.busy -= 1;
+                drop(held);
+                changed.notify_all();
+            }
+        };
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mut found = work();
+            for helper in helpers {
+                if let Ok(more) = helper.join() {
+                    found.extend(more);
+                }
+            }
+            found
+        })
+    }
+
+    /// Lists one directory: its files into `out`, its subdirectories returned to be walked.
+    fn visit(&self, job: Job, out: &mut Vec<(PathBuf, Option<Stat>)>) -> Vec<Job> {
+        let Job { dir, mut stack } = job;
+        let absolute = self.work_tree.join(&dir);
+        let Ok(entries) = std::fs::read_dir(&absolute) else {
+            return Vec::new();
+        };
+        // Each file's `lstat` is taken relative to its directory: one name looked up, not the whole path.
+        let handle = std::fs::File::open(&absolute).ok();
+        stack.push(
+            self.source
+                .gitignore_of(self.work_tree, &dir)
+                .and_then(|text| matcher(&absolute, &text))
+                .map(Arc::new),
+        );
+        let mut subdirs = Vec::new();
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            if is_dot_git(&name) {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let is_dir = kind.is_dir();
+            if !(is_dir || kind.is_file() || kind.is_symlink()) {
+                continue;
+            }
+            let path = absolute.join(&name);
+            if self.ignored(&path, is_dir, &stack) {
+                continue;
+            }
+            let relative = dir.join(&name);
+            if is_dir {
+                subdirs.push(Job {
+                    dir: relative,
+                    stack: stack.clone(),
+                });
+            } else {
+                let stat = handle.as_ref().and_then(|handle| {
+                    nix::sys::stat::fstatat(
+                        handle,
+                        name.as_os_str(),
+                        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                    )
+                    .ok()
+                    .and_then(|stat| Stat::of_raw(&stat))
+                });
+                out.push((relative, stat));
+            }
+        }
+        subdirs
+    }
+
+    /// git's order of precedence, with agent-guard's own rules first: the deepest `.gitignore` that says
+    /// anything about `path` decides, then `.git/info/exclude`.
+    fn ignored(&self, path: &Path, is_dir: bool, stack: &Stack) -> bool {
+        if self.own.is_some_and(|own| own.matched(path, is_dir).is_ignore()) {
+            return true;
+        }
+        for matcher in stack.iter().rev().flatten().map(Arc::as_ref).chain(self.exclude) {
+            match matcher.matched(path, is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+                Match::None => {}
+            }
+        }
+        false
+    }
+}
+
+/// Whether `name` is `.git` in any case: git refuses such a path in its index, and it is a repository's own.
+fn is_dot_git(name: &OsStr) -> bool {
+    name.as_bytes().eq_ignore_ascii_case(b".git")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_written_after_the_capture_does_not_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path();
+        std::fs::write(tree.join(".gitignore"), "out/\n").unwrap();
+        std::fs::create_dir_all(tree.join("out")).unwrap();
+        std::fs::write(tree.join("out/o"), "").unwrap();
+        std::fs::write(tree.join("a"), "").unwrap();
+        let mut rules = Rules::capture(Vec::new(), None);
+        let names = |walked: Vec<(PathBuf, Option<Stat>)>| -> Vec<PathBuf> {
+            let mut names: Vec<PathBuf> = walked.into_iter().map(|(path, _)| path).collect();
+            names.sort();
+            names
+        };
+        let before = names(files(tree, tree, &mut rules));
+        assert_eq!(before, vec![PathBuf::from(".gitignore"), PathBuf::from("a")]);
+        std::fs::write(tree.join(".gitignore"), "*\n").unwrap();
+        std::fs::write(tree.join("b"), "").unwrap();
+        let after = names(files(tree, tree, &mut rules.frozen()));
+        assert_eq!(
+            after,
+            vec![
+                PathBuf::from(".gitignore"),
+                PathBuf::from("a"),
+                PathBuf::from("b")
+            ]
+        );
+    }
+
+    #[test]
+    fn own_rules_come_before_a_project_s_negation() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path();
+        std::fs::write(tree.join(".gitignore"), "!.env\n").unwrap();
+        std::fs::write(tree.join(".env"), "").unwrap();
+        let mut rules = Rules::capture(vec![".env".to_owned()], None);
+        let walked = files(tree, tree, &mut rules);
+        assert_eq!(walked.len(), 1);
+        assert_eq!(walked[0].0, PathBuf::from(".gitignore"));
+        assert!(walked[0].1.is_some());
+    }
+}
