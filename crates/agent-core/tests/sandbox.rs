@@ -160,7 +160,7 @@ async fn a_workspace_write_run_is_recorded_and_taken_back() {
         "{}",
         report.output.content
     );
-    let undo = agent_undo::UndoSettings::from_env(&project, Some(&home));
+    let undo = agent_undo::UndoSettings::from_env(Some(&project), Some(&home));
     let store = agent_undo::Store::existing(&project, &undo).unwrap().unwrap();
     assert!(
         store

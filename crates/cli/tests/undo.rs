@@ -365,3 +365,50 @@ fn explain_says_whether_a_writing_line_is_snapshotted() {
         "a read-only line writes nothing to take back"
     );
 }
+
+/// A directory that is no project (no `.git`, `.claude` or `.agent-guard`) is not made one: its runs are kept in
+/// the home directory's `.agent-guard/undo/`, as its audit log is.
+#[test]
+fn a_directory_that_is_no_project_keeps_its_runs_in_the_home_directory() {
+    if !supported() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (home, plain) = (dir.path().join("home"), dir.path().join("plain"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&plain).unwrap();
+    std::fs::write(plain.join("notes.md"), "before\n").unwrap();
+    let ran = Command::new(BIN)
+        .args([
+            "sandbox",
+            "--profile",
+            "workspace-write",
+            "--",
+            "bash",
+            "-c",
+            "echo after > notes.md",
+        ])
+        .current_dir(&plain)
+        .env("HOME", &home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("AGENT_GUARD_UNDO_DIR")
+        .env_remove("AGENT_GUARD_UNDO")
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", text(&ran.stderr));
+    assert!(text(&ran.stderr).contains("undo id 1"), "{}", text(&ran.stderr));
+    assert!(!plain.join(".agent-guard").exists());
+    assert!(home.join(".agent-guard/undo").is_dir());
+    let undo = Command::new(BIN)
+        .args(["undo", "--id", "1"])
+        .current_dir(&plain)
+        .env("HOME", &home)
+        .env_remove("AGENT_GUARD_UNDO_DIR")
+        .output()
+        .unwrap();
+    assert!(undo.status.success(), "{}", text(&undo.stderr));
+    assert_eq!(
+        std::fs::read_to_string(plain.join("notes.md")).unwrap(),
+        "before\n"
+    );
+}

@@ -157,10 +157,16 @@ impl Guard {
     }
 
     /// Where and whether `workspace-write` runs are snapshotted for `agent-guard undo`: the environment's
-    /// `AGENT_GUARD_UNDO*` variables, else the project's `.agent-guard/undo/`; off when `agentGuard.undo` is
-    /// `false`.
+    /// `AGENT_GUARD_UNDO*` variables, else the `.agent-guard/undo/` of the project, or of the home directory for a
+    /// directory that is no project (as the audit log: an `.agent-guard` made there would mark it a project, the
+    /// root of every directory below it); off when `agentGuard.undo` is `false`.
     pub fn undo_settings(&self) -> agent_undo::UndoSettings {
-        let mut settings = agent_undo::UndoSettings::from_env(&self.project, self.home.as_deref());
+        let base = if agent_rules::is_marked_project(&self.project) {
+            Some(self.project.as_path())
+        } else {
+            self.home.as_deref()
+        };
+        let mut settings = agent_undo::UndoSettings::from_env(base, self.home.as_deref());
         settings.enabled &= self.undo != Some(false);
         settings
     }

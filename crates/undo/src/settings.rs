@@ -34,14 +34,14 @@ pub struct UndoSettings {
 }
 
 impl UndoSettings {
-    /// The defaults, changed by the process's environment. `project` is the project the runs belong to, whose
-    /// `.agent-guard/undo` keeps the stores unless `AGENT_GUARD_UNDO_DIR` names another place; `home` is the home
-    /// directory, which is never snapshotted.
+    /// The defaults, changed by the process's environment. `base` is the directory whose `.agent-guard/undo`
+    /// keeps the stores (the project the runs belong to) unless `AGENT_GUARD_UNDO_DIR` names another place;
+    /// without either there is no place for them. `home` is the home directory, which is never snapshotted.
     ///
     /// The stores are kept with the project rather than in the home directory: everything agent-guard keeps of a
     /// project (its audit log, its sessions) lives in the project's `.agent-guard/`, and a run in the sandbox then
     /// changes nothing of the home directory but the package caches it may write.
-    pub fn from_env(project: &Path, home: Option<&Path>) -> Self {
+    pub fn from_env(base: Option<&Path>, home: Option<&Path>) -> Self {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let enabled = !var("AGENT_GUARD_UNDO").is_some_and(|v| {
             matches!(
@@ -49,11 +49,9 @@ impl UndoSettings {
                 "off" | "0" | "false" | "no"
             )
         });
-        let dir = Some(
-            var("AGENT_GUARD_UNDO_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| project.join(PROJECT_STORES)),
-        );
+        let dir = var("AGENT_GUARD_UNDO_DIR")
+            .map(PathBuf::from)
+            .or_else(|| base.map(|base| base.join(PROJECT_STORES)));
         Self {
             enabled,
             dir,

@@ -436,7 +436,7 @@ fn a_root_that_holds_the_store_is_not_snapshotted() {
 #[test]
 fn a_store_in_the_projects_own_agent_guard_directory_is_left_out_of_its_snapshots() {
     let world = World::new();
-    let settings = UndoSettings::from_env(&world.project, None);
+    let settings = UndoSettings::from_env(Some(&world.project), None);
     assert!(agent_undo::snapshots_on(&world.project, &settings));
     std::fs::write(world.project.join("notes.md"), "before\n").unwrap();
     let recording = Recording::begin(std::slice::from_ref(&world.project), "edit", &settings);
