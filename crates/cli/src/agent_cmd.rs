@@ -159,11 +159,16 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
             .map_err(|error| anyhow!("{error}"))?;
         let telemetry = crate::telemetry::attach(&audit, telemetry_settings.as_ref());
         let approver = crate::telemetry::CountedAsks::wrap(approver, telemetry.as_ref());
-        let runtime = Runtime::builder(settings, runtime_config)
+        let mut builder = Runtime::builder(settings, runtime_config)
             .approver(approver)
             .audit(audit)
-            .subagent_models(Arc::new(children))
-            .build()?;
+            .subagent_models(Arc::new(children));
+        // The session's taint is kept where the hook keeps a coding agent's: `session show|clear` and the
+        // server's page (for `--server`) reach it there, and a clearing counts from the next call on.
+        if let Some(store) = crate::taint_store::TaintStore::for_cwd(&cwd) {
+            builder = builder.taint_keeper(Arc::new(store));
+        }
+        let runtime = builder.build()?;
         // Ctrl-C cancels the run: a streamed answer stops, Cancel tools stop, and the session stops cleanly.
         let cancel = runtime.cancel_registry().clone();
         let id = session_id.clone();
