@@ -602,6 +602,8 @@ mod tests {
             row(None, AuditStatus::Ok),
             row(Some("not json"), AuditStatus::Denied),
             row(None, AuditStatus::SessionStop),
+            // A cleared taint keeps the taint as its input: no call to replay, and not counted as one.
+            row(Some(r#"{"untrusted":null}"#), AuditStatus::TaintCleared),
         ];
         let old = side(r#"{"permissions": {"ask": ["Bash(git push:*)"]}}"#);
         let new = side(r#"{"permissions": {"deny": ["Bash(git push:*)"]}}"#);
