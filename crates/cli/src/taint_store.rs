@@ -50,6 +50,15 @@ impl TaintStore {
         })
     }
 
+    /// The records of the project `project` itself, marked or not: `agent-guard agent` makes the project's
+    /// `.agent-guard/` (its library, its audit log), which marks it, so that every later [`Self::for_cwd`] of the
+    /// project (`session show`, the server's page) finds the records there.
+    pub(crate) fn in_project(project: &Path) -> Self {
+        Self {
+            dir: project.join(agent_hooks::STATE_DIR).join(SESSIONS_DIR),
+        }
+    }
+
     /// The record of `session_id` as it is now: empty when there is none or it expired; tainted both ways when
     /// it cannot be read.
     pub(crate) fn load(&self, session_id: &str) -> SessionTaint {
