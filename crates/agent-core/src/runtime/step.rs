@@ -300,8 +300,8 @@ impl Runtime {
         let decided = self.decide_bounded(input, self.session_state(session_id)).await;
         self.record(session_id, &decided);
         let confinement = decided.confinement;
-        // The runtime keeps the taint in memory with the session: it lives as long as the session, so the refusal
-        // names no command that clears it.
+        // The refusal names no command that clears the taint: a runtime's keeper may be memory that no command
+        // reaches (a server's sessions are cleared from its page).
         let proxy = ProxyGrant {
             domains: decided.domains.clone(),
             limit: decided.session_limit.as_ref().map(|limit| ProxyLimit {
