@@ -119,6 +119,7 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
     let mut runtime_config = RuntimeConfig::new(&cwd);
     runtime_config.home = crate::load::home();
     let audit_default = project.join(".agent-guard").join("audit.db");
+    let state_project = project.clone();
     runtime_config.project = (project != cwd).then_some(project);
     runtime_config.mode = crate::load::cli_mode(&args.decide)?.map(|mode| (mode, Source::CliArg));
     let audit_db = match &args.audit_db {
@@ -159,10 +160,17 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode> {
             .map_err(|error| anyhow!("{error}"))?;
         let telemetry = crate::telemetry::attach(&audit, telemetry_settings.as_ref());
         let approver = crate::telemetry::CountedAsks::wrap(approver, telemetry.as_ref());
-        let runtime = Runtime::builder(settings, runtime_config)
+        let builder = Runtime::builder(settings, runtime_config)
             .approver(approver)
             .audit(audit)
-            .subagent_models(Arc::new(children))
+            .subagent_models(Arc::new(children));
+        // The session's taint is kept where the hook keeps a coding agent's, in the project's `.agent-guard/`
+        // beside the session's audit log: `session show|clear` and the server's page (for `--server`) reach it
+        // there, and a clearing counts from the session's next call on.
+        let runtime = builder
+            .taint_keeper(Arc::new(crate::taint_store::TaintStore::in_project(
+                &state_project,
+            )))
             .build()?;
         // Ctrl-C cancels the run: a streamed answer stops, Cancel tools stop, and the session stops cleanly.
         let cancel = runtime.cancel_registry().clone();

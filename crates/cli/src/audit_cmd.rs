@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_hooks::{AuditDatabase, AuditFilter, AuditReader, AuditRow};
+use agent_hooks::{AuditDatabase, AuditFilter, AuditReader, AuditRow, AuditStatus};
 use agent_telemetry::subject;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
@@ -24,7 +24,7 @@ pub(crate) struct AuditArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_since)]
     since: Option<String>,
     /// Only this tool, by any of its names (`Bash` also finds the runtime's `run_bash`, `read_file` the hook's
-    /// `Read`); `session` selects the SESSION_STOP rows.
+    /// `Read`); `session` selects the SESSION_STOP and TAINT_CLEARED rows.
     #[arg(long, value_name = "NAME")]
     tool: Option<String>,
     /// At most this many rows, the oldest first.
@@ -177,6 +177,26 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
             .take(48)
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
+        // A cleared taint is no call: it names who cleared it, and what was cleared in full.
+        if row.status == AuditStatus::TaintCleared {
+            let by = row.detail.approver.as_deref().unwrap_or("?");
+            let _ = writeln!(
+                out,
+                "{:<24} {:<20} {:<8} {:>4} {:<14} {:<40} {:<12} {:<6} {:<22} {:>7}  {}",
+                row.ts,
+                shorten(&row.session_id, 20),
+                shorten(&row.agent_name, 8),
+                row.step,
+                shorten(&row.tool_name, 14),
+                shorten(&format!("taint cleared by {by}"), 40),
+                row.status.as_str(),
+                "-",
+                "-",
+                row.elapsed_ms,
+                crate::one_line(&row.output_preview)
+            );
+            continue;
+        }
         let call = row
             .tool_input
             .as_deref()

@@ -391,9 +391,11 @@ fn replay(rows: &[AuditRow], old: &Side, new: &Side) -> Result<Replay> {
     let mut scratch = Recreated::default();
     let mut guards: HashMap<(bool, String, Option<PermissionMode>), Arc<Guard>> = HashMap::new();
     for row in rows {
-        // A stop row is no call; an answer of the PermissionRequest hook answers a call whose own row (`check`'s)
-        // is replayed.
-        if row.status == AuditStatus::SessionStop || row.agent_name == crate::hook_audit::APPROVE_AGENT {
+        // A stop row and a cleared taint are no call; an answer of the PermissionRequest hook answers a call whose
+        // own row (`check`'s) is replayed.
+        if matches!(row.status, AuditStatus::SessionStop | AuditStatus::TaintCleared)
+            || row.agent_name == crate::hook_audit::APPROVE_AGENT
+        {
             continue;
         }
         let (Some(input), Some(cwd)) = (row.tool_input.as_deref(), row.cwd.as_deref()) else {
@@ -600,6 +602,8 @@ mod tests {
             row(None, AuditStatus::Ok),
             row(Some("not json"), AuditStatus::Denied),
             row(None, AuditStatus::SessionStop),
+            // A cleared taint keeps the taint as its input: no call to replay, and not counted as one.
+            row(Some(r#"{"untrusted":null}"#), AuditStatus::TaintCleared),
         ];
         let old = side(r#"{"permissions": {"ask": ["Bash(git push:*)"]}}"#);
         let new = side(r#"{"permissions": {"deny": ["Bash(git push:*)"]}}"#);

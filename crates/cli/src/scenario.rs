@@ -197,9 +197,11 @@ pub(crate) async fn run_scenario(
 pub(crate) struct ScenarioHost {
     pub(crate) hooks: Vec<Arc<dyn AgentHook>>,
     pub(crate) cancel: Option<CancelRegistry>,
+    /// Where the session's taint lives (default: the runtime's memory).
+    pub(crate) taint: Option<Arc<dyn agent_rules::TaintKeeper>>,
 }
 
-/// [`run_scenario`] with a host's hooks and cancellation registry.
+/// [`run_scenario`] with a host's hooks, cancellation registry and keeper of the session's taint.
 pub(crate) async fn run_scenario_with(
     scenario: &Scenario,
     root: &Path,
@@ -220,6 +222,9 @@ pub(crate) async fn run_scenario_with(
     }
     for hook in host.hooks {
         builder = builder.hook(hook);
+    }
+    if let Some(taint) = host.taint {
+        builder = builder.taint_keeper(taint);
     }
     let runtime = builder.build()?;
     let mut model = ScriptedModel::new(

@@ -185,20 +185,17 @@ impl Decide for CliDecider {
         guard.map_or_else(|_| Vec::new(), |guard| crate::undo_cmd::runs_of_ask(&guard, ask))
     }
 
-    /// The record `check` and `/v1/decide` keep for the session in the project of `cwd`.
-    fn session_taint(&self, cwd: &Path, session_id: &str) -> Option<agent_rules::SessionTaint> {
-        crate::taint_store::TaintStore::for_cwd(cwd).map(|store| store.load(session_id))
-    }
-
-    fn clear_session_taint(&self, cwd: &Path, session_id: &str) -> Result<bool, String> {
+    /// The records `check` and `/v1/decide` keep for the sessions in the project of `cwd` (`agent-guard agent`
+    /// keeps its session's there too).
+    fn taint_keeper(&self, cwd: &Path) -> Result<Arc<dyn agent_rules::TaintKeeper>, String> {
         crate::taint_store::TaintStore::for_cwd(cwd)
+            .map(|store| Arc::new(store) as Arc<dyn agent_rules::TaintKeeper>)
             .ok_or_else(|| {
                 format!(
                     "`{}` is no project and there is no home directory: no session is kept there",
                     cwd.display()
                 )
-            })?
-            .clear(session_id)
+            })
     }
 }
 
@@ -220,6 +217,7 @@ impl SessionRunner for ScenarioRunner {
             let host = ScenarioHost {
                 hooks: vec![handle.hook],
                 cancel: Some(handle.cancel),
+                taint: Some(handle.taint),
             };
             let run = run_scenario_with(
                 &scenario,

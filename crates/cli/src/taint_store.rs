@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use agent_rules::{SessionTaint, TaintFacts, TaintMark};
+use agent_rules::{SessionTaint, TaintFacts, TaintKeeper, TaintMark};
 use agent_tool_traits::Decision;
 use nix::fcntl::{Flock, FlockArg};
 
@@ -48,6 +48,15 @@ impl TaintStore {
         Some(Self {
             dir: base.join(agent_hooks::STATE_DIR).join(SESSIONS_DIR),
         })
+    }
+
+    /// The records of the project `project` itself, marked or not: `agent-guard agent` makes the project's
+    /// `.agent-guard/` (its library, its audit log), which marks it, so that every later [`Self::for_cwd`] of the
+    /// project (`session show`, the server's page) finds the records there.
+    pub(crate) fn in_project(project: &Path) -> Self {
+        Self {
+            dir: project.join(agent_hooks::STATE_DIR).join(SESSIONS_DIR),
+        }
     }
 
     /// The record of `session_id` as it is now: empty when there is none or it expired; tainted both ways when
@@ -97,16 +106,21 @@ impl TaintStore {
         write_record(&path, &taint).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
     }
 
-    /// Removes the record of `session_id`; whether there was one.
-    pub(crate) fn clear(&self, session_id: &str) -> Result<bool, String> {
+    /// Removes the record of `session_id`, and answers what it held (empty when there was none; a record that
+    /// cannot be read is removed too, and answered as what its session counted as: tainted both ways).
+    pub(crate) fn clear(&self, session_id: &str) -> Result<SessionTaint, String> {
         if !self.dir.is_dir() {
-            return Ok(false);
+            return Ok(SessionTaint::default());
         }
         let _lock = self.lock(FlockArg::LockExclusive)?;
         let path = self.file(session_id);
+        let held = match read_record(&path) {
+            Ok(taint) => taint.unwrap_or_default(),
+            Err(why) => unreadable(&path, &why),
+        };
         match std::fs::remove_file(&path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Ok(()) => Ok(held),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SessionTaint::default()),
             Err(e) => Err(format!("cannot remove `{}`: {e}", path.display())),
         }
     }
@@ -164,6 +178,26 @@ impl TaintStore {
                 let _ = std::fs::remove_file(path);
             }
         }
+    }
+}
+
+/// The hook's files as the keeper of a session's taint: the runtime of `agent-guard agent` keeps its session's
+/// taint here too, so that `session show|clear` and the server's page reach it as they reach a coding agent's.
+impl TaintKeeper for TaintStore {
+    fn load(&self, session_id: &str) -> SessionTaint {
+        TaintStore::load(self, session_id)
+    }
+
+    fn record(&self, session_id: &str, facts: &TaintFacts, decision: Decision) -> Result<(), String> {
+        TaintStore::record(self, session_id, facts, decision)
+    }
+
+    fn clear(&self, session_id: &str) -> Result<SessionTaint, String> {
+        TaintStore::clear(self, session_id)
+    }
+
+    fn place(&self) -> String {
+        self.dir.display().to_string()
     }
 }
 
@@ -276,8 +310,11 @@ mod tests {
         assert_eq!(taint.contacted, ["a.example", "b.example"]);
         assert_eq!(store.load("s2"), SessionTaint::default());
         assert!(store.dir.parent().unwrap().join(".gitignore").is_file());
-        assert!(store.clear("s1").unwrap());
+        let cleared = store.clear("s1").unwrap();
+        assert!(cleared.untrusted.is_some());
+        assert_eq!(cleared.contacted, ["a.example", "b.example"]);
         assert_eq!(store.load("s1"), SessionTaint::default());
+        assert_eq!(store.clear("s1").unwrap(), SessionTaint::default());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use hook::{decision, run, text};
+use hook::{decision, run, run_with, text};
 
 // `hook::input` names one fixed session; these tests name their own.
 #[allow(dead_code)]
@@ -140,6 +140,87 @@ fn a_web_page_then_a_private_read_make_the_way_out_ask_naming_both() {
     assert_eq!(cleared, "allow", "{reason}");
 }
 
+/// `session clear` writes an audit row in the project's log, where the session's hook rows are: who cleared it
+/// (`cli:<user>`), which session, and the taint that was cleared, which `audit` shows on one line. Clearing a
+/// session with nothing recorded writes none.
+#[test]
+fn clearing_a_sessions_taint_is_an_audit_row_naming_who_and_what() {
+    let p = project();
+    let s = "5e2f-cleared";
+    check(
+        &p,
+        &call(
+            &p,
+            s,
+            "default",
+            "WebFetch",
+            page("https://attacker.example/issue"),
+        ),
+    );
+    check(&p, &call(&p, s, "default", "Bash", bash("cat ~/.ssh/config")));
+    let out = run_with(
+        &["session", "clear", s],
+        "",
+        &p.root,
+        &p.home,
+        &[("USER", "mira")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "the row is written silently");
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("untrusted content: `WebFetch https://attacker.example/issue`"),
+        "{said}"
+    );
+    let out = run(&["session", "clear", "5e2f-never-seen"], "", &p.root, &p.home);
+    assert!(
+        text(&out.stdout).contains("has no taint recorded"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let out = run(&["audit", "--json", "--tool", "session"], "", &p.root, &p.home);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    assert_eq!(row["status"], "TAINT_CLEARED", "{row}");
+    assert_eq!(row["session_id"], s, "{row}");
+    assert_eq!(row["approver"], "cli:mira", "{row}");
+    assert_eq!(row["agent_name"], "session-clear", "{row}");
+    assert_eq!(row["cwd"], p.root.display().to_string(), "{row}");
+    assert_eq!(
+        row["tool_input"]["untrusted"]["call"], "WebFetch https://attacker.example/issue",
+        "{row}"
+    );
+    assert_eq!(
+        row["tool_input"]["private"]["call"], "Bash cat ~/.ssh/config",
+        "{row}"
+    );
+    assert!(
+        row["output_preview"]
+            .as_str()
+            .unwrap()
+            .contains("private data: `Bash cat ~/.ssh/config`"),
+        "{row}"
+    );
+
+    let out = run(&["audit", "--session", s], "", &p.root, &p.home);
+    let table = text(&out.stdout);
+    let line = table
+        .lines()
+        .find(|line| line.contains("TAINT_CLEARED"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains("taint cleared by cli:mira"), "{line}");
+    assert!(
+        line.contains("untrusted content: `WebFetch https://attacker.example/issue`"),
+        "{line}"
+    );
+}
+
 #[test]
 fn without_untrusted_content_the_decision_is_todays() {
     let p = project();
@@ -173,7 +254,7 @@ fn without_untrusted_content_the_decision_is_todays() {
 fn parallel_calls_of_one_session_keep_one_consistent_record() {
     let p = project();
     let s = "77aa-parallel";
-    let hooks = 16;
+    let hooks = 24;
     let children: Vec<_> = (0..hooks)
         .map(|n| {
             let line = call(

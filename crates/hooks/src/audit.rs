@@ -50,24 +50,34 @@ pub enum AuditStatus {
     Denied,
     /// The session stopped (`tool_name` is `session`).
     SessionStop,
+    /// A person cleared the session's taint (`tool_name` is `session`): the row names who, and holds the taint
+    /// that was cleared.
+    TaintCleared,
 }
 
 impl AuditStatus {
-    /// The stored text: `OK`, `FAIL`, `DENIED` or `SESSION_STOP`.
+    /// The stored text: `OK`, `FAIL`, `DENIED`, `SESSION_STOP` or `TAINT_CLEARED`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Ok => "OK",
             Self::Fail => "FAIL",
             Self::Denied => "DENIED",
             Self::SessionStop => "SESSION_STOP",
+            Self::TaintCleared => "TAINT_CLEARED",
         }
     }
 
     /// The status stored as `text`, if it is one.
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Ok, Self::Fail, Self::Denied, Self::SessionStop]
-            .into_iter()
-            .find(|status| status.as_str() == text)
+        [
+            Self::Ok,
+            Self::Fail,
+            Self::Denied,
+            Self::SessionStop,
+            Self::TaintCleared,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == text)
     }
 }
 
@@ -257,6 +267,45 @@ impl AuditRow {
             cwd: None,
             permission_mode: None,
             detail: AuditDetail::default(),
+        }
+    }
+}
+
+impl AuditRow {
+    /// The `TAINT_CLEARED` row of session `session_id`, whose taint `by` cleared (who, as [`Approver`] writes it,
+    /// or the command that did): `summary` (the taint in one line) as the preview, `cleared` (the taint as JSON)
+    /// as the input, `cwd` the project whose record it was (when the taint was kept in one), `agent_name` what
+    /// cleared it (`session-clear`, `server`).
+    pub fn taint_cleared(
+        session_id: &str,
+        agent_name: &str,
+        summary: &str,
+        cleared: &serde_json::Value,
+        by: &str,
+        cwd: Option<&str>,
+    ) -> Self {
+        let input = serde_json::to_string(cleared)
+            .ok()
+            .filter(|text| text.len() <= INPUT_MAX_BYTES);
+        Self {
+            id: None,
+            session_id: session_id.to_owned(),
+            step: 0,
+            tool_name: SESSION_TOOL_NAME.to_owned(),
+            status: AuditStatus::TaintCleared,
+            decision: None,
+            decided_by: None,
+            elapsed_ms: 0,
+            output_preview: preview(summary),
+            agent_name: agent_name.to_owned(),
+            ts: time::now(),
+            tool_input: input,
+            cwd: cwd.map(str::to_owned),
+            permission_mode: None,
+            detail: AuditDetail {
+                approver: Some(by.to_owned()),
+                ..AuditDetail::default()
+            },
         }
     }
 }
@@ -731,6 +780,7 @@ mod tests {
             AuditStatus::Fail,
             AuditStatus::Denied,
             AuditStatus::SessionStop,
+            AuditStatus::TaintCleared,
         ] {
             assert_eq!(AuditStatus::parse(status.as_str()), Some(status));
         }

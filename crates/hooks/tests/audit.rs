@@ -117,7 +117,7 @@ async fn migrations_are_idempotent_and_reopening_keeps_earlier_rows() {
         .await
         .unwrap();
     assert_eq!(
-        applied, 3,
+        applied, 4,
         "each migration ran once; the second open ran none again"
     );
 }
@@ -306,7 +306,7 @@ async fn appenders_opening_a_new_database_at_once_migrate_it_once() {
         .fetch_one(&mut connection)
         .await
         .unwrap();
-    assert_eq!(applied, 3, "each migration ran once");
+    assert_eq!(applied, 4, "each migration ran once");
     let version: i64 = sqlx::query_scalar("PRAGMA user_version")
         .fetch_one(&mut connection)
         .await
@@ -326,12 +326,12 @@ async fn appenders_opening_a_new_database_at_once_migrate_it_once() {
         .fetch_one(&mut connection)
         .await
         .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
         .fetch_one(&mut connection)
         .await
         .unwrap();
-    assert_eq!(applied, 3);
+    assert_eq!(applied, 4);
 }
 
 /// A database another connection holds the write lock of is waited for within the busy timeout, then reported
@@ -378,4 +378,81 @@ async fn an_appender_waits_for_a_lock_within_its_busy_timeout() {
     .unwrap();
     log.close().await;
     assert_eq!(stored(&dir.path().join("audit.db")).await, 1);
+}
+
+/// A database written before `TAINT_CLEARED` existed (the first three migrations, a row in it) is migrated on the
+/// next open for writing: its rows and their ids are kept, and a cleared taint's row is accepted and read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_database_is_migrated_to_take_cleared_taints_and_keeps_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let older = dir.path().join("migrations");
+    std::fs::create_dir(&older).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+    let mut files: Vec<_> = std::fs::read_dir(&source)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    files.sort();
+    for name in files.iter().take(3) {
+        std::fs::copy(source.join(name), older.join(name)).unwrap();
+    }
+    let path = dir.path().join("audit.db");
+    let mut connection = SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true)
+        .connect()
+        .await
+        .unwrap();
+    sqlx::migrate::Migrator::new(older.as_path())
+        .await
+        .unwrap()
+        .run(&mut connection)
+        .await
+        .unwrap();
+    connection
+        .execute(
+            "INSERT INTO agent_audit_log (id, session_id, step, tool_name, status, decision, decided_by, elapsed_ms, \
+             output_preview, agent_name, ts, approver) VALUES (41, 's', 0, 'Bash', 'OK', 'allow', 'rules/allow-rule', \
+             1, 'ok', 'hook', '2026-12-01T00:00:00.000Z', 'terminal'); PRAGMA user_version = 3;",
+        )
+        .await
+        .unwrap();
+    let refused = connection
+        .execute(
+            "INSERT INTO agent_audit_log (session_id, step, tool_name, status, elapsed_ms, output_preview, \
+             agent_name, ts) VALUES ('s', 0, 'session', 'TAINT_CLEARED', 0, '', 'x', '2026-12-01T00:00:01.000Z')",
+        )
+        .await;
+    assert!(refused.is_err(), "the older schema refuses the new status");
+
+    let db = AuditDatabase::SqliteFile(path.clone());
+    let mut log = AuditAppender::open(&db, &AuditConfig::default()).await.unwrap();
+    let cleared = AuditRow::taint_cleared(
+        "s",
+        "session-clear",
+        "untrusted content: `WebFetch https://a.example` (fetched); private data: none; 0 domains reached",
+        &serde_json::json!({"untrusted": {"call": "WebFetch https://a.example", "why": "fetched"}}),
+        "cli:mira",
+        Some("/p"),
+    );
+    log.append(std::slice::from_ref(&cleared)).await.unwrap();
+    log.close().await;
+    let mut reader = AuditReader::open(&db, Duration::from_secs(5)).await.unwrap();
+    let rows = reader.query(&AuditFilter::default()).await.unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0].id, Some(41));
+    assert_eq!(rows[0].detail.approver.as_deref(), Some("terminal"));
+    assert_eq!(rows[0].decided_by.as_deref(), Some("rules/allow-rule"));
+    assert_eq!(rows[1].status, agent_hooks::AuditStatus::TaintCleared);
+    assert_eq!(rows[1].detail.approver.as_deref(), Some("cli:mira"));
+    assert_eq!(rows[1].decision, None);
+    assert_eq!(rows[1].cwd.as_deref(), Some("/p"));
+    assert!(
+        rows[1]
+            .tool_input
+            .as_deref()
+            .unwrap()
+            .contains("WebFetch https://a.example")
+    );
+    reader.close().await;
 }

@@ -162,11 +162,28 @@ async fn migrations_are_idempotent_and_reopening_keeps_earlier_rows(server: &PgS
             "reopen_together",
             "SELECT count(*) FROM _sqlx_migrations WHERE success"
         ),
-        "3"
+        "4"
     );
     assert_eq!(
         server.psql("reopen", "SELECT count(*) FROM _sqlx_migrations WHERE success"),
-        "3"
+        "4"
+    );
+    // The status check is the migrated one: a cleared taint's row is taken, any other status still refused.
+    assert_eq!(
+        server.psql(
+            "reopen",
+            "SELECT count(*) FROM pg_constraint WHERE conrelid = 'agent_audit_log'::regclass AND contype = 'c' \
+             AND pg_get_constraintdef(oid) LIKE '%TAINT_CLEARED%'"
+        ),
+        "1"
+    );
+    assert_eq!(
+        server.psql(
+            "reopen",
+            "SELECT count(*) FROM pg_constraint WHERE conrelid = 'agent_audit_log'::regclass AND contype = 'c'"
+        ),
+        "1",
+        "the older check is gone"
     );
 }
 

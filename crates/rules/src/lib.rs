@@ -74,5 +74,5 @@ pub use project::{is_marked_project, project_root};
 pub use rule::Rule;
 pub use session::SessionState;
 pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};
-pub use taint::{SessionTaint, TaintFacts, TaintMark};
+pub use taint::{SessionTaint, TaintFacts, TaintInMemory, TaintKeeper, TaintMark};
 pub use tool::split_mcp;

@@ -79,6 +79,22 @@ impl SessionTaint {
         self.untrusted.is_some() && self.private.is_some()
     }
 
+    /// The taint in one line, as the audit log records a cleared one: `untrusted content: `WebFetch …` (fetched a
+    /// page of …); private data: none; 2 domains reached`.
+    pub fn summary(&self) -> String {
+        let mark = |mark: &Option<TaintMark>| {
+            mark.as_ref()
+                .map_or_else(|| "none".to_owned(), |m| format!("`{}` ({})", m.call, m.why))
+        };
+        format!(
+            "untrusted content: {}; private data: {}; {} domain{} reached",
+            mark(&self.untrusted),
+            mark(&self.private),
+            self.contacted.len(),
+            if self.contacted.len() == 1 { "" } else { "s" }
+        )
+    }
+
     /// Whether the session has reached `domain` (lowercase) before.
     pub fn has_contacted(&self, domain: &str) -> bool {
         self.contacted.iter().any(|d| d == domain)
@@ -118,6 +134,92 @@ impl SessionTaint {
             contacted: other.contacted.clone(),
         };
         self.record(&facts, Decision::Allow);
+    }
+}
+
+/// Where the taint of a session lives: the one place its decisions read it from, its calls add to it, and a person
+/// clears it. The hook keeps it in a file per session in the project's `.agent-guard/sessions/` (so that one
+/// session's separate `check` processes share it), the runtime in memory with the session ([`TaintInMemory`]) or in
+/// those files (`agent-guard agent`, so that `session show|clear` and the server's page reach it), the server the
+/// taint of the sessions it runs in its own memory. Whoever shows or clears a session's taint asks its keeper, so
+/// there is one path whatever runs the session.
+pub trait TaintKeeper: Send + Sync {
+    /// The taint of `session_id` as its next decision reads it: empty when there is none. A keeper that cannot
+    /// read it answers a taint of both kinds (its ways out ask), never an empty one.
+    fn load(&self, session_id: &str) -> SessionTaint;
+
+    /// Adds what a call answered `decision` adds to `session_id` ([`SessionTaint::record`]); an error says why it
+    /// could not be kept.
+    fn record(&self, session_id: &str, facts: &TaintFacts, decision: Decision) -> Result<(), String>;
+
+    /// Forgets the taint of `session_id` once a person has looked at it, and answers what it was (empty when
+    /// there was none), so that the forgetting can be recorded with what was forgotten.
+    fn clear(&self, session_id: &str) -> Result<SessionTaint, String>;
+
+    /// Where the taint is kept, in words (`memory of the server`, the directory of the files).
+    fn place(&self) -> String;
+}
+
+/// A [`TaintKeeper`] in memory: the runtime's sessions (`agent-guard run`), and the sessions a server runs. The
+/// taint lives as long as the keeper, or until [`TaintInMemory::forget`].
+#[derive(Debug, Default)]
+pub struct TaintInMemory {
+    sessions: std::sync::Mutex<std::collections::HashMap<String, SessionTaint>>,
+    place: String,
+}
+
+impl TaintInMemory {
+    /// An empty keeper whose [`TaintKeeper::place`] is `place`.
+    pub fn new(place: impl Into<String>) -> Self {
+        Self {
+            sessions: std::sync::Mutex::default(),
+            place: place.into(),
+        }
+    }
+
+    /// Drops the taint of a session that ended: nothing decides in it any more.
+    pub fn forget(&self, session_id: &str) {
+        self.sessions().remove(session_id);
+    }
+
+    /// Whether `session_id` has a taint here (it has been recorded and not forgotten).
+    pub fn holds(&self, session_id: &str) -> bool {
+        self.sessions().contains_key(session_id)
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, SessionTaint>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl TaintKeeper for TaintInMemory {
+    fn load(&self, session_id: &str) -> SessionTaint {
+        self.sessions().get(session_id).cloned().unwrap_or_default()
+    }
+
+    fn record(&self, session_id: &str, facts: &TaintFacts, decision: Decision) -> Result<(), String> {
+        if facts.is_empty() || decision == Decision::Deny {
+            return Ok(());
+        }
+        self.sessions()
+            .entry(session_id.to_owned())
+            .or_default()
+            .record(facts, decision);
+        Ok(())
+    }
+
+    fn clear(&self, session_id: &str) -> Result<SessionTaint, String> {
+        Ok(self.sessions().remove(session_id).unwrap_or_default())
+    }
+
+    fn place(&self) -> String {
+        if self.place.is_empty() {
+            "memory".to_owned()
+        } else {
+            self.place.clone()
+        }
     }
 }
 
@@ -161,6 +263,32 @@ mod tests {
         assert_eq!(taint.contacted.len(), MAX_CONTACTED);
         assert!(!taint.has_contacted("d0.example"));
         assert!(taint.has_contacted(&format!("d{}.example", MAX_CONTACTED + 9)));
+    }
+
+    #[test]
+    fn a_keeper_in_memory_records_and_answers_what_it_cleared() {
+        let keeper = TaintInMemory::new("memory of the test");
+        let facts = TaintFacts {
+            untrusted: mark("WebFetch https://a.example"),
+            private: mark("Read ~/.ssh/config"),
+            contacted: vec!["a.example".to_owned()],
+        };
+        keeper.record("s1", &facts, Decision::Deny).unwrap();
+        assert!(!keeper.holds("s1"));
+        keeper.record("s1", &facts, Decision::Allow).unwrap();
+        assert!(keeper.load("s1").is_trifecta());
+        assert!(keeper.load("s2").is_clean());
+        let cleared = keeper.clear("s1").unwrap();
+        assert!(cleared.is_trifecta());
+        assert_eq!(cleared.contacted, ["a.example"]);
+        assert!(keeper.load("s1").is_clean());
+        assert_eq!(keeper.clear("s1").unwrap(), SessionTaint::default());
+        assert_eq!(keeper.place(), "memory of the test");
+        assert_eq!(
+            cleared.summary(),
+            "untrusted content: `WebFetch https://a.example` (because); private data: `Read ~/.ssh/config` \
+             (because); 1 domain reached"
+        );
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub(crate) struct App {
     pub(crate) telemetry: agent_telemetry::Telemetry,
     /// The sessions running on this server, each with whether it was cancelled.
     pub(crate) running: std::sync::Mutex<std::collections::HashMap<String, bool>>,
+    /// The taint of the sessions running on this server: their runtimes decide with it, the page shows and
+    /// clears it.
+    pub(crate) taint: Arc<agent_rules::TaintInMemory>,
     /// The `Host` values requests must carry, for a server bound to loopback (see `loopback_hosts`).
     pub(crate) hosts: Option<Vec<String>>,
     /// How long a request's headers, and its body, may take to arrive.
@@ -449,16 +452,61 @@ impl App {
         )
     }
 
+    /// Where the taint of the session of `ask` lives: this server's memory for a session it runs, else what the
+    /// host keeps for the coding agent's sessions in the ask's project (the hook's records, which `agent-guard
+    /// agent` keeps too). Showing and clearing a session's taint both go through here.
+    pub(crate) fn taint_keeper(&self, ask: &Approval) -> Result<Arc<dyn agent_rules::TaintKeeper>, String> {
+        let runs_here = self
+            .running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains_key(&ask.session_id);
+        if runs_here || self.taint.holds(&ask.session_id) {
+            return Ok(Arc::clone(&self.taint) as Arc<dyn agent_rules::TaintKeeper>);
+        }
+        self.decider.taint_keeper(Path::new(&ask.cwd))
+    }
+
     /// The taint of the session of `ask` as the page shows it; `None` for an ask without a session, a session
-    /// that has seen neither untrusted content nor private data, or where the host keeps no taint.
+    /// that has seen neither untrusted content nor private data, or where no taint is kept.
     pub(crate) fn session_taint(&self, ask: &Approval) -> Option<crate::shown::ShownTaint> {
         if ask.session_id.is_empty() {
             return None;
         }
-        let taint = self
-            .decider
-            .session_taint(std::path::Path::new(&ask.cwd), &ask.session_id)?;
+        let taint = self.taint_keeper(ask).ok()?.load(&ask.session_id);
         crate::shown::ShownTaint::of(&taint)
+    }
+
+    /// Clears the taint of the session of `ask` where it lives, and writes the audit row that names who cleared
+    /// it (`by`) and what was cleared; answers the taint that was cleared (empty when there was none, and then
+    /// no row is written).
+    pub(crate) async fn clear_taint(
+        &self,
+        ask: &Approval,
+        by: &Approver,
+    ) -> Result<agent_rules::SessionTaint, String> {
+        let keeper = self.taint_keeper(ask)?;
+        let session = ask.session_id.clone();
+        let place = keeper.place();
+        let cleared = tokio::task::spawn_blocking(move || keeper.clear(&session))
+            .await
+            .unwrap_or_else(|_| Err("internal error while clearing".to_owned()))?;
+        if cleared != agent_rules::SessionTaint::default() {
+            let taint = serde_json::to_value(&cleared).unwrap_or_default();
+            let summary = format!("{} (kept in {place})", cleared.summary());
+            let cwd = (!ask.cwd.is_empty()).then_some(ask.cwd.as_str());
+            self.audit
+                .record(AuditRow::taint_cleared(
+                    &ask.session_id,
+                    "server",
+                    &summary,
+                    &taint,
+                    &by.to_string(),
+                    cwd,
+                ))
+                .await;
+        }
+        Ok(cleared)
     }
 
     /// Publishes an event here and, with PostgreSQL, to the other servers of the database. The events kept for

@@ -1,9 +1,10 @@
 //! What the server asks of its host: decide one hook input through the one bounded decision entry.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use agent_decide::{Decided, HookInput, HookOutput};
-use agent_rules::SessionTaint;
+use agent_rules::TaintKeeper;
 
 /// The decision of one hook input, as the hook prints it and with what the approval queue shows.
 #[derive(Debug, Clone)]
@@ -42,12 +43,6 @@ pub trait Decide: Send + Sync + 'static {
     /// The settings of the project in `cwd` changed (an answer saved a rule): later decisions must see them.
     fn settings_changed(&self, cwd: &Path);
 
-    /// The taint of the coding agent's session `session_id` working in `cwd`, as its decisions read it (the page
-    /// shows it beside the session's asks); `None` where this host keeps no taint.
-    fn session_taint(&self, _cwd: &Path, _session_id: &str) -> Option<SessionTaint> {
-        None
-    }
-
     /// The runs `agent-guard undo` recorded for the ask `ask` (of a call in `cwd`): a person allowed the call, and
     /// its command changed files of a root the sandbox snapshots. Empty where this host keeps no snapshots, and
     /// until the command has run.
@@ -55,9 +50,10 @@ pub trait Decide: Send + Sync + 'static {
         Vec::new()
     }
 
-    /// Forgets that taint once a person has looked at it: whether there was a record; an error says why it could
-    /// not be forgotten.
-    fn clear_session_taint(&self, _cwd: &Path, _session_id: &str) -> Result<bool, String> {
+    /// Where the taint of the coding agent's sessions working in `cwd` lives, as their decisions read it: the page
+    /// shows it beside a session's asks and clears it there. The sessions this server runs keep theirs in its
+    /// memory, whatever the host answers; an error says why the host keeps none.
+    fn taint_keeper(&self, _cwd: &Path) -> Result<Arc<dyn TaintKeeper>, String> {
         Err("this server keeps no session taint".to_owned())
     }
 }

@@ -522,17 +522,21 @@ async fn answer_approval(State(app): State<Arc<App>>, Path(id): Path<String>, bo
 }
 
 /// `POST /v1/approvals/{id}/clear-taint` with `{"session_id": "…"}`: forgets the taint of the session of ask `id`
-/// (the coding agent's session, in the project of the ask's `cwd`), once a person has looked at it. The body names
-/// the session the person saw, and must be the ask's. The answer is `{"id", "session_id", "cleared", "taint"}`,
-/// `cleared` saying whether there was a record.
+/// where it lives (the sessions this server runs: its memory; a coding agent's or `agent-guard agent`'s: the
+/// records of the ask's project), once a person has looked at it, and writes the audit row naming who cleared it
+/// (`page_session`, as for an answer) and what. The body names the session the person saw, and must be the ask's.
+/// The answer is `{"id", "session_id", "cleared", "taint"}`, `cleared` saying whether there was a taint.
 async fn clear_taint(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Response {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Body {
         session_id: String,
+        /// The page's own session: the clearing is then a page user's.
+        #[serde(default)]
+        page_session: Option<String>,
     }
-    let named = match serde_json::from_slice::<Body>(&body) {
-        Ok(body) => body.session_id,
+    let (named, by) = match serde_json::from_slice::<Body>(&body) {
+        Ok(body) => (body.session_id, crate::metrics::answerer(body.page_session)),
         Err(e) => {
             return error(
                 StatusCode::BAD_REQUEST,
@@ -560,16 +564,10 @@ async fn clear_taint(State(app): State<Arc<App>>, Path(id): Path<String>, body: 
             ),
         );
     }
-    let decider = Arc::clone(&app.decider);
-    let (cwd, session) = (ask.cwd.clone(), ask.session_id.clone());
-    let cleared = tokio::task::spawn_blocking(move || {
-        decider.clear_session_taint(std::path::Path::new(&cwd), &session)
-    })
-    .await
-    .unwrap_or_else(|_| Err("internal error while clearing".to_owned()));
-    match cleared {
+    match app.clear_taint(&ask, &by).await {
         Ok(cleared) => {
-            tracing::info!(ask = %id, session = %ask.session_id, cleared, "a session's taint was cleared");
+            let cleared = cleared != agent_rules::SessionTaint::default();
+            tracing::info!(ask = %id, session = %ask.session_id, cleared, by = %by, "a session's taint was cleared");
             Json(json!({
                 "id": id,
                 "session_id": ask.session_id,

@@ -105,6 +105,9 @@ impl Server {
             runner: std::sync::OnceLock::new(),
             cancel: agent_tool_traits::CancelRegistry::new(),
             running: std::sync::Mutex::new(std::collections::HashMap::new()),
+            taint: Arc::new(agent_rules::TaintInMemory::new(
+                "the memory of the server that runs the session",
+            )),
             telemetry,
             hosts: loopback_hosts(bound),
             header_timeout: config.header_timeout,

@@ -35,6 +35,9 @@ pub struct SessionHandle {
     pub cancel: CancelRegistry,
     /// The server's audit log.
     pub audit: AuditLogHook,
+    /// Where the session's taint lives (the server's memory): give it to the runtime
+    /// (`RuntimeBuilder::taint_keeper`), so that the page shows the taint beside the session's asks and clears it.
+    pub taint: Arc<dyn agent_rules::TaintKeeper>,
 }
 
 impl std::fmt::Debug for SessionHandle {
@@ -240,6 +243,7 @@ pub(crate) async fn start(app: &Arc<App>, spec: Value) -> Result<Started, sqlx::
         hook: Arc::new(EventHook { app: Arc::clone(app) }),
         cancel: app.cancel.clone(),
         audit: app.audit.clone(),
+        taint: Arc::clone(&app.taint) as Arc<dyn agent_rules::TaintKeeper>,
     };
     let name = spec
         .get("name")
@@ -271,6 +275,8 @@ pub(crate) async fn start(app: &Arc<App>, spec: Value) -> Result<Started, sqlx::
             tracing::warn!(%error, session = %task_id, "cannot record the end of a session");
         }
         running(&task_app).remove(&task_id);
+        // Nothing decides in the session any more.
+        task_app.taint.forget(&task_id);
     });
     Ok(Started::Running(Box::new(SessionRow {
         id,

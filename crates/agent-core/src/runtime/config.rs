@@ -9,7 +9,7 @@ use agent_decide::{DecisionBound, Guard, GuardOptions, GuardSettings};
 use agent_hooks::{
     AgentHook, AuditLogHook, CancellationHook, CommandHook, HookRegistry, HookSettings, MetricsHook,
 };
-use agent_rules::{PermissionMode, Settings};
+use agent_rules::{PermissionMode, Settings, TaintInMemory, TaintKeeper};
 use agent_runtime_limits::LimitsConfig;
 use agent_tool_traits::{CancelRegistry, Source, Tool};
 use serde_json::Value;
@@ -111,6 +111,7 @@ pub struct RuntimeBuilder {
     only: Option<Vec<String>>,
     cancel: CancelRegistry,
     child_models: Option<Arc<dyn ChildModels>>,
+    taint: Arc<dyn TaintKeeper>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -168,6 +169,14 @@ impl RuntimeBuilder {
     #[must_use]
     pub fn cancel_registry(mut self, cancel: CancelRegistry) -> Self {
         self.cancel = cancel;
+        self
+    }
+
+    /// Keeps the taint of the runtime's sessions in `taint` (default: in memory, for as long as the runtime): a
+    /// keeper others reach too (the project's session files, a server's memory) lets a person see and clear it.
+    #[must_use]
+    pub fn taint_keeper(mut self, taint: Arc<dyn TaintKeeper>) -> Self {
+        self.taint = taint;
         self
     }
 
@@ -239,6 +248,7 @@ impl RuntimeBuilder {
             cancel: self.cancel,
             metrics,
             audit: self.audit,
+            taint: self.taint,
         };
         let agent = Agent {
             config: self.config,
@@ -271,6 +281,7 @@ impl Runtime {
             only: None,
             cancel: CancelRegistry::new(),
             child_models: None,
+            taint: Arc::new(TaintInMemory::new("the runtime's memory")),
         }
     }
 }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_decide::{Guard, GuardOptions};
 use agent_hooks::{AuditLogHook, HookRegistry, MetricsHook, MetricsSnapshot};
-use agent_rules::{SessionState, Settings};
+use agent_rules::{SessionState, Settings, TaintKeeper};
 use agent_runtime_limits::DuplicateDetector;
 use agent_tool_traits::CancelRegistry;
 use tokio_util::sync::CancellationToken;
@@ -84,6 +84,8 @@ struct Services {
     cancel: CancelRegistry,
     metrics: Arc<MetricsHook>,
     audit: Option<AuditLogHook>,
+    /// Where the sessions' taint lives: the decisions of every agent of a session read it, and add to it.
+    taint: Arc<dyn TaintKeeper>,
 }
 
 impl std::fmt::Debug for Runtime {

@@ -300,8 +300,8 @@ impl Runtime {
         let decided = self.decide_bounded(input, self.session_state(session_id)).await;
         self.record(session_id, &decided);
         let confinement = decided.confinement;
-        // The runtime keeps the taint in memory with the session: it lives as long as the session, so the refusal
-        // names no command that clears it.
+        // The refusal names no command that clears the taint: a runtime's keeper may be memory that no command
+        // reaches (a server's sessions are cleared from its page).
         let proxy = ProxyGrant {
             domains: decided.domains.clone(),
             limit: decided.session_limit.as_ref().map(|limit| ProxyLimit {
@@ -414,12 +414,14 @@ impl Runtime {
 
     /// What the session `session_id` has accumulated that its decisions read.
     fn session_state(&self, session_id: &str) -> SessionState {
-        self.sessions
+        let state = self
+            .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(session_id)
             .cloned()
-            .unwrap_or_default()
+            .unwrap_or_default();
+        state.with_taint(self.agent.services.taint.load(session_id))
     }
 
     /// Records in the session `session_id` what the decision of a call it acts on did (the classifier's approval
@@ -439,13 +441,9 @@ impl Runtime {
         if taint.is_empty() {
             return;
         }
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(session_id.to_owned())
-            .or_default()
-            .taint_mut()
-            .record(taint, decision);
+        if let Err(error) = self.agent.services.taint.record(session_id, taint, decision) {
+            tracing::warn!(session = %session_id, %error, "the session's taint was not recorded");
+        }
     }
 
     /// What the permission pipeline decides for a call of `tool` with `args` before anyone answers an ask: the

@@ -26,6 +26,10 @@ struct Sequence {
     mode: Option<String>,
     #[serde(default)]
     files: BTreeMap<String, String>,
+    /// Decided with contained allows on (`--auto-allow`), as the hook decides by default: the calls' `proxy`
+    /// needs them. Skipped where the kernel cannot enforce the sandbox.
+    #[serde(default)]
+    contained: bool,
     calls: Vec<Call>,
 }
 
@@ -39,6 +43,10 @@ struct Call {
     /// it).
     #[serde(default)]
     asks: Option<Vec<String>>,
+    /// The call is allowed to run with the network, and the session's taint limits its sandbox's proxy to these
+    /// domains (none: it reaches no domain).
+    #[serde(default)]
+    proxy: Option<Vec<String>>,
 }
 
 fn sequences() -> Vec<Sequence> {
@@ -54,7 +62,8 @@ fn run(sequence: &Sequence) -> Vec<String> {
         ws.write(path, text);
     }
     let env = BTreeMap::new();
-    let guard = ws.guard(&sequence.settings, &env, sequence.mode.as_deref());
+    let auto_allow = Some(sequence.contained);
+    let guard = ws.guard_with(&sequence.settings, &env, sequence.mode.as_deref(), auto_allow);
     let mut session = SessionState::default();
     let mut failures = Vec::new();
     for (number, call) in sequence.calls.iter().enumerate() {
@@ -90,6 +99,24 @@ fn run(sequence: &Sequence) -> Vec<String> {
             )),
             None => {}
         }
+        if let Some(expected) = &call.proxy {
+            match (&decided.session_limit, decided.confinement) {
+                (Some(limit), Some(confinement))
+                    if verdict.decision == Decision::Allow && confinement.network =>
+                {
+                    if limit.domains != *expected {
+                        failures.push(format!(
+                            "{at}: the proxy lets through {:?}, expected {expected:?}",
+                            limit.domains
+                        ));
+                    }
+                }
+                _ => failures.push(format!(
+                    "{at}: expected an allow with the network and a proxy the taint limits, got {}: {reason}",
+                    verdict.decision
+                )),
+            }
+        }
         session.taint_mut().record(&decided.taint, verdict.decision);
     }
     failures
@@ -107,8 +134,12 @@ fn taint_sequences() {
         sequences.len(),
         "each sequence is an attack or benign"
     );
+    let contained = crate::decisions::contained_allows_possible();
     let mut failures = Vec::new();
     for sequence in &sequences {
+        if sequence.contained && !contained {
+            continue;
+        }
         let asks = sequence.calls.iter().any(|c| c.asks.is_some());
         if asks != (sequence.class == "attack") {
             failures.push(format!(

@@ -506,7 +506,7 @@ async function clearTaint(entry) {
     response = await api("/v1/approvals/" + encodeURIComponent(id) + "/clear-taint", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ session_id }),
+      body: JSON.stringify({ session_id, page_session: pageSession }),
     });
   } catch (error) {
     response = null;
