@@ -107,7 +107,14 @@ fn a_web_page_then_a_private_read_make_the_way_out_ask_naming_both() {
     );
     assert!(reason.contains("cat ~/.ssh/config"), "{reason}");
 
-    // In every mode: `git push` is allowed in bypassPermissions, but not out of this session.
+    // In every mode: with the network not blocked (the user's own settings), `git push` is allowed in
+    // bypassPermissions, but not out of this session.
+    std::fs::create_dir_all(p.home.join(".claude")).unwrap();
+    std::fs::write(
+        p.home.join(".claude/settings.json"),
+        r#"{"agentGuard": {"blockNetwork": false}}"#,
+    )
+    .unwrap();
     let push = bash("git push origin main");
     let (fresh, _) = check(&p, &call(&p, "", "bypassPermissions", "Bash", push.clone()));
     assert_eq!(fresh, "allow");
