@@ -674,6 +674,31 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
 /// undo` records for it name it too and the server's page shows their ids.
 fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf], ask: Option<&str>) -> HookOutput {
     let verdict = &decided.resolution.verdict;
+    // A search allowed with secret files left out runs narrowed, or not as allowed.
+    if verdict.decision == Decision::Allow && !decided.search_excludes.is_empty() {
+        return match agent_decide::narrowed_search_input(&input.tool_input, &decided.search_excludes) {
+            Some(narrowed) => {
+                let mut verdict = verdict.clone();
+                verdict.reasons.push(format!(
+                    "the secret files by name it would reach are left out of the search (`glob` `{}`)",
+                    narrowed
+                        .get("glob")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or_default()
+                ));
+                HookOutput::from_verdict(&verdict).with_updated_input(narrowed)
+            }
+            None => HookOutput::from_verdict(&Verdict::new(
+                Decision::Ask,
+                format!(
+                    "the search would be allowed with `{}` left out ({}), but its input cannot be narrowed",
+                    decided.search_excludes.join("`, `"),
+                    verdict.reason()
+                ),
+                Provenance::layer(Layer::Sandbox),
+            )),
+        };
+    }
     let Some(confinement) = decided
         .confinement
         .filter(|_| verdict.decision == Decision::Allow)

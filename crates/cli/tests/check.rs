@@ -571,3 +571,65 @@ fn the_bound_and_the_answer_never_mix() {
         "{in_time} in time, {past} past the bound"
     );
 }
+
+/// A Grep over a project with secret files by name is allowed narrowed: its `updatedInput` adds a `glob` that
+/// leaves each of them out (ripgrep excludes a `!` glob at every depth). Where it cannot be narrowed (a `glob` of
+/// its own that still reaches one, or a secret file named directly) it asks.
+#[test]
+fn a_search_over_secret_files_by_name_is_allowed_with_them_left_out() {
+    let (_tmp, cwd, home) = dirs();
+    std::fs::create_dir_all(cwd.join(".git")).unwrap();
+    std::fs::create_dir_all(cwd.join("src")).unwrap();
+    std::fs::create_dir_all(cwd.join("deploy/keys")).unwrap();
+    std::fs::write(cwd.join(".env"), "TOKEN=x\n").unwrap();
+    std::fs::write(cwd.join("deploy/keys/id_ed25519"), "key\n").unwrap();
+    std::fs::write(cwd.join("src/a.rs"), "fn a() {}\n").unwrap();
+    let check = |tool_input: Value| {
+        let out = run(&["check"], &input(&cwd, "Grep", tool_input), &home);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let value: Value = serde_json::from_str(&line).unwrap();
+        (
+            decision(&line),
+            value["hookSpecificOutput"]["updatedInput"].clone(),
+        )
+    };
+    for tool_input in [
+        json!({"pattern": "TOKEN"}),
+        json!({"pattern": "TOKEN", "output_mode": "content", "-n": true}),
+        json!({"pattern": "TOKEN", "path": cwd}),
+    ] {
+        let ((decision, reason), updated) = check(tool_input.clone());
+        assert_eq!(decision, "allow", "{tool_input}: {reason}");
+        let glob = updated["glob"].as_str().unwrap();
+        let mut names: Vec<&str> = glob
+            .trim_start_matches("!{")
+            .trim_start_matches('!')
+            .trim_end_matches('}')
+            .split(',')
+            .collect();
+        names.sort_unstable();
+        assert_eq!(names, [".env", "id_ed25519"], "{glob}");
+        // Everything else of the input is kept.
+        for (key, value) in tool_input.as_object().unwrap() {
+            assert_eq!(&updated[key], value);
+        }
+    }
+    // A search that reaches no secret file is not narrowed.
+    let ((decision, _), updated) = check(json!({"pattern": "x", "path": "src"}));
+    assert_eq!(decision, "allow");
+    assert!(updated.is_null());
+    // Its own glob that still reaches `.env`, and `.env` itself, ask.
+    for tool_input in [
+        json!({"pattern": "TOKEN", "glob": ".env*"}),
+        json!({"pattern": "TOKEN", "path": cwd.join(".env")}),
+    ] {
+        let ((decision, reason), _) = check(tool_input.clone());
+        assert_eq!(decision, "ask", "{tool_input}: {reason}");
+    }
+}

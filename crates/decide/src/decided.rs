@@ -34,6 +34,10 @@ pub struct Decided {
     /// For a line allowed with the network in a session that has read untrusted content, when nobody approved the
     /// line (a contained allow, a mode's): the only domains its proxy lets through (`--session-domains-only`).
     pub session_limit: Option<SessionLimit>,
+    /// For a search tool's call (Grep) that reaches secret files by name: the names it is allowed with left out.
+    /// The caller narrows the call by them (the hook: an `updatedInput` whose `glob` is `!NAME` or `!{A,B}`,
+    /// which ripgrep excludes); a caller that cannot narrow it must not run it as allowed. Empty otherwise.
+    pub search_excludes: Vec<String>,
 }
 
 /// The limit a session's untrusted content sets on the proxy of a line nobody approved: the domains the session
@@ -104,6 +108,7 @@ impl Decided {
             domains: Vec::new(),
             taint: TaintFacts::default(),
             session_limit: None,
+            search_excludes: Vec::new(),
         }
     }
 

@@ -289,6 +289,7 @@ impl Guard {
             domains,
             taint: tainting.facts,
             session_limit,
+            search_excludes: gathered.search_excludes,
         }
     }
 }

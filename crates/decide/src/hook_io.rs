@@ -120,6 +120,26 @@ impl HookOutput {
     }
 }
 
+/// The input of a search tool's call (the coding agent's Grep, which runs ripgrep with its `glob` as `--glob`)
+/// narrowed to leave out `excludes` ([`Decided::search_excludes`](crate::Decided::search_excludes)): its `glob`
+/// becomes `!NAME`, or `!{A,B}` for several, a glob ripgrep excludes at every depth. `None` when the input is not
+/// an object, already has a `glob` (which a second one could not be added to in one string), or nothing is to be
+/// left out.
+pub fn narrowed_search_input(tool_input: &Value, excludes: &[String]) -> Option<Value> {
+    let glob = match excludes {
+        [] => return None,
+        [one] => format!("!{one}"),
+        many => format!("!{{{}}}", many.join(",")),
+    };
+    let mut narrowed = tool_input.clone();
+    let object = narrowed.as_object_mut()?;
+    if object.contains_key("glob") {
+        return None;
+    }
+    object.insert("glob".to_owned(), Value::String(glob));
+    Some(narrowed)
+}
+
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
 /// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…
 /// [--session-domains-only --session <id> --session-taint <text> [--session-domain <host>]…]] [--git-writes]

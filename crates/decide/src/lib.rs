@@ -84,5 +84,5 @@ pub use contain::Contained;
 pub use decided::{CheckedPath, Decided, SessionLimit, session_limit_why};
 pub use error::{Error, Result};
 pub use guard::{AutoAllow, Guard, GuardOptions};
-pub use hook_io::{HookInput, HookOutput, sandboxed_input, shell_quote};
+pub use hook_io::{HookInput, HookOutput, narrowed_search_input, sandboxed_input, shell_quote};
 pub use taint::TaintSettings;

@@ -183,6 +183,52 @@ impl PathSandbox {
         Reached::default()
     }
 
+    /// Every protected place a reader that skips what the ignore files exclude (the coding agent's search tool,
+    /// ripgrep) reaches below `dir`, each as the topmost protected path on its way (`.ssh` for `.ssh/id_rsa`), so
+    /// that leaving those names out leaves out everything protected; `Err` with why when the walk could not look
+    /// at every entry. Links are not followed, as the tool does not follow them.
+    ///
+    /// # Errors
+    /// Why the walk stopped: more entries than it looks at.
+    pub fn protected_places_beneath(&self, dir: &Path, reach: &Reach<'_>) -> Result<Vec<PathBuf>, String> {
+        let matchers = name_matchers(reach.names);
+        let mut walk = ignore::WalkBuilder::new(dir);
+        walk.hidden(!reach.hidden)
+            .follow_links(false)
+            .parents(true)
+            .ignore(true)
+            .git_ignore(true)
+            .git_exclude(true)
+            .git_global(false);
+        let mut places: Vec<PathBuf> = Vec::new();
+        for (seen, entry) in walk.build().enumerate() {
+            if seen > MAX_ENTRIES {
+                return Err(format!(
+                    "`{}` holds more than {MAX_ENTRIES} entries to look at",
+                    dir.display()
+                ));
+            }
+            let Ok(entry) = entry else { continue };
+            let path = entry.path();
+            if entry.depth() == 0 || entry.path_is_symlink() || places.iter().any(|p| path.starts_with(p)) {
+                continue;
+            }
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let named = is_dir || matchers.iter().all(|m| m.is_match(entry.file_name()));
+            if named && self.protected_read(path).is_some() {
+                // The topmost protected path between `dir` and this one.
+                let top = path
+                    .ancestors()
+                    .take_while(|a| a.starts_with(dir) && *a != dir)
+                    .filter(|a| self.protected_read(a).is_some())
+                    .last()
+                    .unwrap_or(path);
+                places.push(top.to_path_buf());
+            }
+        }
+        Ok(places)
+    }
+
     /// Why a link at `link` whose canonical target is `target` may not be followed by a search: it leads out of
     /// every root.
     fn leaves_roots(&self, link: &Path, target: &Path) -> Option<String> {

@@ -23,7 +23,7 @@ impl Gathering<'_> {
                     ignores: true,
                     names,
                 };
-                self.search(tool, &check, &reach, false);
+                self.search(tool, &check, &reach, false, args.get("glob").is_none());
             }
             if access == Access::Read {
                 self.content(&check);

@@ -50,6 +50,8 @@ pub(crate) struct Gathered<'a> {
     /// The hosts of the remotes a command that changes them reaches (`git push`), found in the repository's
     /// configuration: its effect is a change to another system, which asks, and an allow grants them.
     pub(crate) remote_hosts: Vec<String>,
+    /// [`Decided::search_excludes`](crate::Decided::search_excludes).
+    pub(crate) search_excludes: Vec<String>,
 }
 
 /// The facts of one call while they are gathered: the files checked so far and the findings so far, with the
@@ -69,6 +71,8 @@ pub(crate) struct Gathering<'g> {
     pub(crate) notes: Vec<String>,
     /// [`Gathered::remote_hosts`].
     pub(crate) remote_hosts: Vec<String>,
+    /// [`Gathered::search_excludes`].
+    pub(crate) search_excludes: Vec<String>,
 }
 
 /// What one finding is about, for the kernel sandbox: the shell analysis's own concern for its findings, and
@@ -107,6 +111,7 @@ impl Guard {
             credentials: Vec::new(),
             notes: Vec::new(),
             remote_hosts: Vec::new(),
+            search_excludes: Vec::new(),
         };
         let mut gathered_shell = None;
         let mut host = None;
@@ -149,6 +154,7 @@ impl Guard {
             credentials: gathering.credentials,
             notes: gathering.notes,
             remote_hosts: gathering.remote_hosts,
+            search_excludes: gathering.search_excludes,
         }
     }
 }
@@ -332,8 +338,14 @@ mod tests {
     #[test]
     fn a_search_that_reaches_a_secret_file_asks_and_names_it() {
         let project = Project::with_files("{}", &[("proj/.env", "KEY=1"), ("proj/src/a.rs", "")]);
+        // The Grep tool without a glob of its own is narrowed instead: no finding, the secret file left out.
+        let args = json!({"pattern": "x", "path": "."});
+        let call = CallInput::new("Grep", args.clone());
+        let gathered = project.guard.gather("Grep", &call.args, Described::of(&call));
+        assert!(gathered.findings.is_empty(), "{:?}", reasons(&gathered.findings));
+        assert_eq!(gathered.search_excludes, [".env"]);
         for (tool, args) in [
-            ("Grep", json!({"pattern": "x", "path": "."})),
+            ("Grep", json!({"pattern": "x", "path": ".", "glob": "*"})),
             ("Bash", json!({"command": "grep -r x ."})),
             ("Bash", json!({"command": "grep -r x"})),
         ] {

@@ -9,6 +9,9 @@ use agent_tool_traits::{Decision, Layer};
 
 use super::{About, Gathering};
 
+/// The most names a narrowed search leaves out; a search that reaches more asks.
+const MAX_EXCLUDES: usize = 16;
+
 /// What a search of a directory reaches that makes it ask.
 struct Reaches {
     layer: Layer,
@@ -27,7 +30,19 @@ impl Gathering<'_> {
     /// the kernel sandbox the line runs in hides every such file below the roots (the same list the walk checks),
     /// so the search runs without it; where the sandbox does not run (off, contained allows off, no kernel
     /// support), it still asks. Content secrets (a credential under an ordinary name) are checked elsewhere.
-    pub(super) fn search(&mut self, tool: &str, check: &PathCheck, reach: &Reach<'_>, shell: bool) {
+    ///
+    /// A search tool's call (`narrow`: the coding agent's Grep without a `glob` of its own) whose only problem is
+    /// secret files by name is allowed narrowed instead: the names of every protected place it reaches are left
+    /// out by the `glob` the caller adds ([`Decided::search_excludes`](crate::Decided::search_excludes)), when
+    /// they are few and plain names.
+    pub(super) fn search(
+        &mut self,
+        tool: &str,
+        check: &PathCheck,
+        reach: &Reach<'_>,
+        shell: bool,
+        narrow: bool,
+    ) {
         // The path as written and as resolved; the second only when a link made them differ.
         let resolved = check.resolved.as_deref().filter(|r| *r != check.absolute);
         for dir in [Some(check.absolute.as_path()), resolved]
@@ -36,6 +51,17 @@ impl Gathering<'_> {
             .filter(|dir| dir.is_dir())
         {
             if let Some(reaches) = self.search_reaches(tool, dir, reach) {
+                if narrow
+                    && reaches.hidden_by_kernel
+                    && let Some(names) = self.excludable(dir, reach)
+                {
+                    for name in names {
+                        if !self.search_excludes.contains(&name) {
+                            self.search_excludes.push(name);
+                        }
+                    }
+                    continue;
+                }
                 if shell && reaches.hidden_by_kernel {
                     let why = format!(
                         "{}; the kernel sandbox hides secret files by name from the line",
@@ -52,6 +78,49 @@ impl Gathering<'_> {
                 return;
             }
         }
+    }
+
+    /// The names that leave every protected place below `dir` out of a search tool's reach, when each place is a
+    /// secret file by name inside a root (no link out of the roots, no deny rule's place, which ask as they are),
+    /// the walk saw every entry, and the names are at most [`MAX_EXCLUDES`] plain ones that a glob spells as they
+    /// are (no wildcard, brace, comma, blank or `!`). A name left out is left out at every depth: stricter, never
+    /// looser.
+    fn excludable(&self, dir: &Path, reach: &Reach<'_>) -> Option<Vec<String>> {
+        // Reached only when no place a deny rule protects is reached (those are looked for first).
+        let sandbox = self.guard.sandbox.as_ref()?;
+        let places = sandbox.protected_places_beneath(dir, reach).ok()?;
+        let mut names: Vec<String> = Vec::new();
+        for place in &places {
+            if !self.hidden_by_kernel(place) {
+                return None;
+            }
+            let name = place.file_name()?.to_str()?.to_owned();
+            let plain = !name.is_empty()
+                && !name
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control() || "*?[]{},!\\/".contains(c));
+            if !plain {
+                return None;
+            }
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names.sort();
+        (!names.is_empty() && names.len() <= MAX_EXCLUDES).then_some(names)
+    }
+
+    /// Whether `file` is a secret file by name inside a root, which the kernel sandbox hides from a shell line.
+    fn hidden_by_kernel(&self, file: &Path) -> bool {
+        let Some(sandbox) = self.guard.sandbox.as_ref() else {
+            return false;
+        };
+        let protection = self.guard.protection();
+        !file.is_symlink()
+            && sandbox
+                .roots()
+                .iter()
+                .any(|root| file.starts_with(root.path()) && protection.secret(file, root.path()))
     }
 
     /// Why a search of `dir` must ask, and the layer that says so: the first protected place it reaches, or a
@@ -86,12 +155,7 @@ impl Gathering<'_> {
         let reached = sandbox.protected_beneath(dir, reach);
         if let Some((file, why)) = reached.protected {
             // A link out of the roots is no secret by name; a secret inside a root is hidden by the kernel.
-            let protection = self.guard.protection();
-            let hidden_by_kernel = !file.is_symlink()
-                && sandbox
-                    .roots()
-                    .iter()
-                    .any(|root| file.starts_with(root.path()) && protection.secret(&file, root.path()));
+            let hidden_by_kernel = self.hidden_by_kernel(&file);
             return Some(Reaches {
                 layer: Layer::Sandbox,
                 why: format!(

@@ -149,7 +149,7 @@ impl Gathering<'_> {
         for place in &places {
             if let Some(check) = self.check_path(place, access) {
                 if let Some(reach) = &searched {
-                    self.search(tool, &check, reach, true);
+                    self.search(tool, &check, reach, true, false);
                 }
                 if access == Access::Read {
                     self.content(&check);
@@ -179,7 +179,7 @@ impl Gathering<'_> {
                     ignores: false,
                     names: &command.names,
                 };
-                self.search(tool, &check, &reach, true);
+                self.search(tool, &check, &reach, true, false);
             }
         }
     }

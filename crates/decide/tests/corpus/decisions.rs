@@ -40,6 +40,10 @@ pub(crate) struct Case {
     /// states it: only a line that runs git itself to write it does.
     #[serde(default, rename = "gitWrites")]
     pub(crate) git_writes: Option<bool>,
+    /// The names a search tool's call is allowed with left out (`Decided::search_excludes`), where the case states
+    /// them.
+    #[serde(default, rename = "searchExcludes")]
+    pub(crate) search_excludes: Option<Vec<String>>,
 }
 
 impl Case {
@@ -130,6 +134,14 @@ fn decision_table() {
         let input = ws.expand(&case.input);
         let decided = guard.decide(&case.tool, &input);
         let verdict = decided.verdict();
+        if let Some(expected) = &case.search_excludes
+            && decided.search_excludes != *expected
+        {
+            failures.push(format!(
+                "{}: expected the search narrowed by {expected:?}, got {:?}",
+                case.name, decided.search_excludes
+            ));
+        }
         if verdict.decision.as_str() != case.expect {
             failures.push(format!(
                 "{}: expected {}, got {}: {}",
