@@ -237,6 +237,9 @@ pub(crate) struct BatchLog {
     failed: HashSet<String>,
     /// What was reported on stderr, so that a stream of lines repeats no message.
     reported: HashSet<String>,
+    /// The database of each working directory met so far, or why it has none: found once per run, as the guard of
+    /// that directory is, instead of looking for its project again for every line.
+    databases: HashMap<String, Result<Option<AuditDatabase>, String>>,
     rows: Vec<(AuditDatabase, AuditRow)>,
 }
 
@@ -248,17 +251,34 @@ impl BatchLog {
             open: HashMap::new(),
             failed: HashSet::new(),
             reported: HashSet::new(),
+            databases: HashMap::new(),
             rows: Vec::new(),
         }
+    }
+
+    /// Whether [`add`](Self::add) keeps rows: not when the log is off (or its setting unusable, which
+    /// [`write`](Self::write) reports), so that a run without a log builds no rows.
+    pub(crate) fn keeps_rows(&self) -> bool {
+        matches!(&self.setting, Ok(setting) if *setting != AuditSetting::Off)
     }
 
     /// Keeps `row`, the row of one answered line for `call`, until [`write`](Self::write).
     pub(crate) fn add(&mut self, call: Call<'_>, row: AuditRow) {
         let Ok(setting) = &self.setting else { return };
-        match setting.database_to_write(&crate::load::project(Path::new(call.cwd))) {
-            Ok(Some(db)) => self.rows.push((db, row)),
+        if *setting == AuditSetting::Off {
+            return;
+        }
+        let database = self
+            .databases
+            .entry(call.cwd.to_owned())
+            .or_insert_with(|| setting.database_to_write(&crate::load::project(Path::new(call.cwd))));
+        match database {
+            Ok(Some(db)) => self.rows.push((db.clone(), row)),
             Ok(None) => {}
-            Err(why) => self.report_once(why),
+            Err(why) => {
+                let why = why.clone();
+                self.report_once(why);
+            }
         }
     }
 
