@@ -490,8 +490,8 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
             }
         }
         out.flush()?;
-        // The batch's answers are out; its rows follow, before the next batch is read, and go to the telemetry
-        // sender (one for the run).
+        // The batch's answers are out; its rows follow, handed to the audit log's writing thread (the next batch
+        // is decided meanwhile) and to the telemetry sender (one for the run).
         for (input, answered) in answers.iter().flatten() {
             let telemetry = answered.telemetry.as_ref().filter(|t| t.enabled);
             if telemetry.is_none() && !log.keeps_rows() {
