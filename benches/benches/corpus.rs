@@ -3,7 +3,10 @@
 //! together (`DecisionBound::decide_in_order`). Against, in the same run: the same lines handed over one by one
 //! (`DecisionBound::decide` per line, a hand-off and a wake-up per decision), and the guard deciding them in
 //! place without a bound (what the decision itself costs). The corpus is bash-guard's
-//! (`crates/bash-guard/tests/corpus/*.jsonl`, every command of every file), in an empty project.
+//! (`crates/bash-guard/tests/corpus/*.jsonl`, every command of every file), in an empty project, with a home
+//! directory that holds tool-chain versions. What the command does per line besides the decision (reading and
+//! answering the lines, the audit log) is measured as a whole process by agent-guard's own bench
+//! (`cargo bench -p agent-guard --bench jsonl`).
 //!
 //! `cargo bench -p agent-guard-benches --bench corpus`
 
@@ -107,11 +110,24 @@ fn bench(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
     let cwd = tmp.path().canonicalize().unwrap().join("w/a/proj");
     std::fs::create_dir_all(&cwd).unwrap();
+    // A home directory like a developer's, with tool-chain versions installed: the decision looks at what lies
+    // there (the secret places of each version), and a guard without a home would skip that work.
+    let home = tmp.path().canonicalize().unwrap().join("home");
+    for version in [
+        ".nvm/versions/node/v20.11.0/etc",
+        ".nvm/versions/node/v22.2.0/etc",
+        ".pyenv/versions/3.11.7",
+        ".pyenv/versions/3.12.1/etc",
+    ] {
+        std::fs::create_dir_all(home.join(version)).unwrap();
+    }
+    std::fs::write(home.join(".pyenv/versions/3.12.1/pip.conf"), "[global]\n").unwrap();
     let guard = Arc::new(
         Guard::new(
             &Settings::new(),
             &GuardOptions {
                 cwd: cwd.clone(),
+                home: Some(home),
                 ..GuardOptions::default()
             },
         )

@@ -497,13 +497,17 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
             }
         }
         out.flush()?;
-        // The batch's answers are out; its rows follow, before the next batch is read, and go to the telemetry
-        // sender (one for the run).
+        // The batch's answers are out; its rows follow, handed to the audit log's writing thread (the next batch
+        // is decided meanwhile) and to the telemetry sender (one for the run).
         for (input, answered) in answers.iter().flatten() {
+            let telemetry = answered.telemetry.as_ref().filter(|t| t.enabled);
+            if telemetry.is_none() && !log.keeps_rows() {
+                continue;
+            }
             let row = answered
                 .audit(elapsed)
                 .row(&input.into(), hook_audit::CHECK_AGENT);
-            if let Some(settings) = answered.telemetry.as_ref().filter(|t| t.enabled) {
+            if let Some(settings) = telemetry {
                 sender.send(settings, &row);
             }
             log.add(input.into(), row);

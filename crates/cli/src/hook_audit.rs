@@ -11,6 +11,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::mpsc::SyncSender;
+use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use agent_decide::{HookInput, HookOutput};
@@ -241,60 +243,136 @@ fn write_rows(db: &AuditDatabase, rows: &[AuditRow], timer: &mut HookTimer) {
     }
 }
 
-/// The rows of a `--jsonl` run, written after each batch's answers are flushed, through one connection per
-/// database held for the run.
+/// The rows of a `--jsonl` run, handed over after each batch's answers are flushed to a thread of their own, which
+/// writes them through one connection per database held for the run: the next batch is decided while the rows of
+/// the last one are written.
 pub(crate) struct BatchLog {
     setting: Result<AuditSetting, String>,
-    runtime: Option<tokio::runtime::Runtime>,
-    open: HashMap<String, AuditAppender>,
-    /// Databases that could not be opened: reported once, not tried again for every batch.
-    failed: HashSet<String>,
     /// What was reported on stderr, so that a stream of lines repeats no message.
     reported: HashSet<String>,
-    rows: Vec<(AuditDatabase, AuditRow)>,
+    /// The database of each working directory met so far, or why it has none: found once per run, as the guard of
+    /// that directory is, instead of looking for its project again for every line.
+    databases: HashMap<String, Result<Option<AuditDatabase>, String>>,
+    rows: Rows,
+    /// The writing thread, started with the first rows.
+    writer: Option<(SyncSender<Rows>, JoinHandle<()>)>,
 }
+
+/// Rows to write, each with its database.
+type Rows = Vec<(AuditDatabase, AuditRow)>;
+
+/// How many batches of rows may wait for the writing thread before handing over more waits for it: the rows of a
+/// run that decides faster than its log takes them are held in memory only this far.
+const ROWS_WAITING: usize = 4;
 
 impl BatchLog {
     pub(crate) fn new() -> Self {
         Self {
             setting: AuditSetting::from_env(),
-            runtime: None,
-            open: HashMap::new(),
-            failed: HashSet::new(),
             reported: HashSet::new(),
+            databases: HashMap::new(),
             rows: Vec::new(),
+            writer: None,
         }
+    }
+
+    /// Whether [`add`](Self::add) keeps rows: not when the log is off (or its setting unusable, which
+    /// [`write`](Self::write) reports), so that a run without a log builds no rows.
+    pub(crate) fn keeps_rows(&self) -> bool {
+        matches!(&self.setting, Ok(setting) if *setting != AuditSetting::Off)
     }
 
     /// Keeps `row`, the row of one answered line for `call`, until [`write`](Self::write).
     pub(crate) fn add(&mut self, call: Call<'_>, row: AuditRow) {
         let Ok(setting) = &self.setting else { return };
-        match setting.database_to_write(&crate::load::project(Path::new(call.cwd))) {
-            Ok(Some(db)) => self.rows.push((db, row)),
+        if *setting == AuditSetting::Off {
+            return;
+        }
+        let database = self
+            .databases
+            .entry(call.cwd.to_owned())
+            .or_insert_with(|| setting.database_to_write(&crate::load::project(Path::new(call.cwd))));
+        match database {
+            Ok(Some(db)) => self.rows.push((db.clone(), row)),
             Ok(None) => {}
-            Err(why) => self.report_once(why),
+            Err(why) => {
+                let why = why.clone();
+                report_once(&mut self.reported, why);
+            }
         }
     }
 
-    fn report_once(&mut self, why: String) {
-        if !self.reported.contains(&why) {
-            report(&why);
-            self.reported.insert(why);
-        }
-    }
-
-    /// Writes the rows kept since the last call, one transaction per database; failures on stderr.
+    /// Hands the rows kept since the last call to the writing thread, which writes them one transaction per
+    /// database; failures on stderr.
     pub(crate) fn write(&mut self) {
         if let Err(why) = &self.setting {
             let why = why.clone();
-            self.report_once(why);
+            report_once(&mut self.reported, why);
             return;
         }
         if self.rows.is_empty() {
             return;
         }
+        let rows = std::mem::take(&mut self.rows);
+        if self.writer.is_none() {
+            let (sender, receiver) = std::sync::mpsc::sync_channel(ROWS_WAITING);
+            let thread = std::thread::Builder::new()
+                .name("audit".to_owned())
+                .spawn(move || {
+                    let mut writer = Writer::default();
+                    for rows in receiver {
+                        writer.write(rows);
+                    }
+                    writer.finish();
+                });
+            match thread {
+                Ok(thread) => self.writer = Some((sender, thread)),
+                // Without a thread, the rows are written here.
+                Err(_) => {
+                    let mut writer = Writer::default();
+                    writer.write(rows);
+                    writer.finish();
+                    return;
+                }
+            }
+        }
+        if let Some((sender, _)) = &self.writer
+            && sender.send(rows).is_err()
+        {
+            report_once(
+                &mut self.reported,
+                "the thread that writes the audit log stopped".to_owned(),
+            );
+        }
+    }
+
+    /// Ends the log at the end of the run: waits for the writing thread to write every row handed over; the
+    /// connections are left to the exit ([`AuditAppender::leave_to_exit`]), since the process ends next.
+    pub(crate) fn finish(mut self) {
+        if let Some((sender, thread)) = self.writer.take() {
+            drop(sender);
+            if thread.join().is_err() {
+                report("the thread that writes the audit log stopped");
+            }
+        }
+    }
+}
+
+/// The writing side of a [`BatchLog`]: a runtime and one connection per database, on the thread that writes.
+#[derive(Default)]
+struct Writer {
+    runtime: Option<tokio::runtime::Runtime>,
+    open: HashMap<String, AuditAppender>,
+    /// Databases that could not be opened: reported once, not tried again for every batch.
+    failed: HashSet<String>,
+    reported: HashSet<String>,
+}
+
+impl Writer {
+    /// Writes `rows`, one transaction per database; failures on stderr.
+    fn write(&mut self, rows: Rows) {
         let mut by_db: Vec<(AuditDatabase, Vec<AuditRow>)> = Vec::new();
-        for (db, row) in self.rows.drain(..) {
+        for (db, row) in rows {
             match by_db.iter_mut().find(|(known, _)| *known == db) {
                 Some((_, rows)) => rows.push(row),
                 None => by_db.push((db, vec![row])),
@@ -303,7 +381,7 @@ impl BatchLog {
         if self.runtime.is_none() {
             match runtime() {
                 Ok(runtime) => self.runtime = Some(runtime),
-                Err(why) => return self.report_once(why),
+                Err(why) => return report_once(&mut self.reported, why),
             }
         }
         let Some(runtime) = &self.runtime else { return };
@@ -333,13 +411,12 @@ impl BatchLog {
             }
         }
         for why in failures {
-            self.report_once(why);
+            report_once(&mut self.reported, why);
         }
     }
 
-    /// Ends the log at the end of the run: every row written is committed already, and the process ends next, so
-    /// the connections are left to the exit ([`AuditAppender::leave_to_exit`]).
-    pub(crate) fn finish(mut self) {
+    /// Leaves every connection to the process's exit: each row written is committed already.
+    fn finish(mut self) {
         let Some(runtime) = self.runtime.take() else {
             return;
         };
@@ -348,6 +425,14 @@ impl BatchLog {
                 log.leave_to_exit().await;
             }
         });
+    }
+}
+
+/// Reports `why` on stderr unless `reported` holds it already.
+fn report_once(reported: &mut HashSet<String>, why: String) {
+    if !reported.contains(&why) {
+        report(&why);
+        reported.insert(why);
     }
 }
 

@@ -78,3 +78,4 @@ pub use sandbox::CanonicalPath;
 pub use sandbox::PathCheck;
 pub use sandbox::PathSandbox;
 pub use secrets::home_secret_places;
+pub use secrets::in_home_secret_place;

@@ -166,6 +166,32 @@ pub fn home_secret_places(home: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Whether `path` is one of [`home_secret_places`] of `home` or beneath one, as a decision asks it of every path it
+/// reads: compared component by component, without listing the tool-chain folders, so that a call pays one
+/// `lstat` only for a path that lies where a version's credential file would (the same places, since a version is
+/// an entry of its folder and only a file that exists is one).
+pub fn in_home_secret_place(home: &Path, path: &Path) -> bool {
+    let Ok(in_home) = path.strip_prefix(home) else {
+        return false;
+    };
+    if HOME_SECRETS.iter().any(|entry| in_home.starts_with(entry)) {
+        return true;
+    }
+    HOME_SECRET_GLOBS.iter().any(|(dir, file)| {
+        let Ok(in_dir) = in_home.strip_prefix(dir) else {
+            return false;
+        };
+        let mut components = in_dir.components();
+        match components.next() {
+            Some(std::path::Component::Normal(version)) => {
+                components.as_path().starts_with(file)
+                    && std::fs::symlink_metadata(home.join(dir).join(version).join(file)).is_ok()
+            }
+            _ => false,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,5 +235,43 @@ mod tests {
                 .iter()
                 .any(|p| p.starts_with(home.path().join(".nvm/versions/node/v18.0.0")))
         );
+    }
+
+    #[test]
+    fn a_path_is_in_a_secret_place_exactly_when_it_is_beneath_one_of_the_listed_places() {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path();
+        for file in [
+            ".nvm/versions/node/v20.1.0/etc/npmrc",
+            ".pyenv/versions/3.12.1/etc/pip.conf",
+        ] {
+            let path = home.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "x").unwrap();
+        }
+        std::fs::create_dir_all(home.join(".pyenv/versions/3.11.0/bin")).unwrap();
+        let places = home_secret_places(home);
+        for relative in [
+            ".ssh",
+            ".ssh/id_ed25519",
+            ".aws/credentials",
+            ".config/gh/hosts.yml",
+            ".nvm/versions/node/v20.1.0/etc/npmrc",
+            ".pyenv/versions/3.12.1/etc/pip.conf",
+            ".pyenv/versions/3.12.1/pip.conf",
+            ".pyenv/versions/3.11.0/pip.conf",
+            ".pyenv/versions/3.11.0/bin/python",
+            ".pyenv/versions/../versions/3.12.1/etc/pip.conf",
+            ".nvm/versions/node/v20.1.0/etc",
+            ".sshx",
+            "project/.ssh",
+            "notes.txt",
+            "",
+        ] {
+            let path = home.join(relative);
+            let listed = places.iter().any(|place| path.starts_with(place));
+            assert_eq!(in_home_secret_place(home, &path), listed, "{relative}");
+        }
+        assert!(!in_home_secret_place(home, Path::new("/etc/passwd")));
     }
 }

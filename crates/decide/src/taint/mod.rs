@@ -340,9 +340,8 @@ impl Guard {
             return Place::Environment;
         }
         if let Some(home) = &self.home
-            && agent_fs_sandbox::home_secret_places(home)
-                .iter()
-                .any(|place| at.starts_with(place) || written.starts_with(place))
+            && (agent_fs_sandbox::in_home_secret_place(home, at)
+                || agent_fs_sandbox::in_home_secret_place(home, written))
         {
             return Place::Secret;
         }
