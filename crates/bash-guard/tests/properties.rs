@@ -196,7 +196,8 @@ const READERS: &[&str] = &[
     "less",
 ];
 
-/// Producers of words only known at run time.
+/// Producers of words only known at run time. (A walk of a directory the line names, `find DIR` or `git
+/// ls-files`, produces names of files below it: see [`WALKS`].)
 const UNKNOWN_INPUT: &[&str] = &[
     "cat list.txt |",
     "ls |",
@@ -205,9 +206,29 @@ const UNKNOWN_INPUT: &[&str] = &[
     "printf '%s\\n' \"$x\" |",
     "grep -l TODO * |",
     "git diff --name-only |",
-    "find . -name '*.txt' |",
-    "git ls-files |",
     "sort names.txt | uniq |",
+];
+
+/// Walks of a directory the line names, whose output names files below it.
+const WALKS: &[&str] = &[
+    "find . -name '*.txt' |",
+    "find src -type f |",
+    "git ls-files |",
+    "find . -name '*.txt' -print0 |",
+];
+
+/// Commands that change the files xargs gives them.
+const WRITERS: &[&str] = &[
+    "rm",
+    "rm -f",
+    "sed -i s/a/b/",
+    "chmod +x",
+    "touch",
+    "truncate -s 0",
+    "tee out.txt",
+    "cp -t dest",
+    "mv -t dest",
+    "shred -u",
 ];
 
 proptest! {
@@ -252,5 +273,21 @@ proptest! {
             let line = format!("xargs {arg_file} {reader}");
             prop_assert_ne!(guard().analyze(&line).verdict().decision, Decision::Allow, "{}", line);
         }
+    }
+
+    /// Fed the names a walk of a known directory finds, `xargs` running a command that changes files is never
+    /// read-only: the walk makes the names knowable for reads, not harmless for writes.
+    #[test]
+    fn xargs_feeding_a_writer_from_a_walk_is_never_read_only(
+        source in prop::sample::select(WALKS),
+        options in prop::sample::select(&["", "-n1", "-r", "-0", "-P 2", "-I{}"][..]),
+        writer in prop::sample::select(WRITERS),
+        wrapped in any::<bool>(),
+    ) {
+        let xargs = if wrapped { format!("timeout 5 xargs {options}") } else { format!("xargs {options}") };
+        let line = format!("{source} {xargs} {writer}");
+        let analysis = guard().analyze(&line);
+        prop_assert!(!analysis.is_read_only(), "{}\n{:#?}", line, analysis);
+        prop_assert_ne!(analysis.verdict().decision, Decision::Allow, "{}", line);
     }
 }
