@@ -985,6 +985,39 @@ mod tests {
     }
 
     #[test]
+    fn a_roots_own_entries_are_all_looked_at_past_the_limit() {
+        let dir = project();
+        // Entries a command made to push the root's protected places past the scan's limit.
+        for n in 0..50 {
+            std::fs::write(dir.path().join(format!("f{n}")), "").unwrap();
+        }
+        let mut spec = SandboxSpec::new(
+            Confinement {
+                profile: SandboxProfile::WorkspaceWrite,
+                network: false,
+                git_writes: false,
+            },
+            vec![dir.path().to_path_buf()],
+        );
+        spec.scan_limit = 2;
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+        assert!(
+            plan.masks.iter().any(|m| m.path == dir.path().join(".env")),
+            "{:?}",
+            plan.masks
+        );
+        assert!(
+            plan.read_only_binds
+                .iter()
+                .any(|b| b.path == dir.path().join(".git")),
+            "{:?}",
+            plan.read_only_binds
+        );
+        // What lies deeper stays past the limit, and the plan says so.
+        assert!(plan.notes.iter().any(|n| n.contains("stopped after 2 entries")));
+    }
+
+    #[test]
     fn the_scan_stops_at_its_limit_and_says_so() {
         let dir = project();
         let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);

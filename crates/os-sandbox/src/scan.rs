@@ -148,8 +148,9 @@ pub(crate) fn open_up(dir: &Path) -> bool {
         || std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o700)).is_ok()
 }
 
-/// Scans `roots` breadth-first for secrets and (for a writing profile) protected paths, within `limit` entries.
-/// A protected or secret entry is not descended into; neither is a tagged cache directory.
+/// Scans `roots` breadth-first for secrets and (for a writing profile) protected paths, within `limit` entries
+/// below each root's own entries, which are all looked at. A protected or secret entry is not descended into;
+/// neither is a tagged cache directory.
 pub(crate) fn scan(
     roots: &[PathBuf],
     limit: usize,
@@ -176,9 +177,12 @@ pub(crate) fn scan(
             let Ok(entries) = listed else {
                 continue;
             };
+            // A root's own entries are all looked at, however many: the places that matter most (`.git`, `.claude`,
+            // `.agent-guard`, `.env`) sit there, and a command must not hide them behind entries of its own.
+            let top = dir == *root;
             for entry in entries.filter_map(std::result::Result::ok) {
                 seen += 1;
-                if seen > limit {
+                if seen > limit && !top {
                     notes.push(format!(
                         "the scan for secrets and protected paths stopped after {limit} entries; what lies deeper \
                          than `{}` is granted as the roots are",
