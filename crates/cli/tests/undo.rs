@@ -321,6 +321,16 @@ fn snapshots_stay_out_of_reach(namespaces: bool) {
             "`{line}` removed the store"
         );
     }
+    // Nor read it: the store holds copies of what rules and the kernel keep from the command (where Landlock works
+    // alone, the names of its directories can be listed, none of its files read).
+    world.sandboxed_in(
+        "cat .agent-guard/undo/*/config > src/read.txt 2>/dev/null; cat .agent-guard/undo/*/HEAD .agent-guard/undo/*/runs/* >> src/read.txt 2>/dev/null; true",
+        namespaces,
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("src/read.txt")).unwrap(),
+        ""
+    );
     assert!(world.project.join(".agent-guard").is_dir());
     assert!(!world.project.join(".moved").exists());
     // The first run is still there to take back.

@@ -216,6 +216,12 @@ impl Guard {
         spec.secret_places = spec.home.as_deref().map(home_secret_places).unwrap_or_default();
         spec.secret_places
             .extend(self.rule_places(&[(Decision::Deny, Access::Read)]));
+        // The snapshots of `agent-guard undo` hold copies of what the rules and the kernel keep from the command.
+        // The scan does not look inside `.agent-guard` (protected whole), so the store is named here; it is made
+        // before the plan by the run's first snapshot.
+        if let Some(stores) = self.undo_settings().dir.filter(|dir| dir.exists()) {
+            spec.secret_places.push(stores);
+        }
         spec.write_protected_places =
             self.rule_places(&[(Decision::Deny, Access::Write), (Decision::Ask, Access::Write)]);
         spec.memory_max = self.memory_max;

@@ -35,6 +35,10 @@ pub(crate) const SECRET_FILES: &[&str] = &[
     ".config/gh/hosts.yml",
     "private-keys-v1.d/*",
     "/proc/*/environ",
+    // agent-guard's snapshots for `agent-guard undo`: copies of the project's files, those a rule or the kernel
+    // keeps from a command included, as they were before each run.
+    ".agent-guard/undo",
+    ".agent-guard/undo/**",
 ];
 
 /// Names that match [`SECRET_FILES`] and hold no secret: templates of `.env` meant to be read, public keys.
