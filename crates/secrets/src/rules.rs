@@ -58,22 +58,24 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: r#"(?i:aws_?secret_?(?:access_?)?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b"#,
         check: Check::Random,
     },
+    // A provider's own prefix marks a credential wherever it starts: no word boundary is asked for before it, so
+    // that text glued in front (`AAAghp_…`, an edit that replaced what stood before) does not hide it.
     Rule {
         kind: "GitHub token",
         anchors: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
-        pattern: r"\b(?:gh[pousr]_([A-Za-z0-9]{36,})|github_pat_([A-Za-z0-9_]{50,}))",
+        pattern: r"(?:gh[pousr]_([A-Za-z0-9]{36,})|github_pat_([A-Za-z0-9_]{50,}))",
         check: Check::Random,
     },
     Rule {
         kind: "Anthropic key",
         anchors: &["sk-ant-"],
-        pattern: r"\bsk-ant-(?:[a-z]{2,8}[0-9]{2}-)?([A-Za-z0-9_-]{32,})",
+        pattern: r"sk-ant-(?:[a-z]{2,8}[0-9]{2}-)?([A-Za-z0-9_-]{32,})",
         check: Check::Random,
     },
     Rule {
         kind: "Stripe key",
         anchors: &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
-        pattern: r"\b(?:sk|rk)_(?:live|test)_([A-Za-z0-9]{20,})",
+        pattern: r"(?:sk|rk)_(?:live|test)_([A-Za-z0-9]{20,})",
         check: Check::Random,
     },
     Rule {
@@ -85,7 +87,7 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: "Slack token",
         anchors: &["xox"],
-        pattern: r"\bxox[abposer]-((?:[0-9A-Za-z]+-){1,4}[0-9A-Za-z]{6,})",
+        pattern: r"xox[abposer]-((?:[0-9A-Za-z]+-){1,4}[0-9A-Za-z]{6,})",
         check: Check::Random,
     },
     Rule {
@@ -97,31 +99,31 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: "Google API key",
         anchors: &["AIza"],
-        pattern: r"\bAIza([0-9A-Za-z_-]{35})",
+        pattern: r"AIza([0-9A-Za-z_-]{35})",
         check: Check::Random,
     },
     Rule {
         kind: "GitLab token",
         anchors: &["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-"],
-        pattern: r"\bgl(?:pat|dt|rt|ptt|cbt)-([0-9A-Za-z_-]{20,})",
+        pattern: r"gl(?:pat|dt|rt|ptt|cbt)-([0-9A-Za-z_-]{20,})",
         check: Check::Random,
     },
     Rule {
         kind: "npm token",
         anchors: &["npm_"],
-        pattern: r"\bnpm_([A-Za-z0-9]{36})\b",
+        pattern: r"npm_([A-Za-z0-9]{36})\b",
         check: Check::Random,
     },
     Rule {
         kind: "PyPI token",
         anchors: &["pypi-"],
-        pattern: r"\bpypi-AgE[A-Za-z0-9_-]{50,}",
+        pattern: r"pypi-AgE[A-Za-z0-9_-]{50,}",
         check: Check::Format,
     },
     Rule {
         kind: "JSON web token",
         anchors: &["eyJ"],
-        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.([A-Za-z0-9_-]{16,})",
+        pattern: r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.([A-Za-z0-9_-]{16,})",
         check: Check::Format,
     },
     Rule {

@@ -469,6 +469,18 @@ mod tests {
     }
 
     #[test]
+    fn a_provider_prefixed_token_is_found_with_text_glued_in_front() {
+        for (glued, kind) in [
+            ("AAAghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7", "GitHub token"),
+            ("x_sk-ant-api03-Qm7vT2pL9xK4nR8wZ1cJ6bH3yF5dG0sA", "Anthropic key"),
+            ("0xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp", "Slack token"),
+            ("keyAIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH", "Google API key"),
+        ] {
+            assert!(kinds(glued).contains(&kind), "{glued}: {:?}", kinds(glued));
+        }
+    }
+
+    #[test]
     fn a_token_is_found_and_its_placeholder_is_not() {
         assert_eq!(
             kinds("export GH=ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7"),
