@@ -193,7 +193,7 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
                 "-",
                 "-",
                 row.elapsed_ms,
-                crate::one_line(&row.output_preview)
+                printable(&crate::one_line(&row.output_preview))
             );
             continue;
         }
@@ -221,12 +221,43 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
     out
 }
 
+/// `text` as a terminal shows it without being driven by it: every control character (an escape sequence
+/// would move the cursor and overwrite the rows above: a logged call's input is anyone's text) written as its
+/// Rust escape.
+fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
 fn shorten(text: &str, width: usize) -> String {
+    let text = &printable(text);
     if text.chars().count() <= width {
         text.to_owned()
     } else {
         let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
         cut.push('…');
         cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_logged_input_cannot_drive_the_terminal() {
+        // Cursor up and erase line: shown, not obeyed.
+        let shown = shorten("ls\u{1b}[1A\u{1b}[2K\r\u{7}", 40);
+        assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        assert!(shown.starts_with("ls\\u{1b}[1A"), "{shown:?}");
+        assert_eq!(shorten("git status", 40), "git status");
     }
 }
