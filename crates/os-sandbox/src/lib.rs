@@ -102,5 +102,6 @@ pub use plan::Protection;
 pub use plan::ReadOnlyBind;
 pub use plan::Rights;
 pub use plan::SandboxSpec;
+pub use plan::hidden_by_name;
 pub use probe::KernelSupport;
 pub use probe::Namespaces;

@@ -709,6 +709,19 @@ fn grants_of(spec: &SandboxSpec, writes: bool, isolation: Isolation, notes: &mut
     grants
 }
 
+/// The secrets by name the sandbox of `spec` hides below its roots: what its scan finds (within the scan's limit,
+/// not inside a tagged cache), so that a decision which counts on the kernel to hide a secret can ask whether it
+/// will. The spec's own secret places are hidden as well and are not listed here.
+pub fn hidden_by_name(spec: &SandboxSpec, protection: &dyn Protection) -> Vec<PathBuf> {
+    let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
+    let mut notes = Vec::new();
+    scan(&all_roots, spec.scan_limit, protection, false, true, &mut notes)
+        .secrets
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect()
+}
+
 /// Grants `rights` on `path` except beneath every path of `excluded`: where an excluded path lies beneath
 /// `path`, the grant goes to each entry of the directory instead (Landlock only grants, so what must stay out
 /// is left out by granting its siblings). A split directory can still be listed, so that `ls` and `git status`

@@ -73,6 +73,9 @@ pub(crate) struct Gathering<'g> {
     pub(crate) remote_hosts: Vec<String>,
     /// [`Gathered::search_excludes`].
     pub(crate) search_excludes: Vec<String>,
+    /// The secrets by name the kernel sandbox of a line would hide, as its scan finds them: looked for once, by
+    /// the first search that counts on them being hidden.
+    pub(crate) kernel_hidden: Option<Vec<PathBuf>>,
 }
 
 /// What one finding is about, for the kernel sandbox: the shell analysis's own concern for its findings, and
@@ -112,6 +115,7 @@ impl Guard {
             notes: Vec::new(),
             remote_hosts: Vec::new(),
             search_excludes: Vec::new(),
+            kernel_hidden: None,
         };
         let mut gathered_shell = None;
         let mut host = None;

@@ -1,6 +1,6 @@
 //! What a search of a directory reaches: the places below it that deny rules or the secret-file list protect.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agent_bash_guard::Concern;
 use agent_fs_sandbox::{PathCheck, Reach};
@@ -16,9 +16,10 @@ const MAX_EXCLUDES: usize = 16;
 struct Reaches {
     layer: Layer,
     why: String,
-    /// The first protected place is a secret file by name inside a root, which the kernel sandbox hides from a
-    /// shell line (an empty, unreadable stand-in, or left out of its grants): a search run there cannot read it.
-    hidden_by_kernel: bool,
+    /// The first protected place, when it is a secret file by name inside a root: the kernel sandbox hides it
+    /// from a shell line where its scan finds it (an empty, unreadable stand-in, or left out of its grants), and a
+    /// search tool's call can be narrowed to leave it out.
+    secret: Option<PathBuf>,
 }
 
 impl Gathering<'_> {
@@ -52,7 +53,7 @@ impl Gathering<'_> {
         {
             if let Some(reaches) = self.search_reaches(tool, dir, reach) {
                 if narrow
-                    && reaches.hidden_by_kernel
+                    && reaches.secret.is_some()
                     && let Some(names) = self.excludable(dir, reach)
                 {
                     for name in names {
@@ -62,7 +63,10 @@ impl Gathering<'_> {
                     }
                     continue;
                 }
-                if shell && reaches.hidden_by_kernel {
+                if shell
+                    && let Some(secret) = &reaches.secret
+                    && self.hidden_by_kernel(secret)
+                {
                     let why = format!(
                         "{}; the kernel sandbox hides secret files by name from the line",
                         reaches.why
@@ -91,7 +95,7 @@ impl Gathering<'_> {
         let places = sandbox.protected_places_beneath(dir, reach).ok()?;
         let mut names: Vec<String> = Vec::new();
         for place in &places {
-            if !self.hidden_by_kernel(place) {
+            if !self.secret_in_root(place) {
                 return None;
             }
             let name = place.file_name()?.to_str()?.to_owned();
@@ -110,8 +114,22 @@ impl Gathering<'_> {
         (!names.is_empty() && names.len() <= MAX_EXCLUDES).then_some(names)
     }
 
-    /// Whether `file` is a secret file by name inside a root, which the kernel sandbox hides from a shell line.
-    fn hidden_by_kernel(&self, file: &Path) -> bool {
+    /// Whether `file` is a secret file by name inside a root that the kernel sandbox hides from a shell line: one
+    /// its scan finds (not past the scan's limit, not inside a directory tagged as a cache, which it skips).
+    fn hidden_by_kernel(&mut self, file: &Path) -> bool {
+        if !self.secret_in_root(file) {
+            return false;
+        }
+        let guard = self.guard;
+        let hidden = self.kernel_hidden.get_or_insert_with(|| {
+            let spec = guard.sandbox_spec(agent_tool_traits::Confinement::READ_ONLY);
+            agent_os_sandbox::hidden_by_name(&spec, &guard.protection())
+        });
+        hidden.iter().any(|place| file.starts_with(place))
+    }
+
+    /// Whether `file` is a secret file by name inside a root (not a link, which may lead anywhere).
+    fn secret_in_root(&self, file: &Path) -> bool {
         let Some(sandbox) = self.guard.sandbox.as_ref() else {
             return false;
         };
@@ -148,14 +166,14 @@ impl Gathering<'_> {
                     dir.display(),
                     rule.text
                 ),
-                hidden_by_kernel: false,
+                secret: None,
             });
         }
         let sandbox = self.guard.sandbox.as_ref()?;
         let reached = sandbox.protected_beneath(dir, reach);
         if let Some((file, why)) = reached.protected {
-            // A link out of the roots is no secret by name; a secret inside a root is hidden by the kernel.
-            let hidden_by_kernel = self.hidden_by_kernel(&file);
+            // A link out of the roots is no secret by name.
+            let secret = self.secret_in_root(&file).then(|| file.clone());
             return Some(Reaches {
                 layer: Layer::Sandbox,
                 why: format!(
@@ -163,7 +181,7 @@ impl Gathering<'_> {
                     dir.display(),
                     file.display()
                 ),
-                hidden_by_kernel,
+                secret,
             });
         }
         reached.incomplete.map(|why| Reaches {
@@ -172,7 +190,7 @@ impl Gathering<'_> {
                 "searching `{}` cannot be checked for secret files: {why}",
                 dir.display()
             ),
-            hidden_by_kernel: false,
+            secret: None,
         })
     }
 }
