@@ -222,7 +222,10 @@ fn a_server_answer_names_the_page_user_and_metrics_count_it() {
     // A later call decided by the saved rule: `explain` on its audit row follows the chain to the answer.
     let (status, decided) = server.post("/v1/decide", &server.input("s-later", "npm test"));
     assert_eq!(status, 200);
-    assert_eq!(decided["hookSpecificOutput"]["permissionDecision"], "allow", "{decided} {answered}");
+    assert_eq!(
+        decided["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{decided} {answered}"
+    );
     let db = server.dir.path().join(".agent-guard/server.db");
     let rows = served::command(server.dir.path())
         .args(["audit", "--json", "--db", db.to_str().unwrap()])
