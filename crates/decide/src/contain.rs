@@ -402,7 +402,7 @@ impl Guard {
     }
 
     /// Whether `place` lies in what a build makes again: a directory named as build tools name their output
-    /// ([`BUILD_OUTPUT_DIRS`]) that the project also marks as such — tagged as a cache (`CACHEDIR.TAG`, as in
+    /// ([`BUILD_OUTPUT_DIRS`](agent_os_sandbox::BUILD_OUTPUT_DIRS)) that the project also marks as such — tagged as a cache (`CACHEDIR.TAG`, as in
     /// cargo's `target/`), or listed by the `.gitignore` of its parent or of the working directory — `place`
     /// itself or a directory above it inside the working directory (never the working directory itself). Both
     /// are needed: the mark alone is a file an earlier line may have written (`src` in a `.gitignore`, a tag in
@@ -418,7 +418,12 @@ impl Guard {
         place
             .ancestors()
             .take_while(|dir| dir.strip_prefix(&root).is_ok_and(|r| !r.as_os_str().is_empty()))
-            .filter(|dir| !named || dir.file_name().is_some_and(is_build_output_name))
+            .filter(|dir| {
+                !named
+                    || dir
+                        .file_name()
+                        .is_some_and(agent_os_sandbox::is_build_output_name)
+            })
             .any(|dir| {
                 dir.join("CACHEDIR.TAG").is_file()
                     || dir.parent().is_some_and(|parent| ignored(parent, dir))
@@ -432,49 +437,6 @@ impl Guard {
         self.glob_dir(pattern, false)
             .is_some_and(|dir| self.regenerable(&dir))
     }
-}
-
-/// The names build tools give the directories of their output, which a build makes again: cargo, npm and the
-/// JavaScript bundlers, Python's caches and environments of test runners, Gradle, .NET, Dart, Zig, Elm, Haskell,
-/// Bazel, Elixir. A fixed list on purpose: it is the part of "regenerable" no command can change.
-pub(crate) const BUILD_OUTPUT_DIRS: &[&str] = &[
-    "target",
-    "build",
-    "dist",
-    "out",
-    "node_modules",
-    ".next",
-    ".nuxt",
-    ".svelte-kit",
-    ".turbo",
-    ".parcel-cache",
-    ".cache",
-    "coverage",
-    ".nyc_output",
-    "htmlcov",
-    "__pycache__",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".tox",
-    ".nox",
-    ".gradle",
-    "obj",
-    ".dart_tool",
-    "zig-cache",
-    ".zig-cache",
-    "zig-out",
-    "elm-stuff",
-    ".stack-work",
-    "bazel-bin",
-    "bazel-out",
-    "_build",
-    ".eggs",
-];
-
-/// Whether a directory's name is one of [`BUILD_OUTPUT_DIRS`].
-fn is_build_output_name(name: &std::ffi::OsStr) -> bool {
-    BUILD_OUTPUT_DIRS.iter().any(|known| name == *known)
 }
 
 /// Whether `text` holds a shell wildcard.

@@ -1031,6 +1031,33 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_tag_is_trusted_only_on_a_build_outputs_name() {
+        let dir = project();
+        for tagged in ["libs/x", "target"] {
+            std::fs::create_dir_all(dir.path().join(tagged).join(".git")).unwrap();
+            std::fs::write(dir.path().join(tagged).join("CACHEDIR.TAG"), "").unwrap();
+        }
+        let spec = SandboxSpec::new(
+            Confinement {
+                profile: SandboxProfile::WorkspaceWrite,
+                network: false,
+                git_writes: false,
+            },
+            vec![dir.path().to_path_buf()],
+        );
+        let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+        let bound = |path: &str| {
+            plan.read_only_binds
+                .iter()
+                .any(|b| b.path == dir.path().join(path))
+        };
+        // A tag any command may write does not hide the repository inside `libs/x` from the scan.
+        assert!(bound("libs/x/.git"), "{:?}", plan.read_only_binds);
+        // cargo's tagged `target/` is skipped, as a build output.
+        assert!(!bound("target/.git"), "{:?}", plan.read_only_binds);
+    }
+
+    #[test]
     fn the_scan_stops_at_its_limit_and_says_so() {
         let dir = project();
         let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);

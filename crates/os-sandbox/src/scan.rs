@@ -25,8 +25,52 @@ pub(crate) fn prefixed(dir: &Path, prefix: &str) -> Vec<PathBuf> {
 const AFTER_SCAN_FACTOR: usize = 50;
 
 /// The file that marks a directory as a regenerable cache (the Cache Directory Tagging convention; cargo's
-/// `target/` carries it): the scan for secrets does not descend into one.
+/// `target/` carries it): the scan for secrets does not descend into one that also has a build output's name.
 const CACHE_TAG: &str = "CACHEDIR.TAG";
+
+/// The names build tools give the directories of their output, which a build makes again: cargo, npm and the
+/// JavaScript bundlers, Python's caches and environments of test runners, Gradle, .NET, Dart, Zig, Elm, Haskell,
+/// Bazel, Elixir. A fixed list on purpose: it is the part of "regenerable" (and of "a cache the scan may skip") no command
+/// can change.
+pub const BUILD_OUTPUT_DIRS: &[&str] = &[
+    "target",
+    "build",
+    "dist",
+    "out",
+    "node_modules",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".turbo",
+    ".parcel-cache",
+    ".cache",
+    "coverage",
+    ".nyc_output",
+    "htmlcov",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    ".gradle",
+    "obj",
+    ".dart_tool",
+    "zig-cache",
+    ".zig-cache",
+    "zig-out",
+    "elm-stuff",
+    ".stack-work",
+    "bazel-bin",
+    "bazel-out",
+    "_build",
+    ".eggs",
+];
+
+/// Whether a directory's name is one of [`BUILD_OUTPUT_DIRS`].
+pub fn is_build_output_name(name: &std::ffi::OsStr) -> bool {
+    BUILD_OUTPUT_DIRS.iter().any(|known| name == *known)
+}
 
 /// What the scan of the roots found.
 #[derive(Debug, Default)]
@@ -200,7 +244,11 @@ pub(crate) fn scan(
                 if protected && writes {
                     found.write_protected.push(path.clone());
                 }
-                let tagged_cache = skip_caches && path.join(CACHE_TAG).exists();
+                // A tag is a file any command may write: only a directory that also has a build output's name is
+                // skipped, a name no command can give a directory that holds a project's files.
+                let tagged_cache = skip_caches
+                    && path.file_name().is_some_and(is_build_output_name)
+                    && path.join(CACHE_TAG).exists();
                 if is_dir && !secret && !protected && !tagged_cache {
                     queue.push_back(path);
                 }
