@@ -219,6 +219,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the one strict check of a settings file's text, for a library user that checks without loading",
     ),
     (
+        "agent-rules",
+        "ValueCheck",
+        "the type of the value check `Settings::check_file` and `Settings::discover_with` take",
+    ),
+    (
         "agent-runtime-limits",
         "LimitsError",
         "returned by `LimitsConfig::with_vars` and `with_settings`",

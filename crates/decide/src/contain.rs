@@ -402,7 +402,7 @@ impl Guard {
     }
 
     /// Whether `place` lies in what a build makes again: a directory named as build tools name their output
-    /// ([`BUILD_OUTPUT_DIRS`](agent_os_sandbox::BUILD_OUTPUT_DIRS)) that the project also marks as such — tagged as a cache (`CACHEDIR.TAG`, as in
+    /// ([`agent_os_sandbox::is_build_output_name`]) that the project also marks as such — tagged as a cache (`CACHEDIR.TAG`, as in
     /// cargo's `target/`), or listed by the `.gitignore` of its parent or of the working directory — `place`
     /// itself or a directory above it inside the working directory (never the working directory itself). Both
     /// are needed: the mark alone is a file an earlier line may have written (`src` in a `.gitignore`, a tag in

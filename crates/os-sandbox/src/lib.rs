@@ -105,5 +105,4 @@ pub use plan::SandboxSpec;
 pub use plan::hidden_by_name;
 pub use probe::KernelSupport;
 pub use probe::Namespaces;
-pub use scan::BUILD_OUTPUT_DIRS;
 pub use scan::is_build_output_name;

@@ -32,7 +32,7 @@ const CACHE_TAG: &str = "CACHEDIR.TAG";
 /// JavaScript bundlers, Python's caches and environments of test runners, Gradle, .NET, Dart, Zig, Elm, Haskell,
 /// Bazel, Elixir. A fixed list on purpose: it is the part of "regenerable" (and of "a cache the scan may skip") no command
 /// can change.
-pub const BUILD_OUTPUT_DIRS: &[&str] = &[
+pub(crate) const BUILD_OUTPUT_DIRS: &[&str] = &[
     "target",
     "build",
     "dist",
@@ -67,7 +67,8 @@ pub const BUILD_OUTPUT_DIRS: &[&str] = &[
     ".eggs",
 ];
 
-/// Whether a directory's name is one of [`BUILD_OUTPUT_DIRS`].
+/// Whether a directory's name is one build tools give their output (`target`, `dist`, `node_modules`, …: the list
+/// `BUILD_OUTPUT_DIRS` in this file).
 pub fn is_build_output_name(name: &std::ffi::OsStr) -> bool {
     BUILD_OUTPUT_DIRS.iter().any(|known| name == *known)
 }

@@ -86,7 +86,12 @@ pub fn check_settings(text: &str, file: &Path, schema: &Value) -> Vec<Problem> {
 
 /// [`check_settings`], and once the file fits the schema, `values`: the checks of the values the layers above
 /// parse themselves (sizes, domain patterns, globs), located in the text like the schema's problems.
-pub fn check_settings_with(text: &str, file: &Path, schema: &Value, values: ValueCheck) -> Vec<Problem> {
+pub(crate) fn check_settings_with(
+    text: &str,
+    file: &Path,
+    schema: &Value,
+    values: ValueCheck,
+) -> Vec<Problem> {
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(e) => {
@@ -203,7 +208,7 @@ pub struct ValueProblem {
 pub type ValueCheck = fn(&Value) -> Vec<ValueProblem>;
 
 /// No value checks beyond the schema's.
-pub fn no_value_check(_: &Value) -> Vec<ValueProblem> {
+pub(crate) fn no_value_check(_: &Value) -> Vec<ValueProblem> {
     Vec::new()
 }
 

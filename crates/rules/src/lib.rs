@@ -56,10 +56,7 @@ mod settings;
 mod taint;
 mod tool;
 
-pub use check::{
-    PathStep, Problem, ValueCheck, ValueProblem, check_settings, check_settings_with, locate_value,
-    no_value_check,
-};
+pub use check::{PathStep, Problem, ValueCheck, ValueProblem, check_settings, locate_value};
 pub use classifier::{
     Classifier, ClassifierInput, ClassifierVerdict, DenialTracker, DeterministicClassifier,
 };

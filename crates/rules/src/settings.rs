@@ -219,7 +219,7 @@ impl Settings {
     /// [`Self::discover`], checking each file against `schema()`: the schema of a whole settings file, with the
     /// sections of the layers above (the decision crate's `settings_schema`). The schema is asked for only when a
     /// file exists, so a process that finds none (a hook in a project without settings) never builds it. `values`
-    /// checks the values those layers parse themselves (see [`check_settings_with`](crate::check_settings_with)).
+    /// checks the values those layers parse themselves (a [`ValueCheck`](crate::ValueCheck)).
     pub fn discover_with<'s>(
         discovery: &Discovery,
         schema: impl Fn() -> &'s Value,
