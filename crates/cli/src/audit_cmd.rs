@@ -171,37 +171,34 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
         );
     }
     for row in rows {
-        let preview: String = row
-            .output_preview
-            .chars()
-            .take(48)
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
         // A cleared taint is no call: it names who cleared it, and what was cleared in full.
-        if row.status == AuditStatus::TaintCleared {
+        let (subject, decision, decided_by, output) = if row.status == AuditStatus::TaintCleared {
             let by = row.detail.approver.as_deref().unwrap_or("?");
-            let _ = writeln!(
-                out,
-                "{:<24} {:<20} {:<8} {:>4} {:<14} {:<40} {:<12} {:<6} {:<22} {:>7}  {}",
-                row.ts,
-                shorten(&row.session_id, 20),
-                shorten(&row.agent_name, 8),
-                row.step,
-                shorten(&row.tool_name, 14),
-                shorten(&format!("taint cleared by {by}"), 40),
-                row.status.as_str(),
+            (
+                format!("taint cleared by {by}"),
                 "-",
                 "-",
-                row.elapsed_ms,
-                printable(&crate::one_line(&row.output_preview))
-            );
-            continue;
-        }
-        let call = row
-            .tool_input
-            .as_deref()
-            .and_then(|text| serde_json::from_str::<Value>(text).ok())
-            .map_or_else(|| "-".to_owned(), |input| subject(&row.tool_name, &input));
+                printable(&crate::one_line(&row.output_preview)),
+            )
+        } else {
+            let call = row
+                .tool_input
+                .as_deref()
+                .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                .map_or_else(|| "-".to_owned(), |input| subject(&row.tool_name, &input));
+            let preview: String = row
+                .output_preview
+                .chars()
+                .take(48)
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            (
+                crate::one_line(&call),
+                row.decision.as_deref().unwrap_or("-"),
+                row.decided_by.as_deref().unwrap_or("-"),
+                preview,
+            )
+        };
         let _ = writeln!(
             out,
             "{:<24} {:<20} {:<8} {:>4} {:<14} {:<40} {:<12} {:<6} {:<22} {:>7}  {}",
@@ -210,12 +207,12 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
             shorten(&row.agent_name, 8),
             row.step,
             shorten(&row.tool_name, 14),
-            shorten(&crate::one_line(&call), 40),
+            shorten(&subject, 40),
             row.status.as_str(),
-            row.decision.as_deref().unwrap_or("-"),
-            shorten(row.decided_by.as_deref().unwrap_or("-"), 22),
+            decision,
+            shorten(decided_by, 22),
             row.elapsed_ms,
-            preview
+            output
         );
     }
     out

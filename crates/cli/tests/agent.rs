@@ -539,15 +539,23 @@ fn with_a_server_the_sessions_taint_is_shown_beside_its_asks_and_cleared_there()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let next = |after: &[String]| loop {
-        let pending = served.wait_pending(1);
-        if let Some(ask) = pending
-            .into_iter()
-            .find(|ask| !after.iter().any(|id| ask["id"] == id.as_str()))
-        {
-            return ask;
+    // Polls the queue for an ask not seen yet, up to a deadline.
+    let next = |after: &[String]| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let pending = served.wait_pending(1);
+            if let Some(ask) = pending
+                .into_iter()
+                .find(|ask| !after.iter().any(|id| ask["id"] == id.as_str()))
+            {
+                return ask;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no new ask within 60 s after {after:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let mut seen = Vec::new();
     let read = next(&seen);

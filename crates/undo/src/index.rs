@@ -24,41 +24,6 @@ pub(crate) struct Stat {
 }
 
 impl Stat {
-    /// The stat data of `meta` (from `lstat`) as git would record it; `None` for what is neither a file nor a
-    /// link.
-    #[cfg(test)]
-    pub(crate) fn of(meta: &std::fs::Metadata) -> Option<Self> {
-        let kind = meta.file_type();
-        let mode = if kind.is_symlink() {
-            0o120_000
-        } else if kind.is_file() {
-            if meta.mode() & 0o100 != 0 {
-                0o100_755
-            } else {
-                0o100_644
-            }
-        } else {
-            return None;
-        };
-        // git keeps 32 bits of each: the cut is the comparison git makes.
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "git's 32-bit fields"
-        )]
-        Some(Self {
-            ctime: (meta.ctime() as u32, meta.ctime_nsec() as u32),
-            mtime: (meta.mtime() as u32, meta.mtime_nsec() as u32),
-            ino: meta.ino() as u32,
-            mode,
-            uid: meta.uid(),
-            gid: meta.gid(),
-            size: meta.size() as u32,
-        })
-    }
-}
-
-impl Stat {
     /// The stat data of `stat` (from `fstatat` without following a link) as git would record it; `None` for what
     /// is neither a file nor a link.
     pub(crate) fn of_raw(stat: &nix::sys::stat::FileStat) -> Option<Self> {
@@ -273,10 +238,10 @@ mod tests {
             let read = Index::read(&index).unwrap();
             assert_eq!(read.entries.len(), names.len() + 1, "version {version}");
             for name in names.iter().chain(&["link"]) {
-                let meta = std::fs::symlink_metadata(tree.join(name)).unwrap();
+                let stat = nix::sys::stat::lstat(&tree.join(name)).unwrap();
                 assert_eq!(
                     read.entries.get(OsStr::new(name)).copied().flatten(),
-                    Stat::of(&meta),
+                    Stat::of_raw(&stat),
                     "version {version}: {name}"
                 );
             }

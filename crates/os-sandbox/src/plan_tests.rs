@@ -1,0 +1,290 @@
+//! Tests of plan.rs.
+
+use super::*;
+
+struct Names;
+
+impl Protection for Names {
+    fn secret(&self, path: &Path, _root: &Path) -> bool {
+        path.file_name().is_some_and(|n| n == ".env")
+    }
+    fn write_protected(&self, path: &Path, _root: &Path) -> bool {
+        path.file_name().is_some_and(|n| n == ".git")
+    }
+}
+
+fn support(namespaces: Namespaces) -> KernelSupport {
+    KernelSupport {
+        landlock_abi: 7,
+        seccomp: true,
+        namespaces,
+        pids_cgroup: false,
+        memory_cgroup: false,
+        pid_max_per_namespace: false,
+    }
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
+    std::fs::write(dir.path().join(".env"), "K=v").unwrap();
+    std::fs::write(dir.path().join("src/deep/.env"), "K=v").unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+    dir
+}
+
+#[test]
+fn landlock_only_grants_siblings_of_secrets_and_protected_paths() {
+    let dir = project();
+    let root = dir.path().to_path_buf();
+    let spec = SandboxSpec::new(
+        Confinement {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: false,
+            git_writes: false,
+        },
+        vec![root.clone()],
+    );
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap();
+    let rights_of = |p: &Path| {
+        plan.grants
+            .iter()
+            .filter(|g| p.starts_with(&g.path))
+            .fold(Rights(0), |r, g| r.with(g.rights))
+    };
+    assert!(rights_of(&root.join("src/main.rs")).contains(Rights::READ.with(Rights::WRITE)));
+    assert!(!rights_of(&root.join(".env")).contains(Rights::READ));
+    assert!(!rights_of(&root.join("src/deep/.env")).contains(Rights::READ));
+    assert!(rights_of(&root.join(".git/hooks")).contains(Rights::READ));
+    assert!(!rights_of(&root.join(".git/hooks")).contains(Rights::WRITE));
+    assert!(rights_of(&root).contains(Rights::LIST));
+    assert!(plan.masks.is_empty() && plan.read_only_binds.is_empty());
+}
+
+#[test]
+fn namespaces_mask_secrets_and_bind_protected_paths() {
+    let dir = project();
+    let root = dir.path().to_path_buf();
+    let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![root.clone()]);
+    // Only what this test plants: no toolchain of the machine running it.
+    spec.toolchains.clear();
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    assert!(plan.masks.iter().any(|m| m.path == root.join(".env") && !m.dir));
+    assert!(plan.masks.iter().any(|m| m.path == root.join("src/deep/.env")));
+    // Read-only: the root itself is mounted read-only and non-executable; .git is not written anyway.
+    assert_eq!(
+        plan.read_only_binds,
+        vec![ReadOnlyBind {
+            path: root.clone(),
+            no_exec: true
+        }]
+    );
+    spec.confinement.profile = SandboxProfile::WorkspaceWrite;
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    assert_eq!(
+        plan.read_only_binds,
+        vec![ReadOnlyBind {
+            path: root.join(".git"),
+            no_exec: false
+        }]
+    );
+    assert_eq!(plan.watch.roots, vec![root]);
+}
+
+#[test]
+fn only_a_confinement_with_git_writes_opens_the_inside_of_git() {
+    let dir = project();
+    let root = dir.path().to_path_buf();
+    std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    let mut spec = SandboxSpec::new(
+        Confinement {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: false,
+            git_writes: false,
+        },
+        vec![root.clone()],
+    );
+    spec.toolchains.clear();
+    let bound =
+        |plan: &Plan| -> Vec<PathBuf> { plan.read_only_binds.iter().map(|b| b.path.clone()).collect() };
+    // Without the flag: `.git` read-only whole, with namespaces and without.
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    assert_eq!(bound(&plan), vec![root.join(".git")]);
+    assert!(!plan.grants.iter().any(|g| g.path == root.join(".git")));
+    // With it: the inside is writable (granted again, not bound), its configuration and hooks bound read-only.
+    spec.confinement.git_writes = true;
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    let binds = bound(&plan);
+    assert!(!binds.contains(&root.join(".git")), "{binds:?}");
+    assert!(binds.contains(&root.join(".git/config")) && binds.contains(&root.join(".git/hooks")));
+    assert!(
+        plan.grants
+            .iter()
+            .any(|g| g.path == root.join(".git") && g.rights.contains(Rights::WRITE))
+    );
+    // Landlock alone cannot keep the configuration out of a writable `.git`: read-only whole, flag or not.
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap();
+    assert!(
+        !plan
+            .grants
+            .iter()
+            .any(|g| root.join(".git/objects/x").starts_with(&g.path) && g.rights.contains(Rights::WRITE))
+    );
+}
+
+#[test]
+fn of_the_home_directory_only_the_tool_chains_entries_are_read() {
+    let dir = project();
+    let home = tempfile::tempdir().unwrap();
+    let home_path = std::fs::canonicalize(home.path()).unwrap();
+    for entry in [".cargo/registry", ".cargo/bin", "projects/other", "Downloads"] {
+        std::fs::create_dir_all(home_path.join(entry)).unwrap();
+    }
+    std::fs::write(home_path.join(".zhistory"), "export TOKEN=x").unwrap();
+    std::fs::write(home_path.join(".cargo/config.toml"), "").unwrap();
+    let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);
+    spec.toolchains.clear();
+    spec.program_dirs = vec![
+        home_path.join(".cargo/bin"),
+        home_path.clone(),
+        PathBuf::from("/"),
+    ];
+    spec.home = Some(home_path.clone());
+    for namespaces in [Namespaces::Privileged, Namespaces::Unavailable] {
+        let plan = Plan::build(&spec, &Names, &support(namespaces)).unwrap();
+        let readable = |p: &Path| {
+            plan.grants
+                .iter()
+                .any(|g| p.starts_with(&g.path) && g.rights.contains(Rights::READ))
+        };
+        assert!(readable(&home_path.join(".cargo/registry/index")));
+        assert!(readable(&home_path.join(".cargo/bin/cargo")));
+        for unread in [
+            ".zhistory",
+            ".cargo/config.toml",
+            "projects/other/.env",
+            "Downloads/x",
+            "",
+        ] {
+            assert!(!readable(&home_path.join(unread)), "{unread}");
+        }
+        assert!(plan.notes.iter().any(|n| n.contains("holds the home directory")));
+    }
+}
+
+#[test]
+fn the_spec_secret_places_are_hidden_where_a_grant_holds_them() {
+    let dir = project();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".bash_history"), "export TOKEN=x").unwrap();
+    std::fs::write(home.path().join("notes.txt"), "").unwrap();
+    let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);
+    spec.toolchains.clear();
+    spec.home = Some(home.path().to_path_buf());
+    // The user's settings grant the whole home directory (`agentGuard.sandbox.read: ["~"]`).
+    spec.extra_reads = vec![home.path().to_path_buf()];
+    spec.secret_places = [".ssh", ".bash_history", ".aws"]
+        .iter()
+        .map(|entry| home.path().join(entry))
+        .collect();
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    assert!(plan.masks.contains(&Mask {
+        path: home.path().join(".ssh"),
+        dir: true
+    }));
+    assert!(plan.masks.contains(&Mask {
+        path: home.path().join(".bash_history"),
+        dir: false
+    }));
+    assert!(!plan.masks.iter().any(|m| m.path == home.path().join(".aws")));
+    // Without namespaces the home directory is granted around them.
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap();
+    let readable = |p: &Path| {
+        plan.grants
+            .iter()
+            .any(|g| p.starts_with(&g.path) && g.rights.contains(Rights::READ))
+    };
+    assert!(readable(&home.path().join("notes.txt")));
+    assert!(!readable(&home.path().join(".ssh/id_rsa")));
+    assert!(!readable(&home.path().join(".bash_history")));
+}
+
+#[test]
+fn a_missing_root_is_named() {
+    let spec = SandboxSpec::new(Confinement::READ_ONLY, vec![PathBuf::from("/no/such/root")]);
+    let error = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap_err();
+    assert!(error.to_string().contains("`/no/such/root`"), "{error}");
+}
+
+#[test]
+fn a_roots_own_entries_are_all_looked_at_past_the_limit() {
+    let dir = project();
+    // Entries a command made to push the root's protected places past the scan's limit.
+    for n in 0..50 {
+        std::fs::write(dir.path().join(format!("f{n}")), "").unwrap();
+    }
+    let mut spec = SandboxSpec::new(
+        Confinement {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: false,
+            git_writes: false,
+        },
+        vec![dir.path().to_path_buf()],
+    );
+    spec.scan_limit = 2;
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    assert!(
+        plan.masks.iter().any(|m| m.path == dir.path().join(".env")),
+        "{:?}",
+        plan.masks
+    );
+    assert!(
+        plan.read_only_binds
+            .iter()
+            .any(|b| b.path == dir.path().join(".git")),
+        "{:?}",
+        plan.read_only_binds
+    );
+    // What lies deeper stays past the limit, and the plan says so.
+    assert!(plan.notes.iter().any(|n| n.contains("stopped after 2 entries")));
+}
+
+#[test]
+fn a_cache_tag_is_trusted_only_on_a_build_outputs_name() {
+    let dir = project();
+    for tagged in ["libs/x", "target"] {
+        std::fs::create_dir_all(dir.path().join(tagged).join(".git")).unwrap();
+        std::fs::write(dir.path().join(tagged).join("CACHEDIR.TAG"), "").unwrap();
+    }
+    let spec = SandboxSpec::new(
+        Confinement {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: false,
+            git_writes: false,
+        },
+        vec![dir.path().to_path_buf()],
+    );
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    let bound = |path: &str| {
+        plan.read_only_binds
+            .iter()
+            .any(|b| b.path == dir.path().join(path))
+    };
+    // A tag any command may write does not hide the repository inside `libs/x` from the scan.
+    assert!(bound("libs/x/.git"), "{:?}", plan.read_only_binds);
+    // cargo's tagged `target/` is skipped, as a build output.
+    assert!(!bound("target/.git"), "{:?}", plan.read_only_binds);
+}
+
+#[test]
+fn the_scan_stops_at_its_limit_and_says_so() {
+    let dir = project();
+    let mut spec = SandboxSpec::new(Confinement::READ_ONLY, vec![dir.path().to_path_buf()]);
+    spec.scan_limit = 2;
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap();
+    assert!(plan.notes.iter().any(|n| n.contains("stopped after 2 entries")));
+}
