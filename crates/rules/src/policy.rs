@@ -145,6 +145,16 @@ impl Policy {
             .and_then(|i| self.compiled.rules.get(i))
     }
 
+    /// The allow rule that names the shell command `command` on its own (its effective command after wrappers, or
+    /// its whole command line), as a compound line's commands are each matched: `Bash(docker:*)` for `docker ps`,
+    /// `Bash(kubectl get pods)` for exactly that command. A rule that names no program (`Bash`, `Bash(*)`) is not
+    /// returned.
+    pub fn command_allow_rule(&self, command: &CommandFact<'_>) -> Option<&Rule> {
+        self.command_rule(command)
+            .and_then(|i| self.compiled.rules.get(i))
+            .filter(|rule| rule.command_name().is_some())
+    }
+
     /// The rule of `behavior` whose pattern names the file `path` for `access` (`Read(…)` rules for a read,
     /// `Edit(…)` and `Write(…)` rules for a write), the highest source first. Tool-wide rules (`Read`, `*`) are
     /// not path rules and never match here: this is what protects a file whoever reaches it, the kernel sandbox

@@ -95,6 +95,19 @@ pub(crate) struct DomainPattern {
 }
 
 impl Rule {
+    /// The program a shell rule names as its first word when that word is a literal (`docker` of
+    /// `Bash(docker:*)`, `kubectl` of `Bash(kubectl get pods)`); `None` for other rules and for a pattern that
+    /// starts with a wildcard (`Bash(*)`).
+    pub fn command_name(&self) -> Option<&str> {
+        match &self.target {
+            Target::Tool {
+                content: Some(Content::Shell(pattern)),
+                ..
+            } => pattern.first_word.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Parses `text` as a rule with `behavior` from `source`. The error names the rule and what is wrong.
     pub fn parse(text: &str, behavior: Decision, source: Source) -> Result<Self> {
         let target = parse_target(text.trim()).map_err(|why| Error::Rule {
