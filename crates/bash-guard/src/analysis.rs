@@ -61,6 +61,11 @@ pub struct SubCommand {
     /// inside of the repository's git directory writable; every other line finds it read-only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub git_writes: bool,
+    /// No sandbox can contain it: it acts through what only the host has (a container engine's socket, a
+    /// cluster's or a cloud account's credentials, another machine's keys), so inside one it fails, and outside it
+    /// does what that power allows. Its `effect` is [`Effect::Remote`], saying why.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unconfinable: bool,
 }
 
 impl SubCommand {

@@ -106,6 +106,9 @@ pub(crate) enum Special {
     Tshark,
     /// `tcpdump`: reads a capture file with `-r`; without it, captures live traffic.
     Tcpdump,
+    /// `docker`, `podman`, `nerdctl`, `docker-compose`: the files of this machine a line hands to the engine
+    /// (mount sources, env and compose files, `cp`'s side here).
+    Container,
 }
 
 /// A compressor or archiver: which options (or first operand, for `7z l`) make it only read.
@@ -1656,10 +1659,11 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "complete", "compgen", "bind", "disown", "fg", "bg", "history", "fc", "crontab", "at",
             "batch", "pkill", "killall", "chattr", "setfacl", "mount", "umount", "swapon", "swapoff", "iptables", "nft",
             "ip", "ifconfig", "route", "modprobe", "insmod", "rmmod", "sysctl", "service", "launchctl",
-            "docker", "podman", "kubectl", "terraform", "ansible", "helm"
+            "kubectl", "terraform", "ansible", "helm"
         ],
         Kind::Write(&WRITTEN),
     ),
+    (&["docker", "podman", "nerdctl", "docker-compose"], Kind::Special(Special::Container)),
     (&["dd"], Kind::Special(Special::Dd)),
     (&["chmod", "chown", "chgrp"], Kind::Special(Special::Chmod)),
     (&["kill"], Kind::Special(Special::Kill)),

@@ -583,3 +583,134 @@ fn git_writes_are_git_alone_writing_the_repository() {
         vec![("git add -A".to_owned(), true), ("make".to_owned(), false)]
     );
 }
+
+/// The files of this machine a container engine's line names, as `(path, read, written)`.
+fn engine_files(command: &str) -> Vec<(String, bool, bool)> {
+    let analysis = guard().analyze(command);
+    let mut files: Vec<(String, bool, bool)> = Vec::new();
+    for (access, written) in [(&analysis.reads, false), (&analysis.writes, true)] {
+        for file in access {
+            match files.iter_mut().find(|(path, _, _)| *path == file.path) {
+                Some(entry) if written => entry.2 = true,
+                Some(entry) => entry.1 = true,
+                None => files.push((file.path.clone(), !written, written)),
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn a_container_engine_names_the_places_it_mounts_not_the_container_s_paths() {
+    // A bind mount's source is read whole, and written unless mounted read-only; the container's own command
+    // (`cat /k/id_rsa`) names the container's paths, not this machine's.
+    assert_eq!(
+        engine_files("docker run -v ~/.ssh:/k alpine cat /k/id_rsa"),
+        [("~/.ssh".to_owned(), true, true)]
+    );
+    assert_eq!(
+        engine_files("docker run --rm -it -v \"$HOME/.aws:/root/.aws:ro\" amazon/aws-cli s3 ls"),
+        [("~/.aws".to_owned(), true, false)]
+    );
+    assert_eq!(
+        engine_files("podman run --mount type=bind,source=/etc,target=/e,readonly alpine ls /e"),
+        [("/etc".to_owned(), true, false)]
+    );
+    // Short options in a cluster, the last taking the rest of the word or the next one.
+    assert_eq!(
+        engine_files("docker run -itv/srv:/srv alpine sh"),
+        [("/srv".to_owned(), true, true)]
+    );
+    assert_eq!(
+        engine_files("docker run -dv ./data:/data nginx"),
+        [("./data".to_owned(), true, true)]
+    );
+    // An option the table does not know is read as taking a value, so a mount after it is still seen.
+    assert_eq!(
+        engine_files("docker run --name web --network host -v /:/host alpine"),
+        [("/".to_owned(), true, true)]
+    );
+    // A named volume, an anonymous one and a tmpfs are not places of this machine.
+    for line in [
+        "docker run -v data:/data alpine",
+        "docker run -v /data alpine",
+        "docker run --mount type=tmpfs,target=/t alpine",
+        "docker ps -a",
+        "docker compose logs -f web",
+        "docker exec -it web cat /etc/passwd",
+    ] {
+        assert_eq!(engine_files(line), [], "{line}");
+    }
+    // Files handed to the engine: env files, compose files, a Dockerfile and the build context, `cp`'s side here.
+    assert_eq!(
+        engine_files("docker compose -f ../ops/compose.yml --env-file .env.prod up -d"),
+        [
+            ("../ops/compose.yml".to_owned(), true, false),
+            (".env.prod".to_owned(), true, false)
+        ]
+    );
+    assert_eq!(
+        engine_files("docker build -f docker/Dockerfile --secret id=npm,src=/home/u/.npmrc -t app ."),
+        [
+            ("docker/Dockerfile".to_owned(), true, false),
+            ("/home/u/.npmrc".to_owned(), true, false),
+            (".".to_owned(), true, false)
+        ]
+    );
+    // A place only known at run time inside a value is not a file the analysis can check: the line asks.
+    for line in [
+        "docker build --secret id=npm,src=$HOME/.npmrc .",
+        "docker run -v $DATA/x:/x alpine",
+        "docker run --mount type=bind,src=$DIR,dst=/d alpine",
+    ] {
+        let analysis = guard().analyze(line);
+        assert!(
+            analysis
+                .findings
+                .iter()
+                .any(|f| f.decision == Decision::Ask && f.reason.contains("named only at run time")),
+            "{line}: {:?}",
+            analysis.findings
+        );
+        assert!(
+            engine_files(line)
+                .iter()
+                .all(|(path, _, _)| !path.contains("src=")),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        engine_files("docker cp web:/var/log/app.log ./logs/"),
+        [("./logs/".to_owned(), false, true)]
+    );
+    assert_eq!(
+        engine_files("docker container cp ./conf web:/etc/app"),
+        [("./conf".to_owned(), true, false)]
+    );
+    assert_eq!(
+        engine_files("docker-compose run --rm -v /var/run/docker.sock:/s app sh"),
+        [("/var/run/docker.sock".to_owned(), true, true)]
+    );
+}
+
+#[test]
+fn the_tools_no_sandbox_can_contain_are_marked() {
+    let unconfinable = |line: &str| -> Vec<bool> {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .map(|c| c.unconfinable)
+            .collect()
+    };
+    assert_eq!(unconfinable("docker ps | grep web"), [true, false]);
+    assert_eq!(unconfinable("kubectl get pods && aws s3 ls"), [true, true]);
+    assert_eq!(unconfinable("timeout 30 terraform plan"), [true]);
+    // Publishing and git push change another system but run inside the sandbox (and run the project's code).
+    assert_eq!(unconfinable("npm publish"), [false]);
+    assert_eq!(unconfinable("git push origin main"), [false]);
+    // A line that changes the command's environment, or hides an option from the analysis, keeps it inside.
+    assert_eq!(unconfinable("DOCKER_HOST=tcp://x:2375 docker ps"), [false]);
+    assert_eq!(unconfinable("env LD_PRELOAD=./x.so kubectl get pods"), [false]);
+    assert_eq!(unconfinable("docker run $FLAGS alpine"), [false]);
+}

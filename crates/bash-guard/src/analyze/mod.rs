@@ -564,6 +564,17 @@ impl Walker<'_> {
                     && words.iter().take(classified.inner).all(|w| {
                         w.literal && !w.text.contains('=') && w.text.rsplit('/').next() != Some("env")
                     }),
+                // Outside the sandbox the command gets the environment as the line leaves it: only where nothing
+                // in the line changed it out of the analysis's sight (a variable set for it, `export`, `set -a`),
+                // since a variable may name code it loads (`LD_PRELOAD`) or another engine or cluster.
+                unconfinable: classified.unconfinable
+                    && assignments.is_empty()
+                    && self.unmodelled.is_none()
+                    && !self.allexport
+                    && !self.keyword
+                    && words.iter().take(classified.inner + 1).all(|w| {
+                        w.literal && !w.text.contains('=') && w.text.rsplit('/').next() != Some("env")
+                    }),
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
                 && self.functions.iter().any(|f| f == name)
@@ -819,6 +830,8 @@ impl Walker<'_> {
             follows_links: classified.follows_links,
             names: classified.names.clone(),
             git_writes: classified.git_writes,
+            // Run on names found at run time (`find -exec`): it stays in the sandbox.
+            unconfinable: false,
         });
         self.record(classified, index, ctx);
     }

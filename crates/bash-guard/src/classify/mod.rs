@@ -5,6 +5,7 @@
 //! rules of each family of commands are in the modules below.
 
 mod archives;
+mod container;
 mod files;
 mod flags;
 mod git;
@@ -176,6 +177,8 @@ pub(crate) struct Classified {
     pub(crate) found: Option<Found>,
     /// It is git writing a repository by itself, and nothing else ([`crate::SubCommand::git_writes`]).
     pub(crate) git_writes: bool,
+    /// No sandbox can contain it ([`crate::SubCommand::unconfinable`]).
+    pub(crate) unconfinable: bool,
 }
 
 impl Classified {
@@ -206,6 +209,7 @@ impl Classified {
             environment: None,
             found: None,
             git_writes: false,
+            unconfinable: false,
         }
     }
 
@@ -364,9 +368,17 @@ impl Table {
             }
         }
         if c.effect == Effect::Local
-            && let Some(why) = remote::remote(argv.get(c.inner..).unwrap_or_default())
+            && let Some((why, unconfinable)) = remote::remote(argv.get(c.inner..).unwrap_or_default())
         {
             c.effect = Effect::Remote(why);
+            // A word only known at run time may be an option the analysis did not see (a mount, another
+            // configuration): such a line stays in the sandbox.
+            c.unconfinable = unconfinable
+                && argv
+                    .get(c.inner + 1..)
+                    .unwrap_or_default()
+                    .iter()
+                    .all(|w| w.literal || !w.could_be_option());
         }
         if c.effect == Effect::Local && c.class == CommandClass::Network {
             c.effect = Effect::Network {
@@ -739,6 +751,7 @@ impl Table {
             Special::Ffprobe => inspect::ffprobe(args, c),
             Special::Tshark => inspect::tshark(args, c),
             Special::Tcpdump => inspect::tcpdump(args, c),
+            Special::Container => container::container(name, args, c),
             Special::Cd => state::cd(name, args, self.cdpath_unset, c),
             Special::Sleep => system::sleep(args, c),
             Special::Seq => system::seq(args, c),

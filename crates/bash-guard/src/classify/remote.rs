@@ -4,7 +4,8 @@
 use crate::word::Word;
 
 /// Programs whose every use acts on another system, or on a service that acts as root (a container engine through
-/// its socket), with why.
+/// its socket), with why. Each acts through what only the host has (the engine's socket, a cluster's or a cloud
+/// account's credentials, another machine's keys): no sandbox can contain one ([`crate::SubCommand::unconfinable`]).
 #[rustfmt::skip]
 const REMOTE_PROGRAMS: &[(&[&str], &str)] = &[
     (&["ssh", "scp", "sftp", "mosh", "rsh", "rlogin", "telnet", "ftp", "lftp", "tftp", "ssh-copy-id", "sshpass",
@@ -49,15 +50,16 @@ const GH_READS: &[&str] = &[
     "help",
 ];
 
-/// Why the command `argv` (its effective command first) changes another system, when it does.
-pub(super) fn remote(argv: &[Word]) -> Option<String> {
+/// Why the command `argv` (its effective command first) changes another system, when it does, and whether no
+/// sandbox can contain it (a program of `REMOTE_PROGRAMS`; publishing and `gh` run inside one).
+pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
     let (command, args) = argv.split_first()?;
     if !command.literal {
         return None;
     }
     let name = command.text.rsplit('/').next().unwrap_or_default();
     if let Some((_, why)) = REMOTE_PROGRAMS.iter().find(|(names, _)| names.contains(&name)) {
-        return Some(format!("`{name}` {why}"));
+        return Some((format!("`{name}` {why}"), true));
     }
     let operands: Vec<&str> = args
         .iter()
@@ -72,7 +74,7 @@ pub(super) fn remote(argv: &[Word]) -> Option<String> {
             [only] => GH_READS.contains(only),
             [group, verb, ..] => *group != "api" && GH_READS.contains(verb),
         };
-        return (!reads).then(|| "`gh` changes what GitHub holds".to_owned());
+        return (!reads).then(|| ("`gh` changes what GitHub holds".to_owned(), false));
     }
     let (_, subs) = PUBLISHING.iter().find(|(names, _)| names.contains(&name))?;
     let phases = matches!(name, "mvn" | "mvnw" | "gradle" | "gradlew" | "dotnet");
@@ -81,7 +83,7 @@ pub(super) fn remote(argv: &[Word]) -> Option<String> {
     } else {
         operands.first().filter(|o| subs.contains(o))
     };
-    published.map(|sub| format!("`{name} {sub}` publishes to a package registry"))
+    published.map(|sub| (format!("`{name} {sub}` publishes to a package registry"), false))
 }
 
 /// Whether an operand of `scp` or `rsync` names a path on another machine: `host:path`, `user@host:path`,
