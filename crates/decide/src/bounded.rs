@@ -266,12 +266,17 @@ impl Deciders {
         };
         let theirs = parent.decide_in_session(call, &SessionState::default());
         let confinement = narrower(mine.confinement, theirs.confinement);
+        // Outside the sandbox only where both decisions run the line there.
+        let both_outside = mine.outside.is_some() && theirs.outside.is_some();
         let mut chosen = if theirs.verdict().decision > mine.verdict().decision {
             theirs
         } else {
             mine
         };
         chosen.confinement = confinement;
+        if !both_outside && let Some(outside) = chosen.outside.take() {
+            chosen.resolution.verdict.reasons.retain(|r| *r != outside.reason);
+        }
         chosen
     }
 }

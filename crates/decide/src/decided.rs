@@ -6,6 +6,7 @@ use agent_rules::{Resolution, TaintFacts, TaintMark};
 use agent_tool_traits::{Access, Confinement, Verdict};
 
 use crate::contain::Contained;
+use crate::outside::Outside;
 
 /// Everything one decision saw, for `explain`, the audit log and telemetry.
 #[derive(Debug, Clone)]
@@ -25,6 +26,9 @@ pub struct Decided {
     /// For a shell line allowed inside the sandbox without asking (`agentGuard.sandbox.autoAllow`): what the
     /// sandbox contained and the verdict it had without it.
     pub contained: Option<Contained>,
+    /// For a shell line allowed to run outside the kernel sandbox: the commands no sandbox can contain and the
+    /// user's rules that allow them ([`Outside`]). Its `confinement` is then `None`.
+    pub outside: Option<Outside>,
     /// The hosts the line names that its sandbox's proxy lets through beyond `agentGuard.network`, because a rule,
     /// a hook or the user allowed this line or a `WebFetch(domain:…)` rule allows the host (`--allow-domain`).
     pub domains: Vec<String>,
@@ -105,6 +109,7 @@ impl Decided {
             findings: Vec::new(),
             confinement: None,
             contained: None,
+            outside: None,
             domains: Vec::new(),
             taint: TaintFacts::default(),
             session_limit: None,

@@ -227,8 +227,9 @@ impl Guard {
     ///    subagent) and the findings of the layers that produced them (`gather`); then the session's taint
     ///    (`taint`): what the call adds to it ([`Decided::taint`], for the caller to record), and the ask of a way
     ///    out of a session that has seen untrusted content and private data;
-    /// 3. resolve: the findings, the rules, the mode, the hooks and the session into one verdict (`resolve`), and
-    ///    a shell line that asked only for what the kernel sandbox contains allowed inside it (`contain`);
+    /// 3. resolve: the findings, the rules, the mode, the hooks and the session into one verdict (`resolve`), a
+    ///    shell line that asked only for what the kernel sandbox contains allowed inside it (`contain`), and a line
+    ///    whose commands no sandbox can contain, allowed by the user's rules, let run outside it (`outside`);
     /// 4. confine: the kernel sandbox an allowed shell call runs under (`confine`), with the domains named in the
     ///    line that the decision allowed beyond the settings' own.
     pub fn decide_in_session(&self, call: &CallInput, session: &SessionState) -> Decided {
@@ -242,12 +243,14 @@ impl Guard {
         }
         let mut resolution = self.resolve(&call.tool, &gathered, &call.hooks, session);
         let contained = self.contain(&gathered, &mut resolution);
+        let outside = self.outside(&gathered, &mut resolution);
         if let Some(why) = &self.sandbox_error {
             resolution.verdict.diagnostics.push(format!("no sandbox: {why}"));
         }
         let confinement = gathered
             .analysis
             .as_ref()
+            .filter(|_| outside.is_none())
             .and_then(|analysis| self.confinement(analysis, &mut resolution.verdict));
         // What the allowed line cannot do inside the sandbox, said with the allow (an ask says it already).
         if resolution.verdict.decision == agent_tool_traits::Decision::Allow && confinement.is_some() {
@@ -286,6 +289,7 @@ impl Guard {
             findings: gathered.findings,
             confinement,
             contained,
+            outside,
             domains,
             taint: tainting.facts,
             session_limit,

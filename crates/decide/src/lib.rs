@@ -14,7 +14,9 @@
 //! 3. **resolve** (`resolve.rs`): the findings, the rules, the mode, the hook outcome and the session's state (L2)
 //!    into one [`Verdict`](agent_tool_traits::Verdict); then **contain** (`contain.rs`): a shell line that asked
 //!    only for effects the kernel sandbox contains is allowed to run inside it ([`Decided::contained`],
-//!    [`AutoAllow`]);
+//!    [`AutoAllow`]); and **outside** (`outside.rs`): a line whose commands no sandbox can contain (a container
+//!    engine, a cluster's tool), each allowed by name by the user's own rules, with nothing else that needs the
+//!    sandbox, runs outside it ([`Decided::outside`]);
 //! 4. **confine** (`confine.rs`): the kernel sandbox an allowed shell call runs under ([`Decided::confinement`],
 //!    [`Guard::sandbox_plan`]).
 //!
@@ -65,6 +67,7 @@ mod gather;
 mod git_remotes;
 mod guard;
 mod hook_io;
+mod outside;
 mod repo_programs;
 mod resolve;
 mod taint;
@@ -85,4 +88,5 @@ pub use decided::{CheckedPath, Decided, SessionLimit, session_limit_why};
 pub use error::{Error, Result};
 pub use guard::{AutoAllow, Guard, GuardOptions};
 pub use hook_io::{HookInput, HookOutput, narrowed_search_input, sandboxed_input, shell_quote};
+pub use outside::Outside;
 pub use taint::TaintSettings;

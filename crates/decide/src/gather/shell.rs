@@ -136,9 +136,8 @@ impl Gathering<'_> {
     ) {
         let mut places = moves.candidates(&file.path, file.command);
         places.push(file.path.clone());
-        let searched = file
-            .command
-            .and_then(|index| analysis.commands.get(index))
+        let command = file.command.and_then(|index| analysis.commands.get(index));
+        let searched = command
             .filter(|command| command.recursive && access == Access::Read && file.via == AccessVia::Operand)
             .map(|command| Reach {
                 hidden: command.reads_hidden,
@@ -146,10 +145,13 @@ impl Gathering<'_> {
                 ignores: false,
                 names: &command.names,
             });
+        // The kernel hides secret files from what runs in the sandbox; a command no sandbox can contain (a
+        // container engine's mount) reads them where it runs.
+        let in_sandbox = !command.is_some_and(|command| command.unconfinable);
         for place in &places {
             if let Some(check) = self.check_path(place, access) {
                 if let Some(reach) = &searched {
-                    self.search(tool, &check, reach, true, false);
+                    self.search(tool, &check, reach, in_sandbox, false);
                 }
                 if access == Access::Read {
                     self.content(&check);

@@ -44,6 +44,11 @@ pub(crate) struct Case {
     /// them.
     #[serde(default, rename = "searchExcludes")]
     pub(crate) search_excludes: Option<Vec<String>>,
+    /// Whether the allowed line runs outside the kernel sandbox (`Decided::outside`, no confinement), where the
+    /// case states it: only commands no sandbox can contain, each allowed by name by the user's rules, with
+    /// nothing else that needs the sandbox.
+    #[serde(default)]
+    pub(crate) outside: Option<bool>,
 }
 
 impl Case {
@@ -142,6 +147,17 @@ fn decision_table() {
                 case.name, decided.search_excludes
             ));
         }
+        if let Some(expected) = case.outside {
+            let outside = decided.outside.is_some();
+            if outside != expected || (outside && decided.confinement.is_some()) {
+                failures.push(format!(
+                    "{}: expected outside the sandbox {expected}, got {outside} (confinement {:?}): {}",
+                    case.name,
+                    decided.confinement,
+                    ws.redact(&verdict.reason())
+                ));
+            }
+        }
         if verdict.decision.as_str() != case.expect {
             failures.push(format!(
                 "{}: expected {}, got {}: {}",
@@ -201,6 +217,9 @@ fn decision_table() {
         }
         if let Some((_, (_, shown))) = &confined {
             let _ = writeln!(table, "sandbox:    {shown}");
+        }
+        if let Some(outside) = &decided.outside {
+            let _ = writeln!(table, "outside:    {:?}", outside.commands);
         }
         let _ = writeln!(
             table,

@@ -1,0 +1,206 @@
+//! After containing: a shell line with commands no sandbox can contain (a container engine, a cluster's or a
+//! cloud account's tool, a remote shell: [`SubCommand::unconfinable`]) runs outside the kernel sandbox when the
+//! user's own rules allow each of them by name and nothing else in the line needs the sandbox; inside it such a
+//! command only fails (no engine socket, no `~/.kube/config`, no cloud credentials).
+//!
+//! What needs the sandbox: a command that is not read-only or runs code the project controls, a write other than
+//! one the unconfinable command's own words name (a redirection, another command's). A rule of the repository's
+//! own settings (project or local) never takes a command out of the sandbox: the repository may only tighten it
+//! (as for `agentGuard.network.allow`). Where the allow cannot be carried out (a rule of the repository, a line
+//! that mixes such a command with one that needs the sandbox), the line asks and says why. Nothing here lifts a
+//! finding: the allow it starts from already passed every protection (protected paths, secrets, writes outside the
+//! roots, the deny classes); modes `plan` and `bypassPermissions` are left as they are.
+
+use agent_bash_guard::{AccessVia, CommandAnalysis, Effect, SubCommand};
+use agent_rules::{CommandFact, PermissionMode, Resolution, Rule};
+use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
+
+use crate::config::SandboxMode;
+use crate::gather::Gathered;
+use crate::guard::Guard;
+
+/// Why an allowed shell line runs outside the kernel sandbox: for `explain`, the audit log and the hook's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outside {
+    /// Each command no sandbox can contain, as written, with the rule that allows it (`Bash(docker:*)`).
+    pub commands: Vec<(String, String)>,
+    /// The reason, as the verdict says it.
+    pub reason: String,
+}
+
+/// One command no sandbox can contain, and the rule of the user that names it, if any.
+struct Unconfinable<'a> {
+    shown: String,
+    why: &'a str,
+    rule: Option<&'a Rule>,
+}
+
+impl Guard {
+    /// Takes an allowed line whose commands no sandbox can contain out of the sandbox, when the user's rules
+    /// allow each by name and the rest needs no sandbox; else, where the allow cannot be carried out, turns it
+    /// into an ask that says why, or adds why to an ask. `None` for every other line, and the resolution unchanged.
+    pub(crate) fn outside(&self, gathered: &Gathered<'_>, resolution: &mut Resolution) -> Option<Outside> {
+        let analysis = gathered.analysis.as_ref()?;
+        if self.sandbox_mode == SandboxMode::Off
+            || matches!(
+                self.policy.mode(),
+                PermissionMode::Plan | PermissionMode::BypassPermissions
+            )
+        {
+            return None;
+        }
+        let unconfinable = self.unconfinable(analysis);
+        if unconfinable.is_empty() {
+            return None;
+        }
+        let verdict = &mut resolution.verdict;
+        let by_rule =
+            verdict.decision == Decision::Allow && verdict.provenance.step == Some(DecidedBy::AllowRule);
+        let repository = |rule: &Rule| matches!(rule.source, Source::Project | Source::Local);
+        let needs_sandbox = needs_sandbox(gathered, analysis);
+        let shown_rule = |rule: &Rule| format!("`{}` ({} settings)", rule.text, rule.source);
+        // A rule of the repository's own settings: the allow cannot be carried out, so the line asks.
+        let repository_ruled: Vec<String> = unconfinable
+            .iter()
+            .filter_map(|u| u.rule.filter(|rule| repository(rule)).map(|rule| (u, rule)))
+            .map(|(u, rule)| {
+                format!(
+                    "`{}` is allowed by the rule `{}` of the repository's {} settings, which cannot take a command \
+                     out of the sandbox, and no sandbox can contain it ({})",
+                    u.shown, rule.text, rule.source, u.why
+                )
+            })
+            .collect();
+        let user_ruled = unconfinable
+            .iter()
+            .all(|u| u.rule.is_some_and(|rule| !repository(rule)));
+        if verdict.decision == Decision::Allow && by_rule && !repository_ruled.is_empty() {
+            *verdict = self.cannot_carry_out(
+                verdict,
+                format!(
+                    "{}: asking (the same rule in your user settings, `~/.claude/settings.json`, runs it outside the \
+                     sandbox)",
+                    repository_ruled.join("; ")
+                ),
+            );
+            return None;
+        }
+        if !user_ruled {
+            return None;
+        }
+        let allowed_by = unconfinable
+            .iter()
+            .filter_map(|u| {
+                u.rule
+                    .map(|rule| format!("`{}` is allowed by your rule {}", u.shown, shown_rule(rule)))
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        if !needs_sandbox.is_empty() {
+            let why = format!(
+                "{allowed_by} and runs only outside a sandbox, but {} needs one: they cannot share a sandbox (run \
+                 them as separate lines)",
+                needs_sandbox.join(", ")
+            );
+            match verdict.decision {
+                Decision::Allow if by_rule => {
+                    *verdict = self.cannot_carry_out(verdict, format!("{why}; asking"));
+                }
+                Decision::Ask => verdict.reasons.push(why),
+                Decision::Allow | Decision::Deny => {}
+            }
+            return None;
+        }
+        if !by_rule {
+            return None;
+        }
+        let whys: Vec<&str> = unconfinable.iter().map(|u| u.why).collect();
+        let mut reason = format!(
+            "{allowed_by}, and no sandbox can contain it ({}): it runs outside the sandbox",
+            whys.join("; ")
+        );
+        if analysis.commands.len() > unconfinable.len() {
+            reason.push_str("; the rest of the line is read-only");
+        }
+        verdict.reasons.push(reason.clone());
+        Some(Outside {
+            commands: unconfinable
+                .iter()
+                .filter_map(|u| u.rule.map(|rule| (u.shown.clone(), rule.text.clone())))
+                .collect(),
+            reason,
+        })
+    }
+
+    /// The ask, for `why`, of an allow by rule that cannot be carried out; mode `dontAsk` denies it, as it denies
+    /// every ask. The allow is kept among the reasons.
+    fn cannot_carry_out(&self, allowed: &Verdict, why: String) -> Verdict {
+        let mut verdict = Verdict::new(
+            Decision::Ask,
+            format!("{why}; it would have been allowed: {}", allowed.reason()),
+            Provenance::layer(Layer::Kernel).at(DecidedBy::SafetyAsk),
+        );
+        verdict.diagnostics.clone_from(&allowed.diagnostics);
+        if self.policy.mode() == PermissionMode::DontAsk {
+            verdict.decision = Decision::Deny;
+            verdict
+                .reasons
+                .insert(0, "mode `dontAsk` denies what would be asked".to_owned());
+            verdict.provenance.step = Some(DecidedBy::NoPrompt);
+        }
+        verdict
+    }
+
+    /// The commands of `analysis` no sandbox can contain, each with the allow rule that names it.
+    fn unconfinable<'a>(&'a self, analysis: &'a CommandAnalysis) -> Vec<Unconfinable<'a>> {
+        analysis
+            .commands
+            .iter()
+            .filter(|command| command.unconfinable)
+            .map(|command| Unconfinable {
+                shown: command.effective().join(" "),
+                why: match &command.effect {
+                    Effect::Remote(why) => why.as_str(),
+                    _ => "it acts through what only the host has",
+                },
+                rule: self.policy.command_allow_rule(&fact(command)),
+            })
+            .collect()
+    }
+}
+
+/// The rules' view of one command.
+fn fact(command: &SubCommand) -> CommandFact<'_> {
+    CommandFact {
+        argv: &command.argv,
+        inner: command.inner,
+        read_only: command.read_only,
+        why: None,
+    }
+}
+
+/// What in the line needs the sandbox beside its unconfinable commands, in words: each other command that is not
+/// read-only or runs code the project controls, and each write its unconfinable commands' own words do not name.
+fn needs_sandbox(gathered: &Gathered<'_>, analysis: &CommandAnalysis) -> Vec<String> {
+    let mut needs: Vec<String> = Vec::new();
+    for (index, command) in analysis.commands.iter().enumerate() {
+        if command.unconfinable {
+            continue;
+        }
+        if !command.read_only || !command.literal || gathered.project_code.why(index).is_some() {
+            needs.push(format!("`{}`", command.effective().join(" ")));
+        }
+    }
+    for write in &analysis.writes {
+        let own = write
+            .command
+            .and_then(|i| analysis.commands.get(i))
+            .is_some_and(|c| c.unconfinable)
+            && write.via != AccessVia::Redirect;
+        if !own {
+            needs.push(format!("its write to `{}`", write.path));
+        }
+    }
+    needs.dedup();
+    needs
+}
