@@ -673,7 +673,8 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
 
 /// The hook output of a decision. An allowed shell call with a confinement runs under the kernel sandbox: its
 /// `updatedInput` is the same call wrapped in `agent-guard sandbox` (this very binary, the same settings files).
-/// Where this binary's path cannot be known, the allow cannot be backed and becomes an ask. `ask` is the server's
+/// Where this binary's path cannot be known, the allow cannot be backed and becomes an ask. A line allowed to run
+/// outside the sandbox ([`Decided::outside`]) has no confinement and runs as written. `ask` is the server's
 /// ask a person answered to allow the call: the wrapped line names it (`--approval`), so that the runs `agent-guard
 /// undo` records for it name it too and the server's page shows their ids.
 fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf], ask: Option<&str>) -> HookOutput {

@@ -432,6 +432,19 @@ fn runs_confined(decided: &Decided) -> bool {
 
 /// How a shell call runs once allowed: the profile of the kernel sandbox, or why it runs without one.
 fn sandbox_line(decided: &Decided) -> String {
+    if let Some(outside) = &decided.outside
+        && decided.resolution.verdict.decision == Decision::Allow
+    {
+        let rules: Vec<String> = outside
+            .commands
+            .iter()
+            .map(|(command, rule)| format!("`{command}` by your rule `{rule}`"))
+            .collect();
+        return format!(
+            "none: runs outside it, allowed {} (no sandbox can contain it)",
+            rules.join(", ")
+        );
+    }
     match (decided.confinement, decided.resolution.verdict.decision) {
         (Some(confinement), Decision::Allow) => {
             format!("runs under `{confinement}`{}", git_text(confinement))
@@ -500,6 +513,11 @@ fn render_json(input: &HookInput, guard: &agent_decide::Guard, decided: &Decided
         "contained": decided.contained.as_ref().map(|c| json!({
             "effects": c.effects,
             "without": c.without,
+        })),
+        "outside": decided.outside.as_ref().map(|o| json!({
+            "commands": o.commands.iter().map(|(command, rule)| json!({"command": command, "rule": rule}))
+                .collect::<Vec<_>>(),
+            "reason": o.reason,
         })),
         "considered": decided.resolution.considered,
         "conflicts": decided.resolution.conflicts.iter().map(|c| json!({
