@@ -204,3 +204,76 @@ fn needs_sandbox(gathered: &Gathered<'_>, analysis: &CommandAnalysis) -> Vec<Str
     needs.dedup();
     needs
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use agent_rules::SessionState;
+    use serde_json::json;
+
+    use super::*;
+    use crate::bounded::{CallInput, Deciders};
+    use crate::test_guard::Project;
+
+    const DOCKER: &str = r#"{"permissions": {"allow": ["Bash(docker:*)"]}}"#;
+
+    fn decide(guard: &Guard, command: &str) -> crate::Decided {
+        guard.decide("Bash", &json!({ "command": command }))
+    }
+
+    #[test]
+    fn an_allowed_line_outside_the_sandbox_has_no_confinement_and_names_its_rule() {
+        let project = Project::new(DOCKER);
+        let decided = decide(&project.guard, "docker ps | grep web");
+        assert_eq!(decided.verdict().decision, Decision::Allow);
+        assert!(decided.confinement.is_none());
+        let outside = decided.outside.clone().expect("outside the sandbox");
+        assert_eq!(
+            outside.commands,
+            [("docker ps".to_owned(), "Bash(docker:*)".to_owned())]
+        );
+        assert!(decided.verdict().reasons.contains(&outside.reason));
+        assert!(outside.reason.ends_with("the rest of the line is read-only"));
+    }
+
+    #[test]
+    fn code_loaded_by_a_read_only_neighbour_needs_the_sandbox() {
+        // `cargo --version` reads a toolchain file the project controls, which runs code: it needs the sandbox.
+        let project = Project::with_files(
+            r#"{"permissions": {"allow": ["Bash(docker:*)", "Bash(cargo --version)"]}}"#,
+            &[("proj/rust-toolchain.toml", "")],
+        );
+        let decided = decide(&project.guard, "docker ps && cargo --version");
+        assert_eq!(decided.verdict().decision, Decision::Ask);
+        assert!(decided.outside.is_none());
+        assert!(
+            decided
+                .verdict()
+                .reason()
+                .contains("but `cargo --version` needs one: they cannot share a sandbox"),
+            "{}",
+            decided.verdict().reason()
+        );
+    }
+
+    #[test]
+    fn a_subagent_runs_outside_only_where_its_parent_would() {
+        let (_child_dir, child) = Project::new(DOCKER).into_parts();
+        let (_parent_dir, parent) = Project::new(r#"{"permissions": {"allow": ["Bash"]}}"#).into_parts();
+        let call = CallInput::new("Bash", json!({ "command": "docker ps" }));
+        let child = Arc::new(child);
+        // Alone, the child's own rule takes the line out; under a parent whose rule names no program, it stays in.
+        let alone = Deciders::new(Arc::clone(&child)).decide(&call, &SessionState::default());
+        assert!(alone.outside.is_some());
+        let under = Deciders::new(child).under(Arc::new(parent));
+        let decided = under.decide(&call, &SessionState::default());
+        assert_eq!(decided.verdict().decision, Decision::Allow);
+        assert!(decided.outside.is_none());
+        assert!(
+            !decided.verdict().reason().contains("runs outside the sandbox"),
+            "{}",
+            decided.verdict().reason()
+        );
+    }
+}

@@ -48,6 +48,11 @@ impl Project {
         Self { dir, guard }
     }
 
+    /// The temporary directory (which must outlive the guard's use) and the guard.
+    pub(crate) fn into_parts(self) -> (tempfile::TempDir, Guard) {
+        (self.dir, self.guard)
+    }
+
     /// The project's directory.
     pub(crate) fn cwd(&self) -> PathBuf {
         self.root().join("proj")
