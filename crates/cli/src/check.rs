@@ -111,6 +111,9 @@ pub(crate) struct Answered {
     telemetry: Option<TelemetrySettings>,
 }
 
+/// The audit row's `sandbox` of a line allowed to run outside the sandbox ([`Decided::outside`]).
+const OUTSIDE: &str = "none: outside the sandbox, by the user's rule";
+
 impl Answered {
     fn decided(output: HookOutput, decided: &Decided, guard: &Guard) -> Self {
         let verdict = decided.verdict();
@@ -119,10 +122,11 @@ impl Answered {
             decided_by: verdict.provenance.layer_step().to_string(),
             mode: Some(guard.policy().mode().to_string()),
             detail: AuditDetail {
-                sandbox: decided
-                    .confinement
-                    .filter(|_| verdict.decision == Decision::Allow)
-                    .map(|c| c.to_string()),
+                sandbox: match (&decided.outside, decided.confinement) {
+                    _ if verdict.decision != Decision::Allow => None,
+                    (Some(_), _) => Some(OUTSIDE.to_owned()),
+                    (None, confinement) => confinement.map(|c| c.to_string()),
+                },
                 ..AuditDetail::of_provenance(&verdict.provenance)
             },
             telemetry: Some(guard.telemetry().clone()),

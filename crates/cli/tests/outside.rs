@@ -1,7 +1,7 @@
 //! Tools no sandbox can contain, on the built binary: with the user's rules `Bash(docker:*)` and
 //! `Bash(kubectl get:*)`, the hook answers `docker ps` and `kubectl get pods` with an allow that has no sandbox
 //! wrapping (the line runs as written, so the tool reaches its engine or cluster configuration in the home
-//! directory), names the rule in its reason and in `explain`; a line mixing such a tool with a script asks, as does
+//! directory), names the rule in its reason, in `explain` and in the audit row; a line mixing such a tool with a script asks, as does
 //! the same rule from the repository's own settings; a read-only line keeps its sandbox.
 
 #![allow(
@@ -124,6 +124,21 @@ fn a_tool_the_user_allows_and_no_sandbox_contains_runs_unwrapped() {
     let run = scratch.run("kubectl get pods");
     assert!(run.status.success(), "{}", hook::text(&run.stderr));
     assert_eq!(hook::text(&run.stdout), "current-context: scratch-cluster\n");
+    // The audit row says where the line ran.
+    let audit = hook::run(&["audit", "--json"], "", &scratch.proj, &scratch.home);
+    assert!(audit.status.success(), "{}", hook::text(&audit.stderr));
+    let rows: Vec<Value> = hook::text(&audit.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let docker = rows
+        .iter()
+        .find(|row| row.to_string().contains("docker ps"))
+        .unwrap_or_else(|| panic!("no row of `docker ps`: {rows:?}"));
+    assert_eq!(
+        docker["sandbox"], "none: outside the sandbox, by the user's rule",
+        "{docker}"
+    );
     let explained = scratch.explain("docker ps");
     assert!(
         explained.contains(
