@@ -86,6 +86,7 @@ classes! {
     working_directory_and_repository_changes => "directory-changes",
     programs_that_run_project_code => "project-code",
     file_tool_paths_a_shell_would_expand => "tool-paths",
+    tools_no_sandbox_contains_under_the_user_s_rules => "unconfinable-tools",
 }
 
 /// A hook's allow (or ask) never turns a deny into anything weaker, nor an ask of steps 1–4 into an allow.
