@@ -58,7 +58,6 @@ impl Guard {
             verdict.decision == Decision::Allow && verdict.provenance.step == Some(DecidedBy::AllowRule);
         let repository = |rule: &Rule| matches!(rule.source, Source::Project | Source::Local);
         let needs_sandbox = needs_sandbox(gathered, analysis);
-        let shown_rule = |rule: &Rule| format!("`{}` ({} settings)", rule.text, rule.source);
         // A rule of the repository's own settings: the allow cannot be carried out, so the line asks.
         let repository_ruled: Vec<String> = unconfinable
             .iter()
@@ -92,7 +91,7 @@ impl Guard {
             .iter()
             .filter_map(|u| {
                 u.rule
-                    .map(|rule| format!("`{}` is allowed by your rule {}", u.shown, shown_rule(rule)))
+                    .map(|rule| format!("`{}` is allowed by your rule `{}`", u.shown, rule.text))
             })
             .collect::<Vec<_>>()
             .join(", ");
