@@ -18,6 +18,11 @@ pub struct CommandAnalysis {
     /// the analysis never looks at the disk, so [`CommandAnalysis::verdict`] asks, and a caller that checks the
     /// disk decides (agent-core does). Paths are written like `reads` (relative to the working directory).
     pub loads: Vec<FileAccess>,
+    /// The variables of the environment the line's words expand (`$HOME`, `$TOKEN`; not those the line sets
+    /// before), each once: inside the kernel sandbox they hold what its environment filter passes, outside it
+    /// whatever the caller's environment holds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
     /// Deny and safety-ask findings, with their reasons.
     pub findings: Vec<Finding>,
     /// The syntax error, when the command does not parse (also reported as an ask finding).

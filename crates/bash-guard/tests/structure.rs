@@ -714,3 +714,15 @@ fn the_tools_no_sandbox_can_contain_are_marked() {
     assert_eq!(unconfinable("env LD_PRELOAD=./x.so kubectl get pods"), [false]);
     assert_eq!(unconfinable("docker run $FLAGS alpine"), [false]);
 }
+
+#[test]
+fn the_variables_of_the_environment_a_line_expands_are_listed() {
+    let analysis = guard().analyze("X=1; echo \"$HOME\" $X; cat <<EOF\n$DEPLOY_KEY\nEOF\necho ${HOME}");
+    assert_eq!(analysis.environment, ["HOME", "DEPLOY_KEY"]);
+    assert!(
+        guard()
+            .analyze("docker ps --format '{{.Names}}'")
+            .environment
+            .is_empty()
+    );
+}

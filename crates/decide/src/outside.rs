@@ -4,7 +4,8 @@
 //! command only fails (no engine socket, no `~/.kube/config`, no cloud credentials).
 //!
 //! What needs the sandbox: a command that is not read-only or runs code the project controls, a write other than
-//! one the unconfinable command's own words name (a redirection, another command's). A rule of the repository's
+//! one the unconfinable command's own words name (a redirection, another command's), a variable of the
+//! environment the sandbox's filter would not pass (`echo $MY_DEPLOY_KEY`). A rule of the repository's
 //! own settings (project or local) never takes a command out of the sandbox: the repository may only tighten it
 //! (as for `agentGuard.network.allow`). Where the allow cannot be carried out (a rule of the repository, a line
 //! that mixes such a command with one that needs the sandbox), the line asks and says why. Nothing here lifts a
@@ -57,7 +58,18 @@ impl Guard {
         let by_rule =
             verdict.decision == Decision::Allow && verdict.provenance.step == Some(DecidedBy::AllowRule);
         let repository = |rule: &Rule| matches!(rule.source, Source::Project | Source::Local);
-        let needs_sandbox = needs_sandbox(gathered, analysis);
+        let mut needs_sandbox = needs_sandbox(gathered, analysis);
+        // Outside the sandbox the line's words expand the caller's whole environment, which the sandbox filters:
+        // a variable it would not pass (by its name) may hold a credential under a name no list knows.
+        for name in &analysis.environment {
+            if self
+                .env_policy
+                .removes(std::ffi::OsStr::new(name), std::ffi::OsStr::new(""), false)
+                .is_some()
+            {
+                needs_sandbox.push(format!("its expansion of `${name}`"));
+            }
+        }
         // A rule of the repository's own settings: the allow cannot be carried out, so the line asks.
         let repository_ruled: Vec<String> = unconfinable
             .iter()

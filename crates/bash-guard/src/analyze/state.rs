@@ -294,9 +294,13 @@ impl Walker<'_> {
         }
     }
 
-    /// Expanding a variable whose name says it holds a credential, which the line did not set, shows it.
+    /// Expanding a variable whose name says it holds a credential, which the line did not set, shows it. Every
+    /// variable of the environment a word expands is listed ([`crate::CommandAnalysis::environment`]).
     pub(super) fn credentials(&mut self, w: &Word, parent: Option<usize>) {
         for name in &w.variables {
+            if !self.vars.contains_key(name) && !self.out.environment.contains(name) {
+                self.out.environment.push(name.clone());
+            }
             if is_credential(name) && !self.vars.contains_key(name) {
                 self.finding(
                     Decision::Ask,
