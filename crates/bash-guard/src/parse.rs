@@ -253,6 +253,25 @@ fn parse_program(source: &str) -> Result<Script, brush_parser::ParseError> {
 
 /// Splits a word into its pieces.
 pub(crate) fn pieces(raw: &str) -> Result<Vec<Piece>, String> {
+    if is_plain_text(raw) {
+        return Ok(vec![Piece::Text(raw.to_owned())]);
+    }
+    parsed_pieces(raw)
+}
+
+/// Whether `raw` is one piece of unquoted text as it is: not empty, and none of the characters that start
+/// another kind of piece in brush-parser's word grammar (quotes, `$`, backquotes, a backslash escape, a tilde at
+/// the start or after a colon) occurs in it. Most words of a command (`ls`, `-la`, `src/main.rs`) are such text, and
+/// skip the word parser and the cache it locks; a test compares the two on such words.
+fn is_plain_text(raw: &str) -> bool {
+    !raw.is_empty()
+        && !raw
+            .bytes()
+            .any(|b| matches!(b, b'\'' | b'"' | b'$' | b'`' | b'\\' | b'~'))
+}
+
+/// Splits a word into its pieces with the word parser.
+fn parsed_pieces(raw: &str) -> Result<Vec<Piece>, String> {
     let parsed = catch_unwind(AssertUnwindSafe(|| word::parse(raw, &ParserOptions::default())));
     match parsed {
         Ok(Ok(pieces)) => Ok(pieces.into_iter().map(|p| piece(p.piece, false)).collect()),
@@ -953,6 +972,42 @@ fn redirect(src: &str, r: &ast::IoRedirect) -> Redirect {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_text_is_what_the_word_parser_makes_of_it() {
+        // Every word of one or two characters (printable ASCII, a space, a newline, a tab, non-ASCII letters), and
+        // every whitespace-separated part of the corpus's commands: where the shortcut applies, its one text
+        // piece is the parser's answer.
+        let mut alphabet: Vec<char> = (' '..='~').collect();
+        alphabet.extend(['\n', '\t', 'é', '→']);
+        let mut words: Vec<String> = Vec::new();
+        for a in &alphabet {
+            words.push(a.to_string());
+            for b in &alphabet {
+                words.push(format!("{a}{b}"));
+            }
+        }
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+        for entry in std::fs::read_dir(corpus).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            words.extend(text.split_whitespace().map(str::to_owned));
+        }
+        let mut plain = 0;
+        for word in &words {
+            if is_plain_text(word) {
+                plain += 1;
+                assert_eq!(
+                    format!("{:?}", pieces(word)),
+                    format!("{:?}", parsed_pieces(word)),
+                    "{word:?}"
+                );
+            }
+        }
+        assert!(plain > 10_000, "{plain} plain words");
+        for not_plain in ["", "~", "a:~", "'a'", "\"a\"", "$x", "`x`", "a\\ b"] {
+            assert!(!is_plain_text(not_plain), "{not_plain:?}");
+        }
+    }
 
     #[test]
     fn a_word_with_too_many_braces_is_not_brace_expanded() {
