@@ -75,27 +75,45 @@ pub fn credential_variable(name: &str) -> Option<&'static str> {
 /// Whether the variable name `name` matches `pattern`, where `*` stands for any run of characters, without
 /// regard to ASCII case.
 pub fn variable_matches(pattern: &str, name: &str) -> bool {
-    let pattern = pattern.to_ascii_uppercase();
-    let name = name.to_ascii_uppercase();
-    let mut parts = pattern.split('*');
+    // Compared byte by byte, ASCII letters folded: no copy of either (this runs for every pattern of the list
+    // against every variable a command names).
+    let mut parts = pattern.as_bytes().split(|&b| b == b'*').peekable();
     let Some(first) = parts.next() else {
         return false;
     };
-    let Some(mut rest) = name.strip_prefix(first) else {
-        return false;
+    let mut rest = match name.as_bytes().split_at_checked(first.len()) {
+        Some((head, rest)) if head.eq_ignore_ascii_case(first) => rest,
+        _ => return false,
     };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
+    if parts.peek().is_none() {
         // No `*`: the whole name.
         return rest.is_empty();
-    };
-    for part in middle {
-        match rest.find(part) {
+    }
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            // The last part ends the name.
+            return rest
+                .len()
+                .checked_sub(part.len())
+                .and_then(|at| rest.get(at..))
+                .is_some_and(|tail| tail.eq_ignore_ascii_case(part));
+        }
+        match find_ignoring_case(rest, part) {
             Some(at) => rest = rest.get(at + part.len()..).unwrap_or_default(),
             None => return false,
         }
     }
-    rest.len() >= last.len() && rest.ends_with(last)
+    true
+}
+
+/// Where `needle` first occurs in `haystack`, ASCII letters folded.
+fn find_ignoring_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    haystack
+        .windows(needle.len())
+        .position(|window| window.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]
@@ -133,6 +151,70 @@ mod tests {
             assert_eq!(credential_variable(name), None, "{name}");
         }
         assert_eq!(credential_variable("OPENAI_BASE_URL"), Some("OPENAI_*"));
+    }
+
+    #[test]
+    fn matching_without_copies_matches_as_the_upper_cased_copies_did() {
+        // The former definition: both upper-cased, then the parts between the stars found in turn.
+        fn copied(pattern: &str, name: &str) -> bool {
+            let pattern = pattern.to_ascii_uppercase();
+            let name = name.to_ascii_uppercase();
+            let mut parts = pattern.split('*');
+            let Some(first) = parts.next() else {
+                return false;
+            };
+            let Some(mut rest) = name.strip_prefix(first) else {
+                return false;
+            };
+            let parts: Vec<&str> = parts.collect();
+            let Some((last, middle)) = parts.split_last() else {
+                return rest.is_empty();
+            };
+            for part in middle {
+                match rest.find(part) {
+                    Some(at) => rest = &rest[at + part.len()..],
+                    None => return false,
+                }
+            }
+            rest.len() >= last.len() && rest.ends_with(last)
+        }
+        let mut patterns: Vec<String> = CREDENTIAL_VARIABLES.iter().map(|p| (*p).to_owned()).collect();
+        let mut names: Vec<String> = NOT_CREDENTIAL_VARIABLES.iter().map(|n| (*n).to_owned()).collect();
+        // Every pattern and name of up to four characters from `a`, `B`, `_`, `*` and `é`.
+        let alphabet = ["a", "B", "_", "*", "é"];
+        let mut short = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = short
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            short.extend(longer);
+            short.dedup();
+        }
+        short.sort();
+        short.dedup();
+        patterns.extend(short.iter().cloned());
+        names.extend(short.iter().filter(|s| !s.contains('*')).cloned());
+        names.extend(
+            [
+                "GITHUB_TOKEN",
+                "aws_secret_access_key",
+                "my_api_key",
+                "KEY",
+                "PATH",
+                "HOME",
+            ]
+            .map(str::to_owned),
+        );
+        for pattern in &patterns {
+            for name in &names {
+                assert_eq!(
+                    variable_matches(pattern, name),
+                    copied(pattern, name),
+                    "{pattern:?} {name:?}"
+                );
+            }
+        }
     }
 
     #[test]
