@@ -1,8 +1,8 @@
 //! Protected paths: writes that change how tools, editors or shells behave, and reads of secret files.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStringExt;
-use std::path::{Component, Path, PathBuf};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
@@ -514,11 +514,14 @@ impl PatternSet {
         }
         if !self.tails.is_empty() {
             let all: Vec<&OsStr> = names(absolute).collect();
+            let mut joined = PathBuf::new();
             for (count, scope) in &self.tails {
                 if let Some(tail) = all.get(all.len().saturating_sub(*count)..)
                     && tail.len() == *count
                 {
-                    found(scope, &tail.iter().collect::<PathBuf>());
+                    joined.clear();
+                    joined.extend(tail);
+                    found(scope, &joined);
                 }
             }
         }
@@ -583,11 +586,15 @@ where
         .collect()
 }
 
+/// The names of `path`'s normal components, as [`Path::components`] gives them: the parts between slashes, but
+/// for empty ones (a repeated or final slash), `.` and `..`. Split on the bytes, which is what `components` does
+/// on Unix with more bookkeeping: every path checked goes through this several times.
 fn names(path: &Path) -> impl Iterator<Item = &OsStr> {
-    path.components().filter_map(|component| match component {
-        Component::Normal(name) => Some(name),
-        Component::Prefix(_) | Component::RootDir | Component::CurDir | Component::ParentDir => None,
-    })
+    path.as_os_str()
+        .as_encoded_bytes()
+        .split(|&b| b == b'/')
+        .filter(|name| !matches!(*name, b"" | b"." | b".."))
+        .map(OsStr::from_bytes)
 }
 
 fn eq_name(name: &OsStr, expected: &str) -> bool {
@@ -674,6 +681,37 @@ mod tests {
 
     fn read(path: &str) -> Option<String> {
         ProtectedPaths::default().reason(Path::new(path), None, Access::Read)
+    }
+
+    #[test]
+    fn names_are_the_normal_components() {
+        use std::path::Component;
+        for path in [
+            "",
+            "/",
+            "//",
+            "/a",
+            "a",
+            "./a",
+            "a/.",
+            "a/./b",
+            "/a//b/",
+            "/a/../b/..",
+            "../a/..b/.c/c.",
+            "/home/u/.aws/credentials",
+            "./.env",
+            "/p/sub/.cargo/config.toml/",
+            "/é/→/x",
+        ] {
+            let expected: Vec<&OsStr> = Path::new(path)
+                .components()
+                .filter_map(|component| match component {
+                    Component::Normal(name) => Some(name),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(names(Path::new(path)).collect::<Vec<_>>(), expected, "{path:?}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// How many symbolic links one resolution may follow, as in Linux (`MAXSYMLINKS`).
@@ -216,11 +217,60 @@ pub(crate) fn normalize_lexically(path: &Path) -> PathBuf {
     normal
 }
 
+/// `path` below `prefix`, as [`Path::strip_prefix`] gives it (component by component). When both are plain
+/// absolute paths (no empty component, no `.`, no final slash: what [`normalize_lexically`] and the resolution
+/// make), their components are their parts between slashes, so comparing the bytes gives the same answer without
+/// iterating components; anything else is left to `strip_prefix`. Every path checked is compared so with every
+/// root.
+pub(crate) fn strip_root<'a>(path: &'a Path, prefix: &Path) -> Option<&'a Path> {
+    if !(is_plain_absolute(path) && is_plain_absolute(prefix)) {
+        return path.strip_prefix(prefix).ok();
+    }
+    let (path_bytes, prefix_bytes) = (path.as_os_str().as_bytes(), prefix.as_os_str().as_bytes());
+    let rest = path_bytes.strip_prefix(prefix_bytes)?;
+    // Below `/` the rest starts after its slash; below any other prefix, after a slash of its own, or is empty.
+    let rest = if prefix_bytes == b"/" || rest.is_empty() {
+        rest
+    } else {
+        rest.strip_prefix(b"/")?
+    };
+    Some(Path::new(OsStr::from_bytes(rest)))
+}
+
+/// Whether `path` is absolute with no empty component (`//`, a final `/`) and no `.` component.
+fn is_plain_absolute(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_bytes();
+    let Some(below) = bytes.strip_prefix(b"/") else {
+        return false;
+    };
+    below.is_empty()
+        || below
+            .split(|&b| b == b'/')
+            .all(|name| !matches!(name, b"" | b"."))
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::symlink;
 
     use super::*;
+
+    #[test]
+    fn stripping_a_root_agrees_with_strip_prefix() {
+        let paths = [
+            "/", "//", "/a", "/a/", "/a/b", "/a/b/", "/a//b", "/a/./b", "/a/..", "/a/../b", "/ab", "/ab/c",
+            "/a/bc", "/a/b/c/d", "/.", "/./a", "a", "a/b", "", "/é/→",
+        ];
+        for path in paths {
+            for prefix in paths {
+                assert_eq!(
+                    strip_root(Path::new(path), Path::new(prefix)),
+                    Path::new(path).strip_prefix(prefix).ok(),
+                    "{path:?} below {prefix:?}"
+                );
+            }
+        }
+    }
 
     /// The fast path agrees with the walk wherever it proves something, and proves nothing through a link.
     #[test]

@@ -397,7 +397,7 @@ impl PathSandbox {
         let resolved_relative = evaluation
             .root
             .and_then(|index| self.roots.get(index))
-            .and_then(|root| resolved.strip_prefix(&root.path).ok());
+            .and_then(|root| resolve::strip_root(&resolved, &root.path));
         // Without a link between them the two are the same path, asked about once.
         let same = resolved == evaluation.absolute && resolved_relative == written_relative;
         evaluation.protected = self
@@ -444,9 +444,7 @@ impl PathSandbox {
         let best = canonical_roots
             .chain(aliases)
             .filter_map(|(prefix, canonical)| {
-                expanded
-                    .strip_prefix(prefix)
-                    .ok()
+                resolve::strip_root(expanded, prefix)
                     .map(|rest| (prefix.components().count(), canonical, rest))
             })
             .max_by_key(|(depth, _, _)| *depth);
@@ -461,7 +459,7 @@ impl PathSandbox {
         self.roots
             .iter()
             .enumerate()
-            .filter(|(_, root)| resolved.starts_with(&root.path))
+            .filter(|(_, root)| resolve::strip_root(resolved, &root.path).is_some())
             .max_by_key(|(_, root)| root.path.components().count())
             .map(|(index, _)| index)
     }
@@ -471,7 +469,7 @@ impl PathSandbox {
         self.roots
             .iter()
             .flat_map(|root| [&root.given, &root.path])
-            .filter_map(|prefix| absolute.strip_prefix(prefix).ok())
+            .filter_map(|prefix| resolve::strip_root(absolute, prefix))
             .min_by_key(|rest| rest.components().count())
     }
 }
