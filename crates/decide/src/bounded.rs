@@ -362,7 +362,8 @@ impl Batch {
             end,
             bound,
             progress: Mutex::new(Progress {
-                decided: Vec::new(),
+                // A decision is large: growing the list as it fills would copy the ones made so far each time.
+                decided: Vec::with_capacity(end.saturating_sub(first)),
                 next: first,
                 since: Instant::now(),
                 panic: None,
