@@ -473,16 +473,19 @@ fn settings_deny(why: &str) -> Verdict {
 /// place and the exit code is 1. The lines are decided in batches: each batch is one line, waited for, and every
 /// further line already read (up to [`MAX_BATCH`]), so a caller that writes a line and waits for its answer gets it,
 /// and a stream of lines is handed to agent-decide's bounded entry a batch at a time instead of a line at a time.
+/// A batch's answers are written (and its audit rows handed over) by a thread of their own, so that this thread
+/// reads and decides the next batch meanwhile.
 fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     let mut guards = Guards::new(args)?;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
     let stdin = std::io::stdin();
     let mut reader = BufReader::with_capacity(BATCH_BUFFER, stdin.lock());
     let mut failed = false;
     let mut number = 0_usize;
-    let mut log = BatchLog::new();
-    let mut sender = crate::telemetry::Sender::default();
+    let (batches, writing) = std::sync::mpsc::sync_channel::<AnsweredBatch>(BATCHES_WAITING);
+    let writer = std::thread::Builder::new()
+        .name("jsonl-answers".to_owned())
+        .spawn(move || write_answers(&writing))
+        .context("cannot start the thread that writes the answers")?;
     loop {
         let batch = next_batch(&mut reader, &mut number)?;
         if batch.is_empty() {
@@ -491,18 +494,43 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
         let started = Instant::now();
         let answers = answer_batch(&mut guards, batch, explain);
         let elapsed = started.elapsed();
-        for answer in &answers {
-            match answer {
-                Ok((_, answered)) => writeln!(out, "{}", answered.output.to_json())?,
-                Err(error) => {
-                    failed = true;
-                    writeln!(out, "{}", serde_json::json!({ "error": error }))?;
-                }
-            }
+        failed |= answers.iter().any(Result::is_err);
+        // The writer ends early only when it cannot write: its error is the run's.
+        if batches.send((answers, elapsed)).is_err() {
+            break;
         }
-        out.flush()?;
-        // The batch's answers are out; its rows follow, handed to the audit log's writing thread (the next batch
-        // is decided meanwhile) and to the telemetry sender (one for the run).
+    }
+    drop(batches);
+    match writer.join() {
+        Ok(written) => written?,
+        Err(_) => bail!("the thread that writes the answers failed"),
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One batch's answers, and how long deciding it took.
+type AnsweredBatch = (Vec<Result<(HookInput, Answered), String>>, Duration);
+
+/// How many decided batches may wait for their answers to be written before the next one waits for the writer.
+const BATCHES_WAITING: usize = 2;
+
+/// `--jsonl`'s writer: each batch's answers in order, flushed, then its rows handed to the audit log's writing
+/// thread and to the telemetry sender (one for the run); the log and the sender finish when the batches end.
+fn write_answers(batches: &std::sync::mpsc::Receiver<AnsweredBatch>) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut log = BatchLog::new();
+    let mut sender = crate::telemetry::Sender::default();
+    let mut written = Ok(());
+    for (answers, elapsed) in batches {
+        written = write_batch(&mut out, &answers);
+        if written.is_err() {
+            break;
+        }
         for (input, answered) in answers.iter().flatten() {
             let telemetry = answered.telemetry.as_ref().filter(|t| t.enabled);
             if telemetry.is_none() && !log.keeps_rows() {
@@ -520,11 +548,19 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     }
     log.finish();
     sender.finish();
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    written
+}
+
+/// One batch's answer lines, flushed.
+fn write_batch(out: &mut impl Write, answers: &[Result<(HookInput, Answered), String>]) -> Result<()> {
+    for answer in answers {
+        match answer {
+            Ok((_, answered)) => writeln!(out, "{}", answered.output.to_json())?,
+            Err(error) => writeln!(out, "{}", serde_json::json!({ "error": error }))?,
+        }
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// The most `--jsonl` lines decided in one batch.

@@ -310,6 +310,50 @@ fn jsonl_keeps_order_and_reports_a_bad_line_in_place() {
     assert_eq!(decision(got[3]).0, "deny");
 }
 
+/// A script that writes a line and waits for its answer gets it while its stdin stays open: each answer is written
+/// and flushed before the next line is read, though another thread writes it.
+#[test]
+fn jsonl_answers_each_line_before_the_next_is_written() {
+    use std::io::BufRead;
+    let (_tmp, cwd, home) = dirs();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-guard"))
+        .args(["check", "--jsonl"])
+        .env("HOME", &home)
+        .env("AGENT_GUARD_AUDIT", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines, answers) = std::sync::mpsc::channel();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        for line in stdout.lines() {
+            if lines.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for (tool_input, expected) in [
+        (json!({"command": "ls"}), "allow"),
+        (json!({"command": "rm -rf /"}), "deny"),
+        (json!({"command": "cat README.md"}), "allow"),
+    ] {
+        writeln!(stdin, "{}", input(&cwd, "Bash", tool_input)).unwrap();
+        stdin.flush().unwrap();
+        let answer = answers
+            .recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            .expect("no answer while stdin is open");
+        assert_eq!(decision(&answer).0, expected, "{answer}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    reader.join().unwrap();
+    assert!(answers.try_recv().is_err(), "one answer a line");
+}
+
 #[test]
 fn jsonl_reports_lines_that_are_not_utf8_or_too_long_in_place() {
     let (_tmp, cwd, home) = dirs();
