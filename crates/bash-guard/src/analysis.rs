@@ -205,6 +205,10 @@ pub enum AccessVia {
     Redirect,
     /// An operand of the command (`cat f`, `rm f`).
     Operand,
+    /// An operand of which only the name and metadata are read, or the names of a directory's entries (`ls -la f`,
+    /// `stat f`, `du -sh d`, `readlink l`): never its content. A secret file's name is no secret, so only the
+    /// place is checked (outside the roots it is a read like any other), not what the file holds.
+    Metadata,
     /// The value of an option (`sort -o f`, `grep -f f`).
     Flag,
     /// A file the program looks for by itself where it runs (`.cargo/config.toml`), listed in `loads`.
@@ -225,6 +229,10 @@ pub struct Finding {
     pub caution: bool,
     /// What the finding is about, for the kernel sandbox: whether `workspace-write` contains it.
     pub concern: Concern,
+    /// With [`Concern::Environment`]: the variables it shows (`echo $API_TOKEN`); empty when it prints the whole
+    /// environment (`env`, `printenv`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<String>,
 }
 
 /// What an ask finding is about, as far as the kernel sandbox of `workspace-write` is concerned: a caller that
@@ -241,6 +249,10 @@ pub enum Concern {
     /// What the sandbox does not contain, or what is never done unasked: destruction, privilege, credentials
     /// shown, an interactive program, a line that cannot be parsed.
     Guarded,
+    /// Credentials of the environment shown (`echo $API_TOKEN`, `env`): contained where the sandbox's environment
+    /// does not pass them ([`Finding::variables`] names them; none: every variable), which a caller that knows
+    /// its environment policy tells; guarded everywhere else.
+    Environment,
 }
 
 /// What a command does beyond its files, as far as the kernel sandbox of `workspace-write` is concerned. Its

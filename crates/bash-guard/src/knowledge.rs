@@ -109,6 +109,11 @@ pub(crate) enum Special {
     /// `docker`, `podman`, `nerdctl`, `docker-compose`: the files of this machine a line hands to the engine
     /// (mount sources, env and compose files, `cp`'s side here).
     Container,
+    /// `mediainfo`: prints what media files hold, unless `--LogFile` writes or an input is a URL.
+    Mediainfo,
+    /// `exiftool`: prints the metadata of files, unless an option or an assignment writes (`-o`, `-TAG=VALUE`)
+    /// or runs Perl code (`-if`, `-p`, `-api`, `-config`).
+    Exiftool,
 }
 
 /// A compressor or archiver: which options (or first operand, for `7z l`) make it only read.
@@ -133,6 +138,9 @@ pub(crate) struct Archive {
 pub(crate) enum Operands {
     /// Every operand is a file it reads.
     Files,
+    /// Every operand is a file of which it reads only the name and metadata, or a directory of which it reads the
+    /// names of the entries (`ls`, `stat`, `du`, `readlink`, `realpath`): never the content.
+    Names,
     /// Operands are data, not files (`echo`, `tr`).
     Data,
     /// The first operand is a pattern unless `-e`/`-f` gave one, the rest are files (`grep`, `rg`).
@@ -333,6 +341,8 @@ pub(crate) enum Sub {
     Lists,
     /// Runs, builds, installs or changes something; listed so that `SUB --help` is known to only print its help.
     Runs,
+    /// A group of sub-commands of its own, judged with this table on the words after it (`uv pip list`).
+    Group(&'static Program),
 }
 
 const READS: Sub = Sub::Reads { unless: &[] };
@@ -451,6 +461,9 @@ use Effect::{
 
 #[rustfmt::skip]
 static FILES: Flags = open(&[], Operands::Files);
+/// `readlink` and `realpath`: a link's target and a path's resolution are metadata.
+#[rustfmt::skip]
+static NAMES: Flags = open(&[], Operands::Names);
 /// Checksum tools: `-c FILE` reads FILE and then every file it lists.
 #[rustfmt::skip]
 static SUMS: Flags = Flags {
@@ -734,7 +747,7 @@ static LS: Flags = Flags { optional: &["--color", "--classify", "--hyperlink"], 
         "-I", "-w", "-T", "--ignore", "--hide", "--width", "--tabsize", "--format", "--sort", "--time",
         "--time-style", "--block-size", "--quoting-style", "--indicator-style"
     ],
-    Operands::Files,
+    Operands::Names,
 ) };
 #[rustfmt::skip]
 static DU: Flags = Flags {
@@ -748,7 +761,7 @@ static DU: Flags = Flags {
             "-d", "-B", "-t", "-X", "--max-depth", "--block-size", "--threshold", "--exclude", "--exclude-from",
             "--time-style", "--files0-from"
         ],
-        Operands::Files,
+        Operands::Names,
     )
 };
 #[rustfmt::skip]
@@ -757,7 +770,7 @@ static WC: Flags = Flags {
     ..open(&["--files0-from"], Operands::Files)
 };
 #[rustfmt::skip]
-static STAT: Flags = open(&["-c", "--format", "--printf"], Operands::Files);
+static STAT: Flags = open(&["-c", "--format", "--printf"], Operands::Names);
 /// `lsof`: lists open files; `-r`/`+r` repeat the listing without end.
 #[rustfmt::skip]
 static LSOF: Flags = Flags {
@@ -1496,9 +1509,44 @@ static UV: Program = Program {
     subs: &[
         ("run", Sub::Runs), ("init", Sub::Runs), ("add", Sub::Runs), ("remove", Sub::Runs), ("version", Sub::Runs),
         ("sync", Sub::Runs), ("lock", Sub::Runs), ("export", Sub::Runs), ("tree", Sub::Runs), ("format", Sub::Runs),
-        ("tool", Sub::Runs), ("python", Sub::Runs), ("pip", Sub::Runs), ("venv", Sub::Runs), ("build", Sub::Runs),
+        ("tool", Sub::Runs), ("python", Sub::Runs), ("pip", Sub::Group(&UV_PIP)), ("venv", Sub::Runs), ("build", Sub::Runs),
         ("publish", Sub::Runs), ("cache", Sub::Runs), ("self", Sub::Runs), ("help", READS),
     ],
+    ..PROGRAM
+};
+/// `uv pip SUB`: pip's interface, run by uv. Listing, showing and freezing the installed packages only read the
+/// environment (`--outdated` looks the packages up in the index).
+#[rustfmt::skip]
+static UV_PIP: Program = Program {
+    version: &["--help", "-h"],
+    subs: &[
+        ("list", Sub::Online { with: &["--outdated"], without: &[] }),
+        ("tree", Sub::Online { with: &["--outdated"], without: &[] }),
+        ("show", READS), ("freeze", READS), ("check", READS),
+        ("install", Sub::Runs), ("uninstall", Sub::Runs), ("sync", Sub::Runs), ("compile", Sub::Runs),
+    ],
+    options: Syntax {
+        values: &[
+            "-p", "--python", "--format", "--exclude", "-i", "--index-url", "--extra-index-url", "--default-index",
+            "--index", "-f", "--find-links", "--directory", "--project", "--config-file", "--cache-dir", "--color",
+            "--python-platform", "--python-version", "--target", "--prefix", "--keyring-provider",
+            "--index-strategy", "--depth", "--prune", "--package", "--allow-insecure-host"
+        ],
+        effects: &[
+            ("-p", HiddenExec("`uv pip --python` runs the Python interpreter it names")),
+            ("--python", HiddenExec("`uv pip --python` runs the Python interpreter it names")),
+            ("--config-file", ReadValue),
+            ("-i", Network("`uv pip --index-url` names a package index it reaches")),
+            ("--index-url", Network("`uv pip --index-url` names a package index it reaches")),
+            ("--extra-index-url", Network("`uv pip --extra-index-url` names a package index it reaches")),
+            ("--default-index", Network("`uv pip --default-index` names a package index it reaches")),
+            ("--index", Network("`uv pip --index` names a package index it reaches")),
+            ("-f", Network("`uv pip --find-links` names a place it reaches")),
+            ("--find-links", Network("`uv pip --find-links` names a place it reaches")),
+        ],
+        ..GNU
+    },
+    directory: &["--directory"],
     ..PROGRAM
 };
 #[rustfmt::skip]
@@ -1557,11 +1605,11 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (
         &[
             "cat", "tac", "nl", "rev", "fold", "fmt", "pr", "expand", "unexpand", "paste", "join", "comm",
-            "cmp", "strings", "sum", "column", "tsort", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat",
-            "readlink", "realpath"
+            "cmp", "strings", "sum", "column", "tsort", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat"
         ],
         Kind::ReadOnly(&FILES),
     ),
+    (&["readlink", "realpath"], Kind::ReadOnly(&NAMES)),
     (
         &[
             "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
@@ -1699,6 +1747,8 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["ack", "ack-grep"], Kind::ReadOnly(&ACK)),
     (&["sqlite3"], Kind::Special(Special::Sqlite3)),
     (&["ffprobe"], Kind::Special(Special::Ffprobe)),
+    (&["mediainfo"], Kind::Special(Special::Mediainfo)),
+    (&["exiftool"], Kind::Special(Special::Exiftool)),
     (&["tshark"], Kind::Special(Special::Tshark)),
     (&["tcpdump"], Kind::Special(Special::Tcpdump)),
     (&["capinfos"], Kind::ReadOnly(&CAPINFOS)),
@@ -2794,10 +2844,90 @@ pub(crate) static SEARCH_TYPES: &[(&str, &[&str])] = &[
     ("zig", &["*.zig"]),
 ];
 
-/// Commands that print the names of files below their directories, and the option that makes them do so (none:
-/// always): their output, read by `xargs` or substituted as words, names files below those directories.
+/// Network clients' arguments that only print their version or their help and reach nothing: the whole argument
+/// list is one of `alone`, or a word of `topics` followed by help topics (`gh help repo`, `curl --help all`). Only
+/// forms whose parsing the client does before it connects, and which no configuration turns into a connection.
 #[rustfmt::skip]
-pub(crate) static LISTERS: &[(&str, Option<&str>)] = &[("fd", None), ("fdfind", None), ("rg", Some("--files"))];
+pub(crate) static NETWORK_PRINTS: &[(&[&str], &[&str], &[&str])] = &[
+    (&["curl", "curlie"], &["--version", "-V", "--help", "-h", "--manual", "-M"], &["--help", "-h"]),
+    (&["wget", "wget2"], &["--version", "-V", "--help", "-h"], &[]),
+    (&["gh"], &["--version", "version", "--help", "-h", "help"], &["help"]),
+    (&["ssh"], &["-V"], &[]),
+    (&["http", "https", "xh", "httpie"], &["--version", "--help"], &[]),
+    (&["aria2c"], &["--version", "-v", "--help", "-h"], &[]),
+    (&["nmap"], &["--version", "-V", "--help", "-h"], &[]),
+    (&["ncat"], &["--version", "--help", "-h"], &[]),
+    (&["socat"], &["-V", "-h"], &[]),
+    (&["dig"], &["-v", "-h"], &[]),
+    (&["ping", "ping6"], &["-V"], &[]),
+    (&["whois"], &["--version", "--help"], &[]),
+    (&["lftp"], &["--version", "--help"], &[]),
+];
+
+/// A command that prints the names of files drawn from its operands (`fd`, `rg --files`, `rg -l`, `grep -l`,
+/// `ls DIR`): its output, read by `xargs` or substituted as words, names files below those places.
+#[derive(Debug)]
+pub(crate) struct Lister {
+    /// Its command names.
+    pub(crate) names: &'static [&'static str],
+    /// It prints names only with one of these options; empty: always.
+    pub(crate) with: &'static [&'static str],
+    /// The first operand is a pattern, unless an option gave one (`grep -e`).
+    pub(crate) pattern: bool,
+    /// With one of these it prints something else than the names it finds (`grep --label=NAME` prints NAME).
+    pub(crate) not_with: &'static [&'static str],
+    /// It prints the names of a directory's entries alone (`ls DIR` prints `a.rs`, not `DIR/a.rs`), which the
+    /// command reading them finds from the working directory: the working directory is among the places too.
+    /// Only the options of `only` may be given then (`ls -l` also prints where links lead).
+    pub(crate) bare_names: bool,
+    /// With `bare_names`: the only options it may have and still print names alone.
+    pub(crate) only: &'static [&'static str],
+    /// Hidden files are among the names only with one of these (`ls -a`); empty: always.
+    pub(crate) hidden_with: &'static [&'static str],
+}
+
+const LISTER: Lister = Lister {
+    names: &[],
+    with: &[],
+    pattern: false,
+    not_with: &[],
+    bare_names: false,
+    only: &[],
+    hidden_with: &[],
+};
+
+/// The commands that print the names of files drawn from their operands ([`Lister`]).
+#[rustfmt::skip]
+pub(crate) static LISTERS: &[Lister] = &[
+    Lister { names: &["fd", "fdfind"], pattern: true, ..LISTER },
+    Lister { names: &["rg"], with: &["--files"], ..LISTER },
+    Lister {
+        names: &["rg"],
+        with: &["-l", "--files-with-matches", "--files-without-match"],
+        pattern: true,
+        ..LISTER
+    },
+    Lister {
+        names: &["grep", "egrep", "fgrep"],
+        with: &["-l", "-L", "--files-with-matches", "--files-without-match"],
+        pattern: true,
+        not_with: &["--label"],
+        ..LISTER
+    },
+    Lister {
+        names: &["ls", "dir"],
+        bare_names: true,
+        only: &[
+            "-1", "-a", "-A", "-C", "-x", "-m", "-r", "-t", "-S", "-U", "-X", "-v", "-c", "-u", "-d", "-R", "-F",
+            "-p", "-f", "-N", "-b", "-q", "-Q", "-B", "-I", "-w", "-T", "--all", "--almost-all", "--reverse",
+            "--recursive", "--directory", "--classify", "--file-type", "--indicator-style", "--color",
+            "--group-directories-first", "--ignore", "--hide", "--ignore-backups", "--sort", "--time", "--width",
+            "--tabsize", "--literal", "--escape", "--hide-control-chars", "--quote-name", "--quoting-style"
+        ],
+        hidden_with: &["-a", "-A", "-f", "--all", "--almost-all"],
+        ..LISTER
+    },
+];
 
 /// `cd`, `pushd`, `popd`: options before the directory (`+N`/`-N` of the directory stack are operands).
 #[rustfmt::skip]

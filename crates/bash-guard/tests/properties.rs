@@ -196,25 +196,33 @@ const READERS: &[&str] = &[
     "less",
 ];
 
-/// Producers of words only known at run time. (A walk of a directory the line names, `find DIR` or `git
-/// ls-files`, produces names of files below it: see [`WALKS`].)
+/// Producers of words only known at run time: text of a file or a variable, and listings that print more than
+/// names (a long listing prints where links lead, a count is no name, a log prints commit messages). (A command
+/// whose output names are drawn from its operands, `find DIR`, `git ls-files`, `ls DIR`, `grep -l`, produces names
+/// of files below them: see [`WALKS`].)
 const UNKNOWN_INPUT: &[&str] = &[
     "cat list.txt |",
-    "ls |",
-    "ls src |",
+    "ls -l src |",
     "echo \"$FILES\" |",
     "printf '%s\\n' \"$x\" |",
-    "grep -l TODO * |",
-    "git diff --name-only |",
+    "grep -c TODO * |",
+    "grep -l --label=x TODO |",
+    "git log --name-only |",
     "sort names.txt | uniq |",
 ];
 
-/// Walks of a directory the line names, whose output names files below it.
+/// Walks of a directory the line names, whose output names files below it (or, for `ls DIR`, entries of DIR
+/// found from the working directory: below it or below DIR).
 const WALKS: &[&str] = &[
     "find . -name '*.txt' |",
     "find src -type f |",
     "git ls-files |",
     "find . -name '*.txt' -print0 |",
+    "ls |",
+    "ls src |",
+    "grep -l TODO * |",
+    "rg -l TODO |",
+    "git diff --name-only |",
 ];
 
 /// Commands that change the files xargs gives them.

@@ -276,6 +276,9 @@ pub(crate) fn render_text(input: &HookInput, decided: &Decided) -> String {
                     agent_bash_guard::Concern::Contained => " (contained by the sandbox)",
                     agent_bash_guard::Concern::Network => " (contained for allowed domains)",
                     agent_bash_guard::Concern::Guarded => "",
+                    agent_bash_guard::Concern::Environment => {
+                        " (contained where the sandbox does not pass the variables)"
+                    }
                 };
                 let _ = writeln!(
                     out,

@@ -367,6 +367,48 @@ fn what_the_sandbox_does_not_contain_still_asks_or_is_denied() {
     assert!(scratch.proj.join("src/main.rs").is_file());
 }
 
+/// A line that would show a credential of the environment (`echo $API_TOKEN`, `env`, `printenv`) is allowed inside
+/// the sandbox only because the sandbox's environment does not pass it: run through the hook's `updatedInput` in a
+/// shell where the variable is set, the value appears nowhere in what the line prints, while the same line run
+/// directly prints it.
+#[test]
+fn a_credential_of_the_environment_is_not_there_to_show_inside_the_sandbox() {
+    if !supported() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let value = "planted-credential-7f3a9c51";
+    for (command, named) in [
+        (
+            "echo \"token: $MY_API_TOKEN\"",
+            "`$MY_API_TOKEN` is not passed into the sandbox",
+        ),
+        ("env | grep -i token; printenv", "passes no credential"),
+        (
+            "printenv MY_API_TOKEN; echo done",
+            "`$MY_API_TOKEN` is not passed into the sandbox",
+        ),
+    ] {
+        let output = scratch.check(command);
+        let (decision, reason, updated) = decided(&output);
+        assert_eq!(decision, "allow", "{command}: {reason}");
+        assert!(reason.contains(named), "{command}: {reason}");
+        let updated = updated.unwrap_or_else(|| panic!("{command}: no updatedInput: {output}"));
+        let run = scratch.run(&format!("export MY_API_TOKEN={value}; {updated}"));
+        let shown = format!("{}{}", hook::text(&run.stdout), hook::text(&run.stderr));
+        assert!(!shown.contains(value), "{command} showed the credential: {shown}");
+        assert!(
+            !hook::text(&run.stdout).is_empty(),
+            "{command}: the line did not run: {shown}"
+        );
+        let direct = scratch.run(&format!("export MY_API_TOKEN={value}; {command}"));
+        assert!(
+            hook::text(&direct.stdout).contains(value),
+            "{command} run directly does not show the variable, so the test proves nothing"
+        );
+    }
+}
+
 #[test]
 fn auto_allow_off_keeps_the_ask_and_explain_shows_what_was_contained() {
     if !supported() {

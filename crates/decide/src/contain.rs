@@ -170,6 +170,8 @@ impl Guard {
                 }
                 Concern::Contained => judgement.contains(RUN_TIME_EFFECT),
                 Concern::Network => {}
+                // Gathering kept this concern only where the sandbox's environment does not pass the variables.
+                Concern::Environment => judgement.contains(&environment_effect(gathered)),
                 Concern::Guarded => judgement.uncontained.push(String::new()),
             }
         }
@@ -466,6 +468,29 @@ fn ignored(base: &Path, dir: &Path) -> bool {
         let entry = line.trim_start_matches('/').trim_end_matches('/');
         entry == relative || (!anchored && entry == name)
     })
+}
+
+/// The effect of showing credentials of the environment that the sandbox does not pass: the variables named, or
+/// the whole environment.
+fn environment_effect(gathered: &Gathered<'_>) -> String {
+    let mut names: Vec<String> = gathered
+        .analysis
+        .iter()
+        .flat_map(|analysis| &analysis.findings)
+        .filter(|f| f.concern == Concern::Environment)
+        .flat_map(|f| f.variables.iter().map(|v| format!("`${v}`")))
+        .collect();
+    names.dedup();
+    if names.is_empty() {
+        return "the environment it prints is the sandbox's, which passes no credential (`agentGuard.sandboxEnv`)"
+            .to_owned();
+    }
+    let verb = if names.len() == 1 { "is" } else { "are" };
+    format!(
+        "{} {verb} not passed into the sandbox, so it shows nothing of {} (`agentGuard.sandboxEnv`)",
+        names.join(", "),
+        if names.len() == 1 { "it" } else { "them" }
+    )
 }
 
 #[cfg(test)]

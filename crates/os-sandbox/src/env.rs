@@ -284,6 +284,20 @@ impl EnvPolicy {
         None
     }
 
+    /// Whether the variable `name` never reaches a sandboxed command, whatever its value and whether the command
+    /// has the network: it is not passed, or its name marks a credential, and no keep-list entry keeps it.
+    pub fn withholds(&self, name: &str) -> bool {
+        let name = OsStr::new(name);
+        let empty = OsStr::new("");
+        self.removes(name, empty, true).is_some() && self.removes(name, empty, false).is_some()
+    }
+
+    /// The keep-list (`agentGuard.sandboxEnv.keep`): variables passed to a sandboxed command whatever they hold,
+    /// credentials included, upper case.
+    pub fn kept(&self) -> &[String] {
+        &self.keep
+    }
+
     /// `vars` without the removed ones.
     pub fn filter<I>(&self, vars: I, network: bool) -> Vec<(OsString, OsString)>
     where

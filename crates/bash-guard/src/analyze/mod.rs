@@ -89,6 +89,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
             command: None,
             caution: false,
             concern: Concern::Guarded,
+            variables: Vec::new(),
         });
         return out;
     }
@@ -128,6 +129,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
                 command: None,
                 caution: false,
                 concern: Concern::Guarded,
+                variables: Vec::new(),
             });
             walker.out.parse_error = Some(error);
             // The shell runs the complete lines before a syntax error, so they are analysed too: a deny there
@@ -251,6 +253,19 @@ impl Walker<'_> {
             command,
             caution: false,
             concern: Concern::Guarded,
+            variables: Vec::new(),
+        });
+    }
+
+    /// An ask for credentials of the environment shown: `variables` (none: every variable).
+    fn shows_environment(&mut self, reason: String, variables: Vec<String>, command: Option<usize>) {
+        self.push_finding(Finding {
+            decision: Decision::Ask,
+            reason,
+            command,
+            caution: false,
+            concern: Concern::Environment,
+            variables,
         });
     }
 
@@ -262,6 +277,7 @@ impl Walker<'_> {
             command,
             caution: false,
             concern: Concern::Contained,
+            variables: Vec::new(),
         });
     }
 
@@ -278,6 +294,7 @@ impl Walker<'_> {
             command,
             caution: true,
             concern,
+            variables: Vec::new(),
         });
     }
 
@@ -735,10 +752,14 @@ impl Walker<'_> {
                 command: Some(index),
                 caution: false,
                 concern,
+                variables: Vec::new(),
             });
         }
         for reason in std::mem::take(&mut classified.cautions) {
             self.caution(reason, Some(index));
+        }
+        for (reason, variables) in std::mem::take(&mut classified.shows) {
+            self.shows_environment(reason, variables, Some(index));
         }
         let directory = classified.directory.clone();
         if let Some(dir) = &directory {

@@ -238,7 +238,7 @@ impl Walker<'_> {
                 })
                 .collect();
             let classified = self.table.classify(&words?, &Input::Unknown);
-            if !classified.read_only || !classified.findings.is_empty() {
+            if !classified.read_only || !classified.findings.is_empty() || !classified.shows.is_empty() {
                 return None;
             }
             found.filtered = true;
@@ -302,9 +302,9 @@ impl Walker<'_> {
                 self.out.environment.push(name.clone());
             }
             if is_credential(name) && !self.vars.contains_key(name) {
-                self.finding(
-                    Decision::Ask,
+                self.shows_environment(
                     format!("expands `${name}`, which may hold a credential from the environment"),
+                    vec![name.clone()],
                     parent,
                 );
             }

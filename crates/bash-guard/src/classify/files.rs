@@ -158,29 +158,43 @@ pub(super) fn find(args: &[Word], c: &mut Classified) {
     }
 }
 
-/// `fd PATTERN DIR…` and `rg --files DIR…` print the names of files below their directories (the working
-/// directory without one).
-pub(super) fn lister(table: &Flags, option: Option<&str>, args: &[Word], c: &mut Classified) {
-    let parsed = options::read(args, &table.syntax());
+/// A command of [`knowledge::LISTERS`] (`fd PATTERN DIR…`, `rg --files DIR…`, `rg -l PATTERN DIR…`, `grep -l
+/// PATTERN FILE…`, `ls DIR…`) prints the names of files below its operands (the working directory without one),
+/// when its options make it print names alone.
+pub(super) fn lister(lister: &knowledge::Lister, table: &Flags, args: &[Word], c: &mut Classified) {
+    let syntax = table.syntax();
+    let parsed = options::read(args, &syntax);
+    if parsed.dynamic
+        || (!lister.with.is_empty() && !parsed.has(lister.with))
+        || parsed.has(lister.not_with)
+        || (lister.bare_names
+            && parsed
+                .options
+                .iter()
+                .any(|o| !lister.only.iter().any(|name| o.is(name))))
+    {
+        return;
+    }
     let mut operands = parsed.operands.iter();
-    match option {
-        Some(option) if !parsed.has(&[option]) => return,
-        Some(_) => {}
-        // The first operand is the pattern.
-        None => {
-            operands.next();
-        }
+    let pattern_given = parsed.effects(&syntax).iter().any(|(effect, _)| {
+        matches!(
+            effect,
+            knowledge::Effect::PatternGiven | knowledge::Effect::ReadValue
+        )
+    });
+    if lister.pattern && !pattern_given {
+        operands.next();
     }
     let mut starts: Vec<Word> = operands.map(|w| (*w).clone()).collect();
-    if starts.is_empty() {
+    if starts.is_empty() || lister.bare_names {
         starts.push(Word::literal("."));
     }
     let filtered =
-        parsed.operands.len() > usize::from(option.is_some()) || parsed.options.len() > 1 || option.is_none();
+        lister.pattern || lister.bare_names || parsed.operands.len() > 1 || parsed.options.len() > 1;
     c.lists = Some(Found {
         starts,
         filtered,
-        hidden: true,
+        hidden: lister.hidden_with.is_empty() || parsed.has(lister.hidden_with),
         names: Vec::new(),
     });
 }

@@ -146,6 +146,7 @@ pub(super) fn apply(table: &Flags, args: &[Word], c: &mut Classified, writes: bo
     let mut operands = parsed.operands.into_iter();
     match table.operands {
         Operands::Files => operands.for_each(|o| c.read(o, AccessVia::Operand)),
+        Operands::Names => operands.for_each(|o| c.read(o, AccessVia::Metadata)),
         Operands::Data => {}
         Operands::PatternThenFiles => {
             if !pattern_given {

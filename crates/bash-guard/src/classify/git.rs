@@ -548,6 +548,41 @@ fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) 
             names: Vec::new(),
         });
     }
+    // `git diff --name-only` prints the paths of the changed files relative to the top of the repository, which the
+    // command reading them finds from the working directory: below it, whatever the revisions and pathspecs. Only
+    // with options that print those names alone (`--no-index` prints the paths it is given, `--line-prefix` text
+    // of the line's own).
+    let names_alone = s.options.iter().all(|o| {
+        o.is_any(&[
+            "--name-only",
+            "--cached",
+            "--staged",
+            "--relative",
+            "-z",
+            "--diff-filter",
+            "-M",
+            "-C",
+            "-R",
+            "--find-renames",
+            "--find-copies",
+            "--no-renames",
+            "--ignore-submodules",
+            "--merge-base",
+            "-a",
+            "--text",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+        ])
+    });
+    if sub == "diff" && s.has(&["--name-only"]) && names_alone && !s.dynamic {
+        c.lists = Some(Found {
+            starts: vec![Word::literal(".")],
+            filtered: true,
+            hidden: true,
+            names: Vec::new(),
+        });
+    }
 }
 
 /// Whether a git format verifies signatures: a pretty format's `%G…` placeholder, or the `%(signature…)` atom of

@@ -8,6 +8,7 @@ use crate::sql::{self, SqlEffects};
 use crate::word::Word;
 
 use super::{Classified, Code, flags};
+use crate::knowledge::Recursion;
 
 /// Options are whole words with one dash (`-readonly`); `sqlite3` and `ffprobe` also take them with two.
 fn single_dashed(args: &[Word]) -> Vec<Word> {
@@ -166,6 +167,171 @@ fn media_input(input: &Word, c: &mut Classified) {
                 "`ffprobe {text}` opens a protocol URL, which may reach the network"
             ));
         }
+    }
+}
+
+/// `mediainfo [OPTIONS] FILE…`: prints what media files hold. `--LogFile=FILE` writes FILE, `--Output=file://T`
+/// and `--Inform=file://T` read the template T, an input that is a URL (`https://…`) is fetched, and an option
+/// this list does not know is not known to only read. Its options are `--Name=value`, the name in any case.
+pub(super) fn mediainfo(args: &[Word], c: &mut Classified) {
+    c.read_only_as(CommandClass::ReadOnly);
+    let mut operands_only = false;
+    for arg in args {
+        if !arg.literal {
+            c.read_only = false;
+            continue;
+        }
+        let text = arg.text.as_str();
+        if operands_only || !text.starts_with('-') || text == "-" {
+            media_url_or_file(arg, "mediainfo", c);
+            continue;
+        }
+        if text == "--" {
+            operands_only = true;
+            continue;
+        }
+        let (name, value) = text.split_once('=').unwrap_or((text, ""));
+        match name.to_ascii_lowercase().as_str() {
+            "-f" | "--full" | "-h" | "--help" | "--version" | "--details" | "--language" | "--parsespeed"
+            | "--info-parameters" | "--info-codecs" | "--info-version" => {}
+            "--output" | "--inform" => {
+                if let Some(template) = value.strip_prefix("file://") {
+                    c.read(&Word::literal(template), AccessVia::Flag);
+                }
+            }
+            "--logfile" => {
+                c.changes_as(CommandClass::Write);
+                c.write(&Word::literal(value), AccessVia::Flag);
+            }
+            _ => c.read_only = false,
+        }
+    }
+}
+
+/// An input of `mediainfo` or `exiftool`: a file, standard input (`-`), or a URL it fetches.
+fn media_url_or_file(input: &Word, tool: &str, c: &mut Classified) {
+    let text = input.text.as_str();
+    if text == "-" {
+        return;
+    }
+    if text.contains("://") {
+        c.read_only = false;
+        c.online(format!("`{tool} {text}` fetches a URL"));
+        return;
+    }
+    c.read(input, AccessVia::Operand);
+}
+
+/// exiftool's options that only change how it prints, in lower case (`-j`, `-G1`, `-s2` are matched by their
+/// letters, with a group or level number after them).
+#[rustfmt::skip]
+const EXIFTOOL_FLAGS: &[&str] = &[
+    "a", "duplicates", "b", "binary", "e", "composite", "ee", "extractembedded", "f", "forceprint", "h",
+    "htmlformat", "hex", "j", "json", "l", "long", "latin", "m", "ignoreminorerrors", "n", "printconv", "php", "q",
+    "quiet", "r", "r.", "recurse", "csv", "struct", "-struct", "t", "tab", "table", "u", "unknown", "unknown2", "v",
+    "verbose", "x", "xmlformat", "z", "zip", "fast", "s", "short", "veryshort", "sort", "scanforxmp", "validate",
+    "ver", "list", "listw", "listf", "listr", "listwf", "listg", "listd", "listx", "listgeo", "progress", "g",
+];
+
+/// exiftool's options that take the next word as a value that names no file, in lower case.
+#[rustfmt::skip]
+const EXIFTOOL_VALUES: &[&str] = &[
+    "d", "dateformat", "c", "coordformat", "ext", "ext+", "extension", "x", "exclude", "lang", "charset", "sep",
+    "separator", "i", "ignore", "listitem", "echo", "echo1", "echo2", "echo3", "echo4", "password", "fileorder",
+    "csvdelim",
+];
+
+/// exiftool's options that write files, by their start in lower case: never read-only.
+#[rustfmt::skip]
+const EXIFTOOL_WRITES: &[&str] = &[
+    "o", "out", "w", "textout", "tagout", "overwrite_original", "delete_original", "restore_original",
+    "tagsfromfile", "geo", "efile", "srcfile", "wm", "writemode",
+];
+
+/// exiftool's options that run Perl code (`-if EXPR`, advanced formatting of `-p FMT`, `-api Filter=…`, a
+/// `-config` file, a `-use`d module), read more arguments from a file or standard input (`-@`, `-stay_open`), or
+/// wait for a key (`-k`), by their start in lower case.
+#[rustfmt::skip]
+const EXIFTOOL_RUNS: &[&str] = &[
+    "config", "execute", "stay_open", "if", "p", "printformat", "p-", "api", "userparam", "use", "@", "k", "pause",
+];
+
+/// `exiftool [OPTIONS] [-TAG…] FILE…`: prints the metadata of files (the tags `-TAG` names, or all), with
+/// options that change how it prints. It writes with an assignment (`-TAG=VALUE`, `-TAG<SRC`, `-all=`), with
+/// `-o`, `-w`, `-overwrite_original`, `-tagsFromFile`, `-geotag`, …, and runs Perl code with `-if`, `-p`
+/// (advanced formatting), `-api Filter=…`, `-config`, `-use`: an option this list does not know as printing, and
+/// whose name is not a tag's, is not known to only read. Options are whole words with one dash, in any case.
+pub(super) fn exiftool(args: &[Word], c: &mut Classified) {
+    c.read_only_as(CommandClass::ReadOnly);
+    let mut words = args.iter();
+    let mut operands_only = false;
+    while let Some(arg) = words.next() {
+        if !arg.literal {
+            c.read_only = false;
+            continue;
+        }
+        let text = arg.text.as_str();
+        let name = match text.strip_prefix('-') {
+            Some(name) if !operands_only && !name.is_empty() => name,
+            _ => {
+                if text == "--" && !operands_only {
+                    operands_only = true;
+                } else {
+                    media_url_or_file(arg, "exiftool", c);
+                }
+                continue;
+            }
+        };
+        let lower = name.to_ascii_lowercase();
+        // `-TAG=VALUE`, `-TAG+=VALUE`, `-TAG<SRC`, `-TAG>DST`, `-csv=FILE`: an assignment writes.
+        if lower.contains(['=', '<', '>']) {
+            c.changes_as(CommandClass::Write);
+            continue;
+        }
+        let base = lower.trim_end_matches(|ch: char| ch.is_ascii_digit() || matches!(ch, ':' | '+' | '!'));
+        let named = |list: &[&str]| {
+            list.iter().any(|prefix| {
+                lower == *prefix || base == *prefix || (prefix.len() > 2 && lower.starts_with(prefix))
+            })
+        };
+        if named(EXIFTOOL_RUNS) {
+            c.changes_as(CommandClass::Exec);
+            continue;
+        }
+        if named(EXIFTOOL_WRITES) {
+            c.changes_as(CommandClass::Write);
+            continue;
+        }
+        if EXIFTOOL_VALUES.contains(&lower.as_str()) {
+            if words.next().is_none_or(|value| !value.literal) {
+                c.read_only = false;
+            }
+            continue;
+        }
+        if lower == "diff" {
+            match words.next() {
+                Some(other) if other.literal => c.read(other, AccessVia::Flag),
+                _ => c.read_only = false,
+            }
+            continue;
+        }
+        if EXIFTOOL_FLAGS.contains(&base) {
+            continue;
+        }
+        // `-Model`, `-EXIF:All`, `--GPS*`, `-XMP-dc:Subject#`: a tag it prints (or leaves out).
+        let tag = name
+            .trim_start_matches('-')
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | ':' | '*' | '?' | '#' | '-'));
+        if !tag || name.trim_start_matches('-').is_empty() {
+            c.read_only = false;
+        }
+    }
+    if args
+        .iter()
+        .any(|a| a.literal && matches!(a.text.to_ascii_lowercase().as_str(), "-r" | "-r." | "-recurse"))
+    {
+        c.recursive = Recursion::All;
     }
 }
 

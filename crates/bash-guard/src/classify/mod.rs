@@ -179,6 +179,9 @@ pub(crate) struct Classified {
     pub(crate) git_writes: bool,
     /// No sandbox can contain it ([`crate::SubCommand::unconfinable`]).
     pub(crate) unconfinable: bool,
+    /// Asks for the credentials of the environment it prints: the reason, and the variables it prints (none: all
+    /// of them).
+    pub(crate) shows: Vec<(String, Vec<String>)>,
 }
 
 impl Classified {
@@ -205,6 +208,7 @@ impl Classified {
             unbounded: None,
             waits: 0.0,
             lists: None,
+            shows: Vec::new(),
             network: None,
             environment: None,
             found: None,
@@ -636,12 +640,14 @@ impl Table {
         }
         let offset = c.inner;
         let findings = std::mem::take(&mut c.findings);
+        let shows = std::mem::take(&mut c.shows);
         let cautions = std::mem::take(&mut c.cautions);
         let reads = std::mem::take(&mut c.reads);
         let writes = std::mem::take(&mut c.writes);
         *c = inner;
         c.inner = (next + c.inner).min(argv.len().saturating_sub(1)).max(offset);
         c.findings.splice(0..0, findings);
+        c.shows.splice(0..0, shows);
         c.cautions.splice(0..0, cautions);
         c.reads.splice(0..0, reads);
         c.writes.splice(0..0, writes);
@@ -659,8 +665,10 @@ impl Table {
                 c.read_only_as(CommandClass::ReadOnly);
                 flags::apply(table, args, c, false);
                 shell::builtin(name, args, c);
-                if let Some((_, option)) = knowledge::LISTERS.iter().find(|(n, _)| *n == name) {
-                    files::lister(table, *option, args, c);
+                for lister in knowledge::LISTERS.iter().filter(|l| l.names.contains(&name)) {
+                    if c.lists.is_none() {
+                        files::lister(lister, table, args, c);
+                    }
                 }
             }
             Kind::Write(table) => {
@@ -678,6 +686,8 @@ impl Table {
             Kind::Trap => shell::trap(args, c),
             Kind::Interpreter(interpreter) => programs::interpreter(interpreter, name, args, c),
             Kind::Program(program) => programs::program(program, name, args, c),
+            // `gh --version`, `curl --help`: printing its version or help reaches nothing.
+            Kind::Network if network::prints_only(name, args) => c.read_only_as(CommandClass::ReadOnly),
             Kind::Network => {
                 self.network(name, c);
                 network::reads(name, args, c);
@@ -752,6 +762,8 @@ impl Table {
             Special::Tshark => inspect::tshark(args, c),
             Special::Tcpdump => inspect::tcpdump(args, c),
             Special::Container => container::container(name, args, c),
+            Special::Mediainfo => inspect::mediainfo(args, c),
+            Special::Exiftool => inspect::exiftool(args, c),
             Special::Cd => state::cd(name, args, self.cdpath_unset, c),
             Special::Sleep => system::sleep(args, c),
             Special::Seq => system::seq(args, c),

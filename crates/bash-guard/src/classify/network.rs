@@ -45,6 +45,25 @@ const WGET_WRITES: &[&str] = &[
 /// wget's options that run a program or a command of its own configuration language.
 const WGET_RUNS: &[&str] = &["-e", "--execute", "--use-askpass"];
 
+/// Whether the network client `name` with `args` only prints its version or its help ([`knowledge::NETWORK_PRINTS`]):
+/// every word literal, the whole list one of the client's printing forms.
+pub(super) fn prints_only(name: &str, args: &[Word]) -> bool {
+    let Some((_, alone, topics)) = knowledge::NETWORK_PRINTS
+        .iter()
+        .find(|(names, ..)| names.contains(&name))
+    else {
+        return false;
+    };
+    let Some((first, rest)) = args.split_first() else {
+        return false;
+    };
+    if !args.iter().all(|a| a.literal) || !alone.contains(&first.text.as_str()) {
+        return false;
+    }
+    rest.is_empty()
+        || (topics.contains(&first.text.as_str()) && rest.iter().all(|a| !a.text.starts_with('-')))
+}
+
 /// Records the files the network client `name` reads and writes from its arguments `args`.
 pub(super) fn reads(name: &str, args: &[Word], c: &mut Classified) {
     let file_options = match name {

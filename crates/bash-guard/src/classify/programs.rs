@@ -102,8 +102,23 @@ pub(super) fn program(table: &Program, name: &str, args: &[Word], c: &mut Classi
             .map(|(_, rule)| *rule)
     });
     let literal = args.iter().all(|a| a.literal);
+    if let Some(Sub::Group(group)) = rule {
+        // The words before the group's name are the program's; what follows is the group's to judge.
+        let at = sub.and_then(|s| args.iter().position(|a| std::ptr::eq(a, *s)));
+        let (before, after) = match at {
+            Some(at) => (
+                args.get(..at).unwrap_or_default(),
+                args.get(at + 1..).unwrap_or_default(),
+            ),
+            None => (args, &[][..]),
+        };
+        let outer = effects_ok && c.read_only && c.network.is_none() && before.iter().all(|a| a.literal);
+        program(group, name, after, c);
+        c.read_only &= outer;
+        return;
+    }
     let read_only = match rule {
-        None | Some(Sub::Runs) => false,
+        None | Some(Sub::Runs | Sub::Group(_)) => false,
         Some(Sub::Reads { unless }) => !parsed.has(unless),
         Some(Sub::Lists) => operands.next().is_none(),
         Some(Sub::Online { with, without }) => {

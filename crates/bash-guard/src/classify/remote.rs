@@ -67,6 +67,9 @@ pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
         .map(|a| a.text.as_str())
         .collect();
     if name == "gh" {
+        if super::network::prints_only(name, args) {
+            return None;
+        }
         // `gh pr view 12`, `gh run list`: the verb follows the group; everything else writes (`gh pr create`,
         // `gh release upload`, `gh api`).
         let reads = match operands.as_slice() {

@@ -65,8 +65,9 @@ pub(crate) fn is_credential(name: &str) -> bool {
 
 /// The command prints the whole environment, where credentials live (API keys, tokens).
 pub(super) fn prints_environment(name: &str, c: &mut Classified) {
-    c.ask(format!(
-        "`{name}` prints the environment, which may hold credentials (API keys, tokens)"
+    c.shows.push((
+        format!("`{name}` prints the environment, which may hold credentials (API keys, tokens)"),
+        Vec::new(),
     ));
 }
 
@@ -78,11 +79,14 @@ pub(super) fn printenv(args: &[Word], c: &mut Classified) {
         prints_environment("printenv", c);
     }
     for name in parsed.operands {
-        if !name.literal || is_credential(&name.text) {
-            c.ask(format!(
-                "`printenv {}` prints a variable that may hold a credential",
-                name.text
-            ));
+        let reason = format!(
+            "`printenv {}` prints a variable that may hold a credential",
+            name.text
+        );
+        if !name.literal {
+            c.ask(reason);
+        } else if is_credential(&name.text) {
+            c.shows.push((reason, vec![name.text.clone()]));
         }
     }
 }

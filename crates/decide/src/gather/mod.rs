@@ -3,6 +3,7 @@
 
 mod address;
 mod content;
+mod devices;
 mod files;
 mod moves;
 mod opaque;

@@ -2,9 +2,10 @@
 //! directory moves before it, globs expanded), the directories it searches, and the project code it runs.
 
 use agent_bash_guard::{AccessVia, CommandAnalysis, CommandClass, Concern, Effect, FileAccess};
-use agent_fs_sandbox::Reach;
+use agent_fs_sandbox::{PathCheck, Reach};
 use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, Verdict};
 
+use super::devices;
 use super::moves::DirectoryMoves;
 use super::{About, Gathering, ProjectCode};
 
@@ -31,10 +32,15 @@ impl Gathering<'_> {
             };
             Verdict::new(f.decision, f.reason.clone(), provenance)
         }));
-        self.concerns.extend(analysis.findings.iter().map(|f| About {
-            concern: f.concern,
-            command: f.command,
-        }));
+        let concerns: Vec<About> = analysis
+            .findings
+            .iter()
+            .map(|f| About {
+                concern: self.environment_concern(f.concern, &f.variables),
+                command: f.command,
+            })
+            .collect();
+        self.concerns.extend(concerns);
         let moves = DirectoryMoves::of(&analysis);
         self.git_remotes(&mut analysis, &moves);
         if let Some(why) = &moves.unknown {
@@ -56,6 +62,27 @@ impl Gathering<'_> {
         ShellFacts {
             analysis,
             project_code,
+        }
+    }
+
+    /// What a finding that shows the environment's credentials is about ([`Concern::Environment`]): contained
+    /// when the sandbox's environment policy passes none of `variables` (for the whole environment: when no
+    /// setting keeps a variable whatever it holds), since inside the sandbox they are not there to show; guarded
+    /// otherwise. Every other concern is as the analysis found it.
+    fn environment_concern(&self, concern: Concern, variables: &[String]) -> Concern {
+        if concern != Concern::Environment {
+            return concern;
+        }
+        let policy = &self.guard.env_policy;
+        let withheld = if variables.is_empty() {
+            policy.kept().is_empty()
+        } else {
+            variables.iter().all(|name| policy.withholds(name))
+        };
+        if withheld {
+            Concern::Environment
+        } else {
+            Concern::Guarded
         }
     }
 
@@ -148,12 +175,25 @@ impl Gathering<'_> {
         // The kernel hides secret files from what runs in the sandbox; a command no sandbox can contain (a
         // container engine's mount) reads them where it runs.
         let in_sandbox = !command.is_some_and(|command| command.unconfinable);
+        let metadata = access == Access::Read && file.via == AccessVia::Metadata;
         for place in &places {
-            if let Some(check) = self.check_path(place, access) {
+            if access == Access::Read && devices::standard_stream(place) {
+                // The command's own standard streams (`< /dev/stdin`, `/dev/fd/0`): no file of anyone's.
+                continue;
+            }
+            if let Some(mut check) = self.check_path(place, access) {
+                if access == Access::Read && devices::data_less(&check) {
+                    // `< /dev/null`, `/dev/urandom`: a device that holds no data of anyone's is no read outside
+                    // the project (reading one that never ends is the analysis's concern).
+                    continue;
+                }
+                if metadata {
+                    names_only(&mut check);
+                }
                 if let Some(reach) = &searched {
                     self.search(tool, &check, reach, in_sandbox, false);
                 }
-                if access == Access::Read {
+                if access == Access::Read && !metadata {
                     self.content(&check);
                 }
                 self.keep(access, check);
@@ -185,4 +225,24 @@ impl Gathering<'_> {
             }
         }
     }
+}
+
+/// A read of only the name and metadata of a file inside the roots (`ls -la .env`, `stat .env`): a secret file's
+/// name and size are no secret, so the protection of its content does not ask. Outside the roots the read stays as
+/// it is (a place outside the project needs a `Read(…)` rule whatever is read of it), and so does a path that
+/// cannot be resolved.
+fn names_only(check: &mut PathCheck) {
+    if check.root.is_none() || check.verdict.decision != Decision::Ask || check.protected.is_none() {
+        return;
+    }
+    let Some(resolved) = check.resolved.as_deref() else {
+        return;
+    };
+    let reason = format!(
+        "`{}` resolves to `{}` inside the roots; only its name and metadata are read, never its content",
+        check.input,
+        resolved.display()
+    );
+    check.protected = None;
+    check.verdict = Verdict::new(Decision::Allow, reason, Provenance::layer(Layer::Sandbox));
 }

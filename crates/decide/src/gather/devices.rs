@@ -1,0 +1,155 @@
+//! Paths a shell line reads that are no file of anyone's: a character device that holds no data (`/dev/null`,
+//! `/dev/urandom`, the terminal), known by its canonical path and its device numbers, and the command's own
+//! standard streams (`/dev/stdin`, `/dev/fd/0`), known by the links that lead to `/proc/self/fd/N`. Reading them is
+//! no read outside the project; every other device (`/dev/sda`, `/dev/mem`, `/dev/kmsg`) is judged as today.
+
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+use agent_fs_sandbox::PathCheck;
+
+/// The character devices that hold no data of anyone's, by canonical path, with their Linux device numbers
+/// (major, minor): they give nothing, zeros or random bytes, or the terminal the user types into.
+const DATA_LESS: &[(&str, u64, u64)] = &[
+    ("/dev/null", 1, 3),
+    ("/dev/zero", 1, 5),
+    ("/dev/full", 1, 7),
+    ("/dev/random", 1, 8),
+    ("/dev/urandom", 1, 9),
+    ("/dev/tty", 5, 0),
+];
+
+/// The most symbolic links followed on the way to a standard stream, as the kernel's own bound.
+const MAX_LINKS: usize = 40;
+
+/// Whether the checked path resolves to a character device that holds no data: its canonical path is one of
+/// [`DATA_LESS`] and the file there is that character device (on Linux, by its device numbers).
+pub(super) fn data_less(check: &PathCheck) -> bool {
+    let Some(resolved) = check.resolved.as_deref() else {
+        return false;
+    };
+    let Some(&(_, major, minor)) = DATA_LESS.iter().find(|(path, ..)| Path::new(path) == resolved) else {
+        return false;
+    };
+    let Ok(metadata) = std::fs::symlink_metadata(resolved) else {
+        return false;
+    };
+    is_device(&metadata, major, minor)
+}
+
+#[cfg(target_os = "linux")]
+fn is_device(metadata: &std::fs::Metadata, major: u64, minor: u64) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let rdev = metadata.rdev();
+    // glibc's gnu_dev_major and gnu_dev_minor.
+    let found_major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
+    let found_minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
+    metadata.file_type().is_char_device() && found_major == major && found_minor == minor
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn is_device(metadata: &std::fs::Metadata, _major: u64, _minor: u64) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    // Other systems number their devices otherwise; only root makes a device node, so the canonical path of a
+    // character device is enough.
+    metadata.file_type().is_char_device()
+}
+
+#[cfg(not(unix))]
+fn is_device(_metadata: &std::fs::Metadata, _major: u64, _minor: u64) -> bool {
+    false
+}
+
+/// Whether `path` names the reading command's own standard input, output or error: its symbolic links, followed
+/// one by one as the kernel would (`/dev/stdin` → `/proc/self/fd/0`, `/dev/fd` → `/proc/self/fd`), lead to
+/// `/proc/self/fd/N` (or `/proc/thread-self/fd/N`) with N of 0, 1 or 2. The `self` link itself is not followed: it
+/// names whichever process opens it, which is the command. A relative path is not judged here.
+pub(super) fn standard_stream(path: &str) -> bool {
+    let path = Path::new(path);
+    if !path.is_absolute() {
+        return false;
+    }
+    let mut pending: Vec<OsString> = Vec::new();
+    if !push_components(path, &mut pending) {
+        return false;
+    }
+    let mut current = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(name) = pending.pop() {
+        if name == ".." {
+            current.pop();
+            continue;
+        }
+        if current == Path::new("/proc/self/fd") || current == Path::new("/proc/thread-self/fd") {
+            return pending.is_empty() && matches!(name.to_str(), Some("0" | "1" | "2"));
+        }
+        let next = current.join(&name);
+        if next == Path::new("/proc/self") || next == Path::new("/proc/thread-self") {
+            current = next;
+            continue;
+        }
+        let Ok(metadata) = std::fs::symlink_metadata(&next) else {
+            return false;
+        };
+        if !metadata.file_type().is_symlink() {
+            current = next;
+            continue;
+        }
+        links += 1;
+        let Ok(target) = std::fs::read_link(&next) else {
+            return false;
+        };
+        if links > MAX_LINKS || !push_components(&target, &mut pending) {
+            return false;
+        }
+        if target.is_absolute() {
+            current = PathBuf::from("/");
+        }
+    }
+    false
+}
+
+/// Pushes the names of `path` onto `pending` so that the first is popped first (`..` kept as a name); false for a
+/// path with a prefix (Windows).
+fn push_components(path: &Path, pending: &mut Vec<OsString>) -> bool {
+    let mut names = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => names.push(name.to_os_string()),
+            Component::ParentDir => names.push(OsString::from("..")),
+            Component::RootDir | Component::CurDir => {}
+            Component::Prefix(_) => return false,
+        }
+    }
+    pending.extend(names.into_iter().rev());
+    true
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_standard_streams_are_found_through_their_links() {
+        for stream in [
+            "/dev/stdin",
+            "/dev/stdout",
+            "/dev/stderr",
+            "/dev/fd/0",
+            "/dev/fd/2",
+            "/proc/self/fd/1",
+        ] {
+            assert!(standard_stream(stream), "{stream}");
+        }
+        for other in [
+            "/dev/fd/3",
+            "/dev/null",
+            "/proc/self/environ",
+            "/proc/1/fd/0",
+            "dev/stdin",
+            "/dev/fd/0/x",
+        ] {
+            assert!(!standard_stream(other), "{other}");
+        }
+    }
+}
