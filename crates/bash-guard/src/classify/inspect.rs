@@ -228,7 +228,7 @@ fn media_url_or_file(input: &Word, tool: &str, c: &mut Classified) {
 const EXIFTOOL_FLAGS: &[&str] = &[
     "a", "duplicates", "b", "binary", "e", "composite", "ee", "extractembedded", "f", "forceprint", "h",
     "htmlformat", "hex", "j", "json", "l", "long", "latin", "m", "ignoreminorerrors", "n", "printconv", "php", "q",
-    "quiet", "r", "r.", "recurse", "csv", "struct", "-struct", "t", "tab", "table", "u", "unknown", "unknown2", "v",
+    "quiet", "r", "r.", "recurse", "csv", "struct", "t", "tab", "table", "u", "unknown", "unknown2", "v",
     "verbose", "x", "xmlformat", "z", "zip", "fast", "s", "short", "veryshort", "sort", "scanforxmp", "validate",
     "ver", "list", "listw", "listf", "listr", "listwf", "listg", "listd", "listx", "listgeo", "progress", "g",
 ];
@@ -282,7 +282,8 @@ pub(super) fn exiftool(args: &[Word], c: &mut Classified) {
                 continue;
             }
         };
-        let lower = name.to_ascii_lowercase();
+        // `--NAME` excludes a tag, but an option spelt with two dashes is judged as the option would be.
+        let lower = name.trim_start_matches('-').to_ascii_lowercase();
         // `-TAG=VALUE`, `-TAG+=VALUE`, `-TAG<SRC`, `-TAG>DST`, `-csv=FILE`: an assignment writes.
         if lower.contains(['=', '<', '>']) {
             c.changes_as(CommandClass::Write);
