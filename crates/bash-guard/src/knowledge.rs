@@ -2872,8 +2872,10 @@ pub(crate) struct Lister {
     pub(crate) names: &'static [&'static str],
     /// It prints names only with one of these options; empty: always.
     pub(crate) with: &'static [&'static str],
-    /// The first operand is a pattern, unless an option gave one (`grep -e`).
+    /// The first operand is a pattern, unless one of `pattern_options` gave one (`grep -e`).
     pub(crate) pattern: bool,
+    /// The options that give the pattern, so that the first operand is a path.
+    pub(crate) pattern_options: &'static [&'static str],
     /// With one of these it prints something else than the names it finds (`grep --label=NAME` prints NAME).
     pub(crate) not_with: &'static [&'static str],
     /// It prints the names of a directory's entries alone (`ls DIR` prints `a.rs`, not `DIR/a.rs`), which the
@@ -2890,6 +2892,7 @@ const LISTER: Lister = Lister {
     names: &[],
     with: &[],
     pattern: false,
+    pattern_options: &[],
     not_with: &[],
     bare_names: false,
     only: &[],
@@ -2905,12 +2908,14 @@ pub(crate) static LISTERS: &[Lister] = &[
         names: &["rg"],
         with: &["-l", "--files-with-matches", "--files-without-match"],
         pattern: true,
+        pattern_options: &["-e", "--regexp", "-f", "--file"],
         ..LISTER
     },
     Lister {
         names: &["grep", "egrep", "fgrep"],
         with: &["-l", "-L", "--files-with-matches", "--files-without-match"],
         pattern: true,
+        pattern_options: &["-e", "--regexp", "-f", "--file"],
         not_with: &["--label"],
         ..LISTER
     },

@@ -176,13 +176,7 @@ pub(super) fn lister(lister: &knowledge::Lister, table: &Flags, args: &[Word], c
         return;
     }
     let mut operands = parsed.operands.iter();
-    let pattern_given = parsed.effects(&syntax).iter().any(|(effect, _)| {
-        matches!(
-            effect,
-            knowledge::Effect::PatternGiven | knowledge::Effect::ReadValue
-        )
-    });
-    if lister.pattern && !pattern_given {
+    if lister.pattern && !parsed.has(lister.pattern_options) {
         operands.next();
     }
     let mut starts: Vec<Word> = operands.map(|w| (*w).clone()).collect();
