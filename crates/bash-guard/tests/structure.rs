@@ -273,7 +273,16 @@ fn a_file_named_only_at_run_time_asks() {
         ["."]
     );
     assert!(analysis.commands[0].recursive && analysis.commands[0].reads_hidden);
+    // `ls` prints the names of the working directory's entries (not the hidden ones without `-a`): the same read.
     let analysis = guard().analyze("wc -l $(ls)");
+    assert_eq!(
+        analysis.reads.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+        ["."]
+    );
+    assert!(analysis.commands[0].recursive && !analysis.commands[0].reads_hidden);
+    assert!(guard().analyze("wc -l $(ls -a)").commands[0].reads_hidden);
+    // A long listing prints more than names (where links lead): the files are only known at run time.
+    let analysis = guard().analyze("wc -l $(ls -l)");
     assert_eq!(analysis.verdict().decision, Decision::Ask);
     // Words that are not files stay as they are.
     for command in [

@@ -611,4 +611,31 @@ mod tests {
             .unwrap_err();
         assert!(error.to_string().contains("`A-B`"), "{error}");
     }
+
+    #[test]
+    fn a_variable_is_withheld_whatever_its_value_unless_passed_or_kept() {
+        let policy = EnvPolicy::default()
+            .with_settings(Vec::<String>::new(), ["CI_JOB_TOKEN"])
+            .unwrap()
+            .with_passed(["MY_APP_*"])
+            .unwrap();
+        // Off the allow list, or a credential by name among the passed ones.
+        for name in [
+            "MY_API_TOKEN",
+            "GITHUB_TOKEN",
+            "CARGO_REGISTRY_TOKEN",
+            "MY_APP_SECRET",
+            "AUTHORIZATION",
+        ] {
+            assert!(policy.withholds(name), "{name}");
+        }
+        // Passed (its value may still be removed at run time, but not by its name alone), or kept.
+        for name in ["PATH", "HOME", "MY_APP_URL", "CI_JOB_TOKEN"] {
+            assert!(!policy.withholds(name), "{name}");
+        }
+        // An agent socket is passed to a command with the network.
+        assert!(!policy.withholds("SSH_AUTH_SOCK"));
+        assert_eq!(policy.kept(), ["CI_JOB_TOKEN"]);
+        assert!(EnvPolicy::default().kept().is_empty());
+    }
 }
