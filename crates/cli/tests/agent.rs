@@ -360,11 +360,14 @@ fn allow_always_is_offered_only_where_it_can_be_saved() {
     let (addr, _script) = server(vec![
         turn(
             "",
-            &[("b1", "run_bash", json!({"command": "echo \"$OPENAI_API_KEY\""}))],
+            &[("b1", "run_bash", json!({"command": "cat .env"}))],
         ),
         turn("Not allowed.", &[]),
     ]);
     let dir = tempfile::tempdir().unwrap();
+    // A secret file's content: a protection no rule lifts (unlike a credential variable, which the sandbox does
+    // not pass, so that printing it is allowed inside the sandbox).
+    std::fs::write(dir.path().join(".env"), "OPENAI_API_KEY=sk-planted\n").unwrap();
     let home = tempfile::tempdir().unwrap();
     let url = format!("http://{addr}/v1");
     let output = agent_with_input(
