@@ -358,10 +358,7 @@ fn without_a_key_the_hosted_server_is_not_tried() {
 #[test]
 fn allow_always_is_offered_only_where_it_can_be_saved() {
     let (addr, _script) = server(vec![
-        turn(
-            "",
-            &[("b1", "run_bash", json!({"command": "cat .env"}))],
-        ),
+        turn("", &[("b1", "run_bash", json!({"command": "cat .env"}))]),
         turn("Not allowed.", &[]),
     ]);
     let dir = tempfile::tempdir().unwrap();

@@ -219,8 +219,9 @@ impl Gathering<'_> {
     }
 
     /// Checks every file the shell glob `pattern` matches now (nothing for a pattern without a glob character).
-    /// A pattern whose matches cannot all be checked asks, naming why.
-    fn touch_glob(&mut self, pattern: &str, access: Access) {
+    /// A pattern whose matches cannot all be checked asks, naming why. `metadata`: only the names and metadata of
+    /// the matches are read (`ls -la .env*`), not their content.
+    fn touch_glob(&mut self, pattern: &str, access: Access, metadata: bool) {
         let Some(sandbox) = &self.guard.sandbox else {
             return;
         };
@@ -233,7 +234,14 @@ impl Gathering<'_> {
             );
         }
         for path in &matches.paths {
-            self.touch(path, access);
+            if metadata {
+                if let Some(mut check) = self.check_path(path, access) {
+                    shell::names_only(&mut check);
+                    self.keep(access, check);
+                }
+            } else {
+                self.touch(path, access);
+            }
         }
     }
 }

@@ -199,7 +199,7 @@ impl Gathering<'_> {
                 self.keep(access, check);
             }
             if !file.literal {
-                self.touch_glob(place, access);
+                self.touch_glob(place, access, metadata);
             }
         }
     }
@@ -231,7 +231,7 @@ impl Gathering<'_> {
 /// name and size are no secret, so the protection of its content does not ask. Outside the roots the read stays as
 /// it is (a place outside the project needs a `Read(…)` rule whatever is read of it), and so does a path that
 /// cannot be resolved.
-fn names_only(check: &mut PathCheck) {
+pub(super) fn names_only(check: &mut PathCheck) {
     if check.root.is_none() || check.verdict.decision != Decision::Ask || check.protected.is_none() {
         return;
     }
