@@ -228,6 +228,13 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
                 bind.path.display()
             );
         }
+        for overlay in &plan.cache_overlays {
+            eprintln!(
+                "  overlay {} (this project's layer: {})",
+                overlay.cache.display(),
+                overlay.upper.display()
+            );
+        }
         for note in &plan.notes {
             eprintln!("  note  {note}");
         }

@@ -222,6 +222,7 @@ impl Guard {
         if let Some(stores) = self.undo_settings().dir.filter(|dir| dir.exists()) {
             spec.secret_places.push(stores);
         }
+        spec.cache_store = self.cache_store(spec.home.as_deref());
         spec.write_protected_places =
             self.rule_places(&[(Decision::Deny, Access::Write), (Decision::Ask, Access::Write)]);
         spec.memory_max = self.memory_max;

@@ -171,6 +171,30 @@ impl Guard {
         settings
     }
 
+    /// Where the sandbox keeps this project's layers of the package caches (what its sandboxed builds download,
+    /// never written to the shared caches): the project's `.agent-guard/caches/`, or for a directory that is no
+    /// project `<home>/.agent-guard/caches/<hash of its path>/` (an `.agent-guard` made there would mark it a
+    /// project); `None` without a home.
+    pub fn cache_store(&self, home: Option<&Path>) -> Option<PathBuf> {
+        if agent_rules::is_marked_project(&self.project) {
+            return Some(self.project.join(".agent-guard").join("caches"));
+        }
+        // FNV-1a over the path's bytes: stable across runs and versions, unlike the standard library's hasher.
+        let hash = self
+            .project
+            .as_os_str()
+            .as_encoded_bytes()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        home.map(|home| {
+            home.join(".agent-guard")
+                .join("caches")
+                .join(format!("{hash:016x}"))
+        })
+    }
+
     /// The compiled policy (rules, mode).
     pub fn policy(&self) -> &Policy {
         &self.policy

@@ -41,6 +41,13 @@ pub(crate) enum MountOp {
         options: CString,
         access: u64,
     },
+    /// Mount an overlay with `options` (a shared package cache below, the project's layer above) at `target`,
+    /// and grant `access` beneath it. Where the kernel refuses, the cache stays as it was: read-only.
+    Overlay {
+        target: CString,
+        options: CString,
+        access: u64,
+    },
     /// Create the file `path` holding `content` (in the fresh tmpfs: git's generated global configuration).
     File { path: CString, content: Vec<u8> },
 }
@@ -199,11 +206,21 @@ fn enter_namespaces(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
     // SAFETY: prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
     for op in &setup.mounts {
-        apply_mount(op)?;
-        if let MountOp::Tmpfs { target, access, .. } = op
-            && !grant(ruleset, target, *access)
-        {
-            return Err(fail(b"grant the private temporary directory"));
+        match op {
+            // The cache stays read-only (every mount is by now) and the command runs: it is told on stderr.
+            MountOp::Overlay { target, access, .. } => {
+                // A grant that fails leaves the overlay to the grant of the cache it covers.
+                if apply_mount(op).is_ok() {
+                    grant(ruleset, target, *access);
+                }
+            }
+            MountOp::Tmpfs { target, access, .. } => {
+                apply_mount(op)?;
+                if !grant(ruleset, target, *access) {
+                    return Err(fail(b"grant the private temporary directory"));
+                }
+            }
+            _ => apply_mount(op)?,
         }
     }
     if let Some(cwd) = &setup.cwd {
@@ -354,6 +371,17 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
                     options.as_ptr().cast(),
                 ),
                 b"mount a tmpfs on".as_slice(),
+                target.as_ptr(),
+            ),
+            MountOp::Overlay { target, options, .. } => (
+                libc::mount(
+                    c"overlay".as_ptr(),
+                    target.as_ptr(),
+                    c"overlay".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    options.as_ptr().cast(),
+                ),
+                b"mount the overlay of the package cache".as_slice(),
                 target.as_ptr(),
             ),
             MountOp::File { path, content } => {

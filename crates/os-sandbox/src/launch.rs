@@ -550,9 +550,11 @@ fn namespace_setup(
         )
     });
     let mut mounts = vec![MountOp::Private, MountOp::ReadOnlyEverything];
-    // The places the command may write are bound again over themselves, writable (with what lies beneath them).
+    // The places the command may write are bound again over themselves, writable (with what lies beneath them);
+    // the package caches it writes get an overlay instead.
     for grant in &plan.grants {
-        if grant.rights.contains(Rights::WRITE) && grant.path.is_dir() {
+        let overlaid = plan.cache_overlays.iter().any(|o| o.cache == grant.path);
+        if grant.rights.contains(Rights::WRITE) && grant.path.is_dir() && !overlaid {
             let target = c_path(&grant.path)?;
             mounts.push(MountOp::Bind {
                 source: target.clone(),
@@ -564,6 +566,48 @@ fn namespace_setup(
                 target,
             });
         }
+    }
+    // Each shared package cache the command writes is an overlay: the cache below, never written, and the
+    // project's layer above, which takes every write. The layers' directory is bound writable first (overlayfs
+    // will not write an upper layer on a read-only mount); the command never reaches it (Landlock grants it
+    // nothing, and a mask hides it where a root holds it). The overlay's own root is granted once mounted.
+    let cache_access = crate::ruleset::access(Rights::READ_EXECUTE.with(Rights::WRITE)).bits();
+    let mut layers: Vec<&Path> = plan
+        .cache_overlays
+        .iter()
+        .filter_map(|o| o.upper.parent().and_then(Path::parent))
+        .collect();
+    layers.sort();
+    layers.dedup();
+    for layer in layers {
+        let target = c_path(layer)?;
+        mounts.push(MountOp::Bind {
+            source: target.clone(),
+            target: target.clone(),
+            recursive: false,
+        });
+        mounts.push(MountOp::Remount {
+            flags: libc::MS_BIND | libc::MS_REMOUNT | (locked_flags(layer) & !libc::MS_RDONLY),
+            target,
+        });
+    }
+    for overlay in &plan.cache_overlays {
+        let mut options = format!(
+            "lowerdir={},upperdir={},workdir={},index=off,metacopy=off,xino=off",
+            overlay.cache.display(),
+            overlay.upper.display(),
+            overlay.work.display()
+        );
+        if user {
+            // Its own extended attributes in the user's namespace: `trusted.*` needs the host's root.
+            options.push_str(",userxattr");
+        }
+        mounts.push(MountOp::Overlay {
+            target: c_path(&overlay.cache)?,
+            options: CString::new(options)
+                .map_err(|_| KernelSandboxError::NulInPath(overlay.cache.clone()))?,
+            access: cache_access,
+        });
     }
     // Read-only binds first and with what lies beneath them, so that the masks below land on top.
     for bind in &plan.read_only_binds {

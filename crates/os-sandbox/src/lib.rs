@@ -94,6 +94,7 @@ pub use launch::ProcessLimits;
 pub use launch::run;
 #[cfg(target_os = "linux")]
 pub use launch::run_filtered;
+pub use plan::CacheOverlay;
 pub use plan::Grant;
 pub use plan::Isolation;
 pub use plan::Mask;

@@ -253,6 +253,11 @@ pub struct SandboxSpec {
     pub memory_max: Option<u64>,
     /// The domains a command allowed the network reaches through the proxy (`agentGuard.network`).
     pub domains: DomainPolicy,
+    /// Where this project's layers of the package caches live (`<project>/.agent-guard/caches`, or
+    /// `~/.agent-guard/caches/<hash>` for a directory that is no project): with namespaces, each writable cache is
+    /// an overlay whose writes land here, so that the shared cache is never changed. `None` keeps every shared
+    /// cache read-only.
+    pub cache_store: Option<PathBuf>,
 }
 
 impl SandboxSpec {
@@ -290,6 +295,7 @@ impl SandboxSpec {
             scan_limit: 20_000,
             memory_max: None,
             domains: DomainPolicy::default(),
+            cache_store: None,
         }
     }
 }
@@ -406,6 +412,21 @@ pub struct Plan {
     /// A limit over `domains`, set by the caller: a session that has read untrusted content reaches only the
     /// domains it reached before. `None` from [`Plan::build`].
     pub limit: Option<DomainLimit>,
+    /// The package caches the command writes through an overlay ([`Isolation::Namespaces`], `workspace-write`):
+    /// it reads the shared cache and this project's additions, and writes only the latter.
+    pub cache_overlays: Vec<CacheOverlay>,
+}
+
+/// A shared package cache seen through an overlay: the cache is the lower layer, never written; what the command
+/// writes there lands in the project's own upper layer, which its later sandboxed runs see again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheOverlay {
+    /// The shared cache, and where the overlay is mounted.
+    pub cache: PathBuf,
+    /// The project's layer: the upper directory of the overlay.
+    pub upper: PathBuf,
+    /// The overlay's work directory, beside `upper` on the same file system.
+    pub work: PathBuf,
 }
 
 /// A path mounted read-only over itself.
@@ -448,10 +469,13 @@ impl Plan {
         };
         let writes = spec.confinement.profile == SandboxProfile::WorkspaceWrite;
         let mut notes = Vec::new();
+        // The layers are made before the scan, so that a `.agent-guard` made for them is protected like one that
+        // was there.
+        let caches = writable_caches(spec, writes, isolation, &mut notes);
 
         let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
         let found = scan(&all_roots, spec.scan_limit, protection, writes, true, &mut notes);
-        let grants = grants_of(spec, writes, isolation, &mut notes);
+        let grants = grants_of(spec, writes, isolation, &caches.writable, &mut notes);
         let mut secrets: Vec<(PathBuf, bool)> = found.secrets;
         // The secret files at the top of the home directory by their names; its credential places whatever
         // their files are called come with the spec's secret places.
@@ -549,6 +573,13 @@ impl Plan {
             };
         }
 
+        // The layers of the caches are the command's only through the overlays: hidden where a root holds them.
+        if !caches.overlays.is_empty()
+            && let Some(store) = &spec.cache_store
+            && !secrets.iter().any(|(p, _)| p == store)
+        {
+            secrets.push((store.clone(), true));
+        }
         let covered = |path: &Path| grants.iter().any(|g| path.starts_with(&g.path));
         secrets.retain(|(path, _)| covered(path));
         if spec.confinement.network && matches!(isolation, Isolation::Namespaces { .. }) {
@@ -617,6 +648,7 @@ impl Plan {
             memory_max: spec.memory_max,
             domains: spec.domains.clone(),
             limit: None,
+            cache_overlays: caches.overlays,
         })
     }
 }
@@ -625,7 +657,13 @@ impl Plan {
 /// home directory's tool-chain entries (its caches writable in `workspace-write`), the places the settings add, the
 /// roots. A directory of programs or of a tool chain that is the home directory or holds it is not granted (a
 /// `PATH` with `~` or `/` in it would grant every file of the home directory), and `notes` says so.
-fn grants_of(spec: &SandboxSpec, writes: bool, isolation: Isolation, notes: &mut Vec<String>) -> Vec<Grant> {
+fn grants_of(
+    spec: &SandboxSpec,
+    writes: bool,
+    isolation: Isolation,
+    writable: &[PathBuf],
+    notes: &mut Vec<String>,
+) -> Vec<Grant> {
     let mut grants: Vec<Grant> = Vec::new();
     let mut grant = |path: PathBuf, rights: Rights| {
         if std::fs::symlink_metadata(&path).is_ok() {
@@ -660,7 +698,7 @@ fn grants_of(spec: &SandboxSpec, writes: bool, isolation: Isolation, notes: &mut
         if holds_home(&toolchain.dir, "a tool chain's directory") {
             continue;
         }
-        let rights = if writes && toolchain.cache {
+        let rights = if writes && toolchain.cache && writable.contains(&toolchain.dir) {
             Rights::READ_EXECUTE.with(Rights::WRITE)
         } else {
             Rights::READ_EXECUTE
@@ -683,9 +721,16 @@ fn grants_of(spec: &SandboxSpec, writes: bool, isolation: Isolation, notes: &mut
         for entry in crate::home::home_reads(home) {
             grant(entry, Rights::READ_EXECUTE);
         }
+        // `workspace-write` reads the package caches, and writes those it writes through an overlay.
         if writes {
             for cache in HOME_CACHES {
-                grant(home.join(cache), Rights::READ_EXECUTE.with(Rights::WRITE));
+                let cache = home.join(cache);
+                let rights = if writable.contains(&cache) {
+                    Rights::READ_EXECUTE.with(Rights::WRITE)
+                } else {
+                    Rights::READ_EXECUTE
+                };
+                grant(cache, rights);
             }
         }
     }
@@ -707,6 +752,182 @@ fn grants_of(spec: &SandboxSpec, writes: bool, isolation: Isolation, notes: &mut
         grant(root.clone(), Rights::READ_EXECUTE);
     }
     grants
+}
+
+/// The caches a `workspace-write` command writes, and the overlays they are written through.
+struct WritableCaches {
+    /// The cache directories granted for writing: each overlaid one, and one that lies inside a writable root
+    /// (the project's own, written like the rest of it).
+    writable: Vec<PathBuf>,
+    overlays: Vec<CacheOverlay>,
+}
+
+/// Which package caches `spec` writes, and how. A shared cache is never written: code planted there (a crate's
+/// `build.rs` rewritten, a future version with cargo's `.cargo-ok`, a wheel, a Go module) would run later
+/// outside the sandbox, in a build of any other project. With namespaces each existing cache is mounted as an
+/// overlay whose upper layer is the project's (`<store>/<name>/upper`): downloads persist for the project's later
+/// sandboxed runs, other projects and the user's own builds never see them. Without namespaces (Landlock cannot
+/// redirect a path) or without a store, the shared caches are read, not written: a build that must download
+/// does so outside the sandbox, where the decision asks. A cache beneath a writable root is the project's own
+/// and stays writable; one that holds a root or the store, or whose path an overlay's options cannot carry
+/// (`,`, `:`, `\`), stays read-only. The layers' directories are made here, a `.agent-guard` among them with a
+/// `.gitignore` of `*`.
+fn writable_caches(
+    spec: &SandboxSpec,
+    writes: bool,
+    isolation: Isolation,
+    notes: &mut Vec<String>,
+) -> WritableCaches {
+    let mut out = WritableCaches {
+        writable: Vec::new(),
+        overlays: Vec::new(),
+    };
+    if !writes {
+        return out;
+    }
+    let home = spec.home.as_deref();
+    let mut caches: Vec<PathBuf> = home
+        .iter()
+        .flat_map(|home| HOME_CACHES.iter().map(move |c| home.join(c)))
+        .chain(
+            spec.toolchains
+                .iter()
+                .filter(|t| t.cache && !crate::home::holds_home(&t.dir, home))
+                .map(|t| t.dir.clone()),
+        )
+        .filter(|dir| dir.is_dir())
+        .collect();
+    caches.sort();
+    caches.dedup();
+    let store = spec
+        .cache_store
+        .as_ref()
+        .filter(|_| matches!(isolation, Isolation::Namespaces { .. }));
+    for cache in &caches {
+        if spec.roots.iter().any(|root| cache.starts_with(root)) {
+            out.writable.push(cache.clone());
+            continue;
+        }
+        let Some(store) = store else { continue };
+        // Beneath a cache that is overlaid already: the outer overlay holds it.
+        if out.overlays.iter().any(|o| cache.starts_with(&o.cache)) {
+            out.writable.push(cache.clone());
+            continue;
+        }
+        let holds_root = spec
+            .roots
+            .iter()
+            .chain(&spec.read_only_roots)
+            .any(|root| root.starts_with(cache));
+        let tangled = store.starts_with(cache) || cache.starts_with(store);
+        let unspeakable = cache
+            .as_os_str()
+            .as_encoded_bytes()
+            .iter()
+            .chain(store.as_os_str().as_encoded_bytes())
+            .any(|b| matches!(b, b',' | b':' | b'\\'));
+        if holds_root || tangled || unspeakable {
+            notes.push(format!(
+                "the package cache `{}` is read-only: no overlay can hold it",
+                cache.display()
+            ));
+            continue;
+        }
+        let layer = store.join(layer_name(cache));
+        let overlay = CacheOverlay {
+            cache: cache.clone(),
+            upper: layer.join("upper"),
+            work: layer.join("work"),
+        };
+        match make_layer(&overlay).and_then(|()| clear_config(spec, &overlay)) {
+            Ok(()) => {
+                out.writable.push(cache.clone());
+                out.overlays.push(overlay);
+            }
+            Err(error) => notes.push(format!(
+                "the package cache `{}` is read-only: cannot make its layer `{}`: {error}",
+                cache.display(),
+                layer.display()
+            )),
+        }
+    }
+    out
+}
+
+/// The name of a cache's layer in the store: its absolute path with `%` and `/` escaped, so that two caches never
+/// share a layer.
+fn layer_name(cache: &Path) -> String {
+    cache.to_string_lossy().replace('%', "%25").replace('/', "%2F")
+}
+
+/// Removes from the project's layer of `overlay` what would configure the tools or run as a program
+/// ([`CACHE_CONFIG`], the start-up files of [`CACHE_CONFIG_PREFIXES`], a toolchain's guarded files): such an entry
+/// that the shared cache lacks is not mounted read-only (there is nothing to mount), so a command may have made it
+/// in the layer; each run starts without it, as the real cache is.
+fn clear_config(spec: &SandboxSpec, overlay: &CacheOverlay) -> std::io::Result<()> {
+    let in_layer = |path: &Path| {
+        path.strip_prefix(&overlay.cache)
+            .ok()
+            .filter(|rel| !rel.as_os_str().is_empty())
+            .map(|rel| overlay.upper.join(rel))
+    };
+    let home = spec.home.as_deref();
+    let listed = home
+        .iter()
+        .flat_map(|home| CACHE_CONFIG.iter().map(move |e| home.join(e)))
+        .chain(spec.toolchains.iter().flat_map(|t| t.guarded.iter().cloned()))
+        .filter_map(|path| in_layer(&path));
+    let prefixed_ones = home
+        .iter()
+        .flat_map(|home| {
+            CACHE_CONFIG_PREFIXES
+                .iter()
+                .map(move |(dir, p)| (home.join(dir), *p))
+        })
+        .filter_map(|(dir, p)| {
+            let layer_dir = if dir == overlay.cache {
+                overlay.upper.clone()
+            } else {
+                in_layer(&dir)?
+            };
+            Some(prefixed(&layer_dir, p))
+        })
+        .flatten();
+    for path in listed.chain(prefixed_ones) {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path)?,
+            Ok(_) => std::fs::remove_file(&path)?,
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Makes the upper and work directories of `overlay` (mode 0700), writing a `.gitignore` of `*` in each
+/// `.agent-guard` directory made on the way.
+fn make_layer(overlay: &CacheOverlay) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    let made: Vec<PathBuf> = overlay
+        .upper
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .filter(|a| a.file_name().is_some_and(|n| n == ".agent-guard"))
+        .map(Path::to_path_buf)
+        .collect();
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true).mode(0o700);
+    builder.create(&overlay.upper)?;
+    builder.create(&overlay.work)?;
+    for dir in made {
+        let ignore = dir.join(".gitignore");
+        if !ignore.exists() {
+            std::fs::write(
+                ignore,
+                "# Written by agent-guard when it made this directory: what it keeps here stays out of git.\n*\n",
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The secrets by name the sandbox of `spec` hides below its roots: what its scan finds (within the scan's limit,
