@@ -288,3 +288,108 @@ fn the_scan_stops_at_its_limit_and_says_so() {
     let plan = Plan::build(&spec, &Names, &support(Namespaces::Unavailable)).unwrap();
     assert!(plan.notes.iter().any(|n| n.contains("stopped after 2 entries")));
 }
+
+/// A home with a cargo cache and a pip cache, a project beside it, and a spec of `workspace-write` over the
+/// project with the project's store of cache layers.
+fn cached_world() -> (tempfile::TempDir, SandboxSpec) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    for d in [".cargo/registry/src", ".cargo/bin", ".cache/pip"] {
+        std::fs::create_dir_all(home.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let mut spec = SandboxSpec::new(
+        Confinement {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: false,
+            git_writes: false,
+        },
+        vec![project.clone()],
+    );
+    spec.toolchains.clear();
+    spec.home = Some(home);
+    spec.cache_store = Some(project.join(".agent-guard/caches"));
+    (dir, spec)
+}
+
+#[test]
+fn with_namespaces_each_cache_is_an_overlay_over_the_projects_layer() {
+    let (_dir, spec) = cached_world();
+    let home = spec.home.clone().unwrap();
+    let store = spec.cache_store.clone().unwrap();
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    let overlaid: Vec<&Path> = plan.cache_overlays.iter().map(|o| o.cache.as_path()).collect();
+    assert_eq!(overlaid, vec![home.join(".cache/pip"), home.join(".cargo")]);
+    for overlay in &plan.cache_overlays {
+        assert!(overlay.upper.starts_with(&store) && overlay.upper.is_dir() && overlay.work.is_dir());
+        assert_eq!(overlay.upper.parent(), overlay.work.parent());
+    }
+    // Two caches never share a layer, and the `.agent-guard` made for them keeps itself out of git.
+    assert_ne!(plan.cache_overlays[0].upper, plan.cache_overlays[1].upper);
+    assert!(store.parent().unwrap().join(".gitignore").is_file());
+    // The layers are hidden from the command; the caches' programs stay read-only on top of the overlay.
+    assert!(plan.masks.iter().any(|m| m.path == store && m.dir));
+    assert!(
+        plan.read_only_binds
+            .iter()
+            .any(|b| b.path == home.join(".cargo/bin"))
+    );
+}
+
+#[test]
+fn without_an_overlay_no_shared_cache_is_written() {
+    let (_dir, spec) = cached_world();
+    let home = spec.home.clone().unwrap();
+    let mut without_store = spec.clone();
+    without_store.cache_store = None;
+    // A cache that holds a root: an overlay would cover the root.
+    let mut holding = spec.clone();
+    let inside = home.join(".cargo/registry/src/checkout");
+    std::fs::create_dir_all(&inside).unwrap();
+    holding.roots = vec![inside];
+    for (spec, namespaces) in [
+        (&spec, Namespaces::Unavailable),
+        (&without_store, Namespaces::Privileged),
+        (&holding, Namespaces::Privileged),
+    ] {
+        let plan = Plan::build(spec, &Names, &support(namespaces)).unwrap();
+        let cargo = home.join(".cargo/registry/src/x/build.rs");
+        let rights = plan
+            .grants
+            .iter()
+            .filter(|g| cargo.starts_with(&g.path))
+            .fold(Rights(0), |r, g| r.with(g.rights));
+        assert!(rights.contains(Rights::READ), "{namespaces:?}");
+        assert!(
+            !rights.contains(Rights::WRITE)
+                && !plan.cache_overlays.iter().any(|o| o.cache == home.join(".cargo")),
+            "{namespaces:?}: {:?}",
+            plan.grants
+        );
+    }
+}
+
+#[test]
+fn a_config_file_a_run_made_in_the_layer_is_gone_before_the_next() {
+    let (_dir, spec) = cached_world();
+    let home = spec.home.clone().unwrap();
+    let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    let cargo = plan
+        .cache_overlays
+        .iter()
+        .find(|o| o.cache == home.join(".cargo"))
+        .unwrap();
+    std::fs::write(
+        cargo.upper.join("config.toml"),
+        "[build]\nrustc-wrapper = \"/x\"\n",
+    )
+    .unwrap();
+    std::fs::write(cargo.upper.join("env.fish"), "evil\n").unwrap();
+    std::fs::create_dir_all(cargo.upper.join("registry/src/x")).unwrap();
+    std::fs::write(cargo.upper.join("registry/src/x/kept"), "").unwrap();
+    Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
+    assert!(!cargo.upper.join("config.toml").exists());
+    assert!(!cargo.upper.join("env.fish").exists());
+    assert!(cargo.upper.join("registry/src/x/kept").exists());
+}
