@@ -904,14 +904,16 @@ fn clear_config(spec: &SandboxSpec, overlay: &CacheOverlay) -> std::io::Result<(
 }
 
 /// Makes the upper and work directories of `overlay` (mode 0700), writing a `.gitignore` of `*` in each
-/// `.agent-guard` directory made on the way.
+/// `.agent-guard` directory made on the way and in the store itself (a `.agent-guard` the user keeps without one
+/// would otherwise show the layers to git).
 fn make_layer(overlay: &CacheOverlay) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
+    let store = overlay.upper.parent().and_then(Path::parent);
     let made: Vec<PathBuf> = overlay
         .upper
         .ancestors()
         .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
-        .filter(|a| a.file_name().is_some_and(|n| n == ".agent-guard"))
+        .filter(|a| a.file_name().is_some_and(|n| n == ".agent-guard") || Some(*a) == store)
         .map(Path::to_path_buf)
         .collect();
     let mut builder = std::fs::DirBuilder::new();

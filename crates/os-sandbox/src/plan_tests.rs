@@ -328,6 +328,7 @@ fn with_namespaces_each_cache_is_an_overlay_over_the_projects_layer() {
     // Two caches never share a layer, and the `.agent-guard` made for them keeps itself out of git.
     assert_ne!(plan.cache_overlays[0].upper, plan.cache_overlays[1].upper);
     assert!(store.parent().unwrap().join(".gitignore").is_file());
+    assert!(store.join(".gitignore").is_file());
     // The layers are hidden from the command; the caches' programs stay read-only on top of the overlay.
     assert!(plan.masks.iter().any(|m| m.path == store && m.dir));
     assert!(
