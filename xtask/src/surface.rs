@@ -117,6 +117,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the type of `GuardSettings::sandbox`, returned by `Guard::sandbox_mode`",
     ),
     ("agent-decide", "Contained", "the type of `Decided::contained`"),
+    ("agent-decide", "Outside", "the type of `Decided::outside`"),
     (
         "agent-decide",
         "SessionLimit",
@@ -167,6 +168,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "agent-model",
         "Result",
         "the crate's result alias, beside its `ModelError`",
+    ),
+    (
+        "agent-os-sandbox",
+        "CacheOverlay",
+        "the type of `Plan::cache_overlays`",
     ),
     ("agent-os-sandbox", "Grant", "the type of `Plan::grants`"),
     ("agent-os-sandbox", "Isolation", "the type of `Plan::isolation`"),
