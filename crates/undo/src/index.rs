@@ -1,5 +1,7 @@
-//! The stat data git keeps in a store's index, read directly: a snapshot compares each file's `lstat` with it
-//! and gives git only the paths whose data differ, so that a snapshot with nothing changed runs no `git` at all.
+//! git's index, read directly, entry by entry ([`Entries`]). A snapshot compares each file's `lstat` with the
+//! stat data a store's index keeps and gives git only the paths whose data differ, so that a snapshot with nothing
+//! changed runs no `git` at all; [`git_tracking`](crate::git_tracking) reads a project's index only as far as one
+//! path.
 //!
 //! git's own rule is kept: an entry whose modification time is not older than the index file itself may have
 //! changed in the same clock tick after git looked at it ("racily clean"), and is given to git, which compares
@@ -86,99 +88,160 @@ impl Index {
     /// The index at `path`; an empty one when there is none yet. `None` when it cannot be read as an index of
     /// version 2 to 4 with SHA-1 names (the caller then gives git every path, as without this cache).
     pub(crate) fn read(path: &Path) -> Option<Self> {
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
+        let file = match std::fs::File::open(path) {
+            Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(Self::default()),
             Err(_) => return None,
         };
-        let written = std::fs::metadata(path).ok()?.mtime();
-        let mut reader = Reader { bytes: &bytes, at: 0 };
-        if reader.take(4)? != b"DIRC" {
-            return None;
-        }
-        let version = reader.u32()?;
-        if !(2..=4).contains(&version) {
-            return None;
-        }
-        let count = reader.u32()?;
-        let mut entries = HashMap::with_capacity(usize::try_from(count).ok()?);
-        let mut name: Vec<u8> = Vec::new();
-        for _ in 0..count {
-            let start = reader.at;
-            let stat = Stat {
-                ctime: (reader.u32()?, reader.u32()?),
-                mtime: (reader.u32()?, reader.u32()?),
-                ino: {
-                    let _dev = reader.u32()?;
-                    reader.u32()?
-                },
-                mode: reader.u32()?,
-                uid: reader.u32()?,
-                gid: reader.u32()?,
-                size: reader.u32()?,
-            };
-            reader.take(20)?;
-            let flags = reader.u16()?;
-            if flags & 0x4000 != 0 && version >= 3 {
-                reader.u16()?;
-            }
-            if version == 4 {
-                let strip = usize::try_from(reader.varint()?).ok()?;
-                name.truncate(name.len().checked_sub(strip)?);
-                name.extend_from_slice(reader.until_nul()?);
-            } else {
-                name.clear();
-                name.extend_from_slice(reader.until_nul()?);
-                // Entries of versions 2 and 3 are padded with NULs to a multiple of 8 bytes.
-                let length = reader.at - start;
-                let padded = length.div_ceil(8) * 8;
-                reader.take(padded - length)?;
-            }
+        let written = file.metadata().ok()?.mtime();
+        let mut entries = Entries::new(std::io::BufReader::with_capacity(1 << 16, file))?;
+        let mut kept = HashMap::with_capacity(usize::try_from(entries.left).ok()?);
+        while let Some(entry) = entries.next_entry()? {
             // An entry of a merge stage is not one a snapshot writes; leave it to git.
-            if flags & 0x3000 != 0 {
+            if entry.flags & 0x3000 != 0 {
                 continue;
             }
-            entries.insert(OsStr::from_bytes(&name).to_os_string(), Some(stat));
+            kept.insert(OsStr::from_bytes(entry.name).to_os_string(), Some(entry.stat));
         }
-        Some(Self { entries, written })
+        Some(Self {
+            entries: kept,
+            written,
+        })
     }
 }
 
-/// A cursor over the index's bytes.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
+/// One entry of an index, as [`Entries`] reads it.
+pub(crate) struct Entry<'a> {
+    /// The path, relative to the work tree, `/`-separated; a directory of a sparse index ends in `/`.
+    pub(crate) name: &'a [u8],
+    /// Its stat data and mode.
+    pub(crate) stat: Stat,
+    /// The entry's flags: its stage in bits 12 and 13.
+    pub(crate) flags: u16,
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let slice = self.bytes.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n;
-        Some(slice)
+/// The entries of an index of version 2 to 4 with SHA-1 names, read one at a time from the start, in the order
+/// git keeps them (by the bytes of their paths): a caller looking for one path stops once entries sort past it,
+/// having read no more of the file than the entries before it.
+///
+/// Each entry is checked as it is read, so that a file of another shape (SHA-256 names, damage) is refused rather
+/// than read as a list of other paths: its mode is one git writes, the length its flags give is its path's, and
+/// it does not sort before the entry above it.
+pub(crate) struct Entries<R> {
+    reader: R,
+    version: u32,
+    /// The entries not read yet.
+    left: u32,
+    /// The path of the entry read last (version 4 names each path by what it keeps of the previous one).
+    name: Vec<u8>,
+    /// The path of the entry before it, for the order check.
+    previous: Vec<u8>,
+}
+
+impl<R: std::io::BufRead> Entries<R> {
+    /// Reads the header of the index `reader` holds; `None` when it is not an index of version 2 to 4.
+    pub(crate) fn new(mut reader: R) -> Option<Self> {
+        let mut header = [0_u8; 12];
+        reader.read_exact(&mut header).ok()?;
+        let (magic, rest) = header.split_first_chunk::<4>()?;
+        let (version, rest) = rest.split_first_chunk::<4>()?;
+        let count: [u8; 4] = rest.try_into().ok()?;
+        let version = u32::from_be_bytes(*version);
+        if magic != b"DIRC" || !(2..=4).contains(&version) {
+            return None;
+        }
+        Some(Self {
+            reader,
+            version,
+            left: u32::from_be_bytes(count),
+            name: Vec::new(),
+            previous: Vec::new(),
+        })
     }
 
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_be_bytes(self.take(4)?.try_into().ok()?))
+    /// The next entry; `Some(None)` after the last one, `None` when the file ends early or an entry is not one
+    /// git writes.
+    pub(crate) fn next_entry(&mut self) -> Option<Option<Entry<'_>>> {
+        if self.left == 0 {
+            return Some(None);
+        }
+        self.left -= 1;
+        // The stat data (40 bytes), the object name (20) and the flags (2).
+        let mut fixed = [0_u8; 62];
+        self.reader.read_exact(&mut fixed).ok()?;
+        let field =
+            |at: usize| -> Option<u32> { Some(u32::from_be_bytes(fixed.get(at..at + 4)?.try_into().ok()?)) };
+        let stat = Stat {
+            ctime: (field(0)?, field(4)?),
+            mtime: (field(8)?, field(12)?),
+            ino: field(20)?,
+            mode: field(24)?,
+            uid: field(28)?,
+            gid: field(32)?,
+            size: field(36)?,
+        };
+        let flags = u16::from_be_bytes(fixed.get(60..62)?.try_into().ok()?);
+        let mut length = fixed.len();
+        if flags & 0x4000 != 0 {
+            if self.version < 3 {
+                return None;
+            }
+            let mut extended = [0_u8; 2];
+            self.reader.read_exact(&mut extended).ok()?;
+            length += 2;
+        }
+        std::mem::swap(&mut self.previous, &mut self.name);
+        if self.version == 4 {
+            let strip = usize::try_from(self.varint()?).ok()?;
+            self.name.clear();
+            self.name
+                .extend_from_slice(self.previous.get(..self.previous.len().checked_sub(strip)?)?);
+            self.until_nul()?;
+        } else {
+            self.name.clear();
+            self.until_nul()?;
+            // Entries of versions 2 and 3 are padded with NULs to a multiple of 8 bytes (the path's own NUL
+            // among them).
+            length += self.name.len() + 1;
+            let mut padding = [0_u8; 8];
+            let pad = length.div_ceil(8) * 8 - length;
+            self.reader.read_exact(padding.get_mut(..pad)?).ok()?;
+        }
+        let kind = stat.mode & 0o170_000;
+        let known_kind = matches!(kind, 0o100_000 | 0o120_000 | 0o160_000 | 0o040_000);
+        let stated_length = usize::from(flags & 0x0fff);
+        if !known_kind
+            || stated_length != self.name.len().min(0x0fff)
+            || self.name.is_empty()
+            || self.name < self.previous
+        {
+            return None;
+        }
+        Some(Some(Entry {
+            name: &self.name,
+            stat,
+            flags,
+        }))
     }
 
-    fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_be_bytes(self.take(2)?.try_into().ok()?))
-    }
-
-    /// The bytes up to the next NUL, which is consumed.
-    fn until_nul(&mut self) -> Option<&'a [u8]> {
-        let rest = self.bytes.get(self.at..)?;
-        let end = rest.iter().position(|b| *b == 0)?;
-        self.at += end + 1;
-        rest.get(..end)
+    /// Appends the bytes up to the next NUL to the name; the NUL is consumed.
+    fn until_nul(&mut self) -> Option<()> {
+        self.reader.read_until(0, &mut self.name).ok()?;
+        (self.name.pop()? == 0).then_some(())
     }
 
     /// git's offset encoding (as in `OFS_DELTA`): seven bits a byte, each continuation adding one.
     fn varint(&mut self) -> Option<u64> {
-        let mut byte = *self.take(1)?.first()?;
+        let mut next = || -> Option<u8> {
+            let mut byte = [0_u8; 1];
+            self.reader.read_exact(&mut byte).ok()?;
+            let [byte] = byte;
+            Some(byte)
+        };
+        let mut byte = next()?;
         let mut value = u64::from(byte & 0x7f);
         while byte & 0x80 != 0 {
-            byte = *self.take(1)?.first()?;
+            byte = next()?;
             value = value.checked_add(1)?.checked_mul(128)? | u64::from(byte & 0x7f);
         }
         Some(value)

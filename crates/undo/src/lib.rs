@@ -13,8 +13,9 @@
 //!
 //! Layer: beside the sandbox crates; the CLI and the runtime call it around a run, outside the sandbox.
 //!
-//! **Invariant:** never touches the project's own `.git` (objects, refs, index, configuration): a store has
-//! its own directory and reads only the project's ignore rules. Runs no `git` found inside a root.
+//! **Invariant:** never writes the project's own `.git` (objects, refs, index, configuration): a store has its
+//! own directory. Of the project's `.git` it reads only the ignore rules and, for [`git_tracking`], the index
+//! (and the pointer files and configuration that find and describe it). Runs no `git` found inside a root.
 //! **Invariant:** recording never fails a command: a snapshot that cannot be taken is a note, not an error.
 //! **Invariant:** restoring writes only beneath the root, follows no symbolic link on the way, and writes no
 //! path the caller refuses.
@@ -50,6 +51,7 @@ mod recording;
 mod restore;
 mod settings;
 mod store;
+mod tracking;
 mod walk;
 
 pub use error::Result;
@@ -69,6 +71,8 @@ pub use settings::UndoSettings;
 pub use store::RunId;
 pub use store::RunRecord;
 pub use store::Store;
+pub use tracking::GitTracking;
+pub use tracking::git_tracking;
 
 /// Whether a `workspace-write` run in `root` would be snapshotted under `settings`: snapshots on, a place for
 /// the store, a root that is neither `/` nor the home directory and not switched off, and a `git` outside it.
