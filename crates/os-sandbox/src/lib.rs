@@ -94,6 +94,8 @@ pub use launch::ProcessLimits;
 pub use launch::run;
 #[cfg(target_os = "linux")]
 pub use launch::run_filtered;
+#[cfg(target_os = "linux")]
+pub use launch::sandboxed_run_may_have_made;
 pub use plan::CacheOverlay;
 pub use plan::Grant;
 pub use plan::Isolation;

@@ -168,7 +168,7 @@ pub(crate) fn inode(path: &Path) -> Option<(u64, u64)> {
 /// Whether the entry `meta` describes got its current name at or after `since`: it was born then, or its status
 /// changed then (a rename or a new hard link to an older inode; a write or `chmod` too, which only makes the check
 /// stricter for a path that did not exist before).
-fn named_since(meta: &std::fs::Metadata, since: std::time::SystemTime) -> bool {
+pub(crate) fn named_since(meta: &std::fs::Metadata, since: std::time::SystemTime) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     let changed = u64::try_from(meta.ctime()).ok().map(|secs| {
         std::time::UNIX_EPOCH + std::time::Duration::new(secs, u32::try_from(meta.ctime_nsec()).unwrap_or(0))
