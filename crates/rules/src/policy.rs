@@ -110,6 +110,30 @@ impl Policy {
         self
     }
 
+    /// The same policy in `mode`, set by the project's local settings file `file` and refused while loading
+    /// ([`Settings::refused_local_mode`]) because such a file may have come with the repository: for a caller that
+    /// knows `file` to be the user's own (written on this machine: one git does not track). The mode takes the
+    /// place of one of a lower source or of the settings' own default, never of a higher source's (the command
+    /// line, a session, a managed policy), nor `bypassPermissions` where a managed policy disabled it; the note of
+    /// its refusal is dropped.
+    #[must_use]
+    pub fn with_users_local_mode(mut self, mode: PermissionMode, file: &Path) -> Self {
+        let origin = file.display().to_string();
+        let refusal = crate::settings::untrusted_mode_note(mode, Source::Local, &origin);
+        self.notes.retain(|note| *note != refusal);
+        if self.mode_source.is_some_and(|source| source > Source::Local) {
+            return self;
+        }
+        if mode == PermissionMode::BypassPermissions && self.bypass_disabled {
+            self.notes
+                .push(format!("mode `{mode}` ({origin}) ignored: disabled by policy"));
+            return self;
+        }
+        self.mode = mode;
+        self.mode_source = Some(Source::Local);
+        self
+    }
+
     /// The same policy with another classifier for mode `auto`.
     #[must_use]
     pub fn with_classifier(mut self, classifier: Arc<dyn Classifier>) -> Self {

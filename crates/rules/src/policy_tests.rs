@@ -687,3 +687,56 @@ fn a_command_rule_covers_writes_inside_the_roots_only() {
     assert_eq!(decide("/proj/x", true), Decision::Allow);
     assert_eq!(decide("/elsewhere/x", false), Decision::Ask);
 }
+
+/// A mode of the user's own local settings file takes the place of a lower source's, never a higher one's, nor
+/// `bypassPermissions` where a managed policy disabled it; the note of its refusal goes.
+#[test]
+fn a_users_local_mode_keeps_the_order_of_sources() {
+    use crate::settings::Settings;
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join(".claude/settings.local.json");
+    std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+    std::fs::write(&local, r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#).unwrap();
+    let project = dir.path().join(".claude/settings.json");
+    std::fs::write(&project, r#"{"permissions": {"defaultMode": "acceptEdits"}}"#).unwrap();
+    let mut settings = Settings::new();
+    settings.add_file(&local, Source::Local, dir.path()).unwrap();
+    settings.add_file(&project, Source::Project, dir.path()).unwrap();
+    let (mode, file) = settings
+        .refused_local_mode()
+        .map(|(m, f)| (m, f.to_owned()))
+        .unwrap();
+    let file = file.as_path();
+    let anchors = Anchors {
+        cwd: dir.path().to_owned(),
+        home: None,
+    };
+    let policy = |settings: &Settings| Policy::new(settings, &anchors).unwrap();
+    assert_eq!(policy(&settings).notes().len(), 1);
+    let users = policy(&settings).with_users_local_mode(mode, file);
+    assert_eq!(
+        (users.mode(), users.mode_source()),
+        (PermissionMode::BypassPermissions, Some(Source::Local))
+    );
+    assert!(users.notes().is_empty(), "{:?}", users.notes());
+    // The command line's mode stays.
+    let cli = policy(&settings)
+        .with_mode(PermissionMode::Plan, Source::CliArg)
+        .with_users_local_mode(mode, file);
+    assert_eq!(cli.mode(), PermissionMode::Plan);
+    // A managed policy that disabled `bypassPermissions` keeps it off, and says so.
+    let managed = dir.path().join("managed.json");
+    std::fs::write(
+        &managed,
+        r#"{"permissions": {"disableBypassPermissionsMode": "disable"}}"#,
+    )
+    .unwrap();
+    settings.add_file(&managed, Source::Policy, dir.path()).unwrap();
+    let disabled = policy(&settings).with_users_local_mode(mode, file);
+    assert_eq!(disabled.mode(), PermissionMode::AcceptEdits);
+    assert!(
+        disabled.notes().iter().any(|n| n.contains("disabled by policy")),
+        "{:?}",
+        disabled.notes()
+    );
+}

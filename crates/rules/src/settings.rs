@@ -200,6 +200,8 @@ pub struct Settings {
     hooks: Vec<Section>,
     files: Vec<(PathBuf, Source)>,
     bypass_disabled: bool,
+    /// A mode needing a trusted source that a local settings file set, refused while loading.
+    refused_local_mode: Option<(PermissionMode, PathBuf)>,
     diagnostics: Vec<String>,
 }
 
@@ -317,6 +319,11 @@ impl Settings {
             let mode: PermissionMode = mode
                 .parse()
                 .map_err(|e: Error| e.at(format!("{} at permissions.defaultMode", path.display())))?;
+            // Of two local files, the later one's mode wins (as for every source): an accepted mode there also
+            // overrides a refused one here.
+            if source == Source::Local {
+                self.refused_local_mode = mode.needs_trusted_source().then(|| (mode, path.to_owned()));
+            }
             self.offer_mode(mode, source, &path.display().to_string());
         }
         if json.permissions.disable_bypass_permissions_mode.as_deref() == Some("disable")
@@ -382,9 +389,7 @@ impl Settings {
 
     fn offer_mode(&mut self, mode: PermissionMode, source: Source, origin: &str) {
         if mode.needs_trusted_source() && matches!(source, Source::Project | Source::Local) {
-            self.diagnostics.push(format!(
-                "mode `{mode}` from {source} settings ({origin}) ignored: only policy, user settings and the command line can enable it"
-            ));
+            self.diagnostics.push(untrusted_mode_note(mode, source, origin));
             return;
         }
         if mode == PermissionMode::BypassPermissions && self.bypass_disabled && source != Source::Policy {
@@ -406,6 +411,16 @@ impl Settings {
     /// The mode of the highest source that set one.
     pub fn mode(&self) -> Option<(PermissionMode, Source)> {
         self.mode
+    }
+
+    /// A mode only a trusted source may set (`bypassPermissions`, `auto`) that a project's local settings file set
+    /// and loading refused, since such a file may have come with the repository; with that file. A layer that
+    /// knows the file to be the user's own (one git does not track) applies it with
+    /// [`Policy::with_users_local_mode`](crate::Policy::with_users_local_mode).
+    pub fn refused_local_mode(&self) -> Option<(PermissionMode, &Path)> {
+        self.refused_local_mode
+            .as_ref()
+            .map(|(mode, file)| (*mode, file.as_path()))
     }
 
     /// Whether a managed policy refused `bypassPermissions` (`"disableBypassPermissionsMode": "disable"`).
@@ -437,6 +452,13 @@ impl Settings {
     pub fn diagnostics(&self) -> &[String] {
         &self.diagnostics
     }
+}
+
+/// The note of a mode refused from `source` (project or local settings) because only a trusted source may set it.
+pub(crate) fn untrusted_mode_note(mode: PermissionMode, source: Source, origin: &str) -> String {
+    format!(
+        "mode `{mode}` from {source} settings ({origin}) ignored: only policy, user settings and the command line can enable it"
+    )
 }
 
 fn rule_lists(p: &PermissionsJson) -> [(&'static str, Decision, &[String]); 3] {
@@ -568,6 +590,25 @@ mod tests {
         let s = Settings::discover(&d).unwrap();
         assert_eq!(s.mode(), None);
         assert_eq!(s.diagnostics().len(), 2, "{:?}", s.diagnostics());
+        let local = tmp.path().join(".agent-guard/settings.local.json");
+        assert_eq!(
+            s.refused_local_mode(),
+            Some((PermissionMode::Auto, local.as_path()))
+        );
+        // A later local file's accepted mode overrides the refused one.
+        write(
+            tmp.path(),
+            ".agent-guard/settings.local.json",
+            r#"{"permissions":{"defaultMode":"acceptEdits"}}"#,
+        );
+        write(
+            tmp.path(),
+            ".claude/settings.local.json",
+            r#"{"permissions":{"defaultMode":"bypassPermissions"}}"#,
+        );
+        let s = Settings::discover(&d).unwrap();
+        assert_eq!(s.refused_local_mode(), None);
+        assert_eq!(s.mode(), Some((PermissionMode::AcceptEdits, Source::Local)));
     }
 
     #[test]
