@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::owners::Owners;
 use crate::taint::TaintSettings;
 
 /// agent-guard's own settings, merged from the `agentGuard` sections of every source.
@@ -610,7 +611,54 @@ pub fn discover_settings(discovery: &Discovery) -> agent_rules::Result<Settings>
 impl GuardSettings {
     /// Merges the `agentGuard` sections of `settings`: scalar keys from the highest source that sets them, lists
     /// from every source. An unknown key or a value of the wrong type is an error naming the file.
+    /// A project's local settings files count as the repository's here: a layer that knows whose each is merges
+    /// with [`GuardSettings::merge`].
     pub fn from_settings(settings: &Settings) -> Result<Self> {
+        Self::merge_with(settings, &|section| {
+            matches!(section.source, Source::Project | Source::Local)
+        })
+    }
+
+    /// [`Self::from_settings`], with a local settings file that is the user's own (`owners`) merged as the user's
+    /// files are; with the local files whose sections would loosen what the repository's settings may not
+    /// (whose owner a git write could change: see `Guard::confinement`). Whose a local file is, is looked for only
+    /// when its section would merge otherwise as the user's.
+    pub(crate) fn merge(settings: &Settings, owners: &Owners) -> Result<(Self, Vec<PathBuf>)> {
+        let conservative = Self::from_settings(settings)?;
+        let mut local_files: Vec<&Path> = settings
+            .agent_guard_sections()
+            .iter()
+            .filter(|section| section.source == Source::Local)
+            .filter_map(|section| section.file.as_deref())
+            .collect();
+        local_files.dedup();
+        let mut loosening = Vec::new();
+        for file in local_files {
+            let as_users = Self::merge_with(settings, &|section| {
+                section.source == Source::Project
+                    || (section.source == Source::Local && section.file.as_deref() != Some(file))
+            })?;
+            if as_users != conservative {
+                loosening.push(file.to_owned());
+            }
+        }
+        if loosening.is_empty() {
+            return Ok((conservative, loosening));
+        }
+        let merged = Self::merge_with(settings, &|section| match section.source {
+            Source::Project => true,
+            Source::Local => {
+                let file = section.file.as_deref();
+                !file.is_some_and(|file| loosening.iter().any(|l| l == file))
+                    || owners.repository(Source::Local, file).is_some()
+            }
+            _ => false,
+        })?;
+        Ok((merged, loosening))
+    }
+
+    /// Merges the sections, `repository` saying which are the repository's (and may only tighten).
+    fn merge_with(settings: &Settings, repository: &dyn Fn(&Section) -> bool) -> Result<Self> {
         let mut merged = Self::default();
         let mut sandbox_set = false;
         let mut tightened = Tightening::default();
@@ -638,7 +686,7 @@ impl GuardSettings {
             // A repository's own settings may only tighten the sandbox: a project that ships
             // `"sandbox": "off"`, a keep-list for `GITHUB_TOKEN`, its own domain or a home directory to read
             // would let its own commands out.
-            let repository = matches!(section.source, Source::Project | Source::Local);
+            let repository = repository(section);
             let (mode, table) = match json.sandbox {
                 Some(SandboxJson::Mode(mode)) => (Some(mode), SandboxSettingsJson::default()),
                 Some(SandboxJson::Settings(table)) => (table.mode, table),

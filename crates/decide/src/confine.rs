@@ -15,6 +15,7 @@ use agent_tool_traits::{
 
 use crate::config::SandboxMode;
 use crate::guard::Guard;
+use crate::owners::Owners;
 
 /// How many entries beneath the literal place of a rule with wildcards (`Read(//etc/*.key)`) are looked at to
 /// find what it protects on disk.
@@ -113,11 +114,38 @@ impl Guard {
         let git_writes = profile == SandboxProfile::WorkspaceWrite
             && analysis.commands.iter().any(|c| c.git_writes)
             && !runs_unseen_code();
+        if git_writes {
+            self.untracking(verdict);
+        }
         Some(Confinement {
             profile,
             network,
             git_writes,
         })
+    }
+
+    /// A line that writes git's index can make git stop tracking a file (`git rm --cached`, a reset, a checkout
+    /// of a commit without it) while the file stays: a local settings file the repository brought would then be
+    /// the user's, and its rules would loosen the sandbox. Where a local file would loosen it and git tracks it (or
+    /// its index cannot be read now), such an allow asks, saying why; an ask says it too.
+    fn untracking(&self, verdict: &mut Verdict) {
+        let Some(repository) = self.loosening_local_files.iter().find_map(|file| {
+            self.owners
+                .repository(Source::Local, Some(file))
+                .filter(super::owners::Repository::untracked_by_git_write)
+        }) else {
+            return;
+        };
+        let why = format!(
+            "the line writes git's index, which could make git stop tracking {}; its settings would then count \
+             as yours and loosen the sandbox",
+            repository.describe()
+        );
+        match verdict.decision {
+            Decision::Allow => *verdict = self.cannot_carry_out(verdict, format!("{why}; asking")),
+            Decision::Ask => verdict.reasons.push(why),
+            Decision::Deny => {}
+        }
     }
 
     /// The hosts `analysis` names that the proxy of its sandbox must let through beyond `agentGuard.network`: each
@@ -318,9 +346,10 @@ pub(crate) fn deliberate(verdict: &Verdict) -> bool {
 
 /// The domains of the sandbox's proxy: `agentGuard.network` (the package registries and the user's patterns),
 /// with the hosts of the `WebFetch(domain:…)` rules: an allow rule adds its host unless it comes from the
-/// repository's own settings (which may only tighten the sandbox, as for `agentGuard.network.allow`), a deny rule
-/// from any source refuses it. A host the proxy's patterns cannot express (an underscore) is left out.
-pub(crate) fn network_policy(settings: &DomainPolicy, policy: &Policy) -> DomainPolicy {
+/// repository's own settings (`owners`: the project's shared file, a local file that came with the repository),
+/// which may only tighten the sandbox, as for `agentGuard.network.allow`; a deny rule from any source refuses it. A
+/// host the proxy's patterns cannot express (an underscore) is left out.
+pub(crate) fn network_policy(settings: &DomainPolicy, policy: &Policy, owners: &Owners) -> DomainPolicy {
     let mut network = settings.clone();
     let pattern =
         |rule: &agent_rules::Rule| rule.domain().and_then(|host| host.parse::<DomainPattern>().ok());
@@ -328,10 +357,10 @@ pub(crate) fn network_policy(settings: &DomainPolicy, policy: &Policy) -> Domain
     network.allow(
         rules
             .iter()
-            .filter(|rule| {
-                rule.behavior == Decision::Allow && !matches!(rule.source, Source::Project | Source::Local)
-            })
-            .filter_map(pattern),
+            .filter(|rule| rule.behavior == Decision::Allow)
+            .filter_map(|rule| pattern(rule).map(|domain| (rule, domain)))
+            .filter(|(rule, _)| owners.repository(rule.source, rule.file.as_deref()).is_none())
+            .map(|(_, domain)| domain),
     );
     network.deny(
         rules

@@ -16,6 +16,7 @@ use crate::config::{GuardSettings, SandboxMode};
 use crate::decided::Decided;
 use crate::describe::Described;
 use crate::error::{Error, Result};
+use crate::owners::Owners;
 use crate::taint::TaintSettings;
 
 /// What a guard is built for: one working directory, with its settings.
@@ -80,17 +81,31 @@ pub struct Guard {
     telemetry: crate::config::TelemetrySettings,
     /// `agentGuard.taint`: the sources, sinks and trusted domains the settings add.
     pub(crate) taint: TaintSettings,
+    /// Whose each of the project's local settings files is, found when first needed.
+    pub(crate) owners: Owners,
+    /// The local settings files that would loosen the sandbox as the user's (a rule that takes a command out of
+    /// it or adds a domain, a loosening `agentGuard` section, a mode only a trusted source may set): whose they
+    /// are decides something, and a git write may change it (`Guard::confinement`).
+    pub(crate) loosening_local_files: Vec<PathBuf>,
 }
 
 impl Guard {
     /// Builds the guard of `options.cwd` from loaded `settings`.
     pub fn new(settings: &Settings, options: &GuardOptions) -> Result<Self> {
-        let guard_settings = GuardSettings::from_settings(settings)?;
+        let owners = Owners::default();
+        let (guard_settings, mut loosening_local_files) = GuardSettings::merge(settings, &owners)?;
         let anchors = Anchors {
             cwd: options.cwd.clone(),
             home: options.home.clone(),
         };
         let mut policy = Policy::new(settings, &anchors)?;
+        // A mode only a trusted source may set, from a local settings file that is the user's own.
+        if let Some((mode, file)) = settings.refused_local_mode() {
+            loosening_local_files.push(file.to_owned());
+            if owners.repository(Source::Local, Some(file)).is_none() {
+                policy = policy.with_users_local_mode(mode, file);
+            }
+        }
         if let Some((mode, source)) = options.mode {
             policy = policy.with_mode(mode, source);
         }
@@ -121,7 +136,7 @@ impl Guard {
             .map_err(|e| setting_error("agentGuard.sandboxEnv", e))?
             .with_passed(&guard_settings.sandbox_env_pass)
             .map_err(|e| setting_error("agentGuard.sandbox.env", e))?;
-        let network = crate::confine::network_policy(&guard_settings.network, &policy);
+        let network = crate::confine::network_policy(&guard_settings.network, &policy, &owners);
         // Every command runs inside the kernel sandbox where it is enforced, with the environment `env_policy`
         // passes: without `CDPATH` unless the settings pass it, so `cd NAME` goes to `./NAME` there.
         let cdpath_unset = guard_settings.sandbox != SandboxMode::Off
@@ -129,7 +144,7 @@ impl Guard {
             && env_policy
                 .removes(OsStr::new("CDPATH"), OsStr::new("/"), false)
                 .is_some();
-        Ok(Self {
+        Ok(Self::with_loosening_rules(Self {
             policy,
             sandbox,
             sandbox_error,
@@ -148,7 +163,33 @@ impl Guard {
             undo: guard_settings.undo,
             telemetry: guard_settings.telemetry.clone(),
             taint: guard_settings.taint,
-        })
+            owners,
+            loosening_local_files,
+        }))
+    }
+
+    /// Adds to [`Self::loosening_local_files`] the local files of the allow rules that would loosen the sandbox
+    /// as the user's: a rule naming a program no sandbox can contain, which takes it out of the sandbox, or a
+    /// `WebFetch(domain:…)` rule, which adds its domain to the proxy's.
+    fn with_loosening_rules(mut self) -> Self {
+        for rule in self.policy.rules() {
+            let Some(file) = rule.file.as_ref().filter(|_| {
+                rule.source == Source::Local && rule.behavior == agent_tool_traits::Decision::Allow
+            }) else {
+                continue;
+            };
+            let unconfinable = rule.command_name().is_some_and(|program| {
+                // A program name the shell would read otherwise counts, to be safe.
+                !program
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
+                    || self.bash.analyze(program).commands.iter().any(|c| c.unconfinable)
+            });
+            if (unconfinable || rule.domain().is_some()) && !self.loosening_local_files.contains(file) {
+                self.loosening_local_files.push(file.clone());
+            }
+        }
+        self
     }
 
     /// `agentGuard.telemetry` of the settings this guard was built from (no decision reads it).

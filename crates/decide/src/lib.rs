@@ -68,6 +68,7 @@ mod git_remotes;
 mod guard;
 mod hook_io;
 mod outside;
+mod owners;
 mod repo_programs;
 mod resolve;
 mod taint;

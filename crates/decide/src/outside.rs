@@ -6,19 +6,20 @@
 //! What needs the sandbox: a command that is not read-only or runs code the project controls, a write other than
 //! one the unconfinable command's own words name (a redirection, another command's), a variable of the
 //! environment the sandbox's filter would not pass (`echo $MY_DEPLOY_KEY`). A rule of the repository's
-//! own settings (project or local) never takes a command out of the sandbox: the repository may only tighten it
-//! (as for `agentGuard.network.allow`). Where the allow cannot be carried out (a rule of the repository, a line
+//! own settings (the project's shared file, or a local file that came with the repository: owners.rs) never takes
+//! a command out of the sandbox: the repository may only tighten it (as for `agentGuard.network.allow`). Where the allow cannot be carried out (a rule of the repository, a line
 //! that mixes such a command with one that needs the sandbox), the line asks and says why. Nothing here lifts a
 //! finding: the allow it starts from already passed every protection (protected paths, secrets, writes outside the
 //! roots, the deny classes); modes `plan` and `bypassPermissions` are left as they are.
 
 use agent_bash_guard::{AccessVia, CommandAnalysis, Effect, SubCommand};
 use agent_rules::{CommandFact, PermissionMode, Resolution, Rule};
-use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Source, Verdict};
+use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
 
 use crate::config::SandboxMode;
 use crate::gather::Gathered;
 use crate::guard::Guard;
+use crate::owners::Repository;
 
 /// Why an allowed shell line runs outside the kernel sandbox: for `explain`, the audit log and the hook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +58,7 @@ impl Guard {
         let verdict = &mut resolution.verdict;
         let by_rule =
             verdict.decision == Decision::Allow && verdict.provenance.step == Some(DecidedBy::AllowRule);
-        let repository = |rule: &Rule| matches!(rule.source, Source::Project | Source::Local);
+        let repository = |rule: &Rule| self.owners.repository(rule.source, rule.file.as_deref());
         let mut needs_sandbox = needs_sandbox(gathered, analysis);
         // Outside the sandbox the line's words expand the caller's whole environment, which the sandbox filters:
         // a variable it would not pass (by its name) may hold a credential under a name no list knows.
@@ -73,18 +74,22 @@ impl Guard {
         // A rule of the repository's own settings: the allow cannot be carried out, so the line asks.
         let repository_ruled: Vec<String> = unconfinable
             .iter()
-            .filter_map(|u| u.rule.filter(|rule| repository(rule)).map(|rule| (u, rule)))
-            .map(|(u, rule)| {
+            .filter_map(|u| u.rule.and_then(|rule| Some((u, rule, repository(rule)?))))
+            .map(|(u, rule, owner)| {
+                let whose = match owner {
+                    Repository::Project => format!("{}, which", owner.describe()),
+                    _ => format!("{}: a rule of the repository's settings", owner.describe()),
+                };
                 format!(
-                    "`{}` is allowed by the rule `{}` of the repository's {} settings, which cannot take a command \
-                     out of the sandbox, and no sandbox can contain it ({})",
-                    u.shown, rule.text, rule.source, u.why
+                    "`{}` is allowed by the rule `{}` of {whose} cannot take a command out of the sandbox, and no \
+                     sandbox can contain it ({})",
+                    u.shown, rule.text, u.why
                 )
             })
             .collect();
         let user_ruled = unconfinable
             .iter()
-            .all(|u| u.rule.is_some_and(|rule| !repository(rule)));
+            .all(|u| u.rule.is_some_and(|rule| repository(rule).is_none()));
         if verdict.decision == Decision::Allow && by_rule && !repository_ruled.is_empty() {
             *verdict = self.cannot_carry_out(
                 verdict,
@@ -145,7 +150,7 @@ impl Guard {
 
     /// The ask, for `why`, of an allow by rule that cannot be carried out; mode `dontAsk` denies it, as it denies
     /// every ask. The allow is kept among the reasons.
-    fn cannot_carry_out(&self, allowed: &Verdict, why: String) -> Verdict {
+    pub(crate) fn cannot_carry_out(&self, allowed: &Verdict, why: String) -> Verdict {
         let mut verdict = Verdict::new(
             Decision::Ask,
             format!("{why}; it would have been allowed: {}", allowed.reason()),

@@ -1,6 +1,7 @@
 //! Asks: the approver under its timeout, the PermissionRequest hooks when nobody answers, the rules an answer
 //! adds, and the deny an unanswered ask becomes (`no-prompt`).
 
+use std::path::Path;
 use std::sync::PoisonError;
 
 use agent_decide::{Decided, Guard};
@@ -96,7 +97,7 @@ impl Runtime {
             }
         };
         let (rule_source, texts) = added;
-        self.add_rules(&texts, decision, rule_source);
+        self.add_rules(&texts, decision, rule_source, &settings_file);
         let provenance = Provenance {
             layer: Layer::Approval,
             step: Some(DecidedBy::Approver),
@@ -147,7 +148,7 @@ impl Runtime {
     }
 
     /// Adds rules the user's answer made and puts a guard with them in force.
-    fn add_rules(&self, texts: &[String], behavior: Decision, source: Source) {
+    fn add_rules(&self, texts: &[String], behavior: Decision, source: Source, settings_file: &Path) {
         if texts.is_empty() {
             return;
         }
@@ -157,6 +158,11 @@ impl Runtime {
                 Ok(mut rule) => {
                     // The rules of an answer are written relative to the project (`project_dir`).
                     rule.project = Some(self.agent.config.project_dir().to_owned());
+                    // Rules saved in the local settings file are that file's: whose it is (the user's, unless it
+                    // came with the repository) decides how far they reach, as after the next load.
+                    if source == Source::Local {
+                        rule.file = Some(settings_file.to_owned());
+                    }
                     settings.add_rule(rule);
                 }
                 Err(error) => tracing::warn!(rule = %text, %error, "an answer's rule could not be parsed"),
