@@ -783,3 +783,64 @@ fn a_granted_service_on_this_machine_is_reached_and_nothing_else_of_the_loopback
         );
     }
 }
+
+/// A `WebFetch(domain:…)` allow rule that "don't ask again" saved in the project's `.claude/settings.local.json`,
+/// which git does not track, is the user's: its host joins the domains of the sandbox's proxy. Committed, the same
+/// file is the repository's, whose allow rules add no domain.
+#[test]
+fn a_webfetch_rule_of_a_local_file_git_does_not_track_reaches_the_proxy() {
+    if !supported() {
+        return;
+    }
+    let project = Project::new(None, true);
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&project.root)
+            .env("HOME", &project.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out));
+    };
+    git(&["init", "-q"]);
+    std::fs::create_dir_all(project.root.join(".claude")).unwrap();
+    std::fs::write(
+        project.root.join(".claude/settings.local.json"),
+        r#"{"permissions": {"allow": ["WebFetch(domain:docs.example.org)"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(project.root.join(".gitignore"), ".claude/settings.local.json\n").unwrap();
+    let domains = || {
+        let output = Command::new(BIN)
+            .args([
+                "sandbox",
+                "--profile",
+                "workspace-write",
+                "--allow-network",
+                "--verbose",
+                "--",
+                "true",
+            ])
+            .current_dir(&project.root)
+            .env("HOME", &project.home)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{stderr}");
+        stderr
+            .lines()
+            .find(|l| l.starts_with("  network through the proxy to "))
+            .unwrap_or_else(|| panic!("{stderr}"))
+            .to_owned()
+    };
+    let line = domains();
+    assert!(line.contains(" docs.example.org"), "{line}");
+    git(&["add", "-f", ".claude/settings.local.json"]);
+    let line = domains();
+    assert!(!line.contains("docs.example.org"), "{line}");
+}

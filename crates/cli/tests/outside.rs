@@ -2,7 +2,8 @@
 //! `Bash(kubectl get:*)`, the hook answers `docker ps` and `kubectl get pods` with an allow that has no sandbox
 //! wrapping (the line runs as written, so the tool reaches its engine or cluster configuration in the home
 //! directory), names the rule in its reason, in `explain` and in the audit row; a line mixing such a tool with a script asks, as does
-//! the same rule from the repository's own settings; a read-only line keeps its sandbox.
+//! the same rule from the repository's own settings (its shared file, a local file git tracks, a project without
+//! `.git`, a local file a running sandboxed command made); a read-only line keeps its sandbox.
 
 #![allow(
     clippy::unwrap_used,
@@ -192,4 +193,139 @@ fn the_repository_s_own_rule_does_not_take_a_tool_out_of_the_sandbox() {
             .contains("of the repository's project settings, which cannot take a command out of the sandbox"),
         "{reason}"
     );
+}
+
+impl Scratch {
+    /// Runs git in the project with no configuration of the user's.
+    fn git(&self, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&self.proj)
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", hook::text(&out.stderr));
+    }
+
+    /// Writes the project's `.claude/settings.local.json` as the coding agent does on "don't ask again", git-ignored
+    /// as projects ignore it; and a stand-in `docker` that says it ran.
+    fn local_rules(&self, rules: &[&str]) {
+        std::fs::create_dir_all(self.proj.join(".claude")).unwrap();
+        let settings = json!({ "permissions": { "allow": rules } });
+        std::fs::write(
+            self.proj.join(".claude/settings.local.json"),
+            settings.to_string(),
+        )
+        .unwrap();
+        std::fs::write(self.proj.join(".gitignore"), ".claude/settings.local.json\n").unwrap();
+        let docker = self.bin.join("docker");
+        std::fs::write(&docker, "#!/bin/sh\necho \"docker ran: $*\"\n").unwrap();
+        std::fs::set_permissions(&docker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// "Don't ask again" saves a rule in the project's `.claude/settings.local.json`, which git does not track: the
+/// user's own, so its `Bash(docker:*)` runs docker outside the sandbox as a rule of `~/.claude/settings.json` does.
+/// Committed (a clone would bring it), the same file is the repository's, and the line asks, saying so.
+#[test]
+fn a_local_rule_git_does_not_track_is_the_users_and_a_committed_one_the_repositorys() {
+    let scratch = Scratch::new(&[]);
+    scratch.local_rules(&["Bash(docker:*)"]);
+    scratch.git(&["add", ".gitignore"]);
+    scratch.git(&["commit", "-q", "-m", "ignore local settings"]);
+    let (decision, reason, updated) = scratch.check("docker ps");
+    assert_eq!(decision, "allow", "{reason}");
+    assert_eq!(updated, None, "wrapped: {updated:?}");
+    assert!(
+        reason.contains("`docker ps` is allowed by your rule `Bash(docker:*)`")
+            && reason.contains("runs outside the sandbox"),
+        "{reason}"
+    );
+    let run = scratch.run("docker ps");
+    assert_eq!(
+        hook::text(&run.stdout),
+        "docker ran: ps\n",
+        "{}",
+        hook::text(&run.stderr)
+    );
+
+    scratch.git(&["add", "-f", ".claude/settings.local.json"]);
+    scratch.git(&["commit", "-q", "-m", "ship the local settings"]);
+    let (decision, reason, updated) = scratch.check("docker ps");
+    assert_eq!(decision, "ask", "{reason}");
+    assert_eq!(updated, None);
+    assert!(
+        reason.contains(
+            "of `.claude/settings.local.json`, which git tracks (so it came with the repository): a rule of the \
+             repository's settings cannot take a command out of the sandbox"
+        ),
+        "{reason}"
+    );
+}
+
+/// Without a `.git` of its own, nothing tells a local file written here from one a download brought: it asks.
+#[test]
+fn a_local_rule_of_a_project_without_git_asks() {
+    let scratch = Scratch::new(&[]);
+    std::fs::remove_dir_all(scratch.proj.join(".git")).unwrap();
+    scratch.local_rules(&["Bash(docker:*)"]);
+    let (decision, reason, updated) = scratch.check("docker ps");
+    assert_eq!(decision, "ask", "{reason}");
+    assert_eq!(updated, None);
+    assert!(
+        reason.contains("`.claude/settings.local.json`, in a project that is not the top of a git work tree"),
+        "{reason}"
+    );
+}
+
+/// A sandboxed command running in the background makes `.claude/settings.local.json` (a protected path it may
+/// create, removed only when it ends): while it runs, the file is not taken for the user's, and after it the file
+/// is gone.
+#[test]
+fn a_local_file_a_running_sandboxed_command_made_is_not_the_users() {
+    let probe = hook::run(
+        &["sandbox", "--probe"],
+        "",
+        std::path::Path::new("/"),
+        std::path::Path::new("/"),
+    );
+    let report = hook::text(&probe.stdout);
+    if !report.contains("enforcement: allowed shell commands run under the kernel sandbox")
+        || !report.contains("namespaces: yes")
+    {
+        eprintln!("skipped: the kernel sandbox with namespaces is not available here: {report}");
+        return;
+    }
+    let scratch = Scratch::new(&[]);
+    let file = scratch.proj.join(".claude/settings.local.json");
+    let rules = json!({ "permissions": { "allow": ["Bash(docker:*)"] } }).to_string();
+    let line = format!("mkdir -p .claude && printf '%s' '{rules}' > .claude/settings.local.json && sleep 4",);
+    let background = Command::new(env!("CARGO_BIN_EXE_agent-guard"))
+        .args(["sandbox", "--profile", "workspace-write", "--", "sh", "-c", &line])
+        .current_dir(&scratch.proj)
+        .env("HOME", &scratch.home)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !file.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(file.exists(), "the sandboxed command did not make the file");
+    let (decision, reason, updated) = scratch.check("docker ps");
+    assert_eq!(decision, "ask", "{reason}");
+    assert_eq!(updated, None);
+    assert!(
+        reason.contains("while a sandboxed command that may write there was running"),
+        "{reason}"
+    );
+    let output = background.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", hook::text(&output.stderr));
+    assert!(!file.exists(), "the protected path the command made outlived it");
 }
