@@ -276,6 +276,10 @@ fn settings_lines(home: Option<&Path>, project: &Path) -> Vec<DoctorLine> {
         managed: Discovery::default_managed(),
         cli_files: Vec::new(),
     };
+    // What the repository's own files set that is not applied (they may only tighten the sandbox).
+    let not_applied = agent_decide::discover_settings(&discovery)
+        .map(|settings| agent_decide::repository_settings_not_applied(&settings))
+        .unwrap_or_default();
     let mut lines = Vec::new();
     for (file, source, _) in discovery.candidates() {
         if std::fs::symlink_metadata(&file).is_err() {
@@ -283,7 +287,13 @@ fn settings_lines(home: Option<&Path>, project: &Path) -> Vec<DoctorLine> {
         }
         let problems = crate::rules_cmd::file_problems(&file);
         let name = format!("`{}` ({source})", file.display());
-        let warnings = crate::rules_cmd::file_warnings(&file);
+        let mut warnings = crate::rules_cmd::file_warnings(&file);
+        warnings.extend(
+            not_applied
+                .iter()
+                .filter(|(of, _)| *of == file)
+                .map(|(_, why)| why.clone()),
+        );
         lines.push(if problems.is_empty() && warnings.is_empty() {
             DoctorLine::new(Level::Ok, "settings", format!("{name}: valid"))
         } else if problems.is_empty() {
@@ -292,7 +302,7 @@ fn settings_lines(home: Option<&Path>, project: &Path) -> Vec<DoctorLine> {
                 "settings",
                 format!("{name}: loads, but {}", warnings.join("; ")),
             )
-            .fix("remove the entries that are not applied, or move them to a list that may name them")
+            .fix("remove what is not applied, or move it where it applies")
         } else {
             DoctorLine::new(
                 Level::Problem,

@@ -132,5 +132,8 @@ fn report(
     for note in policy.notes() {
         let _ = writeln!(out, "\nnote: {note}");
     }
+    for (file, why) in agent_decide::repository_settings_not_applied(&settings) {
+        let _ = writeln!(out, "\nnote: {}: {why}", file.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

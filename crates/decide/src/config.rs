@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::owners::Owners;
+use crate::owners::{Owners, Repository};
 use crate::taint::TaintSettings;
 
 /// agent-guard's own settings, merged from the `agentGuard` sections of every source.
@@ -659,13 +659,22 @@ impl GuardSettings {
 
     /// Merges the sections, `repository` saying which are the repository's (and may only tighten).
     fn merge_with(settings: &Settings, repository: &dyn Fn(&Section) -> bool) -> Result<Self> {
+        let sections: Vec<(&Section, bool)> = settings
+            .agent_guard_sections()
+            .iter()
+            .map(|section| (section, repository(section)))
+            .collect();
+        Self::merge_sections(sections)
+    }
+
+    /// Merges `sections`, each with whether it is the repository's (and may only tighten).
+    fn merge_sections(mut sections: Vec<(&Section, bool)>) -> Result<Self> {
         let mut merged = Self::default();
         let mut sandbox_set = false;
         let mut tightened = Tightening::default();
         let mut telemetry_enabled = None;
-        let mut sections: Vec<&Section> = settings.agent_guard_sections().iter().collect();
-        sections.sort_by_key(|s| std::cmp::Reverse(s.source));
-        for section in sections {
+        sections.sort_by_key(|(s, _)| std::cmp::Reverse(s.source));
+        for (section, repository) in sections {
             let invalid = |why: String| Error::Settings {
                 file: section
                     .file
@@ -686,7 +695,6 @@ impl GuardSettings {
             // A repository's own settings may only tighten the sandbox: a project that ships
             // `"sandbox": "off"`, a keep-list for `GITHUB_TOKEN`, its own domain or a home directory to read
             // would let its own commands out.
-            let repository = repository(section);
             let (mode, table) = match json.sandbox {
                 Some(SandboxJson::Mode(mode)) => (Some(mode), SandboxSettingsJson::default()),
                 Some(SandboxJson::Settings(table)) => (table.mode, table),
@@ -801,6 +809,100 @@ impl GuardSettings {
         }
         Ok(())
     }
+}
+
+/// What the repository's own settings files set in `agentGuard` that is not applied because such files may only
+/// tighten the sandbox (`"sandbox": "off"`, `network.allow`, `sandbox.read`, …), each as the file and a sentence
+/// naming the key (`agentGuard.sandbox`, or the key inside it) and why: for `doctor` and `rules`, so that a setting
+/// the merge leaves out does not pass in silence. A key is reported when the merge would differ had that key alone
+/// come from the user's settings; nothing is reported for settings that do not load.
+pub fn repository_settings_not_applied(settings: &Settings) -> Vec<(PathBuf, String)> {
+    let owners = Owners::default();
+    let sections: Vec<(Section, Option<Repository>)> = settings
+        .agent_guard_sections()
+        .iter()
+        .map(|section| {
+            let owner = owners.repository(section.source, section.file.as_deref());
+            (section.clone(), owner)
+        })
+        .collect();
+    let merge = |sections: &[(Section, bool)]| {
+        GuardSettings::merge_sections(sections.iter().map(|(s, r)| (s, *r)).collect())
+    };
+    let as_loaded: Vec<(Section, bool)> = sections.iter().map(|(s, o)| (s.clone(), o.is_some())).collect();
+    let Ok(applied) = merge(&as_loaded) else {
+        return Vec::new();
+    };
+    let mut not_applied = Vec::new();
+    for (at, (section, owner)) in sections.iter().enumerate() {
+        let (Some(owner), Value::Object(keys)) = (owner, &section.value) else {
+            continue;
+        };
+        // Whether the merge differs with the key at `path` alone taken from the user's settings.
+        let loosens = |path: &[&str]| {
+            let mut rest = section.clone();
+            let mut alone = section.clone();
+            alone.value = Value::Object(Map::new());
+            let (Some(value), Some(Value::Object(parent))) = (
+                section.value.pointer(&pointer(path)).cloned(),
+                path.split_last()
+                    .and_then(|(_, up)| rest.value.pointer_mut(&pointer(up))),
+            ) else {
+                return false;
+            };
+            if let Some(last) = path.last() {
+                parent.remove(*last);
+            }
+            let mut at_path = &mut alone.value;
+            for step in path.iter().take(path.len().saturating_sub(1)) {
+                if let Value::Object(object) = at_path {
+                    at_path = object
+                        .entry((*step).to_owned())
+                        .or_insert_with(|| Value::Object(Map::new()));
+                }
+            }
+            if let (Value::Object(object), Some(last)) = (at_path, path.last()) {
+                object.insert((*last).to_owned(), value);
+            }
+            let mut variant = as_loaded.clone();
+            if let Some(slot) = variant.get_mut(at) {
+                *slot = (rest, true);
+            }
+            variant.insert(at + 1, (alone, false));
+            merge(&variant).is_ok_and(|merged| merged != applied)
+        };
+        for (key, value) in keys {
+            let mut named: Vec<String> = match value {
+                Value::Object(inner) => inner
+                    .keys()
+                    .filter(|inner| loosens(&[key, inner]))
+                    .map(|inner| format!("{key}.{inner}"))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if named.is_empty() && loosens(&[key]) {
+                named.push(key.clone());
+            }
+            for path in named {
+                not_applied.push((
+                    section.file.clone().unwrap_or_default(),
+                    format!(
+                        "`agentGuard.{path}` is not applied: it comes from {}, which may only tighten the sandbox (the \
+                         same key in your own settings, `~/.claude/settings.json`, applies)",
+                        owner.describe()
+                    ),
+                ));
+            }
+        }
+    }
+    not_applied
+}
+
+/// The JSON pointer of the keys `path` (`""` for none).
+fn pointer(path: &[&str]) -> String {
+    path.iter()
+        .map(|key| format!("/{}", key.replace('~', "~0").replace('/', "~1")))
+        .collect()
 }
 
 /// What a repository's own settings asked of the sandbox that tightens it.

@@ -298,3 +298,34 @@ fn taint_settings_are_checked_and_a_repository_trusts_no_domain() {
     let err = GuardSettings::from_settings(&loaded).unwrap_err().to_string();
     assert!(err.contains("agentGuard.taint.sinks"), "{err}");
 }
+
+/// What a repository's settings set that may only come from the user's is named, key by key; what tightens, or
+/// may come from anywhere, is not.
+#[test]
+fn a_repository_setting_that_is_not_applied_is_named() {
+    let loose = r#"{"agentGuard": {"blockNetwork": false, "sandbox": {"mode": "off", "autoAllow": false,
+        "read": ["~/x"]}, "network": {"allow": ["x.example"], "deny": ["y.example"]}, "protectedPaths": ["d/**"]}}"#;
+    let (_dir, loaded) = settings(&[(Source::Project, loose), (Source::User, r#"{"agentGuard": {}}"#)]);
+    let named: Vec<String> = repository_settings_not_applied(&loaded)
+        .into_iter()
+        .map(|(file, why)| {
+            assert!(file.ends_with("0.json"), "{}", file.display());
+            why.split('`').nth(1).unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "agentGuard.network.allow",
+            "agentGuard.sandbox.mode",
+            "agentGuard.sandbox.read"
+        ]
+    );
+    // The same keys in the user's settings are applied, and tightening ones are never named.
+    let (_dir, loaded) = settings(&[(Source::User, loose)]);
+    assert!(repository_settings_not_applied(&loaded).is_empty());
+    let tight =
+        r#"{"agentGuard": {"sandbox": "required", "undo": false, "network": {"deny": ["y.example"]}}}"#;
+    let (_dir, loaded) = settings(&[(Source::Project, tight)]);
+    assert!(repository_settings_not_applied(&loaded).is_empty());
+}

@@ -81,7 +81,7 @@ pub use bounded::{
 };
 pub use config::{
     GuardSettings, PolicyTest, SandboxMode, TelemetrySettings, check_settings_file, discover_settings,
-    settings_file_warnings, settings_schema, size_from_text,
+    repository_settings_not_applied, settings_file_warnings, settings_schema, size_from_text,
 };
 pub use confine::GuardProtection;
 pub use contain::Contained;
