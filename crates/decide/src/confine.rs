@@ -129,7 +129,7 @@ impl Guard {
     /// the user's, and its rules would loosen the sandbox. Where a local file would loosen it and git tracks it (or
     /// its index cannot be read now), such an allow asks, saying why; an ask says it too.
     fn untracking(&self, verdict: &mut Verdict) {
-        let Some(repository) = self.loosening_local_files.iter().find_map(|file| {
+        let Some(repository) = self.loosening_local_files().iter().find_map(|file| {
             self.owners
                 .repository(Source::Local, Some(file))
                 .filter(super::owners::Repository::untracked_by_git_write)

@@ -83,17 +83,17 @@ pub struct Guard {
     pub(crate) taint: TaintSettings,
     /// Whose each of the project's local settings files is, found when first needed.
     pub(crate) owners: Owners,
-    /// The local settings files that would loosen the sandbox as the user's (a rule that takes a command out of
-    /// it or adds a domain, a loosening `agentGuard` section, a mode only a trusted source may set): whose they
-    /// are decides something, and a git write may change it (`Guard::confinement`).
-    pub(crate) loosening_local_files: Vec<PathBuf>,
+    /// The local settings files whose `agentGuard` section or mode would loosen the sandbox as the user's.
+    loosening_sections: Vec<PathBuf>,
+    /// [`Self::loosening_local_files`], found when a line that writes git's index first needs them.
+    loosening_local_files: std::sync::OnceLock<Vec<PathBuf>>,
 }
 
 impl Guard {
     /// Builds the guard of `options.cwd` from loaded `settings`.
     pub fn new(settings: &Settings, options: &GuardOptions) -> Result<Self> {
         let owners = Owners::default();
-        let (guard_settings, mut loosening_local_files) = GuardSettings::merge(settings, &owners)?;
+        let (guard_settings, mut loosening_sections) = GuardSettings::merge(settings, &owners)?;
         let anchors = Anchors {
             cwd: options.cwd.clone(),
             home: options.home.clone(),
@@ -101,7 +101,7 @@ impl Guard {
         let mut policy = Policy::new(settings, &anchors)?;
         // A mode only a trusted source may set, from a local settings file that is the user's own.
         if let Some((mode, file)) = settings.refused_local_mode() {
-            loosening_local_files.push(file.to_owned());
+            loosening_sections.push(file.to_owned());
             if owners.repository(Source::Local, Some(file)).is_none() {
                 policy = policy.with_users_local_mode(mode, file);
             }
@@ -144,7 +144,7 @@ impl Guard {
             && env_policy
                 .removes(OsStr::new("CDPATH"), OsStr::new("/"), false)
                 .is_some();
-        Ok(Self::with_loosening_rules(Self {
+        Ok(Self {
             policy,
             sandbox,
             sandbox_error,
@@ -164,32 +164,41 @@ impl Guard {
             telemetry: guard_settings.telemetry.clone(),
             taint: guard_settings.taint,
             owners,
-            loosening_local_files,
-        }))
+            loosening_sections,
+            loosening_local_files: std::sync::OnceLock::new(),
+        })
     }
 
-    /// Adds to [`Self::loosening_local_files`] the local files of the allow rules that would loosen the sandbox
-    /// as the user's: a rule naming a program no sandbox can contain, which takes it out of the sandbox, or a
-    /// `WebFetch(domain:…)` rule, which adds its domain to the proxy's.
-    fn with_loosening_rules(mut self) -> Self {
-        for rule in self.policy.rules() {
-            let Some(file) = rule.file.as_ref().filter(|_| {
-                rule.source == Source::Local && rule.behavior == agent_tool_traits::Decision::Allow
-            }) else {
-                continue;
-            };
-            let unconfinable = rule.command_name().is_some_and(|program| {
-                // A program name the shell would read otherwise counts, to be safe.
-                !program
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
-                    || self.bash.analyze(program).commands.iter().any(|c| c.unconfinable)
-            });
-            if (unconfinable || rule.domain().is_some()) && !self.loosening_local_files.contains(file) {
-                self.loosening_local_files.push(file.clone());
+    /// The local settings files that would loosen the sandbox as the user's, so that whose they are decides
+    /// something, and a git write may change it (`Guard::confinement`): a loosening `agentGuard` section, a mode
+    /// only a trusted source may set, an allow rule naming a program no sandbox can contain (which takes it out of
+    /// the sandbox) or a `WebFetch(domain:…)` allow rule (which adds its domain to the proxy's). Found once, when
+    /// first asked.
+    pub(crate) fn loosening_local_files(&self) -> &[PathBuf] {
+        self.loosening_local_files.get_or_init(|| {
+            let mut files = self.loosening_sections.clone();
+            for rule in self.policy.rules() {
+                let Some(file) = rule.file.as_ref().filter(|_| {
+                    rule.source == Source::Local && rule.behavior == agent_tool_traits::Decision::Allow
+                }) else {
+                    continue;
+                };
+                if files.contains(file) {
+                    continue;
+                }
+                let unconfinable = rule.command_name().is_some_and(|program| {
+                    // A program name the shell would read otherwise counts, to be safe.
+                    !program
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
+                        || self.bash.analyze(program).commands.iter().any(|c| c.unconfinable)
+                });
+                if unconfinable || rule.domain().is_some() {
+                    files.push(file.clone());
+                }
             }
-        }
-        self
+            files
+        })
     }
 
     /// `agentGuard.telemetry` of the settings this guard was built from (no decision reads it).
