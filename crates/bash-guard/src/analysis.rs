@@ -71,6 +71,12 @@ pub struct SubCommand {
     /// does what that power allows. Its `effect` is [`Effect::Remote`], saying why.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfinable: bool,
+    /// No sandbox can contain it, yet it may not run outside one: why. Outside the sandbox the analysis is the only
+    /// protection, so a command goes there only when the line runs it itself (no `xargs`, `env`, `find -exec`, no
+    /// nesting), its standard input is not fed by the line, and the analysis understands every one of its words
+    /// (each option in the program's grammar, no word only known when the shell expands it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confined: Option<String>,
 }
 
 impl SubCommand {

@@ -191,7 +191,13 @@ impl Guard {
                     !program
                         .bytes()
                         .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
-                        || self.bash.analyze(program).commands.iter().any(|c| c.unconfinable)
+                        || self
+                            .bash
+                            .analyze(program)
+                            .commands
+                            .iter()
+                            // A program no sandbox contains, whether or not this word alone may run outside.
+                            .any(|c| c.unconfinable || c.confined.is_some())
                 });
                 if unconfinable || rule.domain().is_some() {
                     files.push(file.clone());

@@ -52,13 +52,42 @@ impl Guard {
             return None;
         }
         let unconfinable = self.unconfinable(analysis);
-        if unconfinable.is_empty() {
-            return None;
-        }
         let verdict = &mut resolution.verdict;
         let by_rule =
             verdict.decision == Decision::Allow && verdict.provenance.step == Some(DecidedBy::AllowRule);
         let repository = |rule: &Rule| self.owners.repository(rule.source, rule.file.as_deref());
+        // A command the user's rule would take out of the sandbox whose words the analysis does not all
+        // understand: outside, the analysis is the only protection, so the allow cannot be carried out.
+        let confined: Vec<String> = analysis
+            .commands
+            .iter()
+            .filter_map(|command| {
+                let why = command.confined.as_ref()?;
+                let rule = self
+                    .policy
+                    .command_allow_rule(&fact(command))
+                    .filter(|rule| repository(rule).is_none())?;
+                Some(format!(
+                    "`{}` is allowed by your rule `{}` and runs only outside a sandbox, but it cannot run outside \
+                     one: {why} (outside the sandbox every word must be understood)",
+                    command.effective().join(" "),
+                    rule.text
+                ))
+            })
+            .collect();
+        if !confined.is_empty() {
+            match verdict.decision {
+                Decision::Allow if by_rule => {
+                    *verdict = self.cannot_carry_out(verdict, format!("{}; asking", confined.join("; ")));
+                }
+                Decision::Ask => verdict.reasons.extend(confined),
+                Decision::Allow | Decision::Deny => {}
+            }
+            return None;
+        }
+        if unconfinable.is_empty() {
+            return None;
+        }
         let mut needs_sandbox = needs_sandbox(gathered, analysis);
         // Outside the sandbox the line's words expand the caller's whole environment, which the sandbox filters:
         // a variable it would not pass (by its name) may hold a credential under a name no list knows.

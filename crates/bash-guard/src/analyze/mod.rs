@@ -114,6 +114,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         allexport: false,
         unmodelled: None,
         pipe_input: None,
+        pipe_fed: false,
         listed: HashMap::new(),
         printed_words: HashMap::new(),
         unbounded: HashMap::new(),
@@ -204,6 +205,8 @@ struct Walker<'t> {
     unmodelled: Option<String>,
     /// What the command before in a pipeline gives the next one on its standard input, for `xargs`.
     pipe_input: Option<Input>,
+    /// The command being walked is a part of a pipeline after the first: its standard input is fed by the line.
+    pipe_fed: bool,
     /// Commands that print the names of files found under starting points (`find`, `git ls-files`).
     listed: HashMap<usize, Found>,
     /// The words literal `echo`/`printf` commands print, by command index.
@@ -344,8 +347,10 @@ impl Walker<'_> {
                 let first = self.out.commands.len();
                 let mark = self.known.len();
                 self.pipe_input = previous.map(|source| self.output_of(source));
+                self.pipe_fed = k > 0;
                 self.cmd(command, c);
                 self.pipe_input = None;
+                self.pipe_fed = false;
                 if let Some(index) = matches!(command, Cmd::Simple(_))
                     .then_some(first)
                     .filter(|i| *i < self.out.commands.len())
@@ -498,6 +503,7 @@ impl Walker<'_> {
     }
 
     fn simple(&mut self, simple: &Simple, ctx: Ctx) {
+        let pipe_fed = std::mem::take(&mut self.pipe_fed);
         let mut words: Vec<Word> = Vec::new();
         let mut substitutions: Vec<&Script> = Vec::new();
         for arg in &simple.words {
@@ -542,6 +548,17 @@ impl Walker<'_> {
             }
         }
 
+        let stdin_fed = pipe_fed
+            || simple.redirects.iter().any(|r| {
+                matches!(
+                    r.op,
+                    RedirOp::Read
+                        | RedirOp::ReadWrite
+                        | RedirOp::HereString
+                        | RedirOp::HereDoc { .. }
+                        | RedirOp::Duplicate { output: false }
+                )
+            });
         let input = self.input_of(simple);
         let index = if words.is_empty() {
             None
@@ -557,6 +574,34 @@ impl Walker<'_> {
                 None => self.table.classify(&words, &input),
             };
             let index = self.out.commands.len();
+            // Outside the sandbox the command gets the environment as the line leaves it: only where nothing in
+            // the line changed it out of the analysis's sight (a variable set for it, `export`, `set -a`), since a
+            // variable may name code it loads (`LD_PRELOAD`) or another engine or cluster. It must be the line's
+            // own command, at its top level, with a standard input the line does not feed.
+            let confined = if classified.unconfinable {
+                if !assignments.is_empty() {
+                    Some("a variable is set for it".to_owned())
+                } else if self.unmodelled.is_some() || self.allexport || self.keyword {
+                    Some("the line changes the environment it runs in".to_owned())
+                } else if ctx.depth > 0 {
+                    Some("it is nested in another construct of the line".to_owned())
+                } else if stdin_fed {
+                    Some(
+                        "its standard input is fed by the line (a pipe or a redirection), which the analysis \
+                         cannot read"
+                            .to_owned(),
+                    )
+                } else {
+                    None
+                }
+            } else {
+                classified.confined.clone()
+            };
+            for name in &classified.host_env {
+                if !self.out.environment.contains(name) {
+                    self.out.environment.push(name.clone());
+                }
+            }
             // The command word and every wrapper word before the effective command.
             let literal = words.iter().take(classified.inner + 1).all(|w| w.literal);
             self.out.commands.push(SubCommand {
@@ -581,17 +626,8 @@ impl Walker<'_> {
                     && words.iter().take(classified.inner).all(|w| {
                         w.literal && !w.text.contains('=') && w.text.rsplit('/').next() != Some("env")
                     }),
-                // Outside the sandbox the command gets the environment as the line leaves it: only where nothing
-                // in the line changed it out of the analysis's sight (a variable set for it, `export`, `set -a`),
-                // since a variable may name code it loads (`LD_PRELOAD`) or another engine or cluster.
-                unconfinable: classified.unconfinable
-                    && assignments.is_empty()
-                    && self.unmodelled.is_none()
-                    && !self.allexport
-                    && !self.keyword
-                    && words.iter().take(classified.inner + 1).all(|w| {
-                        w.literal && !w.text.contains('=') && w.text.rsplit('/').next() != Some("env")
-                    }),
+                unconfinable: classified.unconfinable && confined.is_none(),
+                confined,
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
                 && self.functions.iter().any(|f| f == name)
@@ -853,6 +889,11 @@ impl Walker<'_> {
             git_writes: classified.git_writes,
             // Run on names found at run time (`find -exec`): it stays in the sandbox.
             unconfinable: false,
+            confined: classified.confined.clone().or_else(|| {
+                classified
+                    .unconfinable
+                    .then(|| "it is run by `find -exec` on names found at run time".to_owned())
+            }),
         });
         self.record(classified, index, ctx);
     }

@@ -323,7 +323,7 @@ fn host_path(source: &str) -> bool {
 
 /// `-v SRC:DST[:OPTIONS]`: the source, when it is a place on this machine, read with `ro` (or `readonly`) among
 /// the options and written otherwise. A value only known at run time is a write to a place only known then.
-fn volume(value: &Word, c: &mut Classified) {
+pub(super) fn volume(value: &Word, c: &mut Classified) {
     let Some(text) = value.path() else {
         unseen(value, c);
         return;
@@ -342,24 +342,73 @@ fn volume(value: &Word, c: &mut Classified) {
     mounted(source, read_only, c);
 }
 
-/// `--mount type=bind,source=SRC,target=DST[,readonly]`: the source, when it is a place on this machine.
-fn mount(value: &Word, c: &mut Classified) {
+/// `--mount type=bind,source=SRC,target=DST[,readonly]`: the source, when it is a place on this machine. The
+/// engine reads the value as CSV (a field may be quoted) and its keys in any case (`SOURCE=`, `Src=`); a volume of
+/// the local driver binds the place its `volume-opt=device=…` names.
+pub(super) fn mount(value: &Word, c: &mut Classified) {
     let Some(text) = value.path() else {
         unseen(value, c);
         return;
     };
     let mut source = None;
     let mut read_only = false;
-    for field in text.split(',') {
-        let (key, value) = field.split_once('=').unwrap_or((field, "true"));
-        match key {
-            "source" | "src" => source = Some(value),
-            "readonly" | "ro" => read_only = matches!(value, "true" | "1"),
+    let mut devices = Vec::new();
+    for field in csv_fields(&text) {
+        let (key, value) = field.split_once('=').unwrap_or((field.as_str(), "true"));
+        match key.to_ascii_lowercase().as_str() {
+            "source" | "src" => source = Some(value.to_owned()),
+            "readonly" | "ro" => read_only = matches!(value.to_ascii_lowercase().as_str(), "true" | "1"),
+            "volume-opt" => {
+                if let Some((option, device)) = value.split_once('=')
+                    && option.eq_ignore_ascii_case("device")
+                {
+                    devices.push(device.to_owned());
+                }
+            }
             _ => {}
         }
     }
     if let Some(source) = source.filter(|s| host_path(s)) {
-        mounted(source, read_only, c);
+        mounted(&source, read_only, c);
+    }
+    for device in devices {
+        mounted(&device, read_only, c);
+    }
+}
+
+/// The fields of a CSV record as Go's `encoding/csv` reads one line: a field that starts with `"` runs to the
+/// closing quote, `""` inside it being one quote.
+fn csv_fields(text: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        let mut field = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            while let Some(ch) = chars.next() {
+                if ch == '"' {
+                    if chars.peek() == Some(&'"') {
+                        chars.next();
+                        field.push('"');
+                    } else {
+                        break;
+                    }
+                } else {
+                    field.push(ch);
+                }
+            }
+        }
+        for ch in chars.by_ref() {
+            if ch == ',' {
+                break;
+            }
+            field.push(ch);
+        }
+        let end = chars.peek().is_none();
+        fields.push(field);
+        if end {
+            return fields;
+        }
     }
 }
 
@@ -371,7 +420,7 @@ fn unseen(value: &Word, c: &mut Classified) {
 
 /// A place of this machine mounted into a container: what the container may read, every file below it (a
 /// search of it, as `grep -r`), and, unless mounted read-only, write.
-fn mounted(source: &str, read_only: bool, c: &mut Classified) {
+pub(super) fn mounted(source: &str, read_only: bool, c: &mut Classified) {
     let word = path_word(source);
     c.read(&word, AccessVia::Operand);
     c.recursive = Recursion::All;
@@ -380,22 +429,44 @@ fn mounted(source: &str, read_only: bool, c: &mut Classified) {
     }
 }
 
-/// `build --secret id=x,src=FILE` and `--ssh default=KEY[,KEY]`: the files the build is given.
-fn build_secret(value: &Word, c: &mut Classified) {
+/// `build --secret id=x,src=FILE|env=NAME` and `--ssh default=KEY[,KEY]`: the files and the host's variables the
+/// build is given (CSV, keys in any case). A secret with neither `src` nor `env` is the variable named by its id,
+/// else the file of that name.
+pub(super) fn build_secret(value: &Word, c: &mut Classified) {
     let Some(text) = value.path() else {
         unseen(value, c);
         return;
     };
-    for field in text.split(',') {
-        let file = match field.split_once('=') {
-            Some(("src" | "source", file)) => file,
-            Some(("id" | "type" | "env", _)) => continue,
+    let mut id = None;
+    let mut given = false;
+    for field in csv_fields(&text) {
+        let (key, rest) = match field.split_once('=') {
+            Some((key, rest)) => (Some(key.to_ascii_lowercase()), rest.to_owned()),
+            None => (None, field.clone()),
+        };
+        let file = match key.as_deref() {
+            Some("src" | "source") => rest,
+            Some("env") => {
+                given = true;
+                c.host_env.push(rest);
+                continue;
+            }
+            Some("id") => {
+                id = Some(rest);
+                continue;
+            }
+            Some("type" | "required") => continue,
             // `--ssh default=~/.ssh/id_ed25519`; `--ssh default` alone is the agent's socket.
-            Some((_, file)) => file,
-            None if host_path(field) => field,
+            Some(_) => rest,
+            None if host_path(&field) => field,
             None => continue,
         };
-        c.read(&path_word(file), AccessVia::Flag);
+        given = true;
+        c.read(&path_word(&file), AccessVia::Flag);
+    }
+    if let Some(id) = id.filter(|_| !given) {
+        c.read(&path_word(&id), AccessVia::Flag);
+        c.host_env.push(id);
     }
 }
 

@@ -9,6 +9,7 @@ mod container;
 mod files;
 mod flags;
 mod git;
+mod grammar;
 mod inspect;
 mod network;
 mod programs;
@@ -177,8 +178,13 @@ pub(crate) struct Classified {
     pub(crate) found: Option<Found>,
     /// It is git writing a repository by itself, and nothing else ([`crate::SubCommand::git_writes`]).
     pub(crate) git_writes: bool,
-    /// No sandbox can contain it ([`crate::SubCommand::unconfinable`]).
+    /// No sandbox can contain it and the analysis understands every one of its words
+    /// ([`crate::SubCommand::unconfinable`]).
     pub(crate) unconfinable: bool,
+    /// No sandbox can contain it, but it cannot run outside one either: why ([`crate::SubCommand::confined`]).
+    pub(crate) confined: Option<String>,
+    /// The variables of the host's environment it passes on by name (`docker run -e NAME`).
+    pub(crate) host_env: Vec<String>,
     /// Asks for the credentials of the environment it prints: the reason, and the variables it prints (none: all
     /// of them).
     pub(crate) shows: Vec<(String, Vec<String>)>,
@@ -214,6 +220,8 @@ impl Classified {
             found: None,
             git_writes: false,
             unconfinable: false,
+            confined: None,
+            host_env: Vec::new(),
         }
     }
 
@@ -375,14 +383,22 @@ impl Table {
             && let Some((why, unconfinable)) = remote::remote(argv.get(c.inner..).unwrap_or_default())
         {
             c.effect = Effect::Remote(why);
-            // A word only known at run time may be an option the analysis did not see (a mount, another
-            // configuration): such a line stays in the sandbox.
-            c.unconfinable = unconfinable
-                && argv
-                    .get(c.inner + 1..)
-                    .unwrap_or_default()
-                    .iter()
-                    .all(|w| w.literal || !w.could_be_option());
+            // Outside the sandbox the analysis is the only protection: only a command the line runs itself, each
+            // of whose words it understands, may go there.
+            if unconfinable {
+                let runner = argv.get(..c.inner).unwrap_or_default();
+                let understood = match runner.first() {
+                    Some(runner) => Err(format!(
+                        "it is run by `{}`, which may add words the analysis cannot see",
+                        runner.text
+                    )),
+                    None => grammar::understood(argv.get(c.inner..).unwrap_or_default(), &mut c),
+                };
+                match understood {
+                    Ok(()) => c.unconfinable = true,
+                    Err(why) => c.confined = Some(why),
+                }
+            }
         }
         if c.effect == Effect::Local && c.class == CommandClass::Network {
             c.effect = Effect::Network {
