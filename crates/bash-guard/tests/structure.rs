@@ -714,7 +714,22 @@ fn the_tools_no_sandbox_can_contain_are_marked() {
     };
     assert_eq!(unconfinable("docker ps | grep web"), [true, false]);
     assert_eq!(unconfinable("kubectl get pods && aws s3 ls"), [true, true]);
-    assert_eq!(unconfinable("timeout 30 terraform plan"), [true]);
+    assert_eq!(unconfinable("terraform plan -out=plan.tfplan"), [true]);
+    // Run by another program (which may add words), nested, or fed on its standard input by the line: inside.
+    assert_eq!(unconfinable("timeout 30 terraform plan"), [false]);
+    assert_eq!(unconfinable("cat a | xargs docker run"), [false, false]);
+    assert_eq!(unconfinable("echo x | terraform console"), [false, false]);
+    assert_eq!(unconfinable("ssh host < f"), [false]);
+    assert_eq!(unconfinable("(docker ps)"), [false]);
+    // A word the shell produces, an option or sub-command not in the program's grammar: inside.
+    assert_eq!(unconfinable("docker run alpine echo ~/*"), [false]);
+    assert_eq!(unconfinable("ssh -o ProxyCommand=x host"), [false]);
+    assert_eq!(unconfinable("kubectl get pods --log-file=x"), [false]);
+    assert_eq!(unconfinable("kubectl create secret generic x"), [false]);
+    let confined = guard().analyze("ssh -o LocalCommand=x host").commands[0]
+        .confined
+        .clone();
+    assert!(confined.is_some_and(|why| why.contains("LocalCommand")));
     // Publishing and git push change another system but run inside the sandbox (and run the project's code).
     assert_eq!(unconfinable("npm publish"), [false]);
     assert_eq!(unconfinable("git push origin main"), [false]);

@@ -344,12 +344,18 @@ mod tests {
             for file in sent {
                 assert!(read.iter().any(|r| r == file), "{line}: {read:?}");
             }
-            // The option values (`2222`, `target`) and the remote operands are no local files.
-            for word in ["2222", "target", "key.pem", "host.example:/x", "host:/tmp/"] {
+            // The option values (`2222`, `target`) and the remote operands are no local files; the identity
+            // file (`-i key.pem`) is one scp reads, as its option grammar says.
+            for word in ["2222", "target", "host.example:/x", "host:/tmp/"] {
                 assert!(!read.iter().any(|r| r == word), "{line}: {read:?}");
             }
             assert!(writes(line).is_empty(), "{line}: {:?}", writes(line));
         }
+        assert!(
+            reads("scp -P 2222 -i key.pem a.txt b.txt host:/tmp/")
+                .iter()
+                .any(|r| r == "key.pem")
+        );
         for (line, written) in [
             ("scp host:/etc/motd ~/.bashrc", "~/.bashrc"),
             ("rsync -a host:/srv/ ./mirror", "./mirror"),
