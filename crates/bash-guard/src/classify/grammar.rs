@@ -4,6 +4,10 @@
 //! written, the name of a variable of the host's environment, a mount. A word the grammar does not know (an
 //! option, a sub-command, a program without a grammar) keeps the command in the sandbox, with the reason.
 //!
+//! Options that hand a container the host itself (`--privileged`, `--pid=host`, `--ipc`, `--userns`, `--cap-add`,
+//! `--device`, `--security-opt`) are not in the grammar: with them the container's command acts on this machine,
+//! which the analysis does not read.
+//!
 //! `--opt VALUE`, `--opt=VALUE` and attached short values (`-vX`, `-oX`) are read the same way; the paths found go
 //! into the command's reads and writes, where the same checks as for every other file apply.
 
@@ -87,15 +91,15 @@ const DOCKER_GLOBAL: Options = &[
 const RUN: Options = &[
     (&[
         "-d", "--detach", "-i", "--interactive", "-t", "--tty", "--rm", "--init", "-P", "--publish-all",
-        "--read-only", "--privileged", "-q", "--quiet", "--no-healthcheck", "--replace",
+        "--read-only", "-q", "--quiet", "--no-healthcheck", "--replace",
     ], Value::Flag),
     (&[
         "--name", "-p", "--publish", "--network", "--net", "-w", "--workdir", "-u", "--user", "--entrypoint", "-h",
         "--hostname", "--restart", "--platform", "--pull", "-m", "--memory", "--cpus", "-l", "--label", "--add-host",
-        "--expose", "--dns", "--tmpfs", "--shm-size", "--stop-signal", "--stop-timeout", "--ulimit", "--cap-add",
+        "--expose", "--dns", "--tmpfs", "--shm-size", "--stop-signal", "--stop-timeout", "--ulimit",
         "--cap-drop", "--gpus", "--memory-swap", "--cpu-shares", "--network-alias", "--health-cmd",
         "--health-interval", "--health-retries", "--health-timeout", "--log-driver", "--log-opt", "--ip",
-        "--hostname", "--pid", "--ipc", "--userns", "--volumes-from", "--link",
+        "--hostname", "--volumes-from", "--link",
     ], Value::Data),
     (&["-e", "--env"], Value::Env),
     (&["--env-file", "--label-file"], Value::Read),
@@ -106,7 +110,7 @@ const RUN: Options = &[
 
 #[rustfmt::skip]
 const EXEC: Options = &[
-    (&["-d", "--detach", "-i", "--interactive", "-t", "--tty", "--privileged"], Value::Flag),
+    (&["-d", "--detach", "-i", "--interactive", "-t", "--tty"], Value::Flag),
     (&["-u", "--user", "-w", "--workdir"], Value::Data),
     (&["-e", "--env"], Value::Env),
     (&["--env-file"], Value::Read),
@@ -258,7 +262,7 @@ const COMPOSE_RUN: Options = &[
 
 #[rustfmt::skip]
 const COMPOSE_EXEC: Options = &[
-    (&["-d", "--detach", "-T", "--no-TTY", "-i", "--interactive", "-t", "--tty", "--privileged"], Value::Flag),
+    (&["-d", "--detach", "-T", "--no-TTY", "-i", "--interactive", "-t", "--tty"], Value::Flag),
     (&["-u", "--user", "-w", "--workdir", "--index"], Value::Data),
     (&["-e", "--env"], Value::Env),
 ];
