@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+use agent_hooks::{AuditRow, AuditStatus};
+
 use crate::record::Record;
 
 /// The upper bounds, in milliseconds, of the answer-latency histogram's buckets: from a quick click to the
@@ -36,16 +38,55 @@ impl Tally {
         if !record.is_decision() {
             return;
         }
-        let decision = record.decision.clone().unwrap_or_default();
-        let layer = record.layer.clone().unwrap_or_default();
-        *lock(&self.decisions)
-            .entry((decision.clone(), layer))
-            .or_default() += 1;
-        if let Some(kind) = record.approver_kind() {
+        self.count_decision(
+            record.decision.as_deref().unwrap_or_default(),
+            record.layer.as_deref().unwrap_or_default(),
+            record.approver_kind(),
+            record.latency_ms,
+        );
+    }
+
+    /// Counts the audit row `row` as [`count`](Self::count) counts its record, without building the record (no
+    /// parse of the input, no redaction): what a process that exports nothing does for every row.
+    pub fn count_row(&self, row: &AuditRow) {
+        let Some(decision) = row.decision.as_deref() else {
+            return;
+        };
+        if row.status == AuditStatus::SessionStop {
+            return;
+        }
+        let layer = row
+            .decided_by
+            .as_deref()
+            .map_or("", |text| text.split_once('/').map_or(text, |(layer, _)| layer));
+        let approver = row
+            .detail
+            .approver
+            .as_deref()
+            .map(|text| text.split_once(':').map_or(text, |(kind, _)| kind));
+        self.count_decision(decision, layer, approver, row.elapsed_ms);
+    }
+
+    /// Counts one decision by its outcome and layer, and an answer by its outcome and approver kind with its wait.
+    fn count_decision(&self, decision: &str, layer: &str, approver_kind: Option<&str>, latency_ms: u64) {
+        {
+            let mut decisions = lock(&self.decisions);
+            // The key is looked up by reference: a decision already counted allocates nothing.
+            match decisions
+                .iter_mut()
+                .find(|((d, l), _)| d == decision && l == layer)
+            {
+                Some((_, count)) => *count += 1,
+                None => {
+                    decisions.insert((decision.to_owned(), layer.to_owned()), 1);
+                }
+            }
+        }
+        if let Some(kind) = approver_kind {
             *lock(&self.answers)
-                .entry((decision, kind.to_owned()))
+                .entry((decision.to_owned(), kind.to_owned()))
                 .or_default() += 1;
-            self.latency(record.latency_ms);
+            self.latency(latency_ms);
         }
     }
 
@@ -230,5 +271,66 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("agent_guard_answer_latency_ms_sum 700\n"), "{text}");
+    }
+
+    /// A row counted without its record is counted as its record is: the same decisions, layers, answers and
+    /// latencies, and nothing for a session's stop or a row without a decision.
+    #[test]
+    fn a_row_counts_as_its_record_does() {
+        use agent_hooks::AuditDetail;
+        let row =
+            |decision: Option<&str>, decided_by: Option<&str>, approver: Option<&str>, status| AuditRow {
+                id: None,
+                session_id: "s".into(),
+                step: 0,
+                tool_name: "Bash".into(),
+                status,
+                decision: decision.map(str::to_owned),
+                decided_by: decided_by.map(str::to_owned),
+                elapsed_ms: 700,
+                output_preview: "why".into(),
+                agent_name: "hook".into(),
+                ts: String::new(),
+                tool_input: Some(r#"{"command":"ls"}"#.into()),
+                cwd: None,
+                permission_mode: None,
+                detail: AuditDetail {
+                    approver: approver.map(str::to_owned),
+                    ..AuditDetail::default()
+                },
+            };
+        let rows = [
+            row(Some("allow"), Some("rules/allow-rule"), None, AuditStatus::Ok),
+            row(Some("allow"), Some("rules/allow-rule"), None, AuditStatus::Ok),
+            row(Some("ask"), Some("bash-guard"), None, AuditStatus::Ok),
+            row(Some("deny"), None, None, AuditStatus::Denied),
+            row(
+                Some("deny"),
+                Some("approval/approver"),
+                Some("page:abc"),
+                AuditStatus::Denied,
+            ),
+            row(
+                Some("allow"),
+                Some("approval/approver"),
+                Some("nobody"),
+                AuditStatus::Ok,
+            ),
+            row(Some("allow"), Some("rules"), None, AuditStatus::SessionStop),
+            row(None, Some("rules"), None, AuditStatus::TaintCleared),
+        ];
+        let (by_record, by_row) = (Tally::default(), Tally::default());
+        for row in &rows {
+            by_record.count(&Record::of_row(row));
+            by_row.count_row(row);
+        }
+        assert_eq!(by_row.prometheus_text(), by_record.prometheus_text());
+        assert!(
+            by_row
+                .prometheus_text()
+                .contains("agent_guard_decisions_total{decision=\"allow\",layer=\"rules\"} 2\n"),
+            "{}",
+            by_row.prometheus_text()
+        );
     }
 }
