@@ -1,8 +1,9 @@
 //! The built-in hook that writes every decided call to the table `agent_audit_log` (SQLite or PostgreSQL).
 //!
 //! Design: `post_tool_use` only queues a row on a bounded channel; one background task owns the connection and
-//! writes whatever has queued up as one transaction of multi-row INSERT statements. A flush is a message on the same
-//! channel, so when the writer answers it every row queued before it is committed. Failures of the writer (a closed
+//! writes whatever has queued up (after the first row, what comes within [`AuditConfig::linger`] too) as one
+//! transaction of multi-row INSERT statements. A flush is a message on the same channel that ends the linger, so
+//! when the writer answers it every row queued before it is committed. Failures of the writer (a closed
 //! or read-only database, a full disk) are kept by the writer and returned by the next flush; rows that could not
 //! even be queued are counted and returned the same way. Nothing is lost silently. Which database the writer talks
 //! to is the business of [`Store`]; this file is the same for both.
@@ -403,6 +404,12 @@ pub struct AuditConfig {
     /// How long connecting to a PostgreSQL server may take: when opening, when the writer connects again after a
     /// lost connection, and when querying.
     pub connect_timeout: Duration,
+    /// How long the writer waits, after the first row of a batch, for more rows to commit with it: one commit then
+    /// takes the rows of a busy moment instead of one or two each (a server deciding thousands of calls a
+    /// second). A row is committed at most this much later than without the wait; a flush, a
+    /// [`commit_queued`](AuditLogHook::commit_queued) and the last clone's drop end the wait at once. Zero (the
+    /// default) commits whatever has queued as soon as the writer is free.
+    pub linger: Duration,
 }
 
 impl Default for AuditConfig {
@@ -414,6 +421,7 @@ impl Default for AuditConfig {
             flush_timeout: Duration::from_secs(30),
             busy_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(10),
+            linger: Duration::ZERO,
         }
     }
 }
@@ -437,6 +445,15 @@ struct Inner {
     config: AuditConfig,
     /// Sees each row as it is queued ([`AuditLogHook::observe_with`]).
     observer: std::sync::OnceLock<Arc<dyn AuditObserver>>,
+    /// Ends the writer's [linger](AuditConfig::linger): a flush waits, or the last clone is gone.
+    urgent: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The rows still queued are committed now rather than after the linger.
+        self.urgent.notify_one();
+    }
 }
 
 #[derive(Debug)]
@@ -446,7 +463,12 @@ struct Inner {
 )]
 enum Message {
     Row(AuditRow),
-    Flush(oneshot::Sender<Result<(), AuditError>>),
+    /// Commit what came before, and answer with the failures since the last flush (taking them) or, for a
+    /// [`commit_queued`](AuditLogHook::commit_queued), with nothing.
+    Flush {
+        reply: oneshot::Sender<Result<(), AuditError>>,
+        take_failures: bool,
+    },
 }
 
 impl AuditLogHook {
@@ -490,7 +512,13 @@ impl AuditLogHook {
 
     fn start(store: Store, target: String, config: AuditConfig) -> Self {
         let (sender, receiver) = mpsc::channel(config.capacity.max(1));
-        tokio::spawn(write_rows(store, receiver, config.max_batch.max(1)));
+        let urgent = Arc::new(tokio::sync::Notify::new());
+        let writer = Writer {
+            max_batch: config.max_batch.max(1),
+            linger: config.linger,
+            urgent: Arc::clone(&urgent),
+        };
+        tokio::spawn(writer.run(store, receiver));
         let inner = Inner {
             sender,
             dropped: AtomicU64::new(0),
@@ -498,6 +526,7 @@ impl AuditLogHook {
             target,
             config,
             observer: std::sync::OnceLock::new(),
+            urgent,
         };
         Self {
             inner: Arc::new(inner),
@@ -556,12 +585,28 @@ impl AuditLogHook {
         }
     }
 
+    /// Returns once every row queued before the call is committed (or has failed), without taking the failures
+    /// a [`flush`](Self::flush) reports: what a reader of the same database waits for to see the rows a call of
+    /// its process already queued, whatever the writer's [linger](AuditConfig::linger).
+    ///
+    /// # Errors
+    /// [`AuditError::WriterGone`] when the writer is gone, [`AuditError::FlushTimeout`] past the flush timeout.
+    pub async fn commit_queued(&self) -> Result<(), AuditError> {
+        self.ask_writer(false).await
+    }
+
     async fn flush_writer(&self) -> Result<(), AuditError> {
+        self.ask_writer(true).await
+    }
+
+    /// Has the writer commit what was queued before, and waits for its answer.
+    async fn ask_writer(&self, take_failures: bool) -> Result<(), AuditError> {
         let timeout = self.inner.config.flush_timeout;
         let deadline = tokio::time::Instant::now() + timeout;
         let (reply, answer) = oneshot::channel();
-        match tokio::time::timeout_at(deadline, self.inner.sender.send(Message::Flush(reply))).await {
-            Ok(Ok(())) => {}
+        let message = Message::Flush { reply, take_failures };
+        match tokio::time::timeout_at(deadline, self.inner.sender.send(message)).await {
+            Ok(Ok(())) => self.inner.urgent.notify_one(),
             Ok(Err(_)) => return Err(self.writer_gone()),
             Err(_) => return Err(self.flush_timed_out()),
         }
@@ -665,44 +710,98 @@ impl AuditReader {
     }
 }
 
-/// The background writer: takes whatever has queued up (at most `max_batch` rows, up to the next flush), writes it
-/// as one transaction, answers flushes, and keeps the first failure and the count of lost rows for the next flush.
-async fn write_rows(mut store: Store, mut receiver: mpsc::Receiver<Message>, max_batch: usize) {
-    let mut batch: Vec<AuditRow> = Vec::with_capacity(max_batch.min(PREALLOCATED_ROWS));
-    let mut failure: Option<(u64, sqlx::Error)> = None;
-    while let Some(first) = receiver.recv().await {
-        let mut flush = None;
-        match first {
-            Message::Row(row) => batch.push(row),
-            Message::Flush(reply) => flush = Some(reply),
-        }
-        while flush.is_none() && batch.len() < max_batch {
-            match receiver.try_recv() {
-                Ok(Message::Row(row)) => batch.push(row),
-                Ok(Message::Flush(reply)) => flush = Some(reply),
-                Err(_) => break,
-            }
-        }
-        if !batch.is_empty() {
-            if let Err(error) = store.insert(&batch).await {
-                let rows = u64::try_from(batch.len()).unwrap_or(u64::MAX);
-                tracing::error!(%error, rows, "audit rows could not be written");
-                failure = match failure {
-                    Some((lost, first_error)) => Some((lost.saturating_add(rows), first_error)),
-                    None => Some((rows, error)),
-                };
-            }
-            batch.clear();
-        }
-        if let Some(reply) = flush {
-            let result = failure
-                .take()
-                .map_or(Ok(()), |(rows, source)| Err(AuditError::Write { rows, source }));
-            // The flusher may have given up waiting; then its timeout already reported the problem.
-            let _answered = reply.send(result);
+/// The background writer's settings.
+struct Writer {
+    max_batch: usize,
+    linger: Duration,
+    urgent: Arc<tokio::sync::Notify>,
+}
+
+/// One batch being gathered: its rows and the flush that ends it.
+struct Batch {
+    rows: Vec<AuditRow>,
+    flush: Option<(oneshot::Sender<Result<(), AuditError>>, bool)>,
+    /// Every sender is gone: nothing more will come.
+    closed: bool,
+}
+
+impl Batch {
+    fn take(&mut self, message: Message) {
+        match message {
+            Message::Row(row) => self.rows.push(row),
+            Message::Flush { reply, take_failures } => self.flush = Some((reply, take_failures)),
         }
     }
-    store.close().await;
+
+    /// Whether it must be written now: full, flushed, or the last of the rows.
+    fn is_due(&self, max_batch: usize) -> bool {
+        self.flush.is_some() || self.closed || self.rows.len() >= max_batch
+    }
+
+    /// Takes what has queued, up to the batch's end.
+    fn gather(&mut self, receiver: &mut mpsc::Receiver<Message>, max_batch: usize) {
+        while !self.is_due(max_batch) {
+            match receiver.try_recv() {
+                Ok(message) => self.take(message),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => self.closed = true,
+            }
+        }
+    }
+}
+
+impl Writer {
+    /// Takes whatever has queued up (at most `max_batch` rows, up to the next flush; after the first row, what
+    /// comes within the linger too), writes it as one transaction, answers flushes, and keeps the first failure
+    /// and the count of lost rows for the next flush that takes them. The rows still queued when every sender is
+    /// gone are written before it ends.
+    async fn run(self, mut store: Store, mut receiver: mpsc::Receiver<Message>) {
+        let mut batch = Batch {
+            rows: Vec::with_capacity(self.max_batch.min(PREALLOCATED_ROWS)),
+            flush: None,
+            closed: false,
+        };
+        let mut failure: Option<(u64, sqlx::Error)> = None;
+        while let Some(first) = receiver.recv().await {
+            batch.take(first);
+            batch.gather(&mut receiver, self.max_batch);
+            if !self.linger.is_zero() && !batch.is_due(self.max_batch) {
+                // Rows arriving meanwhile wait in the channel without waking the writer; a flush, a
+                // `commit_queued` or the last sender's drop wakes it at once.
+                tokio::select! {
+                    () = tokio::time::sleep(self.linger) => {}
+                    () = self.urgent.notified() => {}
+                }
+                batch.gather(&mut receiver, self.max_batch);
+            }
+            if !batch.rows.is_empty() {
+                if let Err(error) = store.insert(&batch.rows).await {
+                    let rows = u64::try_from(batch.rows.len()).unwrap_or(u64::MAX);
+                    tracing::error!(%error, rows, "audit rows could not be written");
+                    failure = match failure {
+                        Some((lost, first_error)) => Some((lost.saturating_add(rows), first_error)),
+                        None => Some((rows, error)),
+                    };
+                }
+                batch.rows.clear();
+            }
+            if let Some((reply, take_failures)) = batch.flush.take() {
+                let result = if take_failures {
+                    failure
+                        .take()
+                        .map_or(Ok(()), |(rows, source)| Err(AuditError::Write { rows, source }))
+                } else {
+                    Ok(())
+                };
+                // The flusher may have given up waiting; then its timeout already reported the problem.
+                let _answered = reply.send(result);
+            }
+            if batch.closed {
+                break;
+            }
+        }
+        store.close().await;
+    }
 }
 
 impl AgentHook for AuditLogHook {

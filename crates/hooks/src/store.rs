@@ -35,9 +35,9 @@ static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 /// The PostgreSQL migrations: the same table in PostgreSQL's dialect.
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
-/// Rows per INSERT statement: 17 bound values each stays far below SQLite's limit of 32,766 variables and
-/// PostgreSQL's of 65,535.
-const ROWS_PER_STATEMENT: usize = 500;
+/// The most rows per INSERT statement: 17 bound values each stays far below SQLite's limit of 32,766 variables
+/// and PostgreSQL's of 65,535.
+const ROWS_PER_STATEMENT: usize = 256;
 
 /// A WAL longer than this is checkpointed and truncated by the appender that finds it so
 /// ([`Store::trim_wal`]).
@@ -400,7 +400,7 @@ impl PgLink {
 
 async fn insert_sqlite(conn: &mut SqliteConnection, rows: &[Cow<'_, AuditRow>]) -> Result<(), sqlx::Error> {
     let mut tx = conn.begin().await?;
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+    for chunk in statement_chunks(rows) {
         insert_statement::<Sqlite>(chunk)
             .build()
             .execute(&mut *tx)
@@ -411,13 +411,28 @@ async fn insert_sqlite(conn: &mut SqliteConnection, rows: &[Cow<'_, AuditRow>]) 
 
 async fn insert_postgres(conn: &mut PgConnection, rows: &[Cow<'_, AuditRow>]) -> Result<(), sqlx::Error> {
     let mut tx = conn.begin().await?;
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+    for chunk in statement_chunks(rows) {
         insert_statement::<Postgres>(chunk)
             .build()
             .execute(&mut *tx)
             .await?;
     }
     tx.commit().await
+}
+
+/// `rows` in consecutive chunks whose lengths are powers of two, at most [`ROWS_PER_STATEMENT`]: a batch of any
+/// length is written by statements of a few lengths only, each prepared once per connection and then taken from
+/// its statement cache, where a statement of the batch's own length was prepared again for most batches (parsing
+/// an INSERT of dozens of rows costs more than running it).
+fn statement_chunks<T>(rows: &[T]) -> impl Iterator<Item = &[T]> {
+    let mut rest = rows;
+    std::iter::from_fn(move || {
+        let most = rest.len().min(ROWS_PER_STATEMENT);
+        let length = most.checked_ilog2().map(|power| 1_usize << power)?;
+        let (chunk, tail) = rest.split_at_checked(length)?;
+        rest = tail;
+        Some(chunk)
+    })
 }
 
 /// `INSERT INTO agent_audit_log (…) VALUES (…), (…), …` with every value bound, in the dialect of `DB`.
@@ -700,6 +715,23 @@ fn connect_timed_out(timeout: Duration) -> sqlx::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every row once, in order, in chunks of a few lengths only.
+    #[test]
+    fn a_batch_is_cut_into_chunks_of_powers_of_two() {
+        for length in [0_usize, 1, 2, 3, 7, 50, 255, 256, 257, 1000, 4096] {
+            let rows: Vec<usize> = (0..length).collect();
+            let chunks: Vec<&[usize]> = statement_chunks(&rows).collect();
+            assert_eq!(chunks.concat(), rows, "{length}");
+            assert!(
+                chunks
+                    .iter()
+                    .all(|c| c.len().is_power_of_two() && c.len() <= ROWS_PER_STATEMENT),
+                "{length}: {:?}",
+                chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
+            );
+        }
+    }
 
     #[test]
     fn the_scheme_selects_the_backend() {
