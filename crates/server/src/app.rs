@@ -56,6 +56,8 @@ pub(crate) struct App {
     pub(crate) stopping: tokio::sync::watch::Sender<bool>,
     /// The bound of one decision, as `check` holds it.
     pub(crate) bound: agent_decide::DecisionBound,
+    /// The threads decisions run on.
+    pub(crate) threads: crate::threads::DecisionThreads,
 }
 
 /// What putting a call to a person gave.
@@ -67,9 +69,10 @@ pub(crate) enum Enqueued {
 }
 
 impl App {
-    /// Decides `input` on a blocking thread and waits at most the decision's bound for it: past the bound, or when
-    /// the decision panics, the call is denied (a decision past its bound finishes on its thread, unheard).
-    pub(crate) async fn decide_on_blocking_thread(
+    /// Decides `input` on one of the server's decision threads ([`crate::threads`]) and waits at most the
+    /// decision's bound for it: past the bound, or when the decision panics, the call is denied (a decision past its
+    /// bound finishes on its thread, unheard).
+    pub(crate) async fn decide_bounded(
         &self,
         input: HookInput,
         explain: bool,
@@ -78,20 +81,29 @@ impl App {
         let started = Instant::now();
         let input = Arc::new(input);
         let shared = Arc::clone(&input);
-        let task = tokio::task::spawn_blocking(move || decider.decide_hook_input(&shared, explain));
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        self.threads.run(Box::new(move || {
+            // A panic is the decision's outcome here (a deny below), not the end of the thread.
+            let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                decider.decide_hook_input(&shared, explain)
+            }));
+            // The request may have stopped waiting (past the bound): then nobody hears the outcome.
+            let _heard = sender.send(decided);
+        }));
         let deny = |verdict: &Verdict| Outcome {
             output: HookOutput::from_verdict(verdict),
             decided: None,
             explanation: String::new(),
         };
-        let outcome = match tokio::time::timeout(self.bound.limit(), task).await {
+        let outcome = match tokio::time::timeout(self.bound.limit(), receiver).await {
             // The timer has a millisecond's grain and fires late under load: a decision that finished after its
             // bound is the bound's deny however soon it was heard, as on the hook's worker threads.
-            Ok(Ok(_)) if self.bound.is_exceeded_by(started.elapsed()) => {
+            Ok(Ok(Ok(_))) if self.bound.is_exceeded_by(started.elapsed()) => {
                 deny(self.bound.past_the_bound(&input.tool_name).verdict())
             }
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(_)) => deny(&Verdict::new(
+            Ok(Ok(Ok(outcome))) => outcome,
+            // The decision panicked (or its thread went away without an answer).
+            Ok(Ok(Err(_)) | Err(_)) => deny(&Verdict::new(
                 Decision::Deny,
                 "internal error while deciding; the call is blocked",
                 Provenance::layer(Layer::Rules),
@@ -105,7 +117,7 @@ impl App {
 
     /// `POST /v1/decide`: the decision, its audit row and its event.
     pub(crate) async fn decide_over_http(&self, input: HookInput) -> HookOutput {
-        let (input, outcome, elapsed) = self.decide_on_blocking_thread(input, false).await;
+        let (input, outcome, elapsed) = self.decide_bounded(input, false).await;
         let (decision, reason) = output_fields(&outcome.output);
         let decided_by = outcome.decided_by();
         self.record_call(
@@ -141,7 +153,7 @@ impl App {
     /// `POST /v1/approvals`: puts a call to a person. The call is decided first: a deny stands (no answer could
     /// make it run), anything else waits in the queue for an answer until its expiry.
     pub(crate) async fn enqueue(&self, input: HookInput, agent: &str) -> Result<Enqueued, sqlx::Error> {
-        let (input, outcome, elapsed) = self.decide_on_blocking_thread(input, true).await;
+        let (input, outcome, elapsed) = self.decide_bounded(input, true).await;
         let (decision, reason) = output_fields(&outcome.output);
         if decision == Decision::Deny.as_str() {
             let decided_by = outcome.decided_by();

@@ -31,7 +31,7 @@ pub struct UndoRun {
 
 /// Decides hook inputs for the server. The `agent-guard` command implements it with the decision `check` makes
 /// (settings discovered for the input's `cwd`, agent-decide's `DecisionBound`), so a decision over HTTP is the
-/// hook's decision. Deciding is synchronous: the server calls it on a blocking thread of its own and waits at most
+/// hook's decision. Deciding is synchronous: the server calls it on a decision thread of its own and waits at most
 /// the decision's bound (agent-decide's `DecisionBound::from_env`) for it, answering the bound's deny past it, so
 /// an implementation decides on the calling thread (`DecisionBound::decide_timed` with a timer that does nothing)
 /// rather than handing the decision to another thread.

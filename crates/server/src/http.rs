@@ -184,12 +184,19 @@ async fn json_error(response: Response, method: &Method, path: &str) -> Response
 /// The largest declared body read and thrown away before its `413` is answered.
 const MAX_DRAINED: usize = 8 * MAX_BODY;
 
-/// Reads the body of an authorized request whole before its handler runs: at most [`MAX_BODY`] (`413` past it),
-/// within the header timeout (`408` past it), so a client cannot hold a request open by sending its body slowly.
+/// Reads the body of an authorized request whole before its handler runs ([`whole_body`]).
 async fn read_body(app: &App, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
-    let declared = parts
-        .headers
+    match whole_body(app, &parts.headers, body).await {
+        Ok(bytes) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Err(response) => response,
+    }
+}
+
+/// The body of a request with `headers`, read whole: at most [`MAX_BODY`] (`413` past it), within the header
+/// timeout (`408` past it), so a client cannot hold a request open by sending its body slowly.
+async fn whole_body(app: &App, headers: &HeaderMap, body: Body) -> Result<Vec<u8>, Response> {
+    let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<usize>().ok())
@@ -200,18 +207,17 @@ async fn read_body(app: &App, request: Request, next: Next) -> Response {
             format!("the body is over {} KiB", MAX_BODY >> 10),
         )
     };
+    let mut stream = body.into_data_stream();
     if declared > MAX_BODY {
         // A client that sends its whole body before it reads the answer (most do) would find the connection
         // reset under it: a body of a bounded size is read and thrown away first, within the header timeout.
         if declared <= MAX_DRAINED {
-            let mut stream = body.into_data_stream();
             let drain = async { while let Some(Ok(_)) = stream.next().await {} };
             let _elapsed = tokio::time::timeout(app.header_timeout, drain).await;
         }
-        return too_large();
+        return Err(too_large());
     }
     let read = async {
-        let mut stream = body.into_data_stream();
         let mut bytes = Vec::with_capacity(declared);
         while let Some(chunk) = stream.next().await {
             let chunk =
@@ -224,15 +230,14 @@ async fn read_body(app: &App, request: Request, next: Next) -> Response {
         Ok(bytes)
     };
     match tokio::time::timeout(app.header_timeout, read).await {
-        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
-        Ok(Err(response)) => response,
-        Err(_) => error(
+        Ok(read) => read,
+        Err(_) => Err(error(
             StatusCode::REQUEST_TIMEOUT,
             format!(
                 "the body did not arrive within {} s",
                 app.header_timeout.as_secs_f64()
             ),
-        ),
+        )),
     }
 }
 
@@ -285,16 +290,8 @@ fn database_error(failure: &sqlx::Error) -> Response {
 
 /// Every `/v1/` request needs `Authorization: Bearer <token>`; the body of one that has it is read whole before
 /// its handler runs ([`read_body`]).
-/// The scheme's name is read in any case (`bearer`, `BEARER`), as HTTP's authentication schemes are.
 async fn authorize(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim_start().split_once([' ', '\t']))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim());
-    match presented {
+    match presented_token(request.headers()) {
         Some(token) if token_matches(token.as_bytes(), app.token.as_bytes()) => {
             let mut response = read_body(&app, request, next).await;
             response.extensions_mut().insert(Authorized);
@@ -313,6 +310,51 @@ async fn authorize(State(app): State<Arc<App>>, request: Request, next: Next) ->
             response
         }
     }
+}
+
+/// The bearer token of `Authorization: Bearer <token>`, the scheme's name read in any case (`bearer`, `BEARER`),
+/// as HTTP's authentication schemes are.
+fn presented_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim_start().split_once([' ', '\t']))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+}
+
+/// Whether `POST /v1/decide` may be answered by [`decide_directly`]: a request to it whose `Host` is one of the
+/// server's names and that carries the right token (compared in constant time). Any other request goes through the
+/// router, whose answer for it (`421`, `401`, `405`…) is then the same as if this path did not exist.
+pub(crate) fn takes_directly(app: &App, method: &Method, path: &str, headers: &HeaderMap) -> bool {
+    method == Method::POST
+        && path == "/v1/decide"
+        && wrong_host(app, headers).is_none()
+        && presented_token(headers).is_some_and(|token| token_matches(token.as_bytes(), app.token.as_bytes()))
+}
+
+/// `POST /v1/decide` of a request that [`takes_directly`] accepted, answered as the router answers it, without its
+/// layers: the body read whole within its bounds ([`whole_body`]), a panic answered as a JSON `500` that closes the
+/// connection, and the headers every answer carries ([`finish`]). Every answer here is JSON already, so the
+/// router's rewriting of other errors has nothing to do.
+pub(crate) async fn decide_directly(app: Arc<App>, headers: HeaderMap, body: Body) -> Response {
+    let answer = AssertUnwindSafe(async {
+        let mut response = match whole_body(&app, &headers, body).await {
+            Ok(bytes) => decide_body(&app, &bytes).await,
+            Err(response) => response,
+        };
+        response.extensions_mut().insert(Authorized);
+        response
+    })
+    .catch_unwind()
+    .await;
+    finish(answer.unwrap_or_else(|_| {
+        tracing::error!(method = %Method::POST, path = "/v1/decide", "a request's handler panicked");
+        error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal error while answering the request",
+        )
+    }))
 }
 
 /// A hook input from a request body: the same checks as `check`, with the problem named. A PermissionRequest
@@ -356,7 +398,12 @@ fn json_text(text: String) -> Response {
 }
 
 async fn post_decide(State(app): State<Arc<App>>, body: Bytes) -> Response {
-    match hook_input(&body) {
+    decide_body(&app, &body).await
+}
+
+/// The answer of `POST /v1/decide` with `body`: the hook output, or a `400` naming what is wrong with the input.
+async fn decide_body(app: &App, body: &[u8]) -> Response {
+    match hook_input(body) {
         Ok(input) => json_text(app.decide_over_http(input).await.to_json()),
         Err(response) => *response,
     }
@@ -704,6 +751,11 @@ async fn audit(State(app): State<Arc<App>>, Params(query): Params<AuditQuery>) -
             StatusCode::BAD_REQUEST,
             format!("invalid query: `limit` is {limit}; give a number from 1 to 1000"),
         );
+    }
+    // The rows of the calls answered before this request are committed first: the writer may be gathering them
+    // for one commit (its linger).
+    if let Err(error) = app.audit.commit_queued().await {
+        tracing::warn!(%error, "the audit rows queued were not committed before reading");
     }
     match app.store.recent_audit(&query).await {
         Ok(rows) => Json(rows).into_response(),

@@ -48,6 +48,7 @@ mod server;
 mod sessions;
 mod shown;
 mod store;
+mod threads;
 mod token;
 
 pub use decider::Decide;

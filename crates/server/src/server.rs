@@ -1,5 +1,6 @@
 //! Starting a server: the database, the audit log, the listener, the expiry task and the PostgreSQL listener.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -7,6 +8,9 @@ use std::time::Duration;
 
 use agent_hooks::{AuditConfig, AuditDatabase, AuditLogHook};
 use axum::Router;
+use axum::body::Body;
+use futures_util::future::Either;
+use hyper::body::Incoming;
 use hyper::service::Service as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -39,6 +43,11 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// more is closed as soon as it is accepted. With the header timeout this bounds what clients that never finish a
 /// request can hold.
 pub(crate) const MAX_HALF_OPEN: usize = 256;
+
+/// How long the audit writer gathers rows for one commit after the first ([`AuditConfig::linger`]): a busy server
+/// commits the rows of a few milliseconds together instead of one or two each, and a row is on disk this much
+/// later at most (`GET /v1/audit` commits what is queued before it reads).
+const AUDIT_LINGER: Duration = Duration::from_millis(5);
 
 /// How long a stopping server waits for the requests in progress before it drops their connections.
 const DRAIN: Duration = Duration::from_secs(3);
@@ -81,7 +90,11 @@ impl Server {
     /// Opens the database (creating the tables), the audit log and the listener.
     pub async fn bind(config: ServeConfig, decider: Arc<dyn Decide>) -> Result<Self> {
         let store = Store::open(&config.db).await?;
-        let audit = AuditLogHook::open_database(&config.db, AuditConfig::default()).await?;
+        let audit_config = AuditConfig {
+            linger: AUDIT_LINGER,
+            ..AuditConfig::default()
+        };
+        let audit = AuditLogHook::open_database(&config.db, audit_config).await?;
         // Every audit row (decisions, answers, the sessions' calls) is counted for `/metrics`, and exported once
         // `export_to` turns export on.
         let telemetry = agent_telemetry::Telemetry::local();
@@ -113,6 +126,7 @@ impl Server {
             header_timeout: config.header_timeout,
             stopping: watch::channel(false).0,
             bound: agent_decide::DecisionBound::from_env(),
+            threads: crate::threads::DecisionThreads::default(),
         });
         Ok(Self {
             listener,
@@ -151,6 +165,7 @@ impl Server {
         };
         let router = crate::http::router(Arc::clone(&self.app));
         let served = serve_connections(
+            &self.app,
             self.listener,
             router,
             self.header_timeout,
@@ -199,6 +214,7 @@ fn loopback_hosts(bound: SocketAddr) -> Option<Vec<String>> {
 /// Accepts connections until `shutdown` completes, each served on a task of its own, then lets the requests in
 /// progress finish for at most [`DRAIN`].
 async fn serve_connections(
+    app: &Arc<App>,
     listener: TcpListener,
     router: Router,
     header_timeout: Duration,
@@ -228,6 +244,7 @@ async fn serve_connections(
             continue;
         };
         connections.spawn(serve_connection(
+            Arc::clone(app),
             stream,
             router.clone(),
             header_timeout,
@@ -247,7 +264,10 @@ async fn serve_connections(
 /// Serves one connection over HTTP/1.1: its first request's headers must arrive within `header_timeout` (the
 /// connection holds its half-open `permit` until then), and so must every later request's, counted from the end
 /// of the answer before it. When the server stops, the request in progress is answered and the connection closed.
+/// `POST /v1/decide` is answered directly when it passes the router's checks (`http::takes_directly`), every other
+/// request by the router.
 async fn serve_connection(
+    app: Arc<App>,
     stream: TcpStream,
     router: Router,
     header_timeout: Duration,
@@ -260,10 +280,20 @@ async fn serve_connection(
     }
     let permit = Mutex::new(Some(permit));
     let service = TowerToHyperService::new(router);
-    let service = hyper::service::service_fn(move |request| {
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         // The headers of a request are in: the connection is no longer half-open.
         permit.lock().unwrap_or_else(PoisonError::into_inner).take();
-        service.call(request)
+        // `POST /v1/decide`, nearly every request of a busy server, is answered without the router's layers when
+        // it passes their checks; everything else goes through the router.
+        if crate::http::takes_directly(&app, request.method(), request.uri().path(), request.headers()) {
+            let (parts, body) = request.into_parts();
+            let app = Arc::clone(&app);
+            Either::Left(async move {
+                Ok::<_, Infallible>(crate::http::decide_directly(app, parts.headers, Body::new(body)).await)
+            })
+        } else {
+            Either::Right(service.call(request))
+        }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
