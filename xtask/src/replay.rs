@@ -19,7 +19,7 @@ use class::Class;
 /// The permission modes replayed, in report order.
 const MODES: [&str; 4] = ["default", "acceptEdits", "plan", "bypassPermissions"];
 
-const USAGE: &str = "usage: cargo xtask replay [--commands FILE] [--json] [--no-build] \
+const USAGE: &str = "usage: cargo xtask replay [--commands FILE] [--settings FILE] [--json] [--no-build] \
                      [--show allow|ask|deny [--class CLASS] [--mode MODE]] [--reasons [--mode MODE]]";
 
 /// What `cargo xtask replay` was asked for.
@@ -27,6 +27,9 @@ const USAGE: &str = "usage: cargo xtask replay [--commands FILE] [--json] [--no-
 struct Options {
     /// The replay set (default: `AGENT_GUARD_REPLAY`, else benches/replay/commands.jsonl).
     commands: Option<PathBuf>,
+    /// The user's own settings (`~/.claude/settings.json` of the scratch home), e.g. the rules "don't ask again"
+    /// would have saved; default: none.
+    settings: Option<PathBuf>,
     /// The figures as JSON instead of tables.
     json: bool,
     /// Use the release binary as it is.
@@ -111,6 +114,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let binary = crate::target_dir().join("release").join("agent-guard");
     let base = tempfile::tempdir().context("cannot make the scratch directory")?;
     let scratch = Scratch::create(base.path(), &commands).context("cannot make the scratch project")?;
+    if let Some(settings) = &options.settings {
+        let claude = scratch.home.join(".claude");
+        std::fs::create_dir_all(&claude).with_context(|| format!("cannot make {}", claude.display()))?;
+        std::fs::copy(settings, claude.join("settings.json"))
+            .with_context(|| format!("cannot copy the settings {}", settings.display()))?;
+    }
     let mut per_mode = Vec::new();
     for mode in MODES {
         let started = std::time::Instant::now();
@@ -167,6 +176,7 @@ fn parse_args(args: &[String]) -> Result<Options> {
         };
         match arg.as_str() {
             "--commands" => options.commands = Some(PathBuf::from(value("--commands")?)),
+            "--settings" => options.settings = Some(PathBuf::from(value("--settings")?)),
             "--json" => options.json = true,
             "--no-build" => options.no_build = true,
             "--reasons" => options.reasons = true,
