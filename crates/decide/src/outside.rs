@@ -89,6 +89,7 @@ impl Guard {
             return None;
         }
         let mut needs_sandbox = needs_sandbox(gathered, analysis);
+        needs_sandbox.extend(self.protected_below_own_writes(analysis));
         // Outside the sandbox the line's words expand the caller's whole environment, which the sandbox filters:
         // a variable it would not pass (by its name) may hold a credential under a name no list knows.
         for name in &analysis.environment {
@@ -224,6 +225,84 @@ fn fact(command: &SubCommand) -> CommandFact<'_> {
     }
 }
 
+/// How many entries below a directory an unconfinable command writes as a whole (a container's bind mount) are
+/// looked at for protected paths; a larger tree is taken to hold one.
+const MOUNT_WALK_LIMIT: usize = 10_000;
+
+impl Guard {
+    /// The directories the unconfinable commands write as a whole (a writable bind mount: `docker run -v .:/w`)
+    /// that hold protected paths (`.git`, `.claude`, a secret file, a protected-path pattern): outside the sandbox
+    /// nothing keeps the container from writing them, where the sandbox would have kept each read-only. A root
+    /// at or below the directory always holds its own; otherwise the tree is walked up to
+    /// [`MOUNT_WALK_LIMIT`] entries (without following symbolic links), and a larger one counts as holding one.
+    fn protected_below_own_writes(&self, analysis: &CommandAnalysis) -> Vec<String> {
+        let Some(sandbox) = &self.sandbox else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for write in &analysis.writes {
+            let own = write
+                .command
+                .and_then(|i| analysis.commands.get(i))
+                .is_some_and(|c| c.unconfinable);
+            if !own || write.via == AccessVia::Redirect {
+                continue;
+            }
+            let check = sandbox.check(&write.path, agent_tool_traits::Access::Write);
+            let Some(directory) = check.resolved.as_deref().filter(|path| path.is_dir()) else {
+                continue;
+            };
+            let holds = if sandbox
+                .roots()
+                .iter()
+                .any(|root| root.path().starts_with(directory))
+            {
+                Some("the project's own protected paths (`.git`, `.claude`, …)".to_owned())
+            } else {
+                protected_in_tree(sandbox, directory)
+            };
+            if let Some(what) = holds {
+                found.push(format!(
+                    "its writable mount of `{}`, which holds {what} that the sandbox would keep read-only",
+                    write.path
+                ));
+            }
+        }
+        found
+    }
+}
+
+/// A protected path in the tree of `directory`, in words; `None` when the walk finds none within its bound.
+fn protected_in_tree(sandbox: &agent_fs_sandbox::PathSandbox, directory: &std::path::Path) -> Option<String> {
+    let protected = sandbox.protected_paths();
+    let mut pending = vec![directory.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MOUNT_WALK_LIMIT {
+                return Some(format!(
+                    "more than {MOUNT_WALK_LIMIT} entries, which may include protected paths"
+                ));
+            }
+            let path = entry.path();
+            if protected
+                .reason(&path, None, agent_tool_traits::Access::Write)
+                .is_some()
+            {
+                return Some(format!("`{}`", path.display()));
+            }
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                pending.push(path);
+            }
+        }
+    }
+    None
+}
+
 /// What in the line needs the sandbox beside its unconfinable commands, in words: each other command that is not
 /// read-only or runs code the project controls, and each write its unconfinable commands' own words do not name.
 fn needs_sandbox(gathered: &Gathered<'_>, analysis: &CommandAnalysis) -> Vec<String> {
@@ -280,6 +359,42 @@ mod tests {
         );
         assert!(decided.verdict().reasons.contains(&outside.reason));
         assert!(outside.reason.ends_with("the rest of the line is read-only"));
+    }
+
+    #[test]
+    fn a_writable_mount_of_a_tree_with_protected_paths_needs_the_sandbox() {
+        let project = Project::with_files(
+            DOCKER,
+            &[("proj/src/main.rs", ""), ("proj/vendor/lib/.git/HEAD", "")],
+        );
+        for line in [
+            "docker run --rm -v .:/w alpine true",
+            "docker run --rm --mount type=bind,src=.,dst=/w alpine true",
+            "docker run --rm -v ./vendor:/w alpine true",
+        ] {
+            let decided = decide(&project.guard, line);
+            assert_eq!(decided.verdict().decision, Decision::Ask, "{line}");
+            assert!(decided.outside.is_none(), "{line}");
+            assert!(
+                decided.verdict().reason().contains("writable mount of"),
+                "{line}: {}",
+                decided.verdict().reason()
+            );
+        }
+        // A tree without protected paths, or one mounted read-only, runs outside.
+        for line in [
+            "docker run --rm -v ./src:/w alpine true",
+            "docker run --rm -v .:/w:ro alpine true",
+        ] {
+            let decided = decide(&project.guard, line);
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Allow,
+                "{line}: {}",
+                decided.verdict().reason()
+            );
+            assert!(decided.outside.is_some(), "{line}");
+        }
     }
 
     #[test]
