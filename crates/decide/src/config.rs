@@ -612,7 +612,7 @@ impl GuardSettings {
     /// Merges the `agentGuard` sections of `settings`: scalar keys from the highest source that sets them, lists
     /// from every source. An unknown key or a value of the wrong type is an error naming the file.
     /// A project's local settings files count as the repository's here: a layer that knows whose each is merges
-    /// with [`GuardSettings::merge`].
+    /// with `GuardSettings::merge`.
     pub fn from_settings(settings: &Settings) -> Result<Self> {
         Self::merge_with(settings, &|section| {
             matches!(section.source, Source::Project | Source::Local)
