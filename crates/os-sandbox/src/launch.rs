@@ -20,6 +20,7 @@ use crate::plan::{Grant, Isolation, Plan, Protection, Rights};
 use crate::probe::KernelSupport;
 use crate::proxy::{NetworkSetup, Proxy, Relay};
 use crate::scan::Watch;
+use crate::scratch::{RUN_RECORD, make_removable, run_record, scratch_dir};
 
 /// Limits every command gets, confined or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -446,128 +447,8 @@ impl Drop for Prepared {
     }
 }
 
-fn make_removable(dir: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)?.filter_map(std::result::Result::ok) {
-        let path = entry.path();
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            let _fixed = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
-            let _inner = make_removable(&path);
-        }
-    }
-    Ok(())
-}
-
 /// The name of git's generated global configuration in the command's temporary directory.
 const GIT_CONFIG: &str = ".gitconfig";
-/// A new scratch directory, `agent-guard-sandbox-<pid>-<random>`. With namespaces it holds only the stand-ins of
-/// the masks and the mount point of the private tmpfs: it goes in `/dev/shm`, a tmpfs, where making and removing it
-/// costs no disk inode and waits for no journal (on a busy disk, milliseconds per command); the command never sees
-/// it (every mount is read-only inside and Landlock grants nothing there). Without namespaces its `tmp` is the
-/// command's temporary directory, written like any other, and it goes in the system's temporary directory.
-fn scratch_dir(namespaces: bool) -> Result<tempfile::TempDir> {
-    let mut builder = tempfile::Builder::new();
-    let prefix = format!("agent-guard-sandbox-{}-", std::process::id());
-    builder.prefix(&prefix);
-    let shm = Path::new("/dev/shm");
-    let in_memory = namespaces
-        && nix::sys::statfs::statfs(shm)
-            .is_ok_and(|fs| fs.filesystem_type() == nix::sys::statfs::TMPFS_MAGIC)
-        && nix::unistd::access(shm, nix::unistd::AccessFlags::W_OK).is_ok();
-    if in_memory {
-        remove_stale_scratch(shm);
-        if let Ok(dir) = builder.tempdir_in(shm) {
-            return Ok(dir);
-        }
-    }
-    builder.tempdir().map_err(KernelSandboxError::Scratch)
-}
-
-/// Removes the scratch directories in `base` of this user's `agent-guard sandbox` processes that are gone (killed by
-/// `SIGKILL`, which leaves no time to clean up).
-fn remove_stale_scratch(base: &Path) {
-    for (dir, owner) in scratch_dirs(base) {
-        let gone =
-            nix::sys::signal::kill(nix::unistd::Pid::from_raw(owner), None) == Err(nix::errno::Errno::ESRCH);
-        if gone {
-            let _opened = make_removable(&dir);
-            let _removed = std::fs::remove_dir_all(&dir);
-        }
-    }
-}
-
-/// The scratch directories in `base` of this user's sandboxed runs, with the process of each: only a directory of
-/// this user (never a link, nor another user's entry of a shared directory).
-fn scratch_dirs(base: &Path) -> Vec<(PathBuf, i32)> {
-    let Ok(entries) = std::fs::read_dir(base) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(std::result::Result::ok)
-        .filter_map(|entry| {
-            let owner = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.strip_prefix("agent-guard-sandbox-"))
-                .and_then(|rest| rest.split('-').next())
-                .and_then(|pid| pid.parse::<i32>().ok())?;
-            let ours = std::fs::symlink_metadata(entry.path()).is_ok_and(|meta| {
-                use std::os::unix::fs::MetadataExt;
-                meta.is_dir() && meta.uid() == nix::unistd::geteuid().as_raw()
-            });
-            ours.then(|| (entry.path(), owner))
-        })
-        .collect()
-}
-
-/// The record in a `workspace-write` run's scratch directory of when it started and where it may write.
-const RUN_RECORD: &str = "run";
-
-/// A run's record: its start (seconds and nanoseconds since the epoch, by the clock that stamps files) and the paths
-/// of its grants that write, each ended by a NUL.
-fn run_record(started: std::time::SystemTime, grants: &[Grant]) -> Vec<u8> {
-    let since = started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let mut record = format!("{}.{:09}\0", since.as_secs(), since.subsec_nanos()).into_bytes();
-    for grant in grants.iter().filter(|g| g.rights.contains(Rights::WRITE)) {
-        record.extend_from_slice(grant.path.as_os_str().as_encoded_bytes());
-        record.push(0);
-    }
-    record
-}
-
-/// The process of a `workspace-write` sandboxed run of this user that may have made `path` or given it its name:
-/// a run not cleaned up yet (running, or killed without time to clean up and not yet cleared by a later run), whose
-/// grants write where `path` lies, and which started at or before `path` was born or last changed status (a
-/// rename or a new link changes it, and no program sets it back). A protected path such a run creates (a new
-/// `.claude/`, `.git/`) exists until the run ends, when it is removed: a reader that must not take a file a
-/// sandboxed command may have made for one the user made (a project's local settings file) asks this first.
-/// The runs are found by the scratch directories `agent-guard sandbox` and the runtime make before a command starts
-/// (in `/dev/shm` or the temporary directory), where the command cannot write.
-pub fn sandboxed_run_may_have_made(path: &Path) -> Option<u32> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    let bases = [PathBuf::from("/dev/shm"), std::env::temp_dir()];
-    for (dir, owner) in bases.iter().flat_map(|base| scratch_dirs(base)) {
-        let Ok(record) = std::fs::read(dir.join(RUN_RECORD)) else {
-            continue;
-        };
-        let mut fields = record.split(|b| *b == 0);
-        let started = fields
-            .next()
-            .and_then(|start| std::str::from_utf8(start).ok())
-            .and_then(|start| start.split_once('.'))
-            .and_then(|(secs, nanos)| Some((secs.parse::<u64>().ok()?, nanos.parse::<u32>().ok()?)))
-            .map(|(secs, nanos)| std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos));
-        let writes_there = fields
-            .filter(|field| !field.is_empty())
-            .any(|field| path.starts_with(std::ffi::OsStr::from_bytes(field)));
-        // A record that cannot be read could be any run's.
-        let named_since = started.is_none_or(|since| crate::scan::named_since(&meta, since));
-        if writes_there && named_since {
-            return u32::try_from(owner).ok();
-        }
-    }
-    None
-}
-
 /// The places of the scratch directory the mounts use.
 struct Scratch<'a> {
     /// The private temporary directory, its size in bytes, and what the command may do in it.

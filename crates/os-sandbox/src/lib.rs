@@ -68,6 +68,7 @@ mod proxy;
 #[cfg(target_os = "linux")]
 mod ruleset;
 mod scan;
+mod scratch;
 #[cfg(target_os = "linux")]
 mod seccomp;
 
@@ -94,8 +95,6 @@ pub use launch::ProcessLimits;
 pub use launch::run;
 #[cfg(target_os = "linux")]
 pub use launch::run_filtered;
-#[cfg(target_os = "linux")]
-pub use launch::sandboxed_run_may_have_made;
 pub use plan::CacheOverlay;
 pub use plan::Grant;
 pub use plan::Isolation;
@@ -109,3 +108,5 @@ pub use plan::hidden_by_name;
 pub use probe::KernelSupport;
 pub use probe::Namespaces;
 pub use scan::is_build_output_name;
+#[cfg(target_os = "linux")]
+pub use scratch::sandboxed_run_may_have_made;

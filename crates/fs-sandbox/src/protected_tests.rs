@@ -1,0 +1,333 @@
+//! Tests of protected.rs: the defaults, the patterns and their scopes, the reasons.
+
+use super::*;
+
+fn write(path: &str) -> Option<String> {
+    ProtectedPaths::default().reason(Path::new(path), None, Access::Write)
+}
+
+fn read(path: &str) -> Option<String> {
+    ProtectedPaths::default().reason(Path::new(path), None, Access::Read)
+}
+
+#[test]
+fn names_are_the_normal_components() {
+    use std::path::Component;
+    for path in [
+        "",
+        "/",
+        "//",
+        "/a",
+        "a",
+        "./a",
+        "a/.",
+        "a/./b",
+        "/a//b/",
+        "/a/../b/..",
+        "../a/..b/.c/c.",
+        "/home/u/.aws/credentials",
+        "./.env",
+        "/p/sub/.cargo/config.toml/",
+        "/é/→/x",
+    ] {
+        let expected: Vec<&OsStr> = Path::new(path)
+            .components()
+            .filter_map(|component| match component {
+                Component::Normal(name) => Some(name),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names(Path::new(path)).collect::<Vec<_>>(), expected, "{path:?}");
+    }
+}
+
+#[test]
+fn default_writes() {
+    assert!(write("/p/.git/config").is_some());
+    assert!(write("/p/.GIT/hooks/pre-commit").is_some());
+    assert!(write("/p/sub/.husky/pre-push").is_some());
+    assert!(write("/home/u/.config/fish/conf.d/x.fish").is_some());
+    assert!(write("/p/.zshrc").is_some());
+    assert!(write("/p/.gitignore").is_none());
+    assert!(write("/p/src/git/x.rs").is_none());
+    assert!(write("/p/.zshrc.bak").is_none());
+    assert!(write("/home/u/.ssh/authorized_keys").is_some());
+    assert!(write("/home/u/.gitconfig").is_some());
+    assert!(write("/home/u/.config/git/config").is_some());
+    assert!(write("/home/u/.local/bin/ls").is_some());
+    assert!(write("/p/.mcp.json").is_some());
+    for runs_code in [
+        "/p/.cargo/config.toml",
+        "/p/sub/.cargo/config",
+        "/p/rust-toolchain.toml",
+        "/p/rust-toolchain",
+        "/p/mise.toml",
+        "/p/.mise.toml",
+        "/p/.pre-commit-config.yaml",
+        "/p/mise.local.toml",
+        "/p/lefthook.yml",
+        "/p/.pdbrc",
+    ] {
+        assert!(write(runs_code).is_some(), "{runs_code}");
+    }
+    assert!(write("/p/.cargo/registry/x").is_none());
+    assert!(write("/p/src/gitconfig.rs").is_none());
+    assert!(write("/home/u/.local/share/x").is_none());
+}
+
+/// A secret file is protected for writes as for reads: a write replaces it, an edit shows lines of it.
+#[test]
+fn secret_files_are_protected_for_writes_too() {
+    for secret in [
+        "/p/.env",
+        "/p/sub/.env.local",
+        "/p/server.pem",
+        "/home/u/.ssh/id_ed25519",
+    ] {
+        assert!(read(secret).is_some(), "{secret}");
+        assert!(write(secret).is_some(), "{secret}");
+    }
+    for plain in ["/p/.env.example", "/p/src/env.rs", "/p/README.md"] {
+        assert_eq!(read(plain), None, "{plain}");
+        assert_eq!(write(plain), None, "{plain}");
+    }
+}
+
+#[test]
+fn other_tools_configuration_is_protected_for_writes() {
+    for protected in [
+        "/p/.hg/hgrc",
+        "/p/.jj/repo/config.toml",
+        "/p/.cursor/mcp.json",
+        "/p/.gemini/settings.json",
+        "/p/.devcontainer/devcontainer.json",
+        "/p/app.code-workspace",
+        "/p/sub/.npmrc",
+        "/p/.yarnrc.yml",
+        "/p/.pnpmfile.cjs",
+        "/p/.nvim.lua",
+        "/p/.exrc",
+    ] {
+        assert!(write(protected).is_some(), "{protected}");
+        assert!(
+            read(protected).is_none() || protected.ends_with(".npmrc"),
+            "{protected}"
+        );
+    }
+    for free in ["/p/src/workspace.rs", "/p/docs/hgrc.md", "/p/.eslintrc.json"] {
+        assert!(write(free).is_none(), "{free}");
+    }
+}
+
+#[test]
+fn hidden_entries_of_the_home_directory_are_protected_for_writes() {
+    let paths = ProtectedPaths::default().with_home(Some(PathBuf::from("/home/u")));
+    let write = |p: &str| paths.reason(Path::new(p), None, Access::Write);
+    for protected in [
+        "/home/u/.vimrc",
+        "/home/u/.tmux.conf",
+        "/home/u/.local/lib/python3.11/site-packages/evil.pth",
+        "/home/u/.config/systemd/user/x.service",
+        "/home/u/.pam_environment",
+    ] {
+        let why = write(protected);
+        assert!(
+            why.as_deref().is_some_and(|w| w.contains("~/.")),
+            "{protected}: {why:?}"
+        );
+    }
+    for free in [
+        "/home/u/project/src/main.rs",
+        "/home/u/project/.eslintrc.json",
+        "/home/u/notes.txt",
+        "/other/.vimrc",
+    ] {
+        assert!(write(free).is_none(), "{free}");
+    }
+    // Without the home directory known, the name alone decides.
+    assert!(
+        ProtectedPaths::default()
+            .reason(Path::new("/home/u/.vimrc"), None, Access::Write)
+            .is_none()
+    );
+}
+
+#[test]
+fn default_reads() {
+    assert!(read("/p/.env").is_some());
+    assert!(read("/p/.env.local").is_some());
+    assert!(read("/p/.ENV").is_some());
+    assert!(read("/p/.env.example").is_none());
+    assert!(read("/p/.envrc").is_none());
+    assert!(read("/p/.git/config").is_none());
+    for secret in [
+        "/home/u/.git-credentials",
+        "/home/u/.netrc",
+        "/p/.npmrc",
+        "/home/u/.pypirc",
+        "/home/u/.ssh/id_rsa",
+        "/home/u/.ssh/id_ed25519_sk",
+        "/p/certs/server.pem",
+        "/p/tls/server.KEY",
+        "/p/client.p12",
+        "/p/credentials.json",
+        "/home/u/.kube/config",
+        "/p/deploy/prod.kubeconfig",
+        "/home/u/.docker/config.json",
+        "/home/u/.aws/credentials",
+        "/home/u/.gnupg/private-keys-v1.d/abc.key",
+        "/proc/self/environ",
+        "/proc/1234/environ",
+    ] {
+        assert!(read(secret).is_some(), "{secret}");
+    }
+    for plain in [
+        "/home/u/.ssh/id_rsa.pub",
+        "/p/config.json",
+        "/p/.docker/daemon.json",
+        "/p/src/keys.rs",
+        "/p/kube/config",
+        "/p/environ",
+        "/p/keyboard.md",
+    ] {
+        assert!(read(plain).is_none(), "{plain}");
+    }
+}
+
+/// The plain reference the compiled sets replace: each pattern matched on its own, in list order, with
+/// globset's case-insensitive matcher for the defaults.
+fn reference_match<'a>(
+    list: &[&'a str],
+    absolute: &Path,
+    relative: Option<&Path>,
+    defaults: bool,
+) -> Option<&'a str> {
+    list.iter().copied().find(|text| {
+        let pattern = if defaults {
+            Pattern::default_secret(text).unwrap()
+        } else {
+            Pattern::parse(text).unwrap()
+        };
+        let glob = pattern.glob.glob().to_owned();
+        let glob = if defaults { text.to_string() } else { glob };
+        let matcher = GlobBuilder::new(&glob)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .case_insensitive(defaults)
+            .build()
+            .unwrap()
+            .compile_matcher();
+        let ancestors = |path: &Path| {
+            path.ancestors()
+                .any(|a| !a.as_os_str().is_empty() && matcher.is_match(a))
+        };
+        match pattern.scope {
+            Scope::Name => names(absolute).any(|name| matcher.is_match(name)),
+            Scope::Relative => relative.is_some_and(ancestors),
+            Scope::Absolute => ancestors(absolute),
+            Scope::Tail(count) => {
+                let all: Vec<&OsStr> = names(absolute).collect();
+                all.len() >= count && matcher.is_match(all[all.len() - count..].iter().collect::<PathBuf>())
+            }
+        }
+    })
+}
+
+/// The compiled sets name the same first pattern as matching each pattern on its own, for the default secret
+/// patterns and their exceptions (in any case) and for settings' patterns of every scope.
+#[test]
+fn compiled_sets_match_like_each_pattern_alone() {
+    let paths = [
+        "/p/.env",
+        "/p/.ENV.Local",
+        "/p/.env/inside",
+        "/p/.env.example",
+        "/p/server.PEM",
+        "/p/x.tar.pem",
+        "/p/.pem",
+        "/p/pem",
+        "/home/u/.ssh/ID_RSA.pub",
+        "/home/u/.ssh/id_ed25519_sk",
+        "/home/u/.AWS/Credentials",
+        "/x/.aws/credentials/more",
+        "/home/u/.config/gh/hosts.yml",
+        "/home/u/.gnupg/private-keys-v1.d/abc.key",
+        "/home/u/.gnupg/private-keys-v1.d/sub/abc",
+        "/proc/self/environ",
+        "/proc/1/task/2/environ",
+        "/PROC/1/ENVIRON",
+        "/p/deploy/prod.kubeconfig",
+        "/p/kubeconfig/x",
+        "/p/src/main.rs",
+        "/p/config/prod/db.toml",
+        "/p/config/prod",
+        "/etc/x/y",
+        "/p/secrets.toml",
+        "/p/a/b/secrets.toml",
+        "/p/keys/id.KEY",
+        "/p/src/x/main.rs",
+        "/p/sub/x.toml",
+        "/p/a",
+        "/p",
+        "/",
+    ];
+    let (secrets, exceptions) = default_secrets().as_ref().unwrap();
+    let extras = [
+        "*.pem",
+        "config/prod/",
+        "/etc/x",
+        "./secrets.toml",
+        "secrets.*",
+        "**/b/*.toml",
+        "[a-c]/b",
+        "./*.toml",
+        "./s*",
+        "config/**",
+        "src**/main.rs",
+        "/p/a/",
+    ];
+    let settings = PatternSet::new(
+        &extras
+            .iter()
+            .map(|p| Pattern::parse(p).unwrap())
+            .collect::<Vec<_>>(),
+        Case::Exact,
+    )
+    .unwrap();
+    for path in paths {
+        let absolute = Path::new(path);
+        let relative = absolute.strip_prefix("/p").ok();
+        assert_eq!(
+            secrets.first_match(absolute, None),
+            reference_match(SECRET_FILES, absolute, None, true),
+            "{path}"
+        );
+        assert_eq!(
+            exceptions.first_match(absolute, None),
+            reference_match(NOT_SECRET, absolute, None, true),
+            "{path}"
+        );
+        assert_eq!(
+            settings.first_match(absolute, relative),
+            reference_match(&extras, absolute, relative, false),
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn extras() {
+    let protected = ProtectedPaths::none()
+        .with_extra(["*.pem", "config/prod/", "/etc/x"])
+        .unwrap();
+    let rel = |p: &str| protected.reason(&Path::new("/p").join(p), Some(Path::new(p)), Access::Read);
+    assert!(rel("keys/a.pem").is_some());
+    assert!(rel("config/prod/db.toml").is_some());
+    assert!(rel("config/dev/db.toml").is_none());
+    assert!(
+        protected
+            .reason(Path::new("/etc/x/y"), None, Access::Write)
+            .is_some()
+    );
+    assert!(ProtectedPaths::none().with_extra(["a[b"]).is_err());
+}
