@@ -114,6 +114,43 @@ fn current_test() -> String {
     }
 }
 
+/// What `BIN sandbox --probe` prints, and what in it stands in the way of enforcement: `None` when the kernel
+/// enforces the sandbox here.
+pub(crate) fn sandbox_probe(bin: &str) -> (String, Option<String>) {
+    let probe = match std::process::Command::new(bin)
+        .args(["sandbox", "--probe"])
+        .output()
+    {
+        Ok(probe) => probe,
+        Err(error) => {
+            return (
+                String::new(),
+                Some(format!("cannot run `{bin} sandbox --probe`: {error}")),
+            );
+        }
+    };
+    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
+    let missing = if !probe.status.success() {
+        Some(format!("`sandbox --probe` failed ({}): {report}", probe.status))
+    } else {
+        match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
+            Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
+            Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
+            None => Some(format!(
+                "`sandbox --probe` printed no `enforcement:` line: {report}"
+            )),
+        }
+    };
+    (report, missing)
+}
+
+/// `BIN sandbox --probe`'s report when the kernel enforces the sandbox here; else `None`, after [`Need::met`]
+/// said why the test is skipped (or failed it under [`SANDBOX`]'s switch).
+pub(crate) fn sandbox_report(bin: &str) -> Option<String> {
+    let (report, missing) = sandbox_probe(bin);
+    SANDBOX.met(missing).then_some(report)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -26,16 +26,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_agent-guard");
 
 /// Whether the kernel enforces the sandbox here: contained allows exist only there.
 fn supported() -> bool {
-    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
-    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
-    let missing = match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
-        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
-        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
-        None => Some(format!(
-            "`sandbox --probe` printed no `enforcement:` line: {report}"
-        )),
-    };
-    need::SANDBOX.met(missing)
+    need::sandbox_report(BIN).is_some()
 }
 
 /// A scratch home (empty settings, a start-up file, an ssh key) and a git project with a tiny crate, an npm

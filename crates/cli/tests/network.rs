@@ -28,6 +28,10 @@ const NOBODY: u32 = 65_534;
 
 #[path = "../../../tests/support/need.rs"]
 mod need;
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+
+use scratch::text;
 #[path = "../../../tests/support/poll.rs"]
 mod poll;
 #[path = "../../../tests/support/redirector.rs"]
@@ -38,16 +42,7 @@ use redirector::Redirector;
 /// Whether the kernel sandbox can be tested here (see sandbox.rs): skipped loudly, or failed under
 /// `AGENT_GUARD_REQUIRE_SANDBOX=1`.
 fn supported() -> bool {
-    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
-    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
-    let missing = match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
-        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
-        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
-        None => Some(format!(
-            "`sandbox --probe` printed no `enforcement:` line: {report}"
-        )),
-    };
-    need::SANDBOX.met(missing)
+    need::sandbox_report(BIN).is_some()
 }
 
 /// Whether Landlock has TCP rules here, which the sandbox without namespaces needs to give the network at all.
@@ -257,15 +252,6 @@ fn client_hello(name: &str) -> Vec<u8> {
     record.extend(handshake);
     record
 }
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// The worlds to prove it in: this user and (as root) an unprivileged one, with namespaces and (where Landlock
 /// has TCP rules) without.
 fn projects() -> Vec<Project> {

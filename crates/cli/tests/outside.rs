@@ -292,17 +292,9 @@ fn a_local_rule_of_a_project_without_git_asks() {
 /// is gone.
 #[test]
 fn a_local_file_a_running_sandboxed_command_made_is_not_the_users() {
-    let probe = hook::run(
-        &["sandbox", "--probe"],
-        "",
-        std::path::Path::new("/"),
-        std::path::Path::new("/"),
-    );
-    let report = hook::text(&probe.stdout);
-    let enforced = report.contains("enforcement: allowed shell commands run under the kernel sandbox");
-    if !need::SANDBOX.met((!enforced).then(|| format!("`sandbox --probe` says: {report}"))) {
+    let Some(report) = need::sandbox_report(env!("CARGO_BIN_EXE_agent-guard")) else {
         return;
-    }
+    };
     if !report.contains("namespaces: yes") {
         // The run-time record of a protected path a command creates is kept by the sandbox with namespaces.
         eprintln!(

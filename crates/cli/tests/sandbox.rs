@@ -31,6 +31,10 @@ const NOBODY: u32 = 65_534;
 
 #[path = "../../../tests/support/need.rs"]
 mod need;
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+
+use scratch::{chown_all, is_root, text};
 #[path = "../../../tests/support/poll.rs"]
 mod poll;
 
@@ -43,22 +47,8 @@ fn supported() -> bool {
 /// What `agent-guard sandbox --probe` says stands in the way of enforcement, or `None` when the kernel enforces
 /// the sandbox.
 fn probe_missing() -> Option<String> {
-    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
-    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
-    assert!(probe.status.success(), "{report}");
-    match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
-        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
-        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
-        None => Some(format!(
-            "`sandbox --probe` printed no `enforcement:` line: {report}"
-        )),
-    }
+    need::sandbox_probe(BIN).1
 }
-
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
 /// A scratch world: a home with planted credentials, a project with a secret and a git repository, a directory
 /// outside the roots. Everything is world-readable up to the secrets' own modes and owned by `owner`.
 struct World {
@@ -138,26 +128,6 @@ impl World {
         self.sandbox(&["--profile", profile, "--", "bash", "-c", line])
     }
 }
-
-fn chown_all(path: &Path, uid: u32) {
-    let id = Some(nix::unistd::Uid::from_raw(uid));
-    let gid = Some(nix::unistd::Gid::from_raw(uid));
-    nix::unistd::chown(path, id, gid).unwrap();
-    if path.is_dir() {
-        for entry in std::fs::read_dir(path).unwrap() {
-            chown_all(&entry.unwrap().path(), uid);
-        }
-    }
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// The worlds to prove the sandbox in: this user and (when the tests run as root) an unprivileged one, each with
 /// namespaces and with Landlock and seccomp alone.
 fn worlds() -> Vec<World> {

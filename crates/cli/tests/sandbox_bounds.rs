@@ -29,29 +29,18 @@ const BOUND_MESSAGE: &str =
 
 #[path = "../../../tests/support/need.rs"]
 mod need;
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+
+use scratch::is_root;
 #[path = "../../../tests/support/poll.rs"]
 mod poll;
 
 /// What `agent-guard sandbox --probe` reports, when the kernel enforces the sandbox; `None` (after saying the test
 /// is skipped, or failing under `AGENT_GUARD_REQUIRE_SANDBOX=1`) when it does not.
 fn probe() -> Option<String> {
-    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
-    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
-    assert!(probe.status.success(), "{report}");
-    let missing = match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
-        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
-        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
-        None => Some(format!(
-            "`sandbox --probe` printed no `enforcement:` line: {report}"
-        )),
-    };
-    need::SANDBOX.met(missing).then_some(report)
+    need::sandbox_report(BIN)
 }
-
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
 /// Whether a program the test runs inside the sandbox is installed; the test says it is skipped otherwise.
 fn installed(program: &str) -> bool {
     let found = std::env::var_os("PATH")

@@ -13,7 +13,6 @@
     missing_docs
 )]
 
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -24,62 +23,20 @@ const NOBODY: u32 = 65_534;
 
 #[path = "../../../tests/support/need.rs"]
 mod need;
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+
+use scratch::{LOWER, chown_all, is_root, random, text};
 
 /// What `sandbox --probe` says, when the kernel enforces the sandbox.
 fn probe() -> Option<String> {
-    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
-    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
-    let missing = match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
-        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
-        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
-        None => Some(format!(
-            "`sandbox --probe` printed no `enforcement:` line: {report}"
-        )),
-    };
-    need::SANDBOX.met(missing).then_some(report)
+    need::sandbox_report(BIN)
 }
 
 /// Whether the kernel gives the sandbox namespaces (else the tests of the overlay have nothing to test).
 fn namespaces(report: &str) -> bool {
     report.lines().any(|line| line.starts_with("namespaces: yes"))
 }
-
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
-/// `n` random lower-case letters and digits, from the kernel's generator.
-fn random(n: usize) -> String {
-    const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut bytes = vec![0u8; n];
-    std::fs::File::open("/dev/urandom")
-        .unwrap()
-        .read_exact(&mut bytes)
-        .unwrap();
-    bytes
-        .iter()
-        .map(|b| char::from(LOWER[usize::from(*b) % LOWER.len()]))
-        .collect()
-}
-
-fn chown_all(path: &Path, uid: u32) {
-    let id = Some(nix::unistd::Uid::from_raw(uid));
-    nix::unistd::chown(path, id, Some(nix::unistd::Gid::from_raw(uid))).unwrap();
-    if path.is_dir() && !path.is_symlink() {
-        for entry in std::fs::read_dir(path).unwrap() {
-            chown_all(&entry.unwrap().path(), uid);
-        }
-    }
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// A scratch home with a cargo cache holding one extracted crate, cargo's configuration and a program, an npm
 /// cache; two git projects and a directory that is no project beside it.
 struct World {
@@ -99,9 +56,12 @@ impl World {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let home = dir.path().join("home");
-        let krate = home.join(format!(".cargo/registry/src/index-{}/dep-1.0.0", random(8)));
+        let krate = home.join(format!(
+            ".cargo/registry/src/index-{}/dep-1.0.0",
+            random(8, LOWER)
+        ));
         std::fs::create_dir_all(&krate).unwrap();
-        let build_rs = format!("fn main() {{ println!(\"{}\"); }}\n", random(16));
+        let build_rs = format!("fn main() {{ println!(\"{}\"); }}\n", random(16, LOWER));
         std::fs::write(krate.join("build.rs"), &build_rs).unwrap();
         std::fs::write(krate.join(".cargo-ok"), "{\"v\":1}").unwrap();
         std::fs::write(home.join(".cargo/config.toml"), "[build]\n").unwrap();
@@ -186,7 +146,7 @@ fn what_a_command_writes_in_a_cache_stays_with_its_project() {
         return;
     }
     for world in worlds() {
-        let marker = random(20);
+        let marker = random(20, LOWER);
         let index = world.krate.parent().unwrap();
         let planted = index.join("dep-1.0.999");
         let line = format!(
@@ -252,7 +212,7 @@ fn a_directory_that_is_no_project_keeps_its_own_layer() {
     let other = world.loose.parent().unwrap().join("loose-too");
     std::fs::create_dir_all(&other).unwrap();
     let download = world.home.join(".npm/_cacache/content-v2");
-    let marker = random(20);
+    let marker = random(20, LOWER);
     let line = format!(
         "mkdir -p '{d}' && printf '%s' {marker} > '{d}/blob' && cat '{d}/blob'",
         d = download.display()
@@ -276,7 +236,7 @@ fn a_download_into_a_cache_succeeds() {
         return;
     }
     for world in worlds() {
-        let marker = random(20);
+        let marker = random(20, LOWER);
         let crate_file = world.home.join(".cargo/registry/cache/index-x/new-0.1.0.crate");
         let line = format!(
             "mkdir -p '{dir}' && printf '%s' {marker} > '{file}.part' && mv '{file}.part' '{file}' && \

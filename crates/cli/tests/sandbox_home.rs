@@ -12,7 +12,6 @@
     missing_docs
 )]
 
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -23,63 +22,19 @@ const NOBODY: u32 = 65_534;
 
 #[path = "../../../tests/support/need.rs"]
 mod need;
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+
+use scratch::{ALNUM, LOWER, chown_all, is_root, random, text};
 
 fn supported() -> bool {
-    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
-    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
-    let missing = match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
-        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
-        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
-        None => Some(format!(
-            "`sandbox --probe` printed no `enforcement:` line: {report}"
-        )),
-    };
-    need::SANDBOX.met(missing)
+    need::sandbox_report(BIN).is_some()
 }
-
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
-/// `n` random characters of `alphabet`, from the kernel's generator.
-fn random(n: usize, alphabet: &[u8]) -> String {
-    let mut bytes = vec![0u8; n];
-    std::fs::File::open("/dev/urandom")
-        .unwrap()
-        .read_exact(&mut bytes)
-        .unwrap();
-    bytes
-        .iter()
-        .map(|b| char::from(alphabet[usize::from(*b) % alphabet.len()]))
-        .collect()
-}
-
-const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
 
 /// A name made up now: hidden or not, with no word any list of secret places could hold.
 fn made_up_name(hidden: bool) -> String {
     format!("{}{}", if hidden { "." } else { "" }, random(10, LOWER))
 }
-
-fn chown_all(path: &Path, uid: u32) {
-    let id = Some(nix::unistd::Uid::from_raw(uid));
-    nix::unistd::chown(path, id, Some(nix::unistd::Gid::from_raw(uid))).unwrap();
-    if path.is_dir() && !path.is_symlink() {
-        for entry in std::fs::read_dir(path).unwrap() {
-            chown_all(&entry.unwrap().path(), uid);
-        }
-    }
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// A scratch home full of credentials under made-up names, a git project beside it.
 struct World {
     dir: tempfile::TempDir,

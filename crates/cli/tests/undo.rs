@@ -21,16 +21,7 @@ mod need;
 /// Whether `agent-guard sandbox --probe` says the kernel enforces the sandbox (else skipped, or a failure under
 /// `AGENT_GUARD_REQUIRE_SANDBOX=1`).
 fn supported() -> bool {
-    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
-    let report = String::from_utf8_lossy(&probe.stdout).into_owned();
-    let missing = match report.lines().find_map(|line| line.strip_prefix("enforcement: ")) {
-        Some(enforcement) if enforcement.contains("under the kernel sandbox") => None,
-        Some(enforcement) => Some(format!("`sandbox --probe` says enforcement: {enforcement}")),
-        None => Some(format!(
-            "`sandbox --probe` printed no `enforcement:` line: {report}"
-        )),
-    };
-    need::SANDBOX.met(missing)
+    need::sandbox_report(BIN).is_some()
 }
 
 /// A home and a git project with sources, an executable and a link, in a temporary directory.
