@@ -202,18 +202,7 @@ fn the_repository_s_own_rule_does_not_take_a_tool_out_of_the_sandbox() {
 impl Scratch {
     /// Runs git in the project with no configuration of the user's.
     fn git(&self, args: &[&str]) {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(&self.proj)
-            .env("HOME", &self.home)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", hook::text(&out.stderr));
+        hook::git(&self.proj, &self.home, args);
     }
 
     /// Writes the project's `.claude/settings.local.json` as the coding agent does on "don't ask again", git-ignored
