@@ -241,11 +241,7 @@ impl Guard {
         };
         let mut found = Vec::new();
         for write in &analysis.writes {
-            let own = write
-                .command
-                .and_then(|i| analysis.commands.get(i))
-                .is_some_and(|c| c.unconfinable);
-            if !own || write.via == AccessVia::Redirect {
+            if !own_write(analysis, write) {
                 continue;
             }
             let check = sandbox.check(&write.path, agent_tool_traits::Access::Write);
@@ -270,6 +266,16 @@ impl Guard {
         }
         found
     }
+}
+
+/// Whether an unconfinable command's own words name `write` (a mount's source, `cp`'s side here), not a
+/// redirection of the line's.
+fn own_write(analysis: &CommandAnalysis, write: &agent_bash_guard::FileAccess) -> bool {
+    write.via != AccessVia::Redirect
+        && write
+            .command
+            .and_then(|i| analysis.commands.get(i))
+            .is_some_and(|c| c.unconfinable)
 }
 
 /// A protected path in the tree of `directory`, in words; `None` when the walk finds none within its bound.
@@ -316,12 +322,7 @@ fn needs_sandbox(gathered: &Gathered<'_>, analysis: &CommandAnalysis) -> Vec<Str
         }
     }
     for write in &analysis.writes {
-        let own = write
-            .command
-            .and_then(|i| analysis.commands.get(i))
-            .is_some_and(|c| c.unconfinable)
-            && write.via != AccessVia::Redirect;
-        if !own {
+        if !own_write(analysis, write) {
             needs.push(format!("its write to `{}`", write.path));
         }
     }
