@@ -10,6 +10,13 @@
 //!
 //! `--opt VALUE`, `--opt=VALUE` and attached short values (`-vX`, `-oX`) are read the same way; the paths found go
 //! into the command's reads and writes, where the same checks as for every other file apply.
+//!
+//! The options are read here rather than by the reader every other command goes through (crate::options): that
+//! reader follows getopt for all commands alike, taking an option it does not know as a flag, accepting
+//! abbreviations, and giving an attached value as plain text; here an option must be known exactly (these tools
+//! parse with pflag or Go's flag package, which take no abbreviations and read `-flag=value` with one dash), each
+//! value has a kind the reader's syntax cannot hold, and an attached value keeps what the shell does to it
+//! (`--mount=$SRC` is only known at run time).
 
 use crate::analysis::AccessVia;
 use crate::knowledge::Recursion;
