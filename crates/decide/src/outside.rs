@@ -57,19 +57,29 @@ impl Guard {
             verdict.decision == Decision::Allow && verdict.provenance.step == Some(DecidedBy::AllowRule);
         let repository = |rule: &Rule| self.owners.repository(rule.source, rule.file.as_deref());
         // A command the user's rule would take out of the sandbox whose words the analysis does not all
-        // understand: outside, the analysis is the only protection, so the allow cannot be carried out.
-        let confined: Vec<String> = analysis
-            .commands
-            .iter()
-            .filter_map(|command| {
-                let why = command.confined.as_ref()?;
+        // understand, or whose writable mount holds what the sandbox would keep read-only: outside, the analysis
+        // is the only protection, so the allow cannot be carried out.
+        let not_understood = analysis.commands.iter().filter_map(|command| {
+            let why = command.confined.as_ref()?;
+            Some((
+                command,
+                format!("{why} (outside the sandbox every word must be understood)"),
+            ))
+        });
+        let mounts = self
+            .protected_below_own_writes(analysis)
+            .into_iter()
+            .filter_map(|(index, why)| Some((analysis.commands.get(index)?, why)));
+        let confined: Vec<String> = not_understood
+            .chain(mounts)
+            .filter_map(|(command, why)| {
                 let rule = self
                     .policy
                     .command_allow_rule(&fact(command))
                     .filter(|rule| repository(rule).is_none())?;
                 Some(format!(
                     "`{}` is allowed by your rule `{}` and runs only outside a sandbox, but it cannot run outside \
-                     one: {why} (outside the sandbox every word must be understood)",
+                     one: {why}",
                     command.effective().join(" "),
                     rule.text
                 ))
@@ -89,7 +99,6 @@ impl Guard {
             return None;
         }
         let mut needs_sandbox = needs_sandbox(gathered, analysis);
-        needs_sandbox.extend(self.protected_below_own_writes(analysis));
         // Outside the sandbox the line's words expand the caller's whole environment, which the sandbox filters:
         // a variable it would not pass (by its name) may hold a credential under a name no list knows.
         for name in &analysis.environment {
@@ -231,11 +240,12 @@ const MOUNT_WALK_LIMIT: usize = 10_000;
 
 impl Guard {
     /// The directories the unconfinable commands write as a whole (a writable bind mount: `docker run -v .:/w`)
-    /// that hold protected paths (`.git`, `.claude`, a secret file, a protected-path pattern): outside the sandbox
-    /// nothing keeps the container from writing them, where the sandbox would have kept each read-only. A root
-    /// at or below the directory always holds its own; otherwise the tree is walked up to
-    /// [`MOUNT_WALK_LIMIT`] entries (without following symbolic links), and a larger one counts as holding one.
-    fn protected_below_own_writes(&self, analysis: &CommandAnalysis) -> Vec<String> {
+    /// that hold protected paths (`.git`, `.claude`, a secret file, a protected-path pattern), each with the index
+    /// of its command and why: outside the sandbox nothing keeps the container from writing them, where the
+    /// sandbox would have kept each read-only. A root at or below the directory always holds its own; otherwise
+    /// the tree is walked up to [`MOUNT_WALK_LIMIT`] entries (without following symbolic links), and a larger one
+    /// counts as holding one.
+    fn protected_below_own_writes(&self, analysis: &CommandAnalysis) -> Vec<(usize, String)> {
         let Some(sandbox) = &self.sandbox else {
             return Vec::new();
         };
@@ -257,10 +267,14 @@ impl Guard {
             } else {
                 protected_in_tree(sandbox, directory)
             };
-            if let Some(what) = holds {
-                found.push(format!(
-                    "its writable mount of `{}`, which holds {what} that the sandbox would keep read-only",
-                    write.path
+            if let (Some(what), Some(index)) = (holds, write.command) {
+                found.push((
+                    index,
+                    format!(
+                        "its writable mount of `{}` holds {what}, which the sandbox keeps read-only (mount it \
+                         read-only, or a directory without them)",
+                        write.path
+                    ),
                 ));
             }
         }
