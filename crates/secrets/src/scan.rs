@@ -72,24 +72,33 @@ fn compile() -> Result<Compiled, regex::Error> {
         .map(|anchor| anchor.to_ascii_lowercase().into_bytes())
         .collect();
     // The long anchors first, then the short: a pattern id of the short search is counted after the long ones.
-    anchors.sort_by_key(|anchor| (anchor.len() < SHORT, anchor.clone()));
+    anchors.sort_by(|a, b| (a.len() < SHORT).cmp(&(b.len() < SHORT)).then_with(|| a.cmp(b)));
     anchors.dedup();
     let split = anchors
         .iter()
         .position(|anchor| anchor.len() < SHORT)
         .unwrap_or(anchors.len());
-    let holds = |outer: &[u8], inner: &[u8]| outer.windows(inner.len()).any(|window| window == inner);
+    let holds = |outer: &[u8], inner: &[u8]| memchr::memmem::find(outer, inner).is_some();
     // Anchors of which one holds the other (`sk-ant-` holds `sk-`) stand for each other's rules: the search
     // reports one anchor at a place.
+    // Each rule's anchors lowercased once (the hook compiles this table in every process that redacts a row).
+    let lowered: Vec<Vec<Vec<u8>>> = RULES
+        .iter()
+        .map(|rule| {
+            rule.anchors
+                .iter()
+                .map(|anchor| anchor.to_ascii_lowercase().into_bytes())
+                .collect()
+        })
+        .collect();
     let rules_of: Vec<u64> = anchors
         .iter()
         .map(|anchor| {
             let mut mask = 0u64;
-            for (index, rule) in RULES.iter().enumerate() {
-                let lowered = rule.anchors.iter().map(|other| other.to_ascii_lowercase());
-                if lowered
-                    .map(String::into_bytes)
-                    .any(|other| holds(anchor, &other) || holds(&other, anchor))
+            for (index, own) in lowered.iter().enumerate() {
+                if own
+                    .iter()
+                    .any(|other| holds(anchor, other) || holds(other, anchor))
                 {
                     mask |= 1 << index;
                 }
