@@ -86,11 +86,19 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
     // the telemetry sender, which this process does not wait for.
     timer.answer(&answered.output.to_json())?;
     let elapsed = started.elapsed();
+    // The row (its input redacted by the credential scanner) is built only when the log or telemetry keeps it.
+    let db = hook_audit::database_of((&input).into());
+    let telemetry = answered.telemetry.as_ref().filter(|t| t.enabled);
+    if db.is_none() && telemetry.is_none() {
+        return Ok(ExitCode::SUCCESS);
+    }
     let row = answered
         .audit(elapsed)
         .row(&(&input).into(), hook_audit::CHECK_AGENT);
-    hook_audit::record_one((&input).into(), &row, &mut timer);
-    if let Some(settings) = answered.telemetry.as_ref().filter(|t| t.enabled) {
+    if let Some(db) = &db {
+        hook_audit::write_one(db, &row, &mut timer);
+    }
+    if let Some(settings) = telemetry {
         crate::telemetry::hand_off(settings, std::slice::from_ref(&row));
     }
     Ok(ExitCode::SUCCESS)

@@ -198,24 +198,41 @@ pub(crate) fn printed(output: &HookOutput) -> (&str, &str) {
 /// `timer` (past [`WRITE_LIMIT`], one line on stderr and exit code 0), failures reported on stderr. Never changes
 /// the answer.
 pub(crate) fn record_one(call: Call<'_>, row: &AuditRow, timer: &mut HookTimer) {
+    if let Some(db) = database_of(call) {
+        write_one(&db, row, timer);
+    }
+}
+
+/// The audit database a hook process's row for `call` goes to: `None` when the log is off (`AGENT_GUARD_AUDIT=off`)
+/// or the setting cannot be read (reported on stderr), so that a caller builds no row nobody keeps.
+pub(crate) fn database_of(call: Call<'_>) -> Option<AuditDatabase> {
     let setting = match AuditSetting::from_env() {
         Ok(setting) => setting,
-        Err(why) => return report(&why),
+        Err(why) => {
+            report(&why);
+            return None;
+        }
     };
-    let db = match setting.database_to_write(&crate::load::project(Path::new(call.cwd))) {
-        Ok(Some(db)) => db,
-        Ok(None) => return,
-        Err(why) => return report(&why),
-    };
+    match setting.database_to_write(&crate::load::project(Path::new(call.cwd))) {
+        Ok(db) => db,
+        Err(why) => {
+            report(&why);
+            None
+        }
+    }
+}
+
+/// Writes `row` to `db` as [`record_one`] does once it has found the database.
+pub(crate) fn write_one(db: &AuditDatabase, row: &AuditRow, timer: &mut HookTimer) {
     // A SQLite file's row goes to its spool: a line appended, no connection. The writer that makes the spool
     // pass its bound moves it into the database, once in a few thousand calls.
-    match agent_hooks::spool(&db, row) {
+    match agent_hooks::spool(db, row) {
         Ok(Some(size)) if size < agent_hooks::SPOOL_MOVE_BYTES => return,
-        Ok(Some(_)) => return write_rows(&db, &[], timer),
+        Ok(Some(_)) => return write_rows(db, &[], timer),
         Ok(None) => {}
         Err(why) => return report(&why.to_string()),
     }
-    write_rows(&db, std::slice::from_ref(row), timer);
+    write_rows(db, std::slice::from_ref(row), timer);
 }
 
 /// Opens `db` (which moves its spooled rows in) and appends `rows` in one transaction, bounded by `timer`.
