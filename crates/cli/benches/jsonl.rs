@@ -51,8 +51,10 @@ fn corpus(cwd: &Path) -> (String, u64) {
     (text, count)
 }
 
-/// Runs `check --jsonl` on `input` with the audit log as `audit` says; the bytes it answered.
-fn run(input: &str, home: &Path, audit: Option<&str>) -> usize {
+/// Runs `check --jsonl` on `input` with the audit log as `audit` says; the bytes it answered. Every line must be
+/// answered with a decision (one output line per input line, none an error), so that a run that stopped early or
+/// answered errors cannot pass for a fast one.
+fn run(input: &str, home: &Path, audit: Option<&str>, lines: u64) -> usize {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agent-guard"));
     command
         .args(["check", "--jsonl"])
@@ -71,6 +73,20 @@ fn run(input: &str, home: &Path, audit: Option<&str>) -> usize {
     let output = child.wait_with_output().unwrap();
     writer.join().unwrap();
     assert!(output.status.success());
+    let answers = output
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty());
+    let mut count = 0_u64;
+    for answer in answers {
+        assert!(
+            answer.starts_with(br#"{"hookSpecificOutput":"#),
+            "not a decision: {}",
+            String::from_utf8_lossy(answer)
+        );
+        count += 1;
+    }
+    assert_eq!(count, lines, "one decision per line");
     output.stdout.len()
 }
 
@@ -89,11 +105,11 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("check_jsonl_process");
     group.throughput(Throughput::Elements(lines));
     group.bench_function("audit_off", |b| {
-        b.iter(|| std::hint::black_box(run(&input, &home, Some("off"))))
+        b.iter(|| std::hint::black_box(run(&input, &home, Some("off"), lines)))
     });
     // The project's own audit log, `.agent-guard/audit.db`, growing by the corpus on every run.
     group.bench_function("audit_on", |b| {
-        b.iter(|| std::hint::black_box(run(&input, &home, None)))
+        b.iter(|| std::hint::black_box(run(&input, &home, None, lines)))
     });
     group.finish();
 }
