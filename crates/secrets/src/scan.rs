@@ -78,34 +78,41 @@ fn compile() -> Result<Compiled, regex::Error> {
         .iter()
         .position(|anchor| anchor.len() < SHORT)
         .unwrap_or(anchors.len());
-    let holds = |outer: &[u8], inner: &[u8]| memchr::memmem::find(outer, inner).is_some();
+    // The rules each anchor is written in.
+    let mut own: Vec<u64> = vec![0; anchors.len()];
+    for (index, rule) in RULES.iter().enumerate() {
+        for anchor in rule.anchors {
+            let lowered = anchor.to_ascii_lowercase();
+            if let Ok(at) = anchors.binary_search_by(|a| {
+                (a.len() < SHORT)
+                    .cmp(&(lowered.len() < SHORT))
+                    .then_with(|| a.as_slice().cmp(lowered.as_bytes()))
+            }) && let Some(mask) = own.get_mut(at)
+            {
+                *mask |= 1 << index;
+            }
+        }
+    }
     // Anchors of which one holds the other (`sk-ant-` holds `sk-`) stand for each other's rules: the search
-    // reports one anchor at a place.
-    // Each rule's anchors lowercased once (the hook compiles this table in every process that redacts a row).
-    let lowered: Vec<Vec<Vec<u8>>> = RULES
-        .iter()
-        .map(|rule| {
-            rule.anchors
-                .iter()
-                .map(|anchor| anchor.to_ascii_lowercase().into_bytes())
-                .collect()
-        })
-        .collect();
-    let rules_of: Vec<u64> = anchors
-        .iter()
-        .map(|anchor| {
-            let mut mask = 0u64;
-            for (index, own) in lowered.iter().enumerate() {
-                if own
-                    .iter()
-                    .any(|other| holds(anchor, other) || holds(other, anchor))
-                {
-                    mask |= 1 << index;
+    // reports one anchor at a place. Each pair of distinct anchors is compared once (the hook compiles this table
+    // in every process that redacts a row).
+    let holds = |outer: &[u8], inner: &[u8]| {
+        inner.len() <= outer.len() && memchr::memmem::find(outer, inner).is_some()
+    };
+    let mut rules_of = own.clone();
+    for (i, a) in anchors.iter().enumerate() {
+        for (j, b) in anchors.iter().enumerate().skip(i + 1) {
+            if holds(a, b) || holds(b, a) {
+                let (mine, theirs) = (own.get(i).copied().unwrap_or(0), own.get(j).copied().unwrap_or(0));
+                if let Some(mask) = rules_of.get_mut(i) {
+                    *mask |= theirs;
+                }
+                if let Some(mask) = rules_of.get_mut(j) {
+                    *mask |= mine;
                 }
             }
-            mask
-        })
-        .collect();
+        }
+    }
     let block = anchors.iter().position(|anchor| anchor == b"-----begin");
     let longest = anchors.iter().map(Vec::len).max().unwrap_or(0);
     let searcher = |patterns: &[Vec<u8>]| {
@@ -451,6 +458,36 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rules of each anchor, as compiled, are the rules with an anchor that holds it or that it holds
+    /// (compared in lower case), its own included.
+    #[test]
+    fn each_anchor_stands_for_the_rules_of_the_anchors_it_holds_or_is_held_by() {
+        let compiled = compile().unwrap();
+        let mut anchors: Vec<Vec<u8>> = RULES
+            .iter()
+            .flat_map(|rule| rule.anchors.iter())
+            .map(|anchor| anchor.to_ascii_lowercase().into_bytes())
+            .collect();
+        anchors.sort_by_key(|anchor| (anchor.len() < SHORT, anchor.clone()));
+        anchors.dedup();
+        assert_eq!(compiled.rules_of.len(), anchors.len());
+        let holds = |outer: &[u8], inner: &[u8]| outer.windows(inner.len()).any(|window| window == inner);
+        for (anchor, compiled) in anchors.iter().zip(&compiled.rules_of) {
+            let mut mask = 0u64;
+            for (index, rule) in RULES.iter().enumerate() {
+                if rule
+                    .anchors
+                    .iter()
+                    .map(|other| other.to_ascii_lowercase().into_bytes())
+                    .any(|other| holds(anchor, &other) || holds(&other, anchor))
+                {
+                    mask |= 1 << index;
+                }
+            }
+            assert_eq!(*compiled, mask, "{}", String::from_utf8_lossy(anchor));
+        }
+    }
 
     #[test]
     fn every_rule_compiles() {
