@@ -481,30 +481,41 @@ fn settings_deny(why: &str) -> Verdict {
 /// place and the exit code is 1. The lines are decided in batches: each batch is one line, waited for, and every
 /// further line already read (up to [`MAX_BATCH`]), so a caller that writes a line and waits for its answer gets it,
 /// and a stream of lines is handed to agent-decide's bounded entry a batch at a time instead of a line at a time.
-/// A batch's answers are written (and its audit rows handed over) by a thread of their own, so that this thread
-/// reads and decides the next batch meanwhile.
+/// Three threads pass the batches on in order: one reads and parses the lines ([`read_lines`]), this one finds each
+/// line's guard and has the batch decided, and one turns the decisions into answers, writes them and hands their
+/// audit rows over ([`write_answers`]); so the next batch is read and the last one answered while one is decided.
 fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     let mut guards = Guards::new(args)?;
-    let stdin = std::io::stdin();
-    let mut reader = BufReader::with_capacity(BATCH_BUFFER, stdin.lock());
     let mut failed = false;
-    let mut number = 0_usize;
-    let (batches, writing) = std::sync::mpsc::sync_channel::<AnsweredBatch>(BATCHES_WAITING);
+    let (parsed, lines) = std::sync::mpsc::sync_channel::<ParsedBatch>(BATCHES_WAITING);
+    std::thread::Builder::new()
+        .name("jsonl-lines".to_owned())
+        .spawn(move || read_lines(&parsed))
+        .context("cannot start the thread that reads the lines")?;
+    let (batches, writing) = std::sync::mpsc::sync_channel::<DecidedBatch>(BATCHES_WAITING);
+    let settings = guards.settings_files().to_vec();
     let writer = std::thread::Builder::new()
         .name("jsonl-answers".to_owned())
-        .spawn(move || write_answers(&writing))
+        .spawn(move || write_answers(&writing, &settings, explain))
         .context("cannot start the thread that writes the answers")?;
-    loop {
-        let batch = next_batch(&mut reader, &mut number)?;
-        if batch.is_empty() {
-            break;
-        }
+    let mut unread = None;
+    // The reader ends the channel at the end of the input.
+    for batch in lines {
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(e) => {
+                unread = Some(e);
+                break;
+            }
+        };
         let started = Instant::now();
-        let answers = answer_batch(&mut guards, batch, explain);
+        let decided = decide_batch(&mut guards, batch);
         let elapsed = started.elapsed();
-        failed |= answers.iter().any(Result::is_err);
+        failed |= decided
+            .iter()
+            .any(|line| matches!(line, Pending::Answered(Err(_))));
         // The writer ends early only when it cannot write: its error is the run's.
-        if batches.send((answers, elapsed)).is_err() {
+        if batches.send((decided, elapsed)).is_err() {
             break;
         }
     }
@@ -513,6 +524,10 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
         Ok(written) => written?,
         Err(_) => bail!("the thread that writes the answers failed"),
     }
+    // The answers to the lines before a read error are written first; the error is then the run's.
+    if let Some(e) = unread {
+        return Err(e);
+    }
     Ok(if failed {
         ExitCode::FAILURE
     } else {
@@ -520,21 +535,75 @@ fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     })
 }
 
-/// One batch's answers, and how long deciding it took.
-type AnsweredBatch = (Vec<Result<(HookInput, Answered), String>>, Duration);
+/// One batch of lines, each parsed (an input, or the error line that answers it), or the error that ended reading.
+type ParsedBatch = Result<Vec<Parsed>>;
 
-/// How many decided batches may wait for their answers to be written before the next one waits for the writer.
+/// One line of `--jsonl` input, parsed: its input, or the error that says why it is not one (`line N: …`).
+type Parsed = Result<HookInput, String>;
+
+/// One batch's lines with their decisions, and how long deciding it took.
+type DecidedBatch = (Vec<Pending>, Duration);
+
+/// One batch's answers.
+type Answers = Vec<Result<(HookInput, Answered), String>>;
+
+/// How many batches may wait between two of `--jsonl`'s threads before the one that hands them on waits.
 const BATCHES_WAITING: usize = 2;
 
-/// `--jsonl`'s writer: each batch's answers in order, flushed, then its rows handed to the audit log's writing
-/// thread and to the telemetry sender (one for the run); the log and the sender finish when the batches end.
-fn write_answers(batches: &std::sync::mpsc::Receiver<AnsweredBatch>) -> Result<()> {
+/// `--jsonl`'s reader: the batches of stdin ([`next_batch`]), each line parsed, until the end of the input or an
+/// error reading it (sent as the last batch).
+fn read_lines(parsed: &std::sync::mpsc::SyncSender<ParsedBatch>) {
+    let stdin = std::io::stdin();
+    let mut reader = BufReader::with_capacity(BATCH_BUFFER, stdin.lock());
+    let mut number = 0_usize;
+    loop {
+        let batch = match next_batch(&mut reader, &mut number) {
+            Ok(batch) if batch.is_empty() => return,
+            Ok(batch) => Ok(batch
+                .into_iter()
+                .map(|(number, line)| parse_numbered(number, line))
+                .collect()),
+            Err(e) => Err(e),
+        };
+        let last = batch.is_err();
+        if parsed.send(batch).is_err() || last {
+            return;
+        }
+    }
+}
+
+/// Line `number` of the input parsed: an empty line gets its error too, so that output line N answers input
+/// line N.
+fn parse_numbered(number: usize, line: Line) -> Parsed {
+    let input = match line {
+        Line::Text(text) if text.trim().is_empty() => {
+            Err(anyhow::anyhow!("invalid hook input: the line is empty"))
+        }
+        Line::Text(text) => parse_line(&text),
+        Line::TooLong => Err(anyhow::anyhow!(
+            "invalid hook input: longer than {} MiB",
+            MAX_INPUT >> 20
+        )),
+        Line::NotUtf8(at) => Err(anyhow::anyhow!("invalid hook input: not UTF-8 text (byte {at})")),
+    };
+    input.map_err(|e| format!("line {number}: {e:#}"))
+}
+
+/// `--jsonl`'s writer: each batch's answers ([`answers`]) in order, flushed, then its rows handed to the audit
+/// log's writing thread and to the telemetry sender (one for the run); the log and the sender finish when the
+/// batches end.
+fn write_answers(
+    batches: &std::sync::mpsc::Receiver<DecidedBatch>,
+    settings: &[PathBuf],
+    explain: bool,
+) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut log = BatchLog::new();
     let mut sender = crate::telemetry::Sender::default();
     let mut written = Ok(());
-    for (answers, elapsed) in batches {
+    for (decided, elapsed) in batches {
+        let answers = answers(decided, settings, explain);
         written = write_batch(&mut out, &answers);
         if written.is_err() {
             break;
@@ -592,7 +661,7 @@ fn next_batch<R: Read>(reader: &mut BufReader<R>, number: &mut usize) -> Result<
     Ok(batch)
 }
 
-/// What one line of a batch becomes before its decision.
+/// What one line of a batch becomes once the batch is decided.
 #[expect(
     clippy::large_enum_variant,
     reason = "one per line of a batch, moved once into the answers: boxing would cost an allocation per line"
@@ -600,37 +669,23 @@ fn next_batch<R: Read>(reader: &mut BufReader<R>, number: &mut usize) -> Result<
 enum Pending {
     /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded.
     Answered(Result<(HookInput, Answered), String>),
-    /// Decided by the next decision of the batch, with this guard.
+    /// To be decided by the next decision of the batch, with this guard.
     Deciding(HookInput, Arc<Guard>),
+    /// Decided with this guard.
+    Decided(HookInput, Arc<Guard>, Decided),
 }
 
-/// The answer to each line of `batch`, in order: its input and answer, or the error that says why it is not an
-/// input. The inputs are decided as [`decide_hook_input`] decides one, through agent-decide's bounded entry,
-/// together.
-fn answer_batch(
-    guards: &mut Guards<'_>,
-    batch: Vec<(usize, Line)>,
-    explain: bool,
-) -> Vec<Result<(HookInput, Answered), String>> {
+/// Each line of `batch` in order with its decision, or its answer where it has no decision (not an input, or its
+/// settings cannot be loaded). The inputs are decided as [`decide_hook_input`] decides one, through agent-decide's
+/// bounded entry, together.
+fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> Vec<Pending> {
     let mut requests = Vec::with_capacity(batch.len());
     let mut pending = Vec::with_capacity(batch.len());
-    for (number, line) in batch {
-        let input = match line {
-            // An empty line gets its error line too, so that output line N answers input line N.
-            Line::Text(text) if text.trim().is_empty() => {
-                Err(anyhow::anyhow!("invalid hook input: the line is empty"))
-            }
-            Line::Text(text) => parse_line(&text),
-            Line::TooLong => Err(anyhow::anyhow!(
-                "invalid hook input: longer than {} MiB",
-                MAX_INPUT >> 20
-            )),
-            Line::NotUtf8(at) => Err(anyhow::anyhow!("invalid hook input: not UTF-8 text (byte {at})")),
-        };
+    for input in batch {
         let input = match input {
             Ok(input) => input,
             Err(e) => {
-                pending.push(Pending::Answered(Err(format!("line {number}: {e:#}"))));
+                pending.push(Pending::Answered(Err(e)));
                 continue;
             }
         };
@@ -648,16 +703,35 @@ fn answer_batch(
     }
     let bound = DecisionBound::from_env();
     let mut decisions = bound.decide_in_order(requests).into_iter();
-    let settings = guards.settings_files();
     pending
         .into_iter()
         .map(|line| match line {
-            Pending::Answered(answer) => answer,
             Pending::Deciding(input, guard) => {
                 // The bounded entry answers every request; were one missing, it would not be allowed.
                 let decided = decisions
                     .next()
                     .unwrap_or_else(|| bound.past_the_bound(&input.tool_name));
+                Pending::Decided(input, guard, decided)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// The answer to each line of a decided batch, in order: its input and answer, or the error that says why it is
+/// not an input.
+fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool) -> Answers {
+    decided
+        .into_iter()
+        .map(|line| match line {
+            Pending::Answered(answer) => answer,
+            // Every line is decided before its batch is answered ([`decide_batch`]); were one not, it is not allowed.
+            Pending::Deciding(input, guard) => {
+                let decided = DecisionBound::from_env().past_the_bound(&input.tool_name);
+                let answered = Answered::decided(output(&input, &decided, settings, None), &decided, &guard);
+                Ok((input, answered))
+            }
+            Pending::Decided(input, guard, decided) => {
                 if explain {
                     eprintln!("{}", crate::explain::render_text(&input, &decided));
                 }
