@@ -167,7 +167,10 @@ impl DecisionBound {
     /// one per core at most.
     fn hand_over(self, requests: &Arc<[DecisionRequest]>, first: usize) -> Vec<Arc<Batch>> {
         let left = requests.len().saturating_sub(first);
-        let count = cores().min(left.div_ceil(MIN_BATCH)).max(1);
+        let count = cores()
+            .saturating_mul(BATCHES_PER_CORE)
+            .min(left.div_ceil(MIN_BATCH))
+            .max(1);
         let size = left.div_ceil(count).max(1);
         (first..requests.len())
             .step_by(size)
@@ -307,6 +310,14 @@ type Job = Box<dyn FnOnce() + Send>;
 /// The fewest requests [`DecisionBound::decide_in_order`] hands to a worker of their own: fewer are decided sooner
 /// by one worker than handed to two.
 const MIN_BATCH: usize = 16;
+
+/// How many batches [`DecisionBound::decide_in_order`] makes per core (each on a worker of its own). Decisions
+/// differ in cost by two orders of magnitude (a glob over `/etc/*` checks every match as a path), so with one batch
+/// per core the core that finished its batch first waited for the other; with more, the scheduler gives it the
+/// batches still running. A request's bound stays wall time from the end of the decision before it in its batch:
+/// with more workers than cores it includes waiting for a core, as it always did on a machine busy with other work
+/// (a decision takes micro- to milliseconds, the bound seconds).
+const BATCHES_PER_CORE: usize = 4;
 
 /// How many threads can run at once here, read once (it reads the cgroup's limits).
 fn cores() -> usize {
