@@ -85,8 +85,8 @@ pub(crate) struct NamespaceSetup {
 pub(crate) struct Confine {
     pub(crate) namespaces: Option<NamespaceSetup>,
     pub(crate) ruleset: OwnedFd,
-    /// Filters installed in order; the strictest answer of all of them holds.
-    pub(crate) seccomp: Vec<BpfProgram>,
+    /// The seccomp filter.
+    pub(crate) seccomp: BpfProgram,
     pub(crate) cap_last: libc::c_ulong,
 }
 
@@ -263,9 +263,7 @@ fn confine_command(confine: &Confine) -> io::Result<()> {
     {
         return Err(fail(b"enforce the Landlock ruleset"));
     }
-    for filter in &confine.seccomp {
-        seccompiler::apply_filter(filter).map_err(|_| fail(b"install the seccomp filter"))?;
-    }
+    seccompiler::apply_filter(&confine.seccomp).map_err(|_| fail(b"install the seccomp filter"))?;
     Ok(())
 }
 

@@ -227,10 +227,7 @@ impl Prepared {
             rights: tmp_rights,
         });
         let ruleset = crate::ruleset::build(&grants, network.tcp, launch.support)?;
-        let seccomp = vec![
-            crate::seccomp::build(sockets, !writes)?,
-            crate::seccomp::no_clone3()?,
-        ];
+        let seccomp = crate::seccomp::build(sockets, !writes)?;
 
         // `/tmp` becomes the private directory where nothing the command needs lies beneath `/tmp`.
         let tmp_is_free = !plan
