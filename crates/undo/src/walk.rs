@@ -34,6 +34,9 @@ pub(crate) struct Rules {
     files: BTreeMap<PathBuf, Vec<u8>>,
     /// Whether the rules were captured: a walk then reads no rule from the disk.
     frozen: bool,
+    /// `own` compiled by the first walk for its work tree (case-folded patterns: a regular expression set whose
+    /// compilation is most of the walk of a small tree), kept for the walk after the run.
+    own_matcher: Option<Arc<Gitignore>>,
 }
 
 impl Rules {
@@ -46,6 +49,7 @@ impl Rules {
                 .unwrap_or_default(),
             files: BTreeMap::new(),
             frozen: false,
+            own_matcher: None,
         }
     }
 
@@ -103,12 +107,18 @@ fn matcher(dir: &Path, text: &[u8]) -> Option<Gitignore> {
 /// that name (a worktree's or submodule's pointer), is never entered or listed; a nested repository's other
 /// files are. A directory that cannot be read is left out.
 pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<(PathBuf, Option<Stat>)> {
-    let own = {
-        let mut builder = GitignoreBuilder::new(work_tree);
-        for line in &rules.own {
-            let _skipped = builder.add_line(None, line);
+    let own = match &rules.own_matcher {
+        // A matcher is relative to the directory it was built for.
+        Some(own) if own.path() == work_tree => Some(Arc::clone(own)),
+        _ => {
+            let mut builder = GitignoreBuilder::new(work_tree);
+            for line in &rules.own {
+                let _skipped = builder.add_line(None, line);
+            }
+            let own = builder.build().ok().map(Arc::new);
+            rules.own_matcher.clone_from(&own);
+            own
         }
-        builder.build().ok()
     };
     let exclude = matcher(work_tree, &rules.exclude);
     let source = if rules.frozen {
@@ -131,7 +141,7 @@ pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<(Pa
     }
     let walker = Walker {
         work_tree,
-        own: own.as_ref(),
+        own: own.as_deref(),
         exclude: exclude.as_ref(),
         source: &source,
     };
