@@ -99,11 +99,26 @@ pub trait OutputFilter: Sync {
     /// # Errors
     /// A failed read or write; the pump stops, and the command meets a closed pipe as it would at a closed reader.
     fn pump(&self, from: OwnedFd, to: &mut dyn Write) -> std::io::Result<()>;
+
+    /// Passes the command's `stdout` and `stderr` (two pipes), each as [`pump`](Self::pump) passes it, on to this
+    /// process's stdout and stderr, until both pipes end. A failed read or write stops that stream alone. The
+    /// default pumps `stderr` on a thread of its own; a filter that waits for both pipes at once pumps them on
+    /// the calling thread.
+    fn pump_both(&self, stdout: OwnedFd, stderr: OwnedFd) {
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _pumped = self.pump(stderr, &mut std::io::stderr());
+            });
+            let _pumped = self.pump(stdout, &mut std::io::stdout());
+        });
+    }
 }
 
 /// [`run`], with the command's stdout and stderr passed through `output` when one is given: each stream on a pipe
-/// of its own, pumped by a thread of its own, so that neither waits for the other and nothing is buffered beyond
-/// what the filter holds. The exit status and signals are those of [`run`].
+/// of its own, both pumped by [`OutputFilter::pump_both`], so that nothing is buffered beyond what the filter
+/// holds. With namespaces they are pumped on this thread before the command is waited for (every process that
+/// holds the pipes is in the namespaces, which end with their first process), without them on a thread of their
+/// own while this one waits. The exit status and signals are those of [`run`].
 ///
 /// # Errors
 /// The errors of [`run`].
@@ -153,17 +168,21 @@ pub fn run_filtered(
     }
     prepared.echo_network_refusals(Box::new(std::io::stderr()));
     forward_signals();
-    let mut pumps = Vec::new();
+    let mut pumps = None;
     let status = if prepared.starts_itself() {
         // With namespaces this process makes their process 1 itself.
         prepared.start(argv, output.is_some()).and_then(|mut started| {
-            if let Some(filter) = output {
-                pumps = start_pumps(filter, started.stdout.take(), started.stderr.take());
-            }
             COMMAND_GROUP.store(started.init.as_raw(), Ordering::SeqCst);
             if CAUGHT.load(Ordering::SeqCst) != 0 {
                 // Told to stop before the command's group was known.
                 let _killed = nix::sys::signal::kill(started.init, nix::sys::signal::Signal::SIGKILL);
+            }
+            if let (Some(filter), Some(stdout), Some(stderr)) =
+                (output, started.stdout.take(), started.stderr.take())
+            {
+                // Both pipes end by the time the namespace's first process has ended, at the latest: this
+                // process closed its ends, and every other process holding them is in the namespaces.
+                filter.pump_both(stdout, stderr);
             }
             started.wait()
         })
@@ -176,12 +195,12 @@ pub fn run_filtered(
             command.stderr(std::process::Stdio::piped());
         }
         command.spawn().and_then(|mut child| {
-            if let Some(filter) = output {
-                pumps = start_pumps(
-                    filter,
-                    child.stdout.take().map(OwnedFd::from),
-                    child.stderr.take().map(OwnedFd::from),
-                );
+            if let (Some(filter), Some(stdout), Some(stderr)) =
+                (output, child.stdout.take(), child.stderr.take())
+            {
+                // A process the command left behind may hold the pipes past its end, until it is killed below.
+                let (stdout, stderr) = (OwnedFd::from(stdout), OwnedFd::from(stderr));
+                pumps = Some(std::thread::spawn(move || filter.pump_both(stdout, stderr)));
             }
             COMMAND_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
             if CAUGHT.load(Ordering::SeqCst) != 0 {
@@ -200,9 +219,9 @@ pub fn run_filtered(
     if !namespaces {
         kill_descendants();
     }
-    // Every process that held the pipes has ended, so each pump meets the end of its stream.
-    for pump in pumps {
-        let _pumped = pump.join();
+    // Every process that held the pipes has ended, so the pump meets the end of both streams.
+    if let Some(pumps) = pumps {
+        let _pumped = pumps.join();
     }
     if let Some(bound) = prepared.bound_passed(status) {
         eprintln!("{bound}");
@@ -239,26 +258,6 @@ pub fn run_filtered(
         }
     }
     Ok((code, removed))
-}
-
-/// Starts a thread per output stream of the command that passes it through `filter` to this process's own.
-fn start_pumps(
-    filter: &'static dyn OutputFilter,
-    stdout: Option<OwnedFd>,
-    stderr: Option<OwnedFd>,
-) -> Vec<std::thread::JoinHandle<()>> {
-    let mut pumps = Vec::with_capacity(2);
-    if let Some(stdout) = stdout {
-        pumps.push(std::thread::spawn(move || {
-            let _pumped = filter.pump(stdout, &mut std::io::stdout());
-        }));
-    }
-    if let Some(stderr) = stderr {
-        pumps.push(std::thread::spawn(move || {
-            let _pumped = filter.pump(stderr, &mut std::io::stderr());
-        }));
-    }
-    pumps
 }
 
 /// How many processes `agent-guard sandbox` lets a command have at once.
