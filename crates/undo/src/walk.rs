@@ -178,15 +178,23 @@ struct Walker<'a> {
 impl Walker<'_> {
     /// Walks from `first` on a few threads (the `lstat` of each file is most of a snapshot's time when nothing
     /// changed, and the directories are independent): each takes a directory, lists it, and puts its
-    /// subdirectories back for any thread to take.
+    /// subdirectories back for any thread to take. The calling thread walks alone while there is one directory
+    /// at a time to walk (a tree without subdirectories starts no thread); the others start once there are two.
     fn run(&self, first: Job) -> Vec<(PathBuf, Option<Stat>)> {
+        let mut alone = Vec::new();
+        let mut jobs = vec![first];
+        while jobs.len() == 1 {
+            if let Some(job) = jobs.pop() {
+                jobs = self.visit(job, &mut alone);
+            }
+        }
+        if jobs.is_empty() {
+            return alone;
+        }
         let threads = std::thread::available_parallelism()
             .map_or(1, std::num::NonZero::get)
             .clamp(1, MAX_THREADS);
-        let queue = Mutex::new(Queue {
-            jobs: vec![first],
-            busy: 0,
-        });
+        let queue = Mutex::new(Queue { jobs, busy: 0 });
         let changed = Condvar::new();
         let work = || {
             let mut out = Vec::new();
@@ -218,7 +226,8 @@ impl Walker<'_> {
         };
         std::thread::scope(|scope| {
             let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-            let mut found = work();
+            let mut found = alone;
+            found.extend(work());
             for helper in helpers {
                 if let Ok(more) = helper.join() {
                     found.extend(more);
