@@ -241,21 +241,27 @@ fn report(contenders: &[Contender], runs: usize) {
             ms(above)
         );
     }
-    // Builds compared with the first one, round by round.
-    let guards = others.len().saturating_sub(2);
-    if let Some((first, later)) = others.get(..guards).and_then(<[Contender]>::split_first) {
-        for contender in later {
+    // Builds compared round by round with the one before them, and with the first.
+    let guards = others.get(..others.len().saturating_sub(2)).unwrap_or_default();
+    for (index, contender) in guards.iter().enumerate().skip(1) {
+        let earlier = [index - 1, 0];
+        for before in guards
+            .iter()
+            .take(index)
+            .enumerate()
+            .filter(|(i, _)| earlier.contains(i))
+        {
             let differences: Vec<f64> = contender
                 .times
                 .iter()
-                .zip(&first.times)
+                .zip(&before.1.times)
                 .map(|(time, base)| (time.as_secs_f64() - base.as_secs_f64()) * 1000.0)
                 .collect();
             let faster = differences.iter().filter(|d| **d < 0.0).count();
             println!(
                 "`{}` against `{}`, paired: median difference {:+.2} ms, faster in {faster} of {} rounds",
                 contender.name,
-                first.name,
+                before.1.name,
                 median_f64(&differences),
                 differences.len()
             );
