@@ -149,7 +149,8 @@ impl Guard {
     }
 
     /// The hosts `analysis` names that the proxy of its sandbox must let through beyond `agentGuard.network`: each
-    /// one a `WebFetch(domain:…)` allow rule allows, and, when a rule, a hook or the user allowed this line (or
+    /// one a `WebFetch(domain:…)` allow rule allows, each service on this machine a command names that the user's
+    /// own rule allows on its own ([`Guard::users_command_rule`]), and, when a rule, a hook or the user allowed this line (or
     /// will, after its ask), every one it names or its git commands reach by their configuration (`remote_hosts`
     /// of `git push`), a service on this machine with its port (`localhost:3000`) among
     /// them. A host a deny or ask rule or a deny pattern names never is, nor an address that is not this machine's
@@ -162,30 +163,65 @@ impl Guard {
     ) -> Vec<String> {
         let deliberate = deliberate(verdict);
         let mut domains: Vec<String> = Vec::new();
-        let named = analysis
-            .commands
-            .iter()
-            .flat_map(|command| match &command.effect {
+        let named = analysis.commands.iter().flat_map(|command| {
+            let hosts = match &command.effect {
                 agent_bash_guard::Effect::Network { hosts } => hosts.as_slice(),
                 _ => &[],
-            });
-        for host in named.chain(remote_hosts) {
+            };
+            let ruled = !hosts.is_empty() && self.users_command_rule(command).is_some();
+            hosts
+                .iter()
+                .map(move |host| (host, ruled && agent_bash_guard::is_loopback(host)))
+        });
+        for (host, ruled) in named.chain(remote_hosts.iter().map(|host| (host, false))) {
             let listed = !matches!(
                 self.network.verdict(host, 443),
                 agent_os_sandbox::DomainVerdict::NotListed
             );
-            let refused = self.policy.host_rule(Decision::Deny, host).is_some()
-                || self.policy.host_rule(Decision::Ask, host).is_some();
-            let granted = deliberate || self.policy.host_rule(Decision::Allow, host).is_some();
-            // What the proxy can be told to let through: a host name, or a service on this machine with its
-            // port. An address elsewhere is reached by name only, and is refused at run time.
-            let grantable = host.parse::<DomainPattern>().is_ok()
-                || host.parse::<agent_os_sandbox::LoopbackGrant>().is_ok();
-            if !listed && !refused && granted && grantable && !domains.contains(host) {
+            let granted = deliberate || ruled || self.policy.host_rule(Decision::Allow, host).is_some();
+            if !listed && granted && self.grantable(host) && !domains.contains(host) {
                 domains.push(host.clone());
             }
         }
         domains
+    }
+
+    /// Whether the sandbox's proxy may be told to let `host` through when somebody allowed it: no deny or ask
+    /// rule names it, and it is a host name or a service on this machine with its port (an address elsewhere is
+    /// reached by name only, and is refused at run time).
+    pub(crate) fn grantable(&self, host: &str) -> bool {
+        !self.host_refused(host)
+            && (host.parse::<DomainPattern>().is_ok()
+                || host.parse::<agent_os_sandbox::LoopbackGrant>().is_ok())
+    }
+
+    /// Whether a deny or ask rule names `host`, or the host of `host:port` (`WebFetch(domain:localhost)` refuses
+    /// `localhost:3000`: a rule on a host holds at every port).
+    pub(crate) fn host_refused(&self, host: &str) -> bool {
+        let name = host_without_port(host);
+        [host, name].into_iter().any(|host| {
+            self.policy.host_rule(Decision::Deny, host).is_some()
+                || self.policy.host_rule(Decision::Ask, host).is_some()
+        })
+    }
+
+    /// The user's allow rule that names `command` on its own (`Bash(curl:*)` for `curl localhost:3000/health`),
+    /// unless it is the repository's (owners.rs), which may only tighten the sandbox. Under it the services on
+    /// this machine the command names (`localhost:3000`) are the user's choice as much as when the rule allows the
+    /// whole line: the proxy lets them through, whatever else of the line the sandbox contains (`curl
+    /// localhost:3000/api | python3 -m json.tool`). A domain elsewhere is not: the proxy would let the line's other
+    /// commands, which nobody allowed by name, send there too.
+    pub(crate) fn users_command_rule(
+        &self,
+        command: &agent_bash_guard::SubCommand,
+    ) -> Option<&agent_rules::Rule> {
+        self.policy
+            .command_allow_rule(&crate::outside::fact(command))
+            .filter(|rule| {
+                self.owners
+                    .repository(rule.source, rule.file.as_deref())
+                    .is_none()
+            })
     }
 
     /// The domains the proxy of a line with the network lets through in a session that has read untrusted
@@ -335,6 +371,21 @@ impl Guard {
     }
 }
 
+/// The host of `host:port` (`localhost` of `localhost:3000`, `::1` of `[::1]:3000`); any other text as it is.
+fn host_without_port(host: &str) -> &str {
+    if let Some(bracketed) = host.strip_prefix('[') {
+        return bracketed.split_once(']').map_or(host, |(name, _)| name);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if !name.contains(':') && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
 /// Whether somebody chose to allow this very line: a rule that names it, a hook's allow, the user's answer (or,
 /// for an ask, the answer to come). A mode, the defaults and a contained allow are nobody's choice of the line.
 pub(crate) fn deliberate(verdict: &Verdict) -> bool {
@@ -408,6 +459,21 @@ mod tests {
     use super::*;
     use crate::guard::GuardOptions;
     use crate::test_guard::Project;
+
+    #[test]
+    fn a_host_with_a_port_is_named_by_its_host() {
+        for (host, name) in [
+            ("localhost:3000", "localhost"),
+            ("127.0.0.1:8080", "127.0.0.1"),
+            ("[::1]:3000", "::1"),
+            ("example.com", "example.com"),
+            ("::1", "::1"),
+            ("host:", "host:"),
+            ("host:3a", "host:3a"),
+        ] {
+            assert_eq!(host_without_port(host), name, "{host}");
+        }
+    }
 
     /// The confinement and decision of `command` under `settings`.
     fn confined(settings: &str, command: &str) -> (Decision, Option<Confinement>, String) {

@@ -188,7 +188,21 @@ impl Guard {
             match &command.effect {
                 Effect::Local => {}
                 Effect::Network { hosts } => {
+                    let ruled = self.users_command_rule(command);
                     for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
+                        // A service on this machine the user's rule lets the command reach: only a loopback
+                        // host, since the proxy lets it through for the whole line, whose other commands the
+                        // user did not allow by name (a domain on the internet would be a way out for them).
+                        if let Some(rule) =
+                            ruled.filter(|_| agent_bash_guard::is_loopback(host) && self.grantable(host))
+                        {
+                            judgement.contains(&format!(
+                                "`{shown}` reaches `{host}` under your rule `{}`, and the sandbox's proxy lets that \
+                                 host through alone",
+                                rule.text
+                            ));
+                            continue;
+                        }
                         if agent_bash_guard::is_loopback(host) {
                             judgement.uncontained.push(format!(
                                 "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
@@ -374,9 +388,7 @@ impl Guard {
     /// Whether the sandbox's proxy lets the line reach `host`: a domain of `agentGuard.network` (the registries
     /// and the user's patterns) or of a `WebFetch(domain:…)` allow rule, and of no deny or ask rule or deny pattern.
     pub(crate) fn domain_allowed(&self, host: &str) -> bool {
-        if self.policy.host_rule(Decision::Deny, host).is_some()
-            || self.policy.host_rule(Decision::Ask, host).is_some()
-        {
+        if self.host_refused(host) {
             return false;
         }
         match self.network.verdict(host, 443) {
@@ -695,6 +707,93 @@ mod tests {
             .guard
             .decide("Bash", &json!({"command": "curl -sS https://docs.example.com/a"}));
         assert!(decided.domains.is_empty(), "{:?}", decided.domains);
+    }
+
+    #[test]
+    fn a_service_on_this_machine_that_the_users_rule_lets_a_command_reach_is_granted_to_the_contained_line() {
+        let ruled = Project::new(r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#);
+        if !enforced() {
+            return;
+        }
+        // The rule names `curl` alone; the interpreter the output feeds is contained, so the line is a
+        // contained allow whose proxy forwards to the port the ruled command names.
+        for (line, host) in [
+            (
+                "curl -s localhost:3051/api | python3 -m json.tool",
+                "localhost:3051",
+            ),
+            (
+                "sleep 2 && curl -s http://127.0.0.1:8000/health | node -e 'x'",
+                "127.0.0.1:8000",
+            ),
+        ] {
+            let decided = ruled.guard.decide("Bash", &json!({ "command": line }));
+            let verdict = decided.verdict();
+            assert_eq!(verdict.decision, Decision::Allow, "{line}: {}", verdict.reason());
+            assert_eq!(verdict.provenance.step, Some(DecidedBy::Contained), "{line}");
+            assert!(
+                verdict.reason().contains("under your rule `Bash(curl:*)`"),
+                "{line}: {}",
+                verdict.reason()
+            );
+            assert_eq!(decided.domains, [host], "{line}");
+        }
+        // A domain elsewhere is not granted for the whole line: the interpreter could send there too. (An ask
+        // passes the hosts of the line for the answer to come, as for every ask.)
+        let decided = ruled.guard.decide(
+            "Bash",
+            &json!({"command": "curl -s https://api.example.net/x | python3 -m json.tool"}),
+        );
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Ask,
+            "{}",
+            decided.verdict().reason()
+        );
+        // A command no rule names reaches no service: `wget` is not `curl`.
+        let decided = ruled.guard.decide(
+            "Bash",
+            &json!({"command": "wget -qO- localhost:3051/api | python3 -m json.tool"}),
+        );
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Ask,
+            "{}",
+            decided.verdict().reason()
+        );
+        // A deny rule on the host wins over the command's rule.
+        let refused = Project::new(
+            r#"{"permissions": {"allow": ["Bash(curl:*)"], "deny": ["WebFetch(domain:localhost)"]}}"#,
+        );
+        let decided = refused.guard.decide(
+            "Bash",
+            &json!({"command": "curl -s localhost:3051/api | python3 -m json.tool"}),
+        );
+        assert_ne!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert!(decided.domains.is_empty(), "{:?}", decided.domains);
+        // The repository's own rule grants nothing: it may only tighten the sandbox.
+        let repository = Project::with_files(
+            "{}",
+            &[(
+                "proj/.claude/settings.json",
+                r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#,
+            )],
+        );
+        let decided = repository.guard.decide(
+            "Bash",
+            &json!({"command": "curl -s localhost:3051/api | python3 -m json.tool"}),
+        );
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Ask,
+            "{}",
+            decided.verdict().reason()
+        );
     }
 
     #[test]
