@@ -56,6 +56,13 @@ struct Judgement {
 }
 
 impl Judgement {
+    /// Adds why the sandbox does not contain the line, once (two commands removing the same tree say it once).
+    fn not_contained(&mut self, why: String) {
+        if why.is_empty() || !self.uncontained.contains(&why) {
+            self.uncontained.push(why);
+        }
+    }
+
     /// Adds `effect`; an effect that says more of the same (`runs code the project controls or …`) replaces the
     /// shorter one.
     fn contains(&mut self, effect: &str) {
@@ -156,7 +163,7 @@ impl Guard {
     /// network, whose hosts the commands' effects name.
     fn judge_findings(&self, gathered: &Gathered<'_>, judgement: &mut Judgement) {
         if gathered.concerns.len() != gathered.findings.len() {
-            judgement.uncontained.push(String::new());
+            judgement.not_contained(String::new());
             return;
         }
         for (finding, about) in gathered.findings.iter().zip(&gathered.concerns) {
@@ -172,7 +179,7 @@ impl Guard {
                 Concern::Network => {}
                 // Gathering kept this concern only where the sandbox's environment does not pass the variables.
                 Concern::Environment => judgement.contains(&environment_effect(gathered)),
-                Concern::Guarded => judgement.uncontained.push(String::new()),
+                Concern::Guarded => judgement.not_contained(String::new()),
             }
         }
     }
@@ -204,7 +211,7 @@ impl Guard {
                             continue;
                         }
                         if agent_bash_guard::is_loopback(host) {
-                            judgement.uncontained.push(format!(
+                            judgement.not_contained(format!(
                                 "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
                                  not contain (allow the line with a rule such as `Bash({}:*)`, or answer allow, \
                                  and the sandbox's proxy forwards to that host and port alone)",
@@ -212,7 +219,7 @@ impl Guard {
                             ));
                             continue;
                         }
-                        judgement.uncontained.push(format!(
+                        judgement.not_contained(format!(
                             "`{shown}` reaches `{host}`, which is not an allowed domain (allow it with \
                              `WebFetch(domain:{host})` or in `agentGuard.network.allow`)"
                         ));
@@ -224,10 +231,10 @@ impl Guard {
                     if self.undoable(&self.cwd, Below::OrAt) {
                         judgement.contains(UNDO_EFFECT);
                     } else {
-                        judgement.uncontained.push(why.clone());
+                        judgement.not_contained(why.clone());
                     }
                 }
-                Effect::Destroys(why) | Effect::Remote(why) => judgement.uncontained.push(why.clone()),
+                Effect::Destroys(why) | Effect::Remote(why) => judgement.not_contained(why.clone()),
             }
             match command.class {
                 CommandClass::Write => judgement.contains("its writes stay in the project"),
@@ -249,9 +256,7 @@ impl Guard {
                 // known at run time, inside the sandbox; a write option's files are judged with the paths.
                 CommandClass::ReadOnly => judgement.contains(RUN_TIME_EFFECT),
                 CommandClass::Privileged | CommandClass::Destructive | CommandClass::Interactive => {
-                    judgement
-                        .uncontained
-                        .push(format!("`{shown}` is a {} command", command.class));
+                    judgement.not_contained(format!("`{shown}` is a {} command", command.class));
                 }
             }
         }
@@ -280,7 +285,7 @@ impl Guard {
                 if self.undoable(&self.cwd, Below::Strictly) {
                     judgement.contains(UNDO_EFFECT);
                 } else {
-                    judgement.uncontained.push(
+                    judgement.not_contained(
                         "the line removes files below the working directory, which no sandbox brings back"
                             .to_owned(),
                     );
@@ -293,7 +298,7 @@ impl Guard {
                 if is_glob(&file.path) && self.undoable_glob(&file.path) {
                     judgement.contains(UNDO_EFFECT);
                 } else {
-                    judgement.uncontained.push(format!(
+                    judgement.not_contained(format!(
                         "removing what `{}` names may delete a large part of the project, which no sandbox brings back",
                         file.path
                     ));
@@ -313,7 +318,7 @@ impl Guard {
                     }
                     // What the project's ignore rules or a cache tag leave out is in no snapshot either.
                     if self.marked_as_output(place, false) {
-                        judgement.uncontained.push(format!(
+                        judgement.not_contained(format!(
                             "the line removes `{}`, which `.gitignore` lists or a cache tag marks (so no snapshot \
                              holds it) but whose name is no build output's: nothing makes it again",
                             check.absolute.display()
@@ -321,7 +326,7 @@ impl Guard {
                     } else if self.undoable(place, Below::Strictly) {
                         judgement.contains(UNDO_EFFECT);
                     } else {
-                        judgement.uncontained.push(format!(
+                        judgement.not_contained(format!(
                             "the line removes `{}`, a part of the project no sandbox brings back (a build output \
                              that `.gitignore` lists or a cache tag marks, as `target` or `dist`, is made again by a \
                              build, and may be removed)",
@@ -332,7 +337,7 @@ impl Guard {
                 // A read outside the roots may be a secret under a name no list knows, which the kernel does not
                 // hide: it needs a `Read(…)` rule, as without the sandbox.
                 Access::Read if check.root.is_none() => {
-                    judgement.uncontained.push(format!(
+                    judgement.not_contained(format!(
                         "`{}` lies outside the project; reading it needs a `Read(…)` rule",
                         check.absolute.display()
                     ));
