@@ -213,7 +213,7 @@ impl Guard {
                         if agent_bash_guard::is_loopback(host) {
                             judgement.not_contained(format!(
                                 "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
-                                 not contain (allow the line with a rule such as `Bash({}:*)`, or answer allow, \
+                                 not contain (allow the command with a rule such as `Bash({}:*)`, or answer allow, \
                                  and the sandbox's proxy forwards to that host and port alone)",
                                 command.effective().first().map_or("", |w| w.rsplit('/').next().unwrap_or(w))
                             ));
