@@ -53,6 +53,17 @@ pub struct RunRecord {
     /// server's page shows the run's id beside the ask.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<String>,
+    /// The key of the tool call the run was for (`agent-guard sandbox --call KEY`, which the hook's answer names):
+    /// the call's row of the audit log holds the same, and `agent-guard audit` shows the run beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+}
+
+/// What a run was for, as its record names it: the server's ask a person answered, the tool call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Origin {
+    pub(crate) approval: Option<String>,
+    pub(crate) call: Option<String>,
 }
 
 /// One root's snapshot store.
@@ -371,7 +382,7 @@ impl Store {
         &self,
         _lock: &StoreLock,
         command: &str,
-        approval: Option<&str>,
+        origin: &Origin,
         started: SystemTime,
         before: &str,
         after: &str,
@@ -389,7 +400,8 @@ impl Store {
             before: before.to_owned(),
             after: after.to_owned(),
             undone: false,
-            approval: approval.map(str::to_owned),
+            approval: origin.approval.clone(),
+            call: origin.call.clone(),
         };
         self.write_record(&record)?;
         let next = self.git.dir.join("next-id");
