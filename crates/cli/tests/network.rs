@@ -659,7 +659,7 @@ fn after_untrusted_content_a_contained_line_reaches_only_the_domains_its_session
 /// rule with a grant of that host and port, and the line it hands back reaches the host's server through the
 /// proxy (the command's own loopback is another). The same line run without the grant, and another port or
 /// spelling with it, are refused by the proxy and reach nothing. Under the user's own rule the command piped into
-/// an interpreter is a contained allow that reaches the service too.
+/// an interpreter asks: the port would be open to the interpreter too.
 #[test]
 fn a_granted_service_on_this_machine_is_reached_and_nothing_else_of_the_loopback() {
     if !supported() {
@@ -677,9 +677,10 @@ fn a_granted_service_on_this_machine_is_reached_and_nothing_else_of_the_loopback
         let world = (project.owner, project.namespaces);
         let servers = Servers::start();
         let tcp = servers.tcp;
-        std::fs::create_dir_all(project.root.join(".claude")).unwrap();
+        // The user's own rule: the repository's settings open the sandbox to no host.
+        std::fs::create_dir_all(project.home.join(".claude")).unwrap();
         std::fs::write(
-            project.root.join(".claude/settings.json"),
+            project.home.join(".claude/settings.json"),
             r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#,
         )
         .unwrap();
@@ -761,15 +762,8 @@ fn a_granted_service_on_this_machine_is_reached_and_nothing_else_of_the_loopback
             said.contains("ungranted: ") && !said.contains("ungranted: 200"),
             "{world:?}: {said}"
         );
-        // Under the same rule in the user's own settings, the command alone is what it names: piped into an
-        // interpreter the sandbox contains, the line is a contained allow whose proxy still reaches the service.
-        std::fs::remove_file(project.root.join(".claude/settings.json")).unwrap();
-        std::fs::create_dir_all(project.home.join(".claude")).unwrap();
-        std::fs::write(
-            project.home.join(".claude/settings.json"),
-            r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#,
-        )
-        .unwrap();
+        // The command piped into an interpreter asks: the rule names `curl` alone, and the port would be open to
+        // the interpreter as well.
         let piped = format!("curl -s -m 20 localhost:{tcp}/piped | perl -ne print");
         let mut check = Command::new(BIN)
             .arg("check")
@@ -790,26 +784,15 @@ fn a_granted_service_on_this_machine_is_reached_and_nothing_else_of_the_loopback
             .unwrap();
         let decided = check.wait_with_output().unwrap();
         let output: serde_json::Value = serde_json::from_slice(&decided.stdout).unwrap();
-        let hook = &output["hookSpecificOutput"];
-        assert_eq!(hook["permissionDecision"], "allow", "{world:?}: {output}");
-        assert!(
-            hook["permissionDecisionReason"]
-                .as_str()
-                .unwrap()
-                .contains("allowed inside the sandbox"),
+        assert_eq!(
+            output["hookSpecificOutput"]["permissionDecision"], "ask",
             "{world:?}: {output}"
         );
-        let contained = run(hook["updatedInput"]["command"].as_str().unwrap());
-        assert_eq!(text(&contained), "reached", "{world:?}");
         let seen = servers.seen();
         let requests: Vec<&String> = seen.iter().filter(|s| s.starts_with("tcp: GET")).collect();
-        assert_eq!(requests.len(), 2, "{world:?}: {seen:?}");
+        assert_eq!(requests.len(), 1, "{world:?}: {seen:?}");
         assert!(
             requests[0].starts_with("tcp: GET /granted HTTP/1.1\r\n"),
-            "{world:?}: {seen:?}"
-        );
-        assert!(
-            requests[1].starts_with("tcp: GET /piped HTTP/1.1\r\n"),
             "{world:?}: {seen:?}"
         );
     }

@@ -149,8 +149,7 @@ impl Guard {
     }
 
     /// The hosts `analysis` names that the proxy of its sandbox must let through beyond `agentGuard.network`: each
-    /// one a `WebFetch(domain:…)` allow rule allows, each service on this machine a command names that the user's
-    /// own rule allows on its own ([`Guard::users_command_rule`]), and, when a rule, a hook or the user allowed this line (or
+    /// one a `WebFetch(domain:…)` allow rule allows, and, when a rule, a hook or the user allowed this line (or
     /// will, after its ask), every one it names or its git commands reach by their configuration (`remote_hosts`
     /// of `git push`), a service on this machine with its port (`localhost:3000`) among
     /// them. A host a deny or ask rule or a deny pattern names never is, nor an address that is not this machine's
@@ -163,22 +162,19 @@ impl Guard {
     ) -> Vec<String> {
         let deliberate = deliberate(verdict);
         let mut domains: Vec<String> = Vec::new();
-        let named = analysis.commands.iter().flat_map(|command| {
-            let hosts = match &command.effect {
+        let named = analysis
+            .commands
+            .iter()
+            .flat_map(|command| match &command.effect {
                 agent_bash_guard::Effect::Network { hosts } => hosts.as_slice(),
                 _ => &[],
-            };
-            let ruled = !hosts.is_empty() && self.users_command_rule(command).is_some();
-            hosts
-                .iter()
-                .map(move |host| (host, ruled && agent_bash_guard::is_loopback(host)))
-        });
-        for (host, ruled) in named.chain(remote_hosts.iter().map(|host| (host, false))) {
+            });
+        for host in named.chain(remote_hosts) {
             let listed = !matches!(
                 self.network.verdict(host, 443),
                 agent_os_sandbox::DomainVerdict::NotListed
             );
-            let granted = deliberate || ruled || self.policy.host_rule(Decision::Allow, host).is_some();
+            let granted = deliberate || self.policy.host_rule(Decision::Allow, host).is_some();
             if !listed && granted && self.grantable(host) && !domains.contains(host) {
                 domains.push(host.clone());
             }
@@ -196,32 +192,61 @@ impl Guard {
     }
 
     /// Whether a deny or ask rule names `host`, or the host of `host:port` (`WebFetch(domain:localhost)` refuses
-    /// `localhost:3000`: a rule on a host holds at every port).
+    /// `localhost:3000`: a rule on a host holds at every port). A service on this machine is this machine in
+    /// every spelling: a rule naming any of its usual names (`localhost`, `127.0.0.1`, `::1`, `0.0.0.0`) refuses
+    /// `[::]:3000`, `foo.localhost:3000` and `127.0.0.2:3000` alike.
     pub(crate) fn host_refused(&self, host: &str) -> bool {
-        let name = host_without_port(host);
-        [host, name].into_iter().any(|host| {
+        let refused = |host: &str| {
             self.policy.host_rule(Decision::Deny, host).is_some()
                 || self.policy.host_rule(Decision::Ask, host).is_some()
-        })
+        };
+        refused(host)
+            || refused(host_without_port(host))
+            || (agent_bash_guard::is_loopback(host) && LOOPBACK_NAMES.iter().any(|name| refused(name)))
     }
 
-    /// The user's allow rule that names `command` on its own (`Bash(curl:*)` for `curl localhost:3000/health`),
-    /// unless it is the repository's (owners.rs), which may only tighten the sandbox. Under it the services on
-    /// this machine the command names (`localhost:3000`) are the user's choice as much as when the rule allows the
-    /// whole line: the proxy lets them through, whatever else of the line the sandbox contains (`curl
-    /// localhost:3000/api | python3 -m json.tool`). A domain elsewhere is not: the proxy would let the line's other
-    /// commands, which nobody allowed by name, send there too.
-    pub(crate) fn users_command_rule(
+    /// Why a line allowed by a rule of the repository's own settings (owners.rs) cannot run as allowed: it names a
+    /// host beyond the allowed domains, and the repository's settings may only tighten the sandbox, so they open
+    /// no network (as for `agentGuard.network.allow` and `WebFetch(domain:…)` rules of the repository). `None`
+    /// for any other line. The line then asks, and an allow of the person grants the host.
+    pub(crate) fn repository_cannot_grant(
         &self,
-        command: &agent_bash_guard::SubCommand,
-    ) -> Option<&agent_rules::Rule> {
-        self.policy
-            .command_allow_rule(&crate::outside::fact(command))
-            .filter(|rule| {
-                self.owners
-                    .repository(rule.source, rule.file.as_deref())
-                    .is_none()
+        analysis: &CommandAnalysis,
+        remote_hosts: &[String],
+        verdict: &Verdict,
+    ) -> Option<String> {
+        let provenance = &verdict.provenance;
+        if verdict.decision != Decision::Allow || provenance.step != Some(DecidedBy::AllowRule) {
+            return None;
+        }
+        let source = provenance.source?;
+        let repository = self
+            .owners
+            .repository(source, provenance.file.as_deref().map(Path::new))?;
+        let named = analysis
+            .commands
+            .iter()
+            .flat_map(|command| match &command.effect {
+                agent_bash_guard::Effect::Network { hosts } => hosts.as_slice(),
+                _ => &[],
+            });
+        let ungranted: Vec<&String> = named
+            .chain(remote_hosts)
+            .filter(|host| {
+                matches!(
+                    self.network.verdict(host, 443),
+                    agent_os_sandbox::DomainVerdict::NotListed
+                ) && self.policy.host_rule(Decision::Allow, host).is_none()
+                    && self.grantable(host)
             })
+            .collect();
+        let first = ungranted.first()?;
+        Some(format!(
+            "the rule `{}` of {} allows the line, but the repository's settings may only tighten the sandbox and \
+             open it to no host: `{first}` would be refused; allow it in your own settings, or answer allow",
+            provenance.rule.as_deref().unwrap_or("?"),
+            repository.describe()
+        ))
     }
 
     /// The domains the proxy of a line with the network lets through in a session that has read untrusted
@@ -370,6 +395,10 @@ impl Guard {
         places
     }
 }
+
+/// The usual names of this machine, which a rule on any loopback host is matched against (see
+/// [`Guard::host_refused`]).
+const LOOPBACK_NAMES: [&str; 4] = ["localhost", "127.0.0.1", "::1", "0.0.0.0"];
 
 /// The host of `host:port` (`localhost` of `localhost:3000`, `::1` of `[::1]:3000`); any other text as it is.
 fn host_without_port(host: &str) -> &str {

@@ -195,25 +195,11 @@ impl Guard {
             match &command.effect {
                 Effect::Local => {}
                 Effect::Network { hosts } => {
-                    let ruled = self.users_command_rule(command);
                     for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
-                        // A service on this machine the user's rule lets the command reach: only a loopback
-                        // host, since the proxy lets it through for the whole line, whose other commands the
-                        // user did not allow by name (a domain on the internet would be a way out for them).
-                        if let Some(rule) =
-                            ruled.filter(|_| agent_bash_guard::is_loopback(host) && self.grantable(host))
-                        {
-                            judgement.contains(&format!(
-                                "`{shown}` reaches `{host}` under your rule `{}`, and the sandbox's proxy lets that \
-                                 host through alone",
-                                rule.text
-                            ));
-                            continue;
-                        }
                         if agent_bash_guard::is_loopback(host) {
                             judgement.not_contained(format!(
                                 "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
-                                 not contain (allow the command with a rule such as `Bash({}:*)`, or answer allow, \
+                                 not contain (allow the line with a rule such as `Bash({}:*)`, or answer allow, \
                                  and the sandbox's proxy forwards to that host and port alone)",
                                 command.effective().first().map_or("", |w| w.rsplit('/').next().unwrap_or(w))
                             ));
@@ -715,73 +701,42 @@ mod tests {
     }
 
     #[test]
-    fn a_service_on_this_machine_that_the_users_rule_lets_a_command_reach_is_granted_to_the_contained_line() {
+    fn a_service_on_this_machine_is_granted_only_to_a_line_somebody_allowed_and_never_against_a_rule() {
         let ruled = Project::new(r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#);
         if !enforced() {
             return;
         }
-        // The rule names `curl` alone; the interpreter the output feeds is contained, so the line is a
-        // contained allow whose proxy forwards to the port the ruled command names.
-        for (line, host) in [
-            (
-                "curl -s localhost:3051/api | python3 -m json.tool",
-                "localhost:3051",
-            ),
-            (
-                "sleep 2 && curl -s http://127.0.0.1:8000/health | node -e 'x'",
-                "127.0.0.1:8000",
-            ),
+        // A rule naming one command does not open the port to the rest of the line: the proxy would let the
+        // interpreter (or a build, or whatever follows a curl that never runs) reach it as well.
+        for line in [
+            "curl -s localhost:3051/api | python3 -m json.tool",
+            "false && curl localhost:3051/ ; tar c . | python3 -c 'import sys'",
+            "f() { curl localhost:3051/; }; make",
         ] {
             let decided = ruled.guard.decide("Bash", &json!({ "command": line }));
-            let verdict = decided.verdict();
-            assert_eq!(verdict.decision, Decision::Allow, "{line}: {}", verdict.reason());
-            assert_eq!(verdict.provenance.step, Some(DecidedBy::Contained), "{line}");
-            assert!(
-                verdict.reason().contains("under your rule `Bash(curl:*)`"),
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Ask,
                 "{line}: {}",
-                verdict.reason()
+                decided.verdict().reason()
             );
-            assert_eq!(decided.domains, [host], "{line}");
         }
-        // A domain elsewhere is not granted for the whole line: the interpreter could send there too. (An ask
-        // passes the hosts of the line for the answer to come, as for every ask.)
-        let decided = ruled.guard.decide(
-            "Bash",
-            &json!({"command": "curl -s https://api.example.net/x | python3 -m json.tool"}),
-        );
-        assert_eq!(
-            decided.verdict().decision,
-            Decision::Ask,
-            "{}",
-            decided.verdict().reason()
-        );
-        // A command no rule names reaches no service: `wget` is not `curl`.
-        let decided = ruled.guard.decide(
-            "Bash",
-            &json!({"command": "wget -qO- localhost:3051/api | python3 -m json.tool"}),
-        );
-        assert_eq!(
-            decided.verdict().decision,
-            Decision::Ask,
-            "{}",
-            decided.verdict().reason()
-        );
-        // A deny rule on the host wins over the command's rule.
+        // A deny rule on this machine refuses it in every spelling, however the line is allowed.
         let refused = Project::new(
             r#"{"permissions": {"allow": ["Bash(curl:*)"], "deny": ["WebFetch(domain:localhost)"]}}"#,
         );
-        let decided = refused.guard.decide(
-            "Bash",
-            &json!({"command": "curl -s localhost:3051/api | python3 -m json.tool"}),
-        );
-        assert_ne!(
-            decided.verdict().decision,
-            Decision::Allow,
-            "{}",
-            decided.verdict().reason()
-        );
-        assert!(decided.domains.is_empty(), "{:?}", decided.domains);
-        // The repository's own rule grants nothing: it may only tighten the sandbox.
+        for line in [
+            "curl -s localhost:3051/api",
+            "curl -s http://0.0.0.0:3051/",
+            "curl -s 'http://[::]:3051/'",
+            "curl -s http://foo.localhost:3051/",
+            "curl -s http://127.0.0.2:3051/",
+        ] {
+            let decided = refused.guard.decide("Bash", &json!({ "command": line }));
+            assert!(decided.domains.is_empty(), "{line}: {:?}", decided.domains);
+        }
+        // The repository's own rule allows the line but opens no network: the line asks, saying so, and an allow
+        // of the person grants the host.
         let repository = Project::with_files(
             "{}",
             &[(
@@ -789,16 +744,34 @@ mod tests {
                 r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#,
             )],
         );
-        let decided = repository.guard.decide(
-            "Bash",
-            &json!({"command": "curl -s localhost:3051/api | python3 -m json.tool"}),
-        );
+        let decided = repository
+            .guard
+            .decide("Bash", &json!({"command": "curl -s localhost:3051/api"}));
         assert_eq!(
             decided.verdict().decision,
             Decision::Ask,
             "{}",
             decided.verdict().reason()
         );
+        assert!(
+            decided
+                .verdict()
+                .reason()
+                .contains("may only tighten the sandbox"),
+            "{}",
+            decided.verdict().reason()
+        );
+        // The user's own rule grants it.
+        let decided = ruled
+            .guard
+            .decide("Bash", &json!({"command": "curl -s localhost:3051/api"}));
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert_eq!(decided.domains, ["localhost:3051"]);
     }
 
     #[test]

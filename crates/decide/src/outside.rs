@@ -225,7 +225,7 @@ impl Guard {
 }
 
 /// The rules' view of one command.
-pub(crate) fn fact(command: &SubCommand) -> CommandFact<'_> {
+fn fact(command: &SubCommand) -> CommandFact<'_> {
     CommandFact {
         argv: &command.argv,
         inner: command.inner,
