@@ -1,8 +1,9 @@
 //! What recording a run costs: `cargo run --release -p agent-undo --example snapshot_cost -- ROOT [RUNS]
-//! [CHANGED]` takes the snapshots before and after a command, RUNS times (9 by default) after a first one that is
-//! not timed, and prints the median wall time and CPU time (this process and its `git` children) of one run. The
-//! command changes nothing, or with CHANGED appends a line to that many files (`ROOT/snapshot-cost/fN`, made by
-//! the first run). The store goes to a temporary directory.
+//! [CHANGED]` takes the snapshots before and after a command, RUNS times (9 by default) after a first few that
+//! are not timed, and prints the median wall time and CPU time (this process and its `git` children) of one
+//! run, with the change watcher and with a walk of the whole root, the two alternating (each with a store of its
+//! own, in a temporary directory). The command changes nothing, or with CHANGED appends a line to that many files
+//! (`ROOT/snapshot-cost/fN`, made by the first run).
 
 use std::time::Instant;
 
@@ -25,6 +26,9 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(code) = agent_undo::watcher_main() {
+        std::process::exit(code);
+    }
     let mut args = std::env::args().skip(1);
     let root = std::path::PathBuf::from(args.next().ok_or("usage: snapshot_cost ROOT [RUNS]")?);
     let runs: usize = args.next().map_or(Ok(9), |n| n.parse())?;
@@ -33,11 +37,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if changed > 0 {
         std::fs::create_dir_all(&files)?;
     }
-    let state = tempfile::tempdir()?;
-    let settings = UndoSettings::in_dir(state.path());
     let roots = [root];
-    let record = || {
-        let recording = Recording::begin(&roots, "append", &settings);
+    let record = |settings: &UndoSettings| {
+        let recording = Recording::begin(&roots, "append", settings);
         for n in 0..changed {
             use std::io::Write as _;
             let file = std::fs::OpenOptions::new()
@@ -49,21 +51,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let finished = recording.finish();
         finished.notes
     };
-    let notes = record();
-    if !notes.is_empty() {
-        return Err(format!("{notes:?}").into());
+    let (watch_state, walk_state) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let watched = UndoSettings::in_dir(watch_state.path());
+    let walked = UndoSettings {
+        watch: false,
+        ..UndoSettings::in_dir(walk_state.path())
+    };
+    // The first runs make the stores and start the watcher; its first answers come before walks.
+    for _ in 0..3 {
+        for settings in [&watched, &walked] {
+            let notes = record(settings);
+            if !notes.is_empty() {
+                return Err(format!("{notes:?}").into());
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
     }
-    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+    let mut samples = [(Vec::new(), Vec::new()), (Vec::new(), Vec::new())];
     for _ in 0..runs {
-        let (started, cpu_before) = (Instant::now(), cpu_ms());
-        record();
-        wall.push(started.elapsed().as_secs_f64() * 1e3);
-        cpu.push(cpu_ms() - cpu_before);
+        for (settings, (wall, cpu)) in [&watched, &walked].into_iter().zip(samples.iter_mut()) {
+            let (started, cpu_before) = (Instant::now(), cpu_ms());
+            record(settings);
+            wall.push(started.elapsed().as_secs_f64() * 1e3);
+            cpu.push(cpu_ms() - cpu_before);
+        }
     }
+    let [(watch_wall, watch_cpu), (walk_wall, walk_cpu)] = samples;
+    let (watch_wall, walk_wall) = (median(watch_wall), median(walk_wall));
     println!(
-        "one run (a snapshot before and one after, {changed} files changed): wall {:.1} ms, CPU {:.1} ms (medians of {runs})",
-        median(wall),
-        median(cpu)
+        "one run (a snapshot before and one after, {changed} files changed), medians of {runs}, alternating:\n  \
+         watcher: wall {watch_wall:.1} ms, CPU {:.1} ms (the watcher's own CPU not counted)\n  \
+         walk:    wall {walk_wall:.1} ms, CPU {:.1} ms\n  walk / watcher (wall): {:.1}x",
+        median(watch_cpu),
+        median(walk_cpu),
+        walk_wall / watch_wall.max(1e-9)
     );
     Ok(())
 }

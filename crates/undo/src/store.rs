@@ -64,6 +64,8 @@ pub struct Store {
     pub(crate) prefix: PathBuf,
     keep_runs: usize,
     keep_bytes: u64,
+    /// Whether a change watcher tells snapshots what changed ([`UndoSettings::watch`]).
+    watch: bool,
 }
 
 /// The exclusive lock of a store, held while a snapshot is taken or files are restored.
@@ -186,6 +188,7 @@ impl Store {
             prefix,
             keep_runs: settings.keep_runs,
             keep_bytes: settings.keep_bytes,
+            watch: settings.watch,
         })
     }
 
@@ -243,7 +246,37 @@ impl Store {
     /// included), and every file an earlier snapshot held that is still a file, hashed only when its stat data
     /// changed since the last snapshot. Call with the lock held. A snapshot that runs past the time bound
     /// switches the root's snapshots off.
-    pub(crate) fn snapshot(&self, _lock: &StoreLock, rules: &mut Rules) -> Result<String> {
+    ///
+    /// With a change watcher, only the paths it says changed since the last snapshot are looked at; whenever
+    /// anything is in doubt, the whole root is walked (see the `watch` module).
+    pub(crate) fn snapshot(&self, lock: &StoreLock, rules: &mut Rules) -> Result<String> {
+        if !self.watch {
+            return self.walk_snapshot(lock, rules);
+        }
+        match crate::watch::incremental::snapshot(self, rules)? {
+            crate::watch::incremental::Outcome::Done(tree) => Ok(tree),
+            crate::watch::incremental::Outcome::Walk(answer) => {
+                let tree = self.walk_snapshot(lock, rules)?;
+                // The token came before the walk, so a change during the walk comes after it; the rules kept are
+                // those the walk read from the disk (a walk after the command follows older ones).
+                if let Some(answer) = answer
+                    && !rules.is_frozen()
+                {
+                    crate::watch::State {
+                        instance: answer.instance,
+                        seq: answer.seq,
+                        rules: rules.clone(),
+                        walked: true,
+                    }
+                    .save(self.dir());
+                }
+                Ok(tree)
+            }
+        }
+    }
+
+    /// A snapshot by a walk of the whole root.
+    fn walk_snapshot(&self, _lock: &StoreLock, rules: &mut Rules) -> Result<String> {
         let started = std::time::Instant::now();
         let work_tree = &self.git.work_tree;
         let index = self.git.dir.join("index");
@@ -293,12 +326,25 @@ impl Store {
                 }
             }
         }
+        self.commit_index(&gone, &update)
+    }
+
+    /// The tree of the last snapshot, as it wrote it.
+    pub(crate) fn last_tree(&self) -> Option<String> {
+        let tree = std::fs::read_to_string(self.git.dir.join("last-tree")).ok()?;
+        let tree = tree.trim();
+        (!tree.is_empty()).then(|| tree.to_owned())
+    }
+
+    /// Removes `gone` from the index and gives git `update` (both NUL-separated), and returns the tree.
+    pub(crate) fn commit_index(&self, gone: &[u8], update: &[u8]) -> Result<String> {
+        let index = self.git.dir.join("index");
         let stamp_before = stamp(&index);
         if !gone.is_empty() {
-            self.update_index(&["--force-remove"], &gone)?;
+            self.update_index(&["--force-remove"], gone)?;
         }
         if !update.is_empty() {
-            self.update_index(&["--add", "--remove", "--replace"], &update)?;
+            self.update_index(&["--add", "--remove", "--replace"], update)?;
         }
         let unchanged = stamp_before.is_some() && stamp(&index) == stamp_before;
         // git rewrites the index only when an entry changed: when it did not, the tree is the one the last
@@ -520,7 +566,7 @@ const ATTRIBUTES: &str = "* -text -filter -ident !eol !working-tree-encoding\n";
 /// The store's ignore rules, above the project's: agent-guard's own directory, secret files by name (a snapshot
 /// holding them would be a copy of the secrets in a new place; the sandbox cannot change them anyway),
 /// `node_modules`, and the directories tagged as caches (`CACHEDIR.TAG`, as in cargo's `target/`) at the root.
-fn exclude_lines(root: &Path, prefix: &Path) -> Vec<String> {
+pub(crate) fn exclude_lines(root: &Path, prefix: &Path) -> Vec<String> {
     let mut lines = vec![
         "# written by agent-guard: what a snapshot never holds".to_owned(),
         format!("{AGENT_DIR}/"),
@@ -551,20 +597,20 @@ fn exclude_lines(root: &Path, prefix: &Path) -> Vec<String> {
 }
 
 /// Appends `path` and a NUL to `list` (`git update-index -z --stdin`).
-fn push_path(list: &mut Vec<u8>, path: &Path) {
+pub(crate) fn push_path(list: &mut Vec<u8>, path: &Path) {
     list.extend_from_slice(path.as_os_str().as_bytes());
     list.push(0);
 }
 
 /// Whether the file at `path` can be read (a link always can: its target is its content).
-fn readable(path: &Path) -> bool {
+pub(crate) fn readable(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
         || nix::unistd::access(path, nix::unistd::AccessFlags::R_OK).is_ok()
 }
 
 /// Whether `path` (relative to `work_tree`) is a file or a link, reached through directories only (git refuses
 /// a path below a link, and a directory is no entry of a snapshot).
-fn still_a_file(work_tree: &Path, path: &Path) -> bool {
+pub(crate) fn still_a_file(work_tree: &Path, path: &Path) -> bool {
     let mut at = work_tree.to_path_buf();
     let mut components = path.components().peekable();
     while let Some(component) = components.next() {

@@ -23,7 +23,7 @@ use crate::index::Stat;
 /// The ignore rules a run's snapshots follow: agent-guard's own (secrets, its own directory, caches), the
 /// project's `.git/info/exclude`, and the text of each `.gitignore` read, by its directory relative to the work
 /// tree. Once captured, the same rules serve the snapshot after the run, whatever the run wrote.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Rules {
     /// agent-guard's lines, which come before every project rule: a secret is left out whatever a `.gitignore`
     /// says (a `!.env` in the project does not put a secret into the store).
@@ -33,6 +33,7 @@ pub(crate) struct Rules {
     /// Each `.gitignore` read, by its directory relative to the work tree.
     files: BTreeMap<PathBuf, Vec<u8>>,
     /// Whether the rules were captured: a walk then reads no rule from the disk.
+    #[serde(skip)]
     frozen: bool,
 }
 
@@ -55,6 +56,152 @@ impl Rules {
             frozen: true,
             ..self.clone()
         }
+    }
+
+    /// Whether the rules were captured (a walk reads none from the disk).
+    pub(crate) fn is_frozen(&self) -> bool {
+        self.frozen
+    }
+
+    /// agent-guard's own lines.
+    pub(crate) fn own(&self) -> &[String] {
+        &self.own
+    }
+
+    /// The lines of the project's `.git/info/exclude`.
+    pub(crate) fn exclude(&self) -> &[u8] {
+        &self.exclude
+    }
+
+    /// The `.gitignore` text of each directory above the root (`prefix` is the root below the work tree): rules
+    /// of directories no watcher of the root sees.
+    pub(crate) fn above(&self, prefix: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        self.files
+            .iter()
+            .filter(|(dir, _)| prefix.starts_with(dir) && dir.as_path() != prefix)
+            .map(|(dir, text)| (dir.clone(), text.clone()))
+            .collect()
+    }
+
+    /// The `.gitignore` texts of the directories above the root as they are now on the disk.
+    pub(crate) fn above_on_disk(work_tree: &Path, prefix: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut found = BTreeMap::new();
+        let mut dir = PathBuf::new();
+        for component in prefix.components() {
+            if let Ok(text) = std::fs::read(work_tree.join(&dir).join(".gitignore")) {
+                found.insert(dir.clone(), text);
+            }
+            dir.push(component);
+        }
+        found
+    }
+
+    /// A hash of what decides the ignore rules of the root and that no watcher of the root sees: agent-guard's
+    /// lines, `.git/info/exclude` and the `.gitignore` of each directory above the root.
+    pub(crate) fn fingerprint_of(own: &[String], exclude: &[u8], above: &BTreeMap<PathBuf, Vec<u8>>) -> u64 {
+        let mut bytes = Vec::new();
+        for line in own {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(0);
+        }
+        bytes.push(1);
+        bytes.extend_from_slice(exclude);
+        bytes.push(1);
+        for (dir, text) in above {
+            bytes.extend_from_slice(dir.as_os_str().as_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(text);
+            bytes.push(1);
+        }
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+}
+
+/// Whether single paths are ignored under captured rules, as a walk from the root would find them: a path is
+/// left out when it or one of its directories below the root is ignored (or is named `.git`). Keeps the
+/// matcher of each directory it needed.
+pub(crate) struct Checker {
+    work_tree: PathBuf,
+    prefix: PathBuf,
+    own: Option<Gitignore>,
+    exclude: Option<Gitignore>,
+    files: BTreeMap<PathBuf, Vec<u8>>,
+    matchers: std::collections::HashMap<PathBuf, Option<Arc<Gitignore>>>,
+}
+
+impl Checker {
+    /// A checker of the paths below `prefix` (the root, relative to `work_tree`) under `rules`.
+    pub(crate) fn new(work_tree: &Path, prefix: &Path, rules: &Rules) -> Self {
+        let own = {
+            let mut builder = GitignoreBuilder::new(work_tree);
+            for line in &rules.own {
+                let _skipped = builder.add_line(None, line);
+            }
+            builder.build().ok()
+        };
+        Self {
+            work_tree: work_tree.to_path_buf(),
+            prefix: prefix.to_path_buf(),
+            own,
+            exclude: matcher(work_tree, &rules.exclude),
+            files: rules.files.clone(),
+            matchers: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Records the `.gitignore` text of `dir` (relative to the work tree) as read now.
+    pub(crate) fn learn(&mut self, dir: &Path, text: Vec<u8>) {
+        self.matchers.remove(dir);
+        self.files.insert(dir.to_path_buf(), text);
+    }
+
+    fn matcher_of(&mut self, dir: &Path) -> Option<Arc<Gitignore>> {
+        if let Some(known) = self.matchers.get(dir) {
+            return known.clone();
+        }
+        let made = self
+            .files
+            .get(dir)
+            .and_then(|text| matcher(&self.work_tree.join(dir), text))
+            .map(Arc::new);
+        self.matchers.insert(dir.to_path_buf(), made.clone());
+        made
+    }
+
+    /// Whether `path` (relative to the work tree, below the root) is left out of a walk: it or a directory
+    /// between the root and it is ignored or named `.git`. `is_dir` says what `path` itself is.
+    pub(crate) fn ignored(&mut self, path: &Path, is_dir: bool) -> bool {
+        let Ok(below) = path.strip_prefix(&self.prefix) else {
+            return true;
+        };
+        let below = below.to_path_buf();
+        let mut stack: Stack = Vec::new();
+        let mut dir = PathBuf::new();
+        for component in self.prefix.clone().components() {
+            stack.push(self.matcher_of(&dir));
+            dir.push(component);
+        }
+        let mut components = below.components().peekable();
+        while let Some(component) = components.next() {
+            let last = components.peek().is_none();
+            if is_dot_git(component.as_os_str()) {
+                return true;
+            }
+            stack.push(self.matcher_of(&dir));
+            dir.push(component);
+            let walker = Walker {
+                work_tree: &self.work_tree,
+                own: self.own.as_ref(),
+                exclude: self.exclude.as_ref(),
+                source: &Source::Frozen(&self.files),
+            };
+            if walker.ignored(&self.work_tree.join(&dir), !last || is_dir, &stack) {
+                return true;
+            }
+        }
+        false
     }
 }
 
