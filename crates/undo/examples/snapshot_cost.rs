@@ -37,7 +37,9 @@ fn watcher_cpu_ms(root: &std::path::Path, settings: &UndoSettings) -> f64 {
         return 0.0;
     };
     // The fields after the command's name in parentheses: utime and stime are the 12th and 13th.
-    let fields: Vec<&str> = stat.rsplit_once(") ").map_or(Vec::new(), |(_, rest)| rest.split(' ').collect());
+    let fields: Vec<&str> = stat
+        .rsplit_once(") ")
+        .map_or(Vec::new(), |(_, rest)| rest.split(' ').collect());
     let ticks = |n: usize| fields.get(n).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
     let per_second = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
         .ok()

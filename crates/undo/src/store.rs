@@ -1,7 +1,7 @@
 //! One root's store: a private git directory outside the project, its configuration and ignore rules, the
 //! snapshots (`git add -A` into a private index, `write-tree`), the record of each run and the bounded retention.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt as _;
@@ -251,12 +251,12 @@ impl Store {
     /// anything is in doubt, the whole root is walked (see the `watch` module).
     pub(crate) fn snapshot(&self, lock: &StoreLock, rules: &mut Rules) -> Result<String> {
         if !self.watch {
-            return self.walk_snapshot(lock, rules);
+            return self.walk_snapshot(lock, rules).map(|(tree, _)| tree);
         }
         match crate::watch::incremental::snapshot(self, rules)? {
             crate::watch::incremental::Outcome::Done(tree) => Ok(tree),
             crate::watch::incremental::Outcome::Walk(answer) => {
-                let tree = self.walk_snapshot(lock, rules)?;
+                let (tree, linked) = self.walk_snapshot(lock, rules)?;
                 // The token came before the walk, so a change during the walk comes after it; the rules kept are
                 // those the walk read from the disk (a walk after the command follows older ones).
                 if let Some(answer) = answer
@@ -267,6 +267,7 @@ impl Store {
                         seq: answer.seq,
                         rules: rules.clone(),
                         walked: true,
+                        linked,
                     }
                     .save(self.dir());
                 }
@@ -275,8 +276,8 @@ impl Store {
         }
     }
 
-    /// A snapshot by a walk of the whole root.
-    fn walk_snapshot(&self, _lock: &StoreLock, rules: &mut Rules) -> Result<String> {
+    /// A snapshot by a walk of the whole root: the tree, and the files the walk found with more than one link.
+    fn walk_snapshot(&self, _lock: &StoreLock, rules: &mut Rules) -> Result<(String, BTreeSet<PathBuf>)> {
         let started = std::time::Instant::now();
         let work_tree = &self.git.work_tree;
         let index = self.git.dir.join("index");
@@ -295,7 +296,7 @@ impl Store {
         }
         let mut update = Vec::new();
         let mut known = 0;
-        for (path, stat) in &walked {
+        for (path, stat, _) in &walked {
             if !kept.entries.contains_key(path.as_os_str()) {
                 // A new file that cannot be read is left out (git would stop at it).
                 if readable(&work_tree.join(path)) {
@@ -312,7 +313,7 @@ impl Store {
         // file the rules now ignore, which stays (a rule written since cannot take a file out of the snapshots).
         let mut gone = Vec::new();
         if known < kept.entries.len() {
-            let walked_set: HashSet<&OsStr> = walked.iter().map(|(path, _)| path.as_os_str()).collect();
+            let walked_set: HashSet<&OsStr> = walked.iter().map(|(path, _, _)| path.as_os_str()).collect();
             for path in kept
                 .entries
                 .keys()
@@ -326,7 +327,12 @@ impl Store {
                 }
             }
         }
-        self.commit_index(&gone, &update)
+        let linked = walked
+            .into_iter()
+            .filter(|(_, _, linked)| *linked)
+            .map(|(path, _, _)| path)
+            .collect();
+        Ok((self.commit_index(&gone, &update)?, linked))
     }
 
     /// The tree of the last snapshot, as it wrote it.

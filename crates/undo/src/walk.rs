@@ -244,12 +244,16 @@ fn matcher(dir: &Path, text: &[u8]) -> Option<Gitignore> {
     any.then(|| builder.build().ok()).flatten()
 }
 
+/// A file a walk found: its path relative to the work tree, its stat data, and whether it has more than one link
+/// (a write through another name makes no change event for this one).
+pub(crate) type Found = (PathBuf, Option<Stat>, bool);
+
 /// The files (regular files and symbolic links) below `root` that `rules` do not ignore, as paths relative to
 /// `work_tree` (an ancestor of `root`, or `root` itself), each with its stat data (from an `lstat` relative to
 /// its directory; `None` when that failed). A directory named `.git` (in any case), or a file of
 /// that name (a worktree's or submodule's pointer), is never entered or listed; a nested repository's other
 /// files are. A directory that cannot be read is left out.
-pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<(PathBuf, Option<Stat>)> {
+pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<Found> {
     let own = {
         let mut builder = GitignoreBuilder::new(work_tree);
         for line in &rules.own {
@@ -316,7 +320,7 @@ impl Walker<'_> {
     /// Walks from `first` on a few threads (the `lstat` of each file is most of a snapshot's time when nothing
     /// changed, and the directories are independent): each takes a directory, lists it, and puts its
     /// subdirectories back for any thread to take.
-    fn run(&self, first: Job) -> Vec<(PathBuf, Option<Stat>)> {
+    fn run(&self, first: Job) -> Vec<Found> {
         let threads = std::thread::available_parallelism()
             .map_or(1, std::num::NonZero::get)
             .clamp(1, MAX_THREADS);
@@ -366,7 +370,7 @@ impl Walker<'_> {
     }
 
     /// Lists one directory: its files into `out`, its subdirectories returned to be walked.
-    fn visit(&self, job: Job, out: &mut Vec<(PathBuf, Option<Stat>)>) -> Vec<Job> {
+    fn visit(&self, job: Job, out: &mut Vec<Found>) -> Vec<Job> {
         let Job { dir, mut stack } = job;
         let absolute = self.work_tree.join(&dir);
         let Ok(entries) = std::fs::read_dir(&absolute) else {
@@ -404,16 +408,16 @@ impl Walker<'_> {
                     stack: stack.clone(),
                 });
             } else {
-                let stat = handle.as_ref().and_then(|handle| {
+                let raw = handle.as_ref().and_then(|handle| {
                     nix::sys::stat::fstatat(
                         handle,
                         name.as_os_str(),
                         nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
                     )
                     .ok()
-                    .and_then(|stat| Stat::of_raw(&stat))
                 });
-                out.push((relative, stat));
+                let linked = raw.is_some_and(|raw| raw.st_nlink > 1);
+                out.push((relative, raw.and_then(|raw| Stat::of_raw(&raw)), linked));
             }
         }
         subdirs
@@ -454,8 +458,8 @@ mod tests {
         std::fs::write(tree.join("out/o"), "").unwrap();
         std::fs::write(tree.join("a"), "").unwrap();
         let mut rules = Rules::capture(Vec::new(), None);
-        let names = |walked: Vec<(PathBuf, Option<Stat>)>| -> Vec<PathBuf> {
-            let mut names: Vec<PathBuf> = walked.into_iter().map(|(path, _)| path).collect();
+        let names = |walked: Vec<Found>| -> Vec<PathBuf> {
+            let mut names: Vec<PathBuf> = walked.into_iter().map(|(path, _, _)| path).collect();
             names.sort();
             names
         };

@@ -278,6 +278,32 @@ fn a_killed_or_overflowed_watcher_falls_back_to_a_walk() {
     assert_eq!(state(&world.project), between);
 }
 
+/// A file with a second name outside the watched directories: a write through that name makes no event for the
+/// file's name in the root, and the snapshot looks at it all the same (found by a walk, or linked during a run).
+fn a_write_through_a_hard_link_outside_the_root_is_seen() {
+    let world = World::new();
+    let outside = world.project.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("a"), "first\n").unwrap();
+    std::fs::hard_link(outside.join("a"), world.project.join("src/linked")).unwrap();
+    world.warm();
+    std::fs::write(outside.join("a"), "written outside\n").unwrap();
+    let between = state(&world.project);
+    world.run("echo run >> src/linked").unwrap();
+    world.answered("the run over a linked file");
+    assert!(world.undo().applied);
+    assert_eq!(state(&world.project), between);
+    // Linked during a run: the watcher reports the new name, and the snapshot keeps it among the linked ones.
+    std::fs::write(outside.join("b"), "b\n").unwrap();
+    world
+        .run(&format!("ln {} src/later", outside.join("b").display()))
+        .unwrap();
+    world.run("true");
+    std::fs::write(outside.join("b"), "b written outside\n").unwrap();
+    world.run("true");
+    world.answered("the run after a write through the other name");
+}
+
 /// A small random-number generator (xorshift), seeded from the clock and printed, so a failure can be replayed
 /// with `WATCH_SEED`.
 struct Random(u64);
@@ -365,7 +391,7 @@ fn main() {
         eprintln!("no git: skipped");
         return;
     }
-    let tests: [(&str, fn()); 4] = [
+    let tests: [(&str, fn()); 5] = [
         (
             "a_change_between_runs_is_captured_and_taken_back_to",
             a_change_between_runs_is_captured_and_taken_back_to,
@@ -377,6 +403,10 @@ fn main() {
         (
             "a_killed_or_overflowed_watcher_falls_back_to_a_walk",
             a_killed_or_overflowed_watcher_falls_back_to_a_walk,
+        ),
+        (
+            "a_write_through_a_hard_link_outside_the_root_is_seen",
+            a_write_through_a_hard_link_outside_the_root_is_seen,
         ),
         (
             "random_edits_make_the_same_trees_as_a_walk",

@@ -25,7 +25,8 @@ pub(crate) enum Outcome {
 /// What a path is now, reached through directories only (a walk follows no link).
 enum Kind {
     Dir,
-    File(Option<Stat>),
+    /// A file or link: its stat data, and whether it has more than one link.
+    File(Option<Stat>, bool),
     /// Absent, below a link or a file, or neither file, link nor directory.
     Other,
 }
@@ -47,7 +48,7 @@ fn kind_of(work_tree: &Path, path: &Path) -> Kind {
         }
         return match kind {
             nix::libc::S_IFDIR => Kind::Dir,
-            nix::libc::S_IFREG | nix::libc::S_IFLNK => Kind::File(Stat::of_raw(&stat)),
+            nix::libc::S_IFREG | nix::libc::S_IFLNK => Kind::File(Stat::of_raw(&stat), stat.st_nlink > 1),
             _ => Kind::Other,
         };
     }
@@ -87,11 +88,12 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     if rules.is_frozen() && state.rules.frozen() != *rules {
         return Ok(Outcome::Walk(None));
     }
-    let paths: Vec<PathBuf> = answer
+    let mut paths: Vec<PathBuf> = answer
         .paths
         .iter()
         .map(|bytes| PathBuf::from(OsStr::from_bytes(bytes)))
         .collect();
+    paths.extend(state.linked.iter().cloned());
     if paths
         .iter()
         .any(|path| path.file_name() == Some(OsStr::new(".gitignore")))
@@ -99,11 +101,11 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
         return Ok(Outcome::Walk(Some(answer)));
     }
     let tree = if paths.is_empty() {
-        store.last_tree()
+        store.last_tree().map(|tree| (tree, state.linked.clone()))
     } else {
-        changed(store, &state.rules, &paths)?
+        changed(store, &state.rules, &paths, state.linked.clone())?
     };
-    let Some(tree) = tree else {
+    let Some((tree, linked)) = tree else {
         return Ok(Outcome::Walk(Some(answer)));
     };
     if !rules.is_frozen() {
@@ -114,15 +116,21 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
         seq: answer.seq,
         rules: state.rules,
         walked: false,
+        linked,
     }
     .save(dir);
     Ok(Outcome::Done(tree))
 }
 
 /// The tree after giving git what changed among `paths` (and below those that are or were directories), as a
-/// walk under `rules` would; `None` when a walk is needed after all (no readable index, a `.gitignore` in a
-/// changed directory).
-fn changed(store: &Store, rules: &Rules, paths: &[PathBuf]) -> Result<Option<String>> {
+/// walk under `rules` would, and `linked` (the files with more than one link) brought up to date for the paths
+/// looked at; `None` when a walk is needed after all (no readable index, a `.gitignore` in a changed directory).
+fn changed(
+    store: &Store,
+    rules: &Rules,
+    paths: &[PathBuf],
+    mut linked: BTreeSet<PathBuf>,
+) -> Result<Option<(String, BTreeSet<PathBuf>)>> {
     let work_tree = store.git.work_tree.as_path();
     let prefix = store.prefix.as_path();
     let Some(kept) = Index::read(&store.dir().join("index")) else {
@@ -152,22 +160,31 @@ fn changed(store: &Store, rules: &Rules, paths: &[PathBuf]) -> Result<Option<Str
                 let found = walk::files(work_tree, &work_tree.join(path), &mut frozen.clone());
                 if found
                     .iter()
-                    .any(|(file, _)| file.file_name() == Some(OsStr::new(".gitignore")))
+                    .any(|(file, _, _)| file.file_name() == Some(OsStr::new(".gitignore")))
                 {
                     return Ok(None);
                 }
-                for (file, stat) in &found {
+                for (file, stat, many) in &found {
                     listed(file, stat.as_ref(), &mut update);
                     walked.insert(file.clone());
+                    if *many {
+                        linked.insert(file.clone());
+                    }
                 }
                 below.push(path);
             }
-            Kind::File(stat) if !checker.ignored(path, false) => {
+            Kind::File(stat, many) if !checker.ignored(path, false) => {
                 listed(path, stat.as_ref(), &mut update);
                 walked.insert(path.clone());
+                if many {
+                    linked.insert(path.clone());
+                } else {
+                    linked.remove(path);
+                }
             }
             _ => {
                 below.push(path);
+                linked.remove(path);
                 if kept.entries.contains_key(path.as_os_str()) && !walked.contains(path) {
                     if still_a_file(work_tree, path) {
                         update.insert(path.clone());
@@ -180,6 +197,9 @@ fn changed(store: &Store, rules: &Rules, paths: &[PathBuf]) -> Result<Option<Str
     }
     // What the store held below a changed directory and a walk did not list: as a walk of the root decides.
     if !below.is_empty() {
+        linked.retain(|path| {
+            walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != *dir)
+        });
         for path in kept.entries.keys().map(Path::new) {
             if walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != *dir) {
                 continue;
@@ -202,5 +222,5 @@ fn changed(store: &Store, rules: &Rules, paths: &[PathBuf]) -> Result<Option<Str
     for path in &update {
         crate::store::push_path(&mut update_list, path);
     }
-    store.commit_index(&gone_list, &update_list).map(Some)
+    Ok(Some((store.commit_index(&gone_list, &update_list)?, linked)))
 }

@@ -96,6 +96,10 @@ pub(crate) struct State {
     /// Whether the snapshot that kept it walked the whole root (rather than taking the watcher's answer).
     #[serde(default)]
     pub(crate) walked: bool,
+    /// The files with more than one link when it was kept: a write through another name (perhaps outside the
+    /// watched directories) makes no event for theirs, so every snapshot looks at them as if changed.
+    #[serde(default)]
+    pub(crate) linked: std::collections::BTreeSet<PathBuf>,
 }
 
 impl State {
