@@ -70,6 +70,9 @@ struct Watcher {
 /// Runs the watcher of `root` (below `work_tree`) for the store in `store`; returns the process's exit code.
 pub(crate) fn serve(store: &Path, work_tree: &Path, root: &Path) -> i32 {
     close_inherited();
+    // Not dumpable: another process of the same user (a sandboxed command among them) can neither trace it nor
+    // write its memory through `/proc`, and so cannot make it lie.
+    let _hidden = nix::sys::prctl::set_dumpable(false);
     // A session of its own: the terminal and the process group of the hook that started it do not reach it.
     let _session = nix::unistd::setsid();
     let _moved = std::env::set_current_dir("/");
