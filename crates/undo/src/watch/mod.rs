@@ -136,13 +136,24 @@ fn same_user(stream: &UnixStream) -> bool {
         .is_ok_and(|peer| peer.uid() == nix::unistd::getuid().as_raw())
 }
 
-/// Asks the watcher of the store `dir` for the paths changed since `since`; `None` when no watcher answers.
+/// Asks the watcher of the store `dir` for the paths changed since `since`; `None` when no watcher answers. A
+/// watcher that took the question and gave no answer this program reads (too slow, or of another version) is told
+/// to quit, so that the next snapshot starts one that does.
 pub(crate) fn ask(dir: &Path, since: Option<&State>) -> Option<Answer> {
-    use std::io::{BufRead as _, Read as _, Write as _};
     let stream = UnixStream::connect(dir.join(SOCKET)).ok()?;
     if !same_user(&stream) {
         return None;
     }
+    let answer = question(&stream, since);
+    if answer.is_none() {
+        quit(dir);
+    }
+    answer
+}
+
+/// The exchange of [`ask`] on a connected `stream`.
+fn question(mut stream: &UnixStream, since: Option<&State>) -> Option<Answer> {
+    use std::io::{BufRead as _, Read as _, Write as _};
     stream
         .set_read_timeout(Some(REPLY_WITHIN + Duration::from_millis(500)))
         .ok()?;
@@ -151,9 +162,9 @@ pub(crate) fn ask(dir: &Path, since: Option<&State>) -> Option<Answer> {
         Some(state) => format!("since {} {}\n", state.instance, state.seq),
         None => "since - 0\n".to_owned(),
     };
-    (&stream).write_all(question.as_bytes()).ok()?;
+    stream.write_all(question.as_bytes()).ok()?;
     let mut line = Vec::new();
-    std::io::BufReader::new((&stream).take(1 << 30))
+    std::io::BufReader::new(stream.take(1 << 30))
         .read_until(b'\n', &mut line)
         .ok()?;
     serde_json::from_slice(&line).ok()
