@@ -221,7 +221,16 @@ impl Watcher {
                 )));
             }
         };
-        self.dirs.insert(wd, dir.to_path_buf());
+        // One directory at two paths (a bind mount inside the root): its events would name one of them only.
+        if let Some(other) = self.dirs.insert(wd, dir.to_path_buf())
+            && other != dir
+        {
+            return Err(Stop::Unavailable(format!(
+                "`{}` and `{}` are the same directory",
+                other.display(),
+                dir.display()
+            )));
+        }
         if let Ok(text) = std::fs::read(absolute.join(".gitignore")) {
             if !capture {
                 return Err(Stop::Unreliable(format!(
