@@ -136,6 +136,24 @@ fn close_inherited() {
     }
 }
 
+/// The kind of network file system `dir` is on (where a change made by another machine makes no inotify event),
+/// `None` for a local one.
+fn remote(dir: &Path) -> Option<&'static str> {
+    let kind = nix::sys::statfs::statfs(dir).ok()?.filesystem_type();
+    // The magic numbers of statfs(2): NFS, SMB, CIFS, SMB2, FUSE (sshfs and the like), 9P, Ceph, AFS, Coda.
+    let magic = u64::try_from(kind.0).ok()? & 0xffff_ffff;
+    match magic {
+        0x6969 => Some("NFS"),
+        0x517b | 0xff53_4d42 | 0xfe53_4d42 => Some("SMB"),
+        0x6573_5546 => Some("FUSE"),
+        0x0102_1997 => Some("9P"),
+        0x00c3_6400 => Some("Ceph"),
+        0x5346_414f | 0x6b41_4653 => Some("AFS"),
+        0x7375_7245 => Some("Coda"),
+        _ => None,
+    }
+}
+
 /// The listening socket, readable and writable by its owner only.
 fn bind(socket: &Path) -> std::io::Result<UnixListener> {
     let listener = UnixListener::bind(socket)?;
@@ -221,6 +239,12 @@ impl Watcher {
                 )));
             }
         };
+        if let Some(kind) = remote(&absolute) {
+            return Err(Stop::Unavailable(format!(
+                "`{}` is on a network file system ({kind}), whose changes made elsewhere make no inotify event",
+                absolute.display()
+            )));
+        }
         // One directory at two paths (a bind mount inside the root): its events would name one of them only.
         if let Some(other) = self.dirs.insert(wd, dir.to_path_buf())
             && other != dir
