@@ -268,6 +268,7 @@ impl Store {
                         rules: rules.clone(),
                         walked: true,
                         linked,
+                        answered: 0,
                     }
                     .save(self.dir());
                 }

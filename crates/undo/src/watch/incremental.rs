@@ -84,6 +84,9 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     }) else {
         return Ok(Outcome::Walk(Some(answer)));
     };
+    if state.answered >= super::WALK_EVERY {
+        return Ok(Outcome::Walk(Some(answer)));
+    }
     // After the command, the run's rules must be those the kept tree followed.
     if rules.is_frozen() && state.rules.frozen() != *rules {
         return Ok(Outcome::Walk(None));
@@ -117,6 +120,7 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
         rules: state.rules,
         walked: false,
         linked,
+        answered: state.answered + 1,
     }
     .save(dir);
     Ok(Outcome::Done(tree))

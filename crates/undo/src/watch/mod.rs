@@ -46,6 +46,9 @@ const IDLE: Duration = Duration::from_secs(600);
 const REPLY_WITHIN: Duration = Duration::from_secs(2);
 /// How long after a watcher stopped as unreliable no new one is started.
 const OFF_FOR: Duration = Duration::from_secs(600);
+/// After this many snapshots served by the watcher, one walks the whole root all the same: a bound on how long a
+/// change no event reports (a write through a shared memory mapping) can stay out of the snapshots.
+pub(crate) const WALK_EVERY: u32 = 100;
 /// The argument that makes a program that called [`watcher_main`] the watcher.
 const ARG: &str = "__agent-guard-undo-watch";
 
@@ -100,6 +103,9 @@ pub(crate) struct State {
     /// watched directories) makes no event for theirs, so every snapshot looks at them as if changed.
     #[serde(default)]
     pub(crate) linked: std::collections::BTreeSet<PathBuf>,
+    /// How many snapshots took the watcher's answer since the last walk: after [`WALK_EVERY`], one walks again.
+    #[serde(default)]
+    pub(crate) answered: u32,
 }
 
 impl State {
