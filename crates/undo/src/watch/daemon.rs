@@ -91,15 +91,22 @@ pub(crate) fn serve(store: &Path, work_tree: &Path, root: &Path) -> i32 {
     let socket = store.join(SOCKET);
     let stop = match Watcher::start(store, work_tree, root) {
         Ok(mut watcher) => {
+            // The lock is held: a socket left there is a dead watcher's.
             let _stale = std::fs::remove_file(&socket);
             match bind(&socket) {
-                Ok(listener) => watcher.run(&listener),
+                Ok(listener) => {
+                    let places = Places::now(&socket, root);
+                    let stop = watcher.run(&listener, &places);
+                    if places.socket_is_ours() {
+                        let _removed = std::fs::remove_file(&socket);
+                    }
+                    stop
+                }
                 Err(e) => Stop::Unreliable(format!("cannot listen on `{}`: {e}", socket.display())),
             }
         }
         Err(stop) => stop,
     };
-    let _removed = std::fs::remove_file(&socket);
     match &stop {
         Stop::Unavailable(why) => {
             let _said = std::fs::write(store.join(OFF), format!("{why}\n"));
@@ -151,6 +158,51 @@ fn remote(dir: &Path) -> Option<&'static str> {
         0x5346_414f | 0x6b41_4653 => Some("AFS"),
         0x7375_7245 => Some("Coda"),
         _ => None,
+    }
+}
+
+/// The root and the socket, as they were when the watcher began to listen. Neither removing the root nor removing
+/// the store makes an event while the watcher holds them open (its socket and lock keep their directories alive,
+/// and a directory that is still used reports its deletion only when it is let go), so they are looked at after
+/// every wake-up instead: a watcher of a root that is gone, or of a store another watcher replaced, stops.
+struct Places {
+    socket: PathBuf,
+    root: PathBuf,
+    ids: Option<((u64, u64), (u64, u64))>,
+}
+
+impl Places {
+    fn now(socket: &Path, root: &Path) -> Self {
+        let mut places = Self {
+            socket: socket.to_path_buf(),
+            root: root.to_path_buf(),
+            ids: None,
+        };
+        places.ids = places.read();
+        places
+    }
+
+    fn read(&self) -> Option<((u64, u64), (u64, u64))> {
+        use std::os::unix::fs::MetadataExt as _;
+        let id = |path: &Path| {
+            std::fs::symlink_metadata(path)
+                .ok()
+                .map(|meta| (meta.dev(), meta.ino()))
+        };
+        Some((id(&self.socket)?, id(&self.root)?))
+    }
+
+    fn changed(&self) -> bool {
+        self.ids.is_none() || self.read() != self.ids
+    }
+
+    /// Whether the socket at its path is still the one this watcher bound.
+    fn socket_is_ours(&self) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let now = std::fs::symlink_metadata(&self.socket)
+            .ok()
+            .map(|meta| (meta.dev(), meta.ino()));
+        now.is_some() && now == self.ids.map(|(socket, _)| socket)
     }
 }
 
@@ -280,14 +332,17 @@ impl Watcher {
     }
 
     /// Serves clients and follows events until idle for [`IDLE`] or unreliable.
-    fn run(&mut self, listener: &UnixListener) -> Stop {
+    fn run(&mut self, listener: &UnixListener, places: &Places) -> Stop {
         let mut last_client = Instant::now();
         loop {
             let left = IDLE.saturating_sub(last_client.elapsed());
             if left.is_zero() {
                 return Stop::Done;
             }
-            let wait = PollTimeout::try_from(left.min(Duration::from_secs(60))).unwrap_or(PollTimeout::MAX);
+            if places.changed() {
+                return Stop::Unreliable("the root or the store's socket was removed or replaced".to_owned());
+            }
+            let wait = PollTimeout::try_from(left.min(Duration::from_secs(10))).unwrap_or(PollTimeout::MAX);
             let (events_ready, client_ready) = {
                 let mut fds = [
                     PollFd::new(self.inotify.as_fd(), PollFlags::POLLIN),
