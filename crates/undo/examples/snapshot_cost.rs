@@ -106,6 +106,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let watcher = (watcher_cpu_ms(&roots[0], &watched) - watcher_before) / runs.max(1) as f64;
+    // After a run that changes nothing in each (the runs above alternate, so each store has missed the other's
+    // last changes), both stores hold the same tree, and the watched one's last snapshot took the watcher's answer.
+    for settings in [&watched, &walked] {
+        Recording::begin(&roots, "true", settings).finish();
+    }
+    let store_dir = |settings: &UndoSettings| {
+        agent_undo::Store::dir_of(&roots[0].canonicalize().unwrap_or_default(), settings).unwrap_or_default()
+    };
+    let last = |settings: &UndoSettings| std::fs::read_to_string(store_dir(settings).join("last-tree")).ok();
+    if last(&watched).is_none() || last(&watched) != last(&walked) {
+        return Err("the two stores' last trees differ".into());
+    }
+    let state = std::fs::read_to_string(store_dir(&watched).join("watch-state.json")).unwrap_or_default();
+    if !state.contains("\"walked\":false") {
+        return Err("the watched store's last snapshot was not served by the watcher".into());
+    }
     let [(watch_wall, watch_cpu), (walk_wall, walk_cpu)] = samples;
     let (watch_wall, walk_wall) = (median(watch_wall), median(walk_wall));
     println!(
