@@ -72,6 +72,8 @@ fn git(dir: &Path, args: &[&str]) {
 struct World {
     _dir: tempfile::TempDir,
     project: PathBuf,
+    /// The root the runs record: the project, or a directory below it.
+    root: PathBuf,
     watched: UndoSettings,
     walked: UndoSettings,
 }
@@ -98,6 +100,7 @@ impl World {
         };
         Self {
             _dir: dir,
+            root: project.clone(),
             project,
             watched,
             walked,
@@ -105,7 +108,7 @@ impl World {
     }
 
     fn store(&self) -> Store {
-        Store::existing(&self.project, &self.watched).unwrap().unwrap()
+        Store::existing(&self.root, &self.watched).unwrap().unwrap()
     }
 
     /// The kept state of the watched store: whether its last snapshot walked, as JSON.
@@ -117,7 +120,7 @@ impl World {
     /// Runs `script` with bash in the project, recorded in both stores; the trees of both must be the same
     /// after it. Returns the run's number in the watched store when it changed something.
     fn run(&self, script: &str) -> Option<u64> {
-        let roots = [self.project.clone()];
+        let roots = [self.root.clone()];
         let watched = Recording::begin(&roots, script, &self.watched);
         let walked = Recording::begin(&roots, script, &self.walked);
         assert!(watched.notes().is_empty(), "{:?}", watched.notes());
@@ -138,7 +141,7 @@ impl World {
     /// The last tree of the watched store is the walked store's.
     fn same_trees(&self, what: &str) {
         let last = |settings: &UndoSettings| {
-            let store = Store::existing(&self.project, settings).unwrap().unwrap();
+            let store = Store::existing(&self.root, settings).unwrap().unwrap();
             std::fs::read_to_string(store.dir().join("last-tree")).unwrap()
         };
         assert_eq!(last(&self.watched), last(&self.walked), "after `{what}`");
@@ -185,7 +188,7 @@ impl Drop for World {
     /// Stops the watcher before the directories go, so that it writes nothing into them meanwhile.
     fn drop(&mut self) {
         use std::io::Write as _;
-        let Ok(Some(store)) = Store::existing(&self.project, &self.watched) else {
+        let Ok(Some(store)) = Store::existing(&self.root, &self.watched) else {
             return;
         };
         if let Ok(mut stream) = std::os::unix::net::UnixStream::connect(store.dir().join("watch.sock")) {
@@ -304,6 +307,35 @@ fn a_write_through_a_hard_link_outside_the_root_is_seen() {
     world.answered("the run after a write through the other name");
 }
 
+/// A changed ignore rule (a `.gitignore` in the root, `.git/info/exclude`, a `.gitignore` above the root) makes
+/// the next snapshot walk, and the trees are a walk's throughout; the watcher serves again afterwards.
+fn a_changed_rule_makes_a_walk_and_the_watcher_comes_back() {
+    let world = World::new();
+    world.warm();
+    world.run("echo 'docs/' >> .gitignore && mkdir -p docs && echo a > docs/a && echo b > kept");
+    let stopped = std::fs::read_to_string(world.store().dir().join("watch-stopped")).unwrap_or_default();
+    assert!(stopped.contains(".gitignore"), "{stopped}");
+    world.run("echo b > docs/b && echo c >> kept");
+    world.warm();
+    std::fs::write(world.project.join(".git/info/exclude"), "src/nested/\n").unwrap();
+    world.run("echo x >> src/nested/deep.rs && echo y >> src/lib.rs");
+    // The watcher was told to quit and its token forgotten: that run walked.
+    assert!(world.watch_state().is_none(), "{:?}", world.watch_state());
+    world.warm();
+    world.answered("after the exclude changed");
+    // A root below the repository: the `.gitignore` at the top is above it, where no watcher of the root looks.
+    let mut below = World::new();
+    below.root = below.project.join("src");
+    below.warm();
+    std::fs::write(below.project.join(".gitignore"), "target/\n*.rs\n").unwrap();
+    below.run("echo more >> lib.rs && echo new > new.rs && echo t > new.txt");
+    assert!(below.watch_state().is_none(), "{:?}", below.watch_state());
+    below.run("echo again >> new.rs && echo u >> new.txt");
+    below.warm();
+    below.run("echo last >> new.txt");
+    below.answered("after the rule above the root changed");
+}
+
 /// A small random-number generator (xorshift), seeded from the clock and printed, so a failure can be replayed
 /// with `WATCH_SEED`.
 struct Random(u64);
@@ -401,7 +433,7 @@ fn main() {
         eprintln!("no git: skipped");
         return;
     }
-    let tests: [(&str, fn()); 5] = [
+    let tests: [(&str, fn()); 6] = [
         (
             "a_change_between_runs_is_captured_and_taken_back_to",
             a_change_between_runs_is_captured_and_taken_back_to,
@@ -417,6 +449,10 @@ fn main() {
         (
             "a_write_through_a_hard_link_outside_the_root_is_seen",
             a_write_through_a_hard_link_outside_the_root_is_seen,
+        ),
+        (
+            "a_changed_rule_makes_a_walk_and_the_watcher_comes_back",
+            a_changed_rule_makes_a_walk_and_the_watcher_comes_back,
         ),
         (
             "random_edits_make_the_same_trees_as_a_walk",
