@@ -73,6 +73,12 @@ impl Rules {
         &self.exclude
     }
 
+    /// Whether a `.gitignore` was read at `dir` or below it (relative to the work tree): a directory moved away or
+    /// deleted takes such a rule with it, which no event of the rule file reports.
+    pub(crate) fn has_rules_under(&self, dir: &Path) -> bool {
+        self.files.keys().any(|known| known.starts_with(dir))
+    }
+
     /// The `.gitignore` text of each directory above the root (`prefix` is the root below the work tree): rules
     /// of directories no watcher of the root sees.
     pub(crate) fn above(&self, prefix: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -155,6 +161,11 @@ impl Checker {
     pub(crate) fn learn(&mut self, dir: &Path, text: Vec<u8>) {
         self.matchers.remove(dir);
         self.files.insert(dir.to_path_buf(), text);
+    }
+
+    /// Whether a `.gitignore` was learned or given at `dir` or below it.
+    pub(crate) fn has_rules_under(&self, dir: &Path) -> bool {
+        self.files.keys().any(|known| known.starts_with(dir))
     }
 
     fn matcher_of(&mut self, dir: &Path) -> Option<Arc<Gitignore>> {

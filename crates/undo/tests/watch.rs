@@ -334,6 +334,20 @@ fn a_changed_rule_makes_a_walk_and_the_watcher_comes_back() {
     below.warm();
     below.run("echo last >> new.txt");
     below.answered("after the rule above the root changed");
+    // A directory holding a `.gitignore` moved out of the root takes its rule with it, with no event of the rule
+    // file; a directory of the same name made afterwards follows no such rule.
+    let moved = World::new();
+    std::fs::create_dir_all(moved.project.join("logs/build")).unwrap();
+    std::fs::write(moved.project.join("logs/.gitignore"), "*.log\nbuild/\n").unwrap();
+    std::fs::write(moved.project.join("logs/keep.txt"), "keep\n").unwrap();
+    moved.warm();
+    let away = moved.project.parent().unwrap().join("away");
+    std::fs::rename(moved.project.join("logs"), &away).unwrap();
+    moved.run("mkdir -p logs/build && echo x > logs/a.log && echo y > logs/build/b");
+    moved.run("echo z >> logs/build/b");
+    moved.warm();
+    moved.run("echo w >> logs/build/b");
+    moved.answered("after the directory with a rule was moved away");
 }
 
 /// A small random-number generator (xorshift), seeded from the clock and printed, so a failure can be replayed

@@ -430,6 +430,12 @@ impl Watcher {
         self.dirty.insert(path.clone(), self.seq);
         if mask.contains(AddWatchFlags::IN_ISDIR) {
             if mask.intersects(AddWatchFlags::IN_MOVED_FROM | AddWatchFlags::IN_DELETE) {
+                if self.checker.has_rules_under(&path) {
+                    return Err(Stop::Unreliable(format!(
+                        "`{}`, which holds a `.gitignore`, was moved away",
+                        path.display()
+                    )));
+                }
                 self.forget(&path);
             }
             if mask.intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO)

@@ -159,7 +159,13 @@ fn changed(
         if !path.starts_with(prefix) {
             continue;
         }
-        match kind_of(work_tree, path) {
+        let kind = kind_of(work_tree, path);
+        // A directory that changed and held a `.gitignore` (moved away, replaced): the kept rules may no longer be
+        // the disk's.
+        if !matches!(kind, Kind::File(..)) && rules.has_rules_under(path) {
+            return Ok(None);
+        }
+        match kind {
             Kind::Dir if !checker.ignored(path, true) => {
                 let found = walk::files(work_tree, &work_tree.join(path), &mut frozen.clone());
                 if found
