@@ -15,6 +15,11 @@
 //! reached (the watcher stops), a `.gitignore` changed (the watcher stops: what it watches depends on the rules),
 //! agent-guard's own rules, `.git/info/exclude` or a `.gitignore` above the root changed, no answer in time.
 
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
+// inotify and the peer credentials of a Unix socket are Linux's: elsewhere no watcher starts and every snapshot
+// walks (the watcher's own constants are then unused).
+#[cfg(target_os = "linux")]
 mod daemon;
 pub(crate) mod incremental;
 
@@ -62,9 +67,15 @@ pub fn watcher_main() -> Option<i32> {
     let mut args = std::env::args_os().skip(1);
     if args.next().is_some_and(|arg| arg == ARG) {
         let rest: Vec<PathBuf> = args.map(PathBuf::from).collect();
+        #[cfg(target_os = "linux")]
         let code = match rest.as_slice() {
             [store, work_tree, root] => daemon::serve(store, work_tree, root),
             _ => 2,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let code = {
+            drop(rest);
+            2
         };
         return Some(code);
     }
@@ -137,9 +148,16 @@ impl State {
 }
 
 /// Whether the peer of `stream` runs as this process's user.
+#[cfg(target_os = "linux")]
 fn same_user(stream: &UnixStream) -> bool {
     nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
         .is_ok_and(|peer| peer.uid() == nix::unistd::getuid().as_raw())
+}
+
+/// Without peer credentials, no peer is trusted.
+#[cfg(not(target_os = "linux"))]
+fn same_user(_stream: &UnixStream) -> bool {
+    false
 }
 
 /// Asks the watcher of the store `dir` for the paths changed since `since`; `None` when no watcher answers. A
@@ -187,7 +205,7 @@ pub(crate) fn quit(dir: &Path) {
 /// Starts a watcher of `root` (below `work_tree`) for the store `dir`, in the background, unless this program
 /// cannot be one or the last one stopped as unreliable a short while ago.
 pub(crate) fn start(dir: &Path, work_tree: &Path, root: &Path) {
-    let Some(program) = PROGRAM.get() else {
+    let Some(program) = PROGRAM.get().filter(|_| cfg!(target_os = "linux")) else {
         return;
     };
     if std::fs::metadata(dir.join(OFF))
