@@ -39,7 +39,7 @@ fn main() -> Result<()> {
             eprintln!("  fuzz-smoke  build every fuzz target and run each for a few seconds");
             eprintln!(
                 "  sandbox-startup  time `agent-guard sandbox -- /bin/true` against `/bin/true` and bwrap \
-                 (--runs N, --binary PATH)"
+                 (--runs N, --binary PATH, --caches)"
             );
             eprintln!(
                 "  replay      decide the replay set of real agents' shell commands in each permission mode and \

@@ -87,6 +87,10 @@ struct Replayed {
 }
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
+    if args.iter().any(|arg| arg == "--help" || arg == "-h") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let options = parse_args(args)?;
     let path = options.commands.clone().unwrap_or_else(replay::default_path);
     let commands = replay::load(&path).with_context(|| {

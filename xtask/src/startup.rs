@@ -3,7 +3,9 @@
 //! (one contender per `--binary`), util-linux's `unshare` making the same namespaces (the kernel's part alone) and
 //! `bwrap` with the same namespaces and mounts around `/bin/true`, in an order that turns from round to round, so
 //! that the machine's load falls on all alike; the figures are medians of the wall-clock times and of each round's
-//! difference to `/bin/true`.
+//! difference to `/bin/true`. Every contender runs with a scratch `HOME`: empty, or with `--caches` holding three
+//! package caches (`~/.cargo/registry`, `~/.npm`, `~/.cache/pip`), each of which `agent-guard sandbox` mounts as an
+//! overlay; the user's own home directory is never used.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -18,10 +20,15 @@ struct Contender {
     times: Vec<Duration>,
 }
 
-/// Runs the comparison: `args` are `--runs N` (default 300) and `--binary PATH` (default the release build's
-/// `agent-guard` in the target directory; repeated, each binary is a contender of its own, to compare builds).
+/// The package caches `--caches` puts in the scratch home directory.
+const CACHES: [&str; 3] = [".cargo/registry", ".npm", ".cache/pip"];
+
+/// Runs the comparison: `args` are `--runs N` (default 300), `--binary PATH` (default the release build's
+/// `agent-guard` in the target directory; repeated, each binary is a contender of its own, to compare builds) and
+/// `--caches` (the scratch home directory holds three package caches).
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut runs = 300usize;
+    let mut caches = false;
     let mut binaries = Vec::new();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -33,7 +40,8 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                     .context("--runs needs a number")?;
             }
             "--binary" => binaries.extend(rest.next().map(PathBuf::from)),
-            other => bail!("unknown argument `{other}` (--runs N, --binary PATH)"),
+            "--caches" => caches = true,
+            other => bail!("unknown argument `{other}` (--runs N, --binary PATH, --caches)"),
         }
     }
     if binaries.is_empty() {
@@ -47,14 +55,33 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             );
         }
     }
-    let project = std::env::temp_dir().join(format!("agent-guard-startup-{}", std::process::id()));
+    let scratch = std::env::temp_dir().join(format!("agent-guard-startup-{}", std::process::id()));
+    let project = scratch.join("project");
+    let home = scratch.join("home");
     std::fs::create_dir_all(&project).context("cannot make the project directory")?;
-    let result = compare(&binaries, &project, runs);
-    let _removed = std::fs::remove_dir_all(&project);
+    std::fs::create_dir_all(&home).context("cannot make the home directory")?;
+    if caches {
+        for cache in CACHES {
+            let dir = home.join(cache);
+            std::fs::create_dir_all(&dir).context("cannot make a package cache")?;
+            std::fs::write(dir.join("entry"), "a file of the cache\n")
+                .context("cannot fill a package cache")?;
+        }
+    }
+    let result = compare(&binaries, &project, &home, runs);
+    let _removed = std::fs::remove_dir_all(&scratch);
+    println!(
+        "home directory: {}",
+        if caches {
+            "scratch, with ~/.cargo/registry, ~/.npm and ~/.cache/pip"
+        } else {
+            "scratch, empty"
+        }
+    );
     result
 }
 
-fn compare(binaries: &[PathBuf], project: &Path, runs: usize) -> Result<()> {
+fn compare(binaries: &[PathBuf], project: &Path, home: &Path, runs: usize) -> Result<()> {
     let root = project.display().to_string();
     // The namespaces `agent-guard sandbox` makes for `workspace-write` without the network: a user namespace only
     // where it is not root, mount, PID, IPC and network; the system read-only, the root writable, a private `/proc`
@@ -143,7 +170,7 @@ fn compare(binaries: &[PathBuf], project: &Path, runs: usize) -> Result<()> {
         times: Vec::with_capacity(runs),
     });
     for contender in &contenders {
-        time(&contender.argv, project)
+        time(&contender.argv, project, home)
             .with_context(|| format!("`{}` does not run here", contender.argv.join(" ")))?;
     }
     let warm_up = 20.min(runs);
@@ -154,7 +181,7 @@ fn compare(binaries: &[PathBuf], project: &Path, runs: usize) -> Result<()> {
             let Some(contender) = contenders.get_mut(index) else {
                 continue;
             };
-            let took = time(&contender.argv, project)?;
+            let took = time(&contender.argv, project, home)?;
             if round >= warm_up {
                 contender.times.push(took);
             }
@@ -164,13 +191,14 @@ fn compare(binaries: &[PathBuf], project: &Path, runs: usize) -> Result<()> {
     Ok(())
 }
 
-/// Runs `argv` in `dir` and times it to its end; a failure is an error.
-fn time(argv: &[String], dir: &Path) -> Result<Duration> {
+/// Runs `argv` in `dir` with `home` as `HOME` and times it to its end; a failure is an error.
+fn time(argv: &[String], dir: &Path, home: &Path) -> Result<Duration> {
     let (program, args) = argv.split_first().context("an empty command")?;
     let started = Instant::now();
     let status = Command::new(program)
         .args(args)
         .current_dir(dir)
+        .env("HOME", home)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -213,6 +241,32 @@ fn report(contenders: &[Contender], runs: usize) {
             ms(above)
         );
     }
+    // Builds compared round by round with the one before them, and with the first.
+    let guards = others.get(..others.len().saturating_sub(2)).unwrap_or_default();
+    for (index, contender) in guards.iter().enumerate().skip(1) {
+        let earlier = [index - 1, 0];
+        for before in guards
+            .iter()
+            .take(index)
+            .enumerate()
+            .filter(|(i, _)| earlier.contains(i))
+        {
+            let differences: Vec<f64> = contender
+                .times
+                .iter()
+                .zip(&before.1.times)
+                .map(|(time, base)| (time.as_secs_f64() - base.as_secs_f64()) * 1000.0)
+                .collect();
+            let faster = differences.iter().filter(|d| **d < 0.0).count();
+            println!(
+                "`{}` against `{}`, paired: median difference {:+.2} ms, faster in {faster} of {} rounds",
+                contender.name,
+                before.1.name,
+                median_f64(&differences),
+                differences.len()
+            );
+        }
+    }
     if let Some((bwrap, ours)) = added.split_last()
         && !bwrap.is_zero()
     {
@@ -229,6 +283,12 @@ fn report(contenders: &[Contender], runs: usize) {
 fn median(times: &[Duration]) -> Duration {
     let mut sorted = times.to_vec();
     sorted.sort();
+    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+}
+
+fn median_f64(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
     sorted.get(sorted.len() / 2).copied().unwrap_or_default()
 }
 

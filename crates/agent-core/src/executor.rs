@@ -25,6 +25,8 @@ pub(crate) struct Runnable {
     pub(crate) confinement: Option<Confinement>,
     /// What its sandbox's proxy lets through beyond the settings' domains, and the limit of the session's taint.
     pub(crate) proxy: ProxyGrant,
+    /// The call's id.
+    pub(crate) call_id: String,
 }
 
 /// What running a call produced.
@@ -62,6 +64,7 @@ pub(crate) async fn run_batch(
             cancelled: Arc::default(),
             confinement: call.confinement,
             proxy: call.proxy.clone(),
+            call_id: call.call_id.clone(),
             ..context.clone()
         };
         let siblings = siblings.clone();

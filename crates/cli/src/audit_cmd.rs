@@ -157,7 +157,7 @@ fn render(rows: &[&AuditRow], as_json: bool, header: bool) -> String {
                 "elapsed_ms": row.elapsed_ms, "output_preview": row.output_preview,
                 "cwd": row.cwd, "permission_mode": row.permission_mode, "tool_input": input,
                 "rule": row.detail.rule, "rule_file": row.detail.rule_file, "sandbox": row.detail.sandbox,
-                "approver": row.detail.approver,
+                "approver": row.detail.approver, "call": row.detail.call,
             });
             let _ = writeln!(out, "{line}");
         }

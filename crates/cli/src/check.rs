@@ -12,7 +12,7 @@ use agent_decide::{
 };
 use agent_hooks::{Approver, AuditDetail};
 use agent_rules::SessionState;
-use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, Verdict};
+use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, SandboxProfile, Verdict};
 use anyhow::{Context, Result, bail};
 
 use crate::DecideArgs;
@@ -109,6 +109,9 @@ pub(crate) struct Answered {
     detail: AuditDetail,
     /// `agentGuard.telemetry` of the call's settings, when they loaded.
     telemetry: Option<TelemetrySettings>,
+    /// Whether the answer runs the call under the `workspace-write` sandbox, whose runs `agent-guard undo`
+    /// records under the call's key: the row keeps the key then.
+    recorded: bool,
 }
 
 /// The audit row's `sandbox` of a line allowed to run outside the sandbox ([`Decided::outside`]).
@@ -129,6 +132,11 @@ impl Answered {
                 },
                 ..AuditDetail::of_provenance(&verdict.provenance)
             },
+            recorded: verdict.decision == Decision::Allow
+                && decided.outside.is_none()
+                && decided
+                    .confinement
+                    .is_some_and(|c| c.profile == SandboxProfile::WorkspaceWrite),
             telemetry: Some(guard.telemetry().clone()),
         }
     }
@@ -140,6 +148,7 @@ impl Answered {
             mode: None,
             detail: AuditDetail::default(),
             telemetry: None,
+            recorded: false,
         }
     }
 
@@ -153,6 +162,7 @@ impl Answered {
             mode: self.mode.as_deref(),
             elapsed,
             detail: &self.detail,
+            recorded: self.recorded,
         }
     }
 }
@@ -201,14 +211,29 @@ fn parse_line(text: &str) -> Result<HookInput> {
     if text.is_empty() {
         bail!("invalid hook input: stdin is empty");
     }
-    let input = HookInput::parse(text)?;
+    let mut input = HookInput::parse(text)?;
     if !std::path::Path::new(&input.cwd).is_absolute() {
         bail!(
             "invalid hook input: `cwd` is `{}`, not an absolute path",
             input.cwd
         );
     }
+    if input.tool_use_id.is_none() {
+        input.tool_use_id = Some(new_call_key());
+    }
     Ok(input)
+}
+
+/// A key for a tool call the coding agent sent without its own id: the audit row and the runs `agent-guard
+/// undo` records for the call are linked by it. Unique, not secret: 64 bits from the standard library's randomly
+/// seeded hasher (seeded once per process from the operating system, varied per key).
+fn new_call_key() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    format!("ag-{:016x}", hasher.finish())
 }
 
 /// Decides one input the way the hook does, `--jsonl` lines alike: settings that cannot be loaded deny (a broken
@@ -763,9 +788,13 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf], ask: Optio
                 .as_ref()
                 .map(|limit| (input.session_id.as_str(), limit)),
         )
-        .map(|updated| match ask {
-            Some(ask) => naming_the_ask(updated, program, ask),
-            None => updated,
+        .map(|updated| {
+            // Only a `workspace-write` run is recorded by `agent-guard undo`: its runs name the call.
+            let call = input
+                .tool_use_id
+                .as_deref()
+                .filter(|_| confinement.profile == SandboxProfile::WorkspaceWrite);
+            naming(updated, program, ask, call)
         })
     });
     match wrapped {
@@ -790,8 +819,17 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf], ask: Optio
     }
 }
 
-/// `updated` (a call `sandboxed_input` wrapped in `PROGRAM sandbox …`) with `--approval ASK` after `sandbox`.
-fn naming_the_ask(mut updated: serde_json::Value, program: &Path, ask: &str) -> serde_json::Value {
+/// `updated` (a call `sandboxed_input` wrapped in `PROGRAM sandbox …`) with `--approval ASK` (the server's ask a
+/// person answered) and `--call KEY` (the tool call's key) after `sandbox`, each when given.
+fn naming(
+    mut updated: serde_json::Value,
+    program: &Path,
+    ask: Option<&str>,
+    call: Option<&str>,
+) -> serde_json::Value {
+    if ask.is_none() && call.is_none() {
+        return updated;
+    }
     let head = format!(
         "{} sandbox ",
         agent_decide::shell_quote(&program.to_string_lossy())
@@ -799,7 +837,15 @@ fn naming_the_ask(mut updated: serde_json::Value, program: &Path, ask: &str) -> 
     if let Some(serde_json::Value::String(line)) = updated.get_mut("command")
         && let Some(rest) = line.strip_prefix(&head)
     {
-        *line = format!("{head}--approval {} {rest}", agent_decide::shell_quote(ask));
+        let mut named = head.clone();
+        if let Some(ask) = ask {
+            named.push_str(&format!("--approval {} ", agent_decide::shell_quote(ask)));
+        }
+        if let Some(call) = call {
+            named.push_str(&format!("--call {} ", agent_decide::shell_quote(call)));
+        }
+        named.push_str(rest);
+        *line = named;
     }
     updated
 }

@@ -344,6 +344,7 @@ fn decision_lines(project: &Path) -> Vec<DoctorLine> {
         hook_event_name: Some("PreToolUse".to_owned()),
         tool_name: "Bash".to_owned(),
         tool_input: json!({ "command": "ls" }),
+        tool_use_id: None,
     };
     let started = Instant::now();
     // A panic of the decision (a bug) is a problem line here, not the end of the report.

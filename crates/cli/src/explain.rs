@@ -81,6 +81,7 @@ impl CallArgs {
             hook_event_name: Some("PreToolUse".to_owned()),
             tool_name: tool,
             tool_input,
+            tool_use_id: None,
         }))
     }
 }
@@ -91,7 +92,7 @@ pub(crate) fn run(args: &DecideArgs, call: &CallArgs, as_json: bool) -> Result<E
             Some(db) => db.clone(),
             None => crate::hook_audit::reading_default()?,
         };
-        return crate::audit_chain::run(&db, id, as_json);
+        return crate::audit_chain::run(args, &db, id, as_json);
     }
     let input = match call.input()? {
         Some(input) => input,

@@ -132,6 +132,8 @@ pub(crate) struct Answer<'a> {
     pub(crate) elapsed: Duration,
     /// The rule and its file, the sandbox, who answered.
     pub(crate) detail: &'a AuditDetail,
+    /// Whether the call runs under the `workspace-write` sandbox, whose runs carry the call's key.
+    pub(crate) recorded: bool,
 }
 
 impl Answer<'_> {
@@ -164,7 +166,10 @@ impl Answer<'_> {
             tool_input,
             cwd: kept.then(|| input.cwd.to_owned()),
             permission_mode: self.mode.filter(|_| kept).map(str::to_owned),
-            detail: self.detail.clone(),
+            detail: AuditDetail {
+                call: input.tool_use_id.filter(|_| self.recorded).map(str::to_owned),
+                ..self.detail.clone()
+            },
         }
     }
 }
@@ -176,6 +181,8 @@ pub(crate) struct Call<'a> {
     pub(crate) cwd: &'a str,
     pub(crate) tool_name: &'a str,
     pub(crate) tool_input: &'a Value,
+    /// The call's key (the coding agent's tool call id, or one made for it).
+    pub(crate) tool_use_id: Option<&'a str>,
 }
 
 impl<'a> From<&'a HookInput> for Call<'a> {
@@ -185,6 +192,7 @@ impl<'a> From<&'a HookInput> for Call<'a> {
             cwd: &input.cwd,
             tool_name: &input.tool_name,
             tool_input: &input.tool_input,
+            tool_use_id: input.tool_use_id.as_deref(),
         }
     }
 }
@@ -515,6 +523,7 @@ mod tests {
             cwd: "/work/proj/src",
             tool_name: "Bash",
             tool_input: &input,
+            tool_use_id: Some("toolu_01"),
         };
         let detail = AuditDetail::default();
         let answer = Answer {
@@ -524,8 +533,20 @@ mod tests {
             mode: Some("acceptEdits"),
             elapsed: Duration::from_millis(3),
             detail: &detail,
+            recorded: false,
         };
         let row = answer.row(&call, CHECK_AGENT);
+        // Only a call run under the `workspace-write` sandbox keeps its key: nothing else records runs for it.
+        assert_eq!(row.detail.call, None);
+        let recorded = Answer {
+            decision: "allow",
+            recorded: true,
+            ..answer.clone()
+        };
+        assert_eq!(
+            recorded.row(&call, CHECK_AGENT).detail.call.as_deref(),
+            Some("toolu_01")
+        );
         assert_eq!(row.status, AuditStatus::Denied);
         assert_eq!(row.output_preview, "denied by rule");
         assert_eq!(row.tool_input.as_deref(), Some(r#"{"command":"git status"}"#));

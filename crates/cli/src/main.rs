@@ -2,7 +2,10 @@
 
 /// mimalloc instead of glibc's allocator: a decision is many small allocations freed soon after (the shell
 /// parse, paths, reasons), where glibc's `malloc`/`free` were a fifth of `check --jsonl`'s CPU time and mimalloc's
-/// thread-local free lists cost a fraction of that (docs/PERFORMANCE.md).
+/// thread-local free lists cost a fraction of that (docs/PERFORMANCE.md). Built without its transparent huge pages
+/// (`no_thp`): where the kernel makes them on request (`madvise`, the usual setting), mimalloc asked for them on its
+/// arenas, and the first allocation of each thread faulted in a 2 MiB page the kernel had to zero — a quarter of
+/// the CPU time of `agent-guard sandbox`, for a process that uses a few hundred KiB.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -66,11 +66,15 @@ pub(crate) struct SandboxArgs {
         requires = "session_domains_only"
     )]
     session_taint: Option<String>,
-    /// Print what the kernel supports and what that means for enforcement, then exit.
     /// The ask of `agent-guard serve` a person answered to let this command run: the runs `agent-guard undo`
     /// records for it name the ask, and the server's page shows their ids beside it.
     #[arg(long = "approval", value_name = "ASK")]
     approval: Option<String>,
+    /// The key of the tool call this command runs for (the hook's answer names it): the runs `agent-guard undo`
+    /// records carry it, and `agent-guard audit` shows them beside the call's row.
+    #[arg(long = "call", value_name = "KEY")]
+    call: Option<String>,
+    /// Print what the kernel supports and what that means for enforcement, then exit.
     #[arg(long)]
     probe: bool,
     /// Print the plan (grants, hidden secrets, read-only paths) on stderr before running.
@@ -156,7 +160,13 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     };
     // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must then
     // find and keep out of the command's reach.
-    let recording = crate::undo_cmd::begin(&guard, confinement, &args.command, args.approval.as_deref());
+    let recording = crate::undo_cmd::begin(
+        &guard,
+        confinement,
+        &args.command,
+        args.approval.as_deref(),
+        args.call.as_deref(),
+    );
     let mut plan = match guard.sandbox_plan(confinement, &support) {
         Ok(plan) => plan,
         Err(error) => {

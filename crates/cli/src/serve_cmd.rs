@@ -359,6 +359,7 @@ fn record_answer(
         cwd: &cwd,
         tool_name: text("tool_name"),
         tool_input: input.get("tool_input").unwrap_or(&null),
+        tool_use_id: None,
     };
     let (decision, decided_by) = match allow {
         Some(true) => ("allow", "approval/approver"),
@@ -382,6 +383,7 @@ fn record_answer(
         mode,
         elapsed: started.elapsed(),
         detail: &detail,
+        recorded: false,
     };
     let row = answer.row(&call, hook_audit::APPROVE_AGENT);
     let mut timer = HookTimer::unarmed();

@@ -105,6 +105,7 @@ fn record_clear(cwd: &Path, session_id: &str, cleared: &SessionTaint) {
         cwd: &cwd,
         tool_name: &row.tool_name,
         tool_input: &taint,
+        tool_use_id: None,
     };
     crate::hook_audit::record_one(call, &row, &mut crate::hook_timer::HookTimer::unarmed());
 }

@@ -37,13 +37,14 @@ pub(crate) struct UndoArgs {
 }
 
 /// Snapshots the roots `guard`'s sandbox lets a `workspace-write` command write, before `command` runs; `None`
-/// for any other profile. `approval` is the server's ask a person answered to let it run, which the runs name.
-/// Notes (a snapshot that could not be taken) go to stderr.
+/// for any other profile. `approval` is the server's ask a person answered to let it run, and `call` the key of
+/// the tool call it runs for, both of which the runs name. Notes (a snapshot that could not be taken) go to stderr.
 pub(crate) fn begin(
     guard: &Guard,
     confinement: Confinement,
     command: &[OsString],
     approval: Option<&str>,
+    call: Option<&str>,
 ) -> Option<Recording> {
     if confinement.profile != SandboxProfile::WorkspaceWrite {
         return None;
@@ -53,6 +54,9 @@ pub(crate) fn begin(
     let mut recording = Recording::begin(&roots, &command_text(command), &settings);
     if let Some(ask) = approval {
         recording = recording.approved_by_ask(ask);
+    }
+    if let Some(call) = call {
+        recording = recording.for_call(call);
     }
     for note in recording.notes() {
         eprintln!("agent-guard sandbox: {note}");
@@ -84,6 +88,16 @@ pub(crate) fn finish(recording: Option<Recording>) {
 /// The runs recorded in the roots `guard`'s sandbox may write that the server's ask `ask` let happen, oldest
 /// first (for the server's page).
 pub(crate) fn runs_of_ask(guard: &Guard, ask: &str) -> Vec<agent_server::UndoRun> {
+    runs_where(guard, |run| run.approval.as_deref() == Some(ask))
+}
+
+/// The runs recorded for the tool call whose key is `call` (the audit log's link), oldest first.
+pub(crate) fn runs_of_call(guard: &Guard, call: &str) -> Vec<agent_server::UndoRun> {
+    runs_where(guard, |run| run.call.as_deref() == Some(call))
+}
+
+/// The runs recorded in the roots `guard`'s sandbox may write that `wanted` picks, oldest first.
+fn runs_where(guard: &Guard, wanted: impl Fn(&agent_undo::RunRecord) -> bool) -> Vec<agent_server::UndoRun> {
     let Some(sandbox) = guard.sandbox() else {
         return Vec::new();
     };
@@ -97,7 +111,7 @@ pub(crate) fn runs_of_ask(guard: &Guard, ask: &str) -> Vec<agent_server::UndoRun
                 .runs()
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|run| run.approval.as_deref() == Some(ask))
+                .filter(|run| wanted(run))
                 .map(move |run| agent_server::UndoRun {
                     root: root.clone(),
                     id: run.id,

@@ -142,7 +142,7 @@ fn allowed_and_run(scratch: &Scratch, command: &str) -> Output {
     );
     let updated = updated.unwrap_or_else(|| panic!("{command}: no updatedInput: {output}"));
     assert!(
-        updated.contains(" sandbox --profile workspace-write "),
+        updated.contains(" sandbox --call ") && updated.contains(" --profile workspace-write "),
         "{updated}"
     );
     scratch.run(updated)

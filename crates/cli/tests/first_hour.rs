@@ -324,7 +324,7 @@ fn a_new_users_first_hour() {
         if sandbox {
             let updated = updated.unwrap_or_else(|| panic!("{command}: not wrapped: {reason}"));
             assert!(
-                updated.contains(" sandbox --profile workspace-write "),
+                updated.contains(" sandbox --call ") && updated.contains(" --profile workspace-write "),
                 "{updated}"
             );
             let ran = world.run(&world.proj, &updated);

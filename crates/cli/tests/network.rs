@@ -658,7 +658,8 @@ fn after_untrusted_content_a_contained_line_reaches_only_the_domains_its_session
 /// A service on this machine, end to end: the hook decides `curl localhost:PORT` under the user's `Bash(curl:*)`
 /// rule with a grant of that host and port, and the line it hands back reaches the host's server through the
 /// proxy (the command's own loopback is another). The same line run without the grant, and another port or
-/// spelling with it, are refused by the proxy and reach nothing.
+/// spelling with it, are refused by the proxy and reach nothing. Under the user's own rule the command piped into
+/// an interpreter asks: the port would be open to the interpreter too.
 #[test]
 fn a_granted_service_on_this_machine_is_reached_and_nothing_else_of_the_loopback() {
     if !supported() {
@@ -676,9 +677,10 @@ fn a_granted_service_on_this_machine_is_reached_and_nothing_else_of_the_loopback
         let world = (project.owner, project.namespaces);
         let servers = Servers::start();
         let tcp = servers.tcp;
-        std::fs::create_dir_all(project.root.join(".claude")).unwrap();
+        // The user's own rule: the repository's settings open the sandbox to no host.
+        std::fs::create_dir_all(project.home.join(".claude")).unwrap();
         std::fs::write(
-            project.root.join(".claude/settings.json"),
+            project.home.join(".claude/settings.json"),
             r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#,
         )
         .unwrap();
@@ -759,6 +761,32 @@ fn a_granted_service_on_this_machine_is_reached_and_nothing_else_of_the_loopback
         assert!(
             said.contains("ungranted: ") && !said.contains("ungranted: 200"),
             "{world:?}: {said}"
+        );
+        // The command piped into an interpreter asks: the rule names `curl` alone, and the port would be open to
+        // the interpreter as well.
+        let piped = format!("curl -s -m 20 localhost:{tcp}/piped | perl -ne print");
+        let mut check = Command::new(BIN)
+            .arg("check")
+            .current_dir(&project.root)
+            .env("HOME", &project.home)
+            .env("AGENT_GUARD_AUDIT", "off")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut piped_input = input.clone();
+        piped_input["tool_input"]["command"] = piped.into();
+        check
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(piped_input.to_string().as_bytes())
+            .unwrap();
+        let decided = check.wait_with_output().unwrap();
+        let output: serde_json::Value = serde_json::from_slice(&decided.stdout).unwrap();
+        assert_eq!(
+            output["hookSpecificOutput"]["permissionDecision"], "ask",
+            "{world:?}: {output}"
         );
         let seen = servers.seen();
         let requests: Vec<&String> = seen.iter().filter(|s| s.starts_with("tcp: GET")).collect();

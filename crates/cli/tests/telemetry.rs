@@ -12,6 +12,8 @@
 
 mod collector;
 mod hook;
+#[path = "../../../tests/support/poll.rs"]
+mod poll;
 mod served;
 
 use std::path::PathBuf;
@@ -227,14 +229,21 @@ fn a_server_answer_names_the_page_user_and_metrics_count_it() {
         "{decided} {answered}"
     );
     let db = server.dir.path().join(".agent-guard/server.db");
-    let rows = served::command(server.dir.path())
-        .args(["audit", "--json", "--db", db.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let rows: Vec<Value> = text(&rows.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    // The server writes a decision's row after answering (its audit writer gathers rows for one commit).
+    let read = || -> Vec<Value> {
+        let rows = served::command(server.dir.path())
+            .args(["audit", "--json", "--db", db.to_str().unwrap()])
+            .output()
+            .unwrap();
+        text(&rows.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    poll::wait_until(Duration::from_secs(10), "the later call's audit row", || {
+        read().iter().any(|r| r["session_id"] == "s-later")
+    });
+    let rows = read();
     let later = rows.iter().rev().find(|r| r["session_id"] == "s-later").unwrap();
     assert_eq!(later["rule"], rule, "{later}");
     let answer_row = rows.iter().find(|r| r["approver"] == "page:pg-7").unwrap();

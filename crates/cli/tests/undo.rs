@@ -9,9 +9,10 @@
     missing_docs
 )]
 
+use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_agent-guard");
 
@@ -412,4 +413,98 @@ fn a_directory_that_is_no_project_keeps_its_runs_in_the_home_directory() {
         std::fs::read_to_string(plain.join("notes.md")).unwrap(),
         "before\n"
     );
+}
+
+/// A call the hook lets run under the `workspace-write` sandbox is linked to what it changed: the line it hands
+/// back names the call's key (the coding agent's `tool_use_id`, or one made for a call without it), the runs
+/// `agent-guard undo` records carry the key, the call's row of the audit log keeps it, and `explain --audit-id`
+/// shows the run's undo id beside the call.
+#[test]
+fn a_hook_call_is_linked_to_its_undo_run_in_the_audit_log() {
+    if !supported() {
+        return;
+    }
+    let world = World::new();
+    let check = |input: serde_json::Value| {
+        let mut child = Command::new(BIN)
+            .arg("check")
+            .current_dir(&world.project)
+            .env("HOME", &world.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("AGENT_GUARD_UNDO_DIR")
+            .env_remove("AGENT_GUARD_UNDO")
+            .env_remove("AGENT_GUARD_AUDIT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["hookSpecificOutput"].clone()
+    };
+    let input = |command: &str, id: Option<&str>| {
+        let mut input = serde_json::json!({
+            "session_id": "linked",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "cwd": world.project,
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "acceptEdits",
+        });
+        if let Some(id) = id {
+            input["tool_use_id"] = id.into();
+        }
+        input
+    };
+    let hook = check(input("rm -rf src/deep", Some("toolu_01Linked")));
+    assert_eq!(hook["permissionDecision"], "allow", "{hook}");
+    let line = hook["updatedInput"]["command"].as_str().unwrap().to_owned();
+    assert!(line.contains(" sandbox --call 'toolu_01Linked' "), "{line}");
+    let ran = Command::new("bash")
+        .args(["-c", &line])
+        .current_dir(&world.project)
+        .env("HOME", &world.home)
+        .env_remove("AGENT_GUARD_UNDO")
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", text(&ran.stderr));
+    assert!(!world.project.join("src/deep").exists());
+
+    let audit = world.agent_guard(&["audit", "--json"]);
+    let rows: Vec<serde_json::Value> = text(&audit.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let row = rows
+        .iter()
+        .find(|row| row["call"] == "toolu_01Linked")
+        .unwrap_or_else(|| panic!("no row keeps the call's key: {rows:?}"));
+    let id = row["id"].as_i64().unwrap().to_string();
+    let explained = world.agent_guard(&["explain", "--audit-id", &id]);
+    let said = text(&explained.stdout);
+    assert!(
+        said.contains("undo id 1 of `") && said.contains("agent-guard undo --root"),
+        "{said}{}",
+        text(&explained.stderr)
+    );
+    let listed = world.agent_guard(&["undo", "--list"]);
+    assert!(
+        text(&listed.stdout).contains("rm -rf src/deep"),
+        "{}",
+        text(&listed.stdout)
+    );
+
+    // Without the coding agent's id, agent-guard makes a key; a read-only line names none (nothing is recorded).
+    let made = check(input("rm -rf src", None));
+    let line = made["updatedInput"]["command"].as_str().unwrap();
+    assert!(line.contains(" sandbox --call 'ag-"), "{line}");
+    let read = check(input("ls src", Some("toolu_02Read")));
+    let line = read["updatedInput"]["command"].as_str().unwrap();
+    assert!(!line.contains("--call"), "{line}");
 }

@@ -174,18 +174,79 @@ impl Guard {
                 self.network.verdict(host, 443),
                 agent_os_sandbox::DomainVerdict::NotListed
             );
-            let refused = self.policy.host_rule(Decision::Deny, host).is_some()
-                || self.policy.host_rule(Decision::Ask, host).is_some();
             let granted = deliberate || self.policy.host_rule(Decision::Allow, host).is_some();
-            // What the proxy can be told to let through: a host name, or a service on this machine with its
-            // port. An address elsewhere is reached by name only, and is refused at run time.
-            let grantable = host.parse::<DomainPattern>().is_ok()
-                || host.parse::<agent_os_sandbox::LoopbackGrant>().is_ok();
-            if !listed && !refused && granted && grantable && !domains.contains(host) {
+            if !listed && granted && self.grantable(host) && !domains.contains(host) {
                 domains.push(host.clone());
             }
         }
         domains
+    }
+
+    /// Whether the sandbox's proxy may be told to let `host` through when somebody allowed it: no deny or ask
+    /// rule names it, and it is a host name or a service on this machine with its port (an address elsewhere is
+    /// reached by name only, and is refused at run time).
+    pub(crate) fn grantable(&self, host: &str) -> bool {
+        !self.host_refused(host)
+            && (host.parse::<DomainPattern>().is_ok()
+                || host.parse::<agent_os_sandbox::LoopbackGrant>().is_ok())
+    }
+
+    /// Whether a deny or ask rule names `host`, or the host of `host:port` (`WebFetch(domain:localhost)` refuses
+    /// `localhost:3000`: a rule on a host holds at every port). A service on this machine is this machine in
+    /// every spelling: a rule naming any of its usual names (`localhost`, `127.0.0.1`, `::1`, `0.0.0.0`) refuses
+    /// `[::]:3000`, `foo.localhost:3000` and `127.0.0.2:3000` alike.
+    pub(crate) fn host_refused(&self, host: &str) -> bool {
+        let refused = |host: &str| {
+            self.policy.host_rule(Decision::Deny, host).is_some()
+                || self.policy.host_rule(Decision::Ask, host).is_some()
+        };
+        refused(host)
+            || refused(host_without_port(host))
+            || (agent_bash_guard::is_loopback(host) && LOOPBACK_NAMES.iter().any(|name| refused(name)))
+    }
+
+    /// Why a line allowed by a rule of the repository's own settings (owners.rs) cannot run as allowed: it names a
+    /// host beyond the allowed domains, and the repository's settings may only tighten the sandbox, so they open
+    /// no network (as for `agentGuard.network.allow` and `WebFetch(domain:…)` rules of the repository). `None`
+    /// for any other line. The line then asks, and an allow of the person grants the host.
+    pub(crate) fn repository_cannot_grant(
+        &self,
+        analysis: &CommandAnalysis,
+        remote_hosts: &[String],
+        verdict: &Verdict,
+    ) -> Option<String> {
+        let provenance = &verdict.provenance;
+        if verdict.decision != Decision::Allow || provenance.step != Some(DecidedBy::AllowRule) {
+            return None;
+        }
+        let source = provenance.source?;
+        let repository = self
+            .owners
+            .repository(source, provenance.file.as_deref().map(Path::new))?;
+        let named = analysis
+            .commands
+            .iter()
+            .flat_map(|command| match &command.effect {
+                agent_bash_guard::Effect::Network { hosts } => hosts.as_slice(),
+                _ => &[],
+            });
+        let ungranted: Vec<&String> = named
+            .chain(remote_hosts)
+            .filter(|host| {
+                matches!(
+                    self.network.verdict(host, 443),
+                    agent_os_sandbox::DomainVerdict::NotListed
+                ) && self.policy.host_rule(Decision::Allow, host).is_none()
+                    && self.grantable(host)
+            })
+            .collect();
+        let first = ungranted.first()?;
+        Some(format!(
+            "the rule `{}` of {} allows the line, but the repository's settings may only tighten the sandbox and \
+             open it to no host: `{first}` would be refused; allow it in your own settings, or answer allow",
+            provenance.rule.as_deref().unwrap_or("?"),
+            repository.describe()
+        ))
     }
 
     /// The domains the proxy of a line with the network lets through in a session that has read untrusted
@@ -335,6 +396,25 @@ impl Guard {
     }
 }
 
+/// The usual names of this machine, which a rule on any loopback host is matched against (see
+/// [`Guard::host_refused`]).
+const LOOPBACK_NAMES: [&str; 4] = ["localhost", "127.0.0.1", "::1", "0.0.0.0"];
+
+/// The host of `host:port` (`localhost` of `localhost:3000`, `::1` of `[::1]:3000`); any other text as it is.
+fn host_without_port(host: &str) -> &str {
+    if let Some(bracketed) = host.strip_prefix('[') {
+        return bracketed.split_once(']').map_or(host, |(name, _)| name);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if !name.contains(':') && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
 /// Whether somebody chose to allow this very line: a rule that names it, a hook's allow, the user's answer (or,
 /// for an ask, the answer to come). A mode, the defaults and a contained allow are nobody's choice of the line.
 pub(crate) fn deliberate(verdict: &Verdict) -> bool {
@@ -408,6 +488,21 @@ mod tests {
     use super::*;
     use crate::guard::GuardOptions;
     use crate::test_guard::Project;
+
+    #[test]
+    fn a_host_with_a_port_is_named_by_its_host() {
+        for (host, name) in [
+            ("localhost:3000", "localhost"),
+            ("127.0.0.1:8080", "127.0.0.1"),
+            ("[::1]:3000", "::1"),
+            ("example.com", "example.com"),
+            ("::1", "::1"),
+            ("host:", "host:"),
+            ("host:3a", "host:3a"),
+        ] {
+            assert_eq!(host_without_port(host), name, "{host}");
+        }
+    }
 
     /// The confinement and decision of `command` under `settings`.
     fn confined(settings: &str, command: &str) -> (Decision, Option<Confinement>, String) {

@@ -56,6 +56,13 @@ struct Judgement {
 }
 
 impl Judgement {
+    /// Adds why the sandbox does not contain the line, once (two commands removing the same tree say it once).
+    fn not_contained(&mut self, why: String) {
+        if why.is_empty() || !self.uncontained.contains(&why) {
+            self.uncontained.push(why);
+        }
+    }
+
     /// Adds `effect`; an effect that says more of the same (`runs code the project controls or …`) replaces the
     /// shorter one.
     fn contains(&mut self, effect: &str) {
@@ -156,7 +163,7 @@ impl Guard {
     /// network, whose hosts the commands' effects name.
     fn judge_findings(&self, gathered: &Gathered<'_>, judgement: &mut Judgement) {
         if gathered.concerns.len() != gathered.findings.len() {
-            judgement.uncontained.push(String::new());
+            judgement.not_contained(String::new());
             return;
         }
         for (finding, about) in gathered.findings.iter().zip(&gathered.concerns) {
@@ -172,7 +179,7 @@ impl Guard {
                 Concern::Network => {}
                 // Gathering kept this concern only where the sandbox's environment does not pass the variables.
                 Concern::Environment => judgement.contains(&environment_effect(gathered)),
-                Concern::Guarded => judgement.uncontained.push(String::new()),
+                Concern::Guarded => judgement.not_contained(String::new()),
             }
         }
     }
@@ -190,7 +197,7 @@ impl Guard {
                 Effect::Network { hosts } => {
                     for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
                         if agent_bash_guard::is_loopback(host) {
-                            judgement.uncontained.push(format!(
+                            judgement.not_contained(format!(
                                 "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
                                  not contain (allow the line with a rule such as `Bash({}:*)`, or answer allow, \
                                  and the sandbox's proxy forwards to that host and port alone)",
@@ -198,7 +205,7 @@ impl Guard {
                             ));
                             continue;
                         }
-                        judgement.uncontained.push(format!(
+                        judgement.not_contained(format!(
                             "`{shown}` reaches `{host}`, which is not an allowed domain (allow it with \
                              `WebFetch(domain:{host})` or in `agentGuard.network.allow`)"
                         ));
@@ -210,10 +217,10 @@ impl Guard {
                     if self.undoable(&self.cwd, Below::OrAt) {
                         judgement.contains(UNDO_EFFECT);
                     } else {
-                        judgement.uncontained.push(why.clone());
+                        judgement.not_contained(why.clone());
                     }
                 }
-                Effect::Destroys(why) | Effect::Remote(why) => judgement.uncontained.push(why.clone()),
+                Effect::Destroys(why) | Effect::Remote(why) => judgement.not_contained(why.clone()),
             }
             match command.class {
                 CommandClass::Write => judgement.contains("its writes stay in the project"),
@@ -235,9 +242,7 @@ impl Guard {
                 // known at run time, inside the sandbox; a write option's files are judged with the paths.
                 CommandClass::ReadOnly => judgement.contains(RUN_TIME_EFFECT),
                 CommandClass::Privileged | CommandClass::Destructive | CommandClass::Interactive => {
-                    judgement
-                        .uncontained
-                        .push(format!("`{shown}` is a {} command", command.class));
+                    judgement.not_contained(format!("`{shown}` is a {} command", command.class));
                 }
             }
         }
@@ -266,7 +271,7 @@ impl Guard {
                 if self.undoable(&self.cwd, Below::Strictly) {
                     judgement.contains(UNDO_EFFECT);
                 } else {
-                    judgement.uncontained.push(
+                    judgement.not_contained(
                         "the line removes files below the working directory, which no sandbox brings back"
                             .to_owned(),
                     );
@@ -279,7 +284,7 @@ impl Guard {
                 if is_glob(&file.path) && self.undoable_glob(&file.path) {
                     judgement.contains(UNDO_EFFECT);
                 } else {
-                    judgement.uncontained.push(format!(
+                    judgement.not_contained(format!(
                         "removing what `{}` names may delete a large part of the project, which no sandbox brings back",
                         file.path
                     ));
@@ -299,7 +304,7 @@ impl Guard {
                     }
                     // What the project's ignore rules or a cache tag leave out is in no snapshot either.
                     if self.marked_as_output(place, false) {
-                        judgement.uncontained.push(format!(
+                        judgement.not_contained(format!(
                             "the line removes `{}`, which `.gitignore` lists or a cache tag marks (so no snapshot \
                              holds it) but whose name is no build output's: nothing makes it again",
                             check.absolute.display()
@@ -307,7 +312,7 @@ impl Guard {
                     } else if self.undoable(place, Below::Strictly) {
                         judgement.contains(UNDO_EFFECT);
                     } else {
-                        judgement.uncontained.push(format!(
+                        judgement.not_contained(format!(
                             "the line removes `{}`, a part of the project no sandbox brings back (a build output \
                              that `.gitignore` lists or a cache tag marks, as `target` or `dist`, is made again by a \
                              build, and may be removed)",
@@ -318,7 +323,7 @@ impl Guard {
                 // A read outside the roots may be a secret under a name no list knows, which the kernel does not
                 // hide: it needs a `Read(…)` rule, as without the sandbox.
                 Access::Read if check.root.is_none() => {
-                    judgement.uncontained.push(format!(
+                    judgement.not_contained(format!(
                         "`{}` lies outside the project; reading it needs a `Read(…)` rule",
                         check.absolute.display()
                     ));
@@ -374,9 +379,7 @@ impl Guard {
     /// Whether the sandbox's proxy lets the line reach `host`: a domain of `agentGuard.network` (the registries
     /// and the user's patterns) or of a `WebFetch(domain:…)` allow rule, and of no deny or ask rule or deny pattern.
     pub(crate) fn domain_allowed(&self, host: &str) -> bool {
-        if self.policy.host_rule(Decision::Deny, host).is_some()
-            || self.policy.host_rule(Decision::Ask, host).is_some()
-        {
+        if self.host_refused(host) {
             return false;
         }
         match self.network.verdict(host, 443) {
@@ -695,6 +698,80 @@ mod tests {
             .guard
             .decide("Bash", &json!({"command": "curl -sS https://docs.example.com/a"}));
         assert!(decided.domains.is_empty(), "{:?}", decided.domains);
+    }
+
+    #[test]
+    fn a_service_on_this_machine_is_granted_only_to_a_line_somebody_allowed_and_never_against_a_rule() {
+        let ruled = Project::new(r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#);
+        if !enforced() {
+            return;
+        }
+        // A rule naming one command does not open the port to the rest of the line: the proxy would let the
+        // interpreter (or a build, or whatever follows a curl that never runs) reach it as well.
+        for line in [
+            "curl -s localhost:3051/api | python3 -m json.tool",
+            "false && curl localhost:3051/ ; tar c . | python3 -c 'import sys'",
+            "f() { curl localhost:3051/; }; make",
+        ] {
+            let decided = ruled.guard.decide("Bash", &json!({ "command": line }));
+            assert_eq!(
+                decided.verdict().decision,
+                Decision::Ask,
+                "{line}: {}",
+                decided.verdict().reason()
+            );
+        }
+        // A deny rule on this machine refuses it in every spelling, however the line is allowed.
+        let refused = Project::new(
+            r#"{"permissions": {"allow": ["Bash(curl:*)"], "deny": ["WebFetch(domain:localhost)"]}}"#,
+        );
+        for line in [
+            "curl -s localhost:3051/api",
+            "curl -s http://0.0.0.0:3051/",
+            "curl -s 'http://[::]:3051/'",
+            "curl -s http://foo.localhost:3051/",
+            "curl -s http://127.0.0.2:3051/",
+        ] {
+            let decided = refused.guard.decide("Bash", &json!({ "command": line }));
+            assert!(decided.domains.is_empty(), "{line}: {:?}", decided.domains);
+        }
+        // The repository's own rule allows the line but opens no network: the line asks, saying so, and an allow
+        // of the person grants the host.
+        let repository = Project::with_files(
+            "{}",
+            &[(
+                "proj/.claude/settings.json",
+                r#"{"permissions": {"allow": ["Bash(curl:*)"]}}"#,
+            )],
+        );
+        let decided = repository
+            .guard
+            .decide("Bash", &json!({"command": "curl -s localhost:3051/api"}));
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Ask,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert!(
+            decided
+                .verdict()
+                .reason()
+                .contains("may only tighten the sandbox"),
+            "{}",
+            decided.verdict().reason()
+        );
+        // The user's own rule grants it.
+        let decided = ruled
+            .guard
+            .decide("Bash", &json!({"command": "curl -s localhost:3051/api"}));
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert_eq!(decided.domains, ["localhost:3051"]);
     }
 
     #[test]

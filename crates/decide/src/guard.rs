@@ -338,6 +338,11 @@ impl Guard {
         }
         let domains = match (&gathered.analysis, confinement) {
             (Some(analysis), Some(confinement)) if confinement.network => {
+                if let Some(why) =
+                    self.repository_cannot_grant(analysis, &gathered.remote_hosts, &resolution.verdict)
+                {
+                    resolution.verdict = self.cannot_carry_out(&resolution.verdict, why);
+                }
                 self.granted_domains(analysis, &gathered.remote_hosts, &resolution.verdict)
             }
             _ => Vec::new(),

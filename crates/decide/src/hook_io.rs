@@ -27,6 +27,10 @@ pub struct HookInput {
     /// The tool's arguments.
     #[serde(default)]
     pub tool_input: Value,
+    /// The coding agent's id of the tool call, when it sends one: the key that links the call's row of the audit
+    /// log to the runs `agent-guard undo` records for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
 }
 
 impl HookInput {

@@ -143,6 +143,9 @@ pub struct AuditDetail {
     /// Who answered an ask, as [`Approver`] writes it (`terminal`, `page:<page session>`,
     /// `approve-hook:<coding agent session>`, …).
     pub approver: Option<String>,
+    /// The key of the tool call an allowed `workspace-write` shell line ran for: the runs `agent-guard undo`
+    /// recorded for it carry the same key ([`agent-guard audit`] shows them beside the row).
+    pub call: Option<String>,
 }
 
 impl AuditDetail {
@@ -158,6 +161,7 @@ impl AuditDetail {
             }),
             sandbox: None,
             approver: None,
+            call: None,
         }
     }
 }
@@ -245,6 +249,8 @@ impl AuditRow {
             detail: AuditDetail {
                 sandbox: ctx.sandbox.clone(),
                 approver: ctx.approver.clone(),
+                // A call that ran under the sandbox keeps its id: a `workspace-write` run's records name it.
+                call: ctx.sandbox.as_ref().map(|_| ctx.call.id.clone()),
                 ..AuditDetail::of_provenance(&ctx.verdict.provenance)
             },
         }

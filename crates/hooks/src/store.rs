@@ -44,7 +44,7 @@ const ROWS_PER_STATEMENT: usize = 256;
 const WAL_TRIM_BYTES: u64 = 64 * 4096;
 
 const COLUMNS: &str = "session_id, step, tool_name, status, decision, decided_by, elapsed_ms, output_preview, \
-                       agent_name, ts, tool_input, cwd, permission_mode, rule, rule_file, sandbox, approver";
+                       agent_name, ts, tool_input, cwd, permission_mode, rule, rule_file, sandbox, approver, call_key";
 
 /// Where the audit log is stored, chosen by how it is written: `postgres://` or `postgresql://` selects
 /// PostgreSQL, `sqlite:` a SQLite URL, and anything without a `scheme://` is the path of a SQLite file.
@@ -463,7 +463,8 @@ where
             .push_bind(row.detail.rule.as_deref())
             .push_bind(row.detail.rule_file.as_deref())
             .push_bind(row.detail.sandbox.as_deref())
-            .push_bind(row.detail.approver.as_deref());
+            .push_bind(row.detail.approver.as_deref())
+            .push_bind(row.detail.call.as_deref());
     });
     sql
 }
@@ -675,6 +676,7 @@ where
             rule_file: row.try_get("rule_file").map_err(query_error)?,
             sandbox: row.try_get("sandbox").map_err(query_error)?,
             approver: row.try_get("approver").map_err(query_error)?,
+            call: row.try_get("call_key").map_err(query_error)?,
         },
     })
 }

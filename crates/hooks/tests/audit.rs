@@ -117,7 +117,7 @@ async fn migrations_are_idempotent_and_reopening_keeps_earlier_rows() {
         .await
         .unwrap();
     assert_eq!(
-        applied, 4,
+        applied, 5,
         "each migration ran once; the second open ran none again"
     );
 }
@@ -306,7 +306,7 @@ async fn appenders_opening_a_new_database_at_once_migrate_it_once() {
         .fetch_one(&mut connection)
         .await
         .unwrap();
-    assert_eq!(applied, 4, "each migration ran once");
+    assert_eq!(applied, 5, "each migration ran once");
     let version: i64 = sqlx::query_scalar("PRAGMA user_version")
         .fetch_one(&mut connection)
         .await
@@ -326,12 +326,12 @@ async fn appenders_opening_a_new_database_at_once_migrate_it_once() {
         .fetch_one(&mut connection)
         .await
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
         .fetch_one(&mut connection)
         .await
         .unwrap();
-    assert_eq!(applied, 4);
+    assert_eq!(applied, 5);
 }
 
 /// A database another connection holds the write lock of is waited for within the busy timeout, then reported

@@ -162,11 +162,11 @@ async fn migrations_are_idempotent_and_reopening_keeps_earlier_rows(server: &PgS
             "reopen_together",
             "SELECT count(*) FROM _sqlx_migrations WHERE success"
         ),
-        "4"
+        "5"
     );
     assert_eq!(
         server.psql("reopen", "SELECT count(*) FROM _sqlx_migrations WHERE success"),
-        "4"
+        "5"
     );
     // The status check is the migrated one: a cleared taint's row is taken, any other status still refused.
     assert_eq!(

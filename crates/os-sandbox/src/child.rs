@@ -2,10 +2,12 @@
 //! capabilities, Landlock and seccomp. Everything here is a system call on data prepared before the fork: no
 //! allocation, no lock, nothing that is unsafe in the child of a process with other threads.
 //!
-//! With namespaces the child forks twice. The first child (outside the new PID namespace) waits for the second,
-//! which is process 1 of the namespace: it mounts, then forks the command and reaps until the command ends; its
-//! exit takes every other process of the namespace with it, so nothing the command started in the background
-//! outlives it.
+//! With namespaces, process 1 of the new PID namespace mounts, then forks the command and reaps until the command
+//! ends; its exit takes every other process of the namespace with it, so nothing the command started in the
+//! background outlives it. `agent-guard sandbox` makes that process itself, with `clone` and the namespaces' flags
+//! ([`ChildSetup::start`]): three processes in all, its own, the namespace's init and the command. Through
+//! `std::process::Command` (the runtime's way, [`ChildSetup::run`]) the child it forks cannot be process 1 of a
+//! namespace it makes: it unshares, forks the init and waits for it.
 #![expect(
     unsafe_code,
     reason = "system calls between fork and exec: prctl, unshare, mount, landlock, seccomp, capset"
@@ -83,8 +85,8 @@ pub(crate) struct NamespaceSetup {
 pub(crate) struct Confine {
     pub(crate) namespaces: Option<NamespaceSetup>,
     pub(crate) ruleset: OwnedFd,
-    /// Filters installed in order; the strictest answer of all of them holds.
-    pub(crate) seccomp: Vec<BpfProgram>,
+    /// The seccomp filter.
+    pub(crate) seccomp: BpfProgram,
     pub(crate) cap_last: libc::c_ulong,
 }
 
@@ -105,20 +107,103 @@ pub(crate) struct ChildSetup {
 }
 
 impl ChildSetup {
-    /// Runs in the child. Returns in the process that goes on to `exec` the command; the helper processes of
-    /// the namespaces never return.
+    /// Runs in the child of `std::process::Command`. Returns in the process that goes on to `exec` the command;
+    /// the helper processes of the namespaces never return.
     pub(crate) fn run(&self) -> io::Result<()> {
+        self.bound(None)?;
+        let Some(confine) = &self.confine else {
+            return Ok(());
+        };
+        if let Some(namespaces) = &confine.namespaces {
+            enter_namespaces(namespaces)?;
+            init(namespaces, confine.ruleset.as_raw_fd())?;
+        }
+        confine_command(confine)
+    }
+
+    /// Starts `exec` in the namespaces of this setup: `clone` makes them and their process 1 at once, which sets
+    /// up what [`run`](Self::run) sets up and forks the command. Returns the pid of that process 1, whose exit
+    /// status is the command's; a step that fails in either process writes its `errno` to `exec.errors`.
+    ///
+    /// # Errors
+    /// `EINVAL` for a setup without namespaces, and the error of `clone`.
+    pub(crate) fn start(&self, exec: &Exec<'_>) -> io::Result<libc::pid_t> {
+        let Some((confine, namespaces)) = self.confine.as_ref().and_then(|confine| {
+            confine
+                .namespaces
+                .as_ref()
+                .map(|namespaces| (confine, namespaces))
+        }) else {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        };
+        let flags = libc::c_ulong::from((namespaces.flags | libc::SIGCHLD).unsigned_abs());
+        // SAFETY: `clone` without a new stack is `fork` with the namespaces' flags, as bubblewrap makes its init:
+        // the child runs on a copy of this thread's stack and memory, with this thread alone, and makes only
+        // system calls on data prepared before the call (no allocation, no lock) until it execs or exits; it
+        // never returns here.
+        let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
+        match pid {
+            -1 => Err(io::Error::last_os_error()),
+            0 => self.init_by_clone(confine, namespaces, exec),
+            pid => libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL)),
+        }
+    }
+
+    /// Process 1 of the namespaces `clone` made: the command's descriptors and signals, the bounds, the user
+    /// maps, the mounts; then it forks the command, which confines itself and execs. Never returns.
+    fn init_by_clone(&self, confine: &Confine, namespaces: &NamespaceSetup, exec: &Exec<'_>) -> ! {
+        let failed = exec
+            .stdio()
+            .and_then(|()| self.bound(exec.parent))
+            .and_then(|()| user_maps(namespaces))
+            .and_then(|()| init(namespaces, confine.ruleset.as_raw_fd()))
+            .and_then(|()| confine_command(confine))
+            .and_then(|()| exec.exec());
+        let errno = failed
+            .err()
+            .and_then(|e| e.raw_os_error())
+            .unwrap_or(libc::EINVAL);
+        // SAFETY: writes the int on our stack to the pipe of errors (its reader gets it after our end), then ends
+        // the process at once.
+        unsafe {
+            libc::write(
+                exec.errors,
+                (&raw const errno).cast(),
+                std::mem::size_of::<libc::c_int>(),
+            );
+            libc::_exit(125)
+        }
+    }
+
+    /// The bounds every command gets, in its first process: the cgroups, the death signal, the rlimits and the
+    /// priority. `parent` is a pidfd of the process to die with, for a child that cannot name it by pid (in a
+    /// PID namespace of its own, its parent's pid is 0).
+    fn bound(&self, parent: Option<RawFd>) -> io::Result<()> {
         for &fd in &self.cgroups {
             // SAFETY: writes one byte from a static buffer to a descriptor opened before the fork.
             if unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) } != 1 {
                 return Err(fail(b"join the command's cgroup"));
             }
         }
-        if let Some(parent) = self.die_with {
+        if let Some(pid) = self.die_with {
             // SAFETY: prctl with integer arguments.
             unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
-            // SAFETY: getppid takes no argument. The parent may have died before the prctl took effect.
-            if unsafe { libc::getppid() } != parent {
+            // The parent may have died before the prctl took effect.
+            let gone = match parent {
+                Some(pidfd) => {
+                    let mut poll = libc::pollfd {
+                        fd: pidfd,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: poll of one `pollfd` on our stack, without waiting: a pidfd is readable once its
+                    // process has exited.
+                    unsafe { libc::poll(&raw mut poll, 1, 0) > 0 }
+                }
+                // SAFETY: getppid takes no argument.
+                None => (unsafe { libc::getppid() }) != pid,
+            };
+            if gone {
                 // SAFETY: _exit ends the child at once.
                 unsafe { libc::_exit(137) };
             }
@@ -139,72 +224,152 @@ impl ChildSetup {
                 return Err(fail(b"lower the priority"));
             }
         }
-        let Some(confine) = &self.confine else {
-            return Ok(());
-        };
-        if let Some(namespaces) = &confine.namespaces {
-            enter_namespaces(namespaces, confine.ruleset.as_raw_fd())?;
-        }
-        // The command's own process: a session of its own, so that it has no controlling terminal (`/dev/tty`
-        // would reach the user's: type into it, read what is typed, set the clipboard with an escape sequence).
-        // It may still read and write the descriptors it was given.
-        // SAFETY: setsid takes no argument.
-        if unsafe { libc::setsid() } < 0 {
-            return Err(fail(b"start a session of its own"));
-        }
-        // Descriptors it did not ask for close at exec, then it loses every capability, and Landlock and seccomp
-        // go on for good.
-        // SAFETY: close_range with integer arguments; on an old kernel the loop below marks them one by one.
-        if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) } != 0 {
-            for fd in 3..1024 {
-                // SAFETY: fcntl on a descriptor number; a closed one fails harmlessly.
-                unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-            }
-        }
-        drop_capabilities(confine.cap_last)?;
-        // SAFETY: prctl with integer arguments.
-        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-            return Err(fail(b"set no_new_privs"));
-        }
-        // SAFETY: landlock_restrict_self takes the ruleset descriptor and flags.
-        if unsafe {
-            libc::syscall(
-                libc::SYS_landlock_restrict_self,
-                confine.ruleset.as_raw_fd(),
-                0u32,
-            )
-        } != 0
-        {
-            return Err(fail(b"enforce the Landlock ruleset"));
-        }
-        for filter in &confine.seccomp {
-            seccompiler::apply_filter(filter).map_err(|_| fail(b"install the seccomp filter"))?;
-        }
         Ok(())
     }
 }
 
-/// `unshare`, the user maps, then the two forks: this process waits for the namespace's init, the init mounts and
-/// forks the command. Returns in the command's process only.
-fn enter_namespaces(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
+/// The command's own last steps: a session of its own, no descriptor it did not ask for, no capability, then
+/// Landlock and seccomp.
+fn confine_command(confine: &Confine) -> io::Result<()> {
+    // The command's own process: a session of its own, so that it has no controlling terminal (`/dev/tty`
+    // would reach the user's: type into it, read what is typed, set the clipboard with an escape sequence).
+    // It may still read and write the descriptors it was given.
+    // SAFETY: setsid takes no argument.
+    if unsafe { libc::setsid() } < 0 {
+        return Err(fail(b"start a session of its own"));
+    }
+    // Descriptors it did not ask for close at exec, then it loses every capability, and Landlock and seccomp
+    // go on for good.
+    // SAFETY: close_range with integer arguments; on an old kernel the loop below marks them one by one.
+    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) } != 0 {
+        for fd in 3..1024 {
+            // SAFETY: fcntl on a descriptor number; a closed one fails harmlessly.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+    }
+    drop_capabilities(confine.cap_last)?;
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(fail(b"set no_new_privs"));
+    }
+    // SAFETY: landlock_restrict_self takes the ruleset descriptor and flags.
+    if unsafe {
+        libc::syscall(
+            libc::SYS_landlock_restrict_self,
+            confine.ruleset.as_raw_fd(),
+            0u32,
+        )
+    } != 0
+    {
+        return Err(fail(b"enforce the Landlock ruleset"));
+    }
+    seccompiler::apply_filter(&confine.seccomp).map_err(|_| fail(b"install the seccomp filter"))?;
+    Ok(())
+}
+
+/// What [`ChildSetup::start`] needs besides the setup, prepared before the `clone`: the program, its arguments and
+/// environment as C arrays, its output descriptors, and where to report a failure.
+#[derive(Debug)]
+pub(crate) struct Exec<'a> {
+    /// The program, found in the `PATH` of `envp` as `execvp` finds it.
+    pub(crate) program: &'a std::ffi::CStr,
+    /// The arguments, the program's name first, ending with a null pointer.
+    pub(crate) argv: &'a [*const libc::c_char],
+    /// `NAME=value` entries, ending with a null pointer.
+    pub(crate) envp: &'a [*const libc::c_char],
+    /// The write ends of the pipes that become the command's stdout and stderr (else it inherits this process's).
+    pub(crate) stdout: Option<RawFd>,
+    pub(crate) stderr: Option<RawFd>,
+    /// The write end of a pipe (closed at exec) where a failed step writes its `errno`.
+    pub(crate) errors: RawFd,
+    /// A pidfd of the process to die with, when the setup names one.
+    pub(crate) parent: Option<RawFd>,
+}
+
+unsafe extern "C" {
+    /// The C library's environment of this process, which `execvp` searches `PATH` in and passes on.
+    static mut environ: *const *const libc::c_char;
+}
+
+impl Exec<'_> {
+    /// The command's standard descriptors, a process group of its own, and signals as a new program expects them:
+    /// none blocked, `SIGPIPE` (which the Rust runtime ignores) back to its default. As `std::process::Command`
+    /// does in its child.
+    fn stdio(&self) -> io::Result<()> {
+        for (fd, target) in [(self.stdout, 1), (self.stderr, 2)] {
+            let Some(fd) = fd else { continue };
+            // SAFETY: dup2 and fcntl on descriptors this process holds.
+            let done = unsafe {
+                if fd == target {
+                    libc::fcntl(fd, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(fd, target)
+                }
+            };
+            if done < 0 {
+                return Err(fail(b"pass the command's output"));
+            }
+        }
+        // SAFETY: setpgid with integer arguments; sigemptyset and sigprocmask on a set on our stack; signal with
+        // integer arguments.
+        unsafe {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(fail(b"start a process group"));
+            }
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&raw mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &raw const none, std::ptr::null_mut());
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+        Ok(())
+    }
+
+    /// Replaces this process with the command; returns only the error of `execvp`.
+    fn exec(&self) -> io::Result<()> {
+        // SAFETY: this process is single-threaded and about to exec: pointing `environ` at the array prepared before
+        // the clone (it outlives the call) makes `execvp` search its `PATH` and pass it on, as
+        // `std::process::Command` does; `argv` ends with a null pointer.
+        unsafe {
+            (&raw mut environ).write(self.envp.as_ptr());
+            libc::execvp(self.program.as_ptr(), self.argv.as_ptr());
+        }
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `unshare` and the user maps, then a fork: this process waits for the namespace's init, and returns in the init.
+fn enter_namespaces(setup: &NamespaceSetup) -> io::Result<()> {
     // SAFETY: unshare with flags.
     if unsafe { libc::unshare(setup.flags) } != 0 {
         return Err(fail(b"make the namespaces"));
     }
+    user_maps(setup)?;
+    // SAFETY: fork in a single-threaded child; both sides only make system calls.
+    match unsafe { libc::fork() } {
+        -1 => Err(fail(b"start the namespace's init")),
+        0 => {
+            // Process 1 of the new PID namespace. It dies with the waiting process above.
+            // SAFETY: prctl with integer arguments.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+            Ok(())
+        }
+        init => wait_and_exit(init, false, None),
+    }
+}
+
+/// Maps the user's own ids into a new user namespace, from inside it.
+fn user_maps(setup: &NamespaceSetup) -> io::Result<()> {
     if let Some((uid_map, gid_map)) = &setup.user_maps {
         write_file(c"/proc/self/setgroups", b"deny")?;
         write_file(c"/proc/self/uid_map", uid_map)?;
         write_file(c"/proc/self/gid_map", gid_map)?;
     }
-    // SAFETY: fork in a single-threaded child; both sides only make system calls.
-    match unsafe { libc::fork() } {
-        -1 => return Err(fail(b"start the namespace's init")),
-        0 => {}
-        init => wait_and_exit(init, false, None),
-    }
-    // Process 1 of the new PID namespace. It dies with the waiting process above.
-    // SAFETY: prctl with integer arguments.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+    Ok(())
+}
+
+/// Process 1 of the new PID namespace: the mounts, the working directory, `/proc`, the process bound, the loopback
+/// and the relay; then it forks the command and waits for it. Returns in the command's process only.
+fn init(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
     for op in &setup.mounts {
         match op {
             // The cache stays read-only (every mount is by now) and the command runs: it is told on stderr.

@@ -8,7 +8,6 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
 
 use agent_tool_traits::SandboxProfile;
 
@@ -228,10 +227,7 @@ impl Prepared {
             rights: tmp_rights,
         });
         let ruleset = crate::ruleset::build(&grants, network.tcp, launch.support)?;
-        let seccomp = vec![
-            crate::seccomp::build(sockets, !writes)?,
-            crate::seccomp::no_clone3()?,
-        ];
+        let seccomp = crate::seccomp::build(sockets, !writes)?;
 
         // `/tmp` becomes the private directory where nothing the command needs lies beneath `/tmp`.
         let tmp_is_free = !plan
@@ -374,6 +370,100 @@ impl Prepared {
             command.pre_exec(move || setup.run());
         }
         true
+    }
+
+    /// Whether [`start`](Self::start) starts the command: it is confined in namespaces, whose process 1 this
+    /// process can make itself.
+    pub(crate) fn starts_itself(&self) -> bool {
+        self.setup
+            .as_ref()
+            .and_then(|setup| setup.confine.as_ref())
+            .is_some_and(|confine| confine.namespaces.is_some())
+    }
+
+    /// Starts `argv` (the program first) under this confinement in the current directory, with `clone` making
+    /// the namespaces and their process 1 (child.rs), its stdout and stderr on pipes when `piped`, stdin this
+    /// process's. The command leads a session of its own, and the namespace's process 1 a process group of its
+    /// own, whose end takes every process of the command. A `Prepared` starts one command.
+    ///
+    /// # Errors
+    /// `InvalidInput` for an empty `argv` or a NUL byte in it or in the environment, for a `Prepared` that
+    /// started or configured a command already or is not confined in namespaces; the errors of the pipes and of
+    /// `clone`.
+    pub(crate) fn start(
+        &mut self,
+        argv: &[OsString],
+        piped: bool,
+    ) -> std::io::Result<crate::supervise::Started> {
+        use std::io::{Error, ErrorKind};
+        let invalid = || Error::from(ErrorKind::InvalidInput);
+        if !self.starts_itself() {
+            return Err(invalid());
+        }
+        let mut setup = self.setup.take().ok_or_else(invalid)?;
+        if let Some(namespaces) = setup.confine.as_mut().and_then(|c| c.namespaces.as_mut()) {
+            namespaces.cwd = std::env::current_dir()
+                .ok()
+                .and_then(|dir| CString::new(dir.into_os_string().into_vec()).ok());
+        }
+        let c_string = |bytes: Vec<u8>| CString::new(bytes).map_err(|_| invalid());
+        let program = c_string(argv.first().ok_or_else(invalid)?.as_bytes().to_vec())?;
+        let args = argv
+            .iter()
+            .map(|arg| c_string(arg.as_bytes().to_vec()))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        // As `std::process::Command` passes it: one entry per name, ordered by name.
+        let mut vars: std::collections::BTreeMap<OsString, OsString> =
+            self.env.take().unwrap_or_default().into_iter().collect();
+        if let Some(tmp) = &self.tmp_dir {
+            vars.insert("TMPDIR".into(), tmp.clone().into_os_string());
+        }
+        let env = vars
+            .into_iter()
+            .map(|(name, value)| {
+                let mut entry = name.into_vec();
+                entry.push(b'=');
+                entry.extend(value.into_vec());
+                c_string(entry)
+            })
+            .collect::<std::io::Result<Vec<_>>>()?;
+        let pointers = |strings: &[CString]| {
+            strings
+                .iter()
+                .map(|s| s.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect::<Vec<_>>()
+        };
+        let (argv_c, envp) = (pointers(&args), pointers(&env));
+        let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Error::from);
+        let (stdout, stderr) = if piped {
+            (Some(pipe()?), Some(pipe()?))
+        } else {
+            (None, None)
+        };
+        let errors = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)?;
+        let parent = if setup.die_with.is_some() {
+            Some(crate::supervise::pidfd_of_self()?)
+        } else {
+            None
+        };
+        let exec = crate::child::Exec {
+            program: &program,
+            argv: &argv_c,
+            envp: &envp,
+            stdout: stdout.as_ref().map(|(_, write)| write.as_raw_fd()),
+            stderr: stderr.as_ref().map(|(_, write)| write.as_raw_fd()),
+            errors: errors.1.as_raw_fd(),
+            parent: parent.as_ref().map(AsRawFd::as_raw_fd),
+        };
+        let init = setup.start(&exec)?;
+        // The write ends are the command's alone now: each pipe ends when the last of its processes has.
+        Ok(crate::supervise::Started {
+            init: nix::unistd::Pid::from_raw(init),
+            stdout: stdout.map(|(read, _)| read),
+            stderr: stderr.map(|(read, _)| read),
+            errors: errors.0,
+        })
     }
 
     /// After the command has ended with `status`: the bound of its limits that ended it, where that is certain.
@@ -681,247 +771,6 @@ fn rlimits(
                 Err(_) => (soft, hard),
             };
             (resource as libc::__rlimit_resource_t, soft.min(hard), hard)
-        })
-        .collect()
-}
-
-/// Runs `argv` under `launch` and waits for it: the `agent-guard sandbox` command. A pids cgroup is made where
-/// the machine has one; without a PID namespace this process becomes a subreaper and kills whatever the command
-/// left behind. Returns the command's exit status (`128 + N` for a death by signal N) and the protected paths
-/// removed after it.
-///
-/// # Errors
-/// The errors of [`Prepared::new`], and [`KernelSandboxError::Spawn`] when the command cannot be started.
-pub fn run(
-    plan: &Plan,
-    support: &KernelSupport,
-    env: &EnvPolicy,
-    protection: &dyn Protection,
-    argv: &[OsString],
-) -> Result<(i32, Vec<PathBuf>)> {
-    run_filtered(plan, support, env, protection, argv, None)
-}
-
-/// What a command prints on its way to this process's stdout and stderr: `agent-guard sandbox` redacts the
-/// credentials in it.
-pub trait OutputFilter: Sync {
-    /// Passes everything read from `from` (a pipe from the command) on to `to`, changed as the filter sees fit,
-    /// until the pipe ends.
-    ///
-    /// # Errors
-    /// A failed read or write; the pump stops, and the command meets a closed pipe as it would at a closed reader.
-    fn pump(&self, from: OwnedFd, to: &mut dyn Write) -> std::io::Result<()>;
-}
-
-/// [`run`], with the command's stdout and stderr passed through `output` when one is given: each stream on a pipe
-/// of its own, pumped by a thread of its own, so that neither waits for the other and nothing is buffered beyond
-/// what the filter holds. The exit status and signals are those of [`run`].
-///
-/// # Errors
-/// The errors of [`run`].
-pub fn run_filtered(
-    plan: &Plan,
-    support: &KernelSupport,
-    env: &EnvPolicy,
-    protection: &dyn Protection,
-    argv: &[OsString],
-    output: Option<&'static dyn OutputFilter>,
-) -> Result<(i32, Vec<PathBuf>)> {
-    let Some((program, args)) = argv.split_first() else {
-        return Err(KernelSandboxError::Spawn {
-            program: String::new(),
-            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
-        });
-    };
-    let defaults = ProcessLimits::default();
-    let limits = ProcessLimits {
-        memory: plan.memory_max.unwrap_or(defaults.memory),
-        ..defaults
-    };
-    let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
-    // The command's own PID namespace bounds its processes where the kernel keeps pid_max per namespace; a
-    // cgroup, whose first join waits for an RCU grace period (milliseconds per command), only where it does not.
-    let pid_max = (namespaces && support.pid_max_per_namespace).then_some(MAX_PROCESSES);
-    let cgroup = if pid_max.is_some() {
-        None
-    } else {
-        crate::cgroup::PidsCgroup::where_needed(u64::from(MAX_PROCESSES))
-    };
-    if !namespaces {
-        // Orphans of the command come to this process, which kills them when the command ends.
-        let _ = nix::sys::prctl::set_child_subreaper(true);
-    }
-    let mut prepared = Prepared::new(&Launch {
-        plan: Some(plan),
-        support,
-        env,
-        limits,
-        cgroup_procs: cgroup.as_ref().map(crate::cgroup::PidsCgroup::procs_fd),
-        pid_max,
-        die_with_parent: true,
-    })?;
-    for note in prepared.notes() {
-        eprintln!("agent-guard sandbox: {note}");
-    }
-    prepared.echo_network_refusals(Box::new(std::io::stderr()));
-    let mut command = std::process::Command::new(program);
-    command.args(args);
-    prepared.configure(&mut command);
-    if output.is_some() {
-        command.stdout(std::process::Stdio::piped());
-        command.stderr(std::process::Stdio::piped());
-    }
-    forward_signals();
-    let mut pumps = Vec::new();
-    let status = command
-        .spawn()
-        .and_then(|mut child| {
-            if let Some(filter) = output {
-                pumps = start_pumps(filter, &mut child);
-            }
-            COMMAND_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
-            if CAUGHT.load(Ordering::SeqCst) != 0 {
-                // Told to stop before the command's group was known.
-                let _killed = child.kill();
-            }
-            child.wait()
-        })
-        .map_err(|source| KernelSandboxError::Spawn {
-            program: program.to_string_lossy().into_owned(),
-            source,
-        })?;
-    COMMAND_GROUP.store(0, Ordering::SeqCst);
-    drop(cgroup);
-    if !namespaces {
-        kill_descendants();
-    }
-    // Every process that held the pipes has ended, so each pump meets the end of its stream.
-    for pump in pumps {
-        let _pumped = pump.join();
-    }
-    if let Some(bound) = prepared.bound_passed(status) {
-        eprintln!("{bound}");
-    }
-    let code = {
-        use std::os::unix::process::ExitStatusExt;
-        status
-            .code()
-            .or_else(|| status.signal().map(|signal| 128 + signal))
-            .unwrap_or(125)
-    };
-    let told = prepared.notes().len();
-    let removed = prepared.finish(protection);
-    for note in prepared.notes().iter().skip(told) {
-        eprintln!("agent-guard sandbox: {note}");
-    }
-    drop(prepared);
-    let caught = CAUGHT.load(Ordering::SeqCst);
-    if caught != 0 {
-        for path in &removed {
-            eprintln!(
-                "agent-guard sandbox: removed `{}`: the command created it at a protected path",
-                path.display()
-            );
-        }
-        #[expect(
-            unsafe_code,
-            reason = "dying of the signal this process was sent, as its caller expects"
-        )]
-        // SAFETY: signal and raise with integer arguments.
-        unsafe {
-            libc::signal(caught, libc::SIG_DFL);
-            libc::raise(caught);
-        }
-    }
-    Ok((code, removed))
-}
-
-/// Starts a thread per output stream of `child` that passes it through `filter` to this process's own.
-fn start_pumps(
-    filter: &'static dyn OutputFilter,
-    child: &mut std::process::Child,
-) -> Vec<std::thread::JoinHandle<()>> {
-    let mut pumps = Vec::with_capacity(2);
-    if let Some(stdout) = child.stdout.take() {
-        pumps.push(std::thread::spawn(move || {
-            let _pumped = filter.pump(OwnedFd::from(stdout), &mut std::io::stdout());
-        }));
-    }
-    if let Some(stderr) = child.stderr.take() {
-        pumps.push(std::thread::spawn(move || {
-            let _pumped = filter.pump(OwnedFd::from(stderr), &mut std::io::stderr());
-        }));
-    }
-    pumps
-}
-
-/// How many processes `agent-guard sandbox` lets a command have at once.
-const MAX_PROCESSES: u32 = 1_024;
-
-/// The process group of the command `run` waits for, 0 when there is none.
-static COMMAND_GROUP: AtomicI32 = AtomicI32::new(0);
-/// The stop signal this process was sent, 0 when none.
-static CAUGHT: AtomicI32 = AtomicI32::new(0);
-
-/// When `agent-guard sandbox` is told to stop (a coding agent's timeout sends SIGTERM, a terminal SIGINT or
-/// SIGHUP), the command's process group is killed at once: without a PID namespace nothing else would end the
-/// background processes it started. `run` then cleans up as after any end (the protected paths the command
-/// created are removed) and this process dies of the same signal. (A SIGKILL cannot be caught; there the death
-/// signal of the command's first process and, with namespaces, the namespace's end stop everything, but nothing
-/// is cleaned up.)
-fn forward_signals() {
-    extern "C" fn handle(signal: libc::c_int) {
-        CAUGHT.store(signal, Ordering::SeqCst);
-        let group = COMMAND_GROUP.load(Ordering::SeqCst);
-        if group > 0 {
-            #[expect(unsafe_code, reason = "an async-signal-safe call in a signal handler")]
-            // SAFETY: kill is async-signal-safe; the handler touches only atomics.
-            unsafe {
-                libc::kill(-group, libc::SIGKILL);
-            }
-        }
-    }
-    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-        #[expect(unsafe_code, reason = "installing a signal handler")]
-        // SAFETY: `handle` only makes async-signal-safe calls.
-        unsafe {
-            libc::signal(signal, handle as extern "C" fn(libc::c_int) as libc::sighandler_t);
-        }
-    }
-}
-
-/// Kills every descendant of this process (a subreaper: orphans are re-parented here) until none is left.
-fn kill_descendants() {
-    let me = nix::unistd::getpid().as_raw();
-    for _ in 0..100 {
-        let children = children_of(me);
-        if children.is_empty() {
-            return;
-        }
-        for child in children {
-            let pid = nix::unistd::Pid::from_raw(child);
-            let _killed = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            let _reaped = nix::sys::wait::waitpid(pid, None);
-        }
-    }
-}
-
-/// The processes whose parent is `parent`, from `/proc/<pid>/stat`.
-fn children_of(parent: libc::pid_t) -> Vec<libc::pid_t> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(std::result::Result::ok)
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()))
-        .filter(|&pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let (_, rest) = stat.rsplit_once(')')?;
-                    rest.split_whitespace().nth(1)?.parse::<libc::pid_t>().ok()
-                })
-                == Some(parent)
         })
         .collect()
 }

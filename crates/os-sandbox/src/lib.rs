@@ -71,6 +71,8 @@ mod scan;
 mod scratch;
 #[cfg(target_os = "linux")]
 mod seccomp;
+#[cfg(target_os = "linux")]
+mod supervise;
 
 pub use cgroup::PidsCgroup;
 pub use cgroup::refused_forks;
@@ -86,15 +88,9 @@ pub use error::Result;
 #[cfg(target_os = "linux")]
 pub use launch::Launch;
 #[cfg(target_os = "linux")]
-pub use launch::OutputFilter;
-#[cfg(target_os = "linux")]
 pub use launch::Prepared;
 #[cfg(target_os = "linux")]
 pub use launch::ProcessLimits;
-#[cfg(target_os = "linux")]
-pub use launch::run;
-#[cfg(target_os = "linux")]
-pub use launch::run_filtered;
 pub use plan::CacheOverlay;
 pub use plan::Grant;
 pub use plan::Isolation;
@@ -110,3 +106,9 @@ pub use probe::Namespaces;
 pub use scan::is_build_output_name;
 #[cfg(target_os = "linux")]
 pub use scratch::sandboxed_run_may_have_made;
+#[cfg(target_os = "linux")]
+pub use supervise::OutputFilter;
+#[cfg(target_os = "linux")]
+pub use supervise::run;
+#[cfg(target_os = "linux")]
+pub use supervise::run_filtered;

@@ -191,8 +191,10 @@ const TERMINAL_INJECTION: [u64; 2] = [0x5412, 0x541C];
 /// as a whole.
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-/// Compiles the filter: refused calls fail with `EPERM`, everything else runs. A command that may not write
-/// (`read_only`) is refused the calls that change metadata too.
+/// Compiles the filter: refused calls fail with `EPERM`, `clone3` with `ENOSYS` (the checks of [`no_clone3`],
+/// first), everything else runs. A command that may not write (`read_only`) is refused the calls that change
+/// metadata too. One filter, so that the kernel compiles one program when it is installed and runs one on each
+/// system call of the command.
 pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
     let error = |e: seccompiler::BackendError| KernelSandboxError::Seccomp(e.to_string());
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| {
@@ -292,6 +294,10 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
         ];
         program.splice(0..0, refuse_x32);
     }
+    // `no_clone3` ends with its allow; the checks before it fall through to the rest of this filter.
+    let clone3 = no_clone3()?;
+    let checks = clone3.len().saturating_sub(1);
+    program.splice(0..0, clone3.into_iter().take(checks));
     Ok(program)
 }
 
@@ -329,19 +335,40 @@ fn stream_only() -> std::result::Result<Vec<SeccompRule>, seccompiler::BackendEr
     Ok(rules)
 }
 
-/// A second filter: `clone3` fails with `ENOSYS`. Its flags lie in memory a filter cannot read, so it could make
-/// a user namespace past the `clone` rule; C libraries take `ENOSYS` as "use `clone`", which the first filter
-/// checks.
+/// The audit value of this architecture, as seccomp reports it in `seccomp_data.arch`.
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xC000_003E;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xC000_00B7;
+
+/// A filter of its own in which `clone3` fails with `ENOSYS`. Its flags lie in memory a filter cannot read, so it
+/// could make a user namespace past the `clone` rule of [`build`]; C libraries take `ENOSYS` as "use `clone`",
+/// which that rule checks. Its last instruction allows everything else; [`build`] puts the checks before it at
+/// the head of its own filter (a call of another architecture falls through them, and that filter kills it).
 pub(crate) fn no_clone3() -> Result<BpfProgram> {
-    let error = |e: seccompiler::BackendError| KernelSandboxError::Seccomp(e.to_string());
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| {
-        KernelSandboxError::Seccomp(format!("architecture `{}`: {e}", std::env::consts::ARCH))
-    })?;
-    let rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::from([(libc::SYS_clone3, Vec::new())]);
     let enosys = u32::try_from(libc::ENOSYS).unwrap_or(38);
-    let filter =
-        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(enosys), arch).map_err(error)?;
-    filter.try_into().map_err(error)
+    let clone3 = u32::try_from(libc::SYS_clone3)
+        .map_err(|_| KernelSandboxError::Seccomp("the number of clone3".to_owned()))?;
+    let statement = |code: u16, k: u32| sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump_if_equal = |k: u32, jf: u8| sock_filter {
+        code: 0x15, // BPF_JMP | BPF_JEQ | BPF_K
+        jt: 0,
+        jf,
+        k,
+    };
+    Ok(vec![
+        statement(0x20, 4), // BPF_LD | BPF_W | BPF_ABS: seccomp_data.arch
+        jump_if_equal(AUDIT_ARCH, 3),
+        statement(0x20, 0), // seccomp_data.nr
+        jump_if_equal(clone3, 1),
+        statement(0x06, 0x0005_0000 | enosys), // BPF_RET | BPF_K: SECCOMP_RET_ERRNO
+        statement(0x06, 0x7fff_0000),          // SECCOMP_RET_ALLOW
+    ])
 }
 
 #[cfg(test)]
@@ -357,5 +384,52 @@ mod tests {
             }
         }
         assert!(no_clone3().unwrap().len() > 3);
+    }
+
+    /// The one filter refuses `clone3` with `ENOSYS` (so that a C library falls back to `clone`, whose flags the
+    /// filter reads), and the rest of it still holds: sockets and a user namespace are refused with `EPERM`,
+    /// and what it does not name runs.
+    #[test]
+    fn clone3_is_refused_with_enosys_and_the_rest_of_the_filter_holds() {
+        let program = build(Sockets::None, false).unwrap();
+        #[expect(
+            unsafe_code,
+            reason = "a fork and raw system calls, to try the filter in a child"
+        )]
+        // SAFETY: the child makes system calls only (on the program built before the fork) and ends with `_exit`.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            #[expect(unsafe_code, reason = "raw system calls in the child, to try the filter")]
+            // SAFETY: system calls with integer arguments and null pointers, then `_exit`.
+            unsafe {
+                let errno = || *libc::__errno_location();
+                let code = if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                    || seccompiler::apply_filter(&program).is_err()
+                {
+                    10
+                } else if libc::syscall(libc::SYS_clone3, std::ptr::null::<u8>(), 0usize) != -1
+                    || errno() != libc::ENOSYS
+                {
+                    11
+                } else if libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) != -1 || errno() != libc::EPERM {
+                    12
+                } else if libc::unshare(libc::CLONE_NEWUSER) != -1 || errno() != libc::EPERM {
+                    13
+                } else if libc::getppid() <= 0 {
+                    14
+                } else {
+                    0
+                };
+                libc::_exit(code);
+            }
+        }
+        assert!(pid > 0, "fork failed");
+        let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
+        assert_eq!(
+            status,
+            nix::sys::wait::WaitStatus::Exited(nix::unistd::Pid::from_raw(pid), 0),
+            "10: no filter, 11: clone3 not ENOSYS, 12: a socket not refused, 13: a user namespace not refused, \
+             14: getppid refused"
+        );
     }
 }

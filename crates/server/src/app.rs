@@ -335,6 +335,7 @@ impl App {
                     .clone()
                     .unwrap_or_else(|| Approver::Nobody.to_string()),
             ),
+            call: None,
         };
         self.audit
             .record(audit_row(

@@ -189,6 +189,7 @@ mod tests {
                 rule_file: Some("/p/.claude/settings.json".into()),
                 sandbox: Some("read-only".into()),
                 approver: None,
+                call: None,
             },
         }
     }

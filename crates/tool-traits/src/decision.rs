@@ -409,13 +409,18 @@ impl Verdict {
         self.decision == Decision::Deny
     }
 
-    /// The stricter of two verdicts; on a tie, `self` is kept and the other's reasons are appended.
+    /// The stricter of two verdicts; on a tie, `self` is kept and the other's reasons it does not already give
+    /// are appended (two commands writing the same protected path give its reason once).
     #[must_use]
     pub fn stricter(mut self, other: Self) -> Self {
         match other.decision.cmp(&self.decision) {
             std::cmp::Ordering::Greater => other,
             std::cmp::Ordering::Equal => {
-                self.reasons.extend(other.reasons);
+                for reason in other.reasons {
+                    if !self.reasons.contains(&reason) {
+                        self.reasons.push(reason);
+                    }
+                }
                 self.diagnostics.extend(other.diagnostics);
                 self
             }
@@ -436,6 +441,23 @@ mod tests {
             [Decision::Allow, Decision::Deny, Decision::Ask].into_iter().max(),
             Some(Decision::Deny)
         );
+    }
+
+    #[test]
+    fn a_tie_gives_each_reason_once() {
+        let first = Verdict::new(
+            Decision::Ask,
+            "writes `.git/x`",
+            Provenance::layer(Layer::Sandbox),
+        );
+        let mut second = Verdict::new(
+            Decision::Ask,
+            "writes `.git/x`",
+            Provenance::layer(Layer::Sandbox),
+        );
+        second.reasons.push("reads `.env`".to_owned());
+        let both = first.stricter(second);
+        assert_eq!(both.reasons, ["writes `.git/x`", "reads `.env`"]);
     }
 
     #[test]
@@ -479,8 +501,9 @@ mod tests {
         let ask = Verdict::new(Decision::Ask, "writes", Provenance::layer(Layer::Sandbox));
         let merged = allow.clone().stricter(ask.clone());
         assert_eq!(merged, ask);
+        // A tie keeps both verdicts' reasons, each once.
         let tie = ask.clone().stricter(ask);
-        assert_eq!(tie.reasons, vec!["writes".to_owned(), "writes".to_owned()]);
+        assert_eq!(tie.reasons, vec!["writes".to_owned()]);
     }
 
     #[test]

@@ -108,6 +108,9 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolErr
 pub struct ToolContext {
     /// The session the call belongs to.
     pub session_id: String,
+    /// The call's id ([`crate::ToolCall::id`]): a tool that records what it did (`agent-guard undo`'s runs) names
+    /// the call by it, as its row of the audit log does.
+    pub call_id: String,
     /// `lead` for the main agent, the subagent's name otherwise.
     pub agent_name: String,
     /// A silent context has no user to ask: `ask_user` fails, asks become denies.

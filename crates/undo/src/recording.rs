@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use crate::error::UndoError;
 use crate::settings::UndoSettings;
-use crate::store::{RunId, Store};
+use crate::store::{Origin, RunId, Store};
 use crate::walk::Rules;
 
 /// The roots of `sandbox` a `workspace-write` command may write, without those inside another (the working
@@ -36,7 +36,7 @@ pub fn writable_roots(sandbox: &agent_fs_sandbox::PathSandbox) -> Vec<PathBuf> {
 pub struct Recording {
     pending: Vec<Pending>,
     command: String,
-    approval: Option<String>,
+    origin: Origin,
     started: SystemTime,
     notes: Vec<String>,
 }
@@ -78,7 +78,7 @@ impl Recording {
         let mut recording = Self {
             pending: Vec::new(),
             command: command.to_owned(),
-            approval: None,
+            origin: Origin::default(),
             started: SystemTime::now(),
             notes: Vec::new(),
         };
@@ -114,7 +114,15 @@ impl Recording {
     /// it ([`crate::RunRecord::approval`]), and the server shows their ids beside the ask.
     #[must_use]
     pub fn approved_by_ask(mut self, ask: &str) -> Self {
-        self.approval = Some(ask.to_owned());
+        self.origin.approval = Some(ask.to_owned());
+        self
+    }
+
+    /// Names the tool call the command runs for (its key in the audit log): the runs it records carry it
+    /// ([`crate::RunRecord::call`]), and `agent-guard audit` shows them beside the call.
+    #[must_use]
+    pub fn for_call(mut self, call: &str) -> Self {
+        self.origin.call = Some(call.to_owned());
         self
     }
 
@@ -139,7 +147,7 @@ impl Recording {
                 let id = store.record(
                     &lock,
                     &self.command,
-                    self.approval.as_deref(),
+                    &self.origin,
                     self.started,
                     &pending.before,
                     &after,

@@ -53,6 +53,17 @@ pub struct RunRecord {
     /// server's page shows the run's id beside the ask.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<String>,
+    /// The key of the tool call the run was for (`agent-guard sandbox --call KEY`, which the hook's answer names):
+    /// the call's row of the audit log holds the same, and `agent-guard audit` shows the run beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+}
+
+/// What a run was for, as its record names it: the server's ask a person answered, the tool call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Origin {
+    pub(crate) approval: Option<String>,
+    pub(crate) call: Option<String>,
 }
 
 /// One root's snapshot store.
@@ -240,6 +251,7 @@ impl Store {
             exclude_lines(&self.root, &self.prefix),
             project_exclude.is_file().then_some(project_exclude.as_path()),
         )
+        .with_folded(secret_lines())
     }
 
     /// The tree of the root as it is now: every file `rules` do not ignore (nested repositories' files
@@ -423,7 +435,7 @@ impl Store {
         &self,
         _lock: &StoreLock,
         command: &str,
-        approval: Option<&str>,
+        origin: &Origin,
         started: SystemTime,
         before: &str,
         after: &str,
@@ -441,7 +453,8 @@ impl Store {
             before: before.to_owned(),
             after: after.to_owned(),
             undone: false,
-            approval: approval.map(str::to_owned),
+            approval: origin.approval.clone(),
+            call: origin.call.clone(),
         };
         self.write_record(&record)?;
         let next = self.git.dir.join("next-id");
@@ -570,23 +583,15 @@ const CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tfi
 /// never converted or filtered.
 const ATTRIBUTES: &str = "* -text -filter -ident !eol !working-tree-encoding\n";
 
-/// The store's ignore rules, above the project's: agent-guard's own directory, secret files by name (a snapshot
-/// holding them would be a copy of the secrets in a new place; the sandbox cannot change them anyway),
-/// `node_modules`, and the directories tagged as caches (`CACHEDIR.TAG`, as in cargo's `target/`) at the root.
+/// The store's ignore rules, above the project's, besides the secret files ([`secret_lines`]): agent-guard's own
+/// directory, `node_modules`, and the directories tagged as caches (`CACHEDIR.TAG`, as in cargo's `target/`) at
+/// the root.
 pub(crate) fn exclude_lines(root: &Path, prefix: &Path) -> Vec<String> {
     let mut lines = vec![
         "# written by agent-guard: what a snapshot never holds".to_owned(),
         format!("{AGENT_DIR}/"),
         "node_modules/".to_owned(),
     ];
-    let (secrets, not_secret) = agent_fs_sandbox::ProtectedPaths::default_secret_files();
-    lines.extend(secrets.iter().filter_map(|pattern| ignore_line(pattern)));
-    lines.extend(
-        not_secret
-            .iter()
-            .filter_map(|pattern| ignore_line(pattern))
-            .map(|line| format!("!{line}")),
-    );
     if let Ok(entries) = std::fs::read_dir(root) {
         let mut tagged: Vec<String> = entries
             .filter_map(Result::ok)
@@ -640,26 +645,35 @@ fn stamp(index: &Path) -> Option<(u64, i64, i64, u64)> {
     Some((meta.ino(), meta.mtime(), meta.mtime_nsec(), meta.size()))
 }
 
-/// A default secret pattern as a line of git's ignore syntax, matched at any depth and without regard to ASCII
-/// case as the sandbox matches it; `None` for an absolute pattern (outside any root).
+/// The secret files by name as ignore lines (a snapshot holding them would be a copy of the secrets in a new
+/// place; the sandbox cannot change them anyway), and the names among them that hold no secret as `!` lines, in
+/// lower case: the walk matches them against each path in lower case (`Rules::with_folded`).
+fn secret_lines() -> Vec<String> {
+    let (secrets, not_secret) = agent_fs_sandbox::ProtectedPaths::default_secret_files();
+    secrets
+        .iter()
+        .filter_map(|pattern| ignore_line(pattern))
+        .chain(
+            not_secret
+                .iter()
+                .filter_map(|pattern| ignore_line(pattern))
+                .map(|line| format!("!{line}")),
+        )
+        .collect()
+}
+
+/// A default secret pattern as a line of git's ignore syntax, matched at any depth, in ASCII lower case (matched
+/// against paths in lower case: without regard to ASCII case, as the sandbox matches it); `None` for an absolute
+/// pattern (outside any root).
 fn ignore_line(pattern: &str) -> Option<String> {
     if pattern.starts_with('/') {
         return None;
     }
-    let folded: String = pattern
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphabetic() {
-                format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
+    let lower = pattern.to_ascii_lowercase();
     Some(if pattern.contains('/') {
-        format!("**/{folded}")
+        format!("**/{lower}")
     } else {
-        folded
+        lower
     })
 }
 
@@ -699,12 +713,10 @@ mod tests {
 
     #[test]
     fn secret_patterns_match_at_any_depth_in_any_case() {
-        assert_eq!(ignore_line(".env").unwrap(), ".[eE][nN][vV]");
-        assert_eq!(ignore_line("*.pem").unwrap(), "*.[pP][eE][mM]");
-        assert_eq!(
-            ignore_line(".aws/credentials").unwrap(),
-            "**/.[aA][wW][sS]/[cC][rR][eE][dD][eE][nN][tT][iI][aA][lL][sS]"
-        );
+        // In lower case, matched against paths in lower case (the walk's own test sees `.ENV` left out).
+        assert_eq!(ignore_line(".env").unwrap(), ".env");
+        assert_eq!(ignore_line("*.PEM").unwrap(), "*.pem");
+        assert_eq!(ignore_line(".aws/credentials").unwrap(), "**/.aws/credentials");
         assert_eq!(ignore_line("/proc/*/environ"), None);
     }
 

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
@@ -23,11 +23,15 @@ use crate::index::Stat;
 /// The ignore rules a run's snapshots follow: agent-guard's own (secrets, its own directory, caches), the
 /// project's `.git/info/exclude`, and the text of each `.gitignore` read, by its directory relative to the work
 /// tree. Once captured, the same rules serve the snapshot after the run, whatever the run wrote.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Rules {
     /// agent-guard's lines, which come before every project rule: a secret is left out whatever a `.gitignore`
     /// says (a `!.env` in the project does not put a secret into the store).
     own: Vec<String>,
+    /// agent-guard's lines that hold in any ASCII case (the secret files, and the names among them that hold no
+    /// secret as `!` lines), in lower case: they are matched against each path in lower case. As part of `own`
+    /// they come after its other lines, which all ignore, and which no `!` line of these names.
+    folded: Vec<String>,
     /// The lines of the project's `.git/info/exclude`, below every `.gitignore`.
     exclude: Vec<u8>,
     /// Each `.gitignore` read, by its directory relative to the work tree.
@@ -35,19 +39,86 @@ pub(crate) struct Rules {
     /// Whether the rules were captured: a walk then reads no rule from the disk.
     #[serde(skip)]
     frozen: bool,
+    /// `own` and `folded` compiled by the first walk for its work tree (the compilation is most of the walk of a
+    /// small tree), kept for the walk after the run.
+    #[serde(skip)]
+    own_matcher: Option<Arc<Own>>,
+}
+
+/// Rules are the same when their texts are: the compiled matcher kept beside them is not compared.
+impl PartialEq for Rules {
+    fn eq(&self, other: &Self) -> bool {
+        self.own == other.own
+            && self.folded == other.folded
+            && self.exclude == other.exclude
+            && self.files == other.files
+            && self.frozen == other.frozen
+    }
+}
+
+impl Eq for Rules {}
+
+/// agent-guard's own lines, compiled: those matched as they are, and those matched in any ASCII case.
+#[derive(Debug)]
+struct Own {
+    exact: Gitignore,
+    folded: Gitignore,
+}
+
+impl Own {
+    /// Whether agent-guard's own lines leave out `path`, which is `relative` to the work tree.
+    fn ignores(&self, path: &Path, relative: &Path, is_dir: bool) -> bool {
+        self.exact.matched(path, is_dir).is_ignore() || {
+            let lower = std::ffi::OsString::from_vec(relative.as_os_str().as_bytes().to_ascii_lowercase());
+            self.folded.matched(Path::new(&lower), is_dir).is_ignore()
+        }
+    }
 }
 
 impl Rules {
+    /// agent-guard's own lines compiled for `work_tree`: the matcher an earlier walk of the same work tree
+    /// compiled, else compiled now and kept.
+    fn own_matcher(&mut self, work_tree: &Path) -> Option<Arc<Own>> {
+        match &self.own_matcher {
+            // A matcher is relative to the directory it was built for.
+            Some(own) if own.exact.path() == work_tree => Some(Arc::clone(own)),
+            _ => {
+                let compile = |lines: &[String]| {
+                    let mut builder = GitignoreBuilder::new(work_tree);
+                    for line in lines {
+                        let _skipped = builder.add_line(None, line);
+                    }
+                    builder.build().ok()
+                };
+                let own = compile(&self.own)
+                    .zip(compile(&self.folded))
+                    .map(|(exact, folded)| Arc::new(Own { exact, folded }));
+                self.own_matcher.clone_from(&own);
+                own
+            }
+        }
+    }
+
     /// Rules to be read from the disk by the next walk, which captures them.
     pub(crate) fn capture(own: Vec<String>, project_exclude: Option<&Path>) -> Self {
         Self {
             own,
+            folded: Vec::new(),
             exclude: project_exclude
                 .and_then(|path| std::fs::read(path).ok())
                 .unwrap_or_default(),
             files: BTreeMap::new(),
             frozen: false,
+            own_matcher: None,
         }
+    }
+
+    /// These rules with agent-guard's `lines` that hold in any ASCII case, written in lower case (see
+    /// [`Rules::folded`]).
+    pub(crate) fn with_folded(mut self, lines: Vec<String>) -> Self {
+        self.folded = lines;
+        self.own_matcher = None;
+        self
     }
 
     /// The same rules, for a later walk that must not read any rule from the disk.
@@ -131,7 +202,7 @@ impl Rules {
 pub(crate) struct Checker {
     work_tree: PathBuf,
     prefix: PathBuf,
-    own: Option<Gitignore>,
+    own: Option<Arc<Own>>,
     exclude: Option<Gitignore>,
     files: BTreeMap<PathBuf, Vec<u8>>,
     matchers: std::collections::HashMap<PathBuf, Option<Arc<Gitignore>>>,
@@ -140,13 +211,7 @@ pub(crate) struct Checker {
 impl Checker {
     /// A checker of the paths below `prefix` (the root, relative to `work_tree`) under `rules`.
     pub(crate) fn new(work_tree: &Path, prefix: &Path, rules: &Rules) -> Self {
-        let own = {
-            let mut builder = GitignoreBuilder::new(work_tree);
-            for line in &rules.own {
-                let _skipped = builder.add_line(None, line);
-            }
-            builder.build().ok()
-        };
+        let own = rules.clone().own_matcher(work_tree);
         Self {
             work_tree: work_tree.to_path_buf(),
             prefix: prefix.to_path_buf(),
@@ -204,11 +269,11 @@ impl Checker {
             dir.push(component);
             let walker = Walker {
                 work_tree: &self.work_tree,
-                own: self.own.as_ref(),
+                own: self.own.as_deref(),
                 exclude: self.exclude.as_ref(),
                 source: &Source::Frozen(&self.files),
             };
-            if walker.ignored(&self.work_tree.join(&dir), !last || is_dir, &stack) {
+            if walker.ignored(&self.work_tree.join(&dir), &dir, !last || is_dir, &stack) {
                 return true;
             }
         }
@@ -265,13 +330,7 @@ pub(crate) type Found = (PathBuf, Option<Stat>, bool);
 /// that name (a worktree's or submodule's pointer), is never entered or listed; a nested repository's other
 /// files are. A directory that cannot be read is left out.
 pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<Found> {
-    let own = {
-        let mut builder = GitignoreBuilder::new(work_tree);
-        for line in &rules.own {
-            let _skipped = builder.add_line(None, line);
-        }
-        builder.build().ok()
-    };
+    let own = rules.own_matcher(work_tree);
     let exclude = matcher(work_tree, &rules.exclude);
     let source = if rules.frozen {
         Source::Frozen(&rules.files)
@@ -293,7 +352,7 @@ pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<Fou
     }
     let walker = Walker {
         work_tree,
-        own: own.as_ref(),
+        own: own.as_deref(),
         exclude: exclude.as_ref(),
         source: &source,
     };
@@ -322,7 +381,7 @@ struct Queue {
 /// One walk's fixed parts.
 struct Walker<'a> {
     work_tree: &'a Path,
-    own: Option<&'a Gitignore>,
+    own: Option<&'a Own>,
     exclude: Option<&'a Gitignore>,
     source: &'a Source<'a>,
 }
@@ -330,15 +389,23 @@ struct Walker<'a> {
 impl Walker<'_> {
     /// Walks from `first` on a few threads (the `lstat` of each file is most of a snapshot's time when nothing
     /// changed, and the directories are independent): each takes a directory, lists it, and puts its
-    /// subdirectories back for any thread to take.
+    /// subdirectories back for any thread to take. The calling thread walks alone while there is one directory
+    /// at a time to walk (a tree without subdirectories starts no thread); the others start once there are two.
     fn run(&self, first: Job) -> Vec<Found> {
+        let mut alone = Vec::new();
+        let mut jobs = vec![first];
+        while jobs.len() == 1 {
+            if let Some(job) = jobs.pop() {
+                jobs = self.visit(job, &mut alone);
+            }
+        }
+        if jobs.is_empty() {
+            return alone;
+        }
         let threads = std::thread::available_parallelism()
             .map_or(1, std::num::NonZero::get)
             .clamp(1, MAX_THREADS);
-        let queue = Mutex::new(Queue {
-            jobs: vec![first],
-            busy: 0,
-        });
+        let queue = Mutex::new(Queue { jobs, busy: 0 });
         let changed = Condvar::new();
         let work = || {
             let mut out = Vec::new();
@@ -370,7 +437,8 @@ impl Walker<'_> {
         };
         std::thread::scope(|scope| {
             let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-            let mut found = work();
+            let mut found = alone;
+            found.extend(work());
             for helper in helpers {
                 if let Ok(more) = helper.join() {
                     found.extend(more);
@@ -409,10 +477,10 @@ impl Walker<'_> {
                 continue;
             }
             let path = absolute.join(&name);
-            if self.ignored(&path, is_dir, &stack) {
+            let relative = dir.join(&name);
+            if self.ignored(&path, &relative, is_dir, &stack) {
                 continue;
             }
-            let relative = dir.join(&name);
             if is_dir {
                 subdirs.push(Job {
                     dir: relative,
@@ -436,8 +504,8 @@ impl Walker<'_> {
 
     /// git's order of precedence, with agent-guard's own rules first: the deepest `.gitignore` that says
     /// anything about `path` decides, then `.git/info/exclude`.
-    fn ignored(&self, path: &Path, is_dir: bool, stack: &Stack) -> bool {
-        if self.own.is_some_and(|own| own.matched(path, is_dir).is_ignore()) {
+    fn ignored(&self, path: &Path, relative: &Path, is_dir: bool, stack: &Stack) -> bool {
+        if self.own.is_some_and(|own| own.ignores(path, relative, is_dir)) {
             return true;
         }
         for matcher in stack.iter().rev().flatten().map(Arc::as_ref).chain(self.exclude) {
@@ -500,5 +568,45 @@ mod tests {
         assert_eq!(walked.len(), 1);
         assert_eq!(walked[0].0, PathBuf::from(".gitignore"));
         assert!(walked[0].1.is_some());
+    }
+
+    /// The lines of `with_folded` leave a path out in any ASCII case, at any depth, after the walk before the
+    /// run compiled them; the other own lines only as they are written; a `!` line keeps its names in.
+    #[test]
+    fn folded_own_rules_hold_in_any_case_and_the_others_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path();
+        for path in [
+            ".ENV",
+            "a/Id_Rsa",
+            "b/c/.Aws/Credentials",
+            ".Env.Example",
+            "keep.txt",
+            "node_modules/x",
+            "Node_Modules/y",
+        ] {
+            let path = tree.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+        let mut rules = Rules::capture(vec!["node_modules/".to_owned()], None).with_folded(vec![
+            ".env".to_owned(),
+            ".env.*".to_owned(),
+            "id_rsa*".to_owned(),
+            "**/.aws/credentials".to_owned(),
+            "!.env.example".to_owned(),
+        ]);
+        let names = |walked: Vec<Found>| -> Vec<PathBuf> {
+            let mut names: Vec<PathBuf> = walked.into_iter().map(|(path, _, _)| path).collect();
+            names.sort();
+            names
+        };
+        let expected = vec![
+            PathBuf::from(".Env.Example"),
+            PathBuf::from("Node_Modules/y"),
+            PathBuf::from("keep.txt"),
+        ];
+        assert_eq!(names(files(tree, tree, &mut rules)), expected);
+        assert_eq!(names(files(tree, tree, &mut rules.frozen())), expected);
     }
 }

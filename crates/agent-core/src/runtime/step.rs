@@ -84,6 +84,7 @@ impl Runtime {
                         concurrent,
                         confinement: report.confinement,
                         proxy,
+                        call_id: report.call.id.clone(),
                     });
                     reports.push(report);
                 }
@@ -116,6 +117,7 @@ impl Runtime {
         }
         let context = ToolContext {
             session_id: session_id.to_owned(),
+            call_id: String::new(),
             agent_name: self.agent.config.agent_name.clone(),
             silent: self.agent.config.silent,
             cancelled: Arc::default(),
@@ -218,6 +220,7 @@ impl Runtime {
         let cancel = self.token(session_id).child_token();
         let ctx = ToolContext {
             session_id: session_id.to_owned(),
+            call_id: inner.call.id.clone(),
             agent_name: self.agent.config.agent_name.clone(),
             silent: self.agent.config.silent,
             cancelled: Arc::default(),

@@ -133,6 +133,7 @@ impl Tool for RunBashTool {
                 guard: &guard,
                 confinement: ctx.confinement,
                 proxy: &ctx.proxy,
+                call_id: &ctx.call_id,
             };
             run.start().await
         })
@@ -166,6 +167,8 @@ struct Run<'a> {
     confinement: Option<Confinement>,
     /// What the sandbox's proxy lets through beyond the settings' domains, and the limit of the session's taint.
     proxy: &'a ProxyGrant,
+    /// The call's id, which the runs `agent-guard undo` records name (empty: none).
+    call_id: &'a str,
 }
 
 impl Run<'_> {
@@ -271,9 +274,17 @@ impl Run<'_> {
         let roots = agent_undo::writable_roots(sandbox);
         let settings = self.guard.undo_settings();
         let command = self.command.to_owned();
-        tokio::task::spawn_blocking(move || agent_undo::Recording::begin(&roots, &command, &settings))
-            .await
-            .ok()
+        let call = self.call_id.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let recording = agent_undo::Recording::begin(&roots, &command, &settings);
+            if call.is_empty() {
+                recording
+            } else {
+                recording.for_call(&call)
+            }
+        })
+        .await
+        .ok()
     }
 
     fn spawn(&self, shell: &str, prepared: &mut Prepared) -> std::io::Result<tokio::process::Child> {

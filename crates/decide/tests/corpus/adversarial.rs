@@ -87,6 +87,7 @@ classes! {
     programs_that_run_project_code => "project-code",
     file_tool_paths_a_shell_would_expand => "tool-paths",
     tools_no_sandbox_contains_under_the_user_s_rules => "unconfinable-tools",
+    services_on_this_machine_under_a_rule_for_one_command => "loopback-grants",
 }
 
 /// A hook's allow (or ask) never turns a deny into anything weaker, nor an ask of steps 1–4 into an allow.

@@ -1,0 +1,332 @@
+//! The `agent-guard sandbox` command's side of a run: starting the command under a [`Prepared`] confinement, passing
+//! its output through a filter, forwarding the signals that stop it, waiting for it, and the clean-up after it.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::fd::{OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use crate::env::EnvPolicy;
+use crate::error::{KernelSandboxError, Result};
+use crate::launch::{Launch, Prepared, ProcessLimits};
+use crate::plan::{Isolation, Plan, Protection};
+use crate::probe::KernelSupport;
+
+/// A command [`Prepared::start`] started: the namespace's process 1, the read ends of its output pipes, and the
+/// pipe where a step of its start reports a failure.
+#[derive(Debug)]
+pub(crate) struct Started {
+    /// The namespace's process 1, this process's child, whose exit status is the command's.
+    pub(crate) init: nix::unistd::Pid,
+    /// The command's stdout and stderr, when piped.
+    pub(crate) stdout: Option<OwnedFd>,
+    pub(crate) stderr: Option<OwnedFd>,
+    /// The read end of the pipe where a step of the start writes its `errno`.
+    pub(crate) errors: OwnedFd,
+}
+
+impl Started {
+    /// Waits for the namespace's process 1 to end (and with it every process of the command): its exit status,
+    /// or the error of the step of the start that failed (the command then did not run).
+    ///
+    /// # Errors
+    /// The `errno` a step of the start reported; the error of `waitpid`.
+    pub(crate) fn wait(self) -> std::io::Result<std::process::ExitStatus> {
+        use nix::sys::wait::{WaitStatus, waitpid};
+        use std::os::unix::process::ExitStatusExt;
+        let raw = loop {
+            match waitpid(self.init, None) {
+                Ok(WaitStatus::Exited(_, code)) => break code << 8,
+                Ok(WaitStatus::Signaled(_, signal, core)) => {
+                    break signal as i32 | if core { 0x80 } else { 0 };
+                }
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(errno) => return Err(errno.into()),
+            }
+        };
+        let mut reported = [0u8; std::mem::size_of::<libc::c_int>()];
+        if nix::unistd::read(&self.errors, &mut reported).ok() == Some(reported.len()) {
+            return Err(std::io::Error::from_raw_os_error(libc::c_int::from_ne_bytes(
+                reported,
+            )));
+        }
+        Ok(std::process::ExitStatus::from_raw(raw))
+    }
+}
+
+/// A pidfd of this process (closed at exec), for a child to tell whether this process is still alive.
+pub(crate) fn pidfd_of_self() -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    #[expect(unsafe_code, reason = "pidfd_open has no wrapper in nix")]
+    // SAFETY: pidfd_open with this process's pid and no flags returns a new descriptor (close-on-exec) or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, nix::unistd::getpid().as_raw(), 0u32) };
+    let fd = RawFd::try_from(fd).map_err(|_| std::io::Error::from_raw_os_error(libc::EBADF))?;
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    #[expect(
+        unsafe_code,
+        reason = "taking ownership of the descriptor pidfd_open returned"
+    )]
+    // SAFETY: `fd` is a new descriptor this process owns and nothing else closes.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Runs `argv` under `launch` and waits for it: the `agent-guard sandbox` command. A pids cgroup is made where
+/// the machine has one; without a PID namespace this process becomes a subreaper and kills whatever the command
+/// left behind. Returns the command's exit status (`128 + N` for a death by signal N) and the protected paths
+/// removed after it.
+///
+/// # Errors
+/// The errors of [`Prepared::new`], and [`KernelSandboxError::Spawn`] when the command cannot be started.
+pub fn run(
+    plan: &Plan,
+    support: &KernelSupport,
+    env: &EnvPolicy,
+    protection: &dyn Protection,
+    argv: &[OsString],
+) -> Result<(i32, Vec<PathBuf>)> {
+    run_filtered(plan, support, env, protection, argv, None)
+}
+
+/// What a command prints on its way to this process's stdout and stderr: `agent-guard sandbox` redacts the
+/// credentials in it.
+pub trait OutputFilter: Sync {
+    /// Passes everything read from `from` (a pipe from the command) on to `to`, changed as the filter sees fit,
+    /// until the pipe ends.
+    ///
+    /// # Errors
+    /// A failed read or write; the pump stops, and the command meets a closed pipe as it would at a closed reader.
+    fn pump(&self, from: OwnedFd, to: &mut dyn Write) -> std::io::Result<()>;
+
+    /// Passes the command's `stdout` and `stderr` (two pipes), each as [`pump`](Self::pump) passes it, on to this
+    /// process's stdout and stderr, until both pipes end. A failed read or write stops that stream alone. The
+    /// default pumps `stderr` on a thread of its own; a filter that waits for both pipes at once pumps them on
+    /// the calling thread.
+    fn pump_both(&self, stdout: OwnedFd, stderr: OwnedFd) {
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _pumped = self.pump(stderr, &mut std::io::stderr());
+            });
+            let _pumped = self.pump(stdout, &mut std::io::stdout());
+        });
+    }
+}
+
+/// [`run`], with the command's stdout and stderr passed through `output` when one is given: each stream on a pipe
+/// of its own, both pumped by [`OutputFilter::pump_both`], so that nothing is buffered beyond what the filter
+/// holds. With namespaces they are pumped on this thread before the command is waited for (every process that
+/// holds the pipes is in the namespaces, which end with their first process), without them on a thread of their
+/// own while this one waits. The exit status and signals are those of [`run`].
+///
+/// # Errors
+/// The errors of [`run`].
+pub fn run_filtered(
+    plan: &Plan,
+    support: &KernelSupport,
+    env: &EnvPolicy,
+    protection: &dyn Protection,
+    argv: &[OsString],
+    output: Option<&'static dyn OutputFilter>,
+) -> Result<(i32, Vec<PathBuf>)> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(KernelSandboxError::Spawn {
+            program: String::new(),
+            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        });
+    };
+    let defaults = ProcessLimits::default();
+    let limits = ProcessLimits {
+        memory: plan.memory_max.unwrap_or(defaults.memory),
+        ..defaults
+    };
+    let namespaces = matches!(plan.isolation, Isolation::Namespaces { .. });
+    // The command's own PID namespace bounds its processes where the kernel keeps pid_max per namespace; a
+    // cgroup, whose first join waits for an RCU grace period (milliseconds per command), only where it does not.
+    let pid_max = (namespaces && support.pid_max_per_namespace).then_some(MAX_PROCESSES);
+    let cgroup = if pid_max.is_some() {
+        None
+    } else {
+        crate::cgroup::PidsCgroup::where_needed(u64::from(MAX_PROCESSES))
+    };
+    if !namespaces {
+        // Orphans of the command come to this process, which kills them when the command ends.
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+    }
+    let mut prepared = Prepared::new(&Launch {
+        plan: Some(plan),
+        support,
+        env,
+        limits,
+        cgroup_procs: cgroup.as_ref().map(crate::cgroup::PidsCgroup::procs_fd),
+        pid_max,
+        die_with_parent: true,
+    })?;
+    for note in prepared.notes() {
+        eprintln!("agent-guard sandbox: {note}");
+    }
+    prepared.echo_network_refusals(Box::new(std::io::stderr()));
+    forward_signals();
+    let mut pumps = None;
+    let status = if prepared.starts_itself() {
+        // With namespaces this process makes their process 1 itself.
+        prepared.start(argv, output.is_some()).and_then(|mut started| {
+            COMMAND_GROUP.store(started.init.as_raw(), Ordering::SeqCst);
+            if CAUGHT.load(Ordering::SeqCst) != 0 {
+                // Told to stop before the command's group was known.
+                let _killed = nix::sys::signal::kill(started.init, nix::sys::signal::Signal::SIGKILL);
+            }
+            if let (Some(filter), Some(stdout), Some(stderr)) =
+                (output, started.stdout.take(), started.stderr.take())
+            {
+                // Both pipes end by the time the namespace's first process has ended, at the latest: this
+                // process closed its ends, and every other process holding them is in the namespaces.
+                filter.pump_both(stdout, stderr);
+            }
+            started.wait()
+        })
+    } else {
+        let mut command = std::process::Command::new(program);
+        command.args(args);
+        prepared.configure(&mut command);
+        if output.is_some() {
+            command.stdout(std::process::Stdio::piped());
+            command.stderr(std::process::Stdio::piped());
+        }
+        command.spawn().and_then(|mut child| {
+            if let (Some(filter), Some(stdout), Some(stderr)) =
+                (output, child.stdout.take(), child.stderr.take())
+            {
+                // A process the command left behind may hold the pipes past its end, until it is killed below.
+                let (stdout, stderr) = (OwnedFd::from(stdout), OwnedFd::from(stderr));
+                pumps = Some(std::thread::spawn(move || filter.pump_both(stdout, stderr)));
+            }
+            COMMAND_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+            if CAUGHT.load(Ordering::SeqCst) != 0 {
+                // Told to stop before the command's group was known.
+                let _killed = child.kill();
+            }
+            child.wait()
+        })
+    };
+    let status = status.map_err(|source| KernelSandboxError::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        source,
+    })?;
+    COMMAND_GROUP.store(0, Ordering::SeqCst);
+    drop(cgroup);
+    if !namespaces {
+        kill_descendants();
+    }
+    // Every process that held the pipes has ended, so the pump meets the end of both streams.
+    if let Some(pumps) = pumps {
+        let _pumped = pumps.join();
+    }
+    if let Some(bound) = prepared.bound_passed(status) {
+        eprintln!("{bound}");
+    }
+    let code = {
+        use std::os::unix::process::ExitStatusExt;
+        status
+            .code()
+            .or_else(|| status.signal().map(|signal| 128 + signal))
+            .unwrap_or(125)
+    };
+    let told = prepared.notes().len();
+    let removed = prepared.finish(protection);
+    for note in prepared.notes().iter().skip(told) {
+        eprintln!("agent-guard sandbox: {note}");
+    }
+    drop(prepared);
+    let caught = CAUGHT.load(Ordering::SeqCst);
+    if caught != 0 {
+        for path in &removed {
+            eprintln!(
+                "agent-guard sandbox: removed `{}`: the command created it at a protected path",
+                path.display()
+            );
+        }
+        #[expect(
+            unsafe_code,
+            reason = "dying of the signal this process was sent, as its caller expects"
+        )]
+        // SAFETY: signal and raise with integer arguments.
+        unsafe {
+            libc::signal(caught, libc::SIG_DFL);
+            libc::raise(caught);
+        }
+    }
+    Ok((code, removed))
+}
+
+/// How many processes `agent-guard sandbox` lets a command have at once.
+const MAX_PROCESSES: u32 = 1_024;
+
+/// The process group of the command `run` waits for, 0 when there is none.
+static COMMAND_GROUP: AtomicI32 = AtomicI32::new(0);
+/// The stop signal this process was sent, 0 when none.
+static CAUGHT: AtomicI32 = AtomicI32::new(0);
+
+/// When `agent-guard sandbox` is told to stop (a coding agent's timeout sends SIGTERM, a terminal SIGINT or
+/// SIGHUP), the command's process group is killed at once: without a PID namespace nothing else would end the
+/// background processes it started. `run` then cleans up as after any end (the protected paths the command
+/// created are removed) and this process dies of the same signal. (A SIGKILL cannot be caught; there the death
+/// signal of the command's first process and, with namespaces, the namespace's end stop everything, but nothing
+/// is cleaned up.)
+fn forward_signals() {
+    extern "C" fn handle(signal: libc::c_int) {
+        CAUGHT.store(signal, Ordering::SeqCst);
+        let group = COMMAND_GROUP.load(Ordering::SeqCst);
+        if group > 0 {
+            #[expect(unsafe_code, reason = "an async-signal-safe call in a signal handler")]
+            // SAFETY: kill is async-signal-safe; the handler touches only atomics.
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
+    }
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        #[expect(unsafe_code, reason = "installing a signal handler")]
+        // SAFETY: `handle` only makes async-signal-safe calls.
+        unsafe {
+            libc::signal(signal, handle as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        }
+    }
+}
+
+/// Kills every descendant of this process (a subreaper: orphans are re-parented here) until none is left.
+fn kill_descendants() {
+    let me = nix::unistd::getpid().as_raw();
+    for _ in 0..100 {
+        let children = children_of(me);
+        if children.is_empty() {
+            return;
+        }
+        for child in children {
+            let pid = nix::unistd::Pid::from_raw(child);
+            let _killed = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let _reaped = nix::sys::wait::waitpid(pid, None);
+        }
+    }
+}
+
+/// The processes whose parent is `parent`, from `/proc/<pid>/stat`.
+fn children_of(parent: libc::pid_t) -> Vec<libc::pid_t> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(std::result::Result::ok)
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()))
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let (_, rest) = stat.rsplit_once(')')?;
+                    rest.split_whitespace().nth(1)?.parse::<libc::pid_t>().ok()
+                })
+                == Some(parent)
+        })
+        .collect()
+}
