@@ -282,6 +282,11 @@ fn emit(text: &str) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
+    // Started by a snapshot as a root's change watcher (`agent_undo::watcher_main`): that is all this process
+    // does. Otherwise the snapshots of this process may start watchers as this same program.
+    if let Some(code) = agent_undo::watcher_main() {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     // The shell parser panics on some malformed words; bash-guard catches those panics and asks instead. They are
     // expected, so they are not printed; any other panic is one line, not a backtrace in a hook's stderr.
     std::panic::set_hook(Box::new(|info| {

@@ -53,6 +53,7 @@ mod settings;
 mod store;
 mod tracking;
 mod walk;
+mod watch;
 
 pub use error::Result;
 pub use error::UndoError;
@@ -73,6 +74,7 @@ pub use store::RunRecord;
 pub use store::Store;
 pub use tracking::GitTracking;
 pub use tracking::git_tracking;
+pub use watch::watcher_main;
 
 /// Whether a `workspace-write` run in `root` would be snapshotted under `settings`: snapshots on, a place for
 /// the store, a root that is neither `/` nor the home directory and not switched off, and a `git` outside it.

@@ -31,6 +31,10 @@ pub struct UndoSettings {
     pub keep_bytes: u64,
     /// The time bound of one snapshot (`AGENT_GUARD_UNDO_TIMEOUT_MS`).
     pub timeout: Duration,
+    /// Whether a change watcher per root (inotify, in a process of its own) tells snapshots what changed, so
+    /// that a snapshot with nothing changed asks no file (`AGENT_GUARD_UNDO_WATCH=off` switches it off). On by
+    /// default; it takes effect only in a program that called [`crate::watcher_main`], and where inotify works.
+    pub watch: bool,
 }
 
 impl UndoSettings {
@@ -43,12 +47,15 @@ impl UndoSettings {
     /// changes nothing of the home directory but the package caches it may write.
     pub fn from_env(base: Option<&Path>, home: Option<&Path>) -> Self {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let enabled = !var("AGENT_GUARD_UNDO").is_some_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "off" | "0" | "false" | "no"
-            )
-        });
+        let off = |name: &str| {
+            var(name).is_some_and(|v| {
+                matches!(
+                    v.trim().to_ascii_lowercase().as_str(),
+                    "off" | "0" | "false" | "no"
+                )
+            })
+        };
+        let enabled = !off("AGENT_GUARD_UNDO");
         let dir = var("AGENT_GUARD_UNDO_DIR")
             .map(PathBuf::from)
             .or_else(|| base.map(|base| base.join(PROJECT_STORES)));
@@ -68,6 +75,7 @@ impl UndoSettings {
                 .and_then(|v| v.trim().parse().ok())
                 .filter(|n| *n > 0)
                 .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+            watch: !off("AGENT_GUARD_UNDO_WATCH"),
         }
     }
 
@@ -80,6 +88,7 @@ impl UndoSettings {
             keep_runs: DEFAULT_KEEP_RUNS,
             keep_bytes: DEFAULT_KEEP_BYTES,
             timeout: DEFAULT_TIMEOUT,
+            watch: true,
         }
     }
 }

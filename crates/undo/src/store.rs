@@ -1,7 +1,7 @@
 //! One root's store: a private git directory outside the project, its configuration and ignore rules, the
 //! snapshots (`git add -A` into a private index, `write-tree`), the record of each run and the bounded retention.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt as _;
@@ -75,6 +75,8 @@ pub struct Store {
     pub(crate) prefix: PathBuf,
     keep_runs: usize,
     keep_bytes: u64,
+    /// Whether a change watcher tells snapshots what changed ([`UndoSettings::watch`]).
+    watch: bool,
 }
 
 /// The exclusive lock of a store, held while a snapshot is taken or files are restored.
@@ -197,6 +199,7 @@ impl Store {
             prefix,
             keep_runs: settings.keep_runs,
             keep_bytes: settings.keep_bytes,
+            watch: settings.watch,
         })
     }
 
@@ -255,7 +258,39 @@ impl Store {
     /// included), and every file an earlier snapshot held that is still a file, hashed only when its stat data
     /// changed since the last snapshot. Call with the lock held. A snapshot that runs past the time bound
     /// switches the root's snapshots off.
-    pub(crate) fn snapshot(&self, _lock: &StoreLock, rules: &mut Rules) -> Result<String> {
+    ///
+    /// With a change watcher, only the paths it says changed since the last snapshot are looked at; whenever
+    /// anything is in doubt, the whole root is walked (see the `watch` module).
+    pub(crate) fn snapshot(&self, lock: &StoreLock, rules: &mut Rules) -> Result<String> {
+        if !self.watch {
+            return self.walk_snapshot(lock, rules).map(|(tree, _)| tree);
+        }
+        match crate::watch::incremental::snapshot(self, rules)? {
+            crate::watch::incremental::Outcome::Done(tree) => Ok(tree),
+            crate::watch::incremental::Outcome::Walk(answer) => {
+                let (tree, linked) = self.walk_snapshot(lock, rules)?;
+                // The token came before the walk, so a change during the walk comes after it; the rules kept are
+                // those the walk read from the disk (a walk after the command follows older ones).
+                if let Some(answer) = answer
+                    && !rules.is_frozen()
+                {
+                    crate::watch::State {
+                        instance: answer.instance,
+                        seq: answer.seq,
+                        rules: rules.clone(),
+                        walked: true,
+                        linked,
+                        answered: 0,
+                    }
+                    .save(self.dir());
+                }
+                Ok(tree)
+            }
+        }
+    }
+
+    /// A snapshot by a walk of the whole root: the tree, and the files the walk found with more than one link.
+    fn walk_snapshot(&self, _lock: &StoreLock, rules: &mut Rules) -> Result<(String, BTreeSet<PathBuf>)> {
         let started = std::time::Instant::now();
         let work_tree = &self.git.work_tree;
         let index = self.git.dir.join("index");
@@ -274,7 +309,7 @@ impl Store {
         }
         let mut update = Vec::new();
         let mut known = 0;
-        for (path, stat) in &walked {
+        for (path, stat, _) in &walked {
             if !kept.entries.contains_key(path.as_os_str()) {
                 // A new file that cannot be read is left out (git would stop at it).
                 if readable(&work_tree.join(path)) {
@@ -291,7 +326,7 @@ impl Store {
         // file the rules now ignore, which stays (a rule written since cannot take a file out of the snapshots).
         let mut gone = Vec::new();
         if known < kept.entries.len() {
-            let walked_set: HashSet<&OsStr> = walked.iter().map(|(path, _)| path.as_os_str()).collect();
+            let walked_set: HashSet<&OsStr> = walked.iter().map(|(path, _, _)| path.as_os_str()).collect();
             for path in kept
                 .entries
                 .keys()
@@ -305,12 +340,30 @@ impl Store {
                 }
             }
         }
+        let linked = walked
+            .into_iter()
+            .filter(|(_, _, linked)| *linked)
+            .map(|(path, _, _)| path)
+            .collect();
+        Ok((self.commit_index(&gone, &update)?, linked))
+    }
+
+    /// The tree of the last snapshot, as it wrote it.
+    pub(crate) fn last_tree(&self) -> Option<String> {
+        let tree = std::fs::read_to_string(self.git.dir.join("last-tree")).ok()?;
+        let tree = tree.trim();
+        (!tree.is_empty()).then(|| tree.to_owned())
+    }
+
+    /// Removes `gone` from the index and gives git `update` (both NUL-separated), and returns the tree.
+    pub(crate) fn commit_index(&self, gone: &[u8], update: &[u8]) -> Result<String> {
+        let index = self.git.dir.join("index");
         let stamp_before = stamp(&index);
         if !gone.is_empty() {
-            self.update_index(&["--force-remove"], &gone)?;
+            self.update_index(&["--force-remove"], gone)?;
         }
         if !update.is_empty() {
-            self.update_index(&["--add", "--remove", "--replace"], &update)?;
+            self.update_index(&["--add", "--remove", "--replace"], update)?;
         }
         let unchanged = stamp_before.is_some() && stamp(&index) == stamp_before;
         // git rewrites the index only when an entry changed: when it did not, the tree is the one the last
@@ -533,7 +586,7 @@ const ATTRIBUTES: &str = "* -text -filter -ident !eol !working-tree-encoding\n";
 /// The store's ignore rules, above the project's, besides the secret files ([`secret_lines`]): agent-guard's own
 /// directory, `node_modules`, and the directories tagged as caches (`CACHEDIR.TAG`, as in cargo's `target/`) at
 /// the root.
-fn exclude_lines(root: &Path, prefix: &Path) -> Vec<String> {
+pub(crate) fn exclude_lines(root: &Path, prefix: &Path) -> Vec<String> {
     let mut lines = vec![
         "# written by agent-guard: what a snapshot never holds".to_owned(),
         format!("{AGENT_DIR}/"),
@@ -556,20 +609,20 @@ fn exclude_lines(root: &Path, prefix: &Path) -> Vec<String> {
 }
 
 /// Appends `path` and a NUL to `list` (`git update-index -z --stdin`).
-fn push_path(list: &mut Vec<u8>, path: &Path) {
+pub(crate) fn push_path(list: &mut Vec<u8>, path: &Path) {
     list.extend_from_slice(path.as_os_str().as_bytes());
     list.push(0);
 }
 
 /// Whether the file at `path` can be read (a link always can: its target is its content).
-fn readable(path: &Path) -> bool {
+pub(crate) fn readable(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
         || nix::unistd::access(path, nix::unistd::AccessFlags::R_OK).is_ok()
 }
 
 /// Whether `path` (relative to `work_tree`) is a file or a link, reached through directories only (git refuses
 /// a path below a link, and a directory is no entry of a snapshot).
-fn still_a_file(work_tree: &Path, path: &Path) -> bool {
+pub(crate) fn still_a_file(work_tree: &Path, path: &Path) -> bool {
     let mut at = work_tree.to_path_buf();
     let mut components = path.components().peekable();
     while let Some(component) = components.next() {

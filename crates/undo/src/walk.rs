@@ -23,7 +23,7 @@ use crate::index::Stat;
 /// The ignore rules a run's snapshots follow: agent-guard's own (secrets, its own directory, caches), the
 /// project's `.git/info/exclude`, and the text of each `.gitignore` read, by its directory relative to the work
 /// tree. Once captured, the same rules serve the snapshot after the run, whatever the run wrote.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Rules {
     /// agent-guard's lines, which come before every project rule: a secret is left out whatever a `.gitignore`
     /// says (a `!.env` in the project does not put a secret into the store).
@@ -37,11 +37,26 @@ pub(crate) struct Rules {
     /// Each `.gitignore` read, by its directory relative to the work tree.
     files: BTreeMap<PathBuf, Vec<u8>>,
     /// Whether the rules were captured: a walk then reads no rule from the disk.
+    #[serde(skip)]
     frozen: bool,
     /// `own` and `folded` compiled by the first walk for its work tree (the compilation is most of the walk of a
     /// small tree), kept for the walk after the run.
+    #[serde(skip)]
     own_matcher: Option<Arc<Own>>,
 }
+
+/// Rules are the same when their texts are: the compiled matcher kept beside them is not compared.
+impl PartialEq for Rules {
+    fn eq(&self, other: &Self) -> bool {
+        self.own == other.own
+            && self.folded == other.folded
+            && self.exclude == other.exclude
+            && self.files == other.files
+            && self.frozen == other.frozen
+    }
+}
+
+impl Eq for Rules {}
 
 /// agent-guard's own lines, compiled: those matched as they are, and those matched in any ASCII case.
 #[derive(Debug)]
@@ -61,6 +76,29 @@ impl Own {
 }
 
 impl Rules {
+    /// agent-guard's own lines compiled for `work_tree`: the matcher an earlier walk of the same work tree
+    /// compiled, else compiled now and kept.
+    fn own_matcher(&mut self, work_tree: &Path) -> Option<Arc<Own>> {
+        match &self.own_matcher {
+            // A matcher is relative to the directory it was built for.
+            Some(own) if own.exact.path() == work_tree => Some(Arc::clone(own)),
+            _ => {
+                let compile = |lines: &[String]| {
+                    let mut builder = GitignoreBuilder::new(work_tree);
+                    for line in lines {
+                        let _skipped = builder.add_line(None, line);
+                    }
+                    builder.build().ok()
+                };
+                let own = compile(&self.own)
+                    .zip(compile(&self.folded))
+                    .map(|(exact, folded)| Arc::new(Own { exact, folded }));
+                self.own_matcher.clone_from(&own);
+                own
+            }
+        }
+    }
+
     /// Rules to be read from the disk by the next walk, which captures them.
     pub(crate) fn capture(own: Vec<String>, project_exclude: Option<&Path>) -> Self {
         Self {
@@ -89,6 +127,157 @@ impl Rules {
             frozen: true,
             ..self.clone()
         }
+    }
+
+    /// Whether the rules were captured (a walk reads none from the disk).
+    pub(crate) fn is_frozen(&self) -> bool {
+        self.frozen
+    }
+
+    /// agent-guard's own lines.
+    pub(crate) fn own(&self) -> &[String] {
+        &self.own
+    }
+
+    /// The lines of the project's `.git/info/exclude`.
+    pub(crate) fn exclude(&self) -> &[u8] {
+        &self.exclude
+    }
+
+    /// Whether a `.gitignore` was read at `dir` or below it (relative to the work tree): a directory moved away or
+    /// deleted takes such a rule with it, which no event of the rule file reports.
+    pub(crate) fn has_rules_under(&self, dir: &Path) -> bool {
+        self.files.keys().any(|known| known.starts_with(dir))
+    }
+
+    /// The `.gitignore` text of each directory above the root (`prefix` is the root below the work tree): rules
+    /// of directories no watcher of the root sees.
+    pub(crate) fn above(&self, prefix: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        self.files
+            .iter()
+            .filter(|(dir, _)| prefix.starts_with(dir) && dir.as_path() != prefix)
+            .map(|(dir, text)| (dir.clone(), text.clone()))
+            .collect()
+    }
+
+    /// The `.gitignore` texts of the directories above the root as they are now on the disk.
+    pub(crate) fn above_on_disk(work_tree: &Path, prefix: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut found = BTreeMap::new();
+        let mut dir = PathBuf::new();
+        for component in prefix.components() {
+            if let Ok(text) = std::fs::read(work_tree.join(&dir).join(".gitignore")) {
+                found.insert(dir.clone(), text);
+            }
+            dir.push(component);
+        }
+        found
+    }
+
+    /// A hash of what decides the ignore rules of the root and that no watcher of the root sees: agent-guard's
+    /// lines, `.git/info/exclude` and the `.gitignore` of each directory above the root.
+    pub(crate) fn fingerprint_of(own: &[String], exclude: &[u8], above: &BTreeMap<PathBuf, Vec<u8>>) -> u64 {
+        let mut bytes = Vec::new();
+        for line in own {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(0);
+        }
+        bytes.push(1);
+        bytes.extend_from_slice(exclude);
+        bytes.push(1);
+        for (dir, text) in above {
+            bytes.extend_from_slice(dir.as_os_str().as_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(text);
+            bytes.push(1);
+        }
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+}
+
+/// Whether single paths are ignored under captured rules, as a walk from the root would find them: a path is
+/// left out when it or one of its directories below the root is ignored (or is named `.git`). Keeps the
+/// matcher of each directory it needed.
+pub(crate) struct Checker {
+    work_tree: PathBuf,
+    prefix: PathBuf,
+    own: Option<Arc<Own>>,
+    exclude: Option<Gitignore>,
+    files: BTreeMap<PathBuf, Vec<u8>>,
+    matchers: std::collections::HashMap<PathBuf, Option<Arc<Gitignore>>>,
+}
+
+impl Checker {
+    /// A checker of the paths below `prefix` (the root, relative to `work_tree`) under `rules`.
+    pub(crate) fn new(work_tree: &Path, prefix: &Path, rules: &Rules) -> Self {
+        let own = rules.clone().own_matcher(work_tree);
+        Self {
+            work_tree: work_tree.to_path_buf(),
+            prefix: prefix.to_path_buf(),
+            own,
+            exclude: matcher(work_tree, &rules.exclude),
+            files: rules.files.clone(),
+            matchers: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Records the `.gitignore` text of `dir` (relative to the work tree) as read now.
+    pub(crate) fn learn(&mut self, dir: &Path, text: Vec<u8>) {
+        self.matchers.remove(dir);
+        self.files.insert(dir.to_path_buf(), text);
+    }
+
+    /// Whether a `.gitignore` was learned or given at `dir` or below it.
+    pub(crate) fn has_rules_under(&self, dir: &Path) -> bool {
+        self.files.keys().any(|known| known.starts_with(dir))
+    }
+
+    fn matcher_of(&mut self, dir: &Path) -> Option<Arc<Gitignore>> {
+        if let Some(known) = self.matchers.get(dir) {
+            return known.clone();
+        }
+        let made = self
+            .files
+            .get(dir)
+            .and_then(|text| matcher(&self.work_tree.join(dir), text))
+            .map(Arc::new);
+        self.matchers.insert(dir.to_path_buf(), made.clone());
+        made
+    }
+
+    /// Whether `path` (relative to the work tree, below the root) is left out of a walk: it or a directory
+    /// between the root and it is ignored or named `.git`. `is_dir` says what `path` itself is.
+    pub(crate) fn ignored(&mut self, path: &Path, is_dir: bool) -> bool {
+        let Ok(below) = path.strip_prefix(&self.prefix) else {
+            return true;
+        };
+        let below = below.to_path_buf();
+        let mut stack: Stack = Vec::new();
+        let mut dir = PathBuf::new();
+        for component in self.prefix.clone().components() {
+            stack.push(self.matcher_of(&dir));
+            dir.push(component);
+        }
+        let mut components = below.components().peekable();
+        while let Some(component) = components.next() {
+            let last = components.peek().is_none();
+            if is_dot_git(component.as_os_str()) {
+                return true;
+            }
+            stack.push(self.matcher_of(&dir));
+            dir.push(component);
+            let walker = Walker {
+                work_tree: &self.work_tree,
+                own: self.own.as_deref(),
+                exclude: self.exclude.as_ref(),
+                source: &Source::Frozen(&self.files),
+            };
+            if walker.ignored(&self.work_tree.join(&dir), &dir, !last || is_dir, &stack) {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -131,30 +320,17 @@ fn matcher(dir: &Path, text: &[u8]) -> Option<Gitignore> {
     any.then(|| builder.build().ok()).flatten()
 }
 
+/// A file a walk found: its path relative to the work tree, its stat data, and whether it has more than one link
+/// (a write through another name makes no change event for this one).
+pub(crate) type Found = (PathBuf, Option<Stat>, bool);
+
 /// The files (regular files and symbolic links) below `root` that `rules` do not ignore, as paths relative to
 /// `work_tree` (an ancestor of `root`, or `root` itself), each with its stat data (from an `lstat` relative to
 /// its directory; `None` when that failed). A directory named `.git` (in any case), or a file of
 /// that name (a worktree's or submodule's pointer), is never entered or listed; a nested repository's other
 /// files are. A directory that cannot be read is left out.
-pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<(PathBuf, Option<Stat>)> {
-    let own = match &rules.own_matcher {
-        // A matcher is relative to the directory it was built for.
-        Some(own) if own.exact.path() == work_tree => Some(Arc::clone(own)),
-        _ => {
-            let compile = |lines: &[String]| {
-                let mut builder = GitignoreBuilder::new(work_tree);
-                for line in lines {
-                    let _skipped = builder.add_line(None, line);
-                }
-                builder.build().ok()
-            };
-            let own = compile(&rules.own)
-                .zip(compile(&rules.folded))
-                .map(|(exact, folded)| Arc::new(Own { exact, folded }));
-            rules.own_matcher.clone_from(&own);
-            own
-        }
-    };
+pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<Found> {
+    let own = rules.own_matcher(work_tree);
     let exclude = matcher(work_tree, &rules.exclude);
     let source = if rules.frozen {
         Source::Frozen(&rules.files)
@@ -215,7 +391,7 @@ impl Walker<'_> {
     /// changed, and the directories are independent): each takes a directory, lists it, and puts its
     /// subdirectories back for any thread to take. The calling thread walks alone while there is one directory
     /// at a time to walk (a tree without subdirectories starts no thread); the others start once there are two.
-    fn run(&self, first: Job) -> Vec<(PathBuf, Option<Stat>)> {
+    fn run(&self, first: Job) -> Vec<Found> {
         let mut alone = Vec::new();
         let mut jobs = vec![first];
         while jobs.len() == 1 {
@@ -273,7 +449,7 @@ impl Walker<'_> {
     }
 
     /// Lists one directory: its files into `out`, its subdirectories returned to be walked.
-    fn visit(&self, job: Job, out: &mut Vec<(PathBuf, Option<Stat>)>) -> Vec<Job> {
+    fn visit(&self, job: Job, out: &mut Vec<Found>) -> Vec<Job> {
         let Job { dir, mut stack } = job;
         let absolute = self.work_tree.join(&dir);
         let Ok(entries) = std::fs::read_dir(&absolute) else {
@@ -311,16 +487,16 @@ impl Walker<'_> {
                     stack: stack.clone(),
                 });
             } else {
-                let stat = handle.as_ref().and_then(|handle| {
+                let raw = handle.as_ref().and_then(|handle| {
                     nix::sys::stat::fstatat(
                         handle,
                         name.as_os_str(),
                         nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
                     )
                     .ok()
-                    .and_then(|stat| Stat::of_raw(&stat))
                 });
-                out.push((relative, stat));
+                let linked = raw.is_some_and(|raw| raw.st_nlink > 1);
+                out.push((relative, raw.and_then(|raw| Stat::of_raw(&raw)), linked));
             }
         }
         subdirs
@@ -361,8 +537,8 @@ mod tests {
         std::fs::write(tree.join("out/o"), "").unwrap();
         std::fs::write(tree.join("a"), "").unwrap();
         let mut rules = Rules::capture(Vec::new(), None);
-        let names = |walked: Vec<(PathBuf, Option<Stat>)>| -> Vec<PathBuf> {
-            let mut names: Vec<PathBuf> = walked.into_iter().map(|(path, _)| path).collect();
+        let names = |walked: Vec<Found>| -> Vec<PathBuf> {
+            let mut names: Vec<PathBuf> = walked.into_iter().map(|(path, _, _)| path).collect();
             names.sort();
             names
         };
@@ -420,8 +596,8 @@ mod tests {
             "**/.aws/credentials".to_owned(),
             "!.env.example".to_owned(),
         ]);
-        let names = |walked: Vec<(PathBuf, Option<Stat>)>| -> Vec<PathBuf> {
-            let mut names: Vec<PathBuf> = walked.into_iter().map(|(path, _)| path).collect();
+        let names = |walked: Vec<Found>| -> Vec<PathBuf> {
+            let mut names: Vec<PathBuf> = walked.into_iter().map(|(path, _, _)| path).collect();
             names.sort();
             names
         };

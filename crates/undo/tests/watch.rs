@@ -1,0 +1,512 @@
+//! The change watcher, as a real process watching real directories: what it says must make the same snapshots
+//! as a walk of the whole root, whatever changed, inside a run or between runs, and whatever became of the
+//! watcher. This program is its own watcher (`watcher_main`), so it has a `main` of its own.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use agent_undo::{Recording, Store, UndoRequest, UndoSettings};
+
+/// A file system entry as undo must put it back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    File { bytes: Vec<u8>, executable: bool },
+    Link(PathBuf),
+    Dir,
+}
+
+/// Everything below `dir` but `.git`.
+fn state(dir: &Path) -> BTreeMap<PathBuf, Node> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Node>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(base).unwrap().to_path_buf();
+            if rel == Path::new(".git") {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.file_type().is_symlink() {
+                out.insert(rel, Node::Link(std::fs::read_link(&path).unwrap()));
+            } else if meta.is_dir() {
+                out.insert(rel, Node::Dir);
+                walk(base, &path, out);
+            } else {
+                out.insert(
+                    rel,
+                    Node::File {
+                        bytes: std::fs::read(&path).unwrap(),
+                        executable: meta.permissions().mode() & 0o111 != 0,
+                    },
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// A project with a watched store and a walked one (the same project, two stores).
+struct World {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    /// The root the runs record: the project, or a directory below it.
+    root: PathBuf,
+    watched: UndoSettings,
+    walked: UndoSettings,
+}
+
+impl World {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join("src/nested")).unwrap();
+        std::fs::write(project.join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+        std::fs::write(project.join("src/nested/deep.rs"), "// deep\n").unwrap();
+        std::fs::write(project.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+        std::fs::set_permissions(project.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(project.join("blob.bin"), [0u8, 159, 146, 150, 255, 13, 10]).unwrap();
+        std::os::unix::fs::symlink("src/lib.rs", project.join("lib-link")).unwrap();
+        std::fs::write(project.join(".gitignore"), "target/\n").unwrap();
+        std::fs::create_dir_all(project.join("target")).unwrap();
+        std::fs::write(project.join("target/out.o"), "build output").unwrap();
+        git(&project, &["init", "-q"]);
+        let watched = UndoSettings::in_dir(dir.path().join("watched"));
+        let walked = UndoSettings {
+            watch: false,
+            ..UndoSettings::in_dir(dir.path().join("walked"))
+        };
+        Self {
+            _dir: dir,
+            root: project.clone(),
+            project,
+            watched,
+            walked,
+        }
+    }
+
+    fn store(&self) -> Store {
+        Store::existing(&self.root, &self.watched).unwrap().unwrap()
+    }
+
+    /// The kept state of the watched store: whether its last snapshot walked, as JSON.
+    fn watch_state(&self) -> Option<serde_json::Value> {
+        let text = std::fs::read(self.store().dir().join("watch-state.json")).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    /// Runs `script` with bash in the project, recorded in both stores; the trees of both must be the same
+    /// after it. Returns the run's number in the watched store when it changed something.
+    fn run(&self, script: &str) -> Option<u64> {
+        let roots = [self.root.clone()];
+        let watched = Recording::begin(&roots, script, &self.watched);
+        let walked = Recording::begin(&roots, script, &self.walked);
+        assert!(watched.notes().is_empty(), "{:?}", watched.notes());
+        let status = Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .current_dir(&self.project)
+            .status()
+            .unwrap();
+        assert!(status.success(), "`{script}` failed");
+        let finished = watched.finish();
+        let _walked = walked.finish();
+        assert!(finished.notes.is_empty(), "{:?}", finished.notes);
+        self.same_trees(script);
+        finished.runs.first().map(|run| run.id)
+    }
+
+    /// The last tree of the watched store is the walked store's.
+    fn same_trees(&self, what: &str) {
+        let last = |settings: &UndoSettings| {
+            let store = Store::existing(&self.root, settings).unwrap().unwrap();
+            std::fs::read_to_string(store.dir().join("last-tree")).unwrap()
+        };
+        assert_eq!(last(&self.watched), last(&self.walked), "after `{what}`");
+    }
+
+    /// Runs `true` until a snapshot is taken from the watcher's answer (the first ones start it and walk).
+    fn warm(&self) {
+        let started = Instant::now();
+        loop {
+            self.run("true");
+            if self
+                .watch_state()
+                .is_some_and(|state| state["walked"] == serde_json::Value::Bool(false))
+            {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the watcher never answered"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The process id of the watcher (its socket's peer).
+    fn watcher_pid(&self) -> i32 {
+        let stream = std::os::unix::net::UnixStream::connect(self.store().dir().join("watch.sock")).unwrap();
+        let peer = nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials).unwrap();
+        peer.pid()
+    }
+
+    fn undo(&self) -> agent_undo::UndoReport {
+        self.store().undo(UndoRequest::default(), &|_| None).unwrap()
+    }
+
+    /// Asserts the last snapshot came from the watcher's answer, not a walk.
+    fn answered(&self, what: &str) {
+        let state = self.watch_state().unwrap();
+        assert_eq!(state["walked"], serde_json::Value::Bool(false), "{what}: {state}");
+    }
+}
+
+impl Drop for World {
+    /// Stops the watcher before the directories go, so that it writes nothing into them meanwhile.
+    fn drop(&mut self) {
+        use std::io::Write as _;
+        let Ok(Some(store)) = Store::existing(&self.root, &self.watched) else {
+            return;
+        };
+        if let Ok(mut stream) = std::os::unix::net::UnixStream::connect(store.dir().join("watch.sock")) {
+            let _sent = stream.write_all(b"quit\n");
+        }
+        let started = Instant::now();
+        while store.dir().join("watch.sock").exists() && started.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// An edit made by another process between two runs (an editor) is in the snapshot before the next run: taking
+/// that run back restores the edit, byte for byte, not the file as the run before left it.
+fn a_change_between_runs_is_captured_and_taken_back_to() {
+    let world = World::new();
+    world.warm();
+    Command::new("bash")
+        .arg("-c")
+        .arg("printf 'edited\\0outside\\r\\n' > src/lib.rs && mkdir -p ext/d && echo new > ext/d/n && rm blob.bin")
+        .current_dir(&world.project)
+        .status()
+        .unwrap();
+    let between = state(&world.project);
+    world
+        .run("echo run >> src/lib.rs && rm -rf ext && echo again > blob.bin")
+        .unwrap();
+    world.answered("the run after an outside edit");
+    let report = world.undo();
+    assert!(report.applied && report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(state(&world.project), between);
+}
+
+/// Files and directories added, deleted and renamed inside a run are recorded and taken back.
+fn adds_deletes_and_renames_inside_a_run_are_taken_back() {
+    let world = World::new();
+    world.warm();
+    let before = state(&world.project);
+    world
+        .run(
+            "mkdir -p fresh/sub && echo x > fresh/sub/a && mv src src2 && rm run.sh && mv blob.bin src2/b \
+             && chmod +x src2/lib.rs && ln -s nowhere dangling && rm -rf src2/nested",
+        )
+        .unwrap();
+    world.answered("the run");
+    let report = world.undo();
+    assert!(report.applied && report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(state(&world.project), before);
+    // The watcher follows a directory renamed back and forth: a later change inside it is seen.
+    world.run("true");
+    let id = world.run("echo later >> src/nested/deep.rs");
+    assert!(
+        id.is_some(),
+        "a change in a directory that was renamed away and back"
+    );
+    world.answered("the run in a directory renamed back");
+}
+
+/// A watcher that was killed, or that lost events, makes the next snapshot walk: nothing is missed.
+fn a_killed_or_overflowed_watcher_falls_back_to_a_walk() {
+    let world = World::new();
+    world.warm();
+    let pid = world.watcher_pid();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    std::fs::write(world.project.join("src/lib.rs"), "changed while no watcher ran\n").unwrap();
+    let between = state(&world.project);
+    world.run("rm src/lib.rs").unwrap();
+    assert!(world.undo().applied);
+    assert_eq!(state(&world.project), between);
+    // The next watcher: stopped, more events than its queue holds, then let go.
+    world.warm();
+    let pid = nix::unistd::Pid::from_raw(world.watcher_pid());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    let limit: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(16_384);
+    // In a directory watched already (a new one's files make no events until the watcher sees it).
+    for n in 0..limit + 100 {
+        std::fs::write(world.project.join(format!("src/flood{n}")), b"").unwrap();
+    }
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    std::fs::write(world.project.join("src/lib.rs"), "after the flood\n").unwrap();
+    let between = state(&world.project);
+    world.run("rm -rf src").unwrap();
+    let stopped = std::fs::read_to_string(world.store().dir().join("watch-stopped")).unwrap_or_default();
+    assert!(stopped.contains("overflow"), "{stopped}");
+    assert!(world.undo().applied);
+    assert_eq!(state(&world.project), between);
+}
+
+/// A file with a second name outside the watched directories: a write through that name makes no event for the
+/// file's name in the root, and the snapshot looks at it all the same (found by a walk, or linked during a run).
+fn a_write_through_a_hard_link_outside_the_root_is_seen() {
+    let world = World::new();
+    let outside = world.project.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("a"), "first\n").unwrap();
+    std::fs::hard_link(outside.join("a"), world.project.join("src/linked")).unwrap();
+    world.warm();
+    std::fs::write(outside.join("a"), "written outside\n").unwrap();
+    let between = state(&world.project);
+    world.run("echo run >> src/linked").unwrap();
+    world.answered("the run over a linked file");
+    assert!(world.undo().applied);
+    assert_eq!(state(&world.project), between);
+    // Linked during a run: the watcher reports the new name, and the snapshot keeps it among the linked ones.
+    std::fs::write(outside.join("b"), "b\n").unwrap();
+    world
+        .run(&format!("ln {} src/later", outside.join("b").display()))
+        .unwrap();
+    world.run("true");
+    std::fs::write(outside.join("b"), "b written outside\n").unwrap();
+    world.run("true");
+    world.answered("the run after a write through the other name");
+}
+
+/// A changed ignore rule (a `.gitignore` in the root, `.git/info/exclude`, a `.gitignore` above the root) makes
+/// the next snapshot walk, and the trees are a walk's throughout; the watcher serves again afterwards.
+fn a_changed_rule_makes_a_walk_and_the_watcher_comes_back() {
+    let world = World::new();
+    world.warm();
+    world.run("echo 'docs/' >> .gitignore && mkdir -p docs && echo a > docs/a && echo b > kept");
+    let stopped = std::fs::read_to_string(world.store().dir().join("watch-stopped")).unwrap_or_default();
+    assert!(stopped.contains(".gitignore"), "{stopped}");
+    world.run("echo b > docs/b && echo c >> kept");
+    world.warm();
+    std::fs::write(world.project.join(".git/info/exclude"), "src/nested/\n").unwrap();
+    world.run("echo x >> src/nested/deep.rs && echo y >> src/lib.rs");
+    // The watcher was told to quit and its token forgotten: that run walked.
+    assert!(world.watch_state().is_none(), "{:?}", world.watch_state());
+    world.warm();
+    world.answered("after the exclude changed");
+    // A root below the repository: the `.gitignore` at the top is above it, where no watcher of the root looks.
+    let mut below = World::new();
+    below.root = below.project.join("src");
+    below.warm();
+    std::fs::write(below.project.join(".gitignore"), "target/\n*.rs\n").unwrap();
+    below.run("echo more >> lib.rs && echo new > new.rs && echo t > new.txt");
+    assert!(below.watch_state().is_none(), "{:?}", below.watch_state());
+    below.run("echo again >> new.rs && echo u >> new.txt");
+    below.warm();
+    below.run("echo last >> new.txt");
+    below.answered("after the rule above the root changed");
+    // A directory holding a `.gitignore` moved out of the root takes its rule with it, with no event of the rule
+    // file; a directory of the same name made afterwards follows no such rule.
+    let moved = World::new();
+    std::fs::create_dir_all(moved.project.join("logs/build")).unwrap();
+    std::fs::write(moved.project.join("logs/.gitignore"), "*.log\nbuild/\n").unwrap();
+    std::fs::write(moved.project.join("logs/keep.txt"), "keep\n").unwrap();
+    moved.warm();
+    let away = moved.project.parent().unwrap().join("away");
+    std::fs::rename(moved.project.join("logs"), &away).unwrap();
+    moved.run("mkdir -p logs/build && echo x > logs/a.log && echo y > logs/build/b");
+    moved.run("echo z >> logs/build/b");
+    moved.warm();
+    moved.run("echo w >> logs/build/b");
+    moved.answered("after the directory with a rule was moved away");
+}
+
+/// A small random-number generator (xorshift), seeded from the clock and printed, so a failure can be replayed
+/// with `WATCH_SEED`.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self, below: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % below as u64) as usize
+    }
+}
+
+/// Random edits, inside runs and between them: the watched store's trees are the walked store's every time.
+fn random_edits_make_the_same_trees_as_a_walk() {
+    random_rounds(false);
+}
+
+/// The same with `.gitignore` files written and removed among the edits: each stops the watcher, and the trees
+/// are still a walk's.
+fn random_edits_and_rules_make_the_same_trees_as_a_walk() {
+    random_rounds(true);
+}
+
+fn random_rounds(rules: bool) {
+    let seed = std::env::var("WATCH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
+    eprintln!("  seed {seed}");
+    let mut random = Random(seed);
+    let world = World::new();
+    world.warm();
+    let dirs = [
+        "src",
+        "src/nested",
+        "docs",
+        "docs/a/b",
+        "target",
+        "node_modules/x",
+        "moved",
+    ];
+    let edit = move |random: &mut Random| -> String {
+        let dir = dirs[random.next(dirs.len())];
+        let other = dirs[random.next(dirs.len())];
+        let n = random.next(6);
+        let kinds = if rules { 13 } else { 11 };
+        match random.next(kinds) {
+            11 => format!("mkdir -p {dir} && printf 'f{n}\\nnew*/\\n' > {dir}/.gitignore"),
+            12 => format!("rm -f {dir}/.gitignore"),
+            0 | 1 => format!("mkdir -p {dir} && echo {n}-$RANDOM > {dir}/f{n}"),
+            2 => format!("mkdir -p {dir} && printf 'x%.0s' $(seq 1 {n}) >> {dir}/f{n}"),
+            3 => format!("rm -f {dir}/f{n}"),
+            4 => format!("test -e {dir}/f{n} && chmod +x {dir}/f{n} || true"),
+            5 => format!("mkdir -p {dir} && ln -sfn f{n} {dir}/l{n}"),
+            6 => format!("test -d {dir} && mkdir -p {other}-r && mv {dir} {other}-r/m{n} || true"),
+            7 => format!("rm -rf {dir}"),
+            8 => format!(
+                "mkdir -p {dir}/new{n}/deep && echo d > {dir}/new{n}/deep/x && echo e > {dir}/new{n}/y"
+            ),
+            9 => format!("test -e {dir}/f{n} && mkdir -p {other} && mv {dir}/f{n} {other}/g{n} || true"),
+            _ => format!("mkdir -p {dir} && echo s > {dir}/.env && touch {dir}/f{n}"),
+        }
+    };
+    let mut answered = 0;
+    for round in 0..40 {
+        let outside: Vec<String> = (0..random.next(3)).map(|_| edit(&mut random)).collect();
+        if !outside.is_empty() {
+            let status = Command::new("bash")
+                .arg("-c")
+                .arg(outside.join("; "))
+                .current_dir(&world.project)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let inside: Vec<String> = (0..1 + random.next(4)).map(|_| edit(&mut random)).collect();
+        let script = format!("{}; true", inside.join("; "));
+        eprintln!(
+            "  round {round}: outside `{}`, inside `{script}`",
+            outside.join("; ")
+        );
+        world.run(&script);
+        if world
+            .watch_state()
+            .is_some_and(|state| state["walked"] == serde_json::Value::Bool(false))
+        {
+            answered += 1;
+        }
+    }
+    // The watcher served most rounds (a new `.gitignore`-free directory does not stop it; only the rounds that
+    // restart it walk), so the comparison is of its snapshots, not of two walks.
+    eprintln!("  {answered} of 40 rounds answered by the watcher");
+    assert!(
+        answered >= if rules { 5 } else { 20 },
+        "{answered} of 40 rounds answered by the watcher"
+    );
+}
+
+fn main() {
+    if let Some(code) = agent_undo::watcher_main() {
+        std::process::exit(code);
+    }
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("no git: skipped");
+        return;
+    }
+    let tests: [(&str, fn()); 7] = [
+        (
+            "a_change_between_runs_is_captured_and_taken_back_to",
+            a_change_between_runs_is_captured_and_taken_back_to,
+        ),
+        (
+            "adds_deletes_and_renames_inside_a_run_are_taken_back",
+            adds_deletes_and_renames_inside_a_run_are_taken_back,
+        ),
+        (
+            "a_killed_or_overflowed_watcher_falls_back_to_a_walk",
+            a_killed_or_overflowed_watcher_falls_back_to_a_walk,
+        ),
+        (
+            "a_write_through_a_hard_link_outside_the_root_is_seen",
+            a_write_through_a_hard_link_outside_the_root_is_seen,
+        ),
+        (
+            "a_changed_rule_makes_a_walk_and_the_watcher_comes_back",
+            a_changed_rule_makes_a_walk_and_the_watcher_comes_back,
+        ),
+        (
+            "random_edits_make_the_same_trees_as_a_walk",
+            random_edits_make_the_same_trees_as_a_walk,
+        ),
+        (
+            "random_edits_and_rules_make_the_same_trees_as_a_walk",
+            random_edits_and_rules_make_the_same_trees_as_a_walk,
+        ),
+    ];
+    let filter = std::env::args().skip(1).find(|arg| !arg.starts_with('-'));
+    let mut failed = Vec::new();
+    for (name, test) in tests {
+        if filter.as_deref().is_some_and(|filter| !name.contains(filter)) {
+            continue;
+        }
+        eprintln!("test {name} ...");
+        if std::panic::catch_unwind(test).is_err() {
+            failed.push(name);
+        }
+    }
+    if !failed.is_empty() {
+        eprintln!("failed: {failed:?}");
+        std::process::exit(1);
+    }
+    eprintln!("ok");
+}
