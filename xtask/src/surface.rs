@@ -263,7 +263,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "RunId",
         "the type of `RunRecord::id` and `UndoRequest::from`",
     ),
-    ("agent-undo", "RunRecord", "returned by `Store::runs`"),
     ("agent-undo", "Step", "the type of `UndoReport::steps`"),
 ];
 
