@@ -616,6 +616,45 @@ fn the_bound_and_the_answer_never_mix() {
     );
 }
 
+/// A Grep that shows the lines it finds runs outside the sandbox with nothing to redact its output: a project file
+/// holding a credential under an ordinary name is left out of it by the `glob` of its `updatedInput`, or the call
+/// asks when it has a glob of its own; a Grep that shows only file names is not narrowed.
+#[test]
+fn a_search_that_shows_lines_leaves_out_a_file_holding_a_credential() {
+    let (_tmp, cwd, home) = dirs();
+    std::fs::create_dir_all(cwd.join(".git")).unwrap();
+    std::fs::create_dir_all(cwd.join("config")).unwrap();
+    std::fs::write(
+        cwd.join("config/q7r.yml"),
+        "service:\n  api_token: ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7\n",
+    )
+    .unwrap();
+    std::fs::write(cwd.join("config/app.yml"), "service:\n  port: 8080\n").unwrap();
+    let check = |tool_input: Value| {
+        let out = run(&["check"], &input(&cwd, "Grep", tool_input), &home);
+        let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let value: Value = serde_json::from_str(&line).unwrap();
+        (
+            decision(&line),
+            value["hookSpecificOutput"]["updatedInput"].clone(),
+        )
+    };
+    let ((verdict, reason), updated) = check(json!({"pattern": "token", "output_mode": "content"}));
+    assert_eq!(verdict, "allow", "{reason}");
+    let glob = updated["glob"].as_str().unwrap_or_default();
+    assert!(glob.contains("q7r.yml") && !glob.contains("app.yml"), "{updated}");
+    let ((verdict, reason), _) =
+        check(json!({"pattern": "token", "glob": "*.yml", "output_mode": "content"}));
+    assert_eq!(verdict, "ask", "{reason}");
+    assert!(
+        reason.contains("GitHub token") && !reason.contains("ghp_"),
+        "{reason}"
+    );
+    let ((verdict, reason), updated) = check(json!({"pattern": "token", "path": "config"}));
+    assert_eq!(verdict, "allow", "{reason}");
+    assert!(updated.is_null(), "{updated}");
+}
+
 /// A Grep over a project with secret files by name is allowed narrowed: its `updatedInput` adds a `glob` that
 /// leaves each of them out (ripgrep excludes a `!` glob at every depth). Where it cannot be narrowed (a `glob` of
 /// its own that still reaches one, or a secret file named directly) it asks.

@@ -183,6 +183,37 @@ impl PathSandbox {
         Reached::default()
     }
 
+    /// Every file a reader that skips what the ignore files exclude (the coding agent's search tool, ripgrep)
+    /// reads below `dir`: the files of the names it lists that the ignore files leave in, links not followed (the
+    /// tool does not follow them), with their sizes, protected files left out; for a check of what they hold.
+    /// `Err` with why when the walk could not look at every entry.
+    ///
+    /// # Errors
+    /// Why the walk stopped: more entries than it looks at.
+    pub fn searched_files(&self, dir: &Path, reach: &Reach<'_>) -> Result<Vec<(PathBuf, u64)>, String> {
+        let matchers = name_matchers(reach.names);
+        let mut files = Vec::new();
+        for (seen, entry) in ripgrep_walk(dir, reach).enumerate() {
+            if seen > MAX_ENTRIES {
+                return Err(format!(
+                    "`{}` holds more than {MAX_ENTRIES} entries to look at",
+                    dir.display()
+                ));
+            }
+            let Ok(entry) = entry else { continue };
+            let is_file = entry.file_type().is_some_and(|t| t.is_file());
+            // A protected file is the name check's to leave out or ask about.
+            if is_file
+                && matchers.iter().all(|m| m.is_match(entry.file_name()))
+                && self.protected_read(entry.path()).is_none()
+            {
+                let size = entry.metadata().map_or(0, |m| m.len());
+                files.push((entry.into_path(), size));
+            }
+        }
+        Ok(files)
+    }
+
     /// Every protected place a reader that skips what the ignore files exclude (the coding agent's search tool,
     /// ripgrep) reaches below `dir`, each as the topmost protected path on its way (`.ssh` for `.ssh/id_rsa`), so
     /// that leaving those names out leaves out everything protected; `Err` with why when the walk could not look
@@ -192,16 +223,8 @@ impl PathSandbox {
     /// Why the walk stopped: more entries than it looks at.
     pub fn protected_places_beneath(&self, dir: &Path, reach: &Reach<'_>) -> Result<Vec<PathBuf>, String> {
         let matchers = name_matchers(reach.names);
-        let mut walk = ignore::WalkBuilder::new(dir);
-        walk.hidden(!reach.hidden)
-            .follow_links(false)
-            .parents(true)
-            .ignore(true)
-            .git_ignore(true)
-            .git_exclude(true)
-            .git_global(false);
         let mut places: Vec<PathBuf> = Vec::new();
-        for (seen, entry) in walk.build().enumerate() {
+        for (seen, entry) in ripgrep_walk(dir, reach).enumerate() {
             if seen > MAX_ENTRIES {
                 return Err(format!(
                     "`{}` holds more than {MAX_ENTRIES} entries to look at",
@@ -289,6 +312,21 @@ fn whitelists(dir: &Path) -> bool {
                 .any(|line| line.trim_ascii_start().starts_with(b"!"))
         })
     })
+}
+
+/// The walk of the `ignore` crate, ripgrep's own, as the coding agent's search tool reads `dir`: hidden files when
+/// `reach` says so, the ignore files of `dir` and above it, no link followed, the user's global excludes left out
+/// (they only make the search skip more: not reading them counts more as read).
+fn ripgrep_walk(dir: &Path, reach: &Reach<'_>) -> ignore::Walk {
+    let mut walk = ignore::WalkBuilder::new(dir);
+    walk.hidden(!reach.hidden)
+        .follow_links(false)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false);
+    walk.build()
 }
 
 #[cfg(test)]

@@ -112,6 +112,65 @@ mod tests {
         }
     }
 
+    struct Searched {
+        findings: Vec<Verdict>,
+        search_excludes: Vec<String>,
+    }
+
+    #[test]
+    fn a_search_that_shows_lines_leaves_out_the_files_that_hold_a_credential_or_asks() {
+        let project = project();
+        let gathered = |args: &Value| {
+            let call = CallInput::new("Grep", args.clone());
+            let gathered = project.guard.gather("Grep", &call.args, Described::of(&call));
+            Searched {
+                findings: gathered.findings,
+                search_excludes: gathered.search_excludes,
+            }
+        };
+        // The lines of every file it reads are shown: each file holding a credential is left out by name, and the
+        // clean ones stay in.
+        for args in [
+            json!({"pattern": "x", "output_mode": "content"}),
+            json!({"pattern": "x", "path": "config", "output_mode": "content", "-C": 2}),
+        ] {
+            let found = gathered(&args);
+            assert!(found.findings.is_empty(), "{args}: {:?}", found.findings);
+            assert!(
+                found.search_excludes.iter().any(|n| n == "settings.yml"),
+                "{args}: {:?}",
+                found.search_excludes
+            );
+            assert!(!found.search_excludes.iter().any(|n| n == "README.md"));
+        }
+        let everything = gathered(&json!({"pattern": "x", "output_mode": "content"}));
+        for name in ["values.yaml", "notes.txt"] {
+            assert!(
+                everything.search_excludes.iter().any(|n| n == name),
+                "{name}: {:?}",
+                everything.search_excludes
+            );
+        }
+        // With a glob of its own the call cannot be narrowed: it asks, naming the kind and not the value.
+        let found = gathered(&json!({"pattern": "x", "glob": "*.yaml", "output_mode": "content"}));
+        assert!(asks_naming(&found.findings, "Stripe key"), "{:?}", found.findings);
+        assert!(found.findings.iter().all(|f| !f.reason().contains("sk_live")));
+        // File names and counts show no line: nothing to leave out for content.
+        for mode in [None, Some("files_with_matches"), Some("count")] {
+            let mut args = json!({"pattern": "x", "path": "config"});
+            if let Some(mode) = mode {
+                args["output_mode"] = json!(mode);
+            }
+            let found = gathered(&args);
+            assert!(found.findings.is_empty(), "{args}: {:?}", found.findings);
+            assert!(
+                found.search_excludes.is_empty(),
+                "{args}: {:?}",
+                found.search_excludes
+            );
+        }
+    }
+
     #[test]
     fn writing_such_a_file_is_not_a_read() {
         let project = project();

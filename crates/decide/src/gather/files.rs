@@ -23,13 +23,28 @@ impl Gathering<'_> {
                     ignores: true,
                     names,
                 };
-                self.search(tool, &check, &reach, false, args.get("glob").is_none());
+                let narrow = args.get("glob").is_none();
+                self.search(tool, &check, &reach, false, narrow);
+                if shows_lines(tool, args) {
+                    self.search_content(&check, &reach, narrow);
+                }
             }
             if access == Access::Read {
                 self.content(&check);
             }
             self.keep(access, check);
         }
+    }
+}
+
+/// Whether a search tool's call shows the lines it finds: the coding agent's Grep in its `content` mode (its
+/// other modes show file names and counts). The runtime's `grep_files` skips by itself every file whose read would
+/// not be allowed, a file holding a credential among them.
+fn shows_lines(tool: &str, args: &Value) -> bool {
+    match tool {
+        "grep_files" => false,
+        "Grep" => args.get("output_mode").and_then(Value::as_str) == Some("content"),
+        _ => true,
     }
 }
 

@@ -12,6 +12,18 @@ use super::{About, Gathering};
 /// The most names a narrowed search leaves out; a search that reaches more asks.
 const MAX_EXCLUDES: usize = 16;
 
+/// The most bytes of the files a search shows the lines of that are checked for credentials (each file's first
+/// part, as a read's check reads it); a search over more asks.
+const MAX_CONTENT_BYTES: u64 = 64 << 20;
+
+/// Whether a glob spells `name` as it is: no wildcard, brace, comma, blank, `!` or separator.
+fn plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || "*?[]{},!\\/".contains(c))
+}
+
 /// What a search of a directory reaches that makes it ask.
 struct Reaches {
     layer: Layer,
@@ -84,6 +96,83 @@ impl Gathering<'_> {
         }
     }
 
+    /// A search tool's call that shows the lines it finds (the coding agent's Grep in its `content` mode) runs
+    /// outside the sandbox, where nothing redacts its output: every file it reads below `dir` is checked for a
+    /// credential by content, as a read of that file would be. A call that reaches such files is narrowed to leave
+    /// them out by name (`narrow`, the same way as secret files by name: few plain names), else it asks naming
+    /// the first. A tree too large to check (more entries or bytes than the bounds) asks too.
+    pub(super) fn search_content(&mut self, check: &PathCheck, reach: &Reach<'_>, narrow: bool) {
+        let Some(sandbox) = self.guard.sandbox.as_ref() else {
+            return;
+        };
+        let dir = check.resolved.as_deref().unwrap_or(&check.absolute);
+        if check.root.is_none() || !dir.is_dir() {
+            return;
+        }
+        let files = match sandbox.searched_files(dir, reach) {
+            Ok(files) => files,
+            Err(why) => {
+                let why = format!(
+                    "searching `{}` cannot be checked for credentials: {why}",
+                    dir.display()
+                );
+                self.find(Decision::Ask, why, Layer::Sandbox);
+                return;
+            }
+        };
+        let mut budget = MAX_CONTENT_BYTES;
+        let mut found: Vec<(PathBuf, &'static str)> = Vec::new();
+        for (file, size) in files {
+            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if self.search_excludes.iter().any(|excluded| excluded == name) {
+                continue;
+            }
+            budget = budget.saturating_sub(size.min(agent_secrets::FILE_LIMIT));
+            if budget == 0 {
+                let why = format!(
+                    "searching `{}` shows the lines it finds, and its files are too large to check for credentials                      (over {} MiB); a narrower search can be checked",
+                    dir.display(),
+                    MAX_CONTENT_BYTES >> 20
+                );
+                self.find(Decision::Ask, why, Layer::Sandbox);
+                return;
+            }
+            if let Some(kind) = agent_secrets::scan_file(&file) {
+                found.push((file, kind));
+            }
+        }
+        let Some((first, kind)) = found.first().cloned() else {
+            return;
+        };
+        let names: Option<Vec<String>> = found
+            .iter()
+            .map(|(file, _)| {
+                file.file_name()?
+                    .to_str()
+                    .filter(|name| plain_name(name))
+                    .map(str::to_owned)
+            })
+            .collect();
+        if narrow
+            && let Some(names) = names
+            && self.search_excludes.len() + names.len() <= MAX_EXCLUDES
+        {
+            for name in names {
+                if !self.search_excludes.contains(&name) {
+                    self.search_excludes.push(name);
+                }
+            }
+            return;
+        }
+        self.credentials.push((first.clone(), kind.to_owned()));
+        let why = format!(
+            "searching `{}` shows the lines it finds in `{}`, which holds a credential ({kind}); a narrower search              can leave it out",
+            dir.display(),
+            first.display()
+        );
+        self.find(Decision::Ask, why, Layer::Sandbox);
+    }
+
     /// The names that leave every protected place below `dir` out of a search tool's reach, when each place is a
     /// secret file by name inside a root (no link out of the roots, no deny rule's place, which ask as they are),
     /// the walk saw every entry, and the names are at most [`MAX_EXCLUDES`] plain ones that a glob spells as they
@@ -99,11 +188,7 @@ impl Gathering<'_> {
                 return None;
             }
             let name = place.file_name()?.to_str()?.to_owned();
-            let plain = !name.is_empty()
-                && !name
-                    .chars()
-                    .any(|c| c.is_whitespace() || c.is_control() || "*?[]{},!\\/".contains(c));
-            if !plain {
+            if !plain_name(&name) {
                 return None;
             }
             if !names.contains(&name) {
