@@ -41,27 +41,23 @@ pub fn left_out(
     let exclude = work_tree.join(".git/info/exclude");
     let exclude = exclude.is_file().then_some(exclude.as_path());
     let own = exclude_lines(&root, &prefix);
-    let rules = Rules::capture(own.clone(), exclude).with_folded(secret_lines());
-    // The same rules without the secret files: what only those leave out is excused.
-    let unfolded = Rules::capture(own, exclude);
-    let mut checkers = [
-        Checker::new(&work_tree, &prefix, &rules),
-        Checker::new(&work_tree, &prefix, &unfolded),
-    ];
-    let learn = |checkers: &mut [Checker; 2], dir: &Path| {
+    let rules = Rules::capture(own, exclude).with_folded(secret_lines());
+    // The secret files alone: what they name is excused, whatever else ignores it too.
+    let secrets = Rules::capture(Vec::new(), None).with_folded(secret_lines());
+    let mut snapshot = Checker::new(&work_tree, &prefix, &rules);
+    let mut secret = Checker::new(&work_tree, &prefix, &secrets);
+    let learn = |snapshot: &mut Checker, dir: &Path| {
         if let Ok(text) = std::fs::read(work_tree.join(dir).join(".gitignore")) {
-            for checker in checkers.iter_mut() {
-                checker.learn(dir, text.clone());
-            }
+            snapshot.learn(dir, text);
         }
     };
     // The rules of each directory from the work tree down to the place's parent.
     let relative = prefix.join(&below);
     let mut dir = PathBuf::new();
-    learn(&mut checkers, &dir);
+    learn(&mut snapshot, &dir);
     for component in relative.parent().unwrap_or(Path::new("")).components() {
         dir.push(component);
-        learn(&mut checkers, &dir);
+        learn(&mut snapshot, &dir);
     }
     let mut seen = 0;
     let mut pending = vec![(relative, place.is_dir())];
@@ -71,9 +67,8 @@ pub fn left_out(
             return Some(LeftOut::TooMany(cap));
         }
         let absolute = work_tree.join(&path);
-        let [with_secrets, without] = &mut checkers;
-        if with_secrets.ignored(&path, is_dir) {
-            if !without.ignored(&path, is_dir) || excused(&absolute, is_dir) {
+        if snapshot.ignored(&path, is_dir) {
+            if secret.ignored(&path, is_dir) || excused(&absolute, is_dir) {
                 continue;
             }
             return Some(LeftOut::Path(absolute, is_dir));
@@ -81,7 +76,7 @@ pub fn left_out(
         if !is_dir {
             continue;
         }
-        learn(&mut checkers, &path);
+        learn(&mut snapshot, &path);
         let Ok(entries) = std::fs::read_dir(&absolute) else {
             continue;
         };
@@ -119,7 +114,7 @@ mod tests {
     #[test]
     fn what_any_ignore_rule_leaves_out_is_found() {
         let project = tree(&[
-            (".gitignore", "private*/\n/target/\n"),
+            (".gitignore", "private*/\n/target/\n.env\n"),
             (".git/info/exclude", "mywork/\n"),
             ("private_data/p.txt", "work"),
             ("mywork/w.txt", "work"),
