@@ -71,6 +71,11 @@ pub struct SubCommand {
     /// does what that power allows. Its `effect` is [`Effect::Remote`], saying why.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfinable: bool,
+    /// It is git writing the working tree from a commit other than `HEAD` (`git reset --hard REV`, `git checkout
+    /// REV -- PATH`, `git checkout BRANCH`, `git switch BRANCH`, `git restore --source=REV`): git overwrites
+    /// there, without asking, a file it ignores that the commit tracks, and no snapshot holds ignored files.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub overwrites_ignored: bool,
     /// No sandbox can contain it, yet it may not run outside one: why. Outside the sandbox the analysis is the only
     /// protection, so a command goes there only when the line runs it itself (no `xargs`, `env`, `find -exec`, no
     /// nesting), its standard input is not fed by the line, and the analysis understands every one of its words

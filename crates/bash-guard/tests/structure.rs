@@ -522,6 +522,53 @@ fn project_files_are_looked_for_in_the_directories_above_the_place_the_command_w
     assert!(!loads.iter().any(|l| l == ".git"), "{loads:?}");
 }
 
+/// Which commands are git writing the working tree from a commit other than `HEAD`, where git overwrites ignored
+/// files: another commit or branch checked out, reset to, or restored from; not `HEAD` or the index, not a new
+/// branch at `HEAD`.
+#[test]
+fn git_writing_the_working_tree_from_another_commit_is_marked() {
+    let marked = |line: &str| {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .any(|c| c.overwrites_ignored)
+    };
+    for line in [
+        "git reset --hard HEAD~1",
+        "git reset --keep origin/main",
+        "git -C sub reset --merge v1",
+        "git checkout HEAD~1 -- notes",
+        "git checkout main",
+        "git checkout -f HEAD~1",
+        "git checkout -b topic origin/main",
+        "git switch feature",
+        "git switch --discard-changes feature",
+        "git restore --source=HEAD~1 notes",
+        "git restore -s HEAD~1 notes",
+        "git restore --sour HEAD~1 notes",
+        "git read-tree -u -m HEAD other",
+        "git reset --hard $REV",
+        "find . -maxdepth 0 -exec git checkout main \\;",
+    ] {
+        assert!(marked(line), "{line}");
+    }
+    for line in [
+        "git reset --hard",
+        "git reset --hard HEAD",
+        "git reset HEAD~1",
+        "git checkout -- .",
+        "git checkout .",
+        "git checkout -b topic",
+        "git switch -c topic",
+        "git restore src/main.rs",
+        "git restore --staged src/main.rs",
+        "git status",
+    ] {
+        assert!(!marked(line), "{line}");
+    }
+}
+
 /// Which commands are git writing a repository by itself: git sub-commands that are not read-only, wherever the
 /// analysis sees them; never a build, a script or git that runs a program the line names or sets.
 #[test]

@@ -472,3 +472,65 @@ fn a_removal_in_the_project_runs_inside_the_sandbox_and_undo_takes_it_back() {
     assert_eq!(decision, "ask", "{reason}");
     assert!(reason.contains("no sandbox brings back"), "{reason}");
 }
+
+/// What the snapshot's ignore rules leave out is in no snapshot: a removal of it, or git writing the working tree
+/// from another commit over it (git overwrites an ignored file the commit tracks without asking), asks, naming
+/// the file; once the project holds no such file, the same git line is contained and taken back.
+#[test]
+fn a_line_that_may_delete_or_overwrite_ignored_files_asks() {
+    if !supported() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let git_ok = |args: &[&str]| {
+        let ran = git(&scratch.proj, &scratch.home, args);
+        assert!(ran.status.success(), "git {args:?}: {}", hook::text(&ran.stderr));
+    };
+    // The first commit tracks notes/todo.md; the second stops tracking it and ignores notes/, where the user then
+    // keeps notes never committed.
+    std::fs::create_dir_all(scratch.proj.join("notes")).unwrap();
+    std::fs::write(scratch.proj.join("notes/todo.md"), "template notes\n").unwrap();
+    git_ok(&["add", "-A"]);
+    git_ok(&["commit", "-qm", "c1"]);
+    git_ok(&["rm", "-q", "--cached", "notes/todo.md"]);
+    std::fs::write(scratch.proj.join(".gitignore"), "/target/\nnotes/\nprivate*/\n").unwrap();
+    git_ok(&["add", "-A"]);
+    git_ok(&["commit", "-qm", "c2"]);
+    std::fs::write(scratch.proj.join("notes/todo.md"), "precious local notes\n").unwrap();
+    std::fs::create_dir_all(scratch.proj.join("private_data")).unwrap();
+    std::fs::write(scratch.proj.join("private_data/p.txt"), "work\n").unwrap();
+    std::fs::create_dir_all(scratch.proj.join("mywork")).unwrap();
+    std::fs::write(scratch.proj.join("mywork/w.txt"), "work\n").unwrap();
+    std::fs::write(scratch.proj.join(".git/info/exclude"), "mywork/\n").unwrap();
+    for (command, named) in [
+        ("rm -rf private_data", "private_data"),
+        ("rm -rf mywork", "mywork"),
+        ("git reset --hard HEAD~1", ""),
+        ("git checkout HEAD~1 -- notes", ""),
+        ("git restore --source=HEAD~1 notes", ""),
+        ("git checkout -f HEAD~1", ""),
+    ] {
+        let output = scratch.check(command);
+        let (decision, reason, _) = decided(&output);
+        assert_eq!(decision, "ask", "{command}: {reason}");
+        assert!(
+            reason.contains("is left out of every snapshot") && reason.contains(named),
+            "{command}: {reason}"
+        );
+    }
+    // Nothing of the user's is ignored any more: the same git line is contained, and undo takes it back.
+    for dir in ["notes", "private_data", "mywork"] {
+        std::fs::remove_dir_all(scratch.proj.join(dir)).unwrap();
+    }
+    std::fs::write(
+        scratch.proj.join("src/main.rs"),
+        "fn main() { /* not committed */ }\n",
+    )
+    .unwrap();
+    let run = allowed_and_run(&scratch, "git reset --hard HEAD~1");
+    assert!(run.status.success(), "{}", hook::text(&run.stderr));
+    assert_eq!(
+        std::fs::read_to_string(scratch.proj.join("notes/todo.md")).unwrap(),
+        "template notes\n"
+    );
+}

@@ -43,6 +43,10 @@ enum Below {
     OrAt,
 }
 
+/// The most entries below a place looked at to make sure a snapshot holds each
+/// ([`Guard::left_out_of_snapshots`]).
+const LEFT_OUT_CAP: usize = 20_000;
+
 /// The domains of the default list shown in a reason before `…`.
 const SHOWN_DOMAINS: usize = 3;
 
@@ -192,6 +196,14 @@ impl Guard {
                 continue;
             }
             let shown = command.effective().join(" ");
+            if command.overwrites_ignored
+                && let Some(why) = self.left_out_of_snapshots(&self.cwd, true)
+            {
+                judgement.not_contained(format!(
+                    "`{shown}` writes the working tree from another commit, where git overwrites a file it ignores \
+                     without asking, and {why}"
+                ));
+            }
             match &command.effect {
                 Effect::Local => {}
                 Effect::Network { hosts } => {
@@ -269,7 +281,7 @@ impl Guard {
                 .collect();
             if operands.is_empty() {
                 if self.undoable(&self.cwd, Below::Strictly) {
-                    judgement.contains(UNDO_EFFECT);
+                    self.undone_unless_left_out(&self.cwd, judgement);
                 } else {
                     judgement.not_contained(
                         "the line removes files below the working directory, which no sandbox brings back"
@@ -281,8 +293,8 @@ impl Guard {
                 if is_glob(&file.path) && self.regenerable_glob(&file.path) {
                     continue;
                 }
-                if is_glob(&file.path) && self.undoable_glob(&file.path) {
-                    judgement.contains(UNDO_EFFECT);
+                if let Some(dir) = self.undoable_glob(&file.path).filter(|_| is_glob(&file.path)) {
+                    self.undone_unless_left_out(&dir, judgement);
                 } else {
                     judgement.not_contained(format!(
                         "removing what `{}` names may delete a large part of the project, which no sandbox brings back",
@@ -310,7 +322,7 @@ impl Guard {
                             check.absolute.display()
                         ));
                     } else if self.undoable(place, Below::Strictly) {
-                        judgement.contains(UNDO_EFFECT);
+                        self.undone_unless_left_out(place, judgement);
                     } else {
                         judgement.not_contained(format!(
                             "the line removes `{}`, a part of the project no sandbox brings back (a build output \
@@ -354,11 +366,65 @@ impl Guard {
         })
     }
 
-    /// Whether what the removal glob `pattern` may match lies strictly below a root `agent-guard undo` snapshots:
-    /// the directory before its first wildcard (the working directory for `*`).
-    fn undoable_glob(&self, pattern: &str) -> bool {
+    /// The directory before the first wildcard of the removal glob `pattern` (the working directory for `*`), when
+    /// what it may match lies strictly below a root `agent-guard undo` snapshots.
+    fn undoable_glob(&self, pattern: &str) -> Option<std::path::PathBuf> {
         self.glob_dir(pattern, true)
-            .is_some_and(|dir| self.undoable(&dir, Below::Strictly))
+            .filter(|dir| self.undoable(dir, Below::Strictly))
+    }
+
+    /// `agent-guard undo` takes back the removal of `place`, below a snapshotted root, when the snapshot holds
+    /// every file there: else the line is not contained, saying which file no snapshot holds.
+    fn undone_unless_left_out(&self, place: &Path, judgement: &mut Judgement) {
+        match self.left_out_of_snapshots(place, false) {
+            None => judgement.contains(UNDO_EFFECT),
+            Some(why) => {
+                judgement.not_contained(format!("the line removes `{}`, and {why}", place.display()))
+            }
+        }
+    }
+
+    /// Why a snapshot of the writable root holding `place` does not hold everything at or below it: a file or
+    /// directory the snapshot's ignore rules leave out (a `.gitignore` anywhere above or below, `.git/info/exclude`,
+    /// agent-guard's own lines) whose name, or a directory's above it, is no build output's, or more entries than
+    /// the look through them takes; `None` when it holds all. The root's own `.git` and `.agent-guard` count
+    /// `with_git` (git writing the working tree leaves them alone); a nested repository's `.git` is history no
+    /// snapshot holds. Reads the directories below `place`, at most [`LEFT_OUT_CAP`] entries: only a line that
+    /// removes a tree or writes the working tree from another commit pays for it.
+    fn left_out_of_snapshots(&self, place: &Path, with_git: bool) -> Option<String> {
+        let sandbox = self.sandbox.as_ref()?;
+        let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
+        let root = agent_undo::writable_roots(sandbox)
+            .into_iter()
+            .filter_map(|root| root.canonicalize().ok())
+            .filter(|root| place.starts_with(root))
+            .max_by_key(|root| root.as_os_str().len())?;
+        let mut excused = |path: &Path, is_dir: bool| {
+            if with_git && (path == root.join(".git") || path == root.join(".agent-guard")) {
+                return true;
+            }
+            let mut dirs = path
+                .ancestors()
+                .take_while(|dir| dir.starts_with(&root) && *dir != root);
+            if !is_dir {
+                dirs.next();
+            }
+            dirs.any(|dir| {
+                dir.file_name()
+                    .is_some_and(agent_os_sandbox::is_build_output_name)
+            })
+        };
+        match agent_undo::left_out(&root, &place, LEFT_OUT_CAP, &mut excused)? {
+            agent_undo::LeftOut::Path(path, _) => Some(format!(
+                "`{}` is left out of every snapshot by the project's ignore rules (`.gitignore`, \
+                 `.git/info/exclude`) and is no build output, so `agent-guard undo` cannot bring it back",
+                path.display()
+            )),
+            agent_undo::LeftOut::TooMany(cap) => Some(format!(
+                "`{}` holds more than {cap} files and directories, too many to make sure a snapshot holds each",
+                place.display()
+            )),
+        }
     }
 
     /// The directory the matches of a removal glob lie in: the part before its first wildcard (the working
@@ -967,5 +1033,81 @@ mod tests {
         let off = Project::with_files(r#"{"agentGuard": {"undo": false}}"#, &files);
         let decided = off.guard.decide("Bash", &json!({"command": "rm -rf src"}));
         assert_eq!(decided.verdict().decision, Decision::Ask);
+    }
+
+    #[test]
+    fn a_removal_or_a_checkout_is_taken_back_only_when_a_snapshot_holds_every_file_it_may_overwrite() {
+        let files = [
+            ("proj/.gitignore", "private*/\n/target/\n"),
+            ("proj/.git/info/exclude", "mywork/\n"),
+            ("proj/private_data/p.txt", "work"),
+            ("proj/mywork/w.txt", "work"),
+            ("proj/data/.gitignore", "*\n!.gitignore\n"),
+            ("proj/data/d.txt", "work"),
+            ("proj/src/main.rs", "fn main() {}\n"),
+            ("proj/src/.env", "TOKEN=1\n"),
+            ("proj/src/target/debug/x", ""),
+            ("proj/docs/a.md", "a"),
+        ];
+        let project = Project::with_files("{}", &files);
+        let settings = project.guard.undo_settings();
+        if !enforced() || !agent_undo::snapshots_on(&project.cwd(), &settings) {
+            eprintln!("skipped: snapshots are not taken here (no git, or no place for the store)");
+            return;
+        }
+        let decide = |project: &Project, command: &str| {
+            let decided = project.guard.decide("Bash", &json!({ "command": command }));
+            let verdict = decided.verdict();
+            (verdict.decision == Decision::Allow, verdict.reason())
+        };
+        for (command, contained, named) in [
+            // What the ignore rules leave out, by a pattern, `.git/info/exclude` or a `.gitignore` inside.
+            ("rm -rf private_data", false, "private_data"),
+            ("rm -rf mywork", false, "mywork"),
+            ("rm -rf data", false, "data/d.txt"),
+            ("rm -rf data/*", false, "data/d.txt"),
+            ("find data -name '*.txt' -delete", false, "data/d.txt"),
+            // A secret file by name (the sandbox keeps it) and a build output below are no loss.
+            ("rm -rf src", true, ""),
+            ("rm -rf docs", true, ""),
+            // git writing the working tree from another commit overwrites ignored files.
+            ("git reset --hard HEAD~1", false, "mywork"),
+            ("git checkout HEAD~1 -- notes", false, ""),
+            ("git restore --source=HEAD~1 notes", false, ""),
+            ("git checkout -f HEAD~1", false, ""),
+            ("git switch --discard-changes feature", false, ""),
+            // To `HEAD` or from the index, it writes only what git tracks, which the snapshot holds.
+            ("git reset --hard", true, ""),
+            ("git reset --hard HEAD", true, ""),
+            ("git checkout -- .", true, ""),
+            ("git restore src/main.rs", true, ""),
+            ("git restore --staged src/main.rs", true, ""),
+        ] {
+            let (allowed, reason) = decide(&project, command);
+            assert_eq!(allowed, contained, "{command}: {reason}");
+            if !contained {
+                assert!(
+                    reason.contains("is left out of every snapshot") && reason.contains(named),
+                    "{command}: {reason}"
+                );
+            }
+        }
+        // Without the ignored files, the same lines are taken back.
+        let clean: Vec<(&str, &str)> = files
+            .iter()
+            .copied()
+            .filter(|(path, _)| {
+                !path.contains("private") && !path.contains("mywork") && !path.contains("data/")
+            })
+            .collect();
+        let clean = Project::with_files("{}", &clean);
+        for command in [
+            "git reset --hard HEAD~1",
+            "git checkout HEAD~1 -- notes",
+            "rm -rf src",
+        ] {
+            let (allowed, reason) = decide(&clean, command);
+            assert!(allowed, "{command}: {reason}");
+        }
     }
 }

@@ -47,6 +47,7 @@ mod beneath;
 mod error;
 mod git;
 mod index;
+mod left_out;
 mod recording;
 mod restore;
 mod settings;
@@ -57,6 +58,8 @@ mod watch;
 
 pub use error::Result;
 pub use error::UndoError;
+pub use left_out::LeftOut;
+pub use left_out::left_out;
 pub use recording::Finished;
 pub use recording::Recorded;
 pub use recording::Recording;

@@ -564,7 +564,7 @@ impl Store {
 
 /// The place of the work tree whose ignore rules apply to `root`: the nearest directory at or above it holding
 /// `.git` (so that a `.gitignore` above the root counts), else the root itself.
-fn work_tree_of(root: &Path) -> PathBuf {
+pub(crate) fn work_tree_of(root: &Path) -> PathBuf {
     root.ancestors()
         .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
         .unwrap_or(root)
@@ -648,7 +648,7 @@ fn stamp(index: &Path) -> Option<(u64, i64, i64, u64)> {
 /// The secret files by name as ignore lines (a snapshot holding them would be a copy of the secrets in a new
 /// place; the sandbox cannot change them anyway), and the names among them that hold no secret as `!` lines, in
 /// lower case: the walk matches them against each path in lower case (`Rules::with_folded`).
-fn secret_lines() -> Vec<String> {
+pub(crate) fn secret_lines() -> Vec<String> {
     let (secrets, not_secret) = agent_fs_sandbox::ProtectedPaths::default_secret_files();
     secrets
         .iter()

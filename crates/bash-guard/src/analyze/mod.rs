@@ -629,6 +629,7 @@ impl Walker<'_> {
                         w.literal && !w.text.contains('=') && w.text.rsplit('/').next() != Some("env")
                     }),
                 unconfinable: classified.unconfinable && confined.is_none(),
+                overwrites_ignored: classified.overwrites_ignored,
                 confined,
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
@@ -891,6 +892,7 @@ impl Walker<'_> {
             git_writes: classified.git_writes,
             // Run on names found at run time (`find -exec`): it stays in the sandbox.
             unconfinable: false,
+            overwrites_ignored: classified.overwrites_ignored,
             confined: classified.confined.clone().or_else(|| {
                 classified
                     .unconfinable

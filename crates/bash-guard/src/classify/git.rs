@@ -167,6 +167,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     paths(sub_name, rest, &s, c);
     runs_programs |= runs_given_command(sub_name, &s);
     c.effect = git_effect(sub_name, rest, &s);
+    c.overwrites_ignored = from_revision(sub_name, rest, &s);
     let read_only = match rule {
         None => false,
         Some(GitRule::Always) => true,
@@ -342,6 +343,44 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
             }
         }
         _ => Effect::Local,
+    }
+}
+
+/// Whether the git sub-command `sub` writes the working tree from a commit other than `HEAD`: `reset --hard`,
+/// `--merge` or `--keep` to another commit, `checkout` or `switch` of a branch or commit (not of a new branch from
+/// `HEAD`, not `checkout -- PATH` or `checkout .` from the index), `restore --source`, `read-tree -u` of a tree.
+/// A word only known at run time may name a commit.
+fn from_revision(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> bool {
+    let before_paths = rest
+        .iter()
+        .position(|w| w.literal && w.text == "--")
+        .map_or(rest, |at| rest.get(..at).unwrap_or_default());
+    // The words before `--` that are no option: commits, branches, or paths git tells apart at run time.
+    let named: Vec<&Word> = before_paths
+        .iter()
+        .filter(|w| !w.literal || !w.text.starts_with('-'))
+        .collect();
+    let dynamic = || rest.iter().any(|w| !w.literal);
+    match sub {
+        "reset" if s.has(&["--hard", "--merge", "--keep"]) => {
+            dynamic() || named.iter().any(|w| !matches!(w.text.as_str(), "HEAD" | "@"))
+        }
+        "checkout" | "switch" => {
+            // A new branch (`-b NAME`, `-c NAME`) starts at `HEAD` unless a start point follows its name.
+            let creates = s.has(&["-b", "-B", "-c", "-C", "--create", "--force-create", "--orphan"]);
+            let named = named
+                .iter()
+                .filter(|w| !(sub == "checkout" && w.literal && w.text == "."))
+                .count();
+            dynamic() || named > usize::from(creates)
+        }
+        "restore" => rest.iter().any(|w| {
+            !w.literal
+                || w.text.starts_with("--so")
+                || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('s'))
+        }),
+        "read-tree" => s.has(&["-u"]) && (dynamic() || !named.is_empty()),
+        _ => false,
     }
 }
 

@@ -181,6 +181,8 @@ pub(crate) struct Classified {
     /// No sandbox can contain it and the analysis understands every one of its words
     /// ([`crate::SubCommand::unconfinable`]).
     pub(crate) unconfinable: bool,
+    /// It is git writing the working tree from another commit ([`crate::SubCommand::overwrites_ignored`]).
+    pub(crate) overwrites_ignored: bool,
     /// No sandbox can contain it, but it cannot run outside one either: why ([`crate::SubCommand::confined`]).
     pub(crate) confined: Option<String>,
     /// The variables of the host's environment it passes on by name (`docker run -e NAME`).
@@ -220,6 +222,7 @@ impl Classified {
             found: None,
             git_writes: false,
             unconfinable: false,
+            overwrites_ignored: false,
             confined: None,
             host_env: Vec::new(),
         }
