@@ -184,16 +184,25 @@ fn anchors_in(compiled: &Compiled, text: &[u8], mut each: impl FnMut(Anchor)) {
         lowered.extend_from_slice(window);
         lowered.make_ascii_lowercase();
         found.clear();
-        let long = compiled.long.find_iter(&lowered).map(|m| (m, 0));
-        let short = compiled.short.iter().flat_map(|short| short.find_iter(&lowered));
-        for (m, base) in long.chain(short.map(|m| (m, compiled.split))) {
-            // One that starts in the reach belongs to the next window, which finds it again.
-            if at + m.start() < own {
+        let searches = std::iter::once((&compiled.long, 0))
+            .chain(compiled.short.iter().map(|short| (short, compiled.split)));
+        for (searcher, base) in searches {
+            // Each search starts again one byte after the last anchor's start, not at its end: an anchor that
+            // overlaps the end of another (`token` and `npm_` in `tokenpm_…`) is reported too, so its rules run.
+            // Anchors that start at the same byte are one the other's prefix and stand for each other's rules.
+            // The search costs more only within an anchor.
+            let mut from = 0;
+            while let Some(m) = searcher.find_in(&lowered, aho_corasick::Span::from(from..lowered.len())) {
+                // One that starts in the reach belongs to the next window, which finds it again.
+                if at + m.start() >= own {
+                    break;
+                }
                 found.push(Anchor {
                     start: at + m.start(),
                     end: at + m.end(),
                     id: base + m.pattern().as_usize(),
                 });
+                from = m.start() + 1;
             }
         }
         found.sort_unstable_by_key(|anchor| (anchor.start, anchor.id));
@@ -523,6 +532,58 @@ mod tests {
             ("keyAIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH", "Google API key"),
         ] {
             assert!(kinds(glued).contains(&kind), "{glued}: {:?}", kinds(glued));
+        }
+    }
+
+    #[test]
+    fn an_anchor_overlapping_the_end_of_another_still_calls_its_rules() {
+        // Every pair of anchors where a suffix of one is a prefix of the other, glued that way in front of a
+        // credential of the second's rule: the second's rule runs.
+        for (glued, kind) in [
+            (
+                "tokenpm_Xk3pQ9vL2mR7tZ1wB5nC8yH4jF6dG0sA2eQu".to_owned(),
+                "npm token",
+            ),
+            ("passk_live_hx4HIX508aNJjIBqmQfltxWd".to_owned(), "Stripe key"),
+            (
+                "accAIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH".to_owned(),
+                "Google API key",
+            ),
+        ] {
+            assert!(kinds(&glued).contains(&kind), "{glued}: {:?}", kinds(&glued));
+        }
+        // The class: for any two anchors that overlap, the anchors the search reports at each start include one
+        // standing for the second's rules.
+        let compiled = compile().unwrap();
+        let mut anchors: Vec<&str> = RULES
+            .iter()
+            .flat_map(|rule| rule.anchors.iter().copied())
+            .collect();
+        anchors.sort_unstable();
+        anchors.dedup();
+        for a in &anchors {
+            for b in &anchors {
+                let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+                for overlap in 1..a.len().min(b.len()) {
+                    if a.as_bytes()[a.len() - overlap..] != b.as_bytes()[..overlap] {
+                        continue;
+                    }
+                    let text = format!("{a}{}", &b[overlap..]);
+                    let start = a.len() - overlap;
+                    let own = RULES
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, rule)| rule.anchors.iter().any(|x| x.eq_ignore_ascii_case(&b)))
+                        .fold(0u64, |mask, (index, _)| mask | 1 << index);
+                    let mut reached = 0u64;
+                    anchors_in(&compiled, text.as_bytes(), |anchor| {
+                        if anchor.start == start {
+                            reached |= compiled.rules_of.get(anchor.id).copied().unwrap_or(0);
+                        }
+                    });
+                    assert_eq!(reached & own, own, "{text}: the rules of {b} are not called");
+                }
+            }
         }
     }
 
