@@ -12,8 +12,11 @@ pub(crate) enum Check {
     Format,
     /// The match is a credential unless it is a documentation example (`…EXAMPLE`).
     NotExample,
-    /// The pattern's first group is a random string: letters and digits mixed, not a run of one character.
-    Random,
+    /// The pattern's first group is a random string in its first bytes, as many as the format's own length (or
+    /// its shortest, where the provider names no length): letters and digits mixed, not a run of one character,
+    /// no placeholder word. What is glued after the format's length (`ghp_<36>Here`, `…TODO`) is redacted with
+    /// it but does not decide: a placeholder word after a well-formed token does not make it an example.
+    Random(usize),
     /// The pattern's first group is a value someone wrote in: not a placeholder, a reference or an expression.
     Value,
     /// The pattern's first group is the password of a URL: not a placeholder or a reference.
@@ -55,40 +58,47 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: "AWS secret key",
         anchors: &["secret"],
-        pattern: r#"(?i:aws_?secret_?(?:access_?)?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b"#,
-        check: Check::Random,
+        pattern: r#"(?i:aws_?secret_?(?:access_?)?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40,})"#,
+        check: Check::Random(40),
     },
     // A provider's own prefix marks a credential wherever it starts: no word boundary is asked for before it, so
     // that text glued in front (`AAAghp_…`, an edit that replaced what stood before) does not hide it.
     Rule {
         kind: "GitHub token",
-        anchors: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
-        pattern: r"(?:gh[pousr]_([A-Za-z0-9]{36,})|github_pat_([A-Za-z0-9_]{50,}))",
-        check: Check::Random,
+        anchors: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        pattern: r"gh[pousr]_([A-Za-z0-9]{36,})",
+        check: Check::Random(36),
+    },
+    Rule {
+        kind: "GitHub token",
+        anchors: &["github_pat_"],
+        pattern: r"github_pat_([A-Za-z0-9_]{50,})",
+        check: Check::Random(82),
     },
     Rule {
         kind: "Anthropic key",
         anchors: &["sk-ant-"],
         pattern: r"sk-ant-(?:[a-z]{2,8}[0-9]{2}-)?([A-Za-z0-9_-]{32,})",
-        check: Check::Random,
+        check: Check::Random(32),
     },
     Rule {
         kind: "Stripe key",
         anchors: &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
         pattern: r"(?:sk|rk)_(?:live|test)_([A-Za-z0-9]{20,})",
-        check: Check::Random,
+        check: Check::Random(20),
     },
     Rule {
         kind: "OpenAI key",
         anchors: &["sk-"],
         pattern: r"\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})",
-        check: Check::Random,
+        check: Check::Random(20),
     },
     Rule {
         kind: "Slack token",
         anchors: &["xox"],
         pattern: r"xox[abposer]-((?:[0-9A-Za-z]+-){1,4}[0-9A-Za-z]{6,})",
-        check: Check::Random,
+        // A bot token's length after its prefix (two numbers of 12 or 13 digits and 24 characters).
+        check: Check::Random(50),
     },
     Rule {
         kind: "Slack webhook",
@@ -100,19 +110,19 @@ pub(crate) const RULES: &[Rule] = &[
         kind: "Google API key",
         anchors: &["AIza"],
         pattern: r"AIza([0-9A-Za-z_-]{35})",
-        check: Check::Random,
+        check: Check::Random(35),
     },
     Rule {
         kind: "GitLab token",
         anchors: &["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-"],
         pattern: r"gl(?:pat|dt|rt|ptt|cbt)-([0-9A-Za-z_-]{20,})",
-        check: Check::Random,
+        check: Check::Random(20),
     },
     Rule {
         kind: "npm token",
         anchors: &["npm_"],
-        pattern: r"npm_([A-Za-z0-9]{36})\b",
-        check: Check::Random,
+        pattern: r"npm_([A-Za-z0-9]{36,})",
+        check: Check::Random(36),
     },
     Rule {
         kind: "PyPI token",

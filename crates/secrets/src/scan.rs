@@ -306,7 +306,8 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Finding> {
     let passes = match rule.check {
         Check::Format => true,
         Check::NotExample => !contains(whole.as_bytes(), b"EXAMPLE"),
-        Check::Random => random(value),
+        // The format's own length decides, not what is glued after it.
+        Check::Random(own) => random(value.get(..own).unwrap_or(value)),
         Check::Value => written_in(value, 8),
         Check::UrlPassword => written_in(value, 3),
     };
@@ -594,6 +595,57 @@ mod tests {
             ["GitHub token"]
         );
         assert!(kinds("export GH=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").is_empty());
+    }
+
+    #[test]
+    fn a_placeholder_word_glued_after_a_token_does_not_hide_it() {
+        // Each provider format with a random part, followed by each placeholder word: the token is still found,
+        // and redacted with what is glued to it. A placeholder within the format's own length still is one.
+        for (token, kind) in [
+            ("ghp_0123456789abcdefABCDEF0123456789abcd", "GitHub token"),
+            (
+                "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",
+                "GitHub token",
+            ),
+            ("npm_Xk3pQ9vL2mR7tZ1wB5nC8yH4jF6dG0sA2eQu", "npm token"),
+            ("sk_live_hx4HIX508aNJjIBqmQfltxWd", "Stripe key"),
+            ("glpat-dzxTEkyvLCvkdOoQ3Pc3", "GitLab token"),
+            ("sk-proj-Zq8vN2xL5pR7tK1mW9cB4yH6jF3dG0sA", "OpenAI key"),
+            (
+                "xoxb-395609409464-434225321734-98X9I6UysE7snTfp2vBFbE0m",
+                "Slack token",
+            ),
+            ("AIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH", "Google API key"),
+            (
+                "aws_secret_access_key=4M+kGuPNjUeBORiNmFt/KIJzl+tsP9zq8HCFkrHO",
+                "AWS secret key",
+            ),
+        ] {
+            for word in PLACEHOLDER_WORDS
+                .iter()
+                .filter(|word| word.bytes().all(|b| b.is_ascii_alphanumeric()))
+            {
+                for glued in [word.to_string(), word.to_ascii_uppercase(), format!("{word}key")] {
+                    let text = format!("key: {token}{glued}");
+                    let found = scan(text.as_bytes());
+                    assert_eq!(found.iter().map(|f| f.kind).collect::<Vec<_>>(), [kind], "{text}");
+                    let redacted = String::from_utf8(redact_text(&text)).unwrap();
+                    assert!(!redacted.contains(&token[token.len() - 12..]), "{redacted}");
+                }
+            }
+        }
+        for placeholder in [
+            "ghp_YourTokenHere0000000000000000000000000",
+            "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxHere",
+            "npm_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxsample",
+            "xoxb-your-token",
+        ] {
+            assert!(kinds(placeholder).is_empty(), "{placeholder}");
+        }
+    }
+
+    fn redact_text(text: &str) -> Vec<u8> {
+        crate::redact::redact(text.as_bytes()).into_owned()
     }
 
     #[test]
