@@ -213,11 +213,28 @@ fn anchors_in(compiled: &Compiled, text: &[u8], mut each: impl FnMut(Anchor)) {
     }
 }
 
+/// A finding and where the match that holds it starts: the name of an assignment (`password=`), a URL's scheme,
+/// before the value the finding names.
+#[derive(Debug, Clone)]
+pub(crate) struct Located {
+    pub(crate) finding: Finding,
+    /// Where the whole match starts, at or before the finding.
+    pub(crate) from: usize,
+}
+
 /// Every credential in `text`, in order, none overlapping another. Where two overlap, the one that starts first
 /// wins, and at the same start the rule listed first.
 pub fn scan(text: &[u8]) -> Vec<Finding> {
+    scan_located(text)
+        .into_iter()
+        .map(|located| located.finding)
+        .collect()
+}
+
+/// [`scan`], each finding with where its match starts.
+pub(crate) fn scan_located(text: &[u8]) -> Vec<Located> {
     let compiled = &*COMPILED;
-    let mut found: Vec<(usize, Finding)> = Vec::new();
+    let mut found: Vec<(usize, Located)> = Vec::new();
     // Only the lines that hold an anchor are scanned, each once, by the rules of the anchors it holds; a
     // private-key block's region runs on to its end.
     let mut line: Option<(usize, usize, u64)> = None;
@@ -250,11 +267,14 @@ pub fn scan(text: &[u8]) -> Vec<Finding> {
     if let Some((start, end, mask)) = line {
         scan_region(compiled, text, start..end, mask, &mut found);
     }
-    found.sort_by_key(|(index, finding)| (finding.start, *index));
-    let mut findings: Vec<Finding> = Vec::with_capacity(found.len());
-    for (_, finding) in found {
-        if findings.last().is_none_or(|last| finding.start >= last.end) {
-            findings.push(finding);
+    found.sort_by_key(|(index, located)| (located.finding.start, *index));
+    let mut findings: Vec<Located> = Vec::with_capacity(found.len());
+    for (_, located) in found {
+        if findings
+            .last()
+            .is_none_or(|last| located.finding.start >= last.finding.end)
+        {
+            findings.push(located);
         }
     }
     findings
@@ -266,7 +286,7 @@ fn scan_region(
     text: &[u8],
     range: std::ops::Range<usize>,
     mask: u64,
-    found: &mut Vec<(usize, Finding)>,
+    found: &mut Vec<(usize, Located)>,
 ) {
     let Some(region) = text.get(range.clone()) else {
         return;
@@ -279,13 +299,16 @@ fn scan_region(
             continue;
         };
         for captures in regex.captures_iter(region) {
-            if let Some(finding) = accept(rule, &captures) {
+            if let Some(located) = accept(rule, &captures) {
                 found.push((
                     index,
-                    Finding {
-                        start: finding.start + range.start,
-                        end: finding.end + range.start,
-                        ..finding
+                    Located {
+                        finding: Finding {
+                            start: located.finding.start + range.start,
+                            end: located.finding.end + range.start,
+                            ..located.finding
+                        },
+                        from: located.from + range.start,
                     },
                 ));
             }
@@ -299,7 +322,7 @@ pub fn first(text: &[u8]) -> Option<Finding> {
 }
 
 /// The finding of one match of `rule`, when the match passes the rule's check.
-fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Finding> {
+fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
     let whole = captures.get(0)?;
     let group = (1..captures.len()).find_map(|index| captures.get(index));
     let value = group.map_or(whole.as_bytes(), |group| group.as_bytes());
@@ -319,10 +342,13 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Finding> {
         (Check::Value | Check::UrlPassword, Some(group)) => group.range(),
         _ => whole.range(),
     };
-    Some(Finding {
-        kind: rule.kind,
-        start: span.start,
-        end: span.end,
+    Some(Located {
+        finding: Finding {
+            kind: rule.kind,
+            start: span.start,
+            end: span.end,
+        },
+        from: whole.start(),
     })
 }
 
