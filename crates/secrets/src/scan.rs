@@ -324,15 +324,22 @@ pub fn first(text: &[u8]) -> Option<Finding> {
 /// The finding of one match of `rule`, when the match passes the rule's check.
 fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
     let whole = captures.get(0)?;
-    let group = (1..captures.len()).find_map(|index| captures.get(index));
+    let suffix = captures.name("suffix");
+    let group = (1..captures.len())
+        .filter_map(|index| captures.get(index))
+        .find(|group| suffix.is_none_or(|suffix| suffix.range() != group.range()));
     let value = group.map_or(whole.as_bytes(), |group| group.as_bytes());
     let passes = match rule.check {
         Check::Format => true,
-        Check::NotExample => !contains(whole.as_bytes(), b"EXAMPLE"),
-        // The format's own length decides, not what is glued after it.
-        Check::Random(own) => random(value.get(..own).unwrap_or(value)),
-        Check::Value => written_in(value, 8),
-        Check::UrlPassword => written_in(value, 3),
+        Check::NotExample => {
+            // The key's own length decides, as for a token, not what is glued after it.
+            let own = whole.as_bytes().get(..20).unwrap_or(whole.as_bytes());
+            !contains(own, b"EXAMPLE") && (value.is_empty() || own.iter().skip(4).any(u8::is_ascii_digit))
+        }
+        Check::Random(own) => random(value, own),
+        Check::Value => written_in(value, 8) && suffix.is_none_or(|suffix| qualifies(suffix.as_bytes())),
+        // `host:8443/path?to=a@b` is a port and a path before an `@` in the query, not a password.
+        Check::UrlPassword => written_in(value, 3) && !port_and_path(value),
     };
     if !passes {
         return None;
@@ -350,6 +357,85 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
         },
         from: whole.start(),
     })
+}
+
+/// Words that, after the secret's word in a name, say which of several secrets it is (`DATABASE_PASSWORD_PROD`,
+/// `PASSWORD_2`, `SECRET_KEY_BASE`) or name a secret again (`oauth_token_secret`), lowercase; a number is one
+/// too. Any other word names something else (`PASSWORD_MIN_LENGTH`, `token_start`, `private_key_ops`), which the
+/// value is not a secret of.
+const QUALIFIER_WORDS: &[&str] = &[
+    "key",
+    "base",
+    "value",
+    "prod",
+    "production",
+    "prd",
+    "dev",
+    "development",
+    "staging",
+    "stage",
+    "stg",
+    "test",
+    "testing",
+    "qa",
+    "uat",
+    "live",
+    "local",
+    "remote",
+    "primary",
+    "secondary",
+    "main",
+    "master",
+    "backup",
+    "old",
+    "new",
+    "current",
+    "prev",
+    "previous",
+    "next",
+    "admin",
+    "root",
+    "user",
+    "app",
+    "db",
+    "rw",
+    "ro",
+    "plain",
+    "plaintext",
+    "encoded",
+    "b64",
+    "base64",
+    "hex",
+    "secret",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "token",
+    "passphrase",
+    "credential",
+    "credentials",
+];
+
+/// Whether the qualifier after the secret's word in a name (`_PROD_2`) holds only words of [`QUALIFIER_WORDS`]
+/// and numbers.
+fn qualifies(suffix: &[u8]) -> bool {
+    suffix
+        .split(|byte| matches!(byte, b'_' | b'-'))
+        .filter(|word| !word.is_empty())
+        .all(|word| {
+            word.iter().all(u8::is_ascii_digit)
+                || QUALIFIER_WORDS
+                    .iter()
+                    .any(|qualifier| word.eq_ignore_ascii_case(qualifier.as_bytes()))
+        })
+}
+
+/// A URL's port followed by its path, query or fragment (`8443/api`, `8080?x`): what the URL pattern takes for a
+/// password when an `@` comes later in the path.
+fn port_and_path(value: &[u8]) -> bool {
+    let digits = value.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    digits > 0 && matches!(value.get(digits), Some(b'/' | b'?' | b'#'))
 }
 
 /// Words that mark a value as an example or a blank to fill in, lowercase.
@@ -404,7 +490,11 @@ const PLACEHOLDER_VALUES: &[&str] = &[
 
 /// A random string, as a provider's token is: letters and digits mixed, a long run without a separator, many
 /// distinct characters, and no placeholder word (`ghp_xxxx…`, `sk-your-key-here-0000…`).
-fn random(value: &[u8]) -> bool {
+///
+/// A placeholder word is looked for in the first `own` bytes only, the format's own length: a word glued after a
+/// well-formed token (`ghp_<36>here`) does not make it an example. What is glued can only add to the mix, so the
+/// rest of the test reads the whole value.
+fn random(value: &[u8], own: usize) -> bool {
     let letters = value.iter().any(u8::is_ascii_alphabetic);
     let digits = value.iter().any(u8::is_ascii_digit);
     let longest_run = value
@@ -419,7 +509,11 @@ fn random(value: &[u8]) -> bool {
         }
     }
     let distinct = seen.iter().filter(|seen| **seen).count();
-    letters && digits && longest_run >= 12 && distinct >= 8 && !placeholder_word(value)
+    letters
+        && digits
+        && longest_run >= 12
+        && distinct >= 8
+        && !placeholder_word(value.get(..own).unwrap_or(value))
 }
 
 /// A value someone wrote in, at least `min_len` bytes long: not a placeholder (`changeme`, `xxx`, `<your-key>`,
@@ -430,7 +524,7 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
         return value.len() >= min_len;
     };
     let lower = text.to_ascii_lowercase();
-    let reference = text.starts_with('$')
+    let reference = variable(text)
         || text.starts_with("%(")
         || text.starts_with("%{")
         || text.starts_with('/')
@@ -440,12 +534,13 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
         || text.contains("$(")
         || text.contains("{{")
         || text.contains("://")
-        || lower.starts_with("env")
+        || (lower.starts_with("env") && !lower.as_bytes().get(3).is_some_and(u8::is_ascii_alphanumeric))
         || lower.contains("env.")
         || lower.contains("environ")
         || lower.contains("getenv")
         || lower.contains("secrets.");
-    let expression = text.contains('(')
+    let expression = call(text)
+        || text.contains("::")
         || text.contains('[')
         || text.contains('{')
         || text.ends_with(':')
@@ -453,21 +548,74 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
         || identifier_path(text);
     let blank = text
         .bytes()
-        .all(|byte| matches!(byte, b'*' | b'x' | b'X' | b'.' | b'-' | b'_' | b'#' | b'?' | b'0'));
+        .all(|byte| matches!(byte, b'*' | b'x' | b'X' | b'.' | b'-' | b'_' | b'#' | b'?' | b'0'))
+        || lower
+            .split(['/', '|'])
+            .all(|part| PLACEHOLDER_VALUES.contains(&part));
     text.len() >= min_len
         && !reference
         && !expression
         && !blank
         && !PLACEHOLDER_VALUES.contains(&lower.as_str())
         && !placeholder_word(value)
+        && (!text.contains(char::is_whitespace) || passphrase(&lower))
 }
 
-/// A name or a dotted path of names in one case (`user_password`, `self.token`, `DB_PASSWORD`, `config.api_key`):
+/// A variable's value named (`$NAME`, `$db_password`, `$dbPassword`): a `$` and a name in one case, or in mixed
+/// case without digits. A `$` before a mix of both cases and digits (`$Xk9pQ2mZ`) is the start of a value.
+fn variable(text: &str) -> bool {
+    text.strip_prefix('$').is_some_and(name_first)
+}
+
+/// Whether `text` starts with a name: the letters, digits and `_` it starts with are in one case, or in mixed
+/// case without digits; a mix of both cases and digits is a random string's.
+fn name_first(text: &str) -> bool {
+    let name: &str = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or_default();
+    let lower = name.bytes().any(|byte| byte.is_ascii_lowercase());
+    let upper = name.bytes().any(|byte| byte.is_ascii_uppercase());
+    let digit = name.bytes().any(|byte| byte.is_ascii_digit());
+    !(lower && upper && digit)
+}
+
+/// A call (`get_token()`, `getpass.getpass()`) or a parenthesized expression: a `(` after a name, a value that a
+/// `)` closes, or a `(` before a name (a cast, `(PasswordData *)x`). A `(` before what a name is not (`(Xk9p…`,
+/// both cases and digits) is a character of the value.
+fn call(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let after_name = bytes.windows(2).any(|pair| {
+        pair.get(1) == Some(&b'(')
+            && pair
+                .first()
+                .is_some_and(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'!'))
+    });
+    let opened = text
+        .strip_prefix('(')
+        .is_some_and(|rest| rest.ends_with(')') || name_first(rest));
+    after_name || opened
+}
+
+/// A quoted value with spaces that is a passphrase (`correct horse battery staple`), not a sentence about one:
+/// a few words, none of them a word of the secret's name.
+fn passphrase(lower: &str) -> bool {
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    words.len() <= 5
+        && !words.iter().any(|word| {
+            ["password", "passphrase", "secret", "token", "key", "enter", "the"]
+                .iter()
+                .any(|name| word.contains(name))
+        })
+}
+
+/// A name or a dotted path of names in one case (`user_password`, `self.token`, `DB_PASSWORD`, `config.api_key`,
+/// `app-secrets`):
 /// code naming where a secret is, not the secret.
 fn identifier_path(text: &str) -> bool {
     let lowercase = text
         .bytes()
-        .all(|byte| byte.is_ascii_lowercase() || matches!(byte, b'_' | b'.'));
+        .all(|byte| byte.is_ascii_lowercase() || matches!(byte, b'_' | b'.' | b'-'));
     let uppercase = text
         .bytes()
         .all(|byte| byte.is_ascii_uppercase() || matches!(byte, b'_' | b'.'));
@@ -642,6 +790,7 @@ mod tests {
                 "Slack token",
             ),
             ("AIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH", "Google API key"),
+            ("AKIAYLNKMKFJSA45HBK7", "AWS access key"),
             (
                 "aws_secret_access_key=4M+kGuPNjUeBORiNmFt/KIJzl+tsP9zq8HCFkrHO",
                 "AWS secret key",
@@ -692,6 +841,75 @@ mod tests {
                 kinds(&format!("password: {placeholder}")).is_empty(),
                 "{placeholder}"
             );
+        }
+    }
+
+    /// The span of the one finding in `text`.
+    fn value(text: &str) -> &str {
+        let found = scan(text.as_bytes());
+        assert_eq!(found.len(), 1, "{text}: {found:?}");
+        &text[found[0].start..found[0].end]
+    }
+
+    #[test]
+    fn a_name_with_a_qualifier_a_netrc_entry_and_a_command_name_their_password() {
+        for (text, secret) in [
+            ("DATABASE_PASSWORD_PROD=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("PASSWORD_2=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("SECRET_KEY_BASE=9f8e7d6c5b4a3928", "9f8e7d6c5b4a3928"),
+            ("MYSQL_PWD=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("DB_PASS=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("x-api-key: 8f7d6c5b4a392817", "8f7d6c5b4a392817"),
+            ("machine h login u password Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("mysqldump --password Xk9pQ2mZ7wLr4tYv db", "Xk9pQ2mZ7wLr4tYv"),
+            ("curl -s -u admin:Xk9p https://h/", "Xk9p"),
+            ("curl --user=admin:Xk9p/2@ https://h/", "Xk9p/2@"),
+            // A quoted value runs to its closing quote, spaces and separators included.
+            (
+                "password = \"correct horse battery staple\"",
+                "correct horse battery staple",
+            ),
+            ("\"password\": \"Xk9,pQ2;mZ7\", \"user\": \"bob\"", "Xk9,pQ2;mZ7"),
+            // A value that only starts like a reference or an expression.
+            ("password=Envy2024Winter!x", "Envy2024Winter!x"),
+            ("password=$Xk9pQ2mZ7wLr4tYv", "$Xk9pQ2mZ7wLr4tYv"),
+            ("password=(Xk9pQ2mZ7wLr4tYv", "(Xk9pQ2mZ7wLr4tYv"),
+            // A URL's password with `@` or `/` in it, whole.
+            ("https://deploy:p@ss/w0rd@db.internal/app", "p@ss/w0rd"),
+        ] {
+            assert_eq!(value(text), secret, "{text}");
+        }
+        for text in [
+            "PASSWORD_MIN_LENGTH=12",
+            "secret_name: app-secrets-prod",
+            "token_url: oauth2-token-endpoint",
+            "password_file: secrets-dir-file",
+            "machine h login u password changeme",
+            "Please login first; your password is required.",
+            "usage: tool --password PASSWORD",
+            "curl -u \"$USER:$PASS\" https://h/",
+            "curl -u admin:${ADMIN_PASSWORD} https://h/",
+            "password = \"Enter the password for the admin account\"",
+            "password = \"your password here\"",
+            "password = env(\"DB_PASSWORD\")",
+            "password = env::var(\"DB_PASSWORD\")",
+            "password=$DB_PASSWORD",
+            "password=$dbPassword",
+            "password=(get_password())",
+            "https://www.example.com:8443/api?email=a@b.com",
+            "https://docs.example.com/a/b@c",
+            // Code and files that name a secret's word without holding one.
+            "pub paren_token: token::Paren,",
+            "_token_start: &Self::Checkpoint,",
+            "pub const SE_PRIVILEGE: TOKEN_PRIVILEGES_ATTRIBUTES = 2147483648u32;",
+            "password_data = (GnomeKeyringNetworkPasswordData *)entries->data;",
+            "git-credential-osxkeychain: git-credential-osxkeychain.o",
+            "\"home/.pgpass\": \"h:5432:*:u:p\\n\",",
+            "bypass=Xk9pQ2mZ7wLr4tYv",
+            "force_pass: true/false",
+            "machine HOSTNAME login USERID password \"PASSWORD\"",
+        ] {
+            assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
         }
     }
 
