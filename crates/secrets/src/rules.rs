@@ -162,11 +162,17 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: r#"(?i:\b(?:machine[ \t]+\S+|default)\b[^\n]*?[ \t]password)[ \t]+["']?([^\s"']{1,512})"#,
         check: Check::Value,
     },
-    // A password given to a command: `curl -u USER:PASSWORD`, `--password VALUE`.
+    // A password given to a command: `curl -u USER:PASSWORD`, `mysql -pPASSWORD`, `--password VALUE`.
     Rule {
         kind: "password or secret assignment",
         anchors: &["curl"],
         pattern: r#"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]{1,128}:([^\s'"]{1,256})"#,
+        check: Check::UrlPassword,
+    },
+    Rule {
+        kind: "password or secret assignment",
+        anchors: &["mysql"],
+        pattern: r#"\bmysql(?:dump|admin|import|check|show)?\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]{0,255})"#,
         check: Check::UrlPassword,
     },
     Rule {
@@ -198,8 +204,12 @@ pub(crate) const RULES: &[Rule] = &[
             "privateKey",
             "token",
             "credential",
+            "signing",
+            "master_key",
+            "masterkey",
+            "hmac",
         ],
-        pattern: r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))["']?[ \t]*(?::|=|:=|=>)[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#,
+        pattern: r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))["']?[ \t]*(?::|=|:=|=>)[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#,
         check: Check::Value,
     },
 ];

@@ -535,12 +535,13 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
         || text.contains("{{")
         || text.contains("://")
         || (lower.starts_with("env") && !lower.as_bytes().get(3).is_some_and(u8::is_ascii_alphanumeric))
-        || lower.contains("env.")
+        || after_non_word(&lower, "env.")
         || lower.contains("environ")
         || lower.contains("getenv")
-        || lower.contains("secrets.");
+        || after_non_word(&lower, "secrets.");
     let expression = call(text)
         || text.contains("::")
+        || text.starts_with(':')
         || text.contains('[')
         || text.contains('{')
         || text.ends_with(':')
@@ -559,6 +560,18 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
         && !PLACEHOLDER_VALUES.contains(&lower.as_str())
         && !placeholder_word(value)
         && (!text.contains(char::is_whitespace) || passphrase(&lower))
+}
+
+/// Whether `word` starts `text` or follows a byte that is not a letter or digit in it (`process.env.X`,
+/// `secrets.X`), not inside a longer word, joined by `-` or `_` too (`Xk9p-secrets.abc` is a value).
+fn after_non_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        at == 0
+            || text
+                .as_bytes()
+                .get(at - 1)
+                .is_some_and(|byte| !byte.is_ascii_alphanumeric() && !matches!(byte, b'-' | b'_'))
+    })
 }
 
 /// A variable's value named (`$NAME`, `$db_password`, `$dbPassword`): a `$` and a name in one case, or in mixed
@@ -876,6 +889,12 @@ mod tests {
             ("password=(Xk9pQ2mZ7wLr4tYv", "(Xk9pQ2mZ7wLr4tYv"),
             // A URL's password with `@` or `/` in it, whole.
             ("https://deploy:p@ss/w0rd@db.internal/app", "p@ss/w0rd"),
+            ("mysql -h db -u app -pXk9pQ2mZ7 app", "Xk9pQ2mZ7"),
+            ("signing_key: 9f8e7d6c5b4a3928", "9f8e7d6c5b4a3928"),
+            (
+                "token=Xk9pQ2mZ7wLr4tYv-secrets.abc",
+                "Xk9pQ2mZ7wLr4tYv-secrets.abc",
+            ),
         ] {
             assert_eq!(value(text), secret, "{text}");
         }
@@ -907,6 +926,14 @@ mod tests {
             "\"home/.pgpass\": \"h:5432:*:u:p\\n\",",
             "bypass=Xk9pQ2mZ7wLr4tYv",
             "force_pass: true/false",
+            "mysql -h db -u app -p app",
+            "mysql -u app -p${DB_PASSWORD} app",
+            "signing_key: ${SIGNING_KEY}",
+            "token: ${{ secrets.GITHUB_TOKEN }}",
+            "token = secrets.GITHUB_TOKEN",
+            "api_key: process.env.API_KEY",
+            "use signing_key::SigningKey, verifying_key::VerifyingKey;",
+            "[choose_scheme]: crate::crypto::signer::SigningKey::choose_scheme",
             "machine HOSTNAME login USERID password \"PASSWORD\"",
         ] {
             assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
