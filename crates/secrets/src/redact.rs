@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crate::scan::{Finding, scan};
+use crate::scan::{Finding, Located, scan, scan_located};
 
 /// Replaces each credential of `text` with `[redacted: <kind>]`; borrows `text` when it holds none.
 pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
@@ -233,22 +233,29 @@ fn emit_ready<W: Write + ?Sized>(text: &[u8], to: &mut W) -> std::io::Result<usi
     if cut == 0 {
         return Ok(0);
     }
-    let findings = scan(text);
-    for finding in &findings {
-        // A block is open while its end line has not arrived and it runs to the end of what is held (within an
-        // end line's length, which may have come in part): a block that stops before, at a byte no key holds,
-        // is complete as far as it goes, and holding it would hold all that follows.
-        let open_block = text.get(finding.start..finding.end).is_some_and(|held| {
-            held.starts_with(b"-----BEGIN")
-                && !contains(held, b"-----END")
-                && finding.end + END_LINE_MAX >= text.len()
+    let located = scan_located(text);
+    // The cut moves before every match it would split, the whole match: the name of an assignment goes with
+    // its value (a piece that ends in `password=` would leave the value to the next piece, where no name
+    // precedes it). Moving the cut back may split an earlier match, so this runs until none is split.
+    loop {
+        let split = located.iter().find(|Located { finding, from }| {
+            // A block is open while its end line has not arrived and it runs to the end of what is held (within
+            // an end line's length, which may have come in part): a block that stops before, at a byte no key
+            // holds, is complete as far as it goes, and holding it would hold all that follows.
+            let open_block = text.get(finding.start..finding.end).is_some_and(|held| {
+                held.starts_with(b"-----BEGIN")
+                    && !contains(held, b"-----END")
+                    && finding.end + END_LINE_MAX >= text.len()
+            });
+            let straddles = *from < cut && finding.end > cut;
+            (finding.start < cut && open_block) || straddles
         });
-        let straddles = finding.start < cut && finding.end > cut;
-        if finding.start < cut && (straddles || open_block) && !(overlong && finding.start == 0) {
-            cut = finding.start;
-            break;
+        match split {
+            Some(Located { from, .. }) if !(overlong && *from == 0) && *from < cut => cut = *from,
+            _ => break,
         }
     }
+    let findings: Vec<Finding> = located.into_iter().map(|located| located.finding).collect();
     let Some(ready) = text.get(..cut) else {
         return Ok(0);
     };
@@ -348,6 +355,52 @@ mod tests {
             "the token is not redacted alone: {} bytes out",
             out.len()
         );
+    }
+
+    #[test]
+    fn a_long_lines_piece_never_ends_between_a_name_and_its_value() {
+        // A line longer than the held limit is cut a fixed distance before its end; wherever that cut falls in an
+        // assignment, a URL with a password or an authorization header (in the name, in the separator, in the
+        // value), the value is redacted, and the rest of the line passes as it was.
+        for (secret, value) in [
+            ("password=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("api_key = \"Xk9pQ2mZ7wLr4tYv\"", "Xk9pQ2mZ7wLr4tYv"),
+            (
+                "postgres://app:Xk9pQ2mZ7wLr4tYv@db.internal/app",
+                "Xk9pQ2mZ7wLr4tYv",
+            ),
+            ("Authorization: Bearer Xk9pQ2mZ7wLr4tYvQ3", "Xk9pQ2mZ7wLr4tYvQ3"),
+        ] {
+            let total = MAX_PENDING + 100;
+            for before_cut in 0..=secret.len() + 2 {
+                // The secret starts `before_cut` bytes before where the piece is cut.
+                let start = total - OVERLAP - before_cut;
+                let text = format!(
+                    "{} {secret} {}",
+                    "a".repeat(start - 1),
+                    "b".repeat(total - start - secret.len() - 1)
+                );
+                assert_eq!(text.len(), total);
+                let reads: [Vec<&[u8]>; 2] = [
+                    vec![&text.as_bytes()[..60_000], &text.as_bytes()[60_000..], b"\n"],
+                    text.as_bytes().chunks(4096).chain([&b"\n"[..]]).collect(),
+                ];
+                for chunks in reads {
+                    let out = String::from_utf8(stream(&chunks)).unwrap();
+                    assert!(
+                        !out.contains(value),
+                        "{secret} cut {before_cut} bytes in: {}",
+                        &out[start - 10..]
+                    );
+                    assert!(out.contains("[redacted: "), "{secret} cut {before_cut} bytes in");
+                    assert_eq!(
+                        out.as_bytes(),
+                        redact(format!("{text}\n").as_bytes()).as_ref(),
+                        "{secret} at {before_cut}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -10,11 +10,19 @@
 pub(crate) enum Check {
     /// The match is the credential.
     Format,
-    /// The match is a credential unless it is a documentation example (`…EXAMPLE`).
+    /// The match is a credential unless it is a documentation example (`…EXAMPLE`). The pattern's first group
+    /// is what is glued after the key's own length: with some, the key must mix letters and digits, as an
+    /// uppercase word that starts the same way does not.
     NotExample,
-    /// The pattern's first group is a random string: letters and digits mixed, not a run of one character.
-    Random,
+    /// The pattern's first group is a random string in its first bytes, as many as the format's own length (or
+    /// its shortest, where the provider names no length): letters and digits mixed, not a run of one character,
+    /// no placeholder word. What is glued after the format's length (`ghp_<36>Here`, `…TODO`) is redacted with
+    /// it but does not decide: a placeholder word after a well-formed token does not make it an example.
+    Random(usize),
     /// The pattern's first group is a value someone wrote in: not a placeholder, a reference or an expression.
+    /// A group named `suffix` is not the value but what follows the secret's word in its name
+    /// (`DATABASE_PASSWORD_PROD`, `SECRET_KEY_BASE`): it must say which secret it is (a stage, a number, `KEY`,
+    /// `BASE`), not name something else (`_LENGTH`, `_FILE`, `token_start`).
     Value,
     /// The pattern's first group is the password of a URL: not a placeholder or a reference.
     UrlPassword,
@@ -49,46 +57,53 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: "AWS access key",
         anchors: &["AKIA", "ASIA", "ABIA", "ACCA"],
-        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}([A-Za-z0-9]*)",
         check: Check::NotExample,
     },
     Rule {
         kind: "AWS secret key",
         anchors: &["secret"],
-        pattern: r#"(?i:aws_?secret_?(?:access_?)?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b"#,
-        check: Check::Random,
+        pattern: r#"(?i:aws_?secret_?(?:access_?)?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40,})"#,
+        check: Check::Random(40),
     },
     // A provider's own prefix marks a credential wherever it starts: no word boundary is asked for before it, so
     // that text glued in front (`AAAghp_…`, an edit that replaced what stood before) does not hide it.
     Rule {
         kind: "GitHub token",
-        anchors: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
-        pattern: r"(?:gh[pousr]_([A-Za-z0-9]{36,})|github_pat_([A-Za-z0-9_]{50,}))",
-        check: Check::Random,
+        anchors: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        pattern: r"gh[pousr]_([A-Za-z0-9]{36,})",
+        check: Check::Random(36),
+    },
+    Rule {
+        kind: "GitHub token",
+        anchors: &["github_pat_"],
+        pattern: r"github_pat_([A-Za-z0-9_]{50,})",
+        check: Check::Random(82),
     },
     Rule {
         kind: "Anthropic key",
         anchors: &["sk-ant-"],
         pattern: r"sk-ant-(?:[a-z]{2,8}[0-9]{2}-)?([A-Za-z0-9_-]{32,})",
-        check: Check::Random,
+        check: Check::Random(32),
     },
     Rule {
         kind: "Stripe key",
         anchors: &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
         pattern: r"(?:sk|rk)_(?:live|test)_([A-Za-z0-9]{20,})",
-        check: Check::Random,
+        check: Check::Random(20),
     },
     Rule {
         kind: "OpenAI key",
         anchors: &["sk-"],
         pattern: r"\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})",
-        check: Check::Random,
+        check: Check::Random(20),
     },
     Rule {
         kind: "Slack token",
         anchors: &["xox"],
         pattern: r"xox[abposer]-((?:[0-9A-Za-z]+-){1,4}[0-9A-Za-z]{6,})",
-        check: Check::Random,
+        // A bot token's length after its prefix (two numbers of 12 or 13 digits and 24 characters).
+        check: Check::Random(50),
     },
     Rule {
         kind: "Slack webhook",
@@ -100,19 +115,19 @@ pub(crate) const RULES: &[Rule] = &[
         kind: "Google API key",
         anchors: &["AIza"],
         pattern: r"AIza([0-9A-Za-z_-]{35})",
-        check: Check::Random,
+        check: Check::Random(35),
     },
     Rule {
         kind: "GitLab token",
         anchors: &["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-"],
         pattern: r"gl(?:pat|dt|rt|ptt|cbt)-([0-9A-Za-z_-]{20,})",
-        check: Check::Random,
+        check: Check::Random(20),
     },
     Rule {
         kind: "npm token",
         anchors: &["npm_"],
-        pattern: r"npm_([A-Za-z0-9]{36})\b",
-        check: Check::Random,
+        pattern: r"npm_([A-Za-z0-9]{36,})",
+        check: Check::Random(36),
     },
     Rule {
         kind: "PyPI token",
@@ -129,7 +144,9 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: "URL with a password",
         anchors: &["://"],
-        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{1,128}:([^\s/@'"<>]{1,256})@[A-Za-z0-9_.\[\]-]+"#,
+        // The password runs to the last `@` of the URL: a password with `@` or `/` written in unescaped is taken
+        // whole, not cut at its first `@` or `/` (a port and a path before an `@` are not one: see the check).
+        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{1,128}:([^\s'"<>]{1,256})@[A-Za-z0-9_.\[\]-]+"#,
         check: Check::UrlPassword,
     },
     Rule {
@@ -138,10 +155,42 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: r#"(?i:authorization["']?\s*[:=]\s*["']?(?:bearer|token|basic)\s+)([A-Za-z0-9._~+/=-]{16,})"#,
         check: Check::Value,
     },
+    // A netrc entry names its password after a space, not `=`: `machine HOST login USER password VALUE`.
+    Rule {
+        kind: "password or secret assignment",
+        anchors: &["pass"],
+        pattern: r#"(?i:\b(?:machine[ \t]+\S+|default)\b[^\n]*?[ \t]password)[ \t]+["']?([^\s"']{1,512})"#,
+        check: Check::Value,
+    },
+    // A password given to a command: `curl -u USER:PASSWORD`, `mysql -pPASSWORD`, `--password VALUE`.
+    Rule {
+        kind: "password or secret assignment",
+        anchors: &["curl"],
+        pattern: r#"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]{1,128}:([^\s'"]{1,256})"#,
+        check: Check::UrlPassword,
+    },
+    Rule {
+        kind: "password or secret assignment",
+        anchors: &["mysql"],
+        pattern: r#"\bmysql(?:dump|admin|import|check|show)?\b[^\n]*?[ \t]-p([^\s'"-][^\s'"]{0,255})"#,
+        check: Check::UrlPassword,
+    },
+    Rule {
+        kind: "password or secret assignment",
+        anchors: &["pass"],
+        pattern: r#"(?:^|[ \t])--?(?i:password|passwd|pass)[ \t]+['"]?([^\s'"]{1,256})"#,
+        check: Check::Value,
+    },
+    // A name holding the secret's word, with a qualifier after it or not (`DB_PASS`, `PASSWORD_2`,
+    // `SECRET_KEY_BASE`, `x-api-key`; the short `pass` and `pwd` start the name or a word of it, so that `bypass`
+    // and `.pgpass` are not one), then `:`, `=`, `:=` or `=>`, then the value: quoted, it runs to its closing
+    // quote, spaces included (a passphrase); bare, to a space or a separator.
     Rule {
         kind: "password or secret assignment",
         anchors: &[
             "pass",
+            "pwd",
+            "api-key",
             "secret",
             "apikey",
             "apiKey",
@@ -155,8 +204,12 @@ pub(crate) const RULES: &[Rule] = &[
             "privateKey",
             "token",
             "credential",
+            "signing",
+            "master_key",
+            "masterkey",
+            "hmac",
         ],
-        pattern: r#"(?i:password|passwd|passphrase|secret|secret_?key|api_?key|access_?key|auth_?token|access_?token|private_?key|token|credentials?)["']?[ \t]*(?::|=|:=|=>)[ \t]*["']?([^\s"',;`]{1,512})"#,
+        pattern: r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))["']?[ \t]*(?::|=|:=|=>)[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#,
         check: Check::Value,
     },
 ];

@@ -184,16 +184,25 @@ fn anchors_in(compiled: &Compiled, text: &[u8], mut each: impl FnMut(Anchor)) {
         lowered.extend_from_slice(window);
         lowered.make_ascii_lowercase();
         found.clear();
-        let long = compiled.long.find_iter(&lowered).map(|m| (m, 0));
-        let short = compiled.short.iter().flat_map(|short| short.find_iter(&lowered));
-        for (m, base) in long.chain(short.map(|m| (m, compiled.split))) {
-            // One that starts in the reach belongs to the next window, which finds it again.
-            if at + m.start() < own {
+        let searches = std::iter::once((&compiled.long, 0))
+            .chain(compiled.short.iter().map(|short| (short, compiled.split)));
+        for (searcher, base) in searches {
+            // Each search starts again one byte after the last anchor's start, not at its end: an anchor that
+            // overlaps the end of another (`token` and `npm_` in `tokenpm_…`) is reported too, so its rules run.
+            // Anchors that start at the same byte are one the other's prefix and stand for each other's rules.
+            // The search costs more only within an anchor.
+            let mut from = 0;
+            while let Some(m) = searcher.find_in(&lowered, aho_corasick::Span::from(from..lowered.len())) {
+                // One that starts in the reach belongs to the next window, which finds it again.
+                if at + m.start() >= own {
+                    break;
+                }
                 found.push(Anchor {
                     start: at + m.start(),
                     end: at + m.end(),
                     id: base + m.pattern().as_usize(),
                 });
+                from = m.start() + 1;
             }
         }
         found.sort_unstable_by_key(|anchor| (anchor.start, anchor.id));
@@ -204,11 +213,28 @@ fn anchors_in(compiled: &Compiled, text: &[u8], mut each: impl FnMut(Anchor)) {
     }
 }
 
+/// A finding and where the match that holds it starts: the name of an assignment (`password=`), a URL's scheme,
+/// before the value the finding names.
+#[derive(Debug, Clone)]
+pub(crate) struct Located {
+    pub(crate) finding: Finding,
+    /// Where the whole match starts, at or before the finding.
+    pub(crate) from: usize,
+}
+
 /// Every credential in `text`, in order, none overlapping another. Where two overlap, the one that starts first
 /// wins, and at the same start the rule listed first.
 pub fn scan(text: &[u8]) -> Vec<Finding> {
+    scan_located(text)
+        .into_iter()
+        .map(|located| located.finding)
+        .collect()
+}
+
+/// [`scan`], each finding with where its match starts.
+pub(crate) fn scan_located(text: &[u8]) -> Vec<Located> {
     let compiled = &*COMPILED;
-    let mut found: Vec<(usize, Finding)> = Vec::new();
+    let mut found: Vec<(usize, Located)> = Vec::new();
     // Only the lines that hold an anchor are scanned, each once, by the rules of the anchors it holds; a
     // private-key block's region runs on to its end.
     let mut line: Option<(usize, usize, u64)> = None;
@@ -241,11 +267,14 @@ pub fn scan(text: &[u8]) -> Vec<Finding> {
     if let Some((start, end, mask)) = line {
         scan_region(compiled, text, start..end, mask, &mut found);
     }
-    found.sort_by_key(|(index, finding)| (finding.start, *index));
-    let mut findings: Vec<Finding> = Vec::with_capacity(found.len());
-    for (_, finding) in found {
-        if findings.last().is_none_or(|last| finding.start >= last.end) {
-            findings.push(finding);
+    found.sort_by_key(|(index, located)| (located.finding.start, *index));
+    let mut findings: Vec<Located> = Vec::with_capacity(found.len());
+    for (_, located) in found {
+        if findings
+            .last()
+            .is_none_or(|last| located.finding.start >= last.finding.end)
+        {
+            findings.push(located);
         }
     }
     findings
@@ -257,7 +286,7 @@ fn scan_region(
     text: &[u8],
     range: std::ops::Range<usize>,
     mask: u64,
-    found: &mut Vec<(usize, Finding)>,
+    found: &mut Vec<(usize, Located)>,
 ) {
     let Some(region) = text.get(range.clone()) else {
         return;
@@ -270,13 +299,16 @@ fn scan_region(
             continue;
         };
         for captures in regex.captures_iter(region) {
-            if let Some(finding) = accept(rule, &captures) {
+            if let Some(located) = accept(rule, &captures) {
                 found.push((
                     index,
-                    Finding {
-                        start: finding.start + range.start,
-                        end: finding.end + range.start,
-                        ..finding
+                    Located {
+                        finding: Finding {
+                            start: located.finding.start + range.start,
+                            end: located.finding.end + range.start,
+                            ..located.finding
+                        },
+                        from: located.from + range.start,
                     },
                 ));
             }
@@ -290,16 +322,24 @@ pub fn first(text: &[u8]) -> Option<Finding> {
 }
 
 /// The finding of one match of `rule`, when the match passes the rule's check.
-fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Finding> {
+fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
     let whole = captures.get(0)?;
-    let group = (1..captures.len()).find_map(|index| captures.get(index));
+    let suffix = captures.name("suffix");
+    let group = (1..captures.len())
+        .filter_map(|index| captures.get(index))
+        .find(|group| suffix.is_none_or(|suffix| suffix.range() != group.range()));
     let value = group.map_or(whole.as_bytes(), |group| group.as_bytes());
     let passes = match rule.check {
         Check::Format => true,
-        Check::NotExample => !contains(whole.as_bytes(), b"EXAMPLE"),
-        Check::Random => random(value),
-        Check::Value => written_in(value, 8),
-        Check::UrlPassword => written_in(value, 3),
+        Check::NotExample => {
+            // The key's own length decides, as for a token, not what is glued after it.
+            let own = whole.as_bytes().get(..20).unwrap_or(whole.as_bytes());
+            !contains(own, b"EXAMPLE") && (value.is_empty() || own.iter().skip(4).any(u8::is_ascii_digit))
+        }
+        Check::Random(own) => random(value, own),
+        Check::Value => written_in(value, 8) && suffix.is_none_or(|suffix| qualifies(suffix.as_bytes())),
+        // `host:8443/path?to=a@b` is a port and a path before an `@` in the query, not a password.
+        Check::UrlPassword => written_in(value, 3) && !port_and_path(value),
     };
     if !passes {
         return None;
@@ -309,11 +349,93 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Finding> {
         (Check::Value | Check::UrlPassword, Some(group)) => group.range(),
         _ => whole.range(),
     };
-    Some(Finding {
-        kind: rule.kind,
-        start: span.start,
-        end: span.end,
+    Some(Located {
+        finding: Finding {
+            kind: rule.kind,
+            start: span.start,
+            end: span.end,
+        },
+        from: whole.start(),
     })
+}
+
+/// Words that, after the secret's word in a name, say which of several secrets it is (`DATABASE_PASSWORD_PROD`,
+/// `PASSWORD_2`, `SECRET_KEY_BASE`) or name a secret again (`oauth_token_secret`), lowercase; a number is one
+/// too. Any other word names something else (`PASSWORD_MIN_LENGTH`, `token_start`, `private_key_ops`), which the
+/// value is not a secret of.
+const QUALIFIER_WORDS: &[&str] = &[
+    "key",
+    "base",
+    "value",
+    "prod",
+    "production",
+    "prd",
+    "dev",
+    "development",
+    "staging",
+    "stage",
+    "stg",
+    "test",
+    "testing",
+    "qa",
+    "uat",
+    "live",
+    "local",
+    "remote",
+    "primary",
+    "secondary",
+    "main",
+    "master",
+    "backup",
+    "old",
+    "new",
+    "current",
+    "prev",
+    "previous",
+    "next",
+    "admin",
+    "root",
+    "user",
+    "app",
+    "db",
+    "rw",
+    "ro",
+    "plain",
+    "plaintext",
+    "encoded",
+    "b64",
+    "base64",
+    "hex",
+    "secret",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "token",
+    "passphrase",
+    "credential",
+    "credentials",
+];
+
+/// Whether the qualifier after the secret's word in a name (`_PROD_2`) holds only words of [`QUALIFIER_WORDS`]
+/// and numbers.
+fn qualifies(suffix: &[u8]) -> bool {
+    suffix
+        .split(|byte| matches!(byte, b'_' | b'-'))
+        .filter(|word| !word.is_empty())
+        .all(|word| {
+            word.iter().all(u8::is_ascii_digit)
+                || QUALIFIER_WORDS
+                    .iter()
+                    .any(|qualifier| word.eq_ignore_ascii_case(qualifier.as_bytes()))
+        })
+}
+
+/// A URL's port followed by its path, query or fragment (`8443/api`, `8080?x`): what the URL pattern takes for a
+/// password when an `@` comes later in the path.
+fn port_and_path(value: &[u8]) -> bool {
+    let digits = value.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    digits > 0 && matches!(value.get(digits), Some(b'/' | b'?' | b'#'))
 }
 
 /// Words that mark a value as an example or a blank to fill in, lowercase.
@@ -368,7 +490,11 @@ const PLACEHOLDER_VALUES: &[&str] = &[
 
 /// A random string, as a provider's token is: letters and digits mixed, a long run without a separator, many
 /// distinct characters, and no placeholder word (`ghp_xxxx…`, `sk-your-key-here-0000…`).
-fn random(value: &[u8]) -> bool {
+///
+/// A placeholder word is looked for in the first `own` bytes only, the format's own length: a word glued after a
+/// well-formed token (`ghp_<36>here`) does not make it an example. What is glued can only add to the mix, so the
+/// rest of the test reads the whole value.
+fn random(value: &[u8], own: usize) -> bool {
     let letters = value.iter().any(u8::is_ascii_alphabetic);
     let digits = value.iter().any(u8::is_ascii_digit);
     let longest_run = value
@@ -383,7 +509,11 @@ fn random(value: &[u8]) -> bool {
         }
     }
     let distinct = seen.iter().filter(|seen| **seen).count();
-    letters && digits && longest_run >= 12 && distinct >= 8 && !placeholder_word(value)
+    letters
+        && digits
+        && longest_run >= 12
+        && distinct >= 8
+        && !placeholder_word(value.get(..own).unwrap_or(value))
 }
 
 /// A value someone wrote in, at least `min_len` bytes long: not a placeholder (`changeme`, `xxx`, `<your-key>`,
@@ -394,7 +524,7 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
         return value.len() >= min_len;
     };
     let lower = text.to_ascii_lowercase();
-    let reference = text.starts_with('$')
+    let reference = variable(text)
         || text.starts_with("%(")
         || text.starts_with("%{")
         || text.starts_with('/')
@@ -404,12 +534,14 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
         || text.contains("$(")
         || text.contains("{{")
         || text.contains("://")
-        || lower.starts_with("env")
-        || lower.contains("env.")
+        || (lower.starts_with("env") && !lower.as_bytes().get(3).is_some_and(u8::is_ascii_alphanumeric))
+        || after_non_word(&lower, "env.")
         || lower.contains("environ")
         || lower.contains("getenv")
-        || lower.contains("secrets.");
-    let expression = text.contains('(')
+        || after_non_word(&lower, "secrets.");
+    let expression = call(text)
+        || text.contains("::")
+        || text.starts_with(':')
         || text.contains('[')
         || text.contains('{')
         || text.ends_with(':')
@@ -417,21 +549,86 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
         || identifier_path(text);
     let blank = text
         .bytes()
-        .all(|byte| matches!(byte, b'*' | b'x' | b'X' | b'.' | b'-' | b'_' | b'#' | b'?' | b'0'));
+        .all(|byte| matches!(byte, b'*' | b'x' | b'X' | b'.' | b'-' | b'_' | b'#' | b'?' | b'0'))
+        || lower
+            .split(['/', '|'])
+            .all(|part| PLACEHOLDER_VALUES.contains(&part));
     text.len() >= min_len
         && !reference
         && !expression
         && !blank
         && !PLACEHOLDER_VALUES.contains(&lower.as_str())
         && !placeholder_word(value)
+        && (!text.contains(char::is_whitespace) || passphrase(&lower))
 }
 
-/// A name or a dotted path of names in one case (`user_password`, `self.token`, `DB_PASSWORD`, `config.api_key`):
+/// Whether `word` starts `text` or follows a byte that is not a letter or digit in it (`process.env.X`,
+/// `secrets.X`), not inside a longer word, joined by `-` or `_` too (`Xk9p-secrets.abc` is a value).
+fn after_non_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        at == 0
+            || text
+                .as_bytes()
+                .get(at - 1)
+                .is_some_and(|byte| !byte.is_ascii_alphanumeric() && !matches!(byte, b'-' | b'_'))
+    })
+}
+
+/// A variable's value named (`$NAME`, `$db_password`, `$dbPassword`): a `$` and a name in one case, or in mixed
+/// case without digits. A `$` before a mix of both cases and digits (`$Xk9pQ2mZ`) is the start of a value.
+fn variable(text: &str) -> bool {
+    text.strip_prefix('$').is_some_and(name_first)
+}
+
+/// Whether `text` starts with a name: the letters, digits and `_` it starts with are in one case, or in mixed
+/// case without digits; a mix of both cases and digits is a random string's.
+fn name_first(text: &str) -> bool {
+    let name: &str = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or_default();
+    let lower = name.bytes().any(|byte| byte.is_ascii_lowercase());
+    let upper = name.bytes().any(|byte| byte.is_ascii_uppercase());
+    let digit = name.bytes().any(|byte| byte.is_ascii_digit());
+    !(lower && upper && digit)
+}
+
+/// A call (`get_token()`, `getpass.getpass()`) or a parenthesized expression: a `(` after a name, a value that a
+/// `)` closes, or a `(` before a name (a cast, `(PasswordData *)x`). A `(` before what a name is not (`(Xk9p…`,
+/// both cases and digits) is a character of the value.
+fn call(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let after_name = bytes.windows(2).any(|pair| {
+        pair.get(1) == Some(&b'(')
+            && pair
+                .first()
+                .is_some_and(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'!'))
+    });
+    let opened = text
+        .strip_prefix('(')
+        .is_some_and(|rest| rest.ends_with(')') || name_first(rest));
+    after_name || opened
+}
+
+/// A quoted value with spaces that is a passphrase (`correct horse battery staple`), not a sentence about one:
+/// a few words, none of them a word of the secret's name.
+fn passphrase(lower: &str) -> bool {
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    words.len() <= 5
+        && !words.iter().any(|word| {
+            ["password", "passphrase", "secret", "token", "key", "enter", "the"]
+                .iter()
+                .any(|name| word.contains(name))
+        })
+}
+
+/// A name or a dotted path of names in one case (`user_password`, `self.token`, `DB_PASSWORD`, `config.api_key`,
+/// `app-secrets`):
 /// code naming where a secret is, not the secret.
 fn identifier_path(text: &str) -> bool {
     let lowercase = text
         .bytes()
-        .all(|byte| byte.is_ascii_lowercase() || matches!(byte, b'_' | b'.'));
+        .all(|byte| byte.is_ascii_lowercase() || matches!(byte, b'_' | b'.' | b'-'));
     let uppercase = text
         .bytes()
         .all(|byte| byte.is_ascii_uppercase() || matches!(byte, b'_' | b'.'));
@@ -527,12 +724,116 @@ mod tests {
     }
 
     #[test]
+    fn an_anchor_overlapping_the_end_of_another_still_calls_its_rules() {
+        // Every pair of anchors where a suffix of one is a prefix of the other, glued that way in front of a
+        // credential of the second's rule: the second's rule runs.
+        for (glued, kind) in [
+            (
+                "tokenpm_Xk3pQ9vL2mR7tZ1wB5nC8yH4jF6dG0sA2eQu".to_owned(),
+                "npm token",
+            ),
+            ("passk_live_hx4HIX508aNJjIBqmQfltxWd".to_owned(), "Stripe key"),
+            (
+                "accAIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH".to_owned(),
+                "Google API key",
+            ),
+        ] {
+            assert!(kinds(&glued).contains(&kind), "{glued}: {:?}", kinds(&glued));
+        }
+        // The class: for any two anchors that overlap, the anchors the search reports at each start include one
+        // standing for the second's rules.
+        let compiled = compile().unwrap();
+        let mut anchors: Vec<&str> = RULES
+            .iter()
+            .flat_map(|rule| rule.anchors.iter().copied())
+            .collect();
+        anchors.sort_unstable();
+        anchors.dedup();
+        for a in &anchors {
+            for b in &anchors {
+                let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+                for overlap in 1..a.len().min(b.len()) {
+                    if a.as_bytes()[a.len() - overlap..] != b.as_bytes()[..overlap] {
+                        continue;
+                    }
+                    let text = format!("{a}{}", &b[overlap..]);
+                    let start = a.len() - overlap;
+                    let own = RULES
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, rule)| rule.anchors.iter().any(|x| x.eq_ignore_ascii_case(&b)))
+                        .fold(0u64, |mask, (index, _)| mask | 1 << index);
+                    let mut reached = 0u64;
+                    anchors_in(&compiled, text.as_bytes(), |anchor| {
+                        if anchor.start == start {
+                            reached |= compiled.rules_of.get(anchor.id).copied().unwrap_or(0);
+                        }
+                    });
+                    assert_eq!(reached & own, own, "{text}: the rules of {b} are not called");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_token_is_found_and_its_placeholder_is_not() {
         assert_eq!(
             kinds("export GH=ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7"),
             ["GitHub token"]
         );
         assert!(kinds("export GH=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").is_empty());
+    }
+
+    #[test]
+    fn a_placeholder_word_glued_after_a_token_does_not_hide_it() {
+        // Each provider format with a random part, followed by each placeholder word: the token is still found,
+        // and redacted with what is glued to it. A placeholder within the format's own length still is one.
+        for (token, kind) in [
+            ("ghp_0123456789abcdefABCDEF0123456789abcd", "GitHub token"),
+            (
+                "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",
+                "GitHub token",
+            ),
+            ("npm_Xk3pQ9vL2mR7tZ1wB5nC8yH4jF6dG0sA2eQu", "npm token"),
+            ("sk_live_hx4HIX508aNJjIBqmQfltxWd", "Stripe key"),
+            ("glpat-dzxTEkyvLCvkdOoQ3Pc3", "GitLab token"),
+            ("sk-proj-Zq8vN2xL5pR7tK1mW9cB4yH6jF3dG0sA", "OpenAI key"),
+            (
+                "xoxb-395609409464-434225321734-98X9I6UysE7snTfp2vBFbE0m",
+                "Slack token",
+            ),
+            ("AIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH", "Google API key"),
+            ("AKIAYLNKMKFJSA45HBK7", "AWS access key"),
+            (
+                "aws_secret_access_key=4M+kGuPNjUeBORiNmFt/KIJzl+tsP9zq8HCFkrHO",
+                "AWS secret key",
+            ),
+        ] {
+            for word in PLACEHOLDER_WORDS
+                .iter()
+                .filter(|word| word.bytes().all(|b| b.is_ascii_alphanumeric()))
+            {
+                for glued in [word.to_string(), word.to_ascii_uppercase(), format!("{word}key")] {
+                    let text = format!("key: {token}{glued}");
+                    let found = scan(text.as_bytes());
+                    assert_eq!(found.iter().map(|f| f.kind).collect::<Vec<_>>(), [kind], "{text}");
+                    let redacted = String::from_utf8(redact_text(&text)).unwrap();
+                    assert!(!redacted.contains(&token[token.len() - 12..]), "{redacted}");
+                }
+            }
+        }
+        for placeholder in [
+            "ghp_YourTokenHere0000000000000000000000000",
+            "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxHere",
+            "npm_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxsample",
+            "xoxb-your-token",
+        ] {
+            assert!(kinds(placeholder).is_empty(), "{placeholder}");
+        }
+    }
+
+    fn redact_text(text: &str) -> Vec<u8> {
+        crate::redact::redact(text.as_bytes()).into_owned()
     }
 
     #[test]
@@ -553,6 +854,89 @@ mod tests {
                 kinds(&format!("password: {placeholder}")).is_empty(),
                 "{placeholder}"
             );
+        }
+    }
+
+    /// The span of the one finding in `text`.
+    fn value(text: &str) -> &str {
+        let found = scan(text.as_bytes());
+        assert_eq!(found.len(), 1, "{text}: {found:?}");
+        &text[found[0].start..found[0].end]
+    }
+
+    #[test]
+    fn a_name_with_a_qualifier_a_netrc_entry_and_a_command_name_their_password() {
+        for (text, secret) in [
+            ("DATABASE_PASSWORD_PROD=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("PASSWORD_2=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("SECRET_KEY_BASE=9f8e7d6c5b4a3928", "9f8e7d6c5b4a3928"),
+            ("MYSQL_PWD=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("DB_PASS=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("x-api-key: 8f7d6c5b4a392817", "8f7d6c5b4a392817"),
+            ("machine h login u password Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+            ("mysqldump --password Xk9pQ2mZ7wLr4tYv db", "Xk9pQ2mZ7wLr4tYv"),
+            ("curl -s -u admin:Xk9p https://h/", "Xk9p"),
+            ("curl --user=admin:Xk9p/2@ https://h/", "Xk9p/2@"),
+            // A quoted value runs to its closing quote, spaces and separators included.
+            (
+                "password = \"correct horse battery staple\"",
+                "correct horse battery staple",
+            ),
+            ("\"password\": \"Xk9,pQ2;mZ7\", \"user\": \"bob\"", "Xk9,pQ2;mZ7"),
+            // A value that only starts like a reference or an expression.
+            ("password=Envy2024Winter!x", "Envy2024Winter!x"),
+            ("password=$Xk9pQ2mZ7wLr4tYv", "$Xk9pQ2mZ7wLr4tYv"),
+            ("password=(Xk9pQ2mZ7wLr4tYv", "(Xk9pQ2mZ7wLr4tYv"),
+            // A URL's password with `@` or `/` in it, whole.
+            ("https://deploy:p@ss/w0rd@db.internal/app", "p@ss/w0rd"),
+            ("mysql -h db -u app -pXk9pQ2mZ7 app", "Xk9pQ2mZ7"),
+            ("signing_key: 9f8e7d6c5b4a3928", "9f8e7d6c5b4a3928"),
+            (
+                "token=Xk9pQ2mZ7wLr4tYv-secrets.abc",
+                "Xk9pQ2mZ7wLr4tYv-secrets.abc",
+            ),
+        ] {
+            assert_eq!(value(text), secret, "{text}");
+        }
+        for text in [
+            "PASSWORD_MIN_LENGTH=12",
+            "secret_name: app-secrets-prod",
+            "token_url: oauth2-token-endpoint",
+            "password_file: secrets-dir-file",
+            "machine h login u password changeme",
+            "Please login first; your password is required.",
+            "usage: tool --password PASSWORD",
+            "curl -u \"$USER:$PASS\" https://h/",
+            "curl -u admin:${ADMIN_PASSWORD} https://h/",
+            "password = \"Enter the password for the admin account\"",
+            "password = \"your password here\"",
+            "password = env(\"DB_PASSWORD\")",
+            "password = env::var(\"DB_PASSWORD\")",
+            "password=$DB_PASSWORD",
+            "password=$dbPassword",
+            "password=(get_password())",
+            "https://www.example.com:8443/api?email=a@b.com",
+            "https://docs.example.com/a/b@c",
+            // Code and files that name a secret's word without holding one.
+            "pub paren_token: token::Paren,",
+            "_token_start: &Self::Checkpoint,",
+            "pub const SE_PRIVILEGE: TOKEN_PRIVILEGES_ATTRIBUTES = 2147483648u32;",
+            "password_data = (GnomeKeyringNetworkPasswordData *)entries->data;",
+            "git-credential-osxkeychain: git-credential-osxkeychain.o",
+            "\"home/.pgpass\": \"h:5432:*:u:p\\n\",",
+            "bypass=Xk9pQ2mZ7wLr4tYv",
+            "force_pass: true/false",
+            "mysql -h db -u app -p app",
+            "mysql -u app -p${DB_PASSWORD} app",
+            "signing_key: ${SIGNING_KEY}",
+            "token: ${{ secrets.GITHUB_TOKEN }}",
+            "token = secrets.GITHUB_TOKEN",
+            "api_key: process.env.API_KEY",
+            "use signing_key::SigningKey, verifying_key::VerifyingKey;",
+            "[choose_scheme]: crate::crypto::signer::SigningKey::choose_scheme",
+            "machine HOSTNAME login USERID password \"PASSWORD\"",
+        ] {
+            assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
         }
     }
 
