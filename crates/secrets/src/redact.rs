@@ -13,7 +13,7 @@ pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
     }
     let mut out = Vec::with_capacity(text.len());
     // Writing to a vector does not fail.
-    let _written = write_redacted(text, &findings, &mut out);
+    let _written = write_redacted(text, &findings, 0, &mut out);
     Cow::Owned(out)
 }
 
@@ -98,7 +98,7 @@ fn redact_named(name: &str, text: &str) -> Option<String> {
     }
     let mut out = Vec::with_capacity(text.len());
     // Writing to a vector does not fail.
-    let _written = write_redacted(text.as_bytes(), &findings, &mut out);
+    let _written = write_redacted(text.as_bytes(), &findings, 0, &mut out);
     Some(String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -107,7 +107,10 @@ fn redact_named(name: &str, text: &str) -> Option<String> {
 /// a credential split across two reads is still found. A
 /// line is held until its end arrives (or [`flush`](Self::flush) is called when the stream is idle), a private-key
 /// block until its end line (or a byte no key holds), and a line longer than 64 KiB is emitted in pieces, each
-/// holding back its last 4 KiB for the next; nothing else is buffered. [`push_to`](Self::push_to) writes the lines
+/// holding back its last 4 KiB for the next; nothing else is buffered. What an idle stream's flush writes of an open
+/// line stays the context of the line's scan (a name written early still makes the value that follows an
+/// assignment), and the flush keeps back the line's last word: a credential printed a few bytes at a time, pausing
+/// between them, is whole in one scan when its word ends. [`push_to`](Self::push_to) writes the lines
 /// of a read that hold no credential straight from the read, copying only the open line it keeps.
 ///
 /// ```
@@ -122,7 +125,10 @@ fn redact_named(name: &str, text: &str) -> Option<String> {
 /// ```
 #[derive(Debug, Default)]
 pub struct Redactor {
+    /// The open line's bytes: its first [`written`](Self::written) were written by an idle flush and are kept as
+    /// the scan's context; the rest wait.
     pending: Vec<u8>,
+    written: usize,
 }
 
 /// The longest piece of a line held back while its end has not arrived.
@@ -131,6 +137,10 @@ pub(crate) const MAX_PENDING: usize = 64 << 10;
 const END_LINE_MAX: usize = 64;
 /// How much of a long line's piece is kept for the next, so that a credential across the boundary is whole in one.
 pub(crate) const OVERLAP: usize = 4 << 10;
+/// The longest last word an idle flush keeps back; a longer one is written (it is scanned whole so far).
+const HELD_WORD_MAX: usize = 4 << 10;
+/// How much of what a flush wrote of an open line is kept as the context of its scan.
+const CONTEXT_MAX: usize = 1 << 10;
 
 impl Redactor {
     /// A redactor for a new stream.
@@ -169,16 +179,33 @@ impl Redactor {
             }
             input = rest;
         }
-        let cut = emit_ready(input, to)?;
+        let cut = emit_ready(input, 0, to)?;
         if let Some(rest) = input.get(cut..) {
             self.pending.extend_from_slice(rest);
         }
         Ok(())
     }
 
-    /// Whether bytes are held back, waiting for the end of their line.
+    /// Whether an idle flush would write something now: bytes held back, waiting for the end of their line,
+    /// before the line's last word.
     pub fn holds(&self) -> bool {
-        !self.pending.is_empty()
+        self.flushable() > self.written
+    }
+
+    /// Where an idle flush stops: before the open line's last word (whitespace ends a word), unless that word is
+    /// longer than [`HELD_WORD_MAX`].
+    fn flushable(&self) -> usize {
+        let word = self
+            .pending
+            .iter()
+            .rev()
+            .take_while(|byte| !byte.is_ascii_whitespace())
+            .count();
+        if word > HELD_WORD_MAX {
+            self.pending.len()
+        } else {
+            self.pending.len() - word
+        }
     }
 
     /// Writes out, redacted, what is held back (the stream is idle: a prompt without a line end must show).
@@ -191,40 +218,63 @@ impl Redactor {
     /// # Errors
     /// The first error of `to`.
     pub fn flush_to<W: Write + ?Sized>(&mut self, to: &mut W) -> std::io::Result<()> {
-        if self.pending.is_empty() {
+        let end = self.flushable();
+        if end <= self.written {
             return Ok(());
         }
+        // The whole open line is scanned, so that a credential that runs into the word kept back is not cut in
+        // two: the flush stops before a finding that runs past its end.
         let findings = scan(&self.pending);
-        let written = write_redacted(&self.pending, &findings, to);
-        self.pending.clear();
-        written
+        let end = findings
+            .iter()
+            .filter(|finding| finding.start < end && finding.end > end)
+            .map(|finding| finding.start.max(self.written))
+            .min()
+            .unwrap_or(end);
+        let inside: Vec<Finding> = findings
+            .into_iter()
+            .filter(|finding| finding.start < end)
+            .collect();
+        let ready = self.pending.get(..end).unwrap_or_default();
+        write_redacted(ready, &inside, self.written, to)?;
+        self.written = end;
+        // The context is bounded: what lies further back than that no longer goes with what follows.
+        if self.written > CONTEXT_MAX {
+            let drop = self.written - CONTEXT_MAX;
+            self.pending.drain(..drop);
+            self.written -= drop;
+        }
+        Ok(())
     }
 
     /// Writes out the rest at the end of the stream.
-    pub fn finish(mut self, out: &mut Vec<u8>) {
-        self.flush(out);
+    pub fn finish(self, out: &mut Vec<u8>) {
+        let _written = self.finish_to(out);
     }
 
     /// [`finish`](Self::finish) to a writer.
     ///
     /// # Errors
     /// The first error of `to`.
-    pub fn finish_to<W: Write + ?Sized>(mut self, to: &mut W) -> std::io::Result<()> {
-        self.flush_to(to)
+    pub fn finish_to<W: Write + ?Sized>(self, to: &mut W) -> std::io::Result<()> {
+        let findings = scan(&self.pending);
+        write_redacted(&self.pending, &findings, self.written, to)
     }
 
     /// Writes out what is ready of the bytes held, and keeps the rest.
     fn emit_pending<W: Write + ?Sized>(&mut self, to: &mut W) -> std::io::Result<()> {
-        let cut = emit_ready(&self.pending, to)?;
+        let cut = emit_ready(&self.pending, self.written, to)?;
         self.pending.drain(..cut.min(self.pending.len()));
+        self.written = self.written.saturating_sub(cut);
         Ok(())
     }
 }
 
 /// Writes to `to` the complete lines of `text`, redacted, but not a credential that runs past them or a
 /// private-key block whose end line has not arrived; returns how many bytes of `text` that took. A text longer
-/// than [`MAX_PENDING`] without a line end is written but for its last [`OVERLAP`] bytes.
-fn emit_ready<W: Write + ?Sized>(text: &[u8], to: &mut W) -> std::io::Result<usize> {
+/// than [`MAX_PENDING`] without a line end is written but for its last [`OVERLAP`] bytes. The first `written` bytes
+/// of `text` went out before (an idle flush's): they are scanned, not written again.
+fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std::io::Result<usize> {
     let overlong = text.len() > MAX_PENDING;
     let mut cut = memchr::memrchr(b'\n', text).map_or(0, |newline| newline + 1);
     if overlong {
@@ -267,19 +317,27 @@ fn emit_ready<W: Write + ?Sized>(text: &[u8], to: &mut W) -> std::io::Result<usi
             ..finding
         })
         .collect();
-    write_redacted(ready, &inside, to)?;
+    if cut > written {
+        write_redacted(ready, &inside, written, to)?;
+    }
     Ok(cut)
 }
 
-/// Writes `text` to `to` with each finding replaced by its marker: the bytes between findings as they lie.
-fn write_redacted<W: Write + ?Sized>(text: &[u8], findings: &[Finding], to: &mut W) -> std::io::Result<()> {
-    let mut at = 0;
-    for finding in findings {
-        if let Some(before) = text.get(at..finding.start) {
+/// Writes `text` from `from` on to `to` with each finding replaced by its marker: the bytes between findings as
+/// they lie. A finding that began before `from` (in what went out before) has the rest of it replaced.
+fn write_redacted<W: Write + ?Sized>(
+    text: &[u8],
+    findings: &[Finding],
+    from: usize,
+    to: &mut W,
+) -> std::io::Result<()> {
+    let mut at = from;
+    for finding in findings.iter().filter(|finding| finding.end > from) {
+        if let Some(before) = text.get(at..finding.start.max(at)) {
             to.write_all(before)?;
         }
         to.write_all(format!("[redacted: {}]", finding.kind).as_bytes())?;
-        at = finding.end;
+        at = finding.end.max(at);
     }
     match text.get(at..) {
         Some(rest) if !rest.is_empty() => to.write_all(rest),
@@ -318,6 +376,67 @@ mod tests {
                 "split at {split}"
             );
         }
+    }
+
+    /// The stream of `chunks` with an idle flush after each, as the pump does when nothing more arrives in time.
+    fn dribbled(chunks: &[&[u8]]) -> Vec<u8> {
+        let mut redactor = Redactor::new();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            redactor.push(chunk, &mut out);
+            redactor.flush(&mut out);
+        }
+        redactor.finish(&mut out);
+        out
+    }
+
+    #[test]
+    fn a_credential_printed_a_few_bytes_at_a_time_with_pauses_is_still_redacted() {
+        let lines = [
+            format!("api_token: {TOKEN}\n"),
+            format!("export GH={TOKEN} # mine\n"),
+            "password: Xk9pQ2mZ7wLr4tYv\n".to_owned(),
+            format!("{TOKEN}"),
+        ];
+        for line in &lines {
+            let expected = String::from_utf8(stream(&[line.as_bytes()])).unwrap();
+            assert!(expected.contains("[redacted:"), "{expected}");
+            // Every split into pieces of one to five bytes, each followed by an idle flush.
+            for size in 1..=5 {
+                let pieces: Vec<&[u8]> = line.as_bytes().chunks(size).collect();
+                let out = String::from_utf8(dribbled(&pieces)).unwrap();
+                assert!(
+                    !out.contains("Xk9pQ2mZ7w") && !out.contains(&TOKEN[4..20]),
+                    "{size}: {out}"
+                );
+                assert!(out.contains("[redacted:"), "{size}: {out}");
+            }
+            // And split in two at every byte.
+            for split in 1..line.len() {
+                let (a, b) = line.as_bytes().split_at(split);
+                let out = String::from_utf8(dribbled(&[a, b])).unwrap();
+                assert!(
+                    !out.contains("Xk9pQ2mZ7w") && !out.contains(&TOKEN[4..20]),
+                    "{split}: {out}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_idle_flush_shows_a_prompt_and_keeps_back_only_the_last_word() {
+        let mut redactor = Redactor::new();
+        let mut out = Vec::new();
+        redactor.push(b"Continue? [y/N] ", &mut out);
+        assert!(redactor.holds());
+        redactor.flush(&mut out);
+        assert_eq!(out, b"Continue? [y/N] ");
+        assert!(!redactor.holds());
+        redactor.push(b"y\nProgress 40%", &mut out);
+        redactor.flush(&mut out);
+        assert_eq!(out, b"Continue? [y/N] y\nProgress ");
+        redactor.finish(&mut out);
+        assert_eq!(out, b"Continue? [y/N] y\nProgress 40%");
     }
 
     #[test]
