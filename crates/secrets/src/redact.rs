@@ -396,7 +396,7 @@ mod tests {
             format!("api_token: {TOKEN}\n"),
             format!("export GH={TOKEN} # mine\n"),
             "password: Xk9pQ2mZ7wLr4tYv\n".to_owned(),
-            format!("{TOKEN}"),
+            TOKEN.to_owned(),
         ];
         for line in &lines {
             let expected = String::from_utf8(stream(&[line.as_bytes()])).unwrap();
