@@ -387,9 +387,9 @@ impl Guard {
     /// Why a snapshot of the writable root holding `place` does not hold everything at or below it: a file or
     /// directory the snapshot's ignore rules leave out (a `.gitignore` anywhere above or below, `.git/info/exclude`,
     /// agent-guard's own lines) whose name, or a directory's above it, is no build output's, or more entries than
-    /// the look through them takes; `None` when it holds all. The root's own `.git` and `.agent-guard` count
-    /// `with_git` (git writing the working tree leaves them alone); a nested repository's `.git` is history no
-    /// snapshot holds. Reads the directories below `place`, at most [`LEFT_OUT_CAP`] entries: only a line that
+    /// the look through them takes; `None` when it holds all. Every `.git` and `.agent-guard` counts as held
+    /// `with_git` (git writing the working tree leaves them alone); for a removal, a nested repository's `.git` is
+    /// history no snapshot holds. Reads the directories below `place`, at most [`LEFT_OUT_CAP`] entries: only a line that
     /// removes a tree or writes the working tree from another commit pays for it.
     fn left_out_of_snapshots(&self, place: &Path, with_git: bool) -> Option<String> {
         let sandbox = self.sandbox.as_ref()?;
@@ -400,7 +400,9 @@ impl Guard {
             .filter(|root| place.starts_with(root))
             .max_by_key(|root| root.as_os_str().len())?;
         let mut excused = |path: &Path, is_dir: bool| {
-            if with_git && (path == root.join(".git") || path == root.join(".agent-guard")) {
+            // Git writing the working tree leaves every repository's own directory alone (a nested one's too,
+            // which the outer repository cannot track), and agent-guard's state, which no commit holds.
+            if with_git && path.file_name().is_some_and(|name| name == ".git" || name == ".agent-guard") {
                 return true;
             }
             let mut dirs = path
