@@ -77,6 +77,8 @@ pub struct Store {
     keep_bytes: u64,
     /// Whether a change watcher tells snapshots what changed ([`UndoSettings::watch`]).
     watch: bool,
+    /// The files the last snapshot held that the latest one left out because git could not read them.
+    left_out: std::sync::Mutex<BTreeSet<PathBuf>>,
 }
 
 /// The exclusive lock of a store, held while a snapshot is taken or files are restored.
@@ -200,6 +202,7 @@ impl Store {
             keep_runs: settings.keep_runs,
             keep_bytes: settings.keep_bytes,
             watch: settings.watch,
+            left_out: std::sync::Mutex::default(),
         })
     }
 
@@ -262,6 +265,7 @@ impl Store {
     /// With a change watcher, only the paths it says changed since the last snapshot are looked at; whenever
     /// anything is in doubt, the whole root is walked (see the `watch` module).
     pub(crate) fn snapshot(&self, lock: &StoreLock, rules: &mut Rules) -> Result<String> {
+        drop(self.left_out());
         if !self.watch {
             return self.walk_snapshot(lock, rules).map(|(tree, _)| tree);
         }
@@ -308,23 +312,28 @@ impl Store {
             }));
         }
         let mut update = Vec::new();
+        let mut gone = Vec::new();
         let mut known = 0;
         for (path, stat, _) in &walked {
             if !kept.entries.contains_key(path.as_os_str()) {
                 // A new file that cannot be read is left out (git would stop at it).
-                if readable(&work_tree.join(path)) {
+                if self.takes(path, false) {
                     push_path(&mut update, path);
                 }
                 continue;
             }
             known += 1;
             if !stat.as_ref().is_some_and(|stat| kept.unchanged(path, stat)) {
-                push_path(&mut update, path);
+                // One held that can no longer be read is left out too, as if gone.
+                if self.takes(path, true) {
+                    push_path(&mut update, path);
+                } else {
+                    push_path(&mut gone, path);
+                }
             }
         }
         // What the last snapshot held and the walk did not list: gone, no longer a file (or below a link), or a
         // file the rules now ignore, which stays (a rule written since cannot take a file out of the snapshots).
-        let mut gone = Vec::new();
         if known < kept.entries.len() {
             let walked_set: HashSet<&OsStr> = walked.iter().map(|(path, _, _)| path.as_os_str()).collect();
             for path in kept
@@ -333,7 +342,7 @@ impl Store {
                 .filter(|p| !walked_set.contains(p.as_os_str()))
             {
                 let path = Path::new(path);
-                if still_a_file(work_tree, path) {
+                if still_a_file(work_tree, path) && self.takes(path, true) {
                     push_path(&mut update, path);
                 } else {
                     push_path(&mut gone, path);
@@ -346,6 +355,29 @@ impl Store {
             .map(|(path, _, _)| path)
             .collect();
         Ok((self.commit_index(&gone, &update)?, linked))
+    }
+
+    /// Whether a file of the root found by a snapshot (`path`, relative to the work tree) goes to git: whether git
+    /// can read it ([`readable`]). One it cannot is left out of the snapshot, which `git update-index` would
+    /// otherwise stop at, failing the snapshot and every later one while the file stays; one that the last
+    /// snapshot `held` is noted in [`Store::left_out`].
+    pub(crate) fn takes(&self, path: &Path, held: bool) -> bool {
+        if readable(&self.git.work_tree.join(path)) {
+            return true;
+        }
+        if held && let Ok(mut left_out) = self.left_out.lock() {
+            left_out.insert(path.to_path_buf());
+        }
+        false
+    }
+
+    /// The files the last snapshot held and the latest one left out because git could not read them (relative
+    /// to the work tree); emptied by the call.
+    pub(crate) fn left_out(&self) -> BTreeSet<PathBuf> {
+        self.left_out
+            .lock()
+            .map(|mut left_out| std::mem::take(&mut *left_out))
+            .unwrap_or_default()
     }
 
     /// The tree of the last snapshot, as it wrote it.
@@ -614,10 +646,26 @@ pub(crate) fn push_path(list: &mut Vec<u8>, path: &Path) {
     list.push(0);
 }
 
-/// Whether the file at `path` can be read (a link always can: its target is its content).
+/// Whether git can take what is at `path` into a snapshot: a link (its target is its content), or a regular file
+/// this process can open for reading. Not a file it may not read, nor a FIFO, a socket or a device at a name that
+/// held a file: `git update-index` stops at each of them.
 pub(crate) fn readable(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-        || nix::unistd::access(path, nix::unistd::AccessFlags::R_OK).is_ok()
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if meta.file_type().is_symlink() {
+        return true;
+    }
+    // Opened, not asked (`access`): what counts is what git's own `open` will meet (ACLs, security modules, a
+    // file system's own rules). Without following a link and without blocking, in case the name changed since.
+    meta.is_file()
+        && std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+            .open(path)
+            .and_then(|file| file.metadata())
+            .is_ok_and(|meta| meta.is_file())
 }
 
 /// Whether `path` (relative to `work_tree`) is a file or a link, reached through directories only (git refuses

@@ -120,6 +120,13 @@ impl World {
     /// Runs `script` with bash in the project, recorded in both stores; the trees of both must be the same
     /// after it. Returns the run's number in the watched store when it changed something.
     fn run(&self, script: &str) -> Option<u64> {
+        let (id, notes) = self.run_noting(script);
+        assert!(notes.is_empty(), "{notes:?}");
+        id
+    }
+
+    /// As [`World::run`], and what the recording in the watched store noted after the command.
+    fn run_noting(&self, script: &str) -> (Option<u64>, Vec<String>) {
         let roots = [self.root.clone()];
         let watched = Recording::begin(&roots, script, &self.watched);
         let walked = Recording::begin(&roots, script, &self.walked);
@@ -133,9 +140,8 @@ impl World {
         assert!(status.success(), "`{script}` failed");
         let finished = watched.finish();
         let _walked = walked.finish();
-        assert!(finished.notes.is_empty(), "{:?}", finished.notes);
         self.same_trees(script);
-        finished.runs.first().map(|run| run.id)
+        (finished.runs.first().map(|run| run.id), finished.notes)
     }
 
     /// The last tree of the watched store is the walked store's.
@@ -307,6 +313,37 @@ fn a_write_through_a_hard_link_outside_the_root_is_seen() {
     world.answered("the run after a write through the other name");
 }
 
+/// A file the last snapshot held that git cannot read now (a FIFO in its place; made unreadable, for a user who
+/// is not root) is left out of the snapshot, as if deleted, and said: the run is recorded all the same, later
+/// snapshots go on, and taking the run back puts everything back.
+fn a_file_that_cannot_be_read_is_left_out_and_the_rest_taken_back() {
+    let world = World::new();
+    world.warm();
+    let between = state(&world.project);
+    let (id, notes) = world.run_noting(
+        "rm -rf src && mkdir -p src/nested && mkfifo src/lib.rs && touch src/nested/deep.rs \
+         && chmod 000 src/nested/deep.rs && echo new > src/new.rs",
+    );
+    let id = id.unwrap_or_else(|| panic!("the run is not recorded: {notes:?}"));
+    assert!(
+        notes.iter().any(|note| note.contains("leaves out `src/lib.rs`")),
+        "{notes:?}"
+    );
+    world.run("echo later > later.txt").unwrap();
+    let report = world
+        .store()
+        .undo(
+            UndoRequest {
+                from: Some(id),
+                ..UndoRequest::default()
+            },
+            &|_| None,
+        )
+        .unwrap();
+    assert!(report.applied, "{report:?}");
+    assert_eq!(state(&world.project), between);
+}
+
 /// A changed ignore rule (a `.gitignore` in the root, `.git/info/exclude`, a `.gitignore` above the root) makes
 /// the next snapshot walk, and the trees are a walk's throughout; the watcher serves again afterwards.
 fn a_changed_rule_makes_a_walk_and_the_watcher_comes_back() {
@@ -463,7 +500,7 @@ fn main() {
         eprintln!("no git: skipped");
         return;
     }
-    let tests: [(&str, fn()); 7] = [
+    let tests: [(&str, fn()); 8] = [
         (
             "a_change_between_runs_is_captured_and_taken_back_to",
             a_change_between_runs_is_captured_and_taken_back_to,
@@ -479,6 +516,10 @@ fn main() {
         (
             "a_write_through_a_hard_link_outside_the_root_is_seen",
             a_write_through_a_hard_link_outside_the_root_is_seen,
+        ),
+        (
+            "a_file_that_cannot_be_read_is_left_out_and_the_rest_taken_back",
+            a_file_that_cannot_be_read_is_left_out_and_the_rest_taken_back,
         ),
         (
             "a_changed_rule_makes_a_walk_and_the_watcher_comes_back",

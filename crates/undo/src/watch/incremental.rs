@@ -146,15 +146,21 @@ fn changed(
     let mut gone: BTreeSet<PathBuf> = BTreeSet::new();
     let mut walked: HashSet<PathBuf> = HashSet::new();
     let mut below: Vec<&Path> = Vec::new();
-    let listed = |path: &Path, stat: Option<&Stat>, update: &mut BTreeSet<PathBuf>| {
-        if !kept.entries.contains_key(path.as_os_str()) {
-            if crate::store::readable(&work_tree.join(path)) {
-                update.insert(path.to_path_buf());
+    let listed =
+        |path: &Path, stat: Option<&Stat>, update: &mut BTreeSet<PathBuf>, gone: &mut BTreeSet<PathBuf>| {
+            if !kept.entries.contains_key(path.as_os_str()) {
+                if store.takes(path, false) {
+                    update.insert(path.to_path_buf());
+                }
+            } else if !stat.is_some_and(|stat| kept.unchanged(path, stat)) {
+                // One held that can no longer be read is left out, as if gone.
+                if store.takes(path, true) {
+                    update.insert(path.to_path_buf());
+                } else {
+                    gone.insert(path.to_path_buf());
+                }
             }
-        } else if !stat.is_some_and(|stat| kept.unchanged(path, stat)) {
-            update.insert(path.to_path_buf());
-        }
-    };
+        };
     for path in paths {
         if !path.starts_with(prefix) {
             continue;
@@ -175,7 +181,7 @@ fn changed(
                     return Ok(None);
                 }
                 for (file, stat, many) in &found {
-                    listed(file, stat.as_ref(), &mut update);
+                    listed(file, stat.as_ref(), &mut update, &mut gone);
                     walked.insert(file.clone());
                     if *many {
                         linked.insert(file.clone());
@@ -184,7 +190,7 @@ fn changed(
                 below.push(path);
             }
             Kind::File(stat, many) if !checker.ignored(path, false) => {
-                listed(path, stat.as_ref(), &mut update);
+                listed(path, stat.as_ref(), &mut update, &mut gone);
                 walked.insert(path.clone());
                 if many {
                     linked.insert(path.clone());
@@ -196,7 +202,7 @@ fn changed(
                 below.push(path);
                 linked.remove(path);
                 if kept.entries.contains_key(path.as_os_str()) && !walked.contains(path) {
-                    if still_a_file(work_tree, path) {
+                    if still_a_file(work_tree, path) && store.takes(path, true) {
                         update.insert(path.clone());
                     } else {
                         gone.insert(path.clone());
@@ -214,7 +220,7 @@ fn changed(
             if walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != *dir) {
                 continue;
             }
-            if still_a_file(work_tree, path) {
+            if still_a_file(work_tree, path) && store.takes(path, true) {
                 update.insert(path.to_path_buf());
             } else {
                 gone.insert(path.to_path_buf());
