@@ -25,6 +25,12 @@ pub type RunId = u64;
 const PRUNE_EVERY: u64 = 16;
 /// How many times `git update-index` is run before a snapshot fails (see `Store::update_index`).
 const UPDATE_TRIES: u32 = 3;
+/// A file larger than this is not hashed into a snapshot: it is recorded by its stat data alone (see
+/// [`Store::commit_index`]), so that no single file a command writes can make a snapshot run past its bound.
+const KEPT_FILE_BYTES: u64 = 64 << 20;
+/// The most file content one snapshot hashes: past it, the largest of the files to hash are recorded by their stat
+/// data alone, so that no number of files a command writes can make a snapshot run past its bound either.
+const KEPT_SNAPSHOT_BYTES: u64 = 256 << 20;
 /// The longest command text a record keeps.
 const COMMAND_CHARS: usize = 2_000;
 
@@ -388,14 +394,27 @@ impl Store {
     }
 
     /// Removes `gone` from the index and gives git `update` (both NUL-separated), and returns the tree.
+    ///
+    /// A file of `update` larger than [`KEPT_FILE_BYTES`], and the largest ones while those left hold more than
+    /// [`KEPT_SNAPSHOT_BYTES`], are not hashed: each is recorded as an entry whose id is made of its stat data
+    /// (size, times, inode, mode), with the mode of a nested repository's commit, which needs no object and which
+    /// undo never writes. Taking a run back then deletes such a file the run made, and compares it by its stat
+    /// data, but cannot put back its content. Hashing a file costs time in proportion to its size (zlib and SHA-1,
+    /// some 25 MB/s on a loaded machine): without these bounds, a command that wrote a large file or many made the
+    /// snapshot after it run past its bound, which switched the root's snapshots off and left the run, and
+    /// whatever else it did, unrecorded.
     pub(crate) fn commit_index(&self, gone: &[u8], update: &[u8]) -> Result<String> {
         let index = self.git.dir.join("index");
         let stamp_before = stamp(&index);
         if !gone.is_empty() {
             self.update_index(&["--force-remove"], gone)?;
         }
+        let (update, by_stat) = self.by_stat(update);
         if !update.is_empty() {
-            self.update_index(&["--add", "--remove", "--replace"], update)?;
+            self.update_index(&["--add", "--remove", "--replace"], &update)?;
+        }
+        if !by_stat.is_empty() {
+            self.update_index(&["--index-info"], &by_stat)?;
         }
         let unchanged = stamp_before.is_some() && stamp(&index) == stamp_before;
         // git rewrites the index only when an entry changed: when it did not, the tree is the one the last
@@ -418,6 +437,47 @@ impl Store {
         Ok(tree)
     }
 
+    /// Splits `update` (NUL-separated paths) into those git hashes and the `--index-info` records (`-z`) of the
+    /// files recorded by their stat data alone (see [`Store::commit_index`]).
+    fn by_stat(&self, update: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let mut sized: Vec<(&[u8], Option<nix::sys::stat::FileStat>)> = update
+            .split(|b| *b == 0)
+            .filter(|path| !path.is_empty())
+            .map(|path| {
+                let full = self.git.work_tree.join(OsStr::from_bytes(path));
+                let stat = nix::sys::stat::lstat(&full)
+                    .ok()
+                    .filter(|stat| stat.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG);
+                (path, stat)
+            })
+            .collect();
+        let size = |stat: &Option<nix::sys::stat::FileStat>| {
+            stat.as_ref()
+                .map_or(0, |stat| u64::try_from(stat.st_size).unwrap_or(u64::MAX))
+        };
+        // Largest first: past the bound of a snapshot, the largest are the ones left unhashed.
+        sized.sort_by_key(|(_, stat)| std::cmp::Reverse(size(stat)));
+        let mut total: u64 = sized.iter().map(|(_, stat)| size(stat)).sum();
+        let mut hashed = Vec::new();
+        let mut by_stat = Vec::new();
+        for (path, stat) in sized {
+            let bytes = size(&stat);
+            match stat {
+                Some(stat) if bytes > KEPT_FILE_BYTES || total > KEPT_SNAPSHOT_BYTES => {
+                    total -= bytes;
+                    by_stat.extend_from_slice(format!("160000 {}\t", stat_id(&stat)).as_bytes());
+                    by_stat.extend_from_slice(path);
+                    by_stat.push(0);
+                }
+                _ => {
+                    hashed.extend_from_slice(path);
+                    hashed.push(0);
+                }
+            }
+        }
+        (hashed, by_stat)
+    }
+
     /// The paths the store's index holds (relative to the work tree), as git lists them.
     fn indexed(&self) -> Result<impl Iterator<Item = OsString>> {
         let listing = self.git.run(&["ls-files", "-z"])?;
@@ -435,10 +495,15 @@ impl Store {
     /// went on from there would record the file as unchanged (and a run as changing nothing), so a failure is
     /// tried again, and the last one fails the snapshot.
     fn update_index(&self, options: &[&str], paths: &[u8]) -> Result<()> {
-        let args: Vec<&str> = ["update-index"]
+        let stdin = if options.contains(&"--index-info") {
+            None
+        } else {
+            Some("--stdin")
+        };
+        let args: Vec<&str> = ["update-index", "-z"]
             .into_iter()
             .chain(options.iter().copied())
-            .chain(["-z", "--stdin"])
+            .chain(stdin)
             .collect();
         let mut tried = 0;
         loop {
@@ -685,6 +750,29 @@ pub(crate) fn still_a_file(work_tree: &Path, path: &Path) -> bool {
         }
     }
     true
+}
+
+/// The id under which a file too large to hash is recorded: made of its stat data, so that a file unchanged since
+/// has the same one and a changed one (in size, times, inode or mode) another.
+pub(crate) fn stat_id(stat: &nix::sys::stat::FileStat) -> String {
+    let mut data = Vec::with_capacity(64);
+    for field in [
+        stat.st_mtime,
+        stat.st_mtime_nsec,
+        stat.st_ctime,
+        stat.st_ctime_nsec,
+        i64::try_from(stat.st_ino).unwrap_or(-1),
+        i64::try_from(stat.st_dev).unwrap_or(-1),
+        i64::from(stat.st_mode),
+    ] {
+        data.extend_from_slice(&field.to_le_bytes());
+    }
+    format!(
+        "{:016x}{:016x}{:08x}",
+        stat.st_size,
+        fnv1a(&data),
+        fnv1a(data.get(..24).unwrap_or_default()) & 0xffff_ffff
+    )
 }
 
 /// What tells whether git rewrote the index: its inode (git replaces the file), time and size.

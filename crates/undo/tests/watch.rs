@@ -344,6 +344,48 @@ fn a_file_that_cannot_be_read_is_left_out_and_the_rest_taken_back() {
     assert_eq!(state(&world.project), between);
 }
 
+/// A file too large to hash is recorded by its stat data alone, so that writing it cannot make the snapshot after
+/// the command run past its bound: the run (and what else it did) is recorded, and taking it back deletes the
+/// file and puts back the rest.
+fn a_file_too_large_to_hash_is_recorded_by_its_stat_and_the_run_taken_back() {
+    let world = World::new();
+    world.warm();
+    let between = state(&world.project);
+    let id = world
+        .run("rm -rf src && truncate -s 65M big.bin && echo small > small.bin")
+        .unwrap();
+    let store = world.store();
+    let tree = std::fs::read_to_string(store.dir().join("last-tree")).unwrap();
+    let listed = Command::new("git")
+        .arg("--git-dir")
+        .arg(store.dir())
+        .args(["ls-tree", "-r", tree.trim()])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let line = |name: &str| {
+        listed
+            .lines()
+            .find(|line| line.ends_with(name))
+            .unwrap_or_default()
+    };
+    assert!(line("\tbig.bin").starts_with("160000 "), "{listed}");
+    assert!(line("\tsmall.bin").starts_with("100644 blob "), "{listed}");
+    world.run("echo later > later.txt").unwrap();
+    let report = world
+        .store()
+        .undo(
+            UndoRequest {
+                from: Some(id),
+                ..UndoRequest::default()
+            },
+            &|_| None,
+        )
+        .unwrap();
+    assert!(report.applied && report.refused.is_empty(), "{report:?}");
+    assert_eq!(state(&world.project), between);
+}
+
 /// A changed ignore rule (a `.gitignore` in the root, `.git/info/exclude`, a `.gitignore` above the root) makes
 /// the next snapshot walk, and the trees are a walk's throughout; the watcher serves again afterwards.
 fn a_changed_rule_makes_a_walk_and_the_watcher_comes_back() {
@@ -500,7 +542,7 @@ fn main() {
         eprintln!("no git: skipped");
         return;
     }
-    let tests: [(&str, fn()); 8] = [
+    let tests: [(&str, fn()); 9] = [
         (
             "a_change_between_runs_is_captured_and_taken_back_to",
             a_change_between_runs_is_captured_and_taken_back_to,
@@ -520,6 +562,10 @@ fn main() {
         (
             "a_file_that_cannot_be_read_is_left_out_and_the_rest_taken_back",
             a_file_that_cannot_be_read_is_left_out_and_the_rest_taken_back,
+        ),
+        (
+            "a_file_too_large_to_hash_is_recorded_by_its_stat_and_the_run_taken_back",
+            a_file_too_large_to_hash_is_recorded_by_its_stat_and_the_run_taken_back,
         ),
         (
             "a_changed_rule_makes_a_walk_and_the_watcher_comes_back",
