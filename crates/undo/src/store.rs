@@ -25,11 +25,9 @@ pub type RunId = u64;
 const PRUNE_EVERY: u64 = 16;
 /// How many times `git update-index` is run before a snapshot fails (see `Store::update_index`).
 const UPDATE_TRIES: u32 = 3;
-/// A file larger than this is not hashed into a snapshot: it is recorded by its stat data alone (see
-/// [`Store::commit_index`]), so that no single file a command writes can make a snapshot run past its bound.
-const KEPT_FILE_BYTES: u64 = 64 << 20;
 /// The most file content one snapshot hashes: past it, the largest of the files to hash are recorded by their stat
-/// data alone, so that no number of files a command writes can make a snapshot run past its bound either.
+/// data alone (see [`Store::commit_index`]), so that nothing a command writes can make the snapshot after it run
+/// past its bound.
 const KEPT_SNAPSHOT_BYTES: u64 = 256 << 20;
 /// The longest command text a record keeps.
 const COMMAND_CHARS: usize = 2_000;
@@ -395,13 +393,14 @@ impl Store {
 
     /// Removes `gone` from the index and gives git `update` (both NUL-separated), and returns the tree.
     ///
-    /// A file of `update` larger than [`KEPT_FILE_BYTES`], and the largest ones while those left hold more than
-    /// [`KEPT_SNAPSHOT_BYTES`], are not hashed: each is recorded as an entry whose id is made of its stat data
+    /// While the files of `update` hold more than [`KEPT_SNAPSHOT_BYTES`] together, the largest of them are not
+    /// hashed: each is recorded as an entry whose id is made of its stat data
     /// (size, times, inode, mode), with the mode of a nested repository's commit, which needs no object and which
     /// undo never writes. Taking a run back then deletes such a file the run made, and compares it by its stat
-    /// data, but cannot put back its content. Hashing a file costs time in proportion to its size (zlib and SHA-1,
-    /// some 25 MB/s on a loaded machine): without these bounds, a command that wrote a large file or many made the
-    /// snapshot after it run past its bound, which switched the root's snapshots off and left the run, and
+    /// data, but cannot put back its content; a later snapshot that looks at the file again hashes it when the bound
+    /// allows. Hashing a file costs time in proportion to its size (zlib and SHA-1, some 25 MB/s on a loaded
+    /// machine): without the bound, a command that wrote a large file or many made the snapshot after it run past
+    /// its bound, which switched the root's snapshots off and left the run, and
     /// whatever else it did, unrecorded.
     pub(crate) fn commit_index(&self, gone: &[u8], update: &[u8]) -> Result<String> {
         let index = self.git.dir.join("index");
@@ -463,7 +462,7 @@ impl Store {
         for (path, stat) in sized {
             let bytes = size(&stat);
             match stat {
-                Some(stat) if bytes > KEPT_FILE_BYTES || total > KEPT_SNAPSHOT_BYTES => {
+                Some(stat) if total > KEPT_SNAPSHOT_BYTES => {
                     total -= bytes;
                     by_stat.extend_from_slice(format!("160000 {}\t", stat_id(&stat)).as_bytes());
                     by_stat.extend_from_slice(path);

@@ -352,7 +352,7 @@ fn a_file_too_large_to_hash_is_recorded_by_its_stat_and_the_run_taken_back() {
     world.warm();
     let between = state(&world.project);
     let id = world
-        .run("rm -rf src && truncate -s 65M big.bin && echo small > small.bin")
+        .run("rm -rf src && truncate -s 300M big.bin && echo small > small.bin")
         .unwrap();
     let store = world.store();
     let tree = std::fs::read_to_string(store.dir().join("last-tree")).unwrap();
