@@ -585,3 +585,49 @@ fn a_file_written_through_a_name_of_the_runs_making_is_recorded_or_untouched() {
         }
     }
 }
+
+/// A file whose content the snapshots did not keep (too large to hash) is one `agent-guard undo` cannot put back:
+/// a line that removes it is no contained allow, while one that removes what undo keeps still is.
+#[test]
+fn a_file_too_large_to_keep_is_no_contained_removal() {
+    if !supported() {
+        return;
+    }
+    let world = World::new();
+    let ran = world.sandboxed("mkdir data && truncate -s 300M data/big.bin");
+    assert!(text(&ran.stderr).contains("undo id 1"), "{}", text(&ran.stderr));
+    let decide = |command: &str| {
+        let mut child = Command::new(BIN)
+            .arg("check")
+            .current_dir(&world.project)
+            .env("HOME", &world.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("AGENT_GUARD_UNDO_DIR")
+            .env_remove("AGENT_GUARD_UNDO")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = serde_json::json!({
+            "session_id": "kept",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "cwd": world.project,
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "acceptEdits",
+        });
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["hookSpecificOutput"].clone()
+    };
+    let kept = decide("rm -rf src/deep");
+    assert_eq!(kept["permissionDecision"], "allow", "{kept}");
+    let big = decide("rm -rf data");
+    assert_ne!(big["permissionDecision"], "allow", "{big}");
+}

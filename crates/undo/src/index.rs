@@ -26,6 +26,11 @@ pub(crate) struct Stat {
 }
 
 impl Stat {
+    /// Whether the entry is of a nested repository's commit: what a snapshot records for a file too large to hash.
+    pub(crate) fn is_gitlink(&self) -> bool {
+        self.mode & 0o170_000 == 0o160_000
+    }
+
     /// The stat data of `stat` (from `fstatat` without following a link) as git would record it; `None` for what
     /// is neither a file nor a link.
     pub(crate) fn of_raw(stat: &nix::sys::stat::FileStat) -> Option<Self> {

@@ -384,6 +384,25 @@ impl Store {
             .unwrap_or_default()
     }
 
+    /// The files the store's index holds by their stat data alone (too large to hash when a snapshot looked at
+    /// them), as absolute paths; none when the index cannot be read.
+    pub(crate) fn not_kept(&self) -> Vec<PathBuf> {
+        let Ok(file) = File::open(self.git.dir.join("index")) else {
+            return Vec::new();
+        };
+        let Some(mut entries) = crate::index::Entries::new(std::io::BufReader::with_capacity(1 << 16, file))
+        else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        while let Some(Some(entry)) = entries.next_entry() {
+            if entry.stat.is_gitlink() {
+                found.push(self.git.work_tree.join(OsStr::from_bytes(entry.name)));
+            }
+        }
+        found
+    }
+
     /// The tree of the last snapshot, as it wrote it.
     pub(crate) fn last_tree(&self) -> Option<String> {
         let tree = std::fs::read_to_string(self.git.dir.join("last-tree")).ok()?;
