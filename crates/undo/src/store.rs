@@ -29,6 +29,8 @@ const UPDATE_TRIES: u32 = 3;
 /// data alone (see [`Store::commit_index`]), so that nothing a command writes can make the snapshot after it run
 /// past its bound.
 const KEPT_SNAPSHOT_BYTES: u64 = 256 << 20;
+/// The most files one snapshot hashes, for the same reason: git writes an object file for each.
+const KEPT_SNAPSHOT_FILES: usize = 40_000;
 /// The longest command text a record keeps.
 const COMMAND_CHARS: usize = 2_000;
 
@@ -412,14 +414,14 @@ impl Store {
 
     /// Removes `gone` from the index and gives git `update` (both NUL-separated), and returns the tree.
     ///
-    /// While the files of `update` hold more than [`KEPT_SNAPSHOT_BYTES`] together, the largest of them are not
-    /// hashed: each is recorded as an entry whose id is made of its stat data
+    /// While the files of `update` hold more than [`KEPT_SNAPSHOT_BYTES`] together, or are more than
+    /// [`KEPT_SNAPSHOT_FILES`], the largest of them are not hashed: each is recorded as an entry whose id is made of its stat data
     /// (size, times, inode, mode), with the mode of a nested repository's commit, which needs no object and which
     /// undo never writes. Taking a run back then deletes such a file the run made, and compares it by its stat
     /// data, but cannot put back its content; a later snapshot that looks at the file again hashes it when the bound
     /// allows. Hashing a file costs time in proportion to its size (zlib and SHA-1, some 25 MB/s on a loaded
-    /// machine): without the bound, a command that wrote a large file or many made the snapshot after it run past
-    /// its bound, which switched the root's snapshots off and left the run, and
+    /// machine): without the bounds, a command that wrote a large file or very many made the snapshot after it run
+    /// past its bound, which switched the root's snapshots off and left the run, and
     /// whatever else it did, unrecorded.
     pub(crate) fn commit_index(&self, gone: &[u8], update: &[u8]) -> Result<String> {
         let index = self.git.dir.join("index");
@@ -476,13 +478,15 @@ impl Store {
         // Largest first: past the bound of a snapshot, the largest are the ones left unhashed.
         sized.sort_by_key(|(_, stat)| std::cmp::Reverse(size(stat)));
         let mut total: u64 = sized.iter().map(|(_, stat)| size(stat)).sum();
+        let mut count = sized.len();
         let mut hashed = Vec::new();
         let mut by_stat = Vec::new();
         for (path, stat) in sized {
             let bytes = size(&stat);
             match stat {
-                Some(stat) if total > KEPT_SNAPSHOT_BYTES => {
+                Some(stat) if total > KEPT_SNAPSHOT_BYTES || count > KEPT_SNAPSHOT_FILES => {
                     total -= bytes;
+                    count -= 1;
                     by_stat.extend_from_slice(format!("160000 {}\t", stat_id(&stat)).as_bytes());
                     by_stat.extend_from_slice(path);
                     by_stat.push(0);

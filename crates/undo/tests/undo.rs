@@ -569,3 +569,37 @@ fn a_rule_written_between_runs_does_not_take_a_snapshotted_file_out() {
     assert!(world.project.join("src/nested/deep.rs").is_file());
     assert!(world.project.join("untracked.txt").is_file());
 }
+
+/// A run that writes more files than one snapshot hashes is recorded all the same (the ones past the bound by
+/// their stat data alone), and taken back: the files it made are deleted, the ones it deleted put back.
+#[test]
+fn a_run_that_writes_more_files_than_a_snapshot_hashes_is_recorded_and_taken_back() {
+    let world = World::new();
+    world.run("true");
+    let before = state(&world.project);
+    let id = world
+        .run("rm -rf src && mkdir many && cd many && seq 1 40010 | xargs touch")
+        .unwrap();
+    let store = world.store();
+    let tree = std::fs::read_to_string(store.dir().join("last-tree")).unwrap();
+    let listed = Command::new("git")
+        .arg("--git-dir")
+        .arg(store.dir())
+        .args(["ls-tree", "-r", tree.trim()])
+        .output()
+        .unwrap();
+    let by_stat = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter(|line| line.starts_with("160000 "))
+        .count();
+    assert!(
+        (1..=40).contains(&by_stat),
+        "{by_stat} files recorded by their stat data"
+    );
+    let report = world.undo(UndoRequest {
+        from: Some(id),
+        ..UndoRequest::default()
+    });
+    assert!(report.applied && report.refused.is_empty(), "{report:?}");
+    assert_eq!(state(&world.project), before);
+}
