@@ -148,9 +148,9 @@ impl Store {
                         && current.is_some()
                         && current == now.get(&path)
                         && nix::sys::stat::lstat(&self.root().join(&path)).is_ok_and(|stat| {
-                            after
-                                .as_ref()
-                                .is_some_and(|after| crate::store::stat_id(&stat) == after.oid)
+                            after.as_ref().is_some_and(|after| {
+                                crate::index::Stat::of_raw(&stat).is_some_and(|stat| stat.id() == after.oid)
+                            })
                         })
                 };
                 if current != after.as_ref() && !by_stat() {

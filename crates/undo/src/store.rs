@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, UndoError};
 use crate::git::{Git, find_git};
-use crate::index::Index;
+use crate::index::{Index, Stat};
 use crate::settings::UndoSettings;
 use crate::walk::{self, Rules};
 
@@ -309,6 +309,10 @@ impl Store {
             Some(kept) => kept,
             None => Index::listed(self.indexed()?),
         };
+        // A file recorded by its stat data alone stays so while it is unchanged, but for a snapshot before a
+        // command (or undo's), which hashes it when the bound allows: so that the snapshot after a command holds a
+        // change of the command's alone.
+        let catch_up = !rules.is_frozen();
         let walked = walk::files(work_tree, &self.root, rules);
         if started.elapsed() > self.git.timeout {
             return Err(self.switch_off(UndoError::Timeout {
@@ -329,7 +333,9 @@ impl Store {
                 continue;
             }
             known += 1;
-            if !stat.as_ref().is_some_and(|stat| kept.unchanged(path, stat)) {
+            if !stat.as_ref().is_some_and(|stat| {
+                kept.unchanged(path, stat) || (!catch_up && kept.kept_by_stat(path, stat))
+            }) {
                 // One held that can no longer be read is left out too, as if gone.
                 if self.takes(path, true) {
                     push_path(&mut update, path);
@@ -460,34 +466,51 @@ impl Store {
     /// Splits `update` (NUL-separated paths) into those git hashes and the `--index-info` records (`-z`) of the
     /// files recorded by their stat data alone (see [`Store::commit_index`]).
     fn by_stat(&self, update: &[u8]) -> (Vec<u8>, Vec<u8>) {
-        let mut sized: Vec<(&[u8], Option<nix::sys::stat::FileStat>)> = update
+        // Each path with the stat data of a regular file (only a file is recorded by them) and its size.
+        let mut sized: Vec<(&[u8], Option<Stat>, u64)> = update
             .split(|b| *b == 0)
             .filter(|path| !path.is_empty())
             .map(|path| {
                 let full = self.git.work_tree.join(OsStr::from_bytes(path));
-                let stat = nix::sys::stat::lstat(&full)
+                let raw = nix::sys::stat::lstat(&full)
                     .ok()
-                    .filter(|stat| stat.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG);
-                (path, stat)
+                    .filter(|raw| raw.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG);
+                let size = raw
+                    .as_ref()
+                    .map_or(0, |raw| u64::try_from(raw.st_size).unwrap_or(u64::MAX));
+                (path, raw.as_ref().and_then(Stat::of_raw), size)
             })
             .collect();
-        let size = |stat: &Option<nix::sys::stat::FileStat>| {
-            stat.as_ref()
-                .map_or(0, |stat| u64::try_from(stat.st_size).unwrap_or(u64::MAX))
-        };
-        // Largest first: past the bound of a snapshot, the largest are the ones left unhashed.
-        sized.sort_by_key(|(_, stat)| std::cmp::Reverse(size(stat)));
-        let mut total: u64 = sized.iter().map(|(_, stat)| size(stat)).sum();
-        let mut count = sized.len();
+        // Past the bound of bytes, the largest are left unhashed; past the bound of files, the smallest of those
+        // left (each costs git about the same, and the larger hold more that undo could put back).
+        sized.sort_by_key(|(_, _, size)| std::cmp::Reverse(*size));
+        let mut unhashed = vec![false; sized.len()];
+        let mut total: u64 = sized.iter().map(|(_, _, size)| *size).sum();
+        for ((_, stat, size), unhashed) in sized.iter().zip(unhashed.iter_mut()) {
+            if total <= KEPT_SNAPSHOT_BYTES {
+                break;
+            }
+            if stat.is_some() {
+                total -= size;
+                *unhashed = true;
+            }
+        }
+        let mut left = unhashed.iter().filter(|unhashed| !**unhashed).count();
+        for ((_, stat, _), unhashed) in sized.iter().zip(unhashed.iter_mut()).rev() {
+            if left <= KEPT_SNAPSHOT_FILES {
+                break;
+            }
+            if stat.is_some() && !*unhashed {
+                left -= 1;
+                *unhashed = true;
+            }
+        }
         let mut hashed = Vec::new();
         let mut by_stat = Vec::new();
-        for (path, stat) in sized {
-            let bytes = size(&stat);
+        for ((path, stat, _), unhashed) in sized.into_iter().zip(unhashed) {
             match stat {
-                Some(stat) if total > KEPT_SNAPSHOT_BYTES || count > KEPT_SNAPSHOT_FILES => {
-                    total -= bytes;
-                    count -= 1;
-                    by_stat.extend_from_slice(format!("160000 {}\t", stat_id(&stat)).as_bytes());
+                Some(stat) if unhashed => {
+                    by_stat.extend_from_slice(format!("160000 {}\t", stat.id()).as_bytes());
                     by_stat.extend_from_slice(path);
                     by_stat.push(0);
                 }
@@ -774,29 +797,6 @@ pub(crate) fn still_a_file(work_tree: &Path, path: &Path) -> bool {
     true
 }
 
-/// The id under which a file too large to hash is recorded: made of its stat data, so that a file unchanged since
-/// has the same one and a changed one (in size, times, inode or mode) another.
-pub(crate) fn stat_id(stat: &nix::sys::stat::FileStat) -> String {
-    let mut data = Vec::with_capacity(64);
-    for field in [
-        stat.st_mtime,
-        stat.st_mtime_nsec,
-        stat.st_ctime,
-        stat.st_ctime_nsec,
-        i64::try_from(stat.st_ino).unwrap_or(-1),
-        i64::try_from(stat.st_dev).unwrap_or(-1),
-        i64::from(stat.st_mode),
-    ] {
-        data.extend_from_slice(&field.to_le_bytes());
-    }
-    format!(
-        "{:016x}{:016x}{:08x}",
-        stat.st_size,
-        fnv1a(&data),
-        fnv1a(data.get(..24).unwrap_or_default()) & 0xffff_ffff
-    )
-}
-
 /// What tells whether git rewrote the index: its inode (git replaces the file), time and size.
 fn stamp(index: &Path) -> Option<(u64, i64, i64, u64)> {
     let meta = std::fs::symlink_metadata(index).ok()?;
@@ -859,7 +859,7 @@ fn write_if_changed(path: &Path, text: &str) -> Result<()> {
 }
 
 /// The 64-bit FNV-1a hash: a store's name, stable across builds and versions.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
     })

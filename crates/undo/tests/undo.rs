@@ -580,22 +580,36 @@ fn a_run_that_writes_more_files_than_a_snapshot_hashes_is_recorded_and_taken_bac
     let id = world
         .run("rm -rf src && mkdir many && cd many && seq 1 40010 | xargs touch")
         .unwrap();
-    let store = world.store();
-    let tree = std::fs::read_to_string(store.dir().join("last-tree")).unwrap();
-    let listed = Command::new("git")
-        .arg("--git-dir")
-        .arg(store.dir())
-        .args(["ls-tree", "-r", tree.trim()])
-        .output()
-        .unwrap();
-    let by_stat = String::from_utf8_lossy(&listed.stdout)
-        .lines()
-        .filter(|line| line.starts_with("160000 "))
-        .count();
+    let by_stat = || {
+        let store = world.store();
+        let tree = std::fs::read_to_string(store.dir().join("last-tree")).unwrap();
+        let listed = Command::new("git")
+            .arg("--git-dir")
+            .arg(store.dir())
+            .args(["ls-tree", "-r", tree.trim()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&listed.stdout)
+            .lines()
+            .filter(|line| line.starts_with("160000 "))
+            .count()
+    };
+    let left = by_stat();
     assert!(
-        (1..=40).contains(&by_stat),
-        "{by_stat} files recorded by their stat data"
+        (1..=40).contains(&left),
+        "{left} files recorded by their stat data"
     );
+    // The snapshot before the next command hashes them (the bound allows it now): that run holds its own change.
+    let later = world.run("echo later > later.txt").unwrap();
+    assert_eq!(by_stat(), 0);
+    let store = world.store();
+    let record = store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|run| run.id == later)
+        .unwrap();
+    assert_eq!(store.changes(&record).unwrap().len(), 1);
     let report = world.undo(UndoRequest {
         from: Some(id),
         ..UndoRequest::default()

@@ -106,7 +106,13 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     let tree = if paths.is_empty() {
         store.last_tree().map(|tree| (tree, state.linked.clone()))
     } else {
-        changed(store, &state.rules, &paths, state.linked.clone())?
+        changed(
+            store,
+            &state.rules,
+            &paths,
+            state.linked.clone(),
+            !rules.is_frozen(),
+        )?
     };
     let Some((tree, linked)) = tree else {
         return Ok(Outcome::Walk(Some(answer)));
@@ -129,11 +135,14 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
 /// The tree after giving git what changed among `paths` (and below those that are or were directories), as a
 /// walk under `rules` would, and `linked` (the files with more than one link) brought up to date for the paths
 /// looked at; `None` when a walk is needed after all (no readable index, a `.gitignore` in a changed directory).
+/// With `catch_up` (a snapshot before a command), a file recorded by its stat data alone is hashed when the bound
+/// allows, changed or not.
 fn changed(
     store: &Store,
     rules: &Rules,
     paths: &[PathBuf],
     mut linked: BTreeSet<PathBuf>,
+    catch_up: bool,
 ) -> Result<Option<(String, BTreeSet<PathBuf>)>> {
     let work_tree = store.git.work_tree.as_path();
     let prefix = store.prefix.as_path();
@@ -152,7 +161,9 @@ fn changed(
                 if store.takes(path, false) {
                     update.insert(path.to_path_buf());
                 }
-            } else if !stat.is_some_and(|stat| kept.unchanged(path, stat)) {
+            } else if !stat.is_some_and(|stat| {
+                kept.unchanged(path, stat) || (!catch_up && kept.kept_by_stat(path, stat))
+            }) {
                 // One held that can no longer be read is left out, as if gone.
                 if store.takes(path, true) {
                     update.insert(path.to_path_buf());
