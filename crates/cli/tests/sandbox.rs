@@ -651,7 +651,7 @@ fn renamed_linked_hidden_and_cached_protected_paths_are_taken_back() {
         std::thread::sleep(Duration::from_millis(20));
         let output = world.run(
             "workspace-write",
-            "mv src/old .claude && ln src/hooks.sh .envrc && mv ~/.cargo/notes.toml ~/.cargo/config; \
+            "mv src/old .claude; ln src/hooks.sh .envrc; mv ~/.cargo/notes.toml ~/.cargo/config; \
              mkdir -p src/hide/.git && echo x > src/hide/.git/config && chmod 000 src/hide; \
              mkdir -p .agent-guard && echo x > .agent-guard/hook; \
              echo x > ~/.cache/p10k-instant-prompt-u.zsh; echo x > ~/.cargo/env.fish; \

@@ -508,3 +508,126 @@ fn a_hook_call_is_linked_to_its_undo_run_in_the_audit_log() {
     let line = read["updatedInput"]["command"].as_str().unwrap();
     assert!(!line.contains("--call"), "{line}");
 }
+
+/// The store of the project's root, once a snapshot made it.
+fn store_of(project: &Path) -> PathBuf {
+    std::fs::read_dir(project.join(".agent-guard/undo"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.is_dir())
+        .unwrap()
+}
+
+/// A run that writes a file of the roots through a name of its own making is recorded, or cannot write it, with
+/// the change watcher serving the snapshots: a write raises events for the name written through only, so a new
+/// name for a file (a hard link, in a watched directory or an ignored one) would let the run change it unseen. A
+/// write through a symbolic link is the target's own event.
+#[test]
+fn a_file_written_through_a_name_of_the_runs_making_is_recorded_or_untouched() {
+    if !supported() {
+        return;
+    }
+    for namespaces in [true, false] {
+        let world = World::new();
+        std::fs::write(world.project.join(".gitignore"), "/target/\n").unwrap();
+        std::fs::create_dir(world.project.join("target")).unwrap();
+        std::fs::write(world.project.join("src/wip.rs"), "// uncommitted work\n").unwrap();
+        // Warm runs, until the watcher serves a snapshot (it starts with the first).
+        let mut served = false;
+        for n in 0..8 {
+            world.sandboxed_in(&format!("echo {n} > src/t.txt"), namespaces);
+            let state = std::fs::read_to_string(store_of(&world.project).join("watch-state.json"))
+                .unwrap_or_default();
+            if state.contains("\"walked\":false") {
+                served = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        if !served {
+            eprintln!("no change watcher served a snapshot here (namespaces: {namespaces}): skipped");
+            continue;
+        }
+        for (line, file, was) in [
+            (
+                "ln src/wip.rs src/.w && : > src/.w; rm -f src/.w; true",
+                "src/wip.rs",
+                "// uncommitted work\n",
+            ),
+            (
+                "ln src/lib.rs target/x && echo evil > target/x; rm -f target/x; true",
+                "src/lib.rs",
+                "pub fn a() {}\n",
+            ),
+            (
+                "ln -s wip.rs src/.s && echo evil > src/.s; rm -f src/.s; true",
+                "src/wip.rs",
+                "// uncommitted work\n",
+            ),
+        ] {
+            let ran = world.sandboxed_in(line, namespaces);
+            let now = std::fs::read_to_string(world.project.join(file)).unwrap();
+            if now == was {
+                continue;
+            }
+            assert!(
+                text(&ran.stderr).contains("undo id"),
+                "`{line}` changed {file} unrecorded (namespaces: {namespaces}): {}",
+                text(&ran.stderr)
+            );
+            let undo = world.agent_guard(&["undo"]);
+            assert!(undo.status.success(), "{}", text(&undo.stderr));
+            assert_eq!(
+                std::fs::read_to_string(world.project.join(file)).unwrap(),
+                was,
+                "`{line}`"
+            );
+        }
+    }
+}
+
+/// A file whose content the snapshots did not keep (too large to hash) is one `agent-guard undo` cannot put back:
+/// a line that removes it is no contained allow, while one that removes what undo keeps still is.
+#[test]
+fn a_file_too_large_to_keep_is_no_contained_removal() {
+    if !supported() {
+        return;
+    }
+    let world = World::new();
+    let ran = world.sandboxed("mkdir data && truncate -s 300M data/big.bin");
+    assert!(text(&ran.stderr).contains("undo id 1"), "{}", text(&ran.stderr));
+    let decide = |command: &str| {
+        let mut child = Command::new(BIN)
+            .arg("check")
+            .current_dir(&world.project)
+            .env("HOME", &world.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("AGENT_GUARD_UNDO_DIR")
+            .env_remove("AGENT_GUARD_UNDO")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = serde_json::json!({
+            "session_id": "kept",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "cwd": world.project,
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "acceptEdits",
+        });
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["hookSpecificOutput"].clone()
+    };
+    let kept = decide("rm -rf src/deep");
+    assert_eq!(kept["permissionDecision"], "allow", "{kept}");
+    let big = decide("rm -rf data");
+    assert_ne!(big["permissionDecision"], "allow", "{big}");
+}

@@ -348,7 +348,8 @@ impl Guard {
     /// Whether `agent-guard undo` takes back what a line does at `place`: a snapshot is taken before every
     /// `workspace-write` run of the writable root that holds it (`agent_undo::snapshots_on`), and `place` lies
     /// below that root (or is the root, for what leaves the root in place, `git reset --hard`). Deleting a whole
-    /// root is never taken as undoable: the runs of a root are recorded under the root itself.
+    /// root is never taken as undoable: the runs of a root are recorded under the root itself. Nor is a place at or
+    /// above a file whose content the last snapshot did not keep (too large to hash): undo cannot put it back.
     fn undoable(&self, place: &Path, below: Below) -> bool {
         let roots = self.undo_roots.get_or_init(|| {
             let Some(sandbox) = &self.sandbox else {
@@ -362,7 +363,11 @@ impl Guard {
         });
         let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
         roots.iter().any(|root| {
-            place.starts_with(root) && (below == Below::OrAt || place.as_path() != root.as_path())
+            place.starts_with(root)
+                && (below == Below::OrAt || place.as_path() != root.as_path())
+                && !agent_undo::not_kept(root, &self.undo_settings())
+                    .iter()
+                    .any(|file| file.starts_with(&place))
         })
     }
 

@@ -191,8 +191,8 @@ const TERMINAL_INJECTION: [u64; 2] = [0x5412, 0x541C];
 /// as a whole.
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-/// Compiles the filter: refused calls fail with `EPERM`, `clone3` with `ENOSYS` (the checks of [`no_clone3`],
-/// first), everything else runs. A command that may not write (`read_only`) is refused the calls that change
+/// Compiles the filter: refused calls fail with `EPERM`, those of [`ANSWERED`] with their own errors (the checks of
+/// [`answered`], first), everything else runs. A command that may not write (`read_only`) is refused the calls that change
 /// metadata too. One filter, so that the kernel compiles one program when it is installed and runs one on each
 /// system call of the command.
 pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
@@ -294,10 +294,10 @@ pub(crate) fn build(sockets: Sockets, read_only: bool) -> Result<BpfProgram> {
         ];
         program.splice(0..0, refuse_x32);
     }
-    // `no_clone3` ends with its allow; the checks before it fall through to the rest of this filter.
-    let clone3 = no_clone3()?;
-    let checks = clone3.len().saturating_sub(1);
-    program.splice(0..0, clone3.into_iter().take(checks));
+    // `answered` ends with its allow; the checks before it fall through to the rest of this filter.
+    let head = answered()?;
+    let checks = head.len().saturating_sub(1);
+    program.splice(0..0, head.into_iter().take(checks));
     Ok(program)
 }
 
@@ -341,14 +341,32 @@ const AUDIT_ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
 const AUDIT_ARCH: u32 = 0xC000_00B7;
 
-/// A filter of its own in which `clone3` fails with `ENOSYS`. Its flags lie in memory a filter cannot read, so it
-/// could make a user namespace past the `clone` rule of [`build`]; C libraries take `ENOSYS` as "use `clone`",
-/// which that rule checks. Its last instruction allows everything else; [`build`] puts the checks before it at
-/// the head of its own filter (a call of another architecture falls through them, and that filter kills it).
-pub(crate) fn no_clone3() -> Result<BpfProgram> {
-    let enosys = u32::try_from(libc::ENOSYS).unwrap_or(38);
-    let clone3 = u32::try_from(libc::SYS_clone3)
-        .map_err(|_| KernelSandboxError::Seccomp("the number of clone3".to_owned()))?;
+/// The calls that fail with an error of their own rather than `EPERM`, checked at the head of the filter of
+/// [`build`]:
+/// - `clone3` with `ENOSYS`: its flags lie in memory a filter cannot read, so it could make a user namespace past
+///   the `clone` rule of [`build`]; C libraries take `ENOSYS` as "use `clone`", which that rule checks;
+/// - `link` and `linkat` with `EXDEV`, as between two file systems: a new name for a file is a name the change
+///   watcher of undo may not see. A write through a name raises inotify events for that name only (the file's
+///   other names, in the watched directories, hear nothing, and a link count change is reported to a watch on the
+///   file itself, never to its directory's), so a run could change a file of the roots through a link it made
+///   (in an ignored directory, or removed again before it ends) and no snapshot would record it. `EXDEV` is the
+///   answer tools already handle by copying or renaming instead (cargo, rustc, git, pnpm). Symbolic links stay:
+///   a write through one raises its events for the name of the file it reaches.
+#[cfg(target_arch = "x86_64")]
+const ANSWERED: &[(libc::c_long, libc::c_int)] = &[
+    (libc::SYS_clone3, libc::ENOSYS),
+    (libc::SYS_link, libc::EXDEV),
+    (libc::SYS_linkat, libc::EXDEV),
+];
+
+#[cfg(target_arch = "aarch64")]
+const ANSWERED: &[(libc::c_long, libc::c_int)] =
+    &[(libc::SYS_clone3, libc::ENOSYS), (libc::SYS_linkat, libc::EXDEV)];
+
+/// A filter of its own in which the calls of [`ANSWERED`] fail with their errors. Its last instruction allows
+/// everything else; [`build`] puts the checks before it at the head of its own filter (a call of another
+/// architecture falls through them, and that filter kills it).
+pub(crate) fn answered() -> Result<BpfProgram> {
     let statement = |code: u16, k: u32| sock_filter {
         code,
         jt: 0,
@@ -361,14 +379,24 @@ pub(crate) fn no_clone3() -> Result<BpfProgram> {
         jf,
         k,
     };
-    Ok(vec![
+    let number = |nr: libc::c_long| {
+        u32::try_from(nr).map_err(|_| KernelSandboxError::Seccomp(format!("the system call number {nr}")))
+    };
+    // Past the architecture's check: the load of the number, then a check and an answer per call.
+    let skip = u8::try_from(1 + 2 * ANSWERED.len())
+        .map_err(|_| KernelSandboxError::Seccomp("too many answered calls".to_owned()))?;
+    let mut program = vec![
         statement(0x20, 4), // BPF_LD | BPF_W | BPF_ABS: seccomp_data.arch
-        jump_if_equal(AUDIT_ARCH, 3),
+        jump_if_equal(AUDIT_ARCH, skip),
         statement(0x20, 0), // seccomp_data.nr
-        jump_if_equal(clone3, 1),
-        statement(0x06, 0x0005_0000 | enosys), // BPF_RET | BPF_K: SECCOMP_RET_ERRNO
-        statement(0x06, 0x7fff_0000),          // SECCOMP_RET_ALLOW
-    ])
+    ];
+    for &(nr, errno) in ANSWERED {
+        let errno = u32::try_from(errno).unwrap_or(1) & 0xffff;
+        program.push(jump_if_equal(number(nr)?, 1));
+        program.push(statement(0x06, 0x0005_0000 | errno)); // BPF_RET | BPF_K: SECCOMP_RET_ERRNO
+    }
+    program.push(statement(0x06, 0x7fff_0000)); // SECCOMP_RET_ALLOW
+    Ok(program)
 }
 
 #[cfg(test)]
@@ -383,12 +411,12 @@ mod tests {
                 assert!(program.len() > 10, "{sockets:?}");
             }
         }
-        assert!(no_clone3().unwrap().len() > 3);
+        assert!(answered().unwrap().len() > 3);
     }
 
     /// The one filter refuses `clone3` with `ENOSYS` (so that a C library falls back to `clone`, whose flags the
-    /// filter reads), and the rest of it still holds: sockets and a user namespace are refused with `EPERM`,
-    /// and what it does not name runs.
+    /// filter reads) and `linkat` with `EXDEV` (before the path is looked up), and the rest of it still holds:
+    /// sockets and a user namespace are refused with `EPERM`, and what it does not name runs.
     #[test]
     fn clone3_is_refused_with_enosys_and_the_rest_of_the_filter_holds() {
         let program = build(Sockets::None, false).unwrap();
@@ -417,6 +445,16 @@ mod tests {
                     13
                 } else if libc::getppid() <= 0 {
                     14
+                } else if libc::linkat(
+                    libc::AT_FDCWD,
+                    c"/nonexistent/a".as_ptr(),
+                    libc::AT_FDCWD,
+                    c"/nonexistent/b".as_ptr(),
+                    0,
+                ) != -1
+                    || errno() != libc::EXDEV
+                {
+                    15
                 } else {
                     0
                 };
@@ -429,7 +467,7 @@ mod tests {
             status,
             nix::sys::wait::WaitStatus::Exited(nix::unistd::Pid::from_raw(pid), 0),
             "10: no filter, 11: clone3 not ENOSYS, 12: a socket not refused, 13: a user namespace not refused, \
-             14: getppid refused"
+             14: getppid refused, 15: linkat not EXDEV"
         );
     }
 }

@@ -26,6 +26,29 @@ pub(crate) struct Stat {
 }
 
 impl Stat {
+    /// Whether the entry is of a nested repository's commit: what a snapshot records for a file too large to hash.
+    pub(crate) fn is_gitlink(&self) -> bool {
+        self.mode & 0o170_000 == 0o160_000
+    }
+
+    /// The id under which a file too large to hash is recorded (as a nested repository's commit, which needs no
+    /// object): made of its stat data, so that the file unchanged since has the same one, and changed (in size,
+    /// times, inode, mode or owner) another.
+    pub(crate) fn id(&self) -> String {
+        let mut rest = Vec::with_capacity(24);
+        for field in [self.ctime.0, self.ino, self.mode, self.uid, self.gid] {
+            rest.extend_from_slice(&field.to_le_bytes());
+        }
+        format!(
+            "{:08x}{:08x}{:08x}{:08x}{:08x}",
+            self.size,
+            self.mtime.0,
+            self.mtime.1,
+            self.ctime.1,
+            crate::store::fnv1a(&rest) & 0xffff_ffff
+        )
+    }
+
     /// The stat data of `stat` (from `fstatat` without following a link) as git would record it; `None` for what
     /// is neither a file nor a link.
     pub(crate) fn of_raw(stat: &nix::sys::stat::FileStat) -> Option<Self> {
@@ -64,6 +87,8 @@ impl Stat {
 #[derive(Debug, Default)]
 pub(crate) struct Index {
     pub(crate) entries: HashMap<OsString, Option<Stat>>,
+    /// The ids of the entries recorded by their stat data alone (too large to hash: [`Stat::id`]).
+    by_stat: HashMap<OsString, String>,
     written: i64,
 }
 
@@ -77,10 +102,19 @@ impl Index {
             .is_some_and(|kept| kept == now && i64::from(kept.mtime.0) < self.written)
     }
 
+    /// Whether the file with stat data `now` at `path` is one the index holds by its stat data alone (too large
+    /// to hash), unchanged since.
+    pub(crate) fn kept_by_stat(&self, path: &Path, now: &Stat) -> bool {
+        self.by_stat
+            .get(path.as_os_str())
+            .is_some_and(|id| *id == now.id())
+    }
+
     /// An index known by its paths alone (as `git ls-files` lists them): every file is given to git.
     pub(crate) fn listed(paths: impl Iterator<Item = OsString>) -> Self {
         Self {
             entries: paths.map(|path| (path, None)).collect(),
+            by_stat: HashMap::new(),
             written: 0,
         }
     }
@@ -96,18 +130,34 @@ impl Index {
         let written = file.metadata().ok()?.mtime();
         let mut entries = Entries::new(std::io::BufReader::with_capacity(1 << 16, file))?;
         let mut kept = HashMap::with_capacity(usize::try_from(entries.left).ok()?);
+        let mut by_stat = HashMap::new();
         while let Some(entry) = entries.next_entry()? {
             // An entry of a merge stage is not one a snapshot writes; leave it to git.
             if entry.flags & 0x3000 != 0 {
                 continue;
             }
-            kept.insert(OsStr::from_bytes(entry.name).to_os_string(), Some(entry.stat));
+            let name = OsStr::from_bytes(entry.name).to_os_string();
+            if entry.stat.is_gitlink() {
+                by_stat.insert(name.clone(), hex(&entry.oid));
+            }
+            kept.insert(name, Some(entry.stat));
         }
         Some(Self {
             entries: kept,
+            by_stat,
             written,
         })
     }
+}
+
+/// `bytes` in lower-case hexadecimal.
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
+            out.push_str(&format!("{byte:02x}"));
+            out
+        })
 }
 
 /// One entry of an index, as [`Entries`] reads it.
@@ -116,6 +166,8 @@ pub(crate) struct Entry<'a> {
     pub(crate) name: &'a [u8],
     /// Its stat data and mode.
     pub(crate) stat: Stat,
+    /// Its object name.
+    pub(crate) oid: [u8; 20],
     /// The entry's flags: its stage in bits 12 and 13.
     pub(crate) flags: u16,
 }
@@ -180,6 +232,7 @@ impl<R: std::io::BufRead> Entries<R> {
             gid: field(32)?,
             size: field(36)?,
         };
+        let oid: [u8; 20] = fixed.get(40..60)?.try_into().ok()?;
         let flags = u16::from_be_bytes(fixed.get(60..62)?.try_into().ok()?);
         let mut length = fixed.len();
         if flags & 0x4000 != 0 {
@@ -220,6 +273,7 @@ impl<R: std::io::BufRead> Entries<R> {
         Some(Some(Entry {
             name: &self.name,
             stat,
+            oid,
             flags,
         }))
     }

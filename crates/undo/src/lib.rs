@@ -85,3 +85,11 @@ pub use watch::watcher_main;
 pub fn snapshots_on(root: &std::path::Path, settings: &UndoSettings) -> bool {
     Store::locate_only(root, settings).is_ok()
 }
+
+/// The files of `root` whose content the last snapshot did not keep (too large to hash: it recorded their stat data
+/// alone), which `agent-guard undo` cannot put back; absolute paths. Reads the store's index, runs nothing.
+pub fn not_kept(root: &std::path::Path, settings: &UndoSettings) -> Vec<std::path::PathBuf> {
+    Store::locate_only(root, settings)
+        .map(|store| store.not_kept())
+        .unwrap_or_default()
+}

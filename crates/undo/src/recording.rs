@@ -94,7 +94,12 @@ impl Recording {
                 Ok(Pending { store, before, rules })
             });
             match before {
-                Ok(pending) => recording.pending.push(pending),
+                Ok(pending) => {
+                    recording
+                        .notes
+                        .extend(left_out(&pending.store, "before the command"));
+                    recording.pending.push(pending);
+                }
                 Err(UndoError::Off(_)) => {}
                 Err(UndoError::NoGit) => {
                     if first_time(settings, "no-git") {
@@ -140,7 +145,9 @@ impl Recording {
         for pending in self.pending {
             let store = &pending.store;
             let recorded = store.lock().and_then(|lock| {
-                let after = store.snapshot(&lock, &mut pending.rules.frozen())?;
+                let after = store.snapshot(&lock, &mut pending.rules.frozen());
+                finished.notes.extend(left_out(store, "after the command"));
+                let after = after?;
                 if after == pending.before {
                     return Ok(None);
                 }
@@ -179,6 +186,23 @@ impl Recording {
         }
         finished
     }
+}
+
+/// What the latest snapshot of `store` (taken `when`) left out of what the last one held because it cannot be read
+/// now: recorded as deleted, so that taking the run back puts back what the file held.
+fn left_out(store: &Store, when: &str) -> Option<String> {
+    let left_out = store.left_out();
+    let first = left_out.first()?;
+    let more = match left_out.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    Some(format!(
+        "the snapshot of `{}` {when} leaves out `{}`{more}, which it held before: it cannot be read now (as if \
+         deleted: taking the run back puts back what it held)",
+        store.root().display(),
+        first.display()
+    ))
 }
 
 fn no_snapshot(root: &Path, error: &UndoError) -> String {

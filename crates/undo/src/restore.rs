@@ -141,7 +141,19 @@ impl Store {
         for run in &runs {
             for PathChange { path, before, after } in self.diff(&run.before, &run.after)? {
                 let current = state.get(&path);
-                if current != after.as_ref() {
+                // A file the run left that was recorded by its stat data alone may be hashed by a later snapshot
+                // (the bound of one snapshot's hashing allowing it then): unchanged when its stat data are.
+                let by_stat = || {
+                    after.as_ref().is_some_and(|after| after.mode == GITLINK)
+                        && current.is_some()
+                        && current == now.get(&path)
+                        && nix::sys::stat::lstat(&self.root().join(&path)).is_ok_and(|stat| {
+                            after.as_ref().is_some_and(|after| {
+                                crate::index::Stat::of_raw(&stat).is_some_and(|stat| stat.id() == after.oid)
+                            })
+                        })
+                };
+                if current != after.as_ref() && !by_stat() {
                     report.conflicts.push(Conflict {
                         run: run.id,
                         path: path.clone(),
@@ -178,6 +190,18 @@ impl Store {
         for path in paths {
             let (was, will) = (now.get(path), state.get(path));
             if was == will {
+                continue;
+            }
+            // A file recorded by its stat data alone (too large to hash) has no content to put back: it is left as
+            // it is. So is a nested repository's commit, which older snapshots recorded.
+            if will.is_some_and(|entry| entry.mode == GITLINK) {
+                report.refused.push(Conflict {
+                    run: report.runs.last().copied().unwrap_or_default(),
+                    path: path.clone(),
+                    why: "its content was not kept (a file larger than undo hashes is recorded by its size and times \
+                          alone)"
+                        .to_owned(),
+                });
                 continue;
             }
             if let Some(why) = refuse(path) {
@@ -327,7 +351,7 @@ impl Store {
     /// files are named, not shown).
     fn patch(&self, steps: &[Step]) -> Result<String> {
         let one_sided = steps.iter().filter_map(|step| match (&step.now, &step.then) {
-            (Some(entry), None) | (None, Some(entry)) => Some(entry.oid.as_str()),
+            (Some(entry), None) | (None, Some(entry)) if entry.mode != GITLINK => Some(entry.oid.as_str()),
             _ => None,
         });
         let contents = self.contents(one_sided)?;
@@ -337,6 +361,10 @@ impl Store {
             match (&step.now, &step.then) {
                 (Some(now), Some(then)) => {
                     text.push_str(&format!("--- a/{name}\n+++ b/{name}\n"));
+                    if now.mode == GITLINK || then.mode == GITLINK {
+                        text.push_str("Content not kept (too large)\n");
+                        continue;
+                    }
                     if now.oid == then.oid {
                         text.push_str(&format!("mode {:o} -> {:o}\n", now.mode, then.mode));
                         continue;
@@ -363,7 +391,9 @@ impl Store {
                     };
                     text.push_str(&header);
                     let bytes = contents.get(&entry.oid).map(Vec::as_slice).unwrap_or_default();
-                    if entry.mode == SYMLINK {
+                    if entry.mode == GITLINK {
+                        text.push_str("Content not kept (too large)\n");
+                    } else if entry.mode == SYMLINK {
                         text.push_str(&format!("{sign}link to {}\n", String::from_utf8_lossy(bytes)));
                     } else if bytes.iter().take(8_000).any(|b| *b == 0) {
                         text.push_str("Binary file\n");

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, UndoError};
 use crate::git::{Git, find_git};
-use crate::index::Index;
+use crate::index::{Index, Stat};
 use crate::settings::UndoSettings;
 use crate::walk::{self, Rules};
 
@@ -25,6 +25,12 @@ pub type RunId = u64;
 const PRUNE_EVERY: u64 = 16;
 /// How many times `git update-index` is run before a snapshot fails (see `Store::update_index`).
 const UPDATE_TRIES: u32 = 3;
+/// The most file content one snapshot hashes: past it, the largest of the files to hash are recorded by their stat
+/// data alone (see [`Store::commit_index`]), so that nothing a command writes can make the snapshot after it run
+/// past its bound.
+const KEPT_SNAPSHOT_BYTES: u64 = 256 << 20;
+/// The most files one snapshot hashes, for the same reason: git writes an object file for each.
+const KEPT_SNAPSHOT_FILES: usize = 40_000;
 /// The longest command text a record keeps.
 const COMMAND_CHARS: usize = 2_000;
 
@@ -77,6 +83,8 @@ pub struct Store {
     keep_bytes: u64,
     /// Whether a change watcher tells snapshots what changed ([`UndoSettings::watch`]).
     watch: bool,
+    /// The files the last snapshot held that the latest one left out because git could not read them.
+    left_out: std::sync::Mutex<BTreeSet<PathBuf>>,
 }
 
 /// The exclusive lock of a store, held while a snapshot is taken or files are restored.
@@ -200,6 +208,7 @@ impl Store {
             keep_runs: settings.keep_runs,
             keep_bytes: settings.keep_bytes,
             watch: settings.watch,
+            left_out: std::sync::Mutex::default(),
         })
     }
 
@@ -262,6 +271,7 @@ impl Store {
     /// With a change watcher, only the paths it says changed since the last snapshot are looked at; whenever
     /// anything is in doubt, the whole root is walked (see the `watch` module).
     pub(crate) fn snapshot(&self, lock: &StoreLock, rules: &mut Rules) -> Result<String> {
+        drop(self.left_out());
         if !self.watch {
             return self.walk_snapshot(lock, rules).map(|(tree, _)| tree);
         }
@@ -299,6 +309,10 @@ impl Store {
             Some(kept) => kept,
             None => Index::listed(self.indexed()?),
         };
+        // A file recorded by its stat data alone stays so while it is unchanged, but for a snapshot before a
+        // command (or undo's), which hashes it when the bound allows: so that the snapshot after a command holds a
+        // change of the command's alone.
+        let catch_up = !rules.is_frozen();
         let walked = walk::files(work_tree, &self.root, rules);
         if started.elapsed() > self.git.timeout {
             return Err(self.switch_off(UndoError::Timeout {
@@ -308,23 +322,30 @@ impl Store {
             }));
         }
         let mut update = Vec::new();
+        let mut gone = Vec::new();
         let mut known = 0;
         for (path, stat, _) in &walked {
             if !kept.entries.contains_key(path.as_os_str()) {
                 // A new file that cannot be read is left out (git would stop at it).
-                if readable(&work_tree.join(path)) {
+                if self.takes(path, false) {
                     push_path(&mut update, path);
                 }
                 continue;
             }
             known += 1;
-            if !stat.as_ref().is_some_and(|stat| kept.unchanged(path, stat)) {
-                push_path(&mut update, path);
+            if !stat.as_ref().is_some_and(|stat| {
+                kept.unchanged(path, stat) || (!catch_up && kept.kept_by_stat(path, stat))
+            }) {
+                // One held that can no longer be read is left out too, as if gone.
+                if self.takes(path, true) {
+                    push_path(&mut update, path);
+                } else {
+                    push_path(&mut gone, path);
+                }
             }
         }
         // What the last snapshot held and the walk did not list: gone, no longer a file (or below a link), or a
         // file the rules now ignore, which stays (a rule written since cannot take a file out of the snapshots).
-        let mut gone = Vec::new();
         if known < kept.entries.len() {
             let walked_set: HashSet<&OsStr> = walked.iter().map(|(path, _, _)| path.as_os_str()).collect();
             for path in kept
@@ -333,7 +354,7 @@ impl Store {
                 .filter(|p| !walked_set.contains(p.as_os_str()))
             {
                 let path = Path::new(path);
-                if still_a_file(work_tree, path) {
+                if still_a_file(work_tree, path) && self.takes(path, true) {
                     push_path(&mut update, path);
                 } else {
                     push_path(&mut gone, path);
@@ -348,6 +369,48 @@ impl Store {
         Ok((self.commit_index(&gone, &update)?, linked))
     }
 
+    /// Whether a file of the root found by a snapshot (`path`, relative to the work tree) goes to git: whether git
+    /// can read it ([`readable`]). One it cannot is left out of the snapshot, which `git update-index` would
+    /// otherwise stop at, failing the snapshot and every later one while the file stays; one that the last
+    /// snapshot `held` is noted in [`Store::left_out`].
+    pub(crate) fn takes(&self, path: &Path, held: bool) -> bool {
+        if readable(&self.git.work_tree.join(path)) {
+            return true;
+        }
+        if held && let Ok(mut left_out) = self.left_out.lock() {
+            left_out.insert(path.to_path_buf());
+        }
+        false
+    }
+
+    /// The files the last snapshot held and the latest one left out because git could not read them (relative
+    /// to the work tree); emptied by the call.
+    pub(crate) fn left_out(&self) -> BTreeSet<PathBuf> {
+        self.left_out
+            .lock()
+            .map(|mut left_out| std::mem::take(&mut *left_out))
+            .unwrap_or_default()
+    }
+
+    /// The files the store's index holds by their stat data alone (too large to hash when a snapshot looked at
+    /// them), as absolute paths; none when the index cannot be read.
+    pub(crate) fn not_kept(&self) -> Vec<PathBuf> {
+        let Ok(file) = File::open(self.git.dir.join("index")) else {
+            return Vec::new();
+        };
+        let Some(mut entries) = crate::index::Entries::new(std::io::BufReader::with_capacity(1 << 16, file))
+        else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        while let Some(Some(entry)) = entries.next_entry() {
+            if entry.stat.is_gitlink() {
+                found.push(self.git.work_tree.join(OsStr::from_bytes(entry.name)));
+            }
+        }
+        found
+    }
+
     /// The tree of the last snapshot, as it wrote it.
     pub(crate) fn last_tree(&self) -> Option<String> {
         let tree = std::fs::read_to_string(self.git.dir.join("last-tree")).ok()?;
@@ -356,14 +419,28 @@ impl Store {
     }
 
     /// Removes `gone` from the index and gives git `update` (both NUL-separated), and returns the tree.
+    ///
+    /// While the files of `update` hold more than [`KEPT_SNAPSHOT_BYTES`] together, or are more than
+    /// [`KEPT_SNAPSHOT_FILES`], the largest of them are not hashed: each is recorded as an entry whose id is made of its stat data
+    /// (size, times, inode, mode), with the mode of a nested repository's commit, which needs no object and which
+    /// undo never writes. Taking a run back then deletes such a file the run made, and compares it by its stat
+    /// data, but cannot put back its content; a later snapshot that looks at the file again hashes it when the bound
+    /// allows. Hashing a file costs time in proportion to its size (zlib and SHA-1, some 25 MB/s on a loaded
+    /// machine): without the bounds, a command that wrote a large file or very many made the snapshot after it run
+    /// past its bound, which switched the root's snapshots off and left the run, and
+    /// whatever else it did, unrecorded.
     pub(crate) fn commit_index(&self, gone: &[u8], update: &[u8]) -> Result<String> {
         let index = self.git.dir.join("index");
         let stamp_before = stamp(&index);
         if !gone.is_empty() {
             self.update_index(&["--force-remove"], gone)?;
         }
+        let (update, by_stat) = self.by_stat(update);
         if !update.is_empty() {
-            self.update_index(&["--add", "--remove", "--replace"], update)?;
+            self.update_index(&["--add", "--remove", "--replace"], &update)?;
+        }
+        if !by_stat.is_empty() {
+            self.update_index(&["--index-info"], &by_stat)?;
         }
         let unchanged = stamp_before.is_some() && stamp(&index) == stamp_before;
         // git rewrites the index only when an entry changed: when it did not, the tree is the one the last
@@ -386,6 +463,66 @@ impl Store {
         Ok(tree)
     }
 
+    /// Splits `update` (NUL-separated paths) into those git hashes and the `--index-info` records (`-z`) of the
+    /// files recorded by their stat data alone (see [`Store::commit_index`]).
+    fn by_stat(&self, update: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        // Each path with the stat data of a regular file (only a file is recorded by them) and its size.
+        let mut sized: Vec<(&[u8], Option<Stat>, u64)> = update
+            .split(|b| *b == 0)
+            .filter(|path| !path.is_empty())
+            .map(|path| {
+                let full = self.git.work_tree.join(OsStr::from_bytes(path));
+                let raw = nix::sys::stat::lstat(&full)
+                    .ok()
+                    .filter(|raw| raw.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG);
+                let size = raw
+                    .as_ref()
+                    .map_or(0, |raw| u64::try_from(raw.st_size).unwrap_or(u64::MAX));
+                (path, raw.as_ref().and_then(Stat::of_raw), size)
+            })
+            .collect();
+        // Past the bound of bytes, the largest are left unhashed; past the bound of files, the smallest of those
+        // left (each costs git about the same, and the larger hold more that undo could put back).
+        sized.sort_by_key(|(_, _, size)| std::cmp::Reverse(*size));
+        let mut unhashed = vec![false; sized.len()];
+        let mut total: u64 = sized.iter().map(|(_, _, size)| *size).sum();
+        for ((_, stat, size), unhashed) in sized.iter().zip(unhashed.iter_mut()) {
+            if total <= KEPT_SNAPSHOT_BYTES {
+                break;
+            }
+            if stat.is_some() {
+                total -= size;
+                *unhashed = true;
+            }
+        }
+        let mut left = unhashed.iter().filter(|unhashed| !**unhashed).count();
+        for ((_, stat, _), unhashed) in sized.iter().zip(unhashed.iter_mut()).rev() {
+            if left <= KEPT_SNAPSHOT_FILES {
+                break;
+            }
+            if stat.is_some() && !*unhashed {
+                left -= 1;
+                *unhashed = true;
+            }
+        }
+        let mut hashed = Vec::new();
+        let mut by_stat = Vec::new();
+        for ((path, stat, _), unhashed) in sized.into_iter().zip(unhashed) {
+            match stat {
+                Some(stat) if unhashed => {
+                    by_stat.extend_from_slice(format!("160000 {}\t", stat.id()).as_bytes());
+                    by_stat.extend_from_slice(path);
+                    by_stat.push(0);
+                }
+                _ => {
+                    hashed.extend_from_slice(path);
+                    hashed.push(0);
+                }
+            }
+        }
+        (hashed, by_stat)
+    }
+
     /// The paths the store's index holds (relative to the work tree), as git lists them.
     fn indexed(&self) -> Result<impl Iterator<Item = OsString>> {
         let listing = self.git.run(&["ls-files", "-z"])?;
@@ -403,10 +540,15 @@ impl Store {
     /// went on from there would record the file as unchanged (and a run as changing nothing), so a failure is
     /// tried again, and the last one fails the snapshot.
     fn update_index(&self, options: &[&str], paths: &[u8]) -> Result<()> {
-        let args: Vec<&str> = ["update-index"]
+        let stdin = if options.contains(&"--index-info") {
+            None
+        } else {
+            Some("--stdin")
+        };
+        let args: Vec<&str> = ["update-index", "-z"]
             .into_iter()
             .chain(options.iter().copied())
-            .chain(["-z", "--stdin"])
+            .chain(stdin)
             .collect();
         let mut tried = 0;
         loop {
@@ -614,10 +756,26 @@ pub(crate) fn push_path(list: &mut Vec<u8>, path: &Path) {
     list.push(0);
 }
 
-/// Whether the file at `path` can be read (a link always can: its target is its content).
+/// Whether git can take what is at `path` into a snapshot: a link (its target is its content), or a regular file
+/// this process can open for reading. Not a file it may not read, nor a FIFO, a socket or a device at a name that
+/// held a file: `git update-index` stops at each of them.
 pub(crate) fn readable(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-        || nix::unistd::access(path, nix::unistd::AccessFlags::R_OK).is_ok()
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if meta.file_type().is_symlink() {
+        return true;
+    }
+    // Opened, not asked (`access`): what counts is what git's own `open` will meet (ACLs, security modules, a
+    // file system's own rules). Without following a link and without blocking, in case the name changed since.
+    meta.is_file()
+        && std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+            .open(path)
+            .and_then(|file| file.metadata())
+            .is_ok_and(|meta| meta.is_file())
 }
 
 /// Whether `path` (relative to `work_tree`) is a file or a link, reached through directories only (git refuses
@@ -701,7 +859,7 @@ fn write_if_changed(path: &Path, text: &str) -> Result<()> {
 }
 
 /// The 64-bit FNV-1a hash: a store's name, stable across builds and versions.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
     })

@@ -569,3 +569,51 @@ fn a_rule_written_between_runs_does_not_take_a_snapshotted_file_out() {
     assert!(world.project.join("src/nested/deep.rs").is_file());
     assert!(world.project.join("untracked.txt").is_file());
 }
+
+/// A run that writes more files than one snapshot hashes is recorded all the same (the ones past the bound by
+/// their stat data alone), and taken back: the files it made are deleted, the ones it deleted put back.
+#[test]
+fn a_run_that_writes_more_files_than_a_snapshot_hashes_is_recorded_and_taken_back() {
+    let world = World::new();
+    world.run("true");
+    let before = state(&world.project);
+    let id = world
+        .run("rm -rf src && mkdir many && cd many && seq 1 40010 | xargs touch")
+        .unwrap();
+    let by_stat = || {
+        let store = world.store();
+        let tree = std::fs::read_to_string(store.dir().join("last-tree")).unwrap();
+        let listed = Command::new("git")
+            .arg("--git-dir")
+            .arg(store.dir())
+            .args(["ls-tree", "-r", tree.trim()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&listed.stdout)
+            .lines()
+            .filter(|line| line.starts_with("160000 "))
+            .count()
+    };
+    let left = by_stat();
+    assert!(
+        (1..=40).contains(&left),
+        "{left} files recorded by their stat data"
+    );
+    // The snapshot before the next command hashes them (the bound allows it now): that run holds its own change.
+    let later = world.run("echo later > later.txt").unwrap();
+    assert_eq!(by_stat(), 0);
+    let store = world.store();
+    let record = store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|run| run.id == later)
+        .unwrap();
+    assert_eq!(store.changes(&record).unwrap().len(), 1);
+    let report = world.undo(UndoRequest {
+        from: Some(id),
+        ..UndoRequest::default()
+    });
+    assert!(report.applied && report.refused.is_empty(), "{report:?}");
+    assert_eq!(state(&world.project), before);
+}

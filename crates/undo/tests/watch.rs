@@ -120,6 +120,13 @@ impl World {
     /// Runs `script` with bash in the project, recorded in both stores; the trees of both must be the same
     /// after it. Returns the run's number in the watched store when it changed something.
     fn run(&self, script: &str) -> Option<u64> {
+        let (id, notes) = self.run_noting(script);
+        assert!(notes.is_empty(), "{notes:?}");
+        id
+    }
+
+    /// As [`World::run`], and what the recording in the watched store noted after the command.
+    fn run_noting(&self, script: &str) -> (Option<u64>, Vec<String>) {
         let roots = [self.root.clone()];
         let watched = Recording::begin(&roots, script, &self.watched);
         let walked = Recording::begin(&roots, script, &self.walked);
@@ -133,9 +140,8 @@ impl World {
         assert!(status.success(), "`{script}` failed");
         let finished = watched.finish();
         let _walked = walked.finish();
-        assert!(finished.notes.is_empty(), "{:?}", finished.notes);
         self.same_trees(script);
-        finished.runs.first().map(|run| run.id)
+        (finished.runs.first().map(|run| run.id), finished.notes)
     }
 
     /// The last tree of the watched store is the walked store's.
@@ -307,6 +313,79 @@ fn a_write_through_a_hard_link_outside_the_root_is_seen() {
     world.answered("the run after a write through the other name");
 }
 
+/// A file the last snapshot held that git cannot read now (a FIFO in its place; made unreadable, for a user who
+/// is not root) is left out of the snapshot, as if deleted, and said: the run is recorded all the same, later
+/// snapshots go on, and taking the run back puts everything back.
+fn a_file_that_cannot_be_read_is_left_out_and_the_rest_taken_back() {
+    let world = World::new();
+    world.warm();
+    let between = state(&world.project);
+    let (id, notes) = world.run_noting(
+        "rm -rf src && mkdir -p src/nested && mkfifo src/lib.rs && touch src/nested/deep.rs \
+         && chmod 000 src/nested/deep.rs && echo new > src/new.rs",
+    );
+    let id = id.unwrap_or_else(|| panic!("the run is not recorded: {notes:?}"));
+    assert!(
+        notes.iter().any(|note| note.contains("leaves out `src/lib.rs`")),
+        "{notes:?}"
+    );
+    world.run("echo later > later.txt").unwrap();
+    let report = world
+        .store()
+        .undo(
+            UndoRequest {
+                from: Some(id),
+                ..UndoRequest::default()
+            },
+            &|_| None,
+        )
+        .unwrap();
+    assert!(report.applied, "{report:?}");
+    assert_eq!(state(&world.project), between);
+}
+
+/// A file too large to hash is recorded by its stat data alone, so that writing it cannot make the snapshot after
+/// the command run past its bound: the run (and what else it did) is recorded, and taking it back deletes the
+/// file and puts back the rest.
+fn a_file_too_large_to_hash_is_recorded_by_its_stat_and_the_run_taken_back() {
+    let world = World::new();
+    world.warm();
+    let between = state(&world.project);
+    let id = world
+        .run("rm -rf src && truncate -s 300M big.bin && echo small > small.bin")
+        .unwrap();
+    let store = world.store();
+    let tree = std::fs::read_to_string(store.dir().join("last-tree")).unwrap();
+    let listed = Command::new("git")
+        .arg("--git-dir")
+        .arg(store.dir())
+        .args(["ls-tree", "-r", tree.trim()])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let line = |name: &str| {
+        listed
+            .lines()
+            .find(|line| line.ends_with(name))
+            .unwrap_or_default()
+    };
+    assert!(line("\tbig.bin").starts_with("160000 "), "{listed}");
+    assert!(line("\tsmall.bin").starts_with("100644 blob "), "{listed}");
+    world.run("echo later > later.txt").unwrap();
+    let report = world
+        .store()
+        .undo(
+            UndoRequest {
+                from: Some(id),
+                ..UndoRequest::default()
+            },
+            &|_| None,
+        )
+        .unwrap();
+    assert!(report.applied && report.refused.is_empty(), "{report:?}");
+    assert_eq!(state(&world.project), between);
+}
+
 /// A changed ignore rule (a `.gitignore` in the root, `.git/info/exclude`, a `.gitignore` above the root) makes
 /// the next snapshot walk, and the trees are a walk's throughout; the watcher serves again afterwards.
 fn a_changed_rule_makes_a_walk_and_the_watcher_comes_back() {
@@ -463,7 +542,7 @@ fn main() {
         eprintln!("no git: skipped");
         return;
     }
-    let tests: [(&str, fn()); 7] = [
+    let tests: [(&str, fn()); 9] = [
         (
             "a_change_between_runs_is_captured_and_taken_back_to",
             a_change_between_runs_is_captured_and_taken_back_to,
@@ -479,6 +558,14 @@ fn main() {
         (
             "a_write_through_a_hard_link_outside_the_root_is_seen",
             a_write_through_a_hard_link_outside_the_root_is_seen,
+        ),
+        (
+            "a_file_that_cannot_be_read_is_left_out_and_the_rest_taken_back",
+            a_file_that_cannot_be_read_is_left_out_and_the_rest_taken_back,
+        ),
+        (
+            "a_file_too_large_to_hash_is_recorded_by_its_stat_and_the_run_taken_back",
+            a_file_too_large_to_hash_is_recorded_by_its_stat_and_the_run_taken_back,
         ),
         (
             "a_changed_rule_makes_a_walk_and_the_watcher_comes_back",

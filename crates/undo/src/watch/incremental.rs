@@ -106,7 +106,13 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     let tree = if paths.is_empty() {
         store.last_tree().map(|tree| (tree, state.linked.clone()))
     } else {
-        changed(store, &state.rules, &paths, state.linked.clone())?
+        changed(
+            store,
+            &state.rules,
+            &paths,
+            state.linked.clone(),
+            !rules.is_frozen(),
+        )?
     };
     let Some((tree, linked)) = tree else {
         return Ok(Outcome::Walk(Some(answer)));
@@ -129,11 +135,14 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
 /// The tree after giving git what changed among `paths` (and below those that are or were directories), as a
 /// walk under `rules` would, and `linked` (the files with more than one link) brought up to date for the paths
 /// looked at; `None` when a walk is needed after all (no readable index, a `.gitignore` in a changed directory).
+/// With `catch_up` (a snapshot before a command), a file recorded by its stat data alone is hashed when the bound
+/// allows, changed or not.
 fn changed(
     store: &Store,
     rules: &Rules,
     paths: &[PathBuf],
     mut linked: BTreeSet<PathBuf>,
+    catch_up: bool,
 ) -> Result<Option<(String, BTreeSet<PathBuf>)>> {
     let work_tree = store.git.work_tree.as_path();
     let prefix = store.prefix.as_path();
@@ -146,15 +155,23 @@ fn changed(
     let mut gone: BTreeSet<PathBuf> = BTreeSet::new();
     let mut walked: HashSet<PathBuf> = HashSet::new();
     let mut below: Vec<&Path> = Vec::new();
-    let listed = |path: &Path, stat: Option<&Stat>, update: &mut BTreeSet<PathBuf>| {
-        if !kept.entries.contains_key(path.as_os_str()) {
-            if crate::store::readable(&work_tree.join(path)) {
-                update.insert(path.to_path_buf());
+    let listed =
+        |path: &Path, stat: Option<&Stat>, update: &mut BTreeSet<PathBuf>, gone: &mut BTreeSet<PathBuf>| {
+            if !kept.entries.contains_key(path.as_os_str()) {
+                if store.takes(path, false) {
+                    update.insert(path.to_path_buf());
+                }
+            } else if !stat.is_some_and(|stat| {
+                kept.unchanged(path, stat) || (!catch_up && kept.kept_by_stat(path, stat))
+            }) {
+                // One held that can no longer be read is left out, as if gone.
+                if store.takes(path, true) {
+                    update.insert(path.to_path_buf());
+                } else {
+                    gone.insert(path.to_path_buf());
+                }
             }
-        } else if !stat.is_some_and(|stat| kept.unchanged(path, stat)) {
-            update.insert(path.to_path_buf());
-        }
-    };
+        };
     for path in paths {
         if !path.starts_with(prefix) {
             continue;
@@ -175,7 +192,7 @@ fn changed(
                     return Ok(None);
                 }
                 for (file, stat, many) in &found {
-                    listed(file, stat.as_ref(), &mut update);
+                    listed(file, stat.as_ref(), &mut update, &mut gone);
                     walked.insert(file.clone());
                     if *many {
                         linked.insert(file.clone());
@@ -184,7 +201,7 @@ fn changed(
                 below.push(path);
             }
             Kind::File(stat, many) if !checker.ignored(path, false) => {
-                listed(path, stat.as_ref(), &mut update);
+                listed(path, stat.as_ref(), &mut update, &mut gone);
                 walked.insert(path.clone());
                 if many {
                     linked.insert(path.clone());
@@ -196,7 +213,7 @@ fn changed(
                 below.push(path);
                 linked.remove(path);
                 if kept.entries.contains_key(path.as_os_str()) && !walked.contains(path) {
-                    if still_a_file(work_tree, path) {
+                    if still_a_file(work_tree, path) && store.takes(path, true) {
                         update.insert(path.clone());
                     } else {
                         gone.insert(path.clone());
@@ -214,7 +231,7 @@ fn changed(
             if walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != *dir) {
                 continue;
             }
-            if still_a_file(work_tree, path) {
+            if still_a_file(work_tree, path) && store.takes(path, true) {
                 update.insert(path.to_path_buf());
             } else {
                 gone.insert(path.to_path_buf());
