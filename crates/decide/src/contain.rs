@@ -407,7 +407,11 @@ impl Guard {
         let mut excused = |path: &Path, is_dir: bool| {
             // Git writing the working tree leaves every repository's own directory alone (a nested one's too,
             // which the outer repository cannot track), and agent-guard's state, which no commit holds.
-            if with_git && path.file_name().is_some_and(|name| name == ".git" || name == ".agent-guard") {
+            if with_git
+                && path
+                    .file_name()
+                    .is_some_and(|name| name == ".git" || name == ".agent-guard")
+            {
                 return true;
             }
             let mut dirs = path
