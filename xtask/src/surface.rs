@@ -28,11 +28,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "agent-secrets",
-        "FILE_LIMIT",
-        "how much of a file `scan_file` reads, the bound a caller states in its own docs",
-    ),
-    (
-        "agent-secrets",
         "Finding",
         "the type `scan` returns: a credential's kind and span",
     ),
