@@ -362,12 +362,21 @@ fn from_revision(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> bool {
         .collect();
     let dynamic = || rest.iter().any(|w| !w.literal);
     match sub {
-        "reset" if s.has(&["--hard", "--merge", "--keep"]) => {
-            dynamic() || named.iter().any(|w| !matches!(w.text.as_str(), "HEAD" | "@"))
-        }
+        // Any mode: a reset to another commit fills the index with that commit's files, which a checkout from the
+        // index later in the line (`git reset REV && git checkout -- .`) writes over what git ignores.
+        "reset" => dynamic() || named.iter().any(|w| !matches!(w.text.as_str(), "HEAD" | "@")),
+        // Each of these writes the working tree from other commits than `HEAD` (a merge, a replay of commits, a
+        // stash's files, a bisection's checkouts) or from an index they fill.
+        "merge" | "pull" | "rebase" | "cherry-pick" | "revert" | "am" | "bisect" | "checkout-index" => true,
+        "stash" => rest
+            .iter()
+            .any(|w| !w.literal || matches!(w.text.as_str(), "pop" | "apply" | "branch")),
         "checkout" | "switch" => {
             // A new branch (`-b NAME`, `-c NAME`) starts at `HEAD` unless a start point follows its name.
-            let creates = s.has(&["-b", "-B", "-c", "-C", "--create", "--force-create", "--orphan"]);
+            // `--force` is an option of its own (`checkout --force REV`), not short for `--force-create`.
+            let force_create =
+                s.has(&["--force-create"]) && !rest.iter().any(|w| w.literal && w.text == "--force");
+            let creates = s.has(&["-b", "-B", "-c", "-C", "--create", "--orphan"]) || force_create;
             let named = named
                 .iter()
                 .filter(|w| !(sub == "checkout" && w.literal && w.text == "."))

@@ -155,6 +155,16 @@ mod tests {
         let found = gathered(&json!({"pattern": "x", "glob": "*.yaml", "output_mode": "content"}));
         assert!(asks_naming(&found.findings, "Stripe key"), "{:?}", found.findings);
         assert!(found.findings.iter().all(|f| !f.reason().contains("sk_live")));
+        // The tool hands ripgrep one `--glob` per part of its glob (split at blanks, and at commas outside
+        // braces): each part reaches what it names.
+        for glob in ["*.txt *.yml", "*.md,*.yml", "*.txt\t*.yml", "*.{md,yml}"] {
+            let found = gathered(&json!({"pattern": "x", "glob": glob, "output_mode": "content"}));
+            assert!(
+                asks_naming(&found.findings, "password or secret assignment"),
+                "{glob}: {:?}",
+                found.findings
+            );
+        }
         // File names and counts show no line: nothing to leave out for content.
         for mode in [None, Some("files_with_matches"), Some("count")] {
             let mut args = json!({"pattern": "x", "path": "config"});

@@ -53,13 +53,19 @@ fn shows_lines(tool: &str, args: &Value) -> bool {
 /// analysed by the shell analysis, which knows ripgrep's options and types, so both read one table.
 fn search_names(gathering: &Gathering<'_>, args: &Value) -> Vec<String> {
     let mut line = "rg --hidden".to_owned();
-    for (key, option) in [("glob", "-g"), ("type", "-t")] {
-        if let Some(value) = args.get(key).and_then(Value::as_str) {
-            line.push(' ');
-            line.push_str(option);
-            line.push(' ');
-            line.push_str(&shell_quote(value));
+    let mut add = |option: &str, value: &str| {
+        line.push(' ');
+        line.push_str(option);
+        line.push(' ');
+        line.push_str(&shell_quote(value));
+    };
+    if let Some(glob) = args.get("glob").and_then(Value::as_str) {
+        for pattern in tool_globs(glob) {
+            add("-g", pattern);
         }
+    }
+    if let Some(kind) = args.get("type").and_then(Value::as_str) {
+        add("-t", kind);
     }
     line.push_str(" -e x .");
     let analysis = gathering.guard.bash.analyze(&line);
@@ -68,4 +74,19 @@ fn search_names(gathering: &Gathering<'_>, args: &Value) -> Vec<String> {
         // A line the analysis did not read as one search narrows nothing.
         _ => Vec::new(),
     }
+}
+
+/// The globs the coding agent's search tool hands ripgrep for its `glob` argument, each as one `--glob`: the
+/// argument split at blanks, and a part without braces split at commas too (`*.md,*.yml`, `*.txt *.yml`); a
+/// part with braces (`*.{ts,tsx}`) is one glob.
+fn tool_globs(glob: &str) -> Vec<&str> {
+    glob.split_whitespace()
+        .flat_map(|part| {
+            if part.contains('{') && part.contains('}') {
+                vec![part]
+            } else {
+                part.split(',').filter(|piece| !piece.is_empty()).collect()
+            }
+        })
+        .collect()
 }
