@@ -422,9 +422,10 @@ impl Store {
     /// the index as the snapshot read it.
     ///
     /// The bounds apply only to content that must be hashed now: a file of `update` whose stat data are still the
-    /// ones `kept` holds with its content (a file git gives a second look because it changed in the same clock
-    /// tick as the index was written) is hashed and never counts against them, so that what a command writes
-    /// cannot take from the snapshots the content of a file it did not change. While the other files hold more
+    /// ones `kept` holds with its content (a file git looks at again because it changed in the same clock tick as
+    /// the index was written) never counts against them, so that what a command writes cannot take from the
+    /// snapshots the content of a file it did not change: git compares its content while the bounds leave room,
+    /// else the index keeps its entry as it is. While the other files hold more
     /// than [`KEPT_SNAPSHOT_BYTES`] together, or are more than [`KEPT_SNAPSHOT_FILES`], some are not hashed: the
     /// files new since the last snapshot first (the largest past the bound of bytes, the smallest past the bound
     /// of files), and only then files it held (whose content is what taking a run back puts back). Each is
@@ -477,18 +478,18 @@ impl Store {
         // the last snapshot held it.
         let mut hashed = Vec::new();
         let mut sized: Vec<(&[u8], Stat, u64, bool)> = Vec::new();
+        // The files whose content the index holds under their stat data, with their sizes.
+        let mut unchanged: Vec<(&[u8], u64)> = Vec::new();
         for path in update.split(|b| *b == 0).filter(|path| !path.is_empty()) {
             let name = OsStr::from_bytes(path);
             let raw = nix::sys::stat::lstat(&self.git.work_tree.join(name))
                 .ok()
                 .filter(|raw| raw.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG);
+            let size = raw.map_or(0, |raw| u64::try_from(raw.st_size).unwrap_or(u64::MAX));
             match raw.as_ref().and_then(Stat::of_raw) {
-                Some(stat) if !kept.holds_unchanged(Path::new(name), &stat) => {
-                    let size = raw.map_or(0, |raw| u64::try_from(raw.st_size).unwrap_or(u64::MAX));
-                    let held = kept.entries.contains_key(name);
-                    sized.push((path, stat, size, held));
-                }
-                _ => {
+                Some(stat) if kept.holds_unchanged(Path::new(name), &stat) => unchanged.push((path, size)),
+                Some(stat) => sized.push((path, stat, size, kept.entries.contains_key(name))),
+                None => {
                     hashed.extend_from_slice(path);
                     hashed.push(0);
                 }
@@ -520,6 +521,19 @@ impl Store {
                 left -= 1;
                 *unhashed = true;
             }
+        }
+        // git compares the content of a file the index holds unchanged (it changed in the same clock tick as the
+        // index was written) while the bounds leave room; past them the index keeps its entry as it is.
+        let mut room = KEPT_SNAPSHOT_BYTES.saturating_sub(total);
+        unchanged.sort_by_key(|(_, size)| *size);
+        for (path, size) in unchanged {
+            if left >= KEPT_SNAPSHOT_FILES || size > room {
+                break;
+            }
+            left += 1;
+            room -= size;
+            hashed.extend_from_slice(path);
+            hashed.push(0);
         }
         let mut by_stat = Vec::new();
         for ((path, stat, _, _), unhashed) in sized.into_iter().zip(unhashed) {
