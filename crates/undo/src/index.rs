@@ -102,6 +102,16 @@ impl Index {
             .is_some_and(|kept| kept == now && i64::from(kept.mtime.0) < self.written)
     }
 
+    /// Whether the index holds the content of the file with stat data `now` at `path` under the same stat data
+    /// (not by its stat data alone): an earlier snapshot hashed it, and it has not changed since, or only in the
+    /// same clock tick as the index was written (git then compares its content).
+    pub(crate) fn holds_unchanged(&self, path: &Path, now: &Stat) -> bool {
+        self.entries
+            .get(path.as_os_str())
+            .and_then(Option::as_ref)
+            .is_some_and(|kept| kept == now && !kept.is_gitlink())
+    }
+
     /// Whether the file with stat data `now` at `path` is one the index holds by its stat data alone (too large
     /// to hash), unchanged since.
     pub(crate) fn kept_by_stat(&self, path: &Path, now: &Stat) -> bool {

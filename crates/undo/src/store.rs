@@ -366,7 +366,7 @@ impl Store {
             .filter(|(_, _, linked)| *linked)
             .map(|(path, _, _)| path)
             .collect();
-        Ok((self.commit_index(&gone, &update)?, linked))
+        Ok((self.commit_index(&kept, &gone, &update)?, linked))
     }
 
     /// Whether a file of the root found by a snapshot (`path`, relative to the work tree) goes to git: whether git
@@ -418,24 +418,31 @@ impl Store {
         (!tree.is_empty()).then(|| tree.to_owned())
     }
 
-    /// Removes `gone` from the index and gives git `update` (both NUL-separated), and returns the tree.
+    /// Removes `gone` from the index and gives git `update` (both NUL-separated), and returns the tree. `kept` is
+    /// the index as the snapshot read it.
     ///
-    /// While the files of `update` hold more than [`KEPT_SNAPSHOT_BYTES`] together, or are more than
-    /// [`KEPT_SNAPSHOT_FILES`], the largest of them are not hashed: each is recorded as an entry whose id is made of its stat data
-    /// (size, times, inode, mode), with the mode of a nested repository's commit, which needs no object and which
-    /// undo never writes. Taking a run back then deletes such a file the run made, and compares it by its stat
-    /// data, but cannot put back its content; a later snapshot that looks at the file again hashes it when the bound
-    /// allows. Hashing a file costs time in proportion to its size (zlib and SHA-1, some 25 MB/s on a loaded
-    /// machine): without the bounds, a command that wrote a large file or very many made the snapshot after it run
-    /// past its bound, which switched the root's snapshots off and left the run, and
-    /// whatever else it did, unrecorded.
-    pub(crate) fn commit_index(&self, gone: &[u8], update: &[u8]) -> Result<String> {
+    /// The bounds apply only to content that must be hashed now: a file of `update` whose stat data are still the
+    /// ones `kept` holds with its content (a file git looks at again because it changed in the same clock tick as
+    /// the index was written) never counts against them, so that what a command writes cannot take from the
+    /// snapshots the content of a file it did not change: git compares its content while the bounds leave room,
+    /// else the index keeps its entry as it is. While the other files hold more
+    /// than [`KEPT_SNAPSHOT_BYTES`] together, or are more than [`KEPT_SNAPSHOT_FILES`], some are not hashed: the
+    /// files new since the last snapshot first (the largest past the bound of bytes, the smallest past the bound
+    /// of files), and only then files it held (whose content is what taking a run back puts back). Each is
+    /// recorded as an entry whose id is made of its stat data (size, times, inode, mode), with the mode of a
+    /// nested repository's commit, which needs no object and which undo never writes. Taking a run back then
+    /// deletes such a file the run made, and compares it by its stat data, but cannot put back its content; a
+    /// later snapshot that looks at the file again hashes it when the bound allows. Hashing a file costs time in
+    /// proportion to its size (zlib and SHA-1, some 25 MB/s on a loaded machine): without the bounds, a command
+    /// that wrote a large file or very many made the snapshot after it run past its bound, which switched the
+    /// root's snapshots off and left the run, and whatever else it did, unrecorded.
+    pub(crate) fn commit_index(&self, kept: &Index, gone: &[u8], update: &[u8]) -> Result<String> {
         let index = self.git.dir.join("index");
         let stamp_before = stamp(&index);
         if !gone.is_empty() {
             self.update_index(&["--force-remove"], gone)?;
         }
-        let (update, by_stat) = self.by_stat(update);
+        let (update, by_stat) = self.by_stat(kept, update);
         if !update.is_empty() {
             self.update_index(&["--add", "--remove", "--replace"], &update)?;
         }
@@ -465,59 +472,78 @@ impl Store {
 
     /// Splits `update` (NUL-separated paths) into those git hashes and the `--index-info` records (`-z`) of the
     /// files recorded by their stat data alone (see [`Store::commit_index`]).
-    fn by_stat(&self, update: &[u8]) -> (Vec<u8>, Vec<u8>) {
-        // Each path with the stat data of a regular file (only a file is recorded by them) and its size.
-        let mut sized: Vec<(&[u8], Option<Stat>, u64)> = update
-            .split(|b| *b == 0)
-            .filter(|path| !path.is_empty())
-            .map(|path| {
-                let full = self.git.work_tree.join(OsStr::from_bytes(path));
-                let raw = nix::sys::stat::lstat(&full)
-                    .ok()
-                    .filter(|raw| raw.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG);
-                let size = raw
-                    .as_ref()
-                    .map_or(0, |raw| u64::try_from(raw.st_size).unwrap_or(u64::MAX));
-                (path, raw.as_ref().and_then(Stat::of_raw), size)
-            })
-            .collect();
-        // Past the bound of bytes, the largest are left unhashed; past the bound of files, the smallest of those
-        // left (each costs git about the same, and the larger hold more that undo could put back).
-        sized.sort_by_key(|(_, _, size)| std::cmp::Reverse(*size));
+    fn by_stat(&self, kept: &Index, update: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        // Each path that may be left unhashed: a regular file (only a file is recorded by its stat data) whose
+        // content the index does not hold under the same stat data, with its stat data, its size, and whether
+        // the last snapshot held it.
+        let mut hashed = Vec::new();
+        let mut sized: Vec<(&[u8], Stat, u64, bool)> = Vec::new();
+        // The files whose content the index holds under their stat data, with their sizes.
+        let mut unchanged: Vec<(&[u8], u64)> = Vec::new();
+        for path in update.split(|b| *b == 0).filter(|path| !path.is_empty()) {
+            let name = OsStr::from_bytes(path);
+            let raw = nix::sys::stat::lstat(&self.git.work_tree.join(name))
+                .ok()
+                .filter(|raw| raw.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG);
+            let size = raw.map_or(0, |raw| u64::try_from(raw.st_size).unwrap_or(u64::MAX));
+            match raw.as_ref().and_then(Stat::of_raw) {
+                Some(stat) if kept.holds_unchanged(Path::new(name), &stat) => unchanged.push((path, size)),
+                Some(stat) => sized.push((path, stat, size, kept.entries.contains_key(name))),
+                None => {
+                    hashed.extend_from_slice(path);
+                    hashed.push(0);
+                }
+            }
+        }
+        // Past the bound of bytes, the largest new files are left unhashed, then the largest held ones; past the
+        // bound of files, the smallest of the new files left (each costs git about the same, and the larger hold
+        // more that undo could put back), then the smallest held ones.
+        sized.sort_by_key(|(_, _, size, held)| (*held, std::cmp::Reverse(*size)));
         let mut unhashed = vec![false; sized.len()];
-        let mut total: u64 = sized.iter().map(|(_, _, size)| *size).sum();
-        for ((_, stat, size), unhashed) in sized.iter().zip(unhashed.iter_mut()) {
+        let mut total: u64 = sized.iter().map(|(_, _, size, _)| *size).sum();
+        for ((_, _, size, _), unhashed) in sized.iter().zip(unhashed.iter_mut()) {
             if total <= KEPT_SNAPSHOT_BYTES {
                 break;
             }
-            if stat.is_some() {
-                total -= size;
-                *unhashed = true;
-            }
+            total -= size;
+            *unhashed = true;
         }
         let mut left = unhashed.iter().filter(|unhashed| !**unhashed).count();
-        for ((_, stat, _), unhashed) in sized.iter().zip(unhashed.iter_mut()).rev() {
+        let mut order: Vec<usize> = (0..sized.len()).collect();
+        order.sort_by_key(|at| sized.get(*at).map(|(_, _, size, held)| (*held, *size)));
+        for at in order {
             if left <= KEPT_SNAPSHOT_FILES {
                 break;
             }
-            if stat.is_some() && !*unhashed {
+            if let Some(unhashed) = unhashed.get_mut(at)
+                && !*unhashed
+            {
                 left -= 1;
                 *unhashed = true;
             }
         }
-        let mut hashed = Vec::new();
+        // git compares the content of a file the index holds unchanged (it changed in the same clock tick as the
+        // index was written) while the bounds leave room; past them the index keeps its entry as it is.
+        let mut room = KEPT_SNAPSHOT_BYTES.saturating_sub(total);
+        unchanged.sort_by_key(|(_, size)| *size);
+        for (path, size) in unchanged {
+            if left >= KEPT_SNAPSHOT_FILES || size > room {
+                break;
+            }
+            left += 1;
+            room -= size;
+            hashed.extend_from_slice(path);
+            hashed.push(0);
+        }
         let mut by_stat = Vec::new();
-        for ((path, stat, _), unhashed) in sized.into_iter().zip(unhashed) {
-            match stat {
-                Some(stat) if unhashed => {
-                    by_stat.extend_from_slice(format!("160000 {}\t", stat.id()).as_bytes());
-                    by_stat.extend_from_slice(path);
-                    by_stat.push(0);
-                }
-                _ => {
-                    hashed.extend_from_slice(path);
-                    hashed.push(0);
-                }
+        for ((path, stat, _, _), unhashed) in sized.into_iter().zip(unhashed) {
+            if unhashed {
+                by_stat.extend_from_slice(format!("160000 {}\t", stat.id()).as_bytes());
+                by_stat.extend_from_slice(path);
+                by_stat.push(0);
+            } else {
+                hashed.extend_from_slice(path);
+                hashed.push(0);
             }
         }
         (hashed, by_stat)

@@ -617,3 +617,43 @@ fn a_run_that_writes_more_files_than_a_snapshot_hashes_is_recorded_and_taken_bac
     assert!(report.applied && report.refused.is_empty(), "{report:?}");
     assert_eq!(state(&world.project), before);
 }
+
+/// A run that writes more files than a snapshot hashes, and changes a `.gitignore` (so that the snapshot after it
+/// looks at every file of the root), does not take from the snapshots the content of the files it left alone
+/// (one with a time in the future, which git looks at again each time, included), and the files it changed that
+/// existed before are hashed before the ones it made: later runs that empty them are taken back.
+#[test]
+fn a_run_past_the_bound_of_files_keeps_the_content_of_the_files_it_did_not_make() {
+    let world = World::new();
+    let lib = world.project.join("src/lib.rs");
+    let deep = world.project.join("src/nested/deep.rs");
+    // A clock ahead of this one wrote it: its time is not older than any index written since.
+    let ahead = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&lib)
+        .unwrap()
+        .set_modified(ahead)
+        .unwrap();
+    for _ in 0..3 {
+        world.run("true");
+    }
+    let kept = std::fs::read(&lib).unwrap();
+    world
+        .run(
+            "mkdir junk && head -c 8004000 /dev/zero | split -b 200 -a 4 - junk/f && echo '*.tmp' >> .gitignore \
+             && echo '// more' >> src/nested/deep.rs",
+        )
+        .unwrap();
+    let changed = std::fs::read(&deep).unwrap();
+    let not_kept: Vec<PathBuf> = agent_undo::not_kept(&world.project, &world.settings)
+        .into_iter()
+        .filter(|path| !path.starts_with(world.project.join("junk")))
+        .collect();
+    assert!(not_kept.is_empty(), "{not_kept:?}");
+    world.run("sed -i d src/lib.rs src/nested/deep.rs").unwrap();
+    let report = world.undo(UndoRequest::default());
+    assert!(report.applied && report.refused.is_empty(), "{report:?}");
+    assert_eq!(std::fs::read(&lib).unwrap(), kept);
+    assert_eq!(std::fs::read(&deep).unwrap(), changed);
+}

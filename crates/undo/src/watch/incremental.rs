@@ -249,5 +249,8 @@ fn changed(
     for path in &update {
         crate::store::push_path(&mut update_list, path);
     }
-    Ok(Some((store.commit_index(&gone_list, &update_list)?, linked)))
+    Ok(Some((
+        store.commit_index(&kept, &gone_list, &update_list)?,
+        linked,
+    )))
 }
