@@ -5,6 +5,16 @@
 //! dependency trees for a job that here is a few dozen lines over `regex`; none was maintained well enough to
 //! take a security boundary's rules from. The formats follow the providers' documentation.
 
+/// The head of a secret's assignment, up to its value: a name holding the secret's word, with a qualifier after
+/// it or not, then `:`, `=`, `:=` or `=>`. The assignment rule goes on with the value; the redactor's idle flush
+/// keeps back a value that has begun after it and may still be completing.
+macro_rules! assignment_head {
+    () => {
+        r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))["']?[ \t]*(?::|=|:=|=>)[ \t]*"#
+    };
+}
+pub(crate) use assignment_head;
+
 /// What a match must also satisfy to count as a credential.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Check {
@@ -209,7 +219,10 @@ pub(crate) const RULES: &[Rule] = &[
             "masterkey",
             "hmac",
         ],
-        pattern: r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))["']?[ \t]*(?::|=|:=|=>)[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#,
+        pattern: concat!(
+            assignment_head!(),
+            r#"(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#
+        ),
         check: Check::Value,
     },
 ];
