@@ -156,7 +156,9 @@ pub(crate) const RULES: &[Rule] = &[
         anchors: &["://"],
         // The password runs to the last `@` of the URL: a password with `@` or `/` written in unescaped is taken
         // whole, not cut at its first `@` or `/` (a port and a path before an `@` are not one: see the check).
-        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{1,128}:([^\s'"<>]{1,256})@[A-Za-z0-9_.\[\]-]+"#,
+        // The scheme may start after any byte: text glued in front (`0000postgres://…`) does not hide the
+        // password, which is what the finding names.
+        pattern: r#"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{1,128}:([^\s'"<>]{1,256})@[A-Za-z0-9_.\[\]-]+"#,
         check: Check::UrlPassword,
     },
     Rule {

@@ -718,6 +718,11 @@ mod tests {
             ("x_sk-ant-api03-Qm7vT2pL9xK4nR8wZ1cJ6bH3yF5dG0sA", "Anthropic key"),
             ("0xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp", "Slack token"),
             ("keyAIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH", "Google API key"),
+            (
+                "url: 0000postgres://deploy:Xk9pQ2mZ7wLr4tYv@db.internal/app",
+                "URL with a password",
+            ),
+            ("x_redis://app:Xk9pQ2mZ7wLr4tYv@cache", "URL with a password"),
         ] {
             assert!(kinds(glued).contains(&kind), "{glued}: {:?}", kinds(glued));
         }
@@ -917,6 +922,8 @@ mod tests {
             "password=(get_password())",
             "https://www.example.com:8443/api?email=a@b.com",
             "https://docs.example.com/a/b@c",
+            "0000https://www.example.com:8443/api?email=a@b.com",
+            "x_postgres://${DB_USER}:${DB_PASSWORD}@db.internal/app",
             // Code and files that name a secret's word without holding one.
             "pub paren_token: token::Paren,",
             "_token_start: &Self::Checkpoint,",
