@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 
+use crate::rules::OPENSSH_KEY_MAGIC;
 use crate::scan::{Finding, Located, scan, scan_located};
 
 /// Replaces each credential of `text` with `[redacted: <kind>]`; borrows `text` when it holds none.
@@ -317,7 +318,7 @@ fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std
             // an end line's length, which may have come in part): a block that stops before, at a byte no key
             // holds, is complete as far as it goes, and holding it would hold all that follows.
             let open_block = text.get(finding.start..finding.end).is_some_and(|held| {
-                held.starts_with(b"-----BEGIN")
+                (held.starts_with(b"-----BEGIN") || held.starts_with(OPENSSH_KEY_MAGIC.as_bytes()))
                     && !contains(held, b"-----END")
                     && finding.end + END_LINE_MAX >= text.len()
             });
@@ -517,6 +518,21 @@ mod tests {
         let lines: Vec<&[u8]> = text.as_bytes().split_inclusive(|b| *b == b'\n').collect();
         let out = String::from_utf8(stream(&lines)).unwrap();
         assert_eq!(out, "before\n[redacted: private key]\nafter\n");
+    }
+
+    #[test]
+    fn an_openssh_key_body_without_its_begin_line_is_held_and_redacted_whole() {
+        let block = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7\n/VojjDkhG2AsC9MdwyLEAAAAAXgBAgME\n";
+        for end in ["-----END OPENSSH PRIVATE KEY-----\n", ""] {
+            let text = format!("before\n{block}{end}total 8\n");
+            let lines: Vec<&[u8]> = text.as_bytes().split_inclusive(|b| *b == b'\n').collect();
+            for out in [stream(&lines), dribbled(&lines)] {
+                let out = String::from_utf8(out).unwrap();
+                assert!(!out.contains("QyNTUx") && !out.contains("/Vojj"), "{out}");
+                assert!(out.starts_with("before\n[redacted: private key]\n"), "{out}");
+                assert!(out.ends_with("\ntotal 8\n"), "{out}");
+            }
+        }
     }
 
     #[test]

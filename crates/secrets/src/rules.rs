@@ -15,6 +15,12 @@ macro_rules! assignment_head {
 }
 pub(crate) use assignment_head;
 
+/// The kind of a private key, in a block or its body alone: its region runs on past its anchor's line.
+pub(crate) const PRIVATE_KEY: &str = "private key";
+
+/// How an OpenSSH private key's body starts: `openssh-key-v1\0` in base64.
+pub(crate) const OPENSSH_KEY_MAGIC: &str = "b3BlbnNzaC1rZXktdjE";
+
 /// What a match must also satisfy to count as a credential.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Check {
@@ -59,9 +65,18 @@ pub(crate) struct Rule {
 /// kind names it (`sk-ant-…` is Anthropic's before it is anyone's `sk-…`).
 pub(crate) const RULES: &[Rule] = &[
     Rule {
-        kind: "private key",
+        kind: PRIVATE_KEY,
         anchors: &["-----BEGIN"],
         pattern: r"-----BEGIN[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.]|-[A-Za-z0-9])*(?:-----END[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----)?",
+        check: Check::Format,
+    },
+    // An OpenSSH private key's body, recognised by its magic (`openssh-key-v1\0` in base64, how the body's first
+    // line starts) when its `-----BEGIN` line is missing (left out by a filter, or altered): the line and the
+    // whole base64 lines that follow it, up to its end line.
+    Rule {
+        kind: PRIVATE_KEY,
+        anchors: &[OPENSSH_KEY_MAGIC],
+        pattern: r"b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]*(?:\r?\n[A-Za-z0-9+/=]+\r?(?m:$))*(?:\r?\n-----END OPENSSH PRIVATE KEY-----)?",
         check: Check::Format,
     },
     Rule {

@@ -5,7 +5,7 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::packed::Searcher;
 use regex::bytes::{Captures, Regex, RegexBuilder};
 
-use crate::rules::{Check, RULES, Rule};
+use crate::rules::{Check, PRIVATE_KEY, RULES, Rule};
 
 /// One credential found in a text: its kind and the bytes that hold it (the value alone where the format names
 /// it, as in `password: <value>`, so that a redaction keeps the name).
@@ -34,8 +34,9 @@ struct Compiled {
     rules_of: Vec<u64>,
     /// How many anchors are long: a short anchor's pattern id is its index after them.
     split: usize,
-    /// The pattern id of `-----begin`, whose region runs on past its line.
-    block: Option<usize>,
+    /// The pattern ids of a private key's anchors (`-----begin`, an OpenSSH key's magic), whose region runs on
+    /// past their line.
+    blocks: Vec<usize>,
     /// The longest anchor, in bytes: how far a window of the lowercased text reaches into the next.
     longest: usize,
     /// Each rule's expression, by the rule's index, compiled on its first use.
@@ -113,7 +114,15 @@ fn compile() -> Result<Compiled, regex::Error> {
             }
         }
     }
-    let block = anchors.iter().position(|anchor| anchor == b"-----begin");
+    let blocks = RULES
+        .iter()
+        .filter(|rule| rule.kind == PRIVATE_KEY)
+        .flat_map(|rule| rule.anchors.iter())
+        .filter_map(|anchor| {
+            let lowered = anchor.to_ascii_lowercase().into_bytes();
+            anchors.iter().position(|a| *a == lowered)
+        })
+        .collect();
     let longest = anchors.iter().map(Vec::len).max().unwrap_or(0);
     let searcher = |patterns: &[Vec<u8>]| {
         let mut builder = aho_corasick::packed::Config::new().builder();
@@ -132,7 +141,7 @@ fn compile() -> Result<Compiled, regex::Error> {
         short,
         split,
         rules_of,
-        block,
+        blocks,
         longest,
         each,
     })
@@ -253,7 +262,7 @@ pub(crate) fn scan_located(text: &[u8]) -> Vec<Located> {
             .get(..anchor.start)
             .and_then(|before| memchr::memrchr(b'\n', before))
             .map_or(0, |newline| newline + 1);
-        let reach = if compiled.block == Some(anchor.id) {
+        let reach = if compiled.blocks.contains(&anchor.id) {
             anchor.end.saturating_add(BLOCK_LIMIT).min(text.len())
         } else {
             anchor.end
@@ -944,6 +953,45 @@ mod tests {
             "machine HOSTNAME login USERID password \"PASSWORD\"",
         ] {
             assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+        }
+    }
+
+    const OPENSSH_BODY: &str = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7
+WgAAAAtzc2gtZWQyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixA
+AAAEBjPYwPuZIOonW5WWtKr1lSBdwZHGc1KuOhUdmPnNe6fjLzqP6RMOAxVyZTooQwj9gk
+/VojjDkhG2AsC9MdwyLEAAAAAXgBAgME";
+
+    #[test]
+    fn an_openssh_key_body_without_its_begin_line_is_a_private_key() {
+        let end = "-----END OPENSSH PRIVATE KEY-----";
+        for (text, key) in [
+            // `grep -v BEGIN`: the body and the end line.
+            (
+                format!("{OPENSSH_BODY}\n{end}\nnext line\n"),
+                format!("{OPENSSH_BODY}\n{end}"),
+            ),
+            // The begin line altered, and no end line: the base64 lines, up to one that is not.
+            (
+                format!(
+                    "----- BEGIN OPENSSH PRIVATE KEY-----\r\n{}\r\ntotal 8\n",
+                    OPENSSH_BODY.replace('\n', "\r\n")
+                ),
+                // A line's CR goes with it.
+                format!("{}\r", OPENSSH_BODY.replace('\n', "\r\n")),
+            ),
+        ] {
+            let found = scan(text.as_bytes());
+            assert_eq!(found.len(), 1, "{text}: {found:?}");
+            assert_eq!(found[0].kind, "private key");
+            assert_eq!(&text[found[0].start..found[0].end], key);
+        }
+        // A public key and other base64 are none.
+        for text in [
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDLzqP6RMOAxVyZTooQwj9gk/VojjDkhG2AsC9MdwyLE x@h",
+            "Zm9vYmFyYmF6cXV4AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\nQyNTUxOQAAACAy86j",
+        ] {
+            assert!(kinds(text).is_empty(), "{text}");
         }
     }
 
