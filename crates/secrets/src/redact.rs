@@ -536,6 +536,18 @@ mod tests {
     }
 
     #[test]
+    fn a_token_cut_by_terminal_escapes_is_redacted_in_a_stream() {
+        let line = "api_token: \x1b[01;31m\x1b[Kghp\x1b[m\x1b[K_0123456789abcdefABCDEF0123456789abcd\nnext\n";
+        let expected = "api_token: \x1b[01;31m\x1b[K[redacted: GitHub token]\nnext\n";
+        for split in 1..line.len() {
+            let (a, b) = line.as_bytes().split_at(split);
+            assert_eq!(String::from_utf8(stream(&[a, b])).unwrap(), expected, "{split}");
+            let out = String::from_utf8(dribbled(&[a, b])).unwrap();
+            assert!(!out.contains("456789abcdef"), "{split}: {out:?}");
+        }
+    }
+
+    #[test]
     fn binary_output_passes_byte_for_byte_but_for_its_credentials() {
         let bytes: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
         assert_eq!(stream(&[&bytes[..100], &bytes[100..]]), bytes);
