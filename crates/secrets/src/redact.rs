@@ -149,6 +149,10 @@ const HELD_WORD_MAX: usize = 4 << 10;
 /// idle flush keeps back: the value of a secret's assignment that has begun (a quoted one before its closing
 /// quote, spaces included; a bare one), and a URL from its scheme while its authority is open (no space,
 /// and no `/` or `@` before the password's `:`; the password may hold either). Whatever precedes it.
+/// How far back from the open line's end an [`OPEN`] credential is looked for: more than its longest
+/// (a name with its qualifiers, a value of 512 bytes; a URL's scheme, user and password, 410).
+const OPEN_REACH: usize = 2 << 10;
+
 static OPEN: LazyLock<Regex> = LazyLock::new(|| {
     #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
     RegexBuilder::new(concat!(
@@ -227,7 +231,7 @@ impl Redactor {
             .count();
         let end = self.pending.len() - word.min(HELD_WORD_MAX);
         let open = OPEN
-            .captures(&self.pending)
+            .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
             .and_then(|captures| captures.name("value").or_else(|| captures.name("url")))
             .map_or(end, |open| open.start());
         end.min(open)
