@@ -2,7 +2,11 @@
 
 use std::borrow::Cow;
 use std::io::Write;
+use std::sync::LazyLock;
 
+use regex::bytes::{Regex, RegexBuilder};
+
+use crate::rules::OPENSSH_KEY_MAGIC;
 use crate::scan::{Finding, Located, scan, scan_located};
 
 /// Replaces each credential of `text` with `[redacted: <kind>]`; borrows `text` when it holds none.
@@ -109,8 +113,9 @@ fn redact_named(name: &str, text: &str) -> Option<String> {
 /// block until its end line (or a byte no key holds), and a line longer than 64 KiB is emitted in pieces, each
 /// holding back its last 4 KiB for the next; nothing else is buffered. What an idle stream's flush writes of an open
 /// line stays the context of the line's scan (a name written early still makes the value that follows an
-/// assignment), and the flush keeps back the line's last word: a credential printed a few bytes at a time, pausing
-/// between them, is whole in one scan when its word ends. [`push_to`](Self::push_to) writes the lines
+/// assignment), and the flush keeps back the line's last word (its last 4 KiB, when longer) and a credential that
+/// has begun and may still be completing (a secret's quoted value before its closing quote, a URL whose authority
+/// is open): a credential printed a few bytes at a time, pausing between them, is whole in one scan when it ends. [`push_to`](Self::push_to) writes the lines
 /// of a read that hold no credential straight from the read, copying only the open line it keeps.
 ///
 /// ```
@@ -137,8 +142,29 @@ pub(crate) const MAX_PENDING: usize = 64 << 10;
 const END_LINE_MAX: usize = 64;
 /// How much of a long line's piece is kept for the next, so that a credential across the boundary is whole in one.
 pub(crate) const OVERLAP: usize = 4 << 10;
-/// The longest last word an idle flush keeps back; a longer one is written (it is scanned whole so far).
+/// The longest piece of the last word an idle flush keeps back: of a longer one, its last bytes as many.
 const HELD_WORD_MAX: usize = 4 << 10;
+
+/// The start of a credential that runs to the end of the open line and may still be completing there, which an
+/// idle flush keeps back: the value of a secret's assignment that has begun (a quoted one before its closing
+/// quote, spaces included; a bare one), and a URL from its scheme while its authority is open (no space,
+/// and no `/` or `@` before the password's `:`; the password may hold either). Whatever precedes it.
+/// How far back from the open line's end an [`OPEN`] credential is looked for: more than its longest
+/// (a name with its qualifiers, a value of 512 bytes; a URL's scheme, user and password, 410).
+const OPEN_REACH: usize = 2 << 10;
+
+static OPEN: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
+    RegexBuilder::new(concat!(
+        r#"(?:"#,
+        crate::rules::assignment_head!(),
+        r#"(?P<value>"[^"\n]{0,256}|'[^'\n]{0,256}|["']?[^\s"',;`]{1,512})"#,
+        r#"|(?P<url>[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{0,128}(?::[^\s'"<>]{0,256})?))\z"#,
+    ))
+    .unicode(false)
+    .build()
+    .expect("the open-credential pattern compiles")
+});
 /// How much of what a flush wrote of an open line is kept as the context of its scan.
 const CONTEXT_MAX: usize = 1 << 10;
 
@@ -192,8 +218,10 @@ impl Redactor {
         self.flushable() > self.written
     }
 
-    /// Where an idle flush stops: before the open line's last word (whitespace ends a word), unless that word is
-    /// longer than [`HELD_WORD_MAX`].
+    /// Where an idle flush stops: before the open line's last word (whitespace ends a word), or before the last
+    /// [`HELD_WORD_MAX`] bytes of a longer one, and before a credential that has begun and may still be
+    /// completing ([`OPEN`]: a secret's assigned value whose end has not come, a URL whose authority is still
+    /// open), all of which the rest of the line may turn into a finding.
     fn flushable(&self) -> usize {
         let word = self
             .pending
@@ -201,11 +229,12 @@ impl Redactor {
             .rev()
             .take_while(|byte| !byte.is_ascii_whitespace())
             .count();
-        if word > HELD_WORD_MAX {
-            self.pending.len()
-        } else {
-            self.pending.len() - word
-        }
+        let end = self.pending.len() - word.min(HELD_WORD_MAX);
+        let open = OPEN
+            .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
+            .and_then(|captures| captures.name("value").or_else(|| captures.name("url")))
+            .map_or(end, |open| open.start());
+        end.min(open)
     }
 
     /// Writes out, redacted, what is held back (the stream is idle: a prompt without a line end must show).
@@ -293,7 +322,7 @@ fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std
             // an end line's length, which may have come in part): a block that stops before, at a byte no key
             // holds, is complete as far as it goes, and holding it would hold all that follows.
             let open_block = text.get(finding.start..finding.end).is_some_and(|held| {
-                held.starts_with(b"-----BEGIN")
+                (held.starts_with(b"-----BEGIN") || held.starts_with(OPENSSH_KEY_MAGIC.as_bytes()))
                     && !contains(held, b"-----END")
                     && finding.end + END_LINE_MAX >= text.len()
             });
@@ -424,6 +453,53 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_flush_never_writes_the_start_of_a_credential_still_completing() {
+        let filler = "0".repeat(5000);
+        for (line, secrets) in [
+            (
+                "password = \"correct horse battery staple\"\n".to_owned(),
+                &["correct", "horse", "battery"][..],
+            ),
+            (
+                "token: 'Xk9p Qv7m Zr8k Lw2n'\n".to_owned(),
+                &["Xk9p", "Qv7m", "Zr8k"][..],
+            ),
+            (
+                "url: postgres://deploy:Xk9pQ2mZ7wLr4tYv@db.internal/app\n".to_owned(),
+                &["Xk9pQ2"][..],
+            ),
+            (
+                format!("{filler}=postgres://deploy:Xk9pQ2mZ7wLr4tYv@db.internal/app\n"),
+                &["Xk9pQ2"][..],
+            ),
+            (format!("{filler}={TOKEN}\n"), &[&TOKEN[4..20]][..]),
+        ] {
+            let expected = String::from_utf8(stream(&[line.as_bytes()])).unwrap();
+            assert!(expected.contains("[redacted:"), "{expected}");
+            let mut cuts: Vec<Vec<&[u8]>> = (1..=5)
+                .map(|size| line.as_bytes().chunks(size).collect())
+                .collect();
+            for split in 1..line.len() {
+                let (a, b) = line.as_bytes().split_at(split);
+                cuts.push(vec![a, b]);
+            }
+            for pieces in cuts {
+                let out = String::from_utf8(dribbled(&pieces)).unwrap();
+                for secret in secrets {
+                    assert!(!out.contains(secret), "{} pieces: {out}", pieces.len());
+                }
+                assert!(out.contains("[redacted:"), "{out}");
+            }
+        }
+        // A prompt that names a secret, whose value has not begun, still shows.
+        let mut redactor = Redactor::new();
+        let mut out = Vec::new();
+        redactor.push(b"[sudo] password for app: ", &mut out);
+        redactor.flush(&mut out);
+        assert_eq!(out, b"[sudo] password for app: ");
+    }
+
+    #[test]
     fn an_idle_flush_shows_a_prompt_and_keeps_back_only_the_last_word() {
         let mut redactor = Redactor::new();
         let mut out = Vec::new();
@@ -446,6 +522,33 @@ mod tests {
         let lines: Vec<&[u8]> = text.as_bytes().split_inclusive(|b| *b == b'\n').collect();
         let out = String::from_utf8(stream(&lines)).unwrap();
         assert_eq!(out, "before\n[redacted: private key]\nafter\n");
+    }
+
+    #[test]
+    fn an_openssh_key_body_without_its_begin_line_is_held_and_redacted_whole() {
+        let block = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7\n/VojjDkhG2AsC9MdwyLEAAAAAXgBAgME\n";
+        for end in ["-----END OPENSSH PRIVATE KEY-----\n", ""] {
+            let text = format!("before\n{block}{end}total 8\n");
+            let lines: Vec<&[u8]> = text.as_bytes().split_inclusive(|b| *b == b'\n').collect();
+            for out in [stream(&lines), dribbled(&lines)] {
+                let out = String::from_utf8(out).unwrap();
+                assert!(!out.contains("QyNTUx") && !out.contains("/Vojj"), "{out}");
+                assert!(out.starts_with("before\n[redacted: private key]\n"), "{out}");
+                assert!(out.ends_with("\ntotal 8\n"), "{out}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_token_cut_by_terminal_escapes_is_redacted_in_a_stream() {
+        let line = "api_token: \x1b[01;31m\x1b[Kghp\x1b[m\x1b[K_0123456789abcdefABCDEF0123456789abcd\nnext\n";
+        let expected = "api_token: \x1b[01;31m\x1b[K[redacted: GitHub token]\nnext\n";
+        for split in 1..line.len() {
+            let (a, b) = line.as_bytes().split_at(split);
+            assert_eq!(String::from_utf8(stream(&[a, b])).unwrap(), expected, "{split}");
+            let out = String::from_utf8(dribbled(&[a, b])).unwrap();
+            assert!(!out.contains("456789abcdef"), "{split}: {out:?}");
+        }
     }
 
     #[test]

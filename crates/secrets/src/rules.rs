@@ -5,6 +5,22 @@
 //! dependency trees for a job that here is a few dozen lines over `regex`; none was maintained well enough to
 //! take a security boundary's rules from. The formats follow the providers' documentation.
 
+/// The head of a secret's assignment, up to its value: a name holding the secret's word, with a qualifier after
+/// it or not, then `:`, `=`, `:=` or `=>`. The assignment rule goes on with the value; the redactor's idle flush
+/// keeps back a value that has begun after it and may still be completing.
+macro_rules! assignment_head {
+    () => {
+        r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))["']?[ \t]*(?::|=|:=|=>)[ \t]*"#
+    };
+}
+pub(crate) use assignment_head;
+
+/// The kind of a private key, in a block or its body alone: its region runs on past its anchor's line.
+pub(crate) const PRIVATE_KEY: &str = "private key";
+
+/// How an OpenSSH private key's body starts: `openssh-key-v1\0` in base64.
+pub(crate) const OPENSSH_KEY_MAGIC: &str = "b3BlbnNzaC1rZXktdjE";
+
 /// What a match must also satisfy to count as a credential.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Check {
@@ -49,9 +65,18 @@ pub(crate) struct Rule {
 /// kind names it (`sk-ant-…` is Anthropic's before it is anyone's `sk-…`).
 pub(crate) const RULES: &[Rule] = &[
     Rule {
-        kind: "private key",
+        kind: PRIVATE_KEY,
         anchors: &["-----BEGIN"],
         pattern: r"-----BEGIN[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.]|-[A-Za-z0-9])*(?:-----END[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----)?",
+        check: Check::Format,
+    },
+    // An OpenSSH private key's body, recognised by its magic (`openssh-key-v1\0` in base64, how the body's first
+    // line starts) when its `-----BEGIN` line is missing (left out by a filter, or altered): the line and the
+    // whole base64 lines that follow it, up to its end line.
+    Rule {
+        kind: PRIVATE_KEY,
+        anchors: &[OPENSSH_KEY_MAGIC],
+        pattern: r"b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]*(?:\r?\n[A-Za-z0-9+/=]+\r?(?m:$))*(?:\r?\n-----END OPENSSH PRIVATE KEY-----)?",
         check: Check::Format,
     },
     Rule {
@@ -146,7 +171,9 @@ pub(crate) const RULES: &[Rule] = &[
         anchors: &["://"],
         // The password runs to the last `@` of the URL: a password with `@` or `/` written in unescaped is taken
         // whole, not cut at its first `@` or `/` (a port and a path before an `@` are not one: see the check).
-        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{1,128}:([^\s'"<>]{1,256})@[A-Za-z0-9_.\[\]-]+"#,
+        // The scheme may start after any byte: text glued in front (`0000postgres://…`) does not hide the
+        // password, which is what the finding names.
+        pattern: r#"[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{1,128}:([^\s'"<>]{1,256})@[A-Za-z0-9_.\[\]-]+"#,
         check: Check::UrlPassword,
     },
     Rule {
@@ -209,7 +236,10 @@ pub(crate) const RULES: &[Rule] = &[
             "masterkey",
             "hmac",
         ],
-        pattern: r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))["']?[ \t]*(?::|=|:=|=>)[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#,
+        pattern: concat!(
+            assignment_head!(),
+            r#"(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#
+        ),
         check: Check::Value,
     },
 ];

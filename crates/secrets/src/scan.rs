@@ -5,7 +5,7 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::packed::Searcher;
 use regex::bytes::{Captures, Regex, RegexBuilder};
 
-use crate::rules::{Check, RULES, Rule};
+use crate::rules::{Check, PRIVATE_KEY, RULES, Rule};
 
 /// One credential found in a text: its kind and the bytes that hold it (the value alone where the format names
 /// it, as in `password: <value>`, so that a redaction keeps the name).
@@ -34,8 +34,9 @@ struct Compiled {
     rules_of: Vec<u64>,
     /// How many anchors are long: a short anchor's pattern id is its index after them.
     split: usize,
-    /// The pattern id of `-----begin`, whose region runs on past its line.
-    block: Option<usize>,
+    /// The pattern ids of a private key's anchors (`-----begin`, an OpenSSH key's magic), whose region runs on
+    /// past their line.
+    blocks: Vec<usize>,
     /// The longest anchor, in bytes: how far a window of the lowercased text reaches into the next.
     longest: usize,
     /// Each rule's expression, by the rule's index, compiled on its first use.
@@ -113,7 +114,15 @@ fn compile() -> Result<Compiled, regex::Error> {
             }
         }
     }
-    let block = anchors.iter().position(|anchor| anchor == b"-----begin");
+    let blocks = RULES
+        .iter()
+        .filter(|rule| rule.kind == PRIVATE_KEY)
+        .flat_map(|rule| rule.anchors.iter())
+        .filter_map(|anchor| {
+            let lowered = anchor.to_ascii_lowercase().into_bytes();
+            anchors.iter().position(|a| *a == lowered)
+        })
+        .collect();
     let longest = anchors.iter().map(Vec::len).max().unwrap_or(0);
     let searcher = |patterns: &[Vec<u8>]| {
         let mut builder = aho_corasick::packed::Config::new().builder();
@@ -132,7 +141,7 @@ fn compile() -> Result<Compiled, regex::Error> {
         short,
         split,
         rules_of,
-        block,
+        blocks,
         longest,
         each,
     })
@@ -231,8 +240,103 @@ pub fn scan(text: &[u8]) -> Vec<Finding> {
         .collect()
 }
 
-/// [`scan`], each finding with where its match starts.
+/// [`scan`], each finding with where its match starts. A text that holds a terminal's escape sequences (colour,
+/// a title: `grep --color=always` prints them inside a match) is scanned as a terminal shows it, without them, so
+/// that one between two halves of a token does not hide it; each finding then covers the bytes of the text it
+/// stands for, the sequences inside it included. A text without an escape byte is scanned as it lies.
 pub(crate) fn scan_located(text: &[u8]) -> Vec<Located> {
+    if memchr::memchr(ESC, text).is_none() {
+        return scan_plain(text);
+    }
+    let (view, removed) = without_escapes(text);
+    if removed.is_empty() {
+        return scan_plain(text);
+    }
+    // The text's offset of the view's byte at `at`: `at` plus what was removed before that byte.
+    let original = |at: usize| {
+        let before = removed.partition_point(|(view_at, _)| *view_at <= at);
+        at + before
+            .checked_sub(1)
+            .and_then(|last| removed.get(last))
+            .map_or(0, |(_, total)| *total)
+    };
+    scan_plain(&view)
+        .into_iter()
+        .map(|located| Located {
+            finding: Finding {
+                start: original(located.finding.start),
+                end: original(located.finding.end.saturating_sub(1)) + 1,
+                ..located.finding
+            },
+            from: original(located.from),
+        })
+        .collect()
+}
+
+/// The escape byte that starts a terminal's control sequence.
+const ESC: u8 = 0x1b;
+
+/// `text` without its terminal escape sequences: a control sequence (`ESC [`, parameters, a final byte: colour,
+/// cursor moves) and an operating-system command (`ESC ]` to a BEL or `ESC \`, within its line: a title, a
+/// link). An escape byte that starts neither, or one left unfinished, stays. With it, where each removal is: the
+/// view's offset it was removed before, and how many bytes were removed up to and including it.
+fn without_escapes(text: &[u8]) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let mut view = Vec::with_capacity(text.len());
+    let mut removed: Vec<(usize, usize)> = Vec::new();
+    let mut total = 0;
+    let mut at = 0;
+    while let Some(found) = text.get(at..).and_then(|rest| memchr::memchr(ESC, rest)) {
+        let escape = at + found;
+        view.extend_from_slice(text.get(at..escape).unwrap_or_default());
+        let length = text.get(escape..).map_or(0, escape_length);
+        if length == 0 {
+            view.push(ESC);
+            at = escape + 1;
+            continue;
+        }
+        total += length;
+        removed.push((view.len(), total));
+        at = escape + length;
+    }
+    view.extend_from_slice(text.get(at..).unwrap_or_default());
+    (view, removed)
+}
+
+/// The length of the escape sequence at the start of `text` (which starts with ESC), or 0 when none is whole.
+fn escape_length(text: &[u8]) -> usize {
+    match text.get(1) {
+        Some(b'[') => {
+            // Parameter bytes, intermediate bytes, one final byte.
+            let body = text.get(2..).unwrap_or_default();
+            let parameters = body.iter().take_while(|b| (0x30..=0x3f).contains(*b)).count();
+            let intermediates = body
+                .iter()
+                .skip(parameters)
+                .take_while(|b| (0x20..=0x2f).contains(*b))
+                .count();
+            match body.get(parameters + intermediates) {
+                Some(0x40..=0x7e) => 2 + parameters + intermediates + 1,
+                _ => 0,
+            }
+        }
+        Some(b']') => {
+            let body = text.get(2..).unwrap_or_default();
+            for (index, byte) in body.iter().enumerate() {
+                match byte {
+                    0x07 => return 2 + index + 1,
+                    &ESC if body.get(index + 1) == Some(&b'\\') => return 2 + index + 2,
+                    b'\n' | &ESC => return 0,
+                    _ => {}
+                }
+            }
+            0
+        }
+        _ => 0,
+    }
+}
+
+/// [`scan_located`] of a text scanned as it lies.
+fn scan_plain(text: &[u8]) -> Vec<Located> {
     let compiled = &*COMPILED;
     let mut found: Vec<(usize, Located)> = Vec::new();
     // Only the lines that hold an anchor are scanned, each once, by the rules of the anchors it holds; a
@@ -253,7 +357,7 @@ pub(crate) fn scan_located(text: &[u8]) -> Vec<Located> {
             .get(..anchor.start)
             .and_then(|before| memchr::memrchr(b'\n', before))
             .map_or(0, |newline| newline + 1);
-        let reach = if compiled.block == Some(anchor.id) {
+        let reach = if compiled.blocks.contains(&anchor.id) {
             anchor.end.saturating_add(BLOCK_LIMIT).min(text.len())
         } else {
             anchor.end
@@ -718,6 +822,11 @@ mod tests {
             ("x_sk-ant-api03-Qm7vT2pL9xK4nR8wZ1cJ6bH3yF5dG0sA", "Anthropic key"),
             ("0xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp", "Slack token"),
             ("keyAIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH", "Google API key"),
+            (
+                "url: 0000postgres://deploy:Xk9pQ2mZ7wLr4tYv@db.internal/app",
+                "URL with a password",
+            ),
+            ("x_redis://app:Xk9pQ2mZ7wLr4tYv@cache", "URL with a password"),
         ] {
             assert!(kinds(glued).contains(&kind), "{glued}: {:?}", kinds(glued));
         }
@@ -917,6 +1026,8 @@ mod tests {
             "password=(get_password())",
             "https://www.example.com:8443/api?email=a@b.com",
             "https://docs.example.com/a/b@c",
+            "0000https://www.example.com:8443/api?email=a@b.com",
+            "x_postgres://${DB_USER}:${DB_PASSWORD}@db.internal/app",
             // Code and files that name a secret's word without holding one.
             "pub paren_token: token::Paren,",
             "_token_start: &Self::Checkpoint,",
@@ -937,6 +1048,88 @@ mod tests {
             "machine HOSTNAME login USERID password \"PASSWORD\"",
         ] {
             assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+        }
+    }
+
+    const OPENSSH_BODY: &str = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7
+WgAAAAtzc2gtZWQyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixA
+AAAEBjPYwPuZIOonW5WWtKr1lSBdwZHGc1KuOhUdmPnNe6fjLzqP6RMOAxVyZTooQwj9gk
+/VojjDkhG2AsC9MdwyLEAAAAAXgBAgME";
+
+    #[test]
+    fn an_openssh_key_body_without_its_begin_line_is_a_private_key() {
+        let end = "-----END OPENSSH PRIVATE KEY-----";
+        for (text, key) in [
+            // `grep -v BEGIN`: the body and the end line.
+            (
+                format!("{OPENSSH_BODY}\n{end}\nnext line\n"),
+                format!("{OPENSSH_BODY}\n{end}"),
+            ),
+            // The begin line altered, and no end line: the base64 lines, up to one that is not.
+            (
+                format!(
+                    "----- BEGIN OPENSSH PRIVATE KEY-----\r\n{}\r\ntotal 8\n",
+                    OPENSSH_BODY.replace('\n', "\r\n")
+                ),
+                // A line's CR goes with it.
+                format!("{}\r", OPENSSH_BODY.replace('\n', "\r\n")),
+            ),
+        ] {
+            let found = scan(text.as_bytes());
+            assert_eq!(found.len(), 1, "{text}: {found:?}");
+            assert_eq!(found[0].kind, "private key");
+            assert_eq!(&text[found[0].start..found[0].end], key);
+        }
+        // A public key and other base64 are none.
+        for text in [
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDLzqP6RMOAxVyZTooQwj9gk/VojjDkhG2AsC9MdwyLE x@h",
+            "Zm9vYmFyYmF6cXV4AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\nQyNTUxOQAAACAy86j",
+        ] {
+            assert!(kinds(text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_credential_with_terminal_escapes_inside_is_found_and_covers_them() {
+        let token = "ghp_0123456789abcdefABCDEF0123456789abcd";
+        for (text, span) in [
+            // `grep --color=always`: the match coloured, the token cut by the sequences.
+            (
+                format!("api_token: \x1b[01;31m\x1b[Kghp\x1b[m\x1b[K{}", &token[3..]),
+                format!("ghp\x1b[m\x1b[K{}", &token[3..]),
+            ),
+            (
+                format!("api_token: {}\x1b[0m{}\n", &token[..14], &token[14..]),
+                format!("{}\x1b[0m{}", &token[..14], &token[14..]),
+            ),
+            // A title (OSC) inside, ended by BEL and by ST.
+            (
+                format!("x {}\x1b]0;t\x07{} \x1b]0;u\x1b\\y", &token[..9], &token[9..]),
+                format!("{}\x1b]0;t\x07{}", &token[..9], &token[9..]),
+            ),
+            (
+                "url: postgres://deploy:Xk9p\x1b[1mQ2mZ7wLr4tYv\x1b[0m@db.internal/app".to_owned(),
+                // A sequence right after the credential is not part of it.
+                "Xk9p\x1b[1mQ2mZ7wLr4tYv".to_owned(),
+            ),
+        ] {
+            let found = scan(text.as_bytes());
+            assert_eq!(found.len(), 1, "{text:?}: {found:?}");
+            assert_eq!(&text[found[0].start..found[0].end], span, "{text:?}");
+            let redacted = String::from_utf8(redact_text(&text)).unwrap();
+            assert!(
+                !redacted.contains("456789abcdef") && !redacted.contains("wLr4"),
+                "{redacted:?}"
+            );
+        }
+        // Escapes around a word that is no credential make none; an unfinished one stays as it is.
+        for text in [
+            "\x1b[01;31mghp\x1b[m_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "token: \x1b[1mchangeme\x1b[0m",
+            "\x1b[31merror\x1b[0m: \x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ \x1b[",
+        ] {
+            assert!(kinds(text).is_empty(), "{text:?}: {:?}", kinds(text));
         }
     }
 
