@@ -99,6 +99,7 @@ impl Guard {
         self.judge_findings(gathered, &mut judgement);
         self.judge_commands(gathered, analysis, &mut judgement);
         self.judge_paths(gathered, analysis, &mut judgement);
+        self.judge_undo_reach(analysis, &mut judgement);
         if !judgement.uncontained.is_empty() {
             let named: Vec<String> = judgement
                 .uncontained
@@ -378,6 +379,37 @@ impl Guard {
             .filter(|dir| self.undoable(dir, Below::Strictly))
     }
 
+    /// What a line removes or discards was checked against the ignore rules as they are before it runs; a line in
+    /// which more than one command changes the project may first change what those rules leave out (emptying a
+    /// `.gitignore`, removing one, renaming an ignored directory or file) and then remove it (`git clean -fd`,
+    /// `rm -rf`), which no snapshot holds. Such a line is taken back only when its root holds nothing the
+    /// snapshots leave out but build outputs, secret files, `.git` and `.agent-guard`.
+    fn judge_undo_reach(&self, analysis: &CommandAnalysis, judgement: &mut Judgement) {
+        if !judgement.effects.iter().any(|effect| effect == UNDO_EFFECT) {
+            return;
+        }
+        let mut changers: std::collections::BTreeSet<Option<usize>> = analysis
+            .commands
+            .iter()
+            .enumerate()
+            .filter(|(_, command)| !command.read_only)
+            .map(|(index, _)| Some(index))
+            .collect();
+        changers.extend(analysis.writes.iter().map(|write| write.command));
+        if changers.len() < 2 {
+            return;
+        }
+        let Some(root) = self.snapshot_root(&self.cwd) else {
+            return;
+        };
+        if let Some(why) = self.left_out_of_snapshots(&root, true) {
+            judgement.not_contained(format!(
+                "the line changes the project before it removes or overwrites files (a change of its own to the \
+                 ignore rules, or a rename, may bring into their reach what no snapshot holds), and {why}"
+            ));
+        }
+    }
+
     /// `agent-guard undo` takes back the removal of `place`, below a snapshotted root, when the snapshot holds
     /// every file there: else the line is not contained, saying which file no snapshot holds.
     fn undone_unless_left_out(&self, place: &Path, judgement: &mut Judgement) {
@@ -397,13 +429,8 @@ impl Guard {
     /// history no snapshot holds. Reads the directories below `place`, at most [`LEFT_OUT_CAP`] entries: only a line that
     /// removes a tree or writes the working tree from another commit pays for it.
     fn left_out_of_snapshots(&self, place: &Path, with_git: bool) -> Option<String> {
-        let sandbox = self.sandbox.as_ref()?;
         let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
-        let root = agent_undo::writable_roots(sandbox)
-            .into_iter()
-            .filter_map(|root| root.canonicalize().ok())
-            .filter(|root| place.starts_with(root))
-            .max_by_key(|root| root.as_os_str().len())?;
+        let root = self.snapshot_root(&place)?;
         let mut excused = |path: &Path, is_dir: bool| {
             // Git writing the working tree leaves every repository's own directory alone (a nested one's too,
             // which the outer repository cannot track), and agent-guard's state, which no commit holds.
@@ -436,6 +463,17 @@ impl Guard {
                 place.display()
             )),
         }
+    }
+
+    /// The writable root whose snapshots hold `place` (canonical): the deepest one above it.
+    fn snapshot_root(&self, place: &Path) -> Option<std::path::PathBuf> {
+        let sandbox = self.sandbox.as_ref()?;
+        let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
+        agent_undo::writable_roots(sandbox)
+            .into_iter()
+            .filter_map(|root| root.canonicalize().ok())
+            .filter(|root| place.starts_with(root))
+            .max_by_key(|root| root.as_os_str().len())
     }
 
     /// The directory the matches of a removal glob lie in: the part before its first wildcard (the working
