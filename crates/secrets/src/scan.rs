@@ -482,7 +482,8 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
             let own = whole.as_bytes().get(..20).unwrap_or(whole.as_bytes());
             !contains(own, b"EXAMPLE") && (value.is_empty() || own.iter().skip(4).any(u8::is_ascii_digit))
         }
-        Check::Random(own) => random(value, own),
+        Check::Random(own) => random(value, own, false),
+        Check::RandomLetters(own) => random(value, own, true),
         Check::Value => written_in(value, 8) && suffix.is_none_or(|suffix| qualifies(suffix.as_bytes())),
         // `host:8443/path?to=a@b` is a port and a path before an `@` in the query, not a password.
         Check::UrlPassword => written_in(value, 3) && !port_and_path(value),
@@ -640,9 +641,12 @@ const PLACEHOLDER_VALUES: &[&str] = &[
 /// A placeholder word is looked for in the first `own` bytes only, the format's own length: a word glued after a
 /// well-formed token (`ghp_<36>here`) does not make it an example. What is glued can only add to the mix, so the
 /// rest of the test reads the whole value.
-fn random(value: &[u8], own: usize) -> bool {
+fn random(value: &[u8], own: usize, cases_mix: bool) -> bool {
     let letters = value.iter().any(u8::is_ascii_alphabetic);
-    let digits = value.iter().any(u8::is_ascii_digit);
+    let digits = value.iter().any(u8::is_ascii_digit)
+        || (cases_mix
+            && value.iter().any(u8::is_ascii_uppercase)
+            && value.iter().any(u8::is_ascii_lowercase));
     let longest_run = value
         .split(|byte| !byte.is_ascii_alphanumeric())
         .map(<[u8]>::len)
@@ -1098,6 +1102,42 @@ QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7
 WgAAAAtzc2gtZWQyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixA
 AAAEBjPYwPuZIOonW5WWtKr1lSBdwZHGc1KuOhUdmPnNe6fjLzqP6RMOAxVyZTooQwj9gk
 /VojjDkhG2AsC9MdwyLEAAAAAXgBAgME";
+
+    #[test]
+    fn a_secret_in_a_configuration_format_names_its_value() {
+        for text in [
+            "    'password' => 'Xk9pQ2mZ7wLr4tYv',",
+            "<password>Xk9pQ2mZ7wLr4tYv</password>",
+            "  <secret> Xk9pQ2mZ7wLr4tYv </secret>",
+            "<apiKey>Xk9pQ2mZ7wLr4tYv</apiKey>",
+            "<db.password type=\"plain\">Xk9pQ2mZ7wLr4tYv</db.password>",
+            "DATABASES['default']['PASSWORD'] = 'Xk9pQ2mZ7wLr4tYv'",
+            "ENV[\"API_TOKEN\"] = \"Xk9pQ2mZ7wLr4tYv\"",
+            "password := \"Xk9pQ2mZ7wLr4tYv\"",
+            "sshpass -p 'Xk9pQ2mZ7wLr4tYv' ssh host",
+            "sshpass -pXk9pQ2mZ7wLr4tYv ssh host",
+        ] {
+            assert_eq!(value(text), "Xk9pQ2mZ7wLr4tYv", "{text}");
+        }
+        assert_eq!(kinds("glpat-AbCdEfGhIjKlMnOpQrSt"), ["GitLab token"]);
+        for text in [
+            "'password' => env('DB_PASSWORD'),",
+            "'password' => $password,",
+            "<password>${DB_PASSWORD}</password>",
+            "<password/>",
+            "<password></password>",
+            "<password>changeme</password>",
+            "<passwordPolicy>StrictPolicy2024</passwordPolicy>",
+            "Option<SecretString>, Vec<Token>",
+            "DATABASES['default']['PASSWORD'] = os.environ['DB_PASSWORD']",
+            "password := os.Getenv(\"DB_PASSWORD\")",
+            "if params['password'] == 'password'",
+            "sshpass -p \"$SSHPASS\" ssh host",
+            "glpat-abcdefghijklmnopqrst",
+        ] {
+            assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+        }
+    }
 
     #[test]
     fn an_openssh_key_body_without_its_begin_line_is_a_private_key() {
