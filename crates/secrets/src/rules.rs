@@ -5,15 +5,50 @@
 //! dependency trees for a job that here is a few dozen lines over `regex`; none was maintained well enough to
 //! take a security boundary's rules from. The formats follow the providers' documentation.
 
-/// The head of a secret's assignment, up to its value: a name holding the secret's word, with a qualifier after
-/// it or not, then `:`, `=`, `:=` or `=>`. The assignment rule goes on with the value; the redactor's idle flush
-/// keeps back a value that has begun after it and may still be completing.
-macro_rules! assignment_head {
+/// A name holding a secret's word, with a qualifier after it or not (the group `suffix`).
+macro_rules! secret_name {
     () => {
-        r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))["']?[ \t]*(?::|=|:=|=>)[ \t]*"#
+        r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))"#
     };
 }
-pub(crate) use assignment_head;
+
+/// The head of a secret's assignment, up to its value: a [`secret_name`], quoted or not, as a subscript's key or
+/// not (`['PASSWORD']`, `ENV["API_TOKEN"]`), then `:=`, `=>`, `:` or `=` (the longer first, so that `:=` and
+/// `=>` are not taken for `:` or `=` before a value `=` or `>`). The assignment rule goes on with the value; the
+/// redactor's idle flush keeps back a value that has begun after it and may still be completing.
+macro_rules! assignment_head {
+    () => {
+        concat!(
+            crate::rules::secret_name!(),
+            r#"["']?\]?[ \t]*(?::=|=>|:|=)[ \t]*"#
+        )
+    };
+}
+pub(crate) use {assignment_head, secret_name};
+
+/// The names the assignment rules look for, as anchors.
+const SECRET_NAME_ANCHORS: &[&str] = &[
+    "pass",
+    "pwd",
+    "api-key",
+    "secret",
+    "apikey",
+    "apiKey",
+    "ApiKey",
+    "api_key",
+    "access_key",
+    "accessKey",
+    "accesskey",
+    "private_key",
+    "privatekey",
+    "privateKey",
+    "token",
+    "credential",
+    "signing",
+    "master_key",
+    "masterkey",
+    "hmac",
+];
 
 /// The kind of a private key, in a block or its body alone: its region runs on past its anchor's line.
 pub(crate) const PRIVATE_KEY: &str = "private key";
@@ -35,6 +70,9 @@ pub(crate) enum Check {
     /// no placeholder word. What is glued after the format's length (`ghp_<36>Here`, `…TODO`) is redacted with
     /// it but does not decide: a placeholder word after a well-formed token does not make it an example.
     Random(usize),
+    /// As [`Check::Random`], but letters of both cases mix as well as letters and digits do: for a format whose
+    /// own length is short enough that a random one often holds no digit.
+    RandomLetters(usize),
     /// The pattern's first group is a value someone wrote in: not a placeholder, a reference or an expression.
     /// A group named `suffix` is not the value but what follows the secret's word in its name
     /// (`DATABASE_PASSWORD_PROD`, `SECRET_KEY_BASE`): it must say which secret it is (a stage, a number, `KEY`,
@@ -146,7 +184,8 @@ pub(crate) const RULES: &[Rule] = &[
         kind: "GitLab token",
         anchors: &["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-"],
         pattern: r"gl(?:pat|dt|rt|ptt|cbt)-([0-9A-Za-z_-]{20,})",
-        check: Check::Random(20),
+        // Twenty random base64url characters hold no digit one time in sixty: both cases of letters mix too.
+        check: Check::RandomLetters(20),
     },
     Rule {
         kind: "npm token",
@@ -204,6 +243,12 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "password or secret assignment",
+        anchors: &["sshpass"],
+        pattern: r#"\bsshpass\b[^\n]*?[ \t]-p[ \t]*['"]?([^\s'"-][^\s'"]{0,255})"#,
+        check: Check::UrlPassword,
+    },
+    Rule {
+        kind: "password or secret assignment",
         anchors: &["pass"],
         pattern: r#"(?:^|[ \t])--?(?i:password|passwd|pass)[ \t]+['"]?([^\s'"]{1,256})"#,
         check: Check::Value,
@@ -214,31 +259,22 @@ pub(crate) const RULES: &[Rule] = &[
     // quote, spaces included (a passphrase); bare, to a space or a separator.
     Rule {
         kind: "password or secret assignment",
-        anchors: &[
-            "pass",
-            "pwd",
-            "api-key",
-            "secret",
-            "apikey",
-            "apiKey",
-            "ApiKey",
-            "api_key",
-            "access_key",
-            "accessKey",
-            "accesskey",
-            "private_key",
-            "privatekey",
-            "privateKey",
-            "token",
-            "credential",
-            "signing",
-            "master_key",
-            "masterkey",
-            "hmac",
-        ],
+        anchors: SECRET_NAME_ANCHORS,
         pattern: concat!(
             assignment_head!(),
             r#"(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#
+        ),
+        check: Check::Value,
+    },
+    // An XML element named as a secret (`<password>X</password>`, `<apiKey>`, `<db.password>`), its value up to
+    // the next tag: an empty element (`<password/>`) has none.
+    Rule {
+        kind: "password or secret assignment",
+        anchors: SECRET_NAME_ANCHORS,
+        pattern: concat!(
+            r#"<[A-Za-z0-9_.:-]{0,40}?"#,
+            secret_name!(),
+            r#"(?:[ \t][^<>\n]{0,256})?>[ \t]*([^<\n]{1,256}?)[ \t]*</"#
         ),
         check: Check::Value,
     },

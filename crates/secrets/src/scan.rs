@@ -245,7 +245,7 @@ pub fn scan(text: &[u8]) -> Vec<Finding> {
 /// that one between two halves of a token does not hide it; each finding then covers the bytes of the text it
 /// stands for, the sequences inside it included. A text without an escape byte is scanned as it lies.
 pub(crate) fn scan_located(text: &[u8]) -> Vec<Located> {
-    if memchr::memchr(ESC, text).is_none() {
+    if memchr::memchr(ESC, text).is_none() && !contains(text, &C1_CSI) {
         return scan_plain(text);
     }
     let (view, removed) = without_escapes(text);
@@ -260,7 +260,9 @@ pub(crate) fn scan_located(text: &[u8]) -> Vec<Located> {
             .and_then(|last| removed.get(last))
             .map_or(0, |(_, total)| *total)
     };
-    scan_plain(&view)
+    // The text as it lies is scanned too: a sequence's final byte may be a credential's first (`ESC g` before
+    // `ghp_…`), which the view loses and a reader that does not consume it shows.
+    let mut all: Vec<Located> = scan_plain(&view)
         .into_iter()
         .map(|located| Located {
             finding: Finding {
@@ -270,27 +272,50 @@ pub(crate) fn scan_located(text: &[u8]) -> Vec<Located> {
             },
             from: original(located.from),
         })
-        .collect()
+        .chain(scan_plain(text))
+        .collect();
+    all.sort_by_key(|located| located.finding.start);
+    // Findings that overlap are one, covering both.
+    let mut merged: Vec<Located> = Vec::with_capacity(all.len());
+    for located in all {
+        match merged.last_mut() {
+            Some(last) if located.finding.start < last.finding.end => {
+                last.finding.end = last.finding.end.max(located.finding.end);
+                last.from = last.from.min(located.from);
+            }
+            _ => merged.push(located),
+        }
+    }
+    merged
 }
 
-/// The escape byte that starts a terminal's control sequence.
+/// The escape byte that starts a terminal's escape sequence.
 const ESC: u8 = 0x1b;
 
-/// `text` without its terminal escape sequences: a control sequence (`ESC [`, parameters, a final byte: colour,
-/// cursor moves) and an operating-system command (`ESC ]` to a BEL or `ESC \`, within its line: a title, a
-/// link). An escape byte that starts neither, or one left unfinished, stays. With it, where each removal is: the
-/// view's offset it was removed before, and how many bytes were removed up to and including it.
+/// The 8-bit control sequence introducer (U+009B), as UTF-8 writes it: what `ESC [` is in 7 bits.
+const C1_CSI: [u8; 2] = [0xc2, 0x9b];
+
+/// `text` without its terminal escape sequences, as ECMA-48 defines them and a terminal consumes them (and
+/// `strip-ansi` removes them): a control sequence (`ESC [` or U+009B, parameters, intermediate bytes, a final
+/// byte: colour, cursor moves), an operating-system command (`ESC ]` to a BEL or `ESC \`, within its line: a title,
+/// a link), and any other escape sequence: `ESC`, intermediate bytes, one final byte (a character set chosen,
+/// `ESC ( B`; the cursor saved, `ESC 7`; a reset, `ESC c`). An escape byte that starts none, or one left
+/// unfinished, stays. With it, where each removal is: the view's offset it was removed before, and how many bytes
+/// were removed up to and including it.
 fn without_escapes(text: &[u8]) -> (Vec<u8>, Vec<(usize, usize)>) {
     let mut view = Vec::with_capacity(text.len());
     let mut removed: Vec<(usize, usize)> = Vec::new();
     let mut total = 0;
     let mut at = 0;
-    while let Some(found) = text.get(at..).and_then(|rest| memchr::memchr(ESC, rest)) {
+    while let Some(found) = text
+        .get(at..)
+        .and_then(|rest| memchr::memchr2(ESC, C1_CSI[0], rest))
+    {
         let escape = at + found;
         view.extend_from_slice(text.get(at..escape).unwrap_or_default());
         let length = text.get(escape..).map_or(0, escape_length);
         if length == 0 {
-            view.push(ESC);
+            view.extend_from_slice(text.get(escape..=escape).unwrap_or_default());
             at = escape + 1;
             continue;
         }
@@ -302,23 +327,17 @@ fn without_escapes(text: &[u8]) -> (Vec<u8>, Vec<(usize, usize)>) {
     (view, removed)
 }
 
-/// The length of the escape sequence at the start of `text` (which starts with ESC), or 0 when none is whole.
+/// The length of the escape sequence at the start of `text` (which starts with ESC or U+009B's first byte), or 0
+/// when none is whole.
 fn escape_length(text: &[u8]) -> usize {
+    if text.starts_with(&C1_CSI) {
+        return control_sequence_length(text.get(2..).unwrap_or_default()).map_or(0, |body| 2 + body);
+    }
+    if text.first() != Some(&ESC) {
+        return 0;
+    }
     match text.get(1) {
-        Some(b'[') => {
-            // Parameter bytes, intermediate bytes, one final byte.
-            let body = text.get(2..).unwrap_or_default();
-            let parameters = body.iter().take_while(|b| (0x30..=0x3f).contains(*b)).count();
-            let intermediates = body
-                .iter()
-                .skip(parameters)
-                .take_while(|b| (0x20..=0x2f).contains(*b))
-                .count();
-            match body.get(parameters + intermediates) {
-                Some(0x40..=0x7e) => 2 + parameters + intermediates + 1,
-                _ => 0,
-            }
-        }
+        Some(b'[') => control_sequence_length(text.get(2..).unwrap_or_default()).map_or(0, |body| 2 + body),
         Some(b']') => {
             let body = text.get(2..).unwrap_or_default();
             for (index, byte) in body.iter().enumerate() {
@@ -331,7 +350,30 @@ fn escape_length(text: &[u8]) -> usize {
             }
             0
         }
-        _ => 0,
+        _ => {
+            // Intermediate bytes, then one final byte.
+            let body = text.get(1..).unwrap_or_default();
+            let intermediates = body.iter().take_while(|b| (0x20..=0x2f).contains(*b)).count();
+            match body.get(intermediates) {
+                Some(0x30..=0x7e) => 1 + intermediates + 1,
+                _ => 0,
+            }
+        }
+    }
+}
+
+/// The length of a control sequence's body after its introducer (parameter bytes, intermediate bytes, one final
+/// byte), or `None` when it is not whole.
+fn control_sequence_length(body: &[u8]) -> Option<usize> {
+    let parameters = body.iter().take_while(|b| (0x30..=0x3f).contains(*b)).count();
+    let intermediates = body
+        .iter()
+        .skip(parameters)
+        .take_while(|b| (0x20..=0x2f).contains(*b))
+        .count();
+    match body.get(parameters + intermediates) {
+        Some(0x40..=0x7e) => Some(parameters + intermediates + 1),
+        _ => None,
     }
 }
 
@@ -440,7 +482,8 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
             let own = whole.as_bytes().get(..20).unwrap_or(whole.as_bytes());
             !contains(own, b"EXAMPLE") && (value.is_empty() || own.iter().skip(4).any(u8::is_ascii_digit))
         }
-        Check::Random(own) => random(value, own),
+        Check::Random(own) => random(value, own, false),
+        Check::RandomLetters(own) => random(value, own, true),
         Check::Value => written_in(value, 8) && suffix.is_none_or(|suffix| qualifies(suffix.as_bytes())),
         // `host:8443/path?to=a@b` is a port and a path before an `@` in the query, not a password.
         Check::UrlPassword => written_in(value, 3) && !port_and_path(value),
@@ -598,9 +641,12 @@ const PLACEHOLDER_VALUES: &[&str] = &[
 /// A placeholder word is looked for in the first `own` bytes only, the format's own length: a word glued after a
 /// well-formed token (`ghp_<36>here`) does not make it an example. What is glued can only add to the mix, so the
 /// rest of the test reads the whole value.
-fn random(value: &[u8], own: usize) -> bool {
+fn random(value: &[u8], own: usize, cases_mix: bool) -> bool {
     let letters = value.iter().any(u8::is_ascii_alphabetic);
-    let digits = value.iter().any(u8::is_ascii_digit);
+    let digits = value.iter().any(u8::is_ascii_digit)
+        || (cases_mix
+            && value.iter().any(u8::is_ascii_uppercase)
+            && value.iter().any(u8::is_ascii_lowercase));
     let longest_run = value
         .split(|byte| !byte.is_ascii_alphanumeric())
         .map(<[u8]>::len)
@@ -1058,6 +1104,42 @@ AAAEBjPYwPuZIOonW5WWtKr1lSBdwZHGc1KuOhUdmPnNe6fjLzqP6RMOAxVyZTooQwj9gk
 /VojjDkhG2AsC9MdwyLEAAAAAXgBAgME";
 
     #[test]
+    fn a_secret_in_a_configuration_format_names_its_value() {
+        for text in [
+            "    'password' => 'Xk9pQ2mZ7wLr4tYv',",
+            "<password>Xk9pQ2mZ7wLr4tYv</password>",
+            "  <secret> Xk9pQ2mZ7wLr4tYv </secret>",
+            "<apiKey>Xk9pQ2mZ7wLr4tYv</apiKey>",
+            "<db.password type=\"plain\">Xk9pQ2mZ7wLr4tYv</db.password>",
+            "DATABASES['default']['PASSWORD'] = 'Xk9pQ2mZ7wLr4tYv'",
+            "ENV[\"API_TOKEN\"] = \"Xk9pQ2mZ7wLr4tYv\"",
+            "password := \"Xk9pQ2mZ7wLr4tYv\"",
+            "sshpass -p 'Xk9pQ2mZ7wLr4tYv' ssh host",
+            "sshpass -pXk9pQ2mZ7wLr4tYv ssh host",
+        ] {
+            assert_eq!(value(text), "Xk9pQ2mZ7wLr4tYv", "{text}");
+        }
+        assert_eq!(kinds("glpat-AbCdEfGhIjKlMnOpQrSt"), ["GitLab token"]);
+        for text in [
+            "'password' => env('DB_PASSWORD'),",
+            "'password' => $password,",
+            "<password>${DB_PASSWORD}</password>",
+            "<password/>",
+            "<password></password>",
+            "<password>changeme</password>",
+            "<passwordPolicy>StrictPolicy2024</passwordPolicy>",
+            "Option<SecretString>, Vec<Token>",
+            "DATABASES['default']['PASSWORD'] = os.environ['DB_PASSWORD']",
+            "password := os.Getenv(\"DB_PASSWORD\")",
+            "if params['password'] == 'password'",
+            "sshpass -p \"$SSHPASS\" ssh host",
+            "glpat-abcdefghijklmnopqrst",
+        ] {
+            assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+        }
+    }
+
+    #[test]
     fn an_openssh_key_body_without_its_begin_line_is_a_private_key() {
         let end = "-----END OPENSSH PRIVATE KEY-----";
         for (text, key) in [
@@ -1123,11 +1205,45 @@ AAAEBjPYwPuZIOonW5WWtKr1lSBdwZHGc1KuOhUdmPnNe6fjLzqP6RMOAxVyZTooQwj9gk
                 "{redacted:?}"
             );
         }
+        // Any other escape sequence (ESC, intermediate bytes, a final byte) and the 8-bit control sequence
+        // introducer are removed as a terminal consumes them.
+        for (text, span) in [
+            (
+                format!("{}\x1b(B{}\n", &token[..14], &token[14..]),
+                format!("{}\x1b(B{}", &token[..14], &token[14..]),
+            ),
+            (
+                format!("x {}\x1b7{} y", &token[..14], &token[14..]),
+                format!("{}\x1b7{}", &token[..14], &token[14..]),
+            ),
+            (
+                format!("{}\x1bc{}", &token[..14], &token[14..]),
+                format!("{}\x1bc{}", &token[..14], &token[14..]),
+            ),
+            (
+                format!("{}\x1b#8\x1b)0{}", &token[..5], &token[5..]),
+                format!("{}\x1b#8\x1b)0{}", &token[..5], &token[5..]),
+            ),
+            (
+                format!("{}\u{9b}0m{}", &token[..14], &token[14..]),
+                format!("{}\u{9b}0m{}", &token[..14], &token[14..]),
+            ),
+            // A sequence whose final byte is the credential's first letter: the text as it lies holds it.
+            (format!("\x1b{token}"), token.to_owned()),
+        ] {
+            let found = scan(text.as_bytes());
+            assert_eq!(found.len(), 1, "{text:?}: {found:?}");
+            assert_eq!(&text[found[0].start..found[0].end], span, "{text:?}");
+            let redacted = String::from_utf8(redact_text(&text)).unwrap();
+            assert!(!redacted.contains("456789abcdef"), "{redacted:?}");
+        }
         // Escapes around a word that is no credential make none; an unfinished one stays as it is.
         for text in [
             "\x1b[01;31mghp\x1b[m_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
             "token: \x1b[1mchangeme\x1b[0m",
             "\x1b[31merror\x1b[0m: \x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ \x1b[",
+            "\x1b(Bghp\x1b(B_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \x1b7 \x1b",
+            "caf\u{e9} \u{a0}\u{9b} ghp_\u{9b}0123",
         ] {
             assert!(kinds(text).is_empty(), "{text:?}: {:?}", kinds(text));
         }
