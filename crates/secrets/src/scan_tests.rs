@@ -1,0 +1,493 @@
+//! Tests of scan.rs.
+
+use super::*;
+
+/// The rules of each anchor, as compiled, are the rules with an anchor that holds it or that it holds
+/// (compared in lower case), its own included.
+#[test]
+fn each_anchor_stands_for_the_rules_of_the_anchors_it_holds_or_is_held_by() {
+    let compiled = compile().unwrap();
+    let mut anchors: Vec<Vec<u8>> = RULES
+        .iter()
+        .flat_map(|rule| rule.anchors.iter())
+        .map(|anchor| anchor.to_ascii_lowercase().into_bytes())
+        .collect();
+    anchors.sort_by_key(|anchor| (anchor.len() < SHORT, anchor.clone()));
+    anchors.dedup();
+    assert_eq!(compiled.rules_of.len(), anchors.len());
+    let holds = |outer: &[u8], inner: &[u8]| outer.windows(inner.len()).any(|window| window == inner);
+    for (anchor, compiled) in anchors.iter().zip(&compiled.rules_of) {
+        let mut mask = 0u64;
+        for (index, rule) in RULES.iter().enumerate() {
+            if rule
+                .anchors
+                .iter()
+                .map(|other| other.to_ascii_lowercase().into_bytes())
+                .any(|other| holds(anchor, &other) || holds(&other, anchor))
+            {
+                mask |= 1 << index;
+            }
+        }
+        assert_eq!(*compiled, mask, "{}", String::from_utf8_lossy(anchor));
+    }
+}
+
+#[test]
+fn every_rule_compiles() {
+    let compiled = compile().unwrap();
+    assert_eq!(compiled.each.len(), RULES.len());
+    for (index, rule) in RULES.iter().enumerate() {
+        expression(rule).unwrap_or_else(|e| panic!("{}: {e}", rule.kind));
+        assert!(compiled.rule(index, rule).is_some());
+    }
+    // All of them together, as one automaton, within the size bound.
+    regex::bytes::RegexSetBuilder::new(RULES.iter().map(|rule| rule.pattern))
+        .unicode(false)
+        .size_limit(SIZE_LIMIT)
+        .dfa_size_limit(SIZE_LIMIT)
+        .build()
+        .unwrap();
+    assert!(RULES.len() <= 64, "a rule mask is a u64");
+    for rule in RULES {
+        assert!(!rule.anchors.is_empty(), "{} has no anchor", rule.kind);
+    }
+}
+
+fn kinds(text: &str) -> Vec<&'static str> {
+    scan(text.as_bytes()).into_iter().map(|f| f.kind).collect()
+}
+
+#[test]
+fn a_provider_prefixed_token_is_found_with_text_glued_in_front() {
+    for (glued, kind) in [
+        ("AAAghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7", "GitHub token"),
+        ("x_sk-ant-api03-Qm7vT2pL9xK4nR8wZ1cJ6bH3yF5dG0sA", "Anthropic key"),
+        ("0xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp", "Slack token"),
+        ("keyAIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH", "Google API key"),
+        (
+            "url: 0000postgres://deploy:Xk9pQ2mZ7wLr4tYv@db.internal/app",
+            "URL with a password",
+        ),
+        ("x_redis://app:Xk9pQ2mZ7wLr4tYv@cache", "URL with a password"),
+    ] {
+        assert!(kinds(glued).contains(&kind), "{glued}: {:?}", kinds(glued));
+    }
+}
+
+#[test]
+fn an_anchor_overlapping_the_end_of_another_still_calls_its_rules() {
+    // Every pair of anchors where a suffix of one is a prefix of the other, glued that way in front of a
+    // credential of the second's rule: the second's rule runs.
+    for (glued, kind) in [
+        (
+            "tokenpm_Xk3pQ9vL2mR7tZ1wB5nC8yH4jF6dG0sA2eQu".to_owned(),
+            "npm token",
+        ),
+        ("passk_live_hx4HIX508aNJjIBqmQfltxWd".to_owned(), "Stripe key"),
+        (
+            "accAIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH".to_owned(),
+            "Google API key",
+        ),
+    ] {
+        assert!(kinds(&glued).contains(&kind), "{glued}: {:?}", kinds(&glued));
+    }
+    // The class: for any two anchors that overlap, the anchors the search reports at each start include one
+    // standing for the second's rules.
+    let compiled = compile().unwrap();
+    let mut anchors: Vec<&str> = RULES
+        .iter()
+        .flat_map(|rule| rule.anchors.iter().copied())
+        .collect();
+    anchors.sort_unstable();
+    anchors.dedup();
+    for a in &anchors {
+        for b in &anchors {
+            let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+            for overlap in 1..a.len().min(b.len()) {
+                if a.as_bytes()[a.len() - overlap..] != b.as_bytes()[..overlap] {
+                    continue;
+                }
+                let text = format!("{a}{}", &b[overlap..]);
+                let start = a.len() - overlap;
+                let own = RULES
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, rule)| rule.anchors.iter().any(|x| x.eq_ignore_ascii_case(&b)))
+                    .fold(0u64, |mask, (index, _)| mask | 1 << index);
+                let mut reached = 0u64;
+                anchors_in(&compiled, text.as_bytes(), |anchor| {
+                    if anchor.start == start {
+                        reached |= compiled.rules_of.get(anchor.id).copied().unwrap_or(0);
+                    }
+                });
+                assert_eq!(reached & own, own, "{text}: the rules of {b} are not called");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_token_is_found_and_its_placeholder_is_not() {
+    assert_eq!(
+        kinds("export GH=ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7"),
+        ["GitHub token"]
+    );
+    assert!(kinds("export GH=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").is_empty());
+}
+
+#[test]
+fn a_placeholder_word_glued_after_a_token_does_not_hide_it() {
+    // Each provider format with a random part, followed by each placeholder word: the token is still found,
+    // and redacted with what is glued to it. A placeholder within the format's own length still is one.
+    for (token, kind) in [
+        ("ghp_0123456789abcdefABCDEF0123456789abcd", "GitHub token"),
+        (
+            "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",
+            "GitHub token",
+        ),
+        ("npm_Xk3pQ9vL2mR7tZ1wB5nC8yH4jF6dG0sA2eQu", "npm token"),
+        ("sk_live_hx4HIX508aNJjIBqmQfltxWd", "Stripe key"),
+        ("glpat-dzxTEkyvLCvkdOoQ3Pc3", "GitLab token"),
+        ("sk-proj-Zq8vN2xL5pR7tK1mW9cB4yH6jF3dG0sA", "OpenAI key"),
+        (
+            "xoxb-395609409464-434225321734-98X9I6UysE7snTfp2vBFbE0m",
+            "Slack token",
+        ),
+        ("AIzaSyD4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH", "Google API key"),
+        ("AKIAYLNKMKFJSA45HBK7", "AWS access key"),
+        (
+            "aws_secret_access_key=4M+kGuPNjUeBORiNmFt/KIJzl+tsP9zq8HCFkrHO",
+            "AWS secret key",
+        ),
+    ] {
+        for word in PLACEHOLDER_WORDS
+            .iter()
+            .filter(|word| word.bytes().all(|b| b.is_ascii_alphanumeric()))
+        {
+            for glued in [word.to_string(), word.to_ascii_uppercase(), format!("{word}key")] {
+                let text = format!("key: {token}{glued}");
+                let found = scan(text.as_bytes());
+                assert_eq!(found.iter().map(|f| f.kind).collect::<Vec<_>>(), [kind], "{text}");
+                let redacted = String::from_utf8(redact_text(&text)).unwrap();
+                assert!(!redacted.contains(&token[token.len() - 12..]), "{redacted}");
+            }
+        }
+    }
+    for placeholder in [
+        "ghp_YourTokenHere0000000000000000000000000",
+        "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxHere",
+        "npm_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxsample",
+        "xoxb-your-token",
+    ] {
+        assert!(kinds(placeholder).is_empty(), "{placeholder}");
+    }
+}
+
+fn redact_text(text: &str) -> Vec<u8> {
+    crate::redact::redact(text.as_bytes()).into_owned()
+}
+
+#[test]
+fn an_assignment_names_the_value_alone() {
+    let text = "password: Tr0ub4dor&3xq";
+    let finding = first(text.as_bytes()).unwrap();
+    assert_eq!(&text[finding.start..finding.end], "Tr0ub4dor&3xq");
+    for placeholder in [
+        "changeme",
+        "xxx",
+        "<your-key>",
+        "${DB_PASSWORD}",
+        "***",
+        "\"\"",
+        "abc",
+    ] {
+        assert!(
+            kinds(&format!("password: {placeholder}")).is_empty(),
+            "{placeholder}"
+        );
+    }
+}
+
+/// The span of the one finding in `text`.
+fn value(text: &str) -> &str {
+    let found = scan(text.as_bytes());
+    assert_eq!(found.len(), 1, "{text}: {found:?}");
+    &text[found[0].start..found[0].end]
+}
+
+#[test]
+fn a_name_with_a_qualifier_a_netrc_entry_and_a_command_name_their_password() {
+    for (text, secret) in [
+        ("DATABASE_PASSWORD_PROD=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+        ("PASSWORD_2=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+        ("SECRET_KEY_BASE=9f8e7d6c5b4a3928", "9f8e7d6c5b4a3928"),
+        ("MYSQL_PWD=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+        ("DB_PASS=Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+        ("x-api-key: 8f7d6c5b4a392817", "8f7d6c5b4a392817"),
+        ("machine h login u password Xk9pQ2mZ7wLr4tYv", "Xk9pQ2mZ7wLr4tYv"),
+        ("mysqldump --password Xk9pQ2mZ7wLr4tYv db", "Xk9pQ2mZ7wLr4tYv"),
+        ("curl -s -u admin:Xk9p https://h/", "Xk9p"),
+        ("curl --user=admin:Xk9p/2@ https://h/", "Xk9p/2@"),
+        // A quoted value runs to its closing quote, spaces and separators included.
+        (
+            "password = \"correct horse battery staple\"",
+            "correct horse battery staple",
+        ),
+        ("\"password\": \"Xk9,pQ2;mZ7\", \"user\": \"bob\"", "Xk9,pQ2;mZ7"),
+        // A value that only starts like a reference or an expression.
+        ("password=Envy2024Winter!x", "Envy2024Winter!x"),
+        ("password=$Xk9pQ2mZ7wLr4tYv", "$Xk9pQ2mZ7wLr4tYv"),
+        ("password=(Xk9pQ2mZ7wLr4tYv", "(Xk9pQ2mZ7wLr4tYv"),
+        // A URL's password with `@` or `/` in it, whole.
+        ("https://deploy:p@ss/w0rd@db.internal/app", "p@ss/w0rd"),
+        ("mysql -h db -u app -pXk9pQ2mZ7 app", "Xk9pQ2mZ7"),
+        ("signing_key: 9f8e7d6c5b4a3928", "9f8e7d6c5b4a3928"),
+        (
+            "token=Xk9pQ2mZ7wLr4tYv-secrets.abc",
+            "Xk9pQ2mZ7wLr4tYv-secrets.abc",
+        ),
+    ] {
+        assert_eq!(value(text), secret, "{text}");
+    }
+    for text in [
+        "PASSWORD_MIN_LENGTH=12",
+        "secret_name: app-secrets-prod",
+        "token_url: oauth2-token-endpoint",
+        "password_file: secrets-dir-file",
+        "machine h login u password changeme",
+        "Please login first; your password is required.",
+        "usage: tool --password PASSWORD",
+        "curl -u \"$USER:$PASS\" https://h/",
+        "curl -u admin:${ADMIN_PASSWORD} https://h/",
+        "password = \"Enter the password for the admin account\"",
+        "password = \"your password here\"",
+        "password = env(\"DB_PASSWORD\")",
+        "password = env::var(\"DB_PASSWORD\")",
+        "password=$DB_PASSWORD",
+        "password=$dbPassword",
+        "password=(get_password())",
+        "https://www.example.com:8443/api?email=a@b.com",
+        "https://docs.example.com/a/b@c",
+        "0000https://www.example.com:8443/api?email=a@b.com",
+        "x_postgres://${DB_USER}:${DB_PASSWORD}@db.internal/app",
+        // Code and files that name a secret's word without holding one.
+        "pub paren_token: token::Paren,",
+        "_token_start: &Self::Checkpoint,",
+        "pub const SE_PRIVILEGE: TOKEN_PRIVILEGES_ATTRIBUTES = 2147483648u32;",
+        "password_data = (GnomeKeyringNetworkPasswordData *)entries->data;",
+        "git-credential-osxkeychain: git-credential-osxkeychain.o",
+        "\"home/.pgpass\": \"h:5432:*:u:p\\n\",",
+        "bypass=Xk9pQ2mZ7wLr4tYv",
+        "force_pass: true/false",
+        "mysql -h db -u app -p app",
+        "mysql -u app -p${DB_PASSWORD} app",
+        "signing_key: ${SIGNING_KEY}",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "token = secrets.GITHUB_TOKEN",
+        "api_key: process.env.API_KEY",
+        "use signing_key::SigningKey, verifying_key::VerifyingKey;",
+        "[choose_scheme]: crate::crypto::signer::SigningKey::choose_scheme",
+        "machine HOSTNAME login USERID password \"PASSWORD\"",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+}
+
+const OPENSSH_BODY: &str = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7
+WgAAAAtzc2gtZWQyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixA
+AAAEBjPYwPuZIOonW5WWtKr1lSBdwZHGc1KuOhUdmPnNe6fjLzqP6RMOAxVyZTooQwj9gk
+/VojjDkhG2AsC9MdwyLEAAAAAXgBAgME";
+
+#[test]
+fn a_secret_in_a_configuration_format_names_its_value() {
+    for text in [
+        "    'password' => 'Xk9pQ2mZ7wLr4tYv',",
+        "<password>Xk9pQ2mZ7wLr4tYv</password>",
+        "  <secret> Xk9pQ2mZ7wLr4tYv </secret>",
+        "<apiKey>Xk9pQ2mZ7wLr4tYv</apiKey>",
+        "<db.password type=\"plain\">Xk9pQ2mZ7wLr4tYv</db.password>",
+        "DATABASES['default']['PASSWORD'] = 'Xk9pQ2mZ7wLr4tYv'",
+        "ENV[\"API_TOKEN\"] = \"Xk9pQ2mZ7wLr4tYv\"",
+        "password := \"Xk9pQ2mZ7wLr4tYv\"",
+        "sshpass -p 'Xk9pQ2mZ7wLr4tYv' ssh host",
+        "sshpass -pXk9pQ2mZ7wLr4tYv ssh host",
+    ] {
+        assert_eq!(value(text), "Xk9pQ2mZ7wLr4tYv", "{text}");
+    }
+    assert_eq!(kinds("glpat-AbCdEfGhIjKlMnOpQrSt"), ["GitLab token"]);
+    for text in [
+        "'password' => env('DB_PASSWORD'),",
+        "'password' => $password,",
+        "<password>${DB_PASSWORD}</password>",
+        "<password/>",
+        "<password></password>",
+        "<password>changeme</password>",
+        "<passwordPolicy>StrictPolicy2024</passwordPolicy>",
+        "Option<SecretString>, Vec<Token>",
+        "DATABASES['default']['PASSWORD'] = os.environ['DB_PASSWORD']",
+        "password := os.Getenv(\"DB_PASSWORD\")",
+        "if params['password'] == 'password'",
+        "sshpass -p \"$SSHPASS\" ssh host",
+        "glpat-abcdefghijklmnopqrst",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+}
+
+#[test]
+fn an_openssh_key_body_without_its_begin_line_is_a_private_key() {
+    let end = "-----END OPENSSH PRIVATE KEY-----";
+    for (text, key) in [
+        // `grep -v BEGIN`: the body and the end line.
+        (
+            format!("{OPENSSH_BODY}\n{end}\nnext line\n"),
+            format!("{OPENSSH_BODY}\n{end}"),
+        ),
+        // The begin line altered, and no end line: the base64 lines, up to one that is not.
+        (
+            format!(
+                "----- BEGIN OPENSSH PRIVATE KEY-----\r\n{}\r\ntotal 8\n",
+                OPENSSH_BODY.replace('\n', "\r\n")
+            ),
+            // A line's CR goes with it.
+            format!("{}\r", OPENSSH_BODY.replace('\n', "\r\n")),
+        ),
+    ] {
+        let found = scan(text.as_bytes());
+        assert_eq!(found.len(), 1, "{text}: {found:?}");
+        assert_eq!(found[0].kind, "private key");
+        assert_eq!(&text[found[0].start..found[0].end], key);
+    }
+    // A public key and other base64 are none.
+    for text in [
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDLzqP6RMOAxVyZTooQwj9gk/VojjDkhG2AsC9MdwyLE x@h",
+        "Zm9vYmFyYmF6cXV4AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\nQyNTUxOQAAACAy86j",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn a_credential_with_terminal_escapes_inside_is_found_and_covers_them() {
+    let token = "ghp_0123456789abcdefABCDEF0123456789abcd";
+    for (text, span) in [
+        // `grep --color=always`: the match coloured, the token cut by the sequences.
+        (
+            format!("api_token: \x1b[01;31m\x1b[Kghp\x1b[m\x1b[K{}", &token[3..]),
+            format!("ghp\x1b[m\x1b[K{}", &token[3..]),
+        ),
+        (
+            format!("api_token: {}\x1b[0m{}\n", &token[..14], &token[14..]),
+            format!("{}\x1b[0m{}", &token[..14], &token[14..]),
+        ),
+        // A title (OSC) inside, ended by BEL and by ST.
+        (
+            format!("x {}\x1b]0;t\x07{} \x1b]0;u\x1b\\y", &token[..9], &token[9..]),
+            format!("{}\x1b]0;t\x07{}", &token[..9], &token[9..]),
+        ),
+        (
+            "url: postgres://deploy:Xk9p\x1b[1mQ2mZ7wLr4tYv\x1b[0m@db.internal/app".to_owned(),
+            // A sequence right after the credential is not part of it.
+            "Xk9p\x1b[1mQ2mZ7wLr4tYv".to_owned(),
+        ),
+    ] {
+        let found = scan(text.as_bytes());
+        assert_eq!(found.len(), 1, "{text:?}: {found:?}");
+        assert_eq!(&text[found[0].start..found[0].end], span, "{text:?}");
+        let redacted = String::from_utf8(redact_text(&text)).unwrap();
+        assert!(
+            !redacted.contains("456789abcdef") && !redacted.contains("wLr4"),
+            "{redacted:?}"
+        );
+    }
+    // Any other escape sequence (ESC, intermediate bytes, a final byte) and the 8-bit control sequence
+    // introducer are removed as a terminal consumes them.
+    for (text, span) in [
+        (
+            format!("{}\x1b(B{}\n", &token[..14], &token[14..]),
+            format!("{}\x1b(B{}", &token[..14], &token[14..]),
+        ),
+        (
+            format!("x {}\x1b7{} y", &token[..14], &token[14..]),
+            format!("{}\x1b7{}", &token[..14], &token[14..]),
+        ),
+        (
+            format!("{}\x1bc{}", &token[..14], &token[14..]),
+            format!("{}\x1bc{}", &token[..14], &token[14..]),
+        ),
+        (
+            format!("{}\x1b#8\x1b)0{}", &token[..5], &token[5..]),
+            format!("{}\x1b#8\x1b)0{}", &token[..5], &token[5..]),
+        ),
+        (
+            format!("{}\u{9b}0m{}", &token[..14], &token[14..]),
+            format!("{}\u{9b}0m{}", &token[..14], &token[14..]),
+        ),
+        // A sequence whose final byte is the credential's first letter: the text as it lies holds it.
+        (format!("\x1b{token}"), token.to_owned()),
+    ] {
+        let found = scan(text.as_bytes());
+        assert_eq!(found.len(), 1, "{text:?}: {found:?}");
+        assert_eq!(&text[found[0].start..found[0].end], span, "{text:?}");
+        let redacted = String::from_utf8(redact_text(&text)).unwrap();
+        assert!(!redacted.contains("456789abcdef"), "{redacted:?}");
+    }
+    // Escapes around a word that is no credential make none; an unfinished one stays as it is.
+    for text in [
+        "\x1b[01;31mghp\x1b[m_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "token: \x1b[1mchangeme\x1b[0m",
+        "\x1b[31merror\x1b[0m: \x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ \x1b[",
+        "\x1b(Bghp\x1b(B_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \x1b7 \x1b",
+        "caf\u{e9} \u{a0}\u{9b} ghp_\u{9b}0123",
+    ] {
+        assert!(kinds(text).is_empty(), "{text:?}: {:?}", kinds(text));
+    }
+}
+
+#[test]
+fn anthropic_names_its_key_before_the_generic_sk_rule() {
+    let key = "sk-ant-api03-Zq8vN2xL5pR7tK1mW9cB4yH6jF3dG0sA8eQ2uV7iO1nM5kJ9lP4rT6wX3zY0bC2";
+    assert_eq!(kinds(key), ["Anthropic key"]);
+}
+
+#[test]
+fn an_anchor_across_the_search_windows_is_found() {
+    // The text is lowercased and searched a window at a time: a credential (and its anchor) at each offset
+    // across a window's end is found, whether the window ends in its anchor or in its value.
+    let token = "ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7";
+    let block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n-----END RSA PRIVATE KEY-----";
+    for (credential, kind) in [
+        (token, "GitHub token"),
+        ("sk-proj-Zq8vN2xL5pR7tK1mW9cB4yH6jF3dG0sA", "OpenAI key"),
+        (block, "private key"),
+    ] {
+        for window in [WINDOW, 2 * WINDOW] {
+            for before in window - credential.len() - 2..window + 2 {
+                let mut text = "a".repeat(before - 1);
+                text.push(' ');
+                text.push_str(credential);
+                text.push('\n');
+                let found = scan(text.as_bytes());
+                assert_eq!(
+                    found.iter().map(|f| (f.kind, f.start)).collect::<Vec<_>>(),
+                    [(kind, before)],
+                    "{kind} at {before}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_anchor_is_found_in_any_case() {
+    // A name the assignment rule anchors on is found however it is written, not only in the three common
+    // forms.
+    for line in [
+        "tOkEn: Zr8kQ2vLm5Tx9wPq",
+        "DB_PassWord=Zr8kQ2vLm5Tx9wPq",
+        "Api_Key = Zr8kQ2vLm5Tx9wPq",
+    ] {
+        assert_eq!(kinds(line), ["password or secret assignment"], "{line}");
+    }
+}
