@@ -253,13 +253,31 @@ fn adds_deletes_and_renames_inside_a_run_are_taken_back() {
     world.answered("the run in a directory renamed back");
 }
 
+/// Waits, with a deadline, until the process `pid` has ended (gone, or a zombie its parent has yet to reap).
+fn wait_gone(pid: i32) {
+    let started = Instant::now();
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The state follows the parenthesised command name.
+        let state = stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next());
+        if state.is_none_or(|state| state == 'Z' || state == 'X') {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "process {pid} did not end"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A watcher that was killed, or that lost events, makes the next snapshot walk: nothing is missed.
 fn a_killed_or_overflowed_watcher_falls_back_to_a_walk() {
     let world = World::new();
     world.warm();
     let pid = world.watcher_pid();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    wait_gone(pid);
     std::fs::write(world.project.join("src/lib.rs"), "changed while no watcher ran\n").unwrap();
     let between = state(&world.project);
     world.run("rm src/lib.rs").unwrap();
