@@ -10,63 +10,16 @@
     missing_docs
 )]
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use support::{git, state};
+
 use agent_undo::{Recording, Store, UndoRequest, UndoSettings};
-
-/// A file system entry as undo must put it back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Node {
-    File { bytes: Vec<u8>, executable: bool },
-    Link(PathBuf),
-    Dir,
-}
-
-/// Everything below `dir` but `.git`.
-fn state(dir: &Path) -> BTreeMap<PathBuf, Node> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Node>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path.strip_prefix(base).unwrap().to_path_buf();
-            if rel == Path::new(".git") {
-                continue;
-            }
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            if meta.file_type().is_symlink() {
-                out.insert(rel, Node::Link(std::fs::read_link(&path).unwrap()));
-            } else if meta.is_dir() {
-                out.insert(rel, Node::Dir);
-                walk(base, &path, out);
-            } else {
-                out.insert(
-                    rel,
-                    Node::File {
-                        bytes: std::fs::read(&path).unwrap(),
-                        executable: meta.permissions().mode() & 0o111 != 0,
-                    },
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
 
 /// A project with a watched store and a walked one (the same project, two stores).
 struct World {
