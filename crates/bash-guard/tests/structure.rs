@@ -794,6 +794,36 @@ fn the_tools_no_sandbox_can_contain_are_marked() {
         .confined
         .clone();
     assert!(confined.is_some_and(|why| why.contains("LocalCommand")));
+    // A cloud tool's credential groups are understood only to list what they hold: every other verb may
+    // print or change a credential.
+    let confined = |line: &str| guard().analyze(line).commands[0].confined.clone();
+    for listing in [
+        "doctl auth list",
+        "gcloud auth list",
+        "aws configure list --profile dev",
+        "az account list",
+    ] {
+        assert_eq!(confined(listing), None, "{listing}");
+        assert_eq!(unconfinable(listing), [true], "{listing}");
+    }
+    for credential in [
+        "doctl auth init",
+        "gcloud auth print-access-token",
+        "aws configure get aws_secret_access_key",
+        "az account get-access-token",
+        "gcloud auth list --format=json && gcloud auth login",
+        "aws list configure",
+    ] {
+        assert!(
+            confined(credential).is_some()
+                || guard()
+                    .analyze(credential)
+                    .commands
+                    .iter()
+                    .any(|c| c.confined.is_some()),
+            "{credential}"
+        );
+    }
     // Publishing and git push change another system but run inside the sandbox (and run the project's code).
     assert_eq!(unconfinable("npm publish"), [false]);
     assert_eq!(unconfinable("git push origin main"), [false]);

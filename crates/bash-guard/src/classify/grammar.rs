@@ -929,7 +929,16 @@ const CLOUD_CREDENTIALS: &[&str] = &["configure", "config", "auth", "login", "lo
 /// groups handling the tool's own credentials are not understood.
 fn cloud(name: &str, args: &[Word], c: &mut Classified) -> Result<(), String> {
     let words: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-    if let Some(group) = words.iter().find(|w| CLOUD_CREDENTIALS.contains(w)) {
+    // Listing what the group holds (`doctl auth list`, `gcloud auth list`, `aws configure list`) names accounts
+    // and contexts and masks keys; every other verb of the group may print or change a credential
+    // (`gcloud auth print-access-token`, `aws configure get`, `az account get-access-token`).
+    let listing = |at: usize| words.get(at + 1) == Some(&"list");
+    if let Some(group) = words
+        .iter()
+        .enumerate()
+        .find(|&(at, w)| CLOUD_CREDENTIALS.contains(w) && !listing(at))
+        .map(|(_, group)| group)
+    {
         return Err(format!(
             "`{name} {group}` handles the tool's own credentials or configuration"
         ));
