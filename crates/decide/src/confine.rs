@@ -87,29 +87,7 @@ impl Guard {
         // A line that also runs code the analysis does not follow (a script, an interpreter, a build or test
         // runner, a program it does not know) would run that code with the history writable: its git writes are
         // not given, and its git commands fail on the read-only `.git` until the line is split.
-        // A shell whose code the analysis read (`bash -c 'git commit …'`, `find -exec`) runs what it saw.
-        let followed = |index: usize| {
-            analysis.commands.iter().any(|c| {
-                c.location.parent == Some(index)
-                    && matches!(
-                        c.location.kind,
-                        LocationKind::ShellString | LocationKind::FindExec
-                    )
-            })
-        };
-        let runs_unseen_code = || {
-            analysis.commands.iter().enumerate().any(|(index, c)| {
-                (!c.literal
-                    || matches!(
-                        c.class,
-                        CommandClass::Interpreter
-                            | CommandClass::Exec
-                            | CommandClass::Unknown
-                            | CommandClass::PackageManager
-                    ))
-                    && !followed(index)
-            })
-        };
+        let runs_unseen_code = || (0..analysis.commands.len()).any(|index| runs_unseen_code(analysis, index));
         // Looked at only for a line with git writes: most lines have none.
         let git_writes = profile == SandboxProfile::WorkspaceWrite
             && analysis.commands.iter().any(|c| c.git_writes)
@@ -413,6 +391,31 @@ fn host_without_port(host: &str) -> &str {
         }
         _ => host,
     }
+}
+
+/// Whether the command at `index` of `analysis` runs code the analysis does not follow: a script, an
+/// interpreter, a build or test runner, a program it does not know, or a command word only known at run time. A
+/// shell whose code the analysis read (`bash -c 'git commit …'`, `find -exec`) runs what it saw.
+pub(crate) fn runs_unseen_code(analysis: &CommandAnalysis, index: usize) -> bool {
+    let Some(command) = analysis.commands.get(index) else {
+        return false;
+    };
+    let unseen = !command.literal
+        || matches!(
+            command.class,
+            CommandClass::Interpreter
+                | CommandClass::Exec
+                | CommandClass::Unknown
+                | CommandClass::PackageManager
+        );
+    let followed = analysis.commands.iter().any(|c| {
+        c.location.parent == Some(index)
+            && matches!(
+                c.location.kind,
+                LocationKind::ShellString | LocationKind::FindExec
+            )
+    });
+    unseen && !followed
 }
 
 /// Whether somebody chose to allow this very line: a rule that names it, a hook's allow, the user's answer (or,

@@ -14,11 +14,12 @@
 
 use std::path::Path;
 
-use agent_bash_guard::{AccessVia, CommandAnalysis, CommandClass, Concern, Effect, FileAccess};
+use agent_bash_guard::{AccessVia, CommandAnalysis, CommandClass, Concern, Effect, FileAccess, SubCommand};
 use agent_os_sandbox::DomainVerdict;
-use agent_rules::{PermissionMode, Resolution};
+use agent_rules::{CommandFact, PermissionMode, Resolution};
 use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, Verdict};
 
+use crate::confine::runs_unseen_code;
 use crate::gather::Gathered;
 use crate::guard::{AutoAllow, Guard};
 
@@ -78,6 +79,17 @@ impl Judgement {
     }
 }
 
+/// A command the sandbox alone would not contain that a rule of the user allows by name.
+#[derive(Debug)]
+struct Ruled {
+    /// Its index in the analysis.
+    index: usize,
+    /// Its effective command, as the reasons show it.
+    shown: String,
+    /// The rule's allow.
+    verdict: Verdict,
+}
+
 /// The effect of a search of a directory that holds secret files by name: the kernel hides them from the line.
 const HIDDEN_SECRETS_EFFECT: &str = "the secret files by name below what it searches (`.env`, keys, …) are hidden from it by the kernel sandbox";
 
@@ -97,9 +109,10 @@ impl Guard {
         }
         let mut judgement = Judgement::default();
         self.judge_findings(gathered, &mut judgement);
-        self.judge_commands(gathered, analysis, &mut judgement);
+        let ruled = self.judge_commands(gathered, analysis, &mut judgement);
         self.judge_paths(gathered, analysis, &mut judgement);
         self.judge_undo_reach(analysis, &mut judgement);
+        judge_shared_grant(gathered, analysis, &ruled, &mut judgement);
         if !judgement.uncontained.is_empty() {
             let named: Vec<String> = judgement
                 .uncontained
@@ -118,11 +131,26 @@ impl Guard {
             judgement.contains("nothing it does leaves the sandbox");
         }
         let without = resolution.verdict.clone();
-        let mut verdict = Verdict::new(
-            Decision::Allow,
-            format!("allowed inside the sandbox: {}", judgement.effects.join("; ")),
-            Provenance::layer(Layer::Kernel).at(DecidedBy::Contained),
-        );
+        let mut verdict = match ruled.split_first() {
+            // The user's rules allow the commands the sandbox alone would not contain, and the rest is contained:
+            // the line is the rules' allow, run inside the sandbox with what they grant.
+            Some((first, others)) => {
+                let mut verdict = first.verdict.clone();
+                for other in others {
+                    verdict.reasons.extend(other.verdict.reasons.iter().cloned());
+                }
+                verdict.reasons.push(format!(
+                    "the rest of the line is contained: {}",
+                    judgement.effects.join("; ")
+                ));
+                verdict
+            }
+            None => Verdict::new(
+                Decision::Allow,
+                format!("allowed inside the sandbox: {}", judgement.effects.join("; ")),
+                Provenance::layer(Layer::Kernel).at(DecidedBy::Contained),
+            ),
+        };
         verdict.diagnostics.clone_from(&without.diagnostics);
         resolution.verdict = verdict;
         Some(Contained {
@@ -189,78 +217,132 @@ impl Guard {
         }
     }
 
-    /// The commands that are not read-only: what each does beyond its files.
-    fn judge_commands(&self, gathered: &Gathered<'_>, analysis: &CommandAnalysis, judgement: &mut Judgement) {
+    /// The commands that are not read-only: what each does beyond its files. A command the sandbox alone would
+    /// not contain but a rule of the user allows by name (`Bash(git push:*)`) is the user's to allow: it is
+    /// returned instead of judged, for [`judge_shared_grant`] and the verdict.
+    fn judge_commands(
+        &self,
+        gathered: &Gathered<'_>,
+        analysis: &CommandAnalysis,
+        judgement: &mut Judgement,
+    ) -> Vec<Ruled> {
+        let mut ruled = Vec::new();
         for (index, command) in analysis.commands.iter().enumerate() {
             let project_code = gathered.project_code.why(index).is_some();
             if command.read_only && !project_code {
                 continue;
             }
-            let shown = command.effective().join(" ");
-            if command.overwrites_ignored
-                && let Some(why) = self.left_out_of_snapshots(&self.cwd, true)
-            {
-                judgement.not_contained(format!(
-                    "`{shown}` writes the working tree from another commit, where git overwrites a file it ignores \
-                     without asking, and {why}"
-                ));
-            }
-            match &command.effect {
-                Effect::Local => {}
-                Effect::Network { hosts } => {
-                    for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
-                        if agent_bash_guard::is_loopback(host) {
-                            judgement.not_contained(format!(
-                                "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
-                                 not contain (allow the line with a rule such as `Bash({}:*)`, or answer allow, \
-                                 and the sandbox's proxy forwards to that host and port alone)",
-                                command.effective().first().map_or("", |w| w.rsplit('/').next().unwrap_or(w))
-                            ));
-                            continue;
-                        }
-                        judgement.not_contained(format!(
-                            "`{shown}` reaches `{host}`, which is not an allowed domain (allow it with \
-                             `WebFetch(domain:{host})` or in `agentGuard.network.allow`)"
-                        ));
+            if let Some(verdict) = self.user_allow(command) {
+                let mut alone = Judgement::default();
+                self.judge_command(command, project_code, &mut alone);
+                if alone.uncontained.is_empty() {
+                    for effect in &alone.effects {
+                        judgement.contains(effect);
                     }
+                } else {
+                    ruled.push(Ruled {
+                        index,
+                        shown: command.effective().join(" "),
+                        verdict,
+                    });
                 }
-                Effect::RemovesTrees => {}
-                // What git throws away of the working tree is in the snapshot taken before the run.
-                Effect::Discards(why) => {
-                    if self.undoable(&self.cwd, Below::OrAt) {
-                        judgement.contains(UNDO_EFFECT);
-                    } else {
-                        judgement.not_contained(why.clone());
-                    }
-                }
-                Effect::Destroys(why) | Effect::Remote(why) => judgement.not_contained(why.clone()),
+                continue;
             }
-            match command.class {
-                CommandClass::Write => judgement.contains("its writes stay in the project"),
-                CommandClass::Network => judgement.contains(&self.network_effect()),
-                CommandClass::PackageManager => {
-                    judgement.contains("runs code the project controls");
-                    judgement.contains(&self.network_effect());
-                }
-                CommandClass::Interpreter | CommandClass::Exec | CommandClass::Unknown => {
-                    judgement
-                        .contains("runs code the project controls or programs the analysis does not know");
-                }
-                CommandClass::ReadOnly if project_code => {
-                    judgement.contains("runs code the project controls")
-                }
-                // A reading command the analysis found not read-only for a reason of its own: a change of the
-                // shell's state it does not follow (`cd` where `CDPATH` may lead elsewhere, `export` of a variable
-                // not known to be harmless), a job left in the background. What later commands then do is only
-                // known at run time, inside the sandbox; a write option's files are judged with the paths.
-                CommandClass::ReadOnly => judgement.contains(RUN_TIME_EFFECT),
-                CommandClass::Privileged | CommandClass::Destructive | CommandClass::Interactive => {
-                    judgement.not_contained(format!("`{shown}` is a {} command", command.class));
-                }
-            }
+            self.judge_command(command, project_code, judgement);
         }
         if !analysis.writes.is_empty() {
             judgement.contains("its writes stay in the project");
+        }
+        ruled
+    }
+
+    /// The allow of a rule of the user's (not the repository's own settings, which may only tighten the
+    /// sandbox) that names `command`. A command no sandbox can contain (a container engine, a cloud account's
+    /// tool) gains nothing inside one: outside.rs takes it out of the sandbox when the rest of the line allows.
+    fn user_allow(&self, command: &SubCommand) -> Option<Verdict> {
+        if command.unconfinable {
+            return None;
+        }
+        let fact = CommandFact {
+            argv: &command.argv,
+            inner: command.inner,
+            read_only: command.read_only,
+            why: None,
+        };
+        let rule = self.policy.command_allow_rule(&fact)?;
+        if self
+            .owners
+            .repository(rule.source, rule.file.as_deref())
+            .is_some()
+        {
+            return None;
+        }
+        self.policy.command_allow_verdict(&fact)
+    }
+
+    /// One command that is not read-only (or runs code the project controls): what it does beyond its files.
+    fn judge_command(&self, command: &SubCommand, project_code: bool, judgement: &mut Judgement) {
+        let shown = command.effective().join(" ");
+        if command.overwrites_ignored
+            && let Some(why) = self.left_out_of_snapshots(&self.cwd, true)
+        {
+            judgement.not_contained(format!(
+                "`{shown}` writes the working tree from another commit, where git overwrites a file it ignores \
+                 without asking, and {why}"
+            ));
+        }
+        match &command.effect {
+            Effect::Local => {}
+            Effect::Network { hosts } => {
+                for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
+                    if agent_bash_guard::is_loopback(host) {
+                        judgement.not_contained(format!(
+                            "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
+                             not contain (allow the line with a rule such as `Bash({}:*)`, or answer allow, \
+                             and the sandbox's proxy forwards to that host and port alone)",
+                            command
+                                .effective()
+                                .first()
+                                .map_or("", |w| w.rsplit('/').next().unwrap_or(w))
+                        ));
+                        continue;
+                    }
+                    judgement.not_contained(format!(
+                        "`{shown}` reaches `{host}`, which is not an allowed domain (allow it with \
+                         `WebFetch(domain:{host})` or in `agentGuard.network.allow`)"
+                    ));
+                }
+            }
+            Effect::RemovesTrees => {}
+            // What git throws away of the working tree is in the snapshot taken before the run.
+            Effect::Discards(why) => {
+                if self.undoable(&self.cwd, Below::OrAt) {
+                    judgement.contains(UNDO_EFFECT);
+                } else {
+                    judgement.not_contained(why.clone());
+                }
+            }
+            Effect::Destroys(why) | Effect::Remote(why) => judgement.not_contained(why.clone()),
+        }
+        match command.class {
+            CommandClass::Write => judgement.contains("its writes stay in the project"),
+            CommandClass::Network => judgement.contains(&self.network_effect()),
+            CommandClass::PackageManager => {
+                judgement.contains("runs code the project controls");
+                judgement.contains(&self.network_effect());
+            }
+            CommandClass::Interpreter | CommandClass::Exec | CommandClass::Unknown => {
+                judgement.contains("runs code the project controls or programs the analysis does not know");
+            }
+            CommandClass::ReadOnly if project_code => judgement.contains("runs code the project controls"),
+            // A reading command the analysis found not read-only for a reason of its own: a change of the
+            // shell's state it does not follow (`cd` where `CDPATH` may lead elsewhere, `export` of a variable
+            // not known to be harmless), a job left in the background. What later commands then do is only
+            // known at run time, inside the sandbox; a write option's files are judged with the paths.
+            CommandClass::ReadOnly => judgement.contains(RUN_TIME_EFFECT),
+            CommandClass::Privileged | CommandClass::Destructive | CommandClass::Interactive => {
+                judgement.not_contained(format!("`{shown}` is a {} command", command.class));
+            }
         }
     }
 
@@ -556,6 +638,36 @@ impl Guard {
     fn regenerable_glob(&self, pattern: &str) -> bool {
         self.glob_dir(pattern, false)
             .is_some_and(|dir| self.regenerable(&dir))
+    }
+}
+
+/// A command that a user's rule allows beyond what the sandbox contains (`git push`, a host that is not an allowed
+/// domain) runs with what the rule grants it: the network to its hosts, git's writes. The sandbox is one for the
+/// whole line, so every other command of the line would share that grant; one whose code the analysis does not
+/// follow (a build, a test suite, a script, a program it does not know, code the project controls) would reach
+/// what only the ruled command was allowed to. Such a line is not contained: it asks, and says to split it.
+fn judge_shared_grant(
+    gathered: &Gathered<'_>,
+    analysis: &CommandAnalysis,
+    ruled: &[Ruled],
+    judgement: &mut Judgement,
+) {
+    let Some(first) = ruled.first() else {
+        return;
+    };
+    let rule = first.verdict.provenance.rule.as_deref().unwrap_or("?");
+    for (index, command) in analysis.commands.iter().enumerate() {
+        if ruled.iter().any(|r| r.index == index) {
+            continue;
+        }
+        if runs_unseen_code(analysis, index) || gathered.project_code.why(index).is_some() {
+            judgement.not_contained(format!(
+                "`{}` would share the sandbox in which your rule `{rule}` lets `{}` reach beyond it (its network, \
+                 git's writes), and runs code the analysis does not follow (run them as separate lines)",
+                command.effective().join(" "),
+                first.shown
+            ));
+        }
     }
 }
 

@@ -8,11 +8,16 @@ use super::*;
 use crate::test_guard::Project;
 
 /// Contained allows need a kernel that enforces the sandbox; elsewhere these tests say so and check the
-/// reason instead.
+/// reason instead, and fail where `AGENT_GUARD_REQUIRE_SANDBOX=1` says the kernel can enforce it (as `cargo
+/// xtask ci` sets it after `agent-guard sandbox --probe`).
 fn enforced() -> bool {
     match KernelSupport::enforcement_missing() {
         None => true,
         Some(why) => {
+            assert!(
+                std::env::var_os("AGENT_GUARD_REQUIRE_SANDBOX").is_none_or(|v| v != "1"),
+                "contained allows need the kernel sandbox, which AGENT_GUARD_REQUIRE_SANDBOX=1 requires, and {why}"
+            );
             eprintln!("skipped: contained allows need the kernel sandbox, and {why}");
             false
         }
@@ -543,4 +548,80 @@ fn a_removal_or_a_checkout_is_taken_back_only_when_a_snapshot_holds_every_file_i
         let (allowed, reason) = decide(&clean, command);
         assert!(allowed, "{command}: {reason}");
     }
+}
+
+#[test]
+fn a_command_the_users_rule_allows_beyond_the_sandbox_runs_in_it_with_the_contained_rest() {
+    let files = [
+        ("proj/.git/HEAD", "ref: refs/heads/main\n"),
+        ("proj/package.json", "{}"),
+        ("proj/src/main.rs", "fn main() {}\n"),
+    ];
+    let ruled = Project::with_files(r#"{"permissions": {"allow": ["Bash(git push:*)"]}}"#, &files);
+    let line = r#"git add -A && git commit -m "feat: x" && git push origin main"#;
+    let decided = ruled.guard.decide("Bash", &json!({ "command": line }));
+    if !enforced() {
+        assert_eq!(decided.verdict().decision, Decision::Ask);
+        return;
+    }
+    let verdict = decided.verdict();
+    assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason());
+    assert_eq!(verdict.provenance.step, Some(DecidedBy::AllowRule));
+    assert_eq!(verdict.provenance.rule.as_deref(), Some("Bash(git push:*)"));
+    assert!(
+        verdict
+            .reason()
+            .contains("the rest of the line is contained: its writes stay in the project"),
+        "{}",
+        verdict.reason()
+    );
+    let confinement = decided.confinement.expect("a sandbox for the allowed line");
+    assert_eq!(confinement.profile, SandboxProfile::WorkspaceWrite);
+    assert!(confinement.network && confinement.git_writes, "{confinement:?}");
+    assert!(decided.contained.is_some());
+
+    // Code the analysis does not follow would share the rule's grant: the line asks and says to split it.
+    for line in [
+        "npm test && git push",
+        "./deploy.sh && git push origin main",
+        "python3 -c 'print(1)' && git push",
+        "$TOOL status; git push",
+    ] {
+        let decided = ruled.guard.decide("Bash", &json!({ "command": line }));
+        let verdict = decided.verdict();
+        assert_eq!(verdict.decision, Decision::Ask, "{line}: {}", verdict.reason());
+        assert!(
+            verdict
+                .reason()
+                .contains("would share the sandbox in which your rule `Bash(git push:*)`"),
+            "{line}: {}",
+            verdict.reason()
+        );
+    }
+
+    // Without the rule, or with the rule only in the repository's own settings, `git push` still asks.
+    let unruled = Project::with_files("{}", &files);
+    let decided = unruled.guard.decide("Bash", &json!({ "command": line }));
+    assert_eq!(decided.verdict().decision, Decision::Ask);
+    let mut with_repository_rule = files.to_vec();
+    with_repository_rule.push((
+        "proj/.claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash(git push:*)"]}}"#,
+    ));
+    let repository = Project::with_files("{}", &with_repository_rule);
+    let decided = repository.guard.decide("Bash", &json!({ "command": line }));
+    assert_eq!(
+        decided.verdict().decision,
+        Decision::Ask,
+        "{}",
+        decided.verdict().reason()
+    );
+
+    // An ask rule of the user on a contained command wins over both.
+    let asked = Project::with_files(
+        r#"{"permissions": {"allow": ["Bash(git push:*)"], "ask": ["Bash(git commit:*)"]}}"#,
+        &files,
+    );
+    let decided = asked.guard.decide("Bash", &json!({ "command": line }));
+    assert_eq!(decided.verdict().decision, Decision::Ask);
 }

@@ -179,6 +179,19 @@ impl Policy {
             .filter(|rule| rule.command_name().is_some())
     }
 
+    /// The allow of [`Policy::command_allow_rule`]'s rule, as the rules' own step 6 states it (`allowed by allow
+    /// rule … from … settings`).
+    pub fn command_allow_verdict(&self, command: &CommandFact<'_>) -> Option<Verdict> {
+        self.command_rule(command)
+            .filter(|&i| {
+                self.compiled
+                    .rules
+                    .get(i)
+                    .is_some_and(|rule| rule.command_name().is_some())
+            })
+            .map(|i| self.rule_verdict(i, DecidedBy::AllowRule))
+    }
+
     /// The rule of `behavior` whose pattern names the file `path` for `access` (`Read(…)` rules for a read,
     /// `Edit(…)` and `Write(…)` rules for a write), the highest source first. Tool-wide rules (`Read`, `*`) are
     /// not path rules and never match here: this is what protects a file whoever reaches it, the kernel sandbox

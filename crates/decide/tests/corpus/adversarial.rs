@@ -88,6 +88,7 @@ classes! {
     file_tool_paths_a_shell_would_expand => "tool-paths",
     tools_no_sandbox_contains_under_the_user_s_rules => "unconfinable-tools",
     services_on_this_machine_under_a_rule_for_one_command => "loopback-grants",
+    a_users_rule_lends_its_grant_to_no_code_the_analysis_does_not_follow => "ruled-and-contained",
     removals_and_checkouts_over_files_no_snapshot_holds => "ignored-files",
 }
 
