@@ -14,6 +14,7 @@ use agent_tool_traits::{
 };
 
 use crate::config::SandboxMode;
+use crate::gather::ProjectCode;
 use crate::guard::Guard;
 use crate::owners::Owners;
 
@@ -35,6 +36,7 @@ impl Guard {
     pub(crate) fn confinement(
         &self,
         analysis: &CommandAnalysis,
+        project_code: &ProjectCode,
         verdict: &mut Verdict,
     ) -> Option<Confinement> {
         if self.sandbox_mode == SandboxMode::Off {
@@ -87,7 +89,11 @@ impl Guard {
         // A line that also runs code the analysis does not follow (a script, an interpreter, a build or test
         // runner, a program it does not know) would run that code with the history writable: its git writes are
         // not given, and its git commands fail on the read-only `.git` until the line is split.
-        let runs_unseen_code = || (0..analysis.commands.len()).any(|index| runs_unseen_code(analysis, index));
+        // So would the code the project controls that a command loads (the repository's git hooks among it).
+        let runs_unseen_code = || {
+            (0..analysis.commands.len())
+                .any(|index| runs_unseen_code(analysis, index) || project_code.why(index).is_some())
+        };
         // Looked at only for a line with git writes: most lines have none.
         let git_writes = profile == SandboxProfile::WorkspaceWrite
             && analysis.commands.iter().any(|c| c.git_writes)

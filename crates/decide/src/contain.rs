@@ -19,7 +19,6 @@ use agent_os_sandbox::DomainVerdict;
 use agent_rules::{CommandFact, PermissionMode, Resolution};
 use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, Verdict};
 
-use crate::confine::runs_unseen_code;
 use crate::gather::Gathered;
 use crate::guard::{AutoAllow, Guard};
 
@@ -228,8 +227,8 @@ impl Guard {
     ) -> Vec<Ruled> {
         let mut ruled = Vec::new();
         for (index, command) in analysis.commands.iter().enumerate() {
-            let project_code = gathered.project_code.why(index).is_some();
-            if command.read_only && !project_code {
+            let project_code = gathered.project_code.why(index);
+            if command.read_only && project_code.is_none() {
                 continue;
             }
             if let Some(verdict) = self.user_allow(command) {
@@ -281,8 +280,17 @@ impl Guard {
     }
 
     /// One command that is not read-only (or runs code the project controls): what it does beyond its files.
-    fn judge_command(&self, command: &SubCommand, project_code: bool, judgement: &mut Judgement) {
+    fn judge_command(&self, command: &SubCommand, project_code: Option<&str>, judgement: &mut Judgement) {
         let shown = command.effective().join(" ");
+        // Git's writes are given to a line only for the git commands the analysis follows; the repository's hooks
+        // are code the project controls, which would run with them (and could rewrite or remove the history).
+        if command.git_writes
+            && let Some(why) = project_code
+        {
+            judgement.not_contained(format!(
+                "`{shown}` {why}, which would run with git's writes to the repository"
+            ));
+        }
         if command.overwrites_ignored
             && let Some(why) = self.left_out_of_snapshots(&self.cwd, true)
         {
@@ -334,7 +342,9 @@ impl Guard {
             CommandClass::Interpreter | CommandClass::Exec | CommandClass::Unknown => {
                 judgement.contains("runs code the project controls or programs the analysis does not know");
             }
-            CommandClass::ReadOnly if project_code => judgement.contains("runs code the project controls"),
+            CommandClass::ReadOnly if project_code.is_some() => {
+                judgement.contains("runs code the project controls")
+            }
             // A reading command the analysis found not read-only for a reason of its own: a change of the
             // shell's state it does not follow (`cd` where `CDPATH` may lead elsewhere, `export` of a variable
             // not known to be harmless), a job left in the background. What later commands then do is only
@@ -643,9 +653,13 @@ impl Guard {
 
 /// A command that a user's rule allows beyond what the sandbox contains (`git push`, a host that is not an allowed
 /// domain) runs with what the rule grants it: the network to its hosts, git's writes. The sandbox is one for the
-/// whole line, so every other command of the line would share that grant; one whose code the analysis does not
-/// follow (a build, a test suite, a script, a program it does not know, code the project controls) would reach
-/// what only the ruled command was allowed to. Such a line is not contained: it asks, and says to split it.
+/// whole line, so every other command of the line would share that grant, and only those whose every effect the
+/// analysis follows may: reading commands, and git's own writes of the repository ([`SubCommand::git_writes`]: git
+/// running no program of the line's or the configuration's). A writing command runs options the analysis may not
+/// model (`zip -TT CMD`, `split --filter`), and a build, a script, an interpreter, a command word only known at
+/// run time, code the project controls (the repository's git hooks among it) or code named on the command line
+/// (`git -c alias.x='!…'`) would reach what only the ruled command was allowed to. Such a line is not contained:
+/// it asks, and says to split it.
 fn judge_shared_grant(
     gathered: &Gathered<'_>,
     analysis: &CommandAnalysis,
@@ -656,16 +670,29 @@ fn judge_shared_grant(
         return;
     };
     let rule = first.verdict.provenance.rule.as_deref().unwrap_or("?");
+    let sharing = format!(
+        "in a line that shares the sandbox in which your rule `{rule}` lets `{}` reach beyond it (run them as \
+         separate lines)",
+        first.shown
+    );
+    for (finding, about) in gathered.findings.iter().zip(&gathered.concerns) {
+        let own = about
+            .command
+            .is_some_and(|index| ruled.iter().any(|r| r.index == index));
+        if about.concern == Concern::Contained && finding.decision != Decision::Allow && !own {
+            judgement.not_contained(format!("{}, {sharing}", finding.reason()));
+        }
+    }
     for (index, command) in analysis.commands.iter().enumerate() {
         if ruled.iter().any(|r| r.index == index) {
             continue;
         }
-        if runs_unseen_code(analysis, index) || gathered.project_code.why(index).is_some() {
+        let shown = command.effective().join(" ");
+        if let Some(why) = gathered.project_code.why(index) {
+            judgement.not_contained(format!("`{shown}` {why}, {sharing}"));
+        } else if !command.read_only && !command.git_writes {
             judgement.not_contained(format!(
-                "`{}` would share the sandbox in which your rule `{rule}` lets `{}` reach beyond it (its network, \
-                 git's writes), and runs code the analysis does not follow (run them as separate lines)",
-                command.effective().join(" "),
-                first.shown
+                "`{shown}` is neither a reading command nor a git write the analysis follows, {sharing}"
             ));
         }
     }

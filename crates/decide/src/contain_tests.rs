@@ -593,7 +593,7 @@ fn a_command_the_users_rule_allows_beyond_the_sandbox_runs_in_it_with_the_contai
         assert!(
             verdict
                 .reason()
-                .contains("would share the sandbox in which your rule `Bash(git push:*)`"),
+                .contains("shares the sandbox in which your rule `Bash(git push:*)`"),
             "{line}: {}",
             verdict.reason()
         );

@@ -136,6 +136,61 @@ fn split_command<'a>(argv: &'a [String], dir: &Path) -> Option<(PathBuf, &'a str
     None
 }
 
+/// The hooks the git command `argv` run from `dir` may run, when its repository has any: `core.hooksPath` set (in the
+/// repository's configuration or the user's), an `include` or `includeIf` of the repository's configuration (which
+/// may set it), or a file in the repository's `hooks` directory that is not one of git's `.sample`s. Hooks are
+/// code the project controls (a tracked `.husky/pre-commit`, the checks `pre-commit` reads from the project's
+/// configuration); `None` where the command finds no repository or the repository has none. The configuration is
+/// read as text, as for the remotes.
+pub(crate) fn hooks(argv: &[String], dir: &Path, home: Option<&Path>) -> Option<String> {
+    // Where git runs: `-C DIR` moves it; configuration given with `-c` is the analysis's to judge (a key that runs
+    // a program, `core.hooksPath` among them, is code it does not follow); another git directory is not the one
+    // read here.
+    let mut dir = dir.to_path_buf();
+    let mut words = argv.iter().skip(1);
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "-C" => dir = dir.join(words.next()?),
+            "-c" | "--config-env" | "--namespace" | "--super-prefix" => {
+                words.next();
+            }
+            "--git-dir" | "--work-tree" => {
+                return Some("it names another git directory".to_owned());
+            }
+            other if other.starts_with("--git-dir=") || other.starts_with("--work-tree=") => {
+                return Some("it names another git directory".to_owned());
+            }
+            other if other.starts_with('-') => {}
+            _ => break,
+        }
+    }
+    let repository = Repository::find(&dir)?;
+    let config = repository.config(home);
+    if let Some(path) = config
+        .entries
+        .iter()
+        .rev()
+        .find(|e| e.section == "core" && e.subsection.is_none() && e.key == "hookspath")
+    {
+        return Some(format!("`core.hooksPath` is `{}`", path.value));
+    }
+    if read_entries(&repository.common_dir.join("config"))
+        .iter()
+        .any(|e| matches!(e.section.as_str(), "include" | "includeif"))
+    {
+        return Some(format!(
+            "`{}` includes other configuration, which may set `core.hooksPath`",
+            repository.common_dir.join("config").display()
+        ));
+    }
+    let hooks = repository.common_dir.join("hooks");
+    let entries = std::fs::read_dir(&hooks).ok()?;
+    entries
+        .filter_map(Result::ok)
+        .find(|entry| !entry.file_name().to_string_lossy().ends_with(".sample"))
+        .map(|entry| format!("`{}` exists", entry.path().display()))
+}
+
 /// The operands of a sub-command: its words that are not options nor their values.
 fn operands(sub: &str, args: &[String]) -> Vec<String> {
     // The options of `fetch`, `pull`, `ls-remote` and `remote` that take their value as the next word.
@@ -499,6 +554,42 @@ mod tests {
         \tfetch = +refs/heads/*:refs/remotes/origin/*\n[remote \"fork\"]\n\turl = git@gitlab.com:me/r.git\n\
         [remote \"mirror\"]\n\turl = \"https://git.example.org/r\" # a comment\n\
         [branch \"topic\"]\n\tremote = fork\n[branch \"main\"]\n\tremote = origin\n";
+
+    #[test]
+    fn hooks_are_found_by_hooks_path_include_or_a_file_that_is_no_sample() {
+        let home = tempfile::tempdir().unwrap();
+        let home = Some(home.path());
+        let plain = repository("[core]\n\tbare = false\n");
+        std::fs::create_dir_all(plain.path().join(".git/hooks")).unwrap();
+        std::fs::write(plain.path().join(".git/hooks/pre-commit.sample"), "").unwrap();
+        let git = argv("git commit -m x");
+        assert_eq!(hooks(&git, plain.path(), home), None);
+        // Configuration on the command line is the analysis's to judge: a harmless key finds no hooks.
+        assert_eq!(
+            hooks(&argv("git -c user.email=a@b.c commit"), plain.path(), home),
+            None
+        );
+        std::fs::write(plain.path().join(".git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        assert!(hooks(&git, plain.path(), home).is_some_and(|why| why.contains("pre-commit")));
+        let husky = repository("[core]\n\thooksPath = .husky\n");
+        assert!(hooks(&git, husky.path(), home).is_some_and(|why| why.contains(".husky")));
+        let included = repository("[include]\n\tpath = ../shared.cfg\n");
+        assert!(hooks(&git, included.path(), home).is_some_and(|why| why.contains("includes")));
+        // From a subdirectory, with `-C`, and where the line names another git directory.
+        std::fs::create_dir_all(husky.path().join("src")).unwrap();
+        assert!(hooks(&git, &husky.path().join("src"), home).is_some());
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert!(
+            hooks(
+                &argv(&format!("git -C {} commit", husky.path().display())),
+                elsewhere.path(),
+                home
+            )
+            .is_some()
+        );
+        assert!(hooks(&argv("git --git-dir=/elsewhere/.git commit"), plain.path(), home).is_some());
+        assert_eq!(hooks(&git, elsewhere.path(), home), None);
+    }
 
     #[test]
     fn the_remote_is_the_one_named_else_the_branchs_else_origin() {

@@ -57,7 +57,49 @@ impl Gathering<'_> {
                 });
             }
         }
+        self.git_hooks(analysis, moves, &mut code);
         code
+    }
+
+    /// The git commands of `analysis` that change the repository where it has hooks: git runs them on commits,
+    /// merges, checkouts, pushes and writes of its index, and they are code the project controls.
+    fn git_hooks(&self, analysis: &CommandAnalysis, moves: &DirectoryMoves, code: &mut ProjectCode) {
+        if moves.unknown.is_some() {
+            return;
+        }
+        for (index, command) in analysis.commands.iter().enumerate() {
+            let effective = command.effective();
+            let git = effective
+                .first()
+                .is_some_and(|word| word.rsplit('/').next() == Some("git"));
+            if !git || command.read_only || code.why(index).is_some() {
+                continue;
+            }
+            // Where the command runs: the working directory, or each place a move before it may lead to (any
+            // with hooks counts).
+            let candidates = moves.candidates(".", Some(index));
+            let mut dirs: Vec<PathBuf> = Vec::new();
+            for place in &candidates {
+                match (place.strip_prefix("~/"), self.guard.home.as_deref()) {
+                    (Some(rest), Some(home)) => dirs.push(home.join(rest)),
+                    (Some(_), None) => {}
+                    (None, _) => dirs.push(self.guard.cwd.join(place)),
+                }
+            }
+            if candidates.is_empty() {
+                dirs.push(self.guard.cwd.clone());
+            }
+            let home = self.guard.home.as_deref();
+            if let Some(why) = dirs
+                .iter()
+                .find_map(|dir| crate::git_remotes::hooks(effective, dir, home))
+            {
+                code.loaded.push(LoadedFile {
+                    command: index,
+                    why: format!("runs the repository's git hooks, code the project controls: {why}"),
+                });
+            }
+        }
     }
 
     /// The file a command loads, where it exists and the project controls it: inside a root, and not in the
