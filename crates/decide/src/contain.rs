@@ -688,7 +688,8 @@ fn judge_shared_grant(
             continue;
         }
         let shown = command.effective().join(" ");
-        if let Some(why) = gathered.project_code.why(index) {
+        let code = &gathered.project_code;
+        if let Some(why) = code.why(index).or_else(|| code.hooks(index)) {
             judgement.not_contained(format!("`{shown}` {why}, {sharing}"));
         } else if !command.read_only && !command.git_writes {
             judgement.not_contained(format!(

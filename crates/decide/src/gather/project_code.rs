@@ -13,6 +13,8 @@ use super::moves::DirectoryMoves;
 #[derive(Debug, Default)]
 pub(crate) struct ProjectCode {
     loaded: Vec<LoadedFile>,
+    /// Reading git commands of the project's own repository, which has hooks.
+    hooks: Vec<LoadedFile>,
 }
 
 /// A file the project controls that one command loads.
@@ -32,6 +34,35 @@ impl ProjectCode {
             .find(|file| file.command == index)
             .map(|file| file.why.as_str())
     }
+
+    /// Why the reading git command `index` may run the project's git hooks (when it refreshes the index).
+    pub(crate) fn hooks(&self, index: usize) -> Option<&str> {
+        self.hooks
+            .iter()
+            .find(|file| file.command == index)
+            .map(|file| file.why.as_str())
+    }
+}
+
+/// Whether the git command `argv` makes a repository or changes git's configuration: what git commands after it
+/// in the line then run under is not what the decision read.
+fn configures_git(argv: &[String]) -> bool {
+    let mut words = argv.iter().skip(1);
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "-C" | "-c" | "--config-env" | "--namespace" | "--super-prefix" | "--git-dir" | "--work-tree" => {
+                words.next();
+            }
+            option if option.starts_with('-') => {}
+            sub => {
+                return matches!(
+                    sub,
+                    "init" | "clone" | "config" | "submodule" | "worktree" | "remote"
+                );
+            }
+        }
+    }
+    false
 }
 
 impl Gathering<'_> {
@@ -57,47 +88,69 @@ impl Gathering<'_> {
                 });
             }
         }
-        self.git_hooks(analysis, moves, &mut code);
+        self.git_code(analysis, moves, &mut code);
         code
     }
 
-    /// The git commands of `analysis` that change the repository where it has hooks: git runs them on commits,
-    /// merges, checkouts, pushes and writes of its index, and they are code the project controls.
-    fn git_hooks(&self, analysis: &CommandAnalysis, moves: &DirectoryMoves, code: &mut ProjectCode) {
+    /// The git commands of `analysis` that may run code nobody reviewed ([`crate::git_remotes::unreviewed_code`]):
+    /// the hooks of the project's own repository when the command changes it, the programs another repository's
+    /// configuration sets whatever the command, and every git command after one of the line that makes a
+    /// repository or changes git's configuration (`git init s && git -C s config core.fsmonitor …`), which the
+    /// decision cannot read. A reading git command of the project's own repository with hooks (which git may run
+    /// when it refreshes the index) is kept apart ([`ProjectCode::hooks`]): inside the read-only sandbox it changes
+    /// nothing, but it must not share another command's network.
+    fn git_code(&self, analysis: &CommandAnalysis, moves: &DirectoryMoves, code: &mut ProjectCode) {
         if moves.unknown.is_some() {
             return;
         }
+        let main = crate::git_remotes::work_tree(&self.guard.cwd);
+        let home = self.guard.home.as_deref();
+        let mut configured: Option<String> = None;
         for (index, command) in analysis.commands.iter().enumerate() {
             let effective = command.effective();
             let git = effective
                 .first()
                 .is_some_and(|word| word.rsplit('/').next() == Some("git"));
-            if !git || command.read_only || code.why(index).is_some() {
+            if !git {
                 continue;
             }
-            // Where the command runs: the working directory, or each place a move before it may lead to (any
-            // with hooks counts).
-            let candidates = moves.candidates(".", Some(index));
-            let mut dirs: Vec<PathBuf> = Vec::new();
-            for place in &candidates {
-                match (place.strip_prefix("~/"), self.guard.home.as_deref()) {
-                    (Some(rest), Some(home)) => dirs.push(home.join(rest)),
-                    (Some(_), None) => {}
-                    (None, _) => dirs.push(self.guard.cwd.join(place)),
-                }
-            }
-            if candidates.is_empty() {
-                dirs.push(self.guard.cwd.clone());
-            }
-            let home = self.guard.home.as_deref();
-            if let Some(why) = dirs
-                .iter()
-                .find_map(|dir| crate::git_remotes::hooks(effective, dir, home))
-            {
+            if let Some(earlier) = &configured {
                 code.loaded.push(LoadedFile {
                     command: index,
-                    why: format!("runs the repository's git hooks, code the project controls: {why}"),
+                    why: format!("runs under git configuration that `{earlier}` before it changes"),
                 });
+            } else if code.why(index).is_none() {
+                // Where the command runs: the working directory, or each place a move before it may lead to
+                // (any with such code counts).
+                let candidates = moves.candidates(".", Some(index));
+                let mut dirs: Vec<PathBuf> = Vec::new();
+                for place in &candidates {
+                    match (place.strip_prefix("~/"), home) {
+                        (Some(rest), Some(home)) => dirs.push(home.join(rest)),
+                        (Some(_), None) => {}
+                        (None, _) => dirs.push(self.guard.cwd.join(place)),
+                    }
+                }
+                if candidates.is_empty() {
+                    dirs.push(self.guard.cwd.clone());
+                }
+                let found = dirs.iter().find_map(|dir| {
+                    crate::git_remotes::unreviewed_code(effective, dir, home, main.as_deref())
+                });
+                if let Some(found) = found {
+                    let file = LoadedFile {
+                        command: index,
+                        why: format!("runs code nobody reviewed: {}", found.why),
+                    };
+                    if command.read_only && found.own {
+                        code.hooks.push(file);
+                    } else {
+                        code.loaded.push(file);
+                    }
+                }
+            }
+            if !command.read_only && configures_git(effective) {
+                configured = Some(effective.join(" "));
             }
         }
     }
