@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use regex::bytes::{Regex, RegexBuilder};
 
 use crate::rules::OPENSSH_KEY_MAGIC;
-use crate::scan::{Finding, Located, scan, scan_located};
+use crate::scan::{Finding, Located, opens_next_line, scan, scan_located};
 
 /// Replaces each credential of `text` with `[redacted: <kind>]`; borrows `text` when it holds none.
 pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
@@ -165,6 +165,50 @@ static OPEN: LazyLock<Regex> = LazyLock::new(|| {
     .build()
     .expect("the open-credential pattern compiles")
 });
+/// A line that leaves a secret's value to the next line (`password: |`, `"token":`), followed by blank lines at
+/// most: what the next line's scan needs before it.
+static NEXT_OPEN: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
+    RegexBuilder::new(concat!(crate::rules::next_line_head!(), r"\z"))
+        .unicode(false)
+        .build()
+        .expect("the next-line pattern compiles")
+});
+
+/// Where the complete lines of `text` before `cut` stop being ready: before the last line that is not blank when
+/// it leaves a secret's value to the next line ([`NEXT_OPEN`]), which has not come, so that the value is scanned
+/// with its name; `cut` otherwise.
+fn before_an_open_value(text: &[u8], cut: usize) -> usize {
+    let mut end = cut;
+    // The blank lines the rule reads past, and the line before them.
+    for _ in 0..=9 {
+        let Some(before) = end.checked_sub(1).and_then(|last| text.get(..last)) else {
+            return cut;
+        };
+        let start = memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1);
+        let line = before.get(start..).unwrap_or_default();
+        if line.iter().all(u8::is_ascii_whitespace) {
+            end = start;
+            continue;
+        }
+        let held = opens_next_line(line) && NEXT_OPEN.is_match(text.get(start..cut).unwrap_or_default());
+        return if held { start } else { cut };
+    }
+    cut
+}
+
+/// A secret's value that has begun on the line after its name ([`NEXT_OPEN`]) and may still be completing there.
+static OPEN_NEXT: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
+    RegexBuilder::new(concat!(
+        crate::rules::next_line_head!(),
+        r#"[ \t]*(?P<next>"[^"\n]{0,256}|'[^'\n]{0,256}|[^\s][^\n]{0,511})\z"#
+    ))
+    .unicode(false)
+    .build()
+    .expect("the open next-line pattern compiles")
+});
+
 /// How much of what a flush wrote of an open line is kept as the context of its scan.
 const CONTEXT_MAX: usize = 1 << 10;
 
@@ -234,7 +278,11 @@ impl Redactor {
             .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
             .and_then(|captures| captures.name("value").or_else(|| captures.name("url")))
             .map_or(end, |open| open.start());
-        end.min(open)
+        let next = OPEN_NEXT
+            .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
+            .and_then(|captures| captures.name("next"))
+            .map_or(end, |open| open.start());
+        end.min(open).min(next)
     }
 
     /// Writes out, redacted, what is held back (the stream is idle: a prompt without a line end must show).
@@ -308,6 +356,8 @@ fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std
     let mut cut = memchr::memrchr(b'\n', text).map_or(0, |newline| newline + 1);
     if overlong {
         cut = cut.max(text.len() - OVERLAP);
+    } else {
+        cut = before_an_open_value(text, cut);
     }
     if cut == 0 {
         return Ok(0);
@@ -324,7 +374,10 @@ fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std
             let open_block = text.get(finding.start..finding.end).is_some_and(|held| {
                 (held.starts_with(b"-----BEGIN") || held.starts_with(OPENSSH_KEY_MAGIC.as_bytes()))
                     && !contains(held, b"-----END")
-                    && finding.end + END_LINE_MAX >= text.len()
+                    && (finding.end + END_LINE_MAX >= text.len()
+                        || text
+                            .get(finding.end..)
+                            .is_some_and(|after| !after.contains(&b'\n')))
             });
             let straddles = *from < cut && finding.end > cut;
             (finding.start < cut && open_block) || straddles
@@ -548,6 +601,59 @@ mod tests {
             assert_eq!(String::from_utf8(stream(&[a, b])).unwrap(), expected, "{split}");
             let out = String::from_utf8(dribbled(&[a, b])).unwrap();
             assert!(!out.contains("456789abcdef"), "{split}: {out:?}");
+        }
+    }
+
+    #[test]
+    fn a_value_on_the_line_after_its_name_is_redacted_wherever_the_stream_is_cut() {
+        // The name's line is held until the value's line has come, also across an idle flush; what follows is
+        // written as it comes.
+        for (text, expected) in [
+            (
+                "a\npassword: |\n\n  Xk9pQ2mZ7wLr4tYv\nb\n",
+                "a\npassword: |\n\n  [redacted: password or secret assignment]\nb\n",
+            ),
+            (
+                "{\n  \"token\":\n    \"Tq7vLm2XpR9kWz4N\"\n}\n",
+                "{\n  \"token\":\n    \"[redacted: password or secret assignment]\"\n}\n",
+            ),
+            (
+                "DB_PASSWORD: >-\n  correct horse battery staple\nnext\n",
+                "DB_PASSWORD: >-\n  [redacted: password or secret assignment]\nnext\n",
+            ),
+        ] {
+            assert_eq!(String::from_utf8(stream(&[text.as_bytes()])).unwrap(), expected);
+            for split in 1..text.len() {
+                let (a, b) = text.as_bytes().split_at(split);
+                assert_eq!(String::from_utf8(stream(&[a, b])).unwrap(), expected, "{split}");
+                let out = String::from_utf8(dribbled(&[a, b])).unwrap();
+                for secret in ["Xk9pQ2", "Tq7vLm", "horse", "battery"] {
+                    assert!(!out.contains(secret), "{split}: {out:?}");
+                }
+            }
+        }
+        // A line that ends with a name's `:` and holds no secret's name is not held.
+        let mut redactor = Redactor::new();
+        let mut out = Vec::new();
+        redactor.push(b"services:\n", &mut out);
+        assert_eq!(out, b"services:\n");
+    }
+
+    #[test]
+    fn a_private_key_printed_by_grep_is_held_and_redacted_whole_wherever_the_stream_is_cut() {
+        let text = "keys/id_ed25519:-----BEGIN OPENSSH PRIVATE KEY-----\n\
+            keys/id_ed25519:b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n\
+            keys/id_ed25519:QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7\n\
+            keys/id_ed25519:-----END OPENSSH PRIVATE KEY-----\nsrc/main.rs:fn main() {}\n";
+        let expected = "keys/id_ed25519:[redacted: private key]\nsrc/main.rs:fn main() {}\n";
+        for split in 1..text.len() {
+            let (a, b) = text.as_bytes().split_at(split);
+            assert_eq!(String::from_utf8(stream(&[a, b])).unwrap(), expected, "{split}");
+            let out = String::from_utf8(dribbled(&[a, b])).unwrap();
+            assert!(
+                !out.contains("QyNTUx") && !out.contains("b3Bl"),
+                "{split}: {out:?}"
+            );
         }
     }
 
