@@ -4,8 +4,9 @@
 //! a cached check of a whole file up to a size bound ([`FILE_LIMIT`]; a larger file is reported as too large).
 //!
 //! The decision (`agent-decide`) asks before a file tool or a shell line reads a file of the roots that holds a
-//! credential, whatever the file's name; `agent-guard sandbox` passes a command's output through [`Redactor`], so
-//! that a secret read under a name nobody listed still does not reach the model; the audit log (`agent-hooks`)
+//! credential, whatever the file's name; `agent-guard sandbox` passes a command's stdout and stderr through
+//! [`Interleaved`] (a [`Redactor`] over both, joined as their reader sees them), so that a secret read under a
+//! name nobody listed still does not reach the model; the audit log (`agent-hooks`)
 //! stores a call's input through [`redact_json`] and its preview through [`redact_str`].
 //!
 //! **Invariant:** a finding names the kind of credential, never its value: a reason or a marker that quotes the
@@ -28,6 +29,7 @@
 //! ```
 
 mod file;
+mod interleaved;
 mod redact;
 mod rules;
 mod scan;
@@ -35,6 +37,7 @@ mod scan;
 pub use file::FILE_LIMIT;
 pub use file::FileScan;
 pub use file::scan_file;
+pub use interleaved::Interleaved;
 pub use redact::Redactor;
 pub use redact::redact;
 pub use redact::redact_json;

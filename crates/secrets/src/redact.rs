@@ -17,7 +17,7 @@ pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
     }
     let mut out = Vec::with_capacity(text.len());
     // Writing to a vector does not fail.
-    let _written = write_redacted(text, &findings, 0, &mut out);
+    let _written = write_redacted(text, &findings, 0, 0, &mut Plain(&mut out));
     Cow::Owned(out)
 }
 
@@ -102,7 +102,7 @@ fn redact_named(name: &str, text: &str) -> Option<String> {
     }
     let mut out = Vec::with_capacity(text.len());
     // Writing to a vector does not fail.
-    let _written = write_redacted(text.as_bytes(), &findings, 0, &mut out);
+    let _written = write_redacted(text.as_bytes(), &findings, 0, 0, &mut Plain(&mut out));
     Some(String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -134,6 +134,8 @@ pub struct Redactor {
     /// the scan's context; the rest wait.
     pending: Vec<u8>,
     written: usize,
+    /// The stream's offset of the first byte of `pending` (of the next byte taken, when nothing is held).
+    base: u64,
 }
 
 /// The longest piece of a line held back while its end has not arrived.
@@ -231,6 +233,11 @@ impl Redactor {
     /// # Errors
     /// The first error of `to`; the bytes this call took are then lost to `to`.
     pub fn push_to<W: Write + ?Sized>(&mut self, input: &[u8], to: &mut W) -> std::io::Result<()> {
+        self.push_sink(input, &mut Plain(to))
+    }
+
+    /// [`push_to`](Self::push_to) to a [`Sink`].
+    pub(crate) fn push_sink(&mut self, input: &[u8], to: &mut dyn Sink) -> std::io::Result<()> {
         let mut input = input;
         if !self.pending.is_empty() {
             // The held line ends in this input: it is completed and written first, and the rest is taken where it
@@ -249,7 +256,8 @@ impl Redactor {
             }
             input = rest;
         }
-        let cut = emit_ready(input, 0, to)?;
+        let cut = emit_ready(input, 0, self.base, to)?;
+        self.base += u64::try_from(cut).unwrap_or(u64::MAX);
         if let Some(rest) = input.get(cut..) {
             self.pending.extend_from_slice(rest);
         }
@@ -295,6 +303,11 @@ impl Redactor {
     /// # Errors
     /// The first error of `to`.
     pub fn flush_to<W: Write + ?Sized>(&mut self, to: &mut W) -> std::io::Result<()> {
+        self.flush_sink(&mut Plain(to))
+    }
+
+    /// [`flush_to`](Self::flush_to) to a [`Sink`].
+    pub(crate) fn flush_sink(&mut self, to: &mut dyn Sink) -> std::io::Result<()> {
         let end = self.flushable();
         if end <= self.written {
             return Ok(());
@@ -313,13 +326,14 @@ impl Redactor {
             .filter(|finding| finding.start < end)
             .collect();
         let ready = self.pending.get(..end).unwrap_or_default();
-        write_redacted(ready, &inside, self.written, to)?;
+        write_redacted(ready, &inside, self.written, self.base, to)?;
         self.written = end;
         // The context is bounded: what lies further back than that no longer goes with what follows.
         if self.written > CONTEXT_MAX {
             let drop = self.written - CONTEXT_MAX;
             self.pending.drain(..drop);
             self.written -= drop;
+            self.base += u64::try_from(drop).unwrap_or(u64::MAX);
         }
         Ok(())
     }
@@ -334,14 +348,33 @@ impl Redactor {
     /// # Errors
     /// The first error of `to`.
     pub fn finish_to<W: Write + ?Sized>(self, to: &mut W) -> std::io::Result<()> {
+        self.finish_sink(&mut Plain(to))
+    }
+
+    /// [`finish_to`](Self::finish_to) to a [`Sink`].
+    pub(crate) fn finish_sink(self, to: &mut dyn Sink) -> std::io::Result<()> {
         let findings = scan(&self.pending);
-        write_redacted(&self.pending, &findings, self.written, to)
+        write_redacted(&self.pending, &findings, self.written, self.base, to)
+    }
+
+    /// The last bytes held, at most `limit`: what the next bytes taken would be scanned after.
+    pub(crate) fn held_tail(&self, limit: usize) -> &[u8] {
+        self.pending
+            .get(self.pending.len().saturating_sub(limit)..)
+            .unwrap_or_default()
+    }
+
+    /// The stream's offset of the first byte this redactor may still write: what lies before has gone out.
+    pub(crate) fn settled(&self) -> u64 {
+        self.base
     }
 
     /// Writes out what is ready of the bytes held, and keeps the rest.
-    fn emit_pending<W: Write + ?Sized>(&mut self, to: &mut W) -> std::io::Result<()> {
-        let cut = emit_ready(&self.pending, self.written, to)?;
-        self.pending.drain(..cut.min(self.pending.len()));
+    fn emit_pending(&mut self, to: &mut dyn Sink) -> std::io::Result<()> {
+        let cut = emit_ready(&self.pending, self.written, self.base, to)?;
+        let drained = cut.min(self.pending.len());
+        self.pending.drain(..drained);
+        self.base += u64::try_from(drained).unwrap_or(u64::MAX);
         self.written = self.written.saturating_sub(cut);
         Ok(())
     }
@@ -351,7 +384,7 @@ impl Redactor {
 /// private-key block whose end line has not arrived; returns how many bytes of `text` that took. A text longer
 /// than [`MAX_PENDING`] without a line end is written but for its last [`OVERLAP`] bytes. The first `written` bytes
 /// of `text` went out before (an idle flush's): they are scanned, not written again.
-fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std::io::Result<usize> {
+fn emit_ready(text: &[u8], written: usize, base: u64, to: &mut dyn Sink) -> std::io::Result<usize> {
     let overlong = text.len() > MAX_PENDING;
     let mut cut = memchr::memrchr(b'\n', text).map_or(0, |newline| newline + 1);
     if overlong {
@@ -400,29 +433,69 @@ fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std
         })
         .collect();
     if cut > written {
-        write_redacted(ready, &inside, written, to)?;
+        write_redacted(ready, &inside, written, base, to)?;
     }
     Ok(cut)
 }
 
+/// Where a redactor's output goes: the bytes that pass and the markers that replace credentials, each with where
+/// it lies in the stream (a byte offset from the stream's start), so that a sink that splits one stream into
+/// several ([`Interleaved`](crate::Interleaved)) knows whose bytes each is.
+pub(crate) trait Sink {
+    /// `bytes`, as they lie, the stream's from offset `at` on.
+    ///
+    /// # Errors
+    /// The output's.
+    fn text(&mut self, bytes: &[u8], at: u64) -> std::io::Result<()>;
+
+    /// The marker of a credential of `kind` that covered the stream's bytes from `start` to `end`.
+    ///
+    /// # Errors
+    /// The output's.
+    fn marker(&mut self, kind: &str, start: u64, end: u64) -> std::io::Result<()>;
+}
+
+/// A writer as a [`Sink`]: the bytes and markers in order.
+struct Plain<'a, W: Write + ?Sized>(&'a mut W);
+
+impl<W: Write + ?Sized> Sink for Plain<'_, W> {
+    fn text(&mut self, bytes: &[u8], _at: u64) -> std::io::Result<()> {
+        self.0.write_all(bytes)
+    }
+
+    fn marker(&mut self, kind: &str, _start: u64, _end: u64) -> std::io::Result<()> {
+        self.0.write_all(marker(kind).as_bytes())
+    }
+}
+
+/// The marker that replaces a credential of `kind`.
+pub(crate) fn marker(kind: &str) -> String {
+    format!("[redacted: {kind}]")
+}
+
 /// Writes `text` from `from` on to `to` with each finding replaced by its marker: the bytes between findings as
-/// they lie. A finding that began before `from` (in what went out before) has the rest of it replaced.
-fn write_redacted<W: Write + ?Sized>(
+/// they lie. A finding that began before `from` (in what went out before) has the rest of it replaced. `base` is
+/// the stream's offset of `text`'s first byte.
+fn write_redacted(
     text: &[u8],
     findings: &[Finding],
     from: usize,
-    to: &mut W,
+    base: u64,
+    to: &mut dyn Sink,
 ) -> std::io::Result<()> {
+    let offset = |at: usize| base + u64::try_from(at).unwrap_or(u64::MAX);
     let mut at = from;
     for finding in findings.iter().filter(|finding| finding.end > from) {
-        if let Some(before) = text.get(at..finding.start.max(at)) {
-            to.write_all(before)?;
+        if let Some(before) = text.get(at..finding.start.max(at))
+            && !before.is_empty()
+        {
+            to.text(before, offset(at))?;
         }
-        to.write_all(format!("[redacted: {}]", finding.kind).as_bytes())?;
+        to.marker(finding.kind, offset(finding.start.max(at)), offset(finding.end))?;
         at = finding.end.max(at);
     }
     match text.get(at..) {
-        Some(rest) if !rest.is_empty() => to.write_all(rest),
+        Some(rest) if !rest.is_empty() => to.text(rest, offset(at)),
         _ => Ok(()),
     }
 }
