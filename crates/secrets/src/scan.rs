@@ -37,6 +37,9 @@ struct Compiled {
     /// The pattern ids of a private key's anchors (`-----begin`, an OpenSSH key's magic), whose region runs on
     /// past their line.
     blocks: Vec<usize>,
+    /// The rules of a value on the line after its name ([`Check::NextLine`]), by their bits in a rule mask: run on
+    /// a line only when it leaves its value to the next.
+    next_line: u64,
     /// The longest anchor, in bytes: how far a window of the lowercased text reaches into the next.
     longest: usize,
     /// Each rule's expression, by the rule's index, compiled on its first use.
@@ -123,6 +126,11 @@ fn compile() -> Result<Compiled, regex::Error> {
             anchors.iter().position(|a| *a == lowered)
         })
         .collect();
+    let next_line = RULES
+        .iter()
+        .enumerate()
+        .filter(|(_, rule)| rule.check == Check::NextLine)
+        .fold(0u64, |mask, (index, _)| mask | 1 << index);
     let longest = anchors.iter().map(Vec::len).max().unwrap_or(0);
     let searcher = |patterns: &[Vec<u8>]| {
         let mut builder = aho_corasick::packed::Config::new().builder();
@@ -142,6 +150,7 @@ fn compile() -> Result<Compiled, regex::Error> {
         split,
         rules_of,
         blocks,
+        next_line,
         longest,
         each,
     })
@@ -386,10 +395,22 @@ fn scan_plain(text: &[u8]) -> Vec<Located> {
     let mut line: Option<(usize, usize, u64)> = None;
     anchors_in(compiled, text, |anchor| {
         let rules = compiled.rules_of.get(anchor.id).copied().unwrap_or(u64::MAX);
+        // The anchor's line; one that leaves its value to the next (`password: |`, `"token":`) is read with that
+        // line, by the rules of such a value, which no other line needs.
+        let line_end = text
+            .get(anchor.end..)
+            .and_then(|after| memchr::memchr(b'\n', after))
+            .map_or(text.len(), |newline| anchor.end + newline);
+        let opens = text.get(anchor.start..line_end).is_some_and(opens_next_line);
+        let (rules, reach_end) = match opens {
+            true => (rules, next_line_end(text, line_end)),
+            false => (rules & !compiled.next_line, line_end),
+        };
         if let Some((_, end, mask)) = line.as_mut()
             && anchor.start < *end
         {
             *mask |= rules;
+            *end = (*end).max(reach_end);
             return;
         }
         if let Some((start, end, mask)) = line.take() {
@@ -404,15 +425,11 @@ fn scan_plain(text: &[u8]) -> Vec<Located> {
         } else {
             anchor.end
         };
-        let mut end = text
+        let end = text
             .get(reach..)
             .and_then(|after| memchr::memchr(b'\n', after))
             .map_or(text.len(), |newline| reach + newline);
-        // A line that leaves its value to the next (`password: |`, `"token":`) is read with that line.
-        if text.get(start..end).is_some_and(opens_next_line) {
-            end = next_line_end(text, end);
-        }
-        line = Some((start, end, rules));
+        line = Some((start, end.max(reach_end), rules));
     });
     if let Some((start, end, mask)) = line {
         scan_region(compiled, text, start..end, mask, &mut found);
@@ -448,8 +465,19 @@ fn scan_region(
         let Some(regex) = compiled.rule(index, rule) else {
             continue;
         };
-        for captures in regex.captures_iter(region) {
-            if let Some(located) = accept(rule, &captures) {
+        let mut at = 0;
+        while let Some(captures) = regex.captures_at(region, at) {
+            let Some(whole) = captures.get(0) else {
+                break;
+            };
+            let accepted = accept(rule, &captures);
+            // The next match is looked for after this one; after a value on the next line that is no value, from
+            // that next line, which may name a secret of its own (`credentials:`, then `token:` and its value).
+            at = match (&accepted, rule.check) {
+                (None, Check::NextLine) => whole.start() + 1,
+                _ => whole.end().max(whole.start() + 1),
+            };
+            if let Some(located) = accepted {
                 found.push((
                     index,
                     Located {
@@ -461,6 +489,9 @@ fn scan_region(
                         from: located.from + range.start,
                     },
                 ));
+            }
+            if at > region.len() {
+                break;
             }
         }
     }

@@ -519,6 +519,11 @@ fn a_value_on_the_line_after_its_name_is_found_and_named_alone() {
             "DB_PASSWORD: |-\n  correct horse battery staple\n",
             "correct horse battery staple",
         ),
+        // The value line of one name is the name line of the next.
+        (
+            "credentials:\n  token:\n    Xk9pQ2mZ7wLr4tYv\n",
+            "Xk9pQ2mZ7wLr4tYv",
+        ),
     ] {
         assert_eq!(value(text), expected, "{text:?}");
     }
