@@ -334,3 +334,54 @@ fn a_credential_split_between_stdout_and_stderr_is_redacted_on_both() {
     assert_eq!(stdout, "ci [redacted: GitHub token]after\n", "{stderr}");
     assert_eq!(stderr, "[redacted: GitHub token] done\n");
 }
+
+#[test]
+fn grep_over_keys_and_yaml_blocks_prints_them_redacted_and_a_credential_past_the_first_mebibyte_asks() {
+    let project = Project::new();
+    let key = "-----BEGIN OPENSSH PRIVATE KEY-----\n\
+        b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n\
+        QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7\n\
+        -----END OPENSSH PRIVATE KEY-----\n";
+    std::fs::create_dir_all(project.root.join("handover")).unwrap();
+    std::fs::write(project.root.join("handover/ci_bot"), key).unwrap();
+    std::fs::write(
+        project.root.join("config/app.yaml"),
+        format!("db:\n  password: |\n    {DB_PASSWORD}\n  user: app\n"),
+    )
+    .unwrap();
+    // A read of either asks, by content (a key under a name the sandbox's list of secret files does not know).
+    for file in ["handover/ci_bot", "config/app.yaml"] {
+        let decided = project.check("Read", &json!({"file_path": project.root.join(file)}));
+        assert_eq!(decision(&decided), "ask", "{file}: {decided}");
+    }
+    // A credential far past the first mebibyte of a log.
+    let mut log = "compiling a crate of the workspace\n".repeat(100_000);
+    log.push_str(&format!("ci token {GITHUB_TOKEN}\n"));
+    std::fs::write(project.root.join("build.log"), &log).unwrap();
+    let decided = project.check("Read", &json!({"file_path": project.root.join("build.log")}));
+    assert_eq!(decision(&decided), "ask", "{decided}");
+    assert!(decided.to_string().contains("GitHub token"), "{decided}");
+
+    if !sandbox_supported() {
+        return;
+    }
+    let output = project.sandbox(&["--", "grep", "-r", ".", "handover/", "config/app.yaml"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for secret in ["b3BlbnNzaC1rZXkt", "QyNTUxOQAAACAy86j", DB_PASSWORD] {
+        assert!(!stdout.contains(secret), "{stdout}");
+    }
+    assert!(
+        stdout.contains("handover/ci_bot:[redacted: private key]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("config/app.yaml:    [redacted: password or secret assignment]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("config/app.yaml:  user: app"), "{stdout}");
+}

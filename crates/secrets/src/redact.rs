@@ -204,7 +204,9 @@ static OPEN_NEXT: LazyLock<Regex> = LazyLock::new(|| {
     #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
     RegexBuilder::new(concat!(
         crate::rules::next_line_head!(),
-        r#"[ \t]*(?P<next>"[^"\n]{0,256}|'[^'\n]{0,256}|[^\s][^\n]{0,511})\z"#
+        r#"(?:"#,
+        crate::rules::line_prefix!(),
+        r#")?[ \t]*(?P<next>"[^"\n]{0,256}|'[^'\n]{0,256}|[^\s][^\n]{0,511})\z"#
     ))
     .unicode(false)
     .build()

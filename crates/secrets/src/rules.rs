@@ -33,20 +33,22 @@ macro_rules! line_prefix {
 }
 
 /// The head of a secret's mapping whose value is on the lines after it: a [`secret_name`] that starts its line
-/// (after the line's indentation, a list's `- ` or a JSON object's `{`/`,`, and a name's own first words,
-/// `db_password`), quoted or not, then `:` and the end of the line, or a YAML block scalar's indicator (`|`,
-/// `>-`, `|2`) before it; then blank lines, at most eight. The group `indent` is the name's line's indentation,
-/// `block` the indicator.
+/// (after a file's name as `grep -r` prints it, [`line_prefix`], the line's indentation, a list's `- ` or a JSON
+/// object's `{`/`,`, and a name's own first words, `db_password`), quoted or not, then `:` and the end of the
+/// line, or a YAML block scalar's indicator (`|`, `>-`, `|2`) before it; then blank lines, at most eight. The
+/// group `indent` is the name's line's indentation, `block` the indicator.
 macro_rules! next_line_head {
     () => {
         concat!(
-            r#"(?m:^)(?P<indent>[ \t]*)(?:[-{\[,][ \t]*)?["']?[A-Za-z0-9_.-]{0,64}?"#,
+            r#"(?m:^)(?:"#,
+            crate::rules::line_prefix!(),
+            r#")?(?P<indent>[ \t]*)(?:[-{\[,][ \t]*)?["']?[A-Za-z0-9_.-]{0,64}?"#,
             crate::rules::secret_name!(),
             r#"["']?[ \t]*:[ \t]*(?P<block>[|>][0-9+-]{0,2}[ \t]*)?\r?\n(?:[ \t]*\r?\n){0,8}"#
         )
     };
 }
-pub(crate) use {assignment_head, next_line_head, secret_name};
+pub(crate) use {assignment_head, line_prefix, next_line_head, secret_name};
 
 /// The names the assignment rules look for, as anchors.
 const SECRET_NAME_ANCHORS: &[&str] = &[
@@ -315,7 +317,9 @@ pub(crate) const RULES: &[Rule] = &[
         anchors: SECRET_NAME_ANCHORS,
         pattern: concat!(
             next_line_head!(),
-            r#"(?P<inner>[ \t]*)(?:"(?P<dq>[^"\n]{1,256})"[ \t]*[,}]?|'(?P<sq>[^'\n]{1,256})'[ \t]*,?|(?P<bare>[^\s][^\n]{0,511}?))[ \t]*\r?(?m:$)"#
+            r#"(?:"#,
+            line_prefix!(),
+            r#")?(?P<inner>[ \t]*)(?:"(?P<dq>[^"\n]{1,256})"[ \t]*[,}]?|'(?P<sq>[^'\n]{1,256})'[ \t]*,?|(?P<bare>[^\s][^\n]{0,511}?))[ \t]*\r?(?m:$)"#
         ),
         check: Check::NextLine,
     },

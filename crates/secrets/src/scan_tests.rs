@@ -519,6 +519,15 @@ fn a_value_on_the_line_after_its_name_is_found_and_named_alone() {
             "DB_PASSWORD: |-\n  correct horse battery staple\n",
             "correct horse battery staple",
         ),
+        // As `grep -r` prints it, each line after its file's name.
+        (
+            "config/app.yaml:db:\nconfig/app.yaml:  password: |\nconfig/app.yaml:    Qv7#mK2pLx9!wR4t\n",
+            "Qv7#mK2pLx9!wR4t",
+        ),
+        (
+            "a.json:3:  \"token\":\na.json:4:    \"Tq7vLm2XpR9kWz4N\"\n",
+            "Tq7vLm2XpR9kWz4N",
+        ),
         // The value line of one name is the name line of the next.
         (
             "credentials:\n  token:\n    Xk9pQ2mZ7wLr4tYv\n",
