@@ -134,9 +134,14 @@ impl OutputFilter for Redaction {
                 (true, true) => {}
             }
             if !zero.is_empty() || !one.is_empty() {
-                due = redactor
-                    .holds()
-                    .then(|| Instant::now() + Duration::from_millis(IDLE_MS.unsigned_abs().into()));
+                // The first moment something was held counts: bytes that keep coming do not put off the flush
+                // of what waits (the other stream's bytes behind an unfinished word among them).
+                due = match redactor.holds() {
+                    true => due.or_else(|| {
+                        Some(Instant::now() + Duration::from_millis(IDLE_MS.unsigned_abs().into()))
+                    }),
+                    false => None,
+                };
             }
             if due.is_some_and(|due| due <= Instant::now()) {
                 due = None;

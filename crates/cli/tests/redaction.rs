@@ -333,6 +333,16 @@ fn a_credential_split_between_stdout_and_stderr_is_redacted_on_both() {
     );
     assert_eq!(stdout, "ci [redacted: GitHub token]after\n", "{stderr}");
     assert_eq!(stderr, "[redacted: GitHub token] done\n");
+
+    // A token continued on its own stream after a line of the other: stdout alone shows it whole.
+    let script = format!("printf 'ci {head}'; printf 'warning\\n' >&2; printf '{tail} done\\n'");
+    let output = project.sandbox(&["--", "sh", "-c", &script]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(stdout, "ci [redacted: GitHub token] done\n", "{stderr}");
+    assert_eq!(stderr, "warning\n");
 }
 
 #[test]

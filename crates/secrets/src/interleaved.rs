@@ -38,7 +38,17 @@ pub struct Interleaved {
     taken: u64,
     /// Which outputs failed.
     failed: [bool; 2],
+    /// Bytes of one stream that wait because the other stopped inside a word that may be a credential's start:
+    /// the stream and its bytes.
+    waiting: Option<(usize, Vec<u8>)>,
 }
+
+/// How many characters of a credential (letters, digits, `_-+/=.`) end what a stream printed for it to count as
+/// stopped inside a word: a provider's prefix (`ghp_`, `AKIA`, `xoxb`) is that long.
+const WORD_MIN: usize = 4;
+
+/// The most bytes that wait for the other stream: more are taken as they came.
+const WAITING_MAX: usize = 64 << 10;
 
 /// The outputs, with whose bytes each offset of the joined sequence is.
 struct Demux<'a, 'w> {
@@ -123,8 +133,77 @@ impl Interleaved {
 
     /// Takes the next bytes of `stream` (0 or 1; any other number is 1) and writes to `outs` (stream 0's output,
     /// then stream 1's) what can be written now, redacted, each byte to its stream's output.
+    ///
+    /// When the other stream's last bytes end inside a word that may be a credential's start (`ghp_4fJ9`), these
+    /// wait, until the other stream's next bytes or an idle flush. The other stream's next bytes and these are
+    /// then taken in the order in which a credential runs across where they meet (as
+    /// [`push_both_to`](Self::push_both_to) takes them), so that a credential continued on its own stream with
+    /// these between is found as well as one continued on this stream; an idle flush takes them as they came.
     pub fn push_to(&mut self, stream: usize, input: &[u8], outs: &mut [&mut dyn Write; 2]) {
         let stream = stream.min(1);
+        if let Some((waiting_stream, mut waiting)) = self.waiting.take() {
+            if waiting_stream == stream {
+                waiting.extend_from_slice(input);
+                if waiting.len() <= WAITING_MAX {
+                    self.waiting = Some((stream, waiting));
+                } else {
+                    self.take(stream, &waiting, outs);
+                }
+            } else {
+                self.in_order((waiting_stream, &waiting), (stream, input), outs);
+            }
+            return;
+        }
+        if self.stopped_in_a_word(stream) {
+            self.waiting = Some((stream, input.to_vec()));
+            return;
+        }
+        self.take(stream, input, outs);
+    }
+
+    /// Whether the bytes taken last are the other stream's than `stream`'s and end inside a word of a
+    /// credential's characters, [`WORD_MIN`] of them at least.
+    fn stopped_in_a_word(&self, stream: usize) -> bool {
+        let tail = self.redactor.held_tail(WORD_MIN);
+        self.runs.back().is_some_and(|(_, _, last)| *last != stream)
+            && tail.len() == WORD_MIN
+            && tail.iter().all(|byte| {
+                byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'+' | b'/' | b'=' | b'.')
+            })
+    }
+
+    /// Takes the bytes that wait as they came.
+    fn release(&mut self, outs: &mut [&mut dyn Write; 2]) {
+        if let Some((stream, waiting)) = self.waiting.take() {
+            self.take(stream, &waiting, outs);
+        }
+    }
+
+    /// Takes `a` and `b` (each a stream and its bytes) in the order in which more credentials run across where
+    /// one piece meets the next (the bytes held and the first piece, the first piece and the second); `a` first
+    /// when both orders make as many.
+    fn in_order(&mut self, a: (usize, &[u8]), b: (usize, &[u8]), outs: &mut [&mut dyn Write; 2]) {
+        let held = self.redactor.held_tail(JUNCTION);
+        let across = |first: &[u8], second: &[u8]| {
+            meeting(held, first)
+                + meeting(
+                    first
+                        .get(first.len().saturating_sub(JUNCTION)..)
+                        .unwrap_or_default(),
+                    second,
+                )
+        };
+        let (first, second) = if across(b.1, a.1) > across(a.1, b.1) {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        self.take(first.0, first.1, outs);
+        self.take(second.0, second.1, outs);
+    }
+
+    /// Takes the next bytes of `stream` into the joined sequence.
+    fn take(&mut self, stream: usize, input: &[u8], outs: &mut [&mut dyn Write; 2]) {
         let start = self.taken;
         self.taken += u64::try_from(input.len()).unwrap_or(u64::MAX);
         match self.runs.back_mut() {
@@ -146,32 +225,26 @@ impl Interleaved {
     /// (the bytes held and the first piece, the first piece and the second), so that a credential that either
     /// order makes whole is redacted; stream 0's first when both make as many.
     pub fn push_both_to(&mut self, zero: &[u8], one: &[u8], outs: &mut [&mut dyn Write; 2]) {
-        let held = self.redactor.held_tail(JUNCTION);
-        let across = |first: &[u8], second: &[u8]| {
-            meeting(held, first)
-                + meeting(
-                    first
-                        .get(first.len().saturating_sub(JUNCTION)..)
-                        .unwrap_or_default(),
-                    second,
-                )
-        };
-        if across(one, zero) > across(zero, one) {
-            self.push_to(1, one, outs);
-            self.push_to(0, zero, outs);
-        } else {
-            self.push_to(0, zero, outs);
-            self.push_to(1, one, outs);
+        // Bytes that waited go before their stream's new ones.
+        let (mut zero, mut one) = (std::borrow::Cow::Borrowed(zero), std::borrow::Cow::Borrowed(one));
+        if let Some((stream, mut waiting)) = self.waiting.take() {
+            let new = if stream == 0 { &mut zero } else { &mut one };
+            waiting.extend_from_slice(new);
+            *new = std::borrow::Cow::Owned(waiting);
         }
+        self.in_order((0, &zero), (1, &one), outs);
     }
 
-    /// Whether an idle flush would write something now ([`Redactor::holds`]).
+    /// Whether an idle flush would write something now: bytes that wait for the other stream, or what
+    /// [`Redactor::holds`].
     pub fn holds(&self) -> bool {
-        self.redactor.holds()
+        self.waiting.is_some() || self.redactor.holds()
     }
 
-    /// Writes out, redacted, what is held back: both streams are idle ([`Redactor::flush_to`]).
+    /// Writes out, redacted, what is held back: both streams are idle ([`Redactor::flush_to`]); bytes that waited
+    /// for the other stream are taken first, as they came.
     pub fn flush_to(&mut self, outs: &mut [&mut dyn Write; 2]) {
+        self.release(outs);
         let mut demux = Demux {
             runs: &self.runs,
             outs,
@@ -183,6 +256,7 @@ impl Interleaved {
 
     /// Writes out the rest: both streams have ended.
     pub fn finish_to(mut self, outs: &mut [&mut dyn Write; 2]) {
+        self.release(outs);
         let mut demux = Demux {
             runs: &self.runs,
             outs,
@@ -363,6 +437,36 @@ mod tests {
             String::from_utf8(err).unwrap(),
             "ci [redacted: GitHub token] done
 "
+        );
+    }
+
+    #[test]
+    fn a_token_continued_on_its_own_stream_after_the_others_bytes_is_redacted() {
+        // The other stream's bytes wait while the first goes on within the idle time.
+        let (head, tail) = TOKEN.split_at(12);
+        let (out, err) = joined(
+            &[
+                (0, format!("ci {head}").as_bytes()),
+                (1, b"warning: slow\n"),
+                (0, format!("{tail} done\n").as_bytes()),
+            ],
+            false,
+        );
+        assert_eq!(out, "ci [redacted: GitHub token] done\n");
+        assert_eq!(err, "warning: slow\n");
+        // Bytes that wait are taken as they came at an idle flush, and at the end.
+        let mut redactor = Interleaved::new();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        redactor.push_to(0, b"name? abcd", &mut [&mut out, &mut err]);
+        redactor.push_to(1, b"warning\n", &mut [&mut out, &mut err]);
+        assert!(err.is_empty() && redactor.holds());
+        redactor.flush_to(&mut [&mut out, &mut err]);
+        assert_eq!(err, b"warning\n");
+        redactor.push_to(1, b"more\n", &mut [&mut out, &mut err]);
+        redactor.finish_to(&mut [&mut out, &mut err]);
+        assert_eq!(
+            (out.as_slice(), err.as_slice()),
+            (&b"name? abcd"[..], &b"warning\nmore\n"[..])
         );
     }
 
