@@ -55,7 +55,7 @@ impl OutputFilter for Redaction {
             Some(std::fs::File::from(stderr)),
         ];
         let mut redactor = Interleaved::new();
-        // When the partial line the redactor holds is written out as it is, unless more comes first.
+        // When what the redactor holds (a partial line, bytes waiting for the other stream) is written out.
         let mut due: Option<Instant> = None;
         let mut chunks = [vec![0u8; CHUNK], vec![0u8; CHUNK]];
         loop {

@@ -110,7 +110,9 @@ fn redact_named(name: &str, text: &str) -> Option<String> {
 /// unchanged but for the credentials in them, since a NUL byte printed first must not turn the scan off), so that
 /// a credential split across two reads is still found. A
 /// line is held until its end arrives (or [`flush`](Self::flush) is called when the stream is idle), a private-key
-/// block until its end line (or a byte no key holds), and a line longer than 64 KiB is emitted in pieces, each
+/// block until its end line (or a byte no key holds, or while its last line is still open), a line that leaves a
+/// secret's value to the next (`password: |`, `"token":`) until that line has come, and a line longer than 64 KiB
+/// is emitted in pieces, each
 /// holding back its last 4 KiB for the next; nothing else is buffered. What an idle stream's flush writes of an open
 /// line stays the context of the line's scan (a name written early still makes the value that follows an
 /// assignment), and the flush keeps back the line's last word (its last 4 KiB, when longer) and a credential that
