@@ -1,11 +1,12 @@
-//! What `agent-guard sandbox` prints of its command: each stream with its credentials redacted, as it comes.
+//! What `agent-guard sandbox` prints of its command: its stdout and stderr with their credentials redacted, as
+//! they come, scanned joined as their reader sees them.
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use agent_os_sandbox::OutputFilter;
-use agent_secrets::Redactor;
+use agent_secrets::{Interleaved, Redactor};
 
 /// The filter that replaces each credential in a command's output with `[redacted: <kind>]`.
 pub(crate) struct Redaction;
@@ -41,13 +42,22 @@ impl OutputFilter for Redaction {
         to.flush()
     }
 
-    /// Both streams on this thread, each as [`pump`](Self::pump) passes it: one `poll` waits for either pipe, or
-    /// for the time a stream's partial line is due to be written as it is.
+    /// Both streams on this thread, redacted as the reader sees them, joined in the order their bytes come
+    /// ([`Interleaved`]): a credential split between stdout and stderr is whole there. Each byte is written to
+    /// the stream it came from. One `poll` waits for either pipe, or for the time a partial line is due to be
+    /// written as it is. A failed write stops that stream alone (the command meets a closed pipe on it).
     fn pump_both(&self, stdout: OwnedFd, stderr: OwnedFd) {
         let mut out = std::io::stdout();
         let mut err = std::io::stderr();
-        let mut streams = [Stream::new(stdout, &mut out), Stream::new(stderr, &mut err)];
-        let mut chunk = vec![0u8; CHUNK];
+        let mut outs: [&mut dyn Write; 2] = [&mut out, &mut err];
+        let mut pipes = [
+            Some(std::fs::File::from(stdout)),
+            Some(std::fs::File::from(stderr)),
+        ];
+        let mut redactor = Interleaved::new();
+        // When what the redactor holds (a partial line, bytes waiting for the other stream) is written out.
+        let mut due: Option<Instant> = None;
+        let mut chunks = [vec![0u8; CHUNK], vec![0u8; CHUNK]];
         loop {
             let mut polled = [0usize; 2];
             let mut fds = [libc::pollfd {
@@ -56,9 +66,8 @@ impl OutputFilter for Redaction {
                 revents: 0,
             }; 2];
             let mut count = 0;
-            for (index, stream) in streams.iter().enumerate() {
-                if let (Some(pipe), Some(slot), Some(fd)) =
-                    (&stream.pipe, polled.get_mut(count), fds.get_mut(count))
+            for (index, pipe) in pipes.iter().enumerate() {
+                if let (Some(pipe), Some(slot), Some(fd)) = (pipe, polled.get_mut(count), fds.get_mut(count))
                 {
                     *slot = index;
                     fd.fd = pipe.as_raw_fd();
@@ -66,105 +75,87 @@ impl OutputFilter for Redaction {
                 }
             }
             if count == 0 {
+                redactor.finish_to(&mut outs);
+                for out in &mut outs {
+                    let _flushed = out.flush();
+                }
                 return;
             }
-            // Until the first held line is due, or without end.
-            let now = Instant::now();
-            let timeout = streams
-                .iter()
-                .filter_map(|stream| stream.due)
-                .min()
-                .map_or(-1, |due| {
-                    let wait = due.saturating_duration_since(now).as_micros().div_ceil(1000);
-                    libc::c_int::try_from(wait).unwrap_or(IDLE_MS)
-                });
+            // Until the held line is due, or without end.
+            let timeout = due.map_or(-1, |due| {
+                let wait = due
+                    .saturating_duration_since(Instant::now())
+                    .as_micros()
+                    .div_ceil(1000);
+                libc::c_int::try_from(wait).unwrap_or(IDLE_MS)
+            });
             let ready = poll(fds.get_mut(..count).unwrap_or_default(), timeout);
             if ready < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
+            // What each ready pipe gives; both are read before either is passed on, so that pieces that came at
+            // once are taken in the order that makes a credential across them whole.
+            let mut came = [0usize; 2];
             for (fd, &index) in fds.iter().zip(&polled).take(count) {
                 // Another error of `poll` counts as readable: the read that follows tells.
-                if (ready < 0 || fd.revents != 0)
-                    && let Some(stream) = streams.get_mut(index)
+                if !(ready < 0 || fd.revents != 0) {
+                    continue;
+                }
+                let (Some(pipe), Some(chunk)) = (
+                    pipes.get_mut(index).and_then(Option::as_mut),
+                    chunks.get_mut(index),
+                ) else {
+                    continue;
+                };
+                match pipe.read(chunk) {
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                    // The pipe ended; what is held waits for the other stream, or for the end of both.
+                    Ok(0) | Err(_) => {
+                        if let Some(slot) = pipes.get_mut(index) {
+                            *slot = None;
+                        }
+                    }
+                    Ok(read) => {
+                        if let Some(slot) = came.get_mut(index) {
+                            *slot = read;
+                        }
+                    }
+                }
+            }
+            let [zero, one] = &chunks;
+            let (zero, one) = (
+                zero.get(..came[0]).unwrap_or_default(),
+                one.get(..came[1]).unwrap_or_default(),
+            );
+            match (zero.is_empty(), one.is_empty()) {
+                (false, false) => redactor.push_both_to(zero, one, &mut outs),
+                (false, true) => redactor.push_to(0, zero, &mut outs),
+                (true, false) => redactor.push_to(1, one, &mut outs),
+                (true, true) => {}
+            }
+            if !zero.is_empty() || !one.is_empty() {
+                // The first moment something was held counts: bytes that keep coming do not put off the flush
+                // of what waits (the other stream's bytes behind an unfinished word among them).
+                due = match redactor.holds() {
+                    true => due.or_else(|| {
+                        Some(Instant::now() + Duration::from_millis(IDLE_MS.unsigned_abs().into()))
+                    }),
+                    false => None,
+                };
+            }
+            if due.is_some_and(|due| due <= Instant::now()) {
+                due = None;
+                redactor.flush_to(&mut outs);
+            }
+            // Flushed so that the reader sees each piece as the command printed it; a stream whose output
+            // failed is closed, so that the command meets a closed pipe there.
+            for (index, out) in outs.iter_mut().enumerate() {
+                if (redactor.failed(index) || out.flush().is_err())
+                    && let Some(slot) = pipes.get_mut(index)
                 {
-                    stream.read(&mut chunk);
+                    *slot = None;
                 }
             }
-            let now = Instant::now();
-            for stream in &mut streams {
-                if stream.due.is_some_and(|due| due <= now) {
-                    stream.write_held();
-                }
-            }
-        }
-    }
-}
-
-/// One of the command's streams on its way through the redactor.
-struct Stream<'a> {
-    /// The pipe from the command; `None` once it ended, or a read or write failed (the command then meets a
-    /// closed pipe, as it would at a closed reader).
-    pipe: Option<std::fs::File>,
-    redactor: Redactor,
-    to: &'a mut dyn Write,
-    /// When the partial line the redactor holds is written out as it is, unless more comes first.
-    due: Option<Instant>,
-}
-
-impl<'a> Stream<'a> {
-    fn new(pipe: OwnedFd, to: &'a mut dyn Write) -> Self {
-        Self {
-            pipe: Some(std::fs::File::from(pipe)),
-            redactor: Redactor::new(),
-            to,
-            due: None,
-        }
-    }
-
-    /// Reads once and passes on what came (the lines without a credential as they lie, the open line kept); at
-    /// the pipe's end, what the redactor holds.
-    fn read(&mut self, chunk: &mut [u8]) {
-        let Some(pipe) = self.pipe.as_mut() else {
-            return;
-        };
-        let passed = match pipe.read(chunk) {
-            Ok(0) => {
-                self.pipe = None;
-                self.due = None;
-                std::mem::take(&mut self.redactor)
-                    .finish_to(self.to)
-                    .and_then(|()| self.to.flush())
-            }
-            Ok(read) => self
-                .redactor
-                .push_to(chunk.get(..read).unwrap_or_default(), self.to)
-                // Flushed so that the reader sees each piece as the command printed it.
-                .and_then(|()| self.to.flush())
-                .map(|()| {
-                    self.due = self
-                        .redactor
-                        .holds()
-                        .then(|| Instant::now() + Duration::from_millis(IDLE_MS.unsigned_abs().into()));
-                }),
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => Ok(()),
-            Err(error) => Err(error),
-        };
-        if passed.is_err() {
-            self.pipe = None;
-            self.due = None;
-        }
-    }
-
-    /// Writes out the partial line the redactor holds, which waited long enough for its end.
-    fn write_held(&mut self) {
-        self.due = None;
-        if self
-            .redactor
-            .flush_to(self.to)
-            .and_then(|()| self.to.flush())
-            .is_err()
-        {
-            self.pipe = None;
         }
     }
 }

@@ -278,3 +278,120 @@ fn an_interactive_commands_lines_and_prompt_show_while_it_waits() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn a_credential_split_between_stdout_and_stderr_is_redacted_on_both() {
+    if !sandbox_supported() {
+        return;
+    }
+    // The agent sees the two streams joined: a token begun on stdout and ended on stderr, and a key whose lines
+    // alternate between them, are whole there. The pauses let each piece arrive before the next is printed.
+    let project = Project::new();
+    let (head, tail) = GITHUB_TOKEN.split_at(12);
+    let key = [
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+        "QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7",
+        "/VojjDkhG2AsC9MdwyLEAAAAC3NzaC1lZDI1NTE5AAAAIDLzqP6RMOAxVyZTooQwj9gk",
+        "-----END OPENSSH PRIVATE KEY-----",
+    ];
+    let mut script = format!("printf 'ci {head}'; sleep 0.2; printf '{tail} done\\n' >&2; sleep 0.2; ");
+    for (at, line) in key.iter().enumerate() {
+        let to = if at % 2 == 0 { "" } else { " >&2" };
+        script.push_str(&format!("printf '%s\\n' '{line}'{to}; sleep 0.2; "));
+    }
+    script.push_str("echo after");
+    let output = project.sandbox(&["--", "sh", "-c", &script]);
+    assert!(output.status.success());
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    let both = format!("{stdout}{stderr}");
+    for piece in GITHUB_TOKEN.as_bytes().windows(8) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        assert!(!both.contains(piece), "{stdout:?} {stderr:?}");
+    }
+    for line in &key[1..4] {
+        assert!(!both.contains(&line[..20]), "{stdout:?} {stderr:?}");
+    }
+    assert!(stdout.starts_with("ci [redacted: GitHub token]"), "{stdout:?}");
+    assert!(
+        stderr.starts_with("[redacted: GitHub token] done\n"),
+        "{stderr:?}"
+    );
+    assert!(both.contains("[redacted: private key]"), "{stdout:?} {stderr:?}");
+    assert!(stdout.ends_with("after\n"), "{stdout:?}");
+
+    // The rest of the token and more of stdout printed at once: both pipes are ready when the pump looks, and
+    // their order is not known; the order that makes the token whole is taken.
+    let script = format!("printf 'ci {head}'; sleep 0.2; printf '{tail} done\n' >&2; echo after");
+    let output = project.sandbox(&["--", "sh", "-c", &script]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(stdout, "ci [redacted: GitHub token]after\n", "{stderr}");
+    assert_eq!(stderr, "[redacted: GitHub token] done\n");
+
+    // A token continued on its own stream after a line of the other: stdout alone shows it whole.
+    let script = format!("printf 'ci {head}'; printf 'warning\\n' >&2; printf '{tail} done\\n'");
+    let output = project.sandbox(&["--", "sh", "-c", &script]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(stdout, "ci [redacted: GitHub token] done\n", "{stderr}");
+    assert_eq!(stderr, "warning\n");
+}
+
+#[test]
+fn grep_over_keys_and_yaml_blocks_prints_them_redacted_and_a_credential_past_the_first_mebibyte_asks() {
+    let project = Project::new();
+    let key = "-----BEGIN OPENSSH PRIVATE KEY-----\n\
+        b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n\
+        QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7\n\
+        -----END OPENSSH PRIVATE KEY-----\n";
+    std::fs::create_dir_all(project.root.join("handover")).unwrap();
+    std::fs::write(project.root.join("handover/ci_bot"), key).unwrap();
+    std::fs::write(
+        project.root.join("config/app.yaml"),
+        format!("db:\n  password: |\n    {DB_PASSWORD}\n  user: app\n"),
+    )
+    .unwrap();
+    // A read of either asks, by content (a key under a name the sandbox's list of secret files does not know).
+    for file in ["handover/ci_bot", "config/app.yaml"] {
+        let decided = project.check("Read", &json!({"file_path": project.root.join(file)}));
+        assert_eq!(decision(&decided), "ask", "{file}: {decided}");
+    }
+    // A credential far past the first mebibyte of a log.
+    let mut log = "compiling a crate of the workspace\n".repeat(100_000);
+    log.push_str(&format!("ci token {GITHUB_TOKEN}\n"));
+    std::fs::write(project.root.join("build.log"), &log).unwrap();
+    let decided = project.check("Read", &json!({"file_path": project.root.join("build.log")}));
+    assert_eq!(decision(&decided), "ask", "{decided}");
+    assert!(decided.to_string().contains("GitHub token"), "{decided}");
+
+    if !sandbox_supported() {
+        return;
+    }
+    let output = project.sandbox(&["--", "grep", "-r", ".", "handover/", "config/app.yaml"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for secret in ["b3BlbnNzaC1rZXkt", "QyNTUxOQAAACAy86j", DB_PASSWORD] {
+        assert!(!stdout.contains(secret), "{stdout}");
+    }
+    assert!(
+        stdout.contains("handover/ci_bot:[redacted: private key]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("config/app.yaml:    [redacted: password or secret assignment]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("config/app.yaml:  user: app"), "{stdout}");
+}

@@ -1,17 +1,18 @@
 //! Credentials recognised by their content: a table of well-known formats (cloud keys, provider tokens,
 //! private-key blocks, JSON web tokens, URLs with a password, `password:`/`secret =` assignments with a value that
 //! is not a placeholder), a scanner that finds them in bytes, a streaming redactor for what a command prints, and
-//! a bounded, cached check of a file's first mebibyte.
+//! a cached check of a whole file up to a size bound ([`FILE_LIMIT`]; a larger file is reported as too large).
 //!
 //! The decision (`agent-decide`) asks before a file tool or a shell line reads a file of the roots that holds a
-//! credential, whatever the file's name; `agent-guard sandbox` passes a command's output through [`Redactor`], so
-//! that a secret read under a name nobody listed still does not reach the model; the audit log (`agent-hooks`)
+//! credential, whatever the file's name; `agent-guard sandbox` passes a command's stdout and stderr through
+//! [`Interleaved`] (a [`Redactor`] over both, joined as their reader sees them), so that a secret read under a
+//! name nobody listed still does not reach the model; the audit log (`agent-hooks`)
 //! stores a call's input through [`redact_json`] and its preview through [`redact_str`].
 //!
 //! **Invariant:** a finding names the kind of credential, never its value: a reason or a marker that quotes the
 //! value would be the leak it guards against.
 //! **Invariant:** synchronous, no async runtime; no I/O but [`scan_file`], which reads at most [`FILE_LIMIT`]
-//! bytes of one regular file.
+//! bytes of one regular file, a mebibyte at a time.
 //!
 //! ```
 //! use agent_secrets::{Redactor, first};
@@ -28,12 +29,15 @@
 //! ```
 
 mod file;
+mod interleaved;
 mod redact;
 mod rules;
 mod scan;
 
 pub use file::FILE_LIMIT;
+pub use file::FileScan;
 pub use file::scan_file;
+pub use interleaved::Interleaved;
 pub use redact::Redactor;
 pub use redact::redact;
 pub use redact::redact_json;

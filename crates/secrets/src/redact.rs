@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use regex::bytes::{Regex, RegexBuilder};
 
 use crate::rules::OPENSSH_KEY_MAGIC;
-use crate::scan::{Finding, Located, scan, scan_located};
+use crate::scan::{Finding, Located, opens_next_line, scan, scan_located};
 
 /// Replaces each credential of `text` with `[redacted: <kind>]`; borrows `text` when it holds none.
 pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
@@ -17,7 +17,7 @@ pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
     }
     let mut out = Vec::with_capacity(text.len());
     // Writing to a vector does not fail.
-    let _written = write_redacted(text, &findings, 0, &mut out);
+    let _written = write_redacted(text, &findings, 0, 0, &mut Plain(&mut out));
     Cow::Owned(out)
 }
 
@@ -102,7 +102,7 @@ fn redact_named(name: &str, text: &str) -> Option<String> {
     }
     let mut out = Vec::with_capacity(text.len());
     // Writing to a vector does not fail.
-    let _written = write_redacted(text.as_bytes(), &findings, 0, &mut out);
+    let _written = write_redacted(text.as_bytes(), &findings, 0, 0, &mut Plain(&mut out));
     Some(String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -110,7 +110,9 @@ fn redact_named(name: &str, text: &str) -> Option<String> {
 /// unchanged but for the credentials in them, since a NUL byte printed first must not turn the scan off), so that
 /// a credential split across two reads is still found. A
 /// line is held until its end arrives (or [`flush`](Self::flush) is called when the stream is idle), a private-key
-/// block until its end line (or a byte no key holds), and a line longer than 64 KiB is emitted in pieces, each
+/// block until its end line (or a byte no key holds, or while its last line is still open), a line that leaves a
+/// secret's value to the next (`password: |`, `"token":`) until that line has come, and a line longer than 64 KiB
+/// is emitted in pieces, each
 /// holding back its last 4 KiB for the next; nothing else is buffered. What an idle stream's flush writes of an open
 /// line stays the context of the line's scan (a name written early still makes the value that follows an
 /// assignment), and the flush keeps back the line's last word (its last 4 KiB, when longer) and a credential that
@@ -134,6 +136,8 @@ pub struct Redactor {
     /// the scan's context; the rest wait.
     pending: Vec<u8>,
     written: usize,
+    /// The stream's offset of the first byte of `pending` (of the next byte taken, when nothing is held).
+    base: u64,
 }
 
 /// The longest piece of a line held back while its end has not arrived.
@@ -165,6 +169,52 @@ static OPEN: LazyLock<Regex> = LazyLock::new(|| {
     .build()
     .expect("the open-credential pattern compiles")
 });
+/// A line that leaves a secret's value to the next line (`password: |`, `"token":`), followed by blank lines at
+/// most: what the next line's scan needs before it.
+static NEXT_OPEN: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
+    RegexBuilder::new(concat!(crate::rules::next_line_head!(), r"\z"))
+        .unicode(false)
+        .build()
+        .expect("the next-line pattern compiles")
+});
+
+/// Where the complete lines of `text` before `cut` stop being ready: before the last line that is not blank when
+/// it leaves a secret's value to the next line ([`NEXT_OPEN`]), which has not come, so that the value is scanned
+/// with its name; `cut` otherwise.
+fn before_an_open_value(text: &[u8], cut: usize) -> usize {
+    let mut end = cut;
+    // The blank lines the rule reads past, and the line before them.
+    for _ in 0..=9 {
+        let Some(before) = end.checked_sub(1).and_then(|last| text.get(..last)) else {
+            return cut;
+        };
+        let start = memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1);
+        let line = before.get(start..).unwrap_or_default();
+        if line.iter().all(u8::is_ascii_whitespace) {
+            end = start;
+            continue;
+        }
+        let held = opens_next_line(line) && NEXT_OPEN.is_match(text.get(start..cut).unwrap_or_default());
+        return if held { start } else { cut };
+    }
+    cut
+}
+
+/// A secret's value that has begun on the line after its name ([`NEXT_OPEN`]) and may still be completing there.
+static OPEN_NEXT: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
+    RegexBuilder::new(concat!(
+        crate::rules::next_line_head!(),
+        r#"(?:"#,
+        crate::rules::line_prefix!(),
+        r#")?[ \t]*(?P<next>"[^"\n]{0,256}|'[^'\n]{0,256}|[^\s][^\n]{0,511})\z"#
+    ))
+    .unicode(false)
+    .build()
+    .expect("the open next-line pattern compiles")
+});
+
 /// How much of what a flush wrote of an open line is kept as the context of its scan.
 const CONTEXT_MAX: usize = 1 << 10;
 
@@ -187,6 +237,11 @@ impl Redactor {
     /// # Errors
     /// The first error of `to`; the bytes this call took are then lost to `to`.
     pub fn push_to<W: Write + ?Sized>(&mut self, input: &[u8], to: &mut W) -> std::io::Result<()> {
+        self.push_sink(input, &mut Plain(to))
+    }
+
+    /// [`push_to`](Self::push_to) to a [`Sink`].
+    pub(crate) fn push_sink(&mut self, input: &[u8], to: &mut dyn Sink) -> std::io::Result<()> {
         let mut input = input;
         if !self.pending.is_empty() {
             // The held line ends in this input: it is completed and written first, and the rest is taken where it
@@ -205,7 +260,8 @@ impl Redactor {
             }
             input = rest;
         }
-        let cut = emit_ready(input, 0, to)?;
+        let cut = emit_ready(input, 0, self.base, to)?;
+        self.base += u64::try_from(cut).unwrap_or(u64::MAX);
         if let Some(rest) = input.get(cut..) {
             self.pending.extend_from_slice(rest);
         }
@@ -234,7 +290,11 @@ impl Redactor {
             .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
             .and_then(|captures| captures.name("value").or_else(|| captures.name("url")))
             .map_or(end, |open| open.start());
-        end.min(open)
+        let next = OPEN_NEXT
+            .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
+            .and_then(|captures| captures.name("next"))
+            .map_or(end, |open| open.start());
+        end.min(open).min(next)
     }
 
     /// Writes out, redacted, what is held back (the stream is idle: a prompt without a line end must show).
@@ -247,6 +307,11 @@ impl Redactor {
     /// # Errors
     /// The first error of `to`.
     pub fn flush_to<W: Write + ?Sized>(&mut self, to: &mut W) -> std::io::Result<()> {
+        self.flush_sink(&mut Plain(to))
+    }
+
+    /// [`flush_to`](Self::flush_to) to a [`Sink`].
+    pub(crate) fn flush_sink(&mut self, to: &mut dyn Sink) -> std::io::Result<()> {
         let end = self.flushable();
         if end <= self.written {
             return Ok(());
@@ -265,13 +330,14 @@ impl Redactor {
             .filter(|finding| finding.start < end)
             .collect();
         let ready = self.pending.get(..end).unwrap_or_default();
-        write_redacted(ready, &inside, self.written, to)?;
+        write_redacted(ready, &inside, self.written, self.base, to)?;
         self.written = end;
         // The context is bounded: what lies further back than that no longer goes with what follows.
         if self.written > CONTEXT_MAX {
             let drop = self.written - CONTEXT_MAX;
             self.pending.drain(..drop);
             self.written -= drop;
+            self.base += u64::try_from(drop).unwrap_or(u64::MAX);
         }
         Ok(())
     }
@@ -286,14 +352,33 @@ impl Redactor {
     /// # Errors
     /// The first error of `to`.
     pub fn finish_to<W: Write + ?Sized>(self, to: &mut W) -> std::io::Result<()> {
+        self.finish_sink(&mut Plain(to))
+    }
+
+    /// [`finish_to`](Self::finish_to) to a [`Sink`].
+    pub(crate) fn finish_sink(self, to: &mut dyn Sink) -> std::io::Result<()> {
         let findings = scan(&self.pending);
-        write_redacted(&self.pending, &findings, self.written, to)
+        write_redacted(&self.pending, &findings, self.written, self.base, to)
+    }
+
+    /// The last bytes held, at most `limit`: what the next bytes taken would be scanned after.
+    pub(crate) fn held_tail(&self, limit: usize) -> &[u8] {
+        self.pending
+            .get(self.pending.len().saturating_sub(limit)..)
+            .unwrap_or_default()
+    }
+
+    /// The stream's offset of the first byte this redactor may still write: what lies before has gone out.
+    pub(crate) fn settled(&self) -> u64 {
+        self.base
     }
 
     /// Writes out what is ready of the bytes held, and keeps the rest.
-    fn emit_pending<W: Write + ?Sized>(&mut self, to: &mut W) -> std::io::Result<()> {
-        let cut = emit_ready(&self.pending, self.written, to)?;
-        self.pending.drain(..cut.min(self.pending.len()));
+    fn emit_pending(&mut self, to: &mut dyn Sink) -> std::io::Result<()> {
+        let cut = emit_ready(&self.pending, self.written, self.base, to)?;
+        let drained = cut.min(self.pending.len());
+        self.pending.drain(..drained);
+        self.base += u64::try_from(drained).unwrap_or(u64::MAX);
         self.written = self.written.saturating_sub(cut);
         Ok(())
     }
@@ -303,11 +388,13 @@ impl Redactor {
 /// private-key block whose end line has not arrived; returns how many bytes of `text` that took. A text longer
 /// than [`MAX_PENDING`] without a line end is written but for its last [`OVERLAP`] bytes. The first `written` bytes
 /// of `text` went out before (an idle flush's): they are scanned, not written again.
-fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std::io::Result<usize> {
+fn emit_ready(text: &[u8], written: usize, base: u64, to: &mut dyn Sink) -> std::io::Result<usize> {
     let overlong = text.len() > MAX_PENDING;
     let mut cut = memchr::memrchr(b'\n', text).map_or(0, |newline| newline + 1);
     if overlong {
         cut = cut.max(text.len() - OVERLAP);
+    } else {
+        cut = before_an_open_value(text, cut);
     }
     if cut == 0 {
         return Ok(0);
@@ -324,7 +411,10 @@ fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std
             let open_block = text.get(finding.start..finding.end).is_some_and(|held| {
                 (held.starts_with(b"-----BEGIN") || held.starts_with(OPENSSH_KEY_MAGIC.as_bytes()))
                     && !contains(held, b"-----END")
-                    && finding.end + END_LINE_MAX >= text.len()
+                    && (finding.end + END_LINE_MAX >= text.len()
+                        || text
+                            .get(finding.end..)
+                            .is_some_and(|after| !after.contains(&b'\n')))
             });
             let straddles = *from < cut && finding.end > cut;
             (finding.start < cut && open_block) || straddles
@@ -347,29 +437,69 @@ fn emit_ready<W: Write + ?Sized>(text: &[u8], written: usize, to: &mut W) -> std
         })
         .collect();
     if cut > written {
-        write_redacted(ready, &inside, written, to)?;
+        write_redacted(ready, &inside, written, base, to)?;
     }
     Ok(cut)
 }
 
+/// Where a redactor's output goes: the bytes that pass and the markers that replace credentials, each with where
+/// it lies in the stream (a byte offset from the stream's start), so that a sink that splits one stream into
+/// several ([`Interleaved`](crate::Interleaved)) knows whose bytes each is.
+pub(crate) trait Sink {
+    /// `bytes`, as they lie, the stream's from offset `at` on.
+    ///
+    /// # Errors
+    /// The output's.
+    fn text(&mut self, bytes: &[u8], at: u64) -> std::io::Result<()>;
+
+    /// The marker of a credential of `kind` that covered the stream's bytes from `start` to `end`.
+    ///
+    /// # Errors
+    /// The output's.
+    fn marker(&mut self, kind: &str, start: u64, end: u64) -> std::io::Result<()>;
+}
+
+/// A writer as a [`Sink`]: the bytes and markers in order.
+struct Plain<'a, W: Write + ?Sized>(&'a mut W);
+
+impl<W: Write + ?Sized> Sink for Plain<'_, W> {
+    fn text(&mut self, bytes: &[u8], _at: u64) -> std::io::Result<()> {
+        self.0.write_all(bytes)
+    }
+
+    fn marker(&mut self, kind: &str, _start: u64, _end: u64) -> std::io::Result<()> {
+        self.0.write_all(marker(kind).as_bytes())
+    }
+}
+
+/// The marker that replaces a credential of `kind`.
+pub(crate) fn marker(kind: &str) -> String {
+    format!("[redacted: {kind}]")
+}
+
 /// Writes `text` from `from` on to `to` with each finding replaced by its marker: the bytes between findings as
-/// they lie. A finding that began before `from` (in what went out before) has the rest of it replaced.
-fn write_redacted<W: Write + ?Sized>(
+/// they lie. A finding that began before `from` (in what went out before) has the rest of it replaced. `base` is
+/// the stream's offset of `text`'s first byte.
+fn write_redacted(
     text: &[u8],
     findings: &[Finding],
     from: usize,
-    to: &mut W,
+    base: u64,
+    to: &mut dyn Sink,
 ) -> std::io::Result<()> {
+    let offset = |at: usize| base + u64::try_from(at).unwrap_or(u64::MAX);
     let mut at = from;
     for finding in findings.iter().filter(|finding| finding.end > from) {
-        if let Some(before) = text.get(at..finding.start.max(at)) {
-            to.write_all(before)?;
+        if let Some(before) = text.get(at..finding.start.max(at))
+            && !before.is_empty()
+        {
+            to.text(before, offset(at))?;
         }
-        to.write_all(format!("[redacted: {}]", finding.kind).as_bytes())?;
+        to.marker(finding.kind, offset(finding.start.max(at)), offset(finding.end))?;
         at = finding.end.max(at);
     }
     match text.get(at..) {
-        Some(rest) if !rest.is_empty() => to.write_all(rest),
+        Some(rest) if !rest.is_empty() => to.text(rest, offset(at)),
         _ => Ok(()),
     }
 }
@@ -548,6 +678,59 @@ mod tests {
             assert_eq!(String::from_utf8(stream(&[a, b])).unwrap(), expected, "{split}");
             let out = String::from_utf8(dribbled(&[a, b])).unwrap();
             assert!(!out.contains("456789abcdef"), "{split}: {out:?}");
+        }
+    }
+
+    #[test]
+    fn a_value_on_the_line_after_its_name_is_redacted_wherever_the_stream_is_cut() {
+        // The name's line is held until the value's line has come, also across an idle flush; what follows is
+        // written as it comes.
+        for (text, expected) in [
+            (
+                "a\npassword: |\n\n  Xk9pQ2mZ7wLr4tYv\nb\n",
+                "a\npassword: |\n\n  [redacted: password or secret assignment]\nb\n",
+            ),
+            (
+                "{\n  \"token\":\n    \"Tq7vLm2XpR9kWz4N\"\n}\n",
+                "{\n  \"token\":\n    \"[redacted: password or secret assignment]\"\n}\n",
+            ),
+            (
+                "DB_PASSWORD: >-\n  correct horse battery staple\nnext\n",
+                "DB_PASSWORD: >-\n  [redacted: password or secret assignment]\nnext\n",
+            ),
+        ] {
+            assert_eq!(String::from_utf8(stream(&[text.as_bytes()])).unwrap(), expected);
+            for split in 1..text.len() {
+                let (a, b) = text.as_bytes().split_at(split);
+                assert_eq!(String::from_utf8(stream(&[a, b])).unwrap(), expected, "{split}");
+                let out = String::from_utf8(dribbled(&[a, b])).unwrap();
+                for secret in ["Xk9pQ2", "Tq7vLm", "horse", "battery"] {
+                    assert!(!out.contains(secret), "{split}: {out:?}");
+                }
+            }
+        }
+        // A line that ends with a name's `:` and holds no secret's name is not held.
+        let mut redactor = Redactor::new();
+        let mut out = Vec::new();
+        redactor.push(b"services:\n", &mut out);
+        assert_eq!(out, b"services:\n");
+    }
+
+    #[test]
+    fn a_private_key_printed_by_grep_is_held_and_redacted_whole_wherever_the_stream_is_cut() {
+        let text = "keys/id_ed25519:-----BEGIN OPENSSH PRIVATE KEY-----\n\
+            keys/id_ed25519:b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n\
+            keys/id_ed25519:QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7\n\
+            keys/id_ed25519:-----END OPENSSH PRIVATE KEY-----\nsrc/main.rs:fn main() {}\n";
+        let expected = "keys/id_ed25519:[redacted: private key]\nsrc/main.rs:fn main() {}\n";
+        for split in 1..text.len() {
+            let (a, b) = text.as_bytes().split_at(split);
+            assert_eq!(String::from_utf8(stream(&[a, b])).unwrap(), expected, "{split}");
+            let out = String::from_utf8(dribbled(&[a, b])).unwrap();
+            assert!(
+                !out.contains("QyNTUx") && !out.contains("b3Bl"),
+                "{split}: {out:?}"
+            );
         }
     }
 

@@ -24,7 +24,31 @@ macro_rules! assignment_head {
         )
     };
 }
-pub(crate) use {assignment_head, secret_name};
+/// A file's name before a line, as `grep -r` prints it (`keys/id_ed25519:`), with the line's number after it as
+/// `grep -rn` prints it (`keys/id:12:`): bytes without a blank or a colon, then a colon.
+macro_rules! line_prefix {
+    () => {
+        r"[^\s:]{1,255}:(?:[0-9]{1,9}:)?"
+    };
+}
+
+/// The head of a secret's mapping whose value is on the lines after it: a [`secret_name`] that starts its line
+/// (after a file's name as `grep -r` prints it, [`line_prefix`], the line's indentation, a list's `- ` or a JSON
+/// object's `{`/`,`, and a name's own first words, `db_password`), quoted or not, then `:` and the end of the
+/// line, or a YAML block scalar's indicator (`|`, `>-`, `|2`) before it; then blank lines, at most eight. The
+/// group `indent` is the name's line's indentation, `block` the indicator.
+macro_rules! next_line_head {
+    () => {
+        concat!(
+            r#"(?m:^)(?:"#,
+            crate::rules::line_prefix!(),
+            r#")?(?P<indent>[ \t]*)(?:[-{\[,][ \t]*)?["']?[A-Za-z0-9_.-]{0,64}?"#,
+            crate::rules::secret_name!(),
+            r#"["']?[ \t]*:[ \t]*(?P<block>[|>][0-9+-]{0,2}[ \t]*)?\r?\n(?:[ \t]*\r?\n){0,8}"#
+        )
+    };
+}
+pub(crate) use {assignment_head, line_prefix, next_line_head, secret_name};
 
 /// The names the assignment rules look for, as anchors.
 const SECRET_NAME_ANCHORS: &[&str] = &[
@@ -80,6 +104,12 @@ pub(crate) enum Check {
     Value,
     /// The pattern's first group is the password of a URL: not a placeholder or a reference.
     UrlPassword,
+    /// A mapping's value on the line after its name ([`next_line_head`]): the group `inner` is that line's
+    /// indentation, and `dq`, `sq` or `bare` its value, which must pass as [`Check::Value`]'s does. A YAML
+    /// block scalar's content (`block`) and a plain value on the next line must be indented further than the
+    /// name, as YAML has it; a plain value must not be a mapping or a list itself (`type: string`, `- a`). A
+    /// quoted value after the name's line alone is JSON's, at any indentation.
+    NextLine,
 }
 
 /// One credential format.
@@ -105,7 +135,14 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: PRIVATE_KEY,
         anchors: &["-----BEGIN"],
-        pattern: r"-----BEGIN[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.]|-[A-Za-z0-9])*(?:-----END[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----)?",
+        // Each line of the block may start with a file's name (`keys/id_ed25519:`, `keys/id:12:`), as `grep -r`
+        // and `grep -rn` print it: the prefix is taken first, so that a name with bytes no key holds (`_`) does
+        // not end the block.
+        pattern: concat!(
+            r"-----BEGIN[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----(?:\n",
+            line_prefix!(),
+            r"|[A-Za-z0-9+/=\s:,.]|-[A-Za-z0-9])*(?:-----END[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----)?"
+        ),
         check: Check::Format,
     },
     // An OpenSSH private key's body, recognised by its magic (`openssh-key-v1\0` in base64, how the body's first
@@ -114,7 +151,13 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: PRIVATE_KEY,
         anchors: &[OPENSSH_KEY_MAGIC],
-        pattern: r"b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]*(?:\r?\n[A-Za-z0-9+/=]+\r?(?m:$))*(?:\r?\n-----END OPENSSH PRIVATE KEY-----)?",
+        pattern: concat!(
+            r"b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]*(?:\r?\n(?:",
+            line_prefix!(),
+            r")?[A-Za-z0-9+/=]+\r?(?m:$))*(?:\r?\n(?:",
+            line_prefix!(),
+            r")?-----END OPENSSH PRIVATE KEY-----)?"
+        ),
         check: Check::Format,
     },
     Rule {
@@ -265,6 +308,20 @@ pub(crate) const RULES: &[Rule] = &[
             r#"(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#
         ),
         check: Check::Value,
+    },
+    // A mapping whose value is on the next line: a YAML block scalar (`password: |`, `token: >-` and the indented
+    // lines after it; the first is the value), a YAML plain value continued on the next line, and JSON that puts
+    // the value on the line after its name (`"password":` then `"…"`).
+    Rule {
+        kind: "password or secret assignment",
+        anchors: SECRET_NAME_ANCHORS,
+        pattern: concat!(
+            next_line_head!(),
+            r#"(?:"#,
+            line_prefix!(),
+            r#")?(?P<inner>[ \t]*)(?:"(?P<dq>[^"\n]{1,256})"[ \t]*[,}]?|'(?P<sq>[^'\n]{1,256})'[ \t]*,?|(?P<bare>[^\s][^\n]{0,511}?))[ \t]*\r?(?m:$)"#
+        ),
+        check: Check::NextLine,
     },
     // An XML element named as a secret (`<password>X</password>`, `<apiKey>`, `<db.password>`), its value up to
     // the next tag: an empty element (`<password/>`) has none.

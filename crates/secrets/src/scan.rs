@@ -37,6 +37,9 @@ struct Compiled {
     /// The pattern ids of a private key's anchors (`-----begin`, an OpenSSH key's magic), whose region runs on
     /// past their line.
     blocks: Vec<usize>,
+    /// The rules of a value on the line after its name ([`Check::NextLine`]), by their bits in a rule mask: run on
+    /// a line only when it leaves its value to the next.
+    next_line: u64,
     /// The longest anchor, in bytes: how far a window of the lowercased text reaches into the next.
     longest: usize,
     /// Each rule's expression, by the rule's index, compiled on its first use.
@@ -123,6 +126,11 @@ fn compile() -> Result<Compiled, regex::Error> {
             anchors.iter().position(|a| *a == lowered)
         })
         .collect();
+    let next_line = RULES
+        .iter()
+        .enumerate()
+        .filter(|(_, rule)| rule.check == Check::NextLine)
+        .fold(0u64, |mask, (index, _)| mask | 1 << index);
     let longest = anchors.iter().map(Vec::len).max().unwrap_or(0);
     let searcher = |patterns: &[Vec<u8>]| {
         let mut builder = aho_corasick::packed::Config::new().builder();
@@ -142,6 +150,7 @@ fn compile() -> Result<Compiled, regex::Error> {
         split,
         rules_of,
         blocks,
+        next_line,
         longest,
         each,
     })
@@ -386,10 +395,22 @@ fn scan_plain(text: &[u8]) -> Vec<Located> {
     let mut line: Option<(usize, usize, u64)> = None;
     anchors_in(compiled, text, |anchor| {
         let rules = compiled.rules_of.get(anchor.id).copied().unwrap_or(u64::MAX);
+        // The anchor's line; one that leaves its value to the next (`password: |`, `"token":`) is read with that
+        // line, by the rules of such a value, which no other line needs.
+        let line_end = text
+            .get(anchor.end..)
+            .and_then(|after| memchr::memchr(b'\n', after))
+            .map_or(text.len(), |newline| anchor.end + newline);
+        let opens = text.get(anchor.start..line_end).is_some_and(opens_next_line);
+        let (rules, reach_end) = match opens {
+            true => (rules, next_line_end(text, line_end)),
+            false => (rules & !compiled.next_line, line_end),
+        };
         if let Some((_, end, mask)) = line.as_mut()
             && anchor.start < *end
         {
             *mask |= rules;
+            *end = (*end).max(reach_end);
             return;
         }
         if let Some((start, end, mask)) = line.take() {
@@ -408,7 +429,7 @@ fn scan_plain(text: &[u8]) -> Vec<Located> {
             .get(reach..)
             .and_then(|after| memchr::memchr(b'\n', after))
             .map_or(text.len(), |newline| reach + newline);
-        line = Some((start, end, rules));
+        line = Some((start, end.max(reach_end), rules));
     });
     if let Some((start, end, mask)) = line {
         scan_region(compiled, text, start..end, mask, &mut found);
@@ -444,8 +465,19 @@ fn scan_region(
         let Some(regex) = compiled.rule(index, rule) else {
             continue;
         };
-        for captures in regex.captures_iter(region) {
-            if let Some(located) = accept(rule, &captures) {
+        let mut at = 0;
+        while let Some(captures) = regex.captures_at(region, at) {
+            let Some(whole) = captures.get(0) else {
+                break;
+            };
+            let accepted = accept(rule, &captures);
+            // The next match is looked for after this one; after a value on the next line that is no value, from
+            // that next line, which may name a secret of its own (`credentials:`, then `token:` and its value).
+            at = match (&accepted, rule.check) {
+                (None, Check::NextLine) => whole.start() + 1,
+                _ => whole.end().max(whole.start() + 1),
+            };
+            if let Some(located) = accepted {
                 found.push((
                     index,
                     Located {
@@ -457,6 +489,9 @@ fn scan_region(
                         from: located.from + range.start,
                     },
                 ));
+            }
+            if at > region.len() {
+                break;
             }
         }
     }
@@ -487,6 +522,7 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
         Check::Value => written_in(value, 8) && suffix.is_none_or(|suffix| qualifies(suffix.as_bytes())),
         // `host:8443/path?to=a@b` is a port and a path before an `@` in the query, not a password.
         Check::UrlPassword => written_in(value, 3) && !port_and_path(value),
+        Check::NextLine => return next_line_value(rule, captures),
     };
     if !passes {
         return None;
@@ -504,6 +540,95 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
         },
         from: whole.start(),
     })
+}
+
+/// The finding of a match of a rule checked by [`Check::NextLine`]: its value, on the line after the name.
+fn next_line_value(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
+    let whole = captures.get(0)?;
+    let width = |name: &str| captures.name(name).map_or(0, |group| group.len());
+    let block = captures.name("block").is_some();
+    let (value, quoted) = match (captures.name("dq"), captures.name("sq"), captures.name("bare")) {
+        (Some(value), _, _) | (_, Some(value), _) => (value, true),
+        (_, _, Some(value)) => (value, false),
+        _ => return None,
+    };
+    let text = value.as_bytes();
+    // YAML's content of a block or of a plain scalar is indented further than its name; JSON's is anywhere.
+    let indented = width("inner") > width("indent");
+    let placed = if block || !quoted { indented } else { true };
+    // A plain value that is a mapping (`type: string`), a list (`- a`), a comment or an anchor is not a value.
+    let structure = !block
+        && !quoted
+        && (contains(text, b": ")
+            || text.ends_with(b":")
+            || text.starts_with(b"- ")
+            || matches!(text.first(), Some(b'#' | b'&' | b'*' | b'!' | b'{' | b'[')));
+    let suffix = captures.name("suffix");
+    let passes = placed
+        && !structure
+        && written_in(text, 8)
+        && suffix.is_none_or(|suffix| qualifies(suffix.as_bytes()));
+    passes.then(|| Located {
+        finding: Finding {
+            kind: rule.kind,
+            start: value.start(),
+            end: value.end(),
+        },
+        from: whole.start(),
+    })
+}
+
+/// Whether the line `line` leaves its value to the next line: it ends with a mapping's `:`, or with a YAML block
+/// scalar's indicator after one (`password: |`, `token: >-`). What [`Check::NextLine`]'s rule reads past the
+/// line.
+pub(crate) fn opens_next_line(line: &[u8]) -> bool {
+    let trimmed = trim_end(line);
+    let before_indicator = trimmed
+        .iter()
+        .rev()
+        .take(3)
+        .position(|byte| matches!(byte, b'|' | b'>'))
+        .and_then(|back| {
+            let at = trimmed.len() - 1 - back;
+            let modifiers = trimmed.get(at + 1..).unwrap_or_default();
+            modifiers
+                .iter()
+                .all(|byte| byte.is_ascii_digit() || matches!(byte, b'+' | b'-'))
+                .then(|| trim_end(trimmed.get(..at).unwrap_or_default()))
+        });
+    before_indicator.unwrap_or(trimmed).ends_with(b":")
+}
+
+/// `bytes` without the blanks and carriage returns at its end.
+fn trim_end(bytes: &[u8]) -> &[u8] {
+    let kept = bytes
+        .iter()
+        .rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\r'))
+        .map_or(0, |last| last + 1);
+    bytes.get(..kept).unwrap_or_default()
+}
+
+/// Where the next line that is not blank ends, after the line that ends at `end` in `text` (at most eight blank
+/// lines later, as [`Check::NextLine`]'s rule reads); `end` when there is none.
+pub(crate) fn next_line_end(text: &[u8], end: usize) -> usize {
+    let mut at = end;
+    for _ in 0..=8 {
+        let Some(start) = text.get(at..).and_then(|rest| rest.first()).map(|_| at + 1) else {
+            return end;
+        };
+        let line_end = text
+            .get(start..)
+            .and_then(|rest| memchr::memchr(b'\n', rest))
+            .map_or(text.len(), |newline| start + newline);
+        if !trim_end(text.get(start..line_end).unwrap_or_default())
+            .iter()
+            .all(|byte| *byte == b' ' || *byte == b'\t')
+        {
+            return line_end;
+        }
+        at = line_end;
+    }
+    end
 }
 
 /// Words that, after the secret's word in a name, say which of several secrets it is (`DATABASE_PASSWORD_PROD`,

@@ -491,3 +491,107 @@ fn an_anchor_is_found_in_any_case() {
         assert_eq!(kinds(line), ["password or secret assignment"], "{line}");
     }
 }
+
+#[test]
+fn a_value_on_the_line_after_its_name_is_found_and_named_alone() {
+    for (text, expected) in [
+        ("password: |\n  Xk9pQ2mZ7wLr4tYv\nuser: app\n", "Xk9pQ2mZ7wLr4tYv"),
+        (
+            "db:\n  token: >-\n    Tq7vLm2XpR9kWz4N\n  host: x\n",
+            "Tq7vLm2XpR9kWz4N",
+        ),
+        ("api_key: |2+\n\n   \n  Nk4RtQ9vLm2XpW7z\n", "Nk4RtQ9vLm2XpW7z"),
+        ("secret: >\r\n  Wz6kTq3LmX8pRv2N\r\n", "Wz6kTq3LmX8pRv2N"),
+        ("smtp_password:\n  Wz6kTq3LmX8pRv2N\n", "Wz6kTq3LmX8pRv2N"),
+        (
+            "{\n  \"password\":\n    \"hCFmjTlDS11Bl9E\",\n  \"user\": \"app\"\n}\n",
+            "hCFmjTlDS11Bl9E",
+        ),
+        (
+            "{\n\"client_secret\":\n\"YBmnBecbzAi@P-jNBm0iv#a\"\n}\n",
+            "YBmnBecbzAi@P-jNBm0iv#a",
+        ),
+        (
+            "- name: deploy\n  private_key: |\n    kiHIu5xc!JBoVIOldd5@Z5MXoMVKil8\n",
+            "kiHIu5xc!JBoVIOldd5@Z5MXoMVKil8",
+        ),
+        (
+            "DB_PASSWORD: |-\n  correct horse battery staple\n",
+            "correct horse battery staple",
+        ),
+        // As `grep -r` prints it, each line after its file's name.
+        (
+            "config/app.yaml:db:\nconfig/app.yaml:  password: |\nconfig/app.yaml:    Qv7#mK2pLx9!wR4t\n",
+            "Qv7#mK2pLx9!wR4t",
+        ),
+        (
+            "a.json:3:  \"token\":\na.json:4:    \"Tq7vLm2XpR9kWz4N\"\n",
+            "Tq7vLm2XpR9kWz4N",
+        ),
+        // The value line of one name is the name line of the next.
+        (
+            "credentials:\n  token:\n    Xk9pQ2mZ7wLr4tYv\n",
+            "Xk9pQ2mZ7wLr4tYv",
+        ),
+    ] {
+        assert_eq!(value(text), expected, "{text:?}");
+    }
+    for text in [
+        "password: |\n  ${DB_PASSWORD}\n",
+        "token: >-\n  {{ vault_token }}\n",
+        "\"password\":\n  \"changeme\"\n",
+        "password:\n  type: string\n  minLength: 12\n",
+        "password:\n  secretKeyRef:\n    name: db\n",
+        "password:\nusername: admin\n",
+        "password: |\nXk9pQ2mZ7wLr4tYv\n",
+        "  password: |\n  Xk9pQ2mZ7wLr4tYv\n",
+        "token:\n  - read\n  - write\n",
+        "token:\n  $ref: '#/components/schemas/Token'\n",
+        "password_min_length:\n  16\n",
+        "description: |\n  Xk9pQ2mZ7wLr4tYv\n",
+        "if password:\n    Xk9pQ2mZ7wLr4tYv()\n",
+        "password: |\n  The password of the admin account, at least twelve characters long.\n",
+        "PASSWORD=\nXk9pQ2mZ7wLr4tYv\n",
+    ] {
+        assert!(kinds(text).is_empty(), "{text:?}: {:?}", kinds(text));
+    }
+}
+
+/// `lines` as `grep -r` prints them, each after `name:` (and its number, `name:N:`, when `numbered`).
+fn grepped(name: &str, numbered: bool, lines: &[&str]) -> String {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(at, line)| match numbered {
+            true => format!("{name}:{}:{line}\n", at + 1),
+            false => format!("{name}:{line}\n"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_private_key_printed_with_its_files_name_before_each_line_is_redacted_whole() {
+    let key = [
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+        "QyNTUxOQAAACAy86j+kTDgMVcmU6KEMI/YJP1aI4w5IRtgLAvTHcMixAAAAIgHiXtaB4l7",
+        "/VojjDkhG2AsC9MdwyLEAAAAC3NzaC1lZDI1NTE5AAAAIDLzqP6RMOAxVyZTooQwj9gk",
+        "-----END OPENSSH PRIVATE KEY-----",
+    ];
+    for name in ["keys/id_ed25519", "./deploy/ci_key", "keys/id"] {
+        for numbered in [false, true] {
+            // With its begin line, and without (the body recognised by how it starts).
+            for lines in [&key[..], &key[1..]] {
+                let text = format!("{}src/main.rs:fn main() {{}}\n", grepped(name, numbered, lines));
+                let out = String::from_utf8(redact_text(&text)).unwrap();
+                assert!(
+                    !out.contains("b3Bl") && !out.contains("QyNTUx") && !out.contains("/Vojj"),
+                    "{out}"
+                );
+                assert_eq!(out.matches("[redacted: private key]").count(), 1, "{out}");
+                assert!(out.starts_with(name), "{out}");
+                assert!(out.ends_with("\nsrc/main.rs:fn main() {}\n"), "{out}");
+            }
+        }
+    }
+}

@@ -6,24 +6,37 @@ use agent_tool_traits::{Decision, Layer};
 use super::Gathering;
 
 impl Gathering<'_> {
-    /// A read of a regular file inside a root that the sandbox allows asks when the file's first mebibyte holds a
-    /// credential, naming its kind (never its value): a secret under a name no list knows (`notes.txt`, a token in
-    /// `.git/config`'s remote URL) is still a secret.
+    /// A read of a regular file inside a root that the sandbox allows asks when the file holds a credential,
+    /// naming its kind (never its value): a secret under a name no list knows (`notes.txt`, a token in
+    /// `.git/config`'s remote URL) is still a secret. A file too large to check whole (over
+    /// [`agent_secrets::FILE_LIMIT`]) asks too, saying so: what it holds is not known.
     pub(super) fn content(&mut self, check: &PathCheck) {
         if check.root.is_none() || check.verdict.decision != Decision::Allow {
             return;
         }
         let path = check.resolved.as_deref().unwrap_or(&check.absolute);
-        if let Some(kind) = agent_secrets::scan_file(path) {
-            self.credentials.push((check.absolute.clone(), kind.to_string()));
-            self.find(
+        match agent_secrets::scan_file(path) {
+            agent_secrets::FileScan::Clean => {}
+            agent_secrets::FileScan::Credential(kind) => {
+                self.credentials.push((check.absolute.clone(), kind.to_string()));
+                self.find(
+                    Decision::Ask,
+                    format!(
+                        "`{}` holds a credential ({kind}): reading it would show it",
+                        check.absolute.display()
+                    ),
+                    Layer::Sandbox,
+                );
+            }
+            agent_secrets::FileScan::TooLarge => self.find(
                 Decision::Ask,
                 format!(
-                    "`{}` holds a credential ({kind}): reading it would show it",
-                    check.absolute.display()
+                    "`{}` is too large to check for credentials (over {} MiB): reading it may show one",
+                    check.absolute.display(),
+                    agent_secrets::FILE_LIMIT >> 20
                 ),
                 Layer::Sandbox,
-            );
+            ),
         }
     }
 }
@@ -177,6 +190,32 @@ mod tests {
                 found.search_excludes.is_empty(),
                 "{args}: {:?}",
                 found.search_excludes
+            );
+        }
+    }
+
+    #[test]
+    fn a_credential_past_the_first_mebibyte_asks_and_a_file_too_large_to_check_asks_saying_so() {
+        let project = project();
+        let mut text = "filler line of a long log\n".repeat(2 << 20 >> 4);
+        text.push_str("ci ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7\n");
+        assert!(text.len() > 2 << 20);
+        std::fs::write(project.at("build.log"), &text).unwrap();
+        let found = findings(&project, "Read", &json!({"file_path": "build.log"}));
+        assert!(asks_naming(&found, "GitHub token"), "{found:?}");
+        let huge = std::fs::File::create(project.at("huge.bin")).unwrap();
+        huge.set_len(agent_secrets::FILE_LIMIT + 1).unwrap();
+        for (tool, args) in [
+            ("Read", json!({"file_path": "huge.bin"})),
+            ("Bash", json!({"command": "cat huge.bin"})),
+        ] {
+            let found = findings(&project, tool, &args);
+            assert!(
+                found
+                    .iter()
+                    .any(|f| f.decision == agent_tool_traits::Decision::Ask
+                        && f.reason().contains("too large to check for credentials")),
+                "{tool}: {found:?}"
             );
         }
     }

@@ -12,8 +12,8 @@ use super::{About, Gathering};
 /// The most names a narrowed search leaves out; a search that reaches more asks.
 const MAX_EXCLUDES: usize = 16;
 
-/// The most bytes of the files a search shows the lines of that are checked for credentials (each file's first
-/// part, as a read's check reads it); a search over more asks.
+/// The most bytes of the files a search shows the lines of that are checked for credentials (each file whole, as
+/// a read's check reads it); a search over more asks.
 const MAX_CONTENT_BYTES: u64 = 64 << 20;
 
 /// Whether a glob spells `name` as it is: no wildcard, brace, comma, blank, `!` or separator.
@@ -127,8 +127,12 @@ impl Gathering<'_> {
             if self.search_excludes.iter().any(|excluded| excluded == name) {
                 continue;
             }
-            budget = budget.saturating_sub(size.min(agent_secrets::FILE_LIMIT));
-            if budget == 0 {
+            budget = budget.saturating_sub(size);
+            let scanned = match budget {
+                0 => agent_secrets::FileScan::TooLarge,
+                _ => agent_secrets::scan_file(&file),
+            };
+            if scanned == agent_secrets::FileScan::TooLarge {
                 let why = format!(
                     "searching `{}` shows the lines it finds, and its files are too large to check for credentials                      (over {} MiB); a narrower search can be checked",
                     dir.display(),
@@ -137,7 +141,7 @@ impl Gathering<'_> {
                 self.find(Decision::Ask, why, Layer::Sandbox);
                 return;
             }
-            if let Some(kind) = agent_secrets::scan_file(&file) {
+            if let agent_secrets::FileScan::Credential(kind) = scanned {
                 found.push((file, kind));
             }
         }
