@@ -625,3 +625,78 @@ fn a_command_the_users_rule_allows_beyond_the_sandbox_runs_in_it_with_the_contai
     let decided = asked.guard.decide("Bash", &json!({ "command": line }));
     assert_eq!(decided.verdict().decision, Decision::Ask);
 }
+
+/// Runs git in `dir` without the user's configuration.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "A")
+        .env("GIT_AUTHOR_EMAIL", "a@example.com")
+        .env("GIT_COMMITTER_NAME", "A")
+        .env("GIT_COMMITTER_EMAIL", "a@example.com")
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn a_reading_git_command_whose_submodule_sets_a_program_does_not_share_a_rules_network() {
+    let project = Project::with_files(
+        r#"{"permissions": {"allow": ["Bash(git push:*)"]}}"#,
+        &[("proj/src/main.rs", "fn main() {}\n"), ("proj/sub/a.txt", "a")],
+    );
+    let root = project.cwd();
+    git(&root, &["init", "-q"]);
+    git(&root.join("sub"), &["init", "-q"]);
+    git(&root.join("sub"), &["commit", "-q", "--allow-empty", "-m", "s"]);
+    git(&root, &["add", "-A"]);
+    let line = "git status; git push";
+    let before = project.guard.decide("Bash", &json!({ "command": line }));
+    assert_eq!(
+        before.verdict().decision,
+        Decision::Allow,
+        "{}",
+        before.verdict().reason()
+    );
+    let config = root.join("sub/.git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[core]\n\tfsmonitor = sh ../x.sh\n");
+    std::fs::write(&config, text).unwrap();
+    // A reading command beside the ruled one is no longer read-only there: the rules alone do not allow the
+    // line, and the sandbox does not share the push's network with the submodule's program.
+    let decided = project.guard.decide("Bash", &json!({ "command": line }));
+    assert_eq!(
+        decided.verdict().decision,
+        Decision::Ask,
+        "{}",
+        decided.verdict().reason()
+    );
+    // Without the network beside it, the same reading command stays read-only.
+    let alone = project.guard.decide("Bash", &json!({ "command": "git status" }));
+    assert_eq!(
+        alone.verdict().decision,
+        Decision::Allow,
+        "{}",
+        alone.verdict().reason()
+    );
+    let line = "git commit -q --allow-empty -m x; git status; git push";
+    let decided = project.guard.decide("Bash", &json!({ "command": line }));
+    if !enforced() {
+        return;
+    }
+    assert_eq!(
+        decided.verdict().decision,
+        Decision::Ask,
+        "{}",
+        decided.verdict().reason()
+    );
+    assert!(
+        decided.verdict().reason().contains("submodule"),
+        "{}",
+        decided.verdict().reason()
+    );
+}

