@@ -301,7 +301,8 @@ fn gitlinks(path: &Path) -> Result<Vec<String>, String> {
             word(at + 24),
             bytes
                 .get(at + fixed - 2..at + fixed)
-                .map(|b| u16::from_be_bytes([b[0], b[1]])),
+                .and_then(|b| b.try_into().ok())
+                .map(u16::from_be_bytes),
         ) else {
             return unknown("ends inside an entry");
         };
@@ -331,7 +332,7 @@ fn gitlinks(path: &Path) -> Result<Vec<String>, String> {
         else {
             return unknown("ends inside an entry");
         };
-        let suffix = &bytes[path_at..path_at + length];
+        let suffix = bytes.get(path_at..path_at + length).unwrap_or_default();
         let path = if version == 4 {
             let Some(kept) = previous.len().checked_sub(strip) else {
                 return unknown("holds a path it cannot have");
