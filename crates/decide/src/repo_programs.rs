@@ -29,6 +29,15 @@ const PROGRAM_KEYS: &[(&str, &str)] = &[
     ("merge", "driver"),
     ("pager", "*"),
     ("alias", "*"),
+    ("core", "askpass"),
+    ("core", "gitproxy"),
+    ("remote", "uploadpack"),
+    ("remote", "receivepack"),
+    ("difftool", "cmd"),
+    ("mergetool", "cmd"),
+    ("browser", "cmd"),
+    ("man", "cmd"),
+    ("uploadpack", "packobjectshook"),
 ];
 
 /// The protected-path patterns (anchored at `root`, `./…`, which covers what lies beneath) of the files below
@@ -97,6 +106,23 @@ struct Named {
     includes: Vec<PathBuf>,
     /// Every program key set (`core.fsmonitor`, `alias.st`), as `section.key`.
     keys: Vec<String>,
+}
+
+/// Whether the configuration key `key` as `git config` names it (`core.fsmonitor`, `alias.st`,
+/// `filter.lfs.clean`, `include.path`) makes git run a program or read more configuration.
+pub(crate) fn is_program_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let section = key.split('.').next().unwrap_or_default();
+    let name = key.rsplit('.').next().unwrap_or_default();
+    let section = if section == "gpg" && key.matches('.').count() == 2 {
+        key.rsplit_once('.').map_or(section, |(head, _)| head)
+    } else {
+        section
+    };
+    matches!(section, "include" | "includeif")
+        || PROGRAM_KEYS
+            .iter()
+            .any(|(s, k)| *s == section && (*k == "*" || *k == name))
 }
 
 /// The first key of the configuration `text` that makes git run a program (`core.fsmonitor`, an alias, a

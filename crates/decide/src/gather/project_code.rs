@@ -48,27 +48,73 @@ impl ProjectCode {
     }
 }
 
-/// Whether the git command `argv` makes a repository or changes git's configuration: what git commands after it
-/// in the line then run under is not what the decision read.
+/// Whether the git command `argv` makes git run a program in what follows it in the line: a configuration key
+/// that names one (`git config core.fsmonitor …`, an alias, a filter, an include), configuration written to a file
+/// or a scope the decision does not read (`--file`, `--global`), a repository made from a template or with
+/// configuration of the command line (`git init --template`, `git clone -c`), a submodule or a worktree set up,
+/// a remote added or changed. What later git commands of the line run under is then not what the decision read.
+/// `git init`, `git clone` and `git config user.email …` alone change no program.
 fn configures_git(argv: &[String]) -> bool {
     let mut words = argv.iter().skip(1);
+    let mut sub = None;
     while let Some(word) = words.next() {
         match word.as_str() {
             "-C" | "-c" | "--config-env" | "--namespace" | "--super-prefix" | "--git-dir" | "--work-tree" => {
                 words.next();
             }
             option if option.starts_with('-') => {}
-            sub => {
-                return matches!(
-                    sub,
-                    "init" | "clone" | "config" | "submodule" | "worktree" | "remote"
-                );
+            name => {
+                sub = Some(name);
+                break;
             }
         }
     }
-    false
+    let rest: Vec<&str> = words.map(String::as_str).collect();
+    let has = |prefixes: &[&str]| {
+        rest.iter().any(|word| {
+            prefixes
+                .iter()
+                .any(|p| word == p || word.starts_with(&format!("{p}=")))
+        })
+    };
+    match sub {
+        Some("init") => has(&["--template", "--separate-git-dir"]),
+        Some("clone") => has(&[
+            "--template",
+            "--separate-git-dir",
+            "-c",
+            "--config",
+            "-u",
+            "--upload-pack",
+        ]),
+        Some("config") => {
+            let scoped = has(&[
+                "--file",
+                "-f",
+                "--global",
+                "--system",
+                "--blob",
+                "--worktree",
+                "--edit",
+                "-e",
+            ]);
+            let operands: Vec<&str> = rest.iter().copied().filter(|w| !w.starts_with('-')).collect();
+            // `set`/`unset` sub-commands of newer git name the key second.
+            let key = match operands.as_slice() {
+                [
+                    "set" | "unset" | "get" | "rename-section" | "remove-section",
+                    key,
+                    ..,
+                ]
+                | [key, ..] => Some(*key),
+                [] => None,
+            };
+            scoped || key.is_none_or(crate::repo_programs::is_program_key)
+        }
+        Some("submodule" | "worktree" | "remote") => true,
+        _ => false,
+    }
 }
-
 impl Gathering<'_> {
     /// The commands of `analysis` that load a project file which exists, at any place a move before them may
     /// make it name, or above the working directory where a tool searches upwards.
@@ -215,5 +261,45 @@ impl Gathering<'_> {
                     _ => std::fs::symlink_metadata(&candidate).is_ok().then_some(candidate),
                 }
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::configures_git;
+
+    fn configures(line: &str) -> bool {
+        configures_git(&line.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn what_configures_git_for_the_rest_of_the_line() {
+        for line in [
+            "git config core.fsmonitor x",
+            "git -C s config core.hooksPath ..",
+            "git config alias.st !sh",
+            "git config --global user.name A",
+            "git config -f .git/config user.name A",
+            "git config include.path ../x",
+            "git config remote.origin.uploadpack x",
+            "git config --unset diff.x.textconv",
+            "git init --template=./t s",
+            "git clone -c core.fsmonitor=x . s",
+            "git submodule add ../r r",
+            "git remote set-url origin https://example.com/x",
+        ] {
+            assert!(configures(line), "{line}");
+        }
+        for line in [
+            "git init",
+            "git init -b main",
+            "git clone https://example.com/r",
+            "git config user.email a@b.c",
+            "git config user.name A",
+            "git add -A",
+            "git commit -m x",
+        ] {
+            assert!(!configures(line), "{line}");
+        }
     }
 }
