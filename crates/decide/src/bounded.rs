@@ -392,6 +392,13 @@ impl Batch {
     /// The worker's side: decides the requests in order until all are decided, one panics, or the caller gives
     /// up. The lock is held only between decisions, never during one.
     fn decide_all(&self) {
+        // The requests of a batch were read together and nothing runs between their decisions, so what one learns
+        // of the file system holds for the next (agent-fs-sandbox's batch facts, forgotten when the batch ends).
+        agent_fs_sandbox::with_batch_facts(|| self.decide_each());
+    }
+
+    /// [`Batch::decide_all`], within the batch's file-system facts.
+    fn decide_each(&self) {
         loop {
             let next = {
                 let progress = self.progress();

@@ -362,7 +362,7 @@ impl Guard {
                 .filter(|root| agent_undo::snapshots_on(root, &settings))
                 .collect()
         });
-        let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
+        let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
         roots.iter().any(|root| {
             place.starts_with(root)
                 && (below == Below::OrAt || place.as_path() != root.as_path())
@@ -429,7 +429,7 @@ impl Guard {
     /// history no snapshot holds. Reads the directories below `place`, at most [`LEFT_OUT_CAP`] entries: only a line that
     /// removes a tree or writes the working tree from another commit pays for it.
     fn left_out_of_snapshots(&self, place: &Path, with_git: bool) -> Option<String> {
-        let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
+        let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
         let root = self.snapshot_root(&place)?;
         let mut excused = |path: &Path, is_dir: bool| {
             // Git writing the working tree leaves every repository's own directory alone (a nested one's too,
@@ -468,10 +468,10 @@ impl Guard {
     /// The writable root whose snapshots hold `place` (canonical): the deepest one above it.
     fn snapshot_root(&self, place: &Path) -> Option<std::path::PathBuf> {
         let sandbox = self.sandbox.as_ref()?;
-        let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
+        let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
         agent_undo::writable_roots(sandbox)
             .into_iter()
-            .filter_map(|root| root.canonicalize().ok())
+            .filter_map(|root| agent_fs_sandbox::canonicalize(&root).ok())
             .filter(|root| place.starts_with(root))
             .max_by_key(|root| root.as_os_str().len())
     }
@@ -534,7 +534,7 @@ impl Guard {
     /// Whether `place`, or a directory above it inside the working directory, is tagged as a cache or listed by
     /// a `.gitignore` (with `named`: and has the name of a build output).
     fn marked_as_output(&self, place: &Path, named: bool) -> bool {
-        let root = self.cwd.canonicalize().unwrap_or_else(|_| self.cwd.clone());
+        let root = agent_fs_sandbox::canonicalize(&self.cwd).unwrap_or_else(|_| self.cwd.clone());
         place
             .ancestors()
             .take_while(|dir| dir.strip_prefix(&root).is_ok_and(|r| !r.as_os_str().is_empty()))

@@ -53,6 +53,7 @@
 mod beneath;
 mod config;
 mod error;
+mod facts;
 mod glob;
 mod open;
 mod protected;
@@ -70,6 +71,9 @@ pub use config::RootSpec;
 pub use config::SandboxConfig;
 pub use error::PathSandboxError;
 pub use error::Result;
+pub use facts::canonicalize;
+pub use facts::exists_no_follow;
+pub use facts::with_batch_facts;
 pub use glob::GlobMatches;
 pub use open::OpenOptions;
 pub use open::open_beneath;

@@ -30,8 +30,9 @@ pub fn left_out(
     cap: usize,
     excused: &mut dyn FnMut(&Path, bool) -> bool,
 ) -> Option<LeftOut> {
-    let root = std::fs::canonicalize(root).ok()?;
-    let place = std::fs::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
+    // Within a batch of decisions (agent-fs-sandbox's batch facts) each path is made canonical once.
+    let root = agent_fs_sandbox::canonicalize(root).ok()?;
+    let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
     let below = place.strip_prefix(&root).ok()?.to_path_buf();
     let work_tree = work_tree_of(&root);
     let prefix = root
