@@ -488,7 +488,9 @@ impl Guard {
         };
         let check = self.sandbox.as_ref()?.check(dir, Access::Write);
         check.root.as_ref()?;
-        check.resolved.filter(|resolved| resolved.is_dir())
+        check
+            .resolved
+            .filter(|resolved| agent_fs_sandbox::is_dir(resolved))
     }
 
     /// Whether the sandbox's proxy lets the line reach `host`: a domain of `agentGuard.network` (the registries
@@ -545,7 +547,7 @@ impl Guard {
                         .is_some_and(agent_os_sandbox::is_build_output_name)
             })
             .any(|dir| {
-                dir.join("CACHEDIR.TAG").is_file()
+                agent_fs_sandbox::is_file(&dir.join("CACHEDIR.TAG"))
                     || dir.parent().is_some_and(|parent| ignored(parent, dir))
                     || ignored(&root, dir)
             })

@@ -296,7 +296,7 @@ fn name_matchers(names: &[String]) -> Vec<GlobMatcher> {
 /// hidden files included. An ignore file that cannot be read whole counts as one that does.
 fn whitelists(dir: &Path) -> bool {
     // Within a batch of decisions each directory's ignore files are read once (`facts`).
-    crate::facts::whitelists(dir, read_whitelists)
+    crate::facts::remembered("whitelists", dir, read_whitelists)
 }
 
 /// [`whitelists`], read from the disk.

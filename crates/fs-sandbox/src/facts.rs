@@ -41,8 +41,8 @@ struct Facts {
     canonical: HashMap<PathBuf, PathBuf>,
     /// The entries of each directory listed, with their types where they could be told.
     listings: HashMap<PathBuf, Rc<[Entry]>>,
-    /// Whether a directory's ignore files hold a `!` line (`beneath::whitelists`).
-    whitelists: HashMap<PathBuf, bool>,
+    /// The answers of [`remembered`], by question and path.
+    answers: HashMap<(&'static str, PathBuf), bool>,
 }
 
 thread_local! {
@@ -181,23 +181,36 @@ pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
     Ok(canonical)
 }
 
-/// Whether the ignore files of `dir` hold a `!` line, as `read` finds them, kept within a batch.
-pub(crate) fn whitelists(dir: &Path, read: impl FnOnce(&Path) -> bool) -> bool {
-    if let Some(known) = FACTS.with(|facts| {
+/// The answer `ask` gives about `path`, kept within a batch under the name of the `question`: only for a question
+/// about the file system whose answer depends on nothing but the path and what is on the disk (whether it is a
+/// directory, whether it holds a project marker, …), each name always asked with the same `ask`.
+pub fn remembered(question: &'static str, path: &Path, ask: impl FnOnce(&Path) -> bool) -> bool {
+    let known = FACTS.with(|facts| {
         facts
             .borrow()
             .as_ref()
-            .and_then(|f| f.whitelists.get(dir).copied())
-    }) {
+            .and_then(|f| f.answers.get(&(question, path.to_path_buf())).copied())
+    });
+    if let Some(known) = known {
         return known;
     }
-    let answer = read(dir);
+    let answer = ask(path);
     FACTS.with(|facts| {
         if let Some(facts) = facts.borrow_mut().as_mut() {
-            facts.whitelists.insert(dir.to_path_buf(), answer);
+            facts.answers.insert((question, path.to_path_buf()), answer);
         }
     });
     answer
+}
+
+/// Whether `path` is a directory, as [`Path::is_dir`] says (a link followed), kept within a batch.
+pub fn is_dir(path: &Path) -> bool {
+    remembered("is_dir", path, Path::is_dir)
+}
+
+/// Whether `path` is a file, as [`Path::is_file`] says (a link followed), kept within a batch.
+pub fn is_file(path: &Path) -> bool {
+    remembered("is_file", path, Path::is_file)
 }
 
 #[cfg(test)]

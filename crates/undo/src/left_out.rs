@@ -40,7 +40,7 @@ pub fn left_out(
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let exclude = work_tree.join(".git/info/exclude");
-    let exclude = exclude.is_file().then_some(exclude.as_path());
+    let exclude = agent_fs_sandbox::is_file(&exclude).then_some(exclude.as_path());
     let own = exclude_lines(&root, &prefix);
     let rules = Rules::capture(own, exclude).with_folded(secret_lines());
     // The secret files alone: what they name is excused, whatever else ignores it too.
@@ -61,7 +61,7 @@ pub fn left_out(
         learn(&mut snapshot, &dir);
     }
     let mut seen = 0;
-    let mut pending = vec![(relative, place.is_dir())];
+    let mut pending = vec![(relative, agent_fs_sandbox::is_dir(&place))];
     while let Some((path, is_dir)) = pending.pop() {
         seen += 1;
         if seen > cap {
