@@ -31,18 +31,20 @@ pub(crate) enum Lstat {
     NotADirectory,
 }
 
-/// The facts of one batch, per thread.
+/// The facts of one batch, per thread, by each path as it was spelled: `dir/` and `dir` are different questions
+/// to the kernel (the first follows a link and must be a directory), so paths are compared byte for byte, not
+/// component by component as `Path`'s equality does.
 #[derive(Default)]
 struct Facts {
-    lstat: HashMap<PathBuf, Lstat>,
+    lstat: HashMap<OsString, Lstat>,
     /// Whether the kernel opens a path without following a link (`openat2` with `RESOLVE_NO_SYMLINKS`).
-    no_links: HashMap<PathBuf, NoLinks>,
+    no_links: HashMap<OsString, NoLinks>,
     /// `fs::canonicalize`'s answers that were paths.
-    canonical: HashMap<PathBuf, PathBuf>,
+    canonical: HashMap<OsString, PathBuf>,
     /// The entries of each directory listed, with their types where they could be told.
-    listings: HashMap<PathBuf, Rc<[Entry]>>,
+    listings: HashMap<OsString, Rc<[Entry]>>,
     /// The answers of [`remembered`], by question and path.
-    answers: HashMap<(&'static str, PathBuf), bool>,
+    answers: HashMap<(&'static str, OsString), bool>,
 }
 
 thread_local! {
@@ -77,8 +79,12 @@ pub fn with_batch_facts<R>(decide: impl FnOnce() -> R) -> R {
 
 /// `lstat` of `path` as a [`Lstat`], kept within a batch; `Err` for any other error (never kept).
 pub(crate) fn lstat(path: &Path) -> io::Result<Lstat> {
-    if let Some(known) = FACTS.with(|facts| facts.borrow().as_ref().and_then(|f| f.lstat.get(path).copied()))
-    {
+    if let Some(known) = FACTS.with(|facts| {
+        facts
+            .borrow()
+            .as_ref()
+            .and_then(|f| f.lstat.get(path.as_os_str()).copied())
+    }) {
         return Ok(known);
     }
     let fact = match fs::symlink_metadata(path) {
@@ -91,7 +97,7 @@ pub(crate) fn lstat(path: &Path) -> io::Result<Lstat> {
     };
     FACTS.with(|facts| {
         if let Some(facts) = facts.borrow_mut().as_mut() {
-            facts.lstat.insert(path.to_path_buf(), fact);
+            facts.lstat.insert(path.as_os_str().to_owned(), fact);
         }
     });
     Ok(fact)
@@ -109,9 +115,12 @@ pub(crate) type Entry = (OsString, Option<fs::FileType>);
 /// The first `most` entries `fs::read_dir(dir)` lists (those it could read), kept within a batch; `None` when
 /// the directory cannot be listed (asked again each time). Every caller asks with the same `most`.
 pub(crate) fn list_dir(dir: &Path, most: usize) -> Option<Rc<[Entry]>> {
-    if let Some(known) =
-        FACTS.with(|facts| facts.borrow().as_ref().and_then(|f| f.listings.get(dir).cloned()))
-    {
+    if let Some(known) = FACTS.with(|facts| {
+        facts
+            .borrow()
+            .as_ref()
+            .and_then(|f| f.listings.get(dir.as_os_str()).cloned())
+    }) {
         return Some(known);
     }
     let entries: Rc<[Entry]> = fs::read_dir(dir)
@@ -122,7 +131,9 @@ pub(crate) fn list_dir(dir: &Path, most: usize) -> Option<Rc<[Entry]>> {
         .collect();
     FACTS.with(|facts| {
         if let Some(facts) = facts.borrow_mut().as_mut() {
-            facts.listings.insert(dir.to_path_buf(), Rc::clone(&entries));
+            facts
+                .listings
+                .insert(dir.as_os_str().to_owned(), Rc::clone(&entries));
         }
     });
     Some(entries)
@@ -145,14 +156,14 @@ pub(crate) fn no_links(path: &Path, open: impl FnOnce(&Path) -> NoLinks) -> NoLi
         facts
             .borrow()
             .as_ref()
-            .and_then(|f| f.no_links.get(path).copied())
+            .and_then(|f| f.no_links.get(path.as_os_str()).copied())
     }) {
         return known;
     }
     let answer = open(path);
     FACTS.with(|facts| {
         if let Some(facts) = facts.borrow_mut().as_mut() {
-            facts.no_links.insert(path.to_path_buf(), answer);
+            facts.no_links.insert(path.as_os_str().to_owned(), answer);
         }
     });
     answer
@@ -168,14 +179,16 @@ pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
         facts
             .borrow()
             .as_ref()
-            .and_then(|f| f.canonical.get(path).cloned())
+            .and_then(|f| f.canonical.get(path.as_os_str()).cloned())
     }) {
         return Ok(known);
     }
     let canonical = fs::canonicalize(path)?;
     FACTS.with(|facts| {
         if let Some(facts) = facts.borrow_mut().as_mut() {
-            facts.canonical.insert(path.to_path_buf(), canonical.clone());
+            facts
+                .canonical
+                .insert(path.as_os_str().to_owned(), canonical.clone());
         }
     });
     Ok(canonical)
@@ -189,7 +202,7 @@ pub fn remembered(question: &'static str, path: &Path, ask: impl FnOnce(&Path) -
         facts
             .borrow()
             .as_ref()
-            .and_then(|f| f.answers.get(&(question, path.to_path_buf())).copied())
+            .and_then(|f| f.answers.get(&(question, path.as_os_str().to_owned())).copied())
     });
     if let Some(known) = known {
         return known;
@@ -197,7 +210,9 @@ pub fn remembered(question: &'static str, path: &Path, ask: impl FnOnce(&Path) -
     let answer = ask(path);
     FACTS.with(|facts| {
         if let Some(facts) = facts.borrow_mut().as_mut() {
-            facts.answers.insert((question, path.to_path_buf()), answer);
+            facts
+                .answers
+                .insert((question, path.as_os_str().to_owned()), answer);
         }
     });
     answer
@@ -231,6 +246,23 @@ mod tests {
         assert!(exists_no_follow(&file));
         std::fs::remove_file(&file).unwrap();
         assert!(!exists_no_follow(&file));
+    }
+
+    #[test]
+    fn a_final_slash_is_another_question() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let mut slashed = file.clone().into_os_string();
+        slashed.push("/");
+        let slashed = PathBuf::from(slashed);
+        with_batch_facts(|| {
+            assert!(is_file(&file));
+            // `f/` names a directory that `f` is not.
+            assert!(!is_file(&slashed));
+            assert!(canonicalize(&file).is_ok());
+            assert!(canonicalize(&slashed).is_err());
+        });
     }
 
     #[test]
