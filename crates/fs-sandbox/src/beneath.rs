@@ -116,7 +116,7 @@ impl PathSandbox {
                     queue.push_back((path, hidden && !reach.hidden));
                     continue;
                 }
-                if !matchers.iter().all(|m| m.is_match(&name)) {
+                if !matchers.iter().all(|m| m.is_match(name)) {
                     continue;
                 }
                 if let Some(reason) = self.protected_read(&path) {
