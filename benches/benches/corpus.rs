@@ -2,7 +2,8 @@
 //! out, every decision through agent-decide's bounded entry with the lines of a batch handed to one worker
 //! together (`DecisionBound::decide_in_order`). Against, in the same run: the same lines handed over one by one
 //! (`DecisionBound::decide` per line, a hand-off and a wake-up per decision), and the guard deciding them in
-//! place without a bound (what the decision itself costs). The corpus is bash-guard's
+//! place without a bound (what the decision itself costs), and in place with each batch's file-system facts kept
+//! for the batch as the workers keep them (`agent_fs_sandbox::with_batch_facts`). The corpus is bash-guard's
 //! (`crates/bash-guard/tests/corpus/*.jsonl`, every command of every file), in an empty project, with a home
 //! directory that holds tool-chain versions. What the command does per line besides the decision (reading and
 //! answering the lines, the audit log) is measured as a whole process by agent-guard's own bench
@@ -93,6 +94,15 @@ fn one_by_one(guard: &Arc<Guard>, lines: &[String]) -> usize {
     bytes
 }
 
+/// The output lines of `lines`, decided in place without a bound, each batch within its file-system facts (what
+/// the worker of `check --jsonl`'s batches keeps of the paths it checked, for the next lines of the batch).
+fn in_place_batch_facts(guard: &Arc<Guard>, lines: &[String]) -> usize {
+    lines
+        .chunks(BATCH)
+        .map(|batch| agent_fs_sandbox::with_batch_facts(|| in_place(guard, batch)))
+        .sum()
+}
+
 /// The output lines of `lines`, decided in place without a bound.
 fn in_place(guard: &Arc<Guard>, lines: &[String]) -> usize {
     let mut bytes = 0;
@@ -134,8 +144,9 @@ fn bench(c: &mut Criterion) {
         .unwrap(),
     );
     let lines = corpus_lines(&cwd);
-    // The three ways decide alike.
+    // The four ways decide alike.
     assert_eq!(batched(&guard, &lines), in_place(&guard, &lines));
+    assert_eq!(in_place_batch_facts(&guard, &lines), in_place(&guard, &lines));
     let mut group = c.benchmark_group("corpus");
     group.throughput(Throughput::Elements(lines.len() as u64));
     group.bench_function("check_jsonl_batched", |b| {
@@ -144,6 +155,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("one_by_one", |b| b.iter(|| black_box(one_by_one(&guard, &lines))));
     group.bench_function("in_place_unbounded", |b| {
         b.iter(|| black_box(in_place(&guard, &lines)))
+    });
+    group.bench_function("in_place_batch_facts", |b| {
+        b.iter(|| black_box(in_place_batch_facts(&guard, &lines)))
     });
     group.finish();
 }

@@ -240,7 +240,9 @@ fn new_call_key() -> String {
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    hasher.write_u32(std::process::id());
+    // The process's id, asked of the kernel once.
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    hasher.write_u32(*PID.get_or_init(std::process::id));
     format!("ag-{:016x}", hasher.finish())
 }
 
@@ -657,7 +659,11 @@ fn write_answers(
 fn write_batch(out: &mut impl Write, answers: &[Result<(HookInput, Answered), String>]) -> Result<()> {
     for answer in answers {
         match answer {
-            Ok((_, answered)) => writeln!(out, "{}", answered.output.to_json())?,
+            // Serialised straight into the buffer, the same bytes as `HookOutput::to_json`.
+            Ok((_, answered)) => {
+                serde_json::to_writer(&mut *out, &answered.output)?;
+                out.write_all(b"\n")?;
+            }
             Err(error) => writeln!(out, "{}", serde_json::json!({ "error": error }))?,
         }
     }

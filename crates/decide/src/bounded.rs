@@ -131,7 +131,9 @@ impl DecisionBound {
     /// handed over). A decision past its bound is a deny, its worker and the batches after it are abandoned, and
     /// the requests after it are handed over again. Handing a worker many calls at once costs one hand-off instead
     /// of one per call: `agent-guard check --jsonl` decides a line in microseconds, and waking a thread and
-    /// waiting for it cost about as much.
+    /// waiting for it cost about as much. A worker keeps what it learns of the file system (a path's type, its
+    /// resolution) for the rest of its batch (`agent_fs_sandbox::with_batch_facts`): requests are handed over
+    /// together only when nothing runs between their decisions (the lines of one batch of `check --jsonl`).
     pub fn decide_in_order(self, requests: Vec<DecisionRequest>) -> Vec<Decided> {
         let requests: Arc<[DecisionRequest]> = requests.into();
         let mut decided = Vec::with_capacity(requests.len());
@@ -392,6 +394,13 @@ impl Batch {
     /// The worker's side: decides the requests in order until all are decided, one panics, or the caller gives
     /// up. The lock is held only between decisions, never during one.
     fn decide_all(&self) {
+        // The requests of a batch were read together and nothing runs between their decisions, so what one learns
+        // of the file system holds for the next (agent-fs-sandbox's batch facts, forgotten when the batch ends).
+        agent_fs_sandbox::with_batch_facts(|| self.decide_each());
+    }
+
+    /// [`Batch::decide_all`], within the batch's file-system facts.
+    fn decide_each(&self) {
         loop {
             let next = {
                 let progress = self.progress();

@@ -454,7 +454,7 @@ impl Guard {
                 .filter(|root| agent_undo::snapshots_on(root, &settings))
                 .collect()
         });
-        let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
+        let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
         roots.iter().any(|root| {
             place.starts_with(root)
                 && (below == Below::OrAt || place.as_path() != root.as_path())
@@ -521,7 +521,7 @@ impl Guard {
     /// history no snapshot holds. Reads the directories below `place`, at most [`LEFT_OUT_CAP`] entries: only a line that
     /// removes a tree or writes the working tree from another commit pays for it.
     fn left_out_of_snapshots(&self, place: &Path, with_git: bool) -> Option<String> {
-        let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
+        let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
         let root = self.snapshot_root(&place)?;
         let mut excused = |path: &Path, is_dir: bool| {
             // Git writing the working tree leaves every repository's own directory alone (a nested one's too,
@@ -560,10 +560,10 @@ impl Guard {
     /// The writable root whose snapshots hold `place` (canonical): the deepest one above it.
     fn snapshot_root(&self, place: &Path) -> Option<std::path::PathBuf> {
         let sandbox = self.sandbox.as_ref()?;
-        let place = place.canonicalize().unwrap_or_else(|_| place.to_path_buf());
+        let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
         agent_undo::writable_roots(sandbox)
             .into_iter()
-            .filter_map(|root| root.canonicalize().ok())
+            .filter_map(|root| agent_fs_sandbox::canonicalize(&root).ok())
             .filter(|root| place.starts_with(root))
             .max_by_key(|root| root.as_os_str().len())
     }
@@ -580,7 +580,9 @@ impl Guard {
         };
         let check = self.sandbox.as_ref()?.check(dir, Access::Write);
         check.root.as_ref()?;
-        check.resolved.filter(|resolved| resolved.is_dir())
+        check
+            .resolved
+            .filter(|resolved| agent_fs_sandbox::is_dir(resolved))
     }
 
     /// Whether the sandbox's proxy lets the line reach `host`: a domain of `agentGuard.network` (the registries
@@ -626,7 +628,7 @@ impl Guard {
     /// Whether `place`, or a directory above it inside the working directory, is tagged as a cache or listed by
     /// a `.gitignore` (with `named`: and has the name of a build output).
     fn marked_as_output(&self, place: &Path, named: bool) -> bool {
-        let root = self.cwd.canonicalize().unwrap_or_else(|_| self.cwd.clone());
+        let root = agent_fs_sandbox::canonicalize(&self.cwd).unwrap_or_else(|_| self.cwd.clone());
         place
             .ancestors()
             .take_while(|dir| dir.strip_prefix(&root).is_ok_and(|r| !r.as_os_str().is_empty()))
@@ -637,7 +639,7 @@ impl Guard {
                         .is_some_and(agent_os_sandbox::is_build_output_name)
             })
             .any(|dir| {
-                dir.join("CACHEDIR.TAG").is_file()
+                agent_fs_sandbox::is_file(&dir.join("CACHEDIR.TAG"))
                     || dir.parent().is_some_and(|parent| ignored(parent, dir))
                     || ignored(&root, dir)
             })

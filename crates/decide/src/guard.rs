@@ -217,7 +217,7 @@ impl Guard {
     /// directory that is no project (as the audit log: an `.agent-guard` made there would mark it a project, the
     /// root of every directory below it); off when `agentGuard.undo` is `false`.
     pub fn undo_settings(&self) -> agent_undo::UndoSettings {
-        let base = if agent_rules::is_marked_project(&self.project) {
+        let base = if marked_project(&self.project) {
             Some(self.project.as_path())
         } else {
             self.home.as_deref()
@@ -232,7 +232,7 @@ impl Guard {
     /// project `<home>/.agent-guard/caches/<hash of its path>/` (an `.agent-guard` made there would mark it a
     /// project); `None` without a home.
     pub fn cache_store(&self, home: Option<&Path>) -> Option<PathBuf> {
-        if agent_rules::is_marked_project(&self.project) {
+        if marked_project(&self.project) {
             return Some(self.project.join(".agent-guard").join("caches"));
         }
         // FNV-1a over the path's bytes: stable across runs and versions, unlike the standard library's hasher.
@@ -488,4 +488,9 @@ fn sandbox_reads(places: &[String], home: Option<&Path>) -> Vec<PathBuf> {
             None => Some(PathBuf::from(place)).filter(|path| path.is_absolute()),
         })
         .collect()
+}
+
+/// [`agent_rules::is_marked_project`], asked once within a batch of decisions (agent-fs-sandbox's batch facts).
+fn marked_project(dir: &Path) -> bool {
+    agent_fs_sandbox::remembered("is_marked_project", dir, agent_rules::is_marked_project)
 }

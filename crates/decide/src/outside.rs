@@ -255,7 +255,11 @@ impl Guard {
                 continue;
             }
             let check = sandbox.check(&write.path, agent_tool_traits::Access::Write);
-            let Some(directory) = check.resolved.as_deref().filter(|path| path.is_dir()) else {
+            let Some(directory) = check
+                .resolved
+                .as_deref()
+                .filter(|path| agent_fs_sandbox::is_dir(path))
+            else {
                 continue;
             };
             let holds = if sandbox

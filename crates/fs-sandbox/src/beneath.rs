@@ -65,11 +65,12 @@ impl PathSandbox {
         // The directories reached through links, by their canonical paths: a loop of links ends.
         let mut visited: HashSet<PathBuf> = HashSet::new();
         while let Some((current, inherited)) = queue.pop_front() {
-            let Ok(entries) = fs::read_dir(&current) else {
+            // Within a batch of decisions each directory is listed once (`facts`), no further than the walk looks.
+            let Some(entries) = crate::facts::list_dir(&current, MAX_ENTRIES.saturating_add(1)) else {
                 continue;
             };
             let hidden = reach.hidden || inherited || whitelists(&current);
-            for entry in entries.flatten() {
+            for (name, kind) in entries.iter() {
                 seen += 1;
                 if seen > MAX_ENTRIES {
                     return Reached {
@@ -80,12 +81,11 @@ impl PathSandbox {
                         )),
                     };
                 }
-                let name = entry.file_name();
                 if !hidden && name.as_encoded_bytes().starts_with(b".") {
                     continue;
                 }
-                let Ok(kind) = entry.file_type() else { continue };
-                let mut path = entry.path();
+                let Some(kind) = kind else { continue };
+                let mut path = current.join(name);
                 let mut is_dir = kind.is_dir();
                 if kind.is_symlink() && reach.follow_links {
                     // A dangling link reads nothing.
@@ -116,7 +116,7 @@ impl PathSandbox {
                     queue.push_back((path, hidden && !reach.hidden));
                     continue;
                 }
-                if !matchers.iter().all(|m| m.is_match(&name)) {
+                if !matchers.iter().all(|m| m.is_match(name)) {
                     continue;
                 }
                 if let Some(reason) = self.protected_read(&path) {
@@ -295,6 +295,12 @@ fn name_matchers(names: &[String]) -> Vec<GlobMatcher> {
 /// Whether an ignore file of `dir` holds a negation (a line starting with `!`), which whitelists what it names,
 /// hidden files included. An ignore file that cannot be read whole counts as one that does.
 fn whitelists(dir: &Path) -> bool {
+    // Within a batch of decisions each directory's ignore files are read once (`facts`).
+    crate::facts::remembered("whitelists", dir, read_whitelists)
+}
+
+/// [`whitelists`], read from the disk.
+fn read_whitelists(dir: &Path) -> bool {
     IGNORE_FILES.iter().any(|name| {
         let path = dir.join(name);
         let Ok(meta) = fs::metadata(&path) else {

@@ -24,6 +24,11 @@
 //! string alone. A checked [`CanonicalPath`] holds no link, so [`PathSandbox::open_beneath`] refuses every link
 //! (`RESOLVE_NO_SYMLINKS`): a link swapped in after the check leads nowhere, inside or outside.
 //!
+//! **Invariant:** what the file system says is asked anew for every check, except within
+//! [`with_batch_facts`]: a caller that decides a batch of calls with nothing run between them (`check --jsonl`)
+//! lets each thread keep what it learned (a path's type, its resolution, a directory's entries) until the batch
+//! ends.
+//!
 //! **Invariant:** the crate is synchronous, pulls in no async runtime and runs nothing.
 //!
 //! ```
@@ -53,6 +58,7 @@
 mod beneath;
 mod config;
 mod error;
+mod facts;
 mod glob;
 mod open;
 mod protected;
@@ -70,6 +76,12 @@ pub use config::RootSpec;
 pub use config::SandboxConfig;
 pub use error::PathSandboxError;
 pub use error::Result;
+pub use facts::canonicalize;
+pub use facts::exists_no_follow;
+pub use facts::is_dir;
+pub use facts::is_file;
+pub use facts::remembered;
+pub use facts::with_batch_facts;
 pub use glob::GlobMatches;
 pub use open::OpenOptions;
 pub use open::open_beneath;

@@ -120,8 +120,30 @@ fn default_secrets() -> &'static Result<(PatternSet, PatternSet)> {
                 .collect::<Result<Vec<_>>>()
                 .and_then(|patterns| PatternSet::new(&patterns, Case::AsciiFolded))
         };
-        Ok((compile(SECRET_FILES)?, compile(NOT_SECRET)?))
+        let mut secrets = compile(SECRET_FILES)?;
+        let mut exceptions = compile(NOT_SECRET)?;
+        secrets.name_memo = Some(NameMemo::Secrets);
+        exceptions.name_memo = Some(NameMemo::NotSecret);
+        Ok((secrets, exceptions))
     })
+}
+
+/// Which of the two fixed lists a component name's match is remembered for ([`PatternSet::name_match`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NameMemo {
+    Secrets,
+    NotSecret,
+}
+
+/// How many component names each thread remembers the matches of, per fixed list, before it starts again.
+const NAME_MEMO_SIZE: usize = 4096;
+
+thread_local! {
+    /// The first pattern of the fixed list that matches each component name seen (in lower case), per list: the
+    /// answer depends on the name and the fixed list alone, and every path checked repeats the names of the
+    /// directories above it.
+    static NAME_MATCHES: std::cell::RefCell<[std::collections::HashMap<OsString, Option<usize>>; 2]> =
+        std::cell::RefCell::new([std::collections::HashMap::new(), std::collections::HashMap::new()]);
 }
 
 /// The protected paths of a sandbox: a write there, or a read of a secret file, is never auto-approved.
@@ -170,6 +192,8 @@ struct Pattern {
 struct PatternSet {
     /// Each pattern's text, in the order of the list.
     texts: Vec<String>,
+    /// For the two fixed lists, which one: their matches of component names are remembered.
+    name_memo: Option<NameMemo>,
     case: Case,
     names: ScopeSet,
     relative: ScopeSet,
@@ -481,7 +505,31 @@ impl PatternSet {
                 .collect::<Result<_, _>>()
                 .map_err(named)?,
             texts,
+            name_memo: None,
         })
+    }
+
+    /// The position of the first name pattern that matches the component `name`, remembered for the fixed lists.
+    fn name_match(&self, name: &OsStr) -> Option<usize> {
+        let Some(memo) = self.name_memo else {
+            return self.names.first_match(Path::new(name));
+        };
+        let slot = usize::from(memo == NameMemo::NotSecret);
+        let known =
+            NAME_MATCHES.with(|memo| memo.borrow().get(slot).and_then(|names| names.get(name).copied()));
+        if let Some(known) = known {
+            return known;
+        }
+        let found = self.names.first_match(Path::new(name));
+        NAME_MATCHES.with(|memo| {
+            if let Some(names) = memo.borrow_mut().get_mut(slot) {
+                if names.len() >= NAME_MEMO_SIZE {
+                    names.clear();
+                }
+                names.insert(name.to_owned(), found);
+            }
+        });
+        found
     }
 
     /// The text of the first pattern that matches `absolute` (with `relative`, its path below its root, when it
@@ -502,16 +550,14 @@ impl PatternSet {
             }
         };
         let mut first: Option<usize> = None;
+        if !self.names.is_empty() {
+            first = names(absolute).filter_map(|name| self.name_match(name)).min();
+        }
         let mut found = |scope: &ScopeSet, candidate: &Path| {
             if let Some(position) = scope.first_match(candidate) {
                 first = Some(first.map_or(position, |f| f.min(position)));
             }
         };
-        if !self.names.is_empty() {
-            for name in names(absolute) {
-                found(&self.names, Path::new(name));
-            }
-        }
         if !self.tails.is_empty() {
             let all: Vec<&OsStr> = names(absolute).collect();
             let mut joined = PathBuf::new();

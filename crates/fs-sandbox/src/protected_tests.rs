@@ -331,3 +331,39 @@ fn extras() {
     );
     assert!(ProtectedPaths::none().with_extra(["a[b"]).is_err());
 }
+
+#[test]
+fn remembered_name_matches_are_the_name_patterns_matches() {
+    let Ok((secrets, exceptions)) = default_secrets() else {
+        panic!("the fixed lists compile");
+    };
+    let names = [
+        ".env",
+        ".env.example",
+        "id_rsa",
+        "server.pem",
+        "src",
+        "work",
+        "credentials",
+        ".npmrc",
+        "a",
+        "",
+        "ID_RSA",
+        "notes.txt",
+        ".netrc",
+        "secrets.yaml",
+    ];
+    for set in [secrets, exceptions] {
+        // Twice: the first asks the patterns, the second is remembered.
+        for _ in 0..2 {
+            for name in names {
+                let lower = name.to_ascii_lowercase();
+                assert_eq!(
+                    set.name_match(OsStr::new(&lower)),
+                    set.names.first_match(Path::new(&lower)),
+                    "{name}"
+                );
+            }
+        }
+    }
+}

@@ -6,6 +6,8 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
+use crate::facts::{Lstat, NoLinks};
+
 /// How many symbolic links one resolution may follow, as in Linux (`MAXSYMLINKS`).
 pub(crate) const MAX_LINKS: usize = 40;
 
@@ -83,8 +85,8 @@ pub(crate) fn resolve(start: PathBuf, rest: &Path, trailing_slash: bool) -> Resu
             }
             Step::Name(name) => {
                 let candidate = resolved.join(&name);
-                match fs::symlink_metadata(&candidate) {
-                    Ok(meta) if meta.file_type().is_symlink() => {
+                match crate::facts::lstat(&candidate) {
+                    Ok(Lstat::Link) => {
                         if is_magic_dir(&resolved) {
                             return Err(Failure::MagicLink(candidate));
                         }
@@ -98,18 +100,18 @@ pub(crate) fn resolve(start: PathBuf, rest: &Path, trailing_slash: bool) -> Resu
                         after_link = Some(stack.len());
                         push_steps(&mut stack, &mut resolved, &target);
                     }
-                    Ok(meta) => {
+                    Ok(kind @ (Lstat::Dir | Lstat::Other)) => {
                         let must_be_dir = !stack.is_empty() || trailing_slash;
-                        if must_be_dir && !meta.is_dir() {
+                        if must_be_dir && kind != Lstat::Dir {
                             return Err(Failure::NotADirectory(candidate));
                         }
                         resolved = candidate;
                     }
-                    Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                    Ok(Lstat::Missing) => {
                         resolved = candidate;
                         missing = 1;
                     }
-                    Err(error) if error.kind() == io::ErrorKind::NotADirectory => {
+                    Ok(Lstat::NotADirectory) => {
                         return Err(Failure::NotADirectory(resolved));
                     }
                     Err(error) => return Err(Failure::Io(candidate, error)),
@@ -136,19 +138,25 @@ pub(crate) fn resolve_without_links(start: &Path, rest: &Path) -> Option<PathBuf
     let how = OpenHow::new()
         .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
         .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+    // Within a batch of decisions each path is opened once (`facts`).
+    let opens = |path: &Path| {
+        crate::facts::no_links(path, |path| match openat2(AT_FDCWD, path, how) {
+            Ok(_) => NoLinks::Opens,
+            Err(Errno::ENOENT) => NoLinks::Missing,
+            Err(_) => NoLinks::Fails,
+        })
+    };
     let full = start.join(rest);
-    match openat2(AT_FDCWD, &full, how) {
-        Ok(_) => Some(normalize_lexically(&full)),
-        Err(Errno::ENOENT) => match full.components().next_back()? {
+    match opens(&full) {
+        NoLinks::Opens => Some(normalize_lexically(&full)),
+        NoLinks::Missing => match full.components().next_back()? {
             Component::Normal(_) => {
                 let parent = full.parent()?;
-                openat2(AT_FDCWD, parent, how)
-                    .ok()
-                    .map(|_| normalize_lexically(&full))
+                (opens(parent) == NoLinks::Opens).then(|| normalize_lexically(&full))
             }
             Component::ParentDir | Component::CurDir | Component::RootDir | Component::Prefix(_) => None,
         },
-        Err(_) => None,
+        NoLinks::Fails => None,
     }
 }
 

@@ -17,7 +17,8 @@ pub(crate) fn find_git(roots: &[PathBuf]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())
-        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        // Within a batch of decisions (agent-fs-sandbox's batch facts) each directory is made canonical once.
+        .filter_map(|dir| agent_fs_sandbox::canonicalize(&dir).ok())
         .filter(|dir| !roots.iter().any(|root| dir.starts_with(root)))
         .map(|dir| dir.join("git"))
         .find(|candidate| {

@@ -30,8 +30,9 @@ pub fn left_out(
     cap: usize,
     excused: &mut dyn FnMut(&Path, bool) -> bool,
 ) -> Option<LeftOut> {
-    let root = std::fs::canonicalize(root).ok()?;
-    let place = std::fs::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
+    // Within a batch of decisions (agent-fs-sandbox's batch facts) each path is made canonical once.
+    let root = agent_fs_sandbox::canonicalize(root).ok()?;
+    let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
     let below = place.strip_prefix(&root).ok()?.to_path_buf();
     let work_tree = work_tree_of(&root);
     let prefix = root
@@ -39,7 +40,7 @@ pub fn left_out(
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let exclude = work_tree.join(".git/info/exclude");
-    let exclude = exclude.is_file().then_some(exclude.as_path());
+    let exclude = agent_fs_sandbox::is_file(&exclude).then_some(exclude.as_path());
     let own = exclude_lines(&root, &prefix);
     let rules = Rules::capture(own, exclude).with_folded(secret_lines());
     // The secret files alone: what they name is excused, whatever else ignores it too.
@@ -60,7 +61,7 @@ pub fn left_out(
         learn(&mut snapshot, &dir);
     }
     let mut seen = 0;
-    let mut pending = vec![(relative, place.is_dir())];
+    let mut pending = vec![(relative, agent_fs_sandbox::is_dir(&place))];
     while let Some((path, is_dir)) = pending.pop() {
         seen += 1;
         if seen > cap {

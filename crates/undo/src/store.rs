@@ -734,7 +734,7 @@ impl Store {
 /// `.git` (so that a `.gitignore` above the root counts), else the root itself.
 pub(crate) fn work_tree_of(root: &Path) -> PathBuf {
     root.ancestors()
-        .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+        .find(|dir| agent_fs_sandbox::exists_no_follow(&dir.join(".git")))
         .unwrap_or(root)
         .to_path_buf()
 }

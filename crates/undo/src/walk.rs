@@ -58,6 +58,49 @@ impl PartialEq for Rules {
 
 impl Eq for Rules {}
 
+/// agent-guard's `own` and `folded` lines compiled for `work_tree`. The matcher depends on nothing else (it reads
+/// no file), so the last few compiled are kept for the process: a decision that looks for what a snapshot leaves
+/// out compiles the same lines for the same work tree as the decision before it.
+fn compiled_own(work_tree: &Path, own: &[String], folded: &[String]) -> Option<Arc<Own>> {
+    /// How many compiled matchers are kept: one per work tree a process decides in, a few.
+    const KEPT: usize = 8;
+    type Kept = Vec<(PathBuf, Vec<String>, Vec<String>, Arc<Own>)>;
+    static COMPILED: Mutex<Kept> = Mutex::new(Vec::new());
+    let same = |(tree, o, f, _): &&(PathBuf, Vec<String>, Vec<String>, Arc<Own>)| {
+        tree == work_tree && o == own && f == folded
+    };
+    if let Some((.., known)) = COMPILED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .find(same)
+    {
+        return Some(Arc::clone(known));
+    }
+    let compile = |lines: &[String]| {
+        let mut builder = GitignoreBuilder::new(work_tree);
+        for line in lines {
+            let _skipped = builder.add_line(None, line);
+        }
+        builder.build().ok()
+    };
+    let compiled = Arc::new(Own {
+        exact: compile(own)?,
+        folded: compile(folded)?,
+    });
+    let mut kept = COMPILED.lock().unwrap_or_else(PoisonError::into_inner);
+    if kept.len() >= KEPT {
+        kept.remove(0);
+    }
+    kept.push((
+        work_tree.to_path_buf(),
+        own.to_vec(),
+        folded.to_vec(),
+        Arc::clone(&compiled),
+    ));
+    Some(compiled)
+}
+
 /// agent-guard's own lines, compiled: those matched as they are, and those matched in any ASCII case.
 #[derive(Debug)]
 struct Own {
@@ -83,16 +126,7 @@ impl Rules {
             // A matcher is relative to the directory it was built for.
             Some(own) if own.exact.path() == work_tree => Some(Arc::clone(own)),
             _ => {
-                let compile = |lines: &[String]| {
-                    let mut builder = GitignoreBuilder::new(work_tree);
-                    for line in lines {
-                        let _skipped = builder.add_line(None, line);
-                    }
-                    builder.build().ok()
-                };
-                let own = compile(&self.own)
-                    .zip(compile(&self.folded))
-                    .map(|(exact, folded)| Arc::new(Own { exact, folded }));
+                let own = compiled_own(work_tree, &self.own, &self.folded);
                 self.own_matcher.clone_from(&own);
                 own
             }

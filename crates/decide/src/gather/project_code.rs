@@ -229,7 +229,8 @@ impl Gathering<'_> {
             .roots()
             .first()
             .is_some_and(|root| resolved.starts_with(root.path().join(".git")));
-        (check.root.is_some() && !own_git && std::fs::symlink_metadata(&resolved).is_ok()).then_some(resolved)
+        (check.root.is_some() && !own_git && agent_fs_sandbox::exists_no_follow(&resolved))
+            .then_some(resolved)
     }
 
     /// The file `relative` names in a directory above the working directory, where a tool that searches upwards
@@ -258,7 +259,7 @@ impl Gathering<'_> {
                     Some(sandbox) if sandbox.check(&text, Access::Read).root.is_some() => {
                         self.project_file(&text)
                     }
-                    _ => std::fs::symlink_metadata(&candidate).is_ok().then_some(candidate),
+                    _ => agent_fs_sandbox::exists_no_follow(&candidate).then_some(candidate),
                 }
             })
     }

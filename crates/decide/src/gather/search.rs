@@ -61,7 +61,7 @@ impl Gathering<'_> {
         for dir in [Some(check.absolute.as_path()), resolved]
             .into_iter()
             .flatten()
-            .filter(|dir| dir.is_dir())
+            .filter(|dir| agent_fs_sandbox::is_dir(dir))
         {
             if let Some(reaches) = self.search_reaches(tool, dir, reach) {
                 if narrow
@@ -106,7 +106,7 @@ impl Gathering<'_> {
             return;
         };
         let dir = check.resolved.as_deref().unwrap_or(&check.absolute);
-        if check.root.is_none() || !dir.is_dir() {
+        if check.root.is_none() || !agent_fs_sandbox::is_dir(dir) {
             return;
         }
         let files = match sandbox.searched_files(dir, reach) {

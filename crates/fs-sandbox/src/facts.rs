@@ -1,0 +1,282 @@
+//! File-system facts kept for one batch of decisions.
+//!
+//! Deciding a line resolves the same few paths again and again (the working directory, its parents, the files
+//! a command names), each with system calls. A caller that decides a batch of calls read together, with nothing
+//! run between them (`agent-guard check --jsonl`: no command runs while a batch is decided), may let each thread
+//! keep what it learned for the rest of that batch: [`with_batch_facts`] keeps them while its closure runs and
+//! forgets them when it returns (or unwinds). Outside it nothing is kept and every question reaches the kernel.
+//! Only answers that describe the file system are kept (a path exists, is a directory, a link, or is missing;
+//! a path resolves without links); an error of any other kind is asked again each time.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// What `lstat` said of a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lstat {
+    /// A symbolic link.
+    Link,
+    /// A directory.
+    Dir,
+    /// Anything else that exists.
+    Other,
+    /// Nothing there (`ENOENT`).
+    Missing,
+    /// A component above it is not a directory (`ENOTDIR`).
+    NotADirectory,
+}
+
+/// The facts of one batch, per thread, by each path as it was spelled: `dir/` and `dir` are different questions
+/// to the kernel (the first follows a link and must be a directory), so paths are compared byte for byte, not
+/// component by component as `Path`'s equality does.
+#[derive(Default)]
+struct Facts {
+    lstat: HashMap<OsString, Lstat>,
+    /// Whether the kernel opens a path without following a link (`openat2` with `RESOLVE_NO_SYMLINKS`).
+    no_links: HashMap<OsString, NoLinks>,
+    /// `fs::canonicalize`'s answers that were paths.
+    canonical: HashMap<OsString, PathBuf>,
+    /// The entries of each directory listed, with their types where they could be told.
+    listings: HashMap<OsString, Rc<[Entry]>>,
+    /// The answers of [`remembered`], by question and path.
+    answers: HashMap<(&'static str, OsString), bool>,
+}
+
+thread_local! {
+    static FACTS: RefCell<Option<Facts>> = const { RefCell::new(None) };
+}
+
+/// Runs `decide` with this thread keeping the file-system facts it learns until `decide` returns: only for a batch
+/// of decisions between which nothing runs that could change the file system (see the module docs). Nested calls
+/// share the outer batch's facts.
+pub fn with_batch_facts<R>(decide: impl FnOnce() -> R) -> R {
+    /// Forgets the facts when the batch ends, a panic included.
+    struct Forget;
+    impl Drop for Forget {
+        fn drop(&mut self) {
+            FACTS.with(|facts| facts.borrow_mut().take());
+        }
+    }
+    let outer = FACTS.with(|facts| {
+        let mut facts = facts.borrow_mut();
+        let outer = facts.is_some();
+        if !outer {
+            *facts = Some(Facts::default());
+        }
+        outer
+    });
+    if outer {
+        return decide();
+    }
+    let _forget = Forget;
+    decide()
+}
+
+/// `lstat` of `path` as a [`Lstat`], kept within a batch; `Err` for any other error (never kept).
+pub(crate) fn lstat(path: &Path) -> io::Result<Lstat> {
+    if let Some(known) = FACTS.with(|facts| {
+        facts
+            .borrow()
+            .as_ref()
+            .and_then(|f| f.lstat.get(path.as_os_str()).copied())
+    }) {
+        return Ok(known);
+    }
+    let fact = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Lstat::Link,
+        Ok(meta) if meta.is_dir() => Lstat::Dir,
+        Ok(_) => Lstat::Other,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Lstat::Missing,
+        Err(error) if error.kind() == io::ErrorKind::NotADirectory => Lstat::NotADirectory,
+        Err(error) => return Err(error),
+    };
+    FACTS.with(|facts| {
+        if let Some(facts) = facts.borrow_mut().as_mut() {
+            facts.lstat.insert(path.as_os_str().to_owned(), fact);
+        }
+    });
+    Ok(fact)
+}
+
+/// Whether something exists at `path` itself (a link is not followed), as `fs::symlink_metadata(path).is_ok()`
+/// says, kept within a batch ([`with_batch_facts`]).
+pub fn exists_no_follow(path: &Path) -> bool {
+    matches!(lstat(path), Ok(Lstat::Link | Lstat::Dir | Lstat::Other))
+}
+
+/// One entry of a directory as [`list_dir`] gives it: its name, and its type unless that could not be told.
+pub(crate) type Entry = (OsString, Option<fs::FileType>);
+
+/// The first `most` entries `fs::read_dir(dir)` lists (those it could read), kept within a batch; `None` when
+/// the directory cannot be listed (asked again each time). Every caller asks with the same `most`.
+pub(crate) fn list_dir(dir: &Path, most: usize) -> Option<Rc<[Entry]>> {
+    if let Some(known) = FACTS.with(|facts| {
+        facts
+            .borrow()
+            .as_ref()
+            .and_then(|f| f.listings.get(dir.as_os_str()).cloned())
+    }) {
+        return Some(known);
+    }
+    let entries: Rc<[Entry]> = fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .take(most)
+        .map(|entry| (entry.file_name(), entry.file_type().ok()))
+        .collect();
+    FACTS.with(|facts| {
+        if let Some(facts) = facts.borrow_mut().as_mut() {
+            facts
+                .listings
+                .insert(dir.as_os_str().to_owned(), Rc::clone(&entries));
+        }
+    });
+    Some(entries)
+}
+
+/// What opening a path without following any link (`openat2` with `RESOLVE_NO_SYMLINKS`) gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoLinks {
+    /// It opened: the path exists and no component of it is a link.
+    Opens,
+    /// `ENOENT`: a component is missing.
+    Missing,
+    /// Any other error (a link on the way, a component that is no directory, …).
+    Fails,
+}
+
+/// What `open` (an `openat2` with `RESOLVE_NO_SYMLINKS`) says of `path`, kept within a batch.
+pub(crate) fn no_links(path: &Path, open: impl FnOnce(&Path) -> NoLinks) -> NoLinks {
+    if let Some(known) = FACTS.with(|facts| {
+        facts
+            .borrow()
+            .as_ref()
+            .and_then(|f| f.no_links.get(path.as_os_str()).copied())
+    }) {
+        return known;
+    }
+    let answer = open(path);
+    FACTS.with(|facts| {
+        if let Some(facts) = facts.borrow_mut().as_mut() {
+            facts.no_links.insert(path.as_os_str().to_owned(), answer);
+        }
+    });
+    answer
+}
+
+/// `fs::canonicalize(path)`, kept within a batch ([`with_batch_facts`]) when it is a path; an error is asked
+/// again each time.
+///
+/// # Errors
+/// `fs::canonicalize`'s.
+pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
+    if let Some(known) = FACTS.with(|facts| {
+        facts
+            .borrow()
+            .as_ref()
+            .and_then(|f| f.canonical.get(path.as_os_str()).cloned())
+    }) {
+        return Ok(known);
+    }
+    let canonical = fs::canonicalize(path)?;
+    FACTS.with(|facts| {
+        if let Some(facts) = facts.borrow_mut().as_mut() {
+            facts
+                .canonical
+                .insert(path.as_os_str().to_owned(), canonical.clone());
+        }
+    });
+    Ok(canonical)
+}
+
+/// The answer `ask` gives about `path`, kept within a batch under the name of the `question`: only for a question
+/// about the file system whose answer depends on nothing but the path and what is on the disk (whether it is a
+/// directory, whether it holds a project marker, …), each name always asked with the same `ask`.
+pub fn remembered(question: &'static str, path: &Path, ask: impl FnOnce(&Path) -> bool) -> bool {
+    let known = FACTS.with(|facts| {
+        facts
+            .borrow()
+            .as_ref()
+            .and_then(|f| f.answers.get(&(question, path.as_os_str().to_owned())).copied())
+    });
+    if let Some(known) = known {
+        return known;
+    }
+    let answer = ask(path);
+    FACTS.with(|facts| {
+        if let Some(facts) = facts.borrow_mut().as_mut() {
+            facts
+                .answers
+                .insert((question, path.as_os_str().to_owned()), answer);
+        }
+    });
+    answer
+}
+
+/// Whether `path` is a directory, as [`Path::is_dir`] says (a link followed), kept within a batch.
+pub fn is_dir(path: &Path) -> bool {
+    remembered("is_dir", path, Path::is_dir)
+}
+
+/// Whether `path` is a file, as [`Path::is_file`] says (a link followed), kept within a batch.
+pub fn is_file(path: &Path) -> bool {
+    remembered("is_file", path, Path::is_file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_are_kept_within_a_batch_and_forgotten_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        with_batch_facts(|| {
+            assert!(!exists_no_follow(&file));
+            std::fs::write(&file, "x").unwrap();
+            // Within the batch the first answer stands: nothing is run between its decisions.
+            assert!(!exists_no_follow(&file));
+        });
+        // Outside a batch every question reaches the file system.
+        assert!(exists_no_follow(&file));
+        std::fs::remove_file(&file).unwrap();
+        assert!(!exists_no_follow(&file));
+    }
+
+    #[test]
+    fn a_final_slash_is_another_question() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let mut slashed = file.clone().into_os_string();
+        slashed.push("/");
+        let slashed = PathBuf::from(slashed);
+        with_batch_facts(|| {
+            assert!(is_file(&file));
+            // `f/` names a directory that `f` is not.
+            assert!(!is_file(&slashed));
+            assert!(canonicalize(&file).is_ok());
+            assert!(canonicalize(&slashed).is_err());
+        });
+    }
+
+    #[test]
+    fn a_panic_ends_the_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        let caught = std::panic::catch_unwind(|| {
+            with_batch_facts(|| {
+                assert!(!exists_no_follow(&file));
+                panic!("a decision panicked");
+            })
+        });
+        assert!(caught.is_err());
+        std::fs::write(&file, "x").unwrap();
+        assert!(exists_no_follow(&file));
+    }
+}
