@@ -331,25 +331,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Ends `agent-guard sandbox` with `code` once its output is flushed, without the exit's clean-up: by then the
-/// command has ended, its sandbox is taken down (the scratch directory, the memory cgroup, the proxy) and its undo
-/// snapshot is written, so the clean-up left is the allocator's return of its memory to the kernel (mimalloc's
-/// purge at exit), which the process's end does anyway.
-fn exit_at_once(code: u8) -> ExitCode {
-    use std::io::Write as _;
-    let flushed = std::io::stdout().flush().is_ok();
-    let _flushed = std::io::stderr().flush();
-    if !flushed {
-        // What the command printed did not all reach stdout: the normal exit reports it.
-        return ExitCode::from(code);
-    }
-    #[expect(unsafe_code, reason = "ending the process without the exit's clean-up")]
-    // SAFETY: _exit ends the process at once; nothing of this process is used after it.
-    unsafe {
-        libc::_exit(i32::from(code))
-    }
-}
-
 /// `text` on one line: a hook's stderr is shown to the user and the model as one reason.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -381,7 +362,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => demo::run(&scenario, &audit_db, interactive),
         Command::Demo { audit_db } => demo::demo(&audit_db),
         Command::Agent(args) => agent_cmd::run(&args),
-        Command::Sandbox(args) => sandbox_cmd::run(&args).map(exit_at_once),
+        Command::Sandbox(args) => sandbox_cmd::run(&args),
         Command::Test(args) => test_cmd::run(&args),
         Command::Undo(args) => undo_cmd::run(&args),
         Command::Session(args) => session_cmd::run(&args),

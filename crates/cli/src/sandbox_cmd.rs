@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use agent_os_sandbox::{DomainPattern, KernelSupport, LoopbackGrant};
 use agent_tool_traits::{Confinement, SandboxProfile};
@@ -109,14 +110,13 @@ fn parse_domain(text: &str) -> Result<Reach, String> {
         .map_err(|e: agent_os_sandbox::DomainPatternError| e.to_string())
 }
 
-/// Runs `agent-guard sandbox`: its exit code.
-pub(crate) fn run(args: &SandboxArgs) -> Result<u8> {
+pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     let support = KernelSupport::probe();
     if args.probe {
         for line in support.report() {
             crate::emit(&line)?;
         }
-        return Ok(0);
+        return Ok(ExitCode::SUCCESS);
     }
     if args.git_writes && args.profile != SandboxProfile::WorkspaceWrite {
         bail!(crate::UsageError(
@@ -142,7 +142,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<u8> {
     }
     if let Some(why) = support.missing() {
         eprintln!("agent-guard sandbox: {why}: the command is not run unconfined");
-        return Ok(SETUP_FAILED);
+        return Ok(ExitCode::from(SETUP_FAILED));
     }
     let (cwd, extra) = roots.split_first().context("no root")?;
     let mut guards = Guards::new(&args.decide)?.with_extra_roots(extra.to_vec());
@@ -150,7 +150,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<u8> {
         Ok(guard) => std::sync::Arc::clone(guard),
         Err(why) => {
             eprintln!("agent-guard sandbox: cannot load the settings, so nothing is run: {why}");
-            return Ok(SETUP_FAILED);
+            return Ok(ExitCode::from(SETUP_FAILED));
         }
     };
     let confinement = Confinement {
@@ -171,7 +171,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<u8> {
         Ok(plan) => plan,
         Err(error) => {
             eprintln!("agent-guard sandbox: {error}");
-            return Ok(SETUP_FAILED);
+            return Ok(ExitCode::from(SETUP_FAILED));
         }
     };
     if args.memory_max.is_some() {
@@ -270,11 +270,11 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<u8> {
                     path.display()
                 );
             }
-            Ok(u8::try_from(status).unwrap_or(SETUP_FAILED))
+            Ok(ExitCode::from(u8::try_from(status).unwrap_or(SETUP_FAILED)))
         }
         Err(error) => {
             eprintln!("agent-guard sandbox: {error}");
-            Ok(SETUP_FAILED)
+            Ok(ExitCode::from(SETUP_FAILED))
         }
     }
 }
