@@ -82,7 +82,7 @@ const HOME_READS: &[&str] = &[
 /// An entry reached through a link is not granted: its target is readable only when it is granted on its own (a
 /// `~/.nix-profile` pointing into `/nix`, already a system directory). Otherwise a link a sandboxed command
 /// planted in a cache it may write (`~/.cache/pip -> ~` or `-> /proc`) would be granted to every later command.
-pub(crate) fn home_reads(home: &Path) -> Vec<PathBuf> {
+pub(crate) fn home_reads(home: &Path, presence: &mut crate::presence::Presence) -> Vec<PathBuf> {
     let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
     let mut reads = Vec::new();
     for entry in HOME_READS {
@@ -93,21 +93,19 @@ pub(crate) fn home_reads(home: &Path) -> Vec<PathBuf> {
                     continue;
                 };
                 let start = start.to_string_lossy();
-                reads.extend(
-                    crate::scan::prefixed(dir, &start)
-                        .into_iter()
-                        .filter(|p| reached_directly(p)),
-                );
+                reads.extend(crate::scan::prefixed(dir, &start));
             }
-            None => {
-                let path = home.join(entry);
-                if reached_directly(&path) {
-                    reads.push(path);
-                }
-            }
+            None => reads.push(home.join(entry)),
         }
     }
+    // Most entries do not exist: they are looked up together (crate::presence), the links among the rest after.
+    let exists = presence.existing(&reads);
     reads
+        .into_iter()
+        .zip(exists)
+        .filter(|(path, exists)| *exists && is_canonical(path))
+        .map(|(path, _)| path)
+        .collect()
 }
 
 /// Whether `dir` (a directory of `PATH`, of a tool-chain variable or of `agentGuard.sandbox.read`) is the home
@@ -121,9 +119,9 @@ pub(crate) fn holds_home(dir: &Path, home: Option<&Path>) -> bool {
     home.starts_with(dir) || canonical_home.starts_with(&canonical_dir)
 }
 
-/// Whether `path` exists and its canonical form is itself: no component of it is a symbolic link.
-fn reached_directly(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok() && std::fs::canonicalize(path).is_ok_and(|real| real == path)
+/// Whether the canonical form of `path` (which exists) is itself: no component of it is a symbolic link.
+fn is_canonical(path: &Path) -> bool {
+    std::fs::canonicalize(path).is_ok_and(|real| real == path)
 }
 
 #[cfg(test)]
@@ -145,7 +143,7 @@ mod tests {
         }
         std::os::unix::fs::symlink(&home_path, home_path.join(".cache/pip")).unwrap();
         std::os::unix::fs::symlink("/proc", home_path.join(".cache/uv")).unwrap();
-        let reads = home_reads(&home_path);
+        let reads = home_reads(&home_path, &mut crate::presence::Presence::default());
         assert!(reads.contains(&home_path.join(".cargo/registry")));
         assert!(reads.contains(&home_path.join(".local/lib/python3.12")));
         for not_read in [

@@ -62,6 +62,7 @@ mod home;
 #[cfg(target_os = "linux")]
 mod launch;
 mod plan;
+mod presence;
 mod probe;
 #[cfg(target_os = "linux")]
 mod proxy;

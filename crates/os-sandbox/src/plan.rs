@@ -477,7 +477,17 @@ impl Plan {
 
         let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
         let found = scan(&all_roots, spec.scan_limit, protection, writes, true, &mut notes);
-        let grants = grants_of(spec, writes, isolation, &caches.writable, &mut notes);
+        // The places looked for from here on are looked up through one set of directory reads: nothing below
+        // changes the file system before the command runs.
+        let mut presence = crate::presence::Presence::default();
+        let grants = grants_of(
+            spec,
+            writes,
+            isolation,
+            &caches.writable,
+            &mut presence,
+            &mut notes,
+        );
         let mut secrets: Vec<(PathBuf, bool)> = found.secrets;
         // The secret files at the top of the home directory by their names; its credential places whatever
         // their files are called come with the spec's secret places.
@@ -499,16 +509,18 @@ impl Plan {
             .toolchains
             .iter()
             .flat_map(|t| t.guarded.iter().filter(|p| is_credential(p)).cloned());
-        for path in named_at_home
+        let places: Vec<PathBuf> = named_at_home
             .into_iter()
             .chain(system_secrets)
             .chain(toolchain_secrets)
             .chain(spec.secret_places.iter().cloned())
-        {
-            if let Ok(meta) = std::fs::symlink_metadata(&path)
+            .collect();
+        let kinds = presence.kinds(&places);
+        for (path, kind) in places.into_iter().zip(kinds) {
+            if let Some(dir) = kind
                 && !secrets.iter().any(|(p, _)| *p == path)
             {
-                secrets.push((path, meta.is_dir()));
+                secrets.push((path, dir));
             }
         }
         let mut write_protected = found.write_protected;
@@ -554,8 +566,8 @@ impl Plan {
                         .flat_map(|dir| crate::gitdir::protected_entries(dir)),
                 )
                 .collect();
-            for path in &candidates {
-                if std::fs::symlink_metadata(path).is_ok() && !write_protected.contains(path) {
+            for (path, exists) in candidates.iter().zip(presence.existing(&candidates)) {
+                if exists && !write_protected.contains(path) {
                     write_protected.push(path.clone());
                 }
             }
@@ -664,14 +676,12 @@ fn grants_of(
     writes: bool,
     isolation: Isolation,
     writable: &[PathBuf],
+    presence: &mut crate::presence::Presence,
     notes: &mut Vec<String>,
 ) -> Vec<Grant> {
-    let mut grants: Vec<Grant> = Vec::new();
-    let mut grant = |path: PathBuf, rights: Rights| {
-        if std::fs::symlink_metadata(&path).is_ok() {
-            grants.push(Grant { path, rights });
-        }
-    };
+    // The places are gathered first and looked up together (crate::presence), the ones that exist granted.
+    let mut wanted: Vec<Grant> = Vec::new();
+    let mut grant = |path: PathBuf, rights: Rights| wanted.push(Grant { path, rights });
     let home = spec.home.as_deref();
     let mut holds_home = |dir: &Path, what: &str| {
         let holds = crate::home::holds_home(dir, home);
@@ -720,7 +730,7 @@ fn grants_of(
     }
     grant(PathBuf::from("/dev/null"), Rights::READ.with(Rights::WRITE));
     if let Some(home) = home {
-        for entry in crate::home::home_reads(home) {
+        for entry in crate::home::home_reads(home, presence) {
             grant(entry, Rights::READ_EXECUTE);
         }
         // `workspace-write` reads the package caches, and writes those it writes through an overlay.
@@ -753,7 +763,12 @@ fn grants_of(
     for root in &spec.read_only_roots {
         grant(root.clone(), Rights::READ_EXECUTE);
     }
-    grants
+    let paths: Vec<PathBuf> = wanted.iter().map(|g| g.path.clone()).collect();
+    wanted
+        .into_iter()
+        .zip(presence.existing(&paths))
+        .filter_map(|(grant, exists)| exists.then_some(grant))
+        .collect()
 }
 
 /// The secrets by name the sandbox of `spec` hides below its roots: what its scan finds (within the scan's limit,

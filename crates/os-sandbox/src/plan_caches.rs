@@ -41,7 +41,7 @@ pub(super) fn writable_caches(
         return out;
     }
     let home = spec.home.as_deref();
-    let mut caches: Vec<PathBuf> = home
+    let places: Vec<PathBuf> = home
         .iter()
         .flat_map(|home| HOME_CACHES.iter().map(move |c| home.join(c)))
         .chain(
@@ -50,7 +50,15 @@ pub(super) fn writable_caches(
                 .filter(|t| t.cache && !crate::home::holds_home(&t.dir, home))
                 .map(|t| t.dir.clone()),
         )
-        .filter(|dir| dir.is_dir())
+        .collect();
+    // Most do not exist: looked up together (crate::presence); what exists and is no directory itself may be a
+    // link to one.
+    let kinds = crate::presence::kinds(&places);
+    let mut caches: Vec<PathBuf> = places
+        .into_iter()
+        .zip(kinds)
+        .filter(|(dir, kind)| kind.is_some_and(|is_dir| is_dir || dir.is_dir()))
+        .map(|(dir, _)| dir)
         .collect();
     caches.sort();
     caches.dedup();

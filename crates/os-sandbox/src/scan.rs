@@ -113,13 +113,15 @@ impl Watch {
         // A command can tag a directory as a cache itself: after it, every directory is looked into, further.
         let limit = self.limit.saturating_mul(AFTER_SCAN_FACTOR);
         let now = scan(&self.roots, limit, protection, true, false, notes).write_protected;
+        // Looked up now that every process of the command has ended, each directory read once (crate::presence).
+        let candidates = self
+            .candidates
+            .iter()
+            .zip(crate::presence::existing(&self.candidates))
+            .filter(|&(_, exists)| exists)
+            .map(|(path, _)| path.clone());
         now.into_iter()
-            .chain(
-                self.candidates
-                    .iter()
-                    .filter(|p| std::fs::symlink_metadata(p).is_ok())
-                    .cloned(),
-            )
+            .chain(candidates)
             .chain(
                 self.prefixes
                     .iter()
