@@ -190,10 +190,10 @@ pub(crate) fn unreviewed_code(
             repository.common_dir.join("config"),
             repository.git_dir.join("config.worktree"),
         ] {
-            if let Some(key) = read_small(&file).and_then(|text| crate::repo_programs::program_key(&text)) {
+            if let Some(why) = unreviewed_config(&file, &repository) {
                 return Some(Unreviewed {
                     why: format!(
-                        "it runs in the repository at `{}`, not the project's own, whose configuration sets `{key}`",
+                        "it runs in the repository at `{}`, not the project's own: {why}",
                         repository.work_tree.display()
                     ),
                     own,
@@ -237,9 +237,9 @@ fn submodule_programs(repository: &Repository) -> Option<String> {
             submodule.common_dir.join("config"),
             submodule.git_dir.join("config.worktree"),
         ] {
-            if let Some(key) = read_small(&file).and_then(|text| crate::repo_programs::program_key(&text)) {
+            if let Some(why) = unreviewed_config(&file, &submodule) {
                 return Some(format!(
-                    "its submodule at `{}`, whose status git reads, has a configuration that sets `{key}`",
+                    "its submodule at `{}`, whose status git reads, has a configuration nobody reviewed: {why}",
                     dir.display()
                 ));
             }
@@ -664,9 +664,14 @@ fn read_small(path: &Path) -> Option<String> {
 /// `[section.subsection]`, lower case), `key = value` with quotes, escapes and `#`/`;` comments; a key alone is
 /// `true`. What cannot be read names nothing.
 fn read_entries(path: &Path) -> Vec<Entry> {
-    let Some(text) = read_small(path) else {
-        return Vec::new();
-    };
+    read_small(path).map_or_else(Vec::new, |text| parse_entries(&text).0)
+}
+
+/// The entries of a configuration text, and whether every line was understood (a line that is no header, key,
+/// comment or blank is skipped).
+fn parse_entries(text: &str) -> (Vec<Entry>, bool) {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut understood = true;
     let mut entries = Vec::new();
     let mut section = String::new();
     let mut subsection: Option<String> = None;
@@ -674,6 +679,7 @@ fn read_entries(path: &Path) -> Vec<Entry> {
         let mut line = line.trim();
         if let Some(rest) = line.strip_prefix('[') {
             let Some(end) = rest.find(']') else {
+                understood = false;
                 continue;
             };
             let header = rest.get(..end).unwrap_or_default();
@@ -711,6 +717,7 @@ fn read_entries(path: &Path) -> Vec<Entry> {
             None => (line, "true".to_owned()),
         };
         if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            understood = false;
             continue;
         }
         entries.push(Entry {
@@ -720,7 +727,94 @@ fn read_entries(path: &Path) -> Vec<Entry> {
             value,
         });
     }
-    entries
+    (entries, understood)
+}
+
+/// The keys a configuration of a repository nobody reviewed may hold and git still runs nothing it names:
+/// the repository's format, its remotes' places and refspecs, its branches' upstreams, the user's name. Any other
+/// key (git has dozens that name a program: `core.fsmonitor`, `gpg.*.program`, `trailer.*.cmd`, filters, drivers,
+/// aliases, `protocol.*`, `url.*.insteadOf`…) makes the repository's configuration code nobody reviewed: the list
+/// is of what is known harmless, so that a key it does not know is never passed.
+const HARMLESS_KEYS: &[(&str, &str)] = &[
+    ("core", "repositoryformatversion"),
+    ("core", "filemode"),
+    ("core", "bare"),
+    ("core", "logallrefupdates"),
+    ("core", "ignorecase"),
+    ("core", "precomposeunicode"),
+    ("core", "symlinks"),
+    ("core", "autocrlf"),
+    ("core", "eol"),
+    ("core", "safecrlf"),
+    ("core", "quotepath"),
+    ("remote", "url"),
+    ("remote", "pushurl"),
+    ("remote", "fetch"),
+    ("remote", "push"),
+    ("remote", "mirror"),
+    ("remote", "tagopt"),
+    ("remote", "prune"),
+    ("branch", "remote"),
+    ("branch", "merge"),
+    ("branch", "rebase"),
+    ("branch", "pushremote"),
+    ("branch", "description"),
+    ("user", "name"),
+    ("user", "email"),
+    ("init", "defaultbranch"),
+    ("pull", "rebase"),
+    ("pull", "ff"),
+    ("push", "default"),
+    ("push", "autosetupremote"),
+    ("fetch", "prune"),
+    ("extensions", "objectformat"),
+    ("extensions", "worktreeconfig"),
+    ("submodule", "url"),
+    ("submodule", "active"),
+];
+
+/// Why the configuration file `path` of a repository nobody reviewed may make git run code: a key outside
+/// [`HARMLESS_KEYS`] (or a `core.worktree` other than the repository's own), a remote reached through a remote helper (`ext::sh …`, `fd::`, any `TRANSPORT::`), a line
+/// not understood, or a file too large or unreadable to tell. `None` where it holds only harmless keys or does not
+/// exist.
+fn unreviewed_config(path: &Path, repository: &Repository) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    let shown = path.display();
+    if meta.len() > MAX_FILE {
+        return Some(format!("`{shown}` is too large to read"));
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Some(format!("`{shown}` cannot be read"));
+    };
+    let (entries, understood) = parse_entries(&text);
+    if !understood {
+        return Some(format!("`{shown}` holds a line that was not understood"));
+    }
+    for entry in &entries {
+        let name = match &entry.subsection {
+            Some(sub) => format!("{}.{sub}.{}", entry.section, entry.key),
+            None => format!("{}.{}", entry.section, entry.key),
+        };
+        // A submodule's checkout names its own work tree from its git directory under the project's `.git`.
+        let own_work_tree = entry.section == "core"
+            && entry.key == "worktree"
+            && repository.git_dir.join(&entry.value).canonicalize().ok()
+                == repository.work_tree.canonicalize().ok();
+        let known = own_work_tree
+            || HARMLESS_KEYS
+                .iter()
+                .any(|(section, key)| *section == entry.section && *key == entry.key);
+        if !known {
+            return Some(format!("`{shown}` sets `{name}`"));
+        }
+        if matches!(entry.key.as_str(), "url" | "pushurl") && entry.value.contains("::") {
+            return Some(format!(
+                "`{shown}` reaches a remote through a helper (`{}`)",
+                entry.value
+            ));
+        }
+    }
+    None
 }
 
 /// A value as git reads it: quotes removed, `\"`, `\\`, `\n`, `\t` unescaped, a comment outside quotes cut, the
@@ -896,6 +990,84 @@ mod tests {
         // An index that is not one of the versions read says so.
         std::fs::write(root.join(".git/index"), b"DIRC\0\0\0\x05\0\0\0\0").unwrap();
         assert!(gitlinks(&root.join(".git/index")).is_err());
+    }
+
+    #[test]
+    fn a_nested_repository_is_reviewed_only_when_every_key_is_known_harmless() {
+        let status = argv("git status");
+        let elsewhere = tempfile::tempdir().unwrap();
+        let unreviewed = |config: &[u8]| {
+            let nested = repository("");
+            std::fs::write(nested.path().join(".git/config"), config).unwrap();
+            unreviewed_code(
+                &status,
+                nested.path(),
+                None,
+                Some(elsewhere.path()),
+                Submodules::Read,
+            )
+        };
+        let harmless = b"[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n[user]\n\tname = A\n";
+        assert_eq!(unreviewed(harmless), None);
+        let mut big = b"# padding\n".repeat(120_000);
+        big.extend_from_slice(b"[core]\n\tfsmonitor = x\n");
+        for config in [
+            &b"[core] fsmonitor = \"sh x.sh\"\n"[..],
+            b"\xef\xbb\xbf[core]\n\tfsmonitor = sh x.sh\n",
+            &big,
+            b"[remote \"origin\"]\n\turl = ext::sh x.sh http://127.0.0.1:8765/x\n",
+            b"[gpg \"x509\"]\n\tprogram = ./g.sh\n",
+            b"[trailer \"sign\"]\n\tcmd = curl x\n",
+            b"[protocol \"ext\"]\n\tallow = always\n",
+            b"[core]\n\tworktree = /\n",
+            b"[core\n\tfsmonitor = x\n",
+        ] {
+            assert!(
+                unreviewed(config).is_some(),
+                "{}",
+                String::from_utf8_lossy(&config[..config.len().min(80)])
+            );
+        }
+    }
+
+    #[test]
+    fn a_submodule_checkout_naming_its_own_work_tree_is_harmless() {
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path();
+        let upstream = tempfile::tempdir().unwrap();
+        git(upstream.path(), &["init", "-q"]);
+        git(upstream.path(), &["commit", "-q", "--allow-empty", "-m", "u"]);
+        git(root, &["init", "-q"]);
+        let url = upstream.path().display().to_string();
+        git(
+            root,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                &url,
+                "sub",
+            ],
+        );
+        let status = argv("git status");
+        assert_eq!(
+            unreviewed_code(&status, root, None, Some(root), Submodules::Read),
+            None
+        );
+        // As another repository than the project's own, its checkout is read the same way.
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert_eq!(
+            unreviewed_code(
+                &status,
+                &root.join("sub"),
+                None,
+                Some(elsewhere.path()),
+                Submodules::Read
+            ),
+            None
+        );
     }
 
     #[test]

@@ -104,8 +104,6 @@ pub(crate) fn protected_patterns(root: &Path, home: Option<&Path>) -> Vec<String
 struct Named {
     programs: Vec<PathBuf>,
     includes: Vec<PathBuf>,
-    /// Every program key set (`core.fsmonitor`, `alias.st`), as `section.key`.
-    keys: Vec<String>,
 }
 
 /// Whether the configuration key `key` as `git config` names it (`core.fsmonitor`, `alias.st`,
@@ -123,19 +121,6 @@ pub(crate) fn is_program_key(key: &str) -> bool {
         || PROGRAM_KEYS
             .iter()
             .any(|(s, k)| *s == section && (*k == "*" || *k == name))
-}
-
-/// The first key of the configuration `text` that makes git run a program (`core.fsmonitor`, an alias, a
-/// filter, `core.hooksPath`…), or its first `include`: for a repository whose configuration the decision does not
-/// trust (one inside the project other than the project's own), any of them runs code nobody reviewed.
-pub(crate) fn program_key(text: &str) -> Option<String> {
-    let named = named_programs(text);
-    named.keys.into_iter().next().or_else(|| {
-        named
-            .includes
-            .first()
-            .map(|path| format!("include.path {}", path.display()))
-    })
 }
 
 /// The places the configuration text names as programs: each word of a value that is a path (holds a `/` or
@@ -175,7 +160,6 @@ fn named_programs(text: &str) -> Named {
         if !named {
             continue;
         }
-        out.keys.push(format!("{section}.{key}"));
         let value = value.trim().trim_matches('"');
         let value = value.strip_prefix('!').unwrap_or(value).trim();
         // `core.hooksPath` is a directory whatever it looks like; a program's word is a path when it says so.
