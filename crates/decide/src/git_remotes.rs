@@ -26,6 +26,8 @@ pub(crate) enum Transport {
     Http,
     /// Another protocol of its own (`ssh`, `git://`): the proxy, which serves HTTP and HTTPS only, cannot carry it.
     Other(String),
+    /// A remote helper (`ext::…`, `fd::…`): a program git runs, named by the configuration; no host is known.
+    Helper(String),
 }
 
 /// One remote a command reaches: its name (or the URL as written), its URL, host and transport.
@@ -455,6 +457,21 @@ fn operands(sub: &str, args: &[String]) -> Vec<String> {
 
 /// The remote `name` at `url`, when the URL names a host.
 fn remote(name: &str, url: &str) -> Option<Remote> {
+    // git's remote-helper syntax, `TRANSPORT::ADDRESS` (`ext::sh -c …`, `fd::3`): git runs the program
+    // `git-remote-TRANSPORT`, which reaches whatever it likes.
+    if let Some((transport, _)) = url.split_once("::")
+        && !transport.is_empty()
+        && transport
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+    {
+        return Some(Remote {
+            name: name.to_owned(),
+            url: url.to_owned(),
+            host: String::new(),
+            transport: Transport::Helper(transport.to_ascii_lowercase()),
+        });
+    }
     let (host, transport) = match url.split_once("://") {
         Some((scheme, _)) => {
             let scheme = scheme.to_ascii_lowercase();

@@ -119,6 +119,23 @@ impl Gathering<'_> {
             let remotes = crate::git_remotes::remotes(effective, &dir, self.guard.home.as_deref());
             let mut hosts: Vec<String> = Vec::new();
             for remote in remotes {
+                if let crate::git_remotes::Transport::Helper(helper) = &remote.transport {
+                    // Not the guard's caution but a program nobody reviewed: no rule for the command lifts it.
+                    self.findings.push(Verdict::new(
+                        Decision::Ask,
+                        format!(
+                            "`{shown}` reaches remote `{}` through the remote helper `git-remote-{helper}` \
+                             (`{}`), a program the repository's configuration names",
+                            remote.name, remote.url
+                        ),
+                        Provenance::layer(Layer::Bash),
+                    ));
+                    self.concerns.push(About {
+                        concern: Concern::Guarded,
+                        command: Some(index),
+                    });
+                    continue;
+                }
                 if let crate::git_remotes::Transport::Other(protocol) = &remote.transport {
                     let why = format!(
                         "`{shown}` reaches `{}` over {protocol} (remote `{}`: `{}`), which the sandbox's proxy \
