@@ -5,7 +5,7 @@ use agent_tool_traits::{Confinement, SandboxProfile};
 use serde_json::json;
 
 use super::*;
-use crate::test_guard::Project;
+use crate::test_guard::{Project, git};
 
 /// Contained allows need a kernel that enforces the sandbox; elsewhere these tests say so and check the
 /// reason instead, and fail where `AGENT_GUARD_REQUIRE_SANDBOX=1` says the kernel can enforce it (as `cargo
@@ -624,23 +624,6 @@ fn a_command_the_users_rule_allows_beyond_the_sandbox_runs_in_it_with_the_contai
     );
     let decided = asked.guard.decide("Bash", &json!({ "command": line }));
     assert_eq!(decided.verdict().decision, Decision::Ask);
-}
-
-/// Runs git in `dir` without the user's configuration.
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "A")
-        .env("GIT_AUTHOR_EMAIL", "a@example.com")
-        .env("GIT_COMMITTER_NAME", "A")
-        .env("GIT_COMMITTER_EMAIL", "a@example.com")
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
 }
 
 #[test]

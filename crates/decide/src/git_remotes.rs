@@ -859,6 +859,7 @@ fn value_of(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_guard::git;
 
     fn argv(line: &str) -> Vec<String> {
         line.split_whitespace().map(str::to_owned).collect()
@@ -953,23 +954,6 @@ mod tests {
             unreviewed_code(&status, quiet.path(), None, None, Submodules::Read),
             None
         );
-    }
-
-    /// Runs git in `dir` without the user's configuration.
-    fn git(dir: &Path, args: &[&str]) {
-        let status = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "A")
-            .env("GIT_AUTHOR_EMAIL", "a@example.com")
-            .env("GIT_COMMITTER_NAME", "A")
-            .env("GIT_COMMITTER_EMAIL", "a@example.com")
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
     }
 
     #[test]
