@@ -144,28 +144,46 @@ impl Gathering<'_> {
 
     /// The git commands of `analysis` that may run code nobody reviewed ([`crate::git_remotes::unreviewed_code`]):
     /// the hooks of the project's own repository when the command changes it, the programs another repository's
-    /// configuration sets whatever the command, and every git command after one of the line that makes a
-    /// repository or changes git's configuration (`git init s && git -C s config core.fsmonitor …`), which the
-    /// decision cannot read. A reading git command of the project's own repository with hooks (which git may run
-    /// when it refreshes the index) is kept apart ([`ProjectCode::hooks`]): inside the read-only sandbox it changes
-    /// nothing, but it must not share another command's network.
+    /// configuration (or a checked-out submodule's) sets, and every git command after one of the line that sets a
+    /// program's configuration (`git init s && git -C s config core.fsmonitor …`), which the decision cannot read.
+    /// A reading git command is looked at only in a line with the network (elsewhere it runs in the read-only
+    /// sandbox, where what it may run changes nothing); one of the project's own repository with hooks (which git
+    /// may run when it refreshes the index) is kept apart ([`ProjectCode::hooks`]): it must not share another
+    /// command's network.
     fn git_code(&self, analysis: &CommandAnalysis, moves: &DirectoryMoves, code: &mut ProjectCode) {
         if moves.unknown.is_some() {
             return;
         }
-        let main = crate::git_remotes::work_tree(&self.guard.cwd);
-        let home = self.guard.home.as_deref();
+        let is_git = |command: &agent_bash_guard::SubCommand| {
+            command
+                .effective()
+                .first()
+                .is_some_and(|word| word.rsplit('/').next() == Some("git"))
+        };
         let networked = analysis
             .commands
             .iter()
             .any(|c| matches!(c.class, CommandClass::Network | CommandClass::PackageManager));
+        // Only a git command that changes a repository, or any git command of a line with the network, is looked
+        // at: a reading one elsewhere runs in the read-only sandbox, where what it may run changes nothing. Most
+        // lines have neither, and pay nothing.
+        if !analysis
+            .commands
+            .iter()
+            .any(|c| is_git(c) && (networked || !c.read_only))
+        {
+            return;
+        }
+        let main = crate::git_remotes::work_tree(&self.guard.cwd);
+        let home = self.guard.home.as_deref();
         let mut configured: Option<String> = None;
         for (index, command) in analysis.commands.iter().enumerate() {
             let effective = command.effective();
-            let git = effective
-                .first()
-                .is_some_and(|word| word.rsplit('/').next() == Some("git"));
-            if !git {
+            if !is_git(command) {
+                continue;
+            }
+            let looked_at = networked || !command.read_only || configured.is_some();
+            if !looked_at {
                 continue;
             }
             if let Some(earlier) = &configured {
