@@ -111,31 +111,75 @@ pub(crate) fn remotes(argv: &[String], dir: &Path, home: Option<&Path>) -> Vec<R
     found
 }
 
-/// `argv` split into the directory git runs in (after `-C`), the sub-command and its arguments.
-fn split_command<'a>(argv: &'a [String], dir: &Path) -> Option<(PathBuf, &'a str, &'a [String])> {
-    let (_, mut rest) = argv.split_first()?;
-    let mut dir = dir.to_path_buf();
-    while let Some((word, tail)) = rest.split_first() {
-        match word.as_str() {
-            "-C" => {
-                let (value, tail) = tail.split_first()?;
-                dir = dir.join(value);
-                rest = tail;
-            }
-            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" | "--super-prefix" => {
-                // Another git directory or configuration on the command line: its remotes are not the ones read
-                // here.
-                if matches!(word.as_str(), "--git-dir" | "-c" | "--config-env") {
-                    return None;
+/// A git command line read up to its sub-command: git's own options before it, as the readers of this module and
+/// gather/project_code.rs need them.
+pub(crate) struct GitLine<'a> {
+    /// The directories of `-C`, in order: each relative to the one before.
+    pub(crate) moves: Vec<&'a str>,
+    /// The git directory `--git-dir` names.
+    pub(crate) git_dir: Option<&'a str>,
+    /// Configuration given on the command line (`-c`, `--config-env`).
+    pub(crate) configured: bool,
+    /// The sub-command, and the words after it.
+    pub(crate) sub: Option<(&'a str, &'a [String])>,
+}
+
+impl<'a> GitLine<'a> {
+    /// Reads `argv` (`git` first); `None` when an option lacks its value.
+    pub(crate) fn read(argv: &'a [String]) -> Option<Self> {
+        let mut line = Self {
+            moves: Vec::new(),
+            git_dir: None,
+            configured: false,
+            sub: None,
+        };
+        let (_, mut rest) = argv.split_first()?;
+        while let Some((word, tail)) = rest.split_first() {
+            rest = tail;
+            match word.as_str() {
+                "-C" | "--git-dir" | "-c" | "--config-env" | "--work-tree" | "--namespace"
+                | "--super-prefix" => {
+                    let (value, tail) = rest.split_first()?;
+                    rest = tail;
+                    match word.as_str() {
+                        "-C" => line.moves.push(value),
+                        "--git-dir" => line.git_dir = Some(value),
+                        "-c" | "--config-env" => line.configured = true,
+                        _ => {}
+                    }
                 }
-                rest = tail.get(1..)?;
+                option if option.starts_with("--config-env=") => line.configured = true,
+                option if option.starts_with('-') => {
+                    if let Some(named) = option.strip_prefix("--git-dir=") {
+                        line.git_dir = Some(named);
+                    }
+                }
+                sub => {
+                    line.sub = Some((sub, rest));
+                    break;
+                }
             }
-            option if option.starts_with("--git-dir=") || option.starts_with("--config-env=") => return None,
-            option if option.starts_with('-') => rest = tail,
-            sub => return Some((dir, sub, tail)),
         }
+        Some(line)
     }
-    None
+
+    /// `dir` moved by every `-C`.
+    pub(crate) fn dir(&self, dir: &Path) -> PathBuf {
+        self.moves
+            .iter()
+            .fold(dir.to_path_buf(), |dir, moved| dir.join(moved))
+    }
+}
+
+/// Where a git command reaching a remote runs, its sub-command and their words; `None` where the line names
+/// another git directory or configuration, whose remotes are not the ones read here.
+fn split_command<'a>(argv: &'a [String], dir: &Path) -> Option<(PathBuf, &'a str, &'a [String])> {
+    let line = GitLine::read(argv)?;
+    if line.configured || line.git_dir.is_some() {
+        return None;
+    }
+    let (sub, args) = line.sub?;
+    Some((line.dir(dir), sub, args))
 }
 
 /// The code nobody reviewed that the git command `argv`, run from `dir`, may run through its repository: for the
@@ -153,34 +197,14 @@ pub(crate) fn unreviewed_code(
     submodules: Submodules,
 ) -> Option<Unreviewed> {
     // Where git runs: `-C DIR` moves it; configuration given with `-c` is the analysis's to judge (a key that runs
-    // a program, `core.hooksPath` among them, is code it does not follow); another git directory is not the one
-    // read here.
-    let mut dir = dir.to_path_buf();
-    let mut words = argv.iter().skip(1);
-    // A git directory named on the command line is the project's own only when it is its `.git`.
-    let own_git_dir = |named: &str, dir: &Path| {
+    // a program, `core.hooksPath` among them, is code it does not follow); a git directory named on the command
+    // line is the project's own only when it is its `.git`.
+    let line = GitLine::read(argv)?;
+    let mut dir = line.dir(dir);
+    if let Some(named) = line.git_dir {
         let named = dir.join(named).canonicalize().ok();
-        let main = main.and_then(|main| main.join(".git").canonicalize().ok());
-        named.is_some() && named == main
-    };
-    while let Some(word) = words.next() {
-        let named = match word.as_str() {
-            "-C" => {
-                dir = dir.join(words.next()?);
-                continue;
-            }
-            "-c" | "--config-env" | "--namespace" | "--super-prefix" | "--work-tree" => {
-                words.next();
-                continue;
-            }
-            "--git-dir" => words.next()?.as_str(),
-            other => match other.strip_prefix("--git-dir=") {
-                Some(named) => named,
-                None if other.starts_with('-') => continue,
-                None => break,
-            },
-        };
-        if !own_git_dir(named, &dir) {
+        let own = main.and_then(|main| main.join(".git").canonicalize().ok());
+        if named.is_none() || named != own {
             return Some(Unreviewed::elsewhere("it names another git directory"));
         }
         dir = main?.to_path_buf();

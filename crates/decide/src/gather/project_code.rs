@@ -8,7 +8,7 @@ use agent_tool_traits::Access;
 
 use super::Gathering;
 use super::moves::DirectoryMoves;
-use crate::git_remotes::Submodules;
+use crate::git_remotes::{GitLine, Submodules};
 
 /// The commands of a line that run code the project controls, each with why.
 #[derive(Debug, Default)]
@@ -55,21 +55,10 @@ impl ProjectCode {
 /// a remote added or changed. What later git commands of the line run under is then not what the decision read.
 /// `git init`, `git clone` and `git config user.email …` alone change no program.
 fn configures_git(argv: &[String]) -> bool {
-    let mut words = argv.iter().skip(1);
-    let mut sub = None;
-    while let Some(word) = words.next() {
-        match word.as_str() {
-            "-C" | "-c" | "--config-env" | "--namespace" | "--super-prefix" | "--git-dir" | "--work-tree" => {
-                words.next();
-            }
-            option if option.starts_with('-') => {}
-            name => {
-                sub = Some(name);
-                break;
-            }
-        }
-    }
-    let rest: Vec<&str> = words.map(String::as_str).collect();
+    let Some((sub, args)) = GitLine::read(argv).and_then(|line| line.sub) else {
+        return false;
+    };
+    let rest: Vec<&str> = args.iter().map(String::as_str).collect();
     let has = |prefixes: &[&str]| {
         rest.iter().any(|word| {
             prefixes
@@ -78,8 +67,8 @@ fn configures_git(argv: &[String]) -> bool {
         })
     };
     match sub {
-        Some("init") => has(&["--template", "--separate-git-dir"]),
-        Some("clone") => has(&[
+        "init" => has(&["--template", "--separate-git-dir"]),
+        "clone" => has(&[
             "--template",
             "--separate-git-dir",
             "-c",
@@ -87,7 +76,7 @@ fn configures_git(argv: &[String]) -> bool {
             "-u",
             "--upload-pack",
         ]),
-        Some("config") => {
+        "config" => {
             let scoped = has(&[
                 "--file",
                 "-f",
@@ -111,7 +100,7 @@ fn configures_git(argv: &[String]) -> bool {
             };
             scoped || key.is_none_or(crate::repo_programs::is_program_key)
         }
-        Some("submodule" | "worktree" | "remote") => true,
+        "submodule" | "worktree" | "remote" => true,
         _ => false,
     }
 }
