@@ -395,3 +395,62 @@ fn grep_over_keys_and_yaml_blocks_prints_them_redacted_and_a_credential_past_the
     );
     assert!(stdout.contains("config/app.yaml:  user: app"), "{stdout}");
 }
+
+/// Reverses each line of `text`, as `rev` does.
+fn reversed_lines(text: &str) -> String {
+    text.lines()
+        .map(|line| format!("{}\n", line.chars().rev().collect::<String>()))
+        .collect()
+}
+
+#[test]
+fn inside_the_sandbox_a_file_that_holds_a_credential_reads_as_its_view_whatever_the_command_does_with_it() {
+    if !sandbox_supported() {
+        return;
+    }
+    let project = Project::new();
+    let view = "release checklist\nci token [redacted: GitHub token] (rotate in May)\n";
+    // Transformed, a credential would pass the redaction of what the command prints: the command never reads it.
+    let output = project.sandbox(&["--", "rev", "notes.txt"]);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        reversed_lines(view),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = project.sandbox(&["--", "bash", "-c", "od -An -c notes.txt | tr -d ' \\n'"]);
+    let letters = String::from_utf8_lossy(&output.stdout);
+    assert!(letters.contains("[redacted:GitHubtoken]"), "{letters}");
+    assert!(!letters.contains(&GITHUB_TOKEN[4..20]), "{letters}");
+    // Hidden in a stream of bytes no rule reads: each file's bytes as numbers.
+    let output = project.sandbox(&[
+        "--",
+        "bash",
+        "-c",
+        "for f in notes.txt config/settings.yml deploy/values.yaml README.md; do od -An -tu1 -v \"$f\"; done",
+    ]);
+    let bytes: Vec<u8> = String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .map(|n| n.parse::<u8>().unwrap())
+        .collect();
+    let text = String::from_utf8_lossy(&bytes);
+    for value in [GITHUB_TOKEN, STRIPE_KEY, DB_PASSWORD] {
+        assert!(!text.contains(value), "{text}");
+    }
+    assert!(text.contains("STRIPE_KEY: [redacted: Stripe key]"), "{text}");
+    // A file with no credential reads as it is.
+    assert!(text.contains("Set `password: changeme` locally."), "{text}");
+
+    // The view is read-only, and the file stays as it was.
+    let before = std::fs::read(project.root.join("notes.txt")).unwrap();
+    let output = project.sandbox(&[
+        "--profile",
+        "workspace-write",
+        "--",
+        "bash",
+        "-c",
+        "echo x >> notes.txt",
+    ]);
+    assert!(!output.status.success());
+    assert_eq!(std::fs::read(project.root.join("notes.txt")).unwrap(), before);
+}

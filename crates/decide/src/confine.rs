@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use agent_bash_guard::{CommandAnalysis, CommandClass, LocationKind};
 use agent_fs_sandbox::{ProtectedPaths, home_secret_places};
 use agent_os_sandbox::{
-    DomainPattern, DomainPolicy, EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec,
+    ContentView, DomainPattern, DomainPolicy, EnvPolicy, KernelSupport, Plan, Protection, SandboxSpec,
 };
 use agent_rules::{Policy, SessionTaint};
+use agent_secrets::{ContentIndex, Indexed};
 use agent_tool_traits::{
     Access, Confinement, DecidedBy, Decision, Layer, Provenance, SandboxProfile, Source, Verdict,
 };
@@ -303,7 +304,10 @@ impl Guard {
         spec
     }
 
-    /// The sandbox plan of `confinement` for this guard on this kernel.
+    /// The sandbox plan of `confinement` for this guard on this kernel. Every file of the roots the plan's scan
+    /// reaches (but in a build's output) is asked about its content through this project's content index: a
+    /// file that holds a credential is shown to the command as a read-only view with each credential replaced.
+    /// The index is saved for the next run; a failure to save it only costs that run a scan again.
     ///
     /// # Errors
     /// A root that is not a directory.
@@ -312,7 +316,26 @@ impl Guard {
         confinement: Confinement,
         support: &KernelSupport,
     ) -> agent_os_sandbox::Result<Plan> {
-        Plan::build(&self.sandbox_spec(confinement), &self.protection(), support)
+        let place = self.content_index_place();
+        let index = place.as_deref().map(ContentIndex::open);
+        let mut protection = self.protection();
+        protection.content = index.as_ref();
+        let plan = Plan::build(&self.sandbox_spec(confinement), &protection, support);
+        if let (Some(index), Some(place)) = (&index, &place) {
+            // The project's `.agent-guard` is not made here (the hook's audit log makes it, with its ignore
+            // file); a home's is.
+            let home_made = place
+                .parent()
+                .filter(|dir| {
+                    self.home()
+                        .is_some_and(|home| dir.starts_with(home.join(".agent-guard")))
+                })
+                .is_none_or(|dir| std::fs::create_dir_all(dir).is_ok());
+            if home_made {
+                let _saved = index.save();
+            }
+        }
+        plan
     }
 
     /// What the sandbox must keep from a command: the secret files and protected paths of the file-system
@@ -321,6 +344,7 @@ impl Guard {
         GuardProtection {
             policy: self.policy(),
             protected: self.protected_paths(),
+            content: None,
         }
     }
 
@@ -460,12 +484,14 @@ pub(crate) fn network_policy(settings: &DomainPolicy, policy: &Policy, owners: &
     network
 }
 
-/// A guard's [`Protection`]: the secret files and protected paths of its file-system sandbox, and the deny
-/// rules on reads and the deny and ask rules on writes of its policy.
+/// A guard's [`Protection`]: the secret files and protected paths of its file-system sandbox, the deny rules on
+/// reads and the deny and ask rules on writes of its policy, and (for a sandbox's plan) which files hold a
+/// credential by their content.
 #[derive(Debug, Clone, Copy)]
 pub struct GuardProtection<'a> {
     policy: &'a Policy,
     protected: &'a ProtectedPaths,
+    content: Option<&'a ContentIndex>,
 }
 
 impl Protection for GuardProtection<'_> {
@@ -484,6 +510,19 @@ impl Protection for GuardProtection<'_> {
             || [Decision::Deny, Decision::Ask]
                 .into_iter()
                 .any(|behavior| self.policy.path_rule(behavior, Access::Write, path).is_some())
+    }
+
+    fn content(&self, path: &Path, metadata: &std::fs::Metadata) -> ContentView {
+        let Some(index) = self.content else {
+            return ContentView::AsItIs;
+        };
+        match index.check(path, metadata) {
+            // Not scanned in this run (its budget spent): what the command prints is still redacted.
+            Indexed::Clean | Indexed::Unknown => ContentView::AsItIs,
+            Indexed::Credential(_) => index
+                .view(path, metadata)
+                .map_or(ContentView::Hidden, ContentView::Redacted),
+        }
     }
 }
 

@@ -232,8 +232,21 @@ impl Guard {
     /// project `<home>/.agent-guard/caches/<hash of its path>/` (an `.agent-guard` made there would mark it a
     /// project); `None` without a home.
     pub fn cache_store(&self, home: Option<&Path>) -> Option<PathBuf> {
+        self.state_place(home, "caches")
+    }
+
+    /// Where the sandbox keeps its index of which files of this project hold a credential
+    /// (`agent_secrets::ContentIndex`): the project's `.agent-guard/credential-index`, or for a directory that
+    /// is no project `<home>/.agent-guard/credential-index/<hash of its path>`; `None` without a home.
+    pub(crate) fn content_index_place(&self) -> Option<PathBuf> {
+        self.state_place(self.home.as_deref(), "credential-index")
+    }
+
+    /// `name` in the project's `.agent-guard/`, or for a directory that is no project in
+    /// `<home>/.agent-guard/<name>/<hash of its path>`.
+    fn state_place(&self, home: Option<&Path>, name: &str) -> Option<PathBuf> {
         if marked_project(&self.project) {
-            return Some(self.project.join(".agent-guard").join("caches"));
+            return Some(self.project.join(".agent-guard").join(name));
         }
         // FNV-1a over the path's bytes: stable across runs and versions, unlike the standard library's hasher.
         let hash = self
@@ -244,11 +257,7 @@ impl Guard {
             .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
                 (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
             });
-        home.map(|home| {
-            home.join(".agent-guard")
-                .join("caches")
-                .join(format!("{hash:016x}"))
-        })
+        home.map(|home| home.join(".agent-guard").join(name).join(format!("{hash:016x}")))
     }
 
     /// The compiled policy (rules, mode).

@@ -656,10 +656,13 @@ fn namespace_setup(
         });
     }
     // A bind mount takes the flags of the mount its source lies on, locked there in a user namespace: the remount
-    // keeps the stand-ins' own (the scratch directory's file system), not those of the secret's.
+    // keeps the stand-in's own (the scratch directory's file system, or the view's), not those of the secret's.
     let mask_locks = locked_flags(mask_file);
     for mask in &plan.masks {
-        let source = c_path(if mask.dir { mask_dir } else { mask_file })?;
+        let (source, locks) = match &mask.view {
+            Some(view) => (c_path(view)?, locked_flags(view)),
+            None => (c_path(if mask.dir { mask_dir } else { mask_file })?, mask_locks),
+        };
         let target = c_path(&mask.path)?;
         mounts.push(MountOp::Bind {
             source,
@@ -673,7 +676,7 @@ fn namespace_setup(
                 | libc::MS_NOEXEC
                 | libc::MS_NOSUID
                 | libc::MS_NODEV
-                | mask_locks,
+                | locks,
             target,
         });
     }

@@ -93,6 +93,7 @@ pub use launch::Prepared;
 #[cfg(target_os = "linux")]
 pub use launch::ProcessLimits;
 pub use plan::CacheOverlay;
+pub use plan::ContentView;
 pub use plan::Grant;
 pub use plan::Isolation;
 pub use plan::Mask;

@@ -8,7 +8,7 @@ use agent_tool_traits::{Confinement, SandboxProfile};
 use crate::domains::{DomainLimit, DomainPolicy};
 use crate::error::{KernelSandboxError, Result};
 use crate::probe::{KernelSupport, Namespaces};
-use crate::scan::{Watch, prefixed, scan};
+use crate::scan::{Look, Watch, prefixed, scan};
 
 use caches::writable_caches;
 
@@ -219,6 +219,25 @@ pub trait Protection {
     /// Whether writing `path` (inside `root`) must be refused: a protected path or a place a deny or ask rule
     /// protects for writes.
     fn write_protected(&self, path: &Path, root: &Path) -> bool;
+    /// What a command reads in place of the regular file `path` of a root (`metadata`, of the file itself), asked
+    /// of every file the scan before a run reaches but in installed packages and caches (`node_modules`, a Python
+    /// environment, a tagged cache): the file as it is, a view of it (its credentials replaced), or nothing. A sandbox without namespaces cannot show a view and hides the file.
+    fn content(&self, path: &Path, metadata: &std::fs::Metadata) -> ContentView {
+        let _unused = (path, metadata);
+        ContentView::AsItIs
+    }
+}
+
+/// What a command reads of a file of the roots ([`Protection::content`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContentView {
+    /// The file as it is.
+    AsItIs,
+    /// The file at this path instead (read-only, never written by a command): the file with each credential
+    /// replaced by its marker.
+    Redacted(PathBuf),
+    /// Nothing: the file is hidden as a secret is.
+    Hidden,
 }
 
 /// What a sandbox is built from.
@@ -377,13 +396,16 @@ pub struct Grant {
     pub rights: Rights,
 }
 
-/// A secret hidden behind an empty, unreadable stand-in (namespaces only).
+/// A secret hidden behind a stand-in (namespaces only): an empty, unreadable one, or a read-only view of a file
+/// that holds a credential, with each credential replaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mask {
     /// The secret.
     pub path: PathBuf,
     /// Whether it is a directory.
     pub dir: bool,
+    /// The file a command reads in its place, when not nothing.
+    pub view: Option<PathBuf>,
 }
 
 /// Everything the kernel will be told, computed from a [`SandboxSpec`] and the file system as it is now.
@@ -476,7 +498,13 @@ impl Plan {
         let caches = writable_caches(spec, writes, isolation, &mut notes);
 
         let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
-        let found = scan(&all_roots, spec.scan_limit, protection, writes, true, &mut notes);
+        let look = Look {
+            write_protected: writes,
+            skip_caches: true,
+            content: true,
+        };
+        let found = scan(&all_roots, spec.scan_limit, protection, look, &mut notes);
+        let views = found.views;
         // The places looked for from here on are looked up through one set of directory reads: nothing below
         // changes the file system before the command runs.
         let mut presence = crate::presence::Presence::default();
@@ -609,7 +637,16 @@ impl Plan {
             Isolation::Namespaces { .. } => {
                 let masks = secrets
                     .into_iter()
-                    .map(|(path, dir)| Mask { path, dir })
+                    .map(|(path, dir)| Mask {
+                        path,
+                        dir,
+                        view: None,
+                    })
+                    .chain(views.into_iter().map(|(path, view)| Mask {
+                        path,
+                        dir: false,
+                        view: Some(view),
+                    }))
                     .collect();
                 let mut binds: Vec<ReadOnlyBind> = write_protected
                     .into_iter()
@@ -632,7 +669,12 @@ impl Plan {
                 (grants, masks, binds)
             }
             Isolation::LandlockOnly => {
-                let secret_paths: Vec<PathBuf> = secrets.into_iter().map(|(p, _)| p).collect();
+                // Landlock cannot show a view: a file that holds a credential is left out as a secret is.
+                let secret_paths: Vec<PathBuf> = secrets
+                    .into_iter()
+                    .map(|(p, _)| p)
+                    .chain(views.into_iter().map(|(p, _)| p))
+                    .collect();
                 let mut split: Vec<Grant> = Vec::new();
                 for g in grants {
                     // Reading and writing are left out separately: a secret is neither read nor written, a
@@ -777,7 +819,12 @@ fn grants_of(
 pub fn hidden_by_name(spec: &SandboxSpec, protection: &dyn Protection) -> Vec<PathBuf> {
     let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
     let mut notes = Vec::new();
-    scan(&all_roots, spec.scan_limit, protection, false, true, &mut notes)
+    let look = Look {
+        write_protected: false,
+        skip_caches: true,
+        content: false,
+    };
+    scan(&all_roots, spec.scan_limit, protection, look, &mut notes)
         .secrets
         .into_iter()
         .map(|(path, _)| path)

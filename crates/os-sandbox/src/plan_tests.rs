@@ -194,11 +194,13 @@ fn the_spec_secret_places_are_hidden_where_a_grant_holds_them() {
     let plan = Plan::build(&spec, &Names, &support(Namespaces::Privileged)).unwrap();
     assert!(plan.masks.contains(&Mask {
         path: home.path().join(".ssh"),
-        dir: true
+        dir: true,
+        view: None,
     }));
     assert!(plan.masks.contains(&Mask {
         path: home.path().join(".bash_history"),
-        dir: false
+        dir: false,
+        view: None,
     }));
     assert!(!plan.masks.iter().any(|m| m.path == home.path().join(".aws")));
     // Without namespaces the home directory is granted around them.
@@ -393,4 +395,91 @@ fn a_config_file_a_run_made_in_the_layer_is_gone_before_the_next() {
     assert!(!cargo.upper.join("config.toml").exists());
     assert!(!cargo.upper.join("env.fish").exists());
     assert!(cargo.upper.join("registry/src/x/kept").exists());
+}
+
+/// Shows a view in place of each file whose content holds `TOKEN`; counts what it is asked.
+struct Content {
+    view: PathBuf,
+    asked: std::sync::Mutex<Vec<PathBuf>>,
+}
+
+impl Protection for Content {
+    fn secret(&self, path: &Path, root: &Path) -> bool {
+        Names.secret(path, root)
+    }
+    fn write_protected(&self, path: &Path, root: &Path) -> bool {
+        Names.write_protected(path, root)
+    }
+    fn content(&self, path: &Path, _metadata: &std::fs::Metadata) -> ContentView {
+        self.asked.lock().unwrap().push(path.to_path_buf());
+        match std::fs::read_to_string(path) {
+            Ok(text) if text.contains("TOKEN") => ContentView::Redacted(self.view.clone()),
+            _ => ContentView::AsItIs,
+        }
+    }
+}
+
+#[test]
+fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_without_namespaces() {
+    let dir = project();
+    let root = dir.path().to_path_buf();
+    std::fs::create_dir_all(root.join("config")).unwrap();
+    std::fs::write(root.join("config/a7.yml"), "api: TOKEN\n").unwrap();
+    // Installed packages are not asked about: they came from a registry. A build's output is.
+    std::fs::create_dir_all(root.join("node_modules/pkg")).unwrap();
+    std::fs::write(root.join("node_modules/pkg/x.js"), "TOKEN").unwrap();
+    std::fs::create_dir_all(root.join("env/lib")).unwrap();
+    std::fs::write(root.join("env/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::fs::write(root.join("env/lib/x.py"), "TOKEN").unwrap();
+    std::fs::create_dir_all(root.join("dist")).unwrap();
+    std::fs::write(root.join("dist/bundle.js"), "const k = 'TOKEN';").unwrap();
+    let protection = Content {
+        view: dir.path().join("view"),
+        asked: std::sync::Mutex::default(),
+    };
+    let mut spec = SandboxSpec::new(
+        Confinement {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: false,
+            git_writes: false,
+        },
+        vec![root.clone()],
+    );
+    spec.toolchains.clear();
+
+    let plan = Plan::build(&spec, &protection, &support(Namespaces::Privileged)).unwrap();
+    let views: Vec<&Mask> = plan.masks.iter().filter(|m| m.view.is_some()).collect();
+    let mut shown: Vec<&Path> = views.iter().map(|m| m.path.as_path()).collect();
+    shown.sort();
+    assert_eq!(shown, [root.join("config/a7.yml"), root.join("dist/bundle.js")]);
+    assert!(
+        views
+            .iter()
+            .all(|m| !m.dir && m.view.as_deref() == Some(dir.path().join("view").as_path()))
+    );
+    let asked = protection.asked.lock().unwrap().clone();
+    assert!(asked.contains(&root.join("src/main.rs")), "{asked:?}");
+    // Neither a secret by name, nor a directory, nor a build's output is asked about.
+    assert!(
+        !asked.iter().any(|p| p.ends_with(".env")
+            || p.ends_with("src")
+            || p.starts_with(root.join("node_modules"))
+            || p.starts_with(root.join("env"))),
+        "{asked:?}"
+    );
+
+    let plan = Plan::build(&spec, &protection, &support(Namespaces::Unavailable)).unwrap();
+    let rights_of = |p: &Path| {
+        plan.grants
+            .iter()
+            .filter(|g| p.starts_with(&g.path))
+            .fold(Rights(0), |r, g| r.with(g.rights))
+    };
+    assert!(!rights_of(&root.join("config/a7.yml")).contains(Rights::READ));
+    assert!(rights_of(&root.join("src/main.rs")).contains(Rights::READ));
+
+    // The scan a decision makes for the secrets by name asks nothing of content.
+    protection.asked.lock().unwrap().clear();
+    let _by_name = hidden_by_name(&spec, &protection);
+    assert!(protection.asked.lock().unwrap().is_empty());
 }

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-use crate::plan::Protection;
+use crate::plan::{ContentView, Protection};
 
 /// The entries of `dir` whose names start with `prefix`.
 pub(crate) fn prefixed(dir: &Path, prefix: &str) -> Vec<PathBuf> {
@@ -73,11 +73,34 @@ pub fn is_build_output_name(name: &std::ffi::OsStr) -> bool {
     BUILD_OUTPUT_DIRS.iter().any(|known| name == *known)
 }
 
+/// Whether the directory `path` holds installed packages or a cache, whose files are not asked about their
+/// content: `node_modules`, a Python environment (it holds `pyvenv.cfg`), or a tagged cache directory of any name.
+fn holds_packages(path: &Path) -> bool {
+    path.file_name().is_some_and(|name| name == "node_modules")
+        || path.join("pyvenv.cfg").exists()
+        || path.join(CACHE_TAG).exists()
+}
+
 /// What the scan of the roots found.
 #[derive(Debug, Default)]
 pub(crate) struct Found {
     pub(crate) secrets: Vec<(PathBuf, bool)>,
     pub(crate) write_protected: Vec<PathBuf>,
+    /// The files that hold a credential by their content, each with the view a command reads in its place.
+    pub(crate) views: Vec<(PathBuf, PathBuf)>,
+}
+
+/// What a scan looks for besides the secrets by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Look {
+    /// The protected paths, for a writing profile.
+    pub(crate) write_protected: bool,
+    /// Whether a tagged cache directory with a build output's name is passed by (before a run; after it, a
+    /// command may have tagged one itself).
+    pub(crate) skip_caches: bool,
+    /// Whether each regular file is asked about its content ([`Protection::content`]), but in installed packages
+    /// and caches ([`holds_packages`]): before a run, for the sandbox; never for a decision.
+    pub(crate) content: bool,
 }
 
 /// What a writing command is checked for when it ends: the protected paths of the writable roots (and the tools'
@@ -112,7 +135,12 @@ impl Watch {
         }
         // A command can tag a directory as a cache itself: after it, every directory is looked into, further.
         let limit = self.limit.saturating_mul(AFTER_SCAN_FACTOR);
-        let now = scan(&self.roots, limit, protection, true, false, notes).write_protected;
+        let look = Look {
+            write_protected: true,
+            skip_caches: false,
+            content: false,
+        };
+        let now = scan(&self.roots, limit, protection, look, notes).write_protected;
         // Looked up now that every process of the command has ended, each directory read once (crate::presence).
         let candidates = self
             .candidates
@@ -195,25 +223,26 @@ pub(crate) fn open_up(dir: &Path) -> bool {
         || std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o700)).is_ok()
 }
 
-/// Scans `roots` breadth-first for secrets and (for a writing profile) protected paths, within `limit` entries
-/// below each root's own entries, which are all looked at. A protected or secret entry is not descended into;
-/// neither is a tagged cache directory.
+/// Scans `roots` breadth-first for secrets, (as `look` says) protected paths and files holding a credential,
+/// within `limit` entries below each root's own entries, which are all looked at. A protected or secret entry is
+/// not descended into; neither is a tagged cache directory.
 pub(crate) fn scan(
     roots: &[PathBuf],
     limit: usize,
     protection: &dyn Protection,
-    writes: bool,
-    skip_caches: bool,
+    look: Look,
     notes: &mut Vec<String>,
 ) -> Found {
     let mut found = Found::default();
     let mut seen = 0usize;
     for root in roots {
-        let mut queue: VecDeque<PathBuf> = VecDeque::from([root.clone()]);
-        while let Some(dir) = queue.pop_front() {
+        // Each directory with whether it lies in installed packages or a cache, where files are not asked about
+        // their content: they came from a registry or a tool, not from the project's own files.
+        let mut queue: VecDeque<(PathBuf, bool)> = VecDeque::from([(root.clone(), false)]);
+        while let Some((dir, in_packages)) = queue.pop_front() {
             let mut listed = std::fs::read_dir(&dir);
             // After a run (the scan that does not skip caches), a directory the command made unreadable is opened.
-            if !skip_caches
+            if !look.skip_caches
                 && listed
                     .as_ref()
                     .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
@@ -238,22 +267,36 @@ pub(crate) fn scan(
                     return found;
                 }
                 let path = entry.path();
-                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let file_type = entry.file_type().ok();
+                let is_dir = file_type.is_some_and(|t| t.is_dir());
                 let secret = protection.secret(&path, root);
                 let protected = protection.write_protected(&path, root);
                 if secret {
                     found.secrets.push((path.clone(), is_dir));
+                } else if look.content
+                    && !in_packages
+                    && file_type.is_some_and(|t| t.is_file())
+                    && let Ok(metadata) = entry.metadata()
+                {
+                    match protection.content(&path, &metadata) {
+                        ContentView::AsItIs => {}
+                        ContentView::Redacted(view) => found.views.push((path.clone(), view)),
+                        ContentView::Hidden => found.secrets.push((path.clone(), false)),
+                    }
                 }
-                if protected && writes {
+                if protected && look.write_protected {
                     found.write_protected.push(path.clone());
                 }
+                if !is_dir || secret || protected {
+                    continue;
+                }
+                let output_name = path.file_name().is_some_and(is_build_output_name);
                 // A tag is a file any command may write: only a directory that also has a build output's name is
                 // skipped, a name no command can give a directory that holds a project's files.
-                let tagged_cache = skip_caches
-                    && path.file_name().is_some_and(is_build_output_name)
-                    && path.join(CACHE_TAG).exists();
-                if is_dir && !secret && !protected && !tagged_cache {
-                    queue.push_back(path);
+                let tagged_cache = look.skip_caches && output_name && path.join(CACHE_TAG).exists();
+                if !tagged_cache {
+                    let packages = in_packages || (look.content && holds_packages(&path));
+                    queue.push_back((path, packages));
                 }
             }
         }

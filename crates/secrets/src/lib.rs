@@ -6,13 +6,15 @@
 //! The decision (`agent-decide`) asks before a file tool or a shell line reads a file of the roots that holds a
 //! credential, whatever the file's name; `agent-guard sandbox` passes a command's stdout and stderr through
 //! [`Interleaved`] (a [`Redactor`] over both, joined as their reader sees them), so that a secret read under a
-//! name nobody listed still does not reach the model; the audit log (`agent-hooks`)
+//! name nobody listed still does not reach the model; before it runs, [`ContentIndex`] tells the sandbox which
+//! files of the roots hold a credential, so that the command reads them with their credentials replaced; the audit log (`agent-hooks`)
 //! stores a call's input through [`redact_json`] and its preview through [`redact_str`].
 //!
 //! **Invariant:** a finding names the kind of credential, never its value: a reason or a marker that quotes the
 //! value would be the leak it guards against.
 //! **Invariant:** synchronous, no async runtime; no I/O but [`scan_file`], which reads at most [`FILE_LIMIT`]
-//! bytes of one regular file, a mebibyte at a time.
+//! bytes of one regular file, a mebibyte at a time, and [`ContentIndex`], which reads the first
+//! [`INDEX_SCAN_LIMIT`] bytes of the files it is asked about and reads and replaces its own file.
 //!
 //! ```
 //! use agent_secrets::{Redactor, first};
@@ -29,6 +31,7 @@
 //! ```
 
 mod file;
+mod index;
 mod interleaved;
 mod redact;
 mod rules;
@@ -37,6 +40,9 @@ mod scan;
 pub use file::FILE_LIMIT;
 pub use file::FileScan;
 pub use file::scan_file;
+pub use index::ContentIndex;
+pub use index::INDEX_SCAN_LIMIT;
+pub use index::Indexed;
 pub use interleaved::Interleaved;
 pub use redact::Redactor;
 pub use redact::redact;

@@ -1,0 +1,535 @@
+//! The content index: which files of a project hold a credential, kept on disk between runs so that a file is
+//! scanned again only when it changed.
+//!
+//! `agent-guard sandbox` asks it about every file of the roots before a command runs and gives the command, in
+//! place of a file that holds a credential, a view of it with each credential replaced by its marker: what the
+//! command reads of it (whole, in part, transformed, sent anywhere) holds no credential, whatever the file is
+//! called. A file is known by its device, inode, size, modification and status-change times; a write changes the
+//! status-change time, which no program can set back, so an unchanged entry means unchanged content. The views are
+//! kept beside the index (`<index>.views/`), one file per version of a file, made once.
+
+use std::collections::HashMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::scan::first;
+
+/// How much of a file is scanned: its first mebibyte. A credential further in is left to the redaction of what
+/// the command prints.
+pub const INDEX_SCAN_LIMIT: u64 = 1 << 20;
+
+/// How many bytes of files not yet known one run scans at most (about a quarter of a second at the scanner's
+/// speed): the first run in a large project indexes part of it, each later run goes on where it stopped.
+const RUN_BUDGET: u64 = 128 << 20;
+
+/// How recently a file may have changed and still have its result kept: a change made in the same tick of the
+/// file clock as the scan, after it, would leave the times as they were.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How many bytes at a file's start decide that it is binary (a NUL among them), as `git` and `grep` decide.
+const BINARY_PROBE: usize = 8 << 10;
+
+/// How old a view no entry names must be before a save removes it: a run that made it a moment ago under an
+/// index this one did not see may be about to show it.
+const VIEW_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The first line of the index file, with the version of its format.
+const MAGIC: &[u8; 8] = b"AGCIDX1\n";
+
+/// One record: device, inode, size, modification and status-change seconds and nanoseconds, and the kind's
+/// number (0 for none).
+const RECORD: usize = 8 * 3 + 12 * 2 + 2;
+
+/// What the index knows of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    modified: (i64, u32),
+    changed: (i64, u32),
+}
+
+/// What the index answers about a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Indexed {
+    /// No credential in its first [`INDEX_SCAN_LIMIT`] bytes, or a binary file.
+    Clean,
+    /// The kind of its first credential.
+    Credential(&'static str),
+    /// Not scanned: this run's budget of new bytes is spent.
+    Unknown,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    entries: HashMap<(u64, u64), (Stamp, u16)>,
+    /// Whether an entry was added or changed since the file was read.
+    dirty: bool,
+    /// The bytes of files scanned in this run.
+    scanned: u64,
+}
+
+/// Which files hold a credential, by device and inode, loaded from and saved to one file.
+#[derive(Debug)]
+pub struct ContentIndex {
+    path: PathBuf,
+    state: Mutex<State>,
+}
+
+impl ContentIndex {
+    /// The index kept at `path`; empty when the file does not exist, cannot be read, or was written for another
+    /// rule table (a changed table must look at every file again).
+    pub fn open(path: &Path) -> Self {
+        let entries = std::fs::read(path)
+            .ok()
+            .and_then(|bytes| parse(&bytes))
+            .unwrap_or_default();
+        Self {
+            path: path.to_path_buf(),
+            state: Mutex::new(State {
+                entries,
+                ..State::default()
+            }),
+        }
+    }
+
+    /// Whether the regular file at `path` (with `metadata`, of the file itself) holds a credential in its first
+    /// [`INDEX_SCAN_LIMIT`] bytes: from the index when the file is unchanged, else scanned now.
+    pub fn check(&self, path: &Path, metadata: &std::fs::Metadata) -> Indexed {
+        use std::os::unix::fs::MetadataExt as _;
+        if !metadata.is_file() || metadata.len() == 0 {
+            return Indexed::Clean;
+        }
+        let key = (metadata.dev(), metadata.ino());
+        let stamp = Stamp {
+            size: metadata.len(),
+            modified: (metadata.mtime(), nanos(metadata.mtime_nsec())),
+            changed: (metadata.ctime(), nanos(metadata.ctime_nsec())),
+        };
+        let Ok(mut state) = self.state.lock() else {
+            return Indexed::Unknown;
+        };
+        if let Some((known, kind)) = state.entries.get(&key)
+            && *known == stamp
+        {
+            return kind_of(*kind);
+        }
+        let cost = metadata.len().min(INDEX_SCAN_LIMIT);
+        if state.scanned.saturating_add(cost) > RUN_BUDGET {
+            return Indexed::Unknown;
+        }
+        state.scanned += cost;
+        let Some(kind) = scan_start(path) else {
+            // Unreadable here: whoever opens it meets the same refusal.
+            return Indexed::Clean;
+        };
+        if settled(metadata) {
+            state.entries.insert(key, (stamp, kind));
+            state.dirty = true;
+        }
+        kind_of(kind)
+    }
+
+    /// The view of the regular file at `path` (with `metadata`) that [`check`](Self::check) found to hold a
+    /// credential: a read-only file beside the index with the same bytes but each credential replaced by its
+    /// marker, made the first time this version of the file is asked about. `None` when the file is larger than
+    /// [`INDEX_SCAN_LIMIT`] (a view must be scanned whole), no longer shows a credential, or the view cannot be
+    /// written: the caller then hides the file.
+    pub fn view(&self, path: &Path, metadata: &std::fs::Metadata) -> Option<PathBuf> {
+        use std::os::unix::fs::PermissionsExt as _;
+        if metadata.len() > INDEX_SCAN_LIMIT {
+            return None;
+        }
+        let dir = self.views_dir();
+        let view = dir.join(view_name(metadata));
+        if view.is_file() {
+            return Some(view);
+        }
+        let bytes = std::fs::read(path).ok()?;
+        if u64::try_from(bytes.len()).map_or(true, |len| len > INDEX_SCAN_LIMIT) {
+            return None;
+        }
+        let std::borrow::Cow::Owned(redacted) = crate::redact(&bytes) else {
+            return None;
+        };
+        std::fs::create_dir_all(&dir).ok()?;
+        let mut file = tempfile::NamedTempFile::new_in(&dir).ok()?;
+        std::io::Write::write_all(&mut file, &redacted).ok()?;
+        file.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o444))
+            .ok()?;
+        file.persist(&view).ok()?;
+        Some(view)
+    }
+
+    fn views_dir(&self) -> PathBuf {
+        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
+        name.push(".views");
+        self.path.with_file_name(name)
+    }
+
+    /// Writes the index back when this run added to it: to a new file renamed over the old, so that a reader
+    /// never sees half of it.
+    ///
+    /// # Errors
+    /// The file cannot be written or renamed.
+    pub fn save(&self) -> std::io::Result<()> {
+        let Ok(mut state) = self.state.lock() else {
+            return Ok(());
+        };
+        if !state.dirty {
+            return Ok(());
+        }
+        let mut out = Vec::with_capacity(MAGIC.len() + 8 + state.entries.len() * RECORD);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&table_fingerprint().to_le_bytes());
+        for (&(device, inode), &(stamp, kind)) in &state.entries {
+            out.extend_from_slice(&device.to_le_bytes());
+            out.extend_from_slice(&inode.to_le_bytes());
+            out.extend_from_slice(&stamp.size.to_le_bytes());
+            for (secs, nanos) in [stamp.modified, stamp.changed] {
+                out.extend_from_slice(&secs.to_le_bytes());
+                out.extend_from_slice(&nanos.to_le_bytes());
+            }
+            out.extend_from_slice(&kind.to_le_bytes());
+        }
+        let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
+        let mut file = tempfile::NamedTempFile::new_in(dir)?;
+        std::io::Write::write_all(&mut file, &out)?;
+        file.persist(&self.path).map_err(|e| e.error)?;
+        state.dirty = false;
+        self.prune_views(&state.entries);
+        Ok(())
+    }
+
+    /// Removes the views of file versions the index no longer holds, once they are [`VIEW_GRACE`] old.
+    fn prune_views(&self, entries: &HashMap<(u64, u64), (Stamp, u16)>) {
+        let Ok(listed) = std::fs::read_dir(self.views_dir()) else {
+            return;
+        };
+        let live: std::collections::HashSet<String> = entries
+            .iter()
+            .filter(|(_, (_, kind))| *kind != 0)
+            .map(|(&key, &(stamp, _))| stamp_name(key, stamp))
+            .collect();
+        for entry in listed.filter_map(Result::ok) {
+            let named = entry.file_name().to_str().is_some_and(|name| live.contains(name));
+            let old = entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .ok()
+                .and_then(|time| time.elapsed().ok())
+                .is_some_and(|age| age >= VIEW_GRACE);
+            if !named && old {
+                let _removed = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// The name of a file version's view: its device, inode, size, modification and status-change times.
+fn view_name(metadata: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    stamp_name(
+        (metadata.dev(), metadata.ino()),
+        Stamp {
+            size: metadata.len(),
+            modified: (metadata.mtime(), nanos(metadata.mtime_nsec())),
+            changed: (metadata.ctime(), nanos(metadata.ctime_nsec())),
+        },
+    )
+}
+
+fn stamp_name((device, inode): (u64, u64), stamp: Stamp) -> String {
+    format!(
+        "{device:x}-{inode:x}-{:x}-{}.{}-{}.{}",
+        stamp.size, stamp.modified.0, stamp.modified.1, stamp.changed.0, stamp.changed.1
+    )
+}
+
+fn nanos(value: i64) -> u32 {
+    u32::try_from(value).unwrap_or(0)
+}
+
+/// Whether the file last changed long enough ago that a write after the scan would have changed its times.
+fn settled(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let changed = std::time::UNIX_EPOCH
+        + std::time::Duration::new(
+            u64::try_from(metadata.ctime()).unwrap_or(0),
+            nanos(metadata.ctime_nsec()),
+        );
+    std::time::SystemTime::now()
+        .duration_since(changed)
+        .is_ok_and(|age| age >= SETTLE)
+}
+
+/// The number of the first credential's kind in the first [`INDEX_SCAN_LIMIT`] bytes of the file at `path` (0
+/// for none or a binary file), or `None` when it cannot be opened or read.
+fn scan_start(path: &Path) -> Option<u16> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(INDEX_SCAN_LIMIT).read_to_end(&mut bytes).ok()?;
+    let probe = bytes.get(..BINARY_PROBE.min(bytes.len())).unwrap_or_default();
+    if memchr::memchr(0, probe).is_some() {
+        return Some(0);
+    }
+    Some(first(&bytes).map_or(0, |finding| kind_number(finding.kind)))
+}
+
+/// The kinds of the rule table, each once, in the table's order: a kind's number is its place here plus one.
+fn kinds() -> &'static [&'static str] {
+    static KINDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        let mut kinds: Vec<&'static str> = Vec::new();
+        for rule in crate::rules::RULES {
+            if !kinds.contains(&rule.kind) {
+                kinds.push(rule.kind);
+            }
+        }
+        kinds
+    });
+    &KINDS
+}
+
+fn kind_number(kind: &'static str) -> u16 {
+    kinds()
+        .iter()
+        .position(|known| *known == kind)
+        .and_then(|at| u16::try_from(at + 1).ok())
+        // A kind outside the table cannot be: the first kind still says "a credential".
+        .unwrap_or(1)
+}
+
+fn kind_of(number: u16) -> Indexed {
+    match number {
+        0 => Indexed::Clean,
+        n => Indexed::Credential(kinds().get(usize::from(n) - 1).copied().unwrap_or("credential")),
+    }
+}
+
+/// A fingerprint of the rule table (FNV-1a over every rule's kind, anchors, pattern and check) and of the
+/// index's own bounds: an index written under another table or other bounds is not trusted.
+fn table_fingerprint() -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut add = |bytes: &[u8]| {
+        for &byte in bytes.iter().chain(&[0xff]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for rule in crate::rules::RULES {
+        add(rule.kind.as_bytes());
+        for anchor in rule.anchors {
+            add(anchor.as_bytes());
+        }
+        add(rule.pattern.as_bytes());
+        add(format!("{:?}", rule.check).as_bytes());
+    }
+    add(&INDEX_SCAN_LIMIT.to_le_bytes());
+    add(&u64::try_from(BINARY_PROBE).unwrap_or(0).to_le_bytes());
+    hash
+}
+
+fn parse(bytes: &[u8]) -> Option<HashMap<(u64, u64), (Stamp, u16)>> {
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (fingerprint, records) = rest.split_first_chunk::<8>()?;
+    if u64::from_le_bytes(*fingerprint) != table_fingerprint() || records.len() % RECORD != 0 {
+        return None;
+    }
+    let max_kind = u16::try_from(kinds().len()).unwrap_or(u16::MAX);
+    let mut entries = HashMap::with_capacity(records.len() / RECORD);
+    for record in records.chunks_exact(RECORD) {
+        let mut fields = Fields(record);
+        let key = (fields.u64()?, fields.u64()?);
+        let stamp = Stamp {
+            size: fields.u64()?,
+            modified: (fields.i64()?, fields.u32()?),
+            changed: (fields.i64()?, fields.u32()?),
+        };
+        let kind = fields.u16()?;
+        if kind > max_kind {
+            return None;
+        }
+        entries.insert(key, (stamp, kind));
+    }
+    Some(entries)
+}
+
+/// Little-endian fields read off the front of a record.
+struct Fields<'a>(&'a [u8]);
+
+impl Fields<'_> {
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (head, rest) = self.0.split_first_chunk::<N>()?;
+        self.0 = rest;
+        Some(*head)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.take().map(u64::from_le_bytes)
+    }
+    fn i64(&mut self) -> Option<i64> {
+        self.take().map(i64::from_le_bytes)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take().map(u32::from_le_bytes)
+    }
+    fn u16(&mut self) -> Option<u16> {
+        self.take().map(u16::from_le_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt as _;
+
+    use super::*;
+
+    const TOKEN: &str = "api_token: ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7\n";
+
+    fn aged(path: &Path) {
+        // Status-change times cannot be set back; modification times can, and the file's stamp is taken after.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_file_is_known_by_its_content_and_looked_at_again_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.yml");
+        std::fs::write(&file, "name: x\n").unwrap();
+        let index = ContentIndex::open(&dir.path().join("index"));
+        let meta = std::fs::metadata(&file).unwrap();
+        assert_eq!(index.check(&file, &meta), Indexed::Clean);
+        std::fs::write(&file, TOKEN).unwrap();
+        let meta = std::fs::metadata(&file).unwrap();
+        assert_eq!(index.check(&file, &meta), Indexed::Credential("GitHub token"));
+        let binary = dir.path().join("image.bin");
+        std::fs::write(&binary, [b"\0\x01".as_slice(), TOKEN.as_bytes()].concat()).unwrap();
+        let meta = std::fs::metadata(&binary).unwrap();
+        assert_eq!(index.check(&binary, &meta), Indexed::Clean);
+    }
+
+    #[test]
+    fn an_entry_on_disk_is_believed_while_the_stamp_holds_and_a_fresh_result_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("index");
+        let file = dir.path().join("notes.txt");
+        std::fs::write(&file, TOKEN).unwrap();
+        let index = ContentIndex::open(&store);
+        let meta = std::fs::metadata(&file).unwrap();
+        assert_eq!(index.check(&file, &meta), Indexed::Credential("GitHub token"));
+        index.save().unwrap();
+        // Just changed: not kept, so nothing was written.
+        assert!(!store.exists());
+
+        // An entry saved for this stamp (here: "clean", which the content is not) is what a later run answers,
+        // without reading the file: the stamp stands for the content.
+        let stamp = Stamp {
+            size: meta.len(),
+            modified: (meta.mtime(), nanos(meta.mtime_nsec())),
+            changed: (meta.ctime(), nanos(meta.ctime_nsec())),
+        };
+        let kept = ContentIndex::open(&store);
+        {
+            let mut state = kept.state.lock().unwrap();
+            state.entries.insert((meta.dev(), meta.ino()), (stamp, 0));
+            state.dirty = true;
+        }
+        kept.save().unwrap();
+        let reopened = ContentIndex::open(&store);
+        assert_eq!(reopened.check(&file, &meta), Indexed::Clean);
+        // Once the file changes, its stamp does too, and it is read again.
+        std::fs::write(&file, format!("{TOKEN}more\n")).unwrap();
+        let meta = std::fs::metadata(&file).unwrap();
+        assert_eq!(reopened.check(&file, &meta), Indexed::Credential("GitHub token"));
+    }
+
+    #[test]
+    fn an_aged_file_is_kept_and_an_index_of_another_table_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("index");
+        let file = dir.path().join("deploy.yaml");
+        std::fs::write(&file, TOKEN).unwrap();
+        aged(&file);
+        let meta = std::fs::metadata(&file).unwrap();
+        // The status change is recent (the write just made), so the result is not kept yet.
+        let index = ContentIndex::open(&store);
+        assert_eq!(index.check(&file, &meta), Indexed::Credential("GitHub token"));
+        assert!(!settled(&meta));
+
+        // A file written under another table's fingerprint is not read.
+        let mut other = Vec::from(MAGIC.as_slice());
+        other.extend_from_slice(&(table_fingerprint() ^ 1).to_le_bytes());
+        other.extend_from_slice(&[0u8; RECORD]);
+        std::fs::write(&store, &other).unwrap();
+        assert!(
+            ContentIndex::open(&store)
+                .state
+                .lock()
+                .unwrap()
+                .entries
+                .is_empty()
+        );
+        // A truncated record is not read either.
+        let mut cut = Vec::from(MAGIC.as_slice());
+        cut.extend_from_slice(&table_fingerprint().to_le_bytes());
+        cut.extend_from_slice(&[0u8; RECORD - 1]);
+        std::fs::write(&store, &cut).unwrap();
+        assert!(
+            ContentIndex::open(&store)
+                .state
+                .lock()
+                .unwrap()
+                .entries
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_view_replaces_each_credential_and_is_made_once_per_version() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("values.yaml");
+        std::fs::write(&file, format!("name: x\n{TOKEN}other: y\n")).unwrap();
+        let index = ContentIndex::open(&dir.path().join("index"));
+        let meta = std::fs::metadata(&file).unwrap();
+        let view = index.view(&file, &meta).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&view).unwrap(),
+            "name: x\napi_token: [redacted: GitHub token]\nother: y\n"
+        );
+        assert_eq!(
+            std::fs::metadata(&view).unwrap().permissions().mode() & 0o777,
+            0o444
+        );
+        assert!(view.starts_with(dir.path().join("index.views")));
+        // The same version: the same view, not made again.
+        let made = std::fs::metadata(&view).unwrap().modified().unwrap();
+        assert_eq!(index.view(&file, &meta).unwrap(), view);
+        assert_eq!(std::fs::metadata(&view).unwrap().modified().unwrap(), made);
+        // A file with no credential (any more) has no view; nor has one larger than the scanned part.
+        std::fs::write(&file, "name: x\n").unwrap();
+        assert_eq!(index.view(&file, &std::fs::metadata(&file).unwrap()), None);
+        let large = dir.path().join("large.txt");
+        let mut text = TOKEN.to_owned();
+        text.push_str(&"x".repeat(usize::try_from(INDEX_SCAN_LIMIT).unwrap()));
+        std::fs::write(&large, text).unwrap();
+        assert_eq!(index.view(&large, &std::fs::metadata(&large).unwrap()), None);
+    }
+
+    #[test]
+    fn a_run_scans_new_files_within_its_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, TOKEN).unwrap();
+        let index = ContentIndex::open(&dir.path().join("index"));
+        index.state.lock().unwrap().scanned = RUN_BUDGET;
+        let meta = std::fs::metadata(&file).unwrap();
+        assert_eq!(index.check(&file, &meta), Indexed::Unknown);
+    }
+}
