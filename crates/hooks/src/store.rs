@@ -398,15 +398,54 @@ impl PgLink {
     }
 }
 
+/// Writes `rows` in one transaction made of SQLite's own `BEGIN` and `COMMIT`, not of sqlx's `Transaction`.
+///
+/// sqlx counts the transactions it began on a connection: inside one it opens a savepoint instead, and its commit
+/// of that is a `RELEASE`, which commits nothing while an outer transaction is open. But SQLite rolls a whole
+/// transaction back by itself on some errors (`SQLITE_FULL` and `SQLITE_IOERR` among them, depending on the
+/// statement); sqlx's `ROLLBACK` then fails and its count stays one too high. The next batch's `BEGIN` is a
+/// savepoint, the next failure rolls back only to it and leaves SQLite's transaction open, and every batch after
+/// that is "committed" into it: reported written, never on disk. Here SQLite's state is the only one: a batch is
+/// written when its `COMMIT` succeeded, and after any failure it is rolled back (a `ROLLBACK` that finds no
+/// transaction is the case where SQLite already did), so nothing of a failed batch is left for the next one.
 async fn insert_sqlite(conn: &mut SqliteConnection, rows: &[Cow<'_, AuditRow>]) -> Result<(), sqlx::Error> {
-    let mut tx = conn.begin().await?;
+    if sql_sqlite(conn, "BEGIN").await.is_err() {
+        // A transaction left open by an insert that was cancelled holds no row anyone was told is written.
+        rollback_sqlite(conn).await;
+        sql_sqlite(conn, "BEGIN").await?;
+    }
+    let written = insert_and_commit_sqlite(conn, rows).await;
+    if written.is_err() {
+        rollback_sqlite(conn).await;
+    }
+    written
+}
+
+/// The statements of [`insert_sqlite`] after its `BEGIN`.
+async fn insert_and_commit_sqlite(
+    conn: &mut SqliteConnection,
+    rows: &[Cow<'_, AuditRow>],
+) -> Result<(), sqlx::Error> {
     for chunk in statement_chunks(rows) {
         insert_statement::<Sqlite>(chunk)
             .build()
-            .execute(&mut *tx)
+            .execute(&mut *conn)
             .await?;
     }
-    tx.commit().await
+    sql_sqlite(conn, "COMMIT").await
+}
+
+/// Ends the transaction of `conn` without writing it; there may be none (SQLite rolled it back itself), which is
+/// the same outcome.
+async fn rollback_sqlite(conn: &mut SqliteConnection) {
+    let _rolled_back = sql_sqlite(conn, "ROLLBACK").await;
+}
+
+/// Runs `sql` as SQLite reads it, without preparing it for the statement cache.
+async fn sql_sqlite(conn: &mut SqliteConnection, sql: &'static str) -> Result<(), sqlx::Error> {
+    // Through the trait's boxed future: `RawSql::execute` is a generic `async fn` whose future the compiler cannot
+    // prove `Send` for the writer's task.
+    sqlx::Executor::execute(conn, sqlx::raw_sql(sql)).await.map(drop)
 }
 
 async fn insert_postgres(conn: &mut PgConnection, rows: &[Cow<'_, AuditRow>]) -> Result<(), sqlx::Error> {
@@ -717,6 +756,123 @@ fn connect_timed_out(timeout: Duration) -> sqlx::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::PREVIEW_CHARS;
+
+    fn bulky_row(step: u32) -> AuditRow {
+        AuditRow {
+            id: None,
+            session_id: "s".into(),
+            step,
+            tool_name: "Bash".into(),
+            status: AuditStatus::Ok,
+            decision: Some("allow".into()),
+            decided_by: Some("rules/default".into()),
+            elapsed_ms: 1,
+            output_preview: "x".repeat(PREVIEW_CHARS),
+            agent_name: "lead".into(),
+            ts: time::now(),
+            tool_input: None,
+            cwd: None,
+            permission_mode: None,
+            detail: AuditDetail::default(),
+        }
+    }
+
+    async fn committed(path: &Path) -> usize {
+        let mut reader = sqlite_file_options(path).connect().await.unwrap();
+        let count: i64 = sqlx::query_scalar("SELECT count(*) FROM agent_audit_log")
+            .fetch_one(&mut reader)
+            .await
+            .unwrap();
+        reader.close().await.unwrap();
+        usize::try_from(count).unwrap()
+    }
+
+    /// A batch `insert` calls written is committed, and one it fails left nothing behind, also after SQLite rolled
+    /// a transaction back by itself: a full database does that when a one-row statement cannot get a page.
+    #[tokio::test]
+    async fn every_batch_reported_written_is_on_disk_after_a_full_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.db");
+        // SQLite's page limit stands in for a full disk.
+        let options = sqlite_file_options(&path)
+            .create_if_missing(true)
+            .pragma("max_page_count", "12");
+        let mut store = Store::open_sqlite(options, &AuditConfig::default(), "audit.db")
+            .await
+            .unwrap();
+        let mut step = 0;
+        let mut batch = |rows: usize, chars: usize| -> Vec<AuditRow> {
+            (0..rows)
+                .map(|_| {
+                    step += 1;
+                    let mut row = bulky_row(step);
+                    row.output_preview.truncate(chars);
+                    row
+                })
+                .collect()
+        };
+        let mut written = 0;
+        // One bulky row at a time until the database is full.
+        loop {
+            assert!(written < 10_000, "the database never filled up");
+            if store.insert(&batch(1, PREVIEW_CHARS)).await.is_err() {
+                break;
+            }
+            written += 1;
+        }
+        assert_eq!(committed(&path).await, written);
+        // Then batches that fail on a multi-row statement, between small rows that still fit in the pages there are.
+        let mut fitted = 0;
+        for (rows, chars) in [
+            (2, PREVIEW_CHARS),
+            (1, 0),
+            (1, 0),
+            (2, 0),
+            (1, 0),
+            (300, 0),
+            (1, 0),
+            (3, PREVIEW_CHARS),
+            (1, 0),
+        ] {
+            if store.insert(&batch(rows, chars)).await.is_ok() {
+                written += rows;
+                fitted += 1;
+            }
+            assert_eq!(committed(&path).await, written, "after a batch of {rows}");
+        }
+        assert!(fitted > 0, "some small rows fitted after the database was full");
+        store.close().await;
+        assert_eq!(committed(&path).await, written);
+    }
+
+    /// An insert that was cancelled between its `BEGIN` and its `COMMIT` leaves a transaction open on the
+    /// connection: the next insert rolls it back and commits its own rows, not into that transaction.
+    #[tokio::test]
+    async fn a_transaction_left_open_is_rolled_back_before_the_next_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.db");
+        let options = sqlite_file_options(&path).create_if_missing(true);
+        let mut store = Store::open_sqlite(options, &AuditConfig::default(), "audit.db")
+            .await
+            .unwrap();
+        let Store::Sqlite(conn) = &mut store else {
+            panic!("a SQLite store")
+        };
+        sql_sqlite(conn, "BEGIN").await.unwrap();
+        insert_statement::<Sqlite>(&[Cow::Owned(bulky_row(1))])
+            .build()
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        store.insert(&[bulky_row(2), bulky_row(3)]).await.unwrap();
+        let steps: Vec<i64> = sqlx::query_scalar("SELECT step FROM agent_audit_log ORDER BY id")
+            .fetch_all(&mut sqlite_file_options(&path).connect().await.unwrap())
+            .await
+            .unwrap();
+        assert_eq!(steps, [2, 3]);
+        store.close().await;
+    }
 
     /// Every row once, in order, in chunks of a few lengths only.
     #[test]
