@@ -199,15 +199,23 @@ fn binary_output_passes_byte_for_byte_but_for_its_credentials() {
         output.stdout.len(),
         bytes.len()
     );
-    // A NUL byte printed first does not turn the scan off: the token inside is redacted, the rest passes.
+    // A NUL byte printed first does not turn the scan off: the token inside is redacted, the rest passes. (The
+    // command prints it between two pieces of the file: a file that holds it is not read at all, below.)
+    let (head, tail) = GITHUB_TOKEN.split_at(12);
+    let script = format!("head -c 1000 blob.bin; printf '\\n%s%s\\n' {head} {tail}; tail -c +1001 blob.bin");
     bytes.splice(1000..1000, format!("\n{GITHUB_TOKEN}\n").bytes());
-    std::fs::write(path, &bytes).unwrap();
-    let output = project.sandbox(&["--", "cat", "blob.bin"]);
+    let output = project.sandbox(&["--", "bash", "-c", &script]);
     assert!(output.status.success());
     let shown = String::from_utf8_lossy(&output.stdout);
     assert!(!shown.contains(GITHUB_TOKEN), "the token passed");
     assert!(shown.contains("[redacted: GitHub token]"));
     assert_eq!(output.stdout.get(..1000), bytes.get(..1000));
+    // A file of more than a mebibyte whose first mebibyte holds a credential is hidden whole: no view of it is
+    // scanned whole.
+    std::fs::write(path, &bytes).unwrap();
+    let output = project.sandbox(&["--", "cat", "blob.bin"]);
+    assert!(!output.status.success());
+    assert!(output.stdout.is_empty());
 }
 
 /// Reads `stdout` on a thread of its own, so that the test can wait for a piece with a deadline.
@@ -453,4 +461,63 @@ fn inside_the_sandbox_a_file_that_holds_a_credential_reads_as_its_view_whatever_
     ]);
     assert!(!output.status.success());
     assert_eq!(std::fs::read(project.root.join("notes.txt")).unwrap(), before);
+}
+
+fn git(root: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", root)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn a_file_git_holds_unchanged_reads_as_it_is_and_a_local_change_reads_as_its_view() {
+    if !sandbox_supported() {
+        return;
+    }
+    let project = Project::new();
+    // A test key committed with the project: its content is in the history, which git shows anyway; a view would
+    // make `git status` see a change, and a test that reads the key fail.
+    let fixture = format!("key: {STRIPE_KEY}\n");
+    std::fs::write(project.root.join("deploy/values.yaml"), &fixture).unwrap();
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for file in ["deploy/values.yaml", "notes.txt"] {
+        std::fs::File::options()
+            .write(true)
+            .open(project.root.join(file))
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+    }
+    git(&project.root, &["init", "-q"]);
+    git(&project.root, &["add", "deploy/values.yaml", "notes.txt"]);
+    git(&project.root, &["commit", "-qm", "init"]);
+    // A token written into a committed file afterwards is the user's alone.
+    std::fs::write(
+        project.root.join("notes.txt"),
+        format!("ci token {GITHUB_TOKEN}\n"),
+    )
+    .unwrap();
+
+    let output = project.sandbox(&[
+        "--",
+        "bash",
+        "-c",
+        "git status --porcelain; rev deploy/values.yaml; rev notes.txt",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some(" M notes.txt"), "{stdout}");
+    // The committed file is as it is (reversed, the output's redaction does not know it).
+    let key_reversed: String = STRIPE_KEY.chars().rev().collect();
+    assert!(stdout.contains(&key_reversed), "{stdout}");
+    // The changed one is its view.
+    let reversed: String = GITHUB_TOKEN.chars().rev().collect();
+    assert!(!stdout.contains(&reversed), "{stdout}");
+    assert!(stdout.contains("]nekot buHtiG :detcader["), "{stdout}");
 }

@@ -305,9 +305,11 @@ impl Guard {
     }
 
     /// The sandbox plan of `confinement` for this guard on this kernel. Every file of the roots the plan's scan
-    /// reaches (but in a build's output) is asked about its content through this project's content index: a
-    /// file that holds a credential is shown to the command as a read-only view with each credential replaced.
-    /// The index is saved for the next run; a failure to save it only costs that run a scan again.
+    /// reaches is asked about its content through this project's content index: a file that holds a credential
+    /// is shown to the command as a read-only view with each credential replaced, unless git's index holds it
+    /// unchanged (its content is then in the repository's history, which git shows anyway, and a view would
+    /// make git see a change). The index is saved for the next run; a failure to save it only costs that run a
+    /// scan again.
     ///
     /// # Errors
     /// A root that is not a directory.
@@ -316,12 +318,19 @@ impl Guard {
         confinement: Confinement,
         support: &KernelSupport,
     ) -> agent_os_sandbox::Result<Plan> {
+        let spec = self.sandbox_spec(confinement);
         let place = self.content_index_place();
-        let index = place.as_deref().map(ContentIndex::open);
+        let content = place.as_deref().map(|place| ContentCheck {
+            index: ContentIndex::open(place),
+            committed: spec
+                .roots
+                .first()
+                .and_then(|root| agent_undo::CommittedFiles::read(root)),
+        });
         let mut protection = self.protection();
-        protection.content = index.as_ref();
-        let plan = Plan::build(&self.sandbox_spec(confinement), &protection, support);
-        if let (Some(index), Some(place)) = (&index, &place) {
+        protection.content = content.as_ref();
+        let plan = Plan::build(&spec, &protection, support);
+        if let (Some(content), Some(place)) = (&content, &place) {
             // The project's `.agent-guard` is not made here (the hook's audit log makes it, with its ignore
             // file); a home's is.
             let home_made = place
@@ -332,7 +341,7 @@ impl Guard {
                 })
                 .is_none_or(|dir| std::fs::create_dir_all(dir).is_ok());
             if home_made {
-                let _saved = index.save();
+                let _saved = content.index.save();
             }
         }
         plan
@@ -491,7 +500,15 @@ pub(crate) fn network_policy(settings: &DomainPolicy, policy: &Policy, owners: &
 pub struct GuardProtection<'a> {
     policy: &'a Policy,
     protected: &'a ProtectedPaths,
-    content: Option<&'a ContentIndex>,
+    content: Option<&'a ContentCheck>,
+}
+
+/// What a sandbox's plan asks about each file's content: the project's content index, and git's index of the
+/// project, for the files it holds unchanged.
+#[derive(Debug)]
+struct ContentCheck {
+    index: ContentIndex,
+    committed: Option<agent_undo::CommittedFiles>,
 }
 
 impl Protection for GuardProtection<'_> {
@@ -513,15 +530,23 @@ impl Protection for GuardProtection<'_> {
     }
 
     fn content(&self, path: &Path, metadata: &std::fs::Metadata) -> ContentView {
-        let Some(index) = self.content else {
+        let Some(content) = self.content else {
             return ContentView::AsItIs;
         };
-        match index.check(path, metadata) {
+        match content.index.check(path, metadata) {
             // Not scanned in this run (its budget spent): what the command prints is still redacted.
             Indexed::Clean | Indexed::Unknown => ContentView::AsItIs,
-            Indexed::Credential(_) => index
-                .view(path, metadata)
-                .map_or(ContentView::Hidden, ContentView::Redacted),
+            Indexed::Credential(_)
+                if content
+                    .committed
+                    .as_ref()
+                    .is_some_and(|git| git.holds_unchanged(path, metadata)) =>
+            {
+                ContentView::AsItIs
+            }
+            Indexed::Credential(_) => {
+                ContentIndex::view(path).map_or(ContentView::Hidden, ContentView::Redacted)
+            }
         }
     }
 }

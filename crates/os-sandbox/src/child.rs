@@ -33,6 +33,10 @@ pub(crate) enum MountOp {
         target: CString,
         recursive: bool,
     },
+    /// Bind `source` onto `target`, a secret of a root: unlike [`MountOp::Bind`], a `target` that went away is an
+    /// error, as the file or directory may only have moved (its directory renamed while the sandbox was set up)
+    /// and would be read where it went.
+    Hide { source: CString, target: CString },
     /// Change the flags of the bind mount at `target` (read-only, non-executable, and the flags the original
     /// mount has locked).
     Remount { target: CString, flags: libc::c_ulong },
@@ -522,6 +526,17 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
                     target.as_ptr(),
                 )
             }
+            MountOp::Hide { source, target } => (
+                libc::mount(
+                    source.as_ptr(),
+                    target.as_ptr(),
+                    none,
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ),
+                b"hide".as_slice(),
+                target.as_ptr(),
+            ),
             MountOp::Remount { target, flags } => (
                 libc::mount(none, target.as_ptr(), none, *flags, std::ptr::null()),
                 b"mount read-only".as_slice(),
@@ -576,7 +591,10 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
     let error = io::Error::last_os_error();
     // A path that went away since the plan has nothing left to hide or protect.
     if error.raw_os_error() == Some(libc::ENOENT)
-        && !matches!(op, MountOp::Private | MountOp::ReadOnlyEverything)
+        && !matches!(
+            op,
+            MountOp::Private | MountOp::ReadOnlyEverything | MountOp::Hide { .. }
+        )
     {
         return Ok(());
     }

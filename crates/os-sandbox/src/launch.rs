@@ -656,18 +656,32 @@ fn namespace_setup(
         });
     }
     // A bind mount takes the flags of the mount its source lies on, locked there in a user namespace: the remount
-    // keeps the stand-in's own (the scratch directory's file system, or the view's), not those of the secret's.
+    // keeps the stand-ins' own (the scratch directory's file system), not those of the secret's.
     let mask_locks = locked_flags(mask_file);
-    for mask in &plan.masks {
+    for (number, mask) in plan.masks.iter().enumerate() {
         let (source, locks) = match &mask.view {
-            Some(view) => (c_path(view)?, locked_flags(view)),
+            // A view is a file of the scratch directory, readable by all and written by no one.
+            Some(view) => {
+                let path = mask_file.with_file_name(format!("view-{number}"));
+                std::fs::write(&path, view)
+                    .and_then(|()| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)))
+                    .map_err(KernelSandboxError::Scratch)?;
+                (c_path(&path)?, mask_locks)
+            }
             None => (c_path(if mask.dir { mask_dir } else { mask_file })?, mask_locks),
         };
         let target = c_path(&mask.path)?;
-        mounts.push(MountOp::Bind {
-            source,
-            target: target.clone(),
-            recursive: false,
+        mounts.push(if mask.in_root {
+            MountOp::Hide {
+                source,
+                target: target.clone(),
+            }
+        } else {
+            MountOp::Bind {
+                source,
+                target: target.clone(),
+                recursive: false,
+            }
         });
         mounts.push(MountOp::Remount {
             flags: libc::MS_BIND

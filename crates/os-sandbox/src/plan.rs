@@ -220,8 +220,9 @@ pub trait Protection {
     /// protects for writes.
     fn write_protected(&self, path: &Path, root: &Path) -> bool;
     /// What a command reads in place of the regular file `path` of a root (`metadata`, of the file itself), asked
-    /// of every file the scan before a run reaches but in installed packages and caches (`node_modules`, a Python
-    /// environment, a tagged cache): the file as it is, a view of it (its credentials replaced), or nothing. A sandbox without namespaces cannot show a view and hides the file.
+    /// of every file the scan before a run reaches (in protected directories too; not in a git object store or a
+    /// tagged cache with a build output's name): the file as it is, a view of it (its credentials replaced), or
+    /// nothing. A sandbox without namespaces cannot show a view and hides the file.
     fn content(&self, path: &Path, metadata: &std::fs::Metadata) -> ContentView {
         let _unused = (path, metadata);
         ContentView::AsItIs
@@ -233,9 +234,8 @@ pub trait Protection {
 pub enum ContentView {
     /// The file as it is.
     AsItIs,
-    /// The file at this path instead (read-only, never written by a command): the file with each credential
-    /// replaced by its marker.
-    Redacted(PathBuf),
+    /// These bytes instead: the file with each credential replaced by its marker.
+    Redacted(Vec<u8>),
     /// Nothing: the file is hidden as a secret is.
     Hidden,
 }
@@ -397,15 +397,18 @@ pub struct Grant {
 }
 
 /// A secret hidden behind a stand-in (namespaces only): an empty, unreadable one, or a read-only view of a file
-/// that holds a credential, with each credential replaced.
+/// that holds a credential, with each credential replaced (a file of the scratch directory).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mask {
     /// The secret.
     pub path: PathBuf,
     /// Whether it is a directory.
     pub dir: bool,
-    /// The file a command reads in its place, when not nothing.
-    pub view: Option<PathBuf>,
+    /// What a command reads in its place, when not nothing.
+    pub view: Option<Vec<u8>>,
+    /// Whether it lies in a root: a mask that cannot be placed there because the path went away stops the run,
+    /// as what it hides may only have moved.
+    pub in_root: bool,
 }
 
 /// Everything the kernel will be told, computed from a [`SandboxSpec`] and the file system as it is now.
@@ -635,9 +638,11 @@ impl Plan {
 
         let (grants, masks, read_only_binds) = match isolation {
             Isolation::Namespaces { .. } => {
+                let in_root = |path: &Path| all_roots.iter().any(|root| path.starts_with(root));
                 let masks = secrets
                     .into_iter()
                     .map(|(path, dir)| Mask {
+                        in_root: in_root(&path),
                         path,
                         dir,
                         view: None,
@@ -646,6 +651,7 @@ impl Plan {
                         path,
                         dir: false,
                         view: Some(view),
+                        in_root: true,
                     }))
                     .collect();
                 let mut binds: Vec<ReadOnlyBind> = write_protected

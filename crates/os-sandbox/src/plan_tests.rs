@@ -196,11 +196,13 @@ fn the_spec_secret_places_are_hidden_where_a_grant_holds_them() {
         path: home.path().join(".ssh"),
         dir: true,
         view: None,
+        in_root: false,
     }));
     assert!(plan.masks.contains(&Mask {
         path: home.path().join(".bash_history"),
         dir: false,
         view: None,
+        in_root: false,
     }));
     assert!(!plan.masks.iter().any(|m| m.path == home.path().join(".aws")));
     // Without namespaces the home directory is granted around them.
@@ -399,7 +401,6 @@ fn a_config_file_a_run_made_in_the_layer_is_gone_before_the_next() {
 
 /// Shows a view in place of each file whose content holds `TOKEN`; counts what it is asked.
 struct Content {
-    view: PathBuf,
     asked: std::sync::Mutex<Vec<PathBuf>>,
 }
 
@@ -413,7 +414,7 @@ impl Protection for Content {
     fn content(&self, path: &Path, _metadata: &std::fs::Metadata) -> ContentView {
         self.asked.lock().unwrap().push(path.to_path_buf());
         match std::fs::read_to_string(path) {
-            Ok(text) if text.contains("TOKEN") => ContentView::Redacted(self.view.clone()),
+            Ok(text) if text.contains("TOKEN") => ContentView::Redacted(b"api: [redacted]".to_vec()),
             _ => ContentView::AsItIs,
         }
     }
@@ -425,16 +426,22 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
     let root = dir.path().to_path_buf();
     std::fs::create_dir_all(root.join("config")).unwrap();
     std::fs::write(root.join("config/a7.yml"), "api: TOKEN\n").unwrap();
-    // Installed packages are not asked about: they came from a registry. A build's output is.
-    std::fs::create_dir_all(root.join("node_modules/pkg")).unwrap();
-    std::fs::write(root.join("node_modules/pkg/x.js"), "TOKEN").unwrap();
-    std::fs::create_dir_all(root.join("env/lib")).unwrap();
-    std::fs::write(root.join("env/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
-    std::fs::write(root.join("env/lib/x.py"), "TOKEN").unwrap();
-    std::fs::create_dir_all(root.join("dist")).unwrap();
-    std::fs::write(root.join("dist/bundle.js"), "const k = 'TOKEN';").unwrap();
+    // Wherever a command could put one: installed packages, a build's output, a directory a command tagged as a
+    // cache or a Python environment, a protected directory (readable, not writable). Not git's object store.
+    for (dir, file) in [
+        ("node_modules/pkg", "x.js"),
+        ("env", "pyvenv.cfg"),
+        ("dist", "bundle.js"),
+        ("config2", "CACHEDIR.TAG"),
+        (".vscode", "settings.json"),
+        (".git", "config"),
+        (".git/objects/ab", "cdef"),
+    ] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        std::fs::write(root.join(dir).join(file), "TOKEN").unwrap();
+    }
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let protection = Content {
-        view: dir.path().join("view"),
         asked: std::sync::Mutex::default(),
     };
     let mut spec = SandboxSpec::new(
@@ -451,22 +458,35 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
     let views: Vec<&Mask> = plan.masks.iter().filter(|m| m.view.is_some()).collect();
     let mut shown: Vec<&Path> = views.iter().map(|m| m.path.as_path()).collect();
     shown.sort();
-    assert_eq!(shown, [root.join("config/a7.yml"), root.join("dist/bundle.js")]);
+    let expected: Vec<PathBuf> = [
+        ".git/config",
+        ".vscode/settings.json",
+        "config/a7.yml",
+        "config2/CACHEDIR.TAG",
+        "dist/bundle.js",
+        "env/pyvenv.cfg",
+        "node_modules/pkg/x.js",
+    ]
+    .iter()
+    .map(|p| root.join(p))
+    .collect();
+    assert_eq!(shown, expected);
     assert!(
         views
             .iter()
-            .all(|m| !m.dir && m.view.as_deref() == Some(dir.path().join("view").as_path()))
+            .all(|m| !m.dir && m.in_root && m.view.as_deref() == Some(b"api: [redacted]".as_slice()))
     );
     let asked = protection.asked.lock().unwrap().clone();
     assert!(asked.contains(&root.join("src/main.rs")), "{asked:?}");
-    // Neither a secret by name, nor a directory, nor a build's output is asked about.
+    // Neither a secret by name, nor a directory, nor git's objects are asked about.
     assert!(
-        !asked.iter().any(|p| p.ends_with(".env")
-            || p.ends_with("src")
-            || p.starts_with(root.join("node_modules"))
-            || p.starts_with(root.join("env"))),
+        !asked
+            .iter()
+            .any(|p| p.ends_with(".env") || p.ends_with("src") || p.starts_with(root.join(".git/objects"))),
         "{asked:?}"
     );
+    // A protected directory looked into is still protected whole, once.
+    assert!(plan.read_only_binds.iter().any(|b| b.path == root.join(".git")));
 
     let plan = Plan::build(&spec, &protection, &support(Namespaces::Unavailable)).unwrap();
     let rights_of = |p: &Path| {

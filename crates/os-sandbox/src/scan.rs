@@ -73,12 +73,11 @@ pub fn is_build_output_name(name: &std::ffi::OsStr) -> bool {
     BUILD_OUTPUT_DIRS.iter().any(|known| name == *known)
 }
 
-/// Whether the directory `path` holds installed packages or a cache, whose files are not asked about their
-/// content: `node_modules`, a Python environment (it holds `pyvenv.cfg`), or a tagged cache directory of any name.
-fn holds_packages(path: &Path) -> bool {
-    path.file_name().is_some_and(|name| name == "node_modules")
-        || path.join("pyvenv.cfg").exists()
-        || path.join(CACHE_TAG).exists()
+/// Whether `path` is a git object store (`objects` beside a `HEAD`): compressed objects, which a view could not
+/// show and which git must read as they are.
+fn git_objects(path: &Path) -> bool {
+    path.file_name().is_some_and(|name| name == "objects")
+        && path.parent().is_some_and(|git| git.join("HEAD").is_file())
 }
 
 /// What the scan of the roots found.
@@ -87,7 +86,7 @@ pub(crate) struct Found {
     pub(crate) secrets: Vec<(PathBuf, bool)>,
     pub(crate) write_protected: Vec<PathBuf>,
     /// The files that hold a credential by their content, each with the view a command reads in its place.
-    pub(crate) views: Vec<(PathBuf, PathBuf)>,
+    pub(crate) views: Vec<(PathBuf, Vec<u8>)>,
 }
 
 /// What a scan looks for besides the secrets by name.
@@ -98,8 +97,8 @@ pub(crate) struct Look {
     /// Whether a tagged cache directory with a build output's name is passed by (before a run; after it, a
     /// command may have tagged one itself).
     pub(crate) skip_caches: bool,
-    /// Whether each regular file is asked about its content ([`Protection::content`]), but in installed packages
-    /// and caches ([`holds_packages`]): before a run, for the sandbox; never for a decision.
+    /// Whether each regular file is asked about its content ([`Protection::content`]), protected directories
+    /// looked into too: before a run, for the sandbox; never for a decision.
     pub(crate) content: bool,
 }
 
@@ -236,13 +235,15 @@ pub(crate) fn scan(
     let mut found = Found::default();
     let mut seen = 0usize;
     for root in roots {
-        // Each directory with whether it lies in installed packages or a cache, where files are not asked about
-        // their content: they came from a registry or a tool, not from the project's own files.
+        // Each directory with whether it lies in a protected one: before a run it is looked into for secrets and
+        // for files holding a credential (it is readable, only not writable), but what lies in it is protected
+        // with it and not listed again.
         let mut queue: VecDeque<(PathBuf, bool)> = VecDeque::from([(root.clone(), false)]);
-        while let Some((dir, in_packages)) = queue.pop_front() {
+        while let Some((dir, in_protected)) = queue.pop_front() {
             let mut listed = std::fs::read_dir(&dir);
-            // After a run (the scan that does not skip caches), a directory the command made unreadable is opened.
-            if !look.skip_caches
+            // A directory made unreadable (by a command before this one, or one running beside it) is opened: its
+            // owner could open it again from inside. Not for a decision's scan, which changes nothing.
+            if (look.content || !look.skip_caches)
                 && listed
                     .as_ref()
                     .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
@@ -270,11 +271,10 @@ pub(crate) fn scan(
                 let file_type = entry.file_type().ok();
                 let is_dir = file_type.is_some_and(|t| t.is_dir());
                 let secret = protection.secret(&path, root);
-                let protected = protection.write_protected(&path, root);
+                let protected = !in_protected && protection.write_protected(&path, root);
                 if secret {
                     found.secrets.push((path.clone(), is_dir));
                 } else if look.content
-                    && !in_packages
                     && file_type.is_some_and(|t| t.is_file())
                     && let Ok(metadata) = entry.metadata()
                 {
@@ -287,16 +287,16 @@ pub(crate) fn scan(
                 if protected && look.write_protected {
                     found.write_protected.push(path.clone());
                 }
-                if !is_dir || secret || protected {
+                if !is_dir || secret || (protected && !look.content) || git_objects(&path) {
                     continue;
                 }
-                let output_name = path.file_name().is_some_and(is_build_output_name);
                 // A tag is a file any command may write: only a directory that also has a build output's name is
                 // skipped, a name no command can give a directory that holds a project's files.
-                let tagged_cache = look.skip_caches && output_name && path.join(CACHE_TAG).exists();
+                let tagged_cache = look.skip_caches
+                    && path.file_name().is_some_and(is_build_output_name)
+                    && path.join(CACHE_TAG).exists();
                 if !tagged_cache {
-                    let packages = in_packages || (look.content && holds_packages(&path));
-                    queue.push_back((path, packages));
+                    queue.push_back((path, in_protected || protected));
                 }
             }
         }

@@ -5,8 +5,7 @@
 //! place of a file that holds a credential, a view of it with each credential replaced by its marker: what the
 //! command reads of it (whole, in part, transformed, sent anywhere) holds no credential, whatever the file is
 //! called. A file is known by its device, inode, size, modification and status-change times; a write changes the
-//! status-change time, which no program can set back, so an unchanged entry means unchanged content. The views are
-//! kept beside the index (`<index>.views/`), one file per version of a file, made once.
+//! status-change time, which no program can set back, so an unchanged entry means unchanged content.
 
 use std::collections::HashMap;
 use std::io::Read as _;
@@ -17,7 +16,7 @@ use crate::scan::first;
 
 /// How much of a file is scanned: its first mebibyte. A credential further in is left to the redaction of what
 /// the command prints.
-pub const INDEX_SCAN_LIMIT: u64 = 1 << 20;
+pub(crate) const INDEX_SCAN_LIMIT: u64 = 1 << 20;
 
 /// How many bytes of files not yet known one run scans at most (about a quarter of a second at the scanner's
 /// speed): the first run in a large project indexes part of it, each later run goes on where it stopped.
@@ -26,13 +25,6 @@ const RUN_BUDGET: u64 = 128 << 20;
 /// How recently a file may have changed and still have its result kept: a change made in the same tick of the
 /// file clock as the scan, after it, would leave the times as they were.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// How many bytes at a file's start decide that it is binary (a NUL among them), as `git` and `grep` decide.
-const BINARY_PROBE: usize = 8 << 10;
-
-/// How old a view no entry names must be before a save removes it: a run that made it a moment ago under an
-/// index this one did not see may be about to show it.
-const VIEW_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The first line of the index file, with the version of its format.
 const MAGIC: &[u8; 8] = b"AGCIDX1\n";
@@ -52,7 +44,7 @@ struct Stamp {
 /// What the index answers about a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Indexed {
-    /// No credential in its first [`INDEX_SCAN_LIMIT`] bytes, or a binary file.
+    /// No credential in its first mebibyte.
     Clean,
     /// The kind of its first credential.
     Credential(&'static str),
@@ -94,7 +86,7 @@ impl ContentIndex {
     }
 
     /// Whether the regular file at `path` (with `metadata`, of the file itself) holds a credential in its first
-    /// [`INDEX_SCAN_LIMIT`] bytes: from the index when the file is unchanged, else scanned now.
+    /// first mebibyte: from the index when the file is unchanged, else scanned now.
     pub fn check(&self, path: &Path, metadata: &std::fs::Metadata) -> Indexed {
         use std::os::unix::fs::MetadataExt as _;
         if !metadata.is_file() || metadata.len() == 0 {
@@ -130,42 +122,20 @@ impl ContentIndex {
         kind_of(kind)
     }
 
-    /// The view of the regular file at `path` (with `metadata`) that [`check`](Self::check) found to hold a
-    /// credential: a read-only file beside the index with the same bytes but each credential replaced by its
-    /// marker, made the first time this version of the file is asked about. `None` when the file is larger than
-    /// [`INDEX_SCAN_LIMIT`] (a view must be scanned whole), no longer shows a credential, or the view cannot be
-    /// written: the caller then hides the file.
-    pub fn view(&self, path: &Path, metadata: &std::fs::Metadata) -> Option<PathBuf> {
-        use std::os::unix::fs::PermissionsExt as _;
-        if metadata.len() > INDEX_SCAN_LIMIT {
-            return None;
-        }
-        let dir = self.views_dir();
-        let view = dir.join(view_name(metadata));
-        if view.is_file() {
-            return Some(view);
-        }
-        let bytes = std::fs::read(path).ok()?;
+    /// The view of the regular file at `path` that [`check`](Self::check) found to hold a credential: its bytes
+    /// with each credential replaced by its marker. `None` when the file is larger than a mebibyte (a
+    /// view must be scanned whole), cannot be read, or no longer shows a credential: the caller then hides it.
+    pub fn view(path: &Path) -> Option<Vec<u8>> {
+        let file = std::fs::File::open(path).ok()?;
+        let mut bytes = Vec::new();
+        file.take(INDEX_SCAN_LIMIT + 1).read_to_end(&mut bytes).ok()?;
         if u64::try_from(bytes.len()).map_or(true, |len| len > INDEX_SCAN_LIMIT) {
             return None;
         }
-        let std::borrow::Cow::Owned(redacted) = crate::redact(&bytes) else {
-            return None;
-        };
-        std::fs::create_dir_all(&dir).ok()?;
-        let mut file = tempfile::NamedTempFile::new_in(&dir).ok()?;
-        std::io::Write::write_all(&mut file, &redacted).ok()?;
-        file.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o444))
-            .ok()?;
-        file.persist(&view).ok()?;
-        Some(view)
-    }
-
-    fn views_dir(&self) -> PathBuf {
-        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
-        name.push(".views");
-        self.path.with_file_name(name)
+        match crate::redact(&bytes) {
+            std::borrow::Cow::Owned(view) => Some(view),
+            std::borrow::Cow::Borrowed(_) => None,
+        }
     }
 
     /// Writes the index back when this run added to it: to a new file renamed over the old, so that a reader
@@ -198,53 +168,8 @@ impl ContentIndex {
         std::io::Write::write_all(&mut file, &out)?;
         file.persist(&self.path).map_err(|e| e.error)?;
         state.dirty = false;
-        self.prune_views(&state.entries);
         Ok(())
     }
-
-    /// Removes the views of file versions the index no longer holds, once they are [`VIEW_GRACE`] old.
-    fn prune_views(&self, entries: &HashMap<(u64, u64), (Stamp, u16)>) {
-        let Ok(listed) = std::fs::read_dir(self.views_dir()) else {
-            return;
-        };
-        let live: std::collections::HashSet<String> = entries
-            .iter()
-            .filter(|(_, (_, kind))| *kind != 0)
-            .map(|(&key, &(stamp, _))| stamp_name(key, stamp))
-            .collect();
-        for entry in listed.filter_map(Result::ok) {
-            let named = entry.file_name().to_str().is_some_and(|name| live.contains(name));
-            let old = entry
-                .metadata()
-                .and_then(|meta| meta.modified())
-                .ok()
-                .and_then(|time| time.elapsed().ok())
-                .is_some_and(|age| age >= VIEW_GRACE);
-            if !named && old {
-                let _removed = std::fs::remove_file(entry.path());
-            }
-        }
-    }
-}
-
-/// The name of a file version's view: its device, inode, size, modification and status-change times.
-fn view_name(metadata: &std::fs::Metadata) -> String {
-    use std::os::unix::fs::MetadataExt as _;
-    stamp_name(
-        (metadata.dev(), metadata.ino()),
-        Stamp {
-            size: metadata.len(),
-            modified: (metadata.mtime(), nanos(metadata.mtime_nsec())),
-            changed: (metadata.ctime(), nanos(metadata.ctime_nsec())),
-        },
-    )
-}
-
-fn stamp_name((device, inode): (u64, u64), stamp: Stamp) -> String {
-    format!(
-        "{device:x}-{inode:x}-{:x}-{}.{}-{}.{}",
-        stamp.size, stamp.modified.0, stamp.modified.1, stamp.changed.0, stamp.changed.1
-    )
 }
 
 fn nanos(value: i64) -> u32 {
@@ -264,16 +189,13 @@ fn settled(metadata: &std::fs::Metadata) -> bool {
         .is_ok_and(|age| age >= SETTLE)
 }
 
-/// The number of the first credential's kind in the first [`INDEX_SCAN_LIMIT`] bytes of the file at `path` (0
-/// for none or a binary file), or `None` when it cannot be opened or read.
+/// The number of the first credential's kind in the first mebibyte of the file at `path` (0
+/// for none), or `None` when it cannot be opened or read. A binary file is scanned as any other: a database or an
+/// archive holds credentials as text too.
 fn scan_start(path: &Path) -> Option<u16> {
     let file = std::fs::File::open(path).ok()?;
     let mut bytes = Vec::new();
     file.take(INDEX_SCAN_LIMIT).read_to_end(&mut bytes).ok()?;
-    let probe = bytes.get(..BINARY_PROBE.min(bytes.len())).unwrap_or_default();
-    if memchr::memchr(0, probe).is_some() {
-        return Some(0);
-    }
     Some(first(&bytes).map_or(0, |finding| kind_number(finding.kind)))
 }
 
@@ -326,7 +248,6 @@ fn table_fingerprint() -> u64 {
         add(format!("{:?}", rule.check).as_bytes());
     }
     add(&INDEX_SCAN_LIMIT.to_le_bytes());
-    add(&u64::try_from(BINARY_PROBE).unwrap_or(0).to_le_bytes());
     hash
 }
 
@@ -408,10 +329,11 @@ mod tests {
         std::fs::write(&file, TOKEN).unwrap();
         let meta = std::fs::metadata(&file).unwrap();
         assert_eq!(index.check(&file, &meta), Indexed::Credential("GitHub token"));
-        let binary = dir.path().join("image.bin");
+        // A binary file (a database) holds credentials as text too.
+        let binary = dir.path().join("app.db");
         std::fs::write(&binary, [b"\0\x01".as_slice(), TOKEN.as_bytes()].concat()).unwrap();
         let meta = std::fs::metadata(&binary).unwrap();
-        assert_eq!(index.check(&binary, &meta), Indexed::Clean);
+        assert_eq!(index.check(&binary, &meta), Indexed::Credential("GitHub token"));
     }
 
     #[test]
@@ -491,35 +413,21 @@ mod tests {
     }
 
     #[test]
-    fn a_view_replaces_each_credential_and_is_made_once_per_version() {
-        use std::os::unix::fs::PermissionsExt as _;
+    fn a_view_replaces_each_credential_and_a_file_too_large_or_clean_has_none() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("values.yaml");
         std::fs::write(&file, format!("name: x\n{TOKEN}other: y\n")).unwrap();
-        let index = ContentIndex::open(&dir.path().join("index"));
-        let meta = std::fs::metadata(&file).unwrap();
-        let view = index.view(&file, &meta).unwrap();
         assert_eq!(
-            std::fs::read_to_string(&view).unwrap(),
-            "name: x\napi_token: [redacted: GitHub token]\nother: y\n"
+            ContentIndex::view(&file).unwrap(),
+            b"name: x\napi_token: [redacted: GitHub token]\nother: y\n"
         );
-        assert_eq!(
-            std::fs::metadata(&view).unwrap().permissions().mode() & 0o777,
-            0o444
-        );
-        assert!(view.starts_with(dir.path().join("index.views")));
-        // The same version: the same view, not made again.
-        let made = std::fs::metadata(&view).unwrap().modified().unwrap();
-        assert_eq!(index.view(&file, &meta).unwrap(), view);
-        assert_eq!(std::fs::metadata(&view).unwrap().modified().unwrap(), made);
-        // A file with no credential (any more) has no view; nor has one larger than the scanned part.
         std::fs::write(&file, "name: x\n").unwrap();
-        assert_eq!(index.view(&file, &std::fs::metadata(&file).unwrap()), None);
+        assert_eq!(ContentIndex::view(&file), None);
         let large = dir.path().join("large.txt");
         let mut text = TOKEN.to_owned();
         text.push_str(&"x".repeat(usize::try_from(INDEX_SCAN_LIMIT).unwrap()));
         std::fs::write(&large, text).unwrap();
-        assert_eq!(index.view(&large, &std::fs::metadata(&large).unwrap()), None);
+        assert_eq!(ContentIndex::view(&large), None);
     }
 
     #[test]

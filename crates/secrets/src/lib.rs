@@ -14,7 +14,7 @@
 //! value would be the leak it guards against.
 //! **Invariant:** synchronous, no async runtime; no I/O but [`scan_file`], which reads at most [`FILE_LIMIT`]
 //! bytes of one regular file, a mebibyte at a time, and [`ContentIndex`], which reads the first
-//! [`INDEX_SCAN_LIMIT`] bytes of the files it is asked about and reads and replaces its own file.
+//! first mebibyte of the files it is asked about and reads and replaces its own file.
 //!
 //! ```
 //! use agent_secrets::{Redactor, first};
@@ -41,7 +41,6 @@ pub use file::FILE_LIMIT;
 pub use file::FileScan;
 pub use file::scan_file;
 pub use index::ContentIndex;
-pub use index::INDEX_SCAN_LIMIT;
 pub use index::Indexed;
 pub use interleaved::Interleaved;
 pub use redact::Redactor;

@@ -75,6 +75,7 @@ pub use settings::UndoSettings;
 pub use store::RunId;
 pub use store::RunRecord;
 pub use store::Store;
+pub use tracking::CommittedFiles;
 pub use tracking::GitTracking;
 pub use tracking::git_tracking;
 pub use watch::watcher_main;

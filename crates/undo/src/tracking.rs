@@ -451,3 +451,43 @@ mod tests {
         );
     }
 }
+
+/// What git's index of a work tree holds unchanged: a file whose stat data are the ones the index keeps for its
+/// path, and older than the index itself (git's rule against a change in the same clock tick), is in the
+/// repository's object store as it is now.
+#[derive(Debug)]
+pub struct CommittedFiles {
+    work_tree: PathBuf,
+    index: crate::index::Index,
+}
+
+impl CommittedFiles {
+    /// The index of the work tree whose top is `work_tree` (holding a `.git` directory, or the `gitdir:` file of a
+    /// worktree or submodule); `None` when there is none or it cannot be read as an index of version 2 to 4.
+    pub fn read(work_tree: &Path) -> Option<Self> {
+        let dot_git = work_tree.join(".git");
+        let meta = std::fs::metadata(&dot_git).ok()?;
+        let git_dir = if meta.is_dir() {
+            dot_git
+        } else {
+            work_tree.join(pointer(&dot_git, "gitdir:")?)
+        };
+        let index = git_dir.join("index");
+        if !index.is_file() {
+            return None;
+        }
+        Some(Self {
+            work_tree: work_tree.to_path_buf(),
+            index: crate::index::Index::read(&index)?,
+        })
+    }
+
+    /// Whether the file at `path` (inside the work tree; `metadata` of it, not following a link) is held by the
+    /// index unchanged.
+    pub fn holds_unchanged(&self, path: &Path, metadata: &std::fs::Metadata) -> bool {
+        let Ok(relative) = path.strip_prefix(&self.work_tree) else {
+            return false;
+        };
+        crate::index::Stat::of_metadata(metadata).is_some_and(|now| self.index.unchanged(relative, &now))
+    }
+}
