@@ -323,6 +323,26 @@ pub(crate) const RULES: &[Rule] = &[
         ),
         check: Check::NextLine,
     },
+    // PHP's constant of a secret (`define('DB_PASSWORD', 'X');`, as wp-config.php has it): the name and the value
+    // are the call's two quoted arguments.
+    Rule {
+        kind: "password or secret assignment",
+        anchors: &["define"],
+        pattern: concat!(
+            r#"\bdefine[ \t]*\([ \t]*["'][A-Za-z0-9_]{0,40}?"#,
+            secret_name!(),
+            r#"["'][ \t]*,[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})')"#
+        ),
+        check: Check::Value,
+    },
+    // WordPress's keys and salts (`define('AUTH_KEY', '…')`, `define('NONCE_SALT', '…')`): long random values under
+    // names the secret's words above do not cover.
+    Rule {
+        kind: "password or secret assignment",
+        anchors: &["define"],
+        pattern: r#"\bdefine[ \t]*\([ \t]*["'](?:[A-Z0-9]+_)*(?:KEY|SALT)["'][ \t]*,[ \t]*["']([^\s"']{20,256})["']"#,
+        check: Check::Value,
+    },
     // An XML element named as a secret (`<password>X</password>`, `<apiKey>`, `<db.password>`), its value up to
     // the next tag: an empty element (`<password/>`) has none.
     Rule {
