@@ -506,7 +506,8 @@ impl Plan {
             skip_caches: true,
             content: true,
         };
-        let found = scan(&all_roots, spec.scan_limit, protection, look, &mut notes);
+        let hidden = places_within(&spec.secret_places, &all_roots);
+        let found = scan(&all_roots, spec.scan_limit, protection, look, &hidden, &mut notes);
         let views = found.views;
         // The places looked for from here on are looked up through one set of directory reads: nothing below
         // changes the file system before the command runs.
@@ -830,10 +831,20 @@ pub fn hidden_by_name(spec: &SandboxSpec, protection: &dyn Protection) -> Vec<Pa
         skip_caches: true,
         content: false,
     };
-    scan(&all_roots, spec.scan_limit, protection, look, &mut notes)
+    let hidden = places_within(&spec.secret_places, &all_roots);
+    scan(&all_roots, spec.scan_limit, protection, look, &hidden, &mut notes)
         .secrets
         .into_iter()
         .map(|(path, _)| path)
+        .collect()
+}
+
+/// The places of `places` that lie within one of `roots`: the ones a scan of the roots could meet.
+fn places_within(places: &[PathBuf], roots: &[PathBuf]) -> Vec<PathBuf> {
+    places
+        .iter()
+        .filter(|place| roots.iter().any(|root| place.starts_with(root)))
+        .cloned()
         .collect()
 }
 

@@ -441,6 +441,9 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
         std::fs::write(root.join(dir).join(file), "TOKEN").unwrap();
     }
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    // A place the plan hides whole is not looked into.
+    std::fs::create_dir_all(root.join("store/runs")).unwrap();
+    std::fs::write(root.join("store/runs/1"), "TOKEN").unwrap();
     let protection = Content {
         asked: std::sync::Mutex::default(),
     };
@@ -453,8 +456,14 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
         vec![root.clone()],
     );
     spec.toolchains.clear();
+    spec.secret_places.push(root.join("store"));
 
     let plan = Plan::build(&spec, &protection, &support(Namespaces::Privileged)).unwrap();
+    assert!(
+        plan.masks
+            .iter()
+            .any(|m| m.path == root.join("store") && m.dir && m.view.is_none())
+    );
     let views: Vec<&Mask> = plan.masks.iter().filter(|m| m.view.is_some()).collect();
     let mut shown: Vec<&Path> = views.iter().map(|m| m.path.as_path()).collect();
     shown.sort();
@@ -480,9 +489,10 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
     assert!(asked.contains(&root.join("src/main.rs")), "{asked:?}");
     // Neither a secret by name, nor a directory, nor git's objects are asked about.
     assert!(
-        !asked
-            .iter()
-            .any(|p| p.ends_with(".env") || p.ends_with("src") || p.starts_with(root.join(".git/objects"))),
+        !asked.iter().any(|p| p.ends_with(".env")
+            || p.ends_with("src")
+            || p.starts_with(root.join(".git/objects"))
+            || p.starts_with(root.join("store"))),
         "{asked:?}"
     );
     // A protected directory looked into is still protected whole, once.

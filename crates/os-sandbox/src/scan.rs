@@ -139,7 +139,7 @@ impl Watch {
             skip_caches: false,
             content: false,
         };
-        let now = scan(&self.roots, limit, protection, look, notes).write_protected;
+        let now = scan(&self.roots, limit, protection, look, &[], notes).write_protected;
         // Looked up now that every process of the command has ended, each directory read once (crate::presence).
         let candidates = self
             .candidates
@@ -223,13 +223,15 @@ pub(crate) fn open_up(dir: &Path) -> bool {
 }
 
 /// Scans `roots` breadth-first for secrets, (as `look` says) protected paths and files holding a credential,
-/// within `limit` entries below each root's own entries, which are all looked at. A protected or secret entry is
+/// within `limit` entries below each root's own entries, which are all looked at, passing by the places of
+/// `hidden`. A protected or secret entry is
 /// not descended into; neither is a tagged cache directory.
 pub(crate) fn scan(
     roots: &[PathBuf],
     limit: usize,
     protection: &dyn Protection,
     look: Look,
+    hidden: &[PathBuf],
     notes: &mut Vec<String>,
 ) -> Found {
     let mut found = Found::default();
@@ -268,6 +270,10 @@ pub(crate) fn scan(
                     return found;
                 }
                 let path = entry.path();
+                // A place the plan hides whole anyway (an undo store, the caches' layers) is not looked into.
+                if hidden.contains(&path) {
+                    continue;
+                }
                 let file_type = entry.file_type().ok();
                 let is_dir = file_type.is_some_and(|t| t.is_dir());
                 let secret = protection.secret(&path, root);
