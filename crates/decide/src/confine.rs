@@ -306,8 +306,8 @@ impl Guard {
 
     /// The sandbox plan of `confinement` for this guard on this kernel. Every file of the roots the plan's scan
     /// reaches is asked about its content through this project's content index: a file that holds a credential
-    /// is shown to the command as a read-only view with each credential replaced, unless git's index holds it
-    /// unchanged (its content is then in the repository's history, which git shows anyway, and a view would
+    /// is shown to the command as a read-only view with each credential replaced, unless its content is the blob
+    /// git's index names for it (its content is then in the repository, which git shows anyway, and a view would
     /// make git see a change). The index is saved for the next run; a failure to save it only costs that run a
     /// scan again.
     ///
@@ -504,7 +504,7 @@ pub struct GuardProtection<'a> {
 }
 
 /// What a sandbox's plan asks about each file's content: the project's content index, and git's index of the
-/// project, for the files it holds unchanged.
+/// project, for the files whose content is a blob of the repository.
 #[derive(Debug)]
 struct ContentCheck {
     index: ContentIndex,
@@ -536,16 +536,19 @@ impl Protection for GuardProtection<'_> {
         match content.index.check(path, metadata) {
             // Not scanned in this run (its budget spent): what the command prints is still redacted.
             Indexed::Clean | Indexed::Unknown => ContentView::AsItIs,
-            Indexed::Credential(_)
+            Indexed::Unreadable => ContentView::Hidden,
+            Indexed::Credential(_) => {
+                let Some(bytes) = ContentIndex::read_whole(path) else {
+                    return ContentView::Hidden;
+                };
                 if content
                     .committed
                     .as_ref()
-                    .is_some_and(|git| git.holds_unchanged(path, metadata)) =>
-            {
-                ContentView::AsItIs
-            }
-            Indexed::Credential(_) => {
-                ContentIndex::view(path).map_or(ContentView::Hidden, ContentView::Redacted)
+                    .is_some_and(|git| git.holds(path, &bytes))
+                {
+                    return ContentView::AsItIs;
+                }
+                ContentIndex::view(&bytes).map_or(ContentView::Hidden, ContentView::Redacted)
             }
         }
     }

@@ -436,11 +436,14 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
         (".vscode", "settings.json"),
         (".git", "config"),
         (".git/objects/ab", "cdef"),
+        // `objects` beside a `HEAD` a command made is no git object store.
+        ("x/objects", "s.yml"),
     ] {
         std::fs::create_dir_all(root.join(dir)).unwrap();
         std::fs::write(root.join(dir).join(file), "TOKEN").unwrap();
     }
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(root.join("x/HEAD"), "ref: refs/heads/main\n").unwrap();
     // A place the plan hides whole is not looked into.
     std::fs::create_dir_all(root.join("store/runs")).unwrap();
     std::fs::write(root.join("store/runs/1"), "TOKEN").unwrap();
@@ -475,6 +478,7 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
         "dist/bundle.js",
         "env/pyvenv.cfg",
         "node_modules/pkg/x.js",
+        "x/objects/s.yml",
     ]
     .iter()
     .map(|p| root.join(p))
@@ -508,8 +512,24 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
     assert!(!rights_of(&root.join("config/a7.yml")).contains(Rights::READ));
     assert!(rights_of(&root.join("src/main.rs")).contains(Rights::READ));
 
+    // A directory too deep to look into is hidden whole.
+    let mut deep = root.join("deep");
+    while deep.as_os_str().len() <= DEEPEST_FOR_TEST {
+        deep = deep.join("d".repeat(200));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    let plan = Plan::build(&spec, &protection, &support(Namespaces::Privileged)).unwrap();
+    assert!(
+        plan.masks
+            .iter()
+            .any(|m| m.dir && deep.starts_with(&m.path) && m.path.as_os_str().len() > DEEPEST_FOR_TEST)
+    );
+
     // The scan a decision makes for the secrets by name asks nothing of content.
     protection.asked.lock().unwrap().clear();
     let _by_name = hidden_by_name(&spec, &protection);
     assert!(protection.asked.lock().unwrap().is_empty());
 }
+
+/// The longest path of a directory the scan looks into (scan.rs).
+const DEEPEST_FOR_TEST: usize = 4095 - 256;

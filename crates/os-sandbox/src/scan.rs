@@ -73,12 +73,21 @@ pub fn is_build_output_name(name: &std::ffi::OsStr) -> bool {
     BUILD_OUTPUT_DIRS.iter().any(|known| name == *known)
 }
 
-/// Whether `path` is a git object store (`objects` beside a `HEAD`): compressed objects, which a view could not
-/// show and which git must read as they are.
-fn git_objects(path: &Path) -> bool {
+/// Whether `path` is a git object store: `objects` beside a `HEAD`, inside a `.git` below `root` (compressed
+/// objects, which a view could not show and which git must read as they are). A `.git` a command makes is taken
+/// back when it ends, and one that was there is read-only to it: no command can move a file where this passes by.
+fn git_objects(path: &Path, root: &Path) -> bool {
     path.file_name().is_some_and(|name| name == "objects")
+        && path
+            .strip_prefix(root)
+            .is_ok_and(|inside| inside.components().any(|c| c.as_os_str() == ".git"))
         && path.parent().is_some_and(|git| git.join("HEAD").is_file())
 }
+
+/// How long a directory's path may be for the scan to look into it: a name more (255 bytes) and the path of an
+/// entry in it still fits `PATH_MAX`. A directory deeper than that (a command can make one, moving directories by
+/// their descriptors) is hidden whole instead.
+const DEEPEST: usize = 4095 - 256;
 
 /// What the scan of the roots found.
 #[derive(Debug, Default)]
@@ -293,7 +302,15 @@ pub(crate) fn scan(
                 if protected && look.write_protected {
                     found.write_protected.push(path.clone());
                 }
-                if !is_dir || secret || (protected && !look.content) || git_objects(&path) {
+                if !is_dir || secret || (protected && !look.content) || git_objects(&path, root) {
+                    continue;
+                }
+                if look.content && path.as_os_str().len() > DEEPEST {
+                    notes.push(format!(
+                        "`{}` is hidden whole: the paths in it are too long to be looked at",
+                        path.display()
+                    ));
+                    found.secrets.push((path, true));
                     continue;
                 }
                 // A tag is a file any command may write: only a directory that also has a build output's name is

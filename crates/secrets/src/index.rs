@@ -50,6 +50,8 @@ pub enum Indexed {
     Credential(&'static str),
     /// Not scanned: this run's budget of new bytes is spent.
     Unknown,
+    /// It cannot be opened or read here (its mode, a path too long): not known to hold none.
+    Unreadable,
 }
 
 #[derive(Debug, Default)]
@@ -112,8 +114,8 @@ impl ContentIndex {
         }
         state.scanned += cost;
         let Some(kind) = scan_start(path) else {
-            // Unreadable here: whoever opens it meets the same refusal.
-            return Indexed::Clean;
+            // Its owner could make it readable again from inside.
+            return Indexed::Unreadable;
         };
         if settled(metadata) {
             state.entries.insert(key, (stamp, kind));
@@ -122,17 +124,22 @@ impl ContentIndex {
         kind_of(kind)
     }
 
-    /// The view of the regular file at `path` that [`check`](Self::check) found to hold a credential: its bytes
-    /// with each credential replaced by its marker. `None` when the file is larger than a mebibyte (a
-    /// view must be scanned whole), cannot be read, or no longer shows a credential: the caller then hides it.
-    pub fn view(path: &Path) -> Option<Vec<u8>> {
+    /// The whole content of the regular file at `path`, when it is no larger than a mebibyte (a view must be
+    /// scanned whole) and can be read.
+    pub fn read_whole(path: &Path) -> Option<Vec<u8>> {
         let file = std::fs::File::open(path).ok()?;
         let mut bytes = Vec::new();
         file.take(INDEX_SCAN_LIMIT + 1).read_to_end(&mut bytes).ok()?;
-        if u64::try_from(bytes.len()).map_or(true, |len| len > INDEX_SCAN_LIMIT) {
-            return None;
-        }
-        match crate::redact(&bytes) {
+        u64::try_from(bytes.len())
+            .is_ok_and(|len| len <= INDEX_SCAN_LIMIT)
+            .then_some(bytes)
+    }
+
+    /// The view of a file's content that [`check`](Self::check) found to hold a credential: the bytes with each
+    /// credential replaced by its marker; `None` when it no longer shows one (it changed since), so that the caller
+    /// hides the file.
+    pub fn view(content: &[u8]) -> Option<Vec<u8>> {
+        match crate::redact(content) {
             std::borrow::Cow::Owned(view) => Some(view),
             std::borrow::Cow::Borrowed(_) => None,
         }
@@ -417,17 +424,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("values.yaml");
         std::fs::write(&file, format!("name: x\n{TOKEN}other: y\n")).unwrap();
+        let content = ContentIndex::read_whole(&file).unwrap();
         assert_eq!(
-            ContentIndex::view(&file).unwrap(),
+            ContentIndex::view(&content).unwrap(),
             b"name: x\napi_token: [redacted: GitHub token]\nother: y\n"
         );
-        std::fs::write(&file, "name: x\n").unwrap();
-        assert_eq!(ContentIndex::view(&file), None);
+        assert_eq!(ContentIndex::view(b"name: x\n"), None);
         let large = dir.path().join("large.txt");
         let mut text = TOKEN.to_owned();
         text.push_str(&"x".repeat(usize::try_from(INDEX_SCAN_LIMIT).unwrap()));
         std::fs::write(&large, text).unwrap();
-        assert_eq!(ContentIndex::view(&large), None);
+        assert_eq!(ContentIndex::read_whole(&large), None);
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_is_not_taken_for_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = ContentIndex::open(&dir.path().join("index"));
+        // A directory passed for a file cannot be read as one.
+        let meta = std::fs::metadata(dir.path()).unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let file_meta = std::fs::metadata(&file).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(index.check(&file, &file_meta), Indexed::Unreadable);
+        assert_eq!(index.check(dir.path(), &meta), Indexed::Clean);
     }
 
     #[test]

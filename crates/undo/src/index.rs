@@ -49,38 +49,6 @@ impl Stat {
         )
     }
 
-    /// The stat data of `metadata` (of a path itself, a link not followed) as git would record it; `None` for what
-    /// is neither a file nor a link.
-    pub(crate) fn of_metadata(metadata: &std::fs::Metadata) -> Option<Self> {
-        let kind = metadata.mode() & nix::libc::S_IFMT;
-        let mode = if kind == nix::libc::S_IFLNK {
-            0o120_000
-        } else if kind == nix::libc::S_IFREG {
-            if metadata.mode() & 0o100 != 0 {
-                0o100_755
-            } else {
-                0o100_644
-            }
-        } else {
-            return None;
-        };
-        // git keeps 32 bits of each: the cut is the comparison git makes.
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "git's 32-bit fields"
-        )]
-        Some(Self {
-            ctime: (metadata.ctime() as u32, metadata.ctime_nsec() as u32),
-            mtime: (metadata.mtime() as u32, metadata.mtime_nsec() as u32),
-            ino: metadata.ino() as u32,
-            mode,
-            uid: metadata.uid(),
-            gid: metadata.gid(),
-            size: metadata.size() as u32,
-        })
-    }
-
     /// The stat data of `stat` (from `fstatat` without following a link) as git would record it; `None` for what
     /// is neither a file nor a link.
     pub(crate) fn of_raw(stat: &nix::sys::stat::FileStat) -> Option<Self> {

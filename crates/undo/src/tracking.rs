@@ -452,18 +452,18 @@ mod tests {
     }
 }
 
-/// What git's index of a work tree holds unchanged: a file whose stat data are the ones the index keeps for its
-/// path, and older than the index itself (git's rule against a change in the same clock tick), is in the
-/// repository's object store as it is now.
+/// What git's index of a work tree holds: each path's object name, to tell whether a file's content is a blob the
+/// repository keeps.
 #[derive(Debug)]
 pub struct CommittedFiles {
     work_tree: PathBuf,
-    index: crate::index::Index,
+    blobs: std::collections::HashMap<Vec<u8>, [u8; 20]>,
 }
 
 impl CommittedFiles {
     /// The index of the work tree whose top is `work_tree` (holding a `.git` directory, or the `gitdir:` file of a
-    /// worktree or submodule); `None` when there is none or it cannot be read as an index of version 2 to 4.
+    /// worktree or submodule); `None` when there is none or it cannot be read as an index of version 2 to 4 with
+    /// SHA-1 names.
     pub fn read(work_tree: &Path) -> Option<Self> {
         let dot_git = work_tree.join(".git");
         let meta = std::fs::metadata(&dot_git).ok()?;
@@ -472,22 +472,77 @@ impl CommittedFiles {
         } else {
             work_tree.join(pointer(&dot_git, "gitdir:")?)
         };
-        let index = git_dir.join("index");
-        if !index.is_file() {
-            return None;
+        let file = std::fs::File::open(git_dir.join("index")).ok()?;
+        let mut entries = Entries::new(std::io::BufReader::with_capacity(1 << 16, file))?;
+        let mut blobs = std::collections::HashMap::new();
+        while let Some(entry) = entries.next_entry()? {
+            // A merge stage's entry is not the content the work tree holds.
+            if entry.flags & 0x3000 == 0 && !entry.stat.is_gitlink() {
+                blobs.insert(entry.name.to_vec(), entry.oid);
+            }
         }
         Some(Self {
             work_tree: work_tree.to_path_buf(),
-            index: crate::index::Index::read(&index)?,
+            blobs,
         })
     }
 
-    /// Whether the file at `path` (inside the work tree; `metadata` of it, not following a link) is held by the
-    /// index unchanged.
-    pub fn holds_unchanged(&self, path: &Path, metadata: &std::fs::Metadata) -> bool {
-        let Ok(relative) = path.strip_prefix(&self.work_tree) else {
+    /// Whether `content`, the whole content of the file at `path` (inside the work tree), is the blob the index
+    /// names for that path: its object name is the index's. A copy of another repository's index (or a forged one)
+    /// names the real content only where whoever made it knew that content already.
+    pub fn holds(&self, path: &Path, content: &[u8]) -> bool {
+        use sha1::Digest as _;
+        let Some(relative) = path.strip_prefix(&self.work_tree).ok().and_then(plain_path) else {
             return false;
         };
-        crate::index::Stat::of_metadata(metadata).is_some_and(|now| self.index.unchanged(relative, &now))
+        let Some(oid) = self.blobs.get(&relative) else {
+            return false;
+        };
+        let mut hasher = sha1::Sha1::new();
+        hasher.update(format!("blob {}\0", content.len()).as_bytes());
+        hasher.update(content);
+        hasher.finalize().as_slice() == oid.as_slice()
+    }
+}
+
+#[cfg(test)]
+mod committed_tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ran = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "git {args:?}: {ran:?}");
+    }
+
+    #[test]
+    fn a_file_is_held_when_its_content_is_the_blob_the_index_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("config")).unwrap();
+        std::fs::write(root.join("config/a.yml"), "token: one\n").unwrap();
+        git(root, &["init", "-q"]);
+        git(root, &["add", "config/a.yml"]);
+        let committed = CommittedFiles::read(root).unwrap();
+        let path = root.join("config/a.yml");
+        assert!(committed.holds(&path, b"token: one\n"));
+        // Other content under the same name, whatever its size or times, is not held.
+        assert!(!committed.holds(&path, b"token: two\n"));
+        assert!(!committed.holds(&root.join("config/b.yml"), b"token: one\n"));
+        // Through a `gitdir:` file too; without an index there is nothing to hold.
+        let sub = root.join("config");
+        std::fs::write(
+            sub.join(".git"),
+            format!("gitdir: {}\n", root.join(".git").display()),
+        )
+        .unwrap();
+        assert!(CommittedFiles::read(&sub).is_some_and(|c| !c.holds(&path, b"token: one\n")));
+        assert!(CommittedFiles::read(&root.join("nowhere")).is_none());
     }
 }
