@@ -36,7 +36,14 @@ pub(crate) enum MountOp {
     /// Bind `source` onto `target`, a secret of a root: unlike [`MountOp::Bind`], a `target` that went away is an
     /// error, as the file or directory may only have moved (its directory renamed while the sandbox was set up)
     /// and would be read where it went.
-    Hide { source: CString, target: CString },
+    /// With `identity`, the mount lands on that device and inode alone, through a descriptor opened at the path
+    /// and checked (a path that now names another file is an error): a command beside the sandbox cannot swap a
+    /// decoy into the place between the scan and the mount.
+    Hide {
+        source: CString,
+        target: CString,
+        identity: Option<(u64, u64)>,
+    },
     /// Change the flags of the bind mount at `target` (read-only, non-executable, and the flags the original
     /// mount has locked).
     Remount { target: CString, flags: libc::c_ulong },
@@ -467,6 +474,68 @@ fn wait_and_exit(child: libc::pid_t, reap_all: bool, report: Option<RawFd>) -> !
     }
 }
 
+/// Binds `source` onto the file or directory at `target` only if it is still the one with `identity` (device,
+/// inode): opened without following a link, checked, and mounted on through `/proc/self/fd/N`, so that the mount
+/// lands on what was checked whatever is renamed meanwhile. Returns `mount`'s result; `errno` says why not
+/// (`ESTALE` for another file at the path). No allocation: the descriptor's path is written on the stack.
+///
+/// # Safety
+/// Runs between fork and exec: system calls on data prepared before the fork only.
+unsafe fn hide_checked(source: &CString, target: &CString, identity: (u64, u64)) -> libc::c_int {
+    // SAFETY: open, fstat, mount and close with pointers to NUL-terminated strings and a stat on our stack.
+    unsafe {
+        let fd = libc::open(target.as_ptr(), libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC);
+        if fd < 0 {
+            return -1;
+        }
+        let mut stat: libc::stat = std::mem::zeroed();
+        let same = libc::fstat(fd, &raw mut stat) == 0
+            && stat.st_dev == identity.0
+            && stat.st_ino == identity.1;
+        let result = if same {
+            let path = fd_path(fd);
+            libc::mount(
+                source.as_ptr(),
+                path.as_ptr().cast(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        } else {
+            *libc::__errno_location() = libc::ESTALE;
+            -1
+        };
+        let saved = *libc::__errno_location();
+        libc::close(fd);
+        *libc::__errno_location() = saved;
+        result
+    }
+}
+
+/// `/proc/self/fd/<fd>` as a NUL-terminated string on the stack.
+fn fd_path(fd: libc::c_int) -> [u8; 32] {
+    let mut path = [0u8; 32];
+    let prefix = b"/proc/self/fd/";
+    let mut digits = [0u8; 10];
+    let mut count = 0;
+    let mut rest = u32::try_from(fd).unwrap_or(0);
+    loop {
+        if let Some(slot) = digits.get_mut(count) {
+            *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        }
+        count += 1;
+        rest /= 10;
+        if rest == 0 || count == digits.len() {
+            break;
+        }
+    }
+    let number = digits.iter().take(count).rev();
+    for (slot, byte) in path.iter_mut().zip(prefix.iter().chain(number)) {
+        *slot = *byte;
+    }
+    path
+}
+
 fn apply_mount(op: &MountOp) -> io::Result<()> {
     let none = std::ptr::null::<libc::c_char>();
     // SAFETY: mount(2) and mount_setattr(2) with NUL-terminated strings prepared before the fork, null pointers
@@ -526,7 +595,11 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
                     target.as_ptr(),
                 )
             }
-            MountOp::Hide { source, target } => (
+            MountOp::Hide {
+                source,
+                target,
+                identity: None,
+            } => (
                 libc::mount(
                     source.as_ptr(),
                     target.as_ptr(),
@@ -534,6 +607,15 @@ fn apply_mount(op: &MountOp) -> io::Result<()> {
                     libc::MS_BIND,
                     std::ptr::null(),
                 ),
+                b"hide".as_slice(),
+                target.as_ptr(),
+            ),
+            MountOp::Hide {
+                source,
+                target,
+                identity: Some(identity),
+            } => (
+                hide_checked(source, target, *identity),
                 b"hide".as_slice(),
                 target.as_ptr(),
             ),
@@ -750,4 +832,22 @@ fn fail(step: &[u8]) -> io::Error {
 fn write_stderr(bytes: &[u8]) {
     // SAFETY: write(2) of a buffer we hold to descriptor 2; a failure is ignored (there is no one to tell).
     unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_descriptors_path_is_written_whole() {
+        for (fd, text) in [
+            (0, "/proc/self/fd/0"),
+            (7, "/proc/self/fd/7"),
+            (1234, "/proc/self/fd/1234"),
+        ] {
+            let path = fd_path(fd);
+            let end = path.iter().position(|b| *b == 0).unwrap();
+            assert_eq!(&path[..end], text.as_bytes());
+        }
+    }
 }

@@ -675,6 +675,7 @@ fn namespace_setup(
             MountOp::Hide {
                 source,
                 target: target.clone(),
+                identity: mask.identity,
             }
         } else {
             MountOp::Bind {

@@ -409,6 +409,9 @@ pub struct Mask {
     /// Whether it lies in a root: a mask that cannot be placed there because the path went away stops the run,
     /// as what it hides may only have moved.
     pub in_root: bool,
+    /// The device and inode the scan saw at the path: the mask is placed only on that file or directory (a
+    /// command beside the sandbox may have swapped another into its place), else the run stops.
+    pub identity: Option<(u64, u64)>,
 }
 
 /// Everything the kernel will be told, computed from a [`SandboxSpec`] and the file system as it is now.
@@ -509,6 +512,7 @@ impl Plan {
         let hidden = places_within(&spec.secret_places, &all_roots);
         let found = scan(&all_roots, spec.scan_limit, protection, look, &hidden, &mut notes);
         let views = found.views;
+        let identities = found.identities;
         // The places looked for from here on are looked up through one set of directory reads: nothing below
         // changes the file system before the command runs.
         let mut presence = crate::presence::Presence::default();
@@ -644,11 +648,13 @@ impl Plan {
                     .into_iter()
                     .map(|(path, dir)| Mask {
                         in_root: in_root(&path),
+                        identity: identities.get(&path).copied(),
                         path,
                         dir,
                         view: None,
                     })
                     .chain(views.into_iter().map(|(path, view)| Mask {
+                        identity: identities.get(&path).copied(),
                         path,
                         dir: false,
                         view: Some(view),

@@ -197,12 +197,14 @@ fn the_spec_secret_places_are_hidden_where_a_grant_holds_them() {
         dir: true,
         view: None,
         in_root: false,
+        identity: None,
     }));
     assert!(plan.masks.contains(&Mask {
         path: home.path().join(".bash_history"),
         dir: false,
         view: None,
         in_root: false,
+        identity: None,
     }));
     assert!(!plan.masks.iter().any(|m| m.path == home.path().join(".aws")));
     // Without namespaces the home directory is granted around them.

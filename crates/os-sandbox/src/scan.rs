@@ -73,6 +73,11 @@ pub fn is_build_output_name(name: &std::ffi::OsStr) -> bool {
     BUILD_OUTPUT_DIRS.iter().any(|known| name == *known)
 }
 
+fn identity(metadata: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt as _;
+    (metadata.dev(), metadata.ino())
+}
+
 /// Whether `path` is a git object store: `objects` beside a `HEAD`, inside a `.git` below `root` (compressed
 /// objects, which a view could not show and which git must read as they are). A `.git` a command makes is taken
 /// back when it ends, and one that was there is read-only to it: no command can move a file where this passes by.
@@ -96,6 +101,9 @@ pub(crate) struct Found {
     pub(crate) write_protected: Vec<PathBuf>,
     /// The files that hold a credential by their content, each with the view a command reads in its place.
     pub(crate) views: Vec<(PathBuf, Vec<u8>)>,
+    /// The device and inode of each file or directory of `secrets` and `views` as the scan before a run saw it,
+    /// so that its mask lands on that one and no other put at its path since.
+    pub(crate) identities: std::collections::HashMap<PathBuf, (u64, u64)>,
 }
 
 /// What a scan looks for besides the secrets by name.
@@ -289,14 +297,26 @@ pub(crate) fn scan(
                 let protected = !in_protected && protection.write_protected(&path, root);
                 if secret {
                     found.secrets.push((path.clone(), is_dir));
+                    if look.content
+                        && file_type.is_some_and(|t| t.is_file() || t.is_dir())
+                        && let Ok(metadata) = entry.metadata()
+                    {
+                        found.identities.insert(path.clone(), identity(&metadata));
+                    }
                 } else if look.content
                     && file_type.is_some_and(|t| t.is_file())
                     && let Ok(metadata) = entry.metadata()
                 {
                     match protection.content(&path, &metadata) {
                         ContentView::AsItIs => {}
-                        ContentView::Redacted(view) => found.views.push((path.clone(), view)),
-                        ContentView::Hidden => found.secrets.push((path.clone(), false)),
+                        ContentView::Redacted(view) => {
+                            found.views.push((path.clone(), view));
+                            found.identities.insert(path.clone(), identity(&metadata));
+                        }
+                        ContentView::Hidden => {
+                            found.secrets.push((path.clone(), false));
+                            found.identities.insert(path.clone(), identity(&metadata));
+                        }
                     }
                 }
                 if protected && look.write_protected {
