@@ -489,9 +489,8 @@ unsafe fn hide_checked(source: &CString, target: &CString, identity: (u64, u64))
             return -1;
         }
         let mut stat: libc::stat = std::mem::zeroed();
-        let same = libc::fstat(fd, &raw mut stat) == 0
-            && stat.st_dev == identity.0
-            && stat.st_ino == identity.1;
+        let same =
+            libc::fstat(fd, &raw mut stat) == 0 && stat.st_dev == identity.0 && stat.st_ino == identity.1;
         let result = if same {
             let path = fd_path(fd);
             libc::mount(

@@ -24,6 +24,20 @@ fn support(namespaces: Namespaces) -> KernelSupport {
     }
 }
 
+/// A `workspace-write` spec of `root` without git writes, with no toolchain of the machine running the test.
+fn writing_spec(root: &Path) -> SandboxSpec {
+    let mut spec = SandboxSpec::new(
+        Confinement {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: false,
+            git_writes: false,
+        },
+        vec![root.to_path_buf()],
+    );
+    spec.toolchains.clear();
+    spec
+}
+
 fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
@@ -99,15 +113,7 @@ fn only_a_confinement_with_git_writes_opens_the_inside_of_git() {
     std::fs::create_dir_all(root.join(".git/objects")).unwrap();
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
-    let mut spec = SandboxSpec::new(
-        Confinement {
-            profile: SandboxProfile::WorkspaceWrite,
-            network: false,
-            git_writes: false,
-        },
-        vec![root.clone()],
-    );
-    spec.toolchains.clear();
+    let mut spec = writing_spec(&root);
     let bound =
         |plan: &Plan| -> Vec<PathBuf> { plan.read_only_binds.iter().map(|b| b.path.clone()).collect() };
     // Without the flag: `.git` read-only whole, with namespaces and without.
@@ -452,15 +458,7 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
     let protection = Content {
         asked: std::sync::Mutex::default(),
     };
-    let mut spec = SandboxSpec::new(
-        Confinement {
-            profile: SandboxProfile::WorkspaceWrite,
-            network: false,
-            git_writes: false,
-        },
-        vec![root.clone()],
-    );
-    spec.toolchains.clear();
+    let mut spec = writing_spec(&root);
     spec.secret_places.push(root.join("store"));
 
     let plan = Plan::build(&spec, &protection, &support(Namespaces::Privileged)).unwrap();

@@ -41,6 +41,17 @@ struct Stamp {
     changed: (i64, u32),
 }
 
+impl Stamp {
+    fn of(metadata: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt as _;
+        Self {
+            size: metadata.len(),
+            modified: (metadata.mtime(), nanos(metadata.mtime_nsec())),
+            changed: (metadata.ctime(), nanos(metadata.ctime_nsec())),
+        }
+    }
+}
+
 /// What the index answers about a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Indexed {
@@ -95,11 +106,7 @@ impl ContentIndex {
             return Indexed::Clean;
         }
         let key = (metadata.dev(), metadata.ino());
-        let stamp = Stamp {
-            size: metadata.len(),
-            modified: (metadata.mtime(), nanos(metadata.mtime_nsec())),
-            changed: (metadata.ctime(), nanos(metadata.ctime_nsec())),
-        };
+        let stamp = Stamp::of(metadata);
         let Ok(mut state) = self.state.lock() else {
             return Indexed::Unknown;
         };
@@ -358,11 +365,7 @@ mod tests {
 
         // An entry saved for this stamp (here: "clean", which the content is not) is what a later run answers,
         // without reading the file: the stamp stands for the content.
-        let stamp = Stamp {
-            size: meta.len(),
-            modified: (meta.mtime(), nanos(meta.mtime_nsec())),
-            changed: (meta.ctime(), nanos(meta.ctime_nsec())),
-        };
+        let stamp = Stamp::of(&meta);
         let kept = ContentIndex::open(&store);
         {
             let mut state = kept.state.lock().unwrap();
