@@ -444,14 +444,16 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
         (".vscode", "settings.json"),
         (".git", "config"),
         (".git/objects/ab", "cdef"),
-        // `objects` beside a `HEAD` a command made is no git object store.
+        // `objects` beside a `HEAD` a command made is no git object store, nor is a nested repository's.
         ("x/objects", "s.yml"),
+        ("n/.git/objects/c", "s.yml"),
     ] {
         std::fs::create_dir_all(root.join(dir)).unwrap();
         std::fs::write(root.join(dir).join(file), "TOKEN").unwrap();
     }
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::write(root.join("x/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(root.join("n/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
     // A place the plan hides whole is not looked into.
     std::fs::create_dir_all(root.join("store/runs")).unwrap();
     std::fs::write(root.join("store/runs/1"), "TOKEN").unwrap();
@@ -477,6 +479,7 @@ fn a_file_whose_content_holds_a_credential_is_shown_as_its_view_or_left_out_with
         "config2/CACHEDIR.TAG",
         "dist/bundle.js",
         "env/pyvenv.cfg",
+        "n/.git/objects/c/s.yml",
         "node_modules/pkg/x.js",
         "x/objects/s.yml",
     ]

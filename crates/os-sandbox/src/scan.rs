@@ -78,14 +78,14 @@ fn identity(metadata: &std::fs::Metadata) -> (u64, u64) {
     (metadata.dev(), metadata.ino())
 }
 
-/// Whether `path` is a git object store: `objects` beside a `HEAD`, inside a `.git` below `root` (compressed
-/// objects, which a view could not show and which git must read as they are). A `.git` a command makes is taken
-/// back when it ends, and one that was there is read-only to it: no command can move a file where this passes by.
+/// Whether `path` is an object store of the root's own repository: `objects` beside a `HEAD` inside `<root>/.git`
+/// (its own, or a submodule's under `modules/`): compressed objects, which a view could not show and which git must
+/// read as they are. The root's `.git` is read-only to a command (git's own writes aside, which cannot move a file of
+/// the work tree into it), so no command can put a file where this passes by; a `.git` elsewhere may be one a
+/// command made and kept out of reach of the scan after it, and is looked into.
 fn git_objects(path: &Path, root: &Path) -> bool {
     path.file_name().is_some_and(|name| name == "objects")
-        && path
-            .strip_prefix(root)
-            .is_ok_and(|inside| inside.components().any(|c| c.as_os_str() == ".git"))
+        && path.starts_with(root.join(".git"))
         && path.parent().is_some_and(|git| git.join("HEAD").is_file())
 }
 
@@ -270,8 +270,19 @@ pub(crate) fn scan(
             {
                 listed = std::fs::read_dir(&dir);
             }
-            let Ok(entries) = listed else {
-                continue;
+            let entries = match listed {
+                Ok(entries) => entries,
+                Err(error) => {
+                    // After a run, a directory the command made that cannot be listed (a path past `PATH_MAX`)
+                    // may hold a protected path it made: said, as past the scan's limit.
+                    if !look.skip_caches && error.kind() != std::io::ErrorKind::NotFound {
+                        notes.push(format!(
+                            "the scan could not look into `{}` ({error})",
+                            dir.display()
+                        ));
+                    }
+                    continue;
+                }
             };
             // A root's own entries are all looked at, however many: the places that matter most (`.git`, `.claude`,
             // `.agent-guard`, `.env`) sit there, and a command must not hide them behind entries of its own.
