@@ -332,17 +332,15 @@ impl Guard {
         let plan = Plan::build(&spec, &protection, support);
         if let (Some(content), Some(place)) = (&content, &place) {
             // The project's `.agent-guard` is not made here (the hook's audit log makes it, with its ignore
-            // file); a home's is.
-            let home_made = place
-                .parent()
-                .filter(|dir| {
-                    self.home()
-                        .is_some_and(|home| dir.starts_with(home.join(".agent-guard")))
-                })
-                .is_none_or(|dir| std::fs::create_dir_all(dir).is_ok());
-            if home_made {
-                let _saved = content.index.save();
+            // file); a home's is. Without its directory the index is not saved, and the next run scans again.
+            if let Some(dir) = place.parent()
+                && self
+                    .home()
+                    .is_some_and(|home| dir.starts_with(home.join(".agent-guard")))
+            {
+                let _made = std::fs::create_dir_all(dir);
             }
+            let _saved = content.index.save();
         }
         plan
     }

@@ -10,6 +10,17 @@ use crate::test_guard::{Project, git};
 /// Contained allows need a kernel that enforces the sandbox; elsewhere these tests say so and check the
 /// reason instead, and fail where `AGENT_GUARD_REQUIRE_SANDBOX=1` says the kernel can enforce it (as `cargo
 /// xtask ci` sets it after `agent-guard sandbox --probe`).
+/// Asserts that `decided` has the decision `expected`, showing its reason when not.
+#[track_caller]
+fn assert_decided(decided: &crate::Decided, expected: Decision) {
+    assert_eq!(
+        decided.verdict().decision,
+        expected,
+        "{}",
+        decided.verdict().reason()
+    );
+}
+
 fn enforced() -> bool {
     match KernelSupport::enforcement_missing() {
         None => true,
@@ -35,12 +46,7 @@ fn where_every_command_runs_in_the_sandbox_cd_to_a_bare_name_does_not_search_cdp
     let decided = project
         .guard
         .decide("Bash", &json!({"command": "cd src && cat main.rs"}));
-    assert_eq!(
-        decided.verdict().decision,
-        Decision::Allow,
-        "{}",
-        decided.verdict().reason()
-    );
+    assert_decided(&decided, Decision::Allow);
     assert_eq!(decided.confinement, Some(Confinement::READ_ONLY));
     // A `CDPATH` the settings pass to sandboxed commands is one `cd` may search again.
     let passed = Project::with_files(r#"{"agentGuard": {"sandbox": {"env": ["CDPATH"]}}}"#, &files);
@@ -71,12 +77,7 @@ fn a_contained_line_runs_workspace_write_with_the_network_and_keeps_what_would_h
         assert_eq!(decided.verdict().decision, Decision::Ask);
         return;
     }
-    assert_eq!(
-        decided.verdict().decision,
-        Decision::Allow,
-        "{}",
-        decided.verdict().reason()
-    );
+    assert_decided(&decided, Decision::Allow);
     assert_eq!(decided.verdict().provenance.step, Some(DecidedBy::Contained));
     assert!(
         decided
@@ -115,12 +116,7 @@ fn a_line_writing_in_the_project_runs_without_the_network() {
     if !enforced() {
         return;
     }
-    assert_eq!(
-        decided.verdict().decision,
-        Decision::Allow,
-        "{}",
-        decided.verdict().reason()
-    );
+    assert_decided(&decided, Decision::Allow);
     assert_eq!(
         decided.confinement,
         Some(Confinement {
@@ -173,12 +169,7 @@ fn the_domains_a_rule_or_an_ask_allowed_are_passed_to_the_sandbox() {
         .guard
         .decide("Bash", &json!({"command": "curl -sS https://docs.example.com/a"}));
     if enforced() {
-        assert_eq!(
-            decided.verdict().decision,
-            Decision::Allow,
-            "{}",
-            decided.verdict().reason()
-        );
+        assert_decided(&decided, Decision::Allow);
         assert!(decided.domains.is_empty(), "{:?}", decided.domains);
         assert!(fetch.guard.network().allows("docs.example.com", 443));
     }
@@ -254,12 +245,7 @@ fn a_service_on_this_machine_is_granted_only_to_a_line_somebody_allowed_and_neve
     let decided = repository
         .guard
         .decide("Bash", &json!({"command": "curl -s localhost:3051/api"}));
-    assert_eq!(
-        decided.verdict().decision,
-        Decision::Ask,
-        "{}",
-        decided.verdict().reason()
-    );
+    assert_decided(&decided, Decision::Ask);
     assert!(
         decided
             .verdict()
@@ -272,12 +258,7 @@ fn a_service_on_this_machine_is_granted_only_to_a_line_somebody_allowed_and_neve
     let decided = ruled
         .guard
         .decide("Bash", &json!({"command": "curl -s localhost:3051/api"}));
-    assert_eq!(
-        decided.verdict().decision,
-        Decision::Allow,
-        "{}",
-        decided.verdict().reason()
-    );
+    assert_decided(&decided, Decision::Allow);
     assert_eq!(decided.domains, ["localhost:3051"]);
 }
 
@@ -610,12 +591,7 @@ fn a_command_the_users_rule_allows_beyond_the_sandbox_runs_in_it_with_the_contai
     ));
     let repository = Project::with_files("{}", &with_repository_rule);
     let decided = repository.guard.decide("Bash", &json!({ "command": line }));
-    assert_eq!(
-        decided.verdict().decision,
-        Decision::Ask,
-        "{}",
-        decided.verdict().reason()
-    );
+    assert_decided(&decided, Decision::Ask);
 
     // An ask rule of the user on a contained command wins over both.
     let asked = Project::with_files(
@@ -639,12 +615,7 @@ fn a_reading_git_command_whose_submodule_sets_a_program_does_not_share_a_rules_n
     git(&root, &["add", "-A"]);
     let line = "git status; git push";
     let before = project.guard.decide("Bash", &json!({ "command": line }));
-    assert_eq!(
-        before.verdict().decision,
-        Decision::Allow,
-        "{}",
-        before.verdict().reason()
-    );
+    assert_decided(&before, Decision::Allow);
     let config = root.join("sub/.git/config");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("[core]\n\tfsmonitor = sh ../x.sh\n");
@@ -652,31 +623,16 @@ fn a_reading_git_command_whose_submodule_sets_a_program_does_not_share_a_rules_n
     // A reading command beside the ruled one is no longer read-only there: the rules alone do not allow the
     // line, and the sandbox does not share the push's network with the submodule's program.
     let decided = project.guard.decide("Bash", &json!({ "command": line }));
-    assert_eq!(
-        decided.verdict().decision,
-        Decision::Ask,
-        "{}",
-        decided.verdict().reason()
-    );
+    assert_decided(&decided, Decision::Ask);
     // Without the network beside it, the same reading command stays read-only.
     let alone = project.guard.decide("Bash", &json!({ "command": "git status" }));
-    assert_eq!(
-        alone.verdict().decision,
-        Decision::Allow,
-        "{}",
-        alone.verdict().reason()
-    );
+    assert_decided(&alone, Decision::Allow);
     let line = "git commit -q --allow-empty -m x; git status; git push";
     let decided = project.guard.decide("Bash", &json!({ "command": line }));
     if !enforced() {
         return;
     }
-    assert_eq!(
-        decided.verdict().decision,
-        Decision::Ask,
-        "{}",
-        decided.verdict().reason()
-    );
+    assert_decided(&decided, Decision::Ask);
     assert!(
         decided.verdict().reason().contains("submodule"),
         "{}",

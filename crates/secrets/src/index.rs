@@ -124,7 +124,7 @@ impl ContentIndex {
             // Its owner could make it readable again from inside.
             return Indexed::Unreadable;
         };
-        if settled(metadata) {
+        if settled(&stamp) {
             state.entries.insert(key, (stamp, kind));
             state.dirty = true;
         }
@@ -190,14 +190,11 @@ fn nanos(value: i64) -> u32 {
     u32::try_from(value).unwrap_or(0)
 }
 
-/// Whether the file last changed long enough ago that a write after the scan would have changed its times.
-fn settled(metadata: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    let changed = std::time::UNIX_EPOCH
-        + std::time::Duration::new(
-            u64::try_from(metadata.ctime()).unwrap_or(0),
-            nanos(metadata.ctime_nsec()),
-        );
+/// Whether the file with `stamp` last changed long enough ago that a write after the scan would have changed its
+/// times.
+fn settled(stamp: &Stamp) -> bool {
+    let (secs, nanos) = stamp.changed;
+    let changed = std::time::UNIX_EPOCH + std::time::Duration::new(u64::try_from(secs).unwrap_or(0), nanos);
     std::time::SystemTime::now()
         .duration_since(changed)
         .is_ok_and(|age| age >= SETTLE)
@@ -321,15 +318,14 @@ mod tests {
 
     const TOKEN: &str = "api_token: ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7\n";
 
-    fn aged(path: &Path) {
-        // Status-change times cannot be set back; modification times can, and the file's stamp is taken after.
-        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(path)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+    /// What `index` answers about the file at `path` as it is now.
+    fn checked(index: &ContentIndex, path: &Path) -> Indexed {
+        index.check(path, &std::fs::metadata(path).unwrap())
+    }
+
+    /// How many entries the index at `store` holds once opened.
+    fn entries(store: &Path) -> usize {
+        ContentIndex::open(store).state.lock().unwrap().entries.len()
     }
 
     #[test]
@@ -338,16 +334,13 @@ mod tests {
         let file = dir.path().join("settings.yml");
         std::fs::write(&file, "name: x\n").unwrap();
         let index = ContentIndex::open(&dir.path().join("index"));
-        let meta = std::fs::metadata(&file).unwrap();
-        assert_eq!(index.check(&file, &meta), Indexed::Clean);
+        assert_eq!(checked(&index, &file), Indexed::Clean);
         std::fs::write(&file, TOKEN).unwrap();
-        let meta = std::fs::metadata(&file).unwrap();
-        assert_eq!(index.check(&file, &meta), Indexed::Credential("GitHub token"));
+        assert_eq!(checked(&index, &file), Indexed::Credential("GitHub token"));
         // A binary file (a database) holds credentials as text too.
         let binary = dir.path().join("app.db");
         std::fs::write(&binary, [b"\0\x01".as_slice(), TOKEN.as_bytes()].concat()).unwrap();
-        let meta = std::fs::metadata(&binary).unwrap();
-        assert_eq!(index.check(&binary, &meta), Indexed::Credential("GitHub token"));
+        assert_eq!(checked(&index, &binary), Indexed::Credential("GitHub token"));
     }
 
     #[test]
@@ -377,49 +370,26 @@ mod tests {
         assert_eq!(reopened.check(&file, &meta), Indexed::Clean);
         // Once the file changes, its stamp does too, and it is read again.
         std::fs::write(&file, format!("{TOKEN}more\n")).unwrap();
-        let meta = std::fs::metadata(&file).unwrap();
-        assert_eq!(reopened.check(&file, &meta), Indexed::Credential("GitHub token"));
+        assert_eq!(checked(&reopened, &file), Indexed::Credential("GitHub token"));
     }
 
     #[test]
-    fn an_aged_file_is_kept_and_an_index_of_another_table_is_dropped() {
+    fn an_index_of_another_table_or_with_a_cut_record_is_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let store = dir.path().join("index");
-        let file = dir.path().join("deploy.yaml");
-        std::fs::write(&file, TOKEN).unwrap();
-        aged(&file);
-        let meta = std::fs::metadata(&file).unwrap();
-        // The status change is recent (the write just made), so the result is not kept yet.
-        let index = ContentIndex::open(&store);
-        assert_eq!(index.check(&file, &meta), Indexed::Credential("GitHub token"));
-        assert!(!settled(&meta));
-
-        // A file written under another table's fingerprint is not read.
-        let mut other = Vec::from(MAGIC.as_slice());
-        other.extend_from_slice(&(table_fingerprint() ^ 1).to_le_bytes());
-        other.extend_from_slice(&[0u8; RECORD]);
-        std::fs::write(&store, &other).unwrap();
-        assert!(
-            ContentIndex::open(&store)
-                .state
-                .lock()
-                .unwrap()
-                .entries
-                .is_empty()
-        );
-        // A truncated record is not read either.
-        let mut cut = Vec::from(MAGIC.as_slice());
-        cut.extend_from_slice(&table_fingerprint().to_le_bytes());
-        cut.extend_from_slice(&[0u8; RECORD - 1]);
-        std::fs::write(&store, &cut).unwrap();
-        assert!(
-            ContentIndex::open(&store)
-                .state
-                .lock()
-                .unwrap()
-                .entries
-                .is_empty()
-        );
+        let file = |fingerprint: u64, record: usize| {
+            let mut bytes = Vec::from(MAGIC.as_slice());
+            bytes.extend_from_slice(&fingerprint.to_le_bytes());
+            bytes.extend_from_slice(&vec![0u8; record]);
+            std::fs::write(&store, bytes).unwrap();
+        };
+        file(table_fingerprint(), RECORD);
+        assert_eq!(entries(&store), 1);
+        // Written under another table: a file clean then may hold a credential now.
+        file(table_fingerprint() ^ 1, RECORD);
+        assert_eq!(entries(&store), 0);
+        file(table_fingerprint(), RECORD - 1);
+        assert_eq!(entries(&store), 0);
     }
 
     #[test]
@@ -444,14 +414,14 @@ mod tests {
     fn a_file_that_cannot_be_read_is_not_taken_for_clean() {
         let dir = tempfile::tempdir().unwrap();
         let index = ContentIndex::open(&dir.path().join("index"));
-        // A directory passed for a file cannot be read as one.
-        let meta = std::fs::metadata(dir.path()).unwrap();
+        // Gone since it was listed: it cannot be opened.
         let file = dir.path().join("f");
         std::fs::write(&file, "x").unwrap();
-        let file_meta = std::fs::metadata(&file).unwrap();
+        let listed = std::fs::metadata(&file).unwrap();
         std::fs::remove_file(&file).unwrap();
-        assert_eq!(index.check(&file, &file_meta), Indexed::Unreadable);
-        assert_eq!(index.check(dir.path(), &meta), Indexed::Clean);
+        assert_eq!(index.check(&file, &listed), Indexed::Unreadable);
+        // What is no regular file holds no content of its own.
+        assert_eq!(checked(&index, dir.path()), Indexed::Clean);
     }
 
     #[test]
@@ -461,7 +431,6 @@ mod tests {
         std::fs::write(&file, TOKEN).unwrap();
         let index = ContentIndex::open(&dir.path().join("index"));
         index.state.lock().unwrap().scanned = RUN_BUDGET;
-        let meta = std::fs::metadata(&file).unwrap();
-        assert_eq!(index.check(&file, &meta), Indexed::Unknown);
+        assert_eq!(checked(&index, &file), Indexed::Unknown);
     }
 }

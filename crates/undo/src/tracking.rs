@@ -41,20 +41,9 @@ pub fn git_tracking(work_tree: &Path, relative: &Path) -> GitTracking {
             return GitTracking::Unknown(format!("`{}` is not a plain relative path", relative.display()));
         }
     };
-    let dot_git = work_tree.join(".git");
-    let git_dir = match std::fs::metadata(&dot_git) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return GitTracking::NoRepository,
-        Err(e) => return GitTracking::Unknown(format!("`{}` cannot be read: {e}", dot_git.display())),
-        Ok(meta) if meta.is_dir() => dot_git,
-        Ok(_) => match pointer(&dot_git, "gitdir:") {
-            Some(dir) => work_tree.join(dir),
-            None => {
-                return GitTracking::Unknown(format!(
-                    "`{}` is not a `gitdir:` file git reads",
-                    dot_git.display()
-                ));
-            }
-        },
+    let git_dir = match git_dir(work_tree) {
+        Ok(dir) => dir,
+        Err(answer) => return answer,
     };
     let common_dir = match git_dir.join("commondir") {
         file if file.exists() => match pointer(&file, "") {
@@ -144,6 +133,28 @@ fn plain_path(relative: &Path) -> Option<Vec<u8>> {
 }
 
 /// The path a pointer file of git holds after `prefix` (`gitdir: ../.git/worktrees/x`, a `commondir` file).
+/// The git directory of the work tree whose top is `work_tree`: its `.git` directory, or the one its `.git` file
+/// names (`gitdir: …`, a worktree's or a submodule's); else what [`git_tracking`] answers.
+fn git_dir(work_tree: &Path) -> Result<PathBuf, GitTracking> {
+    let dot_git = work_tree.join(".git");
+    match std::fs::metadata(&dot_git) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(GitTracking::NoRepository),
+        Err(e) => Err(GitTracking::Unknown(format!(
+            "`{}` cannot be read: {e}",
+            dot_git.display()
+        ))),
+        Ok(meta) if meta.is_dir() => Ok(dot_git),
+        Ok(_) => pointer(&dot_git, "gitdir:")
+            .map(|dir| work_tree.join(dir))
+            .ok_or_else(|| {
+                GitTracking::Unknown(format!(
+                    "`{}` is not a `gitdir:` file git reads",
+                    dot_git.display()
+                ))
+            }),
+    }
+}
+
 fn pointer(file: &Path, prefix: &str) -> Option<PathBuf> {
     let mut text = String::new();
     std::fs::File::open(file)
@@ -465,14 +476,7 @@ impl CommittedFiles {
     /// worktree or submodule); `None` when there is none or it cannot be read as an index of version 2 to 4 with
     /// SHA-1 names.
     pub fn read(work_tree: &Path) -> Option<Self> {
-        let dot_git = work_tree.join(".git");
-        let meta = std::fs::metadata(&dot_git).ok()?;
-        let git_dir = if meta.is_dir() {
-            dot_git
-        } else {
-            work_tree.join(pointer(&dot_git, "gitdir:")?)
-        };
-        let file = std::fs::File::open(git_dir.join("index")).ok()?;
+        let file = std::fs::File::open(git_dir(work_tree).ok()?.join("index")).ok()?;
         let mut entries = Entries::new(std::io::BufReader::with_capacity(1 << 16, file))?;
         let mut blobs = std::collections::HashMap::new();
         while let Some(entry) = entries.next_entry()? {
