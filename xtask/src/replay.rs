@@ -244,6 +244,8 @@ fn decide_all(
         .args(["check", "--jsonl", "--mode", mode])
         .current_dir(&scratch.project)
         .env("HOME", &scratch.home)
+        // The coding agent tells its hooks the project the session was started in, as Claude Code does.
+        .env("CLAUDE_PROJECT_DIR", &scratch.project)
         .env_remove("AGENT_GUARD_SERVER")
         .env_remove("AGENT_GUARD_TOKEN")
         .stdin(Stdio::piped())

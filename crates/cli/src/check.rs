@@ -868,7 +868,10 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf], ask: Optio
             &input.tool_input,
             program,
             confinement,
-            &input.cwd,
+            agent_decide::SandboxRoot {
+                cwd: &input.cwd,
+                project: crate::load::declared_project(),
+            },
             settings,
             &decided.domains,
             decided

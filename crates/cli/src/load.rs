@@ -19,10 +19,32 @@ pub(crate) fn home() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The project `cwd` belongs to ([`agent_rules::project_root`]): every command finds its settings and its roots
-/// there, so that a subdirectory of a project is in the same project.
+/// The project `cwd` belongs to ([`agent_rules::project_root_declared`], with the project the coding agent
+/// declared, [`declared_project`]): every command finds its settings and its roots there, so that a subdirectory of
+/// a project is in the same project.
 pub(crate) fn project(cwd: &Path) -> PathBuf {
-    agent_rules::project_root(cwd, home().as_deref())
+    project_declared(cwd, declared_project())
+}
+
+/// [`project`] with `declared` in place of the coding agent's declaration.
+fn project_declared(cwd: &Path, declared: Option<&Path>) -> PathBuf {
+    agent_rules::project_root_declared(cwd, home().as_deref(), declared)
+}
+
+/// The project the coding agent says its session works in: the directory it was started in, which Claude Code
+/// gives its hooks as `CLAUDE_PROJECT_DIR` (Gemini CLI as `GEMINI_PROJECT_DIR`). An agent that `cd`s into a nested
+/// package with a `.git` or `.claude` of its own still works in that project. Read once.
+pub(crate) fn declared_project() -> Option<&'static Path> {
+    static DECLARED: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    DECLARED
+        .get_or_init(|| {
+            ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]
+                .iter()
+                .filter_map(std::env::var_os)
+                .find(|dir| !dir.is_empty())
+                .map(PathBuf::from)
+        })
+        .as_deref()
 }
 
 /// Settings for `project` (see [`project`]): managed files, `--settings` files, project and user files of both
@@ -66,6 +88,9 @@ pub(crate) struct Guards<'a> {
     args: Cow<'a, DecideArgs>,
     cli_mode: Option<PermissionMode>,
     extra_roots: Vec<PathBuf>,
+    /// The project the coding agent declared ([`declared_project`]), or the one `agent-guard sandbox --project`
+    /// names.
+    declared: Option<PathBuf>,
     settings_files: Vec<PathBuf>,
     built: HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>>,
 }
@@ -86,6 +111,7 @@ impl<'a> Guards<'a> {
         Ok(Self {
             cli_mode: cli_mode(&args)?,
             extra_roots: Vec::new(),
+            declared: declared_project().map(Path::to_owned),
             settings_files: args
                 .settings
                 .iter()
@@ -107,6 +133,15 @@ impl<'a> Guards<'a> {
         self
     }
 
+    /// The same, with `project` as the declared project in place of the coding agent's (`agent-guard sandbox
+    /// --project`, which the hook's wrapping passes so that the sandbox's roots are the decision's).
+    pub(crate) fn with_declared_project(mut self, project: Option<PathBuf>) -> Self {
+        if project.is_some() {
+            self.declared = project;
+        }
+        self
+    }
+
     /// Forgets the guards of `cwd`, so that the next decision there loads its settings again.
     pub(crate) fn forget(&mut self, cwd: &str) {
         self.built.retain(|(dir, _), _| dir != cwd);
@@ -123,12 +158,13 @@ impl<'a> Guards<'a> {
         });
         let args = &*self.args;
         let extra_roots = &self.extra_roots;
+        let declared = self.declared.as_deref();
         self.built
             .entry((cwd.to_owned(), mode.map(|m| m.0)))
             .or_insert_with(|| {
                 let cwd = PathBuf::from(cwd);
                 let build = || -> Result<Arc<Guard>> {
-                    let project = project(&cwd);
+                    let project = project_declared(&cwd, declared);
                     let settings = settings(&project, args)?;
                     let options = GuardOptions {
                         mode,

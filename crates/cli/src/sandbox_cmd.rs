@@ -25,6 +25,11 @@ pub(crate) struct SandboxArgs {
     /// A root (repeatable); the first is where the settings are found. Default: the current directory.
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
+    /// The project the coding agent's session works in (its `CLAUDE_PROJECT_DIR`), when the first root is below
+    /// it: the roots widen to it as the decision's did, within the same bounds (never the home directory, `/`, or
+    /// past a directory every user may write to). Default: `CLAUDE_PROJECT_DIR` or `GEMINI_PROJECT_DIR`.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
     /// Let the command use the network: through agent-guard's proxy, to the domains of `agentGuard.network` (the
     /// package registries by default) and of `--allow-domain`.
     #[arg(long)]
@@ -145,7 +150,13 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(SETUP_FAILED));
     }
     let (cwd, extra) = roots.split_first().context("no root")?;
-    let mut guards = Guards::new(&args.decide)?.with_extra_roots(extra.to_vec());
+    let mut guards = Guards::new(&args.decide)?
+        .with_extra_roots(extra.to_vec())
+        .with_declared_project(
+            args.project
+                .as_deref()
+                .map(|dir| std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned())),
+        );
     let guard = match guards.get(&cwd.to_string_lossy(), None) {
         Ok(guard) => std::sync::Arc::clone(guard),
         Err(why) => {

@@ -10,6 +10,8 @@
 )]
 
 mod hook;
+#[path = "../../../tests/support/need.rs"]
+mod need;
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -258,4 +260,56 @@ fn install_from_a_subdirectory_writes_the_projects_settings() {
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
     assert!(written["hooks"]["PreToolUse"].is_array(), "{written}");
     assert!(!src.join(".claude").exists());
+}
+
+/// A coding agent that `cd`s into a nested package with a `.claude` of its own still works in the project it was
+/// started in when it declares that project (Claude Code's `CLAUDE_PROJECT_DIR`): the project's files are inside the
+/// roots for the decision and, through the wrapping's `--project`, for the sandbox that runs the allowed line.
+#[test]
+fn a_declared_project_keeps_a_nested_package_in_the_project() {
+    let scratch = Scratch::new();
+    let pkg = scratch.proj.join("packages/web");
+    std::fs::create_dir_all(pkg.join(".claude")).unwrap();
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    let cwd = pkg.join("src");
+    let proj = scratch.proj.to_str().unwrap();
+    let read = input(&cwd, "Read", json!({"file_path": "../../../README.md"}));
+    let cat = input(&cwd, "Bash", json!({"command": "cat ../../../README.md"}));
+    let check = |line: &str, env: &[(&str, &str)]| {
+        let out = hook::run_with(&["check"], line, &cwd, &scratch.home, env);
+        assert!(out.status.success(), "{line}: {}", text(&out.stderr));
+        serde_json::from_str::<Value>(text(&out.stdout).trim()).unwrap()
+    };
+    // Without the declaration the nested package is the project, and the outer files are outside it.
+    let (got, reason) = decision(&check(&read, &[]).to_string());
+    assert_eq!(got, "deny", "{reason}");
+    // Declared: inside the roots, for the decision and for the sandbox the allowed line runs in.
+    let declared = [("CLAUDE_PROJECT_DIR", proj)];
+    let (got, reason) = decision(&check(&read, &declared).to_string());
+    assert_eq!(got, "allow", "{reason}");
+    let answer = check(&cat, &declared);
+    let (got, reason) = decision(&answer.to_string());
+    assert_eq!(got, "allow", "{reason}");
+    // Gemini CLI's name for it counts the same.
+    let (got, reason) = decision(&check(&read, &[("GEMINI_PROJECT_DIR", proj)]).to_string());
+    assert_eq!(got, "allow", "{reason}");
+    // The home directory declared as the project widens nothing.
+    let home = scratch.home.to_str().unwrap();
+    let (got, reason) = decision(&check(&read, &[("CLAUDE_PROJECT_DIR", home)]).to_string());
+    assert_eq!(got, "deny", "{reason}");
+    let Some(updated) = answer["hookSpecificOutput"]["updatedInput"]["command"].as_str() else {
+        // Without a kernel that enforces the sandbox an allowed line is not wrapped; nothing more to run.
+        assert!(!need::SANDBOX.met(need::sandbox_probe(env!("CARGO_BIN_EXE_agent-guard")).1));
+        return;
+    };
+    assert!(updated.contains(&format!(" --project '{proj}'")), "{updated}");
+    let ran = std::process::Command::new("bash")
+        .args(["-c", updated])
+        .current_dir(&cwd)
+        .env("HOME", &scratch.home)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{updated}: {}", text(&ran.stderr));
+    assert_eq!(text(&ran.stdout), "# proj");
 }

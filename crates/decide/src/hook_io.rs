@@ -147,7 +147,8 @@ pub fn narrowed_search_input(tool_input: &Value, excludes: &[String]) -> Option<
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
 /// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…
 /// [--session-domains-only --session <id> --session-taint <text> [--session-domain <host>]…]] [--git-writes]
-/// --root <root> [--settings <file>]… -- bash -c '<command>'`. `domains` are the hosts the decision allowed beyond
+/// --root <root> [--project <dir>] [--settings <file>]… -- bash -c '<command>'`: `root` is the call's working
+/// directory and the project the coding agent declared for its session, if any ([`SandboxRoot`]). `domains` are the hosts the decision allowed beyond
 /// the settings' own ([`Decided::domains`](crate::Decided::domains)); `session` is the session's id and the limit its
 /// untrusted content sets on the proxy ([`Decided::session_limit`](crate::Decided::session_limit)); both are passed
 /// only with the network. `--git-writes` is given when the confinement lets git write the repository
@@ -158,7 +159,7 @@ pub fn sandboxed_input(
     tool_input: &Value,
     program: &std::path::Path,
     confinement: Confinement,
-    root: &str,
+    root: SandboxRoot<'_>,
     settings: &[std::path::PathBuf],
     domains: &[String],
     session: Option<(&str, &SessionLimit)>,
@@ -188,7 +189,11 @@ pub fn sandboxed_input(
         line.push_str(" --git-writes");
     }
     line.push_str(" --root ");
-    line.push_str(&shell_quote(root));
+    line.push_str(&shell_quote(root.cwd));
+    if let Some(project) = root.project {
+        line.push_str(" --project ");
+        line.push_str(&shell_quote(&project.to_string_lossy()));
+    }
     for file in settings {
         line.push_str(" --settings ");
         line.push_str(&shell_quote(&file.to_string_lossy()));
@@ -200,6 +205,25 @@ pub fn sandboxed_input(
         object.insert("command".to_owned(), Value::String(line));
     }
     Some(input)
+}
+
+/// Where a sandboxed command is run from: the call's working directory, where the sandbox finds its settings and
+/// its roots as the decision did, and the project the coding agent declared for the session (Claude Code's
+/// `CLAUDE_PROJECT_DIR`), which the decision took into the roots ([`agent_rules::project_root_declared`]) and
+/// the sandbox must take too.
+#[derive(Clone, Copy, Debug)]
+pub struct SandboxRoot<'a> {
+    /// The call's working directory (`--root`).
+    pub cwd: &'a str,
+    /// The project the coding agent declared (`--project`), if any.
+    pub project: Option<&'a std::path::Path>,
+}
+
+impl<'a> SandboxRoot<'a> {
+    /// A working directory with no declared project.
+    pub fn cwd(cwd: &'a str) -> Self {
+        Self { cwd, project: None }
+    }
 }
 
 /// `text` as one single-quoted shell word: every byte as it is, each `'` written as `'\''`.

@@ -13,7 +13,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use agent_decide::sandboxed_input;
+use agent_decide::{SandboxRoot, sandboxed_input};
 use agent_tool_traits::Confinement;
 use proptest::prelude::*;
 use serde_json::json;
@@ -35,7 +35,7 @@ fn arrives(program: &Path, line: &str, root: &str) -> String {
         &json!({"command": line}),
         program,
         Confinement::READ_ONLY,
-        root,
+        SandboxRoot::cwd(root),
         &[],
         &[],
         None,
@@ -89,7 +89,7 @@ fn allowed_domains_are_passed_with_the_network_only() {
             &json!({"command": "curl -sS https://docs.example.com"}),
             program,
             confinement,
-            "/p",
+            SandboxRoot::cwd("/p"),
             &[],
             &domains,
             None,
@@ -147,7 +147,7 @@ fn a_session_limit_is_passed_with_the_network_only() {
                 network,
                 git_writes: false,
             },
-            "/p",
+            SandboxRoot::cwd("/p"),
             &[],
             &[],
             Some(("0c1d-s'1", &limit)),
@@ -167,4 +167,36 @@ fn a_session_limit_is_passed_with_the_network_only() {
         "{networked}"
     );
     assert!(!line(false).contains("--session"), "{}", line(false));
+}
+
+/// The project the coding agent declared for its session reaches the sandbox as one word after the working
+/// directory, so that the sandbox's roots are the decision's; without one, nothing is added.
+#[test]
+fn a_declared_project_is_passed_as_one_word() {
+    let program = Path::new("/opt/agent-guard");
+    let line = |project: Option<&Path>| {
+        sandboxed_input(
+            &json!({"command": "make"}),
+            program,
+            Confinement::READ_ONLY,
+            SandboxRoot {
+                cwd: "/w/mono/pkg",
+                project,
+            },
+            &[],
+            &[],
+            None,
+        )
+        .unwrap()["command"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        line(Some(Path::new("/w/mono it's")))
+            .contains(" --root '/w/mono/pkg' --project '/w/mono it'\\''s' -- bash -c 'make'"),
+        "{}",
+        line(Some(Path::new("/w/mono it's")))
+    );
+    assert!(!line(None).contains("--project"), "{}", line(None));
 }

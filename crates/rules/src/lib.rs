@@ -67,7 +67,7 @@ pub use matcher::Anchors;
 pub use mode::PermissionMode;
 pub use path::absolute_lexical;
 pub use policy::{ClassifierOutcome, Conflict, Policy, Resolution};
-pub use project::{is_marked_project, project_root};
+pub use project::{is_marked_project, project_root, project_root_declared};
 pub use rule::Rule;
 pub use session::SessionState;
 pub use settings::{AdditionalDirectory, Discovery, Family, Section, Settings, settings_schema};

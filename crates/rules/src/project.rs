@@ -23,6 +23,17 @@ const PROJECT_MARKERS: [&str; 3] = [".git", ".claude", ".agent-guard"];
 /// A relative `cwd` is taken against the process's current directory. The paths are compared as written and by
 /// identity (device and inode), so a home reached through a symbolic link still stops the search.
 pub fn project_root(cwd: &Path, home: Option<&Path>) -> PathBuf {
+    project_root_declared(cwd, home, None)
+}
+
+/// [`project_root`], for a coding agent that says which project its session works in (`declared`, the directory
+/// it was started in, as Claude Code's `CLAUDE_PROJECT_DIR`): when `declared` is `cwd` or one of its ancestors that
+/// the search reaches within its bounds, and is owned by the owner of `cwd`, the root is the higher of `declared`
+/// and the nearest marked ancestor. So an agent that `cd`s into a nested package with a `.claude` or `.git` of its
+/// own still works in the project it was started in, as the agent itself sees it, while a declaration never narrows
+/// the root below a marked ancestor nor widens it past the bounds: not to the home directory, `/`, or a directory
+/// every user may write to. A relative or unrelated `declared` is not taken.
+pub fn project_root_declared(cwd: &Path, home: Option<&Path>, declared: Option<&Path>) -> PathBuf {
     let cwd = std::path::absolute(cwd)
         .map(|absolute| crate::path::normalize(&absolute))
         .unwrap_or_else(|_| cwd.to_owned());
@@ -33,6 +44,13 @@ pub fn project_root(cwd: &Path, home: Option<&Path>) -> PathBuf {
         path: crate::path::normalize(home),
         meta: std::fs::metadata(home).ok(),
     });
+    // The declared project, while the search has still to reach it.
+    let mut declared = declared
+        .filter(|dir| dir.is_absolute())
+        .map(crate::path::normalize)
+        .filter(|dir| cwd.starts_with(dir));
+    let mut root = None;
+    let mut marked = false;
     for dir in cwd.ancestors() {
         let is_cwd = dir == cwd;
         if !is_cwd && (dir.parent().is_none() || home.as_ref().is_some_and(|home| home.is(dir))) {
@@ -43,11 +61,21 @@ pub fn project_root(cwd: &Path, home: Option<&Path>) -> PathBuf {
         if !is_cwd && std::fs::metadata(dir).is_ok_and(|meta| world_writable(&meta)) {
             break;
         }
-        if has_marker(dir, &cwd_meta) {
-            return dir.to_owned();
+        if declared.as_deref() == Some(dir) {
+            declared = None;
+            if std::fs::metadata(dir).is_ok_and(|meta| same_owner(&meta, &cwd_meta)) {
+                root = Some(dir);
+            }
+        }
+        if !marked && has_marker(dir, &cwd_meta) {
+            marked = true;
+            root = Some(dir);
+        }
+        if marked && declared.is_none() {
+            break;
         }
     }
-    cwd
+    root.map_or(cwd.clone(), Path::to_owned)
 }
 
 /// Whether `dir` holds a project marker its owner made (`.git`, `.claude` or `.agent-guard`), as [`project_root`]
@@ -175,6 +203,78 @@ mod tests {
         assert_eq!(
             project_root(&root.join("proj/src/../src/deep/"), None),
             root.join("proj")
+        );
+    }
+
+    /// The project the coding agent says its session works in is the root when it is an ancestor of the working
+    /// directory above a nested project's marker; it never narrows the root, nor passes the bounds.
+    #[test]
+    fn a_declared_project_above_a_nested_one_is_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        dirs(
+            &root,
+            &[
+                "home/mono/.git",
+                "home/mono/pkg/.claude/hooks",
+                "home/mono/plain/src",
+                "home/other",
+            ],
+        );
+        let home = root.join("home");
+        let mono = home.join("mono");
+        let hooks = mono.join("pkg/.claude/hooks");
+        // Without a declaration the nearer project is the root; with one, the project the agent started in.
+        assert_eq!(project_root(&hooks, Some(&home)), mono.join("pkg"));
+        assert_eq!(project_root_declared(&hooks, Some(&home), Some(&mono)), mono);
+        // A declaration written unnormalised is the same directory.
+        assert_eq!(
+            project_root_declared(&hooks, Some(&home), Some(&mono.join("pkg/../"))),
+            mono
+        );
+        // Declared below the nearest marker: the marked ancestor stays the root (a declaration never narrows).
+        assert_eq!(
+            project_root_declared(&mono.join("plain/src"), Some(&home), Some(&mono.join("plain"))),
+            mono
+        );
+        // Declared without any marker on the way: the declared project, not the working directory alone.
+        dirs(&root, &["loose/a/b"]);
+        assert_eq!(
+            project_root_declared(&root.join("loose/a/b"), None, Some(&root.join("loose"))),
+            root.join("loose")
+        );
+        // Not an ancestor, relative, the home directory itself or `/`: not taken.
+        assert_eq!(
+            project_root_declared(&hooks, Some(&home), Some(&home.join("other"))),
+            mono.join("pkg")
+        );
+        assert_eq!(
+            project_root_declared(&hooks, Some(&home), Some(Path::new("mono"))),
+            mono.join("pkg")
+        );
+        assert_eq!(
+            project_root_declared(&hooks, Some(&home), Some(&home)),
+            mono.join("pkg")
+        );
+        assert_eq!(
+            project_root_declared(&mono.join("plain/src"), Some(&home), Some(Path::new("/"))),
+            mono
+        );
+    }
+
+    /// A declared project past a directory every user may write to is not reached.
+    #[test]
+    fn a_declaration_does_not_pass_a_world_writable_directory() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        dirs(&root, &["shared/drop/work/src"]);
+        std::fs::set_permissions(root.join("shared/drop"), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let cwd = root.join("shared/drop/work/src");
+        assert_eq!(project_root_declared(&cwd, None, Some(&root.join("shared"))), cwd);
+        assert_eq!(
+            project_root_declared(&cwd, None, Some(&root.join("shared/drop/work"))),
+            root.join("shared/drop/work")
         );
     }
 

@@ -23,7 +23,8 @@ pub(crate) fn run_with(args: &[&str], stdin: &str, dir: &Path, home: &Path, env:
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (key, _) in std::env::vars() {
-        if key.starts_with("AGENT_") {
+        // The project a coding agent declares (`CLAUDE_PROJECT_DIR`) widens the roots: a test declares its own.
+        if key.starts_with("AGENT_") || key.ends_with("_PROJECT_DIR") {
             command.env_remove(key);
         }
     }
