@@ -16,6 +16,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+#[path = "../../../tests/support/need.rs"]
+mod need;
+
 const BIN: &str = env!("CARGO_BIN_EXE_agent-guard");
 
 const GITHUB_TOKEN: &str = "ghp_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7";
@@ -98,14 +101,10 @@ impl Project {
     }
 }
 
+/// Whether the kernel enforces the sandbox here; where it does not, the test says it is skipped, or fails under
+/// `AGENT_GUARD_REQUIRE_SANDBOX=1`.
 fn sandbox_supported() -> bool {
-    let probe = Command::new(BIN).args(["sandbox", "--probe"]).output().unwrap();
-    assert!(probe.status.success());
-    let supported = String::from_utf8_lossy(&probe.stdout).contains("under the kernel sandbox");
-    if !supported {
-        eprintln!("skipped: the kernel cannot enforce the sandbox here");
-    }
-    supported
+    need::sandbox_report(BIN).is_some()
 }
 
 fn decision(decided: &Value) -> &str {
@@ -520,4 +519,61 @@ fn a_file_git_holds_unchanged_reads_as_it_is_and_a_local_change_reads_as_its_vie
     let reversed: String = GITHUB_TOKEN.chars().rev().collect();
     assert!(!stdout.contains(&reversed), "{stdout}");
     assert!(stdout.contains("]nekot buHtiG :detcader["), "{stdout}");
+}
+
+/// A file named like a key is judged by what it holds inside the sandbox: a CA bundle reads as it is (a venv's pip
+/// needs certifi's `cacert.pem` to reach the registry), a certificate with its private key as a view without the
+/// key, a binary PKCS#12 file not at all. A key file a command makes is its own and stays; a `.env` it makes,
+/// which programs load later, is still taken back.
+#[test]
+fn a_file_named_like_a_key_is_read_by_what_it_holds_and_one_a_command_makes_stays() {
+    if !sandbox_supported() {
+        return;
+    }
+    let project = Project::new();
+    let certifi = project.root.join(".venv/lib/python3/site-packages/certifi");
+    std::fs::create_dir_all(&certifi).unwrap();
+    let cert = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2Vy\n-----END CERTIFICATE-----\n";
+    let bundle = format!("# Issuer: CN=Root CA\n{cert}# Issuer: CN=Other CA\n{cert}");
+    std::fs::write(certifi.join("cacert.pem"), &bundle).unwrap();
+    let key = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIAbc1QjdsMpxT0iWqk3rW9v2fZp8yXnL4hRe7uJ0mKdoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n";
+    std::fs::write(project.root.join("server.pem"), format!("{cert}{key}")).unwrap();
+    std::fs::write(project.root.join("client.p12"), b"0\x82\x09\x71\x02\x01\x030\x82").unwrap();
+
+    let output = project.sandbox(&[
+        "--",
+        "bash",
+        "-c",
+        "cat .venv/lib/python3/site-packages/certifi/cacert.pem; echo @@@; cat server.pem; echo @@@; cat client.p12",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let parts: Vec<&str> = stdout.split("@@@\n").collect();
+    assert_eq!(parts.first().copied(), Some(bundle.as_str()), "{stdout}{stderr}");
+    let view = parts.get(1).copied().unwrap_or_default();
+    assert!(view.starts_with(cert), "{view}");
+    assert!(view.contains("[redacted: private key]"), "{view}");
+    assert!(!view.contains("MHcCAQEEIAbc1Qjd"), "{view}");
+    assert_eq!(parts.get(2).copied(), Some(""), "{stdout}");
+    assert!(stderr.contains("client.p12"), "{stderr}");
+
+    // Made by a command: a key file and a CA bundle stay, a `.env` is taken back.
+    let output = project.sandbox(&[
+        "--profile",
+        "workspace-write",
+        "--",
+        "bash",
+        "-c",
+        "mkdir -p new/certifi && cp .venv/lib/python3/site-packages/certifi/cacert.pem new/certifi/ \
+         && echo k > new/tls.key && echo A=1 > new/.env",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(project.root.join("new/certifi/cacert.pem")).unwrap(),
+        bundle
+    );
+    assert_eq!(std::fs::read_to_string(project.root.join("new/tls.key")).unwrap(), "k\n");
+    assert!(!project.root.join("new/.env").exists(), "{stderr}");
+    assert!(stderr.contains("new/.env"), "{stderr}");
 }

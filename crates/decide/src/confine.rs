@@ -510,9 +510,12 @@ struct ContentCheck {
 }
 
 impl Protection for GuardProtection<'_> {
+    /// A key or certificate file that nothing but its kind protects is left to [`Self::content`] where the
+    /// content is looked at: a CA bundle is read as it is, a private key as a view without it.
     fn secret(&self, path: &Path, root: &Path) -> bool {
         let relative = path.strip_prefix(root).ok();
-        self.protected.reason(path, relative, Access::Read).is_some()
+        (self.protected.reason(path, relative, Access::Read).is_some()
+            && !(self.content.is_some() && self.protected.only_a_key_file_kind(path, relative, Access::Read)))
             || self
                 .policy
                 .path_rule(Decision::Deny, Access::Read, path)
@@ -521,10 +524,16 @@ impl Protection for GuardProtection<'_> {
 
     fn write_protected(&self, path: &Path, root: &Path) -> bool {
         let relative = path.strip_prefix(root).ok();
-        self.protected.reason(path, relative, Access::Write).is_some()
-            || [Decision::Deny, Decision::Ask]
-                .into_iter()
-                .any(|behavior| self.policy.path_rule(behavior, Access::Write, path).is_some())
+        self.protected.reason(path, relative, Access::Write).is_some() || self.write_rule(path)
+    }
+
+    /// A key or certificate file a command made replaces nothing of the user's: it is kept, unless a protected
+    /// place or a rule covers it.
+    fn protects_new(&self, path: &Path, root: &Path) -> bool {
+        let relative = path.strip_prefix(root).ok();
+        (self.protected.reason(path, relative, Access::Write).is_some()
+            && !self.protected.only_a_key_file_kind(path, relative, Access::Write))
+            || self.write_rule(path)
     }
 
     fn content(&self, path: &Path, metadata: &std::fs::Metadata) -> ContentView {
@@ -532,6 +541,19 @@ impl Protection for GuardProtection<'_> {
             return ContentView::AsItIs;
         };
         match content.index.check(path, metadata) {
+            // A key or certificate file is shown only when it holds no credential and nothing but public PEM
+            // blocks; binary (a DER or PKCS#12 key), or not scanned in this run, it is hidden.
+            indexed @ (Indexed::Clean | Indexed::Unknown)
+                if self.protected.only_a_key_file_kind(path, None, Access::Read) =>
+            {
+                let public = indexed == Indexed::Clean
+                    && ContentIndex::read_whole(path).is_some_and(|bytes| agent_secrets::public_pem(&bytes));
+                if public {
+                    ContentView::AsItIs
+                } else {
+                    ContentView::Hidden
+                }
+            }
             // Not scanned in this run (its budget spent): what the command prints is still redacted.
             Indexed::Clean | Indexed::Unknown => ContentView::AsItIs,
             Indexed::Unreadable => ContentView::Hidden,
@@ -549,6 +571,15 @@ impl Protection for GuardProtection<'_> {
                 ContentIndex::view(&bytes).map_or(ContentView::Hidden, ContentView::Redacted)
             }
         }
+    }
+}
+
+impl GuardProtection<'_> {
+    /// Whether a deny or ask rule of the policy protects writes to `path`.
+    fn write_rule(&self, path: &Path) -> bool {
+        [Decision::Deny, Decision::Ask]
+            .into_iter()
+            .any(|behavior| self.policy.path_rule(behavior, Access::Write, path).is_some())
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{PathSandboxError, Result};
-use crate::secrets::{NOT_SECRET, SECRET_FILES};
+use crate::secrets::{KEY_FILE_KINDS, NOT_SECRET, SECRET_FILES};
 use agent_tool_traits::Access;
 
 /// Directories whose contents configure code that runs later (the repositories of git, Mercurial and Jujutsu with
@@ -349,6 +349,30 @@ impl ProtectedPaths {
 }
 
 impl ProtectedPaths {
+    /// Whether `absolute` is protected by its name only as a key or certificate file (`*.pem`, `*.key`, `*.p12`,
+    /// `*.pfx`), which may hold nothing secret (a CA bundle): no other default and no pattern of the settings
+    /// protects it for `access`. What it holds decides whether it is a secret; made by a command, it replaces
+    /// nothing of the user's. `absolute` must be normalised.
+    pub fn only_a_key_file_kind(&self, absolute: &Path, relative: Option<&Path>, access: Access) -> bool {
+        if !self.defaults {
+            return false;
+        }
+        let Ok((secrets, _)) = default_secrets() else {
+            return false;
+        };
+        let key_kind = secrets
+            .first_match(absolute, None)
+            .is_some_and(|pattern| KEY_FILE_KINDS.contains(&pattern));
+        let extras = match access {
+            Access::Read => &self.read_set,
+            Access::Write => &self.write_set,
+        };
+        key_kind
+            && extras.first_match(absolute, relative).is_none()
+            && (access == Access::Read
+                || (write_reason(absolute).is_none() && self.home_reason(absolute).is_none()))
+    }
+
     /// The same list with `parsed` protected for reads too.
     fn with_extra_reads_parsed(mut self, parsed: Vec<Pattern>) -> Result<Self> {
         self.reads.extend(parsed);

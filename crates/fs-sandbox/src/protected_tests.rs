@@ -367,3 +367,55 @@ fn remembered_name_matches_are_the_name_patterns_matches() {
         }
     }
 }
+
+/// A key or certificate file is protected by its kind alone unless another name, place or pattern protects it too:
+/// then its content cannot clear it.
+#[test]
+fn only_a_key_file_kind_is_told_apart_from_other_protections() {
+    let kind = |protected: &ProtectedPaths, path: &str, access: Access| {
+        protected.only_a_key_file_kind(Path::new(path), None, access)
+    };
+    let defaults = ProtectedPaths::default();
+    for access in [Access::Read, Access::Write] {
+        for path in [
+            "/p/.venv/lib/python3.11/site-packages/pip/_vendor/certifi/cacert.pem",
+            "/p/certs/server.KEY",
+            "/p/store.p12",
+            "/p/client.pfx",
+        ] {
+            assert!(kind(&defaults, path, access), "{path} {access:?}");
+            assert!(defaults.reason(Path::new(path), None, access).is_some(), "{path}");
+        }
+        // Secret by a name that says what it is, not only by its kind; or not secret at all.
+        for path in [
+            "/p/id_rsa.pem",
+            "/p/.env.key",
+            "/p/.env",
+            "/p/server.crt",
+            "/p/README.md",
+        ] {
+            assert!(!kind(&defaults, path, access), "{path} {access:?}");
+        }
+    }
+    // In a protected place, a write is protected whatever the file holds.
+    assert!(!kind(&defaults, "/p/.claude/hooks/ca.pem", Access::Write));
+    assert!(!kind(&defaults, "/p/.git/x.pem", Access::Write));
+    // A pattern of the settings protects it too.
+    let extra = ProtectedPaths::default()
+        .with_extra_reads(["certs/**"])
+        .unwrap()
+        .with_extra_writes(["certs/**"])
+        .unwrap();
+    for access in [Access::Read, Access::Write] {
+        assert!(
+            !extra.only_a_key_file_kind(
+                Path::new("/p/certs/ca.pem"),
+                Some(Path::new("certs/ca.pem")),
+                access
+            ),
+            "{access:?}"
+        );
+    }
+    // Without the defaults nothing is protected by its kind.
+    assert!(!kind(&ProtectedPaths::none(), "/p/ca.pem", Access::Read));
+}

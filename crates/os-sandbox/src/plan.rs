@@ -219,6 +219,12 @@ pub trait Protection {
     /// Whether writing `path` (inside `root`) must be refused: a protected path or a place a deny or ask rule
     /// protects for writes.
     fn write_protected(&self, path: &Path, root: &Path) -> bool;
+    /// Whether a file or directory that a command made at `path` (inside `root`) must be taken back when it ends:
+    /// a protected path by default. A protection whose reason is what an existing file holds (a key file, which a
+    /// write would replace) need not cover a file the command made itself.
+    fn protects_new(&self, path: &Path, root: &Path) -> bool {
+        self.write_protected(path, root)
+    }
     /// What a command reads in place of the regular file `path` of a root (`metadata`, of the file itself), asked
     /// of every file the scan before a run reaches (in protected directories too; not in a git object store or a
     /// tagged cache with a build output's name): the file as it is, a view of it (its credentials replaced), or
@@ -505,6 +511,7 @@ impl Plan {
 
         let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
         let look = Look {
+            created: false,
             write_protected: writes,
             skip_caches: true,
             content: true,
@@ -833,6 +840,7 @@ pub fn hidden_by_name(spec: &SandboxSpec, protection: &dyn Protection) -> Vec<Pa
     let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
     let mut notes = Vec::new();
     let look = Look {
+        created: false,
         write_protected: false,
         skip_caches: true,
         content: false,

@@ -117,6 +117,9 @@ pub(crate) struct Look {
     /// Whether each regular file is asked about its content ([`Protection::content`]), protected directories
     /// looked into too: before a run, for the sandbox; never for a decision.
     pub(crate) content: bool,
+    /// After a run: the paths a command may have made are asked about with [`Protection::protects_new`], and no
+    /// directory is passed by as a secret (what it holds is looked at; the scan lists no secrets then).
+    pub(crate) created: bool,
 }
 
 /// What a writing command is checked for when it ends: the protected paths of the writable roots (and the tools'
@@ -155,6 +158,7 @@ impl Watch {
             write_protected: true,
             skip_caches: false,
             content: false,
+            created: true,
         };
         let now = scan(&self.roots, limit, protection, look, &[], notes).write_protected;
         // Looked up now that every process of the command has ended, each directory read once (crate::presence).
@@ -304,8 +308,13 @@ pub(crate) fn scan(
                 }
                 let file_type = entry.file_type().ok();
                 let is_dir = file_type.is_some_and(|t| t.is_dir());
-                let secret = protection.secret(&path, root);
-                let protected = !in_protected && protection.write_protected(&path, root);
+                let secret = !look.created && protection.secret(&path, root);
+                let protected = !in_protected
+                    && if look.created {
+                        protection.protects_new(&path, root)
+                    } else {
+                        protection.write_protected(&path, root)
+                    };
                 if secret {
                     found.secrets.push((path.clone(), is_dir));
                     if look.content

@@ -33,6 +33,7 @@
 mod file;
 mod index;
 mod interleaved;
+mod pem;
 mod redact;
 mod rules;
 mod scan;
@@ -43,6 +44,7 @@ pub use file::scan_file;
 pub use index::ContentIndex;
 pub use index::Indexed;
 pub use interleaved::Interleaved;
+pub use pem::public_pem;
 pub use redact::Redactor;
 pub use redact::redact;
 pub use redact::redact_json;

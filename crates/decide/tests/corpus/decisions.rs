@@ -115,6 +115,10 @@ pub(crate) fn contained_allows_possible() -> bool {
     match agent_os_sandbox::KernelSupport::enforcement_missing() {
         None => true,
         Some(why) => {
+            assert!(
+                std::env::var_os("AGENT_GUARD_REQUIRE_SANDBOX").is_none_or(|v| v != "1"),
+                "AGENT_GUARD_REQUIRE_SANDBOX=1 and the decisions with contained allows cannot be made: {why}"
+            );
             eprintln!("skipped: the decisions with contained allows on, since {why}");
             false
         }
