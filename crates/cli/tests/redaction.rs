@@ -573,7 +573,10 @@ fn a_file_named_like_a_key_is_read_by_what_it_holds_and_one_a_command_makes_stay
         std::fs::read_to_string(project.root.join("new/certifi/cacert.pem")).unwrap(),
         bundle
     );
-    assert_eq!(std::fs::read_to_string(project.root.join("new/tls.key")).unwrap(), "k\n");
+    assert_eq!(
+        std::fs::read_to_string(project.root.join("new/tls.key")).unwrap(),
+        "k\n"
+    );
     assert!(!project.root.join("new/.env").exists(), "{stderr}");
     assert!(stderr.contains("new/.env"), "{stderr}");
 }

@@ -509,7 +509,10 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
     let group = (1..captures.len())
         .filter_map(|index| captures.get(index))
         .find(|group| suffix.is_none_or(|suffix| suffix.range() != group.range()));
-    let value = group.map_or(whole.as_bytes(), |group| group.as_bytes());
+    let mut value = group.map_or(whole.as_bytes(), |group| group.as_bytes());
+    if matches!(rule.check, Check::Value | Check::UrlPassword) {
+        value = text_part(value);
+    }
     let passes = match rule.check {
         Check::Format => true,
         Check::NotExample => {
@@ -529,7 +532,7 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
     }
     // A value named by an assignment or a URL is redacted alone; a token is redacted whole, prefix included.
     let span = match (rule.check, group) {
-        (Check::Value | Check::UrlPassword, Some(group)) => group.range(),
+        (Check::Value | Check::UrlPassword, Some(group)) => group.start()..group.start() + value.len(),
         _ => whole.range(),
     };
     Some(Located {
@@ -552,7 +555,7 @@ fn next_line_value(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
         (_, _, Some(value)) => (value, false),
         _ => return None,
     };
-    let text = value.as_bytes();
+    let text = text_part(value.as_bytes());
     // YAML's content of a block or of a plain scalar is indented further than its name; JSON's is anywhere.
     let indented = width("inner") > width("indent");
     let placed = if block || !quoted { indented } else { true };
@@ -572,7 +575,7 @@ fn next_line_value(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
         finding: Finding {
             kind: rule.kind,
             start: value.start(),
-            end: value.end(),
+            end: value.start() + text.len(),
         },
         from: whole.start(),
     })
@@ -794,6 +797,18 @@ fn random(value: &[u8], own: usize, cases_mix: bool) -> bool {
 /// A value someone wrote in, at least `min_len` bytes long: not a placeholder (`changeme`, `xxx`, `<your-key>`,
 /// `***`), not a reference to where the value is kept (`${VAR}`, `$VAR`, `{{ var }}`, `%(var)s`, a path, a URL),
 /// and not an expression of code (`get_token()`, `self.password`, `user_password`, a number).
+/// The text that starts `value`: up to its first control byte other than a tab. A value someone wrote in text ends
+/// there; in a binary file (compiled bytecode, a database page) what follows a name and its `:` or `=` is other
+/// data glued to it, which would pass for a value by its length (Python's bytecode of `ask_password("Password: ")`
+/// holds `Password: ` and then the bytes of the next constant).
+fn text_part(value: &[u8]) -> &[u8] {
+    let end = value
+        .iter()
+        .position(|&byte| (byte < 0x20 && byte != b'\t') || byte == 0x7f)
+        .unwrap_or(value.len());
+    value.get(..end).unwrap_or(value)
+}
+
 fn written_in(value: &[u8], min_len: usize) -> bool {
     let Ok(text) = std::str::from_utf8(value) else {
         return value.len() >= min_len;

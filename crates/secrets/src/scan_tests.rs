@@ -595,3 +595,34 @@ fn a_private_key_printed_with_its_files_name_before_each_line_is_redacted_whole(
         }
     }
 }
+
+/// A value ends at the first control byte: in a binary file the bytes after a name and its `:` or `=` are other
+/// data (Python's bytecode of `ask_password("Password: ")`), which is no value; a value written as text before
+/// such bytes (a database page, coloured output) is found, and only its text is the finding.
+#[test]
+fn a_value_ends_where_the_text_ends() {
+    // Bytecode: the constant `Password: ` and then the marshalled bytes of the next constant.
+    let bytecode =
+        b"\xe3\x00\x00\x00\xda\x0bask_password\xfa\nPassword: T)\x02\xda\x08username\xda\x08passwordN)\x03r";
+    assert!(scan(bytecode).is_empty(), "{:?}", scan(bytecode));
+    let assignments: [&[u8]; 2] = [
+        b"\x0d\x00\x00\x00password=hunter2Secret!\x00\x00\x00\x17\x01",
+        b"\x1b[1mDB_PASSWORD=hunter2Secret!\x1b[0m\n",
+    ];
+    let page = assignments[0];
+    let found = scan(page);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let finding = found.first().unwrap();
+    assert_eq!(page.get(finding.start..finding.end), Some(&b"hunter2Secret!"[..]));
+    // Coloured output: the escape that ends the value is not part of it (with it, `[0m` made it an expression).
+    let coloured = assignments[1];
+    let found = scan(coloured);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let finding = found.first().unwrap();
+    assert_eq!(
+        coloured.get(finding.start..finding.end),
+        Some(&b"hunter2Secret!"[..])
+    );
+    // Text glued to a control byte is judged alone: `T)` is too short to be a value.
+    assert!(kinds("password: T)").is_empty());
+}
