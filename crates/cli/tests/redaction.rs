@@ -557,6 +557,23 @@ fn a_file_named_like_a_key_is_read_by_what_it_holds_and_one_a_command_makes_stay
     assert_eq!(parts.get(2).copied(), Some(""), "{stdout}");
     assert!(stderr.contains("client.p12"), "{stderr}");
 
+    // A binary file that holds a credential is hidden, not shown as a view: a view would be corrupt data to the
+    // program reading it (a bytecode cache), where one it cannot open it does without.
+    let cache = project.root.join("pkg/__pycache__");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(
+        cache.join("auth.cpython-311.pyc"),
+        [
+            b"\xa7\x0d\x0d\x0a\x00\x00\x00\x00".as_slice(),
+            b"password=hunter2Secret!\x00\x01".as_slice(),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let output = project.sandbox(&["--", "cat", "pkg/__pycache__/auth.cpython-311.pyc"]);
+    assert!(!output.status.success(), "{output:?}");
+    assert!(output.stdout.is_empty(), "{output:?}");
+
     // Made by a command: a key file and a CA bundle stay, a `.env` is taken back.
     let output = project.sandbox(&[
         "--profile",

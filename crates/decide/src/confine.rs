@@ -568,6 +568,13 @@ impl Protection for GuardProtection<'_> {
                 {
                     return ContentView::AsItIs;
                 }
+                // A binary file (compiled bytecode, a database) is hidden rather than shown as a view: with its
+                // credentials replaced by markers of another length it is corrupt data to the program that reads
+                // it, which may not say so, while one it cannot open it does without or reports (Python compiles
+                // the source again when its bytecode cache cannot be read).
+                if bytes.contains(&0) {
+                    return ContentView::Hidden;
+                }
                 ContentIndex::view(&bytes).map_or(ContentView::Hidden, ContentView::Redacted)
             }
         }
