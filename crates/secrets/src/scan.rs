@@ -928,7 +928,16 @@ fn identifier_path(text: &str) -> bool {
                 .all(|byte| byte.is_ascii_alphabetic() || byte == b'_')
                 && !part.is_empty()
         });
-    lowercase || uppercase || camel_path
+    // Letters alone in any case, words joined by `_` (`NextToken`, `nextPageToken`, `StateCredentials`,
+    // `TypeAlias`, `next_token`, with the brackets of a call or a mapping it closes): the name of a field, a type or
+    // a variable, as lowercase and uppercase words are; a credential mixes in digits or symbols.
+    let name = text.trim_end_matches([')', ']', '}']);
+    let camel_name = !name.is_empty()
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphabetic() || byte == b'_')
+        && name.bytes().any(|byte| byte.is_ascii_alphabetic());
+    lowercase || uppercase || camel_path || camel_name
 }
 
 fn placeholder_word(value: &[u8]) -> bool {
