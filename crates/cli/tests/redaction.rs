@@ -89,6 +89,16 @@ impl Project {
         serde_json::from_slice(&output.stdout).unwrap()
     }
 
+    /// `line` run by bash in the sandbox, read-only.
+    fn bash(&self, line: &str) -> Output {
+        self.sandbox(&["--", "bash", "-c", line])
+    }
+
+    /// `line` run by bash in the sandbox, writing the project.
+    fn bash_writing(&self, line: &str) -> Output {
+        self.sandbox(&["--profile", "workspace-write", "--", "bash", "-c", line])
+    }
+
     fn sandbox(&self, args: &[&str]) -> Output {
         Command::new(BIN)
             .arg("sandbox")
@@ -160,7 +170,7 @@ fn a_sandboxed_command_prints_credentials_redacted_and_keeps_its_status() {
     );
     assert!(output.status.success());
 
-    let output = project.sandbox(&["--", "bash", "-c", "grep -r -e password -e STRIPE . >&2; exit 3"]);
+    let output = project.bash("grep -r -e password -e STRIPE . >&2; exit 3");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(
@@ -425,17 +435,14 @@ fn inside_the_sandbox_a_file_that_holds_a_credential_reads_as_its_view_whatever_
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let output = project.sandbox(&["--", "bash", "-c", "od -An -c notes.txt | tr -d ' \\n'"]);
+    let output = project.bash("od -An -c notes.txt | tr -d ' \\n'");
     let letters = String::from_utf8_lossy(&output.stdout);
     assert!(letters.contains("[redacted:GitHubtoken]"), "{letters}");
     assert!(!letters.contains(&GITHUB_TOKEN[4..20]), "{letters}");
     // Hidden in a stream of bytes no rule reads: each file's bytes as numbers.
-    let output = project.sandbox(&[
-        "--",
-        "bash",
-        "-c",
+    let output = project.bash(
         "for f in notes.txt config/settings.yml deploy/values.yaml README.md; do od -An -tu1 -v \"$f\"; done",
-    ]);
+    );
     let bytes: Vec<u8> = String::from_utf8_lossy(&output.stdout)
         .split_whitespace()
         .map(|n| n.parse::<u8>().unwrap())
@@ -450,14 +457,7 @@ fn inside_the_sandbox_a_file_that_holds_a_credential_reads_as_its_view_whatever_
 
     // The view is read-only, and the file stays as it was.
     let before = std::fs::read(project.root.join("notes.txt")).unwrap();
-    let output = project.sandbox(&[
-        "--profile",
-        "workspace-write",
-        "--",
-        "bash",
-        "-c",
-        "echo x >> notes.txt",
-    ]);
+    let output = project.bash_writing("echo x >> notes.txt");
     assert!(!output.status.success());
     assert_eq!(std::fs::read(project.root.join("notes.txt")).unwrap(), before);
 }
@@ -503,12 +503,7 @@ fn a_file_git_holds_unchanged_reads_as_it_is_and_a_local_change_reads_as_its_vie
     )
     .unwrap();
 
-    let output = project.sandbox(&[
-        "--",
-        "bash",
-        "-c",
-        "git status --porcelain; rev deploy/values.yaml; rev notes.txt",
-    ]);
+    let output = project.bash("git status --porcelain; rev deploy/values.yaml; rev notes.txt");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let mut lines = stdout.lines();
     assert_eq!(lines.next(), Some(" M notes.txt"), "{stdout}");
@@ -540,12 +535,7 @@ fn a_file_named_like_a_key_is_read_by_what_it_holds_and_one_a_command_makes_stay
     std::fs::write(project.root.join("server.pem"), format!("{cert}{key}")).unwrap();
     std::fs::write(project.root.join("client.p12"), b"0\x82\x09\x71\x02\x01\x030\x82").unwrap();
 
-    let output = project.sandbox(&[
-        "--",
-        "bash",
-        "-c",
-        "cat .venv/lib/python3/site-packages/certifi/cacert.pem; echo @@@; cat server.pem; echo @@@; cat client.p12",
-    ]);
+    let output = project.bash("cat .venv/lib/python3/site-packages/certifi/cacert.pem; echo @@@; cat server.pem; echo @@@; cat client.p12");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let parts: Vec<&str> = stdout.split("@@@\n").collect();
@@ -575,15 +565,10 @@ fn a_file_named_like_a_key_is_read_by_what_it_holds_and_one_a_command_makes_stay
     assert!(output.stdout.is_empty(), "{output:?}");
 
     // Made by a command: a key file and a CA bundle stay, a `.env` is taken back.
-    let output = project.sandbox(&[
-        "--profile",
-        "workspace-write",
-        "--",
-        "bash",
-        "-c",
+    let output = project.bash_writing(
         "mkdir -p new/certifi && cp .venv/lib/python3/site-packages/certifi/cacert.pem new/certifi/ \
          && echo k > new/tls.key && echo A=1 > new/.env",
-    ]);
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert_eq!(
