@@ -137,11 +137,13 @@ pub(crate) const RULES: &[Rule] = &[
         anchors: &["-----BEGIN"],
         // Each line of the block may start with a file's name (`keys/id_ed25519:`, `keys/id:12:`), as `grep -r`
         // and `grep -rn` print it: the prefix is taken first, so that a name with bytes no key holds (`_`) does
-        // not end the block.
+        // not end the block. A block inside a JSON or other quoted string (a cloud service account's key file,
+        // `vault … -format=json`) has its line ends escaped (`\n`, in a string written into another `\\n`): the
+        // body runs on over them.
         pattern: concat!(
             r"-----BEGIN[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----(?:\n",
             line_prefix!(),
-            r"|[A-Za-z0-9+/=\s:,.]|-[A-Za-z0-9])*(?:-----END[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----)?"
+            r"|[A-Za-z0-9+/=\s:,.]|-[A-Za-z0-9]|\\{1,2}[nr])*(?:-----END[A-Z0-9 ]{0,20} PRIVATE KEY(?: BLOCK)?-----)?"
         ),
         check: Check::Format,
     },

@@ -626,3 +626,24 @@ fn a_value_ends_where_the_text_ends() {
     // Text glued to a control byte is judged alone: `T)` is too short to be a value.
     assert!(kinds("password: T)").is_empty());
 }
+
+/// A private key inside a JSON string (a cloud service account's key file) has its line ends escaped: the finding
+/// runs from its `BEGIN` line to its `END` line over them, so that no line of its body is left.
+#[test]
+fn a_private_key_in_a_json_string_is_found_whole() {
+    let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj";
+    for newline in ["\\n", "\\\\n", "\\r\\n"] {
+        let key = format!(
+            "-----BEGIN PRIVATE KEY-----{newline}{body}{newline}{body}{newline}-----END PRIVATE KEY-----{newline}"
+        );
+        let text = format!(
+            "{{\"type\": \"service_account\", \"private_key_id\": \"x\", \"private_key\": \"{key}\", \"client_email\": \"a@b.iam.gserviceaccount.com\"}}"
+        );
+        let found = scan(text.as_bytes());
+        let keys: Vec<&Finding> = found.iter().filter(|f| f.kind == "private key").collect();
+        assert_eq!(keys.len(), 1, "{newline}: {found:?}");
+        let span = text.get(keys[0].start..keys[0].end).unwrap();
+        assert!(span.contains(body) && span.ends_with("-----END PRIVATE KEY-----"), "{span}");
+        assert!(!crate::redact_str(&text).contains(&body[..20]), "{newline}");
+    }
+}
