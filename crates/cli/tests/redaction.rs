@@ -581,4 +581,19 @@ fn a_file_named_like_a_key_is_read_by_what_it_holds_and_one_a_command_makes_stay
     );
     assert!(!project.root.join("new/.env").exists(), "{stderr}");
     assert!(stderr.contains("new/.env"), "{stderr}");
+
+    // In place of one the user had (its directory moved away and made again), a key file is taken back.
+    std::fs::create_dir_all(project.root.join("certs")).unwrap();
+    std::fs::write(project.root.join("certs/ca.pem"), &bundle).unwrap();
+    let output = project.bash_writing(
+        "mv certs certs_old && mkdir certs && echo EVIL > certs/ca.pem && echo k > certs/other.key",
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!project.root.join("certs/ca.pem").exists(), "{stderr}");
+    assert!(project.root.join("certs/other.key").exists(), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(project.root.join("certs_old/ca.pem")).unwrap(),
+        bundle
+    );
 }

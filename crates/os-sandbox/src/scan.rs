@@ -168,13 +168,23 @@ impl Watch {
             .zip(crate::presence::existing(&self.candidates))
             .filter(|&(_, exists)| exists)
             .map(|(path, _)| path.clone());
-        now.into_iter()
+        // A protected path that existed is looked at again whatever the scan now says of its name: another file
+        // in its place (its directory moved away and a new one made) is new even where a new file of that name
+        // would not be protected (a key file a command makes itself is its own, one in place of the user's is not).
+        let replaced = self
+            .before
+            .iter()
+            .filter(|(path, was)| inode(path).is_some_and(|now| Some(now) != *was))
+            .map(|(path, _)| path.clone());
+        let mut created: Vec<PathBuf> = now
+            .into_iter()
             .chain(candidates)
             .chain(
                 self.prefixes
                     .iter()
                     .flat_map(|(dir, prefix)| prefixed(dir, prefix)),
             )
+            .chain(replaced)
             // A path that existed stays unless another file now has its name (its directory moved away and a new
             // one made in its place).
             .filter(|path| {
@@ -185,7 +195,10 @@ impl Watch {
                     })
             })
             .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| named_since(&meta, since)))
-            .collect()
+            .collect();
+        created.sort();
+        created.dedup();
+        created
     }
 }
 

@@ -132,7 +132,6 @@ fn plain_path(relative: &Path) -> Option<Vec<u8>> {
     (!bytes.is_empty()).then_some(bytes)
 }
 
-/// The path a pointer file of git holds after `prefix` (`gitdir: ../.git/worktrees/x`, a `commondir` file).
 /// The git directory of the work tree whose top is `work_tree`: its `.git` directory, or the one its `.git` file
 /// names (`gitdir: …`, a worktree's or a submodule's); else what [`git_tracking`] answers.
 fn git_dir(work_tree: &Path) -> Result<PathBuf, GitTracking> {
@@ -155,6 +154,7 @@ fn git_dir(work_tree: &Path) -> Result<PathBuf, GitTracking> {
     }
 }
 
+/// The path a pointer file of git holds after `prefix` (`gitdir: ../.git/worktrees/x`, a `commondir` file).
 fn pointer(file: &Path, prefix: &str) -> Option<PathBuf> {
     let mut text = String::new();
     std::fs::File::open(file)
@@ -472,11 +472,21 @@ pub struct CommittedFiles {
 }
 
 impl CommittedFiles {
-    /// The index of the work tree whose top is `work_tree` (holding a `.git` directory, or the `gitdir:` file of a
-    /// worktree or submodule); `None` when there is none or it cannot be read as an index of version 2 to 4 with
-    /// SHA-1 names.
+    /// The index of the work tree whose top is `work_tree` and holds its `.git` directory; `None` when there is
+    /// none or it cannot be read as an index of version 2 to 4 with SHA-1 names. A worktree's or a submodule's
+    /// git directory lies elsewhere (its `.git` is a `gitdir:` file), where a command confined to the work tree
+    /// may not reach: what that repository holds is not there for the command to read anyway, so its index
+    /// names nothing here.
     pub fn read(work_tree: &Path) -> Option<Self> {
-        let file = std::fs::File::open(git_dir(work_tree).ok()?.join("index")).ok()?;
+        let git_dir = git_dir(work_tree).ok()?;
+        let inside = std::fs::canonicalize(&git_dir)
+            .ok()
+            .zip(std::fs::canonicalize(work_tree).ok())
+            .is_some_and(|(dir, top)| dir.starts_with(top));
+        if !inside {
+            return None;
+        }
+        let file = std::fs::File::open(git_dir.join("index")).ok()?;
         let mut entries = Entries::new(std::io::BufReader::with_capacity(1 << 16, file))?;
         let mut blobs = std::collections::HashMap::new();
         while let Some(entry) = entries.next_entry()? {
@@ -539,14 +549,25 @@ mod committed_tests {
         // Other content under the same name, whatever its size or times, is not held.
         assert!(!committed.holds(&path, b"token: two\n"));
         assert!(!committed.holds(&root.join("config/b.yml"), b"token: one\n"));
-        // Through a `gitdir:` file too; without an index there is nothing to hold.
+        // A `gitdir:` file naming a git directory outside the work tree (a worktree's, a submodule's): the
+        // repository may be out of a confined command's reach, so its index names nothing; without an index
+        // there is nothing to hold either.
         let sub = root.join("config");
         std::fs::write(
             sub.join(".git"),
             format!("gitdir: {}\n", root.join(".git").display()),
         )
         .unwrap();
-        assert!(CommittedFiles::read(&sub).is_some_and(|c| !c.holds(&path, b"token: one\n")));
+        assert!(CommittedFiles::read(&sub).is_none());
+        std::fs::remove_file(sub.join(".git")).unwrap();
+        git(root, &["commit", "-qm", "a"]);
+        git(root, &["worktree", "add", "-q", "wt"]);
+        assert!(root.join("wt/.git").is_file());
+        assert_eq!(
+            std::fs::read(root.join("wt/config/a.yml")).unwrap(),
+            b"token: one\n"
+        );
+        assert!(CommittedFiles::read(&root.join("wt")).is_none());
         assert!(CommittedFiles::read(&root.join("nowhere")).is_none());
     }
 }
