@@ -61,6 +61,30 @@ pub(crate) fn settings(project: &Path, args: &DecideArgs) -> Result<Settings> {
     Ok(settings)
 }
 
+/// Adds the settings of the project `cwd` lies in by its own marker, when a declared `project` above it widened
+/// the roots past it (a package of a monorepo with a `.claude/` of its own): its project and local files are read
+/// as well, their rules anchored at their own folder, so that the package's deny and ask rules still hold there.
+fn add_nested_settings(settings: &mut Settings, cwd: &Path, project: &Path) -> Result<()> {
+    let nested = agent_rules::project_root(cwd, home().as_deref());
+    if nested == project || !nested.starts_with(project) {
+        return Ok(());
+    }
+    let discovery = Discovery {
+        cwd: nested.clone(),
+        home: None,
+        managed: Vec::new(),
+        cli_files: Vec::new(),
+    };
+    for (file, source, _) in discovery.candidates() {
+        if file.is_file() {
+            settings
+                .add_file(&file, source, &nested)
+                .with_context(|| format!("in the settings of the nested project `{}`", nested.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// What a guard of `cwd` is built with: the home directory, and the project root when it is above `cwd`.
 pub(crate) fn guard_options(cwd: &Path, project: &Path) -> GuardOptions {
     GuardOptions {
@@ -165,7 +189,10 @@ impl<'a> Guards<'a> {
                 let cwd = PathBuf::from(cwd);
                 let build = || -> Result<Arc<Guard>> {
                     let project = project_declared(&cwd, declared);
-                    let settings = settings(&project, args)?;
+                    let mut settings = settings(&project, args)?;
+                    if declared.is_some() {
+                        add_nested_settings(&mut settings, &cwd, &project)?;
+                    }
                     let options = GuardOptions {
                         mode,
                         extra_roots: extra_roots.clone(),

@@ -2,7 +2,7 @@
 //! finds them; `--probe` reports what the kernel can enforce.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_os_sandbox::{DomainPattern, KernelSupport, LoopbackGrant};
@@ -152,11 +152,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     let (cwd, extra) = roots.split_first().context("no root")?;
     let mut guards = Guards::new(&args.decide)?
         .with_extra_roots(extra.to_vec())
-        .with_declared_project(
-            args.project
-                .as_deref()
-                .map(|dir| std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned())),
-        );
+        .with_declared_project(declared_project(&args.roots, args.project.as_deref()));
     let guard = match guards.get(&cwd.to_string_lossy(), None) {
         Ok(guard) => std::sync::Arc::clone(guard),
         Err(why) => {
@@ -288,4 +284,16 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
             Ok(ExitCode::from(SETUP_FAILED))
         }
     }
+}
+
+/// The declared project (`--project`) as the decision took it: only when the first root, as given, lies below it
+/// as written (the decision compares the call's working directory and the declaration so), then resolved as the
+/// roots are, so that the sandbox's roots are never wider than the decision's.
+fn declared_project(roots: &[PathBuf], project: Option<&Path>) -> Option<PathBuf> {
+    let project = project?;
+    let first = roots.first()?;
+    let here = std::env::current_dir().ok()?;
+    let written = |path: &Path| agent_rules::absolute_lexical(path, &here);
+    let below = written(first).starts_with(written(project));
+    below.then(|| std::fs::canonicalize(project).ok()).flatten()
 }

@@ -290,6 +290,18 @@ fn a_declared_project_keeps_a_nested_package_in_the_project() {
     let answer = check(&cat, &declared);
     let (got, reason) = decision(&answer.to_string());
     assert_eq!(got, "allow", "{reason}");
+    // The nested package's own rules still hold there, anchored at the package.
+    std::fs::create_dir_all(pkg.join("private")).unwrap();
+    std::fs::write(pkg.join("private/notes.txt"), "n").unwrap();
+    std::fs::write(
+        pkg.join(".claude/settings.json"),
+        r#"{"permissions":{"deny":["Read(/private/**)"]}}"#,
+    )
+    .unwrap();
+    let private = input(&cwd, "Read", json!({"file_path": "../private/notes.txt"}));
+    let (got, reason) = decision(&check(&private, &declared).to_string());
+    assert_eq!(got, "deny", "{reason}");
+    assert!(reason.contains("Read(/private/**)"), "{reason}");
     // Gemini CLI's name for it counts the same.
     let (got, reason) = decision(&check(&read, &[("GEMINI_PROJECT_DIR", proj)]).to_string());
     assert_eq!(got, "allow", "{reason}");

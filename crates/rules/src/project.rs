@@ -45,10 +45,12 @@ pub fn project_root_declared(cwd: &Path, home: Option<&Path>, declared: Option<&
         meta: std::fs::metadata(home).ok(),
     });
     // The declared project, while the search has still to reach it.
+    // A declared directory that holds the home directory would make the home's files the project's.
     let mut declared = declared
         .filter(|dir| dir.is_absolute())
         .map(crate::path::normalize)
-        .filter(|dir| cwd.starts_with(dir));
+        .filter(|dir| cwd.starts_with(dir))
+        .filter(|dir| home.as_ref().is_none_or(|home| !home.is_within(dir)));
     let mut root = None;
     let mut marked = false;
     for dir in cwd.ancestors() {
@@ -93,6 +95,15 @@ struct HomeDir {
 }
 
 impl HomeDir {
+    /// Whether the home directory is `dir` or lies below it, as written or as resolved.
+    fn is_within(&self, dir: &Path) -> bool {
+        self.path.starts_with(dir)
+            || std::fs::canonicalize(&self.path)
+                .ok()
+                .zip(std::fs::canonicalize(dir).ok())
+                .is_some_and(|(home, dir)| home.starts_with(dir))
+    }
+
     /// Whether `dir` is the home directory.
     fn is(&self, dir: &Path) -> bool {
         dir == self.path
@@ -255,6 +266,16 @@ mod tests {
         assert_eq!(
             project_root_declared(&hooks, Some(&home), Some(&home)),
             mono.join("pkg")
+        );
+        // Nor a directory that holds the home directory, for a project beside it.
+        dirs(&root, &["work/app/.git", "work/app/src", "work/home"]);
+        assert_eq!(
+            project_root_declared(
+                &root.join("work/app/src"),
+                Some(&root.join("work/home")),
+                Some(&root.join("work"))
+            ),
+            root.join("work/app")
         );
         assert_eq!(
             project_root_declared(&mono.join("plain/src"), Some(&home), Some(Path::new("/"))),

@@ -643,7 +643,10 @@ fn a_private_key_in_a_json_string_is_found_whole() {
         let keys: Vec<&Finding> = found.iter().filter(|f| f.kind == "private key").collect();
         assert_eq!(keys.len(), 1, "{newline}: {found:?}");
         let span = text.get(keys[0].start..keys[0].end).unwrap();
-        assert!(span.contains(body) && span.ends_with("-----END PRIVATE KEY-----"), "{span}");
+        assert!(
+            span.contains(body) && span.ends_with("-----END PRIVATE KEY-----"),
+            "{span}"
+        );
         assert!(!crate::redact_str(&text).contains(&body[..20]), "{newline}");
     }
 }
