@@ -85,6 +85,41 @@ fn add_nested_settings(settings: &mut Settings, cwd: &Path, project: &Path) -> R
     Ok(())
 }
 
+/// Why the working directory `cwd` may not be a root, when a link leads it out of where it is written to be: into
+/// the home directory or a directory that holds it (`proj/hl` made by `ln -s ~ hl`), or out of its project above
+/// it. Its resolved place would be granted whole, as the working directory is; no call is decided there, so the
+/// agent must go back into the project.
+fn linked_out(cwd: &Path, project: &Path) -> Option<String> {
+    let written = std::path::absolute(cwd).ok()?;
+    let resolved = std::fs::canonicalize(&written).ok()?;
+    if resolved == written {
+        return None;
+    }
+    // The home directory itself, as written (through its own link, if it is one), is where a session may work.
+    let home_written = home();
+    let home = home_written
+        .as_ref()
+        .and_then(|home| std::fs::canonicalize(home).ok());
+    let holds_home = home.as_ref().is_some_and(|home| home.starts_with(&resolved))
+        && home_written.as_deref() != Some(written.as_path());
+    let project_resolved = std::fs::canonicalize(project).ok();
+    let out_of_project =
+        project != written && project_resolved.is_some_and(|project| !resolved.starts_with(project));
+    (holds_home || out_of_project).then(|| {
+        format!(
+            "the working directory `{}` leads through a link to `{}`, {}; no call is decided there: go back \
+             into the project",
+            written.display(),
+            resolved.display(),
+            if holds_home {
+                "the home directory or a directory that holds it"
+            } else {
+                "outside its project"
+            }
+        )
+    })
+}
+
 /// What a guard of `cwd` is built with: the home directory, and the project root when it is above `cwd`.
 pub(crate) fn guard_options(cwd: &Path, project: &Path) -> GuardOptions {
     GuardOptions {
@@ -189,6 +224,9 @@ impl<'a> Guards<'a> {
                 let cwd = PathBuf::from(cwd);
                 let build = || -> Result<Arc<Guard>> {
                     let project = project_declared(&cwd, declared);
+                    if let Some(why) = linked_out(&cwd, &project) {
+                        anyhow::bail!(why);
+                    }
                     let mut settings = settings(&project, args)?;
                     if declared.is_some() {
                         add_nested_settings(&mut settings, &cwd, &project)?;

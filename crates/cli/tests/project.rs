@@ -325,3 +325,28 @@ fn a_declared_project_keeps_a_nested_package_in_the_project() {
     assert!(ran.status.success(), "{updated}: {}", text(&ran.stderr));
     assert_eq!(text(&ran.stdout), "# proj");
 }
+
+/// A working directory a link leads out of where it is written to be (`proj/hl` made by `ln -s ~ hl`, then `cd hl`)
+/// is no root: its resolved place would be granted whole. No call is decided there; a link that stays in the
+/// project is a working directory like any other.
+#[test]
+fn a_working_directory_that_links_out_of_the_project_decides_nothing() {
+    let scratch = Scratch::new();
+    std::os::unix::fs::symlink(&scratch.home, scratch.proj.join("hl")).unwrap();
+    std::os::unix::fs::symlink(scratch.src(), scratch.proj.join("alias")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), scratch.proj.join("elsewhere")).unwrap();
+    let proj = scratch.proj.to_str().unwrap();
+    for declared in [&[][..], &[("CLAUDE_PROJECT_DIR", proj)][..]] {
+        for (cwd, want) in [("hl", "deny"), ("elsewhere", "deny"), ("alias", "allow"), ("src", "allow")] {
+            let cwd = scratch.proj.join(cwd);
+            let line = input(&cwd, "Bash", json!({"command": "cat notes.txt diary.txt 2>/dev/null; ls"}));
+            let out = hook::run_with(&["check"], &line, &scratch.proj, &scratch.home, declared);
+            let (got, reason) = decision(text(&out.stdout).trim());
+            assert_eq!(got, want, "{} {declared:?}: {reason}", cwd.display());
+            if want == "deny" {
+                assert!(reason.contains("leads through a link"), "{reason}");
+            }
+        }
+    }
+}
