@@ -57,7 +57,9 @@ impl OutputFilter for Redaction {
         let mut redactor = Interleaved::new();
         // When what the redactor holds (a partial line, bytes waiting for the other stream) is written out.
         let mut due: Option<Instant> = None;
-        let mut chunks = [vec![0u8; CHUNK], vec![0u8; CHUNK]];
+        // Filled by `read_into`: a buffer is never zeroed, and the pages the command's output does not reach are
+        // never touched (a command that prints nothing costs no 128 KiB of zeroed memory).
+        let mut chunks = [Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK)];
         loop {
             let mut polled = [0usize; 2];
             let mut fds = [libc::pollfd {
@@ -107,7 +109,7 @@ impl OutputFilter for Redaction {
                 ) else {
                     continue;
                 };
-                match pipe.read(chunk) {
+                match read_into(pipe, chunk) {
                     Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
                     // The pipe ended; what is held waits for the other stream, or for the end of both.
                     Ok(0) | Err(_) => {
@@ -167,6 +169,21 @@ fn poll(fds: &mut [libc::pollfd], timeout_ms: libc::c_int) -> libc::c_int {
     // SAFETY: `poll` reads and writes the `count` `pollfd`s of `fds`, which it borrows for the call.
     unsafe {
         libc::poll(fds.as_mut_ptr(), count, timeout_ms)
+    }
+}
+
+/// Reads what `pipe` has, as much as `chunk` holds (its capacity), into `chunk`, whose length is then what was read.
+fn read_into(pipe: &std::fs::File, chunk: &mut Vec<u8>) -> std::io::Result<usize> {
+    chunk.clear();
+    let spare = chunk.spare_capacity_mut();
+    #[expect(unsafe_code, reason = "read(2) into the spare capacity of a vector")]
+    // SAFETY: `read` writes at most `spare.len()` bytes into the spare capacity `chunk` owns, and `set_len` then
+    // covers exactly the bytes it wrote.
+    unsafe {
+        let read = libc::read(pipe.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len());
+        let read = usize::try_from(read).map_err(|_| std::io::Error::last_os_error())?;
+        chunk.set_len(read);
+        Ok(read)
     }
 }
 

@@ -254,6 +254,11 @@ pub fn scan(text: &[u8]) -> Vec<Finding> {
 /// that one between two halves of a token does not hide it; each finding then covers the bytes of the text it
 /// stands for, the sequences inside it included. A text without an escape byte is scanned as it lies.
 pub(crate) fn scan_located(text: &[u8]) -> Vec<Located> {
+    // An empty text holds nothing, and its scan would compile the patterns (the end of a command that printed
+    // nothing).
+    if text.is_empty() {
+        return Vec::new();
+    }
     if memchr::memchr(ESC, text).is_none() && !contains(text, &C1_CSI) {
         return scan_plain(text);
     }
