@@ -367,3 +367,58 @@ fn remembered_name_matches_are_the_name_patterns_matches() {
         }
     }
 }
+
+/// Paths normalised and not: repeated, final and leading slashes, `.` and `..` parts, upper case, fewer names than
+/// a tail pattern has.
+const IRREGULAR_PATHS: [&str; 16] = [
+    "/home/u/.aws/credentials",
+    "/home/u/.AWS/Credentials",
+    "/home/u//.aws/credentials",
+    "/home/u/.aws/./credentials",
+    "/home/u/.aws/../credentials",
+    "/home/u/.aws/credentials/",
+    "/a",
+    "/",
+    "",
+    "credentials",
+    ".aws/credentials",
+    "/work/p/src/main.rs",
+    "/work/p/.env",
+    "/work/p/.env.example",
+    "/work/.ssh/id_rsa.pub",
+    "//x//.ssh//id_rsa",
+];
+
+#[test]
+fn a_tail_is_the_last_names_joined() {
+    for path in IRREGULAR_PATHS {
+        for count in 0..5 {
+            let all: Vec<&OsStr> = names(Path::new(path)).collect();
+            let expected = (all.len() >= count).then(|| all[all.len() - count..].iter().collect::<PathBuf>());
+            assert_eq!(
+                tail(Path::new(path), count).map(std::borrow::Cow::into_owned),
+                expected,
+                "{path} {count}"
+            );
+        }
+    }
+}
+
+#[test]
+fn remembered_directories_match_as_their_names_do() {
+    let Ok((secrets, exceptions)) = default_secrets() else {
+        panic!("the fixed lists compile");
+    };
+    for set in [secrets, exceptions] {
+        // Twice: the first asks the patterns, the second is remembered.
+        for _ in 0..2 {
+            for path in IRREGULAR_PATHS {
+                let lower = path.to_ascii_lowercase();
+                let expected = names(Path::new(&lower))
+                    .filter_map(|name| set.names.first_match(Path::new(name)))
+                    .min();
+                assert_eq!(set.names_match(Path::new(&lower)), expected, "{path}");
+            }
+        }
+    }
+}
