@@ -61,12 +61,17 @@ impl Guard {
         session: &SessionTaint,
     ) -> Tainting {
         let kind = ToolName::new(&call.tool).kind();
-        let shown = shown_call(call);
+        let untrusted = self.untrusted(kind, call, gathered);
+        let private = self.private(gathered);
+        // The call as a mark shows it, built only when the call leaves a mark (most leave none).
+        let shown = if untrusted.is_some() || private.is_some() {
+            shown_call(call)
+        } else {
+            String::new()
+        };
         let facts = TaintFacts {
-            untrusted: self
-                .untrusted(kind, call, gathered)
-                .map(|why| TaintMark::new(&shown, why)),
-            private: self.private(gathered).map(|why| TaintMark::new(&shown, why)),
+            untrusted: untrusted.map(|why| TaintMark::new(&shown, why)),
+            private: private.map(|why| TaintMark::new(&shown, why)),
             contacted: contacted(gathered),
         };
         let sinks = self.sinks(kind, call, gathered, session);
