@@ -243,7 +243,19 @@ fn new_call_key() -> String {
     // The process's id, asked of the kernel once.
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     hasher.write_u32(*PID.get_or_init(std::process::id));
-    format!("ag-{:016x}", hasher.finish())
+    call_key(hasher.finish())
+}
+
+/// `ag-` and `bits` in 16 hex digits, as `format!("ag-{bits:016x}")` writes them, without the formatting machinery.
+fn call_key(bits: u64) -> String {
+    let mut key = String::with_capacity(19);
+    key.push_str("ag-");
+    for shift in (0..16).rev() {
+        key.push(char::from(
+            b"0123456789abcdef"[((bits >> (shift * 4)) & 0xf) as usize],
+        ));
+    }
+    key
 }
 
 /// Decides one input the way the hook does, `--jsonl` lines alike: settings that cannot be loaded deny (a broken
@@ -988,5 +1000,21 @@ mod tests {
             assert!(error.starts_with("invalid hook input: "), "{bad}: {error}");
         }
         assert!(parse_line(r#"{"cwd":"/p","tool_name":"Bash","tool_input":{}}"#).is_ok());
+    }
+
+    #[test]
+    fn a_call_key_is_its_bits_in_sixteen_hex_digits() {
+        for bits in [
+            0,
+            1,
+            0xf,
+            0x10,
+            0xdead_beef,
+            u64::MAX,
+            1 << 63,
+            0x0123_4567_89ab_cdef,
+        ] {
+            assert_eq!(call_key(bits), format!("ag-{bits:016x}"));
+        }
     }
 }
