@@ -5,7 +5,7 @@
 
 mod table;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_bash_guard::{CommandAnalysis, CommandClass, Effect, LocationKind, SubCommand};
 use agent_os_sandbox::DomainPattern;
@@ -353,11 +353,10 @@ impl Guard {
         if SYSTEM_PLACES.iter().any(|place| at.starts_with(place)) {
             return Place::System;
         }
+        // Beneath `home.join(place)` for one of the (relative) places: the path below the home starts with it.
         let downloaded = self.home.as_ref().is_some_and(|home| {
-            DOWNLOADED_PLACES
-                .iter()
-                .map(|place| home.join(place))
-                .any(|place: PathBuf| at.starts_with(place))
+            at.strip_prefix(home)
+                .is_ok_and(|below| DOWNLOADED_PLACES.iter().any(|place| below.starts_with(place)))
         });
         if downloaded {
             Place::Downloaded
