@@ -149,6 +149,19 @@ impl Answered {
         }
     }
 
+    /// The answer of a line no audit row or telemetry records (the log off, telemetry off for its settings):
+    /// only its output.
+    fn without_row(output: HookOutput) -> Self {
+        Self {
+            output,
+            decided_by: String::new(),
+            mode: None,
+            detail: AuditDetail::default(),
+            telemetry: None,
+            recorded: false,
+        }
+    }
+
     fn settings_deny(why: &str) -> Self {
         Self {
             output: settings_deny_output(why),
@@ -642,7 +655,7 @@ fn write_answers(
     let mut sender = crate::telemetry::Sender::default();
     let mut written = Ok(());
     for (decided, elapsed) in batches {
-        let answers = answers(decided, settings, explain);
+        let answers = answers(decided, settings, explain, log.keeps_rows());
         written = write_batch(&mut out, &answers);
         if written.is_err() {
             break;
@@ -763,7 +776,16 @@ fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> Vec<Pending> {
 
 /// The answer to each line of a decided batch, in order: its input and answer, or the error that says why it is
 /// not an input.
-fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool) -> Answers {
+fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool, logged: bool) -> Answers {
+    // What an audit row records is built only for a line that has one: with the log off and telemetry off for
+    // the line's settings, the row is never made ([`write_answers`]).
+    let answered = |output: HookOutput, decided: &Decided, guard: &Guard| {
+        if logged || guard.telemetry().enabled {
+            Answered::decided(output, decided, guard)
+        } else {
+            Answered::without_row(output)
+        }
+    };
     decided
         .into_iter()
         .map(|line| match line {
@@ -771,14 +793,14 @@ fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool) -> Answer
             // Every line is decided before its batch is answered ([`decide_batch`]); were one not, it is not allowed.
             Pending::Deciding(input, guard) => {
                 let decided = DecisionBound::from_env().past_the_bound(&input.tool_name);
-                let answered = Answered::decided(output(&input, &decided, settings, None), &decided, &guard);
+                let answered = answered(output(&input, &decided, settings, None), &decided, &guard);
                 Ok((input, answered))
             }
             Pending::Decided(input, guard, decided) => {
                 if explain {
                     eprintln!("{}", crate::explain::render_text(&input, &decided));
                 }
-                let answered = Answered::decided(output(&input, &decided, settings, None), &decided, &guard);
+                let answered = answered(output(&input, &decided, settings, None), &decided, &guard);
                 Ok((input, answered))
             }
         })
