@@ -235,6 +235,9 @@ struct ScopeGlobs {
 struct ScopeSet {
     set: GlobSet,
     positions: Vec<usize>,
+    /// The literal start of each glob ([`literal_start`]) when every glob has one, else empty: a candidate that
+    /// starts with none of them matches no glob of the set (a glob matches the whole candidate from its start).
+    starts: Vec<Box<[u8]>>,
 }
 
 /// What a pattern is matched against.
@@ -446,6 +449,18 @@ impl Pattern {
             scope,
         })
     }
+}
+
+/// The start of the glob `text` that can only match itself: up to its first character that is not literal in
+/// the globs compiled here (`*`, `?`, `[`, `{`, and `\`, which escapes). Every glob here is matched
+/// case-sensitively against the whole candidate, so a candidate it matches starts with these bytes.
+fn literal_start(text: &str) -> &[u8] {
+    let bytes = text.as_bytes();
+    let end = bytes
+        .iter()
+        .position(|b| matches!(b, b'*' | b'?' | b'[' | b'{' | b'\\'))
+        .unwrap_or(bytes.len());
+    bytes.get(..end).unwrap_or_default()
 }
 
 /// The glob of everything beneath what `glob` matches: a path below a match is a match of this one.
@@ -688,6 +703,16 @@ impl ScopeGlobs {
     }
 
     fn build(self) -> std::result::Result<ScopeSet, globset::Error> {
+        let starts: Vec<Box<[u8]>> = self
+            .globs
+            .iter()
+            .map(|glob| Box::from(literal_start(glob.glob())))
+            .collect();
+        let starts = if starts.iter().any(|start| start.is_empty()) {
+            Vec::new()
+        } else {
+            starts
+        };
         let mut set = GlobSetBuilder::new();
         for glob in self.globs {
             set.add(glob);
@@ -695,6 +720,7 @@ impl ScopeGlobs {
         Ok(ScopeSet {
             set: set.build()?,
             positions: self.positions,
+            starts,
         })
     }
 }
@@ -707,6 +733,10 @@ impl ScopeSet {
     /// The position in the list of the first pattern of this scope that matches `candidate`.
     fn first_match(&self, candidate: &Path) -> Option<usize> {
         if self.is_empty() {
+            return None;
+        }
+        let bytes = candidate.as_os_str().as_encoded_bytes();
+        if !self.starts.is_empty() && !self.starts.iter().any(|start| bytes.starts_with(start)) {
             return None;
         }
         let candidate = Candidate::new(candidate);

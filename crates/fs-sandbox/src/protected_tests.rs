@@ -422,3 +422,93 @@ fn remembered_directories_match_as_their_names_do() {
         }
     }
 }
+
+#[test]
+fn a_scope_passes_over_only_candidates_none_of_its_globs_can_match() {
+    let Ok((secrets, exceptions)) = default_secrets() else {
+        panic!("the fixed lists compile");
+    };
+    let settings = PatternSet::new(
+        &parse_all([
+            "a*b",
+            "\\*x",
+            "{a,b}/c",
+            "[ab]c/d",
+            "**/x",
+            "x/**",
+            "/etc/sh*",
+            "conf/prod",
+            "lit",
+            "/abs/lit",
+        ])
+        .unwrap(),
+        Case::Exact,
+    )
+    .unwrap();
+    let unfiltered = |scope: &ScopeSet, candidate: &Path| {
+        if scope.is_empty() {
+            return None;
+        }
+        scope
+            .set
+            .matches(candidate)
+            .into_iter()
+            .filter_map(|index| scope.positions.get(index).copied())
+            .min()
+    };
+    let mut candidates: Vec<String> = [
+        "ab",
+        "axxb",
+        "*x",
+        "a/c",
+        "b/c",
+        "ac/d",
+        "y/x",
+        "x",
+        "x/y",
+        "/etc/shadow",
+        "/etc",
+        "conf/prod",
+        "conf/prod/x",
+        "lit",
+        "lit/x",
+        "/abs/lit",
+        "/abs/lit/y",
+        "/abs/li",
+        "proc/1/environ",
+        "/proc/1/environ",
+        "/proc/self/environ/x",
+        ".agent-guard/undo",
+        ".agent-guard/undo/a/b",
+    ]
+    .iter()
+    .map(|c| (*c).to_owned())
+    .collect();
+    for path in IRREGULAR_PATHS {
+        let lower = path.to_ascii_lowercase();
+        for count in 1..4 {
+            if let Some(tail) = tail(Path::new(&lower), count) {
+                candidates.push(tail.to_string_lossy().into_owned());
+            }
+        }
+        candidates.extend(names(Path::new(&lower)).map(|n| n.to_string_lossy().into_owned()));
+        candidates.push(lower);
+    }
+    for set in [secrets, exceptions, &settings] {
+        let scopes = [&set.names, &set.relative, &set.absolute]
+            .into_iter()
+            .chain(set.tails.iter().map(|(_, scope)| scope));
+        for scope in scopes {
+            for candidate in &candidates {
+                let candidate = Path::new(candidate);
+                assert_eq!(
+                    scope.first_match(candidate),
+                    unfiltered(scope, candidate),
+                    "{candidate:?}"
+                );
+            }
+        }
+    }
+    // The absolute secret patterns start with `/proc/`: other paths pass over them.
+    assert!(!secrets.absolute.starts.is_empty());
+}
