@@ -67,7 +67,8 @@ pub(crate) struct Guards<'a> {
     cli_mode: Option<PermissionMode>,
     extra_roots: Vec<PathBuf>,
     settings_files: Vec<PathBuf>,
-    built: HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>>,
+    /// Hashed with foldhash, seeded per process: every line looks its working directory up.
+    built: HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>, foldhash::fast::RandomState>,
 }
 
 impl Guards<'static> {
@@ -91,7 +92,7 @@ impl<'a> Guards<'a> {
                 .iter()
                 .map(|file| std::path::absolute(file).unwrap_or_else(|_| file.clone()))
                 .collect(),
-            built: HashMap::new(),
+            built: HashMap::default(),
             args,
         })
     }
