@@ -264,9 +264,8 @@ fn call_key(bits: u64) -> String {
     let mut key = String::with_capacity(19);
     key.push_str("ag-");
     for shift in (0..16).rev() {
-        key.push(char::from(
-            b"0123456789abcdef"[((bits >> (shift * 4)) & 0xf) as usize],
-        ));
+        let nibble = u32::try_from((bits >> (shift * 4)) & 0xf).unwrap_or_default();
+        key.push(char::from_digit(nibble, 16).unwrap_or('0'));
     }
     key
 }

@@ -60,6 +60,11 @@ pub(crate) fn cli_mode(args: &DecideArgs) -> Result<Option<PermissionMode>> {
         .transpose()
 }
 
+/// The guards built, by working directory and mode (or why none could be), hashed with foldhash, seeded per
+/// process: every line looks its working directory up.
+type BuiltGuards =
+    HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>, foldhash::fast::RandomState>;
+
 /// Guards by (working directory, mode), built on first use: `--jsonl` inputs of one project share one.
 pub(crate) struct Guards<'a> {
     /// Borrowed for one command; owned by a server, which outlives any borrow of its arguments.
@@ -67,8 +72,7 @@ pub(crate) struct Guards<'a> {
     cli_mode: Option<PermissionMode>,
     extra_roots: Vec<PathBuf>,
     settings_files: Vec<PathBuf>,
-    /// Hashed with foldhash, seeded per process: every line looks its working directory up.
-    built: HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>, foldhash::fast::RandomState>,
+    built: BuiltGuards,
 }
 
 impl Guards<'static> {

@@ -154,7 +154,23 @@ thread_local! {
     /// The first pattern of the fixed list that matches each component name seen (in lower case), per list: the
     /// answer depends on the name and the fixed list alone, and every path checked repeats the names of the
     /// directories above it.
-    static NAME_MATCHES: std::cell::RefCell<[NameMatches; 2]> = std::cell::RefCell::default();
+    static NAME_MATCHES: std::cell::RefCell<FixedListMatches> = std::cell::RefCell::default();
+}
+
+/// The remembered matches of the two fixed lists.
+#[derive(Default)]
+struct FixedListMatches {
+    secrets: NameMatches,
+    not_secret: NameMatches,
+}
+
+impl FixedListMatches {
+    fn of(&mut self, list: NameMemo) -> &mut NameMatches {
+        match list {
+            NameMemo::Secrets => &mut self.secrets,
+            NameMemo::NotSecret => &mut self.not_secret,
+        }
+    }
 }
 
 /// The protected paths of a sandbox: a write there, or a read of a secret file, is never auto-approved.
@@ -543,7 +559,7 @@ impl PatternSet {
         };
         NAME_MATCHES.with(|memo_of| {
             let mut memo_of = memo_of.borrow_mut();
-            let matches = &mut memo_of[memo.slot()];
+            let matches = memo_of.of(memo);
             self.remembered_name_match(&mut matches.names, name)
         })
     }
@@ -577,12 +593,15 @@ impl PatternSet {
         };
         let bytes = path.as_os_str().as_encoded_bytes();
         let (dir, last) = match bytes.iter().rposition(|&b| b == b'/') {
-            Some(slash) => (&bytes[..slash], &bytes[slash + 1..]),
-            None => (&bytes[..0], bytes),
+            Some(slash) => (
+                bytes.get(..slash).unwrap_or_default(),
+                bytes.get(slash + 1..).unwrap_or_default(),
+            ),
+            None => (&[][..], bytes),
         };
         NAME_MATCHES.with(|memo_of| {
             let mut memo_of = memo_of.borrow_mut();
-            let NameMatches { names: known, dirs } = &mut memo_of[memo.slot()];
+            let NameMatches { names: known, dirs } = memo_of.of(memo);
             let last = names(Path::new(OsStr::from_bytes(last)))
                 .next()
                 .and_then(|name| self.remembered_name_match(known, name));
@@ -661,12 +680,6 @@ impl PatternSet {
     }
 }
 
-impl NameMemo {
-    fn slot(self) -> usize {
-        usize::from(self == NameMemo::NotSecret)
-    }
-}
-
 /// The last `count` of `path`'s component names ([`names`]) joined by `/`, or `None` when it has fewer. Where the
 /// last parts of the path are all names (a normalised path) this is the end of the path itself; otherwise the
 /// names are joined anew.
@@ -686,7 +699,11 @@ fn tail(path: &Path, count: usize) -> Option<Cow<'_, Path>> {
         end = start.saturating_sub(1);
         taken += 1;
     }
-    (taken == count).then(|| Cow::Borrowed(Path::new(OsStr::from_bytes(&bytes[start..]))))
+    (taken == count).then(|| {
+        Cow::Borrowed(Path::new(OsStr::from_bytes(
+            bytes.get(start..).unwrap_or_default(),
+        )))
+    })
 }
 
 /// [`tail`] by collecting the names and joining the last `count` of them.
