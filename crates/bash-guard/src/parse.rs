@@ -263,7 +263,7 @@ pub(crate) fn pieces(raw: &str) -> Result<Vec<Piece>, String> {
 /// another kind of piece in brush-parser's word grammar (quotes, `$`, backquotes, a backslash escape, a tilde at
 /// the start or after a colon) occurs in it. Most words of a command (`ls`, `-la`, `src/main.rs`) are such text, and
 /// skip the word parser and the cache it locks; a test compares the two on such words.
-fn is_plain_text(raw: &str) -> bool {
+pub(crate) fn is_plain_text(raw: &str) -> bool {
     !raw.is_empty()
         && !raw
             .bytes()
@@ -841,6 +841,13 @@ mod tests {
                 assert_eq!(
                     format!("{:?}", pieces(word)),
                     format!("{:?}", parsed_pieces(word)),
+                    "{word:?}"
+                );
+                // The word built from it directly is the word built from the parser's pieces.
+                let parsed = parsed_pieces(word).unwrap();
+                assert_eq!(
+                    format!("{:?}", crate::word::expand(word)),
+                    format!("{:?}", crate::word::from_pieces(&parsed)),
                     "{word:?}"
                 );
             }

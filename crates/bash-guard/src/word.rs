@@ -226,6 +226,9 @@ pub(crate) fn under(directory: Option<&Word>, w: &Word) -> Word {
 
 /// Expands a raw word of the source.
 pub(crate) fn expand(raw: &str) -> Word {
+    if parse::is_plain_text(raw) {
+        return plain_word(raw);
+    }
     match parse::pieces(raw) {
         Ok(pieces) => from_pieces(&pieces),
         Err(error) => Word {
@@ -257,7 +260,28 @@ pub(crate) fn expand_heredoc(body: &str) -> Word {
     }
 }
 
-fn from_pieces(pieces: &[Piece]) -> Word {
+/// A word that is one piece of unquoted text as it is ([`parse::is_plain_text`]): what [`from_pieces`] makes of
+/// that one piece, built without the list of pieces and the copies of the text it went through (most words of a
+/// command are such text).
+fn plain_word(raw: &str) -> Word {
+    let mut word = Word::literal(raw);
+    if is_active_glob(raw) {
+        word.glob = true;
+        word.literal = false;
+    }
+    word
+}
+
+/// Whether unquoted `text` holds a glob the shell expands: `*`, `?`, or a `[` that a `]` follows (`[` alone is
+/// the test command).
+fn is_active_glob(text: &str) -> bool {
+    text.contains(['*', '?'])
+        || text
+            .find('[')
+            .is_some_and(|at| text.get(at + 1..).is_some_and(|r| r.contains(']')))
+}
+
+pub(crate) fn from_pieces(pieces: &[Piece]) -> Word {
     let mut builder = Builder {
         word: Word {
             anchor: Anchor::Static,
@@ -322,11 +346,7 @@ impl Builder {
     fn piece(&mut self, piece: &Piece, quoted: bool) {
         match piece {
             Piece::Text(text) => {
-                // `[` only starts a bracket pattern when a `]` follows; `[` alone is the test command.
-                let bracket = text
-                    .find('[')
-                    .is_some_and(|at| text.get(at + 1..).is_some_and(|r| r.contains(']')));
-                if !quoted && (text.contains(['*', '?']) || bracket) {
+                if !quoted && is_active_glob(text) {
                     self.word.glob = true;
                     self.word.literal = false;
                 }

@@ -149,6 +149,19 @@ impl Answered {
         }
     }
 
+    /// The answer of a line no audit row or telemetry records (the log off, telemetry off for its settings):
+    /// only its output.
+    fn without_row(output: HookOutput) -> Self {
+        Self {
+            output,
+            decided_by: String::new(),
+            mode: None,
+            detail: AuditDetail::default(),
+            telemetry: None,
+            recorded: false,
+        }
+    }
+
     fn settings_deny(why: &str) -> Self {
         Self {
             output: settings_deny_output(why),
@@ -243,7 +256,18 @@ fn new_call_key() -> String {
     // The process's id, asked of the kernel once.
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     hasher.write_u32(*PID.get_or_init(std::process::id));
-    format!("ag-{:016x}", hasher.finish())
+    call_key(hasher.finish())
+}
+
+/// `ag-` and `bits` in 16 hex digits, as `format!("ag-{bits:016x}")` writes them, without the formatting machinery.
+fn call_key(bits: u64) -> String {
+    let mut key = String::with_capacity(19);
+    key.push_str("ag-");
+    for shift in (0..16).rev() {
+        let nibble = u32::try_from((bits >> (shift * 4)) & 0xf).unwrap_or_default();
+        key.push(char::from_digit(nibble, 16).unwrap_or('0'));
+    }
+    key
 }
 
 /// Decides one input the way the hook does, `--jsonl` lines alike: settings that cannot be loaded deny (a broken
@@ -630,7 +654,7 @@ fn write_answers(
     let mut sender = crate::telemetry::Sender::default();
     let mut written = Ok(());
     for (decided, elapsed) in batches {
-        let answers = answers(decided, settings, explain);
+        let answers = answers(decided, settings, explain, log.keeps_rows());
         written = write_batch(&mut out, &answers);
         if written.is_err() {
             break;
@@ -751,7 +775,16 @@ fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> Vec<Pending> {
 
 /// The answer to each line of a decided batch, in order: its input and answer, or the error that says why it is
 /// not an input.
-fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool) -> Answers {
+fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool, logged: bool) -> Answers {
+    // What an audit row records is built only for a line that has one: with the log off and telemetry off for
+    // the line's settings, the row is never made ([`write_answers`]).
+    let answered = |output: HookOutput, decided: &Decided, guard: &Guard| {
+        if logged || guard.telemetry().enabled {
+            Answered::decided(output, decided, guard)
+        } else {
+            Answered::without_row(output)
+        }
+    };
     decided
         .into_iter()
         .map(|line| match line {
@@ -759,14 +792,14 @@ fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool) -> Answer
             // Every line is decided before its batch is answered ([`decide_batch`]); were one not, it is not allowed.
             Pending::Deciding(input, guard) => {
                 let decided = DecisionBound::from_env().past_the_bound(&input.tool_name);
-                let answered = Answered::decided(output(&input, &decided, settings, None), &decided, &guard);
+                let answered = answered(output(&input, &decided, settings, None), &decided, &guard);
                 Ok((input, answered))
             }
             Pending::Decided(input, guard, decided) => {
                 if explain {
                     eprintln!("{}", crate::explain::render_text(&input, &decided));
                 }
-                let answered = Answered::decided(output(&input, &decided, settings, None), &decided, &guard);
+                let answered = answered(output(&input, &decided, settings, None), &decided, &guard);
                 Ok((input, answered))
             }
         })
@@ -991,5 +1024,21 @@ mod tests {
             assert!(error.starts_with("invalid hook input: "), "{bad}: {error}");
         }
         assert!(parse_line(r#"{"cwd":"/p","tool_name":"Bash","tool_input":{}}"#).is_ok());
+    }
+
+    #[test]
+    fn a_call_key_is_its_bits_in_sixteen_hex_digits() {
+        for bits in [
+            0,
+            1,
+            0xf,
+            0x10,
+            0xdead_beef,
+            u64::MAX,
+            1 << 63,
+            0x0123_4567_89ab_cdef,
+        ] {
+            assert_eq!(call_key(bits), format!("ag-{bits:016x}"));
+        }
     }
 }

@@ -141,6 +141,11 @@ pub(crate) fn cli_mode(args: &DecideArgs) -> Result<Option<PermissionMode>> {
         .transpose()
 }
 
+/// The guards built, by working directory and mode (or why none could be), hashed with foldhash, seeded per
+/// process: every line looks its working directory up.
+type BuiltGuards =
+    HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>, foldhash::fast::RandomState>;
+
 /// Guards by (working directory, mode), built on first use: `--jsonl` inputs of one project share one.
 pub(crate) struct Guards<'a> {
     /// Borrowed for one command; owned by a server, which outlives any borrow of its arguments.
@@ -151,7 +156,7 @@ pub(crate) struct Guards<'a> {
     /// names.
     declared: Option<PathBuf>,
     settings_files: Vec<PathBuf>,
-    built: HashMap<(String, Option<PermissionMode>), Result<Arc<Guard>, String>>,
+    built: BuiltGuards,
 }
 
 impl Guards<'static> {
@@ -176,7 +181,7 @@ impl<'a> Guards<'a> {
                 .iter()
                 .map(|file| std::path::absolute(file).unwrap_or_else(|_| file.clone()))
                 .collect(),
-            built: HashMap::new(),
+            built: HashMap::default(),
             args,
         })
     }

@@ -338,9 +338,18 @@ fn a_working_directory_that_links_out_of_the_project_decides_nothing() {
     std::os::unix::fs::symlink(outside.path(), scratch.proj.join("elsewhere")).unwrap();
     let proj = scratch.proj.to_str().unwrap();
     for declared in [&[][..], &[("CLAUDE_PROJECT_DIR", proj)][..]] {
-        for (cwd, want) in [("hl", "deny"), ("elsewhere", "deny"), ("alias", "allow"), ("src", "allow")] {
+        for (cwd, want) in [
+            ("hl", "deny"),
+            ("elsewhere", "deny"),
+            ("alias", "allow"),
+            ("src", "allow"),
+        ] {
             let cwd = scratch.proj.join(cwd);
-            let line = input(&cwd, "Bash", json!({"command": "cat notes.txt diary.txt 2>/dev/null; ls"}));
+            let line = input(
+                &cwd,
+                "Bash",
+                json!({"command": "cat notes.txt diary.txt 2>/dev/null; ls"}),
+            );
             let out = hook::run_with(&["check"], &line, &scratch.proj, &scratch.home, declared);
             let (got, reason) = decision(text(&out.stdout).trim());
             assert_eq!(got, want, "{} {declared:?}: {reason}", cwd.display());

@@ -132,6 +132,35 @@ fn a_hook_decision_reaches_the_collector_with_its_rule_mode_and_redacted_input()
 }
 
 #[test]
+fn jsonl_with_the_audit_log_off_still_exports_each_line_with_its_rule_and_mode() {
+    let collector = Collector::start(Mode::Up);
+    let project = project(TELEMETRY_ON);
+    let lines: String = ["npm test -- one", "npm test -- two"]
+        .iter()
+        .map(|command| input(&project.root, "Bash", json!({ "command": command })) + "\n")
+        .collect();
+    let out = run_with(
+        &["check", "--jsonl"],
+        &lines,
+        &project.root,
+        &project.home,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.url),
+            ("AGENT_GUARD_AUDIT", "off"),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), 2);
+    for subject in ["npm test -- one", "npm test -- two"] {
+        let record = collector.wait_for(subject, |r| r.get("agent_guard.subject") == Some(subject));
+        assert_eq!(record.get("agent_guard.decision"), Some("allow"));
+        assert_eq!(record.get("agent_guard.step"), Some("allow-rule"));
+        assert_eq!(record.get("agent_guard.rule"), Some("Bash(npm test:*)"));
+        assert_eq!(record.get("agent_guard.mode"), Some("default"));
+    }
+}
+
+#[test]
 fn telemetry_is_off_unless_the_user_turns_it_on_and_a_project_cannot() {
     let collector = Collector::start(Mode::Up);
     // The project's own settings turning it on do not count: a cloned repository must not send the user's commands.

@@ -540,9 +540,11 @@ fn work(queue: &Mutex<mpsc::Receiver<Job>>, idle: &AtomicUsize) {
     }
 }
 
-/// Panics when [`FAILPOINT_ENV`] is `decide`, on the deciding thread.
+/// Panics when [`FAILPOINT_ENV`] is `decide`, on the deciding thread. The variable is read once per process (it is
+/// set when the process starts): reading the environment takes its lock and scans it, on every decision.
 fn failpoint() {
-    if std::env::var_os(FAILPOINT_ENV).is_some_and(|v| v == "decide") {
+    static ARMED: OnceLock<bool> = OnceLock::new();
+    if *ARMED.get_or_init(|| std::env::var_os(FAILPOINT_ENV).is_some_and(|v| v == "decide")) {
         #[expect(
             clippy::panic,
             reason = "a panic on request, to test that one is caught and blocks the call"

@@ -87,7 +87,7 @@ impl HookOutput {
             hook_specific_output: Specific {
                 hook_event_name: "PreToolUse",
                 permission_decision: verdict.decision.as_str(),
-                permission_decision_reason: format!("agent-guard: {}", verdict.reason()),
+                permission_decision_reason: prefixed_reason(verdict),
                 updated_input: None,
             },
         }
@@ -122,6 +122,21 @@ impl HookOutput {
             r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"agent-guard: output error"}}"#.to_owned()
         })
     }
+}
+
+/// `agent-guard: ` and the verdict's reasons joined by `; ` ([`Verdict::reason`]), built in one string.
+fn prefixed_reason(verdict: &Verdict) -> String {
+    const PREFIX: &str = "agent-guard: ";
+    let length = verdict.reasons.iter().map(|r| r.len() + 2).sum::<usize>();
+    let mut reason = String::with_capacity(PREFIX.len() + length);
+    reason.push_str(PREFIX);
+    for (index, part) in verdict.reasons.iter().enumerate() {
+        if index > 0 {
+            reason.push_str("; ");
+        }
+        reason.push_str(part);
+    }
+    reason
 }
 
 /// The input of a search tool's call (the coding agent's Grep, which runs ripgrep with its `glob` as `--glob`)
@@ -245,6 +260,23 @@ pub fn shell_quote(text: &str) -> String {
 mod tests {
     use super::*;
     use agent_tool_traits::{Decision, Layer, Provenance};
+
+    #[test]
+    fn the_printed_reason_is_the_prefix_and_the_reasons_joined() {
+        let provenance = Provenance::layer(Layer::Sandbox);
+        for reasons in [vec![], vec!["one"], vec!["one", "two"], vec!["a; b", "", "c"]] {
+            let verdict = Verdict {
+                decision: Decision::Ask,
+                reasons: reasons.iter().map(|r| (*r).to_owned()).collect(),
+                provenance: provenance.clone(),
+                diagnostics: Vec::new(),
+            };
+            assert_eq!(
+                HookOutput::from_verdict(&verdict).reason(),
+                format!("agent-guard: {}", verdict.reason())
+            );
+        }
+    }
 
     #[test]
     fn parses_and_ignores_unknown_fields() {

@@ -270,7 +270,7 @@ impl PathSandbox {
         let relative = self
             .roots()
             .iter()
-            .find_map(|root| path.strip_prefix(&root.path).ok());
+            .find_map(|root| crate::resolve::strip_root(path, &root.path));
         self.protected_paths().reason(path, relative, Access::Read)
     }
 }

@@ -34,18 +34,22 @@ pub(crate) enum Lstat {
 /// The facts of one batch, per thread, by each path as it was spelled: `dir/` and `dir` are different questions
 /// to the kernel (the first follows a link and must be a directory), so paths are compared byte for byte, not
 /// component by component as `Path`'s equality does.
+///
+/// Hashed with foldhash, seeded per process (the paths come from commands).
 #[derive(Default)]
 struct Facts {
-    lstat: HashMap<OsString, Lstat>,
+    lstat: HashMap<OsString, Lstat, Hasher>,
     /// Whether the kernel opens a path without following a link (`openat2` with `RESOLVE_NO_SYMLINKS`).
-    no_links: HashMap<OsString, NoLinks>,
+    no_links: HashMap<OsString, NoLinks, Hasher>,
     /// `fs::canonicalize`'s answers that were paths.
-    canonical: HashMap<OsString, PathBuf>,
+    canonical: HashMap<OsString, PathBuf, Hasher>,
     /// The entries of each directory listed, with their types where they could be told.
-    listings: HashMap<OsString, Rc<[Entry]>>,
+    listings: HashMap<OsString, Rc<[Entry]>, Hasher>,
     /// The answers of [`remembered`], by question and path.
-    answers: HashMap<(&'static str, OsString), bool>,
+    answers: HashMap<(&'static str, OsString), bool, Hasher>,
 }
+
+type Hasher = foldhash::fast::RandomState;
 
 thread_local! {
     static FACTS: RefCell<Option<Facts>> = const { RefCell::new(None) };

@@ -1,11 +1,13 @@
 //! Protected paths: writes that change how tools, editors or shells behave, and reads of secret files.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{PathSandboxError, Result};
 use crate::secrets::{KEY_FILE_KINDS, NOT_SECRET, SECRET_FILES};
@@ -135,15 +137,40 @@ enum NameMemo {
     NotSecret,
 }
 
-/// How many component names each thread remembers the matches of, per fixed list, before it starts again.
+/// How many component names (and directories) each thread remembers the matches of, per fixed list, before it
+/// starts again.
 const NAME_MEMO_SIZE: usize = 4096;
+
+/// One fixed list's remembered matches of component names ([`PatternSet::name_match`]) and of directories, a
+/// directory's being the first of its component names' matches ([`PatternSet::names_match`]). Hashed with foldhash,
+/// seeded per process: the keys come from commands.
+#[derive(Default)]
+struct NameMatches {
+    names: HashMap<OsString, Option<usize>, foldhash::fast::RandomState>,
+    dirs: HashMap<OsString, Option<usize>, foldhash::fast::RandomState>,
+}
 
 thread_local! {
     /// The first pattern of the fixed list that matches each component name seen (in lower case), per list: the
     /// answer depends on the name and the fixed list alone, and every path checked repeats the names of the
     /// directories above it.
-    static NAME_MATCHES: std::cell::RefCell<[std::collections::HashMap<OsString, Option<usize>>; 2]> =
-        std::cell::RefCell::new([std::collections::HashMap::new(), std::collections::HashMap::new()]);
+    static NAME_MATCHES: std::cell::RefCell<FixedListMatches> = std::cell::RefCell::default();
+}
+
+/// The remembered matches of the two fixed lists.
+#[derive(Default)]
+struct FixedListMatches {
+    secrets: NameMatches,
+    not_secret: NameMatches,
+}
+
+impl FixedListMatches {
+    fn of(&mut self, list: NameMemo) -> &mut NameMatches {
+        match list {
+            NameMemo::Secrets => &mut self.secrets,
+            NameMemo::NotSecret => &mut self.not_secret,
+        }
+    }
 }
 
 /// The protected paths of a sandbox: a write there, or a read of a secret file, is never auto-approved.
@@ -224,6 +251,9 @@ struct ScopeGlobs {
 struct ScopeSet {
     set: GlobSet,
     positions: Vec<usize>,
+    /// The literal start of each glob ([`literal_start`]) when every glob has one, else empty: a candidate that
+    /// starts with none of them matches no glob of the set (a glob matches the whole candidate from its start).
+    starts: Vec<Box<[u8]>>,
 }
 
 /// What a pattern is matched against.
@@ -461,6 +491,18 @@ impl Pattern {
     }
 }
 
+/// The start of the glob `text` that can only match itself: up to its first character that is not literal in
+/// the globs compiled here (`*`, `?`, `[`, `{`, and `\`, which escapes). Every glob here is matched
+/// case-sensitively against the whole candidate, so a candidate it matches starts with these bytes.
+fn literal_start(text: &str) -> &[u8] {
+    let bytes = text.as_bytes();
+    let end = bytes
+        .iter()
+        .position(|b| matches!(b, b'*' | b'?' | b'[' | b'{' | b'\\'))
+        .unwrap_or(bytes.len());
+    bytes.get(..end).unwrap_or_default()
+}
+
 /// The glob of everything beneath what `glob` matches: a path below a match is a match of this one.
 fn beneath(glob: &str) -> String {
     if glob.ends_with('/') {
@@ -534,26 +576,89 @@ impl PatternSet {
     }
 
     /// The position of the first name pattern that matches the component `name`, remembered for the fixed lists.
+    #[cfg(test)]
     fn name_match(&self, name: &OsStr) -> Option<usize> {
         let Some(memo) = self.name_memo else {
             return self.names.first_match(Path::new(name));
         };
-        let slot = usize::from(memo == NameMemo::NotSecret);
-        let known =
-            NAME_MATCHES.with(|memo| memo.borrow().get(slot).and_then(|names| names.get(name).copied()));
-        if let Some(known) = known {
-            return known;
+        NAME_MATCHES.with(|memo_of| {
+            let mut memo_of = memo_of.borrow_mut();
+            let matches = memo_of.of(memo);
+            self.remembered_name_match(&mut matches.names, name)
+        })
+    }
+
+    /// `name`'s match from `names`, or asked of the patterns and remembered there.
+    fn remembered_name_match(
+        &self,
+        names: &mut HashMap<OsString, Option<usize>, foldhash::fast::RandomState>,
+        name: &OsStr,
+    ) -> Option<usize> {
+        if let Some(known) = names.get(name) {
+            return *known;
         }
         let found = self.names.first_match(Path::new(name));
-        NAME_MATCHES.with(|memo| {
-            if let Some(names) = memo.borrow_mut().get_mut(slot) {
-                if names.len() >= NAME_MEMO_SIZE {
-                    names.clear();
-                }
-                names.insert(name.to_owned(), found);
-            }
-        });
+        if names.len() >= NAME_MEMO_SIZE {
+            names.clear();
+        }
+        names.insert(name.to_owned(), found);
         found
+    }
+
+    /// The position of the first name pattern that matches any of `path`'s component names ([`names`]). For the
+    /// fixed lists the answer for the directory part (everything before the last `/`) is remembered as a whole:
+    /// splitting the bytes at a `/` splits the names the same way, and the paths checked share their
+    /// directories.
+    fn names_match(&self, path: &Path) -> Option<usize> {
+        let Some(memo) = self.name_memo else {
+            return names(path)
+                .filter_map(|name| self.names.first_match(Path::new(name)))
+                .min();
+        };
+        let bytes = path.as_os_str().as_encoded_bytes();
+        let (dir, last) = match bytes.iter().rposition(|&b| b == b'/') {
+            Some(slash) => (
+                bytes.get(..slash).unwrap_or_default(),
+                bytes.get(slash + 1..).unwrap_or_default(),
+            ),
+            None => (&[][..], bytes),
+        };
+        NAME_MATCHES.with(|memo_of| {
+            let mut memo_of = memo_of.borrow_mut();
+            let NameMatches { names: known, dirs } = memo_of.of(memo);
+            let last = names(Path::new(OsStr::from_bytes(last)))
+                .next()
+                .and_then(|name| self.remembered_name_match(known, name));
+            let dir = OsStr::from_bytes(dir);
+            let in_dir = match dirs.get(dir) {
+                Some(found) => *found,
+                None => {
+                    let found = names(Path::new(dir))
+                        .filter_map(|name| self.remembered_name_match(known, name))
+                        .min();
+                    if dirs.len() >= NAME_MEMO_SIZE {
+                        dirs.clear();
+                    }
+                    dirs.insert(dir.to_owned(), found);
+                    found
+                }
+            };
+            match (last, in_dir) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        })
+    }
+
+    /// `absolute` as this set compares it: in ASCII lower case when it folds case.
+    fn prepare<'a>(&self, absolute: &'a Path) -> Cow<'a, Path> {
+        let bytes = absolute.as_os_str().as_encoded_bytes();
+        match self.case {
+            Case::AsciiFolded if bytes.iter().any(u8::is_ascii_uppercase) => {
+                Cow::Owned(PathBuf::from(OsString::from_vec(bytes.to_ascii_lowercase())))
+            }
+            Case::Exact | Case::AsciiFolded => Cow::Borrowed(absolute),
+        }
     }
 
     /// The text of the first pattern that matches `absolute` (with `relative`, its path below its root, when it
@@ -563,36 +668,26 @@ impl PatternSet {
         if self.texts.is_empty() {
             return None;
         }
-        let folded;
-        let absolute = match self.case {
-            Case::Exact => absolute,
-            Case::AsciiFolded => {
-                folded = PathBuf::from(OsString::from_vec(
-                    absolute.as_os_str().as_encoded_bytes().to_ascii_lowercase(),
-                ));
-                folded.as_path()
-            }
-        };
+        self.first_match_prepared(&self.prepare(absolute), relative)
+    }
+
+    /// [`PatternSet::first_match`] of an `absolute` already [`prepared`](PatternSet::prepare) for this set.
+    fn first_match_prepared(&self, absolute: &Path, relative: Option<&Path>) -> Option<&str> {
+        if self.texts.is_empty() {
+            return None;
+        }
         let mut first: Option<usize> = None;
         if !self.names.is_empty() {
-            first = names(absolute).filter_map(|name| self.name_match(name)).min();
+            first = self.names_match(absolute);
         }
         let mut found = |scope: &ScopeSet, candidate: &Path| {
             if let Some(position) = scope.first_match(candidate) {
                 first = Some(first.map_or(position, |f| f.min(position)));
             }
         };
-        if !self.tails.is_empty() {
-            let all: Vec<&OsStr> = names(absolute).collect();
-            let mut joined = PathBuf::new();
-            for (count, scope) in &self.tails {
-                if let Some(tail) = all.get(all.len().saturating_sub(*count)..)
-                    && tail.len() == *count
-                {
-                    joined.clear();
-                    joined.extend(tail);
-                    found(scope, &joined);
-                }
+        for (count, scope) in &self.tails {
+            if let Some(tail) = tail(absolute, *count) {
+                found(scope, &tail);
             }
         }
         // The relative and absolute patterns also match what is beneath a match ([`Pattern::beneath`]), so the
@@ -609,6 +704,39 @@ impl PatternSet {
     }
 }
 
+/// The last `count` of `path`'s component names ([`names`]) joined by `/`, or `None` when it has fewer. Where the
+/// last parts of the path are all names (a normalised path) this is the end of the path itself; otherwise the
+/// names are joined anew.
+fn tail(path: &Path, count: usize) -> Option<Cow<'_, Path>> {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let mut start = bytes.len();
+    let mut end = bytes.len();
+    let mut taken = 0;
+    for part in bytes.rsplit(|&b| b == b'/') {
+        if taken == count {
+            break;
+        }
+        if matches!(part, b"" | b"." | b"..") {
+            return joined_tail(path, count).map(Cow::Owned);
+        }
+        start = end - part.len();
+        end = start.saturating_sub(1);
+        taken += 1;
+    }
+    (taken == count).then(|| {
+        Cow::Borrowed(Path::new(OsStr::from_bytes(
+            bytes.get(start..).unwrap_or_default(),
+        )))
+    })
+}
+
+/// [`tail`] by collecting the names and joining the last `count` of them.
+fn joined_tail(path: &Path, count: usize) -> Option<PathBuf> {
+    let all: Vec<&OsStr> = names(path).collect();
+    let tail = all.get(all.len().checked_sub(count)?..)?;
+    Some(tail.iter().collect())
+}
+
 impl ScopeGlobs {
     fn push(&mut self, glob: &Glob, position: usize) {
         self.globs.push(glob.clone());
@@ -616,6 +744,16 @@ impl ScopeGlobs {
     }
 
     fn build(self) -> std::result::Result<ScopeSet, globset::Error> {
+        let starts: Vec<Box<[u8]>> = self
+            .globs
+            .iter()
+            .map(|glob| Box::from(literal_start(glob.glob())))
+            .collect();
+        let starts = if starts.iter().any(|start| start.is_empty()) {
+            Vec::new()
+        } else {
+            starts
+        };
         let mut set = GlobSetBuilder::new();
         for glob in self.globs {
             set.add(glob);
@@ -623,6 +761,7 @@ impl ScopeGlobs {
         Ok(ScopeSet {
             set: set.build()?,
             positions: self.positions,
+            starts,
         })
     }
 }
@@ -634,11 +773,19 @@ impl ScopeSet {
 
     /// The position in the list of the first pattern of this scope that matches `candidate`.
     fn first_match(&self, candidate: &Path) -> Option<usize> {
-        if self.is_empty() || !self.set.is_match(candidate) {
+        if self.is_empty() {
+            return None;
+        }
+        let bytes = candidate.as_os_str().as_encoded_bytes();
+        if !self.starts.is_empty() && !self.starts.iter().any(|start| bytes.starts_with(start)) {
+            return None;
+        }
+        let candidate = Candidate::new(candidate);
+        if !self.set.is_match_candidate(&candidate) {
             return None;
         }
         self.set
-            .matches(candidate)
+            .matches_candidate(&candidate)
             .into_iter()
             .filter_map(|index| self.positions.get(index).copied())
             .min()
@@ -724,8 +871,11 @@ fn secret_reason(absolute: &Path) -> Option<String> {
         // The fixed list always compiles (a test proves it); were it not to, every file counts as secret.
         Err(e) => return Some(format!("`{}` may hold secrets: {e}", absolute.display())),
     };
-    let pattern = secrets.first_match(absolute, None)?;
-    if exceptions.first_match(absolute, None).is_some() {
+    // Both lists fold case: the path is folded once for the two.
+    debug_assert_eq!(secrets.case, exceptions.case);
+    let prepared = secrets.prepare(absolute);
+    let pattern = secrets.first_match_prepared(&prepared, None)?;
+    if exceptions.first_match_prepared(&prepared, None).is_some() {
         return None;
     }
     let name = last.to_string_lossy();

@@ -419,3 +419,148 @@ fn only_a_key_file_kind_is_told_apart_from_other_protections() {
     // Without the defaults nothing is protected by its kind.
     assert!(!kind(&ProtectedPaths::none(), "/p/ca.pem", Access::Read));
 }
+
+/// Paths normalised and not: repeated, final and leading slashes, `.` and `..` parts, upper case, fewer names than
+/// a tail pattern has.
+const IRREGULAR_PATHS: [&str; 16] = [
+    "/home/u/.aws/credentials",
+    "/home/u/.AWS/Credentials",
+    "/home/u//.aws/credentials",
+    "/home/u/.aws/./credentials",
+    "/home/u/.aws/../credentials",
+    "/home/u/.aws/credentials/",
+    "/a",
+    "/",
+    "",
+    "credentials",
+    ".aws/credentials",
+    "/work/p/src/main.rs",
+    "/work/p/.env",
+    "/work/p/.env.example",
+    "/work/.ssh/id_rsa.pub",
+    "//x//.ssh//id_rsa",
+];
+
+#[test]
+fn a_tail_is_the_last_names_joined() {
+    for path in IRREGULAR_PATHS {
+        for count in 0..5 {
+            let all: Vec<&OsStr> = names(Path::new(path)).collect();
+            let expected = (all.len() >= count).then(|| all[all.len() - count..].iter().collect::<PathBuf>());
+            assert_eq!(
+                tail(Path::new(path), count).map(std::borrow::Cow::into_owned),
+                expected,
+                "{path} {count}"
+            );
+        }
+    }
+}
+
+#[test]
+fn remembered_directories_match_as_their_names_do() {
+    let Ok((secrets, exceptions)) = default_secrets() else {
+        panic!("the fixed lists compile");
+    };
+    for set in [secrets, exceptions] {
+        // Twice: the first asks the patterns, the second is remembered.
+        for _ in 0..2 {
+            for path in IRREGULAR_PATHS {
+                let lower = path.to_ascii_lowercase();
+                let expected = names(Path::new(&lower))
+                    .filter_map(|name| set.names.first_match(Path::new(name)))
+                    .min();
+                assert_eq!(set.names_match(Path::new(&lower)), expected, "{path}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_scope_passes_over_only_candidates_none_of_its_globs_can_match() {
+    let Ok((secrets, exceptions)) = default_secrets() else {
+        panic!("the fixed lists compile");
+    };
+    let settings = PatternSet::new(
+        &parse_all([
+            "a*b",
+            "\\*x",
+            "{a,b}/c",
+            "[ab]c/d",
+            "**/x",
+            "x/**",
+            "/etc/sh*",
+            "conf/prod",
+            "lit",
+            "/abs/lit",
+        ])
+        .unwrap(),
+        Case::Exact,
+    )
+    .unwrap();
+    let unfiltered = |scope: &ScopeSet, candidate: &Path| {
+        if scope.is_empty() {
+            return None;
+        }
+        scope
+            .set
+            .matches(candidate)
+            .into_iter()
+            .filter_map(|index| scope.positions.get(index).copied())
+            .min()
+    };
+    let mut candidates: Vec<String> = [
+        "ab",
+        "axxb",
+        "*x",
+        "a/c",
+        "b/c",
+        "ac/d",
+        "y/x",
+        "x",
+        "x/y",
+        "/etc/shadow",
+        "/etc",
+        "conf/prod",
+        "conf/prod/x",
+        "lit",
+        "lit/x",
+        "/abs/lit",
+        "/abs/lit/y",
+        "/abs/li",
+        "proc/1/environ",
+        "/proc/1/environ",
+        "/proc/self/environ/x",
+        ".agent-guard/undo",
+        ".agent-guard/undo/a/b",
+    ]
+    .iter()
+    .map(|c| (*c).to_owned())
+    .collect();
+    for path in IRREGULAR_PATHS {
+        let lower = path.to_ascii_lowercase();
+        for count in 1..4 {
+            if let Some(tail) = tail(Path::new(&lower), count) {
+                candidates.push(tail.to_string_lossy().into_owned());
+            }
+        }
+        candidates.extend(names(Path::new(&lower)).map(|n| n.to_string_lossy().into_owned()));
+        candidates.push(lower);
+    }
+    for set in [secrets, exceptions, &settings] {
+        let scopes = [&set.names, &set.relative, &set.absolute]
+            .into_iter()
+            .chain(set.tails.iter().map(|(_, scope)| scope));
+        for scope in scopes {
+            for candidate in &candidates {
+                let candidate = Path::new(candidate);
+                assert_eq!(
+                    scope.first_match(candidate),
+                    unfiltered(scope, candidate),
+                    "{candidate:?}"
+                );
+            }
+        }
+    }
+    // The absolute secret patterns start with `/proc/`: other paths pass over them.
+    assert!(!secrets.absolute.starts.is_empty());
+}

@@ -207,23 +207,29 @@ impl PathSandbox {
                     ));
                 }
                 if asks.is_empty() {
-                    let place = evaluation
-                        .root
-                        .and_then(|index| self.roots.get(index))
-                        .map(|root| format!("the {} `{}`", root.kind.as_str(), root.path.display()))
-                        .unwrap_or_default();
-                    Verdict::new(
-                        Decision::Allow,
-                        format!(
-                            "`{path}` resolves to `{}` inside {place}",
-                            evaluation
-                                .resolved
-                                .as_deref()
-                                .unwrap_or(&evaluation.absolute)
-                                .display()
-                        ),
-                        provenance,
-                    )
+                    // "`{path}` resolves to `{resolved}` inside the {kind} `{root}`" (nothing after `inside ` without
+                    // a root), built in one string: every allowed path has one.
+                    let resolved = evaluation.resolved.as_deref().unwrap_or(&evaluation.absolute);
+                    let root = evaluation.root.and_then(|index| self.roots.get(index));
+                    let mut reason = String::with_capacity(
+                        path.len()
+                            + resolved.as_os_str().len()
+                            + root.map_or(0, |r| r.path.as_os_str().len())
+                            + 48,
+                    );
+                    reason.push('`');
+                    reason.push_str(path);
+                    reason.push_str("` resolves to `");
+                    push_path(&mut reason, resolved);
+                    reason.push_str("` inside ");
+                    if let Some(root) = root {
+                        reason.push_str("the ");
+                        reason.push_str(root.kind.as_str());
+                        reason.push_str(" `");
+                        push_path(&mut reason, &root.path);
+                        reason.push('`');
+                    }
+                    Verdict::new(Decision::Allow, reason, provenance)
                 } else {
                     Verdict {
                         decision: Decision::Ask,
@@ -603,4 +609,9 @@ fn error_chain(error: &PathSandboxError) -> String {
         source = cause.source();
     }
     text
+}
+
+/// Appends `path` to `text` as `path.display()` shows it (invalid UTF-8 replaced).
+fn push_path(text: &mut String, path: &Path) {
+    text.push_str(&path.as_os_str().to_string_lossy());
 }

@@ -225,6 +225,19 @@ fn corpus() {
             (Ok(canonical), Allow | Ask) if Some(canonical.as_path()) == check.resolved.as_deref() => {}
             (other, _) => wrong.push(format!("resolve gave {other:?}")),
         }
+        // An allow names the path as written, where it resolves and the root it lies in.
+        if check.decision() == Allow {
+            let root = check.root.and_then(|index| sandbox.roots().get(index)).unwrap();
+            let start = format!(
+                "`{path}` resolves to `{}` inside the ",
+                check.resolved.as_deref().unwrap_or(&check.absolute).display()
+            );
+            let end = format!(" `{}`", root.path().display());
+            let reason = check.verdict.reason();
+            if !(reason.starts_with(&start) && reason.ends_with(&end)) {
+                wrong.push(format!("allow reason {reason:?}, expected {start:?}…{end:?}"));
+            }
+        }
         if let (Deny, Some(resolved), None) = (check.decision(), &check.resolved, check.root) {
             let resolved = resolved.display().to_string();
             if !check.verdict.reason().contains(&resolved) {

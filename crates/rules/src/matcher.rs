@@ -117,6 +117,13 @@ impl CompiledRules {
         }
     }
 
+    /// Whether `behavior` has a shell pattern at all: without one no command matches it, so a caller need not
+    /// join a command's words to ask.
+    pub(crate) fn has_shell_rules(&self, behavior: Decision) -> bool {
+        let shell = &self.index(behavior).shell;
+        !shell.by_key.is_empty() || shell.rest.is_some()
+    }
+
     /// The best rule of `behavior` matching `subject`.
     pub(crate) fn lookup(&self, behavior: Decision, subject: Subject<'_>) -> Option<usize> {
         let index = self.index(behavior);

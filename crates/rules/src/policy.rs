@@ -424,7 +424,9 @@ impl Policy {
             }
         };
         offer(self.compiled.lookup(behavior, Subject::Tool(tool)));
-        if let Some(commands) = &facts.shell {
+        if let Some(commands) = &facts.shell
+            && self.compiled.has_shell_rules(behavior)
+        {
             let mut words = String::new();
             for command in commands {
                 for start in command_starts(command.argv.len(), command.inner) {
@@ -517,6 +519,9 @@ impl Policy {
 
     /// The allow rule naming one shell command: its effective command (after wrappers) or its whole command line.
     fn command_rule(&self, command: &CommandFact<'_>) -> Option<usize> {
+        if !self.compiled.has_shell_rules(Decision::Allow) {
+            return None;
+        }
         let mut words = String::new();
         [command.inner, 0].into_iter().find_map(|start| {
             join_words(command.argv.get(start..).unwrap_or_default(), &mut words);

@@ -5,7 +5,7 @@
 
 mod table;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_bash_guard::{CommandAnalysis, CommandClass, Effect, LocationKind, SubCommand};
 use agent_os_sandbox::DomainPattern;
@@ -61,12 +61,17 @@ impl Guard {
         session: &SessionTaint,
     ) -> Tainting {
         let kind = ToolName::new(&call.tool).kind();
-        let shown = shown_call(call);
+        let untrusted = self.untrusted(kind, call, gathered);
+        let private = self.private(gathered);
+        // The call as a mark shows it, built only when the call leaves a mark (most leave none).
+        let shown = if untrusted.is_some() || private.is_some() {
+            shown_call(call)
+        } else {
+            String::new()
+        };
         let facts = TaintFacts {
-            untrusted: self
-                .untrusted(kind, call, gathered)
-                .map(|why| TaintMark::new(&shown, why)),
-            private: self.private(gathered).map(|why| TaintMark::new(&shown, why)),
+            untrusted: untrusted.map(|why| TaintMark::new(&shown, why)),
+            private: private.map(|why| TaintMark::new(&shown, why)),
             contacted: contacted(gathered),
         };
         let sinks = self.sinks(kind, call, gathered, session);
@@ -348,11 +353,10 @@ impl Guard {
         if SYSTEM_PLACES.iter().any(|place| at.starts_with(place)) {
             return Place::System;
         }
+        // Beneath `home.join(place)` for one of the (relative) places: the path below the home starts with it.
         let downloaded = self.home.as_ref().is_some_and(|home| {
-            DOWNLOADED_PLACES
-                .iter()
-                .map(|place| home.join(place))
-                .any(|place: PathBuf| at.starts_with(place))
+            at.strip_prefix(home)
+                .is_ok_and(|below| DOWNLOADED_PLACES.iter().any(|place| below.starts_with(place)))
         });
         if downloaded {
             Place::Downloaded
