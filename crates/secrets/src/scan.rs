@@ -933,16 +933,55 @@ fn identifier_path(text: &str) -> bool {
                 .all(|byte| byte.is_ascii_alphabetic() || byte == b'_')
                 && !part.is_empty()
         });
-    // Letters alone in any case, words joined by `_` (`NextToken`, `nextPageToken`, `StateCredentials`,
-    // `TypeAlias`, `next_token`, with the brackets of a call or a mapping it closes): the name of a field, a type or
-    // a variable, as lowercase and uppercase words are; a credential mixes in digits or symbols.
+    // Letters alone in any case, words joined by `_` or by a capital, one of which is a secret's own word
+    // (`NextToken`, `nextPageToken`, `StateCredentials`, `next_token`, with the brackets of a call or a mapping it
+    // closes): the name of a field or a variable that holds a secret, not the secret. A passphrase or a random
+    // string of letters (`CorrectHorseBatteryStaple`, `qWeRtYuIoP…`) names none and stays a value.
     let name = text.trim_end_matches([')', ']', '}']);
     let camel_name = !name.is_empty()
         && name
             .bytes()
             .all(|byte| byte.is_ascii_alphabetic() || byte == b'_')
-        && name.bytes().any(|byte| byte.is_ascii_alphabetic());
+        && words(name).any(|word| {
+            SECRET_WORDS
+                .iter()
+                .any(|secret| word.eq_ignore_ascii_case(secret))
+        });
     lowercase || uppercase || camel_path || camel_name
+}
+
+/// The words a secret's field is named by, as words of a name ([`words`]).
+const SECRET_WORDS: [&str; 10] = [
+    "token",
+    "tokens",
+    "secret",
+    "secrets",
+    "password",
+    "passwd",
+    "credential",
+    "credentials",
+    "key",
+    "keys",
+];
+
+/// The words of a name written in snake or camel case: split at `_` and before a capital that follows a small
+/// letter (`nextPageToken` is `next`, `Page`, `Token`).
+fn words(name: &str) -> impl Iterator<Item = &str> {
+    name.split('_').flat_map(|part| {
+        let bytes = part.as_bytes();
+        let mut starts: Vec<usize> = (1..bytes.len())
+            .filter(|&at| {
+                bytes.get(at).is_some_and(u8::is_ascii_uppercase)
+                    && bytes.get(at - 1).is_some_and(u8::is_ascii_lowercase)
+            })
+            .collect();
+        starts.insert(0, 0);
+        starts.push(bytes.len());
+        starts
+            .windows(2)
+            .filter_map(|pair| part.get(*pair.first()?..*pair.get(1)?))
+            .collect::<Vec<_>>()
+    })
 }
 
 fn placeholder_word(value: &[u8]) -> bool {
