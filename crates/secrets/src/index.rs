@@ -145,7 +145,20 @@ impl ContentIndex {
     /// The view of a file's content that [`check`](Self::check) found to hold a credential: the bytes with each
     /// credential replaced by its marker; `None` when it no longer shows one (it changed since), so that the caller
     /// hides the file.
+    ///
+    /// A private key whose block the scanner does not follow to its `END` line (its body written in an encoding it
+    /// does not read: `\/` or `\u000a` escapes, one string literal per line, XML character references) gives no
+    /// view either: the view would leave every line after the first.
     pub fn view(content: &[u8]) -> Option<Vec<u8>> {
+        let open_key = crate::scan(content).iter().any(|finding| {
+            finding.kind == crate::rules::PRIVATE_KEY
+                && content
+                    .get(finding.start..finding.end)
+                    .is_none_or(|block| memchr::memmem::find(block, b"-----END").is_none())
+        });
+        if open_key {
+            return None;
+        }
         match crate::redact(content) {
             std::borrow::Cow::Owned(view) => Some(view),
             std::borrow::Cow::Borrowed(_) => None,
@@ -432,5 +445,27 @@ mod tests {
         let index = ContentIndex::open(&dir.path().join("index"));
         index.state.lock().unwrap().scanned = RUN_BUDGET;
         assert_eq!(checked(&index, &file), Indexed::Unknown);
+    }
+
+    /// A view is made only where each private key's block is followed to its end: a body in an encoding the
+    /// scanner does not read would be left in the view, so such a file gives none (the caller hides it).
+    #[test]
+    fn a_private_key_the_scanner_cannot_follow_gives_no_view() {
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj";
+        let whole = format!("a: 1\n-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\nb: 2\n");
+        let view = ContentIndex::view(whole.as_bytes()).unwrap();
+        assert!(!String::from_utf8_lossy(&view).contains(body));
+        for escaped in [
+            format!(
+                "{{\"key\": \"-----BEGIN PRIVATE KEY-----\\u000a{body}\\u000a-----END PRIVATE KEY-----\"}}"
+            ),
+            format!("{{\"key\": \"-----BEGIN PRIVATE KEY-----\\n{body}\\/x\\n-----END PRIVATE KEY-----\"}}"),
+            format!(
+                "key := \"-----BEGIN PRIVATE KEY-----\\n\" +\n\t\"{body}\\n\" +\n\t\"-----END PRIVATE KEY-----\\n\""
+            ),
+            format!("<key>-----BEGIN PRIVATE KEY-----&#10;{body}&#10;-----END PRIVATE KEY-----</key>"),
+        ] {
+            assert_eq!(ContentIndex::view(escaped.as_bytes()), None, "{escaped}");
+        }
     }
 }

@@ -244,6 +244,13 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: r"pypi-AgE[A-Za-z0-9_-]{50,}",
         check: Check::Format,
     },
+    // An age identity (the private key of the `age` encryption tool): Bech32 upper case after its prefix.
+    Rule {
+        kind: "age secret key",
+        anchors: &["AGE-SECRET-KEY-1"],
+        pattern: r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}",
+        check: Check::Format,
+    },
     Rule {
         kind: "JSON web token",
         anchors: &["eyJ"],
