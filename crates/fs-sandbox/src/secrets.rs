@@ -29,6 +29,11 @@ pub(crate) const SECRET_FILES: &[&str] = &[
     "*.key",
     "*.p12",
     "*.pfx",
+    "*.pkcs12",
+    "*.der",
+    "*.jks",
+    "*.keystore",
+    "*.ppk",
     ".aws/credentials",
     ".docker/config.json",
     ".kube/config",
@@ -42,11 +47,21 @@ pub(crate) const SECRET_FILES: &[&str] = &[
 ];
 
 /// The patterns of [`SECRET_FILES`] that name a kind of file rather than a place: key and certificate files
-/// (PEM, PKCS#12), which may hold a private key or only certificates anyone may read (a CA bundle such as
+/// (PEM, DER, PKCS#12, Java keystores, PuTTY keys), which may hold a private key or only certificates anyone may read (a CA bundle such as
 /// certifi's `cacert.pem`, which every pip and requests installation carries). Where the content can be looked at
 /// (the sandbox's scan of the roots), what such a file holds decides whether it is hidden, and one that a command
 /// makes replaces nothing of the user's, so it is not taken back; elsewhere its name alone still protects it.
-pub(crate) const KEY_FILE_KINDS: &[&str] = &["*.pem", "*.key", "*.p12", "*.pfx"];
+pub(crate) const KEY_FILE_KINDS: &[&str] = &[
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.pkcs12",
+    "*.der",
+    "*.jks",
+    "*.keystore",
+    "*.ppk",
+];
 
 /// Names that match [`SECRET_FILES`] and hold no secret: templates of `.env` meant to be read, public keys.
 pub(crate) const NOT_SECRET: &[&str] = &[".env.example", ".env.sample", ".env.template", "*.pub"];
