@@ -596,4 +596,15 @@ fn a_file_named_like_a_key_is_read_by_what_it_holds_and_one_a_command_makes_stay
         std::fs::read_to_string(project.root.join("certs_old/ca.pem")).unwrap(),
         bundle
     );
+    // So is one a command made in an earlier run and moves in with its directory: its times are older than the
+    // run that moves it.
+    std::fs::remove_dir_all(project.root.join("certs")).unwrap();
+    std::fs::rename(project.root.join("certs_old"), project.root.join("certs")).unwrap();
+    let output = project.bash_writing("mkdir -p evil && echo EVIL > evil/ca.pem");
+    assert!(output.status.success(), "{output:?}");
+    assert!(project.root.join("evil/ca.pem").exists());
+    let output = project.bash_writing("mv certs certs_old && mv evil certs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!project.root.join("certs/ca.pem").exists(), "{stderr}");
 }

@@ -169,13 +169,15 @@ impl Watch {
             .filter(|&(_, exists)| exists)
             .map(|(path, _)| path.clone());
         // A protected path that existed is looked at again whatever the scan now says of its name: another file
-        // in its place (its directory moved away and a new one made) is new even where a new file of that name
-        // would not be protected (a key file a command makes itself is its own, one in place of the user's is not).
-        let replaced = self
+        // in its place (its directory moved away and another put there) is new even where a new file of that name
+        // would not be protected (a key file a command makes itself is its own, one in place of the user's is not),
+        // and whatever its times say (a file made by an earlier run and moved in with its directory keeps them).
+        let replaced: Vec<PathBuf> = self
             .before
             .iter()
             .filter(|(path, was)| inode(path).is_some_and(|now| Some(now) != *was))
-            .map(|(path, _)| path.clone());
+            .map(|(path, _)| path.clone())
+            .collect();
         let mut created: Vec<PathBuf> = now
             .into_iter()
             .chain(candidates)
@@ -184,7 +186,6 @@ impl Watch {
                     .iter()
                     .flat_map(|(dir, prefix)| prefixed(dir, prefix)),
             )
-            .chain(replaced)
             // A path that existed stays unless another file now has its name (its directory moved away and a new
             // one made in its place).
             .filter(|path| {
@@ -195,6 +196,7 @@ impl Watch {
                     })
             })
             .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| named_since(&meta, since)))
+            .chain(replaced)
             .collect();
         created.sort();
         created.dedup();
