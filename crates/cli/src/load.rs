@@ -102,9 +102,15 @@ fn linked_out(cwd: &Path, project: &Path) -> Option<String> {
         .and_then(|home| std::fs::canonicalize(home).ok());
     let holds_home = home.as_ref().is_some_and(|home| home.starts_with(&resolved))
         && home_written.as_deref() != Some(written.as_path());
-    let project_resolved = std::fs::canonicalize(project).ok();
+    // Out of the project above it, or, where the working directory is a project of its own (the link's target
+    // holds a `.git`), out of the marked project that holds the link.
+    let holder = written
+        .parent()
+        .map(|parent| agent_rules::project_root(parent, home_written.as_deref()))
+        .filter(|holder| agent_rules::is_marked_project(holder));
+    let out_of = |dir: &Path| std::fs::canonicalize(dir).is_ok_and(|dir| !resolved.starts_with(dir));
     let out_of_project =
-        project != written && project_resolved.is_some_and(|project| !resolved.starts_with(project));
+        project != written && out_of(project) || holder.is_some_and(|holder| out_of(&holder));
     (holds_home || out_of_project).then(|| {
         format!(
             "the working directory `{}` leads through a link to `{}`, {}; no call is decided there: go back \

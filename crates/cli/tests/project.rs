@@ -336,11 +336,20 @@ fn a_working_directory_that_links_out_of_the_project_decides_nothing() {
     std::os::unix::fs::symlink(scratch.src(), scratch.proj.join("alias")).unwrap();
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), scratch.proj.join("elsewhere")).unwrap();
+    // Another project, with a `.git` of its own: the working directory would be its own project.
+    std::fs::create_dir_all(outside.path().join("other/.git")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("other"), scratch.proj.join("other")).unwrap();
+    // The same link behind a directory open to every user, which stops the search for a marked project.
+    let open = scratch.proj.join("open");
+    std::fs::create_dir_all(&open).unwrap();
+    std::fs::set_permissions(&open, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("other"), open.join("o")).unwrap();
     let proj = scratch.proj.to_str().unwrap();
     for declared in [&[][..], &[("CLAUDE_PROJECT_DIR", proj)][..]] {
         for (cwd, want) in [
             ("hl", "deny"),
             ("elsewhere", "deny"),
+            ("other", "deny"),
             ("alias", "allow"),
             ("src", "allow"),
         ] {
@@ -358,4 +367,11 @@ fn a_working_directory_that_links_out_of_the_project_decides_nothing() {
             }
         }
     }
+    // Behind the open directory: denied where the session declared its project (the search passes the open
+    // directory up to it).
+    let line = input(&open.join("o"), "Bash", json!({"command": "ls"}));
+    let declared = [("CLAUDE_PROJECT_DIR", proj)];
+    let out = hook::run_with(&["check"], &line, &scratch.proj, &scratch.home, &declared);
+    let (got, reason) = decision(text(&out.stdout).trim());
+    assert_eq!(got, "deny", "{reason}");
 }

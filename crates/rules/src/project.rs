@@ -59,15 +59,21 @@ pub fn project_root_declared(cwd: &Path, home: Option<&Path>, declared: Option<&
             break;
         }
         // A directory every user may write to (`/tmp`) is nobody's project: whoever made a marker there would
-        // make every directory below it one project.
-        if !is_cwd && std::fs::metadata(dir).is_ok_and(|meta| world_writable(&meta)) {
-            break;
-        }
+        // make every directory below it one project, and it is never a declared project either. Below a declared
+        // project the user started the session in, such a directory is one of the project's own (`chmod 777 tmp`
+        // by a command): the search passes it, so that it does not cut the project's settings off below it.
+        let open_to_all = !is_cwd && std::fs::metadata(dir).is_ok_and(|meta| world_writable(&meta));
         if declared.as_deref() == Some(dir) {
             declared = None;
-            if std::fs::metadata(dir).is_ok_and(|meta| same_owner(&meta, &cwd_meta)) {
+            if !open_to_all && std::fs::metadata(dir).is_ok_and(|meta| same_owner(&meta, &cwd_meta)) {
                 root = Some(dir);
             }
+        }
+        if open_to_all {
+            if declared.is_none() {
+                break;
+            }
+            continue;
         }
         if !marked && has_marker(dir, &cwd_meta) {
             marked = true;
@@ -283,19 +289,32 @@ mod tests {
         );
     }
 
-    /// A declared project past a directory every user may write to is not reached.
+    /// A directory every user may write to is never a declared project, and a search past the declared one stops
+    /// there as without a declaration; below the declared project it does not cut the project off.
     #[test]
-    fn a_declaration_does_not_pass_a_world_writable_directory() {
+    fn a_world_writable_directory_is_no_declared_project() {
         use std::os::unix::fs::PermissionsExt as _;
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
-        dirs(&root, &["shared/drop/work/src"]);
+        dirs(&root, &["shared/.git", "shared/drop/work/src"]);
         std::fs::set_permissions(root.join("shared/drop"), std::fs::Permissions::from_mode(0o1777)).unwrap();
         let cwd = root.join("shared/drop/work/src");
-        assert_eq!(project_root_declared(&cwd, None, Some(&root.join("shared"))), cwd);
+        assert_eq!(
+            project_root_declared(&cwd, None, Some(&root.join("shared/drop"))),
+            cwd
+        );
         assert_eq!(
             project_root_declared(&cwd, None, Some(&root.join("shared/drop/work"))),
             root.join("shared/drop/work")
+        );
+        // A world-writable directory below the declared project does not cut it off.
+        dirs(&root, &["proj/.git", "proj/open/sub"]);
+        std::fs::set_permissions(root.join("proj/open"), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let sub = root.join("proj/open/sub");
+        assert_eq!(project_root(&sub, None), sub);
+        assert_eq!(
+            project_root_declared(&sub, None, Some(&root.join("proj"))),
+            root.join("proj")
         );
     }
 
