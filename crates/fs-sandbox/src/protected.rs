@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{PathSandboxError, Result};
-use crate::secrets::{KEY_FILE_KINDS, NOT_SECRET, SECRET_FILES};
+use crate::secrets::{KEY_FILE_KINDS, NOT_SECRET, secret_files};
 use agent_tool_traits::Access;
 
 /// Directories whose contents configure code that runs later (the repositories of git, Mercurial and Jujutsu with
@@ -122,7 +122,7 @@ fn default_secrets() -> &'static Result<(PatternSet, PatternSet)> {
                 .collect::<Result<Vec<_>>>()
                 .and_then(|patterns| PatternSet::new(&patterns, Case::AsciiFolded))
         };
-        let mut secrets = compile(SECRET_FILES)?;
+        let mut secrets = compile(secret_files())?;
         let mut exceptions = compile(NOT_SECRET)?;
         secrets.name_memo = Some(NameMemo::Secrets);
         exceptions.name_memo = Some(NameMemo::NotSecret);
@@ -274,7 +274,7 @@ impl ProtectedPaths {
     /// the last components, or an absolute path), and the names among them that hold no secret. The same list
     /// serves every check of a read: the Read tool's, each file a shell command reads, and recursive searches.
     pub fn default_secret_files() -> (&'static [&'static str], &'static [&'static str]) {
-        (SECRET_FILES, NOT_SECRET)
+        (secret_files(), NOT_SECRET)
     }
 
     /// No protected path at all, not even the defaults (for tests and for callers that check protection

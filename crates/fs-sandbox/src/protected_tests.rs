@@ -299,7 +299,7 @@ fn compiled_sets_match_like_each_pattern_alone() {
         let relative = absolute.strip_prefix("/p").ok();
         assert_eq!(
             secrets.first_match(absolute, None),
-            reference_match(SECRET_FILES, absolute, None, true),
+            reference_match(secret_files(), absolute, None, true),
             "{path}"
         );
         assert_eq!(

@@ -4,10 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-/// Files that may hold secrets: reading one is never auto-approved. Glob patterns, compared without regard to
-/// ASCII case: a name matches the file's name in any directory (`*.pem`), a pattern with `/` the last components
-/// of its path (`.aws/credentials`, a file beneath `private-keys-v1.d`), one starting with `/` the absolute path.
-pub(crate) const SECRET_FILES: &[&str] = &[
+/// Files that may hold secrets by their names or places ([`secret_files`] adds the kinds of key files): reading
+/// one is never auto-approved. Glob patterns, compared without regard to ASCII case: a name matches the file's
+/// name in any directory (`.env`), a pattern with `/` the last components of its path (`.aws/credentials`, a file
+/// beneath `private-keys-v1.d`), one starting with `/` the absolute path.
+const NAMED_SECRET_FILES: &[&str] = &[
     ".env",
     ".env.*",
     ".git-credentials",
@@ -25,15 +26,6 @@ pub(crate) const SECRET_FILES: &[&str] = &[
     "id_dsa*",
     "id_ecdsa*",
     "id_ed25519*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.pkcs12",
-    "*.der",
-    "*.jks",
-    "*.keystore",
-    "*.ppk",
     ".aws/credentials",
     ".docker/config.json",
     ".kube/config",
@@ -46,7 +38,14 @@ pub(crate) const SECRET_FILES: &[&str] = &[
     ".agent-guard/undo/**",
 ];
 
-/// The patterns of [`SECRET_FILES`] that name a kind of file rather than a place: key and certificate files
+/// Every file that may hold a secret: the names and places of [`NAMED_SECRET_FILES`], then the kinds of key files of
+/// [`KEY_FILE_KINDS`] (after them, so that a key file in a secret place is secret by its place).
+pub(crate) fn secret_files() -> &'static [&'static str] {
+    static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| NAMED_SECRET_FILES.iter().chain(KEY_FILE_KINDS).copied().collect())
+}
+
+/// The patterns of [`secret_files`] that name a kind of file rather than a place: key and certificate files
 /// (PEM, DER, PKCS#12, Java keystores, PuTTY keys), which may hold a private key or only certificates anyone may read (a CA bundle such as
 /// certifi's `cacert.pem`, which every pip and requests installation carries). Where the content can be looked at
 /// (the sandbox's scan of the roots), what such a file holds decides whether it is hidden, and one that a command
@@ -63,11 +62,11 @@ pub(crate) const KEY_FILE_KINDS: &[&str] = &[
     "*.ppk",
 ];
 
-/// Names that match [`SECRET_FILES`] and hold no secret: templates of `.env` meant to be read, public keys.
+/// Names that match [`secret_files`] and hold no secret: templates of `.env` meant to be read, public keys.
 pub(crate) const NOT_SECRET: &[&str] = &[".env.example", ".env.sample", ".env.template", "*.pub"];
 
 /// Entries of the home directory that hold credentials whatever their files are called, hidden whole by the
-/// kernel sandbox (besides the files of [`SECRET_FILES`] it finds there by name: `.netrc`, `.npmrc`,
+/// kernel sandbox (besides the files of [`secret_files`] it finds there by name: `.netrc`, `.npmrc`,
 /// `.git-credentials`, …): keys, cloud and cluster credentials, registry tokens, password stores, shell and
 /// database histories (tokens typed on a command line stay there), browser profiles (cookies and saved
 /// passwords), agents' own credentials. Paths relative to the home directory.
