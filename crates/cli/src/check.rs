@@ -1,26 +1,26 @@
 //! `agent-guard check`: the PreToolUse hook, one input on stdin or `--jsonl`, failing closed without `--jsonl`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use agent_decide::TelemetrySettings;
-use agent_decide::{
-    CallInput, Decided, Deciders, DecisionBound, DecisionRequest, Guard, HookInput, HookOutput,
-};
+use agent_decide::{CallInput, Decided, Deciders, DecisionBound, Guard, HookInput, HookOutput};
 use agent_hooks::{Approver, AuditDetail};
 use agent_rules::SessionState;
 use agent_tool_traits::{DecidedBy, Decision, Layer, Provenance, SandboxProfile, Verdict};
 use anyhow::{Context, Result, bail};
 
 use crate::DecideArgs;
-use crate::hook_audit::{self, BatchLog};
+use crate::hook_audit;
 use crate::hook_timer::HookTimer;
 use crate::load::Guards;
 use crate::remote::{self, OnTimeout, RemoteAnswer, RemoteArgs};
 use crate::taint_store::TaintStore;
+
+mod jsonl;
 
 /// The largest hook input read, in bytes. A model writes far less in one tool call (its output per turn is some
 /// ten thousand tokens), so anything larger is not a call the coding agent made and is refused, not decided.
@@ -47,7 +47,7 @@ pub(crate) fn run(args: &DecideArgs, jsonl: bool, explain: bool, remote: &Remote
             )
             .into());
         }
-        return run_jsonl(args, explain);
+        return jsonl::run_jsonl(args, explain);
     }
     // Everything below that fails returns an error, which `main` turns into exit code 2 with the reason on stderr:
     // the coding agent blocks the call. Only a decision printed on stdout ends in exit code 0. Each phase is
@@ -528,335 +528,6 @@ fn settings_deny(why: &str) -> Verdict {
     )
 }
 
-/// `--jsonl`: one output line per input line, in order; a line that is not a valid input gets `{"error":…}` in its
-/// place and the exit code is 1. The lines are decided in batches: each batch is one line, waited for, and every
-/// further line already read (up to [`MAX_BATCH`]), so a caller that writes a line and waits for its answer gets it,
-/// and a stream of lines is handed to agent-decide's bounded entry a batch at a time instead of a line at a time.
-/// Three threads pass the batches on in order: one reads and parses the lines ([`read_lines`]), this one finds each
-/// line's guard and has the batch decided, and one turns the decisions into answers, writes them and hands their
-/// audit rows over ([`write_answers`]); so the next batch is read and the last one answered while one is decided.
-fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
-    let mut guards = Guards::new(args)?;
-    let mut failed = false;
-    let (parsed, lines) = std::sync::mpsc::sync_channel::<ParsedBatch>(BATCHES_WAITING);
-    std::thread::Builder::new()
-        .name("jsonl-lines".to_owned())
-        .spawn(move || read_lines(&parsed))
-        .context("cannot start the thread that reads the lines")?;
-    let (batches, writing) = std::sync::mpsc::sync_channel::<DecidedBatch>(BATCHES_WAITING);
-    let settings = guards.settings_files().to_vec();
-    let writer = std::thread::Builder::new()
-        .name("jsonl-answers".to_owned())
-        .spawn(move || write_answers(&writing, &settings, explain))
-        .context("cannot start the thread that writes the answers")?;
-    let mut unread = None;
-    // The reader ends the channel at the end of the input.
-    for batch in lines {
-        let batch = match batch {
-            Ok(batch) => batch,
-            Err(e) => {
-                unread = Some(e);
-                break;
-            }
-        };
-        let started = Instant::now();
-        let decided = decide_batch(&mut guards, batch);
-        let elapsed = started.elapsed();
-        failed |= decided
-            .iter()
-            .any(|line| matches!(line, Pending::Answered(Err(_))));
-        // The writer ends early only when it cannot write: its error is the run's.
-        if batches.send((decided, elapsed)).is_err() {
-            break;
-        }
-    }
-    drop(batches);
-    match writer.join() {
-        Ok(written) => written?,
-        Err(_) => bail!("the thread that writes the answers failed"),
-    }
-    // The answers to the lines before a read error are written first; the error is then the run's.
-    if let Some(e) = unread {
-        return Err(e);
-    }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// One batch of lines, each parsed (an input, or the error line that answers it), or the error that ended reading.
-type ParsedBatch = Result<Vec<Parsed>>;
-
-/// One line of `--jsonl` input, parsed: its input, or the error that says why it is not one (`line N: …`).
-type Parsed = Result<HookInput, String>;
-
-/// One batch's lines with their decisions, and how long deciding it took.
-type DecidedBatch = (Vec<Pending>, Duration);
-
-/// One batch's answers.
-type Answers = Vec<Result<(HookInput, Answered), String>>;
-
-/// How many batches may wait between two of `--jsonl`'s threads before the one that hands them on waits.
-const BATCHES_WAITING: usize = 2;
-
-/// `--jsonl`'s reader: the batches of stdin ([`next_batch`]), each line parsed, until the end of the input or an
-/// error reading it (sent as the last batch).
-fn read_lines(parsed: &std::sync::mpsc::SyncSender<ParsedBatch>) {
-    let stdin = std::io::stdin();
-    let mut reader = BufReader::with_capacity(BATCH_BUFFER, stdin.lock());
-    let mut number = 0_usize;
-    loop {
-        let batch = match next_batch(&mut reader, &mut number) {
-            Ok(batch) if batch.is_empty() => return,
-            Ok(batch) => Ok(batch
-                .into_iter()
-                .map(|(number, line)| parse_numbered(number, line))
-                .collect()),
-            Err(e) => Err(e),
-        };
-        let last = batch.is_err();
-        if parsed.send(batch).is_err() || last {
-            return;
-        }
-    }
-}
-
-/// Line `number` of the input parsed: an empty line gets its error too, so that output line N answers input
-/// line N.
-fn parse_numbered(number: usize, line: Line) -> Parsed {
-    let input = match line {
-        Line::Text(text) if text.trim().is_empty() => {
-            Err(anyhow::anyhow!("invalid hook input: the line is empty"))
-        }
-        Line::Text(text) => parse_line(&text),
-        Line::TooLong => Err(anyhow::anyhow!(
-            "invalid hook input: longer than {} MiB",
-            MAX_INPUT >> 20
-        )),
-        Line::NotUtf8(at) => Err(anyhow::anyhow!("invalid hook input: not UTF-8 text (byte {at})")),
-    };
-    input.map_err(|e| format!("line {number}: {e:#}"))
-}
-
-/// `--jsonl`'s writer: each batch's answers ([`answers`]) in order, flushed, then its rows handed to the audit
-/// log's writing thread and to the telemetry sender (one for the run); the log and the sender finish when the
-/// batches end.
-fn write_answers(
-    batches: &std::sync::mpsc::Receiver<DecidedBatch>,
-    settings: &[PathBuf],
-    explain: bool,
-) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut log = BatchLog::new();
-    let mut sender = crate::telemetry::Sender::default();
-    let mut written = Ok(());
-    for (decided, elapsed) in batches {
-        let answers = answers(decided, settings, explain, log.keeps_rows());
-        written = write_batch(&mut out, &answers);
-        if written.is_err() {
-            break;
-        }
-        for (input, answered) in answers.iter().flatten() {
-            let telemetry = answered.telemetry.as_ref().filter(|t| t.enabled);
-            if telemetry.is_none() && !log.keeps_rows() {
-                continue;
-            }
-            let row = answered
-                .audit(elapsed)
-                .row(&input.into(), hook_audit::CHECK_AGENT);
-            if let Some(settings) = telemetry {
-                sender.send(settings, &row);
-            }
-            log.add(input.into(), row);
-        }
-        log.write();
-    }
-    log.finish();
-    sender.finish();
-    written
-}
-
-/// One batch's answer lines, flushed.
-fn write_batch(out: &mut impl Write, answers: &[Result<(HookInput, Answered), String>]) -> Result<()> {
-    for answer in answers {
-        match answer {
-            // Serialised straight into the buffer, the same bytes as `HookOutput::to_json`.
-            Ok((_, answered)) => {
-                serde_json::to_writer(&mut *out, &answered.output)?;
-                out.write_all(b"\n")?;
-            }
-            Err(error) => writeln!(out, "{}", serde_json::json!({ "error": error }))?,
-        }
-    }
-    out.flush()?;
-    Ok(())
-}
-
-/// The most `--jsonl` lines decided in one batch.
-const MAX_BATCH: usize = 1024;
-
-/// The size of `--jsonl`'s input buffer: a batch is what it holds, some hundreds of typical lines.
-const BATCH_BUFFER: usize = 1 << 16;
-
-/// The next batch of `--jsonl` lines with their numbers (`number` counts them): the next line, waited for, and
-/// every further complete line the reader already holds, up to [`MAX_BATCH`], blank ones included (each gets its
-/// error line, so that output line N answers input line N). Empty at
-/// the end of the input.
-fn next_batch<R: Read>(reader: &mut BufReader<R>, number: &mut usize) -> Result<Vec<(usize, Line)>> {
-    let mut batch = Vec::new();
-    while batch.len() < MAX_BATCH && (batch.is_empty() || reader.buffer().contains(&b'\n')) {
-        let read = next_line(reader).with_context(|| format!("cannot read line {} of stdin", *number + 1))?;
-        let Some(line) = read else { break };
-        *number += 1;
-        batch.push((*number, line));
-    }
-    Ok(batch)
-}
-
-/// What one line of a batch becomes once the batch is decided.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one per line of a batch, moved once into the answers: boxing would cost an allocation per line"
-)]
-enum Pending {
-    /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded.
-    Answered(Result<(HookInput, Answered), String>),
-    /// To be decided by the next decision of the batch, with this guard.
-    Deciding(HookInput, Arc<Guard>),
-    /// Decided with this guard.
-    Decided(HookInput, Arc<Guard>, Decided),
-}
-
-/// Each line of `batch` in order with its decision, or its answer where it has no decision (not an input, or its
-/// settings cannot be loaded). The inputs are decided as [`decide_hook_input`] decides one, through agent-decide's
-/// bounded entry, together.
-fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> Vec<Pending> {
-    let mut requests = Vec::with_capacity(batch.len());
-    let mut pending = Vec::with_capacity(batch.len());
-    for input in batch {
-        let input = match input {
-            Ok(input) => input,
-            Err(e) => {
-                pending.push(Pending::Answered(Err(e)));
-                continue;
-            }
-        };
-        match guards.get(&input.cwd, input.permission_mode.as_deref()) {
-            Ok(guard) => {
-                requests.push(DecisionRequest {
-                    deciders: Deciders::new(Arc::clone(guard)),
-                    call: CallInput::new(input.tool_name.as_str(), input.tool_input.clone()),
-                    session: SessionState::default(),
-                });
-                pending.push(Pending::Deciding(input, Arc::clone(guard)));
-            }
-            Err(why) => pending.push(Pending::Answered(Ok((input, Answered::settings_deny(why))))),
-        }
-    }
-    let bound = DecisionBound::from_env();
-    let mut decisions = bound.decide_in_order(requests).into_iter();
-    pending
-        .into_iter()
-        .map(|line| match line {
-            Pending::Deciding(input, guard) => {
-                // The bounded entry answers every request; were one missing, it would not be allowed.
-                let decided = decisions
-                    .next()
-                    .unwrap_or_else(|| bound.past_the_bound(&input.tool_name));
-                Pending::Decided(input, guard, decided)
-            }
-            other => other,
-        })
-        .collect()
-}
-
-/// The answer to each line of a decided batch, in order: its input and answer, or the error that says why it is
-/// not an input.
-fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool, logged: bool) -> Answers {
-    // What an audit row records is built only for a line that has one: with the log off and telemetry off for
-    // the line's settings, the row is never made ([`write_answers`]).
-    let answered = |output: HookOutput, decided: &Decided, guard: &Guard| {
-        if logged || guard.telemetry().enabled {
-            Answered::decided(output, decided, guard)
-        } else {
-            Answered::without_row(output)
-        }
-    };
-    decided
-        .into_iter()
-        .map(|line| match line {
-            Pending::Answered(answer) => answer,
-            // Every line is decided before its batch is answered ([`decide_batch`]); were one not, it is not allowed.
-            Pending::Deciding(input, guard) => {
-                let decided = DecisionBound::from_env().past_the_bound(&input.tool_name);
-                let answered = answered(output(&input, &decided, settings, None), &decided, &guard);
-                Ok((input, answered))
-            }
-            Pending::Decided(input, guard, decided) => {
-                if explain {
-                    eprintln!("{}", crate::explain::render_text(&input, &decided));
-                }
-                let answered = answered(output(&input, &decided, settings, None), &decided, &guard);
-                Ok((input, answered))
-            }
-        })
-        .collect()
-}
-
-/// One line of `--jsonl` input.
-enum Line {
-    Text(String),
-    /// Longer than [`MAX_INPUT`]; the rest of it was skipped.
-    TooLong,
-    /// Not UTF-8 from this byte on.
-    NotUtf8(usize),
-}
-
-/// The next line of `reader` without its newline, reading at most [`MAX_INPUT`] bytes of it; `None` at the end.
-fn next_line(reader: &mut impl BufRead) -> std::io::Result<Option<Line>> {
-    let mut bytes = Vec::new();
-    let read = reader
-        .by_ref()
-        .take(MAX_INPUT as u64 + 1)
-        .read_until(b'\n', &mut bytes)?;
-    if read == 0 {
-        return Ok(None);
-    }
-    if bytes.last() == Some(&b'\n') {
-        bytes.pop();
-    } else if bytes.len() > MAX_INPUT {
-        skip_line(reader)?;
-        return Ok(Some(Line::TooLong));
-    }
-    Ok(Some(match String::from_utf8(bytes) {
-        Ok(text) => Line::Text(text),
-        Err(e) => Line::NotUtf8(e.utf8_error().valid_up_to()),
-    }))
-}
-
-/// Skips the rest of the current line, newline included, without holding it in memory.
-fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
-    loop {
-        let buffer = reader.fill_buf()?;
-        if buffer.is_empty() {
-            return Ok(());
-        }
-        match buffer.iter().position(|&b| b == b'\n') {
-            Some(at) => {
-                reader.consume(at + 1);
-                return Ok(());
-            }
-            None => {
-                let all = buffer.len();
-                reader.consume(all);
-            }
-        }
-    }
-}
-
 /// The hook output of a decision. An allowed shell call with a confinement runs under the kernel sandbox: its
 /// `updatedInput` is the same call wrapped in `agent-guard sandbox` (this very binary, the same settings files).
 /// Where this binary's path cannot be known, the allow cannot be backed and becomes an ask. A line allowed to run
@@ -985,30 +656,6 @@ fn this_program() -> Option<&'static Path> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(text: &[u8]) -> Vec<String> {
-        let mut reader = std::io::BufReader::with_capacity(7, text);
-        let mut out = Vec::new();
-        while let Some(line) = next_line(&mut reader).unwrap() {
-            out.push(match line {
-                Line::Text(t) => t,
-                Line::TooLong => "<too long>".to_owned(),
-                Line::NotUtf8(at) => format!("<not utf-8 at {at}>"),
-            });
-        }
-        out
-    }
-
-    #[test]
-    fn lines_are_bounded_and_checked_one_by_one() {
-        let mut text = b"a\n\xff\xfe\nb".to_vec();
-        text.extend(std::iter::repeat_n(b'x', MAX_INPUT + 10));
-        text.extend(b"\nc\n");
-        assert_eq!(lines(&text), ["a", "<not utf-8 at 0>", "<too long>", "c"]);
-        let exact = [vec![b'y'; MAX_INPUT], b"\nz".to_vec()].concat();
-        assert_eq!(lines(&exact).len(), 2);
-        assert_eq!(lines(&exact)[1], "z");
-    }
 
     #[test]
     fn a_relative_or_missing_working_directory_is_not_an_input() {
