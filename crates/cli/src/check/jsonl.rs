@@ -221,7 +221,7 @@ enum Pending {
 }
 
 /// Each line of `batch` in order with its decision, or its answer where it has no decision (not an input, or its
-/// settings cannot be loaded). The inputs are decided as [`decide_hook_input`] decides one, through agent-decide's
+/// settings cannot be loaded). The inputs are decided as [`decide_hook_input`](super::decide_hook_input) decides one, through agent-decide's
 /// bounded entry, together.
 fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> Vec<Pending> {
     let mut requests = Vec::with_capacity(batch.len());
