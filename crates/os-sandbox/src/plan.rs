@@ -511,10 +511,9 @@ impl Plan {
 
         let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
         let look = Look {
-            created: false,
             write_protected: writes,
-            skip_caches: true,
             content: true,
+            after_run: false,
         };
         let hidden = places_within(&spec.secret_places, &all_roots);
         let found = scan(&all_roots, spec.scan_limit, protection, look, &hidden, &mut notes);
@@ -840,10 +839,9 @@ pub fn hidden_by_name(spec: &SandboxSpec, protection: &dyn Protection) -> Vec<Pa
     let all_roots: Vec<PathBuf> = spec.roots.iter().chain(&spec.read_only_roots).cloned().collect();
     let mut notes = Vec::new();
     let look = Look {
-        created: false,
         write_protected: false,
-        skip_caches: true,
         content: false,
+        after_run: false,
     };
     let hidden = places_within(&spec.secret_places, &all_roots);
     scan(&all_roots, spec.scan_limit, protection, look, &hidden, &mut notes)

@@ -111,15 +111,14 @@ pub(crate) struct Found {
 pub(crate) struct Look {
     /// The protected paths, for a writing profile.
     pub(crate) write_protected: bool,
-    /// Whether a tagged cache directory with a build output's name is passed by (before a run; after it, a
-    /// command may have tagged one itself).
-    pub(crate) skip_caches: bool,
     /// Whether each regular file is asked about its content ([`Protection::content`]), protected directories
     /// looked into too: before a run, for the sandbox; never for a decision.
     pub(crate) content: bool,
-    /// After a run: the paths a command may have made are asked about with [`Protection::protects_new`], and no
-    /// directory is passed by as a secret (what it holds is looked at; the scan lists no secrets then).
-    pub(crate) created: bool,
+    /// Whether the scan is the one after a run ([`Watch::created`]): the paths a command may have made are asked
+    /// about with [`Protection::protects_new`]; no directory is passed by as a secret (the scan lists no secrets
+    /// then), nor as a tagged cache with a build output's name (a command may have tagged one itself); a directory
+    /// it cannot read is opened up and one it cannot list is told of.
+    pub(crate) after_run: bool,
 }
 
 /// What a writing command is checked for when it ends: the protected paths of the writable roots (and the tools'
@@ -156,9 +155,8 @@ impl Watch {
         let limit = self.limit.saturating_mul(AFTER_SCAN_FACTOR);
         let look = Look {
             write_protected: true,
-            skip_caches: false,
             content: false,
-            created: true,
+            after_run: true,
         };
         let now = scan(&self.roots, limit, protection, look, &[], notes).write_protected;
         // Looked up now that every process of the command has ended, each directory read once (crate::presence).
@@ -281,7 +279,7 @@ pub(crate) fn scan(
             let mut listed = std::fs::read_dir(&dir);
             // A directory made unreadable (by a command before this one, or one running beside it) is opened: its
             // owner could open it again from inside. Not for a decision's scan, which changes nothing.
-            if (look.content || !look.skip_caches)
+            if (look.content || look.after_run)
                 && listed
                     .as_ref()
                     .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
@@ -294,7 +292,7 @@ pub(crate) fn scan(
                 Err(error) => {
                     // After a run, a directory the command made that cannot be listed (a path past `PATH_MAX`)
                     // may hold a protected path it made: said, as past the scan's limit.
-                    if !look.skip_caches && error.kind() != std::io::ErrorKind::NotFound {
+                    if look.after_run && error.kind() != std::io::ErrorKind::NotFound {
                         notes.push(format!(
                             "the scan could not look into `{}` ({error})",
                             dir.display()
@@ -323,9 +321,9 @@ pub(crate) fn scan(
                 }
                 let file_type = entry.file_type().ok();
                 let is_dir = file_type.is_some_and(|t| t.is_dir());
-                let secret = !look.created && protection.secret(&path, root);
+                let secret = !look.after_run && protection.secret(&path, root);
                 let protected = !in_protected
-                    && if look.created {
+                    && if look.after_run {
                         protection.protects_new(&path, root)
                     } else {
                         protection.write_protected(&path, root)
@@ -370,7 +368,7 @@ pub(crate) fn scan(
                 }
                 // A tag is a file any command may write: only a directory that also has a build output's name is
                 // skipped, a name no command can give a directory that holds a project's files.
-                let tagged_cache = look.skip_caches
+                let tagged_cache = !look.after_run
                     && path.file_name().is_some_and(is_build_output_name)
                     && path.join(CACHE_TAG).exists();
                 if !tagged_cache {

@@ -296,16 +296,16 @@ mod tests {
         use std::os::unix::fs::PermissionsExt as _;
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
-        dirs(&root, &["shared/.git", "shared/drop/work/src"]);
-        std::fs::set_permissions(root.join("shared/drop"), std::fs::Permissions::from_mode(0o1777)).unwrap();
-        let cwd = root.join("shared/drop/work/src");
+        dirs(&root, &["common/.git", "common/drop/work/src"]);
+        std::fs::set_permissions(root.join("common/drop"), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let cwd = root.join("common/drop/work/src");
         assert_eq!(
-            project_root_declared(&cwd, None, Some(&root.join("shared/drop"))),
+            project_root_declared(&cwd, None, Some(&root.join("common/drop"))),
             cwd
         );
         assert_eq!(
-            project_root_declared(&cwd, None, Some(&root.join("shared/drop/work"))),
-            root.join("shared/drop/work")
+            project_root_declared(&cwd, None, Some(&root.join("common/drop/work"))),
+            root.join("common/drop/work")
         );
         // A world-writable directory below the declared project does not cut it off.
         dirs(&root, &["proj/.git", "proj/open/sub"]);

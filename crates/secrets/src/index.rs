@@ -150,19 +150,14 @@ impl ContentIndex {
     /// does not read: `\/` or `\u000a` escapes, one string literal per line, XML character references) gives no
     /// view either: the view would leave every line after the first.
     pub fn view(content: &[u8]) -> Option<Vec<u8>> {
-        let open_key = crate::scan(content).iter().any(|finding| {
+        let findings = crate::scan(content);
+        let open_key = findings.iter().any(|finding| {
             finding.kind == crate::rules::PRIVATE_KEY
                 && content
                     .get(finding.start..finding.end)
                     .is_none_or(|block| memchr::memmem::find(block, b"-----END").is_none())
         });
-        if open_key {
-            return None;
-        }
-        match crate::redact(content) {
-            std::borrow::Cow::Owned(view) => Some(view),
-            std::borrow::Cow::Borrowed(_) => None,
-        }
+        (!findings.is_empty() && !open_key).then(|| crate::redact::redact_found(content, &findings))
     }
 
     /// Writes the index back when this run added to it: to a new file renamed over the old, so that a reader

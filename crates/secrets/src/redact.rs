@@ -15,10 +15,15 @@ pub fn redact(text: &[u8]) -> Cow<'_, [u8]> {
     if findings.is_empty() {
         return Cow::Borrowed(text);
     }
+    Cow::Owned(redact_found(text, &findings))
+}
+
+/// `text` with each of `findings` (a [`scan`] of it) replaced by its marker.
+pub(crate) fn redact_found(text: &[u8], findings: &[Finding]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     // Writing to a vector does not fail.
-    let _written = write_redacted(text, &findings, 0, 0, &mut Plain(&mut out));
-    Cow::Owned(out)
+    let _written = write_redacted(text, findings, 0, 0, &mut Plain(&mut out));
+    out
 }
 
 /// [`redact`] of a text: each credential replaced with `[redacted: <kind>]`; borrows `text` when it holds none.

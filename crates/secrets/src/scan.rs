@@ -942,15 +942,11 @@ fn identifier_path(text: &str) -> bool {
         && name
             .bytes()
             .all(|byte| byte.is_ascii_alphabetic() || byte == b'_')
-        && words(name).any(|word| {
-            SECRET_WORDS
-                .iter()
-                .any(|secret| word.eq_ignore_ascii_case(secret))
-        });
+        && names_a_secret(name);
     lowercase || uppercase || camel_path || camel_name
 }
 
-/// The words a secret's field is named by, as words of a name ([`words`]).
+/// The words a secret's field is named by, as words of a name ([`names_a_secret`]).
 const SECRET_WORDS: [&str; 10] = [
     "token",
     "tokens",
@@ -964,23 +960,28 @@ const SECRET_WORDS: [&str; 10] = [
     "keys",
 ];
 
-/// The words of a name written in snake or camel case: split at `_` and before a capital that follows a small
-/// letter (`nextPageToken` is `next`, `Page`, `Token`).
-fn words(name: &str) -> impl Iterator<Item = &str> {
-    name.split('_').flat_map(|part| {
+/// Whether one of the words of `name`, written in snake or camel case, is one of [`SECRET_WORDS`]: the name is
+/// split at `_` and before a capital that follows a small letter (`nextPageToken` is `next`, `Page`, `Token`).
+fn names_a_secret(name: &str) -> bool {
+    let is_secret = |word: &[u8]| {
+        SECRET_WORDS
+            .iter()
+            .any(|secret| word.eq_ignore_ascii_case(secret.as_bytes()))
+    };
+    name.split('_').any(|part| {
         let bytes = part.as_bytes();
-        let mut starts: Vec<usize> = (1..bytes.len())
-            .filter(|&at| {
-                bytes.get(at).is_some_and(u8::is_ascii_uppercase)
-                    && bytes.get(at - 1).is_some_and(u8::is_ascii_lowercase)
-            })
-            .collect();
-        starts.insert(0, 0);
-        starts.push(bytes.len());
-        starts
-            .windows(2)
-            .filter_map(|pair| part.get(*pair.first()?..*pair.get(1)?))
-            .collect::<Vec<_>>()
+        let mut start = 0;
+        for at in 1..bytes.len() {
+            let capital_after_small = bytes.get(at).is_some_and(u8::is_ascii_uppercase)
+                && bytes.get(at - 1).is_some_and(u8::is_ascii_lowercase);
+            if capital_after_small {
+                if bytes.get(start..at).is_some_and(is_secret) {
+                    return true;
+                }
+                start = at;
+            }
+        }
+        bytes.get(start..).is_some_and(is_secret)
     })
 }
 

@@ -650,3 +650,27 @@ fn a_private_key_in_a_json_string_is_found_whole() {
         assert!(!crate::redact_str(&text).contains(&body[..20]), "{newline}");
     }
 }
+
+#[test]
+fn a_name_is_split_into_its_snake_and_camel_case_words() {
+    for name in [
+        "NextToken",
+        "nextPageToken",
+        "next_token",
+        "StateCredentials",
+        "Token",
+        "API_KEY",
+    ] {
+        assert!(names_a_secret(name), "{name}");
+    }
+    for name in [
+        "CorrectHorseBatteryStaple",
+        "MonkeyKingdom",
+        "Tokenizer",
+        "qWeRtYuIoPaSdF",
+        "NextMarker",
+        "",
+    ] {
+        assert!(!names_a_secret(name), "{name}");
+    }
+}
