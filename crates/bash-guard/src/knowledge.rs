@@ -2018,6 +2018,48 @@ pub(crate) static ENDLESS_DEVICES: &[&str] = &["/dev/zero", "/dev/urandom", "/de
 #[rustfmt::skip]
 pub(crate) static BOUNDED_READERS: &[&str] = &["head", "dd"];
 
+/// Commands that print whole lines of their standard input, some of them or in another order, and nothing else,
+/// with these options only: what they print of a lister's output (`rg -l X src | grep -v test |`) is still names
+/// of the files it found. Per command: its names, its one-letter options (combinable), its long options, and its
+/// options that take a value (`-e PATTERN`, `-n 5`). Any other option (`grep -o`, `-n` line numbers, `-c`,
+/// `rg --replace`, `uniq -c`, `sort -o`) prints something else.
+#[rustfmt::skip]
+pub(crate) static LINE_SELECTORS: &[LineSelector] = &[
+    LineSelector {
+        names: &["grep", "egrep", "fgrep", "rg"],
+        flags: "viEFPwxsq",
+        long: &["--invert-match", "--ignore-case", "--extended-regexp", "--fixed-strings", "--perl-regexp",
+            "--word-regexp", "--line-regexp", "--no-messages", "--quiet", "--silent", "--smart-case"],
+        values: &["-e", "-m", "--regexp", "--max-count"],
+        pattern: true,
+        narrows: true,
+    },
+    LineSelector {
+        names: &["head", "tail"], flags: "", long: &[], values: &["-n", "--lines"], pattern: false, narrows: true,
+    },
+    LineSelector {
+        names: &["sort"], flags: "urnVfhsbdg", long: &["--unique", "--reverse", "--numeric-sort",
+            "--version-sort", "--ignore-case", "--human-numeric-sort", "--stable"],
+        values: &[], pattern: false, narrows: false,
+    },
+    LineSelector {
+        names: &["uniq"], flags: "udi", long: &["--unique", "--repeated", "--ignore-case"], values: &[],
+        pattern: false, narrows: false,
+    },
+];
+
+/// One command of [`LINE_SELECTORS`].
+pub(crate) struct LineSelector {
+    pub(crate) names: &'static [&'static str],
+    pub(crate) flags: &'static str,
+    pub(crate) long: &'static [&'static str],
+    pub(crate) values: &'static [&'static str],
+    /// Its first operand is a pattern (when no `-e` gives one); any other operand is a file it reads instead.
+    pub(crate) pattern: bool,
+    /// It may leave lines out: what it prints is not every name found.
+    pub(crate) narrows: bool,
+}
+
 /// Git options (before the sub-command).
 #[rustfmt::skip]
 pub(crate) static GIT_GLOBAL_VALUES: &[&str] = &[

@@ -348,7 +348,13 @@ impl Walker<'_> {
             for (k, command) in pipeline.0.iter().enumerate() {
                 let first = self.out.commands.len();
                 let mark = self.known.len();
-                self.pipe_input = previous.map(|source| self.output_of(source));
+                // The first command of a construct's first pipeline reads what the construct is given
+                // (`git ls-files | while read -r f`).
+                self.pipe_input = match previous {
+                    Some(source) => Some(self.output_of(source)),
+                    None if k == 0 => self.pipe_input.take(),
+                    None => None,
+                };
                 self.pipe_fed = k > 0;
                 self.cmd(command, c);
                 self.pipe_input = None;
@@ -400,6 +406,18 @@ impl Walker<'_> {
                 parts,
                 redirects,
             } => {
+                if redirects.iter().any(|r| {
+                    matches!(
+                        r.op,
+                        RedirOp::Read
+                            | RedirOp::ReadWrite
+                            | RedirOp::HereString
+                            | RedirOp::HereDoc { .. }
+                            | RedirOp::Duplicate { output: false }
+                    )
+                }) {
+                    self.pipe_input = Some(Input::Unknown);
+                }
                 let kind = match construct {
                     Construct::Subshell => LocationKind::Subshell,
                     Construct::BraceGroup => LocationKind::BraceGroup,
@@ -565,9 +583,9 @@ impl Walker<'_> {
         let index = if words.is_empty() {
             None
         } else {
-            // A substitution that prints the names of files found under starting points (`$(git ls-files)`)
-            // stands for files below them: `{}`, as `find -exec` has them.
-            let mut classified = match self.listed_substitutions(&words) {
+            // A substitution that prints the names of files found under starting points (`$(git ls-files)`), or a
+            // variable `read` gave one of those names, stands for files below them: `{}`, as `find -exec` has them.
+            let mut classified = match self.listed_words(&words, ctx) {
                 Some((judged, listed)) => {
                     let mut classified = self.table.classify(&judged, &input);
                     classified.found.get_or_insert(listed);
@@ -654,6 +672,14 @@ impl Walker<'_> {
             }
             if let Some(found) = classified.lists.clone() {
                 self.listed.insert(index, found);
+            } else if let Input::Found(found) = &input
+                && classified.read_only
+                && let Some(narrows) = state::selects_lines(&effective)
+            {
+                // `rg -l X src | grep -v test |`: what it prints of the names found are names found.
+                let mut found = found.clone();
+                found.filtered |= narrows;
+                self.listed.insert(index, found);
             }
             let inner = classified.inner;
             let state = std::mem::take(&mut classified.state);
@@ -663,7 +689,7 @@ impl Walker<'_> {
             self.waits(classified.waits, &effective, index);
             self.record(classified, index, ctx);
             self.after_command(index, &words, &state);
-            self.declarations(words.get(inner..).unwrap_or_default(), ctx, index);
+            self.declarations(words.get(inner..).unwrap_or_default(), &input, ctx, index);
             if stdin_code {
                 self.stdin_shells.push(index);
                 self.stdin_code(simple, index, ctx);

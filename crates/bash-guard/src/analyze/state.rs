@@ -171,26 +171,30 @@ impl Walker<'_> {
     }
 
     /// Words that are a whole substitution of a command printing file names under starting points
-    /// (`$(git ls-files)`, `` `find . -name '*.md'` ``): judged as `{}`, files found below those places. `None`
-    /// when no word is one (the words are judged as they are).
-    pub(super) fn listed_substitutions(&self, words: &[Word]) -> Option<(Vec<Word>, Found)> {
+    /// (`$(git ls-files)`, `` `find . -name '*.md'` ``), or a variable `read` gave one of those names (`"$f"` in
+    /// `git ls-files | while read -r f`): judged as `{}`, files found below those places. `None` when no word is
+    /// one (the words are judged as they are).
+    pub(super) fn listed_words(&self, words: &[Word], ctx: Ctx) -> Option<(Vec<Word>, Found)> {
         let mut found: Option<Found> = None;
         let mut judged: Option<Vec<Word>> = None;
+        let moment = self.moment(ctx);
         for (k, w) in words.iter().enumerate().skip(1) {
-            let [embedded] = w.embedded.as_slice() else {
-                continue;
+            let more = match w.embedded.as_slice() {
+                [] => self.found_variable(w, moment),
+                [embedded] => {
+                    let whole = w.text.len() == embedded.body.len() + 3
+                        && (w.text == format!("$({})", embedded.body)
+                            || w.text == format!("`{}`", embedded.body));
+                    whole.then(|| self.lister(&embedded.body)).flatten()
+                }
+                _ => None,
             };
-            let whole = w.text.len() == embedded.body.len() + 3
-                && (w.text == format!("$({})", embedded.body) || w.text == format!("`{}`", embedded.body));
-            let Some(more) = whole.then(|| self.lister(&embedded.body)).flatten() else {
+            let Some(more) = more else {
                 continue;
             };
             found = Some(match found.take() {
                 Some(mut all) => {
-                    all.starts.extend(more.starts);
-                    all.filtered |= more.filtered;
-                    all.hidden |= more.hidden;
-                    all.names.retain(|n| more.names.contains(n));
+                    all.merge(more);
                     all
                 }
                 None => more,
@@ -469,4 +473,63 @@ fn literal_test(args: &[&str]) -> Option<bool> {
         }
         _ => None,
     }
+}
+
+/// Whether a command prints only whole lines of its standard input ([`knowledge::LINE_SELECTORS`], with their
+/// options alone and no file operand), and whether it may leave some out; `None` when it prints anything else.
+pub(super) fn selects_lines(effective: &[&Word]) -> Option<bool> {
+    let (command, args) = effective.split_first()?;
+    let selector = knowledge::LINE_SELECTORS
+        .iter()
+        .find(|s| command.literal && s.names.contains(&command.text.as_str()))?;
+    let mut operands = 0;
+    let mut pattern_given = false;
+    let mut options_end = false;
+    let mut args = args.iter();
+    while let Some(w) = args.next() {
+        if !w.literal {
+            return None;
+        }
+        let text = w.text.as_str();
+        if options_end || text == "-" || !text.starts_with('-') {
+            operands += 1;
+            continue;
+        }
+        if text == "--" {
+            options_end = true;
+            continue;
+        }
+        if text.starts_with("--") {
+            let (name, inline) = text
+                .split_once('=')
+                .map_or((text, false), |(name, _)| (name, true));
+            if selector.values.contains(&name) {
+                if !inline {
+                    args.next()?;
+                }
+                pattern_given |= name == "--regexp";
+            } else if inline || !selector.long.contains(&name) {
+                return None;
+            }
+            continue;
+        }
+        let flags = text.strip_prefix('-').unwrap_or(text);
+        // `head -5`: a count.
+        if flags.bytes().all(|b| b.is_ascii_digit()) && selector.values.contains(&"-n") {
+            continue;
+        }
+        let first = text.get(..2)?;
+        if selector.values.contains(&first) {
+            if text.len() == 2 {
+                args.next()?;
+            }
+            pattern_given |= first == "-e";
+            continue;
+        }
+        if !flags.chars().all(|c| selector.flags.contains(c)) {
+            return None;
+        }
+    }
+    let pattern = usize::from(selector.pattern && !pattern_given);
+    (operands == pattern).then_some(selector.narrows)
 }

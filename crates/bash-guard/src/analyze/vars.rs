@@ -5,9 +5,10 @@ use agent_tool_traits::Decision;
 
 use crate::arith;
 use crate::classify;
+use crate::classify::{Found, Input};
 use crate::knowledge;
 use crate::parse::{self, ArithKind, Braces};
-use crate::word::{self, Anchor, Embedded, Word};
+use crate::word::{self, Anchor, Embedded, Segment, Word};
 
 use super::{BRACE_LIMIT, Ctx, Walker};
 
@@ -35,6 +36,11 @@ pub(super) struct Facts {
     pub(super) unknown: bool,
     /// Declared with `-i`: every value assigned to it is evaluated as arithmetic.
     pub(super) integer: bool,
+    /// `read NAME` reads it from the names a lister prints (`rg -l X src | while read -r f`): a file below the
+    /// lister's starting points, as `{}` is for `find -exec` (also counted in `unknown`, for every other use).
+    pub(super) found: Option<Found>,
+    /// Some assignment other than such a `read` gives it a value.
+    pub(super) otherwise: bool,
 }
 
 /// One entry of `Walker::known`.
@@ -179,12 +185,43 @@ impl Walker<'_> {
     /// The line gives one element of `name` a value: the other elements may still come from elsewhere.
     pub(super) fn assign_element(&mut self, name: &str, value: Value) {
         let facts = self.vars.entry(name.to_owned()).or_default();
+        facts.otherwise = true;
         match value {
             Value::Text(text) if !facts.values.contains(&text) => facts.values.push(text),
             Value::Path(path) if !facts.paths.contains(&path) => facts.paths.push(path),
             Value::Text(_) | Value::Path(_) => {}
             Value::Unknown => facts.unknown = true,
         }
+    }
+
+    /// `read NAME` gives `name` a line of a lister's output: the name of a file it found.
+    fn assign_found(&mut self, name: &str, found: &Found) {
+        let facts = self.vars.entry(name.to_owned()).or_default();
+        facts.unknown = true;
+        facts.found = Some(match facts.found.take() {
+            Some(mut all) => {
+                all.merge(found.clone());
+                all
+            }
+            None => found.clone(),
+        });
+        self.hold(Known::Assigned, name);
+    }
+
+    /// The files a word that is one double-quoted variable (`"$f"`, `"${f}"`) names, when only `read` gave it
+    /// values, from a lister's output, and certainly did before `moment`: files found below starting points.
+    pub(super) fn found_variable(&self, w: &Word, moment: Moment) -> Option<Found> {
+        let Some([Segment::Variable { name, quoted: true }]) = w.segments.as_deref() else {
+            return None;
+        };
+        if w.text != format!("${name}") && w.text != format!("${{{name}}}") {
+            return None;
+        }
+        let facts = self.vars.get(name)?;
+        if facts.otherwise || !self.was_assigned(name, moment) {
+            return None;
+        }
+        facts.found.clone()
     }
 
     /// Keeps a value given to `name`, to evaluate it at the end if `name` is an integer variable.
@@ -293,7 +330,7 @@ impl Walker<'_> {
     }
 
     /// What `declare`, `read`, `unset` and their kin do to variables: values, attributes, and subscripts in names.
-    pub(super) fn declarations(&mut self, effective: &[Word], ctx: Ctx, index: usize) {
+    pub(super) fn declarations(&mut self, effective: &[Word], input: &Input, ctx: Ctx, index: usize) {
         let Some((command, args)) = effective.split_first() else {
             return;
         };
@@ -309,12 +346,15 @@ impl Walker<'_> {
             .any(|(setter, _, _)| *setter == name)
         {
             let names = classify::name_operands(name, args);
+            let found = found_line(name, args, &names, input);
             for w in &names {
                 self.name_operand(w, &format!("`{name}`"), ctx, parent);
                 if let Some(text) = static_text(w) {
                     let variable = text.split_once('[').map_or(text, |(n, _)| n);
-                    if arith::is_name(variable) {
-                        self.assign(variable, Value::Unknown);
+                    match found {
+                        Some(found) if variable == text => self.assign_found(variable, found),
+                        _ if arith::is_name(variable) => self.assign(variable, Value::Unknown),
+                        _ => {}
                     }
                 }
             }
@@ -419,4 +459,18 @@ fn static_text(w: &Word) -> Option<&str> {
             && w.error.is_none()
             && !w.text.contains(['$', '`']));
     plain.then_some(w.text.as_str())
+}
+
+/// What `read [-r] NAME` gives its one variable when its input is the names a lister prints: a whole line, one
+/// found name (backslashes removed without `-r`, blanks trimmed at its ends: a name spelt by the names below the
+/// starting points, as a piece of one `xargs` splits is). Other options read parts of lines or other input.
+fn found_line<'i>(command: &str, args: &[Word], names: &[Word], input: &'i Input) -> Option<&'i Found> {
+    let Input::Found(found) = input else {
+        return None;
+    };
+    let plain = args
+        .iter()
+        .all(|w| w.literal && (w.text == "-r" || !w.text.starts_with('-')));
+    let one = matches!(names, [only] if only.literal && arith::is_name(&only.text));
+    (command == "read" && plain && one).then_some(found)
 }

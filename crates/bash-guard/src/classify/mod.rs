@@ -93,6 +93,16 @@ pub(crate) struct Found {
     pub(crate) names: Vec<String>,
 }
 
+impl Found {
+    /// Files found under either: the starting points of both, narrowed where either is.
+    pub(crate) fn merge(&mut self, more: Found) {
+        self.starts.extend(more.starts);
+        self.filtered |= more.filtered;
+        self.hidden |= more.hidden;
+        self.names.retain(|n| more.names.contains(n));
+    }
+}
+
 /// What a command reads on its standard input, as far as the line says: the words `xargs` appends.
 #[derive(Debug, Clone, Default)]
 pub(crate) enum Input {
@@ -649,13 +659,22 @@ impl Table {
         let mut inner = self.classify_words(&extend(&appended), &Input::Unknown, false);
         if split_names && !inner.writes.is_empty() {
             // What writes or removes through split names is judged as a write to a name only known at run time:
-            // a piece that is a relative name writes where the walk never looked.
+            // a piece that is a relative name writes where the walk never looked. What reads through them reads
+            // below the starting points, as above (`rg -l X | xargs sed -i …` reads and writes its operands).
+            const PIECE: &str =
+                "{a piece of a found name: without -0, xargs splits names at blanks and quotes}";
+            let read_piece = appended.last().cloned();
             if let Some(last) = appended.last_mut() {
-                *last = Word::unknown(
-                    "{a piece of a found name: without -0, xargs splits names at blanks and quotes}",
-                );
+                *last = Word::unknown(PIECE);
             }
             inner = self.classify_words(&extend(&appended), &Input::Unknown, false);
+            if let Some(read_piece) = read_piece {
+                for (w, _) in &mut inner.reads {
+                    if !w.literal && w.text == PIECE {
+                        *w = read_piece.clone();
+                    }
+                }
+            }
         }
         let offset = c.inner;
         let findings = std::mem::take(&mut c.findings);
