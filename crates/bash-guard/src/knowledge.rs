@@ -2048,6 +2048,22 @@ pub(crate) static LINE_SELECTORS: &[LineSelector] = &[
     },
 ];
 
+/// `grep -l`/`rg -l` (and `-L`) print the names of the files among their operands that match, and nothing else,
+/// with these options only: after `xargs` fed the names a walk found, what they print are names found too
+/// (`find src -name '*.ts' | xargs grep -l X | while read -r f`). A `--label`, `-o` or `-c` prints something else;
+/// an operand beside the pattern adds a file of its own.
+#[rustfmt::skip]
+pub(crate) static NAME_PRINTERS: LineSelector = LineSelector {
+    names: &["grep", "egrep", "fgrep", "rg"],
+    flags: "lLiEFPwxsrRHvn",
+    long: &["--files-with-matches", "--files-without-match", "--ignore-case", "--extended-regexp",
+        "--fixed-strings", "--perl-regexp", "--word-regexp", "--line-regexp", "--no-messages", "--recursive",
+        "--invert-match", "--smart-case", "--hidden"],
+    values: &["-e", "-m", "-g", "-t", "--regexp", "--max-count", "--glob", "--type", "--include", "--exclude"],
+    pattern: true,
+    narrows: true,
+};
+
 /// One command of [`LINE_SELECTORS`].
 pub(crate) struct LineSelector {
     pub(crate) names: &'static [&'static str],

@@ -670,16 +670,25 @@ impl Walker<'_> {
             if let Some(printed) = printed_words(&effective) {
                 self.printed_words.insert(index, printed);
             }
-            if let Some(found) = classified.lists.clone() {
-                self.listed.insert(index, found);
-            } else if let Input::Found(found) = &input
-                && classified.read_only
-                && let Some(narrows) = state::selects_lines(&effective)
-            {
-                // `rg -l X src | grep -v test |`: what it prints of the names found are names found.
-                let mut found = found.clone();
-                found.filtered |= narrows;
-                self.listed.insert(index, found);
+            // What a command prints is the names of files found below starting points when it lists them
+            // (`git ls-files`), or prints some of the names a walk gave it, whole: `grep -v test` selecting lines of
+            // them, `xargs grep -l X` naming those that match.
+            let narrows = match &input {
+                Input::Found(_) if classified.read_only => state::selects_lines(&effective)
+                    .or_else(|| state::xargs_prints_names(&words, classified.inner).then_some(true)),
+                _ => None,
+            };
+            match (&input, narrows) {
+                (Input::Found(found), Some(narrows)) => {
+                    let mut found = found.clone();
+                    found.filtered |= narrows;
+                    self.listed.insert(index, found);
+                }
+                _ => {
+                    if let Some(found) = classified.lists.clone() {
+                        self.listed.insert(index, found);
+                    }
+                }
             }
             let inner = classified.inner;
             let state = std::mem::take(&mut classified.state);

@@ -478,10 +478,44 @@ fn literal_test(args: &[&str]) -> Option<bool> {
 /// Whether a command prints only whole lines of its standard input ([`knowledge::LINE_SELECTORS`], with their
 /// options alone and no file operand), and whether it may leave some out; `None` when it prints anything else.
 pub(super) fn selects_lines(effective: &[&Word]) -> Option<bool> {
-    let (command, args) = effective.split_first()?;
+    let (command, _) = effective.split_first()?;
     let selector = knowledge::LINE_SELECTORS
         .iter()
         .find(|s| command.literal && s.names.contains(&command.text.as_str()))?;
+    prints_only(selector, effective).map(|_| selector.narrows)
+}
+
+/// Whether `xargs CMD` fed the names a walk found prints only names of them: CMD is one of
+/// [`knowledge::NAME_PRINTERS`] with `-l` or `-L` (`xargs grep -l X`), given no file of its own.
+pub(super) fn xargs_prints_names(words: &[Word], inner: usize) -> bool {
+    let (Some(xargs), Some(command)) = (words.first(), words.get(inner..)) else {
+        return false;
+    };
+    let from_input = words
+        .get(1..inner)
+        .unwrap_or_default()
+        .iter()
+        .all(|w| w.literal && !w.text.starts_with("-a") && !w.text.starts_with("--arg-file"));
+    let command: Vec<&Word> = command.iter().collect();
+    let printer = &knowledge::NAME_PRINTERS;
+    let names_only = command.iter().skip(1).any(|w| {
+        w.literal
+            && (matches!(w.text.as_str(), "--files-with-matches" | "--files-without-match")
+                || (!w.text.starts_with("--") && w.text.starts_with('-') && w.text.contains(['l', 'L'])))
+    });
+    xargs.literal
+        && xargs.text == "xargs"
+        && from_input
+        && names_only
+        && command
+            .first()
+            .is_some_and(|c| c.literal && printer.names.contains(&c.text.as_str()))
+        && prints_only(printer, &command).is_some()
+}
+
+/// Whether `effective`'s options are all of `selector` and its operands none beyond its pattern.
+fn prints_only(selector: &knowledge::LineSelector, effective: &[&Word]) -> Option<()> {
+    let (_, args) = effective.split_first()?;
     let mut operands = 0;
     let mut pattern_given = false;
     let mut options_end = false;
@@ -531,5 +565,5 @@ pub(super) fn selects_lines(effective: &[&Word]) -> Option<bool> {
         }
     }
     let pattern = usize::from(selector.pattern && !pattern_given);
-    (operands == pattern).then_some(selector.narrows)
+    (operands == pattern).then_some(())
 }
