@@ -44,6 +44,7 @@ const GH_READS: &[&str] = &[
     "status",
     "diff",
     "checks",
+    "watch",
     "search",
     "--version",
     "version",
@@ -70,12 +71,13 @@ pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
         if super::network::prints_only(name, args) {
             return None;
         }
-        // `gh pr view 12`, `gh run list`: the verb follows the group; everything else writes (`gh pr create`,
-        // `gh release upload`, `gh api`).
+        // `gh pr view 12`, `gh run list`: the verb follows the group; `gh api PATH` requests with GET unless a
+        // method or a field says otherwise; everything else writes (`gh pr create`, `gh release upload`).
         let reads = match operands.as_slice() {
             [] => true,
+            ["api", endpoint, ..] => *endpoint != "graphql" && gh_api_gets(args),
             [only] => GH_READS.contains(only),
-            [group, verb, ..] => *group != "api" && GH_READS.contains(verb),
+            [_, verb, ..] => GH_READS.contains(verb),
         };
         return (!reads).then(|| ("`gh` changes what GitHub holds".to_owned(), false));
     }
@@ -87,6 +89,43 @@ pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
         operands.first().filter(|o| subs.contains(o))
     };
     published.map(|sub| (format!("`{name} {sub}` publishes to a package registry"), false))
+}
+
+/// Whether `gh api`'s request (its arguments `args`) is a GET: no method other than GET or HEAD (`-X`, `--method`),
+/// and no body (`-f`, `-F`, `--field`, `--raw-field`, `--input`), which makes it a POST unless `-X GET` turns the
+/// fields into the query, nor a header that overrides the method. A word only known at run time may be either.
+fn gh_api_gets(args: &[Word]) -> bool {
+    let mut method: Option<String> = None;
+    let mut fields = false;
+    let mut words = args.iter();
+    while let Some(w) = words.next() {
+        if !w.literal {
+            return false;
+        }
+        let text = w.text.as_str();
+        let value = |inline: &str, words: &mut std::slice::Iter<'_, Word>| {
+            if inline.is_empty() {
+                words.next().map(|v| v.text.clone())
+            } else {
+                Some(inline.trim_start_matches('=').to_owned())
+            }
+        };
+        if let Some(inline) = text.strip_prefix("--method").or_else(|| text.strip_prefix("-X")) {
+            method = Some(value(inline, &mut words).unwrap_or_default());
+        } else if ["--field", "--raw-field", "--input", "-f", "-F"]
+            .iter()
+            .any(|option| text.starts_with(option))
+        {
+            fields = true;
+        } else if let Some(inline) = text.strip_prefix("--header").or_else(|| text.strip_prefix("-H")) {
+            // `X-HTTP-Method-Override: DELETE`.
+            fields |= value(inline, &mut words).is_none_or(|h| h.to_ascii_lowercase().contains("method"));
+        }
+    }
+    match method {
+        Some(method) => method.eq_ignore_ascii_case("GET") || method.eq_ignore_ascii_case("HEAD"),
+        None => !fields,
+    }
 }
 
 /// Whether an operand of `scp` or `rsync` names a path on another machine: `host:path`, `user@host:path`,
@@ -296,7 +335,9 @@ mod tests {
             "twine upload dist/*",
             "mvn clean deploy",
             "gh pr create --fill",
-            "gh api repos/o/r",
+            "gh api -X DELETE repos/o/r",
+            "gh api repos/o/r/issues -f title=x",
+            "gh api graphql -f query=x",
             "aws s3 ls",
         ] {
             assert!(remote(&words(line)).is_some(), "{line}");
@@ -306,6 +347,9 @@ mod tests {
             "cargo build",
             "gh pr view 3",
             "gh run list",
+            "gh run watch 12",
+            "gh api repos/o/r",
+            "gh api -X GET search/issues -f q=x",
             "mvn test",
             "make publish-docs",
         ] {
