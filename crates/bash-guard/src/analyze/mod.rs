@@ -670,26 +670,7 @@ impl Walker<'_> {
             if let Some(printed) = printed_words(&effective) {
                 self.printed_words.insert(index, printed);
             }
-            // What a command prints is the names of files found below starting points when it lists them
-            // (`git ls-files`), or prints some of the names a walk gave it, whole: `grep -v test` selecting lines of
-            // them, `xargs grep -l X` naming those that match.
-            let narrows = match &input {
-                Input::Found(_) if classified.read_only => state::selects_lines(&effective)
-                    .or_else(|| state::xargs_prints_names(&words, classified.inner).then_some(true)),
-                _ => None,
-            };
-            match (&input, narrows) {
-                (Input::Found(found), Some(narrows)) => {
-                    let mut found = found.clone();
-                    found.filtered |= narrows;
-                    self.listed.insert(index, found);
-                }
-                _ => {
-                    if let Some(found) = classified.lists.clone() {
-                        self.listed.insert(index, found);
-                    }
-                }
-            }
+            self.list_output(index, &input, &classified, &words);
             let inner = classified.inner;
             let state = std::mem::take(&mut classified.state);
             if let Some(reason) = classified.unbounded.take() {
@@ -874,6 +855,36 @@ impl Walker<'_> {
         }
         for w in &classified.arithmetic {
             self.arithmetic(&w.text, "`let`", ctx, Some(index));
+        }
+    }
+
+    /// What the command at `index` prints is the names of files found below starting points when it lists them
+    /// (`git ls-files`), or prints some of the names a walk gave it, whole: `grep -v test` selecting lines of
+    /// them, `xargs grep -l X` naming those that match.
+    fn list_output(
+        &mut self,
+        index: usize,
+        input: &Input,
+        classified: &classify::Classified,
+        words: &[Word],
+    ) {
+        let effective: Vec<&Word> = words.iter().skip(classified.inner).collect();
+        let narrows = match input {
+            Input::Found(_) if classified.read_only => state::selects_lines(&effective)
+                .or_else(|| state::xargs_prints_names(words, classified.inner).then_some(true)),
+            _ => None,
+        };
+        match (input, narrows) {
+            (Input::Found(found), Some(narrows)) => {
+                let mut found = found.clone();
+                found.filtered |= narrows;
+                self.listed.insert(index, found);
+            }
+            _ => {
+                if let Some(found) = classified.lists.clone() {
+                    self.listed.insert(index, found);
+                }
+            }
         }
     }
 
