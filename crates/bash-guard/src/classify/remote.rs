@@ -75,7 +75,7 @@ pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
         // method or a field says otherwise; everything else writes (`gh pr create`, `gh release upload`).
         let reads = match operands.as_slice() {
             [] => true,
-            ["api", endpoint, ..] => *endpoint != "graphql" && gh_api_gets(args),
+            ["api", ..] => gh_api_gets(args),
             [only] => GH_READS.contains(only),
             [_, verb, ..] => GH_READS.contains(verb),
         };
@@ -91,41 +91,80 @@ pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
     published.map(|sub| (format!("`{name} {sub}` publishes to a package registry"), false))
 }
 
-/// Whether `gh api`'s request (its arguments `args`) is a GET: no method other than GET or HEAD (`-X`, `--method`),
-/// and no body (`-f`, `-F`, `--field`, `--raw-field`, `--input`), which makes it a POST unless `-X GET` turns the
-/// fields into the query, nor a header that overrides the method. A word only known at run time may be either.
+/// Whether `gh api`'s request (`args`, the words after `gh`) is a GET: no method other than GET or HEAD (`-X`,
+/// `--method`), no body (`-f`, `-F`, `--field`, `--raw-field`, `--input`), which makes it a POST unless `-X GET`
+/// turns the fields into the query, no header that overrides the method, and not the `graphql` endpoint, whose
+/// query may be a mutation. Short options may be bundled (`-iXDELETE`); a word only known at run time may be
+/// anything.
 fn gh_api_gets(args: &[Word]) -> bool {
     let mut method: Option<String> = None;
     let mut fields = false;
+    let mut operands: Vec<&str> = Vec::new();
     let mut words = args.iter();
     while let Some(w) = words.next() {
         if !w.literal {
             return false;
         }
         let text = w.text.as_str();
-        let value = |inline: &str, words: &mut std::slice::Iter<'_, Word>| {
-            if inline.is_empty() {
-                words.next().map(|v| v.text.clone())
-            } else {
-                Some(inline.trim_start_matches('=').to_owned())
+        let (option, inline): (&str, Option<String>) = if let Some(long) = text.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((name, value)) => (name, Some(value.to_owned())),
+                None => (long, None),
             }
+        } else if let Some(short) = text.strip_prefix('-').filter(|s| !s.is_empty()) {
+            // Flags without a value (`-i`, `--paginate`'s kin) may come first in a bundle; the first letter that
+            // takes a value takes the rest of the word, or the next word.
+            let Some(at) = short.find(['X', 'f', 'F', 'H', 'p', 'q', 't']) else {
+                continue;
+            };
+            let rest = short.get(at + 1..).unwrap_or_default();
+            (
+                short.get(at..=at).unwrap_or_default(),
+                (!rest.is_empty()).then(|| rest.to_owned()),
+            )
+        } else {
+            operands.push(text);
+            continue;
         };
-        if let Some(inline) = text.strip_prefix("--method").or_else(|| text.strip_prefix("-X")) {
-            method = Some(value(inline, &mut words).unwrap_or_default());
-        } else if ["--field", "--raw-field", "--input", "-f", "-F"]
-            .iter()
-            .any(|option| text.starts_with(option))
-        {
-            fields = true;
-        } else if let Some(inline) = text.strip_prefix("--header").or_else(|| text.strip_prefix("-H")) {
+        let takes_value = matches!(
+            option,
+            "X" | "f"
+                | "F"
+                | "H"
+                | "p"
+                | "q"
+                | "t"
+                | "method"
+                | "field"
+                | "raw-field"
+                | "input"
+                | "header"
+                | "jq"
+                | "template"
+                | "preview"
+                | "hostname"
+                | "cache"
+        );
+        let value = match inline {
+            Some(value) => Some(value),
+            None if takes_value => words.next().map(|v| v.text.clone()),
+            None => None,
+        };
+        match option {
+            "X" | "method" => method = value,
+            "f" | "F" | "field" | "raw-field" | "input" => fields = true,
             // `X-HTTP-Method-Override: DELETE`.
-            fields |= value(inline, &mut words).is_none_or(|h| h.to_ascii_lowercase().contains("method"));
+            "H" | "header" => {
+                fields |= value.is_none_or(|h| h.to_ascii_lowercase().contains("method"));
+            }
+            _ => {}
         }
     }
-    match method {
+    let gets = match method {
         Some(method) => method.eq_ignore_ascii_case("GET") || method.eq_ignore_ascii_case("HEAD"),
         None => !fields,
-    }
+    };
+    gets && !operands.contains(&"graphql")
 }
 
 /// Whether an operand of `scp` or `rsync` names a path on another machine: `host:path`, `user@host:path`,
@@ -338,6 +377,12 @@ mod tests {
             "gh api -X DELETE repos/o/r",
             "gh api repos/o/r/issues -f title=x",
             "gh api graphql -f query=x",
+            "gh api -X GET graphql -f query=mutation{x}",
+            "gh api -iXDELETE repos/o/r",
+            "gh api -iX PUT user/starred/o/r",
+            "gh api -if title=x repos/o/r/issues",
+            "gh api -XGET -iXPOST repos/o/r",
+            "gh api -iH X-HTTP-Method-Override:DELETE repos/o/r",
             "aws s3 ls",
         ] {
             assert!(remote(&words(line)).is_some(), "{line}");
@@ -350,6 +395,7 @@ mod tests {
             "gh run watch 12",
             "gh api repos/o/r",
             "gh api -X GET search/issues -f q=x",
+            "gh api -i --paginate repos/o/r/pulls -q .[].title",
             "mvn test",
             "make publish-docs",
         ] {
