@@ -23,6 +23,13 @@ pub struct CommandAnalysis {
     /// whatever the caller's environment holds.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub environment: Vec<String>,
+    /// A command writes (or removes) files whose names only the run knows: a name only known at run time
+    /// (`> "$out"`), or names a walk prints (`rg -l x | xargs rm`, `find . -exec rm {} +`, `… | while read -r f;
+    /// do : > "$f"`), which a file's name can spell to reach any place the sandbox lets the line write. With git's
+    /// writes given to the line, that is the repository's history, which no snapshot holds: such a line is not
+    /// given them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub writes_unseen: bool,
     /// Deny and safety-ask findings, with their reasons.
     pub findings: Vec<Finding>,
     /// The syntax error, when the command does not parse (also reported as an ask finding).

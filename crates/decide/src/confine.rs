@@ -95,9 +95,12 @@ impl Guard {
             (0..analysis.commands.len())
                 .any(|index| runs_unseen_code(analysis, index) || project_code.why(index).is_some())
         };
+        // Nor a line that writes files whose names only the run knows (`> "$out"`, `xargs rm`, a loop over the
+        // names a walk prints): a name can spell `.git`, whose history no snapshot holds.
         // Looked at only for a line with git writes: most lines have none.
         let git_writes = profile == SandboxProfile::WorkspaceWrite
             && analysis.commands.iter().any(|c| c.git_writes)
+            && !analysis.writes_unseen
             && !runs_unseen_code();
         if git_writes {
             self.untracking(verdict);
@@ -678,6 +681,7 @@ mod tests {
             "git -c user.email=a@b.c commit -m x",
             "cd sub && git checkout -b topic",
             "mkdir -p docs && echo x > docs/a.md && git add docs && git commit -m docs",
+            "git ls-files -m | while read -r f; do git add \"$f\"; done && git commit -m x",
         ] {
             expect_git(mode, line, ww, false, true);
         }
@@ -697,6 +701,12 @@ mod tests {
             "git rebase --exec 'make test' main",
             "git -c core.pager=less commit -m x",
             "git rebase $ARGS main",
+            // git beside a write to a name only the run knows: a file's name can spell `.git`.
+            "git add README.md && rg -l X src | while read -r f; do rm -rf \"$f\"; done",
+            "git add README.md && rg -l X src | xargs rm -rf",
+            "git add README.md && printf '%s\n' .git/refs/heads/side | while read -r f; do : > \"$f\"; done",
+            "git add README.md && : > \"$(printf .gi; printf t/logs/HEAD)\"",
+            "git add -A && find . -name '*.orig' -exec rm {} +",
         ] {
             // Some of them ask even in this mode; once the user allows them they run with `.git` read-only.
             let (decision, confinement, reason) = confined(mode, line);

@@ -422,6 +422,9 @@ fn with_snapshots_a_removal_or_a_discard_below_the_root_is_contained_and_the_roo
         ),
         ("git tag -f v1 HEAD~3", false),
         ("git symbolic-ref -d refs/heads/feature", false),
+        ("git fetch --prune . 'refs/nothing/*:refs/*'", false),
+        ("git fetch -p . 'refs/x/*:refs/heads/*'", false),
+        ("git fetch --prune-tags .", false),
         ("git filter-branch --tree-filter 'rm -f a.md' HEAD", false),
         ("git -c gc.pruneExpire=now gc", false),
         (

@@ -80,7 +80,7 @@ impl Confinement {
             ),
             (SandboxProfile::WorkspaceWrite, false) => Some(
                 "`.git` is read-only: only a line that runs git itself to write the repository, and no code \
-                 the analysis does not follow, may change its history",
+                 the analysis does not follow nor a write to a name only the run knows, may change its history",
             ),
         }
     }

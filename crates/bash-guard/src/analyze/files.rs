@@ -133,6 +133,7 @@ impl Walker<'_> {
             }
         }
         if writes {
+            self.out.writes_unseen = true;
             for start in &found.starts {
                 self.access(start, &AccessVia::Operand, Some(index), Access::Write, ctx);
             }
@@ -280,6 +281,7 @@ impl Walker<'_> {
         // name no list knows, which the kernel does not hide.
         let reason =
             format!("{verb} a file named only at run time (`{text}`), which the path check cannot see");
+        self.out.writes_unseen |= access == Access::Write;
         match access {
             Access::Read => self.finding(Decision::Ask, reason, command),
             Access::Write => self.contained(reason, command),
@@ -435,6 +437,7 @@ impl Walker<'_> {
                 // matches are checked as an operand's are.
                 let pattern = w.glob && w.path().is_some();
                 if !w.literal && ((w.path().is_none() && !variables) || (w.glob && !pattern)) {
+                    self.out.writes_unseen |= !matches!(r.op, RedirOp::Read);
                     self.contained(
                         format!("the redirection target `{}` is only known at run time", w.text),
                         command,

@@ -234,6 +234,26 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     }
 }
 
+/// Whether a refspec among `git fetch`'s operands after the repository stores outside the remote-tracking
+/// references (`refs/x/*:refs/heads/*`, `main:main`), or may (a word only known at run time).
+fn prunes_local_refs(rest: &[Word]) -> bool {
+    rest.iter().filter(|w| !w.text.starts_with('-')).skip(1).any(|w| {
+        w.text.contains(['$', '`'])
+            || w.text.split_once(':').is_some_and(|(_, destination)| {
+                !destination.is_empty() && !destination.starts_with("refs/remotes/")
+            })
+    })
+}
+
+/// Whether the words give the long option `long` (exactly: git takes no abbreviation that is another option's
+/// name) or the short one `short`, alone or in a cluster (`-pq`).
+fn given(rest: &[Word], long: &str, short: char) -> bool {
+    rest.iter().any(|w| {
+        let text = w.text.as_str();
+        text == long || (!text.starts_with("--") && text.starts_with('-') && text.contains(short))
+    })
+}
+
 /// What a git sub-command does beyond the repository's files: the sub-commands that change another repository,
 /// and those that throw away work only the working tree holds.
 fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analysis::Effect {
@@ -283,6 +303,16 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "prune" | "update-ref" => {
             destroys("it deletes objects or references that may be the only copy of work")
         }
+        // `git fetch --prune . 'refs/x/*:refs/*'` deletes every local reference the refspec's destination covers
+        // and the source lacks (branches, the stash, with their reflogs); `--prune-tags` deletes local tags.
+        // Pruning only remote-tracking references (`refs/remotes/…`, the default) loses no work.
+        "fetch" | "pull" if given(rest, "--prune-tags", 'P') => destroys(
+            "`git fetch --prune-tags` deletes local tags, which may be the only name of their commits",
+        ),
+        "fetch" | "pull" if given(rest, "--prune", 'p') && prunes_local_refs(rest) => destroys(
+            "`git fetch --prune` with a refspec into local references deletes the branches it covers, with their \
+             reflogs",
+        ),
         "gc" if rest.iter().any(|w| w.text.starts_with("--prune")) => {
             destroys("`git gc --prune` deletes unreachable commits, which may be the only copy of work")
         }
