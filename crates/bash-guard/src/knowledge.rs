@@ -400,6 +400,9 @@ pub(crate) struct Wrapper {
     pub(crate) appends_input: bool,
     /// It runs the command again and again, without end (`watch`).
     pub(crate) repeats: bool,
+    /// Runs its command through a shell once for each argument of its input sources (`:::`, `::::`, `-a`,
+    /// standard input), and without a command runs the arguments as commands (GNU `parallel`).
+    pub(crate) input_sources: bool,
     /// Without a command it does nothing harmful (`env` prints, `nice` prints).
     pub(crate) bare_is_read_only: bool,
     /// Without a command it prints the environment (`env`), which may hold credentials.
@@ -449,6 +452,7 @@ pub(crate) const WRAPPER: Wrapper = Wrapper {
     chdir: &[],
     detaches: false,
     appends_input: false,
+    input_sources: false,
     repeats: false,
     bare_is_read_only: false,
     bare_prints_environment: false,
@@ -853,6 +857,28 @@ static XARGS: Wrapper = Wrapper {
     ],
     appends_input: true,
     bare_is_read_only: true,
+    ..WRAPPER
+};
+/// GNU `parallel`: the options it is known by; any other asks. `-S` and the like run the commands on other hosts.
+#[rustfmt::skip]
+static PARALLEL: Wrapper = Wrapper {
+    values: &[
+        "-j", "--jobs", "-P", "--max-procs", "-n", "--max-args", "-N", "-L", "--max-lines", "-d", "--delimiter",
+        "-a", "--arg-file", "-I", "-C", "--colsep", "--halt", "--halt-on-error", "--joblog", "--results", "--res",
+        "--timeout", "--retries", "--delay", "--nice", "--block", "--block-size", "--load", "--memfree",
+        "--tagstring", "--header", "-E", "--eof", "-s", "--max-chars", "-S", "--sshlogin", "--slf",
+        "--sshloginfile", "--sshdelay", "--tmpdir", "--tempdir", "--workdir", "--wd", "--rpl", "--env", "--trim"
+    ],
+    flags: &[
+        "-k", "--keep-order", "-q", "--quote", "-X", "--xargs", "-m", "-u", "--ungroup", "--group",
+        "--line-buffer", "--lb", "--tag", "-v", "--verbose", "-t", "--eta", "--bar", "--progress", "--dry-run",
+        "--dryrun", "-0", "--null", "--no-notice", "--will-cite", "--shuf", "--xapply", "--link", "--plus",
+        "-r", "--no-run-if-empty", "--pipe", "--spreadstdin", "--pipe-part", "--files", "--onall", "--nonall",
+        "--silent", "--quiet"
+    ],
+    writes: &["--joblog", "--results", "--res"],
+    no_run: &["--version", "--help", "--number-of-cpus", "--number-of-cores"],
+    input_sources: true,
     ..WRAPPER
 };
 #[rustfmt::skip]
@@ -1721,6 +1747,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     // Wrappers that run their arguments.
     (&["env"], Kind::Wrapper(&ENV)),
     (&["xargs"], Kind::Wrapper(&XARGS)),
+    (&["parallel"], Kind::Wrapper(&PARALLEL)),
     (&["timeout", "gtimeout"], Kind::Wrapper(&TIMEOUT)),
     (&["nice", "renice"], Kind::Wrapper(&NICE)),
     (&["nohup"], Kind::Wrapper(&NOHUP)),
@@ -1779,7 +1806,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "Rscript", "R", "julia", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "ghci",
             "runghc", "runhaskell", "scala", "kotlin", "swift", "jshell", "groovy", "elixir", "iex", "erl",
             "escript", "guile", "racket", "sbcl", "clojure", "dart", "ts-node", "tsx", "dc", "gdb", "lldb",
-            "strace", "ltrace", "valgrind", "parallel", "script"
+            "strace", "ltrace", "valgrind", "script"
         ],
         Kind::Interpreter(&INTERPRETER),
     ),
