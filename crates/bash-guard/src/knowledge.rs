@@ -2203,6 +2203,58 @@ pub(crate) static GIT_SUB_OPTIONS: &[(&str, GitOptions)] = &[
         optional: &[],
         effects: &[("-F", ReadValue)],
     }),
+    // `git clone -b NAME URL DIR`: the values before the operands; the directory is written (`classify::git`).
+    ("clone", GitOptions {
+        values: &[
+            "-b", "--branch", "-o", "--origin", "--depth", "-c", "--config", "--reference", "--reference-if-able",
+            "--separate-git-dir", "--template", "-u", "--upload-pack", "-j", "--jobs", "--filter",
+            "--shallow-since", "--shallow-exclude", "--server-option", "--bundle-uri", "--revision"
+        ],
+        optional: &[],
+        effects: &[
+            ("--separate-git-dir", WriteValue), ("--template", ReadValue), ("--reference", ReadValue),
+            ("--reference-if-able", ReadValue),
+            ("-c", HiddenExec("`git clone -c` sets configuration, which may name programs to run")),
+            ("--config", HiddenExec("`git clone --config` sets configuration, which may name programs to run")),
+        ],
+    }),
+    ("init", GitOptions {
+        values: &["--template", "--separate-git-dir", "-b", "--initial-branch", "--object-format", "--ref-format"],
+        optional: &["--shared"],
+        effects: &[("--separate-git-dir", WriteValue), ("--template", ReadValue)],
+    }),
+    // `git archive -o FILE`, `git format-patch -o DIR`: what they write.
+    ("archive", GitOptions {
+        values: &[
+            "-o", "--output", "--format", "--prefix", "--remote", "--exec", "--add-file", "--add-virtual-file",
+            "--mtime"
+        ],
+        optional: &[],
+        effects: &[("-o", WriteValue), ("--add-file", ReadValue)],
+    }),
+    ("format-patch", GitOptions {
+        values: &[
+            "-o", "--output-directory", "--subject-prefix", "--in-reply-to", "--to", "--cc", "--from",
+            "--signature", "--signature-file", "--suffix", "--start-number", "-v", "--reroll-count", "--base",
+            "--interdiff", "--range-diff", "--creation-factor", "--add-header", "--cover-from-description",
+            "--filename-max-length", "--output", "--format"
+        ],
+        optional: &[],
+        effects: &[("-o", WriteValue), ("--output-directory", WriteValue), ("--signature-file", ReadValue)],
+    }),
+    // `git worktree add -b NAME PATH`: the branch is a value, the path an operand.
+    ("worktree", GitOptions {
+        values: &["-b", "-B", "--reason", "--expire"],
+        optional: &[],
+        effects: &[],
+    }),
+];
+
+/// `git worktree` sub-commands and the operands each writes (from the second on): `add PATH`, `move OLD NEW`,
+/// `remove PATH`, `repair PATH…` make, move, delete or rewrite a working tree at those places.
+#[rustfmt::skip]
+pub(crate) static GIT_WORKTREE_WRITES: &[(&str, Option<usize>)] = &[
+    ("add", Some(1)), ("move", None), ("remove", None), ("repair", None),
 ];
 
 /// `git grep` options that run a pager program (for `diff`, `log` and `show`, `-O` names an order file).

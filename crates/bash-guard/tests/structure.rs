@@ -346,6 +346,39 @@ fn mktemp_creates_a_file_unless_it_only_prints_a_name() {
 }
 
 #[test]
+fn git_writes_the_places_it_makes_working_trees_repositories_and_files_at() {
+    for (command, paths) in [
+        ("git worktree add ../wt", &["../wt"][..]),
+        ("git worktree add -b feature /tmp/wt main", &["/tmp/wt"]),
+        ("git worktree move wt /tmp/x", &["wt", "/tmp/x"]),
+        ("git worktree remove --force /tmp/wt", &["/tmp/wt"]),
+        ("git clone -b main . ../copy", &["../copy"]),
+        ("git init /tmp/repo", &["/tmp/repo"]),
+        ("git bundle create /tmp/all.bundle HEAD", &["/tmp/all.bundle"]),
+        ("git format-patch -o /tmp/patches HEAD~2", &["/tmp/patches"]),
+        ("git archive -o /tmp/src.tar HEAD", &["/tmp/src.tar"]),
+    ] {
+        let analysis = guard().analyze(command);
+        let writes: Vec<&str> = analysis.writes.iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(writes, paths, "{command}");
+    }
+    // What they make in the working directory, and the sub-commands that only read or keep to `.git`.
+    for command in [
+        "git worktree list",
+        "git worktree prune",
+        "git worktree lock wt",
+        "git clone https://example.com/r.git",
+        "git init",
+        "git bundle verify all.bundle",
+        "git format-patch HEAD~2",
+        "git archive --format=zip HEAD",
+    ] {
+        let analysis = guard().analyze(command);
+        assert!(analysis.writes.is_empty(), "{command}: {:?}", analysis.writes);
+    }
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));

@@ -566,6 +566,33 @@ fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) 
             c.read(word, AccessVia::Operand);
         }
     }
+    // `git worktree add /elsewhere`: the working trees it makes, moves or deletes are written.
+    if sub == "worktree"
+        && let Some((verb, rest)) = s.operands.split_first()
+        && let Some((_, count)) = knowledge::GIT_WORKTREE_WRITES
+            .iter()
+            .find(|(name, _)| verb.literal && *name == verb.text)
+    {
+        for word in rest.iter().take(count.unwrap_or(usize::MAX)) {
+            c.write(word, AccessVia::Operand);
+        }
+    }
+    // `git clone URL DIR` and `git init DIR` make the repository at DIR, `git bundle create FILE` the bundle.
+    let made = match sub {
+        "clone" => s.operands.get(1),
+        "init" => s.operands.first(),
+        "bundle"
+            if s.operands
+                .first()
+                .is_some_and(|o| o.literal && o.text == "create") =>
+        {
+            s.operands.get(1)
+        }
+        _ => None,
+    };
+    if let Some(dir) = made {
+        c.write(dir, AccessVia::Operand);
+    }
     if sub == "grep" {
         // It reads every tracked file below the working directory (or the pathspecs), hidden ones included.
         c.recursive = Recursion::All;
