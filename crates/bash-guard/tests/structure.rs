@@ -800,6 +800,36 @@ fn a_container_engine_names_the_places_it_mounts_not_the_container_s_paths() {
 }
 
 #[test]
+fn commands_handed_to_a_service_of_the_machine_are_not_contained() {
+    let contained = |line: &str| -> bool {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .all(|c| c.effect.contained())
+    };
+    for line in [
+        "crontab -r",
+        "echo '* * * * * make' | crontab -",
+        "echo make | at now + 5 minutes",
+        "systemd-run --user ./backup.sh",
+        "systemctl --user enable --now backup.timer",
+        "systemctl restart nginx",
+        "service nginx reload",
+    ] {
+        assert!(!contained(line), "{line}");
+    }
+    // Reading a service's state changes nothing.
+    for line in [
+        "systemctl --user status backup.timer",
+        "systemctl list-timers",
+        "systemctl",
+    ] {
+        assert!(contained(line), "{line}");
+    }
+}
+
+#[test]
 fn the_tools_no_sandbox_can_contain_are_marked() {
     let unconfinable = |line: &str| -> Vec<bool> {
         guard()

@@ -1,6 +1,6 @@
 //! Commands that act on processes, services and other machines: `kill`, `init`, `systemctl`, `rsync`, `openssl`.
 
-use crate::analysis::{AccessVia, CommandClass};
+use crate::analysis::{AccessVia, CommandClass, Effect};
 use crate::knowledge;
 use crate::options::{self, Reader, Token};
 use crate::word::Word;
@@ -138,7 +138,13 @@ pub(super) fn systemctl(args: &[Word], c: &mut Classified) {
             c.read_only = args.iter().all(|a| a.literal);
         }
         None if args.is_empty() => c.read_only_as(CommandClass::ReadOnly),
-        _ => {}
+        // `systemctl start`, `enable --now`, `--user daemon-reload`: the service manager acts, outside the sandbox.
+        verb => {
+            c.effect = Effect::Remote(format!(
+                "`systemctl{}` has the service manager start, stop or change services, outside the sandbox",
+                verb.map(|v| format!(" {v}")).unwrap_or_default()
+            ));
+        }
     }
 }
 
