@@ -1581,7 +1581,8 @@ static UNZIP: Archive = Archive {
     read_subs: &[],
     values: &["-d", "-x", "-P"],
     optional: &[],
-    effects: &[],
+    // `unzip A.zip -d DIR`: the files are extracted below DIR.
+    effects: &[("-d", WriteValue)],
     bare_reads: false,
 };
 #[rustfmt::skip]
@@ -1619,8 +1620,17 @@ static ZSTD: Archive = Archive {
         ("--output-dir-mirror", WriteValue)],
     bare_reads: false,
 };
+/// 7-Zip's switches take their values attached (`-oDIR`, `-pSECRET`, `-tzip`, `-xr!*.o`); `-o` names the directory
+/// it extracts to, `-w` its working directory.
 #[rustfmt::skip]
-static SEVEN_Z: Archive = Archive { reads: &[], read_subs: &["l", "t", "i", "h"], values: &[], optional: &[], effects: &[], bare_reads: false };
+static SEVEN_Z: Archive = Archive {
+    reads: &[],
+    read_subs: &["l", "t", "i", "h"],
+    values: &[],
+    optional: &["-o", "-w", "-p", "-t", "-m", "-x", "-i", "-v", "-a", "-b", "-s", "-r", "-u", "-y"],
+    effects: &[("-o", WriteValue), ("-w", WriteValue)],
+    bare_reads: false,
+};
 #[rustfmt::skip]
 static AR: Archive = Archive { reads: &[], read_subs: &["t", "tv", "p"], values: &[], optional: &[], effects: &[], bare_reads: false };
 

@@ -379,6 +379,27 @@ fn git_writes_the_places_it_makes_working_trees_repositories_and_files_at() {
 }
 
 #[test]
+fn archivers_write_the_directory_they_extract_to() {
+    for (command, place) in [
+        ("unzip archive.zip -d /etc/", "/etc/"),
+        ("unzip -d /opt/x archive.zip", "/opt/x"),
+        ("7z x archive.7z -o/usr/bin/", "/usr/bin/"),
+        ("7z x -pSECRET archive.7z -w/var/tmp", "/var/tmp"),
+    ] {
+        let analysis = guard().analyze(command);
+        let writes: Vec<&str> = analysis.writes.iter().map(|w| w.path.as_str()).collect();
+        assert!(writes.contains(&place), "{command}: {writes:?}");
+    }
+    // A password is not a place.
+    let analysis = guard().analyze("7z x -popen archive.7z");
+    assert!(
+        analysis.writes.iter().all(|w| w.path != "pen"),
+        "{:?}",
+        analysis.writes
+    );
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));
