@@ -674,6 +674,35 @@ impl Table {
             }
             inner = self.classify_words(&extend(&appended), &Input::Unknown, false);
         }
+        // With `-I` each input line is one argument, blanks and all (`echo 'rm -rf /' | xargs -I{} sh -c {}`); the
+        // words the line gives do not say where its lines end, so the words joined are judged as one argument too.
+        if replace.is_some()
+            && let Input::Words(words) = input
+            && words.len() > 1
+        {
+            let mut line = Word::literal(
+                &words
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+            line.literal = words.iter().all(|w| w.literal);
+            let joined = self.classify_words(&extend(&[line]), &Input::Unknown, false);
+            inner.read_only &= joined.read_only;
+            inner.findings.extend(joined.findings);
+            inner.cautions.extend(joined.cautions);
+            inner.reads.extend(joined.reads);
+            inner.writes.extend(joined.writes);
+            inner.argv.extend(joined.argv);
+            inner.code.extend(joined.code);
+            if inner.network.is_none() {
+                inner.network = joined.network;
+            }
+            if inner.effect.contained() && !joined.effect.contained() {
+                inner.effect = joined.effect;
+            }
+        }
         let offset = c.inner;
         let findings = std::mem::take(&mut c.findings);
         let shows = std::mem::take(&mut c.shows);
