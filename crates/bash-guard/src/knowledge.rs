@@ -2530,6 +2530,19 @@ pub(crate) static FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fls", "-fpri
 /// `openssl` sub-commands that connect to or listen on the network.
 #[rustfmt::skip]
 pub(crate) static OPENSSL_NETWORK: &[&str] = &["s_client", "s_server", "s_time", "ocsp"];
+/// `openssl` options whose value is a file it reads (`-in KEY`, `-inkey`, `-CAfile`, `-config`, `-passin
+/// file:PATH`) or writes (`-out`, `-keyout`, `-outdir`).
+#[rustfmt::skip]
+pub(crate) static OPENSSL_READS: &[&str] = &[
+    "-in", "-inkey", "-key", "-cert", "-certfile", "-CAfile", "-CA", "-CAkey", "-signkey", "-config", "-extfile",
+    "-verify", "-prverify", "-signature", "-kfile", "-peerkey", "-untrusted", "-chain", "-crl", "-CRL",
+    "-sigfile", "-paramfile", "-dhparam", "-inform-file",
+];
+#[rustfmt::skip]
+pub(crate) static OPENSSL_WRITES: &[&str] = &["-out", "-keyout", "-outdir", "-sigout"];
+/// `openssl` options that load a shared library (an engine, a provider), code the analysis cannot see.
+#[rustfmt::skip]
+pub(crate) static OPENSSL_LOADS: &[&str] = &["-engine", "-provider", "-provider-path", "-keygen_engine"];
 
 /// `systemctl` verbs that stop the machine.
 #[rustfmt::skip]

@@ -400,6 +400,35 @@ fn archivers_write_the_directory_they_extract_to() {
 }
 
 #[test]
+fn openssl_reads_and_writes_the_files_its_options_name() {
+    let access = |command: &str| {
+        let analysis = guard().analyze(command);
+        let reads: Vec<String> = analysis.reads.iter().map(|r| r.path.clone()).collect();
+        let writes: Vec<String> = analysis.writes.iter().map(|w| w.path.clone()).collect();
+        (reads, writes)
+    };
+    assert_eq!(
+        access("openssl rsa -in ~/.ssh/id_rsa -text"),
+        (vec!["~/.ssh/id_rsa".to_owned()], vec![])
+    );
+    assert_eq!(
+        access("openssl enc -aes256 -in a.txt -out /tmp/x -passin file:pass.txt"),
+        (
+            vec!["a.txt".to_owned(), "pass.txt".to_owned()],
+            vec!["/tmp/x".to_owned()]
+        )
+    );
+    assert_eq!(
+        access("openssl req -new -key k.pem -keyout new.pem -out req.csr"),
+        (
+            vec!["k.pem".to_owned()],
+            vec!["new.pem".to_owned(), "req.csr".to_owned()]
+        )
+    );
+    assert_eq!(access("openssl rand -hex 16"), (vec![], vec![]));
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));
