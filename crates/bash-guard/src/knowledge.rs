@@ -2252,6 +2252,12 @@ pub(crate) static GIT_SUB_OPTIONS: &[(&str, GitOptions)] = &[
         optional: &[],
         effects: &[("-o", WriteValue), ("--output-directory", WriteValue), ("--signature-file", ReadValue)],
     }),
+    // `git checkout -b NAME START`: the new branch is a value, not a path to take from START.
+    ("checkout", GitOptions {
+        values: &["-b", "-B", "--orphan", "--conflict", "--pathspec-from-file"],
+        optional: &[],
+        effects: &[("--pathspec-from-file", ReadValue)],
+    }),
     // `git worktree add -b NAME PATH`: the branch is a value, the path an operand.
     ("worktree", GitOptions {
         values: &["-b", "-B", "--reason", "--expire"],

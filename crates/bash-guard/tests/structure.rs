@@ -429,6 +429,34 @@ fn openssl_reads_and_writes_the_files_its_options_name() {
 }
 
 #[test]
+fn git_checkout_of_files_from_a_commit_discards_their_changes() {
+    let contained = |line: &str| {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .all(|c| c.effect.contained())
+    };
+    for line in [
+        "git checkout main file.txt",
+        "git checkout HEAD~1 src/lib.rs src/main.rs",
+        "git checkout HEAD --pathspec-from-file=paths.txt",
+        "git checkout -- file.txt",
+    ] {
+        assert!(!contained(line), "{line}");
+    }
+    // A branch switched to, or a new branch at a start point: git refuses to overwrite changes.
+    for line in [
+        "git checkout main",
+        "git checkout -b feature origin/main",
+        "git checkout -B feature",
+        "git checkout --orphan pages",
+    ] {
+        assert!(contained(line), "{line}");
+    }
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));

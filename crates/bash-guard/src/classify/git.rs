@@ -307,7 +307,8 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "checkout-index" if s.has(&["-f", "--force"]) => {
             Effect::Discards("`git checkout-index -f` overwrites the changes not committed".to_owned())
         }
-        "checkout" if paths || s.has(&["-f", "--force"]) => {
+        // `git checkout TREE-ISH PATH…` takes the files from TREE-ISH: every operand after the first is a path.
+        "checkout" if paths || s.has(&["-f", "--force", "--pathspec-from-file"]) || s.operands.len() > 1 => {
             Effect::Discards("`git checkout` of files overwrites the changes not committed".to_owned())
         }
         "restore" if !s.has(&["-S", "--staged"]) || s.has(&["-W", "--worktree"]) => {
