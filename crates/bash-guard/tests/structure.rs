@@ -457,6 +457,36 @@ fn git_checkout_of_files_from_a_commit_discards_their_changes() {
 }
 
 #[test]
+fn git_config_writes_the_file_it_changes() {
+    let writes = |line: &str| -> Vec<String> {
+        guard()
+            .analyze(line)
+            .writes
+            .iter()
+            .map(|w| w.path.clone())
+            .collect()
+    };
+    assert_eq!(
+        writes("git config --global core.hooksPath hooks"),
+        ["~/.gitconfig"]
+    );
+    assert_eq!(writes("git config --system core.editor vim"), ["/etc/gitconfig"]);
+    assert_eq!(writes("git config --file /tmp/cfg a.b c"), ["/tmp/cfg"]);
+    assert_eq!(
+        writes("git config -f .gitmodules submodule.x.url y"),
+        [".gitmodules"]
+    );
+    // Reading, or the repository's own file (which the sandbox keeps from git).
+    for line in [
+        "git config --global --get user.name",
+        "git config --global --list",
+        "git config user.name x",
+    ] {
+        assert!(writes(line).is_empty(), "{line}");
+    }
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));

@@ -205,6 +205,8 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                 || (s.operands.len() == 1 && !s.has(knowledge::GIT_CONFIG_WRITE));
             if reads {
                 config_files(&s, c);
+            } else {
+                config_written(&s, c);
             }
             reads
         }
@@ -530,6 +532,23 @@ fn config_files(s: &options::Parsed<'_>, c: &mut Classified) {
     }
     if repository || !s.has(&["--global"]) {
         repository_config(c);
+    }
+}
+
+/// The configuration file `git config` changes when it is not the repository's (which the sandbox keeps from git):
+/// the user's with `--global`, the machine's with `--system`, the one `--file` names.
+fn config_written(s: &options::Parsed<'_>, c: &mut Classified) {
+    if let Some(file) = s
+        .options
+        .iter()
+        .filter(|o| o.is_any(&["-f", "--file"]))
+        .find_map(|o| o.value.as_ref())
+    {
+        c.write(file, AccessVia::Flag);
+    } else if s.has(&["--global"]) {
+        c.write(&crate::word::path_word("~/.gitconfig"), AccessVia::Operand);
+    } else if s.has(&["--system"]) {
+        c.write(&Word::literal("/etc/gitconfig"), AccessVia::Operand);
     }
 }
 
