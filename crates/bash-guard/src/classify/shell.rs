@@ -42,6 +42,19 @@ pub(super) fn shell(args: &[Word], c: &mut Classified, name: &str) {
     if let Some(word) = first {
         if word.could_be_option() && !reader.ended_by_dashes() {
             c.ask_unseen(format!("`{name}` options only known at run time"));
+            // `sh -c "$(…)"`: the code is what the substitution prints, which the walker reads where the line says
+            // it.
+            let text = word.text.trim_matches('"');
+            let substitution = (text.starts_with("$(") && text.ends_with(')'))
+                || (text.starts_with('`') && text.ends_with('`'));
+            if code_next && !word.literal && substitution {
+                c.code.push(Code {
+                    text: word.text.clone(),
+                    literal: false,
+                    kind: LocationKind::ShellString,
+                    via: format!("{name} -c"),
+                });
+            }
             return;
         }
         if word.literal && word.text == "-" {
