@@ -14,6 +14,21 @@ impl Walker<'_> {
             self.parse_and_walk(&output, code.kind, ctx, &code.via);
             return;
         }
+        // Code given as a variable the line has certainly set, to values it knows (`c='make test'; eval "$c"`):
+        // each of them.
+        if !code.literal
+            && let Some(name) = sole_variable(&code.text)
+            && let Some(facts) = self.vars.get(name)
+            && !facts.unknown
+            && facts.paths.is_empty()
+            && !facts.values.is_empty()
+            && self.was_assigned(name, self.moment(ctx))
+        {
+            for value in facts.values.clone() {
+                self.parse_and_walk(&value, code.kind, ctx, &code.via);
+            }
+            return;
+        }
         if !code.literal {
             self.contained(
                 format!("`{}` runs code only known at run time: `{}`", code.via, code.text),
@@ -141,8 +156,22 @@ impl Walker<'_> {
     }
 }
 
+/// The name of the variable that is the whole of `text` (`$x`, `${x}`, quotes aside).
+fn sole_variable(text: &str) -> Option<&str> {
+    let text = text.trim_start_matches('"').trim_end_matches('"');
+    let name = text.strip_prefix('$')?;
+    let name = name
+        .strip_prefix('{')
+        .and_then(|n| n.strip_suffix('}'))
+        .unwrap_or(name);
+    let mut chars = name.chars();
+    (chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some(name)
+}
+
 /// The known output of the substitution that is the whole of `text` (`$(…)` or backticks, quotes aside).
-fn substituted_output(text: &str) -> Option<String> {
+pub(super) fn substituted_output(text: &str) -> Option<String> {
     let text = text.trim_start_matches('"').trim_end_matches('"');
     let body = text
         .strip_prefix("$(")
@@ -153,7 +182,7 @@ fn substituted_output(text: &str) -> Option<String> {
                 .and_then(|b| b.strip_suffix('`'))
                 .map(unescape_backticks)
         })?;
-    printed_by(&body)
+    printed_by(&body).map(|output| output.trim_end_matches('\n').to_owned())
 }
 
 /// What `code` prints when the line says it: one pipeline without assignments or redirections whose first command
