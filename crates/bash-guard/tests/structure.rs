@@ -487,6 +487,22 @@ fn git_config_writes_the_file_it_changes() {
 }
 
 #[test]
+fn rm_without_an_operand_removes_no_tree() {
+    let contained = |line: &str| {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .all(|c| c.effect.contained())
+    };
+    assert!(contained("rm -rf"));
+    assert!(contained("rm -rf 123>/dev/null"));
+    assert!(!contained("rm -rf build"));
+    assert!(!contained("rm -rf \"$DIR\""));
+    assert!(!contained("rm $FILES"));
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));
