@@ -120,14 +120,17 @@ fn argument(word: &Word) -> (String, bool) {
     (format!("\"{}\"", word.text), safe("()`"))
 }
 
-/// A word without shell syntax: joined with others by spaces and read by a shell, it stays that one word.
+/// A word without shell syntax: joined with others by spaces and read by a shell, it stays that one word. The
+/// replacement string `{}` may be a whole word (as `xargs -I{}` reads it); one inside a word (`{}.bak`) or another
+/// (`{.}`) is not plain.
 fn plain(word: &Word) -> bool {
     word.literal
         && !word.text.is_empty()
-        && word
-            .text
-            .chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || "-_./:@%+=,{}".contains(ch))
+        && (word.text == "{}"
+            || word
+                .text
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || "-_./:@%+=,".contains(ch)))
 }
 
 /// What `parallel` with the options `parsed` and the words `rest` (its command, then its input sources) runs, given
@@ -309,6 +312,15 @@ mod tests {
         let values = ["'/'".to_owned(), "'b'".to_owned()];
         assert_eq!(substitute("rm -rf {1}/{2}", &values, None), "rm -rf '/'/'b'");
         assert_eq!(substitute("echo {} {x}", &values, None), "echo '/' 'b' {x}");
+    }
+
+    #[test]
+    fn plain_words_keep_a_replacement_string_whole() {
+        assert!(plain(&Word::literal("wc")));
+        assert!(plain(&Word::literal("{}")));
+        assert!(!plain(&Word::literal("{.}.bak")));
+        assert!(!plain(&Word::literal("{}.bak")));
+        assert!(!plain(&Word::literal("a;b")));
     }
 
     #[test]
