@@ -400,6 +400,9 @@ pub(crate) struct Wrapper {
     pub(crate) appends_input: bool,
     /// It runs the command again and again, without end (`watch`).
     pub(crate) repeats: bool,
+    /// Runs its command through a shell once for each argument of its input sources (`:::`, `::::`, `-a`,
+    /// standard input), and without a command runs the arguments as commands (GNU `parallel`).
+    pub(crate) input_sources: bool,
     /// Without a command it does nothing harmful (`env` prints, `nice` prints).
     pub(crate) bare_is_read_only: bool,
     /// Without a command it prints the environment (`env`), which may hold credentials.
@@ -449,6 +452,7 @@ pub(crate) const WRAPPER: Wrapper = Wrapper {
     chdir: &[],
     detaches: false,
     appends_input: false,
+    input_sources: false,
     repeats: false,
     bare_is_read_only: false,
     bare_prints_environment: false,
@@ -853,6 +857,28 @@ static XARGS: Wrapper = Wrapper {
     ],
     appends_input: true,
     bare_is_read_only: true,
+    ..WRAPPER
+};
+/// GNU `parallel`: the options it is known by; any other asks. `-S` and the like run the commands on other hosts.
+#[rustfmt::skip]
+static PARALLEL: Wrapper = Wrapper {
+    values: &[
+        "-j", "--jobs", "-P", "--max-procs", "-n", "--max-args", "-N", "-L", "--max-lines", "-d", "--delimiter",
+        "-a", "--arg-file", "-I", "-C", "--colsep", "--halt", "--halt-on-error", "--joblog", "--results", "--res",
+        "--timeout", "--retries", "--delay", "--nice", "--block", "--block-size", "--load", "--memfree",
+        "--tagstring", "--header", "-E", "--eof", "-s", "--max-chars", "-S", "--sshlogin", "--slf",
+        "--sshloginfile", "--sshdelay", "--tmpdir", "--tempdir", "--workdir", "--wd", "--rpl", "--env", "--trim"
+    ],
+    flags: &[
+        "-k", "--keep-order", "-q", "--quote", "-X", "--xargs", "-m", "-u", "--ungroup", "--group",
+        "--line-buffer", "--lb", "--tag", "-v", "--verbose", "-t", "--eta", "--bar", "--progress", "--dry-run",
+        "--dryrun", "-0", "--null", "--no-notice", "--will-cite", "--shuf", "--xapply", "--link", "--plus",
+        "-r", "--no-run-if-empty", "--pipe", "--spreadstdin", "--pipe-part", "--files", "--onall", "--nonall",
+        "--silent", "--quiet"
+    ],
+    writes: &["--joblog", "--results", "--res"],
+    no_run: &["--version", "--help", "--number-of-cpus", "--number-of-cores"],
+    input_sources: true,
     ..WRAPPER
 };
 #[rustfmt::skip]
@@ -1555,7 +1581,8 @@ static UNZIP: Archive = Archive {
     read_subs: &[],
     values: &["-d", "-x", "-P"],
     optional: &[],
-    effects: &[],
+    // `unzip A.zip -d DIR`: the files are extracted below DIR.
+    effects: &[("-d", WriteValue)],
     bare_reads: false,
 };
 #[rustfmt::skip]
@@ -1593,8 +1620,17 @@ static ZSTD: Archive = Archive {
         ("--output-dir-mirror", WriteValue)],
     bare_reads: false,
 };
+/// 7-Zip's switches take their values attached (`-oDIR`, `-pSECRET`, `-tzip`, `-xr!*.o`); `-o` names the directory
+/// it extracts to, `-w` its working directory.
 #[rustfmt::skip]
-static SEVEN_Z: Archive = Archive { reads: &[], read_subs: &["l", "t", "i", "h"], values: &[], optional: &[], effects: &[], bare_reads: false };
+static SEVEN_Z: Archive = Archive {
+    reads: &[],
+    read_subs: &["l", "t", "i", "h"],
+    values: &[],
+    optional: &["-o", "-w", "-p", "-t", "-m", "-x", "-i", "-v", "-a", "-b", "-s", "-r", "-u", "-y"],
+    effects: &[("-o", WriteValue), ("-w", WriteValue)],
+    bare_reads: false,
+};
 #[rustfmt::skip]
 static AR: Archive = Archive { reads: &[], read_subs: &["t", "tv", "p"], values: &[], optional: &[], effects: &[], bare_reads: false };
 
@@ -1721,6 +1757,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     // Wrappers that run their arguments.
     (&["env"], Kind::Wrapper(&ENV)),
     (&["xargs"], Kind::Wrapper(&XARGS)),
+    (&["parallel"], Kind::Wrapper(&PARALLEL)),
     (&["timeout", "gtimeout"], Kind::Wrapper(&TIMEOUT)),
     (&["nice", "renice"], Kind::Wrapper(&NICE)),
     (&["nohup"], Kind::Wrapper(&NOHUP)),
@@ -1779,7 +1816,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "Rscript", "R", "julia", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "ghci",
             "runghc", "runhaskell", "scala", "kotlin", "swift", "jshell", "groovy", "elixir", "iex", "erl",
             "escript", "guile", "racket", "sbcl", "clojure", "dart", "ts-node", "tsx", "dc", "gdb", "lldb",
-            "strace", "ltrace", "valgrind", "parallel", "script"
+            "strace", "ltrace", "valgrind", "script"
         ],
         Kind::Interpreter(&INTERPRETER),
     ),
@@ -2234,6 +2271,64 @@ pub(crate) static GIT_SUB_OPTIONS: &[(&str, GitOptions)] = &[
         optional: &[],
         effects: &[("-F", ReadValue)],
     }),
+    // `git clone -b NAME URL DIR`: the values before the operands; the directory is written (`classify::git`).
+    ("clone", GitOptions {
+        values: &[
+            "-b", "--branch", "-o", "--origin", "--depth", "-c", "--config", "--reference", "--reference-if-able",
+            "--separate-git-dir", "--template", "-u", "--upload-pack", "-j", "--jobs", "--filter",
+            "--shallow-since", "--shallow-exclude", "--server-option", "--bundle-uri", "--revision"
+        ],
+        optional: &[],
+        effects: &[
+            ("--separate-git-dir", WriteValue), ("--template", ReadValue), ("--reference", ReadValue),
+            ("--reference-if-able", ReadValue),
+            ("-c", HiddenExec("`git clone -c` sets configuration, which may name programs to run")),
+            ("--config", HiddenExec("`git clone --config` sets configuration, which may name programs to run")),
+        ],
+    }),
+    ("init", GitOptions {
+        values: &["--template", "--separate-git-dir", "-b", "--initial-branch", "--object-format", "--ref-format"],
+        optional: &["--shared"],
+        effects: &[("--separate-git-dir", WriteValue), ("--template", ReadValue)],
+    }),
+    // `git archive -o FILE`, `git format-patch -o DIR`: what they write.
+    ("archive", GitOptions {
+        values: &[
+            "-o", "--output", "--format", "--prefix", "--remote", "--exec", "--add-file", "--add-virtual-file",
+            "--mtime"
+        ],
+        optional: &[],
+        effects: &[("-o", WriteValue), ("--add-file", ReadValue)],
+    }),
+    ("format-patch", GitOptions {
+        values: &[
+            "-o", "--output-directory", "--subject-prefix", "--in-reply-to", "--to", "--cc", "--from",
+            "--signature", "--signature-file", "--suffix", "--start-number", "-v", "--reroll-count", "--base",
+            "--interdiff", "--range-diff", "--creation-factor", "--add-header", "--cover-from-description",
+            "--filename-max-length", "--output", "--format"
+        ],
+        optional: &[],
+        effects: &[("-o", WriteValue), ("--output-directory", WriteValue), ("--signature-file", ReadValue)],
+    }),
+    // `git checkout -b NAME START`: the new branch is a value, not a path to take from START.
+    ("checkout", GitOptions {
+        values: &["-b", "-B", "--orphan", "--conflict", "--pathspec-from-file"],
+        optional: &[],
+        effects: &[("--pathspec-from-file", ReadValue)],
+    }),
+    // `git worktree add -b NAME PATH`: the branch is a value, the path an operand.
+    ("worktree", GitOptions {
+        values: &["-b", "-B", "--reason", "--expire"],
+        optional: &[],
+        effects: &[],
+    }),
+];
+
+/// `git worktree` sub-commands and the operands each writes (from the second on): `add PATH`, `move OLD NEW`,
+/// `remove PATH`, `repair PATH…` make, move, delete or rewrite a working tree at those places.
+#[rustfmt::skip]
+pub(crate) static GIT_WORKTREE_WRITES: &[(&str, Option<usize>)] = &[
+    ("add", Some(1)), ("move", None), ("remove", None), ("repair", None),
 ];
 
 /// `git grep` options that run a pager program (for `diff`, `log` and `show`, `-O` names an order file).
@@ -2499,6 +2594,19 @@ pub(crate) static FIND_WRITES: &[&str] = &["-fprint", "-fprint0", "-fls", "-fpri
 /// `openssl` sub-commands that connect to or listen on the network.
 #[rustfmt::skip]
 pub(crate) static OPENSSL_NETWORK: &[&str] = &["s_client", "s_server", "s_time", "ocsp"];
+/// `openssl` options whose value is a file it reads (`-in KEY`, `-inkey`, `-CAfile`, `-config`, `-passin
+/// file:PATH`) or writes (`-out`, `-keyout`, `-outdir`).
+#[rustfmt::skip]
+pub(crate) static OPENSSL_READS: &[&str] = &[
+    "-in", "-inkey", "-key", "-cert", "-certfile", "-CAfile", "-CA", "-CAkey", "-signkey", "-config", "-extfile",
+    "-verify", "-prverify", "-signature", "-kfile", "-peerkey", "-untrusted", "-chain", "-crl", "-CRL",
+    "-sigfile", "-paramfile", "-dhparam", "-inform-file",
+];
+#[rustfmt::skip]
+pub(crate) static OPENSSL_WRITES: &[&str] = &["-out", "-keyout", "-outdir", "-sigout"];
+/// `openssl` options that load a shared library (an engine, a provider), code the analysis cannot see.
+#[rustfmt::skip]
+pub(crate) static OPENSSL_LOADS: &[&str] = &["-engine", "-provider", "-provider-path", "-keygen_engine"];
 
 /// `systemctl` verbs that stop the machine.
 #[rustfmt::skip]

@@ -185,8 +185,11 @@ fn skip_regex_flags(chars: &[char], mut i: usize) -> usize {
 pub(crate) struct AwkEffects {
     /// `system()`, a pipe to or from a command, `|&`, or `@load`/`@include`.
     pub(crate) exec: bool,
-    /// `print > file` or `print >> file`.
+    /// `print > file` or `print >> file` to a file the program names by an expression (not one string).
     pub(crate) writes: bool,
+    /// The files `print > "FILE"` and `print >> "FILE"` write, named by one string (`/dev/stdout`, `/dev/stderr`
+    /// and `/dev/fd/N` aside, which are no files).
+    pub(crate) written: Vec<String>,
     /// `getline < file`: a file named in the program is read.
     pub(crate) reads: bool,
     /// `ARGV` or `ARGC`: the program changes which files it reads.
@@ -247,7 +250,23 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
             }
             '>' => {
                 if print_depth == Some(depth) {
-                    out.writes = true;
+                    if chars.get(i) == Some(&'>') {
+                        i += 1;
+                    }
+                    match string_target(&chars, i) {
+                        Some((file, end)) => {
+                            if !(file == "/dev/stdout"
+                                || file == "/dev/stderr"
+                                || file.starts_with("/dev/fd/"))
+                            {
+                                out.written.push(file);
+                            }
+                            i = end;
+                            operand_expected = false;
+                            continue;
+                        }
+                        None => out.writes = true,
+                    }
                 }
                 operand_expected = true;
             }
@@ -312,6 +331,41 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
         }
     }
     out
+}
+
+/// The file of an awk output redirection at `i` when it is one string and nothing else (`> "out.txt";`), with
+/// where the string ends: its text with the escapes awk reads in it (`\"`, `\\`); `None` for an expression
+/// (`> "out" n`, `> f`, `> ("a" "b")`).
+fn string_target(chars: &[char], mut i: usize) -> Option<(String, usize)> {
+    while chars.get(i).is_some_and(|c| *c == ' ' || *c == '\t') {
+        i += 1;
+    }
+    if chars.get(i) != Some(&'"') {
+        return None;
+    }
+    i += 1;
+    let mut text = String::new();
+    loop {
+        match chars.get(i)? {
+            '\\' => {
+                text.push(*chars.get(i + 1)?);
+                i += 2;
+            }
+            '"' => {
+                i += 1;
+                break;
+            }
+            c => {
+                text.push(*c);
+                i += 1;
+            }
+        }
+    }
+    let mut k = i;
+    while chars.get(k).is_some_and(|c| *c == ' ' || *c == '\t') {
+        k += 1;
+    }
+    matches!(chars.get(k), None | Some(';' | '}' | '\n')).then_some((text, i))
 }
 
 /// What a jq (or yq) filter does besides transforming its input.
@@ -714,7 +768,14 @@ mod tests {
         assert!(awk("BEGIN{system(\"id\")}").exec);
         assert!(awk("{print | \"sh\"}").exec);
         assert!(awk("{\"date\" | getline d}").exec);
-        assert!(awk("{print > \"out\"}").writes);
-        assert!(awk("{printf \"%s\", $1 >> \"out\"}").writes);
+        // A file named by one string is written by name; by an expression, only known at run time.
+        assert_eq!(awk("{print > \"out\"}").written, ["out"]);
+        assert_eq!(awk("{printf \"%s\", $1 >> \"/tmp/x\"; n++}").written, ["/tmp/x"]);
+        assert!(!awk("{print > \"out\"}").writes);
+        assert!(awk("{print > $1 \".txt\"}").writes);
+        assert!(awk("{print > \"out\" NR}").writes);
+        assert!(awk("{print > (\"a\" \"b\")}").writes);
+        let stderr = awk("{print > \"/dev/stderr\"}");
+        assert!(stderr.written.is_empty() && !stderr.writes);
     }
 }

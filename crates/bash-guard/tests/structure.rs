@@ -346,6 +346,163 @@ fn mktemp_creates_a_file_unless_it_only_prints_a_name() {
 }
 
 #[test]
+fn git_writes_the_places_it_makes_working_trees_repositories_and_files_at() {
+    for (command, paths) in [
+        ("git worktree add ../wt", &["../wt"][..]),
+        ("git worktree add -b feature /tmp/wt main", &["/tmp/wt"]),
+        ("git worktree move wt /tmp/x", &["wt", "/tmp/x"]),
+        ("git worktree remove --force /tmp/wt", &["/tmp/wt"]),
+        ("git clone -b main . ../copy", &["../copy"]),
+        ("git init /tmp/repo", &["/tmp/repo"]),
+        ("git bundle create /tmp/all.bundle HEAD", &["/tmp/all.bundle"]),
+        ("git format-patch -o /tmp/patches HEAD~2", &["/tmp/patches"]),
+        ("git archive -o /tmp/src.tar HEAD", &["/tmp/src.tar"]),
+    ] {
+        let analysis = guard().analyze(command);
+        let writes: Vec<&str> = analysis.writes.iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(writes, paths, "{command}");
+    }
+    // What they make in the working directory, and the sub-commands that only read or keep to `.git`.
+    for command in [
+        "git worktree list",
+        "git worktree prune",
+        "git worktree lock wt",
+        "git clone https://example.com/r.git",
+        "git init",
+        "git bundle verify all.bundle",
+        "git format-patch HEAD~2",
+        "git archive --format=zip HEAD",
+    ] {
+        let analysis = guard().analyze(command);
+        assert!(analysis.writes.is_empty(), "{command}: {:?}", analysis.writes);
+    }
+}
+
+#[test]
+fn archivers_write_the_directory_they_extract_to() {
+    for (command, place) in [
+        ("unzip archive.zip -d /etc/", "/etc/"),
+        ("unzip -d /opt/x archive.zip", "/opt/x"),
+        ("7z x archive.7z -o/usr/bin/", "/usr/bin/"),
+        ("7z x -pSECRET archive.7z -w/var/tmp", "/var/tmp"),
+    ] {
+        let analysis = guard().analyze(command);
+        let writes: Vec<&str> = analysis.writes.iter().map(|w| w.path.as_str()).collect();
+        assert!(writes.contains(&place), "{command}: {writes:?}");
+    }
+    // A password is not a place.
+    let analysis = guard().analyze("7z x -popen archive.7z");
+    assert!(
+        analysis.writes.iter().all(|w| w.path != "pen"),
+        "{:?}",
+        analysis.writes
+    );
+}
+
+#[test]
+fn openssl_reads_and_writes_the_files_its_options_name() {
+    let access = |command: &str| {
+        let analysis = guard().analyze(command);
+        let reads: Vec<String> = analysis.reads.iter().map(|r| r.path.clone()).collect();
+        let writes: Vec<String> = analysis.writes.iter().map(|w| w.path.clone()).collect();
+        (reads, writes)
+    };
+    assert_eq!(
+        access("openssl rsa -in ~/.ssh/id_rsa -text"),
+        (vec!["~/.ssh/id_rsa".to_owned()], vec![])
+    );
+    assert_eq!(
+        access("openssl enc -aes256 -in a.txt -out /tmp/x -passin file:pass.txt"),
+        (
+            vec!["a.txt".to_owned(), "pass.txt".to_owned()],
+            vec!["/tmp/x".to_owned()]
+        )
+    );
+    assert_eq!(
+        access("openssl req -new -key k.pem -keyout new.pem -out req.csr"),
+        (
+            vec!["k.pem".to_owned()],
+            vec!["new.pem".to_owned(), "req.csr".to_owned()]
+        )
+    );
+    assert_eq!(access("openssl rand -hex 16"), (vec![], vec![]));
+}
+
+#[test]
+fn git_checkout_of_files_from_a_commit_discards_their_changes() {
+    let contained = |line: &str| {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .all(|c| c.effect.contained())
+    };
+    for line in [
+        "git checkout main file.txt",
+        "git checkout HEAD~1 src/lib.rs src/main.rs",
+        "git checkout HEAD --pathspec-from-file=paths.txt",
+        "git checkout -- file.txt",
+    ] {
+        assert!(!contained(line), "{line}");
+    }
+    // A branch switched to, or a new branch at a start point: git refuses to overwrite changes.
+    for line in [
+        "git checkout main",
+        "git checkout -b feature origin/main",
+        "git checkout -B feature",
+        "git checkout --orphan pages",
+    ] {
+        assert!(contained(line), "{line}");
+    }
+}
+
+#[test]
+fn git_config_writes_the_file_it_changes() {
+    let writes = |line: &str| -> Vec<String> {
+        guard()
+            .analyze(line)
+            .writes
+            .iter()
+            .map(|w| w.path.clone())
+            .collect()
+    };
+    assert_eq!(
+        writes("git config --global core.hooksPath hooks"),
+        ["~/.gitconfig"]
+    );
+    assert_eq!(writes("git config --system core.editor vim"), ["/etc/gitconfig"]);
+    assert_eq!(writes("git config --file /tmp/cfg a.b c"), ["/tmp/cfg"]);
+    assert_eq!(
+        writes("git config -f .gitmodules submodule.x.url y"),
+        [".gitmodules"]
+    );
+    // Reading, or the repository's own file (which the sandbox keeps from git).
+    for line in [
+        "git config --global --get user.name",
+        "git config --global --list",
+        "git config user.name x",
+    ] {
+        assert!(writes(line).is_empty(), "{line}");
+    }
+}
+
+#[test]
+fn rm_without_an_operand_removes_no_tree() {
+    let contained = |line: &str| {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .all(|c| c.effect.contained())
+    };
+    assert!(contained("rm -rf"));
+    assert!(contained("rm -rf 123>/dev/null"));
+    assert!(!contained("rm -rf build"));
+    assert!(!contained("rm -rf \"$DIR\""));
+    assert!(!contained("rm $FILES"));
+}
+
+#[test]
 fn code_past_the_depth_limit_asks() {
     // Each `eval` parses its joined arguments as code, one level deeper.
     let deep = format!("{}rm -rf /", "eval ".repeat(40));
@@ -764,6 +921,36 @@ fn a_container_engine_names_the_places_it_mounts_not_the_container_s_paths() {
         engine_files("docker-compose run --rm -v /var/run/docker.sock:/s app sh"),
         [("/var/run/docker.sock".to_owned(), true, true)]
     );
+}
+
+#[test]
+fn commands_handed_to_a_service_of_the_machine_are_not_contained() {
+    let contained = |line: &str| -> bool {
+        guard()
+            .analyze(line)
+            .commands
+            .iter()
+            .all(|c| c.effect.contained())
+    };
+    for line in [
+        "crontab -r",
+        "echo '* * * * * make' | crontab -",
+        "echo make | at now + 5 minutes",
+        "systemd-run --user ./backup.sh",
+        "systemctl --user enable --now backup.timer",
+        "systemctl restart nginx",
+        "service nginx reload",
+    ] {
+        assert!(!contained(line), "{line}");
+    }
+    // Reading a service's state changes nothing.
+    for line in [
+        "systemctl --user status backup.timer",
+        "systemctl list-timers",
+        "systemctl",
+    ] {
+        assert!(contained(line), "{line}");
+    }
 }
 
 #[test]

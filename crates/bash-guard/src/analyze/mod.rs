@@ -27,7 +27,7 @@ use crate::word::{self, Anchor, Embedded, Word};
 
 use arithmetic::ArithRead;
 use files::VariablePath;
-use shapes::{emptiness_tested, loop_turns, printed_text, printed_words};
+use shapes::{emptiness_tested, here_string, loop_turns, printed_text, printed_words, transformed_text};
 use vars::{AssignedValue, Facts, Held, Value};
 
 /// How deeply code inside code (`bash -c "$(eval …)"`) is followed; deeper is a safety ask.
@@ -116,6 +116,7 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         allexport: false,
         unmodelled: None,
         pipe_input: None,
+        pipe_text: None,
         pipe_fed: false,
         listed: HashMap::new(),
         printed_words: HashMap::new(),
@@ -207,6 +208,9 @@ struct Walker<'t> {
     unmodelled: Option<String>,
     /// What the command before in a pipeline gives the next one on its standard input, for `xargs`.
     pipe_input: Option<Input>,
+    /// The text the command before in a pipeline prints, when the line says it (`echo TEXT |`), for a command that
+    /// only transforms its standard input (`base64 -d`, `rev`).
+    pipe_text: Option<String>,
     /// The command being walked is a part of a pipeline after the first: its standard input is fed by the line.
     pipe_fed: bool,
     /// Commands that print the names of files found under starting points (`find`, `git ls-files`).
@@ -355,9 +359,11 @@ impl Walker<'_> {
                     None if k == 0 => self.pipe_input.take(),
                     None => None,
                 };
+                self.pipe_text = previous.and_then(|source| self.printed.get(&source).cloned());
                 self.pipe_fed = k > 0;
                 self.cmd(command, c);
                 self.pipe_input = None;
+                self.pipe_text = None;
                 self.pipe_fed = false;
                 if let Some(index) = matches!(command, Cmd::Simple(_))
                     .then_some(first)
@@ -664,7 +670,11 @@ impl Walker<'_> {
             }
             let stdin_code = classified.stdin_code;
             let effective: Vec<&Word> = words.iter().skip(classified.inner).collect();
-            if let Some(text) = printed_text(&effective) {
+            // What it reads on its standard input: its own here-string, else what the pipe gives it.
+            let stdin_text = here_string(simple).or_else(|| self.pipe_text.take());
+            if let Some(text) = printed_text(&effective)
+                .or_else(|| stdin_text.and_then(|input| transformed_text(&effective, &input)))
+            {
                 self.printed.insert(index, text);
             }
             if let Some(printed) = printed_words(&effective) {

@@ -6,6 +6,29 @@ use super::*;
 impl Walker<'_> {
     /// Code given as a string: parsed and walked like the top level, one level deeper.
     pub(super) fn code(&mut self, code: &Code, ctx: Ctx) {
+        // Code that is the output of a substitution the line gave whose text is known (`eval "$(echo CMD)"`, `sh
+        // -c "$(echo B64 | base64 -d)"`): that text.
+        if !code.literal
+            && let Some(output) = substituted_output(&code.text)
+        {
+            self.parse_and_walk(&output, code.kind, ctx, &code.via);
+            return;
+        }
+        // Code given as a variable the line has certainly set, to values it knows (`c='make test'; eval "$c"`):
+        // each of them.
+        if !code.literal
+            && let Some(name) = sole_variable(&code.text)
+            && let Some(facts) = self.vars.get(name)
+            && !facts.unknown
+            && facts.paths.is_empty()
+            && !facts.values.is_empty()
+            && self.was_assigned(name, self.moment(ctx))
+        {
+            for value in facts.values.clone() {
+                self.parse_and_walk(&value, code.kind, ctx, &code.via);
+            }
+            return;
+        }
         if !code.literal {
             self.contained(
                 format!("`{}` runs code only known at run time: `{}`", code.via, code.text),
@@ -131,6 +154,70 @@ impl Walker<'_> {
             self.arithmetic_operands(arithmetic, ctx, parent, 0);
         }
     }
+}
+
+/// The name of the variable that is the whole of `text` (`$x`, `${x}`, quotes aside).
+fn sole_variable(text: &str) -> Option<&str> {
+    let text = text.trim_start_matches('"').trim_end_matches('"');
+    let name = text.strip_prefix('$')?;
+    let name = name
+        .strip_prefix('{')
+        .and_then(|n| n.strip_suffix('}'))
+        .unwrap_or(name);
+    let mut chars = name.chars();
+    (chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some(name)
+}
+
+/// The known output of the substitution that is the whole of `text` (`$(…)` or backticks, quotes aside).
+pub(super) fn substituted_output(text: &str) -> Option<String> {
+    let text = text.trim_start_matches('"').trim_end_matches('"');
+    let body = text
+        .strip_prefix("$(")
+        .and_then(|b| b.strip_suffix(')'))
+        .map(str::to_owned)
+        .or_else(|| {
+            text.strip_prefix('`')
+                .and_then(|b| b.strip_suffix('`'))
+                .map(unescape_backticks)
+        })?;
+    printed_by(&body).map(|output| output.trim_end_matches('\n').to_owned())
+}
+
+/// What `code` prints when the line says it: one pipeline without assignments or redirections whose first command
+/// prints known text (`echo`, `printf`) and whose others only transform it (`base64 -d`, `rev`).
+fn printed_by(code: &str) -> Option<String> {
+    let script = parse_checked(code).ok()?;
+    let [list] = script.0.as_slice() else { return None };
+    let [pipeline] = list.pipelines.as_slice() else {
+        return None;
+    };
+    if list.background || pipeline.1 {
+        return None;
+    }
+    let mut output: Option<String> = None;
+    for (k, command) in pipeline.0.iter().enumerate() {
+        let Cmd::Simple(simple) = command else { return None };
+        if !simple.assignments.is_empty() || !simple.redirects.is_empty() {
+            return None;
+        }
+        let words = simple
+            .words
+            .iter()
+            .map(|arg| match arg {
+                parse::Arg::Word(raw) => Some(word::expand(raw)),
+                parse::Arg::ProcSub(_) => None,
+            })
+            .collect::<Option<Vec<Word>>>()?;
+        let argv: Vec<&Word> = words.iter().collect();
+        output = Some(if k == 0 {
+            shapes::printed_text(&argv)?
+        } else {
+            shapes::transformed_text(&argv, &output?)?
+        });
+    }
+    output
 }
 
 /// Inside backticks, `\$`, `` \` `` and `\\` stand for the character itself.

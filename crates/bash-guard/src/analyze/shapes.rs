@@ -61,6 +61,111 @@ pub(super) fn printed_text(argv: &[&Word]) -> Option<String> {
     }
 }
 
+/// The text of the here-string of `simple` (`<<< TEXT`, with the new line the shell adds), when the line says it.
+pub(super) fn here_string(simple: &parse::Simple) -> Option<String> {
+    simple
+        .redirects
+        .iter()
+        .rev()
+        .find_map(|r| match (r.op, &r.target) {
+            (parse::RedirOp::HereString, parse::Target::Word(raw)) => {
+                let word = word::expand(raw);
+                word.literal.then(|| format!("{}\n", word.text))
+            }
+            _ => None,
+        })
+}
+
+/// What a command that only transforms its standard input prints, given that input: `base64 -d` decodes it
+/// (`-i` skipping what is not of the alphabet), `rev` reverses each line, `xxd -r -p` decodes plain hex. Code hidden
+/// this way (`echo cm0gLXJmIC8= | base64 -d | sh`) is then read as the text it is. `None` for any other command,
+/// a file operand, or input the tool would refuse.
+pub(super) fn transformed_text(argv: &[&Word], input: &str) -> Option<String> {
+    let (name, args) = argv.split_first()?;
+    if !name.literal || !args.iter().all(|a| a.literal) {
+        return None;
+    }
+    let flags: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let all_in = |allowed: &[&str]| flags.iter().all(|f| allowed.contains(f));
+    match name.text.rsplit('/').next()? {
+        "base64"
+            if all_in(&["-d", "--decode", "-D", "-i", "--ignore-garbage"])
+                && flags.iter().any(|f| matches!(*f, "-d" | "--decode" | "-D")) =>
+        {
+            let garbage = flags.iter().any(|f| matches!(*f, "-i" | "--ignore-garbage"));
+            String::from_utf8(decode_base64(input, garbage)?).ok()
+        }
+        "rev" if flags.is_empty() => Some(
+            input
+                .split_inclusive('\n')
+                .map(|line| {
+                    let (body, end) = line.strip_suffix('\n').map_or((line, ""), |b| (b, "\n"));
+                    body.chars().rev().chain(end.chars()).collect::<String>()
+                })
+                .collect(),
+        ),
+        "xxd"
+            if !flags.is_empty()
+                && all_in(&["-r", "-p", "-ps", "-rp", "-pr", "-plain", "-revert"])
+                && flags.iter().any(|f| f.contains('r'))
+                && flags.iter().any(|f| f.contains('p')) =>
+        {
+            let digits: Vec<u8> = input.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+            let bytes = digits
+                .chunks(2)
+                .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+                .collect::<Option<Vec<u8>>>()?;
+            String::from_utf8(bytes).ok()
+        }
+        _ => None,
+    }
+}
+
+/// The bytes of base64 `text` (new lines ignored, as `base64 -d` does; other bytes outside the alphabet too when
+/// `garbage`); `None` where the tool would stop with an error.
+fn decode_base64(text: &str, garbage: bool) -> Option<Vec<u8>> {
+    let value = |b: u8| -> Option<u32> {
+        match b {
+            b'A'..=b'Z' => Some(u32::from(b - b'A')),
+            b'a'..=b'z' => Some(u32::from(b - b'a') + 26),
+            b'0'..=b'9' => Some(u32::from(b - b'0') + 52),
+            b'+' => Some(62),
+            b'/' => Some(63),
+            _ => None,
+        }
+    };
+    let mut symbols = Vec::new();
+    let mut padding = 0;
+    for b in text.bytes() {
+        if b == b'\n' {
+            continue;
+        }
+        if b == b'=' {
+            padding += 1;
+            continue;
+        }
+        match value(b) {
+            Some(v) if padding == 0 => symbols.push(v),
+            Some(_) => return None,
+            None if garbage => {}
+            None => return None,
+        }
+    }
+    if (symbols.len() + padding) % 4 != 0 || padding > 2 || symbols.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::new();
+    for chunk in symbols.chunks(4) {
+        let mut n = 0u32;
+        for (k, v) in chunk.iter().enumerate() {
+            n |= v << (18 - 6 * k);
+        }
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend(bytes.iter().take(chunk.len().saturating_sub(1)));
+    }
+    Some(out)
+}
+
 /// The words `echo WORD…` prints (its options aside), or `printf FORMAT` with a literal format, for `xargs`.
 pub(super) fn printed_words(argv: &[&Word]) -> Option<Vec<Word>> {
     let (name, args) = argv.split_first()?;
@@ -128,4 +233,36 @@ pub(super) fn loop_turns(parts: &[Part]) -> f64 {
         }
     }
     1.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<Word> {
+        words.iter().map(|w| Word::literal(w)).collect()
+    }
+
+    #[test]
+    fn transforms_of_literal_text_are_undone() {
+        let decode = |words: &[&str], input: &str| {
+            let words = argv(words);
+            let refs: Vec<&Word> = words.iter().collect();
+            transformed_text(&refs, input)
+        };
+        assert_eq!(
+            decode(&["base64", "-d"], "cm0gLXJmIC8=\n").as_deref(),
+            Some("rm -rf /")
+        );
+        assert_eq!(decode(&["base64", "--decode"], "aGk=").as_deref(), Some("hi"));
+        assert_eq!(decode(&["base64", "-d", "-i"], "a G k =").as_deref(), Some("hi"));
+        assert_eq!(decode(&["rev"], "fr- mr\nsl\n").as_deref(), Some("rm -rf\nls\n"));
+        assert_eq!(decode(&["xxd", "-r", "-p"], "6c73\n").as_deref(), Some("ls"));
+        // What the tool refuses, a file operand, an encoding: not known.
+        assert_eq!(decode(&["base64", "-d"], "a G k ="), None);
+        assert_eq!(decode(&["base64", "-d"], "abc"), None);
+        assert_eq!(decode(&["base64", "-d", "file"], "aGk="), None);
+        assert_eq!(decode(&["base64"], "hi"), None);
+        assert_eq!(decode(&["xxd", "-p"], "hi"), None);
+    }
 }

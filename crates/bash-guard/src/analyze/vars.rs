@@ -114,6 +114,12 @@ impl Walker<'_> {
             if w.text == source && self.numeric_output(&body, backticks, parent) {
                 return Value::Text("0".to_owned());
             }
+            // `x=$(echo TEXT)`, `x=$(echo B64 | base64 -d)`: what the substitution prints, when the line says it.
+            if w.text == source
+                && let Some(output) = super::nested::substituted_output(&source)
+            {
+                return Value::Text(output);
+            }
         }
         Value::Unknown
     }

@@ -250,8 +250,11 @@ pub(super) fn rm(name: &str, args: &[Word], c: &mut Classified) {
     let recursive_or_forced = s.has(knowledge::RM_FORCED);
     let shown = shown(name, args);
     // A removal of trees, or of files named only at run time (`find … -exec rm {} +`, `rm $files`): whether that
-    // deletes the project is for a caller that looks at the disk.
-    if s.has(&["-r", "-R", "--recursive"]) || s.operands.iter().any(|o| !o.literal) {
+    // deletes the project is for a caller that looks at the disk. Without an operand `rm` removes nothing (`rm -rf
+    // 2>/dev/null`).
+    if (s.has(&["-r", "-R", "--recursive"]) && !s.operands.is_empty())
+        || s.operands.iter().any(|o| !o.literal)
+    {
         c.effect = crate::analysis::Effect::RemovesTrees;
     }
     for operand in &s.operands {

@@ -205,6 +205,8 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                 || (s.operands.len() == 1 && !s.has(knowledge::GIT_CONFIG_WRITE));
             if reads {
                 config_files(&s, c);
+            } else {
+                config_written(&s, c);
             }
             reads
         }
@@ -337,7 +339,8 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "checkout-index" if s.has(&["-f", "--force"]) => {
             Effect::Discards("`git checkout-index -f` overwrites the changes not committed".to_owned())
         }
-        "checkout" if paths || s.has(&["-f", "--force"]) => {
+        // `git checkout TREE-ISH PATH…` takes the files from TREE-ISH: every operand after the first is a path.
+        "checkout" if paths || s.has(&["-f", "--force", "--pathspec-from-file"]) || s.operands.len() > 1 => {
             Effect::Discards("`git checkout` of files overwrites the changes not committed".to_owned())
         }
         "restore" if !s.has(&["-S", "--staged"]) || s.has(&["-W", "--worktree"]) => {
@@ -562,6 +565,23 @@ fn config_files(s: &options::Parsed<'_>, c: &mut Classified) {
     }
 }
 
+/// The configuration file `git config` changes when it is not the repository's (which the sandbox keeps from git):
+/// the user's with `--global`, the machine's with `--system`, the one `--file` names.
+fn config_written(s: &options::Parsed<'_>, c: &mut Classified) {
+    if let Some(file) = s
+        .options
+        .iter()
+        .filter(|o| o.is_any(&["-f", "--file"]))
+        .find_map(|o| o.value.as_ref())
+    {
+        c.write(file, AccessVia::Flag);
+    } else if s.has(&["--global"]) {
+        c.write(&crate::word::path_word("~/.gitconfig"), AccessVia::Operand);
+    } else if s.has(&["--system"]) {
+        c.write(&Word::literal("/etc/gitconfig"), AccessVia::Operand);
+    }
+}
+
 /// A read of the repository's configuration where git runs (`.git/config`, relative to the working directory or
 /// `-C`): the content check of the decision sees a token in a remote's URL before git prints it.
 fn repository_config(c: &mut Classified) {
@@ -595,6 +615,33 @@ fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) 
         } else if matches!(sub, "diff" | "blame" | "annotate") || after_dashes(word) {
             c.read(word, AccessVia::Operand);
         }
+    }
+    // `git worktree add /elsewhere`: the working trees it makes, moves or deletes are written.
+    if sub == "worktree"
+        && let Some((verb, rest)) = s.operands.split_first()
+        && let Some((_, count)) = knowledge::GIT_WORKTREE_WRITES
+            .iter()
+            .find(|(name, _)| verb.literal && *name == verb.text)
+    {
+        for word in rest.iter().take(count.unwrap_or(usize::MAX)) {
+            c.write(word, AccessVia::Operand);
+        }
+    }
+    // `git clone URL DIR` and `git init DIR` make the repository at DIR, `git bundle create FILE` the bundle.
+    let made = match sub {
+        "clone" => s.operands.get(1),
+        "init" => s.operands.first(),
+        "bundle"
+            if s.operands
+                .first()
+                .is_some_and(|o| o.literal && o.text == "create") =>
+        {
+            s.operands.get(1)
+        }
+        _ => None,
+    };
+    if let Some(dir) = made {
+        c.write(dir, AccessVia::Operand);
     }
     if sub == "grep" {
         // It reads every tracked file below the working directory (or the pathspecs), hidden ones included.

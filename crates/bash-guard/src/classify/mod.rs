@@ -12,6 +12,7 @@ mod git;
 mod grammar;
 mod inspect;
 mod network;
+mod parallel;
 mod programs;
 pub(crate) mod remote;
 mod shell;
@@ -483,6 +484,12 @@ impl Table {
                     }
                     detached |= wrapper.detaches;
                     match wrappers::unwrap(wrapper, argv, i, &mut c) {
+                        Unwrapped::Next(next) if wrapper.input_sources => {
+                            if self.parallel(wrapper, argv, i, next, input, &mut c) {
+                                via_xargs = true;
+                            }
+                            break;
+                        }
                         Unwrapped::Next(next) if next < argv.len() && wrapper.appends_input => {
                             via_xargs = true;
                             self.xargs(wrapper, argv, next, input, &mut c);
@@ -601,6 +608,16 @@ impl Table {
                 None
             }
         });
+        // GNU parallel puts its arguments in place of `{}` without being asked.
+        let replace = replace.or_else(|| {
+            (wrapper.input_sources
+                && argv
+                    .get(next..)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|w| w.text.contains("{}")))
+            .then(|| "{}".to_owned())
+        });
         let unknown = Word::unknown("{xargs input}");
         let found_placeholder = {
             let mut w = Word::literal("{}");
@@ -676,6 +693,35 @@ impl Table {
                 }
             }
         }
+        // With `-I` each input line is one argument, blanks and all (`echo 'rm -rf /' | xargs -I{} sh -c {}`); the
+        // words the line gives do not say where its lines end, so the words joined are judged as one argument too.
+        if replace.is_some()
+            && let Input::Words(words) = input
+            && words.len() > 1
+        {
+            let mut line = Word::literal(
+                &words
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+            line.literal = words.iter().all(|w| w.literal);
+            let joined = self.classify_words(&extend(&[line]), &Input::Unknown, false);
+            inner.read_only &= joined.read_only;
+            inner.findings.extend(joined.findings);
+            inner.cautions.extend(joined.cautions);
+            inner.reads.extend(joined.reads);
+            inner.writes.extend(joined.writes);
+            inner.argv.extend(joined.argv);
+            inner.code.extend(joined.code);
+            if inner.network.is_none() {
+                inner.network = joined.network;
+            }
+            if inner.effect.contained() && !joined.effect.contained() {
+                inner.effect = joined.effect;
+            }
+        }
         let offset = c.inner;
         let findings = std::mem::take(&mut c.findings);
         let shows = std::mem::take(&mut c.shows);
@@ -691,6 +737,50 @@ impl Table {
         c.writes.splice(0..0, writes);
         c.found = c.found.take().or(found);
     }
+    /// GNU `parallel` at `at` of `argv`, its command (or its first input source) at `next`: the code it runs, or,
+    /// for a plain command whose arguments come from standard input, what `xargs` with that command does (then
+    /// returns true).
+    fn parallel(
+        &self,
+        wrapper: &knowledge::Wrapper,
+        argv: &[Word],
+        at: usize,
+        next: usize,
+        input: &Input,
+        c: &mut Classified,
+    ) -> bool {
+        let own = argv.get(at + 1..next).unwrap_or_default();
+        let parsed = options::read(own, &wrapper.syntax());
+        let remote = parsed.has(parallel::REMOTE);
+        let rest = argv.get(next..).unwrap_or_default();
+        let xargs = match parallel::runs(&parsed, rest, input, c) {
+            parallel::Runs::Code(code) => {
+                c.read_only_as(CommandClass::Exec);
+                c.code.extend(code);
+                false
+            }
+            parallel::Runs::StdinCode => {
+                // What a pipe feeds it is judged where the line prints it (`echo CMD |`); anything else is unseen.
+                c.changes_as(CommandClass::Exec);
+                c.stdin_code = true;
+                false
+            }
+            parallel::Runs::FileCode => {
+                c.class = CommandClass::Interpreter;
+                false
+            }
+            parallel::Runs::Xargs => {
+                self.xargs(wrapper, argv, next, input, c);
+                true
+            }
+        };
+        if remote {
+            self.network("parallel", c);
+            c.effect = Effect::Remote("`parallel --sshlogin` runs its commands on other hosts".to_owned());
+        }
+        xargs
+    }
+
     /// The command after its wrappers: what its kind and arguments make it.
     fn effective(&self, kind: Option<Kind>, name: &str, argv: &[Word], c: &mut Classified) {
         let args = argv.get(1..).unwrap_or_default();

@@ -19,6 +19,8 @@ const REMOTE_PROGRAMS: &[(&[&str], &str)] = &[
     (&["aws", "gcloud", "gsutil", "az", "doctl", "eb", "linode-cli", "hcloud"], "acts on a cloud account"),
     (&["fly", "flyctl", "vercel", "netlify", "heroku", "firebase", "wrangler", "railway", "render", "surge"],
      "deploys or manages a hosted service"),
+    (&["crontab", "at", "batch", "atrm", "launchctl", "service", "systemd-run"],
+     "hands commands to a service of this machine (cron, at, systemd, launchd), which runs them outside the sandbox"),
 ];
 
 /// Sub-commands of package managers and build tools that publish or change what a registry holds, with the

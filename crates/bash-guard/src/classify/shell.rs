@@ -42,6 +42,23 @@ pub(super) fn shell(args: &[Word], c: &mut Classified, name: &str) {
     if let Some(word) = first {
         if word.could_be_option() && !reader.ended_by_dashes() {
             c.ask_unseen(format!("`{name}` options only known at run time"));
+            // `sh -c "$(…)"`, `sh -c "$c"`: the code is what the substitution prints or the variable holds, which
+            // the walker reads where the line says it.
+            let text = word.text.trim_matches('"');
+            let substitution = (text.starts_with("$(") && text.ends_with(')'))
+                || (text.starts_with('`') && text.ends_with('`'))
+                || text.strip_prefix('$').is_some_and(|name| {
+                    let name = name.trim_start_matches('{').trim_end_matches('}');
+                    !name.is_empty() && name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                });
+            if code_next && !word.literal && substitution {
+                c.code.push(Code {
+                    text: word.text.clone(),
+                    literal: false,
+                    kind: LocationKind::ShellString,
+                    via: format!("{name} -c"),
+                });
+            }
             return;
         }
         if word.literal && word.text == "-" {

@@ -1,6 +1,6 @@
 //! Commands that act on processes, services and other machines: `kill`, `init`, `systemctl`, `rsync`, `openssl`.
 
-use crate::analysis::{AccessVia, CommandClass};
+use crate::analysis::{AccessVia, CommandClass, Effect};
 use crate::knowledge;
 use crate::options::{self, Reader, Token};
 use crate::word::Word;
@@ -138,7 +138,13 @@ pub(super) fn systemctl(args: &[Word], c: &mut Classified) {
             c.read_only = args.iter().all(|a| a.literal);
         }
         None if args.is_empty() => c.read_only_as(CommandClass::ReadOnly),
-        _ => {}
+        // `systemctl start`, `enable --now`, `--user daemon-reload`: the service manager acts, outside the sandbox.
+        verb => {
+            c.effect = Effect::Remote(format!(
+                "`systemctl{}` has the service manager start, stop or change services, outside the sandbox",
+                verb.map(|v| format!(" {v}")).unwrap_or_default()
+            ));
+        }
     }
 }
 
@@ -186,6 +192,37 @@ pub(super) fn rsync(args: &[Word], c: &mut Classified) -> bool {
 /// `openssl`: returns whether the sub-command connects to or listens on the network.
 pub(super) fn openssl(args: &[Word], c: &mut Classified) -> bool {
     c.class = CommandClass::Write;
+    // Its options are single-dash words, each followed by its value.
+    let mut words = args.iter().skip(1);
+    while let Some(word) = words.next() {
+        let option = word.text.as_str();
+        if !word.literal || !option.starts_with('-') {
+            continue;
+        }
+        let is = |names: &[&str]| names.contains(&option);
+        if is(knowledge::OPENSSL_LOADS) {
+            c.ask_unseen(format!(
+                "`openssl {option}` loads a shared library, code the analysis cannot see"
+            ));
+        }
+        if !is(knowledge::OPENSSL_READS)
+            && !is(knowledge::OPENSSL_WRITES)
+            && !matches!(option, "-passin" | "-passout")
+        {
+            continue;
+        }
+        let Some(value) = words.next() else { break };
+        if matches!(option, "-passin" | "-passout") {
+            // `-passin file:PATH` reads the password from PATH.
+            if let Some(path) = value.text.strip_prefix("file:").filter(|_| value.literal) {
+                c.read(&Word::literal(path), AccessVia::Flag);
+            }
+        } else if is(knowledge::OPENSSL_WRITES) {
+            c.write(value, AccessVia::Flag);
+        } else {
+            c.read(value, AccessVia::Flag);
+        }
+    }
     let sub = args.first().filter(|a| a.literal).map(|a| a.text.as_str());
     sub.is_some_and(|s| knowledge::OPENSSL_NETWORK.contains(&s))
 }

@@ -156,6 +156,12 @@ pub(super) fn awk(args: &[Word], c: &mut Classified) {
                 c.changes_as(CommandClass::Write);
                 c.ask_unseen("the awk program writes files (`print > file`)".to_owned());
             }
+            if !effects.written.is_empty() {
+                c.changes_as(CommandClass::Write);
+                for file in &effects.written {
+                    c.write(&Word::literal(file), AccessVia::Operand);
+                }
+            }
             if effects.reads {
                 c.read_only = false;
                 c.ask(
