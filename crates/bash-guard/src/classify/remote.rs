@@ -61,7 +61,14 @@ pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
         return None;
     }
     let name = command.text.rsplit('/').next().unwrap_or_default();
-    if let Some((_, why)) = REMOTE_PROGRAMS.iter().find(|(names, _)| names.contains(&name)) {
+    // `crontab -l` and `at -l` only list what the service holds.
+    let lists = matches!(name, "crontab" | "at")
+        && !args.is_empty()
+        && args.iter().all(|a| a.literal && a.text == "-l");
+    if let Some((_, why)) = REMOTE_PROGRAMS
+        .iter()
+        .find(|(names, _)| names.contains(&name) && !lists)
+    {
         return Some((format!("`{name}` {why}"), true));
     }
     let operands: Vec<&str> = args
@@ -395,6 +402,7 @@ mod tests {
             "gh pr view 3",
             "gh run list",
             "gh run watch 12",
+            "crontab -l",
             "gh api repos/o/r",
             "gh api -X GET search/issues -f q=x",
             "gh api -i --paginate repos/o/r/pulls -q .[].title",
