@@ -167,7 +167,7 @@ static OPEN: LazyLock<Regex> = LazyLock::new(|| {
     RegexBuilder::new(concat!(
         r#"(?:"#,
         crate::rules::assignment_head!(),
-        r#"(?P<value>"[^"\n]{0,256}|'[^'\n]{0,256}|["']?[^\s"',;`]{1,512})"#,
+        r#"(?P<value>"[^"\n]{0,256}|'[^'\n]{0,256}|`[^`\n]{0,256}|["']?[^\s"',;`]{1,512})"#,
         r#"|(?P<url>[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{0,128}(?::[^\s'"<>]{0,256})?))\z"#,
     ))
     .unicode(false)

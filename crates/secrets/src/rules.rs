@@ -8,19 +8,23 @@
 /// A name holding a secret's word, with a qualifier after it or not (the group `suffix`).
 macro_rules! secret_name {
     () => {
-        r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))"#
+        r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret_?(?:access_?)?key|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))"#
     };
 }
 
 /// The head of a secret's assignment, up to its value: a [`secret_name`], quoted or not, as a subscript's key or
-/// not (`['PASSWORD']`, `ENV["API_TOKEN"]`), then `:=`, `=>`, `:` or `=` (the longer first, so that `:=` and
-/// `=>` are not taken for `:` or `=` before a value `=` or `>`). The assignment rule goes on with the value; the
-/// redactor's idle flush keeps back a value that has begun after it and may still be completing.
+/// not (`['PASSWORD']`, `ENV["API_TOKEN"]`), with a string type declared after it or not (Go's `var token string
+/// =`, Python's `token: str =`, TypeScript's and Kotlin's `: string =`, `: String =`, Rust's `: &str =`), then the
+/// assignment's operator: `:=`, a Makefile's `::=`, `:::=` and `?=`, `??=`, `||=`, PHP's `.=`, `=>`, `:` or `=`
+/// (the longer first, so that `:=` and `=>` are not taken for `:` or `=` before a value `=` or `>`). The
+/// assignment rule goes on with the value; the redactor's idle flush keeps back a value that has begun after it
+/// and may still be completing.
 macro_rules! assignment_head {
     () => {
         concat!(
             crate::rules::secret_name!(),
-            r#"["']?\]?[ \t]*(?::=|=>|:|=)[ \t]*"#
+            r#"["']?\]?(?:[ \t]*:[ \t]*(?:&(?:'static[ \t]+)?str|str|string|String|SecretStr|\[\]byte|bytes)|[ \t]+(?:string|String|\[\]byte))?"#,
+            r#"[ \t]*(?::{1,3}=|\?\??=|\|\|=|\.=|=>|:|=)[ \t]*"#
         )
     };
 }
@@ -307,14 +311,15 @@ pub(crate) const RULES: &[Rule] = &[
     },
     // A name holding the secret's word, with a qualifier after it or not (`DB_PASS`, `PASSWORD_2`,
     // `SECRET_KEY_BASE`, `x-api-key`; the short `pass` and `pwd` start the name or a word of it, so that `bypass`
-    // and `.pgpass` are not one), then `:`, `=`, `:=` or `=>`, then the value: quoted, it runs to its closing
-    // quote, spaces included (a passphrase); bare, to a space or a separator.
+    // and `.pgpass` are not one), then an assignment's operator ([`assignment_head`]), then the value: quoted
+    // (`"`, `'` or a backtick), it runs to its closing quote, spaces included (a passphrase); bare, to a space or
+    // a separator.
     Rule {
         kind: "password or secret assignment",
         anchors: SECRET_NAME_ANCHORS,
         pattern: concat!(
             assignment_head!(),
-            r#"(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|["']?([^\s"',;`]{1,512}))"#
+            r#"(?:"([^"\n]{1,256})"|'([^'\n]{1,256})'|`([^`\n]{1,256})`|["']?([^\s"',;`]{1,512}))"#
         ),
         check: Check::Value,
     },
@@ -332,13 +337,15 @@ pub(crate) const RULES: &[Rule] = &[
         ),
         check: Check::NextLine,
     },
-    // PHP's constant of a secret (`define('DB_PASSWORD', 'X');`, as wp-config.php has it): the name and the value
-    // are the call's two quoted arguments.
+    // A call that is given a secret's name and its value as its first two quoted arguments: PHP's constant
+    // (`define('DB_PASSWORD', 'X');`, as wp-config.php has it), a property or a variable of the environment set
+    // (`System.setProperty("API_TOKEN", "X")`, `os.environ.setdefault('SECRET_KEY', 'X')`, `setenv("TOKEN", "X")`),
+    // a setting put in a map (`config.put("password", "X")`).
     Rule {
         kind: "password or secret assignment",
-        anchors: &["define"],
+        anchors: SECRET_NAME_ANCHORS,
         pattern: concat!(
-            r#"\bdefine[ \t]*\([ \t]*["'][A-Za-z0-9_]{0,40}?"#,
+            r#"\([ \t]*["'][A-Za-z0-9_.-]{0,40}?"#,
             secret_name!(),
             r#"["'][ \t]*,[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})')"#
         ),
