@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::rules::OPENSSH_KEY_MAGIC;
+use crate::rules::{BASE64_PEM_MAGIC, OPENSSH_KEY_MAGIC};
 use crate::scan::{Finding, Located, opens_next_line, scan, scan_located};
 
 /// Replaces each credential of `text` with `[redacted: <kind>]`; borrows `text` when it holds none.
@@ -414,7 +414,9 @@ fn emit_ready(text: &[u8], written: usize, base: u64, to: &mut dyn Sink) -> std:
             // an end line's length, which may have come in part): a block that stops before, at a byte no key
             // holds, is complete as far as it goes, and holding it would hold all that follows.
             let open_block = text.get(finding.start..finding.end).is_some_and(|held| {
-                (held.starts_with(b"-----BEGIN") || held.starts_with(OPENSSH_KEY_MAGIC.as_bytes()))
+                (held.starts_with(b"-----BEGIN")
+                    || held.starts_with(OPENSSH_KEY_MAGIC.as_bytes())
+                    || held.starts_with(BASE64_PEM_MAGIC.as_bytes()))
                     && !contains(held, b"-----END")
                     && (finding.end + END_LINE_MAX >= text.len()
                         || text

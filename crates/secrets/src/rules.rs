@@ -84,6 +84,13 @@ pub(crate) const PRIVATE_KEY: &str = "private key";
 /// How an OpenSSH private key's body starts: `openssh-key-v1\0` in base64.
 pub(crate) const OPENSSH_KEY_MAGIC: &str = "b3BlbnNzaC1rZXktdjE";
 
+/// The kind of a PEM private key written in base64 (a Kubernetes TLS Secret's `tls.key`, a key in an
+/// environment variable): its region, as a block's, runs on past its anchor's line, over wrapped lines.
+pub(crate) const PRIVATE_KEY_BASE64: &str = "private key in base64";
+
+/// How a PEM block starts in base64: `-----BEGIN` and the space after it.
+pub(crate) const BASE64_PEM_MAGIC: &str = "LS0tLS1CRUdJTi";
+
 /// What a match must also satisfy to count as a credential.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Check {
@@ -114,6 +121,9 @@ pub(crate) enum Check {
     /// name, as YAML has it; a plain value must not be a mapping or a list itself (`type: string`, `- a`). A
     /// quoted value after the name's line alone is JSON's, at any indentation.
     NextLine,
+    /// The match is base64 whose text is a PEM private key's begin line (`-----BEGIN … PRIVATE KEY-----`), not a
+    /// certificate's or a public key's.
+    Base64PrivateKey,
 }
 
 /// One credential format.
@@ -274,6 +284,13 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Format,
     },
     // An age identity (the private key of the `age` encryption tool): Bech32 upper case after its prefix.
+    // A PEM private key in base64, on one line or wrapped as `base64` writes it (76 characters a line).
+    Rule {
+        kind: PRIVATE_KEY_BASE64,
+        anchors: &[BASE64_PEM_MAGIC],
+        pattern: r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}(?:\r?\n[A-Za-z0-9+/]{2,}={0,2}\r?(?m:$))*={0,2}",
+        check: Check::Base64PrivateKey,
+    },
     Rule {
         kind: "age secret key",
         anchors: &["AGE-SECRET-KEY-1"],
@@ -612,6 +629,14 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: r"\bEAA[MC]([A-Za-z0-9]{100,})",
         check: Check::Random(100),
     },
+    // A JSON Web Key's private member (RFC 7518: `"d"`, the private exponent or the private key of an RSA, EC or
+    // OKP key), base64url.
+    Rule {
+        kind: "JWK private key",
+        anchors: &["\"d\""],
+        pattern: r#""d"[ \t]*:[ \t]*"([A-Za-z0-9_-]{32,})""#,
+        check: Check::Random(32),
+    },
     Rule {
         kind: "JSON web token",
         anchors: &["eyJ"],
@@ -631,7 +656,9 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: "authorization header",
         anchors: &["authorization"],
-        pattern: r#"(?i:authorization["']?\s*[:=]\s*["']?(?:bearer|token|basic)\s+)([A-Za-z0-9._~+/=-]{16,})"#,
+        // The scheme is any word (`Bearer`, `Token`, `Basic`, `Api-Token`, `SSWS`, `Splunk`) or none: a key given
+        // alone is the credential too.
+        pattern: r#"(?i:authorization["']?\s*[:=]\s*["']?(?:[A-Za-z][A-Za-z0-9_-]{0,20}\s+)?)([A-Za-z0-9._~+/=-]{16,})"#,
         check: Check::Value,
     },
     // A netrc entry names its password after a space, not `=`: `machine HOST login USER password VALUE`.
@@ -705,6 +732,18 @@ pub(crate) const RULES: &[Rule] = &[
             r#"\([ \t]*["'][A-Za-z0-9_.-]{0,40}?"#,
             secret_name!(),
             r#"["'][ \t]*,[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})')"#
+        ),
+        check: Check::Value,
+    },
+    // A .NET configuration's setting (`<add key="ApiKey" value="X" />` in `appSettings`, a NuGet source's
+    // `ClearTextPassword`): the name is the `key` attribute's, the value the `value` attribute's.
+    Rule {
+        kind: "password or secret assignment",
+        anchors: SECRET_NAME_ANCHORS,
+        pattern: concat!(
+            r#"<add[ \t]+key[ \t]*=[ \t]*["'][A-Za-z0-9_.:-]{0,40}?"#,
+            secret_name!(),
+            r#"["'][ \t]+value[ \t]*=[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})')"#
         ),
         check: Check::Value,
     },

@@ -5,7 +5,7 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::packed::Searcher;
 use regex::bytes::{Captures, Regex, RegexBuilder};
 
-use crate::rules::{Check, PRIVATE_KEY, RULES, Rule};
+use crate::rules::{Check, PRIVATE_KEY, PRIVATE_KEY_BASE64, RULES, Rule};
 
 /// One credential found in a text: its kind and the bytes that hold it (the value alone where the format names
 /// it, as in `password: <value>`, so that a redaction keeps the name).
@@ -124,7 +124,7 @@ fn compile() -> Result<Compiled, regex::Error> {
     }
     let blocks = RULES
         .iter()
-        .filter(|rule| rule.kind == PRIVATE_KEY)
+        .filter(|rule| rule.kind == PRIVATE_KEY || rule.kind == PRIVATE_KEY_BASE64)
         .flat_map(|rule| rule.anchors.iter())
         .filter_map(|anchor| {
             let lowered = anchor.to_ascii_lowercase().into_bytes();
@@ -536,6 +536,7 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
         // `host:8443/path?to=a@b` is a port and a path before an `@` in the query, not a password.
         Check::UrlPassword => written_in(value, 3) && !port_and_path(value),
         Check::NextLine => return next_line_value(rule, captures),
+        Check::Base64PrivateKey => begins_private_key(&base64_start(whole.as_bytes())),
     };
     if !passes {
         return None;
@@ -805,6 +806,43 @@ fn random(value: &[u8], own: usize, cases_mix: bool) -> bool {
         && !typed_run(value)
 }
 
+/// The first bytes (at most 72) that the base64 `text` encodes, its line ends skipped.
+fn base64_start(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(72);
+    let (mut bits, mut held) = (0u32, 0u32);
+    for &byte in text {
+        let six = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'\r' | b'\n' => continue,
+            _ => break,
+        };
+        bits = (bits << 6) | u32::from(six);
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            out.push(u8::try_from((bits >> held) & 0xff).unwrap_or(0));
+        }
+        if out.len() >= 72 {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `text` starts with a PEM private key's begin line: `-----BEGIN`, a label that ends in `PRIVATE KEY`
+/// (`RSA`, `EC`, `OPENSSH`, `ENCRYPTED` or none before it), then `-----`.
+fn begins_private_key(text: &[u8]) -> bool {
+    let Some(label) = text.strip_prefix(b"-----BEGIN ") else {
+        return false;
+    };
+    let line = label.split(|&byte| byte == b'\n').next().unwrap_or_default();
+    contains(line, b"PRIVATE KEY") && contains(line, b"-----")
+}
+
 /// Whether `value` holds six letters or digits in a row in their order, up or down, whatever their case
 /// (`abcdef`, `lMnopq`, `123456`, `zyxwvu`): a run typed to fill a sample's length, which a random source draws
 /// once in many millions of strings (`sk_live_abcdefghijklmnopqrstuvwxyz`, `AIzaSyabcdefghijklmnop…`). Unlike a
@@ -859,6 +897,7 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
     let reference = variable(text)
         || text.starts_with("%(")
         || text.starts_with("%{")
+        || windows_variable(text)
         || text.starts_with('/')
         || text.starts_with("./")
         || text.starts_with("~/")
@@ -904,6 +943,19 @@ fn after_non_word(text: &str, word: &str) -> bool {
                 .get(at - 1)
                 .is_some_and(|byte| !byte.is_ascii_alphanumeric() && !matches!(byte, b'-' | b'_'))
     })
+}
+
+/// A variable of the Windows environment named, as `cmd`, MSBuild and NuGet's configuration expand it:
+/// `%NAME%`.
+fn windows_variable(text: &str) -> bool {
+    text.strip_prefix('%')
+        .and_then(|rest| rest.strip_suffix('%'))
+        .is_some_and(|name| {
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+        })
 }
 
 /// A variable's value named (`$NAME`, `$db_password`, `$dbPassword`): a `$` and a name in one case, or in mixed
