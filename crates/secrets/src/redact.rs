@@ -184,6 +184,15 @@ static NEXT_OPEN: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the next-line pattern compiles")
 });
 
+/// An XML start tag named as a secret that ends its line, followed by blank lines at most: as [`NEXT_OPEN`].
+static NEXT_OPEN_XML: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
+    RegexBuilder::new(concat!(crate::rules::xml_next_line_head!(), r"\z"))
+        .unicode(false)
+        .build()
+        .expect("the XML next-line pattern compiles")
+});
+
 /// Where the complete lines of `text` before `cut` stop being ready: before the last line that is not blank when
 /// it leaves a secret's value to the next line ([`NEXT_OPEN`]), which has not come, so that the value is scanned
 /// with its name; `cut` otherwise.
@@ -200,7 +209,8 @@ fn before_an_open_value(text: &[u8], cut: usize) -> usize {
             end = start;
             continue;
         }
-        let held = opens_next_line(line) && NEXT_OPEN.is_match(text.get(start..cut).unwrap_or_default());
+        let rest = text.get(start..cut).unwrap_or_default();
+        let held = opens_next_line(line) && (NEXT_OPEN.is_match(rest) || NEXT_OPEN_XML.is_match(rest));
         return if held { start } else { cut };
     }
     cut
@@ -218,6 +228,20 @@ static OPEN_NEXT: LazyLock<Regex> = LazyLock::new(|| {
     .unicode(false)
     .build()
     .expect("the open next-line pattern compiles")
+});
+
+/// A secret's value that has begun on the line after an XML start tag named as a secret: as [`OPEN_NEXT`].
+static OPEN_NEXT_XML: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
+    RegexBuilder::new(concat!(
+        crate::rules::xml_next_line_head!(),
+        r#"(?:"#,
+        crate::rules::line_prefix!(),
+        r#")?[ \t]*(?P<next>[^\s][^\n]{0,511})\z"#
+    ))
+    .unicode(false)
+    .build()
+    .expect("the open XML next-line pattern compiles")
 });
 
 /// How much of what a flush wrote of an open line is kept as the context of its scan.
@@ -295,10 +319,14 @@ impl Redactor {
             .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
             .and_then(|captures| captures.name("value").or_else(|| captures.name("url")))
             .map_or(end, |open| open.start());
-        let next = OPEN_NEXT
-            .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
-            .and_then(|captures| captures.name("next"))
-            .map_or(end, |open| open.start());
+        let from = self.pending.len().saturating_sub(OPEN_REACH);
+        let next = [&*OPEN_NEXT, &*OPEN_NEXT_XML]
+            .iter()
+            .filter_map(|open_next| open_next.captures_at(&self.pending, from))
+            .filter_map(|captures| captures.name("next"))
+            .map(|open| open.start())
+            .min()
+            .unwrap_or(end);
         end.min(open).min(next)
     }
 

@@ -52,7 +52,22 @@ macro_rules! next_line_head {
         )
     };
 }
-pub(crate) use {assignment_head, line_prefix, next_line_head, secret_name};
+/// The head of an XML element named as a secret whose value is on the lines after its start tag
+/// (`<password>`, then the value indented on the next line): the start tag ends its line (after a file's name as
+/// `grep -r` prints it, [`line_prefix`], and the line's indentation, the group `indent`), then blank lines, at
+/// most eight.
+macro_rules! xml_next_line_head {
+    () => {
+        concat!(
+            r#"(?m:^)(?:"#,
+            crate::rules::line_prefix!(),
+            r#")?(?P<indent>[ \t]*)<[A-Za-z0-9_.:-]{0,40}?"#,
+            crate::rules::secret_name!(),
+            r#"(?:[ \t][^<>\n]{0,256})?>[ \t]*\r?\n(?:[ \t]*\r?\n){0,8}"#
+        )
+    };
+}
+pub(crate) use {assignment_head, line_prefix, next_line_head, secret_name, xml_next_line_head};
 
 /// The names the assignment rules look for, as anchors.
 const SECRET_NAME_ANCHORS: &[&str] = &[
@@ -320,7 +335,7 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: "SendGrid key",
         anchors: &["SG."],
-        pattern: r"SG\.([A-Za-z0-9_=.-]{66})",
+        pattern: r"SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})",
         check: Check::Random(66),
     },
     Rule {
@@ -629,6 +644,14 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: r"\bEAA[MC]([A-Za-z0-9]{100,})",
         check: Check::Random(100),
     },
+    // An Azure Storage account's key or a Service Bus, Event Hubs or IoT Hub shared access key, as a connection
+    // string names it (`DefaultEndpointsProtocol=https;AccountName=x;AccountKey=…;`): 64 bytes or 32 in base64.
+    Rule {
+        kind: "Azure key",
+        anchors: &["AccountKey=", "SharedAccessKey="],
+        pattern: r"(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,}={0,2})",
+        check: Check::Random(40),
+    },
     // A JSON Web Key's private member (RFC 7518: `"d"`, the private exponent or the private key of an RSA, EC or
     // OKP key), base64url.
     Rule {
@@ -718,6 +741,19 @@ pub(crate) const RULES: &[Rule] = &[
             r#"(?:"#,
             line_prefix!(),
             r#")?(?P<inner>[ \t]*)(?:"(?P<dq>[^"\n]{1,256})"[ \t]*[,}]?|'(?P<sq>[^'\n]{1,256})'[ \t]*,?|(?P<bare>[^\s][^\n]{0,511}?))[ \t]*\r?(?m:$)"#
+        ),
+        check: Check::NextLine,
+    },
+    // An XML element named as a secret with its value on the next line, indented further than the start tag
+    // (`<password>`, then the value, then `</password>` on its line or after the value).
+    Rule {
+        kind: "password or secret assignment",
+        anchors: SECRET_NAME_ANCHORS,
+        pattern: concat!(
+            xml_next_line_head!(),
+            r#"(?:"#,
+            line_prefix!(),
+            r#")?(?P<inner>[ \t]*)(?P<bare>[^<\s][^<\n]{0,511}?)[ \t]*(?:</[^<>\n]{1,64}>)?[ \t]*\r?(?m:$)"#
         ),
         check: Check::NextLine,
     },

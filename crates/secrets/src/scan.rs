@@ -411,7 +411,11 @@ fn scan_plain(text: &[u8]) -> Vec<Located> {
             .get(anchor.end..)
             .and_then(|after| memchr::memchr(b'\n', after))
             .map_or(text.len(), |newline| anchor.end + newline);
-        let opens = text.get(anchor.start..line_end).is_some_and(opens_next_line);
+        let line_start = text
+            .get(..anchor.start)
+            .and_then(|before| memchr::memrchr(b'\n', before))
+            .map_or(0, |newline| newline + 1);
+        let opens = text.get(line_start..line_end).is_some_and(opens_next_line);
         let (rules, reach_end) = match opens {
             true => (rules, next_line_end(text, line_end)),
             false => (rules & !compiled.next_line, line_end),
@@ -426,10 +430,7 @@ fn scan_plain(text: &[u8]) -> Vec<Located> {
         if let Some((start, end, mask)) = line.take() {
             scan_region(compiled, text, start..end, mask, &mut found);
         }
-        let start = text
-            .get(..anchor.start)
-            .and_then(|before| memchr::memrchr(b'\n', before))
-            .map_or(0, |newline| newline + 1);
+        let start = line_start;
         let reach = if compiled.blocks.contains(&anchor.id) {
             anchor.end.saturating_add(BLOCK_LIMIT).min(text.len())
         } else {
@@ -592,9 +593,9 @@ fn next_line_value(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
     })
 }
 
-/// Whether the line `line` leaves its value to the next line: it ends with a mapping's `:`, or with a YAML block
-/// scalar's indicator after one (`password: |`, `token: >-`). What [`Check::NextLine`]'s rule reads past the
-/// line.
+/// Whether the line `line` leaves its value to the next line: it ends with a mapping's `:`, with a YAML block
+/// scalar's indicator after one (`password: |`, `token: >-`), or with an XML start tag (`<password>`). What
+/// [`Check::NextLine`]'s rules read past the line.
 pub(crate) fn opens_next_line(line: &[u8]) -> bool {
     let trimmed = trim_end(line);
     let before_indicator = trimmed
@@ -610,7 +611,20 @@ pub(crate) fn opens_next_line(line: &[u8]) -> bool {
                 .all(|byte| byte.is_ascii_digit() || matches!(byte, b'+' | b'-'))
                 .then(|| trim_end(trimmed.get(..at).unwrap_or_default()))
         });
-    before_indicator.unwrap_or(trimmed).ends_with(b":")
+    before_indicator.unwrap_or(trimmed).ends_with(b":") || ends_with_start_tag(trimmed)
+}
+
+/// Whether `line` ends with an XML start tag (`<password>`, `<add name="x">`), not an end tag or an empty
+/// element's (`</password>`, `<password/>`).
+fn ends_with_start_tag(line: &[u8]) -> bool {
+    let Some(open) = line
+        .strip_suffix(b">")
+        .and_then(|before| memchr::memrchr(b'<', before))
+    else {
+        return false;
+    };
+    let tag = line.get(open + 1..line.len() - 1).unwrap_or_default();
+    tag.first().is_some_and(u8::is_ascii_alphabetic) && !tag.ends_with(b"/") && !tag.contains(&b'>')
 }
 
 /// `bytes` without the blanks and carriage returns at its end.
