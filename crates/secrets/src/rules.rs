@@ -5,10 +5,12 @@
 //! dependency trees for a job that here is a few dozen lines over `regex`; none was maintained well enough to
 //! take a security boundary's rules from. The formats follow the providers' documentation.
 
-/// A name holding a secret's word, with a qualifier after it or not (the group `suffix`).
+/// A name holding a secret's word, its words joined by `_`, `-` or nothing (`private_key`, `private-key`,
+/// `privateKey`), with a qualifier after it or not (the group `suffix`): a number glued to it (`token1`,
+/// `password2`), words after `_` or `-`.
 macro_rules! secret_name {
     () => {
-        r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|secret_?(?:access_?)?key|secret|api[_-]?key|access_?key|auth_?token|access_?token|private_?key|(?:signing|master|hmac)_?key|token|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]+){0,3}))"#
+        r#"(?i:(?:password|passwd|passphrase|(?:\b|_)pass|(?:\b|_)pwd|(?:\b|_)creds|secret[_-]?(?:access[_-]?)?key|secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token|private[_-]?key|(?:signing|master|hmac)[_-]?key|token|credentials?)(?P<suffix>[0-9]{0,3}(?:[_-][A-Za-z0-9]+){0,3}))"#
     };
 }
 
@@ -80,15 +82,19 @@ const SECRET_NAME_ANCHORS: &[&str] = &[
     "ApiKey",
     "api_key",
     "access_key",
+    "access-key",
     "accessKey",
     "accesskey",
     "private_key",
+    "private-key",
     "privatekey",
     "privateKey",
     "token",
     "credential",
+    "creds",
     "signing",
     "master_key",
+    "master-key",
     "masterkey",
     "hmac",
 ];

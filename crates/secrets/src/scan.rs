@@ -756,6 +756,7 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "todo",
     "fixme",
     "****",
+    "####",
     "....",
     "<",
     ">",
