@@ -94,7 +94,6 @@ const SECRET_NAME_ANCHORS: &[&str] = &[
     "creds",
     "signing",
     "master_key",
-    "master-key",
     "masterkey",
     "hmac",
 ];
@@ -231,9 +230,7 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "Stripe key",
-        anchors: &[
-            "sk_live_", "sk_test_", "rk_live_", "rk_test_", "sk_prod_", "rk_prod_", "whsec_",
-        ],
+        anchors: &["_live_", "_test_", "_prod_", "whsec_"],
         pattern: r"(?:(?:sk|rk)_(?:live|test|prod)_|whsec_)([A-Za-z0-9]{20,})",
         check: Check::Random(20),
     },
@@ -364,7 +361,7 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "Linear key",
-        anchors: &["lin_api_", "lin_oauth_"],
+        anchors: &["lin_"],
         pattern: r"lin_(?:api|oauth)_([A-Za-z0-9]{40,64})",
         check: Check::Random(40),
     },
@@ -401,8 +398,8 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "Vault token",
-        anchors: &["hvs.", "hvb.", "hvr."],
-        pattern: r"hv[sbr]\.([A-Za-z0-9_-]{24,})",
+        anchors: &["hvs.", "hvb."],
+        pattern: r"hv[sb]\.([A-Za-z0-9_-]{24,})",
         check: Check::Random(24),
     },
     Rule {
@@ -444,8 +441,8 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "Atlassian token",
-        anchors: &["ATATT3", "ATCTT3"],
-        pattern: r"AT[AC]TT3([A-Za-z0-9_=-]{180,})",
+        anchors: &["ATATT3"],
+        pattern: r"ATATT3([A-Za-z0-9_=-]{180,})",
         check: Check::Random(64),
     },
     // A Microsoft Entra ID (Azure AD) client secret: three characters, a digit, `Q~`, then 31 to 34 more.
@@ -489,7 +486,7 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "Fly.io token",
-        anchors: &["fo1_", "fm1a_", "fm1r_", "fm2_"],
+        anchors: &["fo1_", "fm1", "fm2_"],
         pattern: r"\b(?:fo1|fm1[ar]|fm2)_([A-Za-z0-9_+/-]{43,}={0,3})",
         check: Check::Random(43),
     },
@@ -616,8 +613,8 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "New Relic key",
-        anchors: &["NRAK-", "NRII-", "NRJS-"],
-        pattern: r"NR(?:AK|II|JS)-([A-Za-z0-9-]{19,32})",
+        anchors: &["NRAK-", "NRII-"],
+        pattern: r"NR(?:AK|II)-([A-Za-z0-9-]{27,32})",
         check: Check::Random(27),
     },
     Rule {
@@ -628,7 +625,7 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "Flutterwave key",
-        anchors: &["FLWSECK_TEST-", "FLWSECK-"],
+        anchors: &["FLWSECK"],
         pattern: r"FLWSECK(?:_TEST)?-([a-hA-H0-9]{12,32})(?:-X)?",
         check: Check::Random(12),
     },
@@ -637,6 +634,67 @@ pub(crate) const RULES: &[Rule] = &[
         anchors: &["pat.", "sat."],
         pattern: r"\b(?:pat|sat)\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20})\b",
         check: Check::Random(67),
+    },
+    Rule {
+        kind: "Docker Hub token",
+        anchors: &["dckr_"],
+        pattern: r"dckr_(?:pat|oat)_([A-Za-z0-9_-]{27,})",
+        check: Check::Random(27),
+    },
+    // A Google OAuth client's secret (`GOCSPX-`) and an OAuth access token (`ya29.`).
+    Rule {
+        kind: "Google OAuth secret",
+        anchors: &["GOCSPX-", "ya29."],
+        pattern: r"(?:GOCSPX-([A-Za-z0-9_-]{28})|\bya29\.([A-Za-z0-9_-]{30,}))",
+        check: Check::Random(28),
+    },
+    Rule {
+        kind: "Groq key",
+        anchors: &["gsk_"],
+        pattern: r"\bgsk_([A-Za-z0-9]{52})\b",
+        check: Check::Random(52),
+    },
+    Rule {
+        kind: "Supabase token",
+        anchors: &["sbp_"],
+        pattern: r"\bsbp_([a-f0-9]{40})\b",
+        check: Check::Random(40),
+    },
+    Rule {
+        kind: "Bitbucket app password",
+        anchors: &["ATBB"],
+        pattern: r"\bATBB([A-Za-z0-9_=.-]{28,})",
+        check: Check::Random(28),
+    },
+    Rule {
+        kind: "LangSmith key",
+        anchors: &["lsv2_"],
+        pattern: r"lsv2_(?:pt|sk)_([a-f0-9]{32}_[a-f0-9]{10})",
+        check: Check::Random(32),
+    },
+    Rule {
+        kind: "Pinecone key",
+        anchors: &["pcsk_"],
+        pattern: r"\bpcsk_([A-Za-z0-9_]{50,})",
+        check: Check::Random(50),
+    },
+    Rule {
+        kind: "xAI key",
+        anchors: &["xai-"],
+        pattern: r"\bxai-([A-Za-z0-9]{70,})",
+        check: Check::Random(70),
+    },
+    Rule {
+        kind: "Tavily key",
+        anchors: &["tvly-"],
+        pattern: r"\btvly-(?:dev-|prod-)?([A-Za-z0-9]{32})\b",
+        check: Check::Random(32),
+    },
+    Rule {
+        kind: "Replicate token",
+        anchors: &["r8_"],
+        pattern: r"\br8_([A-Za-z0-9]{37})\b",
+        check: Check::Random(37),
     },
     Rule {
         kind: "Octopus Deploy key",
@@ -712,7 +770,8 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "password or secret assignment",
-        anchors: &["sshpass"],
+        // `pass` is found in `sshpass`.
+        anchors: &["pass"],
         pattern: r#"\bsshpass\b[^\n]*?[ \t]-p[ \t]*['"]?([^\s'"-][^\s'"]{0,255})"#,
         check: Check::UrlPassword,
     },

@@ -48,6 +48,17 @@ fn every_rule_compiles() {
         .build()
         .unwrap();
     assert!(RULES.len() <= 128, "a rule mask is a u128");
+    // Each literal search is a pass over the text: the anchors of four bytes or more fit in two, the short in one.
+    assert!(
+        compiled.searches.len() <= 3,
+        "{} literal searches, from {:?}",
+        compiled.searches.len(),
+        compiled
+            .searches
+            .iter()
+            .map(|(_, base)| *base)
+            .collect::<Vec<_>>()
+    );
     for rule in RULES {
         assert!(!rule.anchors.is_empty(), "{} has no anchor", rule.kind);
     }
