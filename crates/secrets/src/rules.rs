@@ -759,7 +759,9 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         kind: "password or secret assignment",
         anchors: &["curl"],
-        pattern: r#"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]{1,128}:([^\s'"]{1,256})"#,
+        // The user and the password may each be quoted (`--user kevin:'X'`, `-u "ci":"X"`), and the user
+        // empty (`-u :X`).
+        pattern: r#"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]{0,128}['"]?:['"]?([^\s'"]{1,256})"#,
         check: Check::UrlPassword,
     },
     Rule {
