@@ -755,6 +755,14 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: r#"(?i:\b(?:machine[ \t]+\S+|default)\b[^\n]*?[ \t]password)[ \t]+["']?([^\s"']{1,512})"#,
         check: Check::Value,
     },
+    // Bundler's credentials for a gem source, in its environment (`BUNDLE_GEMS__EXAMPLE__COM=user:password`, the
+    // host's dots written `__`).
+    Rule {
+        kind: "password or secret assignment",
+        anchors: &["BUNDLE_"],
+        pattern: r#"\bBUNDLE_[A-Z0-9_]*__[A-Z0-9_]+["']?[ \t]*[:=][ \t]*["']?([^\s"':]{1,128}:[^\s"';&]{1,256})"#,
+        check: Check::Value,
+    },
     // A password given to a command: `curl -u USER:PASSWORD`, `mysql -pPASSWORD`, `--password VALUE`.
     Rule {
         kind: "password or secret assignment",
