@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::rules::OPENSSH_KEY_MAGIC;
+use crate::rules::{BASE64_PEM_MAGIC, OPENSSH_KEY_MAGIC};
 use crate::scan::{Finding, Located, opens_next_line, scan, scan_located};
 
 /// Replaces each credential of `text` with `[redacted: <kind>]`; borrows `text` when it holds none.
@@ -167,7 +167,7 @@ static OPEN: LazyLock<Regex> = LazyLock::new(|| {
     RegexBuilder::new(concat!(
         r#"(?:"#,
         crate::rules::assignment_head!(),
-        r#"(?P<value>"[^"\n]{0,256}|'[^'\n]{0,256}|["']?[^\s"',;`]{1,512})"#,
+        r#"(?P<value>"[^"\n]{0,256}|'[^'\n]{0,256}|`[^`\n]{0,256}|["']?[^\s"',;`]{1,512})"#,
         r#"|(?P<url>[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{0,128}(?::[^\s'"<>]{0,256})?))\z"#,
     ))
     .unicode(false)
@@ -182,6 +182,15 @@ static NEXT_OPEN: LazyLock<Regex> = LazyLock::new(|| {
         .unicode(false)
         .build()
         .expect("the next-line pattern compiles")
+});
+
+/// An XML start tag named as a secret that ends its line, followed by blank lines at most: as [`NEXT_OPEN`].
+static NEXT_OPEN_XML: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
+    RegexBuilder::new(concat!(crate::rules::xml_next_line_head!(), r"\z"))
+        .unicode(false)
+        .build()
+        .expect("the XML next-line pattern compiles")
 });
 
 /// Where the complete lines of `text` before `cut` stop being ready: before the last line that is not blank when
@@ -200,7 +209,8 @@ fn before_an_open_value(text: &[u8], cut: usize) -> usize {
             end = start;
             continue;
         }
-        let held = opens_next_line(line) && NEXT_OPEN.is_match(text.get(start..cut).unwrap_or_default());
+        let rest = text.get(start..cut).unwrap_or_default();
+        let held = opens_next_line(line) && (NEXT_OPEN.is_match(rest) || NEXT_OPEN_XML.is_match(rest));
         return if held { start } else { cut };
     }
     cut
@@ -218,6 +228,20 @@ static OPEN_NEXT: LazyLock<Regex> = LazyLock::new(|| {
     .unicode(false)
     .build()
     .expect("the open next-line pattern compiles")
+});
+
+/// A secret's value that has begun on the line after an XML start tag named as a secret: as [`OPEN_NEXT`].
+static OPEN_NEXT_XML: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
+    RegexBuilder::new(concat!(
+        crate::rules::xml_next_line_head!(),
+        r#"(?:"#,
+        crate::rules::line_prefix!(),
+        r#")?[ \t]*(?P<next>[^\s][^\n]{0,511})\z"#
+    ))
+    .unicode(false)
+    .build()
+    .expect("the open XML next-line pattern compiles")
 });
 
 /// How much of what a flush wrote of an open line is kept as the context of its scan.
@@ -295,10 +319,14 @@ impl Redactor {
             .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
             .and_then(|captures| captures.name("value").or_else(|| captures.name("url")))
             .map_or(end, |open| open.start());
-        let next = OPEN_NEXT
-            .captures_at(&self.pending, self.pending.len().saturating_sub(OPEN_REACH))
-            .and_then(|captures| captures.name("next"))
-            .map_or(end, |open| open.start());
+        let from = self.pending.len().saturating_sub(OPEN_REACH);
+        let next = [&*OPEN_NEXT, &*OPEN_NEXT_XML]
+            .iter()
+            .filter_map(|open_next| open_next.captures_at(&self.pending, from))
+            .filter_map(|captures| captures.name("next"))
+            .map(|open| open.start())
+            .min()
+            .unwrap_or(end);
         end.min(open).min(next)
     }
 
@@ -414,7 +442,9 @@ fn emit_ready(text: &[u8], written: usize, base: u64, to: &mut dyn Sink) -> std:
             // an end line's length, which may have come in part): a block that stops before, at a byte no key
             // holds, is complete as far as it goes, and holding it would hold all that follows.
             let open_block = text.get(finding.start..finding.end).is_some_and(|held| {
-                (held.starts_with(b"-----BEGIN") || held.starts_with(OPENSSH_KEY_MAGIC.as_bytes()))
+                (held.starts_with(b"-----BEGIN")
+                    || held.starts_with(OPENSSH_KEY_MAGIC.as_bytes())
+                    || held.starts_with(BASE64_PEM_MAGIC.as_bytes()))
                     && !contains(held, b"-----END")
                     && (finding.end + END_LINE_MAX >= text.len()
                         || text
@@ -676,13 +706,13 @@ mod tests {
 
     #[test]
     fn a_token_cut_by_terminal_escapes_is_redacted_in_a_stream() {
-        let line = "api_token: \x1b[01;31m\x1b[Kghp\x1b[m\x1b[K_0123456789abcdefABCDEF0123456789abcd\nnext\n";
+        let line = "api_token: \x1b[01;31m\x1b[Kghp\x1b[m\x1b[K_4fJ9kQ2mZx7LwP1nR8sT3vY6bC0dE5gH2jK7\nnext\n";
         let expected = "api_token: \x1b[01;31m\x1b[K[redacted: GitHub token]\nnext\n";
         for split in 1..line.len() {
             let (a, b) = line.as_bytes().split_at(split);
             assert_eq!(String::from_utf8(stream(&[a, b])).unwrap(), expected, "{split}");
             let out = String::from_utf8(dribbled(&[a, b])).unwrap();
-            assert!(!out.contains("456789abcdef"), "{split}: {out:?}");
+            assert!(!out.contains("R8sT3vY6"), "{split}: {out:?}");
         }
     }
 

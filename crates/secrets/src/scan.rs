@@ -5,7 +5,7 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::packed::Searcher;
 use regex::bytes::{Captures, Regex, RegexBuilder};
 
-use crate::rules::{Check, PRIVATE_KEY, RULES, Rule};
+use crate::rules::{Check, PRIVATE_KEY, PRIVATE_KEY_BASE64, RULES, Rule};
 
 /// One credential found in a text: its kind and the bytes that hold it (the value alone where the format names
 /// it, as in `password: <value>`, so that a redaction keeps the name).
@@ -24,33 +24,38 @@ pub struct Finding {
 /// anchor of it is found: a process that scans a few short texts (the hook redacting its audit row) pays for the
 /// literal searches and for the rules its texts call on, not for the whole table.
 struct Compiled {
-    /// The anchors of four bytes or more: Teddy compares four bytes of each, so a common three-byte start
-    /// (`pas`, `tok`) of other words is ruled out before the literal is compared.
-    long: Searcher,
-    /// The anchors of three bytes (`sk-`, `://`), searched on their own: together with the others they would make
-    /// the search compare three bytes only, and find three times as many candidates.
-    short: Option<Searcher>,
+    /// The literal searches, each with the pattern id of its first anchor: the anchors of four bytes or more
+    /// first (Teddy compares four bytes of each, so a common three-byte start, `pas`, `tok`, of other words is
+    /// ruled out before the literal is compared), then the anchors of three bytes (`sk-`, `://`), searched on
+    /// their own: together with the others they would make the search compare three bytes only, and find three
+    /// times as many candidates. Each search holds at most [`SEARCH_ANCHORS`] anchors.
+    searches: Vec<(Searcher, usize)>,
     /// The rules of each anchor, by the anchor's pattern id (the long ones, then the short ones).
-    rules_of: Vec<u64>,
-    /// How many anchors are long: a short anchor's pattern id is its index after them.
-    split: usize,
+    rules_of: Vec<RuleMask>,
     /// The pattern ids of a private key's anchors (`-----begin`, an OpenSSH key's magic), whose region runs on
     /// past their line.
     blocks: Vec<usize>,
     /// The rules of a value on the line after its name ([`Check::NextLine`]), by their bits in a rule mask: run on
     /// a line only when it leaves its value to the next.
-    next_line: u64,
+    next_line: RuleMask,
     /// The longest anchor, in bytes: how far a window of the lowercased text reaches into the next.
     longest: usize,
     /// Each rule's expression, by the rule's index, compiled on its first use.
     each: Vec<OnceLock<Regex>>,
 }
 
+/// A set of rules, one bit a rule by its index in [`RULES`].
+pub(crate) type RuleMask = u128;
+
 /// How far past its anchor a private-key block is looked for: more than the largest key's PEM.
 const BLOCK_LIMIT: usize = 16 << 10;
 
 /// The compiled-regex budget: the table's bounded repetitions need more than the default.
 const SIZE_LIMIT: usize = 64 << 20;
+
+/// The most anchors one literal search holds: Teddy's own bound, past which its candidates would cost more to
+/// check than a second search over the text.
+const SEARCH_ANCHORS: usize = 64;
 
 /// The length from which an anchor is searched with the long ones.
 const SHORT: usize = 4;
@@ -83,7 +88,7 @@ fn compile() -> Result<Compiled, regex::Error> {
         .position(|anchor| anchor.len() < SHORT)
         .unwrap_or(anchors.len());
     // The rules each anchor is written in.
-    let mut own: Vec<u64> = vec![0; anchors.len()];
+    let mut own: Vec<RuleMask> = vec![0; anchors.len()];
     for (index, rule) in RULES.iter().enumerate() {
         for anchor in rule.anchors {
             let lowered = anchor.to_ascii_lowercase();
@@ -119,7 +124,7 @@ fn compile() -> Result<Compiled, regex::Error> {
     }
     let blocks = RULES
         .iter()
-        .filter(|rule| rule.kind == PRIVATE_KEY)
+        .filter(|rule| rule.kind == PRIVATE_KEY || rule.kind == PRIVATE_KEY_BASE64)
         .flat_map(|rule| rule.anchors.iter())
         .filter_map(|anchor| {
             let lowered = anchor.to_ascii_lowercase().into_bytes();
@@ -130,7 +135,7 @@ fn compile() -> Result<Compiled, regex::Error> {
         .iter()
         .enumerate()
         .filter(|(_, rule)| rule.check == Check::NextLine)
-        .fold(0u64, |mask, (index, _)| mask | 1 << index);
+        .fold(0, |mask: RuleMask, (index, _)| mask | 1 << index);
     let longest = anchors.iter().map(Vec::len).max().unwrap_or(0);
     let searcher = |patterns: &[Vec<u8>]| {
         let mut builder = aho_corasick::packed::Config::new().builder();
@@ -138,16 +143,18 @@ fn compile() -> Result<Compiled, regex::Error> {
         builder.build()
     };
     let no_search = || regex::Error::Syntax("the anchors make no literal search".to_owned());
-    let long = searcher(anchors.get(..split).unwrap_or_default()).ok_or_else(no_search)?;
-    let short = match anchors.get(split..) {
-        Some(short) if !short.is_empty() => Some(searcher(short).ok_or_else(no_search)?),
-        _ => None,
-    };
+    let mut searches = Vec::new();
+    for (base, group) in [(0, anchors.get(..split)), (split, anchors.get(split..))] {
+        for (index, chunk) in group.unwrap_or_default().chunks(SEARCH_ANCHORS).enumerate() {
+            searches.push((
+                searcher(chunk).ok_or_else(no_search)?,
+                base + index * SEARCH_ANCHORS,
+            ));
+        }
+    }
     let each = RULES.iter().map(|_| OnceLock::new()).collect();
     Ok(Compiled {
-        long,
-        short,
-        split,
+        searches,
         rules_of,
         blocks,
         next_line,
@@ -202,9 +209,7 @@ fn anchors_in(compiled: &Compiled, text: &[u8], mut each: impl FnMut(Anchor)) {
         lowered.extend_from_slice(window);
         lowered.make_ascii_lowercase();
         found.clear();
-        let searches = std::iter::once((&compiled.long, 0))
-            .chain(compiled.short.iter().map(|short| (short, compiled.split)));
-        for (searcher, base) in searches {
+        for (searcher, base) in &compiled.searches {
             // Each search starts again one byte after the last anchor's start, not at its end: an anchor that
             // overlaps the end of another (`token` and `npm_` in `tokenpm_…`) is reported too, so its rules run.
             // Anchors that start at the same byte are one the other's prefix and stand for each other's rules.
@@ -218,7 +223,7 @@ fn anchors_in(compiled: &Compiled, text: &[u8], mut each: impl FnMut(Anchor)) {
                 found.push(Anchor {
                     start: at + m.start(),
                     end: at + m.end(),
-                    id: base + m.pattern().as_usize(),
+                    id: *base + m.pattern().as_usize(),
                 });
                 from = m.start() + 1;
             }
@@ -397,16 +402,20 @@ fn scan_plain(text: &[u8]) -> Vec<Located> {
     let mut found: Vec<(usize, Located)> = Vec::new();
     // Only the lines that hold an anchor are scanned, each once, by the rules of the anchors it holds; a
     // private-key block's region runs on to its end.
-    let mut line: Option<(usize, usize, u64)> = None;
+    let mut line: Option<(usize, usize, RuleMask)> = None;
     anchors_in(compiled, text, |anchor| {
-        let rules = compiled.rules_of.get(anchor.id).copied().unwrap_or(u64::MAX);
+        let rules = compiled.rules_of.get(anchor.id).copied().unwrap_or(RuleMask::MAX);
         // The anchor's line; one that leaves its value to the next (`password: |`, `"token":`) is read with that
         // line, by the rules of such a value, which no other line needs.
         let line_end = text
             .get(anchor.end..)
             .and_then(|after| memchr::memchr(b'\n', after))
             .map_or(text.len(), |newline| anchor.end + newline);
-        let opens = text.get(anchor.start..line_end).is_some_and(opens_next_line);
+        let line_start = text
+            .get(..anchor.start)
+            .and_then(|before| memchr::memrchr(b'\n', before))
+            .map_or(0, |newline| newline + 1);
+        let opens = text.get(line_start..line_end).is_some_and(opens_next_line);
         let (rules, reach_end) = match opens {
             true => (rules, next_line_end(text, line_end)),
             false => (rules & !compiled.next_line, line_end),
@@ -421,10 +430,7 @@ fn scan_plain(text: &[u8]) -> Vec<Located> {
         if let Some((start, end, mask)) = line.take() {
             scan_region(compiled, text, start..end, mask, &mut found);
         }
-        let start = text
-            .get(..anchor.start)
-            .and_then(|before| memchr::memrchr(b'\n', before))
-            .map_or(0, |newline| newline + 1);
+        let start = line_start;
         let reach = if compiled.blocks.contains(&anchor.id) {
             anchor.end.saturating_add(BLOCK_LIMIT).min(text.len())
         } else {
@@ -457,7 +463,7 @@ fn scan_region(
     compiled: &Compiled,
     text: &[u8],
     range: std::ops::Range<usize>,
-    mask: u64,
+    mask: RuleMask,
     found: &mut Vec<(usize, Located)>,
 ) {
     let Some(region) = text.get(range.clone()) else {
@@ -531,6 +537,7 @@ fn accept(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
         // `host:8443/path?to=a@b` is a port and a path before an `@` in the query, not a password.
         Check::UrlPassword => written_in(value, 3) && !port_and_path(value),
         Check::NextLine => return next_line_value(rule, captures),
+        Check::Base64PrivateKey => begins_private_key(&base64_start(whole.as_bytes())),
     };
     if !passes {
         return None;
@@ -586,9 +593,9 @@ fn next_line_value(rule: &Rule, captures: &Captures<'_>) -> Option<Located> {
     })
 }
 
-/// Whether the line `line` leaves its value to the next line: it ends with a mapping's `:`, or with a YAML block
-/// scalar's indicator after one (`password: |`, `token: >-`). What [`Check::NextLine`]'s rule reads past the
-/// line.
+/// Whether the line `line` leaves its value to the next line: it ends with a mapping's `:`, with a YAML block
+/// scalar's indicator after one (`password: |`, `token: >-`), or with an XML start tag (`<password>`). What
+/// [`Check::NextLine`]'s rules read past the line.
 pub(crate) fn opens_next_line(line: &[u8]) -> bool {
     let trimmed = trim_end(line);
     let before_indicator = trimmed
@@ -604,7 +611,20 @@ pub(crate) fn opens_next_line(line: &[u8]) -> bool {
                 .all(|byte| byte.is_ascii_digit() || matches!(byte, b'+' | b'-'))
                 .then(|| trim_end(trimmed.get(..at).unwrap_or_default()))
         });
-    before_indicator.unwrap_or(trimmed).ends_with(b":")
+    before_indicator.unwrap_or(trimmed).ends_with(b":") || ends_with_start_tag(trimmed)
+}
+
+/// Whether `line` ends with an XML start tag (`<password>`, `<add name="x">`), not an end tag or an empty
+/// element's (`</password>`, `<password/>`).
+fn ends_with_start_tag(line: &[u8]) -> bool {
+    let Some(open) = line
+        .strip_suffix(b">")
+        .and_then(|before| memchr::memrchr(b'<', before))
+    else {
+        return false;
+    };
+    let tag = line.get(open + 1..line.len() - 1).unwrap_or_default();
+    tag.first().is_some_and(u8::is_ascii_alphabetic) && !tag.ends_with(b"/") && !tag.contains(&b'>')
 }
 
 /// `bytes` without the blanks and carriage returns at its end.
@@ -736,6 +756,7 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "todo",
     "fixme",
     "****",
+    "####",
     "....",
     "<",
     ">",
@@ -797,6 +818,75 @@ fn random(value: &[u8], own: usize, cases_mix: bool) -> bool {
         && longest_run >= 12
         && distinct >= 8
         && !placeholder_word(value.get(..own).unwrap_or(value))
+        && !typed_run(value)
+}
+
+/// The first bytes (at most 72) that the base64 `text` encodes, its line ends skipped.
+fn base64_start(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(72);
+    let (mut bits, mut held) = (0u32, 0u32);
+    for &byte in text {
+        let six = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'\r' | b'\n' => continue,
+            _ => break,
+        };
+        bits = (bits << 6) | u32::from(six);
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            out.push(u8::try_from((bits >> held) & 0xff).unwrap_or(0));
+        }
+        if out.len() >= 72 {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `text` starts with a PEM private key's begin line: `-----BEGIN`, a label that ends in `PRIVATE KEY`
+/// (`RSA`, `EC`, `OPENSSH`, `ENCRYPTED` or none before it), then `-----`.
+fn begins_private_key(text: &[u8]) -> bool {
+    let Some(label) = text.strip_prefix(b"-----BEGIN ") else {
+        return false;
+    };
+    let line = label.split(|&byte| byte == b'\n').next().unwrap_or_default();
+    contains(line, b"PRIVATE KEY") && contains(line, b"-----")
+}
+
+/// Whether `value` holds six letters or digits in a row in their order, up or down, whatever their case
+/// (`abcdef`, `lMnopq`, `123456`, `zyxwvu`): a run typed to fill a sample's length, which a random source draws
+/// once in many millions of strings (`sk_live_abcdefghijklmnopqrstuvwxyz`, `AIzaSyabcdefghijklmnop…`). Unlike a
+/// placeholder word, it is looked for in the whole value: a token's own characters do not run so, and a sample
+/// whose own length is well-formed goes on with more of its run.
+fn typed_run(value: &[u8]) -> bool {
+    let (mut up, mut down) = (1, 1);
+    for pair in value.windows(2) {
+        let (Some(a), Some(b)) = (pair.first(), pair.get(1)) else {
+            continue;
+        };
+        let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+        let same_class =
+            (a.is_ascii_lowercase() && b.is_ascii_lowercase()) || (a.is_ascii_digit() && b.is_ascii_digit());
+        up = if same_class && a.checked_add(1) == Some(b) {
+            up + 1
+        } else {
+            1
+        };
+        down = if same_class && b.checked_add(1) == Some(a) {
+            down + 1
+        } else {
+            1
+        };
+        if up >= 6 || down >= 6 {
+            return true;
+        }
+    }
+    false
 }
 
 /// A value someone wrote in, at least `min_len` bytes long: not a placeholder (`changeme`, `xxx`, `<your-key>`,
@@ -822,6 +912,7 @@ fn written_in(value: &[u8], min_len: usize) -> bool {
     let reference = variable(text)
         || text.starts_with("%(")
         || text.starts_with("%{")
+        || windows_variable(text)
         || text.starts_with('/')
         || text.starts_with("./")
         || text.starts_with("~/")
@@ -867,6 +958,19 @@ fn after_non_word(text: &str, word: &str) -> bool {
                 .get(at - 1)
                 .is_some_and(|byte| !byte.is_ascii_alphanumeric() && !matches!(byte, b'-' | b'_'))
     })
+}
+
+/// A variable of the Windows environment named, as `cmd`, MSBuild and NuGet's configuration expand it:
+/// `%NAME%`.
+fn windows_variable(text: &str) -> bool {
+    text.strip_prefix('%')
+        .and_then(|rest| rest.strip_suffix('%'))
+        .is_some_and(|name| {
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+        })
 }
 
 /// A variable's value named (`$NAME`, `$db_password`, `$dbPassword`): a `$` and a name in one case, or in mixed
