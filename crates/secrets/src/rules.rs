@@ -744,8 +744,9 @@ pub(crate) const RULES: &[Rule] = &[
         kind: "authorization header",
         anchors: &["authorization"],
         // The scheme is any word (`Bearer`, `Token`, `Basic`, `Api-Token`, `SSWS`, `Splunk`) or none: a key given
-        // alone is the credential too.
-        pattern: r#"(?i:authorization["']?\s*[:=]\s*["']?(?:[A-Za-z][A-Za-z0-9_-]{0,20}\s+)?)([A-Za-z0-9._~+/=-]{16,})"#,
+        // alone is the credential too. The value takes the brackets after it, so that code is seen as code
+        // (`authorization = base64.decodebytes(authorization)`, `authorization: Property[str]`).
+        pattern: r#"(?i:authorization["']?\s*[:=]\s*["']?(?:[A-Za-z][A-Za-z0-9_-]{0,20}\s+)?)([A-Za-z0-9._~+/=-]{16,}[(\[]?)"#,
         check: Check::Value,
     },
     // A netrc entry names its password after a space, not `=`: `machine HOST login USER password VALUE`.
@@ -835,12 +836,14 @@ pub(crate) const RULES: &[Rule] = &[
     // A call that is given a secret's name and its value as its first two quoted arguments: PHP's constant
     // (`define('DB_PASSWORD', 'X');`, as wp-config.php has it), a property or a variable of the environment set
     // (`System.setProperty("API_TOKEN", "X")`, `os.environ.setdefault('SECRET_KEY', 'X')`, `setenv("TOKEN", "X")`),
-    // a setting put in a map (`config.put("password", "X")`).
+    // a setting put in a map (`config.put("password", "X")`, `localStorage.setItem('token', 'X')`). Only a call
+    // that stores: a log line or a message given the name and some text (`log.info('token', 'getting list')`)
+    // holds no secret.
     Rule {
         kind: "password or secret assignment",
         anchors: SECRET_NAME_ANCHORS,
         pattern: concat!(
-            r#"\([ \t]*["'][A-Za-z0-9_.-]{0,40}?"#,
+            r#"\b(?i:define|set\w{0,30}|put\w{0,30}|add|insert|store|save)[ \t]*\([ \t]*["'][A-Za-z0-9_.-]{0,40}?"#,
             secret_name!(),
             r#"["'][ \t]*,[ \t]*(?:"([^"\n]{1,256})"|'([^'\n]{1,256})')"#
         ),
