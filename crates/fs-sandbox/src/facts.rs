@@ -43,8 +43,12 @@ struct Facts {
     no_links: HashMap<OsString, NoLinks, Hasher>,
     /// `fs::canonicalize`'s answers that were paths.
     canonical: HashMap<OsString, PathBuf, Hasher>,
-    /// The entries of each directory listed, with their types where they could be told.
-    listings: HashMap<OsString, Rc<[Entry]>, Hasher>,
+    /// The entries of each directory listed, with their types where they could be told, and how many were asked
+    /// for.
+    listings: HashMap<OsString, (usize, Rc<[Entry]>), Hasher>,
+    /// The text of each file [`small_file`] read, or `None` where there was none to read, and the most it would
+    /// read.
+    texts: HashMap<OsString, (u64, Option<Rc<str>>), Hasher>,
     /// The answers of [`remembered`], by question and path.
     answers: HashMap<(&'static str, OsString), bool, Hasher>,
 }
@@ -117,13 +121,15 @@ pub fn exists_no_follow(path: &Path) -> bool {
 pub(crate) type Entry = (OsString, Option<fs::FileType>);
 
 /// The first `most` entries `fs::read_dir(dir)` lists (those it could read), kept within a batch; `None` when
-/// the directory cannot be listed (asked again each time). Every caller asks with the same `most`.
-pub(crate) fn list_dir(dir: &Path, most: usize) -> Option<Rc<[Entry]>> {
+/// the directory cannot be listed (asked again each time). A listing kept for another `most` is not used.
+pub fn list_dir(dir: &Path, most: usize) -> Option<Rc<[(OsString, Option<fs::FileType>)]>> {
     if let Some(known) = FACTS.with(|facts| {
-        facts
-            .borrow()
-            .as_ref()
-            .and_then(|f| f.listings.get(dir.as_os_str()).cloned())
+        facts.borrow().as_ref().and_then(|f| {
+            f.listings
+                .get(dir.as_os_str())
+                .filter(|(asked, _)| *asked == most)
+                .map(|(_, entries)| Rc::clone(entries))
+        })
     }) {
         return Some(known);
     }
@@ -137,10 +143,44 @@ pub(crate) fn list_dir(dir: &Path, most: usize) -> Option<Rc<[Entry]>> {
         if let Some(facts) = facts.borrow_mut().as_mut() {
             facts
                 .listings
-                .insert(dir.as_os_str().to_owned(), Rc::clone(&entries));
+                .insert(dir.as_os_str().to_owned(), (most, Rc::clone(&entries)));
         }
     });
     Some(entries)
+}
+
+/// The text of the file at `path` (a link followed) where it is a file of at most `most` bytes of UTF-8 text, kept
+/// within a batch; `None` where it is missing, not a file, larger or not text. An error of another kind (the file
+/// cannot be read) is `None` too, and asked again each time. An answer kept for another `most` is not used.
+pub fn small_file(path: &Path, most: u64) -> Option<Rc<str>> {
+    if let Some(known) = FACTS.with(|facts| {
+        facts.borrow().as_ref().and_then(|f| {
+            f.texts
+                .get(path.as_os_str())
+                .filter(|(asked, _)| *asked == most)
+                .map(|(_, text)| text.clone())
+        })
+    }) {
+        return known;
+    }
+    let text = match fs::metadata(path) {
+        Ok(meta) if !meta.is_file() || meta.len() > most => None,
+        Ok(_) => match fs::read_to_string(path) {
+            Ok(text) => Some(Rc::from(text)),
+            Err(error) if error.kind() == io::ErrorKind::InvalidData => None,
+            Err(_) => return None,
+        },
+        Err(error) if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => None,
+        Err(_) => return None,
+    };
+    FACTS.with(|facts| {
+        if let Some(facts) = facts.borrow_mut().as_mut() {
+            facts
+                .texts
+                .insert(path.as_os_str().to_owned(), (most, text.clone()));
+        }
+    });
+    text
 }
 
 /// What opening a path without following any link (`openat2` with `RESOLVE_NO_SYMLINKS`) gave.
@@ -250,6 +290,30 @@ mod tests {
         assert!(exists_no_follow(&file));
         std::fs::remove_file(&file).unwrap();
         assert!(!exists_no_follow(&file));
+    }
+
+    #[test]
+    fn a_small_file_is_read_once_within_a_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config");
+        let missing = dir.path().join("missing");
+        std::fs::write(&file, "[core]\n").unwrap();
+        with_batch_facts(|| {
+            assert_eq!(small_file(&file, 64).as_deref(), Some("[core]\n"));
+            assert_eq!(small_file(&missing, 64), None);
+            std::fs::write(&file, "[user]\n").unwrap();
+            std::fs::write(&missing, "x").unwrap();
+            // Within the batch the first answers stand: nothing is run between its decisions.
+            assert_eq!(small_file(&file, 64).as_deref(), Some("[core]\n"));
+            assert_eq!(small_file(&missing, 64), None);
+            assert!(list_dir(dir.path(), 1).is_some_and(|entries| entries.len() == 1));
+            // A listing kept for fewer entries is not the answer for more.
+            assert!(list_dir(dir.path(), 8).is_some_and(|entries| entries.len() == 2));
+        });
+        assert_eq!(small_file(&file, 64).as_deref(), Some("[user]\n"));
+        assert_eq!(small_file(&missing, 64).as_deref(), Some("x"));
+        assert_eq!(small_file(&file, 3), None);
+        assert_eq!(small_file(dir.path(), 64), None);
     }
 
     #[test]
