@@ -41,8 +41,8 @@ struct Facts {
     lstat: HashMap<OsString, Lstat, Hasher>,
     /// Whether the kernel opens a path without following a link (`openat2` with `RESOLVE_NO_SYMLINKS`).
     no_links: HashMap<OsString, NoLinks, Hasher>,
-    /// `fs::canonicalize`'s answers that were paths.
-    canonical: HashMap<OsString, PathBuf, Hasher>,
+    /// `fs::canonicalize`'s answers that were paths, or the error code that said the path is missing.
+    canonical: HashMap<OsString, Result<PathBuf, i32>, Hasher>,
     /// The entries of each directory listed, with their types where they could be told, and how many were asked
     /// for.
     listings: HashMap<OsString, (usize, Rc<[Entry]>), Hasher>,
@@ -213,8 +213,9 @@ pub(crate) fn no_links(path: &Path, open: impl FnOnce(&Path) -> NoLinks) -> NoLi
     answer
 }
 
-/// `fs::canonicalize(path)`, kept within a batch ([`with_batch_facts`]) when it is a path; an error is asked
-/// again each time.
+/// `fs::canonicalize(path)`, kept within a batch ([`with_batch_facts`]) when it is a path or says that the path
+/// is missing (`ENOENT`, `ENOTDIR`, kept with its code so that it reads the same); another error is asked again
+/// each time.
 ///
 /// # Errors
 /// `fs::canonicalize`'s.
@@ -225,17 +226,24 @@ pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
             .as_ref()
             .and_then(|f| f.canonical.get(path.as_os_str()).cloned())
     }) {
-        return Ok(known);
+        return known.map_err(io::Error::from_raw_os_error);
     }
-    let canonical = fs::canonicalize(path)?;
+    let canonical = fs::canonicalize(path);
+    let kept = match &canonical {
+        Ok(canonical) => Ok(canonical.clone()),
+        Err(error) => match error.raw_os_error() {
+            Some(code) if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+                Err(code)
+            }
+            _ => return canonical,
+        },
+    };
     FACTS.with(|facts| {
         if let Some(facts) = facts.borrow_mut().as_mut() {
-            facts
-                .canonical
-                .insert(path.as_os_str().to_owned(), canonical.clone());
+            facts.canonical.insert(path.as_os_str().to_owned(), kept);
         }
     });
-    Ok(canonical)
+    canonical
 }
 
 /// The answer `ask` gives about `path`, kept within a batch under the name of the `question`: only for a question
@@ -331,6 +339,15 @@ mod tests {
             assert!(canonicalize(&file).is_ok());
             assert!(canonicalize(&slashed).is_err());
         });
+        // A missing path's answer is kept within the batch too, and reads as the kernel's.
+        let missing = dir.path().join("m");
+        let alone = canonicalize(&missing).unwrap_err().to_string();
+        with_batch_facts(|| {
+            assert_eq!(canonicalize(&missing).unwrap_err().to_string(), alone);
+            std::fs::write(&missing, "x").unwrap();
+            assert_eq!(canonicalize(&missing).unwrap_err().to_string(), alone);
+        });
+        assert!(canonicalize(&missing).is_ok());
     }
 
     #[test]
