@@ -140,9 +140,11 @@ impl DecisionBound {
     pub fn decide_in_order(self, requests: Vec<DecisionRequest>) -> Vec<Decided> {
         // Shared with the workers without moving the requests themselves.
         let requests = Arc::new(requests);
-        let mut decided = Vec::with_capacity(requests.len());
+        let mut decided = Vec::new();
         while decided.len() < requests.len() {
             match self.hand_over(&requests, decided.len()).wait() {
+                // A decision is large: the first hand-over's list is the answer as it is, not copied into another.
+                Waited::Decided(done) if decided.is_empty() => decided = done,
                 Waited::Decided(done) => decided.extend(done),
                 Waited::Panicked(done, panic) => {
                     drop(done);
