@@ -450,7 +450,11 @@ impl Batch {
         // The first request not decided, from the batch's first on.
         let mut first = 0;
         loop {
-            while progress.slots.get(first).is_some_and(|slot| slot.decided.is_some()) {
+            while progress
+                .slots
+                .get(first)
+                .is_some_and(|slot| slot.decided.is_some())
+            {
                 first += 1;
             }
             if let Some(panic) = progress.panic.take() {

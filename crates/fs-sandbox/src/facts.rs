@@ -122,6 +122,10 @@ pub(crate) type Entry = (OsString, Option<fs::FileType>);
 
 /// The first `most` entries `fs::read_dir(dir)` lists (those it could read), kept within a batch; `None` when
 /// the directory cannot be listed (asked again each time). A listing kept for another `most` is not used.
+#[expect(
+    clippy::type_complexity,
+    reason = "the entries' type spelled out: a name for it would be one more export"
+)]
 pub fn list_dir(dir: &Path, most: usize) -> Option<Rc<[(OsString, Option<fs::FileType>)]>> {
     if let Some(known) = FACTS.with(|facts| {
         facts.borrow().as_ref().and_then(|f| {
@@ -170,7 +174,14 @@ pub fn small_file(path: &Path, most: u64) -> Option<Rc<str>> {
             Err(error) if error.kind() == io::ErrorKind::InvalidData => None,
             Err(_) => return None,
         },
-        Err(error) if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => None,
+        Err(error)
+            if matches!(
+                error.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            None
+        }
         Err(_) => return None,
     };
     FACTS.with(|facts| {
@@ -232,7 +243,12 @@ pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
     let kept = match &canonical {
         Ok(canonical) => Ok(canonical.clone()),
         Err(error) => match error.raw_os_error() {
-            Some(code) if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+            Some(code)
+                if matches!(
+                    error.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
                 Err(code)
             }
             _ => return canonical,

@@ -375,7 +375,10 @@ impl PathSandbox {
             Some(resolution) => resolution,
             None => resolve::resolve(start, rest, trailing_slash),
         };
-        (absolute, resolution.map_err(|failure| failure_error(input, failure)))
+        (
+            absolute,
+            resolution.map_err(|failure| failure_error(input, failure)),
+        )
     }
 
     fn evaluate(&self, input: &str, access: Access) -> Evaluation {

@@ -55,7 +55,7 @@ pub(super) fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
         failed |= decided
             .0
             .iter()
-            .any(|line| matches!(line, Pending::Answered(Err(_))));
+            .any(|line| matches!(line, Pending::Answered(answer) if answer.is_err()));
         // The writer ends early only when it cannot write: its error is the run's.
         if batches.send((decided.0, decided.1, elapsed)).is_err() {
             break;
@@ -209,8 +209,9 @@ fn next_batch<R: Read>(reader: &mut BufReader<R>, number: &mut usize) -> Result<
 
 /// One line of a batch, to be decided or already answered.
 enum Pending {
-    /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded.
-    Answered(Result<(HookInput, Answered), String>),
+    /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded. Boxed:
+    /// such lines are rare, and every line of a batch would otherwise be as large as an answer.
+    Answered(Box<Result<(HookInput, Answered), String>>),
     /// Decided by the next decision of the batch, with this guard.
     Deciding(HookInput, Arc<Guard>),
 }
@@ -227,7 +228,7 @@ fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> (Vec<Pending>, V
         let input = match input {
             Ok(input) => input,
             Err(e) => {
-                pending.push(Pending::Answered(Err(e)));
+                pending.push(Pending::Answered(Box::new(Err(e))));
                 continue;
             }
         };
@@ -240,7 +241,10 @@ fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> (Vec<Pending>, V
                 });
                 pending.push(Pending::Deciding(input, Arc::clone(guard)));
             }
-            Err(why) => pending.push(Pending::Answered(Ok((input, Answered::settings_deny(why))))),
+            Err(why) => pending.push(Pending::Answered(Box::new(Ok((
+                input,
+                Answered::settings_deny(why),
+            ))))),
         }
     }
     let decisions = DecisionBound::from_env().decide_in_order(requests);
@@ -269,7 +273,7 @@ fn answers(
     lines
         .into_iter()
         .map(|line| match line {
-            Pending::Answered(answer) => answer,
+            Pending::Answered(answer) => *answer,
             Pending::Deciding(input, guard) => {
                 // The bounded entry answers every request; were one missing, it would not be allowed.
                 let decided = decided
