@@ -1,6 +1,6 @@
 //! The one bounded decision entry: a call decided by an agent's guards (its own and, for a subagent, its parent's)
 //! within a time bound, and a deny past it. The decision runs on a worker thread and is waited for
-//! ([`DecisionBound::decide`]; many calls in order are handed to one worker together,
+//! ([`DecisionBound::decide`]; many calls in order are handed to the workers together,
 //! [`DecisionBound::decide_in_order`]), or, in a process that decides one call and ends (`agent-guard check`), on
 //! the calling thread under a timer the process arms ([`DecisionBound::decide_timed`]): starting threads costs such
 //! a process more than the decision does.
@@ -125,68 +125,59 @@ impl DecisionBound {
     }
 
     /// Decides each of `requests` as [`DecisionBound::decide`] does and returns their decisions in the same
-    /// order: each within the bound, a deny past it. The requests are split into consecutive batches, one per
-    /// core, and each batch is handed to one worker, which decides its requests one after another; the bound of
-    /// each request starts when the one before it in its batch has been decided (the first one's when the batch is
-    /// handed over). A decision past its bound is a deny, its worker and the batches after it are abandoned, and
-    /// the requests after it are handed over again. Handing a worker many calls at once costs one hand-off instead
-    /// of one per call: `agent-guard check --jsonl` decides a line in microseconds, and waking a thread and
-    /// waiting for it cost about as much. A worker keeps what it learns of the file system (a path's type, its
-    /// resolution) for the rest of its batch (`agent_fs_sandbox::with_batch_facts`): requests are handed over
-    /// together only when nothing runs between their decisions (the lines of one batch of `check --jsonl`).
+    /// order: each within the bound, a deny past it. The requests are handed over together to one worker per core,
+    /// each of which takes the next request not yet taken, decides it, and takes the next, so that the cores stay
+    /// busy until the last request however much the decisions differ in cost (a glob over `/etc/*` checks every
+    /// match as a path); the bound of each request starts when a worker takes it, that is when the same worker's
+    /// decision before it ended (the first ones' when the requests are handed over). A decision past its bound is a
+    /// deny, the requests are abandoned (a worker takes no more of them, and what is decided after that request is
+    /// dropped), and the requests after it are handed over again. Handing workers many calls at once costs one
+    /// hand-off instead of one per call: `agent-guard check --jsonl` decides a line in microseconds, and waking a
+    /// thread and waiting for it cost about as much. A worker keeps what it learns of the file system (a path's
+    /// type, its resolution) for the rest of the requests it decides (`agent_fs_sandbox::with_batch_facts`):
+    /// requests are handed over together only when nothing runs between their decisions (the lines of one batch
+    /// of `check --jsonl`).
     pub fn decide_in_order(self, requests: Vec<DecisionRequest>) -> Vec<Decided> {
-        let requests: Arc<[DecisionRequest]> = requests.into();
-        let mut decided = Vec::with_capacity(requests.len());
+        // Shared with the workers without moving the requests themselves.
+        let requests = Arc::new(requests);
+        let mut decided = Vec::new();
         while decided.len() < requests.len() {
-            let batches = self.hand_over(&requests, decided.len());
-            for (position, batch) in batches.iter().enumerate() {
-                match batch.wait() {
-                    Waited::Decided(done) => decided.extend(done),
-                    Waited::Panicked(done, panic) => {
-                        drop(done);
-                        std::panic::resume_unwind(panic)
-                    }
-                    Waited::PastTheBound(done) => {
-                        decided.extend(done);
-                        let tool = requests
-                            .get(decided.len())
-                            .map_or("", |request| request.call.tool.as_str());
-                        decided.push(self.past_the_bound(tool));
-                        // What the later batches decide is dropped: their requests are handed over again, after
-                        // this deny.
-                        for later in batches.get(position + 1..).unwrap_or_default() {
-                            later.abandon();
-                        }
-                        break;
-                    }
+            match self.hand_over(&requests, decided.len()).wait() {
+                // A decision is large: the first hand-over's list is the answer as it is, not copied into another.
+                Waited::Decided(done) if decided.is_empty() => decided = done,
+                Waited::Decided(done) => decided.extend(done),
+                Waited::Panicked(done, panic) => {
+                    drop(done);
+                    std::panic::resume_unwind(panic)
+                }
+                Waited::PastTheBound(done) => {
+                    decided.extend(done);
+                    let tool = requests
+                        .get(decided.len())
+                        .map_or("", |request| request.call.tool.as_str());
+                    // What the workers decided after this one is dropped: those requests are handed over again,
+                    // after this deny.
+                    decided.push(self.past_the_bound(tool));
                 }
             }
         }
         decided
     }
 
-    /// Hands the requests from `first` on to workers, in consecutive batches of at least [`MIN_BATCH`] requests,
-    /// one per core at most.
-    fn hand_over(self, requests: &Arc<[DecisionRequest]>, first: usize) -> Vec<Arc<Batch>> {
+    /// Hands the requests from `first` on to workers that take them in turn ([`Batch`]): one per core at most, and
+    /// one per [`MIN_BATCH`] requests.
+    fn hand_over(self, requests: &Arc<Vec<DecisionRequest>>, first: usize) -> Arc<Batch> {
         let left = requests.len().saturating_sub(first);
-        let count = cores()
-            .saturating_mul(BATCHES_PER_CORE)
-            .min(left.div_ceil(MIN_BATCH))
-            .max(1);
-        let size = left.div_ceil(count).max(1);
-        (first..requests.len())
-            .step_by(size)
-            .map(|start| {
-                let end = start.saturating_add(size).min(requests.len());
-                let batch = Arc::new(Batch::new(Arc::clone(requests), start, end, self));
-                let worker = Arc::clone(&batch);
-                if let Err(job) = workers().run(Box::new(move || worker.decide_all())) {
-                    // Without a thread there is no bound; deciding here is still better than no decision.
-                    job();
-                }
-                batch
-            })
-            .collect()
+        let count = cores().min(left.div_ceil(MIN_BATCH)).max(1);
+        let batch = Arc::new(Batch::new(Arc::clone(requests), first, self));
+        for _ in 0..count {
+            let worker = Arc::clone(&batch);
+            if let Err(job) = workers().run(Box::new(move || worker.decide_all())) {
+                // Without a thread there is no bound; deciding here is still better than no decision.
+                job();
+            }
+        }
+        batch
     }
 
     /// Decides `call` like [`DecisionBound::decide`], on this thread, with `timer` armed with the bound and the
@@ -206,16 +197,14 @@ impl DecisionBound {
         decided
     }
 
-    /// How much is left of a bound that started at `since`: `None` for a bound too large to end.
-    fn left(self, since: Instant) -> Option<Duration> {
-        since
-            .checked_add(self.limit)
-            .map(|deadline| deadline.saturating_duration_since(Instant::now()))
+    /// When a bound that started at `since` ends: `None` for a bound too large to end.
+    fn deadline(self, since: Instant) -> Option<Instant> {
+        since.checked_add(self.limit)
     }
 
-    /// Whether a bound that started at `since` is over.
-    fn is_past(self, since: Instant) -> bool {
-        self.left(since).is_some_and(|left| left.is_zero())
+    /// Whether a bound that started at `since` is over at `now`.
+    fn is_past_at(self, since: Instant, now: Instant) -> bool {
+        self.deadline(since).is_some_and(|deadline| deadline <= now)
     }
 
     /// The deny of a decision of `tool` that did not finish within the bound.
@@ -309,17 +298,9 @@ fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinemen
 /// One decision to make on a worker.
 type Job = Box<dyn FnOnce() + Send>;
 
-/// The fewest requests [`DecisionBound::decide_in_order`] hands to a worker of their own: fewer are decided sooner
-/// by one worker than handed to two.
+/// The fewest requests [`DecisionBound::decide_in_order`] hands over per worker: fewer are decided sooner by one
+/// worker than handed to two.
 const MIN_BATCH: usize = 16;
-
-/// How many batches [`DecisionBound::decide_in_order`] makes per core (each on a worker of its own). Decisions
-/// differ in cost by two orders of magnitude (a glob over `/etc/*` checks every match as a path), so with one batch
-/// per core the core that finished its batch first waited for the other; with more, the scheduler gives it the
-/// batches still running. A request's bound stays wall time from the end of the decision before it in its batch:
-/// with more workers than cores it includes waiting for a core, as it always did on a machine busy with other work
-/// (a decision takes micro- to milliseconds, the bound seconds).
-const BATCHES_PER_CORE: usize = 4;
 
 /// How many threads can run at once here, read once (it reads the cgroup's limits).
 fn cores() -> usize {
@@ -327,34 +308,45 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
 }
 
-/// Consecutive requests that one worker decides in order ([`DecisionBound::decide_in_order`]), and how far it
-/// has come. The worker and the waiting caller share it; the caller may abandon it, after which the worker decides
-/// no more of it and keeps nothing it decides.
+/// The requests of one hand-over ([`DecisionBound::decide_in_order`]), from `first` on, shared by the workers that
+/// decide them and the caller that waits for them. Each worker takes the next request no worker has taken and
+/// decides it, until none is left; the caller may abandon the requests, after which no worker takes another and
+/// nothing decided is kept.
 struct Batch {
-    /// The requests of every batch of the same call; this one's start at its first `next` and end before `end`.
-    requests: Arc<[DecisionRequest]>,
-    end: usize,
+    /// Every request of the call; this hand-over's start at `first`.
+    requests: Arc<Vec<DecisionRequest>>,
+    first: usize,
     bound: DecisionBound,
     progress: Mutex<Progress>,
-    /// Signalled when the worker has decided the whole batch, or stopped at a panic.
+    /// Signalled when every request is decided, a decision panicked, or the watched request is decided.
     finished: Condvar,
 }
 
-/// How far the worker of a [`Batch`] has come.
+/// How far the workers of a [`Batch`] have come.
 struct Progress {
-    /// The decisions made, in order, from the batch's first request on.
-    decided: Vec<Decided>,
-    /// The index of the request being decided (or next to be), the first one not in `decided`.
+    /// The index of the next request a worker takes.
     next: usize,
-    /// When the bound of the request at `next` started: the batch's hand-over for the first, the end of the
-    /// decision before it for the others.
-    since: Instant,
+    /// One per request from the batch's first on, in order.
+    slots: Vec<Slot>,
+    /// How many of `slots` hold a decision.
+    decided: usize,
+    /// When the last decision was made (the hand-over before the first): where the bound of a request not yet
+    /// taken starts, for the caller that waits for it.
+    last: Instant,
     /// The panic of a decision, which ends the batch.
     panic: Option<Box<dyn Any + Send>>,
-    /// Whether the worker is done: every request decided, or stopped at a panic.
-    done: bool,
-    /// Whether the caller gave up on the decision at `next`; the worker then stops.
+    /// Whether the caller gave up on the batch; the workers then stop.
     abandoned: bool,
+    /// The request whose decision wakes the caller besides the last one: set while a later request is past its
+    /// bound, so that the caller answers that one's deny as soon as the requests before it are decided.
+    watched: Option<usize>,
+}
+
+/// One request of a [`Batch`]: when a worker took it (its bound starts then) and its decision once made.
+#[derive(Default)]
+struct Slot {
+    since: Option<Instant>,
+    decided: Option<Decided>,
 }
 
 /// How waiting for a [`Batch`] ended, with the decisions made until then, in order.
@@ -363,25 +355,28 @@ enum Waited {
     Decided(Vec<Decided>),
     /// The decision after these ran past the bound.
     PastTheBound(Vec<Decided>),
-    /// The decision after these panicked.
+    /// A decision panicked (the ones before it are these).
     Panicked(Vec<Decided>, Box<dyn Any + Send>),
 }
 
 impl Batch {
-    /// The requests from `first` to before `end`, handed over now, each decided within `bound`.
-    fn new(requests: Arc<[DecisionRequest]>, first: usize, end: usize, bound: DecisionBound) -> Self {
+    /// The requests from `first` on, handed over now, each decided within `bound`.
+    fn new(requests: Arc<Vec<DecisionRequest>>, first: usize, bound: DecisionBound) -> Self {
+        let count = requests.len().saturating_sub(first);
+        let mut slots = Vec::with_capacity(count);
+        slots.resize_with(count, Slot::default);
         Self {
             requests,
-            end,
+            first,
             bound,
             progress: Mutex::new(Progress {
-                // A decision is large: growing the list as it fills would copy the ones made so far each time.
-                decided: Vec::with_capacity(end.saturating_sub(first)),
                 next: first,
-                since: Instant::now(),
+                slots,
+                decided: 0,
+                last: Instant::now(),
                 panic: None,
-                done: false,
                 abandoned: false,
+                watched: None,
             }),
             finished: Condvar::new(),
         }
@@ -391,81 +386,114 @@ impl Batch {
         self.progress.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The worker's side: decides the requests in order until all are decided, one panics, or the caller gives
-    /// up. The lock is held only between decisions, never during one.
+    /// A worker's side: decides requests in turn with the other workers until none is left, one panics, or the
+    /// caller gives up. The lock is held only between decisions, never during one.
     fn decide_all(&self) {
         // The requests of a batch were read together and nothing runs between their decisions, so what one learns
         // of the file system holds for the next (agent-fs-sandbox's batch facts, forgotten when the batch ends).
         agent_fs_sandbox::with_batch_facts(|| self.decide_each());
     }
 
-    /// [`Batch::decide_all`], within the batch's file-system facts.
+    /// [`Batch::decide_all`], within the worker's file-system facts.
     fn decide_each(&self) {
+        let mut progress = self.progress();
         loop {
-            let next = {
-                let progress = self.progress();
-                if progress.abandoned {
-                    return;
-                }
-                progress.next
+            if progress.abandoned || progress.panic.is_some() {
+                return;
+            }
+            let index = progress.next;
+            let Some(request) = self.requests.get(index) else {
+                return;
             };
-            let Some(request) = self.requests.get(next..self.end).and_then(<[_]>::first) else {
-                break;
+            let Some(slot) = progress.slots.get_mut(index - self.first) else {
+                return;
             };
+            let since = Instant::now();
+            slot.since = Some(since);
+            progress.next += 1;
+            drop(progress);
             let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 failpoint();
                 request.deciders.decide(&request.call, &request.session)
             }));
-            let mut progress = self.progress();
+            let now = Instant::now();
+            progress = self.progress();
             if progress.abandoned {
                 return;
             }
-            match decided {
+            let decided = match decided {
                 // Finished, but after its bound: the caller, had it looked in time, would have denied it.
-                Ok(_) if self.bound.is_past(progress.since) => {
-                    progress
-                        .decided
-                        .push(self.bound.past_the_bound(&request.call.tool));
-                }
-                Ok(decided) => progress.decided.push(decided),
+                Ok(_) if self.bound.is_past_at(since, now) => self.bound.past_the_bound(&request.call.tool),
+                Ok(decided) => decided,
                 Err(panic) => {
                     progress.panic = Some(panic);
-                    break;
+                    drop(progress);
+                    self.finished.notify_all();
+                    return;
                 }
+            };
+            if let Some(slot) = progress.slots.get_mut(index - self.first) {
+                slot.decided = Some(decided);
             }
-            progress.next += 1;
-            progress.since = Instant::now();
+            progress.decided += 1;
+            progress.last = now;
+            if progress.decided == progress.slots.len() || progress.watched == Some(index) {
+                self.finished.notify_all();
+            }
         }
-        self.progress().done = true;
-        self.finished.notify_all();
     }
 
-    /// Gives up on the batch: its worker decides no more of it.
-    fn abandon(&self) {
-        self.progress().abandoned = true;
-    }
-
-    /// The caller's side: waits until the worker is done or the decision it is making is past the bound, and
-    /// abandons the batch in the second case.
+    /// The caller's side: waits until every request is decided, one panics, or the first one not decided is past
+    /// its bound, and abandons the batch in the last case.
     fn wait(&self) -> Waited {
         let mut progress = self.progress();
+        // The first request not decided, from the batch's first on.
+        let mut first = 0;
         loop {
-            if progress.done || progress.next >= self.end {
-                let decided = std::mem::take(&mut progress.decided);
-                return match progress.panic.take() {
-                    Some(panic) => Waited::Panicked(decided, panic),
-                    None => Waited::Decided(decided),
-                };
+            while progress
+                .slots
+                .get(first)
+                .is_some_and(|slot| slot.decided.is_some())
+            {
+                first += 1;
             }
-            // A bound too large to add to an instant is never reached: wait without a timeout.
-            progress = match self.bound.left(progress.since) {
-                Some(left) if left.is_zero() => {
-                    progress.abandoned = true;
-                    return Waited::PastTheBound(std::mem::take(&mut progress.decided));
+            if let Some(panic) = progress.panic.take() {
+                progress.abandoned = true;
+                return Waited::Panicked(decided_before(&mut progress.slots, first), panic);
+            }
+            let Some(slot) = progress.slots.get(first) else {
+                return Waited::Decided(decided_before(&mut progress.slots, first));
+            };
+            let now = Instant::now();
+            // A request no worker has taken yet waits for one since the last decision.
+            let deadline = self.bound.deadline(slot.since.unwrap_or(progress.last));
+            if deadline.is_some_and(|deadline| deadline <= now) {
+                progress.abandoned = true;
+                return Waited::PastTheBound(decided_before(&mut progress.slots, first));
+            }
+            // The earliest bound of the requests being decided after it: past it, the caller waits for this one in
+            // particular (its decision, or its bound), to answer the deny as soon as it may.
+            let later = progress
+                .slots
+                .iter()
+                .skip(first + 1)
+                .take(progress.next.saturating_sub(self.first + first + 1))
+                .filter(|slot| slot.decided.is_none())
+                .filter_map(|slot| slot.since.and_then(|since| self.bound.deadline(since)))
+                .min();
+            let wake = match later {
+                Some(later) if later <= now => {
+                    progress.watched = Some(self.first + first);
+                    deadline
                 }
-                Some(left) => {
+                Some(later) => Some(deadline.map_or(later, |deadline| deadline.min(later))),
+                None => deadline,
+            };
+            // A bound too large to add to an instant is never reached: wait without a timeout.
+            progress = match wake {
+                Some(wake) => {
                     self.finished
-                        .wait_timeout(progress, left)
+                        .wait_timeout(progress, wake.saturating_duration_since(now))
                         .unwrap_or_else(PoisonError::into_inner)
                         .0
                 }
@@ -476,6 +504,15 @@ impl Batch {
             };
         }
     }
+}
+
+/// The decisions of the first `count` slots, which are all decided.
+fn decided_before(slots: &mut [Slot], count: usize) -> Vec<Decided> {
+    slots
+        .iter_mut()
+        .take(count)
+        .filter_map(|slot| slot.decided.take())
+        .collect()
 }
 
 /// The threads decisions run on, kept for the life of the process: a server decides thousands of calls a second,

@@ -15,6 +15,7 @@
 //! named, as before this module: the proxy then refuses it at run time, it never grants more.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// The largest configuration file read.
 const MAX_FILE: u64 = 1024 * 1024;
@@ -423,11 +424,10 @@ fn hooks_of(repository: &Repository, home: Option<&Path>) -> Option<String> {
         ));
     }
     let hooks = repository.common_dir.join("hooks");
-    let entries = std::fs::read_dir(&hooks).ok()?;
-    entries
-        .filter_map(Result::ok)
-        .find(|entry| !entry.file_name().to_string_lossy().ends_with(".sample"))
-        .map(|entry| format!("`{}` exists", entry.path().display()))
+    agent_fs_sandbox::list_dir(&hooks, usize::MAX)?
+        .iter()
+        .find(|(name, _)| !name.to_string_lossy().ends_with(".sample"))
+        .map(|(name, _)| format!("`{}` exists", hooks.join(name).display()))
 }
 
 /// The work tree of the repository that holds `dir`, if any.
@@ -542,9 +542,9 @@ impl Repository {
     fn find(dir: &Path) -> Option<Self> {
         for top in dir.ancestors() {
             let dot_git = top.join(".git");
-            let git_dir = if dot_git.is_dir() {
+            let git_dir = if agent_fs_sandbox::is_dir(&dot_git) {
                 dot_git
-            } else if dot_git.is_file() {
+            } else if agent_fs_sandbox::is_file(&dot_git) {
                 let text = read_small(&dot_git)?;
                 let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
                 top.join(named)
@@ -692,13 +692,10 @@ impl Config {
     }
 }
 
-/// A file's text, when it is small enough to be a configuration.
-fn read_small(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_FILE {
-        return None;
-    }
-    std::fs::read_to_string(path).ok()
+/// A file's text, when it is small enough to be a configuration; read once within a batch of decisions
+/// (`agent_fs_sandbox::with_batch_facts`): every git command of a batch's lines reads the same few files.
+fn read_small(path: &Path) -> Option<Rc<str>> {
+    agent_fs_sandbox::small_file(path, MAX_FILE)
 }
 
 /// The entries of one configuration file, as git writes them: `[section]`, `[section "subsection"]` (or the old

@@ -41,10 +41,14 @@ struct Facts {
     lstat: HashMap<OsString, Lstat, Hasher>,
     /// Whether the kernel opens a path without following a link (`openat2` with `RESOLVE_NO_SYMLINKS`).
     no_links: HashMap<OsString, NoLinks, Hasher>,
-    /// `fs::canonicalize`'s answers that were paths.
-    canonical: HashMap<OsString, PathBuf, Hasher>,
-    /// The entries of each directory listed, with their types where they could be told.
-    listings: HashMap<OsString, Rc<[Entry]>, Hasher>,
+    /// `fs::canonicalize`'s answers that were paths, or the error code that said the path is missing.
+    canonical: HashMap<OsString, Result<PathBuf, i32>, Hasher>,
+    /// The entries of each directory listed, with their types where they could be told, and how many were asked
+    /// for.
+    listings: HashMap<OsString, (usize, Rc<[Entry]>), Hasher>,
+    /// The text of each file [`small_file`] read, or `None` where there was none to read, and the most it would
+    /// read.
+    texts: HashMap<OsString, (u64, Option<Rc<str>>), Hasher>,
     /// The answers of [`remembered`], by question and path.
     answers: HashMap<(&'static str, OsString), bool, Hasher>,
 }
@@ -117,13 +121,19 @@ pub fn exists_no_follow(path: &Path) -> bool {
 pub(crate) type Entry = (OsString, Option<fs::FileType>);
 
 /// The first `most` entries `fs::read_dir(dir)` lists (those it could read), kept within a batch; `None` when
-/// the directory cannot be listed (asked again each time). Every caller asks with the same `most`.
-pub(crate) fn list_dir(dir: &Path, most: usize) -> Option<Rc<[Entry]>> {
+/// the directory cannot be listed (asked again each time). A listing kept for another `most` is not used.
+#[expect(
+    clippy::type_complexity,
+    reason = "the entries' type spelled out: a name for it would be one more export"
+)]
+pub fn list_dir(dir: &Path, most: usize) -> Option<Rc<[(OsString, Option<fs::FileType>)]>> {
     if let Some(known) = FACTS.with(|facts| {
-        facts
-            .borrow()
-            .as_ref()
-            .and_then(|f| f.listings.get(dir.as_os_str()).cloned())
+        facts.borrow().as_ref().and_then(|f| {
+            f.listings
+                .get(dir.as_os_str())
+                .filter(|(asked, _)| *asked == most)
+                .map(|(_, entries)| Rc::clone(entries))
+        })
     }) {
         return Some(known);
     }
@@ -137,10 +147,51 @@ pub(crate) fn list_dir(dir: &Path, most: usize) -> Option<Rc<[Entry]>> {
         if let Some(facts) = facts.borrow_mut().as_mut() {
             facts
                 .listings
-                .insert(dir.as_os_str().to_owned(), Rc::clone(&entries));
+                .insert(dir.as_os_str().to_owned(), (most, Rc::clone(&entries)));
         }
     });
     Some(entries)
+}
+
+/// The text of the file at `path` (a link followed) where it is a file of at most `most` bytes of UTF-8 text, kept
+/// within a batch; `None` where it is missing, not a file, larger or not text. An error of another kind (the file
+/// cannot be read) is `None` too, and asked again each time. An answer kept for another `most` is not used.
+pub fn small_file(path: &Path, most: u64) -> Option<Rc<str>> {
+    if let Some(known) = FACTS.with(|facts| {
+        facts.borrow().as_ref().and_then(|f| {
+            f.texts
+                .get(path.as_os_str())
+                .filter(|(asked, _)| *asked == most)
+                .map(|(_, text)| text.clone())
+        })
+    }) {
+        return known;
+    }
+    let text = match fs::metadata(path) {
+        Ok(meta) if !meta.is_file() || meta.len() > most => None,
+        Ok(_) => match fs::read_to_string(path) {
+            Ok(text) => Some(Rc::from(text)),
+            Err(error) if error.kind() == io::ErrorKind::InvalidData => None,
+            Err(_) => return None,
+        },
+        Err(error)
+            if matches!(
+                error.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            None
+        }
+        Err(_) => return None,
+    };
+    FACTS.with(|facts| {
+        if let Some(facts) = facts.borrow_mut().as_mut() {
+            facts
+                .texts
+                .insert(path.as_os_str().to_owned(), (most, text.clone()));
+        }
+    });
+    text
 }
 
 /// What opening a path without following any link (`openat2` with `RESOLVE_NO_SYMLINKS`) gave.
@@ -173,8 +224,9 @@ pub(crate) fn no_links(path: &Path, open: impl FnOnce(&Path) -> NoLinks) -> NoLi
     answer
 }
 
-/// `fs::canonicalize(path)`, kept within a batch ([`with_batch_facts`]) when it is a path; an error is asked
-/// again each time.
+/// `fs::canonicalize(path)`, kept within a batch ([`with_batch_facts`]) when it is a path or says that the path
+/// is missing (`ENOENT`, `ENOTDIR`, kept with its code so that it reads the same); another error is asked again
+/// each time.
 ///
 /// # Errors
 /// `fs::canonicalize`'s.
@@ -185,17 +237,29 @@ pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
             .as_ref()
             .and_then(|f| f.canonical.get(path.as_os_str()).cloned())
     }) {
-        return Ok(known);
+        return known.map_err(io::Error::from_raw_os_error);
     }
-    let canonical = fs::canonicalize(path)?;
+    let canonical = fs::canonicalize(path);
+    let kept = match &canonical {
+        Ok(canonical) => Ok(canonical.clone()),
+        Err(error) => match error.raw_os_error() {
+            Some(code)
+                if matches!(
+                    error.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                Err(code)
+            }
+            _ => return canonical,
+        },
+    };
     FACTS.with(|facts| {
         if let Some(facts) = facts.borrow_mut().as_mut() {
-            facts
-                .canonical
-                .insert(path.as_os_str().to_owned(), canonical.clone());
+            facts.canonical.insert(path.as_os_str().to_owned(), kept);
         }
     });
-    Ok(canonical)
+    canonical
 }
 
 /// The answer `ask` gives about `path`, kept within a batch under the name of the `question`: only for a question
@@ -253,6 +317,30 @@ mod tests {
     }
 
     #[test]
+    fn a_small_file_is_read_once_within_a_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config");
+        let missing = dir.path().join("missing");
+        std::fs::write(&file, "[core]\n").unwrap();
+        with_batch_facts(|| {
+            assert_eq!(small_file(&file, 64).as_deref(), Some("[core]\n"));
+            assert_eq!(small_file(&missing, 64), None);
+            std::fs::write(&file, "[user]\n").unwrap();
+            std::fs::write(&missing, "x").unwrap();
+            // Within the batch the first answers stand: nothing is run between its decisions.
+            assert_eq!(small_file(&file, 64).as_deref(), Some("[core]\n"));
+            assert_eq!(small_file(&missing, 64), None);
+            assert!(list_dir(dir.path(), 1).is_some_and(|entries| entries.len() == 1));
+            // A listing kept for fewer entries is not the answer for more.
+            assert!(list_dir(dir.path(), 8).is_some_and(|entries| entries.len() == 2));
+        });
+        assert_eq!(small_file(&file, 64).as_deref(), Some("[user]\n"));
+        assert_eq!(small_file(&missing, 64).as_deref(), Some("x"));
+        assert_eq!(small_file(&file, 3), None);
+        assert_eq!(small_file(dir.path(), 64), None);
+    }
+
+    #[test]
     fn a_final_slash_is_another_question() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f");
@@ -267,6 +355,15 @@ mod tests {
             assert!(canonicalize(&file).is_ok());
             assert!(canonicalize(&slashed).is_err());
         });
+        // A missing path's answer is kept within the batch too, and reads as the kernel's.
+        let missing = dir.path().join("m");
+        let alone = canonicalize(&missing).unwrap_err().to_string();
+        with_batch_facts(|| {
+            assert_eq!(canonicalize(&missing).unwrap_err().to_string(), alone);
+            std::fs::write(&missing, "x").unwrap();
+            assert_eq!(canonicalize(&missing).unwrap_err().to_string(), alone);
+        });
+        assert!(canonicalize(&missing).is_ok());
     }
 
     #[test]

@@ -330,34 +330,34 @@ impl PathSandbox {
         open_checked(&root.path, relative, options)
     }
 
-    fn evaluate(&self, input: &str, access: Access) -> Evaluation {
-        let mut evaluation = Evaluation {
-            absolute: self.cwd_given.clone(),
-            resolved: None,
-            root: None,
-            through_symlink: false,
-            protected: None,
-            error: None,
-        };
+    /// The index into [`PathSandbox::roots`] of the root that holds `path` once resolved, as
+    /// [`PathSandbox::check`] reports it ([`PathCheck::root`], whatever the access), without the rest of the check
+    /// (the protection, the verdict and its reasons): for a caller that only asks whether a path is inside the
+    /// roots.
+    pub fn root_holding(&self, path: &str) -> Option<usize> {
+        let (_, resolution) = self.resolution(path);
+        self.root_of(&resolution.ok()?.path)
+    }
+
+    /// `input` made absolute as written (lexically normalised) and resolved as the kernel would, or why it cannot
+    /// be.
+    fn resolution(&self, input: &str) -> (PathBuf, std::result::Result<Resolution, PathSandboxError>) {
         if input.contains('\0') {
             let shown = input.escape_debug().to_string();
-            evaluation.absolute = resolve::normalize_lexically(&self.cwd_given.join(&shown));
-            evaluation.error = Some(PathSandboxError::Nul { path: shown });
-            return evaluation;
+            let absolute = resolve::normalize_lexically(&self.cwd_given.join(&shown));
+            return (absolute, Err(PathSandboxError::Nul { path: shown }));
         }
         let expanded = match self.expand(input) {
             Ok(expanded) => expanded,
             Err(error) => {
-                evaluation.absolute = resolve::normalize_lexically(&self.cwd_given.join(input));
-                evaluation.error = Some(error);
-                return evaluation;
+                let absolute = resolve::normalize_lexically(&self.cwd_given.join(input));
+                return (absolute, Err(error));
             }
         };
         let written = self.cwd_given.join(&expanded);
-        evaluation.absolute = resolve::normalize_lexically(&written);
+        let absolute = resolve::normalize_lexically(&written);
         if let Err(error) = check_lengths(input, &written) {
-            evaluation.error = Some(error);
-            return evaluation;
+            return (absolute, Err(error));
         }
         let (start, rest) = self.starting_point(&expanded);
         let trailing_slash = input.ends_with('/') || input.ends_with("/.");
@@ -375,10 +375,26 @@ impl PathSandbox {
             Some(resolution) => resolution,
             None => resolve::resolve(start, rest, trailing_slash),
         };
+        (
+            absolute,
+            resolution.map_err(|failure| failure_error(input, failure)),
+        )
+    }
+
+    fn evaluate(&self, input: &str, access: Access) -> Evaluation {
+        let (absolute, resolution) = self.resolution(input);
+        let mut evaluation = Evaluation {
+            absolute,
+            resolved: None,
+            root: None,
+            through_symlink: false,
+            protected: None,
+            error: None,
+        };
         let resolution = match resolution {
             Ok(resolution) => resolution,
-            Err(failure) => {
-                evaluation.error = Some(failure_error(input, failure));
+            Err(error) => {
+                evaluation.error = Some(error);
                 return evaluation;
             }
         };

@@ -219,6 +219,14 @@ fn corpus() {
         if case.resolved.is_none() && check.resolved.is_some() {
             wrong.push(format!("resolved {:?}, expected none", check.resolved));
         }
+        // `root_holding` is the check's root, without the check.
+        if sandbox.root_holding(&path) != check.root {
+            wrong.push(format!(
+                "root_holding {:?}, the check's root {:?}",
+                sandbox.root_holding(&path),
+                check.root
+            ));
+        }
         // `resolve` fails exactly when `check` denies, and agrees on the place otherwise.
         match (&resolve, case.decision) {
             (Err(_), Deny) => {}

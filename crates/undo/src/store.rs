@@ -153,7 +153,9 @@ impl Store {
         if !settings.enabled {
             return Err(UndoError::Off("`AGENT_GUARD_UNDO` is off".to_owned()));
         }
-        let root = std::fs::canonicalize(root).map_err(|e| UndoError::io(root, e))?;
+        // Within a batch of decisions (agent-fs-sandbox's batch facts) each path is made canonical once: every
+        // removal of a batch's lines locates the same store.
+        let root = agent_fs_sandbox::canonicalize(root).map_err(|e| UndoError::io(root, e))?;
         if root.parent().is_none() || settings.home.as_deref().is_some_and(|home| home == root) {
             return Err(UndoError::Off(format!(
                 "`{}` is `/` or the home directory, which are not snapshotted",
@@ -168,7 +170,7 @@ impl Store {
         let dir_resolved = dir
             .ancestors()
             .find_map(|known| {
-                std::fs::canonicalize(known)
+                agent_fs_sandbox::canonicalize(known)
                     .ok()
                     .map(|c| c.join(dir.strip_prefix(known).unwrap_or(Path::new(""))))
             })

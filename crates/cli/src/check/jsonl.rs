@@ -53,10 +53,11 @@ pub(super) fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
         let decided = decide_batch(&mut guards, batch);
         let elapsed = started.elapsed();
         failed |= decided
+            .0
             .iter()
-            .any(|line| matches!(line, Pending::Answered(Err(_))));
+            .any(|line| matches!(line, Pending::Answered(answer) if answer.is_err()));
         // The writer ends early only when it cannot write: its error is the run's.
-        if batches.send((decided, elapsed)).is_err() {
+        if batches.send((decided.0, decided.1, elapsed)).is_err() {
             break;
         }
     }
@@ -82,8 +83,8 @@ type ParsedBatch = Result<Vec<Parsed>>;
 /// One line of `--jsonl` input, parsed: its input, or the error that says why it is not one (`line N: …`).
 type Parsed = Result<HookInput, String>;
 
-/// One batch's lines with their decisions, and how long deciding it took.
-type DecidedBatch = (Vec<Pending>, Duration);
+/// One batch's lines, the decisions of those that were decided (in order), and how long deciding it took.
+type DecidedBatch = (Vec<Pending>, Vec<Decided>, Duration);
 
 /// One batch's answers.
 type Answers = Vec<Result<(HookInput, Answered), String>>;
@@ -143,8 +144,8 @@ fn write_answers(
     let mut log = BatchLog::new();
     let mut sender = crate::telemetry::Sender::default();
     let mut written = Ok(());
-    for (decided, elapsed) in batches {
-        let answers = answers(decided, settings, explain, log.keeps_rows());
+    for (lines, decided, elapsed) in batches {
+        let answers = answers(lines, decided, settings, explain, log.keeps_rows());
         written = write_batch(&mut out, &answers);
         if written.is_err() {
             break;
@@ -206,31 +207,28 @@ fn next_batch<R: Read>(reader: &mut BufReader<R>, number: &mut usize) -> Result<
     Ok(batch)
 }
 
-/// What one line of a batch becomes once the batch is decided.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one per line of a batch, moved once into the answers: boxing would cost an allocation per line"
-)]
+/// One line of a batch, to be decided or already answered.
 enum Pending {
-    /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded.
-    Answered(Result<(HookInput, Answered), String>),
-    /// To be decided by the next decision of the batch, with this guard.
+    /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded. Boxed:
+    /// such lines are rare, and every line of a batch would otherwise be as large as an answer.
+    Answered(Box<Result<(HookInput, Answered), String>>),
+    /// Decided by the next decision of the batch, with this guard.
     Deciding(HookInput, Arc<Guard>),
-    /// Decided with this guard.
-    Decided(HookInput, Arc<Guard>, Decided),
 }
 
-/// Each line of `batch` in order with its decision, or its answer where it has no decision (not an input, or its
-/// settings cannot be loaded). The inputs are decided as [`decide_hook_input`](super::decide_hook_input) decides one, through agent-decide's
-/// bounded entry, together.
-fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> Vec<Pending> {
+/// Each line of `batch` in order, to be decided or answered where it has no decision (not an input, or its
+/// settings cannot be loaded), and the decisions of the lines to be decided, in order. The inputs are decided as
+/// [`decide_hook_input`](super::decide_hook_input) decides one, through agent-decide's bounded entry, together.
+/// The decisions are kept apart from the lines: a decision is large, and pairing each with its line would copy
+/// every line and decision once more.
+fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> (Vec<Pending>, Vec<Decided>) {
     let mut requests = Vec::with_capacity(batch.len());
     let mut pending = Vec::with_capacity(batch.len());
     for input in batch {
         let input = match input {
             Ok(input) => input,
             Err(e) => {
-                pending.push(Pending::Answered(Err(e)));
+                pending.push(Pending::Answered(Box::new(Err(e))));
                 continue;
             }
         };
@@ -243,29 +241,25 @@ fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> Vec<Pending> {
                 });
                 pending.push(Pending::Deciding(input, Arc::clone(guard)));
             }
-            Err(why) => pending.push(Pending::Answered(Ok((input, Answered::settings_deny(why))))),
+            Err(why) => pending.push(Pending::Answered(Box::new(Ok((
+                input,
+                Answered::settings_deny(why),
+            ))))),
         }
     }
-    let bound = DecisionBound::from_env();
-    let mut decisions = bound.decide_in_order(requests).into_iter();
-    pending
-        .into_iter()
-        .map(|line| match line {
-            Pending::Deciding(input, guard) => {
-                // The bounded entry answers every request; were one missing, it would not be allowed.
-                let decided = decisions
-                    .next()
-                    .unwrap_or_else(|| bound.past_the_bound(&input.tool_name));
-                Pending::Decided(input, guard, decided)
-            }
-            other => other,
-        })
-        .collect()
+    let decisions = DecisionBound::from_env().decide_in_order(requests);
+    (pending, decisions)
 }
 
 /// The answer to each line of a decided batch, in order: its input and answer, or the error that says why it is
-/// not an input.
-fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool, logged: bool) -> Answers {
+/// not an input. `decided` holds the decisions of the lines to be decided, in order.
+fn answers(
+    lines: Vec<Pending>,
+    decided: Vec<Decided>,
+    settings: &[PathBuf],
+    explain: bool,
+    logged: bool,
+) -> Answers {
     // What an audit row records is built only for a line that has one: with the log off and telemetry off for
     // the line's settings, the row is never made ([`write_answers`]).
     let answered = |output: HookOutput, decided: &Decided, guard: &Guard| {
@@ -275,17 +269,16 @@ fn answers(decided: Vec<Pending>, settings: &[PathBuf], explain: bool, logged: b
             Answered::without_row(output)
         }
     };
-    decided
+    let mut decided = decided.into_iter();
+    lines
         .into_iter()
         .map(|line| match line {
-            Pending::Answered(answer) => answer,
-            // Every line is decided before its batch is answered ([`decide_batch`]); were one not, it is not allowed.
+            Pending::Answered(answer) => *answer,
             Pending::Deciding(input, guard) => {
-                let decided = DecisionBound::from_env().past_the_bound(&input.tool_name);
-                let answered = answered(output(&input, &decided, settings, None), &decided, &guard);
-                Ok((input, answered))
-            }
-            Pending::Decided(input, guard, decided) => {
+                // The bounded entry answers every request; were one missing, it would not be allowed.
+                let decided = decided
+                    .next()
+                    .unwrap_or_else(|| DecisionBound::from_env().past_the_bound(&input.tool_name));
                 if explain {
                     eprintln!("{}", crate::explain::render_text(&input, &decided));
                 }

@@ -15,6 +15,11 @@ impl Gathering<'_> {
             return;
         }
         let path = check.resolved.as_deref().unwrap_or(&check.absolute);
+        // Where nothing is at the path (kept within a batch of decisions), there is nothing to scan: most files a
+        // command names that do not exist yet are answered without asking the kernel again.
+        if !agent_fs_sandbox::exists_no_follow(path) {
+            return;
+        }
         match agent_secrets::scan_file(path) {
             agent_secrets::FileScan::Clean => {}
             agent_secrets::FileScan::Credential(kind) => {

@@ -263,9 +263,8 @@ impl Gathering<'_> {
                 let candidate = dir.join(path);
                 let text = candidate.to_string_lossy();
                 match &self.guard.sandbox {
-                    Some(sandbox) if sandbox.check(&text, Access::Read).root.is_some() => {
-                        self.project_file(&text)
-                    }
+                    // Only whether it is inside a root is asked here, not the whole check.
+                    Some(sandbox) if sandbox.root_holding(&text).is_some() => self.project_file(&text),
                     _ => agent_fs_sandbox::exists_no_follow(&candidate).then_some(candidate),
                 }
             })
