@@ -95,11 +95,14 @@ impl Guard {
             (0..analysis.commands.len())
                 .any(|index| runs_unseen_code(analysis, index) || project_code.why(index).is_some())
         };
-        // Nor a line that writes files whose names only the run knows (`> "$out"`, `xargs rm`, a loop over the
-        // names a walk prints): a name can spell `.git`, whose history no snapshot holds.
+        // Nor a line in which anything but git writes: the history is what no snapshot holds, and a writing
+        // command's target is not always what the analysis read (a name only the run knows, `> "$out"`, `xargs rm`;
+        // a link the line makes, `ln -s .git l && rm -rf l/refs`; an archive's or a patch's own names; text a
+        // shell decodes otherwise than the analysis did). Git alone, with commands that only read, writes it.
         // Looked at only for a line with git writes: most lines have none.
         let git_writes = profile == SandboxProfile::WorkspaceWrite
             && analysis.commands.iter().any(|c| c.git_writes)
+            && analysis.commands.iter().all(|c| c.git_writes || c.read_only)
             && !analysis.writes_unseen
             && !runs_unseen_code();
         if git_writes {
@@ -680,8 +683,8 @@ mod tests {
             "git add -A && git commit -m \"$(printf 'a\nb')\"",
             "git -c user.email=a@b.c commit -m x",
             "cd sub && git checkout -b topic",
-            "mkdir -p docs && echo x > docs/a.md && git add docs && git commit -m docs",
             "git ls-files -m | while read -r f; do git add \"$f\"; done && git commit -m x",
+            "git status --short && git add -A && git commit -m x && git log --oneline -1",
         ] {
             expect_git(mode, line, ww, false, true);
         }
@@ -707,6 +710,12 @@ mod tests {
             "git add README.md && printf '%s\n' .git/refs/heads/side | while read -r f; do : > \"$f\"; done",
             "git add README.md && : > \"$(printf .gi; printf t/logs/HEAD)\"",
             "git add -A && find . -name '*.orig' -exec rm {} +",
+            // git beside any other write: a link the line makes, an archive's names, a decoded command.
+            "mkdir -p docs && echo x > docs/a.md && git add docs && git commit -m docs",
+            "ln -s .git lnk && git add README.md && rm -rf lnk/refs",
+            "git add README.md && tar -xf evil.tar",
+            "git add README.md && cp -r vendor/. .",
+            "git add README.md && printf 'rm -rf .g%st\\n' i | sh",
         ] {
             // Some of them ask even in this mode; once the user allows them they run with `.git` read-only.
             let (decision, confinement, reason) = confined(mode, line);

@@ -76,11 +76,11 @@ impl Confinement {
             (SandboxProfile::ReadOnly, _) => None,
             (SandboxProfile::WorkspaceWrite, true) => Some(
                 "git may write the repository (`.git` is writable but for its configuration and hooks, for \
-                 git and the commands beside it whose effects the analysis follows)",
+                 git and the reading commands beside it)",
             ),
             (SandboxProfile::WorkspaceWrite, false) => Some(
-                "`.git` is read-only: only a line that runs git itself to write the repository, and no code \
-                 the analysis does not follow nor a write to a name only the run knows, may change its history",
+                "`.git` is read-only: only a line that runs git itself to write the repository, beside commands \
+                 that only read, may change its history",
             ),
         }
     }

@@ -123,6 +123,9 @@ pub(crate) fn analyze(table: &Table, source: &str) -> CommandAnalysis {
         unbounded: HashMap::new(),
         turns: 1.0,
         waited: 0.0,
+        redefines: ["()", "function", "alias", "enable"]
+            .iter()
+            .any(|word| source.contains(word)),
     };
     match parse_checked(source) {
         Ok(script) => walker.script(&script, Ctx::TOP),
@@ -224,6 +227,9 @@ struct Walker<'t> {
     turns: f64,
     /// The seconds the line waits in all so far (`sleep`), each wait times its turns.
     waited: f64,
+    /// The line may give a command's name another meaning (a function, `alias`, `enable`): what `echo` or
+    /// `printf` print, or `base64 -d` makes of it, is then not computed.
+    redefines: bool,
 }
 
 impl Walker<'_> {
@@ -674,10 +680,11 @@ impl Walker<'_> {
             let stdin_text = here_string(simple).or_else(|| self.pipe_text.take());
             if let Some(text) = printed_text(&effective)
                 .or_else(|| stdin_text.and_then(|input| transformed_text(&effective, &input)))
+                .filter(|_| !self.redefines)
             {
                 self.printed.insert(index, text);
             }
-            if let Some(printed) = printed_words(&effective) {
+            if let Some(printed) = printed_words(&effective).filter(|_| !self.redefines) {
                 self.printed_words.insert(index, printed);
             }
             self.list_output(index, &input, &classified, &words);

@@ -9,6 +9,7 @@ impl Walker<'_> {
         // Code that is the output of a substitution the line gave whose text is known (`eval "$(echo CMD)"`, `sh
         // -c "$(echo B64 | base64 -d)"`): that text.
         if !code.literal
+            && !self.redefines
             && let Some(output) = substituted_output(&code.text)
         {
             self.parse_and_walk(&output, code.kind, ctx, &code.via);

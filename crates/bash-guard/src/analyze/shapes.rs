@@ -48,15 +48,16 @@ pub(super) fn printed_text(argv: &[&Word]) -> Option<String> {
                 .take_while(|t| matches!(**t, "-n" | "-e" | "-E" | "-ne" | "-en"))
                 .count();
             let text = texts.get(start..).unwrap_or_default().join(" ");
-            // `echo -e` decodes backslash escapes (`\n` is a new line, so a new command for a shell reading it).
-            let escapes = texts
-                .get(..start)
-                .unwrap_or_default()
-                .iter()
-                .any(|t| t.contains('e'));
-            Some(if escapes { word::decode_ansi_c(&text) } else { text })
+            // What echo makes of a backslash depends on `-e`, `xpg_echo`, which echo runs (`env echo`, `enable
+            // -n echo`, dash's) and which escapes each knows (`\0NNN`, `\c`): a text with one is not known.
+            (!text.contains('\\')).then_some(text)
         }
-        "printf" => texts.first().map(|format| word::decode_ansi_c(format)),
+        // printf applies its format: conversions take the arguments (`printf 'rm -rf .g%st' i`) and escapes are
+        // printf's own (`\NNN`, `\xHH`, `\c`). Known only without either, but for a new line.
+        "printf" => texts.first().and_then(|format| {
+            let lines = format.replace("\\n", "\n");
+            (!lines.contains(['%', '\\'])).then_some(lines)
+        }),
         _ => None,
     }
 }

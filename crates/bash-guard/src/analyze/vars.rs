@@ -116,6 +116,7 @@ impl Walker<'_> {
             }
             // `x=$(echo TEXT)`, `x=$(echo B64 | base64 -d)`: what the substitution prints, when the line says it.
             if w.text == source
+                && !self.redefines
                 && let Some(output) = super::nested::substituted_output(&source)
             {
                 return Value::Text(output);

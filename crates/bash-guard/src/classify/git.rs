@@ -269,6 +269,34 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         .iter()
         .any(|w| w.literal && (w.text == "--" || w.text == "."));
     let destroys = |why: &str| Effect::Destroys(why.to_owned());
+    // A sub-command that deletes by a verb or an option (`git stash clear`, `git branch -D`, `git tag -d`) with a
+    // word only known at run time may be asked to delete: `echo c | xargs -I{} git stash {}lear`.
+    if matches!(
+        sub,
+        "stash"
+            | "branch"
+            | "tag"
+            | "reflog"
+            | "gc"
+            | "repack"
+            | "symbolic-ref"
+            | "update-ref"
+            | "prune"
+            | "fetch"
+            | "pull"
+            | "worktree"
+            | "clean"
+            | "remote"
+            | "notes"
+            | "replace"
+    ) && rest
+        .iter()
+        .any(|w| !w.literal && w.text.contains(['$', '`', '{', '"', '\\', '\'']))
+    {
+        return destroys(&format!(
+            "`git {sub}` with a word only known at run time may delete what no snapshot holds"
+        ));
+    }
     let first = rest
         .iter()
         .find(|w| !w.text.starts_with('-'))

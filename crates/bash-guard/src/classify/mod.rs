@@ -630,8 +630,26 @@ impl Table {
             .options
             .iter()
             .any(|o| o.is_any(&["-0", "--null", "-d", "--delimiter", "-I", "-i", "--replace"]));
+        // Without `-0` or `-d`, xargs also removes quotes and backslashes from its input (`echo '.g"i"t' | xargs
+        // rm -rf` removes `.git`): a word the line gives with one is only known at run time.
+        let raw_items = parsed
+            .options
+            .iter()
+            .any(|o| o.is_any(&["-0", "--null", "-d", "--delimiter"]));
         let (mut appended, found): (Vec<Word>, Option<Found>) = match input {
-            Input::Words(words) => (words.clone(), None),
+            Input::Words(words) => (
+                words
+                    .iter()
+                    .map(|w| {
+                        if !raw_items && w.text.contains(['\'', '"', '\\']) {
+                            Word::unknown(&w.text)
+                        } else {
+                            w.clone()
+                        }
+                    })
+                    .collect(),
+                None,
+            ),
             // Everything below the starting points, the starting points themselves included.
             Input::Found(found) if !found.filtered => (found.starts.clone(), Some(found.clone())),
             Input::Found(found) => (vec![found_placeholder.clone()], Some(found.clone())),
@@ -659,8 +677,13 @@ impl Table {
             match &replace {
                 Some(token) => {
                     for word in command {
-                        if word.text.contains(token.as_str()) {
+                        if word.text == *token {
                             extended.extend(appended.iter().cloned());
+                        } else if word.text.contains(token.as_str())
+                            || (wrapper.input_sources && word.text.contains('{') && word.text.contains('}'))
+                        {
+                            // The input put inside a word (`.g{}t`, `{}lear`) makes a word only known at run time.
+                            extended.push(Word::unknown(&word.text));
                         } else {
                             extended.push(word.clone());
                         }

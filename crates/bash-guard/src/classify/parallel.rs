@@ -135,7 +135,59 @@ fn plain(word: &Word) -> bool {
 
 /// What `parallel` with the options `parsed` and the words `rest` (its command, then its input sources) runs, given
 /// what its standard input holds. The files of `::::` and `-a` are read.
+/// The options whose effect on what runs [`runs`] knows: the rest (`-I`, `-N`, `--colsep`, `--rpl`, `--plus`, `-L`,
+/// `-m`, `-X`, …) change how the arguments are split or put in place, so that the commands are only known at run
+/// time.
+const KNOWN_OPTIONS: &[&str] = &[
+    "-j",
+    "--jobs",
+    "-P",
+    "--max-procs",
+    "-k",
+    "--keep-order",
+    "-q",
+    "--quote",
+    "--halt",
+    "--halt-on-error",
+    "-v",
+    "--verbose",
+    "--bar",
+    "--eta",
+    "--progress",
+    "--will-cite",
+    "-u",
+    "--ungroup",
+    "--line-buffer",
+    "--lb",
+    "-a",
+    "--arg-file",
+    "--dry-run",
+    "--tag",
+    "--joblog",
+    "--timeout",
+    "--retries",
+    "--delay",
+    "-t",
+];
+
 pub(super) fn runs(parsed: &Parsed<'_>, rest: &[Word], input: &Input, c: &mut Classified) -> Runs {
+    let unknown_option = parsed
+        .options
+        .iter()
+        .any(|o| !KNOWN_OPTIONS.contains(&o.name.as_ref()) && !REMOTE.contains(&o.name.as_ref()));
+    // A brace that is no replacement string it knows (`{=perl=}`, `{+/}`, `{1}{2}` after `--colsep`): what it
+    // stands for is only known at run time.
+    let unknown_brace = rest.iter().any(|w| {
+        w.text.match_indices('{').any(|(open, _)| {
+            w.text
+                .get(open + 1..)
+                .and_then(|after| after.split_once('}'))
+                .is_none_or(|(inner, _)| !is_replacement(inner))
+        })
+    });
+    if unknown_option || unknown_brace {
+        return Runs::Code(vec![unknown_code()]);
+    }
     let quote = parsed.has(&["-q", "--quote"]);
     let pipe = parsed.has(&["--pipe", "--spreadstdin", "--pipe-part"]);
     let replace = parsed
