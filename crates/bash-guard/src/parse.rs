@@ -159,6 +159,20 @@ pub(crate) enum RedirOp {
     },
 }
 
+impl RedirOp {
+    /// It gives the command its standard input (a file, a here-string or -document, another descriptor).
+    pub(crate) fn feeds_stdin(self) -> bool {
+        matches!(
+            self,
+            RedirOp::Read
+                | RedirOp::ReadWrite
+                | RedirOp::HereString
+                | RedirOp::HereDoc { .. }
+                | RedirOp::Duplicate { output: false }
+        )
+    }
+}
+
 /// The target of a redirection.
 #[derive(Debug)]
 pub(crate) enum Target {

@@ -37,6 +37,7 @@ mod pem;
 mod redact;
 mod rules;
 mod scan;
+mod value;
 
 pub use file::FILE_LIMIT;
 pub use file::FileScan;

@@ -1,6 +1,7 @@
 //! Tests of scan.rs.
 
 use super::*;
+use crate::value::{PLACEHOLDER_WORDS, names_a_secret};
 
 /// The rules of each anchor, as compiled, are the rules with an anchor that holds it or that it holds
 /// (compared in lower case), its own included.

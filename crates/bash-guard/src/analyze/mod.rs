@@ -418,16 +418,7 @@ impl Walker<'_> {
                 parts,
                 redirects,
             } => {
-                if redirects.iter().any(|r| {
-                    matches!(
-                        r.op,
-                        RedirOp::Read
-                            | RedirOp::ReadWrite
-                            | RedirOp::HereString
-                            | RedirOp::HereDoc { .. }
-                            | RedirOp::Duplicate { output: false }
-                    )
-                }) {
+                if redirects.iter().any(|r| r.op.feeds_stdin()) {
                     self.pipe_input = Some(Input::Unknown);
                 }
                 let kind = match construct {
@@ -580,17 +571,7 @@ impl Walker<'_> {
             }
         }
 
-        let stdin_fed = pipe_fed
-            || simple.redirects.iter().any(|r| {
-                matches!(
-                    r.op,
-                    RedirOp::Read
-                        | RedirOp::ReadWrite
-                        | RedirOp::HereString
-                        | RedirOp::HereDoc { .. }
-                        | RedirOp::Duplicate { output: false }
-                )
-            });
+        let stdin_fed = pipe_fed || simple.redirects.iter().any(|r| r.op.feeds_stdin());
         let input = self.input_of(simple);
         let index = if words.is_empty() {
             None
