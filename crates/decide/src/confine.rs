@@ -716,6 +716,7 @@ mod tests {
             "git add README.md && tar -xf evil.tar",
             "git add README.md && cp -r vendor/. .",
             "git add README.md && printf 'rm -rf .g%st\\n' i | sh",
+            "parallel --colsep x git stash {1}{2} ::: clxear",
         ] {
             // Some of them ask even in this mode; once the user allows them they run with `.git` read-only.
             let (decision, confinement, reason) = confined(mode, line);

@@ -778,7 +778,13 @@ impl Table {
         let rest = argv.get(next..).unwrap_or_default();
         let xargs = match parallel::runs(&parsed, rest, input, c) {
             parallel::Runs::Code(code) => {
-                c.read_only_as(CommandClass::Exec);
+                // Commands only known at run time run beside the ones the line says: parallel itself is then not
+                // a command that only reads (no git writes are given beside it).
+                if code.iter().any(parallel::is_unknown) {
+                    c.changes_as(CommandClass::Exec);
+                } else {
+                    c.read_only_as(CommandClass::Exec);
+                }
                 c.code.extend(code);
                 false
             }

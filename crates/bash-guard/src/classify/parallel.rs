@@ -185,9 +185,23 @@ pub(super) fn runs(parsed: &Parsed<'_>, rest: &[Word], input: &Input, c: &mut Cl
                 .is_none_or(|(inner, _)| !is_replacement(inner))
         })
     });
-    if unknown_option || unknown_brace {
-        return Runs::Code(vec![unknown_code()]);
+    let runs = modelled(parsed, rest, input, c);
+    if !unknown_option && !unknown_brace {
+        return runs;
     }
+    // The commands as far as the line says them are judged still (`parallel --results out rm -rf {} ::: /`), beside
+    // commands only known at run time.
+    match runs {
+        Runs::Code(mut codes) => {
+            codes.push(unknown_code());
+            Runs::Code(codes)
+        }
+        Runs::StdinCode | Runs::FileCode | Runs::Xargs => Runs::Code(vec![unknown_code()]),
+    }
+}
+
+/// What `parallel` runs as [`runs`] models it: its own options and replacement strings as they are.
+fn modelled(parsed: &Parsed<'_>, rest: &[Word], input: &Input, c: &mut Classified) -> Runs {
     let quote = parsed.has(&["-q", "--quote"]);
     let pipe = parsed.has(&["--pipe", "--spreadstdin", "--pipe-part"]);
     let replace = parsed
@@ -348,7 +362,15 @@ fn code(text: &str, literal: bool) -> Code {
 
 /// Arguments too many to judge one by one: code only known at run time.
 fn unknown_code() -> Code {
-    code("{parallel arguments}", false)
+    code(UNKNOWN, false)
+}
+
+/// The text of [`unknown_code`].
+const UNKNOWN: &str = "{parallel arguments}";
+
+/// Whether `code` is the commands only known at run time ([`unknown_code`]).
+pub(super) fn is_unknown(code: &Code) -> bool {
+    !code.literal && code.text == UNKNOWN
 }
 
 #[cfg(test)]
