@@ -2064,24 +2064,28 @@ pub(crate) static BOUNDED_READERS: &[&str] = &["head", "dd"];
 pub(crate) static LINE_SELECTORS: &[LineSelector] = &[
     LineSelector {
         names: &["grep", "egrep", "fgrep", "rg"],
-        flags: "viEFPwxsq",
-        long: &["--invert-match", "--ignore-case", "--extended-regexp", "--fixed-strings", "--perl-regexp",
-            "--word-regexp", "--line-regexp", "--no-messages", "--quiet", "--silent", "--smart-case"],
-        values: &["-e", "-m", "--regexp", "--max-count"],
+        options: &["-v", "-i", "-E", "-F", "-P", "-w", "-x", "-s", "-q", "-e", "-m", "--invert-match",
+            "--ignore-case", "--extended-regexp", "--fixed-strings", "--perl-regexp", "--word-regexp",
+            "--line-regexp", "--no-messages", "--quiet", "--silent", "--smart-case", "--regexp", "--max-count"],
+        counts: false,
         pattern: true,
         narrows: true,
     },
+    LineSelector { names: &["head", "tail"], options: &["-n", "--lines"], counts: true, pattern: false, narrows: true },
     LineSelector {
-        names: &["head", "tail"], flags: "", long: &[], values: &["-n", "--lines"], pattern: false, narrows: true,
+        names: &["sort"],
+        options: &["-u", "-r", "-n", "-V", "-f", "-h", "-s", "-b", "-d", "-g", "--unique", "--reverse",
+            "--numeric-sort", "--version-sort", "--ignore-case", "--human-numeric-sort", "--stable"],
+        counts: false,
+        pattern: false,
+        narrows: false,
     },
     LineSelector {
-        names: &["sort"], flags: "urnVfhsbdg", long: &["--unique", "--reverse", "--numeric-sort",
-            "--version-sort", "--ignore-case", "--human-numeric-sort", "--stable"],
-        values: &[], pattern: false, narrows: false,
-    },
-    LineSelector {
-        names: &["uniq"], flags: "udi", long: &["--unique", "--repeated", "--ignore-case"], values: &[],
-        pattern: false, narrows: false,
+        names: &["uniq"],
+        options: &["-u", "-d", "-i", "--unique", "--repeated", "--ignore-case"],
+        counts: false,
+        pattern: false,
+        narrows: false,
     },
 ];
 
@@ -2092,21 +2096,26 @@ pub(crate) static LINE_SELECTORS: &[LineSelector] = &[
 #[rustfmt::skip]
 pub(crate) static NAME_PRINTERS: LineSelector = LineSelector {
     names: &["grep", "egrep", "fgrep", "rg"],
-    flags: "lLiEFPwxsrRHvn",
-    long: &["--files-with-matches", "--files-without-match", "--ignore-case", "--extended-regexp",
+    options: &["-l", "-L", "-i", "-E", "-F", "-P", "-w", "-x", "-s", "-r", "-R", "-H", "-v", "-n", "-e", "-m",
+        "-g", "-t", "--files-with-matches", "--files-without-match", "--ignore-case", "--extended-regexp",
         "--fixed-strings", "--perl-regexp", "--word-regexp", "--line-regexp", "--no-messages", "--recursive",
-        "--invert-match", "--smart-case", "--hidden"],
-    values: &["-e", "-m", "-g", "-t", "--regexp", "--max-count", "--glob", "--type", "--include", "--exclude"],
+        "--invert-match", "--smart-case", "--hidden", "--regexp", "--max-count", "--glob", "--type", "--include",
+        "--exclude"],
+    counts: false,
     pattern: true,
     narrows: true,
 };
 
-/// One command of [`LINE_SELECTORS`].
+/// The options of [`NAME_PRINTERS`] that make them print names alone.
+pub(crate) static NAMES_ONLY: &[&str] = &["-l", "-L", "--files-with-matches", "--files-without-match"];
+
+/// One command of [`LINE_SELECTORS`] or [`NAME_PRINTERS`], its options read by its own syntax.
 pub(crate) struct LineSelector {
     pub(crate) names: &'static [&'static str],
-    pub(crate) flags: &'static str,
-    pub(crate) long: &'static [&'static str],
-    pub(crate) values: &'static [&'static str],
+    /// The options it may be given (a value taken by the command's syntax, `-e PATTERN`, `-n 5`).
+    pub(crate) options: &'static [&'static str],
+    /// A count may be written as an option (`head -5`).
+    pub(crate) counts: bool,
     /// Its first operand is a pattern (when no `-e` gives one); any other operand is a file it reads instead.
     pub(crate) pattern: bool,
     /// It may leave lines out: what it prints is not every name found.

@@ -868,8 +868,14 @@ impl Walker<'_> {
     ) {
         let effective: Vec<&Word> = words.iter().skip(classified.inner).collect();
         let narrows = match input {
-            Input::Found(_) if classified.read_only => state::selects_lines(&effective)
-                .or_else(|| state::xargs_prints_names(words, classified.inner).then_some(true)),
+            // A line selector reads its standard input only when nothing runs it with the input as words
+            // (`xargs grep X` prints the lines of the files named, not names).
+            Input::Found(_) if classified.read_only && classified.inner == 0 => {
+                state::selects_lines(self.table, &effective)
+            }
+            Input::Found(_) if classified.read_only => {
+                state::xargs_prints_names(self.table, words, classified.inner).then_some(true)
+            }
             _ => None,
         };
         match (input, narrows) {

@@ -4,9 +4,11 @@
 
 use agent_tool_traits::Decision;
 
+use crate::classify::Table;
 use crate::classify::{Found, Input, State, assignment_name, is_code_variable};
 use crate::classify::{environment_family, harmless_variable, is_credential};
-use crate::knowledge;
+use crate::knowledge::{self, Kind};
+use crate::options;
 use crate::parse::{self, Arg, Cmd, Construct, Part, RedirOp, Script, Simple, Target};
 use crate::word::{self, Segment, Word};
 
@@ -477,17 +479,17 @@ fn literal_test(args: &[&str]) -> Option<bool> {
 
 /// Whether a command prints only whole lines of its standard input ([`knowledge::LINE_SELECTORS`], with their
 /// options alone and no file operand), and whether it may leave some out; `None` when it prints anything else.
-pub(super) fn selects_lines(effective: &[&Word]) -> Option<bool> {
+pub(super) fn selects_lines(table: &Table, effective: &[&Word]) -> Option<bool> {
     let (command, _) = effective.split_first()?;
     let selector = knowledge::LINE_SELECTORS
         .iter()
         .find(|s| command.literal && s.names.contains(&command.text.as_str()))?;
-    prints_only(selector, effective).map(|_| selector.narrows)
+    prints_only(table, selector, effective, &[]).map(|()| selector.narrows)
 }
 
 /// Whether `xargs CMD` fed the names a walk found prints only names of them: CMD is one of
 /// [`knowledge::NAME_PRINTERS`] with `-l` or `-L` (`xargs grep -l X`), given no file of its own.
-pub(super) fn xargs_prints_names(words: &[Word], inner: usize) -> bool {
+pub(super) fn xargs_prints_names(table: &Table, words: &[Word], inner: usize) -> bool {
     let (Some(xargs), Some(command)) = (words.first(), words.get(inner..)) else {
         return false;
     };
@@ -498,72 +500,45 @@ pub(super) fn xargs_prints_names(words: &[Word], inner: usize) -> bool {
         .all(|w| w.literal && !w.text.starts_with("-a") && !w.text.starts_with("--arg-file"));
     let command: Vec<&Word> = command.iter().collect();
     let printer = &knowledge::NAME_PRINTERS;
-    let names_only = command.iter().skip(1).any(|w| {
-        w.literal
-            && (matches!(w.text.as_str(), "--files-with-matches" | "--files-without-match")
-                || (!w.text.starts_with("--") && w.text.starts_with('-') && w.text.contains(['l', 'L'])))
-    });
     xargs.literal
         && xargs.text == "xargs"
         && from_input
-        && names_only
         && command
             .first()
             .is_some_and(|c| c.literal && printer.names.contains(&c.text.as_str()))
-        && prints_only(printer, &command).is_some()
+        && prints_only(table, printer, &command, knowledge::NAMES_ONLY).is_some()
 }
 
-/// Whether `effective`'s options are all of `selector` and its operands none beyond its pattern.
-fn prints_only(selector: &knowledge::LineSelector, effective: &[&Word]) -> Option<()> {
-    let (_, args) = effective.split_first()?;
-    let mut operands = 0;
-    let mut pattern_given = false;
-    let mut options_end = false;
-    let mut args = args.iter();
-    while let Some(w) = args.next() {
-        if !w.literal {
-            return None;
-        }
-        let text = w.text.as_str();
-        if options_end || text == "-" || !text.starts_with('-') {
-            operands += 1;
-            continue;
-        }
-        if text == "--" {
-            options_end = true;
-            continue;
-        }
-        if text.starts_with("--") {
-            let (name, inline) = text
-                .split_once('=')
-                .map_or((text, false), |(name, _)| (name, true));
-            if selector.values.contains(&name) {
-                if !inline {
-                    args.next()?;
-                }
-                pattern_given |= name == "--regexp";
-            } else if inline || !selector.long.contains(&name) {
-                return None;
-            }
-            continue;
-        }
-        let flags = text.strip_prefix('-').unwrap_or(text);
-        // `head -5`: a count.
-        if flags.bytes().all(|b| b.is_ascii_digit()) && selector.values.contains(&"-n") {
-            continue;
-        }
-        let first = text.get(..2)?;
-        if selector.values.contains(&first) {
-            if text.len() == 2 {
-                args.next()?;
-            }
-            pattern_given |= first == "-e";
-            continue;
-        }
-        if !flags.chars().all(|c| selector.flags.contains(c)) {
-            return None;
-        }
+/// Whether `effective`'s options, as its own syntax reads them, are all of `selector` (one of `required` among
+/// them, when some are) and its operands none beyond its pattern.
+fn prints_only(
+    table: &Table,
+    selector: &knowledge::LineSelector,
+    effective: &[&Word],
+    required: &[&str],
+) -> Option<()> {
+    let (command, args) = effective.split_first()?;
+    let Some(Kind::ReadOnly(flags)) = table.named(&command.text) else {
+        return None;
+    };
+    let args: Vec<Word> = args.iter().map(|w| (*w).clone()).collect();
+    if !args.iter().all(|w| w.literal) {
+        return None;
     }
+    let parsed = options::read(&args, &flags.syntax());
+    // `head -5`: a count.
+    let count = |name: &str| {
+        selector.counts
+            && name
+                .strip_prefix('-')
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let known = parsed
+        .options
+        .iter()
+        .all(|o| o.is_any(selector.options) || count(&o.name));
+    let given = required.is_empty() || parsed.options.iter().any(|o| o.is_any(required));
+    let pattern_given = parsed.options.iter().any(|o| o.is_any(&["-e", "--regexp"]));
     let pattern = usize::from(selector.pattern && !pattern_given);
-    (operands == pattern).then_some(())
+    (!parsed.dynamic && known && given && parsed.operands.len() == pattern).then_some(())
 }

@@ -221,7 +221,12 @@ impl Walker<'_> {
         let Some([Segment::Variable { name, quoted: true }]) = w.segments.as_deref() else {
             return None;
         };
-        if w.text != format!("${name}") && w.text != format!("${{{name}}}") {
+        let written = w.text.strip_prefix('$').map(|rest| {
+            rest.strip_prefix('{')
+                .and_then(|braced| braced.strip_suffix('}'))
+                .unwrap_or(rest)
+        });
+        if written != Some(name.as_str()) {
             return None;
         }
         let facts = self.vars.get(name)?;

@@ -238,8 +238,8 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
 
 /// Whether a refspec among `git fetch`'s operands after the repository stores outside the remote-tracking
 /// references (`refs/x/*:refs/heads/*`, `main:main`), or may (a word only known at run time).
-fn prunes_local_refs(rest: &[Word]) -> bool {
-    rest.iter().filter(|w| !w.text.starts_with('-')).skip(1).any(|w| {
+fn prunes_local_refs(s: &options::Parsed<'_>) -> bool {
+    s.operands.iter().skip(1).any(|w| {
         w.text.contains(['$', '`'])
             || w.text.split_once(':').is_some_and(|(_, destination)| {
                 !destination.is_empty() && !destination.starts_with("refs/remotes/")
@@ -247,13 +247,10 @@ fn prunes_local_refs(rest: &[Word]) -> bool {
     })
 }
 
-/// Whether the words give the long option `long` (exactly: git takes no abbreviation that is another option's
-/// name) or the short one `short`, alone or in a cluster (`-pq`).
-fn given(rest: &[Word], long: &str, short: char) -> bool {
-    rest.iter().any(|w| {
-        let text = w.text.as_str();
-        text == long || (!text.starts_with("--") && text.starts_with('-') && text.contains(short))
-    })
+/// Whether the options read give one of `names` as written: `--prune` is not taken as an abbreviation of
+/// `--prune-tags`, as git takes no abbreviation that is another option's name.
+fn named(s: &options::Parsed<'_>, names: &[&str]) -> bool {
+    s.options.iter().any(|o| names.contains(&o.name.as_ref()))
 }
 
 /// What a git sub-command does beyond the repository's files: the sub-commands that change another repository,
@@ -336,10 +333,10 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         // `git fetch --prune . 'refs/x/*:refs/*'` deletes every local reference the refspec's destination covers
         // and the source lacks (branches, the stash, with their reflogs); `--prune-tags` deletes local tags.
         // Pruning only remote-tracking references (`refs/remotes/…`, the default) loses no work.
-        "fetch" | "pull" if given(rest, "--prune-tags", 'P') => destroys(
+        "fetch" | "pull" if named(s, &["-P", "--prune-tags"]) => destroys(
             "`git fetch --prune-tags` deletes local tags, which may be the only name of their commits",
         ),
-        "fetch" | "pull" if given(rest, "--prune", 'p') && prunes_local_refs(rest) => destroys(
+        "fetch" | "pull" if named(s, &["-p", "--prune"]) && prunes_local_refs(s) => destroys(
             "`git fetch --prune` with a refspec into local references deletes the branches it covers, with their \
              reflogs",
         ),
