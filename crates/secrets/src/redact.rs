@@ -154,44 +154,39 @@ pub(crate) const OVERLAP: usize = 4 << 10;
 /// The longest piece of the last word an idle flush keeps back: of a longer one, its last bytes as many.
 const HELD_WORD_MAX: usize = 4 << 10;
 
-/// The start of a credential that runs to the end of the open line and may still be completing there, which an
-/// idle flush keeps back: the value of a secret's assignment that has begun (a quoted one before its closing
-/// quote, spaces included; a bare one), and a URL from its scheme while its authority is open (no space,
-/// and no `/` or `@` before the password's `:`; the password may hold either). Whatever precedes it.
 /// How far back from the open line's end an [`OPEN`] credential is looked for: more than its longest
 /// (a name with its qualifiers, a value of 512 bytes; a URL's scheme, user and password, 410).
 const OPEN_REACH: usize = 2 << 10;
 
-static OPEN: LazyLock<Regex> = LazyLock::new(|| {
+/// A constant pattern of this module, compiled as the scanner's rules are (bytes, no Unicode classes).
+fn constant(pattern: &str) -> Regex {
     #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
-    RegexBuilder::new(concat!(
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .build()
+        .expect("a constant pattern of the redactor compiles")
+}
+
+/// The start of a credential that runs to the end of the open line and may still be completing there, which an
+/// idle flush keeps back: the value of a secret's assignment that has begun (a quoted one before its closing
+/// quote, spaces included; a bare one), and a URL from its scheme while its authority is open (no space,
+/// and no `/` or `@` before the password's `:`; the password may hold either). Whatever precedes it.
+static OPEN: LazyLock<Regex> = LazyLock::new(|| {
+    constant(concat!(
         r#"(?:"#,
         crate::rules::assignment_head!(),
         r#"(?P<value>"[^"\n]{0,256}|'[^'\n]{0,256}|`[^`\n]{0,256}|["']?[^\s"',;`]{1,512})"#,
         r#"|(?P<url>[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"<>]{0,128}(?::[^\s'"<>]{0,256})?))\z"#,
     ))
-    .unicode(false)
-    .build()
-    .expect("the open-credential pattern compiles")
 });
 /// A line that leaves a secret's value to the next line (`password: |`, `"token":`), followed by blank lines at
 /// most: what the next line's scan needs before it.
-static NEXT_OPEN: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
-    RegexBuilder::new(concat!(crate::rules::next_line_head!(), r"\z"))
-        .unicode(false)
-        .build()
-        .expect("the next-line pattern compiles")
-});
+static NEXT_OPEN: LazyLock<Regex> =
+    LazyLock::new(|| constant(concat!(crate::rules::next_line_head!(), r"\z")));
 
 /// An XML start tag named as a secret that ends its line, followed by blank lines at most: as [`NEXT_OPEN`].
-static NEXT_OPEN_XML: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
-    RegexBuilder::new(concat!(crate::rules::xml_next_line_head!(), r"\z"))
-        .unicode(false)
-        .build()
-        .expect("the XML next-line pattern compiles")
-});
+static NEXT_OPEN_XML: LazyLock<Regex> =
+    LazyLock::new(|| constant(concat!(crate::rules::xml_next_line_head!(), r"\z")));
 
 /// Where the complete lines of `text` before `cut` stop being ready: before the last line that is not blank when
 /// it leaves a secret's value to the next line ([`NEXT_OPEN`]), which has not come, so that the value is scanned
@@ -218,30 +213,22 @@ fn before_an_open_value(text: &[u8], cut: usize) -> usize {
 
 /// A secret's value that has begun on the line after its name ([`NEXT_OPEN`]) and may still be completing there.
 static OPEN_NEXT: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
-    RegexBuilder::new(concat!(
+    constant(concat!(
         crate::rules::next_line_head!(),
         r#"(?:"#,
         crate::rules::line_prefix!(),
         r#")?[ \t]*(?P<next>"[^"\n]{0,256}|'[^'\n]{0,256}|[^\s][^\n]{0,511})\z"#
     ))
-    .unicode(false)
-    .build()
-    .expect("the open next-line pattern compiles")
 });
 
 /// A secret's value that has begun on the line after an XML start tag named as a secret: as [`OPEN_NEXT`].
 static OPEN_NEXT_XML: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern; the tests compile it")]
-    RegexBuilder::new(concat!(
+    constant(concat!(
         crate::rules::xml_next_line_head!(),
         r#"(?:"#,
         crate::rules::line_prefix!(),
         r#")?[ \t]*(?P<next>[^\s][^\n]{0,511})\z"#
     ))
-    .unicode(false)
-    .build()
-    .expect("the open XML next-line pattern compiles")
 });
 
 /// How much of what a flush wrote of an open line is kept as the context of its scan.
