@@ -138,11 +138,25 @@ impl DecisionBound {
     /// requests are handed over together only when nothing runs between their decisions (the lines of one batch
     /// of `check --jsonl`).
     pub fn decide_in_order(self, requests: Vec<DecisionRequest>) -> Vec<Decided> {
+        self.decide_in_order_then(requests, |_, decided| decided)
+    }
+
+    /// Decides `requests` as [`DecisionBound::decide_in_order`] does, and turns each decision into what the caller
+    /// keeps of it with `then` (the request's index and its decision, or the deny past its bound) on the thread
+    /// that made it. A decision is a tree of small allocations: freed on the worker that made them they go back to
+    /// that worker's heap while still in its cache, where freeing them on the caller's thread hands each block
+    /// back across cores (`agent-guard check --jsonl` renders its answer lines this way).
+    pub fn decide_in_order_then<T: Send + 'static>(
+        self,
+        requests: Vec<DecisionRequest>,
+        then: impl Fn(usize, Decided) -> T + Send + Sync + 'static,
+    ) -> Vec<T> {
+        let then: Then<T> = Arc::new(then);
         // Shared with the workers without moving the requests themselves.
         let requests = Arc::new(requests);
         let mut decided = Vec::new();
         while decided.len() < requests.len() {
-            match self.hand_over(&requests, decided.len()).wait() {
+            match self.hand_over(&requests, decided.len(), &then).wait() {
                 // A decision is large: the first hand-over's list is the answer as it is, not copied into another.
                 Waited::Decided(done) if decided.is_empty() => decided = done,
                 Waited::Decided(done) => decided.extend(done),
@@ -152,12 +166,13 @@ impl DecisionBound {
                 }
                 Waited::PastTheBound(done) => {
                     decided.extend(done);
+                    let index = decided.len();
                     let tool = requests
-                        .get(decided.len())
+                        .get(index)
                         .map_or("", |request| request.call.tool.as_str());
                     // What the workers decided after this one is dropped: those requests are handed over again,
                     // after this deny.
-                    decided.push(self.past_the_bound(tool));
+                    decided.push(then(index, self.past_the_bound(tool)));
                 }
             }
         }
@@ -166,10 +181,15 @@ impl DecisionBound {
 
     /// Hands the requests from `first` on to workers that take them in turn ([`Batch`]): one per core at most, and
     /// one per [`MIN_BATCH`] requests.
-    fn hand_over(self, requests: &Arc<Vec<DecisionRequest>>, first: usize) -> Arc<Batch> {
+    fn hand_over<T: Send + 'static>(
+        self,
+        requests: &Arc<Vec<DecisionRequest>>,
+        first: usize,
+        then: &Then<T>,
+    ) -> Arc<Batch<T>> {
         let left = requests.len().saturating_sub(first);
         let count = cores().min(left.div_ceil(MIN_BATCH)).max(1);
-        let batch = Arc::new(Batch::new(Arc::clone(requests), first, self));
+        let batch = Arc::new(Batch::new(Arc::clone(requests), first, self, Arc::clone(then)));
         for _ in 0..count {
             let worker = Arc::clone(&batch);
             if let Err(job) = workers().run(Box::new(move || worker.decide_all())) {
@@ -298,6 +318,10 @@ fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinemen
 /// One decision to make on a worker.
 type Job = Box<dyn FnOnce() + Send>;
 
+/// What [`DecisionBound::decide_in_order_then`] makes of each decision, on the thread that made it: from the
+/// request's index and its decision.
+type Then<T> = Arc<dyn Fn(usize, Decided) -> T + Send + Sync>;
+
 /// The fewest requests [`DecisionBound::decide_in_order`] hands over per worker: fewer are decided sooner by one
 /// worker than handed to two.
 const MIN_BATCH: usize = 16;
@@ -312,22 +336,24 @@ fn cores() -> usize {
 /// decide them and the caller that waits for them. Each worker takes the next request no worker has taken and
 /// decides it, until none is left; the caller may abandon the requests, after which no worker takes another and
 /// nothing decided is kept.
-struct Batch {
+struct Batch<T> {
     /// Every request of the call; this hand-over's start at `first`.
     requests: Arc<Vec<DecisionRequest>>,
     first: usize,
     bound: DecisionBound,
-    progress: Mutex<Progress>,
+    /// What each decision becomes.
+    then: Then<T>,
+    progress: Mutex<Progress<T>>,
     /// Signalled when every request is decided, a decision panicked, or the watched request is decided.
     finished: Condvar,
 }
 
 /// How far the workers of a [`Batch`] have come.
-struct Progress {
+struct Progress<T> {
     /// The index of the next request a worker takes.
     next: usize,
     /// One per request from the batch's first on, in order.
-    slots: Vec<Slot>,
+    slots: Vec<Slot<T>>,
     /// How many of `slots` hold a decision.
     decided: usize,
     /// When the last decision was made (the hand-over before the first): where the bound of a request not yet
@@ -343,25 +369,33 @@ struct Progress {
 }
 
 /// One request of a [`Batch`]: when a worker took it (its bound starts then) and its decision once made.
-#[derive(Default)]
-struct Slot {
+struct Slot<T> {
     since: Option<Instant>,
-    decided: Option<Decided>,
+    decided: Option<T>,
+}
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Self {
+            since: None,
+            decided: None,
+        }
+    }
 }
 
 /// How waiting for a [`Batch`] ended, with the decisions made until then, in order.
-enum Waited {
+enum Waited<T> {
     /// Every request was decided.
-    Decided(Vec<Decided>),
+    Decided(Vec<T>),
     /// The decision after these ran past the bound.
-    PastTheBound(Vec<Decided>),
+    PastTheBound(Vec<T>),
     /// A decision panicked (the ones before it are these).
-    Panicked(Vec<Decided>, Box<dyn Any + Send>),
+    Panicked(Vec<T>, Box<dyn Any + Send>),
 }
 
-impl Batch {
-    /// The requests from `first` on, handed over now, each decided within `bound`.
-    fn new(requests: Arc<Vec<DecisionRequest>>, first: usize, bound: DecisionBound) -> Self {
+impl<T> Batch<T> {
+    /// The requests from `first` on, handed over now, each decided within `bound` and made into `T` by `then`.
+    fn new(requests: Arc<Vec<DecisionRequest>>, first: usize, bound: DecisionBound, then: Then<T>) -> Self {
         let count = requests.len().saturating_sub(first);
         let mut slots = Vec::with_capacity(count);
         slots.resize_with(count, Slot::default);
@@ -369,6 +403,7 @@ impl Batch {
             requests,
             first,
             bound,
+            then,
             progress: Mutex::new(Progress {
                 next: first,
                 slots,
@@ -382,7 +417,7 @@ impl Batch {
         }
     }
 
-    fn progress(&self) -> MutexGuard<'_, Progress> {
+    fn progress(&self) -> MutexGuard<'_, Progress<T>> {
         self.progress.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -417,13 +452,22 @@ impl Batch {
                 request.deciders.decide(&request.call, &request.session)
             }));
             let now = Instant::now();
+            let decided = match decided {
+                // Finished, but after its bound: the caller, had it looked in time, would have denied it.
+                Ok(_) if self.bound.is_past_at(since, now) => {
+                    Ok(self.bound.past_the_bound(&request.call.tool))
+                }
+                other => other,
+            };
+            // Made into what the caller keeps here, outside the lock, where the decision's memory was allocated.
+            let decided = decided.and_then(|decided| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.then)(index, decided)))
+            });
             progress = self.progress();
             if progress.abandoned {
                 return;
             }
             let decided = match decided {
-                // Finished, but after its bound: the caller, had it looked in time, would have denied it.
-                Ok(_) if self.bound.is_past_at(since, now) => self.bound.past_the_bound(&request.call.tool),
                 Ok(decided) => decided,
                 Err(panic) => {
                     progress.panic = Some(panic);
@@ -445,7 +489,7 @@ impl Batch {
 
     /// The caller's side: waits until every request is decided, one panics, or the first one not decided is past
     /// its bound, and abandons the batch in the last case.
-    fn wait(&self) -> Waited {
+    fn wait(&self) -> Waited<T> {
         let mut progress = self.progress();
         // The first request not decided, from the batch's first on.
         let mut first = 0;
@@ -507,7 +551,7 @@ impl Batch {
 }
 
 /// The decisions of the first `count` slots, which are all decided.
-fn decided_before(slots: &mut [Slot], count: usize) -> Vec<Decided> {
+fn decided_before<T>(slots: &mut [Slot<T>], count: usize) -> Vec<T> {
     slots
         .iter_mut()
         .take(count)
@@ -680,6 +724,35 @@ mod tests {
             "{:?}",
             decided[26].verdict()
         );
+    }
+
+    /// What a decision becomes is made on the worker that decided it, with the request's index; a deny past the
+    /// bound goes through the same step.
+    #[test]
+    fn each_decision_is_made_into_the_callers_value_on_its_worker() {
+        let _pool = pool();
+        let dir = tempfile::tempdir().unwrap();
+        let guard = guard(dir.path());
+        let commands = ["ls", "rm -rf /", "git status"];
+        let caller = std::thread::current().id();
+        let made = DecisionBound::default()
+            .decide_in_order_then(requests(&guard, &commands), |index, decided| {
+                (index, std::thread::current().id(), decided.verdict().decision)
+            });
+        let indices: Vec<usize> = made.iter().map(|m| m.0).collect();
+        assert_eq!(indices, [0, 1, 2]);
+        assert!(made.iter().all(|m| m.1 != caller), "{made:?}");
+        let decisions: Vec<Decision> = made.iter().map(|m| m.2).collect();
+        assert_eq!(decisions, [Decision::Allow, Decision::Deny, Decision::Allow]);
+        let bound = DecisionBound::new(Duration::ZERO);
+        let denied = bound.decide_in_order_then(requests(&guard, &commands), |index, decided| {
+            (index, decided.verdict().clone())
+        });
+        assert_eq!(denied.len(), 3);
+        for (at, (index, verdict)) in denied.iter().enumerate() {
+            assert_eq!(*index, at);
+            assert_eq!(verdict, bound.past_the_bound("Bash").verdict());
+        }
     }
 
     /// With a bound of zero nothing is decided in time.

@@ -34,10 +34,15 @@ pub(super) fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
         .spawn(move || read_lines(&parsed))
         .context("cannot start the thread that reads the lines")?;
     let (batches, writing) = std::sync::mpsc::sync_channel::<DecidedBatch>(BATCHES_WAITING);
-    let settings = guards.settings_files().to_vec();
+    let log = BatchLog::new();
+    let rendering = Rendering {
+        settings: guards.settings_files().into(),
+        explain,
+        logged: log.keeps_rows(),
+    };
     let writer = std::thread::Builder::new()
         .name("jsonl-answers".to_owned())
-        .spawn(move || write_answers(&writing, &settings, explain))
+        .spawn(move || write_answers(&writing, log))
         .context("cannot start the thread that writes the answers")?;
     let mut unread = None;
     // The reader ends the channel at the end of the input.
@@ -50,14 +55,14 @@ pub(super) fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
             }
         };
         let started = Instant::now();
-        let decided = decide_batch(&mut guards, batch);
-        let elapsed = started.elapsed();
+        let mut decided = decide_batch(&mut guards, batch, &rendering);
+        decided.elapsed = started.elapsed();
         failed |= decided
-            .0
+            .lines
             .iter()
             .any(|line| matches!(line, Pending::Answered(answer) if answer.is_err()));
         // The writer ends early only when it cannot write: its error is the run's.
-        if batches.send((decided.0, decided.1, elapsed)).is_err() {
+        if batches.send(decided).is_err() {
             break;
         }
     }
@@ -83,11 +88,36 @@ type ParsedBatch = Result<Vec<Parsed>>;
 /// One line of `--jsonl` input, parsed: its input, or the error that says why it is not one (`line N: …`).
 type Parsed = Result<HookInput, String>;
 
-/// One batch's lines, the decisions of those that were decided (in order), and how long deciding it took.
-type DecidedBatch = (Vec<Pending>, Vec<Decided>, Duration);
+/// One batch, decided: its lines, the inputs of those that were decided and their answers (both in order), and
+/// how long deciding it took.
+struct DecidedBatch {
+    lines: Vec<Pending>,
+    deciding: Arc<Vec<Deciding>>,
+    rendered: Vec<Rendered>,
+    elapsed: Duration,
+}
 
-/// One batch's answers.
-type Answers = Vec<Result<(HookInput, Answered), String>>;
+/// A line to decide: its input and the guard that decides it.
+struct Deciding {
+    input: HookInput,
+    guard: Arc<Guard>,
+}
+
+/// What a decision becomes on the thread that made it: the line's answer, and with `--explain` the explanation
+/// printed before it.
+struct Rendered {
+    answered: Answered,
+    explained: Option<String>,
+}
+
+/// How a decision is made into its answer ([`Rendering::render`]), the same for every line of a run.
+struct Rendering {
+    /// The settings files named in a deny's advice.
+    settings: Arc<[PathBuf]>,
+    explain: bool,
+    /// Whether the audit log keeps rows, which need what an answer records beside its line.
+    logged: bool,
+}
 
 /// How many batches may wait between two of `--jsonl`'s threads before the one that hands them on waits.
 const BATCHES_WAITING: usize = 2;
@@ -131,21 +161,16 @@ fn parse_numbered(number: usize, line: Line) -> Parsed {
     input.map_err(|e| format!("line {number}: {e:#}"))
 }
 
-/// `--jsonl`'s writer: each batch's answers ([`answers`]) in order, flushed, then its rows handed to the audit
-/// log's writing thread and to the telemetry sender (one for the run); the log and the sender finish when the
-/// batches end.
-fn write_answers(
-    batches: &std::sync::mpsc::Receiver<DecidedBatch>,
-    settings: &[PathBuf],
-    explain: bool,
-) -> Result<()> {
+/// `--jsonl`'s writer: each batch's answers in order, with their explanations on stderr under `--explain`,
+/// flushed, then its rows handed to the audit log's writing thread and to the telemetry sender (one for the run);
+/// the log and the sender finish when the batches end.
+fn write_answers(batches: &std::sync::mpsc::Receiver<DecidedBatch>, mut log: BatchLog) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut log = BatchLog::new();
     let mut sender = crate::telemetry::Sender::default();
     let mut written = Ok(());
-    for (lines, decided, elapsed) in batches {
-        let answers = answers(lines, decided, settings, explain, log.keeps_rows());
+    for batch in batches {
+        let answers = answers(&batch);
         written = write_batch(&mut out, &answers);
         if written.is_err() {
             break;
@@ -156,12 +181,12 @@ fn write_answers(
                 continue;
             }
             let row = answered
-                .audit(elapsed)
-                .row(&input.into(), hook_audit::CHECK_AGENT);
+                .audit(batch.elapsed)
+                .row(&(*input).into(), hook_audit::CHECK_AGENT);
             if let Some(settings) = telemetry {
                 sender.send(settings, &row);
             }
-            log.add(input.into(), row);
+            log.add((*input).into(), row);
         }
         log.write();
     }
@@ -171,7 +196,7 @@ fn write_answers(
 }
 
 /// One batch's answer lines, flushed.
-fn write_batch(out: &mut impl Write, answers: &[Result<(HookInput, Answered), String>]) -> Result<()> {
+fn write_batch(out: &mut impl Write, answers: &Answers<'_>) -> Result<()> {
     for answer in answers {
         match answer {
             // Serialised straight into the buffer, the same bytes as `HookOutput::to_json`.
@@ -212,23 +237,23 @@ enum Pending {
     /// Answered without a decision: the line is not an input (the error), or its settings cannot be loaded. Boxed:
     /// such lines are rare, and every line of a batch would otherwise be as large as an answer.
     Answered(Box<Result<(HookInput, Answered), String>>),
-    /// Decided by the next decision of the batch, with this guard.
-    Deciding(HookInput, Arc<Guard>),
+    /// Decided by the next decision of the batch.
+    Deciding,
 }
 
 /// Each line of `batch` in order, to be decided or answered where it has no decision (not an input, or its
-/// settings cannot be loaded), and the decisions of the lines to be decided, in order. The inputs are decided as
-/// [`decide_hook_input`](super::decide_hook_input) decides one, through agent-decide's bounded entry, together.
-/// The decisions are kept apart from the lines: a decision is large, and pairing each with its line would copy
-/// every line and decision once more.
-fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> (Vec<Pending>, Vec<Decided>) {
+/// settings cannot be loaded), and the answers of the lines to be decided, in order. The inputs are decided as
+/// [`decide_hook_input`](super::decide_hook_input) decides one, through agent-decide's bounded entry, together, and
+/// each decision is made into its answer on the worker that made it ([`Rendering::render`]).
+fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>, rendering: &Rendering) -> DecidedBatch {
     let mut requests = Vec::with_capacity(batch.len());
-    let mut pending = Vec::with_capacity(batch.len());
+    let mut deciding = Vec::with_capacity(batch.len());
+    let mut lines = Vec::with_capacity(batch.len());
     for input in batch {
         let input = match input {
             Ok(input) => input,
             Err(e) => {
-                pending.push(Pending::Answered(Box::new(Err(e))));
+                lines.push(Pending::Answered(Box::new(Err(e))));
                 continue;
             }
         };
@@ -239,51 +264,98 @@ fn decide_batch(guards: &mut Guards<'_>, batch: Vec<Parsed>) -> (Vec<Pending>, V
                     call: CallInput::new(input.tool_name.as_str(), input.tool_input.clone()),
                     session: SessionState::default(),
                 });
-                pending.push(Pending::Deciding(input, Arc::clone(guard)));
+                deciding.push(Deciding {
+                    input,
+                    guard: Arc::clone(guard),
+                });
+                lines.push(Pending::Deciding);
             }
-            Err(why) => pending.push(Pending::Answered(Box::new(Ok((
+            Err(why) => lines.push(Pending::Answered(Box::new(Ok((
                 input,
                 Answered::settings_deny(why),
             ))))),
         }
     }
-    let decisions = DecisionBound::from_env().decide_in_order(requests);
-    (pending, decisions)
+    let deciding = Arc::new(deciding);
+    let bound = DecisionBound::from_env();
+    let mut rendered = {
+        let deciding = Arc::clone(&deciding);
+        let rendering = rendering.clone();
+        bound.decide_in_order_then(requests, move |index, decided| {
+            rendering.render(deciding.get(index), &decided)
+        })
+    };
+    // The bounded entry answers every request; were one missing, it would not be allowed.
+    for line in deciding.get(rendered.len()..).unwrap_or_default() {
+        rendered.push(rendering.render(Some(line), &bound.past_the_bound(&line.input.tool_name)));
+    }
+    DecidedBatch {
+        lines,
+        deciding,
+        rendered,
+        elapsed: Duration::ZERO,
+    }
 }
 
-/// The answer to each line of a decided batch, in order: its input and answer, or the error that says why it is
-/// not an input. `decided` holds the decisions of the lines to be decided, in order.
-fn answers(
-    lines: Vec<Pending>,
-    decided: Vec<Decided>,
-    settings: &[PathBuf],
-    explain: bool,
-    logged: bool,
-) -> Answers {
-    // What an audit row records is built only for a line that has one: with the log off and telemetry off for
-    // the line's settings, the row is never made ([`write_answers`]).
-    let answered = |output: HookOutput, decided: &Decided, guard: &Guard| {
-        if logged || guard.telemetry().enabled {
+impl Rendering {
+    /// The answer to `line` from its decision (a line the index of a request always finds: the deny of its
+    /// bound otherwise).
+    fn render(&self, line: Option<&Deciding>, decided: &Decided) -> Rendered {
+        let Some(Deciding { input, guard }) = line else {
+            return Rendered {
+                answered: Answered::without_row(HookOutput::from_verdict(
+                    DecisionBound::from_env().past_the_bound("").verdict(),
+                )),
+                explained: None,
+            };
+        };
+        let output = output(input, decided, &self.settings, None);
+        // What an audit row records is built only for a line that has one: with the log off and telemetry off for
+        // the line's settings, the row is never made ([`write_answers`]).
+        let answered = if self.logged || guard.telemetry().enabled {
             Answered::decided(output, decided, guard)
         } else {
             Answered::without_row(output)
+        };
+        Rendered {
+            answered,
+            explained: self.explain.then(|| crate::explain::render_text(input, decided)),
         }
-    };
-    let mut decided = decided.into_iter();
-    lines
-        .into_iter()
-        .map(|line| match line {
-            Pending::Answered(answer) => *answer,
-            Pending::Deciding(input, guard) => {
-                // The bounded entry answers every request; were one missing, it would not be allowed.
-                let decided = decided
-                    .next()
-                    .unwrap_or_else(|| DecisionBound::from_env().past_the_bound(&input.tool_name));
-                if explain {
-                    eprintln!("{}", crate::explain::render_text(&input, &decided));
+    }
+}
+
+impl Clone for Rendering {
+    fn clone(&self) -> Self {
+        Self {
+            settings: Arc::clone(&self.settings),
+            explain: self.explain,
+            logged: self.logged,
+        }
+    }
+}
+
+/// One batch's answers, in order: each line's input and answer, or the error that says why it is not an input.
+type Answers<'a> = Vec<Result<(&'a HookInput, &'a Answered), &'a str>>;
+
+/// The answer to each line of a decided batch, in order, with the explanations of the decided ones printed on
+/// stderr first under `--explain`.
+fn answers(batch: &DecidedBatch) -> Answers<'_> {
+    let mut decided = batch.deciding.iter().zip(&batch.rendered);
+    batch
+        .lines
+        .iter()
+        .filter_map(|line| match line {
+            Pending::Answered(answer) => Some(match answer.as_ref() {
+                Ok((input, answered)) => Ok((input, answered)),
+                Err(e) => Err(e.as_str()),
+            }),
+            Pending::Deciding => {
+                // One answer for each line decided ([`decide_batch`]), in order.
+                let (line, rendered) = decided.next()?;
+                if let Some(explained) = &rendered.explained {
+                    eprintln!("{explained}");
                 }
-                let answered = answered(output(&input, &decided, settings, None), &decided, &guard);
-                Ok((input, answered))
+                Some(Ok((&line.input, &rendered.answered)))
             }
         })
         .collect()
