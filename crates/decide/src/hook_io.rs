@@ -180,23 +180,24 @@ pub fn sandboxed_input(
     session: Option<(&str, &SessionLimit)>,
 ) -> Option<Value> {
     let command = tool_input.get("command")?.as_str()?;
-    let mut line = shell_quote(&program.to_string_lossy());
+    let mut line = String::with_capacity(command.len() + 256);
+    push_quoted(&mut line, &program.to_string_lossy());
     line.push_str(" sandbox --profile ");
     line.push_str(confinement.profile.as_str());
     if confinement.network {
         line.push_str(" --allow-network");
         for domain in domains {
             line.push_str(" --allow-domain ");
-            line.push_str(&shell_quote(domain));
+            push_quoted(&mut line, domain);
         }
         if let Some((id, limit)) = session {
             line.push_str(" --session-domains-only --session ");
-            line.push_str(&shell_quote(id));
+            push_quoted(&mut line, id);
             line.push_str(" --session-taint ");
-            line.push_str(&shell_quote(&limit.taint()));
+            push_quoted(&mut line, &limit.taint());
             for domain in &limit.domains {
                 line.push_str(" --session-domain ");
-                line.push_str(&shell_quote(domain));
+                push_quoted(&mut line, domain);
             }
         }
     }
@@ -204,22 +205,26 @@ pub fn sandboxed_input(
         line.push_str(" --git-writes");
     }
     line.push_str(" --root ");
-    line.push_str(&shell_quote(root.cwd));
+    push_quoted(&mut line, root.cwd);
     if let Some(project) = root.project {
         line.push_str(" --project ");
-        line.push_str(&shell_quote(&project.to_string_lossy()));
+        push_quoted(&mut line, &project.to_string_lossy());
     }
     for file in settings {
         line.push_str(" --settings ");
-        line.push_str(&shell_quote(&file.to_string_lossy()));
+        push_quoted(&mut line, &file.to_string_lossy());
     }
     line.push_str(" -- bash -c ");
-    line.push_str(&shell_quote(command));
-    let mut input = tool_input.clone();
-    if let Some(object) = input.as_object_mut() {
-        object.insert("command".to_owned(), Value::String(line));
-    }
-    Some(input)
+    push_quoted(&mut line, command);
+    // The other arguments as they are; the command, replaced, is not copied first.
+    let mut input: serde_json::Map<String, Value> = tool_input
+        .as_object()?
+        .iter()
+        .filter(|(name, _)| *name != "command")
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    input.insert("command".to_owned(), Value::String(line));
+    Some(Value::Object(input))
 }
 
 /// Where a sandboxed command is run from: the call's working directory, where the sandbox finds its settings and
@@ -244,22 +249,53 @@ impl<'a> SandboxRoot<'a> {
 /// `text` as one single-quoted shell word: every byte as it is, each `'` written as `'\''`.
 pub fn shell_quote(text: &str) -> String {
     let mut quoted = String::with_capacity(text.len() + 2);
-    quoted.push('\'');
-    for c in text.chars() {
-        if c == '\'' {
-            quoted.push_str("'\\''");
-        } else {
-            quoted.push(c);
-        }
-    }
-    quoted.push('\'');
+    push_quoted(&mut quoted, text);
     quoted
+}
+
+/// [`shell_quote`] of `text` appended to `line`, a run of quote-free text at a time.
+fn push_quoted(line: &mut String, text: &str) {
+    line.push('\'');
+    let mut runs = text.split('\'');
+    if let Some(first) = runs.next() {
+        line.push_str(first);
+    }
+    for run in runs {
+        line.push_str("'\\''");
+        line.push_str(run);
+    }
+    line.push('\'');
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use agent_tool_traits::{Decision, Layer, Provenance};
+
+    /// A quoted text is one word that the shell reads back as the text, single quotes included.
+    #[test]
+    fn a_quoted_text_is_read_back_by_the_shell_as_it_was() {
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        for text in [
+            "",
+            "'",
+            "''",
+            "a'b'c",
+            "'lead",
+            "trail'",
+            "$(id) `x` \\ \"q\" \n ${HOME}",
+            "é'ü",
+        ] {
+            let output = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!("printf %s {}", shell_quote(text)))
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(output.stdout).unwrap(), text);
+        }
+    }
 
     #[test]
     fn the_printed_reason_is_the_prefix_and_the_reasons_joined() {
