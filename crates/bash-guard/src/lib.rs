@@ -70,6 +70,7 @@ pub use analysis::Finding;
 pub use analysis::Location;
 pub use analysis::LocationKind;
 pub use analysis::SubCommand;
+pub use classify::names_git_dir;
 pub use classify::remote::{is_loopback, url_host};
 pub use config::BashConfig;
 pub use config::CommandTableExtension;

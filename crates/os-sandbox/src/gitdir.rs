@@ -21,7 +21,10 @@ const PROTECTED_ENTRIES: &[&str] = &[
 /// The git directories among the write-protected paths of a `workspace-write` plan with namespaces whose inside
 /// git may write: a directory named `.git` holding `HEAD`, beneath a writable root and not beneath a read-only
 /// one, that no deny or ask rule on writes names (a rule's place in it, on it or above it keeps it read-only
-/// whole).
+/// whole), of a repository the command runs in: its working tree holds a root. A repository nested below the
+/// roots keeps its git directory read-only whole: git working in the outer one has no business in it, and could
+/// delete it (`git clean -ffd` removes an untracked nested repository, `git reset --hard` to a commit where its
+/// place is a file).
 pub(crate) fn writable_git_dirs(
     write_protected: &[PathBuf],
     roots: &[PathBuf],
@@ -34,6 +37,10 @@ pub(crate) fn writable_git_dirs(
         .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir()))
         .filter(|path| path.join("HEAD").is_file())
         .filter(|path| roots.iter().any(|root| path.starts_with(root)))
+        .filter(|path| {
+            path.parent()
+                .is_some_and(|tree| roots.iter().any(|root| root.starts_with(tree)))
+        })
         .filter(|path| !read_only_roots.iter().any(|root| path.starts_with(root)))
         .filter(|path| {
             !rule_places
@@ -63,17 +70,27 @@ mod tests {
             std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         }
         std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+        std::fs::create_dir_all(root.join("nested/.git")).unwrap();
+        std::fs::write(root.join("nested/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
         let found = vec![
             root.join(".git"),
             read_only.join(".git"),
             root.join("sub/.git"),
+            root.join("nested/.git"),
             root.join(".claude"),
         ];
         let roots = vec![root.clone()];
         let read_only_roots = vec![read_only.clone()];
+        // The nested repository is not the one the command runs in.
         assert_eq!(
             writable_git_dirs(&found, &roots, &read_only_roots, &[]),
             vec![root.join(".git")]
+        );
+        // A command that runs in the nested one (a root there) writes it, and the outer one it is inside of.
+        let both = vec![root.clone(), root.join("nested/src")];
+        assert_eq!(
+            writable_git_dirs(&found, &both, &read_only_roots, &[]),
+            vec![root.join(".git"), root.join("nested/.git")]
         );
         let rule = vec![root.join(".git/refs")];
         assert!(writable_git_dirs(&found, &roots, &read_only_roots, &rule).is_empty());

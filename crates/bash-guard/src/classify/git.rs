@@ -221,7 +221,18 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     if c.read_only {
         c.class = CommandClass::ReadOnly;
     }
-    c.git_writes = !c.read_only && !runs_programs && c.class != CommandClass::Exec;
+    // A path git is given into a git directory (`--work-tree=.git`, `-C .git`, `mailinfo .git/logs/HEAD
+    // .git/refs/heads/main`, `--export-marks=.git/refs/…`) makes git write its history as files it was told to:
+    // not git keeping its own repository.
+    let into_git_dir = args.iter().any(|w| {
+        let value = w
+            .text
+            .split_once('=')
+            .filter(|_| w.text.starts_with('-'))
+            .map_or(w.text.as_str(), |(_, v)| v);
+        value.split('/').any(names_git_dir)
+    });
+    c.git_writes = !c.read_only && !runs_programs && !into_git_dir && c.class != CommandClass::Exec;
     if history_config
         && matches!(
             c.effect,
@@ -234,6 +245,11 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                 .to_owned(),
         );
     }
+}
+
+/// Whether a path component names a git directory (`.git`, in any case: some file systems ignore it).
+pub fn names_git_dir(component: &str) -> bool {
+    component.eq_ignore_ascii_case(".git")
 }
 
 /// Whether a refspec among `git fetch`'s operands after the repository stores outside the remote-tracking
@@ -320,6 +336,10 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         }
         // `git repack -a -d` writes one pack of what is reachable and deletes the old packs, with the unreachable
         // objects in them (`-A` leaves those loose, `-k` keeps them).
+        // A cruft pack's expiration deletes the unreachable objects older than it (`now`: all of them).
+        "repack" if s.has(&["-d"]) && named(s, &["--cruft-expiration"]) => destroys(
+            "`git repack -d --cruft-expiration` deletes unreachable commits, which may be the only copy of work",
+        ),
         "repack" if s.has(&["-a"]) && s.has(&["-d"]) && !s.has(&["-A", "-k", "--keep-unreachable"]) => {
             destroys(
                 "`git repack -a -d` deletes the unreachable commits of the old packs, which may be the only copy of work",
@@ -374,6 +394,10 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "reset" if s.has(&["--hard"]) => {
             Effect::Discards("`git reset --hard` discards the changes not committed".to_owned())
         }
+        // `-f` given twice removes untracked nested repositories, their git directories with them.
+        "clean" if forces(rest) >= 2 && !s.has(&["-n", "--dry-run"]) => destroys(
+            "`git clean -ff` removes untracked nested repositories with their history, which no snapshot holds",
+        ),
         "clean" if s.has(&["-f", "--force"]) && !s.has(&["-n", "--dry-run"]) => {
             // `-x` and `-X` in a cluster of short options too (`-fdx`); an `x` that is the value of `-e` in a
             // cluster (`-ex`) is taken as `-x` as well, which only asks more.
@@ -402,6 +426,25 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         }
         _ => Effect::Local,
     }
+}
+
+/// How many times `git clean`'s words before `--` give `-f`: as `-f`, `--force` (or a prefix of it), or within
+/// a cluster of short options (`-ffd`, `-dff`). `-e`'s value in the same cluster ends it (`-fe f`).
+fn forces(rest: &[Word]) -> usize {
+    rest.iter()
+        .take_while(|w| !(w.literal && w.text == "--"))
+        .map(|w| {
+            let text = w.text.as_str();
+            if let Some(long) = text.strip_prefix("--") {
+                usize::from(long.len() >= 2 && "force".starts_with(long))
+            } else if let Some(short) = text.strip_prefix('-') {
+                let cluster = short.split('e').next().unwrap_or_default();
+                cluster.chars().filter(|&c| c == 'f').count()
+            } else {
+                0
+            }
+        })
+        .sum()
 }
 
 /// Whether the git sub-command `sub` writes the working tree from a commit other than `HEAD`: `reset --hard`,
@@ -749,4 +792,37 @@ fn verifies_signatures(format: &str) -> bool {
         rest = after.get(skip..).unwrap_or_default();
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Word> {
+        text.split_whitespace().map(Word::literal).collect()
+    }
+
+    #[test]
+    fn the_forces_of_a_cleaning_are_counted_in_every_spelling() {
+        for (args, count) in [
+            ("-fd", 1),
+            ("-ffd", 2),
+            ("-dff", 2),
+            ("-f -f -d", 2),
+            ("--force --force", 2),
+            ("--fo -f", 2),
+            ("-fe f", 1),
+            ("-ef", 0),
+            ("-d -- -f -f", 0),
+            ("-n -d", 0),
+        ] {
+            assert_eq!(forces(&words(args)), count, "{args}");
+        }
+    }
+
+    #[test]
+    fn a_component_named_git_is_a_git_directory_in_any_case() {
+        assert!(names_git_dir(".git") && names_git_dir(".GIT"));
+        assert!(!names_git_dir(".gitignore") && !names_git_dir("repo.git") && !names_git_dir("git"));
+    }
 }

@@ -9,6 +9,7 @@ mod container;
 mod files;
 mod flags;
 mod git;
+pub use git::names_git_dir;
 mod grammar;
 mod inspect;
 mod network;

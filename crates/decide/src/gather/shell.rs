@@ -43,6 +43,7 @@ impl Gathering<'_> {
         self.concerns.extend(concerns);
         let moves = DirectoryMoves::of(&analysis);
         self.git_remotes(&mut analysis, &moves);
+        self.git_inside_git_dirs(&mut analysis, &moves);
         if let Some(why) = &moves.unknown {
             // The reads after the move may be anywhere, outside the roots too, where the kernel does not hide a
             // secret under a name no list knows.
@@ -62,6 +63,30 @@ impl Gathering<'_> {
         ShellFacts {
             analysis,
             project_code,
+        }
+    }
+
+    /// git writes its repository's git directory itself, and only itself: a line that works inside a git directory
+    /// (the call's directory, or a `cd` to one) may point git's work tree at the history (`cd .git && git
+    /// --work-tree=. clean -fd` deletes every object and reference), so none of its commands gets git's writes
+    /// (the git directory stays read-only whole).
+    fn git_inside_git_dirs(&self, analysis: &mut CommandAnalysis, moves: &DirectoryMoves) {
+        let inside = |path: &std::path::Path| {
+            path.components().any(|c| {
+                c.as_os_str()
+                    .to_str()
+                    .is_some_and(agent_bash_guard::names_git_dir)
+            })
+        };
+        let moved_inside = moves
+            .moves
+            .iter()
+            .flat_map(|m| &m.targets)
+            .any(|dir| inside(std::path::Path::new(dir)));
+        if moved_inside || inside(&self.guard.cwd) {
+            for command in &mut analysis.commands {
+                command.git_writes = false;
+            }
         }
     }
 
