@@ -23,7 +23,8 @@
 //! [`Guard::decide_in_session`] runs the four steps; [`Guard::decide`] is the same for a call alone in a fresh
 //! session. [`DecisionBound`] is the one entry that bounds a decision in time and denies past the bound
 //! (`AGENT_GUARD_DECISION_TIMEOUT_MS`, default 5 s), one call ([`DecisionBound::decide`]) or many handed to workers
-//! a batch at a time ([`DecisionBound::decide_in_order`]); [`Deciders`] adds a parent's guard as a subagent's
+//! a batch at a time ([`DecisionBound::decide_in_order`], or `decide_in_order_then`, which makes each decision into
+//! the caller's value on its worker); [`Deciders`] adds a parent's guard as a subagent's
 //! ceiling.
 //! The crate also holds agent-guard's own settings ([`GuardSettings`], the `agentGuard` section) and the coding
 //! agent's PreToolUse protocol ([`HookInput`], [`HookOutput`], [`sandboxed_input`]).

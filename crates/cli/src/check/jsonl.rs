@@ -23,8 +23,9 @@ use crate::load::Guards;
 /// further line already read (up to [`MAX_BATCH`]), so a caller that writes a line and waits for its answer gets it,
 /// and a stream of lines is handed to agent-decide's bounded entry a batch at a time instead of a line at a time.
 /// Three threads pass the batches on in order: one reads and parses the lines ([`read_lines`]), this one finds each
-/// line's guard and has the batch decided, and one turns the decisions into answers, writes them and hands their
-/// audit rows over ([`write_answers`]); so the next batch is read and the last one answered while one is decided.
+/// line's guard and has the batch decided, each decision made into its answer on the worker that decided it
+/// ([`Rendering::render`]), and one writes the answers and hands their audit rows over ([`write_answers`]); so the
+/// next batch is read and the last one written while one is decided.
 pub(super) fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
     let mut guards = Guards::new(args)?;
     let mut failed = false;
