@@ -2223,6 +2223,36 @@ pub(crate) static GIT_SUB_OPTIONS: &[(&str, GitOptions)] = &[
         optional: &["-O", "--open-files-in-pager", "--color"],
         effects: &[],
     }),
+    // `git fast-export` and `fast-import` save their marks to a file (`--export-marks FILE`, and `fast-import`'s
+    // `--export-pack-edges FILE`) and read them from one.
+    ("fast-export", GitOptions {
+        values: &[
+            "--export-marks", "--import-marks", "--import-marks-if-exists", "--signed-tags", "--signed-commits",
+            "--tag-of-filtered-object", "--refspec", "--anonymize-map", "--reencode"
+        ],
+        optional: &[],
+        effects: &[
+            ("--export-marks", WriteValue), ("--import-marks", ReadValue), ("--import-marks-if-exists", ReadValue),
+        ],
+    }),
+    ("fast-import", GitOptions {
+        values: &[
+            "--export-marks", "--import-marks", "--import-marks-if-exists", "--export-pack-edges", "--cat-blob-fd",
+            "--date-format", "--active-branches", "--max-pack-size", "--big-file-threshold", "--depth",
+            "--rewrite-submodules-from", "--rewrite-submodules-to", "--signed-commits", "--signed-tags"
+        ],
+        optional: &[],
+        effects: &[
+            ("--export-marks", WriteValue), ("--export-pack-edges", WriteValue), ("--import-marks", ReadValue),
+            ("--import-marks-if-exists", ReadValue),
+        ],
+    }),
+    // `git checkout-index --prefix=DIR/` writes the files it checks out below DIR (the value is attached only).
+    ("checkout-index", GitOptions {
+        values: &[],
+        optional: &["--prefix", "--stage"],
+        effects: &[("--prefix", WriteValue)],
+    }),
     // `git help -w` starts the web browser the configuration names (`web.browser`, `browser.<tool>.cmd`), `-i`
     // runs info; `-m` and a page alone print the manual page.
     ("help", GitOptions {

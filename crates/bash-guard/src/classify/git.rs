@@ -695,6 +695,21 @@ fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) 
             c.write(word, AccessVia::Operand);
         }
     }
+    // `git mailinfo MSG PATCH` writes the message and the patch it splits from its input; `git merge-file CURRENT
+    // BASE OTHER` reads the three and writes the merge into CURRENT unless it prints it.
+    let written = match sub {
+        "mailinfo" => s.operands.get(..2).unwrap_or(&s.operands),
+        "merge-file" if !s.has(&["-p", "--stdout"]) => s.operands.get(..1).unwrap_or_default(),
+        _ => &[],
+    };
+    for word in written {
+        c.write(word, AccessVia::Operand);
+    }
+    if sub == "merge-file" {
+        for word in &s.operands {
+            c.read(word, AccessVia::Operand);
+        }
+    }
     // `git clone URL DIR` and `git init DIR` make the repository at DIR, `git bundle create FILE` the bundle.
     let made = match sub {
         "clone" => s.operands.get(1),

@@ -43,7 +43,7 @@ impl Gathering<'_> {
         self.concerns.extend(concerns);
         let moves = DirectoryMoves::of(&analysis);
         self.git_remotes(&mut analysis, &moves);
-        self.git_inside_git_dirs(&mut analysis, &moves);
+        let checked_before = self.paths.len();
         if let Some(why) = &moves.unknown {
             // The reads after the move may be anywhere, outside the roots too, where the kernel does not hide a
             // secret under a name no list knows.
@@ -59,6 +59,7 @@ impl Gathering<'_> {
             }
         }
         self.implicit_searches(tool, &analysis);
+        self.git_inside_git_dirs(&mut analysis, &moves, checked_before);
         let project_code = self.project_code(&analysis, &moves);
         ShellFacts {
             analysis,
@@ -67,10 +68,20 @@ impl Gathering<'_> {
     }
 
     /// git writes its repository's git directory itself, and only itself: a line that works inside a git directory
-    /// (the call's directory, or a `cd` to one) may point git's work tree at the history (`cd .git && git
-    /// --work-tree=. clean -fd` deletes every object and reference), so none of its commands gets git's writes
-    /// (the git directory stays read-only whole).
-    fn git_inside_git_dirs(&self, analysis: &mut CommandAnalysis, moves: &DirectoryMoves) {
+    /// (the call's directory, or a `cd` to one) or names a path there, as written or where its links lead (`ln -s
+    /// .git g` on an earlier line, then `git --work-tree=g clean -fd`), may point git at the history as at files
+    /// (`cd .git && git --work-tree=. clean -fd` deletes every object and reference), so none of its commands gets
+    /// git's writes (the git directory stays read-only whole). `checked_before` is where this line's path checks
+    /// start.
+    fn git_inside_git_dirs(
+        &self,
+        analysis: &mut CommandAnalysis,
+        moves: &DirectoryMoves,
+        checked_before: usize,
+    ) {
+        if !analysis.commands.iter().any(|c| c.git_writes) {
+            return;
+        }
         let inside = |path: &std::path::Path| {
             path.components().any(|c| {
                 c.as_os_str()
@@ -83,7 +94,13 @@ impl Gathering<'_> {
             .iter()
             .flat_map(|m| &m.targets)
             .any(|dir| inside(std::path::Path::new(dir)));
-        if moved_inside || inside(&self.guard.cwd) {
+        let names_inside = self
+            .paths
+            .get(checked_before..)
+            .unwrap_or_default()
+            .iter()
+            .any(|path| inside(&path.check.absolute) || path.check.resolved.as_deref().is_some_and(inside));
+        if moved_inside || names_inside || inside(&self.guard.cwd) {
             for command in &mut analysis.commands {
                 command.git_writes = false;
             }
