@@ -74,6 +74,13 @@ const CONFIG_FILES: [&str; 24] = [
     ".envrc.local",
 ];
 
+/// Tools that read their configuration, which runs code, under many names and places: lefthook (`lefthook.yml`,
+/// `.lefthook-local.toml`, `.config/lefthook.json`, its script directories `.lefthook/` and `.lefthook-local/`),
+/// mise (`mise.toml`, `mise.dev.toml`, `.mise/config.toml`, `mise/config.toml`) and dev containers
+/// (`.devcontainer.json`, whose `initializeCommand` runs on the host). A name, of a file or a directory on the
+/// way, that is one of them, with or without a leading dot, alone or followed by `.` or `-`, is protected.
+const CONFIG_STEMS: [&str; 3] = ["lefthook", "mise", "devcontainer"];
+
 /// Endings of files that configure code an editor runs when it opens them (a workspace's tasks).
 const CONFIG_SUFFIXES: [&str; 1] = [".code-workspace"];
 
@@ -829,6 +836,16 @@ fn two_components<'a>(names: &[&OsStr], dirs: &'a [[&'a str; 2]]) -> Option<&'a 
     })
 }
 
+/// The tool of [`CONFIG_STEMS`] whose configuration `name` is.
+fn configuration_stem(name: &OsStr) -> Option<&'static str> {
+    let lower = name.to_string_lossy().to_ascii_lowercase();
+    let bare = lower.strip_prefix('.').unwrap_or(&lower);
+    CONFIG_STEMS.iter().copied().find(|stem| {
+        bare.strip_prefix(stem)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '-']))
+    })
+}
+
 fn write_reason(absolute: &Path) -> Option<String> {
     let shown = absolute.display();
     let all: Vec<&OsStr> = names(absolute).collect();
@@ -846,6 +863,11 @@ fn write_reason(absolute: &Path) -> Option<String> {
     if let Some([first, second]) = two_components(&all, &CONFIG_DIRS) {
         return Some(format!(
             "`{first}/{second}/` configures programs that run later (`{shown}`)"
+        ));
+    }
+    if let Some(stem) = all.iter().find_map(|name| configuration_stem(name)) {
+        return Some(format!(
+            "`{stem}` reads its configuration, which runs programs later, from this name (`{shown}`)"
         ));
     }
     let last = all.last()?;

@@ -70,6 +70,26 @@ fn default_writes() {
     ] {
         assert!(write(runs_code).is_some(), "{runs_code}");
     }
+    // Tools that read their configuration under many names: every spelling, and the directories that hold it.
+    for runs_code in [
+        "/p/.lefthook.yml",
+        "/p/lefthook.toml",
+        "/p/.lefthook-local.yaml",
+        "/p/lefthook-local.json",
+        "/p/.config/lefthook.jsonc",
+        "/p/.lefthook/pre-commit/x.sh",
+        "/p/.lefthook-local/pre-commit/x.sh",
+        "/p/mise.dev.toml",
+        "/p/.mise.staging.toml",
+        "/p/.mise/config.toml",
+        "/p/mise/config.toml",
+        "/p/.devcontainer.json",
+    ] {
+        assert!(write(runs_code).is_some(), "{runs_code}");
+    }
+    for plain in ["/p/src/promise.ts", "/p/docs/lefthooks.md", "/p/mises.txt", "/p/src/devcontainers.rs"] {
+        assert!(write(plain).is_none(), "{plain}");
+    }
     assert!(write("/p/.cargo/registry/x").is_none());
     assert!(write("/p/src/gitconfig.rs").is_none());
     assert!(write("/home/u/.local/share/x").is_none());
