@@ -87,7 +87,12 @@ fn default_writes() {
     ] {
         assert!(write(runs_code).is_some(), "{runs_code}");
     }
-    for plain in ["/p/src/promise.ts", "/p/docs/lefthooks.md", "/p/mises.txt", "/p/src/devcontainers.rs"] {
+    for plain in [
+        "/p/src/promise.ts",
+        "/p/docs/lefthooks.md",
+        "/p/mises.txt",
+        "/p/src/devcontainers.rs",
+    ] {
         assert!(write(plain).is_none(), "{plain}");
     }
     assert!(write("/p/.cargo/registry/x").is_none());

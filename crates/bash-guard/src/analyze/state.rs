@@ -27,6 +27,15 @@ impl Walker<'_> {
                     command.read_only = false;
                     // `GIT_EDITOR=… git commit -e`, `GIT_EXEC_PATH=… git …`: what git runs is no longer git alone.
                     command.git_writes = false;
+                    // `GIT_WORK_TREE=uploads git clean -fd`: what git discards follows another tree's ignore rules.
+                    if matches!(name, "GIT_WORK_TREE" | "GIT_DIR")
+                        && let crate::analysis::Effect::Discards(why) = &command.effect
+                    {
+                        command.effect = crate::analysis::Effect::Destroys(format!(
+                            "{why}, in a working tree `{name}` gives git, whose ignored files the snapshots of the \
+                             project do not follow"
+                        ));
+                    }
                 }
             }
             None if self.allexport && !harmless_variable(name, Some(value)) => {

@@ -18,6 +18,9 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     // `--exec-path DIR`), or a word only known at run time may be such an option: then it is not git alone that
     // writes the repository.
     let mut runs_programs = false;
+    // Whether git is given a working tree or a directory of its own (`--work-tree`, `-C`, `--git-dir`): what it
+    // then removes or overwrites follows that tree's ignore rules, not those of the snapshots of the project.
+    let mut elsewhere = false;
     // The index of the sub-command.
     let mut i = args.len();
     for token in reader.by_ref() {
@@ -40,6 +43,8 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                 if matches!(option.name.as_ref(), "-c" | "--config-env") {
                     history_config |= option.value.as_ref().is_none_or(shortens_history);
                 }
+                elsewhere |=
+                    option.name == "-C" || knowledge::GIT_GLOBAL_DIRS.contains(&option.name.as_ref());
                 if option.name == "-C" {
                     c.directory.clone_from(&option.value);
                     c.loads.push((Word::literal(".git"), true));
@@ -166,7 +171,13 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     }
     paths(sub_name, rest, &s, c);
     runs_programs |= runs_given_command(sub_name, &s);
-    c.effect = git_effect(sub_name, rest, &s);
+    c.effect = match git_effect(sub_name, rest, &s) {
+        crate::analysis::Effect::Discards(why) if elsewhere => crate::analysis::Effect::Destroys(format!(
+            "{why}, in a working tree the line gives git (`--work-tree`, `-C`, `--git-dir`), whose ignored files \
+             the snapshots of the project do not follow"
+        )),
+        effect => effect,
+    };
     c.overwrites_ignored = from_revision(sub_name, rest, &s);
     let read_only = match rule {
         None => false,
