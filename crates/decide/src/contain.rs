@@ -398,6 +398,9 @@ impl Guard {
         }
         for path in &gathered.paths {
             let check = &path.check;
+            if path.access == Access::Write {
+                self.judge_file_written(check, judgement);
+            }
             match path.access {
                 // Every directory the line writes is judged as one it may remove: the paths after a `cd` are
                 // checked at each place they may name.
@@ -438,13 +441,38 @@ impl Guard {
         }
     }
 
-    /// Whether `agent-guard undo` takes back what a line does at `place`: a snapshot is taken before every
-    /// `workspace-write` run of the writable root that holds it (`agent_undo::snapshots_on`), and `place` lies
-    /// below that root (or is the root, for what leaves the root in place, `git reset --hard`). Deleting a whole
-    /// root is never taken as undoable: the runs of a root are recorded under the root itself. Nor is a place at or
-    /// above a file whose content the last snapshot did not keep (too large to hash): undo cannot put it back.
-    fn undoable(&self, place: &Path, below: Below) -> bool {
-        let roots = self.undo_roots.get_or_init(|| {
+    /// A file that exists where the line writes may be removed or overwritten whole (`rm app.db`, `: > app.db`,
+    /// `mv notes.txt app.db`, the source of `mv app.db x`): where `agent-guard undo` snapshots the root, one the
+    /// snapshots do not hold (a file the project's ignore rules leave out that is no build output's, or one too
+    /// large to keep) is a loss no sandbox brings back, and the line asks, naming it.
+    fn judge_file_written(&self, check: &agent_fs_sandbox::PathCheck, judgement: &mut Judgement) {
+        let place = check.resolved.as_deref().unwrap_or(&check.absolute);
+        let is_file = std::fs::symlink_metadata(place).is_ok_and(|meta| !meta.is_dir());
+        let snapshotted = self.snapshot_root(place).is_some_and(|root| {
+            self.undo_roots().iter().any(|undone| {
+                agent_fs_sandbox::canonicalize(undone).is_ok_and(|undone| root.starts_with(undone))
+            })
+        });
+        if !is_file || !snapshotted {
+            return;
+        }
+        if let Some(why) = self.left_out_of_snapshots(place, false) {
+            judgement.not_contained(format!(
+                "the line may remove or overwrite `{}`, and {why}",
+                check.absolute.display()
+            ));
+        } else if !self.undoable(place, Below::Strictly) {
+            judgement.not_contained(format!(
+                "the line may remove or overwrite `{}`, whose content no snapshot kept (too large), so `agent-guard \
+                 undo` cannot bring it back",
+                check.absolute.display()
+            ));
+        }
+    }
+
+    /// The writable roots `agent-guard undo` snapshots before a run.
+    fn undo_roots(&self) -> &[std::path::PathBuf] {
+        self.undo_roots.get_or_init(|| {
             let Some(sandbox) = &self.sandbox else {
                 return Vec::new();
             };
@@ -453,7 +481,16 @@ impl Guard {
                 .into_iter()
                 .filter(|root| agent_undo::snapshots_on(root, &settings))
                 .collect()
-        });
+        })
+    }
+
+    /// Whether `agent-guard undo` takes back what a line does at `place`: a snapshot is taken before every
+    /// `workspace-write` run of the writable root that holds it (`agent_undo::snapshots_on`), and `place` lies
+    /// below that root (or is the root, for what leaves the root in place, `git reset --hard`). Deleting a whole
+    /// root is never taken as undoable: the runs of a root are recorded under the root itself. Nor is a place at or
+    /// above a file whose content the last snapshot did not keep (too large to hash): undo cannot put it back.
+    fn undoable(&self, place: &Path, below: Below) -> bool {
+        let roots = self.undo_roots();
         let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
         roots.iter().any(|root| {
             place.starts_with(root)

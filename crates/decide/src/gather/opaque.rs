@@ -13,7 +13,25 @@ impl Gathering<'_> {
     /// cannot be resolved (through a `/proc` magic link), which may lead anywhere. Whether the tool reads it cannot
     /// be known, so nothing else follows from it.
     pub(super) fn named_paths(&mut self, tool: &str, args: &Value) {
+        let writes = writing_name(tool);
         for path in named_paths(args) {
+            // A tool whose name says it writes (`write_file`, `create_directory`, `move_file`) may write the
+            // places it is given: a protected one, or one outside the roots, asks as a write there does, in every
+            // mode.
+            if writes && let Some(check) = self.check_path(path, Access::Write) {
+                let why = match (&check.protected, check.root) {
+                    (Some(why), _) => Some(format!("protected path: {why}")),
+                    (None, None) => Some(format!("`{}` lies outside the project", check.absolute.display())),
+                    (None, Some(_)) => None,
+                };
+                if let Some(why) = why {
+                    self.find(
+                        Decision::Ask,
+                        format!("`{tool}` is given a path it may write: {why}"),
+                        Layer::Sandbox,
+                    );
+                }
+            }
             let Some(check) = self.check_path(path, Access::Read) else {
                 continue;
             };
@@ -82,6 +100,23 @@ impl Gathering<'_> {
             }
         }
     }
+}
+
+/// Whether a tool's name says it writes files (under an MCP prefix, whatever its case and separators): `write_file`,
+/// `edit_file`, `create_directory`, `move_file`, `delete`, `apply_patch`, `upload`.
+fn writing_name(tool: &str) -> bool {
+    let own = tool.rsplit("__").next().unwrap_or(tool);
+    let name: String = own
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    [
+        "write", "edit", "create", "mkdir", "move", "rename", "copy", "delete", "remove", "patch", "append",
+        "save", "upload", "insert", "replace", "touch", "chmod",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
 }
 
 /// Whether a tool's name says it runs shell commands, whatever its case and separators and under an MCP prefix.
