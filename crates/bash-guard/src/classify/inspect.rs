@@ -67,16 +67,25 @@ pub(super) fn sqlite3(args: &[Word], c: &mut Classified) {
             c.read(db, AccessVia::Operand);
         }
     }
-    if commands.is_empty() && !prints_only {
-        // The statements come from standard input.
-        c.read_only = false;
-    }
+    // Statements the analysis does not see (from standard input, a word only known at run time) may change the
+    // database.
+    let mut unseen = commands.is_empty() && !prints_only;
     let mut effects = SqlEffects::default();
     for command in commands {
         if command.literal {
             sql::sqlite(&command.text, &mut effects);
         } else {
-            c.read_only = false;
+            unseen = true;
+        }
+    }
+    unseen |= effects.unknown.is_some();
+    if unseen {
+        c.read_only = false;
+        if !read_only_database
+            && let Some(db) = database.filter(|db| db.literal && db.text != ":memory:" && !db.text.is_empty())
+        {
+            c.changes_as(CommandClass::Write);
+            c.write(db, AccessVia::Operand);
         }
     }
     sql_effects(effects, read_only_database, database, c);
