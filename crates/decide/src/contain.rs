@@ -396,10 +396,23 @@ impl Guard {
                 }
             }
         }
+        // The places only `mkdir` writes: making a directory that exists changes nothing in it.
+        let made_only: std::collections::BTreeSet<&str> = analysis
+            .writes
+            .iter()
+            .filter(|write| {
+                analysis
+                    .writes
+                    .iter()
+                    .filter(|other| other.path == write.path)
+                    .all(|other| program_of(analysis, other.command) == Some("mkdir"))
+            })
+            .map(|write| write.path.as_str())
+            .collect();
         for path in &gathered.paths {
             let check = &path.check;
-            if path.access == Access::Write {
-                self.judge_file_written(check, judgement);
+            if path.access == Access::Write && !made_only.contains(check.input.as_str()) {
+                self.judge_file_written(check, removals.is_empty(), judgement);
             }
             match path.access {
                 // Every directory the line writes is judged as one it may remove: the paths after a `cd` are
@@ -441,13 +454,20 @@ impl Guard {
         }
     }
 
-    /// A file that exists where the line writes may be removed or overwritten whole (`rm app.db`, `: > app.db`,
+    /// A file (or a directory, with what it holds) that exists where the line writes may be removed or overwritten whole (`rm app.db`, `: > app.db`,
     /// `mv notes.txt app.db`, the source of `mv app.db x`): where `agent-guard undo` snapshots the root, one the
     /// snapshots do not hold (a file the project's ignore rules leave out that is no build output's, or one too
     /// large to keep) is a loss no sandbox brings back, and the line asks, naming it.
-    fn judge_file_written(&self, check: &agent_fs_sandbox::PathCheck, judgement: &mut Judgement) {
+    fn judge_file_written(
+        &self,
+        check: &agent_fs_sandbox::PathCheck,
+        directories: bool,
+        judgement: &mut Judgement,
+    ) {
         let place = check.resolved.as_deref().unwrap_or(&check.absolute);
-        let is_file = std::fs::symlink_metadata(place).is_ok_and(|meta| !meta.is_dir());
+        // A directory written into (`cp -t data`, `rsync --delete src/ data/`, `tar -xf a.tar -C data`) may have any
+        // file below it overwritten or removed; a line that removes trees judges its directories already.
+        let is_file = std::fs::symlink_metadata(place).is_ok_and(|meta| directories || !meta.is_dir());
         let snapshotted = self.snapshot_root(place).is_some_and(|root| {
             self.undo_roots().iter().any(|undone| {
                 agent_fs_sandbox::canonicalize(undone).is_ok_and(|undone| root.starts_with(undone))
@@ -461,7 +481,7 @@ impl Guard {
                 "the line may remove or overwrite `{}`, and {why}",
                 check.absolute.display()
             ));
-        } else if !self.undoable(place, Below::Strictly) {
+        } else if !self.undoable(place, Below::OrAt) {
             judgement.not_contained(format!(
                 "the line may remove or overwrite `{}`, whose content no snapshot kept (too large), so `agent-guard \
                  undo` cannot bring it back",
@@ -739,6 +759,13 @@ fn judge_shared_grant(
 }
 
 /// Whether `text` holds a shell wildcard.
+/// The program of the command at `index` of `analysis`, without its directory.
+fn program_of(analysis: &CommandAnalysis, index: Option<usize>) -> Option<&str> {
+    let command = analysis.commands.get(index?)?;
+    let program = command.effective().first()?;
+    Some(program.rsplit('/').next().unwrap_or(program))
+}
+
 fn is_glob(text: &str) -> bool {
     text.contains(['*', '?', '['])
 }

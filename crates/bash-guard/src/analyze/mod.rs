@@ -623,7 +623,10 @@ impl Walker<'_> {
                 location: ctx.location(),
                 class: classified.class,
                 read_only: classified.read_only,
-                effect: classified.effect.clone(),
+                effect: wrapped_effect(
+                    &classified.effect,
+                    words.get(..classified.inner).unwrap_or_default(),
+                ),
                 literal,
                 recursive: classified.recursive != Recursion::No,
                 reads_hidden: classified.recursive == Recursion::All,
@@ -950,5 +953,24 @@ impl Walker<'_> {
             }),
         });
         self.record(classified, index, ctx);
+    }
+}
+
+/// The effect of a command under its wrapper words: git discarding files in a working tree a wrapper's variable
+/// gives it (`env GIT_WORK_TREE=uploads git clean -fd`, or a variable only known at run time) destroys what the
+/// project's snapshots do not follow, as with the variable set before the command.
+fn wrapped_effect(effect: &crate::analysis::Effect, wrappers: &[Word]) -> crate::analysis::Effect {
+    match effect {
+        crate::analysis::Effect::Discards(why)
+            if wrappers.iter().any(|w| {
+                !w.literal || w.text.starts_with("GIT_WORK_TREE=") || w.text.starts_with("GIT_DIR=")
+            }) =>
+        {
+            crate::analysis::Effect::Destroys(format!(
+                "{why}, in a working tree a variable gives git, whose ignored files the snapshots of the project \
+                 do not follow"
+            ))
+        }
+        other => other.clone(),
     }
 }

@@ -94,9 +94,9 @@ pub(super) fn tar(args: &[Word], c: &mut Classified) {
         if let Some(archive) = archive.filter(|_| !stdin) {
             c.read(&archive, AccessVia::Flag);
         }
-        // The members land below the directory it extracts into.
-        let into = c.directory.clone().unwrap_or_else(|| Word::literal("."));
-        c.write(&into, AccessVia::Flag);
+        // The members land below the directory it extracts into: the working directory, which `-C DIR` makes DIR
+        // (the command's accesses are placed under its directory when they are recorded).
+        c.write(&Word::literal("."), AccessVia::Flag);
     } else {
         if let Some(archive) = archive.filter(|_| !stdin) {
             c.write(&archive, AccessVia::Flag);

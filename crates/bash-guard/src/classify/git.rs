@@ -21,6 +21,8 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     // Whether git is given a working tree or a directory of its own (`--work-tree`, `-C`, `--git-dir`): what it
     // then removes or overwrites follows that tree's ignore rules, not those of the snapshots of the project.
     let mut elsewhere = false;
+    // Whether the line sets git configuration for the command (`-c NAME=VALUE`, `--config-env`).
+    let mut configured = false;
     // The index of the sub-command.
     let mut i = args.len();
     for token in reader.by_ref() {
@@ -42,6 +44,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                 // outside the roots, and `--git-dir` loads its configuration.
                 if matches!(option.name.as_ref(), "-c" | "--config-env") {
                     history_config |= option.value.as_ref().is_none_or(shortens_history);
+                    configured = true;
                 }
                 elsewhere |=
                     option.name == "-C" || knowledge::GIT_GLOBAL_DIRS.contains(&option.name.as_ref());
@@ -171,7 +174,7 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     }
     paths(sub_name, rest, &s, c);
     runs_programs |= runs_given_command(sub_name, &s);
-    c.effect = match git_effect(sub_name, rest, &s) {
+    c.effect = match git_effect(sub_name, rest, &s, configured) {
         crate::analysis::Effect::Discards(why) if elsewhere => crate::analysis::Effect::Destroys(format!(
             "{why}, in a working tree the line gives git (`--work-tree`, `-C`, `--git-dir`), whose ignored files \
              the snapshots of the project do not follow"
@@ -282,7 +285,12 @@ fn named(s: &options::Parsed<'_>, names: &[&str]) -> bool {
 
 /// What a git sub-command does beyond the repository's files: the sub-commands that change another repository,
 /// and those that throw away work only the working tree holds.
-fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analysis::Effect {
+fn git_effect(
+    sub: &str,
+    rest: &[Word],
+    s: &options::Parsed<'_>,
+    configured: bool,
+) -> crate::analysis::Effect {
     use crate::analysis::Effect;
     if knowledge::GIT_REMOTE_WRITES.contains(&sub) {
         return Effect::Remote(format!("`git {sub}` changes another repository"));
@@ -409,7 +417,8 @@ fn git_effect(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> crate::analy
         "clean" if forces(rest) >= 2 && !s.has(&["-n", "--dry-run"]) => destroys(
             "`git clean -ff` removes untracked nested repositories with their history, which no snapshot holds",
         ),
-        "clean" if s.has(&["-f", "--force"]) && !s.has(&["-n", "--dry-run"]) => {
+        // Configuration on the command line (`-c clean.requireForce=false`) lets `git clean` remove without `-f`.
+        "clean" if (s.has(&["-f", "--force"]) || configured) && !s.has(&["-n", "--dry-run"]) => {
             // `-x` and `-X` in a cluster of short options too (`-fdx`); an `x` that is the value of `-e` in a
             // cluster (`-ex`) is taken as `-x` as well, which only asks more.
             // An exclusion that negates (`-e '!*'`) takes ignored files back in as `-x` does.
@@ -708,6 +717,13 @@ fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) 
     }
     // `git mailinfo MSG PATCH` writes the message and the patch it splits from its input; `git merge-file CURRENT
     // BASE OTHER` reads the three and writes the merge into CURRENT unless it prints it.
+    // `git rm PATH` removes the files from the working tree too (not with `--cached`): every word that is no
+    // option, since git's common options would take `-f`'s next word as a value.
+    if sub == "rm" && !s.has(&["--cached"]) {
+        for word in rest.iter().filter(|w| !w.literal || !w.text.starts_with('-')) {
+            c.write(word, AccessVia::Operand);
+        }
+    }
     let written = match sub {
         "mailinfo" => s.operands.get(..2).unwrap_or(&s.operands),
         "merge-file" if !s.has(&["-p", "--stdout"]) => s.operands.get(..1).unwrap_or_default(),

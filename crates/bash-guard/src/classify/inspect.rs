@@ -57,15 +57,20 @@ pub(super) fn sqlite3(args: &[Word], c: &mut Classified) {
         }
     }
     let mut operands = parsed.operands.into_iter();
-    let database = operands.next();
+    let named = operands.next();
     commands.extend(operands);
-    if let Some(db) = database {
-        // `file:` names are URIs whose parameters choose how the file is opened.
-        if !db.literal || db.text.starts_with("file:") {
-            c.read_only = false;
-        } else if db.text != ":memory:" && !db.text.is_empty() {
-            c.read(db, AccessVia::Operand);
-        }
+    // A `file:` name is a URI whose parameters choose how the file is opened (`file:app.db?mode=rw`): the file it
+    // names is the database, and it is not taken as only read.
+    let uri_file = named
+        .filter(|db| db.literal)
+        .and_then(|db| uri_path(&db.text))
+        .map(|path| Word::literal(&path));
+    let database = uri_file.as_ref().or(named);
+    if named.is_some_and(|db| !db.literal || db.text.starts_with("file:")) {
+        c.read_only = false;
+    }
+    if let Some(db) = database.filter(|db| db.literal && db.text != ":memory:" && !db.text.is_empty()) {
+        c.read(db, AccessVia::Operand);
     }
     // Statements the analysis does not see (from standard input, a word only known at run time) may change the
     // database.
@@ -89,6 +94,21 @@ pub(super) fn sqlite3(args: &[Word], c: &mut Classified) {
         }
     }
     sql_effects(effects, read_only_database, database, c);
+}
+
+/// The file a `file:` URI of sqlite names (`file:app.db?mode=rw`, `file:///abs/app.db`, `file://localhost/x`), as
+/// a path; `None` for another name, or one with percent escapes, which the analysis does not decode.
+fn uri_path(text: &str) -> Option<String> {
+    let rest = text.strip_prefix("file:")?;
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    if rest.contains('%') {
+        return None;
+    }
+    let path = match rest.strip_prefix("//") {
+        Some(authority_and_path) => authority_and_path.get(authority_and_path.find('/')?..)?,
+        None => rest,
+    };
+    (!path.is_empty()).then(|| path.to_owned())
 }
 
 fn sql_effects(effects: SqlEffects, read_only_database: bool, database: Option<&Word>, c: &mut Classified) {
