@@ -409,6 +409,26 @@ impl Guard {
             })
             .map(|write| write.path.as_str())
             .collect();
+        // A link the line makes leads its later writes where the analysis cannot follow (`ln -s data d && rm
+        // d/users.csv`): with another write beside it, the root must hold nothing the snapshots leave out.
+        let links = analysis
+            .commands
+            .iter()
+            .enumerate()
+            .any(|(index, _)| program_of(analysis, Some(index)) == Some("ln"));
+        if links
+            && analysis
+                .writes
+                .iter()
+                .any(|w| program_of(analysis, w.command) != Some("ln"))
+            && let Some(root) = self.snapshot_root(&self.cwd)
+            && let Some(why) = self.left_out_of_snapshots(&root, true)
+        {
+            judgement.not_contained(format!(
+                "the line makes a link and writes beside it (a write through the link may reach what no snapshot \
+                 holds), and {why}"
+            ));
+        }
         for path in &gathered.paths {
             let check = &path.check;
             if path.access == Access::Write && !made_only.contains(check.input.as_str()) {

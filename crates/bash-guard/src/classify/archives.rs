@@ -101,7 +101,14 @@ pub(super) fn tar(args: &[Word], c: &mut Classified) {
         if let Some(archive) = archive.filter(|_| !stdin) {
             c.write(&archive, AccessVia::Flag);
         }
-        parsed.operands.iter().for_each(|o| c.read(o, AccessVia::Operand));
+        // `--remove-files` removes each file once it is in the archive.
+        let removes = has(&["--remove-files"]);
+        parsed.operands.iter().for_each(|o| {
+            c.read(o, AccessVia::Operand);
+            if removes {
+                c.write(o, AccessVia::Operand);
+            }
+        });
     }
 }
 

@@ -170,10 +170,14 @@ pub(super) fn rsync(args: &[Word], c: &mut Classified) -> bool {
     };
     // Each local source is read, and sent when the destination is another machine's (an upload); a local
     // destination is written, from another machine when a source is its (a download).
-    sources
-        .iter()
-        .filter(|s| !remote(s))
-        .for_each(|s| c.read(s, AccessVia::Operand));
+    // With `--remove-source-files` each local source file is removed once sent.
+    let removes_sources = parsed.has(&["--remove-source-files"]);
+    sources.iter().filter(|s| !remote(s)).for_each(|s| {
+        c.read(s, AccessVia::Operand);
+        if removes_sources {
+            c.write(s, AccessVia::Operand);
+        }
+    });
     if !remote(last) {
         if sources.is_empty() {
             // `rsync DIR` lists it.
