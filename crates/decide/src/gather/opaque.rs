@@ -102,15 +102,22 @@ impl Gathering<'_> {
     }
 }
 
-/// Whether a tool's name says it writes files (under an MCP prefix, whatever its case and separators): `write_file`,
-/// `edit_file`, `create_directory`, `move_file`, `delete`, `apply_patch`, `upload`.
-fn writing_name(tool: &str) -> bool {
-    let own = tool.rsplit("__").next().unwrap_or(tool);
-    let name: String = own
+/// A tool's own name (after an MCP server's prefix), its letters and digits alone, in lower case: `run_shell`,
+/// `RunShell` and `mcp__srv__run-shell` are all `runshell`.
+fn own_name(tool: &str) -> String {
+    tool.rsplit("__")
+        .next()
+        .unwrap_or(tool)
         .chars()
         .filter(char::is_ascii_alphanumeric)
         .map(|c| c.to_ascii_lowercase())
-        .collect();
+        .collect()
+}
+
+/// Whether a tool's name says it writes files (under an MCP prefix, whatever its case and separators): `write_file`,
+/// `edit_file`, `create_directory`, `move_file`, `delete`, `apply_patch`, `upload`.
+fn writing_name(tool: &str) -> bool {
+    let name = own_name(tool);
     [
         "write", "edit", "create", "mkdir", "move", "rename", "copy", "delete", "remove", "patch", "append",
         "save", "upload", "insert", "replace", "touch", "chmod",
@@ -121,12 +128,7 @@ fn writing_name(tool: &str) -> bool {
 
 /// Whether a tool's name says it runs shell commands, whatever its case and separators and under an MCP prefix.
 fn shell_like_name(tool: &str) -> bool {
-    let own = tool.rsplit("__").next().unwrap_or(tool);
-    let name: String = own
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
+    let name = own_name(tool);
     [
         "bash",
         "shell",
@@ -212,6 +214,27 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_tool_that_writes_files_is_known_by_its_own_name_in_any_spelling() {
+        for writes in [
+            "mcp__filesystem__write_file",
+            "create_directory",
+            "mcp__fs__moveFile",
+            "ApplyPatch",
+        ] {
+            assert!(writing_name(writes), "{writes}");
+        }
+        for reads in [
+            "mcp__filesystem__read_file",
+            "list_directory",
+            "search_files",
+            "mcp__write__get_info",
+        ] {
+            assert!(!writing_name(reads), "{reads}");
+        }
+        assert_eq!(own_name("mcp__srv__Run-Shell"), "runshell");
+    }
 
     #[test]
     fn file_arguments_are_found_by_their_names_one_level_down() {
