@@ -313,6 +313,17 @@ impl Effect {
             Self::RemovesTrees | Self::Discards(_) | Self::Destroys(_) | Self::Remote(_) => false,
         }
     }
+
+    /// This effect where git works in a working tree that `given` names the giver of (`the line gives git …`):
+    /// what git discards there follows that tree's ignore rules, not the snapshots', so discarding destroys.
+    pub(crate) fn in_working_tree(self, given: &str) -> Self {
+        match self {
+            Self::Discards(why) => Self::Destroys(format!(
+                "{why}, in a working tree {given}, whose ignored files the snapshots of the project do not follow"
+            )),
+            other => other,
+        }
+    }
 }
 
 impl CommandAnalysis {

@@ -411,11 +411,7 @@ impl Guard {
             .collect();
         // A link the line makes leads its later writes where the analysis cannot follow (`ln -s data d && rm
         // d/users.csv`): with another write beside it, the root must hold nothing the snapshots leave out.
-        let links = analysis
-            .commands
-            .iter()
-            .enumerate()
-            .any(|(index, _)| program_of(analysis, Some(index)) == Some("ln"));
+        let links = analysis.commands.iter().any(|c| program(c) == Some("ln"));
         if links
             && analysis
                 .writes
@@ -474,9 +470,9 @@ impl Guard {
         }
     }
 
-    /// A file (or a directory, with what it holds) that exists where the line writes may be removed or overwritten whole (`rm app.db`, `: > app.db`,
-    /// `mv notes.txt app.db`, the source of `mv app.db x`): where `agent-guard undo` snapshots the root, one the
-    /// snapshots do not hold (a file the project's ignore rules leave out that is no build output's, or one too
+    /// A file (or a directory, with what it holds) that exists where the line writes may be removed or overwritten
+    /// whole (`rm app.db`, `: > app.db`, `mv notes.txt app.db`, the source of `mv app.db x`): where `agent-guard
+    /// undo` snapshots the root, one the snapshots do not hold (a file the project's ignore rules leave out that is no build output's, or one too
     /// large to keep) is a loss no sandbox brings back, and the line asks, naming it.
     fn judge_file_written(
         &self,
@@ -488,12 +484,7 @@ impl Guard {
         // A directory written into (`cp -t data`, `rsync --delete src/ data/`, `tar -xf a.tar -C data`) may have any
         // file below it overwritten or removed; a line that removes trees judges its directories already.
         let is_file = std::fs::symlink_metadata(place).is_ok_and(|meta| directories || !meta.is_dir());
-        let snapshotted = self.snapshot_root(place).is_some_and(|root| {
-            self.undo_roots().iter().any(|undone| {
-                agent_fs_sandbox::canonicalize(undone).is_ok_and(|undone| root.starts_with(undone))
-            })
-        });
-        if !is_file || !snapshotted {
+        if !is_file || !self.snapshotted(place) {
             return;
         }
         if let Some(why) = self.left_out_of_snapshots(place, false) {
@@ -522,6 +513,12 @@ impl Guard {
                 .filter(|root| agent_undo::snapshots_on(root, &settings))
                 .collect()
         })
+    }
+
+    /// Whether a root `agent-guard undo` snapshots holds `place`.
+    fn snapshotted(&self, place: &Path) -> bool {
+        let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
+        self.undo_roots().iter().any(|root| place.starts_with(root))
     }
 
     /// Whether `agent-guard undo` takes back what a line does at `place`: a snapshot is taken before every
@@ -778,14 +775,18 @@ fn judge_shared_grant(
     }
 }
 
-/// Whether `text` holds a shell wildcard.
-/// The program of the command at `index` of `analysis`, without its directory.
-fn program_of(analysis: &CommandAnalysis, index: Option<usize>) -> Option<&str> {
-    let command = analysis.commands.get(index?)?;
+/// The program of `command`, without its directory.
+fn program(command: &SubCommand) -> Option<&str> {
     let program = command.effective().first()?;
     Some(program.rsplit('/').next().unwrap_or(program))
 }
 
+/// The program of the command at `index` of `analysis`.
+fn program_of(analysis: &CommandAnalysis, index: Option<usize>) -> Option<&str> {
+    program(analysis.commands.get(index?)?)
+}
+
+/// Whether `text` holds a shell wildcard.
 fn is_glob(text: &str) -> bool {
     text.contains(['*', '?', '['])
 }

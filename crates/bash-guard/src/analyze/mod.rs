@@ -960,17 +960,12 @@ impl Walker<'_> {
 /// gives it (`env GIT_WORK_TREE=uploads git clean -fd`, or a variable only known at run time) destroys what the
 /// project's snapshots do not follow, as with the variable set before the command.
 fn wrapped_effect(effect: &crate::analysis::Effect, wrappers: &[Word]) -> crate::analysis::Effect {
-    match effect {
-        crate::analysis::Effect::Discards(why)
-            if wrappers.iter().any(|w| {
-                !w.literal || w.text.starts_with("GIT_WORK_TREE=") || w.text.starts_with("GIT_DIR=")
-            }) =>
-        {
-            crate::analysis::Effect::Destroys(format!(
-                "{why}, in a working tree a variable gives git, whose ignored files the snapshots of the project \
-                 do not follow"
-            ))
-        }
-        other => other.clone(),
+    let given = wrappers
+        .iter()
+        .any(|w| !w.literal || w.text.starts_with("GIT_WORK_TREE=") || w.text.starts_with("GIT_DIR="));
+    if given {
+        effect.clone().in_working_tree("a variable gives git")
+    } else {
+        effect.clone()
     }
 }

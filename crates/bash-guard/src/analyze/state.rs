@@ -28,13 +28,10 @@ impl Walker<'_> {
                     // `GIT_EDITOR=… git commit -e`, `GIT_EXEC_PATH=… git …`: what git runs is no longer git alone.
                     command.git_writes = false;
                     // `GIT_WORK_TREE=uploads git clean -fd`: what git discards follows another tree's ignore rules.
-                    if matches!(name, "GIT_WORK_TREE" | "GIT_DIR")
-                        && let crate::analysis::Effect::Discards(why) = &command.effect
-                    {
-                        command.effect = crate::analysis::Effect::Destroys(format!(
-                            "{why}, in a working tree `{name}` gives git, whose ignored files the snapshots of the \
-                             project do not follow"
-                        ));
+                    if matches!(name, "GIT_WORK_TREE" | "GIT_DIR") {
+                        command.effect =
+                            std::mem::replace(&mut command.effect, crate::analysis::Effect::Local)
+                                .in_working_tree(&format!("`{name}` gives git"));
                     }
                 }
             }

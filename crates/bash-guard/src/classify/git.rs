@@ -174,13 +174,11 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     }
     paths(sub_name, rest, &s, c);
     runs_programs |= runs_given_command(sub_name, &s);
-    c.effect = match git_effect(sub_name, rest, &s, configured) {
-        crate::analysis::Effect::Discards(why) if elsewhere => crate::analysis::Effect::Destroys(format!(
-            "{why}, in a working tree the line gives git (`--work-tree`, `-C`, `--git-dir`), whose ignored files \
-             the snapshots of the project do not follow"
-        )),
-        effect => effect,
-    };
+    c.effect = git_effect(sub_name, rest, &s, configured);
+    if elsewhere {
+        c.effect = std::mem::replace(&mut c.effect, crate::analysis::Effect::Local)
+            .in_working_tree("the line gives git (`--work-tree`, `-C`, `--git-dir`)");
+    }
     c.overwrites_ignored = from_revision(sub_name, rest, &s);
     let read_only = match rule {
         None => false,
@@ -715,8 +713,6 @@ fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) 
             c.write(word, AccessVia::Operand);
         }
     }
-    // `git mailinfo MSG PATCH` writes the message and the patch it splits from its input; `git merge-file CURRENT
-    // BASE OTHER` reads the three and writes the merge into CURRENT unless it prints it.
     // `git rm PATH` removes the files from the working tree too (not with `--cached`): every word that is no
     // option, since git's common options would take `-f`'s next word as a value.
     if sub == "rm" && !s.has(&["--cached"]) {
@@ -724,6 +720,8 @@ fn paths(sub: &str, rest: &[Word], s: &options::Parsed<'_>, c: &mut Classified) 
             c.write(word, AccessVia::Operand);
         }
     }
+    // `git mailinfo MSG PATCH` writes the message and the patch it splits from its input; `git merge-file CURRENT
+    // BASE OTHER` reads the three and writes the merge into CURRENT unless it prints it.
     let written = match sub {
         "mailinfo" => s.operands.get(..2).unwrap_or(&s.operands),
         "merge-file" if !s.has(&["-p", "--stdout"]) => s.operands.get(..1).unwrap_or_default(),
