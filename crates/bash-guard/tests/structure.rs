@@ -721,6 +721,9 @@ fn git_writing_the_working_tree_from_another_commit_is_marked() {
         "git checkout-index -a -f",
         "git stash pop",
         "git stash apply stash@{1}",
+        "git reset --soft --hard HEAD~1",
+        "git reset --soft $MODE HEAD~1",
+        "git reset HEAD~1 src/main.rs",
     ] {
         assert!(marked(line), "{line}");
     }
@@ -729,6 +732,10 @@ fn git_writing_the_working_tree_from_another_commit_is_marked() {
         "git reset --hard HEAD",
         "git reset",
         "git reset -- src/main.rs",
+        "git reset --soft HEAD~1",
+        "git reset --hard --soft HEAD~1",
+        "git reset HEAD src/main.rs",
+        "git reset -q @ src/main.rs notes",
         "git stash",
         "git stash list",
         "git checkout -- .",

@@ -507,6 +507,10 @@ fn a_removal_or_a_checkout_is_taken_back_only_when_a_snapshot_holds_every_file_i
         ("git checkout -- .", true, ""),
         ("git restore src/main.rs", true, ""),
         ("git restore --staged src/main.rs", true, ""),
+        // `--soft` moves `HEAD` alone; a reset of some paths to `HEAD` fills their index entries from `HEAD`.
+        ("git reset --soft HEAD~1", true, ""),
+        ("git reset -q HEAD src/main.rs", true, ""),
+        ("git reset --soft --hard HEAD~1", false, "mywork"),
     ] {
         let (allowed, reason) = decide(&project, command);
         assert_eq!(allowed, contained, "{command}: {reason}");

@@ -483,7 +483,24 @@ fn from_revision(sub: &str, rest: &[Word], s: &options::Parsed<'_>) -> bool {
     match sub {
         // Any mode: a reset to another commit fills the index with that commit's files, which a checkout from the
         // index later in the line (`git reset REV && git checkout -- .`) writes over what git ignores.
-        "reset" => dynamic() || named.iter().any(|w| !matches!(w.text.as_str(), "HEAD" | "@")),
+        // `--soft` (the last mode given wins) moves `HEAD` alone and leaves the index as it is. Of the words
+        // before `--`, only the first may be a commit (`git reset [COMMIT] [--] PATH…`): the rest are paths.
+        "reset" => {
+            let last_mode = before_paths.iter().rev().find(|w| {
+                w.literal
+                    && matches!(
+                        w.text.as_str(),
+                        "--soft" | "--mixed" | "--hard" | "--merge" | "--keep"
+                    )
+            });
+            if last_mode.is_some_and(|w| w.text == "--soft") && !dynamic() {
+                return false;
+            }
+            dynamic()
+                || named
+                    .first()
+                    .is_some_and(|w| !matches!(w.text.as_str(), "HEAD" | "@"))
+        }
         // Each of these writes the working tree from other commits than `HEAD` (a merge, a replay of commits, a
         // stash's files, a bisection's checkouts) or from an index they fill.
         "merge" | "pull" | "rebase" | "cherry-pick" | "revert" | "am" | "bisect" | "checkout-index" => true,
