@@ -190,7 +190,8 @@ pub(super) fn names_host(operand: &str) -> bool {
 
 /// The hosts a network command (its effective command first) reaches by its words: URLs (`https://x.example/p`,
 /// `--index-url=https://…`), git's `user@host:path`, and a loopback host written without a scheme
-/// (`localhost:3000/health`, which curl and wget take as `http://`), lower case, each once. A loopback host
+/// (`localhost:3000/health`, which curl and wget take as `http://`) or in HTTPie's shorthand (`http :3000/api`), lower
+/// case, each once. A loopback host
 /// carries its port (`localhost:3000`, `127.0.0.1:80`, `[::1]:8080`): it is a service on this machine, and what may
 /// be granted of it is that one port. A host holding something only known at run time is not one.
 pub(super) fn hosts(argv: &[Word]) -> Vec<String> {
@@ -202,13 +203,40 @@ pub(super) fn hosts(argv: &[Word]) -> Vec<String> {
         .map(|(_, host)| (*host).to_owned())
         .collect();
     for word in args {
-        for host in word_hosts(&word.text) {
+        let shorthand = HTTPIE_CLIENTS
+            .iter()
+            .find(|(program, _)| Some(*program) == name)
+            .and_then(|(_, scheme)| localhost_shorthand(&word.text, scheme));
+        for host in shorthand.into_iter().chain(word_hosts(&word.text)) {
             if !hosts.contains(&host) {
                 hosts.push(host);
             }
         }
     }
     hosts
+}
+
+/// The clients of HTTPie's command line (HTTPie's `http` and `https`, and `xh`, `xhs`), with the scheme each
+/// gives a URL written without one.
+const HTTPIE_CLIENTS: &[(&str, &str)] = &[
+    ("http", "http"),
+    ("https", "https"),
+    ("xh", "http"),
+    ("xhs", "https"),
+];
+
+/// HTTPie's localhost shorthand: a URL that starts with a colon is this machine's (`:3000/api` is
+/// `localhost:3000/api`, `:/api` is `localhost/api`), with the port of the client's scheme when none is written.
+fn localhost_shorthand(text: &str, scheme: &str) -> Option<String> {
+    let rest = text.strip_prefix(':')?;
+    let spelled = if rest.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("localhost:{rest}")
+    } else if rest.is_empty() || rest.starts_with(['/', '?', '#']) {
+        format!("localhost{rest}")
+    } else {
+        return None;
+    };
+    authority_host(&spelled, scheme)
 }
 
 /// The host of the URL or git remote `text` (`https://github.com/o/r`, `git@github.com:o/r.git`,
@@ -443,6 +471,10 @@ mod tests {
             ("wget 0.0.0.0:9000/metrics", "0.0.0.0:9000"),
             ("curl http://0x7f000001:5000/", "0x7f000001:5000"),
             ("curl api.localhost:8000", "api.localhost:8000"),
+            ("http DELETE :9200/my-index", "localhost:9200"),
+            ("xh :3000", "localhost:3000"),
+            ("https :/api", "localhost:443"),
+            ("http POST : name=x", "localhost:80"),
         ] {
             assert_eq!(hosts(&words(line)), [host], "{line}");
             assert!(is_loopback(host), "{host}");
