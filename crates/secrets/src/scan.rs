@@ -1,6 +1,6 @@
 //! The scanner: the rule table compiled once, and the findings of one text.
 
-use std::sync::{LazyLock, OnceLock};
+use std::sync::OnceLock;
 
 use aho_corasick::packed::Searcher;
 use regex::bytes::{Captures, Regex, RegexBuilder};
@@ -66,13 +66,37 @@ const SHORT: usize = 4;
 /// How much of the text is lowercased at once for the anchor search: small enough to stay in the cache.
 const WINDOW: usize = 32 << 10;
 
-static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
-    #[expect(
-        clippy::expect_used,
-        reason = "the patterns are constants; the `every_rule_compiles` test compiles them"
-    )]
-    compile().expect("the credential patterns compile")
-});
+/// The table, compiled on the first scan that needs it ([`compiled`]).
+static COMPILED: OnceLock<Compiled> = OnceLock::new();
+
+fn compiled() -> &'static Compiled {
+    COMPILED.get_or_init(|| {
+        #[expect(
+            clippy::expect_used,
+            reason = "the patterns are constants; the `every_rule_compiles` test compiles them"
+        )]
+        compile().expect("the credential patterns compile")
+    })
+}
+
+/// The longest text that a process which has not compiled the table yet first searches for an anchor by
+/// comparing each anchor at each byte ([`holds_an_anchor`]): a command line, an audit row's preview, a variable's
+/// value. Compiling the table costs as much as that search over some thousands of bytes (it builds the packed
+/// searchers and learns the processor's features), and a hook that scans one such text and ends need not pay it
+/// when the text holds no anchor, which most do not.
+const UNCOMPILED_SEARCH: usize = 512;
+
+/// Whether `text` holds, in any case, an anchor of some rule: the search [`anchors_in`] makes, without the
+/// compiled searchers. Without an anchor a text holds no credential (only the lines that hold one are scanned).
+fn holds_an_anchor(text: &[u8]) -> bool {
+    RULES.iter().flat_map(|rule| rule.anchors.iter()).any(|anchor| {
+        let anchor = anchor.as_bytes();
+        !anchor.is_empty()
+            && text
+                .windows(anchor.len())
+                .any(|window| window.eq_ignore_ascii_case(anchor))
+    })
+}
 
 fn compile() -> Result<Compiled, regex::Error> {
     // Each anchor once, lowercased: the search runs over the text lowercased, so that `token`, `TOKEN`, `Token`
@@ -404,7 +428,10 @@ fn control_sequence_length(body: &[u8]) -> Option<usize> {
 
 /// [`scan_located`] of a text scanned as it lies.
 fn scan_plain(text: &[u8]) -> Vec<Located> {
-    let compiled = &*COMPILED;
+    if COMPILED.get().is_none() && text.len() <= UNCOMPILED_SEARCH && !holds_an_anchor(text) {
+        return Vec::new();
+    }
+    let compiled = compiled();
     let mut found: Vec<(usize, Located)> = Vec::new();
     // Only the lines that hold an anchor are scanned, each once, by the rules of the anchors it holds; a
     // private-key block's region runs on to its end.

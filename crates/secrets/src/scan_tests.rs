@@ -686,3 +686,46 @@ fn a_name_is_split_into_its_snake_and_camel_case_words() {
         assert!(!names_a_secret(name), "{name}");
     }
 }
+
+/// The search of a process that has not compiled the table finds an anchor in a text exactly when the compiled
+/// search does, so a text it passes holds no credential: every line of the scanner corpus, each line's words
+/// alone, and ordinary command lines, in their case and in upper case.
+#[test]
+fn the_uncompiled_anchor_search_agrees_with_the_compiled_one() {
+    let compiled = compile().unwrap();
+    let corpus = include_str!("../tests/corpus.txt");
+    let mut texts: Vec<String> = corpus
+        .lines()
+        .filter_map(|line| line.strip_prefix("+ ").or_else(|| line.strip_prefix("- ")))
+        .flat_map(|line| std::iter::once(line.to_owned()).chain(line.split_whitespace().map(str::to_owned)))
+        .collect();
+    texts.extend(
+        [
+            "git status",
+            "cargo test --workspace",
+            "ls -la src",
+            "npm run build 2>&1 | tail -20",
+            "cat README.md | head -5",
+        ]
+        .map(str::to_owned),
+    );
+    let upper: Vec<String> = texts.iter().map(|t| t.to_ascii_uppercase()).collect();
+    texts.extend(upper);
+    let (mut with, mut without) = (0, 0);
+    for text in &texts {
+        let mut found = false;
+        anchors_in(&compiled, text.as_bytes(), |_| found = true);
+        assert_eq!(holds_an_anchor(text.as_bytes()), found, "{text:?}");
+        if found {
+            with += 1;
+        } else {
+            without += 1;
+            assert!(scan_plain(text.as_bytes()).is_empty(), "{text:?}");
+        }
+    }
+    // Both kinds are among the texts, so the comparison says something.
+    assert!(
+        with > 100 && without > 100,
+        "{with} with an anchor, {without} without"
+    );
+}
