@@ -26,6 +26,7 @@ pub(crate) mod incremental;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -57,8 +58,12 @@ pub(crate) const WALK_EVERY: u32 = 100;
 /// The argument that makes a program that called [`watcher_main`] the watcher.
 const ARG: &str = "__agent-guard-undo-watch";
 
-/// The program started as a watcher: the one whose `main` called [`watcher_main`].
-static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+/// Whether this program's `main` called [`watcher_main`], and so can be started as a watcher.
+static CAN_WATCH: AtomicBool = AtomicBool::new(false);
+
+/// The program started as a watcher: this one, found when the first watcher starts (finding it reads
+/// `/proc/self/exe`, which a process that never starts one need not pay for).
+static PROGRAM: OnceLock<Option<PathBuf>> = OnceLock::new();
 
 /// To be called first in `main` by a program that records runs: when the process was started as a store's
 /// change watcher, runs it and returns the exit code to end with; otherwise returns `None` and lets the
@@ -79,9 +84,7 @@ pub fn watcher_main() -> Option<i32> {
         };
         return Some(code);
     }
-    if let Ok(program) = std::env::current_exe() {
-        let _set = PROGRAM.set(program);
-    }
+    CAN_WATCH.store(true, Ordering::Relaxed);
     None
 }
 
@@ -205,7 +208,10 @@ pub(crate) fn quit(dir: &Path) {
 /// Starts a watcher of `root` (below `work_tree`) for the store `dir`, in the background, unless this program
 /// cannot be one or the last one stopped as unreliable a short while ago.
 pub(crate) fn start(dir: &Path, work_tree: &Path, root: &Path) {
-    let Some(program) = PROGRAM.get().filter(|_| cfg!(target_os = "linux")) else {
+    if !cfg!(target_os = "linux") || !CAN_WATCH.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(program) = PROGRAM.get_or_init(|| std::env::current_exe().ok()) else {
         return;
     };
     if std::fs::metadata(dir.join(OFF))
