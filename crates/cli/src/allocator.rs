@@ -119,7 +119,10 @@ mod tests {
     #[test]
     fn each_block_goes_back_to_the_allocator_that_made_it() {
         let wide = layout(64, 64);
-        #[expect(unsafe_code, reason = "calls the allocator's interface directly, as Rust calls the global allocator")]
+        #[expect(
+            unsafe_code,
+            reason = "calls the allocator's interface directly, as Rust calls the global allocator"
+        )]
         // SAFETY: every layout has a non-zero size; each block is freed once, with the layout it has then.
         unsafe {
             // What `Allocator` hands out before the switch.

@@ -1,73 +1,12 @@
 //! The `agent-guard` command.
 
-/// mimalloc instead of glibc's allocator: a decision is many small allocations freed soon after (the shell
-/// parse, paths, reasons), where glibc's `malloc`/`free` were a fifth of `check --jsonl`'s CPU time and mimalloc's
-/// thread-local free lists cost a fraction of that (docs/PERFORMANCE.md). Built without its transparent huge pages
-/// (`no_thp`): where the kernel makes them on request (`madvise`, the usual setting), mimalloc asked for them on its
-/// arenas, and the first allocation of each thread faulted in a 2 MiB page the kernel had to zero — a quarter of
-/// the CPU time of `agent-guard sandbox`, for a process that uses a few hundred KiB.
+/// The allocator: glibc's for a process that decides one call, mimalloc's from the moment a process decides many
+/// ([`allocator::for_many_decisions`]).
 #[global_allocator]
-static ALLOCATOR: Mimalloc = Mimalloc;
-
-/// mimalloc as the global allocator, asked for a plain block wherever the alignment wanted is at most a word (nearly
-/// every allocation): mimalloc's blocks are whole words, so every block it gives is aligned to one. Its aligned
-/// entry checks the alignment on every call and, whenever the page of the size asked for is full, takes a block of
-/// a larger size class and aligns within it, instead of refilling that size's page (about a twentieth of
-/// `check --jsonl`'s instructions went to the two). A larger alignment still goes through the aligned entry.
-struct Mimalloc;
-
-/// The alignment every mimalloc block has.
-const WORD: usize = std::mem::size_of::<usize>();
-
-#[expect(
-    unsafe_code,
-    reason = "the global allocator's interface is unsafe: each call hands mimalloc the layout's size (and its \
-              alignment where a block's is not enough) or a pointer mimalloc gave, as its functions require"
-)]
-// SAFETY: every block mimalloc gives is aligned to a word and at least `size` bytes long, and aligned to `align`
-// when asked through its aligned entry; `mi_free` takes any pointer mimalloc gave, and `mi_realloc` keeps the
-// block's word alignment (`mi_realloc_aligned` keeps a larger one).
-unsafe impl std::alloc::GlobalAlloc for Mimalloc {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        // SAFETY: see the impl.
-        unsafe {
-            if layout.align() <= WORD {
-                libmimalloc_sys::mi_malloc(layout.size()).cast()
-            } else {
-                libmimalloc_sys::mi_malloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
-        // SAFETY: see the impl.
-        unsafe {
-            if layout.align() <= WORD {
-                libmimalloc_sys::mi_zalloc(layout.size()).cast()
-            } else {
-                libmimalloc_sys::mi_zalloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, _layout: std::alloc::Layout) {
-        // SAFETY: see the impl.
-        unsafe { libmimalloc_sys::mi_free(ptr.cast()) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: see the impl.
-        unsafe {
-            if layout.align() <= WORD {
-                libmimalloc_sys::mi_realloc(ptr.cast(), new_size).cast()
-            } else {
-                libmimalloc_sys::mi_realloc_aligned(ptr.cast(), new_size, layout.align()).cast()
-            }
-        }
-    }
-}
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 mod agent_cmd;
+mod allocator;
 mod audit_chain;
 mod audit_cmd;
 mod check;
@@ -365,6 +304,9 @@ fn main() -> ExitCode {
     }));
     // Usage errors end here with exit code 2 (clap's), `--help` and `--version` with 0.
     let cli = Cli::parse();
+    if cli.command.decides_many() {
+        allocator::for_many_decisions();
+    }
     // `check` without `--jsonl` is the hook: the coding agent blocks a call on exit code 2 and runs it on any other
     // non-zero code, so there every failure is a 2.
     let hook = matches!(cli.command, Command::Check { jsonl: false, .. });
@@ -392,6 +334,16 @@ fn main() -> ExitCode {
 /// `text` on one line: a hook's stderr is shown to the user and the model as one reason.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl Command {
+    /// Whether the command decides many calls in one process (and so allocates best with mimalloc).
+    fn decides_many(&self) -> bool {
+        matches!(
+            self,
+            Self::Check { jsonl: true, .. } | Self::Serve(_) | Self::Agent(_)
+        )
+    }
 }
 
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
