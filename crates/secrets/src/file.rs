@@ -68,8 +68,18 @@ pub fn scan_file(path: &Path) -> FileScan {
         return kind.map_or(FileScan::Clean, FileScan::Credential);
     }
     // A file that grows while it is read is read up to the bound.
-    let Ok(kind) = std::fs::File::open(path).and_then(|file| scan_reader(file.take(FILE_LIMIT))) else {
+    let Ok(scanned) = std::fs::File::open(path).and_then(|file| scan_reader(file.take(FILE_LIMIT))) else {
         return FileScan::Clean;
+    };
+    // What it holds compressed (`zcat creds.gz`, `tar -xzOf backup.tgz`, `unzip -p old.zip`) is read in clear by
+    // the command as well.
+    let kind = match scanned {
+        Some(kind) => Some(kind),
+        None => match scan_compressed(path) {
+            Ok(Compressed::Found(kind)) => Some(kind),
+            Ok(Compressed::TooLarge) => return FileScan::TooLarge,
+            Ok(Compressed::Clean) | Err(_) => None,
+        },
     };
     if let Ok(mut cache) = CACHE.lock() {
         if cache.len() >= CACHE_LIMIT {
@@ -78,6 +88,123 @@ pub fn scan_file(path: &Path) -> FileScan {
         cache.insert(version, kind);
     }
     kind.map_or(FileScan::Clean, FileScan::Credential)
+}
+
+/// What the content a file holds compressed was found to hold.
+#[derive(Debug, PartialEq, Eq)]
+enum Compressed {
+    /// No credential, or no compressed content.
+    Clean,
+    /// The kind of the first credential.
+    Found(&'static str),
+    /// More than [`FILE_LIMIT`] once decompressed: not read past it.
+    TooLarge,
+}
+
+/// The content of a gzip file (every member: `.gz`, `.tgz`, whose tar headers and files then lie in clear) or of
+/// the deflated entries of a zip archive (a stored entry lies in clear in the file itself), decompressed up to
+/// [`FILE_LIMIT`] in all, and scanned.
+fn scan_compressed(path: &Path) -> std::io::Result<Compressed> {
+    let mut file = std::fs::File::open(path)?;
+    let mut magic = [0_u8; 4];
+    let read = file.read(&mut magic)?;
+    match magic.get(..read) {
+        Some([0x1f, 0x8b, ..]) => {
+            let file = std::fs::File::open(path)?;
+            scan_decoded(flate2::read::MultiGzDecoder::new(file), FILE_LIMIT)
+        }
+        Some(b"PK\x03\x04") => scan_zip(&std::fs::read(path)?),
+        _ => Ok(Compressed::Clean),
+    }
+}
+
+/// [`scan_reader`] of what `decoder` gives ([`Counted`]), up to `budget` bytes: more is [`Compressed::TooLarge`]
+/// (a decompression bomb, or a log too large to tell).
+fn scan_decoded(decoder: impl Read, budget: u64) -> std::io::Result<Compressed> {
+    let mut counted = Counted {
+        inner: decoder,
+        read: 0,
+    };
+    let found = scan_reader(counted.by_ref().take(budget))?;
+    if let Some(kind) = found {
+        return Ok(Compressed::Found(kind));
+    }
+    if counted.read >= budget && counted.read(&mut [0_u8; 1]).unwrap_or(0) > 0 {
+        return Ok(Compressed::TooLarge);
+    }
+    Ok(Compressed::Clean)
+}
+
+/// A decoder's output as the command that decompresses the file sees it: what it gave, counted, up to its first
+/// error, which ends it (a wrong checksum in a gzip trailer comes after the text it covers, which `zcat` prints).
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf).unwrap_or(0);
+        self.read += u64::try_from(n).unwrap_or(u64::MAX);
+        Ok(n)
+    }
+}
+
+/// The deflated entries of the zip archive `bytes`, each found by its local header in turn, decompressed and
+/// scanned, [`FILE_LIMIT`] in all. Walked by hand rather than with an archive crate: only the local headers and
+/// raw deflate streams are needed, a deflate stream ends by itself (so an entry whose sizes follow its data, flag
+/// bit 3, is read as well), and anything else (a stored entry, already scanned in the file; encryption; another
+/// method) is skipped or ends the walk.
+fn scan_zip(bytes: &[u8]) -> std::io::Result<Compressed> {
+    const LOCAL: &[u8] = b"PK\x03\x04";
+    const HEADER: usize = 30;
+    let le16 = |at: usize| -> usize {
+        bytes
+            .get(at..at + 2)
+            .and_then(|b| <[u8; 2]>::try_from(b).ok())
+            .map_or(0, |b| usize::from(u16::from_le_bytes(b)))
+    };
+    let mut budget = FILE_LIMIT;
+    let mut at = 0;
+    while bytes.get(at..at + 4) == Some(LOCAL) {
+        let method = le16(at + 8);
+        let encrypted = le16(at + 6) & 1 == 1;
+        let data = at + HEADER + le16(at + 26) + le16(at + 28);
+        let Some(stream) = bytes.get(data..) else {
+            break;
+        };
+        if method != 8 || encrypted {
+            // The next header is found by the sizes, which a stored entry with flag bit 3 does not give: the
+            // walk ends, having scanned what the file holds in clear.
+            let size = bytes
+                .get(at + 18..at + 22)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map_or(0, u32::from_le_bytes);
+            if size == 0 {
+                break;
+            }
+            at = data + usize::try_from(size).unwrap_or(usize::MAX);
+            continue;
+        }
+        let mut decoder = flate2::bufread::DeflateDecoder::new(stream);
+        match scan_decoded(&mut decoder, budget)? {
+            Compressed::Clean => {}
+            other => return Ok(other),
+        }
+        let consumed = usize::try_from(decoder.total_in()).unwrap_or(usize::MAX);
+        budget = budget.saturating_sub(decoder.total_out());
+        if consumed == 0 || budget == 0 {
+            break;
+        }
+        at = data.saturating_add(consumed);
+        // The sizes after the data (flag bit 3), with or without their signature.
+        if le16(at) == 0x4b50 && le16(at + 2) == 0x0807 {
+            at += 16;
+        } else if bytes.get(at..at + 4) != Some(LOCAL) {
+            at += 12;
+        }
+    }
+    Ok(Compressed::Clean)
 }
 
 /// The kind of the first credential in what `reader` gives, read [`PIECE`] bytes at a time; each piece is scanned
@@ -169,6 +296,112 @@ mod tests {
         assert_eq!(scan_file(&path), FileScan::Credential("private key"));
         std::fs::write(&path, &filler).unwrap();
         assert_eq!(scan_file(&path), FileScan::Clean);
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write as _;
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    /// A zip archive of `entries` (name, content, deflated), each deflated entry written with its sizes after its
+    /// data (flag bit 3) when `descriptors`, as streaming archivers do.
+    fn zip(entries: &[(&str, &[u8], bool)], descriptors: bool) -> Vec<u8> {
+        use std::io::Write as _;
+        let mut out = Vec::new();
+        for (name, content, deflated) in entries {
+            let data = if *deflated {
+                let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+                encoder.write_all(content).unwrap();
+                encoder.finish().unwrap()
+            } else {
+                content.to_vec()
+            };
+            let later = descriptors && *deflated;
+            let size = u32::try_from(data.len()).unwrap();
+            let plain = u32::try_from(content.len()).unwrap();
+            out.extend_from_slice(b"PK\x03\x04");
+            out.extend_from_slice(&20_u16.to_le_bytes());
+            out.extend_from_slice(&(if later { 8_u16 } else { 0 }).to_le_bytes());
+            out.extend_from_slice(&(if *deflated { 8_u16 } else { 0 }).to_le_bytes());
+            out.extend_from_slice(&[0; 8]);
+            out.extend_from_slice(&(if later { 0 } else { size }).to_le_bytes());
+            out.extend_from_slice(&(if later { 0 } else { plain }).to_le_bytes());
+            out.extend_from_slice(&u16::try_from(name.len()).unwrap().to_le_bytes());
+            out.extend_from_slice(&0_u16.to_le_bytes());
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(&data);
+            if later {
+                out.extend_from_slice(b"PK\x07\x08");
+                out.extend_from_slice(&[0; 4]);
+                out.extend_from_slice(&size.to_le_bytes());
+                out.extend_from_slice(&plain.to_le_bytes());
+            }
+        }
+        // The central directory's start: the walk stops at what is no local header.
+        out.extend_from_slice(b"PK\x01\x02");
+        out
+    }
+
+    /// A credential a file holds compressed (gzip, a gzipped tar, a zip's deflated entries, after other entries and
+    /// with their sizes after the data or before it) is found as a command that decompresses it reads it; the same
+    /// archives without one are clean.
+    #[test]
+    fn a_credential_inside_a_gzip_or_zip_file_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = format!("deploy:\n  token: {TOKEN}\n");
+        let filler = "lorem ipsum dolor sit amet\n".repeat(5000);
+        let check = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            scan_file(&path)
+        };
+        assert_eq!(
+            check("creds.txt.gz", &gzip(secret.as_bytes())),
+            FileScan::Credential("npm token")
+        );
+        // Two members, the credential in the second (`cat a.gz b.gz > c.gz`).
+        let mut two = gzip(filler.as_bytes());
+        two.extend(gzip(secret.as_bytes()));
+        assert_eq!(check("two.gz", &two), FileScan::Credential("npm token"));
+        let tar = [vec![0_u8; 512], secret.clone().into_bytes(), vec![0_u8; 1024]].concat();
+        assert_eq!(
+            check("backup.tgz", &gzip(&tar)),
+            FileScan::Credential("npm token")
+        );
+        assert_eq!(check("clean.gz", &gzip(filler.as_bytes())), FileScan::Clean);
+        for descriptors in [false, true] {
+            let archive = zip(
+                &[
+                    ("readme.txt", filler.as_bytes(), true),
+                    ("notes.txt", b"nothing\n", false),
+                    ("config/settings.yml", secret.as_bytes(), true),
+                ],
+                descriptors,
+            );
+            assert_eq!(
+                check("old.zip", &archive),
+                FileScan::Credential("npm token"),
+                "{descriptors}"
+            );
+            let clean = zip(&[("readme.txt", filler.as_bytes(), true)], descriptors);
+            assert_eq!(check("clean.zip", &clean), FileScan::Clean, "{descriptors}");
+        }
+    }
+
+    /// More than the bound once decompressed is not read past it, and is said to be too large; as much as the
+    /// bound is read whole (a smaller bound than [`FILE_LIMIT`], the same code).
+    #[test]
+    fn a_compressed_file_past_the_bound_once_decompressed_is_too_large() {
+        let bound = 1 << 20;
+        let decoded = |bytes: &[u8]| scan_decoded(flate2::read::MultiGzDecoder::new(bytes), bound).unwrap();
+        let zeros = vec![0_u8; usize::try_from(bound).unwrap()];
+        assert_eq!(decoded(&gzip(&zeros)), Compressed::Clean);
+        let one_more = [zeros.as_slice(), b"x"].concat();
+        assert_eq!(decoded(&gzip(&one_more)), Compressed::TooLarge);
+        let secret = format!("{}\nkey {TOKEN}\n", "x".repeat(1000));
+        assert_eq!(decoded(&gzip(secret.as_bytes())), Compressed::Found("npm token"));
     }
 
     #[test]

@@ -116,6 +116,37 @@ mod tests {
         }
     }
 
+    /// A credential a file holds gzipped is read in clear by what decompresses it (`zcat`, `tar -xzO`, `gzip
+    /// -dc`), and by any other read of the file: each asks, naming the kind.
+    #[test]
+    fn reading_a_compressed_file_that_holds_a_credential_asks() {
+        let project = project();
+        // A gzip member stored without compression (deflate's stored blocks): the credential is not in the file's
+        // bytes as they lie, one byte of the text before it having been moved into the block header.
+        let text = NOTES.as_bytes();
+        let mut gz = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+        // Two stored blocks, the second final, split inside the token.
+        let (first, second) = text.split_at(20);
+        for (block, last) in [(first, 0_u8), (second, 1)] {
+            let len = u16::try_from(block.len()).unwrap();
+            gz.push(last);
+            gz.extend_from_slice(&len.to_le_bytes());
+            gz.extend_from_slice(&(!len).to_le_bytes());
+            gz.extend_from_slice(block);
+        }
+        // A wrong checksum in the trailer: `zcat` prints the text all the same, and complains after it.
+        gz.extend_from_slice(&[0; 8]);
+        std::fs::write(project.at("creds.txt.gz"), &gz).unwrap();
+        for command in [
+            "zcat creds.txt.gz | rev",
+            "gzip -dc creds.txt.gz | xxd -p",
+            "cat creds.txt.gz",
+        ] {
+            let found = findings(&project, "Bash", &json!({ "command": command }));
+            assert!(asks_naming(&found, "GitHub token"), "{command}: {found:?}");
+        }
+    }
+
     #[test]
     fn a_glob_that_matches_such_a_file_asks_and_a_clean_file_does_not() {
         let project = project();
