@@ -13,14 +13,15 @@ use crate::error::{PathSandboxError, Result};
 use crate::secrets::{KEY_FILE_KINDS, NOT_SECRET, secret_files};
 use agent_tool_traits::Access;
 
-/// Directories whose contents configure code that runs later (the repositories of git, Mercurial and Jujutsu with
-/// their hooks and config, agents' settings and MCP servers, editors' tasks and project configuration, dev
-/// containers, commit hooks) or let someone in (ssh's `authorized_keys` and `config`, gpg's agent configuration):
-/// a write anywhere beneath one of them is protected.
-const WRITE_DIRS: [&str; 20] = [
+/// Directories whose contents configure code that runs later (the repositories of git, Mercurial, Jujutsu and
+/// Sapling with their hooks and config, agents' settings, MCP servers and plugins, editors' tasks and project
+/// configuration, dev containers, commit hooks) or let someone in (ssh's `authorized_keys` and `config`, gpg's
+/// agent configuration): a write anywhere beneath one of them is protected.
+const WRITE_DIRS: [&str; 27] = [
     ".git",
     ".hg",
     ".jj",
+    ".sl",
     ".agent-guard",
     ".claude",
     ".codex",
@@ -30,6 +31,12 @@ const WRITE_DIRS: [&str; 20] = [
     ".amazonq",
     ".kiro",
     ".roo",
+    ".qwen",
+    ".iflow",
+    ".kilocode",
+    ".opencode",
+    ".openhands",
+    ".factory",
     ".vscode",
     ".idea",
     ".zed",
@@ -46,12 +53,22 @@ const WRITE_DIRS: [&str; 20] = [
 /// project configuration (a shell, a script or a hook file that installs run), the project files editors run, the
 /// toolchain a directory's `cargo` starts (`rust-toolchain.toml` may name any path), mise's project configuration
 /// (its hooks and tasks run on `cd`), pre-commit's and lefthook's, whose hooks run on every commit, and the commands
-/// Python's debugger runs when it starts in the directory, and the local part of direnv's `.envrc`, which it sources.
-const CONFIG_FILES: [&str; 24] = [
+/// Python's debugger runs when it starts in the directory, and the local part of direnv's `.envrc`, which it sources;
+/// the start-up files that interactive tools read from the directory they start in and run without asking (irb's
+/// `.irbrc`, `irb.rc` and `_irbrc`, pry's `.pryrc`, R's `.Rprofile` and `.Renviron`, which may name another
+/// profile, IEx's `.iex.exs`, GHCi's `.ghci`, the OCaml toplevel's `.ocamlinit`, and the `.vimrc`, `.gvimrc`,
+/// `.exrc`, `.nvimrc` and `.nvim.lua` that vim and neovim read there with `exrc` set), and git-lfs's `.lfsconfig`,
+/// whose `lfs.url` receives the repository's large files on the user's next push. A project's build files
+/// (`pom.xml`, `.mvn/jvm.config`, `gradle.properties`, `.bazelrc`) are not among them: they are the repository's
+/// code, which its build runs by design, like a `Makefile`.
+const CONFIG_FILES: [&str; 38] = [
     ".gitconfig",
+    ".lfsconfig",
     ".mcp.json",
     "opencode.json",
     "opencode.jsonc",
+    "crush.json",
+    ".crush.json",
     ".aider.conf.yml",
     ".npmrc",
     ".yarnrc",
@@ -61,6 +78,17 @@ const CONFIG_FILES: [&str; 24] = [
     ".nvim.lua",
     ".nvimrc",
     ".exrc",
+    ".vimrc",
+    ".gvimrc",
+    ".irbrc",
+    "irb.rc",
+    "_irbrc",
+    ".pryrc",
+    ".Rprofile",
+    ".Renviron",
+    ".iex.exs",
+    ".ghci",
+    ".ocamlinit",
     "rust-toolchain",
     "rust-toolchain.toml",
     ".mise.toml",
@@ -85,10 +113,14 @@ const CONFIG_STEMS: [&str; 3] = ["lefthook", "mise", "devcontainer"];
 const CONFIG_SUFFIXES: [&str; 1] = [".code-workspace"];
 
 /// Configuration that runs code, named by two components: git's XDG configuration, `~/.local/bin`, a directory on
-/// the user's `PATH` where a new program shadows a system one, and cargo's configuration of a directory (a
-/// `rustc-wrapper` or a runner runs on every later `cargo build` there, inside the sandbox or not).
-const CONFIG_DIRS: [[&str; 2]; 5] = [
+/// the user's `PATH` where a new program shadows a system one, cargo's configuration of a directory (a
+/// `rustc-wrapper` or a runner runs on every later `cargo build` there, inside the sandbox or not), darcs's
+/// repository preferences (`_darcs/prefs/defaults` names commands, a `posthook` among them, that every later
+/// `darcs` run there runs) and Cline's hooks.
+const CONFIG_DIRS: [[&str; 2]; 7] = [
     [".config", "git"],
+    ["_darcs", "prefs"],
+    [".clinerules", "hooks"],
     [".config", "mise"],
     [".local", "bin"],
     [".cargo", "config.toml"],

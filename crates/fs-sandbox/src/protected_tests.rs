@@ -145,11 +145,57 @@ fn other_tools_configuration_is_protected_for_writes() {
 }
 
 #[test]
+fn start_up_files_of_interactive_tools_and_other_agents_are_protected_for_writes() {
+    for protected in [
+        "/p/.irbrc",
+        "/p/irb.rc",
+        "/p/_irbrc",
+        "/p/.pryrc",
+        "/p/.Rprofile",
+        "/p/sub/.Renviron",
+        "/p/.iex.exs",
+        "/p/.ghci",
+        "/p/.ocamlinit",
+        "/p/.vimrc",
+        "/p/.gvimrc",
+        "/p/.nvimrc",
+        "/p/.lfsconfig",
+        "/p/crush.json",
+        "/p/.crush.json",
+        "/p/.qwen/settings.json",
+        "/p/.kilocode/mcp.json",
+        "/p/.opencode/plugin/x.js",
+        "/p/.openhands/setup.sh",
+        "/p/.iflow/settings.json",
+        "/p/.factory/mcp.json",
+        "/p/.clinerules/hooks/PreToolUse",
+        "/p/.sl/config",
+        "/p/_darcs/prefs/defaults",
+    ] {
+        assert!(write(protected).is_some(), "{protected}");
+        assert!(read(protected).is_none(), "{protected}");
+    }
+    // A project's build files are its code, which its build runs by design; darcs's patches are its history.
+    for free in [
+        "/p/pom.xml",
+        "/p/.mvn/jvm.config",
+        "/p/gradle.properties",
+        "/p/.bazelrc",
+        "/p/.clinerules/style.md",
+        "/p/_darcs/patches/x",
+        "/p/vimrc.md",
+    ] {
+        assert!(write(free).is_none(), "{free}");
+    }
+}
+
+#[test]
 fn hidden_entries_of_the_home_directory_are_protected_for_writes() {
     let paths = ProtectedPaths::default().with_home(Some(PathBuf::from("/home/u")));
     let write = |p: &str| paths.reason(Path::new(p), None, Access::Write);
+    // (`.vimrc` is protected anywhere now, as a start-up file vim reads from the directory it starts in.)
     for protected in [
-        "/home/u/.vimrc",
+        "/home/u/.inputrc",
         "/home/u/.tmux.conf",
         "/home/u/.local/lib/python3.11/site-packages/evil.pth",
         "/home/u/.config/systemd/user/x.service",
@@ -165,14 +211,14 @@ fn hidden_entries_of_the_home_directory_are_protected_for_writes() {
         "/home/u/project/src/main.rs",
         "/home/u/project/.eslintrc.json",
         "/home/u/notes.txt",
-        "/other/.vimrc",
+        "/other/.tmux.conf",
     ] {
         assert!(write(free).is_none(), "{free}");
     }
     // Without the home directory known, the name alone decides.
     assert!(
         ProtectedPaths::default()
-            .reason(Path::new("/home/u/.vimrc"), None, Access::Write)
+            .reason(Path::new("/home/u/.tmux.conf"), None, Access::Write)
             .is_none()
     );
 }
