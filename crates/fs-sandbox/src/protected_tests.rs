@@ -190,6 +190,65 @@ fn start_up_files_of_interactive_tools_and_other_agents_are_protected_for_writes
 }
 
 #[test]
+fn a_git_directory_under_another_name_is_known_by_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let at = |relative: &str| root.join(relative);
+    let protected = |relative: &str| {
+        ProtectedPaths::default()
+            .reason(&at(relative), None, Access::Write)
+            .is_some()
+    };
+    std::fs::create_dir_all(at("src/objects")).unwrap();
+    std::fs::create_dir_all(at("src/refs")).unwrap();
+    std::fs::create_dir_all(at("app/config")).unwrap();
+    // `objects/` and `refs/` make the directory a common git directory (one a `commondir` elsewhere names).
+    for entry in [
+        "config",
+        "config.worktree",
+        "hooks/pre-commit",
+        "info/attributes",
+        "commondir",
+        "gitdir",
+        "worktrees/w/config",
+    ] {
+        assert!(protected(&format!("src/{entry}")), "{entry}");
+    }
+    // Its other entries, and a `config` directory of an ordinary directory, are not.
+    for free in [
+        "src/HEAD",
+        "src/objects/ab/cd",
+        "src/refs/heads/main",
+        "src/main.rs",
+        "app/config/app.yml",
+        "app/hooks.py",
+    ] {
+        assert!(!protected(free), "{free}");
+    }
+    // A `HEAD` alone (a line may add the rest later), or a `commondir`, is enough.
+    std::fs::write(at("app/HEAD"), "ref: refs/heads/main\n").unwrap();
+    assert!(protected("app/config"));
+    assert!(protected("app/config/app.yml"));
+    // A `config` directory is no git configuration: a `HEAD` beside it makes nothing git obeys.
+    std::fs::remove_file(at("app/HEAD")).unwrap();
+    assert!(!protected("app/HEAD"));
+    std::fs::create_dir_all(at("w")).unwrap();
+    std::fs::write(at("w/commondir"), "../src\n").unwrap();
+    assert!(protected("w/config.worktree"));
+    let reason = ProtectedPaths::default()
+        .reason(&at("src/config"), None, Access::Write)
+        .unwrap();
+    assert!(reason.contains("git directory by what it holds"), "{reason}");
+    // Whichever comes last: a `HEAD` beside a `config` already there makes the directory a git directory.
+    std::fs::create_dir_all(at("lib")).unwrap();
+    assert!(!protected("lib/HEAD"));
+    std::fs::write(at("lib/config"), "[core]\n").unwrap();
+    assert!(protected("lib/HEAD"));
+    // A `commondir` anywhere names another directory's `config` for git.
+    assert!(protected("docs/commondir"));
+}
+
+#[test]
 fn hidden_entries_of_the_home_directory_are_protected_for_writes() {
     let paths = ProtectedPaths::default().with_home(Some(PathBuf::from("/home/u")));
     let write = |p: &str| paths.reason(Path::new(p), None, Access::Write);
