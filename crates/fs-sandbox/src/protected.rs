@@ -130,16 +130,17 @@ const CONFIG_DIRS: [[&str; 2]; 7] = [
 
 /// The entries of a git directory that configure the programs git runs there (`core.fsmonitor`, `core.pager`,
 /// `core.hooksPath` and aliases in `config`, the hooks, the attributes and excludes of `info/`) or point it at
-/// another git directory whose configuration then applies (`commondir`, `gitdir`, the linked worktrees' git
-/// directories). Protected in any directory git takes for a git directory by what it holds
+/// another git directory whose configuration then applies (`commondir`, `gitdir`, the git directories of
+/// submodules and linked worktrees): the list crates/os-sandbox/src/gitdir.rs keeps read-only in `.git`, and `gitdir`. Protected in any directory git takes for a git directory by what it holds
 /// ([`is_git_directory`]), whatever its name: `.git` is only the name git looks for first.
-const GIT_DIR_CONFIG: [&str; 7] = [
+const GIT_DIR_CONFIG: [&str; 8] = [
     "config",
     "config.worktree",
     "hooks",
     "info",
     "commondir",
     "gitdir",
+    "modules",
     "worktrees",
 ];
 

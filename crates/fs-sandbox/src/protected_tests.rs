@@ -210,6 +210,7 @@ fn a_git_directory_under_another_name_is_known_by_what_it_holds() {
         "info/attributes",
         "commondir",
         "gitdir",
+        "modules/m/config",
         "worktrees/w/config",
     ] {
         assert!(protected(&format!("src/{entry}")), "{entry}");
