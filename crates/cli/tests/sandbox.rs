@@ -296,6 +296,36 @@ fn workspace_write_writes_the_project_but_not_its_protected_paths() {
 }
 
 #[test]
+fn the_configuration_a_command_makes_in_a_git_directory_under_another_name_is_removed() {
+    if !supported() {
+        return;
+    }
+    for world in worlds() {
+        let owner = (world.owner, world.namespaces);
+        // A directory given a `HEAD`, `objects/` and `refs/` is a git directory by what it holds, as a copy of
+        // `.git` or its history unpacked elsewhere is: the configuration the command gives it is removed when it
+        // ends, the rest stays.
+        let output = world.run(
+            "workspace-write",
+            "mkdir -p src/g/objects src/g/refs && echo 'ref: refs/heads/main' > src/g/HEAD && \
+             printf '[core]\\n\\tfsmonitor = x\\n' > src/g/config && mkdir -p src/g/hooks && echo x > src/g/hooks/post-checkout; \
+             mkdir -p src/plain && printf 'a: 1\\n' > src/plain/config; echo done",
+        );
+        let all = text(&output);
+        assert!(all.contains("done"), "{owner:?}: {all}");
+        assert!(!world.project.join("src/g/config").exists(), "{owner:?}: {all}");
+        assert!(!world.project.join("src/g/hooks").exists(), "{owner:?}: {all}");
+        assert!(world.project.join("src/g/objects").is_dir(), "{owner:?}: {all}");
+        assert!(all.contains("created it at a protected path"), "{owner:?}: {all}");
+        // A `config` of an ordinary directory is the project's.
+        assert_eq!(
+            std::fs::read_to_string(world.project.join("src/plain/config")).unwrap(),
+            "a: 1\n"
+        );
+    }
+}
+
+#[test]
 fn a_background_loop_leaves_no_process_behind() {
     if !supported() {
         return;

@@ -88,6 +88,7 @@ pub use glob::GlobMatches;
 pub use open::OpenOptions;
 pub use open::open_beneath;
 pub use protected::ProtectedPaths;
+pub use protected::git_directory_entry;
 pub use sandbox::CanonicalPath;
 pub use sandbox::PathCheck;
 pub use sandbox::PathSandbox;

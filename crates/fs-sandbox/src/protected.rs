@@ -13,14 +13,16 @@ use crate::error::{PathSandboxError, Result};
 use crate::secrets::{KEY_FILE_KINDS, NOT_SECRET, secret_files};
 use agent_tool_traits::Access;
 
-/// Directories whose contents configure code that runs later (the repositories of git, Mercurial and Jujutsu with
-/// their hooks and config, agents' settings and MCP servers, editors' tasks and project configuration, dev
-/// containers, commit hooks) or let someone in (ssh's `authorized_keys` and `config`, gpg's agent configuration):
-/// a write anywhere beneath one of them is protected.
-const WRITE_DIRS: [&str; 20] = [
+/// Directories whose contents configure code that runs later (the repositories of git, Mercurial, Jujutsu and
+/// Sapling with their hooks and config, agents' settings, MCP servers and plugins, editors' tasks and project
+/// configuration, dev containers, commit hooks) or let someone in (ssh's `authorized_keys` and `config`, gpg's
+/// agent configuration): a write anywhere beneath one of them is protected. A git directory under another name is
+/// recognised by what it holds ([`git_directory_reason`]).
+const WRITE_DIRS: [&str; 27] = [
     ".git",
     ".hg",
     ".jj",
+    ".sl",
     ".agent-guard",
     ".claude",
     ".codex",
@@ -30,6 +32,12 @@ const WRITE_DIRS: [&str; 20] = [
     ".amazonq",
     ".kiro",
     ".roo",
+    ".qwen",
+    ".iflow",
+    ".kilocode",
+    ".opencode",
+    ".openhands",
+    ".factory",
     ".vscode",
     ".idea",
     ".zed",
@@ -46,12 +54,22 @@ const WRITE_DIRS: [&str; 20] = [
 /// project configuration (a shell, a script or a hook file that installs run), the project files editors run, the
 /// toolchain a directory's `cargo` starts (`rust-toolchain.toml` may name any path), mise's project configuration
 /// (its hooks and tasks run on `cd`), pre-commit's and lefthook's, whose hooks run on every commit, and the commands
-/// Python's debugger runs when it starts in the directory, and the local part of direnv's `.envrc`, which it sources.
-const CONFIG_FILES: [&str; 24] = [
+/// Python's debugger runs when it starts in the directory, and the local part of direnv's `.envrc`, which it sources;
+/// the start-up files that interactive tools read from the directory they start in and run without asking (irb's
+/// `.irbrc`, `irb.rc` and `_irbrc`, pry's `.pryrc`, R's `.Rprofile` and `.Renviron`, which may name another
+/// profile, IEx's `.iex.exs`, GHCi's `.ghci`, the OCaml toplevel's `.ocamlinit`, and the `.vimrc`, `.gvimrc`,
+/// `.exrc`, `.nvimrc` and `.nvim.lua` that vim and neovim read there with `exrc` set), and git-lfs's `.lfsconfig`,
+/// whose `lfs.url` receives the repository's large files on the user's next push. A project's build files
+/// (`pom.xml`, `.mvn/jvm.config`, `gradle.properties`, `.bazelrc`) are not among them: they are the repository's
+/// code, which its build runs by design, like a `Makefile`.
+const CONFIG_FILES: [&str; 38] = [
     ".gitconfig",
+    ".lfsconfig",
     ".mcp.json",
     "opencode.json",
     "opencode.jsonc",
+    "crush.json",
+    ".crush.json",
     ".aider.conf.yml",
     ".npmrc",
     ".yarnrc",
@@ -61,6 +79,17 @@ const CONFIG_FILES: [&str; 24] = [
     ".nvim.lua",
     ".nvimrc",
     ".exrc",
+    ".vimrc",
+    ".gvimrc",
+    ".irbrc",
+    "irb.rc",
+    "_irbrc",
+    ".pryrc",
+    ".Rprofile",
+    ".Renviron",
+    ".iex.exs",
+    ".ghci",
+    ".ocamlinit",
     "rust-toolchain",
     "rust-toolchain.toml",
     ".mise.toml",
@@ -85,14 +114,34 @@ const CONFIG_STEMS: [&str; 3] = ["lefthook", "mise", "devcontainer"];
 const CONFIG_SUFFIXES: [&str; 1] = [".code-workspace"];
 
 /// Configuration that runs code, named by two components: git's XDG configuration, `~/.local/bin`, a directory on
-/// the user's `PATH` where a new program shadows a system one, and cargo's configuration of a directory (a
-/// `rustc-wrapper` or a runner runs on every later `cargo build` there, inside the sandbox or not).
-const CONFIG_DIRS: [[&str; 2]; 5] = [
+/// the user's `PATH` where a new program shadows a system one, cargo's configuration of a directory (a
+/// `rustc-wrapper` or a runner runs on every later `cargo build` there, inside the sandbox or not), darcs's
+/// repository preferences (`_darcs/prefs/defaults` names commands, a `posthook` among them, that every later
+/// `darcs` run there runs) and Cline's hooks.
+const CONFIG_DIRS: [[&str; 2]; 7] = [
     [".config", "git"],
+    ["_darcs", "prefs"],
+    [".clinerules", "hooks"],
     [".config", "mise"],
     [".local", "bin"],
     [".cargo", "config.toml"],
     [".cargo", "config"],
+];
+
+/// The entries of a git directory that configure the programs git runs there (`core.fsmonitor`, `core.pager`,
+/// `core.hooksPath` and aliases in `config`, the hooks, the attributes and excludes of `info/`) or point it at
+/// another git directory whose configuration then applies (`commondir`, `gitdir`, the git directories of
+/// submodules and linked worktrees): the list crates/os-sandbox/src/gitdir.rs keeps read-only in `.git`, and `gitdir`. Protected in any directory git takes for a git directory by what it holds
+/// ([`is_git_directory`]), whatever its name: `.git` is only the name git looks for first.
+const GIT_DIR_CONFIG: [&str; 8] = [
+    "config",
+    "config.worktree",
+    "hooks",
+    "info",
+    "commondir",
+    "gitdir",
+    "modules",
+    "worktrees",
 ];
 
 /// Shell start-up files (and `direnv`'s `.envrc`, which a shell runs on `cd`): a write to one is protected.
@@ -855,6 +904,9 @@ fn write_reason(absolute: &Path) -> Option<String> {
     {
         return Some(format!("writes beneath `{dir}/` are protected (`{shown}`)"));
     }
+    if let Some(reason) = git_directory_reason(absolute) {
+        return Some(reason);
+    }
     if let Some([first, second]) = two_components(&all, &STARTUP_DIRS) {
         return Some(format!(
             "`{first}/{second}/` holds shell start-up files (`{shown}`)"
@@ -884,6 +936,69 @@ fn write_reason(absolute: &Path) -> Option<String> {
         .iter()
         .find(|file| eq_name(last, file))
         .map(|file| format!("`{file}` is a shell start-up file (`{shown}`)"))
+}
+
+/// Whether git takes `dir` for a git directory by what it holds, as its repository discovery does in every
+/// directory it starts from or passes on the way up (right after looking for `./.git`): a `HEAD` with `objects/`
+/// and `refs/`. Looser on purpose: a `HEAD` or a `commondir` alone counts too (git finds `objects/` and `refs/`
+/// through `commondir`, and a line may add what is missing later), and so do `objects/` with `refs/` (the
+/// directory a `commondir` elsewhere names, whose `config` then applies). Looked up on disk, following links.
+pub(crate) fn is_git_directory(dir: &Path) -> bool {
+    let is_dir = |name: &str| std::fs::metadata(dir.join(name)).is_ok_and(|meta| meta.is_dir());
+    let exists = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
+    exists("HEAD") || exists("commondir") || (is_dir("objects") && is_dir("refs"))
+}
+
+/// The entry of [`GIT_DIR_CONFIG`] of the directory `dir` that `path` is or lies beneath, if any: where a write
+/// changes what git runs once `dir` is a git directory. For a check of a whole line, which may make `dir` one
+/// (`git init --bare NAME`, a `HEAD` written beside) before it writes there.
+pub fn git_directory_entry(path: &Path, dir: &Path) -> Option<&'static str> {
+    let first = names(path.strip_prefix(dir).ok()?).next()?;
+    GIT_DIR_CONFIG.iter().copied().find(|known| eq_name(first, known))
+}
+
+/// Why a write to `absolute` changes what git runs in a git directory that is not named `.git` (a bare
+/// repository, or a directory of the project given a `HEAD`, `objects/` and `refs/`), or `None`: `absolute` is,
+/// or lies beneath, one of the [`GIT_DIR_CONFIG`] entries of a directory that [`is_git_directory`] now, or the
+/// `HEAD` that would make a directory holding a `config` one, or a `commondir` anywhere. Git
+/// obeys that directory's `config` (`core.worktree = ..` makes it the project's work tree; `core.fsmonitor` runs
+/// a program on every `git status`) when the user later runs git inside it. Only a path spelling one of those
+/// names is looked up on disk, so the other checks of a path cost nothing more.
+fn git_directory_reason(absolute: &Path) -> Option<String> {
+    let last = absolute.file_name()?;
+    // The marker git needs in every git directory, written beside a `config` file that is there already, makes that
+    // `config` one git obeys: whichever of the two a line writes last, it asks. A `commondir` points git at
+    // another directory's `config` (one with `objects/` and `refs/` and no `HEAD`), so it is protected wherever it is.
+    if eq_name(last, "HEAD")
+        && let Some(dir) = absolute.parent()
+        && std::fs::metadata(dir.join("config")).is_ok_and(|meta| !meta.is_dir())
+    {
+        return Some(format!(
+            "a `HEAD` beside `{}/config` makes `{}` a git directory, whose `config` git obeys when run there (`{}`)",
+            dir.display(),
+            dir.display(),
+            absolute.display()
+        ));
+    }
+    if eq_name(last, "commondir") {
+        return Some(format!(
+            "a `commondir` names the git directory whose `config` git obeys (`{}`)",
+            absolute.display()
+        ));
+    }
+    absolute.ancestors().find_map(|entry| {
+        let name = entry.file_name()?;
+        let known = GIT_DIR_CONFIG.iter().find(|known| eq_name(name, known))?;
+        let dir = entry.parent()?;
+        is_git_directory(dir).then(|| {
+            format!(
+                "`{}` is a git directory by what it holds (`HEAD`, `objects/`, `refs/`): git obeys its `{known}` \
+                 when run there (`{}`)",
+                dir.display(),
+                absolute.display()
+            )
+        })
+    })
 }
 
 fn secret_reason(absolute: &Path) -> Option<String> {

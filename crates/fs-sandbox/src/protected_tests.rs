@@ -145,11 +145,117 @@ fn other_tools_configuration_is_protected_for_writes() {
 }
 
 #[test]
+fn start_up_files_of_interactive_tools_and_other_agents_are_protected_for_writes() {
+    for protected in [
+        "/p/.irbrc",
+        "/p/irb.rc",
+        "/p/_irbrc",
+        "/p/.pryrc",
+        "/p/.Rprofile",
+        "/p/sub/.Renviron",
+        "/p/.iex.exs",
+        "/p/.ghci",
+        "/p/.ocamlinit",
+        "/p/.vimrc",
+        "/p/.gvimrc",
+        "/p/.nvimrc",
+        "/p/.lfsconfig",
+        "/p/crush.json",
+        "/p/.crush.json",
+        "/p/.qwen/settings.json",
+        "/p/.kilocode/mcp.json",
+        "/p/.opencode/plugin/x.js",
+        "/p/.openhands/setup.sh",
+        "/p/.iflow/settings.json",
+        "/p/.factory/mcp.json",
+        "/p/.clinerules/hooks/PreToolUse",
+        "/p/.sl/config",
+        "/p/_darcs/prefs/defaults",
+    ] {
+        assert!(write(protected).is_some(), "{protected}");
+        assert!(read(protected).is_none(), "{protected}");
+    }
+    // A project's build files are its code, which its build runs by design; darcs's patches are its history.
+    for free in [
+        "/p/pom.xml",
+        "/p/.mvn/jvm.config",
+        "/p/gradle.properties",
+        "/p/.bazelrc",
+        "/p/.clinerules/style.md",
+        "/p/_darcs/patches/x",
+        "/p/vimrc.md",
+    ] {
+        assert!(write(free).is_none(), "{free}");
+    }
+}
+
+#[test]
+fn a_git_directory_under_another_name_is_known_by_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let at = |relative: &str| root.join(relative);
+    let protected = |relative: &str| {
+        ProtectedPaths::default()
+            .reason(&at(relative), None, Access::Write)
+            .is_some()
+    };
+    std::fs::create_dir_all(at("src/objects")).unwrap();
+    std::fs::create_dir_all(at("src/refs")).unwrap();
+    std::fs::create_dir_all(at("app/config")).unwrap();
+    // `objects/` and `refs/` make the directory a common git directory (one a `commondir` elsewhere names).
+    for entry in [
+        "config",
+        "config.worktree",
+        "hooks/pre-commit",
+        "info/attributes",
+        "commondir",
+        "gitdir",
+        "modules/m/config",
+        "worktrees/w/config",
+    ] {
+        assert!(protected(&format!("src/{entry}")), "{entry}");
+    }
+    // Its other entries, and a `config` directory of an ordinary directory, are not.
+    for free in [
+        "src/HEAD",
+        "src/objects/ab/cd",
+        "src/refs/heads/main",
+        "src/main.rs",
+        "app/config/app.yml",
+        "app/hooks.py",
+    ] {
+        assert!(!protected(free), "{free}");
+    }
+    // A `HEAD` alone (a line may add the rest later), or a `commondir`, is enough.
+    std::fs::write(at("app/HEAD"), "ref: refs/heads/main\n").unwrap();
+    assert!(protected("app/config"));
+    assert!(protected("app/config/app.yml"));
+    // A `config` directory is no git configuration: a `HEAD` beside it makes nothing git obeys.
+    std::fs::remove_file(at("app/HEAD")).unwrap();
+    assert!(!protected("app/HEAD"));
+    std::fs::create_dir_all(at("w")).unwrap();
+    std::fs::write(at("w/commondir"), "../src\n").unwrap();
+    assert!(protected("w/config.worktree"));
+    let reason = ProtectedPaths::default()
+        .reason(&at("src/config"), None, Access::Write)
+        .unwrap();
+    assert!(reason.contains("git directory by what it holds"), "{reason}");
+    // Whichever comes last: a `HEAD` beside a `config` already there makes the directory a git directory.
+    std::fs::create_dir_all(at("lib")).unwrap();
+    assert!(!protected("lib/HEAD"));
+    std::fs::write(at("lib/config"), "[core]\n").unwrap();
+    assert!(protected("lib/HEAD"));
+    // A `commondir` anywhere names another directory's `config` for git.
+    assert!(protected("docs/commondir"));
+}
+
+#[test]
 fn hidden_entries_of_the_home_directory_are_protected_for_writes() {
     let paths = ProtectedPaths::default().with_home(Some(PathBuf::from("/home/u")));
     let write = |p: &str| paths.reason(Path::new(p), None, Access::Write);
+    // (`.vimrc` is protected anywhere now, as a start-up file vim reads from the directory it starts in.)
     for protected in [
-        "/home/u/.vimrc",
+        "/home/u/.inputrc",
         "/home/u/.tmux.conf",
         "/home/u/.local/lib/python3.11/site-packages/evil.pth",
         "/home/u/.config/systemd/user/x.service",
@@ -165,14 +271,14 @@ fn hidden_entries_of_the_home_directory_are_protected_for_writes() {
         "/home/u/project/src/main.rs",
         "/home/u/project/.eslintrc.json",
         "/home/u/notes.txt",
-        "/other/.vimrc",
+        "/other/.tmux.conf",
     ] {
         assert!(write(free).is_none(), "{free}");
     }
     // Without the home directory known, the name alone decides.
     assert!(
         ProtectedPaths::default()
-            .reason(Path::new("/home/u/.vimrc"), None, Access::Write)
+            .reason(Path::new("/home/u/.tmux.conf"), None, Access::Write)
             .is_none()
     );
 }

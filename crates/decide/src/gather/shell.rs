@@ -58,6 +58,7 @@ impl Gathering<'_> {
                 self.shell_file(tool, &analysis, &moves, access, file);
             }
         }
+        self.git_dirs_made_by_line(&analysis, &moves, checked_before);
         self.implicit_searches(tool, &analysis);
         self.git_inside_git_dirs(&mut analysis, &moves, checked_before);
         let project_code = self.project_code(&analysis, &moves);
@@ -104,6 +105,79 @@ impl Gathering<'_> {
             for command in &mut analysis.commands {
                 command.git_writes = false;
             }
+        }
+    }
+
+    /// A line that makes a directory a git directory under a name other than `.git` and writes what configures
+    /// it asks: git obeys that directory's `config` (`core.worktree = ..` with `core.fsmonitor`, `core.pager`,
+    /// aliases), `hooks/` and `info/` when the user later runs git inside it (a shell prompt that shows git's
+    /// status runs it on every prompt there). The file-system check protects those entries where the directory
+    /// already holds a `HEAD` (or `objects/` and `refs/`) on disk; this covers the line that makes it so itself:
+    /// one that writes a `HEAD` beside them, or makes a repository there (`git init --bare NAME`, `git clone
+    /// --bare`/`--mirror`, `--separate-git-dir NAME`, `git --git-dir=NAME init`). What a line makes in ways the
+    /// analysis does not follow (a copy of `.git`, an archive unpacked) is left to the sandbox, which removes the
+    /// configuration a command created in any git directory by content when it ends. `checked_before` is where
+    /// this line's path checks start.
+    fn git_dirs_made_by_line(
+        &mut self,
+        analysis: &CommandAnalysis,
+        moves: &DirectoryMoves,
+        checked_before: usize,
+    ) {
+        let written: Vec<std::path::PathBuf> = self
+            .paths
+            .get(checked_before..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|path| path.access == Access::Write)
+            .map(|path| path.check.absolute.clone())
+            .collect();
+        if written.is_empty() {
+            return;
+        }
+        let mut made: Vec<(std::path::PathBuf, String)> = written
+            .iter()
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|name| name.as_encoded_bytes().eq_ignore_ascii_case(b"HEAD"))
+            })
+            .filter_map(|path| {
+                Some((
+                    path.parent()?.to_path_buf(),
+                    format!("writes `{}`", path.display()),
+                ))
+            })
+            .collect();
+        for (index, command) in analysis.commands.iter().enumerate() {
+            let Some(dir) = git_dir_made(command.effective()) else {
+                continue;
+            };
+            let shown = command.effective().join(" ");
+            let mut places = moves.candidates(&dir, Some(index));
+            places.push(dir);
+            for place in places {
+                if let Some(check) = self.check_path(&place, Access::Write) {
+                    made.push((check.absolute, format!("runs `{shown}`")));
+                }
+            }
+        }
+        let found = written.iter().find_map(|path| {
+            made.iter().find_map(|(dir, how)| {
+                let named_git = dir
+                    .file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(agent_bash_guard::names_git_dir);
+                let entry = agent_fs_sandbox::git_directory_entry(path, dir).filter(|_| !named_git)?;
+                Some(format!(
+                    "the line makes `{}` a git directory (it {how}) and writes its `{entry}` (`{}`): git obeys \
+                     what that configures when the user later runs git there, outside the sandbox",
+                    dir.display(),
+                    path.display()
+                ))
+            })
+        });
+        if let Some(why) = found {
+            self.find(Decision::Ask, why, Layer::Sandbox);
         }
     }
 
@@ -286,6 +360,125 @@ impl Gathering<'_> {
     }
 }
 
+/// The git directory a git command makes under the name it is given, when that name is not (or need not be)
+/// `.git`: `git init --bare DIR` (the working directory without one), `git init --separate-git-dir DIR`, `git
+/// --git-dir=DIR init`, `git clone --bare`/`--mirror URL [DIR]` (by default the URL's last name with `.git`), `git
+/// clone --separate-git-dir DIR`. A `-C DIR` before the sub-command is where a relative name starts.
+fn git_dir_made(words: &[String]) -> Option<String> {
+    let (program, rest) = words.split_first()?;
+    if program.rsplit('/').next() != Some("git") {
+        return None;
+    }
+    let mut base: Option<String> = None;
+    let mut git_dir: Option<String> = None;
+    let mut at = 0;
+    while let Some(word) = rest.get(at) {
+        match word.as_str() {
+            "-C" => {
+                let dir = rest.get(at + 1)?;
+                base = Some(match base {
+                    Some(before) => format!("{before}/{dir}"),
+                    None => dir.clone(),
+                });
+                at += 2;
+            }
+            "-c" | "--exec-path" | "--namespace" | "--work-tree" | "--super-prefix" | "--config-env" => {
+                at += 2
+            }
+            "--git-dir" => {
+                git_dir = rest.get(at + 1).cloned();
+                at += 2;
+            }
+            other if other.starts_with("--git-dir=") => {
+                git_dir = other.strip_prefix("--git-dir=").map(str::to_owned);
+                at += 1;
+            }
+            other if other.starts_with('-') => at += 1,
+            _ => break,
+        }
+    }
+    let sub = rest.get(at)?.as_str();
+    let args = rest.get(at + 1..).unwrap_or_default();
+    let takes_value: &[&str] = match sub {
+        "init" => &[
+            "-b",
+            "--initial-branch",
+            "--template",
+            "--object-format",
+            "--ref-format",
+        ],
+        "clone" => &[
+            "-b",
+            "--branch",
+            "-o",
+            "--origin",
+            "--depth",
+            "-c",
+            "--config",
+            "--reference",
+            "--reference-if-able",
+            "-u",
+            "--upload-pack",
+            "--template",
+            "-j",
+            "--jobs",
+            "--filter",
+            "--shallow-since",
+            "--shallow-exclude",
+            "--server-option",
+            "--bundle-uri",
+            "--ref-format",
+            "--revision",
+        ],
+        _ => return None,
+    };
+    let mut bare = false;
+    let mut separate: Option<String> = None;
+    let mut positional: Vec<&String> = Vec::new();
+    let mut index = 0;
+    let mut options_end = false;
+    while let Some(word) = args.get(index) {
+        index += 1;
+        if options_end || !word.starts_with('-') || word == "-" {
+            positional.push(word);
+            continue;
+        }
+        match word.as_str() {
+            "--" => options_end = true,
+            "--bare" | "--mirror" => bare = true,
+            "--separate-git-dir" => {
+                separate = args.get(index).cloned();
+                index += 1;
+            }
+            other if other.starts_with("--separate-git-dir=") => {
+                separate = other.strip_prefix("--separate-git-dir=").map(str::to_owned);
+            }
+            other if takes_value.contains(&other) => index += 1,
+            _ => {}
+        }
+    }
+    let named = match (sub, separate, git_dir) {
+        (_, Some(dir), _) => dir,
+        ("init", None, Some(dir)) => dir,
+        ("init", None, None) if bare => positional
+            .first()
+            .map_or_else(|| ".".to_owned(), |dir| (*dir).clone()),
+        ("clone", None, _) if bare => match positional.get(1) {
+            Some(dir) => (*dir).clone(),
+            None => {
+                let url = positional.first()?.trim_end_matches('/');
+                let last = url.rsplit(['/', ':']).next()?;
+                format!("{}.git", last.strip_suffix(".git").unwrap_or(last))
+            }
+        },
+        _ => return None,
+    };
+    Some(match base {
+        Some(base) if !named.starts_with('/') => format!("{base}/{named}"),
+        _ => named,
+    })
+}
+
 /// A read of only the name and metadata of a file inside the roots (`ls -la .env`, `stat .env`): a secret file's
 /// name and size are no secret, so the protection of its content does not ask. Outside the roots the read stays as
 /// it is (a place outside the project needs a `Read(…)` rule whatever is read of it), and so does a path that
@@ -304,4 +497,50 @@ pub(super) fn names_only(check: &mut PathCheck) {
     );
     check.protected = None;
     check.verdict = Verdict::new(Decision::Allow, reason, Provenance::layer(Layer::Sandbox));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::git_dir_made;
+
+    fn made(line: &str) -> Option<String> {
+        let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        git_dir_made(&words)
+    }
+
+    #[test]
+    fn the_git_directory_a_git_command_makes_under_its_given_name() {
+        assert_eq!(
+            made("git init -q --bare --initial-branch=main docs").as_deref(),
+            Some("docs")
+        );
+        assert_eq!(made("git init --bare -b main evil").as_deref(), Some("evil"));
+        assert_eq!(made("git init --bare").as_deref(), Some("."));
+        assert_eq!(made("git -C sub init --bare x").as_deref(), Some("sub/x"));
+        assert_eq!(
+            made("git init --separate-git-dir meta work").as_deref(),
+            Some("meta")
+        );
+        assert_eq!(made("git init --separate-git-dir=meta").as_deref(), Some("meta"));
+        assert_eq!(made("git --git-dir=meta init").as_deref(), Some("meta"));
+        assert_eq!(made("/usr/bin/git --git-dir meta init").as_deref(), Some("meta"));
+        assert_eq!(
+            made("git clone --bare https://h/o/r.git").as_deref(),
+            Some("r.git")
+        );
+        assert_eq!(
+            made("git clone --mirror -b main ../up.git/ m").as_deref(),
+            Some("m")
+        );
+        assert_eq!(made("git clone --bare git@h:r").as_deref(), Some("r.git"));
+        assert_eq!(
+            made("git clone --separate-git-dir g https://h/r").as_deref(),
+            Some("g")
+        );
+        // A repository with its git directory named `.git`, already protected by name, or no repository at all.
+        assert_eq!(made("git init sub"), None);
+        assert_eq!(made("git clone https://h/o/r.git"), None);
+        assert_eq!(made("git status"), None);
+        assert_eq!(made("gitk --bare x"), None);
+    }
 }
