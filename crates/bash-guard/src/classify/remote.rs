@@ -113,6 +113,15 @@ pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
         };
         return (!reads).then(|| ("`gh` changes what GitHub holds".to_owned(), false));
     }
+    // The publishing verb behind a runner: Yarn 2's `yarn npm publish`, Python's `python3 -m twine upload`.
+    if name == "yarn" && operands.first() == Some(&"npm") {
+        return remote(argv.get(1..).unwrap_or_default()).map(|(why, _)| (why, false));
+    }
+    if name.starts_with("python")
+        && let Some(at) = args.iter().position(|a| a.literal && a.text == "-m")
+    {
+        return remote(args.get(at + 1..).unwrap_or_default()).map(|(why, _)| (why, false));
+    }
     let (_, subs) = PUBLISHING.iter().find(|(names, _)| names.contains(&name))?;
     let phases = matches!(name, "mvn" | "mvnw" | "gradle" | "gradlew" | "dotnet");
     let published = if phases {
@@ -446,6 +455,8 @@ mod tests {
             "npm publish",
             "cargo publish --dry-run",
             "twine upload dist/*",
+            "python3 -m twine upload dist/*",
+            "yarn npm publish",
             "mvn clean deploy",
             "gh pr create --fill",
             "gh api -X DELETE repos/o/r",
@@ -463,6 +474,8 @@ mod tests {
         }
         for line in [
             "npm install",
+            "yarn npm info react",
+            "python3 -m pytest -q",
             "cargo build",
             "gh pr view 3",
             "gh run list",
