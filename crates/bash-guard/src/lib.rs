@@ -58,6 +58,7 @@ mod parse;
 mod prescan;
 mod scripts;
 mod sql;
+mod startup;
 mod word;
 
 pub use analysis::AccessVia;
@@ -71,9 +72,10 @@ pub use analysis::Location;
 pub use analysis::LocationKind;
 pub use analysis::SubCommand;
 pub use classify::names_git_dir;
-pub use classify::remote::{is_loopback, url_host};
+pub use classify::remote::{is_loopback, request_hosts, url_host};
 pub use config::BashConfig;
 pub use config::CommandTableExtension;
+pub use startup::{StartFile, start_file};
 
 use classify::Table;
 use error::ExtensionError;

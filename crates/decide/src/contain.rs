@@ -301,26 +301,7 @@ impl Guard {
         }
         match &command.effect {
             Effect::Local => {}
-            Effect::Network { hosts } => {
-                for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
-                    if agent_bash_guard::is_loopback(host) {
-                        judgement.not_contained(format!(
-                            "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
-                             not contain (allow the line with a rule such as `Bash({}:*)`, or answer allow, \
-                             and the sandbox's proxy forwards to that host and port alone)",
-                            command
-                                .effective()
-                                .first()
-                                .map_or("", |w| w.rsplit('/').next().unwrap_or(w))
-                        ));
-                        continue;
-                    }
-                    judgement.not_contained(format!(
-                        "`{shown}` reaches `{host}`, which is not an allowed domain (allow it with \
-                         `WebFetch(domain:{host})` or in `agentGuard.network.allow`)"
-                    ));
-                }
-            }
+            Effect::Network { hosts } => self.judge_hosts(command, hosts, judgement),
             Effect::RemovesTrees => {}
             // What git throws away of the working tree is in the snapshot taken before the run.
             Effect::Discards(why) => {
@@ -330,8 +311,44 @@ impl Guard {
                     judgement.not_contained(why.clone());
                 }
             }
-            Effect::Destroys(why) | Effect::Remote(why) => judgement.not_contained(why.clone()),
+            Effect::Destroys(why) => judgement.not_contained(why.clone()),
+            Effect::Remote(why) => {
+                judgement.not_contained(why.clone());
+                // A request that changes a server (`curl -X PUT URL`) still names its hosts.
+                let hosts = agent_bash_guard::request_hosts(command.effective());
+                self.judge_hosts(command, &hosts, judgement);
+            }
         }
+        self.judge_class(command, project_code, judgement);
+    }
+
+    /// The hosts a command names that are not allowed domains: a service on this machine, or a domain the proxy
+    /// refuses.
+    fn judge_hosts(&self, command: &SubCommand, hosts: &[String], judgement: &mut Judgement) {
+        let shown = command.effective().join(" ");
+        for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
+            if agent_bash_guard::is_loopback(host) {
+                judgement.not_contained(format!(
+                    "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
+                             not contain (allow the line with a rule such as `Bash({}:*)`, or answer allow, \
+                             and the sandbox's proxy forwards to that host and port alone)",
+                    command
+                        .effective()
+                        .first()
+                        .map_or("", |w| w.rsplit('/').next().unwrap_or(w))
+                ));
+                continue;
+            }
+            judgement.not_contained(format!(
+                "`{shown}` reaches `{host}`, which is not an allowed domain (allow it with \
+                         `WebFetch(domain:{host})` or in `agentGuard.network.allow`)"
+            ));
+        }
+    }
+
+    /// What the class of one command that is not read-only does, for the judgement.
+    fn judge_class(&self, command: &SubCommand, project_code: Option<&str>, judgement: &mut Judgement) {
+        let shown = command.effective().join(" ");
         match command.class {
             CommandClass::Write => judgement.contains("its writes stay in the project"),
             CommandClass::Network => judgement.contains(&self.network_effect()),

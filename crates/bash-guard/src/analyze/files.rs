@@ -282,9 +282,28 @@ impl Walker<'_> {
         let reason =
             format!("{verb} a file named only at run time (`{text}`), which the path check cannot see");
         self.out.writes_unseen |= access == Access::Write;
+        if access == Access::Write {
+            self.unseen_start_file(text, command);
+        }
         match access {
             Access::Read => self.finding(Decision::Ask, reason, command),
             Access::Write => self.contained(reason, command),
+        }
+    }
+
+    /// A write whose target is only known at run time but whose name is written out, and is a file an interpreter
+    /// runs by itself at a later start (`> "$1/x.pth"`): wherever it lands inside the roots, the user's python, pip
+    /// or shell runs it later, outside the sandbox, so the sandbox does not contain it.
+    fn unseen_start_file(&mut self, text: &str, command: Option<usize>) {
+        if let Some(kind) = crate::startup::unseen_target(text) {
+            self.finding(
+                Decision::Ask,
+                format!(
+                    "writes `{text}`, named only at run time but a start-up file: {}, later, outside the sandbox",
+                    kind.why()
+                ),
+                command,
+            );
         }
     }
 
@@ -438,6 +457,9 @@ impl Walker<'_> {
                 let pattern = w.glob && w.path().is_some();
                 if !w.literal && ((w.path().is_none() && !variables) || (w.glob && !pattern)) {
                     self.out.writes_unseen |= !matches!(r.op, RedirOp::Read);
+                    if !matches!(r.op, RedirOp::Read) {
+                        self.unseen_start_file(&w.text, command);
+                    }
                     self.contained(
                         format!("the redirection target `{}` is only known at run time", w.text),
                         command,

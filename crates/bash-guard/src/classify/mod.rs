@@ -20,6 +20,7 @@ mod shell;
 mod state;
 mod system;
 mod text;
+mod upload;
 mod wrappers;
 
 use std::collections::HashMap;

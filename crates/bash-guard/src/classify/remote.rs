@@ -71,6 +71,29 @@ pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
     {
         return Some((format!("`{name}` {why}"), true));
     }
+    // An HTTP request that uploads or asks the server to change what it holds, to any host but this machine.
+    if let Some(why) = super::upload::changes(name, args) {
+        let named = hosts(argv);
+        if !named.is_empty() && named.iter().all(|host| is_loopback(host)) {
+            return None;
+        }
+        let at = if named.is_empty() {
+            "a host only known at run time".to_owned()
+        } else {
+            named
+                .iter()
+                .map(|host| format!("`{host}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Some((
+            format!(
+                "{why} ({at}): it uploads or publishes, which changes another system (an allowed domain limits \
+                 where a request goes, not what it does there)"
+            ),
+            false,
+        ));
+    }
     let operands: Vec<&str> = args
         .iter()
         .filter(|a| a.literal && !a.text.starts_with('-'))
@@ -89,6 +112,15 @@ pub(super) fn remote(argv: &[Word]) -> Option<(String, bool)> {
             [_, verb, ..] => GH_READS.contains(verb),
         };
         return (!reads).then(|| ("`gh` changes what GitHub holds".to_owned(), false));
+    }
+    // The publishing verb behind a runner: Yarn 2's `yarn npm publish`, Python's `python3 -m twine upload`.
+    if name == "yarn" && operands.first() == Some(&"npm") {
+        return remote(argv.get(1..).unwrap_or_default()).map(|(why, _)| (why, false));
+    }
+    if name.starts_with("python")
+        && let Some(at) = args.iter().position(|a| a.literal && a.text == "-m")
+    {
+        return remote(args.get(at + 1..).unwrap_or_default()).map(|(why, _)| (why, false));
     }
     let (_, subs) = PUBLISHING.iter().find(|(names, _)| names.contains(&name))?;
     let phases = matches!(name, "mvn" | "mvnw" | "gradle" | "gradlew" | "dotnet");
@@ -214,6 +246,20 @@ pub(super) fn hosts(argv: &[Word]) -> Vec<String> {
         }
     }
     hosts
+}
+
+/// The hosts an HTTP client's request names (`curl`, `wget`, HTTPie, `xh`), from its words as the analysis shows
+/// them (`SubCommand::effective`); none for any other program. A request that changes what a server holds (`curl
+/// -X PUT URL`) is a change to another system, and these are the hosts it reaches, which an allow of it grants.
+pub fn request_hosts(effective: &[String]) -> Vec<String> {
+    let words: Vec<Word> = effective.iter().map(|w| Word::literal(w)).collect();
+    let name = effective
+        .first()
+        .map(|c| c.rsplit('/').next().unwrap_or_default());
+    if !name.is_some_and(super::upload::is_client) {
+        return Vec::new();
+    }
+    hosts(&words)
 }
 
 /// The clients of HTTPie's command line (HTTPie's `http` and `https`, and `xh`, `xhs`), with the scheme each
@@ -409,6 +455,8 @@ mod tests {
             "npm publish",
             "cargo publish --dry-run",
             "twine upload dist/*",
+            "python3 -m twine upload dist/*",
+            "yarn npm publish",
             "mvn clean deploy",
             "gh pr create --fill",
             "gh api -X DELETE repos/o/r",
@@ -426,6 +474,8 @@ mod tests {
         }
         for line in [
             "npm install",
+            "yarn npm info react",
+            "python3 -m pytest -q",
             "cargo build",
             "gh pr view 3",
             "gh run list",

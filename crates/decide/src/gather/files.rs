@@ -31,6 +31,8 @@ impl Gathering<'_> {
             }
             if access == Access::Read {
                 self.content(&check);
+            } else {
+                self.start_file_written(&check);
             }
             self.keep(access, check);
         }

@@ -10,6 +10,7 @@ mod opaque;
 mod project_code;
 mod search;
 mod shell;
+mod startup;
 mod web;
 
 use std::path::{Path, PathBuf};
@@ -201,6 +202,16 @@ impl Gathering<'_> {
                 Provenance::layer(Layer::Sandbox),
             ),
         })
+    }
+
+    /// A file the call writes that an interpreter runs by itself at a later start ([`startup::runs_later`]) asks
+    /// in every mode, and the sandbox does not contain it: the user's python, pip or shell runs it outside.
+    fn start_file_written(&mut self, check: &PathCheck) {
+        if let Some(why) = startup::runs_later(check)
+            && !self.findings.iter().any(|f| f.reason() == why)
+        {
+            self.find(Decision::Ask, why, Layer::Sandbox);
+        }
     }
 
     /// Checks `path` for `access` and keeps the report among the call's files.

@@ -43,6 +43,7 @@ impl Gathering<'_> {
         self.concerns.extend(concerns);
         let moves = DirectoryMoves::of(&analysis);
         self.git_remotes(&mut analysis, &moves);
+        self.remote_requests(&analysis);
         let checked_before = self.paths.len();
         if let Some(why) = &moves.unknown {
             // The reads after the move may be anywhere, outside the roots too, where the kernel does not hide a
@@ -282,6 +283,20 @@ impl Gathering<'_> {
         }
     }
 
+    /// A network client's request that changes what a server holds (`curl -X PUT URL`): the hosts it names are
+    /// those an allow of it grants ([`Gathered::remote_hosts`]).
+    fn remote_requests(&mut self, analysis: &CommandAnalysis) {
+        for command in &analysis.commands {
+            if matches!(command.effect, Effect::Remote(_)) {
+                for host in agent_bash_guard::request_hosts(command.effective()) {
+                    if !self.remote_hosts.contains(&host) {
+                        self.remote_hosts.push(host);
+                    }
+                }
+            }
+        }
+    }
+
     /// Checks one file a command reads or writes at every place it may name: a relative path used after a `cd`
     /// may mean a file under the new directory, so that `cd ~/.ssh && cat id_rsa` meets the rules of `~/.ssh`.
     /// A recursive search (`grep -r`, `rg`) reads everything below a directory operand; a glob names the files it
@@ -309,6 +324,13 @@ impl Gathering<'_> {
         // container engine's mount) reads them where it runs.
         let in_sandbox = !command.is_some_and(|command| command.unconfinable);
         let metadata = access == Access::Read && file.via == AccessVia::Metadata;
+        // Removing a start-up file (`rm src/__pycache__/*.pyc`) makes nothing run later.
+        let removes = command.is_some_and(|command| {
+            command.effect == Effect::RemovesTrees
+                || command.effective().first().is_some_and(|program| {
+                    matches!(program.rsplit('/').next(), Some("rm" | "unlink" | "rmdir"))
+                })
+        });
         for place in &places {
             if access == Access::Read && devices::standard_stream(place) {
                 // The command's own standard streams (`< /dev/stdin`, `/dev/fd/0`): no file of anyone's.
@@ -329,10 +351,47 @@ impl Gathering<'_> {
                 if access == Access::Read && !metadata {
                     self.content(&check);
                 }
+                if access == Access::Write && !removes {
+                    self.start_file_written(&check);
+                    self.copied_into(analysis, file, &check);
+                }
                 self.keep(access, check);
             }
             if !file.literal {
                 self.touch_glob(place, access, metadata);
+            }
+        }
+    }
+
+    /// The files a copy, a move, an install or a link writes into the directory `check` names (`cp x.pth
+    /// .venv/lib/python3.11/site-packages/`): each source's name there, judged as a file the line writes.
+    fn copied_into(&mut self, analysis: &CommandAnalysis, file: &FileAccess, check: &PathCheck) {
+        let copies = file
+            .command
+            .and_then(|index| analysis.commands.get(index))
+            .and_then(|command| command.effective().first())
+            .is_some_and(|program| {
+                matches!(program.rsplit('/').next(), Some("cp" | "mv" | "install" | "ln"))
+            });
+        let place = check.resolved.as_deref().unwrap_or(&check.absolute);
+        if !copies || !(agent_fs_sandbox::is_dir(place) || file.path.ends_with('/')) {
+            return;
+        }
+        let names: Vec<String> = analysis
+            .reads
+            .iter()
+            .chain(&analysis.writes)
+            .filter(|source| source.command == file.command && source.path != file.path)
+            .filter_map(|source| {
+                std::path::Path::new(&source.path)
+                    .file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+            })
+            .collect();
+        for name in names {
+            let written = place.join(&name);
+            if let Some(inside) = self.check_path(&written.to_string_lossy(), Access::Write) {
+                self.start_file_written(&inside);
             }
         }
     }
