@@ -131,8 +131,9 @@ const CONFIG_DIRS: [[&str; 2]; 7] = [
 /// The entries of a git directory that configure the programs git runs there (`core.fsmonitor`, `core.pager`,
 /// `core.hooksPath` and aliases in `config`, the hooks, the attributes and excludes of `info/`) or point it at
 /// another git directory whose configuration then applies (`commondir`, `gitdir`, the git directories of
-/// submodules and linked worktrees): the list crates/os-sandbox/src/gitdir.rs keeps read-only in `.git`, and `gitdir`. Protected in any directory git takes for a git directory by what it holds
-/// ([`is_git_directory`]), whatever its name: `.git` is only the name git looks for first.
+/// submodules and linked worktrees): the list crates/os-sandbox/src/gitdir.rs keeps read-only in `.git`, and
+/// `gitdir`. Protected in any directory git takes for a git directory by what it holds ([`is_git_directory`]),
+/// whatever its name: `.git` is only the name git looks for first.
 const GIT_DIR_CONFIG: [&str; 8] = [
     "config",
     "config.worktree",
@@ -949,7 +950,8 @@ pub(crate) fn is_git_directory(dir: &Path) -> bool {
     exists("HEAD") || exists("commondir") || (is_dir("objects") && is_dir("refs"))
 }
 
-/// The entry of [`GIT_DIR_CONFIG`] of the directory `dir` that `path` is or lies beneath, if any: where a write
+/// The entry of the directory `dir` that `path` is or lies beneath, if it is one that configures the programs git
+/// runs (`config`, `hooks`, `info`, `commondir`, `gitdir`, `modules`, `worktrees`, …): where a write
 /// changes what git runs once `dir` is a git directory. For a check of a whole line, which may make `dir` one
 /// (`git init --bare NAME`, a `HEAD` written beside) before it writes there.
 pub fn git_directory_entry(path: &Path, dir: &Path) -> Option<&'static str> {
