@@ -1845,7 +1845,7 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
             "bundle", "bundler", "rake", "composer", "cmake", "ninja", "meson", "gradlew", "mvnw", "sbt", "ant",
             "tsc", "webpack", "vite", "jest", "vitest", "nox", "just", "task", "buck2", "brew", "apt-get",
             "dpkg", "dnf", "yum", "rpm", "pacman", "apk", "snap", "flatpak", "nix", "nix-env", "pre-commit",
-            "hatch", "maturin", "wasm-pack", "trunk", "cross"
+            "hatch", "maturin", "wasm-pack", "trunk", "cross", "flutter", "rye", "pixi"
         ],
         Kind::Program(&BUILD_TOOL),
     ),
