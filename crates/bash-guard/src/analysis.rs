@@ -83,6 +83,12 @@ pub struct SubCommand {
     /// there, without asking, a file it ignores that the commit tracks, and no snapshot holds ignored files.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub overwrites_ignored: bool,
+    /// It is git making a git directory under a name it is given, which need not be `.git` (`git init --bare DIR`,
+    /// `git init --separate-git-dir DIR`, `git --git-dir=DIR init`, `git clone --bare`/`--mirror URL [DIR]`, `git
+    /// clone --separate-git-dir DIR`): that directory, as written (below the directory of `-C`). Git obeys its
+    /// `config` and hooks when the user later runs git there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_dir_made: Option<String>,
     /// No sandbox can contain it, yet it may not run outside one: why. Outside the sandbox the analysis is the only
     /// protection, so a command goes there only when the line runs it itself (no `xargs`, `env`, `find -exec`, no
     /// nesting), its standard input is not fed by the line, and the analysis understands every one of its words
@@ -95,6 +101,12 @@ impl SubCommand {
     /// The effective command and its arguments: `argv[inner..]`.
     pub fn effective(&self) -> &[String] {
         self.argv.get(self.inner..).unwrap_or_default()
+    }
+
+    /// The effective command's program, without its directory (`rm` for `/bin/rm`).
+    pub fn program(&self) -> Option<&str> {
+        let program = self.effective().first()?;
+        Some(program.rsplit('/').next().unwrap_or(program))
     }
 }
 

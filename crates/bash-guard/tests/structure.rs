@@ -1038,3 +1038,41 @@ fn the_variables_of_the_environment_a_line_expands_are_listed() {
             .is_empty()
     );
 }
+
+/// The git directory `git init` or `git clone` makes under a name it is given, as written (below `-C`'s
+/// directory); none where it is the working tree's `.git`.
+#[test]
+fn the_git_directory_a_git_command_makes_under_its_given_name() {
+    let made = |line: &str| {
+        guard()
+            .analyze(line)
+            .commands
+            .first()
+            .and_then(|c| c.git_dir_made.clone())
+    };
+    for (line, dir) in [
+        ("git init -q --bare --initial-branch=main docs", "docs"),
+        ("git init --bare -b main evil", "evil"),
+        ("git init --bare", "."),
+        ("git -C sub init --bare x", "sub/x"),
+        ("git init --separate-git-dir meta work", "meta"),
+        ("git init --separate-git-dir=meta", "meta"),
+        ("git --git-dir=meta init", "meta"),
+        ("/usr/bin/git --git-dir meta init", "meta"),
+        ("git clone --bare https://h/o/r.git", "r.git"),
+        ("git clone --mirror -b main ../up.git/ m", "m"),
+        ("git clone --bare git@h:r", "r.git"),
+        ("git clone --separate-git-dir g https://h/r", "g"),
+    ] {
+        assert_eq!(made(line).as_deref(), Some(dir), "{line}");
+    }
+    for line in [
+        "git init sub",
+        "git clone https://h/o/r.git",
+        "git status",
+        "gitk --bare x",
+        "git --git-dir=m log",
+    ] {
+        assert_eq!(made(line), None, "{line}");
+    }
+}

@@ -428,7 +428,7 @@ impl Guard {
             .collect();
         // A link the line makes leads its later writes where the analysis cannot follow (`ln -s data d && rm
         // d/users.csv`): with another write beside it, the root must hold nothing the snapshots leave out.
-        let links = analysis.commands.iter().any(|c| program(c) == Some("ln"));
+        let links = analysis.commands.iter().any(|c| c.program() == Some("ln"));
         if links
             && analysis
                 .writes
@@ -792,15 +792,9 @@ fn judge_shared_grant(
     }
 }
 
-/// The program of `command`, without its directory.
-fn program(command: &SubCommand) -> Option<&str> {
-    let program = command.effective().first()?;
-    Some(program.rsplit('/').next().unwrap_or(program))
-}
-
 /// The program of the command at `index` of `analysis`.
 fn program_of(analysis: &CommandAnalysis, index: Option<usize>) -> Option<&str> {
-    program(analysis.commands.get(index?)?)
+    analysis.commands.get(index?)?.program()
 }
 
 /// Whether `text` holds a shell wildcard.

@@ -644,6 +644,7 @@ impl Walker<'_> {
                     }),
                 unconfinable: classified.unconfinable && confined.is_none(),
                 overwrites_ignored: classified.overwrites_ignored,
+                git_dir_made: classified.git_dir_made.as_ref().map(|w| w.text.clone()),
                 confined,
             });
             if let Some(name) = words.first().filter(|w| w.literal).map(|w| w.text.as_str())
@@ -946,6 +947,7 @@ impl Walker<'_> {
             // Run on names found at run time (`find -exec`): it stays in the sandbox.
             unconfinable: false,
             overwrites_ignored: classified.overwrites_ignored,
+            git_dir_made: classified.git_dir_made.as_ref().map(|w| w.text.clone()),
             confined: classified.confined.clone().or_else(|| {
                 classified
                     .unconfinable

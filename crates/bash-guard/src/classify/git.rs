@@ -23,6 +23,8 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
     let mut elsewhere = false;
     // Whether the line sets git configuration for the command (`-c NAME=VALUE`, `--config-env`).
     let mut configured = false;
+    // The git directory `--git-dir` names.
+    let mut git_dir: Option<Word> = None;
     // The index of the sub-command.
     let mut i = args.len();
     for token in reader.by_ref() {
@@ -59,6 +61,9 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
                     // Another git directory's configuration may run programs (`core.hooksPath`, an alias)
                     // while the project's `.git` is writable: not git alone.
                     runs_programs |= option.name == "--git-dir";
+                    if option.name == "--git-dir" {
+                        git_dir = Some(dir.clone());
+                    }
                     if option.name == "--git-dir"
                         && let Some(path) = dir.path()
                     {
@@ -180,6 +185,8 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             .in_working_tree("the line gives git (`--work-tree`, `-C`, `--git-dir`)");
     }
     c.overwrites_ignored = from_revision(sub_name, rest, &s);
+    c.git_dir_made =
+        git_dir_made(sub_name, &s, git_dir.as_ref()).map(|dir| word::under(c.directory.as_ref(), &dir));
     let read_only = match rule {
         None => false,
         Some(GitRule::Always) => true,
@@ -256,6 +263,48 @@ pub(super) fn git(args: &[Word], c: &mut Classified) {
             "`git -c gc.…` or `core.logAllRefUpdates` changes how long git keeps unreachable commits and their record"
                 .to_owned(),
         );
+    }
+}
+
+/// The git directory `git init` or `git clone` makes under a name it is given, which need not be `.git`
+/// ([`crate::SubCommand::git_dir_made`]): `--separate-git-dir DIR`, `git --git-dir=DIR init`, `git init --bare
+/// [DIR]` (the working directory without one), `git clone --bare`/`--mirror URL [DIR]` (by default the URL's last
+/// name with `.git`). `None` for a repository whose git directory is its working tree's `.git`.
+fn git_dir_made(sub: &str, s: &options::Parsed<'_>, git_dir: Option<&Word>) -> Option<Word> {
+    if !matches!(sub, "init" | "clone") {
+        return None;
+    }
+    if let Some(dir) = s
+        .options
+        .iter()
+        .rev()
+        .find(|option| option.is("--separate-git-dir"))
+        .and_then(|option| option.value.clone())
+    {
+        return Some(dir);
+    }
+    let bare = s.has(&["--bare", "--mirror"]);
+    match sub {
+        "init" => git_dir.cloned().or_else(|| {
+            bare.then(|| {
+                s.operands
+                    .first()
+                    .map_or_else(|| Word::literal("."), |dir| (*dir).clone())
+            })
+        }),
+        _ if bare => match s.operands.get(1) {
+            Some(dir) => Some((*dir).clone()),
+            None => {
+                let url = s.operands.first().filter(|url| url.literal)?;
+                let url = url.text.trim_end_matches('/');
+                let last = url.rsplit(['/', ':']).next()?;
+                Some(Word::literal(&format!(
+                    "{}.git",
+                    last.strip_suffix(".git").unwrap_or(last)
+                )))
+            }
+        },
+        _ => None,
     }
 }
 

@@ -197,6 +197,8 @@ pub(crate) struct Classified {
     pub(crate) unconfinable: bool,
     /// It is git writing the working tree from another commit ([`crate::SubCommand::overwrites_ignored`]).
     pub(crate) overwrites_ignored: bool,
+    /// The git directory it makes under a name it is given ([`crate::SubCommand::git_dir_made`]).
+    pub(crate) git_dir_made: Option<Word>,
     /// No sandbox can contain it, but it cannot run outside one either: why ([`crate::SubCommand::confined`]).
     pub(crate) confined: Option<String>,
     /// The variables of the host's environment it passes on by name (`docker run -e NAME`).
@@ -237,6 +239,7 @@ impl Classified {
             git_writes: false,
             unconfinable: false,
             overwrites_ignored: false,
+            git_dir_made: None,
             confined: None,
             host_env: Vec::new(),
         }

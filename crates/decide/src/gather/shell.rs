@@ -1,7 +1,7 @@
 //! The facts of a shell call: the analysis of its command line, every file it reads or writes (after the
 //! directory moves before it, globs expanded), the directories it searches, and the project code it runs.
 
-use agent_bash_guard::{AccessVia, CommandAnalysis, CommandClass, Concern, Effect, FileAccess};
+use agent_bash_guard::{AccessVia, CommandAnalysis, CommandClass, Concern, Effect, FileAccess, SubCommand};
 use agent_fs_sandbox::{PathCheck, Reach};
 use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, Verdict};
 
@@ -150,7 +150,7 @@ impl Gathering<'_> {
             })
             .collect();
         for (index, command) in analysis.commands.iter().enumerate() {
-            let Some(dir) = git_dir_made(command.effective()) else {
+            let Some(dir) = command.git_dir_made.clone() else {
                 continue;
             };
             let shown = command.effective().join(" ");
@@ -327,9 +327,7 @@ impl Gathering<'_> {
         // Removing a start-up file (`rm src/__pycache__/*.pyc`) makes nothing run later.
         let removes = command.is_some_and(|command| {
             command.effect == Effect::RemovesTrees
-                || command.effective().first().is_some_and(|program| {
-                    matches!(program.rsplit('/').next(), Some("rm" | "unlink" | "rmdir"))
-                })
+                || matches!(command.program(), Some("rm" | "unlink" | "rmdir"))
         });
         for place in &places {
             if access == Access::Read && devices::standard_stream(place) {
@@ -366,13 +364,12 @@ impl Gathering<'_> {
     /// The files a copy, a move, an install or a link writes into the directory `check` names (`cp x.pth
     /// .venv/lib/python3.11/site-packages/`): each source's name there, judged as a file the line writes.
     fn copied_into(&mut self, analysis: &CommandAnalysis, file: &FileAccess, check: &PathCheck) {
-        let copies = file
-            .command
-            .and_then(|index| analysis.commands.get(index))
-            .and_then(|command| command.effective().first())
-            .is_some_and(|program| {
-                matches!(program.rsplit('/').next(), Some("cp" | "mv" | "install" | "ln"))
-            });
+        let copies = matches!(
+            file.command
+                .and_then(|index| analysis.commands.get(index))
+                .and_then(SubCommand::program),
+            Some("cp" | "mv" | "install" | "ln")
+        );
         let place = check.resolved.as_deref().unwrap_or(&check.absolute);
         if !copies || !(agent_fs_sandbox::is_dir(place) || file.path.ends_with('/')) {
             return;
@@ -419,125 +416,6 @@ impl Gathering<'_> {
     }
 }
 
-/// The git directory a git command makes under the name it is given, when that name is not (or need not be)
-/// `.git`: `git init --bare DIR` (the working directory without one), `git init --separate-git-dir DIR`, `git
-/// --git-dir=DIR init`, `git clone --bare`/`--mirror URL [DIR]` (by default the URL's last name with `.git`), `git
-/// clone --separate-git-dir DIR`. A `-C DIR` before the sub-command is where a relative name starts.
-fn git_dir_made(words: &[String]) -> Option<String> {
-    let (program, rest) = words.split_first()?;
-    if program.rsplit('/').next() != Some("git") {
-        return None;
-    }
-    let mut base: Option<String> = None;
-    let mut git_dir: Option<String> = None;
-    let mut at = 0;
-    while let Some(word) = rest.get(at) {
-        match word.as_str() {
-            "-C" => {
-                let dir = rest.get(at + 1)?;
-                base = Some(match base {
-                    Some(before) => format!("{before}/{dir}"),
-                    None => dir.clone(),
-                });
-                at += 2;
-            }
-            "-c" | "--exec-path" | "--namespace" | "--work-tree" | "--super-prefix" | "--config-env" => {
-                at += 2
-            }
-            "--git-dir" => {
-                git_dir = rest.get(at + 1).cloned();
-                at += 2;
-            }
-            other if other.starts_with("--git-dir=") => {
-                git_dir = other.strip_prefix("--git-dir=").map(str::to_owned);
-                at += 1;
-            }
-            other if other.starts_with('-') => at += 1,
-            _ => break,
-        }
-    }
-    let sub = rest.get(at)?.as_str();
-    let args = rest.get(at + 1..).unwrap_or_default();
-    let takes_value: &[&str] = match sub {
-        "init" => &[
-            "-b",
-            "--initial-branch",
-            "--template",
-            "--object-format",
-            "--ref-format",
-        ],
-        "clone" => &[
-            "-b",
-            "--branch",
-            "-o",
-            "--origin",
-            "--depth",
-            "-c",
-            "--config",
-            "--reference",
-            "--reference-if-able",
-            "-u",
-            "--upload-pack",
-            "--template",
-            "-j",
-            "--jobs",
-            "--filter",
-            "--shallow-since",
-            "--shallow-exclude",
-            "--server-option",
-            "--bundle-uri",
-            "--ref-format",
-            "--revision",
-        ],
-        _ => return None,
-    };
-    let mut bare = false;
-    let mut separate: Option<String> = None;
-    let mut positional: Vec<&String> = Vec::new();
-    let mut index = 0;
-    let mut options_end = false;
-    while let Some(word) = args.get(index) {
-        index += 1;
-        if options_end || !word.starts_with('-') || word == "-" {
-            positional.push(word);
-            continue;
-        }
-        match word.as_str() {
-            "--" => options_end = true,
-            "--bare" | "--mirror" => bare = true,
-            "--separate-git-dir" => {
-                separate = args.get(index).cloned();
-                index += 1;
-            }
-            other if other.starts_with("--separate-git-dir=") => {
-                separate = other.strip_prefix("--separate-git-dir=").map(str::to_owned);
-            }
-            other if takes_value.contains(&other) => index += 1,
-            _ => {}
-        }
-    }
-    let named = match (sub, separate, git_dir) {
-        (_, Some(dir), _) => dir,
-        ("init", None, Some(dir)) => dir,
-        ("init", None, None) if bare => positional
-            .first()
-            .map_or_else(|| ".".to_owned(), |dir| (*dir).clone()),
-        ("clone", None, _) if bare => match positional.get(1) {
-            Some(dir) => (*dir).clone(),
-            None => {
-                let url = positional.first()?.trim_end_matches('/');
-                let last = url.rsplit(['/', ':']).next()?;
-                format!("{}.git", last.strip_suffix(".git").unwrap_or(last))
-            }
-        },
-        _ => return None,
-    };
-    Some(match base {
-        Some(base) if !named.starts_with('/') => format!("{base}/{named}"),
-        _ => named,
-    })
-}
-
 /// A read of only the name and metadata of a file inside the roots (`ls -la .env`, `stat .env`): a secret file's
 /// name and size are no secret, so the protection of its content does not ask. Outside the roots the read stays as
 /// it is (a place outside the project needs a `Read(…)` rule whatever is read of it), and so does a path that
@@ -556,50 +434,4 @@ pub(super) fn names_only(check: &mut PathCheck) {
     );
     check.protected = None;
     check.verdict = Verdict::new(Decision::Allow, reason, Provenance::layer(Layer::Sandbox));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::git_dir_made;
-
-    fn made(line: &str) -> Option<String> {
-        let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
-        git_dir_made(&words)
-    }
-
-    #[test]
-    fn the_git_directory_a_git_command_makes_under_its_given_name() {
-        assert_eq!(
-            made("git init -q --bare --initial-branch=main docs").as_deref(),
-            Some("docs")
-        );
-        assert_eq!(made("git init --bare -b main evil").as_deref(), Some("evil"));
-        assert_eq!(made("git init --bare").as_deref(), Some("."));
-        assert_eq!(made("git -C sub init --bare x").as_deref(), Some("sub/x"));
-        assert_eq!(
-            made("git init --separate-git-dir meta work").as_deref(),
-            Some("meta")
-        );
-        assert_eq!(made("git init --separate-git-dir=meta").as_deref(), Some("meta"));
-        assert_eq!(made("git --git-dir=meta init").as_deref(), Some("meta"));
-        assert_eq!(made("/usr/bin/git --git-dir meta init").as_deref(), Some("meta"));
-        assert_eq!(
-            made("git clone --bare https://h/o/r.git").as_deref(),
-            Some("r.git")
-        );
-        assert_eq!(
-            made("git clone --mirror -b main ../up.git/ m").as_deref(),
-            Some("m")
-        );
-        assert_eq!(made("git clone --bare git@h:r").as_deref(), Some("r.git"));
-        assert_eq!(
-            made("git clone --separate-git-dir g https://h/r").as_deref(),
-            Some("g")
-        );
-        // A repository with its git directory named `.git`, already protected by name, or no repository at all.
-        assert_eq!(made("git init sub"), None);
-        assert_eq!(made("git clone https://h/o/r.git"), None);
-        assert_eq!(made("git status"), None);
-        assert_eq!(made("gitk --bare x"), None);
-    }
 }
