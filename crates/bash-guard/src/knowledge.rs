@@ -6,6 +6,8 @@
 //! written `--xyz=value` and, because getopt_long and git accept unique abbreviations, a prefix of a dangerous long
 //! option counts as that option).
 
+use crate::embedded::Language;
+
 /// What a command is.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Kind {
@@ -299,8 +301,12 @@ pub(crate) struct Interpreter {
     /// Arguments that, alone, only print the version or help, as the program's manual says (`python -V`; not
     /// `ruby -v`, which then runs standard input as code).
     pub(crate) version: &'static [&'static str],
-    /// Options whose value is code it runs (`python -c`, `perl -e`), read for the shape of a fork bomb.
+    /// Options whose value is code it runs (`python -c`, `perl -e`), read for the shape of a fork bomb and for
+    /// the commands it spells out.
     pub(crate) code: &'static [&'static str],
+    /// The language of its code, whose commands and removals written in the open are read
+    /// ([`crate::embedded`]).
+    pub(crate) language: Option<Language>,
 }
 
 /// A package manager or build tool: what it does in each form.
@@ -361,6 +367,7 @@ pub(crate) static PROGRAM: Program = Program {
 pub(crate) static INTERPRETER: Interpreter = Interpreter {
     version: &["--version", "--help"],
     code: &[],
+    language: None,
 };
 
 /// How a wrapper finds the command it runs.
@@ -1182,39 +1189,53 @@ static DOAS: Wrapper = Wrapper {
 static PYTHON: Interpreter = Interpreter {
     version: &["--version", "-V", "-VV", "--help", "-h", "-?"],
     code: &["-c"],
+    language: Some(Language::Python),
 };
 static NODE: Interpreter = Interpreter {
     version: &["--version", "-v", "--help", "-h"],
     code: &["-e", "--eval", "-p", "--print"],
+    language: Some(Language::JavaScript),
 };
 static PERL: Interpreter = Interpreter {
     version: &["--version", "-v", "-V", "--help", "-h"],
     code: &["-e", "-E"],
+    language: Some(Language::Perl),
 };
 // `ruby -v` prints the version and then runs standard input as a program: only `--version` only prints.
 static RUBY: Interpreter = Interpreter {
     version: &["--version", "--help", "-h"],
     code: &["-e"],
+    language: Some(Language::Ruby),
 };
 static PHP: Interpreter = Interpreter {
     version: &["--version", "-v", "--help", "-h"],
     code: &["-r"],
+    language: Some(Language::Php),
 };
 static BUN: Interpreter = Interpreter {
     version: &["--version", "-v", "--help", "-h"],
     code: &["-e", "--eval", "-p", "--print"],
+    language: Some(Language::JavaScript),
 };
 static DENO: Interpreter = Interpreter {
     version: &["--version", "-V", "--help", "-h"],
     code: &[],
+    language: Some(Language::JavaScript),
 };
 static LUA: Interpreter = Interpreter {
     version: &["-v"],
     code: &["-e"],
+    language: Some(Language::Lua),
+};
+static RSCRIPT: Interpreter = Interpreter {
+    version: &["--version", "--help"],
+    code: &["-e"],
+    language: Some(Language::R),
 };
 static JAVA: Interpreter = Interpreter {
     version: &["-version", "--version", "-help", "--help", "-h", "-?"],
     code: &[],
+    language: None,
 };
 
 /// The rustup proxies read `rust-toolchain.toml` (which can name a toolchain directory of the project), cargo also
@@ -1811,9 +1832,10 @@ pub(crate) static COMMANDS: &[(&[&str], Kind)] = &[
     (&["deno"], Kind::Interpreter(&DENO)),
     (&["lua", "luajit"], Kind::Interpreter(&LUA)),
     (&["java"], Kind::Interpreter(&JAVA)),
+    (&["Rscript", "R"], Kind::Interpreter(&RSCRIPT)),
     (
         &[
-            "Rscript", "R", "julia", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "ghci",
+            "julia", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "ghci",
             "runghc", "runhaskell", "scala", "kotlin", "swift", "jshell", "groovy", "elixir", "iex", "erl",
             "escript", "guile", "racket", "sbcl", "clojure", "dart", "ts-node", "tsx", "dc", "gdb", "lldb",
             "strace", "ltrace", "valgrind", "script"

@@ -51,6 +51,7 @@ mod analyze;
 mod arith;
 mod classify;
 mod config;
+mod embedded;
 mod error;
 mod knowledge;
 mod options;

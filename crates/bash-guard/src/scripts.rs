@@ -4,8 +4,10 @@
 /// What a sed script does besides printing.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct SedEffects {
-    /// `e` or `s///e`: runs a shell command.
+    /// `e` alone or `s///e`: runs the pattern space, a command only known at run time.
     pub(crate) exec: bool,
+    /// `e COMMAND`: the shell commands the script runs, as written.
+    pub(crate) commands: Vec<String>,
     /// Files written by `w`, `W` or `s///w`.
     pub(crate) writes: Vec<String>,
     /// Files read by `r`, `R`.
@@ -100,8 +102,12 @@ pub(crate) fn sed(script: &str) -> SedEffects {
             'r' | 'R' => out.reads.push(rest_of_line(&mut i)),
             'w' | 'W' => out.writes.push(rest_of_line(&mut i)),
             'e' => {
-                out.exec = true;
-                rest_of_line(&mut i);
+                let command = rest_of_line(&mut i);
+                if command.is_empty() {
+                    out.exec = true;
+                } else {
+                    out.commands.push(command);
+                }
             }
             's' => {
                 let Some(&delim) = chars.get(i) else {
@@ -183,8 +189,10 @@ fn skip_regex_flags(chars: &[char], mut i: usize) -> usize {
 /// What an awk program does besides reading and printing.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct AwkEffects {
-    /// `system()`, a pipe to or from a command, `|&`, or `@load`/`@include`.
+    /// `system()` of an expression, a pipe to or from a command, `|&`, or `@load`/`@include`.
     pub(crate) exec: bool,
+    /// The shell commands `system("COMMAND")` runs, each given as one string.
+    pub(crate) commands: Vec<String>,
     /// `print > file` or `print >> file` to a file the program names by an expression (not one string).
     pub(crate) writes: bool,
     /// The files `print > "FILE"` and `print >> "FILE"` write, named by one string (`/dev/stdout`, `/dev/stderr`
@@ -296,7 +304,13 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
                 }
                 let word: String = chars.get(start..i).unwrap_or_default().iter().collect();
                 match word.as_str() {
-                    "system" => out.exec = true,
+                    "system" => match system_command(&chars, i) {
+                        Some((command, end)) => {
+                            out.commands.push(command);
+                            i = end;
+                        }
+                        None => out.exec = true,
+                    },
                     "ARGV" | "ARGC" => out.argv = true,
                     "while" | "for" => {
                         // The condition in the parentheses after it: a nonzero number, or none at all.
@@ -336,10 +350,27 @@ pub(crate) fn awk(program: &str) -> AwkEffects {
 /// The file of an awk output redirection at `i` when it is one string and nothing else (`> "out.txt";`), with
 /// where the string ends: its text with the escapes awk reads in it (`\"`, `\\`); `None` for an expression
 /// (`> "out" n`, `> f`, `> ("a" "b")`).
-fn string_target(chars: &[char], mut i: usize) -> Option<(String, usize)> {
-    while chars.get(i).is_some_and(|c| *c == ' ' || *c == '\t') {
-        i += 1;
+fn string_target(chars: &[char], i: usize) -> Option<(String, usize)> {
+    let (text, i) = one_string(chars, i)?;
+    let k = skip_blanks(chars, i);
+    matches!(chars.get(k), None | Some(';' | '}' | '\n')).then_some((text, i))
+}
+
+/// The command of `system` at `i` when its argument is one string and nothing else (`system("make")`), with
+/// where the call ends.
+fn system_command(chars: &[char], i: usize) -> Option<(String, usize)> {
+    let i = skip_blanks(chars, i);
+    if chars.get(i) != Some(&'(') {
+        return None;
     }
+    let (text, i) = one_string(chars, i + 1)?;
+    let i = skip_blanks(chars, i);
+    (chars.get(i) == Some(&')')).then_some((text, i + 1))
+}
+
+/// The string at `i` (after blanks), with the escapes awk reads in it, and where it ends.
+fn one_string(chars: &[char], i: usize) -> Option<(String, usize)> {
+    let mut i = skip_blanks(chars, i);
     if chars.get(i) != Some(&'"') {
         return None;
     }
@@ -351,21 +382,20 @@ fn string_target(chars: &[char], mut i: usize) -> Option<(String, usize)> {
                 text.push(*chars.get(i + 1)?);
                 i += 2;
             }
-            '"' => {
-                i += 1;
-                break;
-            }
+            '"' => return Some((text, i + 1)),
             c => {
                 text.push(*c);
                 i += 1;
             }
         }
     }
-    let mut k = i;
-    while chars.get(k).is_some_and(|c| *c == ' ' || *c == '\t') {
-        k += 1;
+}
+
+fn skip_blanks(chars: &[char], mut i: usize) -> usize {
+    while chars.get(i).is_some_and(|c| *c == ' ' || *c == '\t') {
+        i += 1;
     }
-    matches!(chars.get(k), None | Some(';' | '}' | '\n')).then_some((text, i))
+    i
 }
 
 /// What a jq (or yq) filter does besides transforming its input.
@@ -744,9 +774,13 @@ mod tests {
 
     #[test]
     fn sed_exec_and_writes() {
-        assert!(sed("e id").exec);
+        // `e COMMAND` runs the command as written; `e` alone and `s///e` run the pattern space.
+        assert_eq!(sed("e id").commands, ["id"]);
+        assert!(!sed("e id").exec);
+        assert_eq!(sed("1e rm -rf /").commands, ["rm -rf /"]);
+        assert_eq!(sed("1e rm -f a; rm -f b\np").commands, ["rm -f a; rm -f b"]);
         assert!(sed("s/x/id/e").exec);
-        assert!(sed("1e rm -rf /").exec);
+        assert!(sed("1e").exec);
         assert_eq!(sed("w out.txt").writes, vec!["out.txt".to_owned()]);
         assert_eq!(sed("s/a/b/w /tmp/x").writes, vec!["/tmp/x".to_owned()]);
         assert_eq!(sed("/a/r secret").reads, vec!["secret".to_owned()]);
@@ -765,7 +799,15 @@ mod tests {
         ] {
             assert_eq!(awk(program), AwkEffects::default(), "{program}");
         }
-        assert!(awk("BEGIN{system(\"id\")}").exec);
+        // `system` of one string runs that command; of an expression, one only known at run time.
+        assert_eq!(awk("BEGIN{system(\"id\")}").commands, ["id"]);
+        assert!(!awk("BEGIN{system(\"id\")}").exec);
+        assert_eq!(
+            awk("BEGIN { system( \"rm -f \\\"a b\\\"\" ) }").commands,
+            ["rm -f \"a b\""]
+        );
+        assert!(awk("{system(\"rm \" $1)}").exec);
+        assert!(awk("{system(cmd)}").exec);
         assert!(awk("{print | \"sh\"}").exec);
         assert!(awk("{\"date\" | getline d}").exec);
         // A file named by one string is written by name; by an expression, only known at run time.

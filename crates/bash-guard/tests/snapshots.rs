@@ -54,7 +54,7 @@ fn find_exec_is_a_command() {
 
 #[test]
 fn hidden_code_asks() {
-    insta::assert_yaml_snapshot!(render("sed -n '1e id' f; git -c core.pager=less log; $cmd"));
+    insta::assert_yaml_snapshot!(render("sed -n 's/^/id /e' f; git -c core.pager=less log; $cmd"));
 }
 
 #[test]

@@ -571,11 +571,19 @@ impl Guard {
         if !judgement.effects.iter().any(|effect| effect == UNDO_EFFECT) {
             return;
         }
+        // A command that runs another that changes the project (`python3 -c "shutil.rmtree('x')"`, `find -exec
+        // rm`) changes it through that one: it is counted once, as the command it runs.
+        let runs_a_changer: std::collections::BTreeSet<usize> = analysis
+            .commands
+            .iter()
+            .filter(|command| !command.read_only)
+            .filter_map(|command| command.location.parent)
+            .collect();
         let mut changers: std::collections::BTreeSet<Option<usize>> = analysis
             .commands
             .iter()
             .enumerate()
-            .filter(|(_, command)| !command.read_only)
+            .filter(|(index, command)| !command.read_only && !runs_a_changer.contains(index))
             .map(|(index, _)| Some(index))
             .collect();
         changers.extend(analysis.writes.iter().map(|write| write.command));

@@ -660,9 +660,12 @@ impl Walker<'_> {
                 );
             }
             let stdin_code = classified.stdin_code;
+            let stdin_program = classified.stdin_program;
             let effective: Vec<&Word> = words.iter().skip(classified.inner).collect();
             // What it reads on its standard input: its own here-string, else what the pipe gives it.
-            let stdin_text = here_string(simple).or_else(|| self.pipe_text.take());
+            let piped = self.pipe_text.take();
+            let program_text = stdin_program.and(piped.clone());
+            let stdin_text = here_string(simple).or(piped);
             if let Some(text) = printed_text(&effective)
                 .or_else(|| stdin_text.and_then(|input| transformed_text(&effective, &input)))
                 .filter(|_| !self.redefines)
@@ -685,6 +688,9 @@ impl Walker<'_> {
             if stdin_code {
                 self.stdin_shells.push(index);
                 self.stdin_code(simple, index, ctx);
+            }
+            if let Some(language) = stdin_program {
+                self.stdin_program(simple, program_text, language, index, ctx);
             }
             Some(index)
         };
@@ -797,6 +803,50 @@ impl Walker<'_> {
                 ctx,
                 "a shell reading a here-document",
             );
+        }
+    }
+
+    /// An interpreter reading its program from a here-document, a here-string or the pipe before it (`piped`):
+    /// the commands that program spells out are walked as the commands they amount to.
+    fn stdin_program(
+        &mut self,
+        simple: &Simple,
+        piped: Option<String>,
+        language: crate::embedded::Language,
+        index: usize,
+        ctx: Ctx,
+    ) {
+        let mut programs: Vec<(String, bool)> = Vec::new();
+        for r in &simple.redirects {
+            match (r.op, &r.target) {
+                (RedirOp::HereDoc { expands }, Target::Word(raw)) => programs.push((raw.clone(), expands)),
+                (RedirOp::HereString, Target::Word(raw)) => {
+                    let word = word::expand(raw);
+                    if word.literal {
+                        programs.push((word.text, false));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if programs.is_empty() {
+            programs.extend(piped.map(|text| (text, false)));
+        }
+        let nested = Ctx {
+            parent: Some(index),
+            in_pipeline: false,
+            background: false,
+            ..ctx
+        };
+        for (text, expanded) in programs {
+            let (code, argv) =
+                classify::spelled_out(language, &text, expanded, "an interpreter reading its input");
+            for Nested { kind, argv, found } in argv {
+                self.nested_argv(&argv, kind, found.as_ref(), nested);
+            }
+            for code in code {
+                self.code(&code, nested);
+            }
         }
     }
 

@@ -35,6 +35,7 @@ use crate::knowledge::{self, Kind, Recursion, Special};
 use crate::options;
 use crate::word::{Anchor, Word};
 
+pub(crate) use programs::spelled_out;
 pub(crate) use shell::name_operands;
 pub(crate) use state::{environment_family, harmless_value, harmless_variable, is_credential};
 
@@ -162,6 +163,9 @@ pub(crate) struct Classified {
     pub(crate) arithmetic: Vec<Word>,
     /// The command is a shell that reads its code from standard input (`bash`, `sh -s`).
     pub(crate) stdin_code: bool,
+    /// The command is an interpreter that reads its program from standard input (`python3 -`, `node <<EOF`), in
+    /// this language.
+    pub(crate) stdin_program: Option<crate::embedded::Language>,
     /// Whether it reads every file below the directories it reads (`grep -r`, `rg`).
     pub(crate) recursive: Recursion,
     /// Its recursive reads follow the symbolic links they meet (`grep -R`, `rg -L`).
@@ -223,6 +227,7 @@ impl Classified {
             code: Vec::new(),
             arithmetic: Vec::new(),
             stdin_code: false,
+            stdin_program: None,
             recursive: Recursion::No,
             follows_links: false,
             names: Vec::new(),

@@ -1,15 +1,18 @@
 //! Interpreters, package managers and build tools: the few forms that only print or read, the project files that
 //! make even those run the project's code, and the forms that reach the network.
 
-use crate::analysis::CommandClass;
+use crate::analysis::{CommandClass, LocationKind};
+use crate::embedded::{self, Language, Spelled};
 use crate::knowledge::{Interpreter, POSIX, Program, Sub, Syntax};
 use crate::options;
 use crate::scripts;
 use crate::word::{self, Word};
 
-use super::{Classified, flags};
+use super::{Classified, Code, Nested, flags};
 
-/// `python -V` prints; `python -c CODE` runs CODE, which is read for the shape of a fork bomb.
+/// `python -V` prints; `python -c CODE` runs CODE, which is read for the shape of a fork bomb and for the commands
+/// and removals it spells out ([`embedded`]); `python <<EOF`, `python -` run their standard input, read the same
+/// way when the line gives it.
 pub(super) fn interpreter(table: &Interpreter, name: &str, args: &[Word], c: &mut Classified) {
     c.class = CommandClass::Interpreter;
     c.read_only = matches!(args, [only] if only.literal && table.version.contains(&only.text.as_str()));
@@ -17,21 +20,81 @@ pub(super) fn interpreter(table: &Interpreter, name: &str, args: &[Word], c: &mu
         values: table.code,
         ..POSIX
     };
-    for option in options::read(args, &syntax).options {
+    let parsed = options::read(args, &syntax);
+    let mut given = false;
+    for option in parsed.options {
         if !table.code.contains(&option.name.as_ref()) {
             continue;
         }
-        if let Some(code) = option
-            .value
-            .filter(|code| code.literal && scripts::fork_bomb(&code.text))
-        {
+        given = true;
+        let Some(code) = option.value.filter(|code| code.literal) else {
+            continue;
+        };
+        if scripts::fork_bomb(&code.text) {
             c.class = CommandClass::Destructive;
             c.deny(format!(
                 "fork bomb: the code of `{name} {}` makes copies of its process in an unbounded loop (`{}`)",
                 option.name, code.text
             ));
         }
+        if let Some(language) = table.language {
+            let (code, argv) = spelled_out(language, &code.text, false, &format!("{name} {}", option.name));
+            c.code.extend(code);
+            c.argv.extend(argv);
+        }
     }
+    let reads_stdin = parsed
+        .operands
+        .first()
+        .is_none_or(|first| first.literal && first.text == "-");
+    if !given && !c.read_only && reads_stdin {
+        c.stdin_program = table.language;
+    }
+}
+
+/// The commands an interpreter's code spells out ([`embedded::read`]) as the analysis walks them: shell lines as
+/// code `via` runs, programs with their arguments and removals (`rm -f PATH`, `rm -rf PATH`) as commands given as
+/// words. `expanded`: the code is a here-document the shell expands.
+pub(crate) fn spelled_out(
+    language: Language,
+    text: &str,
+    expanded: bool,
+    via: &str,
+) -> (Vec<Code>, Vec<Nested>) {
+    let mut code = Vec::new();
+    let mut argv = Vec::new();
+    let word = |text: Option<String>| match text {
+        Some(text) => Word::literal(&text),
+        None => Word::unknown("(a path the code makes at run time)"),
+    };
+    for spelled in embedded::read(language, text, expanded) {
+        match spelled {
+            Spelled::Line(line) => code.push(Code {
+                text: line,
+                literal: true,
+                kind: LocationKind::ShellString,
+                via: format!("`{via}`"),
+            }),
+            // A program only known at run time adds nothing to what the sandbox bounds.
+            Spelled::Argv(words) if words.first().is_some_and(Option::is_some) => argv.push(Nested {
+                kind: LocationKind::ShellString,
+                argv: words.into_iter().map(word).collect(),
+                found: None,
+            }),
+            Spelled::Argv(_) => {}
+            Spelled::Removes { path, recursive } => argv.push(Nested {
+                kind: LocationKind::ShellString,
+                argv: vec![
+                    Word::literal("rm"),
+                    Word::literal(if recursive { "-rf" } else { "-f" }),
+                    Word::literal("--"),
+                    word(path),
+                ],
+                found: None,
+            }),
+        }
+    }
+    (code, argv)
 }
 
 /// A package manager or build tool: read-only only in a form its table says only prints or reads, and then only

@@ -1,12 +1,12 @@
 //! Text processors that carry a program of their own: sed scripts, awk programs, jq filters.
 
-use crate::analysis::{AccessVia, CommandClass};
+use crate::analysis::{AccessVia, CommandClass, LocationKind};
 use crate::knowledge;
 use crate::options::{self, Opt, Reader, Token};
 use crate::scripts;
 use crate::word::{self, Word};
 
-use super::{Classified, assignment_name};
+use super::{Classified, Code, assignment_name};
 
 pub(super) fn sed(args: &[Word], c: &mut Classified) {
     c.read_only_as(CommandClass::ReadOnly);
@@ -42,8 +42,9 @@ pub(super) fn sed(args: &[Word], c: &mut Classified) {
         let effects = scripts::sed(&script.text);
         if effects.exec {
             c.changes_as(CommandClass::Exec);
-            c.ask_unseen("the sed script runs a command (`e`)".to_owned());
+            c.ask_unseen("the sed script runs a command only known at run time (`e`)".to_owned());
         }
+        spelled_commands(effects.commands, "sed's `e`", c);
         for file in &effects.writes {
             c.changes_as(CommandClass::Write);
             c.write(&Word::literal(file), AccessVia::Operand);
@@ -152,6 +153,7 @@ pub(super) fn awk(args: &[Word], c: &mut Classified) {
                 c.changes_as(CommandClass::Exec);
                 c.ask_unseen("the awk program runs commands (`system()` or a pipe)".to_owned());
             }
+            spelled_commands(effects.commands, "awk's `system()`", c);
             if effects.writes {
                 c.changes_as(CommandClass::Write);
                 c.ask_unseen("the awk program writes files (`print > file`)".to_owned());
@@ -363,4 +365,15 @@ pub(super) fn yq(args: &[Word], c: &mut Classified) {
     if in_place {
         c.changes_as(CommandClass::Write);
     }
+}
+
+/// The shell commands a script spells out as one string each (`system("make")`, sed's `e make`): walked as the
+/// code they are.
+fn spelled_commands(commands: Vec<String>, via: &str, c: &mut Classified) {
+    c.code.extend(commands.into_iter().map(|text| Code {
+        text,
+        literal: true,
+        kind: LocationKind::ShellString,
+        via: via.to_owned(),
+    }));
 }

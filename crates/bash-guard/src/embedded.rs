@@ -1,0 +1,749 @@
+//! What an interpreter's own code spells out in the open: the shell commands it runs (`os.system("make")`,
+//! `execSync('rm -rf dist')`, Perl's backticks) and the files it removes (`shutil.rmtree('data')`,
+//! `fs.rmSync('.', {recursive: true})`, `File.delete("app.db")`). Each is read as the shell command it amounts to,
+//! so that the analysis judges it as it judges that command: `python3 -c "import shutil; shutil.rmtree('.')"`
+//! removes the project as `rm -rf .` does, and asks as that does.
+//!
+//! The reader tokenizes the languages' strings, comments, names and brackets; it does not parse the languages. No
+//! crate reads calls out of seven languages' code at this cost (a tree-sitter grammar per language would be tens
+//! of megabytes of tables for a few names). What it finds is a call by a name its tables hold, with the call's
+//! first argument a plain string, a list of plain strings, or something only known at run time. A removal whose
+//! path is only known at run time (`os.remove(f)`) stands as `rm` of a path only known at run time, which asks as
+//! `rm -rf "$x"` does; a command only known at run time adds nothing to what the sandbox already bounds. Code that
+//! reaches these effects by names the tables do not hold (`getattr(os, n)`, an alias, `eval`) runs in the sandbox
+//! with its power and no more, as any code the analysis cannot see.
+
+/// The language of an interpreter's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Language {
+    Python,
+    /// Node, Bun and Deno.
+    JavaScript,
+    Perl,
+    Ruby,
+    Php,
+    R,
+    Lua,
+}
+
+/// A text the code gives: a plain string, or `None` when it is only known at run time.
+pub(crate) type Text = Option<String>;
+
+/// A command the code spells out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Spelled {
+    /// A shell command line (`os.system(LINE)`, backticks).
+    Line(String),
+    /// A program and its arguments, run without a shell (`subprocess.run([...])`, `spawnSync(p, [...])`).
+    Argv(Vec<Text>),
+    /// A file or directory removed, with everything below it when `recursive`.
+    Removes { path: Text, recursive: bool },
+}
+
+/// What a call by a name of the tables does with its arguments.
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    /// Runs its first argument as a shell line, or a list of strings (or, where the language takes them, several
+    /// string arguments) as a program and its arguments.
+    Runs,
+    /// Runs its first argument as a program, with the list of its second argument as the program's arguments.
+    Spawns,
+    /// Removes the path of each argument (`unlink "a", "b"`).
+    Removes { recursive: bool },
+    /// A method that removes the path its receiver was made of (`Path('x').unlink()`).
+    RemovesReceiver,
+}
+
+/// The names of calls, each with what it does. A name that starts with `.` is a method or a qualified name's last
+/// part (`.rmSync` is `fs.rmSync` and `require('fs').rmSync`); any other is matched whole (`::` read as `.`).
+type Table = &'static [(&'static str, Call)];
+
+const FILE: Call = Call::Removes { recursive: false };
+const TREE: Call = Call::Removes { recursive: true };
+
+static PYTHON: Table = &[
+    ("os.system", Call::Runs),
+    ("os.popen", Call::Runs),
+    ("subprocess.run", Call::Runs),
+    ("subprocess.call", Call::Runs),
+    ("subprocess.check_call", Call::Runs),
+    ("subprocess.check_output", Call::Runs),
+    ("subprocess.Popen", Call::Runs),
+    ("subprocess.getoutput", Call::Runs),
+    ("subprocess.getstatusoutput", Call::Runs),
+    (".check_output", Call::Runs),
+    (".check_call", Call::Runs),
+    (".Popen", Call::Runs),
+    ("os.remove", FILE),
+    ("os.unlink", FILE),
+    ("shutil.rmtree", TREE),
+    ("rmtree", TREE),
+    (".unlink", Call::RemovesReceiver),
+];
+
+static JAVASCRIPT: Table = &[
+    (".execSync", Call::Runs),
+    (".exec", Call::Runs),
+    (".spawnSync", Call::Spawns),
+    (".spawn", Call::Spawns),
+    (".execFileSync", Call::Spawns),
+    (".execFile", Call::Spawns),
+    ("Bun.spawn", Call::Runs),
+    ("Bun.spawnSync", Call::Runs),
+    (".rmSync", TREE),
+    (".rm", TREE),
+    (".rmdirSync", TREE),
+    (".rmdir", TREE),
+    (".unlinkSync", FILE),
+    (".unlink", FILE),
+];
+
+static PERL: Table = &[
+    ("system", Call::Runs),
+    ("exec", Call::Runs),
+    ("unlink", FILE),
+    (".rmtree", TREE),
+    (".remove_tree", TREE),
+];
+
+static RUBY: Table = &[
+    ("system", Call::Runs),
+    ("exec", Call::Runs),
+    ("spawn", Call::Runs),
+    (".system", Call::Runs),
+    (".spawn", Call::Runs),
+    (".popen", Call::Runs),
+    (".capture2", Call::Runs),
+    (".capture2e", Call::Runs),
+    (".capture3", Call::Runs),
+    (".popen2", Call::Runs),
+    (".popen3", Call::Runs),
+    ("File.delete", FILE),
+    ("File.unlink", FILE),
+    (".rm", FILE),
+    (".rm_f", FILE),
+    (".remove_file", FILE),
+    (".rm_r", TREE),
+    (".rm_rf", TREE),
+    (".rmtree", TREE),
+    (".remove_dir", TREE),
+    (".remove_entry", TREE),
+    (".remove_entry_secure", TREE),
+];
+
+static PHP: Table = &[
+    ("system", Call::Runs),
+    ("exec", Call::Runs),
+    ("shell_exec", Call::Runs),
+    ("passthru", Call::Runs),
+    ("popen", Call::Runs),
+    ("proc_open", Call::Runs),
+    ("unlink", FILE),
+];
+
+static R: Table = &[("system", Call::Runs), ("file.remove", FILE), ("unlink", TREE)];
+
+static LUA: Table = &[
+    ("os.execute", Call::Runs),
+    ("io.popen", Call::Runs),
+    ("os.remove", FILE),
+];
+
+impl Language {
+    fn table(self) -> Table {
+        match self {
+            Self::Python => PYTHON,
+            Self::JavaScript => JAVASCRIPT,
+            Self::Perl => PERL,
+            Self::Ruby => RUBY,
+            Self::Php => PHP,
+            Self::R => R,
+            Self::Lua => LUA,
+        }
+    }
+
+    /// Perl and Ruby call without brackets (`system "make"`, `unlink "a"`).
+    fn bare_calls(self) -> bool {
+        matches!(self, Self::Perl | Self::Ruby)
+    }
+}
+
+/// A piece of code, as far as the reader tells pieces apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    /// A name, with its qualifiers (`os.path.join`, `File::Path::rmtree` as `File.Path.rmtree`, `.rmSync` after a
+    /// call).
+    Name(String),
+    Str(Text),
+    /// A command line in backticks or `qx{…}`/`%x(…)`.
+    Command(Text),
+    Open,
+    Close,
+    Comma,
+    /// `;` or the end of a line.
+    End,
+    Other,
+}
+
+/// The commands `code` spells out. `expanded`: the code is the text of a here-document the shell expands, so a
+/// string holding `$` or a backtick holds what the shell put there.
+pub(crate) fn read(language: Language, code: &str, expanded: bool) -> Vec<Spelled> {
+    let tokens = Lexer::new(language, code, expanded).tokens();
+    let table = language.table();
+    // `exec` and `spawn` are also regular expressions' and other libraries' methods: in JavaScript they count
+    // where the code loads `child_process`.
+    let processes = language != Language::JavaScript || code.contains("child_process");
+    let mut spelled = Vec::new();
+    for (at, token) in tokens.iter().enumerate() {
+        match token {
+            Token::Command(Some(line)) => spelled.push(Spelled::Line(line.clone())),
+            Token::Name(name) => {
+                let Some(call) = lookup(table, name) else {
+                    continue;
+                };
+                if !processes && matches!(call, Call::Runs | Call::Spawns) && name.starts_with('.') {
+                    continue;
+                }
+                let Some(args) = arguments(&tokens, at + 1, language.bare_calls()) else {
+                    continue;
+                };
+                spelled.extend(effects(call, &args, &tokens, at, language));
+            }
+            _ => {}
+        }
+    }
+    spelled
+}
+
+fn lookup(table: Table, name: &str) -> Option<Call> {
+    table.iter().find_map(|(rule, call)| {
+        let matches = match rule.strip_prefix('.') {
+            Some(last) => name == last || name.strip_suffix(last).is_some_and(|head| head.ends_with('.')),
+            None => name == *rule,
+        };
+        matches.then_some(*call)
+    })
+}
+
+/// An argument of a call.
+#[derive(Debug)]
+enum Arg {
+    One(Text),
+    List(Vec<Text>),
+    /// Anything else: only known at run time.
+    Dynamic,
+}
+
+/// The arguments of the call whose name ends before `at`: in brackets, or (where `bare`) up to the end of the
+/// statement. `None` when no call follows the name (`os.system` passed as a value).
+fn arguments(tokens: &[Token], at: usize, bare: bool) -> Option<Vec<Arg>> {
+    let (start, bracketed) = match tokens.get(at) {
+        Some(Token::Open) => (at + 1, true),
+        Some(Token::Str(_) | Token::Command(_)) if bare => (at, false),
+        _ => return None,
+    };
+    let mut args = Vec::new();
+    let mut current: Vec<&Token> = Vec::new();
+    let mut depth = 0usize;
+    for token in tokens.get(start..).unwrap_or_default() {
+        match token {
+            Token::Open => depth += 1,
+            Token::Close if depth == 0 => break,
+            Token::Close => depth -= 1,
+            Token::End if !bracketed && depth == 0 => break,
+            // A line break inside brackets only continues the call.
+            Token::End if bracketed => continue,
+            Token::Comma if depth == 0 => {
+                args.push(argument(&current));
+                current.clear();
+                continue;
+            }
+            _ => {}
+        }
+        current.push(token);
+    }
+    if !current.is_empty() {
+        args.push(argument(&current));
+    }
+    Some(args)
+}
+
+fn argument(tokens: &[&Token]) -> Arg {
+    match tokens {
+        [Token::Str(text)] => Arg::One(text.clone()),
+        [Token::Open, inner @ .., Token::Close] => {
+            let mut items = Vec::new();
+            for (i, token) in inner.iter().enumerate() {
+                match (i % 2, token) {
+                    (0, Token::Str(text)) => items.push(text.clone()),
+                    (1, Token::Comma) => {}
+                    _ => return Arg::Dynamic,
+                }
+            }
+            Arg::List(items)
+        }
+        _ => Arg::Dynamic,
+    }
+}
+
+fn effects(call: Call, args: &[Arg], tokens: &[Token], at: usize, language: Language) -> Vec<Spelled> {
+    match call {
+        Call::Runs => match args {
+            [Arg::One(Some(line))] => vec![Spelled::Line(line.clone())],
+            [Arg::List(items), ..] => vec![Spelled::Argv(items.clone())],
+            // Perl's and Ruby's `system("rm", "-f", "x")`: a program and its arguments, no shell.
+            [Arg::One(_), Arg::One(_), ..] if language.bare_calls() => vec![Spelled::Argv(
+                args.iter()
+                    .map_while(|arg| match arg {
+                        Arg::One(text) => Some(text.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+            )],
+            [Arg::One(Some(line)), ..] => vec![Spelled::Line(line.clone())],
+            _ => Vec::new(),
+        },
+        Call::Spawns => match args {
+            [Arg::One(program), Arg::List(items), ..] => {
+                let mut argv = vec![program.clone()];
+                argv.extend(items.iter().cloned());
+                vec![Spelled::Argv(argv)]
+            }
+            [Arg::One(program), ..] => vec![Spelled::Argv(vec![program.clone()])],
+            _ => Vec::new(),
+        },
+        Call::Removes { recursive } => {
+            // Perl's `unlink` takes a list of paths; the others' later arguments are options.
+            let taken = if language == Language::Perl { args.len() } else { 1 };
+            let mut paths = Vec::new();
+            for arg in args.iter().take(taken) {
+                match arg {
+                    Arg::One(text) => paths.push(text.clone()),
+                    Arg::List(items) => paths.extend(items.iter().cloned()),
+                    Arg::Dynamic => paths.push(None),
+                }
+            }
+            if paths.is_empty() {
+                paths.push(None);
+            }
+            paths
+                .into_iter()
+                .map(|path| Spelled::Removes { path, recursive })
+                .collect()
+        }
+        Call::RemovesReceiver => vec![Spelled::Removes {
+            path: receiver_path(tokens, at),
+            recursive: false,
+        }],
+    }
+}
+
+/// The path a method's receiver was made of, when the receiver is `Path('x')` (or `pathlib.Path("x")`, …)
+/// written just before the method.
+fn receiver_path(tokens: &[Token], at: usize) -> Text {
+    let before = tokens.get(..at)?;
+    match before {
+        [
+            ..,
+            Token::Name(maker),
+            Token::Open,
+            Token::Str(path),
+            Token::Close,
+        ] if maker.ends_with("Path") => path.clone(),
+        _ => None,
+    }
+}
+
+/// The reader of a language's tokens.
+struct Lexer {
+    language: Language,
+    chars: Vec<char>,
+    at: usize,
+    expanded: bool,
+    tokens: Vec<Token>,
+}
+
+impl Lexer {
+    fn new(language: Language, code: &str, expanded: bool) -> Self {
+        Self {
+            language,
+            chars: code.chars().collect(),
+            at: 0,
+            expanded,
+            tokens: Vec::new(),
+        }
+    }
+
+    fn peek(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.at + ahead).copied()
+    }
+
+    fn tokens(mut self) -> Vec<Token> {
+        while let Some(c) = self.peek(0) {
+            if self.comment() {
+                continue;
+            }
+            match c {
+                '\'' | '"' => self.string(c, false, false),
+                '`' => self.backtick(),
+                '%' if self.language == Language::Ruby
+                    && self.peek(1) == Some('x')
+                    && self.peek(2).is_some_and(is_delimiter) =>
+                {
+                    self.at += 2;
+                    self.quoted_command();
+                }
+                '(' | '[' | '{' => self.push(Token::Open, 1),
+                ')' | ']' | '}' => self.push(Token::Close, 1),
+                ',' => self.push(Token::Comma, 1),
+                ';' | '\n' => self.push(Token::End, 1),
+                c if c.is_alphabetic() || c == '_' || c == '$' || (c == '.' && self.name_follows()) => {
+                    self.name();
+                }
+                c if c.is_whitespace() => self.at += 1,
+                _ => self.push(Token::Other, 1),
+            }
+        }
+        self.tokens
+    }
+
+    fn push(&mut self, token: Token, width: usize) {
+        self.tokens.push(token);
+        self.at += width;
+    }
+
+    fn name_follows(&self) -> bool {
+        self.peek(1).is_some_and(|c| c.is_alphabetic() || c == '_')
+    }
+
+    /// Skips a comment at the reader's place; whether there was one.
+    fn comment(&mut self) -> bool {
+        let (c, next) = (self.peek(0), self.peek(1));
+        let line = match self.language {
+            Language::Python | Language::Ruby | Language::Perl | Language::R => c == Some('#'),
+            Language::JavaScript => c == Some('/') && next == Some('/'),
+            Language::Php => c == Some('#') || (c == Some('/') && next == Some('/')),
+            Language::Lua => c == Some('-') && next == Some('-'),
+        };
+        if line {
+            while self.peek(0).is_some_and(|c| c != '\n') {
+                self.at += 1;
+            }
+            return true;
+        }
+        let block = matches!(self.language, Language::JavaScript | Language::Php)
+            && c == Some('/')
+            && next == Some('*');
+        if block {
+            self.at += 2;
+            while self.peek(0).is_some() && !(self.peek(0) == Some('*') && self.peek(1) == Some('/')) {
+                self.at += 1;
+            }
+            self.at = (self.at + 2).min(self.chars.len());
+        }
+        block
+    }
+
+    fn name(&mut self) {
+        let mut name = String::new();
+        while let Some(c) = self.peek(0) {
+            if c.is_alphanumeric() || c == '_' || c == '$' || c == '.' {
+                name.push(c);
+                self.at += 1;
+            } else if c == ':' && self.peek(1) == Some(':') {
+                name.push('.');
+                self.at += 2;
+            } else {
+                break;
+            }
+        }
+        // Python's string prefixes (`f"…"`, `r'…'`, `rb"…"`) and Perl's `qx{…}`.
+        match (self.peek(0), name.as_str()) {
+            (Some(quote @ ('\'' | '"')), prefix)
+                if self.language == Language::Python
+                    && prefix.len() <= 2
+                    && prefix.chars().all(|c| "rRbBfFuU".contains(c)) =>
+            {
+                let raw = prefix.contains(['r', 'R']);
+                let formatted = prefix.contains(['f', 'F']);
+                self.string(quote, raw, formatted);
+            }
+            (Some(c), "qx") if self.language == Language::Perl && is_delimiter(c) => self.quoted_command(),
+            _ => self.tokens.push(Token::Name(name)),
+        }
+    }
+
+    /// A string opened by `quote` at the reader's place.
+    fn string(&mut self, quote: char, raw: bool, formatted: bool) {
+        let triple =
+            self.language == Language::Python && self.peek(1) == Some(quote) && self.peek(2) == Some(quote);
+        self.at += if triple { 3 } else { 1 };
+        let interpolates =
+            quote == '"' && matches!(self.language, Language::Perl | Language::Ruby | Language::Php);
+        let mut text = String::new();
+        let mut known = true;
+        while let Some(c) = self.peek(0) {
+            if c == quote && (!triple || (self.peek(1) == Some(quote) && self.peek(2) == Some(quote))) {
+                self.at += if triple { 3 } else { 1 };
+                break;
+            }
+            if c == '\\'
+                && !raw
+                && let Some(next) = self.peek(1)
+            {
+                text.push(escaped(next));
+                self.at += 2;
+                continue;
+            }
+            let interpolation = (interpolates && matches!(c, '$' | '@'))
+                || (self.language == Language::Ruby && quote == '"' && c == '#' && self.peek(1) == Some('{'))
+                || (formatted && c == '{');
+            known &= !interpolation;
+            text.push(c);
+            self.at += 1;
+        }
+        let token = Token::Str(self.known(text, known));
+        self.tokens.push(token);
+    }
+
+    /// A backtick: a command in Perl, Ruby and PHP, a template string in JavaScript.
+    fn backtick(&mut self) {
+        self.at += 1;
+        let mut text = String::new();
+        let mut known = true;
+        while let Some(c) = self.peek(0) {
+            self.at += 1;
+            match c {
+                '`' => break,
+                '\\' => {
+                    if let Some(next) = self.peek(0) {
+                        text.push(escaped(next));
+                        self.at += 1;
+                    }
+                }
+                _ => {
+                    known &= !match self.language {
+                        Language::JavaScript => c == '$' && self.peek(0) == Some('{'),
+                        Language::Ruby => c == '#',
+                        Language::Perl | Language::Php => matches!(c, '$' | '@'),
+                        Language::Python | Language::R | Language::Lua => false,
+                    };
+                    text.push(c);
+                }
+            }
+        }
+        let text = self.known(text, known);
+        self.tokens.push(match self.language {
+            Language::Perl | Language::Ruby | Language::Php => Token::Command(text),
+            _ => Token::Str(text),
+        });
+    }
+
+    /// `qx{…}` or `%x(…)`: the delimiter is at the reader's place.
+    fn quoted_command(&mut self) {
+        let Some(open) = self.peek(0) else { return };
+        let close = match open {
+            '(' => ')',
+            '[' => ']',
+            '{' => '}',
+            '<' => '>',
+            other => other,
+        };
+        self.at += 1;
+        let mut text = String::new();
+        let mut depth = 0usize;
+        let mut known = true;
+        while let Some(c) = self.peek(0) {
+            self.at += 1;
+            if c == close && depth == 0 {
+                break;
+            }
+            if c == open && open != close {
+                depth += 1;
+            } else if c == close {
+                depth -= 1;
+            }
+            let interpolation = matches!(c, '$' | '@') || (c == '#' && self.peek(0) == Some('{'));
+            known &= !interpolation;
+            text.push(c);
+        }
+        let text = self.known(text, known);
+        self.tokens.push(Token::Command(text));
+    }
+
+    /// The text when nothing in it is only known at run time.
+    fn known(&self, text: String, known: bool) -> Text {
+        (known && !(self.expanded && text.contains(['$', '`']))).then_some(text)
+    }
+}
+
+fn is_delimiter(c: char) -> bool {
+    matches!(c, '(' | '[' | '{' | '<' | '/' | '|' | '!')
+}
+
+/// The character an escape stands for, near enough for a path or a command line.
+fn escaped(c: char) -> char {
+    match c {
+        'n' => '\n',
+        't' => '\t',
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> Spelled {
+        Spelled::Line(text.to_owned())
+    }
+
+    fn removes(path: Option<&str>, recursive: bool) -> Spelled {
+        Spelled::Removes {
+            path: path.map(str::to_owned),
+            recursive,
+        }
+    }
+
+    fn argv(words: &[Option<&str>]) -> Spelled {
+        Spelled::Argv(words.iter().map(|w| w.map(str::to_owned)).collect())
+    }
+
+    #[test]
+    fn python_commands_and_removals() {
+        use Language::Python;
+        assert_eq!(
+            read(Python, "import shutil; shutil.rmtree('.')", false),
+            [removes(Some("."), true)]
+        );
+        assert_eq!(
+            read(
+                Python,
+                "import os\nos.remove(\"app.db\")\nprint('os.remove(x)')",
+                false
+            ),
+            [removes(Some("app.db"), false)]
+        );
+        assert_eq!(
+            read(Python, "import os; os.system('rm -rf data')", false),
+            [line("rm -rf data")]
+        );
+        assert_eq!(
+            read(
+                Python,
+                "import subprocess as s\nsubprocess.run(['git', 'clean', '-fdx'], check=True)",
+                false
+            ),
+            [argv(&[Some("git"), Some("clean"), Some("-fdx")])]
+        );
+        assert_eq!(
+            read(
+                Python,
+                "from pathlib import Path; Path('db.sqlite3').unlink()",
+                false
+            ),
+            [removes(Some("db.sqlite3"), false)]
+        );
+        // Paths and commands made at run time.
+        assert_eq!(
+            read(Python, "import os\nfor f in fs: os.remove(f)", false),
+            [removes(None, false)]
+        );
+        assert_eq!(
+            read(Python, "import os; os.remove(f'{d}/x')", false),
+            [removes(None, false)]
+        );
+        assert_eq!(read(Python, "p.unlink()", false), [removes(None, false)]);
+        assert!(read(Python, "os.system(cmd)", false).is_empty());
+        // Names in strings and comments, and look-alikes, are no calls.
+        assert!(
+            read(
+                Python,
+                "# shutil.rmtree('.')\nprint(\"os.remove('x')\")\nitems.remove('a')",
+                false
+            )
+            .is_empty()
+        );
+        // A here-document the shell expands: `$x` in a string is the shell's.
+        assert_eq!(
+            read(Python, "import os; os.remove('$HOME/x')", true),
+            [removes(None, false)]
+        );
+        assert_eq!(
+            read(Python, "import os; os.remove('''a.txt''')", true),
+            [removes(Some("a.txt"), false)]
+        );
+    }
+
+    #[test]
+    fn javascript_perl_ruby_php_r_lua() {
+        assert_eq!(
+            read(
+                Language::JavaScript,
+                "require('fs').rmSync('data', {recursive: true})",
+                false
+            ),
+            [removes(Some("data"), true)]
+        );
+        assert_eq!(
+            read(
+                Language::JavaScript,
+                "const {execSync} = require('child_process'); execSync(`rm -rf build`)",
+                false
+            ),
+            [line("rm -rf build")]
+        );
+        assert_eq!(
+            read(
+                Language::JavaScript,
+                "require('child_process').spawnSync('rm', ['-rf', 'x'])",
+                false
+            ),
+            [argv(&[Some("rm"), Some("-rf"), Some("x")])]
+        );
+        // A regular expression's `exec` runs nothing.
+        assert!(read(Language::JavaScript, "/a/.exec('abc')", false).is_empty());
+        assert_eq!(
+            read(Language::Perl, "unlink \"app.db\", 'b.txt';", false),
+            [removes(Some("app.db"), false), removes(Some("b.txt"), false)]
+        );
+        assert_eq!(
+            read(Language::Perl, "print `rm -f x`; system(\"make\")", false),
+            [line("rm -f x"), line("make")]
+        );
+        assert_eq!(
+            read(Language::Perl, "use File::Path; File::Path::rmtree('d')", false),
+            [removes(Some("d"), true)]
+        );
+        assert_eq!(read(Language::Perl, "system \"rm -f $f\"", false), []);
+        assert_eq!(
+            read(
+                Language::Ruby,
+                "require 'fileutils'; FileUtils.rm_rf('tmp')",
+                false
+            ),
+            [removes(Some("tmp"), true)]
+        );
+        assert_eq!(
+            read(Language::Ruby, "File.delete(\"app.db\")", false),
+            [removes(Some("app.db"), false)]
+        );
+        assert_eq!(
+            read(Language::Ruby, "system 'rm', '-f', 'x'", false),
+            [argv(&[Some("rm"), Some("-f"), Some("x")])]
+        );
+        assert_eq!(read(Language::Ruby, "puts %x(ls -la)", false), [line("ls -la")]);
+        assert_eq!(
+            read(Language::Php, "unlink('x.db'); echo shell_exec('id');", false),
+            [removes(Some("x.db"), false), line("id")]
+        );
+        assert_eq!(
+            read(Language::R, "unlink('data', recursive = TRUE)", false),
+            [removes(Some("data"), true)]
+        );
+        assert_eq!(
+            read(Language::Lua, "os.remove('a') -- os.remove('b')", false),
+            [removes(Some("a"), false)]
+        );
+    }
+}
