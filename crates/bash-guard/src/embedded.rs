@@ -1,8 +1,10 @@
 //! What an interpreter's own code spells out in the open: the shell commands it runs (`os.system("make")`,
-//! `execSync('rm -rf dist')`, Perl's backticks) and the files it removes (`shutil.rmtree('data')`,
-//! `fs.rmSync('.', {recursive: true})`, `File.delete("app.db")`). Each is read as the shell command it amounts to,
-//! so that the analysis judges it as it judges that command: `python3 -c "import shutil; shutil.rmtree('.')"`
-//! removes the project as `rm -rf .` does, and asks as that does.
+//! `execSync('rm -rf dist')`, Perl's backticks), the files it removes (`shutil.rmtree('data')`,
+//! `fs.rmSync('.', {recursive: true})`, `File.delete("app.db")`) and the web requests it makes
+//! (`urlopen('https://…')`, `fetch(url, {method: 'POST', body})`, `requests.post(…)`). Each is read as the shell
+//! command it amounts to, so that the analysis judges it as it judges that command:
+//! `python3 -c "import shutil; shutil.rmtree('.')"` removes the project as `rm -rf .` does, and asks as that does;
+//! a request that sends data is judged as `curl` sending a body (an upload, which changes another system).
 //!
 //! The reader tokenizes the languages' strings, comments, names and brackets; it does not parse the languages. No
 //! crate reads calls out of seven languages' code at this cost (a tree-sitter grammar per language would be tens
@@ -38,6 +40,8 @@ pub(crate) enum Spelled {
     Argv(Vec<Text>),
     /// A file or directory removed, with everything below it when `recursive`.
     Removes { path: Text, recursive: bool },
+    /// A web request to `url`; `sends`: with a body or a method that changes what the server holds.
+    Fetches { url: Text, sends: bool },
 }
 
 /// What a call by a name of the tables does with its arguments.
@@ -52,6 +56,10 @@ enum Call {
     Removes { recursive: bool },
     /// A method that removes the path its receiver was made of (`Path('x').unlink()`).
     RemovesReceiver,
+    /// A web request to the URL of its first argument: one that sends whatever its other arguments say (`sends`),
+    /// or with a body when they name one (`data=`, `body:`, a `method` other than GET or HEAD) or, where
+    /// `positional_body`, when it has a second argument (`urlopen(url, data)`).
+    Fetches { sends: bool, positional_body: bool },
 }
 
 /// The names of calls, each with what it does. A name that starts with `.` is a method or a qualified name's last
@@ -60,6 +68,14 @@ type Table = &'static [(&'static str, Call)];
 
 const FILE: Call = Call::Removes { recursive: false };
 const TREE: Call = Call::Removes { recursive: true };
+const GET: Call = Call::Fetches {
+    sends: false,
+    positional_body: false,
+};
+const SEND: Call = Call::Fetches {
+    sends: true,
+    positional_body: false,
+};
 
 static PYTHON: Table = &[
     ("os.system", Call::Runs),
@@ -79,6 +95,29 @@ static PYTHON: Table = &[
     ("shutil.rmtree", TREE),
     ("rmtree", TREE),
     (".unlink", Call::RemovesReceiver),
+    (
+        ".urlopen",
+        Call::Fetches {
+            sends: false,
+            positional_body: true,
+        },
+    ),
+    (".urlretrieve", GET),
+    (".Request", GET),
+    ("requests.get", GET),
+    ("requests.head", GET),
+    ("requests.request", GET),
+    ("requests.post", SEND),
+    ("requests.put", SEND),
+    ("requests.patch", SEND),
+    ("requests.delete", SEND),
+    ("httpx.get", GET),
+    ("httpx.head", GET),
+    ("httpx.request", GET),
+    ("httpx.post", SEND),
+    ("httpx.put", SEND),
+    ("httpx.patch", SEND),
+    ("httpx.delete", SEND),
 ];
 
 static JAVASCRIPT: Table = &[
@@ -96,6 +135,18 @@ static JAVASCRIPT: Table = &[
     (".rmdir", TREE),
     (".unlinkSync", FILE),
     (".unlink", FILE),
+    ("fetch", GET),
+    ("http.get", GET),
+    ("https.get", GET),
+    ("http.request", GET),
+    ("https.request", GET),
+    ("axios.get", GET),
+    ("axios.head", GET),
+    ("axios.request", GET),
+    ("axios.post", SEND),
+    ("axios.put", SEND),
+    ("axios.patch", SEND),
+    ("axios.delete", SEND),
 ];
 
 static PERL: Table = &[
@@ -104,6 +155,11 @@ static PERL: Table = &[
     ("unlink", FILE),
     (".rmtree", TREE),
     (".remove_tree", TREE),
+    ("get", GET),
+    ("getstore", GET),
+    ("mirror", GET),
+    (".post", SEND),
+    (".put", SEND),
 ];
 
 static RUBY: Table = &[
@@ -129,6 +185,12 @@ static RUBY: Table = &[
     (".remove_dir", TREE),
     (".remove_entry", TREE),
     (".remove_entry_secure", TREE),
+    ("Net.HTTP.get", GET),
+    ("Net.HTTP.get_response", GET),
+    ("URI.open", GET),
+    ("Net.HTTP.post", SEND),
+    ("Net.HTTP.post_form", SEND),
+    ("Net.HTTP.put", SEND),
 ];
 
 static PHP: Table = &[
@@ -139,6 +201,7 @@ static PHP: Table = &[
     ("popen", Call::Runs),
     ("proc_open", Call::Runs),
     ("unlink", FILE),
+    ("file_get_contents", GET),
 ];
 
 static R: Table = &[("system", Call::Runs), ("file.remove", FILE), ("unlink", TREE)];
@@ -182,7 +245,7 @@ enum Token {
     Comma,
     /// `;` or the end of a line.
     End,
-    Other,
+    Other(char),
 }
 
 /// The commands `code` spells out. `expanded`: the code is the text of a here-document the shell expands, so a
@@ -204,10 +267,15 @@ pub(crate) fn read(language: Language, code: &str, expanded: bool) -> Vec<Spelle
                 if !processes && matches!(call, Call::Runs | Call::Spawns) && name.starts_with('.') {
                     continue;
                 }
-                let Some(args) = arguments(&tokens, at + 1, language.bare_calls()) else {
+                let Some((args, spanned)) = arguments(&tokens, at + 1, language.bare_calls()) else {
                     continue;
                 };
-                spelled.extend(effects(call, &args, &tokens, at, language));
+                let call = Found {
+                    call,
+                    args: &args,
+                    spanned,
+                };
+                spelled.extend(call.effects(&tokens, at, language));
             }
             _ => {}
         }
@@ -235,8 +303,8 @@ enum Arg {
 }
 
 /// The arguments of the call whose name ends before `at`: in brackets, or (where `bare`) up to the end of the
-/// statement. `None` when no call follows the name (`os.system` passed as a value).
-fn arguments(tokens: &[Token], at: usize, bare: bool) -> Option<Vec<Arg>> {
+/// statement, with the tokens they span. `None` when no call follows the name (`os.system` passed as a value).
+fn arguments(tokens: &[Token], at: usize, bare: bool) -> Option<(Vec<Arg>, &[Token])> {
     let (start, bracketed) = match tokens.get(at) {
         Some(Token::Open) => (at + 1, true),
         Some(Token::Str(_) | Token::Command(_)) if bare => (at, false),
@@ -245,7 +313,9 @@ fn arguments(tokens: &[Token], at: usize, bare: bool) -> Option<Vec<Arg>> {
     let mut args = Vec::new();
     let mut current: Vec<&Token> = Vec::new();
     let mut depth = 0usize;
+    let mut end = start;
     for token in tokens.get(start..).unwrap_or_default() {
+        end += 1;
         match token {
             Token::Open => depth += 1,
             Token::Close if depth == 0 => break,
@@ -265,12 +335,18 @@ fn arguments(tokens: &[Token], at: usize, bare: bool) -> Option<Vec<Arg>> {
     if !current.is_empty() {
         args.push(argument(&current));
     }
-    Some(args)
+    Some((args, tokens.get(start..end).unwrap_or_default()))
 }
 
 fn argument(tokens: &[&Token]) -> Arg {
     match tokens {
         [Token::Str(text)] => Arg::One(text.clone()),
+        // Ruby's `URI("https://…")`, `URI.parse("…")`: the string.
+        [Token::Name(uri), Token::Open, Token::Str(text), Token::Close]
+            if uri == "URI" || uri == "URI.parse" =>
+        {
+            Arg::One(text.clone())
+        }
         [Token::Open, inner @ .., Token::Close] => {
             let mut items = Vec::new();
             for (i, token) in inner.iter().enumerate() {
@@ -286,56 +362,117 @@ fn argument(tokens: &[&Token]) -> Arg {
     }
 }
 
-fn effects(call: Call, args: &[Arg], tokens: &[Token], at: usize, language: Language) -> Vec<Spelled> {
-    match call {
-        Call::Runs => match args {
-            [Arg::One(Some(line))] => vec![Spelled::Line(line.clone())],
-            [Arg::List(items), ..] => vec![Spelled::Argv(items.clone())],
-            // Perl's and Ruby's `system("rm", "-f", "x")`: a program and its arguments, no shell.
-            [Arg::One(_), Arg::One(_), ..] if language.bare_calls() => vec![Spelled::Argv(
-                args.iter()
-                    .map_while(|arg| match arg {
-                        Arg::One(text) => Some(text.clone()),
-                        _ => None,
-                    })
-                    .collect(),
-            )],
-            [Arg::One(Some(line)), ..] => vec![Spelled::Line(line.clone())],
-            _ => Vec::new(),
-        },
-        Call::Spawns => match args {
-            [Arg::One(program), Arg::List(items), ..] => {
-                let mut argv = vec![program.clone()];
-                argv.extend(items.iter().cloned());
-                vec![Spelled::Argv(argv)]
-            }
-            [Arg::One(program), ..] => vec![Spelled::Argv(vec![program.clone()])],
-            _ => Vec::new(),
-        },
-        Call::Removes { recursive } => {
-            // Perl's `unlink` takes a list of paths; the others' later arguments are options.
-            let taken = if language == Language::Perl { args.len() } else { 1 };
-            let mut paths = Vec::new();
-            for arg in args.iter().take(taken) {
-                match arg {
-                    Arg::One(text) => paths.push(text.clone()),
-                    Arg::List(items) => paths.extend(items.iter().cloned()),
-                    Arg::Dynamic => paths.push(None),
+/// A call of a name of the tables, with its arguments and the tokens they span.
+struct Found<'a> {
+    call: Call,
+    args: &'a [Arg],
+    spanned: &'a [Token],
+}
+
+impl Found<'_> {
+    /// What the call does; `tokens` are the code's, the call's name at `at`.
+    fn effects(&self, tokens: &[Token], at: usize, language: Language) -> Vec<Spelled> {
+        let args = self.args;
+        match self.call {
+            Call::Runs => match args {
+                [Arg::One(Some(line))] => vec![Spelled::Line(line.clone())],
+                [Arg::List(items), ..] => vec![Spelled::Argv(items.clone())],
+                // Perl's and Ruby's `system("rm", "-f", "x")`: a program and its arguments, no shell.
+                [Arg::One(_), Arg::One(_), ..] if language.bare_calls() => vec![Spelled::Argv(
+                    args.iter()
+                        .map_while(|arg| match arg {
+                            Arg::One(text) => Some(text.clone()),
+                            _ => None,
+                        })
+                        .collect(),
+                )],
+                [Arg::One(Some(line)), ..] => vec![Spelled::Line(line.clone())],
+                _ => Vec::new(),
+            },
+            Call::Spawns => match args {
+                [Arg::One(program), Arg::List(items), ..] => {
+                    let mut argv = vec![program.clone()];
+                    argv.extend(items.iter().cloned());
+                    vec![Spelled::Argv(argv)]
                 }
+                [Arg::One(program), ..] => vec![Spelled::Argv(vec![program.clone()])],
+                _ => Vec::new(),
+            },
+            Call::Removes { recursive } => {
+                // Perl's `unlink` takes a list of paths; the others' later arguments are options.
+                let taken = if language == Language::Perl { args.len() } else { 1 };
+                let mut paths = Vec::new();
+                for arg in args.iter().take(taken) {
+                    match arg {
+                        Arg::One(text) => paths.push(text.clone()),
+                        Arg::List(items) => paths.extend(items.iter().cloned()),
+                        Arg::Dynamic => paths.push(None),
+                    }
+                }
+                if paths.is_empty() {
+                    paths.push(None);
+                }
+                paths
+                    .into_iter()
+                    .map(|path| Spelled::Removes { path, recursive })
+                    .collect()
             }
-            if paths.is_empty() {
-                paths.push(None);
-            }
-            paths
-                .into_iter()
-                .map(|path| Spelled::Removes { path, recursive })
-                .collect()
+            Call::RemovesReceiver => vec![Spelled::Removes {
+                path: receiver_path(tokens, at),
+                recursive: false,
+            }],
+            Call::Fetches {
+                sends,
+                positional_body,
+            } => self.fetches(sends, positional_body),
         }
-        Call::RemovesReceiver => vec![Spelled::Removes {
-            path: receiver_path(tokens, at),
-            recursive: false,
-        }],
     }
+
+    /// A web request: to the URL of the first argument, sending what the call or its arguments say.
+    fn fetches(&self, sends: bool, positional_body: bool) -> Vec<Spelled> {
+        let url = match self.args.first() {
+            Some(Arg::One(text)) => text.clone(),
+            _ => None,
+        };
+        // A plain string that is no URL makes no request (a dictionary's `get('key')`).
+        if url.as_deref().is_some_and(|url| !url.contains("://")) {
+            return Vec::new();
+        }
+        let sends = sends || (positional_body && self.args.len() > 1) || names_a_body(self.spanned);
+        // A request only known at run time that sends nothing is bounded by the sandbox's proxy as it is.
+        if url.is_none() && !sends {
+            return Vec::new();
+        }
+        vec![Spelled::Fetches { url, sends }]
+    }
+}
+
+/// The names of a request's body among its options (`data=`, `json=`, `body:`, `files=`).
+const BODY: [&str; 6] = ["data", "json", "body", "files", "content", "form"];
+
+/// Whether a request's arguments give it a body, or a method other than GET or HEAD (or one only known at run
+/// time).
+fn names_a_body(tokens: &[Token]) -> bool {
+    tokens.windows(2).enumerate().any(|(i, pair)| match pair {
+        [Token::Name(name), Token::Other('=' | ':')] if BODY.contains(&name.as_str()) => true,
+        // `{body}`, `urlopen(url, data)`: the name alone, as an element.
+        [Token::Name(name), Token::Comma | Token::Close]
+            if BODY.contains(&name.as_str())
+                && matches!(
+                    i.checked_sub(1).and_then(|j| tokens.get(j)),
+                    Some(Token::Open | Token::Comma)
+                ) =>
+        {
+            true
+        }
+        [Token::Name(name), Token::Other('=' | ':')] if name == "method" => match tokens.get(i + 2) {
+            Some(Token::Str(Some(method))) => {
+                !method.eq_ignore_ascii_case("get") && !method.eq_ignore_ascii_case("head")
+            }
+            _ => true,
+        },
+        _ => false,
+    })
 }
 
 /// The path a method's receiver was made of, when the receiver is `Path('x')` (or `pathlib.Path("x")`, …)
@@ -401,7 +538,7 @@ impl Lexer {
                     self.name();
                 }
                 c if c.is_whitespace() => self.at += 1,
-                _ => self.push(Token::Other, 1),
+                other => self.push(Token::Other(other), 1),
             }
         }
         self.tokens
@@ -672,6 +809,69 @@ mod tests {
         assert_eq!(
             read(Python, "import os; os.remove('''a.txt''')", true),
             [removes(Some("a.txt"), false)]
+        );
+    }
+
+    fn fetches(url: Option<&str>, sends: bool) -> Spelled {
+        Spelled::Fetches {
+            url: url.map(str::to_owned),
+            sends,
+        }
+    }
+
+    #[test]
+    fn web_requests_and_what_they_send() {
+        use Language::{JavaScript, Python, Ruby};
+        assert_eq!(
+            read(
+                Python,
+                "import urllib.request as u; u.urlopen('https://pypi.org/simple/')",
+                false
+            ),
+            [fetches(Some("https://pypi.org/simple/"), false)]
+        );
+        assert_eq!(
+            read(Python, "urlopen('https://x.io/a', payload)", false),
+            [fetches(Some("https://x.io/a"), true)]
+        );
+        assert_eq!(
+            read(
+                Python,
+                "requests.get('https://x.io/a', data=open('f').read())",
+                false
+            ),
+            [fetches(Some("https://x.io/a"), true)]
+        );
+        assert_eq!(
+            read(Python, "requests.put(url, json=doc)", false),
+            [fetches(None, true)]
+        );
+        // A GET to a place only known at run time is the proxy's to bound; a string that is no URL is no request.
+        assert!(read(Python, "requests.get(url, params=data)", false).is_empty());
+        assert!(read(Python, "d.get('key'); requests.get('index.html')", false).is_empty());
+        assert_eq!(
+            read(
+                JavaScript,
+                "fetch('https://registry.npmjs.org/x', {method: 'PUT', body})",
+                false
+            ),
+            [fetches(Some("https://registry.npmjs.org/x"), true)]
+        );
+        assert_eq!(
+            read(
+                JavaScript,
+                "fetch('https://registry.npmjs.org/x', {method: 'GET'}).then(r => r.json())",
+                false
+            ),
+            [fetches(Some("https://registry.npmjs.org/x"), false)]
+        );
+        assert_eq!(
+            read(
+                Ruby,
+                "Net::HTTP.post(URI(\"https://rubygems.org/api/v1/gems\"), File.read(\"a\"))",
+                false
+            ),
+            [fetches(Some("https://rubygems.org/api/v1/gems"), true)]
         );
     }
 

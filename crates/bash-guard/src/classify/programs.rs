@@ -65,7 +65,7 @@ pub(crate) fn spelled_out(
     let mut argv = Vec::new();
     let word = |text: Option<String>| match text {
         Some(text) => Word::literal(&text),
-        None => Word::unknown("(a path the code makes at run time)"),
+        None => Word::unknown("(a value the code makes at run time)"),
     };
     for spelled in embedded::read(language, text, expanded) {
         match spelled {
@@ -82,6 +82,23 @@ pub(crate) fn spelled_out(
                 found: None,
             }),
             Spelled::Argv(_) => {}
+            // `curl URL`, or `curl -X POST --data-binary @- URL` for a request that sends: judged as curl is.
+            Spelled::Fetches { url, sends } => {
+                let mut words: Vec<Word> = ["curl", "-sS"].into_iter().map(Word::literal).collect();
+                if sends {
+                    words.extend(
+                        ["-X", "POST", "--data-binary", "@-"]
+                            .into_iter()
+                            .map(Word::literal),
+                    );
+                }
+                words.push(word(url));
+                argv.push(Nested {
+                    kind: LocationKind::ShellString,
+                    argv: words,
+                    found: None,
+                });
+            }
             Spelled::Removes { path, recursive } => argv.push(Nested {
                 kind: LocationKind::ShellString,
                 argv: vec![
