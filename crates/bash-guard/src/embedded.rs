@@ -625,10 +625,21 @@ impl Lexer {
                 break;
             }
             if c == '\\'
-                && !raw
                 && let Some(next) = self.peek(1)
             {
-                text.push(escaped(next));
+                // Perl's, Ruby's and PHP's single quotes know only `\\` and `'`; a raw string keeps every backslash
+                // (and a quote after one does not end it); an escape whose character the reader does not know
+                // (`x72`, `u0072`, octal) leaves the string only known at run time.
+                let single =
+                    quote == '\'' && matches!(self.language, Language::Perl | Language::Ruby | Language::Php);
+                match escaped(next) {
+                    _ if raw || (single && !matches!(next, '\\' | '\'')) => {
+                        text.push(c);
+                        text.push(next);
+                    }
+                    Some(meant) => text.push(meant),
+                    None => known = false,
+                }
                 self.at += 2;
                 continue;
             }
@@ -654,7 +665,10 @@ impl Lexer {
                 '`' => break,
                 '\\' => {
                     if let Some(next) = self.peek(0) {
-                        text.push(escaped(next));
+                        match escaped(next) {
+                            Some(meant) => text.push(meant),
+                            None => known = false,
+                        }
                         self.at += 1;
                     }
                 }
@@ -718,12 +732,15 @@ fn is_delimiter(c: char) -> bool {
     matches!(c, '(' | '[' | '{' | '<' | '/' | '|' | '!')
 }
 
-/// The character an escape stands for, near enough for a path or a command line.
-fn escaped(c: char) -> char {
+/// The character a backslash escape stands for, for the escapes the languages read alike; `None` for one it
+/// does not know (`x72`, `u0072`, `101` after the backslash), which makes the string's text unknown.
+fn escaped(c: char) -> Option<char> {
     match c {
-        'n' => '\n',
-        't' => '\t',
-        other => other,
+        'n' => Some('\n'),
+        't' => Some('\t'),
+        'r' => Some('\r'),
+        '\\' | '\'' | '"' | '`' | '/' | '$' | '@' | '#' | '{' | '}' => Some(c),
+        _ => None,
     }
 }
 
@@ -809,6 +826,20 @@ mod tests {
         assert_eq!(
             read(Python, "import os; os.remove('''a.txt''')", true),
             [removes(Some("a.txt"), false)]
+        );
+        // An escape the reader does not know leaves the text unknown: `\x72m` is `rm` to Python.
+        assert_eq!(
+            read(Python, "import shutil; shutil.rmtree('\\x2f')", false),
+            [removes(None, true)]
+        );
+        assert!(read(Python, "import os; os.system('\\x72m -rf /')", false).is_empty());
+        assert_eq!(
+            read(Python, "import os; os.system('echo a\\nrm -rf ~')", false),
+            [line("echo a\nrm -rf ~")]
+        );
+        assert_eq!(
+            read(Python, "import os; os.remove(r'a\\b')", false),
+            [removes(Some("a\\b"), false)]
         );
     }
 
@@ -916,6 +947,10 @@ mod tests {
             [removes(Some("d"), true)]
         );
         assert_eq!(read(Language::Perl, "system \"rm -f $f\"", false), []);
+        assert_eq!(
+            read(Language::Perl, "unlink 'a\\b'", false),
+            [removes(Some("a\\b"), false)]
+        );
         assert_eq!(
             read(
                 Language::Ruby,

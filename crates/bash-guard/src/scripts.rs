@@ -368,7 +368,8 @@ fn system_command(chars: &[char], i: usize) -> Option<(String, usize)> {
     (chars.get(i) == Some(&')')).then_some((text, i + 1))
 }
 
-/// The string at `i` (after blanks), with the escapes awk reads in it, and where it ends.
+/// The string at `i` (after blanks), with the escapes awk reads in it, and where it ends; `None` for an escape
+/// this does not read (octal, `x72` after the backslash): the string's text is then not known.
 fn one_string(chars: &[char], i: usize) -> Option<(String, usize)> {
     let mut i = skip_blanks(chars, i);
     if chars.get(i) != Some(&'"') {
@@ -379,7 +380,12 @@ fn one_string(chars: &[char], i: usize) -> Option<(String, usize)> {
     loop {
         match chars.get(i)? {
             '\\' => {
-                text.push(*chars.get(i + 1)?);
+                text.push(match chars.get(i + 1)? {
+                    'n' => '\n',
+                    't' => '\t',
+                    c @ ('"' | '\\' | '/') => *c,
+                    _ => return None,
+                });
                 i += 2;
             }
             '"' => return Some((text, i + 1)),
@@ -808,6 +814,11 @@ mod tests {
         );
         assert!(awk("{system(\"rm \" $1)}").exec);
         assert!(awk("{system(cmd)}").exec);
+        assert_eq!(
+            awk("BEGIN{system(\"echo a\\nrm -rf ~\")}").commands,
+            ["echo a\nrm -rf ~"]
+        );
+        assert!(awk("BEGIN{system(\"\\162m -rf ~\")}").exec);
         assert!(awk("{print | \"sh\"}").exec);
         assert!(awk("{\"date\" | getline d}").exec);
         // A file named by one string is written by name; by an expression, only known at run time.
