@@ -71,8 +71,8 @@ pub fn scan_file(path: &Path) -> FileScan {
     let Ok(scanned) = std::fs::File::open(path).and_then(|file| scan_reader(file.take(FILE_LIMIT))) else {
         return FileScan::Clean;
     };
-    // What it holds compressed (`zcat creds.gz`, `tar -xzOf backup.tgz`, `unzip -p old.zip`) is read in clear by
-    // the command as well.
+    // What it holds compressed (`zcat creds.gz`, `tar -xzOf backup.tgz`, `unzip -p old.zip`, `bzcat`, `xzcat`)
+    // or encoded (`base64 -d blob.b64`) is read in clear by the command as well.
     let kind = match scanned {
         Some(kind) => Some(kind),
         None => match scan_compressed(path) {
@@ -92,7 +92,7 @@ pub fn scan_file(path: &Path) -> FileScan {
 
 /// What the content a file holds compressed was found to hold.
 #[derive(Debug, PartialEq, Eq)]
-enum Compressed {
+pub(crate) enum Compressed {
     /// No credential, or no compressed content.
     Clean,
     /// The kind of the first credential.
@@ -101,20 +101,108 @@ enum Compressed {
     TooLarge,
 }
 
-/// The content of a gzip file (every member: `.gz`, `.tgz`, whose tar headers and files then lie in clear) or of
-/// the deflated entries of a zip archive (a stored entry lies in clear in the file itself), decompressed up to
-/// [`FILE_LIMIT`] in all, and scanned.
+/// The content of a gzip file (every member: `.gz`, `.tgz`, whose tar headers and files then lie in clear), of a
+/// bzip2 or xz file (`.bz2`, `.tbz`, `.xz`, `.txz`), or of the deflated entries of a zip archive (a stored entry
+/// lies in clear in the file itself), decompressed up to [`FILE_LIMIT`] in all, and scanned; or of a file that is
+/// base64 text alone, decoded.
 fn scan_compressed(path: &Path) -> std::io::Result<Compressed> {
-    let mut file = std::fs::File::open(path)?;
-    let mut magic = [0_u8; 4];
-    let read = file.read(&mut magic)?;
-    match magic.get(..read) {
-        Some([0x1f, 0x8b, ..]) => {
-            let file = std::fs::File::open(path)?;
-            scan_decoded(flate2::read::MultiGzDecoder::new(file), FILE_LIMIT)
-        }
-        Some(b"PK\x03\x04") => scan_zip(&std::fs::read(path)?),
+    let mut head = Vec::new();
+    std::fs::File::open(path)?
+        .take(BASE64_LIMIT + 1)
+        .read_to_end(&mut head)?;
+    let whole = u64::try_from(head.len()).is_ok_and(|len| len <= BASE64_LIMIT);
+    scan_packed(path, &head, whole, FILE_LIMIT)
+}
+
+/// What the file at `path`, whose first bytes are `head` (the whole file when `whole`), holds compressed (by its
+/// magic number) or, when `head` is the whole file and base64 text alone, encoded: decompressed up to `budget`
+/// bytes and scanned.
+pub(crate) fn scan_packed(path: &Path, head: &[u8], whole: bool, budget: u64) -> std::io::Result<Compressed> {
+    let reopened = || std::fs::File::open(path);
+    match head.get(..head.len().min(6)) {
+        Some([0x1f, 0x8b, ..]) => scan_decoded(flate2::read::MultiGzDecoder::new(reopened()?), budget),
+        Some([b'B', b'Z', b'h', ..]) => scan_decoded(bzip2::read::MultiBzDecoder::new(reopened()?), budget),
+        Some([0xfd, b'7', b'z', b'X', b'Z', 0x00]) => scan_xz(reopened()?, budget),
+        Some([b'P', b'K', 3, 4, ..]) if whole => scan_zip(head, budget),
+        Some([b'P', b'K', 3, 4, ..]) => scan_zip(&std::fs::read(path)?, budget),
+        _ if whole => Ok(scan_base64(head)),
         _ => Ok(Compressed::Clean),
+    }
+}
+
+/// An xz stream decompressed into memory up to `budget` bytes, and scanned: the decoder writes what it decodes
+/// rather than being read, so its output is kept whole (at most the budget) before the scan reads it.
+fn scan_xz(file: std::fs::File, budget: u64) -> std::io::Result<Compressed> {
+    let mut output = Bounded {
+        kept: Vec::new(),
+        budget: usize::try_from(budget).unwrap_or(usize::MAX),
+        over: false,
+    };
+    // A stream that ends in an error (cut short, a wrong check) is read up to it, as `xzcat` prints it.
+    let _ended = lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut output);
+    if let Some(kind) = scan_reader(output.kept.as_slice())? {
+        return Ok(Compressed::Found(kind));
+    }
+    Ok(if output.over {
+        Compressed::TooLarge
+    } else {
+        Compressed::Clean
+    })
+}
+
+/// A writer that keeps what it is given up to a budget, and fails past it.
+struct Bounded {
+    kept: Vec<u8>,
+    budget: usize,
+    over: bool,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = self.budget.saturating_sub(self.kept.len());
+        if buf.len() > room {
+            self.kept.extend_from_slice(buf.get(..room).unwrap_or_default());
+            self.over = true;
+            return Err(std::io::Error::other("past the bound"));
+        }
+        self.kept.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The most a file of base64 text alone is decoded of: a mebibyte of text.
+const BASE64_LIMIT: u64 = 1 << 20;
+
+/// A file's content `text` when it is base64 text alone (the standard or URL-safe alphabet, in lines, padding at
+/// the end only), decoded and scanned: `base64 -d blob.b64` prints what it holds.
+fn scan_base64(text: &[u8]) -> Compressed {
+    use base64::Engine as _;
+    // Most files stop at their first byte or word: a space, a dot, a bracket.
+    let alphabet = |b: &u8| b.is_ascii_alphanumeric() || b"+/-_=".contains(b);
+    if !text.iter().all(|b| alphabet(b) || b.is_ascii_whitespace()) {
+        return Compressed::Clean;
+    }
+    let compact: Vec<u8> = text.iter().copied().filter(alphabet).collect();
+    let body = compact
+        .strip_suffix(b"==")
+        .or_else(|| compact.strip_suffix(b"="))
+        .unwrap_or(&compact);
+    // Shorter runs are words and hashes; a credential's encoding is longer than this.
+    if body.len() < 24 || body.contains(&b'=') {
+        return Compressed::Clean;
+    }
+    let engine = if body.iter().any(|b| b"-_".contains(b)) {
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+    } else {
+        &base64::engine::general_purpose::STANDARD_NO_PAD
+    };
+    match engine.decode(body).map(|decoded| scan_reader(decoded.as_slice())) {
+        Ok(Ok(Some(kind))) => Compressed::Found(kind),
+        _ => Compressed::Clean,
     }
 }
 
@@ -151,11 +239,11 @@ impl<R: Read> Read for Counted<R> {
 }
 
 /// The deflated entries of the zip archive `bytes`, each found by its local header in turn, decompressed and
-/// scanned, [`FILE_LIMIT`] in all. Walked by hand rather than with an archive crate: only the local headers and
+/// scanned, `budget` bytes in all. Walked by hand rather than with an archive crate: only the local headers and
 /// raw deflate streams are needed, a deflate stream ends by itself (so an entry whose sizes follow its data, flag
 /// bit 3, is read as well), and anything else (a stored entry, already scanned in the file; encryption; another
 /// method) is skipped or ends the walk.
-fn scan_zip(bytes: &[u8]) -> std::io::Result<Compressed> {
+fn scan_zip(bytes: &[u8], budget: u64) -> std::io::Result<Compressed> {
     const LOCAL: &[u8] = b"PK\x03\x04";
     const HEADER: usize = 30;
     let le16 = |at: usize| -> usize {
@@ -164,7 +252,7 @@ fn scan_zip(bytes: &[u8]) -> std::io::Result<Compressed> {
             .and_then(|b| <[u8; 2]>::try_from(b).ok())
             .map_or(0, |b| usize::from(u16::from_le_bytes(b)))
     };
-    let mut budget = FILE_LIMIT;
+    let mut budget = budget;
     let mut at = 0;
     while bytes.get(at..at + 4) == Some(LOCAL) {
         let method = le16(at + 8);
@@ -388,6 +476,78 @@ mod tests {
             let clean = zip(&[("readme.txt", filler.as_bytes(), true)], descriptors);
             assert_eq!(check("clean.zip", &clean), FileScan::Clean, "{descriptors}");
         }
+    }
+
+    /// The same for bzip2, xz and a file of base64 text: each decoded as `bzcat`, `xzcat` and `base64 -d` would.
+    #[test]
+    fn a_credential_inside_a_bzip2_xz_or_base64_file_is_found() {
+        use base64::Engine as _;
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let secret = format!("GITHUB_TOKEN=x\nkey {TOKEN}\n");
+        let filler = "lorem ipsum dolor sit amet\n".repeat(2000);
+        let check = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            scan_file(&path)
+        };
+        let bzip2 = |bytes: &[u8]| {
+            let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+            encoder.write_all(bytes).unwrap();
+            encoder.finish().unwrap()
+        };
+        let xz = |bytes: &[u8]| {
+            let mut out = Vec::new();
+            lzma_rs::xz_compress(&mut std::io::Cursor::new(bytes), &mut out).unwrap();
+            out
+        };
+        let wrapped = |bytes: &[u8]| {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+            let lines: Vec<String> = encoded
+                .as_bytes()
+                .chunks(76)
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect();
+            lines.join("\n") + "\n"
+        };
+        let found = FileScan::Credential("npm token");
+        assert_eq!(check("creds.txt.bz2", &bzip2(secret.as_bytes())), found);
+        assert_eq!(check("creds.txt.xz", &xz(secret.as_bytes())), found);
+        assert_eq!(check("blob.b64", wrapped(secret.as_bytes()).as_bytes()), found);
+        assert_eq!(check("clean.bz2", &bzip2(filler.as_bytes())), FileScan::Clean);
+        assert_eq!(check("clean.xz", &xz(filler.as_bytes())), FileScan::Clean);
+        assert_eq!(
+            check("clean.b64", wrapped(filler.as_bytes()).as_bytes()),
+            FileScan::Clean
+        );
+        // Text that only looks like base64 (a word, a hash) is left as it is.
+        assert_eq!(
+            check(
+                "hash.txt",
+                b"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"
+            ),
+            FileScan::Clean
+        );
+    }
+
+    /// An xz file past the bound once decompressed is too large; up to it, read whole.
+    #[test]
+    fn an_xz_file_past_the_bound_is_too_large() {
+        let bound = 1 << 16;
+        let compressed = |bytes: &[u8]| {
+            let mut out = Vec::new();
+            lzma_rs::xz_compress(&mut std::io::Cursor::new(bytes), &mut out).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("x.xz");
+            std::fs::write(&path, out).unwrap();
+            scan_xz(std::fs::File::open(&path).unwrap(), bound).unwrap()
+        };
+        let zeros = vec![0_u8; usize::try_from(bound).unwrap()];
+        assert_eq!(compressed(&zeros), Compressed::Clean);
+        assert_eq!(
+            compressed(&[zeros.as_slice(), b"x"].concat()),
+            Compressed::TooLarge
+        );
     }
 
     /// More than the bound once decompressed is not read past it, and is said to be too large; as much as the

@@ -214,9 +214,23 @@ fn settled(stamp: &Stamp) -> bool {
 fn scan_start(path: &Path) -> Option<u16> {
     let file = std::fs::File::open(path).ok()?;
     let mut bytes = Vec::new();
-    file.take(INDEX_SCAN_LIMIT).read_to_end(&mut bytes).ok()?;
-    Some(first(&bytes).map_or(0, |finding| kind_number(finding.kind)))
+    file.take(INDEX_SCAN_LIMIT + 1).read_to_end(&mut bytes).ok()?;
+    let whole = u64::try_from(bytes.len()).is_ok_and(|len| len <= INDEX_SCAN_LIMIT);
+    bytes.truncate(usize::try_from(INDEX_SCAN_LIMIT).unwrap_or(usize::MAX));
+    let kind = first(&bytes).map(|finding| finding.kind).or_else(|| {
+        // A file of a mebibyte or less that holds one compressed or encoded (`creds.txt.gz`, `blob.b64`) has no
+        // view to show: a credential found decoded hides the file. Past the decoded bound, what it holds is not
+        // known and it stays as it is (the decision asks before a command names it).
+        match crate::file::scan_packed(path, &bytes, whole, PACKED_LIMIT) {
+            Ok(crate::file::Compressed::Found(kind)) if whole => Some(kind),
+            _ => None,
+        }
+    });
+    Some(kind.map_or(0, kind_number))
 }
+
+/// The most a small compressed file of the roots is decompressed to when it is first seen.
+const PACKED_LIMIT: u64 = 16 << 20;
 
 /// The kinds of the rule table, each once, in the table's order: a kind's number is its place here plus one.
 fn kinds() -> &'static [&'static str] {
@@ -349,6 +363,40 @@ mod tests {
         let binary = dir.path().join("app.db");
         std::fs::write(&binary, [b"\0\x01".as_slice(), TOKEN.as_bytes()].concat()).unwrap();
         assert_eq!(checked(&index, &binary), Indexed::Credential("GitHub token"));
+    }
+
+    /// A small file that holds a credential compressed or base64-encoded is known to hold it, and has no view (its
+    /// bytes show nothing to replace): the sandbox hides it.
+    #[test]
+    fn a_credential_held_compressed_or_encoded_is_found_and_gives_no_view() {
+        use base64::Engine as _;
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let index = ContentIndex::open(&dir.path().join("index"));
+        let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gzip.write_all(format!("{}{TOKEN}", "lorem ipsum\n".repeat(50)).as_bytes())
+            .unwrap();
+        let encoded = base64::engine::general_purpose::STANDARD.encode(TOKEN);
+        for (name, bytes) in [
+            ("creds.gz", gzip.finish().unwrap()),
+            ("blob.b64", encoded.into_bytes()),
+        ] {
+            let file = dir.path().join(name);
+            std::fs::write(&file, &bytes).unwrap();
+            assert_eq!(
+                checked(&index, &file),
+                Indexed::Credential("GitHub token"),
+                "{name}"
+            );
+            assert_eq!(ContentIndex::view(&bytes), None, "{name}");
+        }
+        let clean = dir.path().join("clean.b64");
+        std::fs::write(
+            &clean,
+            base64::engine::general_purpose::STANDARD.encode("name: x\n".repeat(10)),
+        )
+        .unwrap();
+        assert_eq!(checked(&index, &clean), Indexed::Clean);
     }
 
     #[test]
