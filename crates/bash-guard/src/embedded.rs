@@ -54,7 +54,8 @@ enum Call {
     Spawns,
     /// Removes the path of each argument (`unlink "a", "b"`).
     Removes { recursive: bool },
-    /// A method that removes the path its receiver was made of (`Path('x').unlink()`).
+    /// Removes the path of its first argument (`os.unlink(path)`) or, given none, the path its receiver was made
+    /// of (`Path('x').unlink()`).
     RemovesReceiver,
     /// A web request to the URL of its first argument: one that sends whatever its other arguments say (`sends`),
     /// or with a body when they name one (`data=`, `body:`, a `method` other than GET or HEAD) or, where
@@ -78,8 +79,9 @@ const SEND: Call = Call::Fetches {
 };
 
 static PYTHON: Table = &[
-    ("os.system", Call::Runs),
-    ("os.popen", Call::Runs),
+    // By the last part of the name: `os.system`, `__import__('os').system`, `o.system` after `import os as o`.
+    (".system", Call::Runs),
+    (".popen", Call::Runs),
     ("subprocess.run", Call::Runs),
     ("subprocess.call", Call::Runs),
     ("subprocess.check_call", Call::Runs),
@@ -90,10 +92,11 @@ static PYTHON: Table = &[
     (".check_output", Call::Runs),
     (".check_call", Call::Runs),
     (".Popen", Call::Runs),
+    (".rmtree", TREE),
+    // `os.remove(path)` (a list's `remove` is no removal), `os.unlink(path)` and `__import__('os').unlink(path)`;
+    // `Path('x').unlink()` without an argument removes its receiver.
     ("os.remove", FILE),
-    ("os.unlink", FILE),
-    ("shutil.rmtree", TREE),
-    ("rmtree", TREE),
+    ("remove", FILE),
     (".unlink", Call::RemovesReceiver),
     (
         ".urlopen",
@@ -418,7 +421,11 @@ impl Found<'_> {
                     .collect()
             }
             Call::RemovesReceiver => vec![Spelled::Removes {
-                path: receiver_path(tokens, at),
+                path: match args.first() {
+                    Some(Arg::One(path)) => path.clone(),
+                    Some(_) => None,
+                    None => receiver_path(tokens, at),
+                },
                 recursive: false,
             }],
             Call::Fetches {
@@ -776,6 +783,18 @@ mod tests {
                 "import os\nos.remove(\"app.db\")\nprint('os.remove(x)')",
                 false
             ),
+            [removes(Some("app.db"), false)]
+        );
+        assert_eq!(
+            read(
+                Python,
+                "__import__('os').system('rm -rf ~'); import shutil as s; s.rmtree('.')",
+                false
+            ),
+            [line("rm -rf ~"), removes(Some("."), true)]
+        );
+        assert_eq!(
+            read(Python, "from os import remove; remove('app.db')", false),
             [removes(Some("app.db"), false)]
         );
         assert_eq!(
