@@ -85,6 +85,8 @@ struct World {
     setup: Setup,
     /// The `--memory-max` given; `None` leaves the bound to the settings.
     memory_max: Option<&'static str>,
+    /// Variables set for `agent-guard sandbox` itself.
+    env: Vec<(&'static str, String)>,
 }
 
 impl World {
@@ -118,6 +120,7 @@ impl World {
             dir,
             setup,
             memory_max: Some(BOUND),
+            env: Vec::new(),
         }
     }
 
@@ -138,6 +141,7 @@ impl World {
             .current_dir(self.path("project"))
             .env("HOME", self.path("home"))
             .env("TMPDIR", self.path("tmp"))
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -376,6 +380,51 @@ fn the_file_size_bound_ends_a_writer_and_says_so_but_an_exit_code_does_not() {
         let stderr = &ended.stderr;
         assert_eq!(ended.status.code(), Some(153), "{setup:?}: {stderr}");
         assert!(!stderr.contains("agent-guard:"), "{setup:?}: {stderr}");
+    }
+}
+
+/// A command that writes file after file ends once the free space of the project's file system falls below the
+/// disk bound's reserve (set here to what is free less 48 MiB), well before it has written everything, and the
+/// message names the bound; `fallocate` cannot take space past it in an instant.
+#[test]
+fn writing_past_the_disk_reserve_ends_the_command_and_says_so() {
+    if probe().is_none() {
+        return;
+    }
+    let written = |world: &World| -> u64 {
+        std::fs::read_dir(world.path("project"))
+            .unwrap()
+            .map(|entry| entry.unwrap().metadata().unwrap().len())
+            .sum()
+    };
+    for setup in setups() {
+        let mut world = World::new(setup);
+        let stat = nix::sys::statvfs::statvfs(&world.path("project")).unwrap();
+        let free = stat.blocks_available() * stat.fragment_size();
+        world.env.push((
+            "AGENT_GUARD_SANDBOX_DISK_RESERVE",
+            (free - (48 << 20)).to_string(),
+        ));
+        let ended = world.run(
+            &[],
+            "for i in $(seq 1 100); do head -c 16M /dev/zero > f$i || exit 3; done; exit 0",
+            Duration::from_secs(120),
+        );
+        let stderr = &ended.stderr;
+        assert!(!ended.status.success(), "{setup:?}: {stderr}");
+        assert!(stderr.contains("the sandbox's disk bound"), "{setup:?}: {stderr}");
+        let total = written(&world);
+        assert!(total < 800 << 20, "{setup:?}: {total} bytes written");
+        if installed("fallocate") {
+            let ended = world.run(&[], "rm -f f*; fallocate -l 512M big", Duration::from_secs(60));
+            assert!(!ended.status.success(), "{setup:?}: {}", ended.stderr);
+            assert!(
+                ended.stderr.contains("not supported"),
+                "{setup:?}: {}",
+                ended.stderr
+            );
+            assert_eq!(written(&world), 0, "{setup:?}");
+        }
     }
 }
 

@@ -53,6 +53,8 @@
 mod cgroup;
 #[cfg(target_os = "linux")]
 mod child;
+#[cfg(target_os = "linux")]
+mod disk;
 mod domains;
 mod env;
 mod error;

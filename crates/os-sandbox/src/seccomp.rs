@@ -352,6 +352,12 @@ const AUDIT_ARCH: u32 = 0xC000_00B7;
 ///   (in an ignored directory, or removed again before it ends) and no snapshot would record it. `EXDEV` is the
 ///   answer tools already handle by copying or renaming instead (cargo, rustc, git, pnpm). Symbolic links stay:
 ///   a write through one raises its events for the name of the file it reaches.
+///
+/// And `fallocate` in its modes that allocate space (0 and `FALLOC_FL_KEEP_SIZE`) with `EOPNOTSUPP`, as on a file
+/// system that cannot: space allocated that way is taken in an instant, faster than the disk bound
+/// (crates/os-sandbox/src/disk.rs) can look, and writing it instead takes the time that lets the bound see it.
+/// Tools take `EOPNOTSUPP` as "write or truncate instead" (`posix_fallocate` writes the blocks itself). Its other
+/// modes (punching holes, zeroing, collapsing ranges) stay.
 #[cfg(target_arch = "x86_64")]
 const ANSWERED: &[(libc::c_long, libc::c_int)] = &[
     (libc::SYS_clone3, libc::ENOSYS),
@@ -382,8 +388,9 @@ pub(crate) fn answered() -> Result<BpfProgram> {
     let number = |nr: libc::c_long| {
         u32::try_from(nr).map_err(|_| KernelSandboxError::Seccomp(format!("the system call number {nr}")))
     };
-    // Past the architecture's check: the load of the number, then a check and an answer per call.
-    let skip = u8::try_from(1 + 2 * ANSWERED.len())
+    // Past the architecture's check: the load of the number, then a check and an answer per call, then the four
+    // instructions of `fallocate`'s.
+    let skip = u8::try_from(1 + 2 * ANSWERED.len() + 4)
         .map_err(|_| KernelSandboxError::Seccomp("too many answered calls".to_owned()))?;
     let mut program = vec![
         statement(0x20, 4), // BPF_LD | BPF_W | BPF_ABS: seccomp_data.arch
@@ -395,6 +402,17 @@ pub(crate) fn answered() -> Result<BpfProgram> {
         program.push(jump_if_equal(number(nr)?, 1));
         program.push(statement(0x06, 0x0005_0000 | errno)); // BPF_RET | BPF_K: SECCOMP_RET_ERRNO
     }
+    // `fallocate(fd, mode, …)` with `mode` 0 or `FALLOC_FL_KEEP_SIZE` (1): `EOPNOTSUPP`.
+    let unsupported = u32::try_from(libc::EOPNOTSUPP).unwrap_or(95) & 0xffff;
+    program.push(jump_if_equal(number(libc::SYS_fallocate)?, 3));
+    program.push(statement(0x20, 24)); // BPF_LD | BPF_W | BPF_ABS: the low word of seccomp_data.args[1]
+    program.push(sock_filter {
+        code: 0x25, // BPF_JMP | BPF_JGT | BPF_K
+        jt: 1,
+        jf: 0,
+        k: 1,
+    });
+    program.push(statement(0x06, 0x0005_0000 | unsupported));
     program.push(statement(0x06, 0x7fff_0000)); // SECCOMP_RET_ALLOW
     Ok(program)
 }
@@ -415,11 +433,15 @@ mod tests {
     }
 
     /// The one filter refuses `clone3` with `ENOSYS` (so that a C library falls back to `clone`, whose flags the
-    /// filter reads) and `linkat` with `EXDEV` (before the path is looked up), and the rest of it still holds:
+    /// filter reads), `linkat` with `EXDEV` (before the path is looked up) and an allocating `fallocate` with
+    /// `EOPNOTSUPP` (punching a hole still works), and the rest of it still holds:
     /// sockets and a user namespace are refused with `EPERM`, and what it does not name runs.
     #[test]
     fn clone3_is_refused_with_enosys_and_the_rest_of_the_filter_holds() {
+        use std::os::fd::AsRawFd as _;
         let program = build(Sockets::None, false).unwrap();
+        let file = tempfile::tempfile().unwrap();
+        let fd = file.as_raw_fd();
         #[expect(
             unsafe_code,
             reason = "a fork and raw system calls, to try the filter in a child"
@@ -455,6 +477,21 @@ mod tests {
                     || errno() != libc::EXDEV
                 {
                     15
+                } else if libc::fallocate(fd, 0, 0, 1 << 20) != -1 || errno() != libc::EOPNOTSUPP {
+                    16
+                } else if libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, 0, 1 << 20) != -1
+                    || errno() != libc::EOPNOTSUPP
+                {
+                    17
+                } else if libc::ftruncate(fd, 1 << 16) != 0
+                    || libc::fallocate(
+                        fd,
+                        libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                        0,
+                        4096,
+                    ) != 0
+                {
+                    18
                 } else {
                     0
                 };
@@ -467,7 +504,8 @@ mod tests {
             status,
             nix::sys::wait::WaitStatus::Exited(nix::unistd::Pid::from_raw(pid), 0),
             "10: no filter, 11: clone3 not ENOSYS, 12: a socket not refused, 13: a user namespace not refused, \
-             14: getppid refused, 15: linkat not EXDEV"
+             14: getppid refused, 15: linkat not EXDEV, 16/17: an allocating fallocate not EOPNOTSUPP, 18: punching \
+             a hole refused"
         );
     }
 }

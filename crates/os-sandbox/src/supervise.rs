@@ -168,6 +168,14 @@ pub fn run_filtered(
     }
     prepared.echo_network_refusals(Box::new(std::io::stderr()));
     forward_signals();
+    // A command that may write is watched so that it does not fill a disk ([`crate::disk`]).
+    let writable: Vec<PathBuf> = plan
+        .grants
+        .iter()
+        .filter(|grant| grant.rights.contains(crate::plan::Rights::WRITE))
+        .map(|grant| grant.path.clone())
+        .collect();
+    let disk = crate::disk::DiskWatch::start(&writable, &COMMAND_GROUP);
     let mut pumps = None;
     let status = if prepared.starts_itself() {
         // With namespaces this process makes their process 1 itself.
@@ -214,6 +222,7 @@ pub fn run_filtered(
         program: program.to_string_lossy().into_owned(),
         source,
     })?;
+    let filled = disk.and_then(crate::disk::DiskWatch::stop);
     COMMAND_GROUP.store(0, Ordering::SeqCst);
     drop(cgroup);
     if !namespaces {
@@ -223,7 +232,9 @@ pub fn run_filtered(
     if let Some(pumps) = pumps {
         let _pumped = pumps.join();
     }
-    if let Some(bound) = prepared.bound_passed(status) {
+    if let Some(filled) = filled {
+        eprintln!("{filled}");
+    } else if let Some(bound) = prepared.bound_passed(status) {
         eprintln!("{bound}");
     }
     let code = {
