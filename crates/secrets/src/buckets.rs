@@ -5,12 +5,13 @@
 //! (up to four) bytes, the set of low nybbles and the set of high nybbles of the anchors in the bucket at that byte.
 //! A place whose bytes all fall in some bucket's sets is a candidate, and each anchor of the bucket is compared
 //! there. A bucket whose anchors differ at a byte admits every mix of their nybbles (`pass` and `pcsk_` together
-//! admit `pcss`, `pasks`), and with letters that mix is often a common word: laid out in the order of the list,
-//! the anchors made a candidate of about one place in twenty-five of this workspace's text, each costing a comparison.
+//! admit `pcss`, `pask`, `pasc`), and with letters that mix is often a common word: laid out in the order of the list
+//! (the crate's bucket of a pattern is its id modulo the bucket count), the anchors' three searches found a
+//! candidate every 26 bytes of this workspace's text, each costing a comparison of the bucket's anchors there.
 //! Here each anchor joins the bucket whose fingerprint it widens the least, counting a fingerprint by how often
 //! ordinary text (source code, prose; [`FREQUENT`]) falls in it: the common words (`token`, `pass`) each start a
-//! bucket, and the provider prefixes of rare bytes (`ghp_`, `sk-`, `7Q~`) fill them. About one place in 130 is a
-//! candidate then.
+//! bucket, and the provider prefixes of rare bytes (`ghp_`, `sk-`, `7q~`) fill them. The searches then find a
+//! candidate every 180 bytes, a fifth of them an anchor.
 //!
 //! The aho-corasick crate chooses the bucket of each pattern by the order the patterns are added in (the pattern
 //! with id `i` goes to bucket `buckets - 1 - i % buckets`, or to the bucket of an earlier pattern whose first bytes
