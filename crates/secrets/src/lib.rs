@@ -30,6 +30,7 @@
 //! assert_eq!(out, b"token: [redacted: GitHub token]\n");
 //! ```
 
+mod buckets;
 mod file;
 mod index;
 mod interleaved;

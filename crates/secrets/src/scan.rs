@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use aho_corasick::packed::Searcher;
 use regex::bytes::{Captures, Regex, RegexBuilder};
 
+use crate::buckets::packed_order;
 use crate::rules::{Check, PRIVATE_KEY, PRIVATE_KEY_BASE64, RULES, Rule};
 use crate::value::{
     base64_start, begins_private_key, contains, port_and_path, qualifies, random, text_part, written_in,
@@ -22,17 +23,17 @@ pub struct Finding {
     pub end: usize,
 }
 
-/// The rule table compiled: the rules' anchors lowercased as two packed literal searches (Teddy) over the text
+/// The rule table compiled: the rules' anchors lowercased as packed literal searches (Teddy) over the text
 /// lowercased, the rules each anchor belongs to, and each rule alone for its matches, compiled the first time an
 /// anchor of it is found: a process that scans a few short texts (the hook redacting its audit row) pays for the
 /// literal searches and for the rules its texts call on, not for the whole table.
 struct Compiled {
-    /// The literal searches, each with the pattern id of its first anchor: the anchors of four bytes or more
-    /// first (Teddy compares four bytes of each, so a common three-byte start, `pas`, `tok`, of other words is
-    /// ruled out before the literal is compared), then the anchors of three bytes (`sk-`, `://`), searched on
-    /// their own: together with the others they would make the search compare three bytes only, and find three
-    /// times as many candidates. Each search holds at most [`SEARCH_ANCHORS`] anchors.
-    searches: Vec<(Searcher, usize)>,
+    /// The literal searches: the anchors of four bytes or more first (Teddy compares four bytes of each, so a
+    /// common three-byte start, `pas`, `tok`, of other words is ruled out before the literal is compared), then
+    /// the anchors of three bytes (`sk-`, `://`), searched on their own: together with the others they would make
+    /// the search compare three bytes only, and find three times as many candidates. Each search holds at most
+    /// [`SEARCH_ANCHORS`] anchors.
+    searches: Vec<Search>,
     /// The rules of each anchor, by the anchor's pattern id (the long ones, then the short ones).
     rules_of: Vec<RuleMask>,
     /// The pattern ids of a private key's anchors (`-----begin`, an OpenSSH key's magic), whose region runs on
@@ -45,6 +46,14 @@ struct Compiled {
     longest: usize,
     /// Each rule's expression, by the rule's index, compiled on its first use.
     each: Vec<OnceLock<Regex>>,
+}
+
+/// One packed literal search and the anchor of each of its patterns: its patterns are anchors laid out for its
+/// buckets ([`packed_order`]), some of them twice.
+struct Search {
+    searcher: Searcher,
+    /// The anchor's pattern id (an index into [`Compiled::rules_of`]) of each of the searcher's patterns.
+    anchors: Vec<usize>,
 }
 
 /// A set of rules, one bit a rule by its index in [`RULES`].
@@ -167,19 +176,11 @@ fn compile() -> Result<Compiled, regex::Error> {
         .filter(|(_, rule)| rule.check == Check::NextLine)
         .fold(0, |mask: RuleMask, (index, _)| mask | 1 << index);
     let longest = anchors.iter().map(Vec::len).max().unwrap_or(0);
-    let searcher = |patterns: &[Vec<u8>]| {
-        let mut builder = aho_corasick::packed::Config::new().builder();
-        builder.extend(patterns);
-        builder.build()
-    };
     let no_search = || regex::Error::Syntax("the anchors make no literal search".to_owned());
     let mut searches = Vec::new();
     for (base, group) in [(0, anchors.get(..split)), (split, anchors.get(split..))] {
         for (index, chunk) in group.unwrap_or_default().chunks(SEARCH_ANCHORS).enumerate() {
-            searches.push((
-                searcher(chunk).ok_or_else(no_search)?,
-                base + index * SEARCH_ANCHORS,
-            ));
+            searches.push(search(chunk, base + index * SEARCH_ANCHORS).ok_or_else(no_search)?);
         }
     }
     let each = RULES.iter().map(|_| OnceLock::new()).collect();
@@ -190,6 +191,20 @@ fn compile() -> Result<Compiled, regex::Error> {
         next_line,
         longest,
         each,
+    })
+}
+
+/// The packed search of `anchors`, whose first has the pattern id `first`: `None` when the processor has no packed
+/// search.
+fn search(anchors: &[Vec<u8>], first: usize) -> Option<Search> {
+    let order = packed_order(anchors);
+    let mut builder = aho_corasick::packed::Config::new().builder();
+    for index in &order {
+        builder.add(anchors.get(*index)?);
+    }
+    Some(Search {
+        searcher: builder.build()?,
+        anchors: order.iter().map(|index| first + index).collect(),
     })
 }
 
@@ -239,22 +254,27 @@ fn anchors_in(compiled: &Compiled, text: &[u8], mut each: impl FnMut(Anchor)) {
         lowered.extend_from_slice(window);
         lowered.make_ascii_lowercase();
         found.clear();
-        for (searcher, base) in &compiled.searches {
+        for search in &compiled.searches {
             // Each search starts again one byte after the last anchor's start, not at its end: an anchor that
             // overlaps the end of another (`token` and `npm_` in `tokenpm_…`) is reported too, so its rules run.
             // Anchors that start at the same byte are one the other's prefix and stand for each other's rules.
             // The search costs more only within an anchor.
             let mut from = 0;
-            while let Some(m) = searcher.find_in(&lowered, aho_corasick::Span::from(from..lowered.len())) {
+            while let Some(m) = search
+                .searcher
+                .find_in(&lowered, aho_corasick::Span::from(from..lowered.len()))
+            {
                 // One that starts in the reach belongs to the next window, which finds it again.
                 if at + m.start() >= own {
                     break;
                 }
-                found.push(Anchor {
-                    start: at + m.start(),
-                    end: at + m.end(),
-                    id: *base + m.pattern().as_usize(),
-                });
+                if let Some(id) = search.anchors.get(m.pattern().as_usize()) {
+                    found.push(Anchor {
+                        start: at + m.start(),
+                        end: at + m.end(),
+                        id: *id,
+                    });
+                }
                 from = m.start() + 1;
             }
         }

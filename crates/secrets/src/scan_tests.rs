@@ -57,7 +57,7 @@ fn every_rule_compiles() {
         compiled
             .searches
             .iter()
-            .map(|(_, base)| *base)
+            .map(|search| search.anchors.iter().min().copied().unwrap_or(0))
             .collect::<Vec<_>>()
     );
     for rule in RULES {
@@ -728,4 +728,58 @@ fn the_uncompiled_anchor_search_agrees_with_the_compiled_one() {
         with > 100 && without > 100,
         "{with} with an anchor, {without} without"
     );
+}
+
+/// The packed searches report an anchor at exactly the places where one begins, compared byte by byte in any
+/// case, and the rules reported at a place hold the rules of every anchor that begins there: the scanner corpus
+/// (three times, so that anchors fall across the search windows) in its case and in upper case, and each anchor
+/// glued to itself and to the next.
+#[test]
+fn the_packed_searches_find_every_place_an_anchor_begins() {
+    let compiled = compile().unwrap();
+    let own: Vec<(Vec<u8>, RuleMask)> = RULES
+        .iter()
+        .enumerate()
+        .flat_map(|(index, rule)| {
+            rule.anchors
+                .iter()
+                .map(move |anchor| (anchor.to_ascii_lowercase().into_bytes(), 1 << index))
+        })
+        .collect();
+    let corpus = include_str!("../tests/corpus.txt").repeat(3);
+    let glued: String = RULES
+        .iter()
+        .flat_map(|rule| rule.anchors.iter())
+        .map(|anchor| format!("{anchor}{anchor}-{} ", anchor.to_ascii_uppercase()))
+        .collect();
+    for text in [corpus.clone(), corpus.to_ascii_uppercase(), glued] {
+        let text = text.as_bytes();
+        let mut reported: Vec<(usize, RuleMask)> = Vec::new();
+        anchors_in(&compiled, text, |anchor| {
+            let rules = compiled.rules_of[anchor.id];
+            match reported.last_mut() {
+                Some((start, mask)) if *start == anchor.start => *mask |= rules,
+                _ => reported.push((anchor.start, rules)),
+            }
+        });
+        let expected: Vec<(usize, RuleMask)> = (0..text.len())
+            .filter_map(|at| {
+                let rules = own
+                    .iter()
+                    .filter(|(anchor, _)| {
+                        text.get(at..at + anchor.len())
+                            .is_some_and(|place| place.eq_ignore_ascii_case(anchor))
+                    })
+                    .fold(0, |mask, (_, rules)| mask | rules);
+                (rules != 0).then_some((at, rules))
+            })
+            .collect();
+        assert_eq!(
+            reported.iter().map(|(at, _)| *at).collect::<Vec<_>>(),
+            expected.iter().map(|(at, _)| *at).collect::<Vec<_>>()
+        );
+        for ((at, got), (_, wanted)) in reported.iter().zip(&expected) {
+            assert_eq!(got & wanted, *wanted, "at {at}");
+        }
+    }
 }
