@@ -61,6 +61,7 @@ mod error;
 mod facts;
 mod git_dirs;
 mod glob;
+mod named;
 mod open;
 mod protected;
 mod resolve;

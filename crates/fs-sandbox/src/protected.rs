@@ -402,6 +402,12 @@ impl ProtectedPaths {
                         write_reason(absolute)
                             .or_else(|| self.home_reason(absolute))
                             .or_else(|| secret_reason(absolute))
+                            .or_else(|| {
+                                // A file a protected configuration of the root names to run.
+                                let depth = relative?.components().count();
+                                let root = absolute.ancestors().nth(depth)?;
+                                crate::named::named_reason(absolute, root)
+                            })
                     })
                     .flatten(),
                 &self.write_set,
