@@ -44,8 +44,28 @@ pub(crate) fn named_reason(absolute: &Path, root: &Path) -> Option<String> {
     ))
 }
 
+thread_local! {
+    /// The root this thread asked about last, with its names: a scan of a root asks for each of its entries.
+    static LAST: std::cell::RefCell<Option<(PathBuf, Instant, Arc<Named>)>> = const { std::cell::RefCell::new(None) };
+}
+
 /// The files the configurations of `root` name, kept for [`KEPT_FOR`].
 fn named_in(root: &Path) -> Arc<Named> {
+    let last = LAST.with_borrow(|last| {
+        last.as_ref()
+            .filter(|(kept, when, _)| kept == root && when.elapsed() < KEPT_FOR)
+            .map(|(_, _, named)| Arc::clone(named))
+    });
+    if let Some(named) = last {
+        return named;
+    }
+    let named = named_shared(root);
+    LAST.set(Some((root.to_path_buf(), Instant::now(), Arc::clone(&named))));
+    named
+}
+
+/// [`named_in`] through the names every thread keeps.
+fn named_shared(root: &Path) -> Arc<Named> {
     if let Ok(kept) = KEPT.lock()
         && let Some((when, named)) = kept.get(root)
         && when.elapsed() < KEPT_FOR
