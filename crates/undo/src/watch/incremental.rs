@@ -84,7 +84,7 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     }) else {
         return Ok(Outcome::Walk(Some(answer)));
     };
-    if state.answered >= super::WALK_EVERY {
+    if state.answered(&answer) >= super::WALK_EVERY {
         return Ok(Outcome::Walk(Some(answer)));
     }
     // After the command, the run's rules must be those the kept tree followed.
@@ -120,15 +120,21 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     if !rules.is_frozen() {
         *rules = state.rules.clone();
     }
-    State {
-        instance: answer.instance,
-        seq: answer.seq,
-        rules: state.rules,
-        walked: false,
-        linked,
-        answered: state.answered + 1,
+    // The kept state is written only when it changes: with no event since its token (and so no path looked at)
+    // the same state would be written again, and replacing a file costs more than the rest of such a snapshot
+    // (ext4 writes the new file out at once when it is renamed over the old one). The count of answers since the
+    // last walk is the watcher's (`Answer::served`), so it needs no write.
+    if state.walked || answer.seq != state.seq || linked != state.linked {
+        State {
+            instance: answer.instance,
+            seq: answer.seq,
+            rules: state.rules,
+            walked: false,
+            linked,
+            walked_at: state.walked_at,
+        }
+        .save(dir);
     }
-    .save(dir);
     Ok(Outcome::Done(tree))
 }
 
