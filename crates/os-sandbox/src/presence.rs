@@ -1,16 +1,17 @@
-//! Which of many paths exist, as `symlink_metadata` says, answered from one read of a directory that holds many
-//! of them. The plan looks for a few hundred names (the tool chains' places, the caches' configuration, the secret
-//! places), most of which do not exist, about a hundred of them in the home directory: one read of it answers for
-//! all its names, where a lookup each costs a system call.
+//! Which of many paths exist, as `symlink_metadata` says, answered from one read of a directory above many of
+//! them. The plan looks for a few hundred names (the tool chains' places, the caches' configuration, the secret
+//! places), most of which do not exist, about two hundred of them in the home directory and below it: one read of
+//! it answers for every path whose next name it does not hold, where a lookup each costs a system call.
 
-use std::collections::HashMap;
-use std::ffi::OsString;
+use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 
-/// How many of the paths asked about must lie in one directory before it is read instead of each looked up. A
-/// read costs more per entry than a lookup that finds nothing (ext4 sorts a large directory's names by hash as it
-/// reads them): with 3, `/etc` and `/dev` were read for a dozen names and the plan took more CPU time than with a
-/// lookup each; from 24 only the home directory is read.
+/// How many different names of one directory must be on the way to the paths asked about (the paths' own names
+/// in it, and the directories below it that hold others) before it is read instead of each path looked up. A read
+/// costs more per entry than a lookup that finds nothing (ext4 sorts a large directory's names by hash as it reads
+/// them): with 3, `/etc` and `/dev` were read for a dozen names and the plan took more CPU time than with a lookup
+/// each; from 24 only the home directory is read (about 40 names: `.cargo`, `.cache`, `.ssh`, …).
 const READ_FROM: usize = 24;
 
 /// The directories read so far, kept for the lookups of one plan: the same directories (the home directory,
@@ -25,35 +26,43 @@ impl Presence {
     /// Whether each of `paths` exists and is a directory, as [`std::fs::symlink_metadata`] says: `None` where it
     /// fails, `Some(is_dir)` where it succeeds (a symbolic link is not followed, and is no directory).
     ///
-    /// A directory read before, or holding at least [`READ_FROM`] of the paths, answers for its names from one
-    /// read: a name it lists exists, with the kind of its entry; a name it does not list does not. A directory
-    /// that does not exist, or is no directory, holds nothing (the lookup of a path beneath it fails too). Where a
-    /// directory cannot be read for any other reason (no read right, only search: its names can still be looked
-    /// up), its paths are looked up one by one.
+    /// A directory read before, or with at least [`READ_FROM`] different names on the way to the paths below it,
+    /// answers for those paths from one read: a name it lists exists, with the kind of its entry; a path whose
+    /// next name it does not list does not (`~/.cargo/env` without `~/.cargo`). A directory that does not exist,
+    /// or is no directory, holds nothing (the lookup of a path beneath it fails too). Where a directory cannot be
+    /// read for any other reason (no read right, only search: its names can still be looked up), its paths are
+    /// looked up one by one.
     pub(crate) fn kinds(&mut self, paths: &[PathBuf]) -> Vec<Option<bool>> {
-        let mut counts: HashMap<&Path, usize> = HashMap::new();
-        for (dir, _) in paths.iter().filter_map(|path| split(path)) {
-            *counts.entry(dir).or_default() += 1;
+        let wide = wide_dirs(paths);
+        paths.iter().map(|path| self.kind(path, &wide)).collect()
+    }
+
+    /// The answer of [`kinds`](Self::kinds) for one path: from the nearest directory above it that was read or is
+    /// among `wide` (read now), else from a lookup. A directory above the path's own that does not list the next
+    /// name on the way (or does not exist) says the path does not exist: its lookup would fail there. Where it
+    /// lists it, the rest of the way may hold a link, so the path is looked up.
+    fn kind(&mut self, path: &Path, wide: &HashSet<&Path>) -> Option<bool> {
+        if split(path).is_none() {
+            return lookup(path);
         }
-        paths
-            .iter()
-            .map(|path| {
-                let Some((dir, name)) = split(path) else {
-                    return lookup(path);
-                };
-                if !self.listings.contains_key(dir) {
-                    if counts.get(dir).is_none_or(|&n| n < READ_FROM) {
-                        return lookup(path);
-                    }
-                    self.listings.insert(dir.to_path_buf(), Listing::read(dir));
+        for (dir, name) in steps(path) {
+            if !self.listings.contains_key(dir) {
+                if !wide.contains(dir) {
+                    continue;
                 }
-                match self.listings.get(dir) {
-                    Some(Listing::Absent) => None,
-                    Some(Listing::Entries(entries)) => entries.get(name.as_os_str()).copied(),
-                    Some(Listing::Unreadable) | None => lookup(path),
-                }
-            })
-            .collect()
+                self.listings.insert(dir.to_path_buf(), Listing::read(dir));
+            }
+            return match self.listings.get(dir) {
+                Some(Listing::Absent) => None,
+                Some(Listing::Entries(entries)) => match entries.get(name) {
+                    None => None,
+                    Some(is_dir) if path.parent() == Some(dir) => Some(*is_dir),
+                    Some(_) => lookup(path),
+                },
+                Some(Listing::Unreadable) | None => lookup(path),
+            };
+        }
+        lookup(path)
     }
 
     /// Whether each of `paths` exists (a link is not followed), as [`kinds`](Self::kinds) finds it.
@@ -72,9 +81,31 @@ pub(crate) fn existing(paths: &[PathBuf]) -> Vec<bool> {
     Presence::default().existing(paths)
 }
 
+/// The directories with at least [`READ_FROM`] different names on the way to `paths` (of those [`split`] takes).
+fn wide_dirs(paths: &[PathBuf]) -> HashSet<&Path> {
+    let mut names: HashSet<(&Path, &OsStr)> = HashSet::new();
+    for path in paths.iter().filter(|path| split(path).is_some()) {
+        names.extend(steps(path));
+    }
+    let mut counts: HashMap<&Path, usize> = HashMap::new();
+    for (dir, _) in names {
+        *counts.entry(dir).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .filter(|(_, n)| *n >= READ_FROM)
+        .map(|(dir, _)| dir)
+        .collect()
+}
+
+/// Each directory above `path`, nearest first, with the name below it on the way to `path`.
+fn steps(path: &Path) -> impl Iterator<Item = (&Path, &OsStr)> {
+    std::iter::successors(Some(path), |at| at.parent()).filter_map(|at| Some((at.parent()?, at.file_name()?)))
+}
+
 /// The directory and the name of `path`, where the lookup of `path` is the lookup of that name in that directory:
 /// an absolute path of plain names that does not end with `/` (which would follow a last link) or with `.`/`..`.
-fn split(path: &Path) -> Option<(&Path, OsString)> {
+fn split(path: &Path) -> Option<(&Path, &OsStr)> {
     let bytes = path.as_os_str().as_encoded_bytes();
     if !path.is_absolute() || bytes.ends_with(b"/") || bytes.ends_with(b"/.") {
         return None;
@@ -85,7 +116,7 @@ fn split(path: &Path) -> Option<(&Path, OsString)> {
     {
         return None;
     }
-    Some((path.parent()?, path.file_name()?.to_os_string()))
+    Some((path.parent()?, path.file_name()?))
 }
 
 fn lookup(path: &Path) -> Option<bool> {
@@ -160,6 +191,12 @@ mod tests {
             "link/inner",
             "file/x",
             "sub/",
+            // Deeper, answered by `d`'s read where it does not list the next name, else looked up.
+            "sub/inner",
+            "absent/deeper/x",
+            "file/x/y",
+            "link/inner/x",
+            "dangling/x",
         ] {
             paths.push(dir.join(name));
         }
