@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// How many different names of one directory must be on the way to the paths asked about (the paths' own names
 /// in it, and the directories below it that hold others) before it is read instead of each path looked up. A read
@@ -19,7 +19,7 @@ const READ_FROM: usize = 24;
 /// system before the command (the caches' layers), and dropped before the command runs.
 #[derive(Default)]
 pub(crate) struct Presence {
-    listings: HashMap<PathBuf, Listing>,
+    listings: HashMap<OsString, Listing>,
 }
 
 impl Presence {
@@ -41,22 +41,24 @@ impl Presence {
     /// among `wide` (read now), else from a lookup. A directory above the path's own that does not list the next
     /// name on the way (or does not exist) says the path does not exist: its lookup would fail there. Where it
     /// lists it, the rest of the way may hold a link, so the path is looked up.
-    fn kind(&mut self, path: &Path, wide: &HashSet<&Path>) -> Option<bool> {
-        if split(path).is_none() {
+    fn kind(&mut self, path: &Path, wide: &HashSet<&OsStr>) -> Option<bool> {
+        if !plain(path) {
             return lookup(path);
         }
-        for (dir, name) in steps(path) {
+        for (index, (dir, name)) in steps(path).enumerate() {
             if !self.listings.contains_key(dir) {
                 if !wide.contains(dir) {
                     continue;
                 }
-                self.listings.insert(dir.to_path_buf(), Listing::read(dir));
+                self.listings
+                    .insert(dir.to_os_string(), Listing::read(Path::new(dir)));
             }
             return match self.listings.get(dir) {
                 Some(Listing::Absent) => None,
                 Some(Listing::Entries(entries)) => match entries.get(name) {
                     None => None,
-                    Some(is_dir) if path.parent() == Some(dir) => Some(*is_dir),
+                    // The path's own directory: its entry is the path's.
+                    Some(is_dir) if index == 0 => Some(*is_dir),
                     Some(_) => lookup(path),
                 },
                 Some(Listing::Unreadable) | None => lookup(path),
@@ -81,13 +83,14 @@ pub(crate) fn existing(paths: &[PathBuf]) -> Vec<bool> {
     Presence::default().existing(paths)
 }
 
-/// The directories with at least [`READ_FROM`] different names on the way to `paths` (of those [`split`] takes).
-fn wide_dirs(paths: &[PathBuf]) -> HashSet<&Path> {
-    let mut names: HashSet<(&Path, &OsStr)> = HashSet::new();
-    for path in paths.iter().filter(|path| split(path).is_some()) {
+/// The directories with at least [`READ_FROM`] different names on the way to `paths` (the [`plain`] ones). Paths are taken as bytes: `Path`'s own parsing of components costs more than the lookups
+/// it would save.
+fn wide_dirs(paths: &[PathBuf]) -> HashSet<&OsStr> {
+    let mut names: HashSet<(&OsStr, &OsStr)> = HashSet::new();
+    for path in paths.iter().filter(|path| plain(path)) {
         names.extend(steps(path));
     }
-    let mut counts: HashMap<&Path, usize> = HashMap::new();
+    let mut counts: HashMap<&OsStr, usize> = HashMap::new();
     for (dir, _) in names {
         *counts.entry(dir).or_default() += 1;
     }
@@ -98,25 +101,34 @@ fn wide_dirs(paths: &[PathBuf]) -> HashSet<&Path> {
         .collect()
 }
 
-/// Each directory above `path`, nearest first, with the name below it on the way to `path`.
-fn steps(path: &Path) -> impl Iterator<Item = (&Path, &OsStr)> {
-    std::iter::successors(Some(path), |at| at.parent()).filter_map(|at| Some((at.parent()?, at.file_name()?)))
+/// Each directory above the [`plain`] `path`, nearest first, with the name below it on the way to `path`.
+fn steps(path: &Path) -> impl Iterator<Item = (&OsStr, &OsStr)> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let bytes = path.as_os_str().as_bytes();
+    let mut end = bytes.len();
+    std::iter::from_fn(move || {
+        let slash = bytes.get(..end)?.iter().rposition(|b| *b == b'/')?;
+        let name = bytes.get(slash + 1..end)?;
+        // The root's own slash is its name.
+        let dir = bytes.get(..slash.max(1))?;
+        end = slash;
+        (!name.is_empty()).then(|| (OsStr::from_bytes(dir), OsStr::from_bytes(name)))
+    })
 }
 
-/// The directory and the name of `path`, where the lookup of `path` is the lookup of that name in that directory:
-/// an absolute path of plain names that does not end with `/` (which would follow a last link) or with `.`/`..`.
-fn split(path: &Path) -> Option<(&Path, &OsStr)> {
-    let bytes = path.as_os_str().as_encoded_bytes();
-    if !path.is_absolute() || bytes.ends_with(b"/") || bytes.ends_with(b"/.") {
-        return None;
-    }
-    if path
-        .components()
-        .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
-    {
-        return None;
-    }
-    Some((path.parent()?, path.file_name()?))
+/// Whether `path` is one whose lookup is that of its names, one after the other, each in the directory before it:
+/// an absolute path of plain names, without an empty one (`//`), a `.` or a `..`, that does not end with `/`
+/// (which would follow a last link).
+fn plain(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let bytes = path.as_os_str().as_bytes();
+    let Some(rest) = bytes.strip_prefix(b"/") else {
+        return false;
+    };
+    !rest.is_empty()
+        && rest
+            .split(|b| *b == b'/')
+            .all(|name| !name.is_empty() && name != b"." && name != b"..")
 }
 
 fn lookup(path: &Path) -> Option<bool> {
@@ -160,6 +172,29 @@ impl Listing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_steps_of_a_path_go_up_to_the_root() {
+        let steps: Vec<(&OsStr, &OsStr)> = steps(Path::new("/a/bc/d")).collect();
+        let expected: Vec<(&OsStr, &OsStr)> = [("/a/bc", "d"), ("/a", "bc"), ("/", "a")]
+            .into_iter()
+            .map(|(dir, name)| (OsStr::new(dir), OsStr::new(name)))
+            .collect();
+        assert_eq!(steps, expected);
+        for (path, is_plain) in [
+            ("/a/b", true),
+            ("/a", true),
+            ("/", false),
+            ("a/b", false),
+            ("/a//b", false),
+            ("/a/./b", false),
+            ("/a/../b", false),
+            ("/a/b/", false),
+            ("/a/..b", true),
+        ] {
+            assert_eq!(plain(Path::new(path)), is_plain, "{path}");
+        }
+    }
 
     /// Every kind of path answers as `symlink_metadata` does: files, directories, links (to a directory, dangling,
     /// and a directory reached through one), names that do not exist, paths beneath a file or a missing
@@ -211,6 +246,7 @@ mod tests {
             paths.push(dir.join("link").join(&name));
             paths.push(closed.join(&name));
         }
+        paths.push(PathBuf::from(format!("{}//sub", dir.display())));
         paths.push(dir.join("sub/.."));
         paths.push(dir.join("sub/."));
         paths.push(PathBuf::from("relative/name"));
