@@ -56,8 +56,9 @@ fn kind_of(work_tree: &Path, path: &Path) -> Kind {
 }
 
 /// Takes the snapshot of `store` from its watcher's answer when every condition for it holds; `rules` are the
-/// run's (being captured before the command, frozen after it) and become the kept ones when the snapshot is
-/// taken from the answer before the command.
+/// run's (before the command as the caller has just read them from the disk under the store's lock, being
+/// captured; frozen after it) and become the kept ones when the snapshot is taken from the answer before the
+/// command.
 pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     let dir = store.dir();
     let work_tree = store.git.work_tree.as_path();
@@ -67,8 +68,16 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
         super::start(dir, work_tree, store.root());
         return Ok(Outcome::Walk(None));
     };
-    // The rules the watcher follows must be the disk's: else it may not watch a directory a walk enters.
-    let disk = store.rules();
+    // The rules the watcher follows must be the disk's: else it may not watch a directory a walk enters. Before a
+    // command (`rules` not frozen yet) they are those the caller has just read from the disk under the store's
+    // lock, not read a second time.
+    let read_now;
+    let disk = if rules.is_frozen() {
+        read_now = store.rules();
+        &read_now
+    } else {
+        &*rules
+    };
     let above = Rules::above_on_disk(work_tree, prefix);
     if answer.fingerprint != Rules::fingerprint_of(disk.own(), disk.exclude(), &above) {
         super::quit(dir);
