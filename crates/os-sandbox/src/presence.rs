@@ -157,6 +157,9 @@ impl Listing {
             }
             Err(_) => return Self::Unreadable,
         };
+        if !exact_names(dir) {
+            return Self::Unreadable;
+        }
         let mut names = HashMap::new();
         for entry in entries {
             // The kind comes from the directory entry where the file system records it, else from a lookup.
@@ -169,9 +172,57 @@ impl Listing {
     }
 }
 
+/// The file systems whose lookups find a name only as written (unless a directory folds case, which
+/// [`exact_names`] asks): ext2/3/4, XFS, Btrfs, tmpfs, ramfs, overlayfs, ZFS, F2FS, bcachefs (statfs(2)'s magic
+/// numbers).
+const EXACT_NAMES: [u64; 9] = [
+    0xef53,
+    0x5846_5342,
+    0x9123_683e,
+    0x0102_1994,
+    0x8584_58f6,
+    0x794c_7630,
+    0x2fc1_2fc1,
+    0xf2f5_2010,
+    0xca45_1a4e,
+];
+
+/// Whether a lookup in `dir` finds a name only as its listing holds it. In a directory that folds case (ext4's,
+/// F2FS's or tmpfs's `casefold`) or on a file system that ignores case (FAT, SMB, …) a lookup of `.SSH` finds
+/// `.ssh`, which a listing does not say: such a directory answers by lookups.
+fn exact_names(dir: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(dir) else {
+        return false;
+    };
+    let exact_file_system = nix::sys::statfs::fstatfs(&file).is_ok_and(|fs| {
+        u64::try_from(fs.filesystem_type().0).is_ok_and(|magic| EXACT_NAMES.contains(&(magic & 0xffff_ffff)))
+    });
+    exact_file_system && !folds_case(&file)
+}
+
+/// Whether the directory open as `file` folds case (`FS_CASEFOLD_FL` among its inode flags). A file system that
+/// cannot say has no such flag, and so no directory that folds case.
+fn folds_case(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd as _;
+    const FS_CASEFOLD_FL: libc::c_int = 0x4000_0000;
+    let mut flags: libc::c_int = 0;
+    #[expect(unsafe_code, reason = "FS_IOC_GETFLAGS has no wrapper in nix")]
+    // SAFETY: the descriptor is open for the call's length, and the kernel writes one `int` of flags to the
+    // pointer, which points to one.
+    let done = unsafe { libc::ioctl(file.as_raw_fd(), libc::FS_IOC_GETFLAGS, &raw mut flags) };
+    done == 0 && flags & FS_CASEFOLD_FL != 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file system not known to find names only as written (procfs here) is not read: its paths are looked up.
+    #[test]
+    fn a_file_system_that_may_fold_case_answers_by_lookups() {
+        assert!(!exact_names(Path::new("/proc")));
+        assert!(matches!(Listing::read(Path::new("/proc")), Listing::Unreadable));
+    }
 
     #[test]
     fn the_steps_of_a_path_go_up_to_the_root() {
