@@ -3,9 +3,11 @@
 //! (one contender per `--binary`), util-linux's `unshare` making the same namespaces (the kernel's part alone) and
 //! `bwrap` with the same namespaces and mounts around `/bin/true`, in an order that turns from round to round, so
 //! that the machine's load falls on all alike; the figures are medians of the wall-clock times and of each round's
-//! difference to `/bin/true`. Every contender runs with a scratch `HOME`: empty, or with `--caches` holding three
-//! package caches (`~/.cargo/registry`, `~/.npm`, `~/.cache/pip`), each of which `agent-guard sandbox` mounts as an
-//! overlay; the user's own home directory is never used.
+//! difference to `/bin/true`. Every contender runs with a scratch `HOME` of its own (so that each build has its
+//! own undo store and change watcher, which builds of different versions would otherwise share and stop for each
+//! other): empty, or with `--caches` holding three package caches (`~/.cargo/registry`, `~/.npm`,
+//! `~/.cache/pip`), each of which `agent-guard sandbox` mounts as an overlay; the user's own home directory is
+//! never used.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,6 +19,8 @@ use anyhow::{Context, Result, bail};
 struct Contender {
     name: String,
     argv: Vec<String>,
+    /// Its scratch `HOME`.
+    home: PathBuf,
     times: Vec<Duration>,
 }
 
@@ -57,21 +61,15 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     }
     let scratch = std::env::temp_dir().join(format!("agent-guard-startup-{}", std::process::id()));
     let project = scratch.join("project");
-    let home = scratch.join("home");
     std::fs::create_dir_all(&project).context("cannot make the project directory")?;
-    std::fs::create_dir_all(&home).context("cannot make the home directory")?;
-    if caches {
-        for cache in CACHES {
-            let dir = home.join(cache);
-            std::fs::create_dir_all(&dir).context("cannot make a package cache")?;
-            std::fs::write(dir.join("entry"), "a file of the cache\n")
-                .context("cannot fill a package cache")?;
-        }
-    }
-    let result = compare(&binaries, &project, &home, runs);
+    let homes = Homes {
+        dir: scratch.join("homes"),
+        caches,
+    };
+    let result = compare(&binaries, &project, &homes, runs);
     let _removed = std::fs::remove_dir_all(&scratch);
     println!(
-        "home directory: {}",
+        "home directories (one a contender): {}",
         if caches {
             "scratch, with ~/.cargo/registry, ~/.npm and ~/.cache/pip"
         } else {
@@ -81,7 +79,30 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     result
 }
 
-fn compare(binaries: &[PathBuf], project: &Path, home: &Path, runs: usize) -> Result<()> {
+/// Where the contenders' scratch home directories are made, and whether each holds the package caches.
+struct Homes {
+    dir: PathBuf,
+    caches: bool,
+}
+
+impl Homes {
+    /// A new scratch home directory, the `n`th.
+    fn make(&self, n: usize) -> Result<PathBuf> {
+        let home = self.dir.join(n.to_string());
+        std::fs::create_dir_all(&home).context("cannot make the home directory")?;
+        if self.caches {
+            for cache in CACHES {
+                let dir = home.join(cache);
+                std::fs::create_dir_all(&dir).context("cannot make a package cache")?;
+                std::fs::write(dir.join("entry"), "a file of the cache\n")
+                    .context("cannot fill a package cache")?;
+            }
+        }
+        Ok(home)
+    }
+}
+
+fn compare(binaries: &[PathBuf], project: &Path, homes: &Homes, runs: usize) -> Result<()> {
     let root = project.display().to_string();
     // The namespaces `agent-guard sandbox` makes for `workspace-write` without the network: a user namespace only
     // where it is not root, mount, PID, IPC and network; the system read-only, the root writable, a private `/proc`
@@ -117,6 +138,7 @@ fn compare(binaries: &[PathBuf], project: &Path, home: &Path, runs: usize) -> Re
     let mut contenders = vec![Contender {
         name: "/bin/true".to_owned(),
         argv: vec!["/bin/true".to_owned()],
+        home: homes.make(0)?,
         times: Vec::with_capacity(runs),
     }];
     for binary in binaries {
@@ -138,6 +160,7 @@ fn compare(binaries: &[PathBuf], project: &Path, home: &Path, runs: usize) -> Re
                 "--".to_owned(),
                 "/bin/true".to_owned(),
             ],
+            home: homes.make(contenders.len())?,
             times: Vec::with_capacity(runs),
         });
     }
@@ -161,16 +184,18 @@ fn compare(binaries: &[PathBuf], project: &Path, home: &Path, runs: usize) -> Re
     contenders.push(Contender {
         name: "unshare (the namespaces alone) /bin/true".to_owned(),
         argv: unshare,
+        home: homes.make(contenders.len())?,
         times: Vec::with_capacity(runs),
     });
     // Bubblewrap is last: the ratios compare every other contender with it.
     contenders.push(Contender {
         name: "bwrap (the same namespaces) /bin/true".to_owned(),
         argv: bwrap,
+        home: homes.make(contenders.len())?,
         times: Vec::with_capacity(runs),
     });
     for contender in &contenders {
-        time(&contender.argv, project, home)
+        time(&contender.argv, project, &contender.home)
             .with_context(|| format!("`{}` does not run here", contender.argv.join(" ")))?;
     }
     let warm_up = 20.min(runs);
@@ -181,7 +206,7 @@ fn compare(binaries: &[PathBuf], project: &Path, home: &Path, runs: usize) -> Re
             let Some(contender) = contenders.get_mut(index) else {
                 continue;
             };
-            let took = time(&contender.argv, project, home)?;
+            let took = time(&contender.argv, project, &contender.home)?;
             if round >= warm_up {
                 contender.times.push(took);
             }

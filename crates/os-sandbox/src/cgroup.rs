@@ -78,6 +78,11 @@ impl Cgroup {
 
 impl Drop for Cgroup {
     fn drop(&mut self) {
+        // An empty cgroup (the command and its processes have ended, as nearly always) is removed at once; one the
+        // kernel refuses to remove still has members, which are killed first.
+        if std::fs::remove_dir(&self.dir).is_ok() {
+            return;
+        }
         self.kill_all();
         // The kernel removes an empty cgroup directory; members that are still exiting keep it busy briefly.
         for _ in 0..100 {
@@ -179,6 +184,8 @@ impl PidsCgroup {
 #[derive(Debug)]
 pub(crate) struct MemoryCgroup {
     cgroup: Cgroup,
+    /// Whether it is cgroup v1's (which counts the kills in `memory.oom_control`, v2 in `memory.events`).
+    v1: bool,
 }
 
 impl MemoryCgroup {
@@ -209,7 +216,7 @@ impl MemoryCgroup {
                 .chain(std::iter::once(base.to_path_buf()))
                 .filter(|dir| nix::unistd::access(dir.as_path(), nix::unistd::AccessFlags::W_OK).is_ok())
                 .find_map(|dir| Cgroup::make(&dir, &settings))
-                .map(|cgroup| Self { cgroup })
+                .map(|cgroup| Self { cgroup, v1 })
         })
     }
 
@@ -233,9 +240,13 @@ impl MemoryCgroup {
     /// How many of the command's processes the kernel ended for passing the bound: `oom_kill` of
     /// `memory.oom_control` (v1) or `memory.events` (v2).
     pub(crate) fn oom_kills(&self) -> u64 {
-        ["memory.events", "memory.oom_control"]
-            .iter()
-            .find_map(|file| std::fs::read_to_string(self.cgroup.dir.join(file)).ok())
+        let file = if self.v1 {
+            "memory.oom_control"
+        } else {
+            "memory.events"
+        };
+        std::fs::read_to_string(self.cgroup.dir.join(file))
+            .ok()
             .and_then(|text| {
                 text.lines()
                     .find_map(|line| line.strip_prefix("oom_kill "))
@@ -302,7 +313,12 @@ fn has_controller(base: &Path, controller: &str) -> bool {
 
 /// This process's own cgroup in the memory hierarchy at `base` (from `/proc/self/cgroup`), when it is not the top.
 fn own_cgroup(base: &Path, v1: bool) -> Option<PathBuf> {
-    let table = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    // Read once a process: the probe and the command's cgroup both ask, and this process never moves itself to
+    // another cgroup (its children join theirs through the descriptor of `Cgroup::join`).
+    static TABLE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let table = TABLE
+        .get_or_init(|| std::fs::read_to_string("/proc/self/cgroup").ok())
+        .as_deref()?;
     let path = table.lines().find_map(|line| {
         let mut fields = line.splitn(3, ':');
         let (_id, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);

@@ -83,7 +83,10 @@ const HOME_READS: &[&str] = &[
 /// `~/.nix-profile` pointing into `/nix`, already a system directory). Otherwise a link a sandboxed command
 /// planted in a cache it may write (`~/.cache/pip -> ~` or `-> /proc`) would be granted to every later command.
 pub(crate) fn home_reads(home: &Path, presence: &mut crate::presence::Presence) -> Vec<PathBuf> {
-    let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    // A home directory that does not resolve holds nothing.
+    let Ok(home) = std::fs::canonicalize(home) else {
+        return Vec::new();
+    };
     let mut reads = Vec::new();
     for entry in HOME_READS {
         match entry.strip_suffix('*') {
@@ -103,25 +106,63 @@ pub(crate) fn home_reads(home: &Path, presence: &mut crate::presence::Presence) 
     reads
         .into_iter()
         .zip(exists)
-        .filter(|(path, exists)| *exists && is_canonical(path))
+        .filter(|(path, exists)| *exists && no_link_below(&home, path))
         .map(|(path, _)| path)
         .collect()
 }
 
-/// Whether `dir` (a directory of `PATH`, of a tool-chain variable or of `agentGuard.sandbox.read`) is the home
-/// directory or holds it: granting it would grant the whole home directory (a `PATH` with `~` or `/` in it).
-pub(crate) fn holds_home(dir: &Path, home: Option<&Path>) -> bool {
-    let Some(home) = home else {
-        return dir == Path::new("/");
-    };
-    let canonical_home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
-    let canonical_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    home.starts_with(dir) || canonical_home.starts_with(&canonical_dir)
+/// The directories a grant must not be: the home directory and every directory that holds it, by their identity
+/// (device and inode), so that each place is compared with one lookup, and a place that reaches one of them by
+/// another path (a link, a bind mount) is known as well.
+pub(crate) struct HomeHolders {
+    home: Option<PathBuf>,
+    ids: Vec<(u64, u64)>,
 }
 
-/// Whether the canonical form of `path` (which exists) is itself: no component of it is a symbolic link.
-fn is_canonical(path: &Path) -> bool {
-    std::fs::canonicalize(path).is_ok_and(|real| real == path)
+impl HomeHolders {
+    pub(crate) fn new(home: Option<&Path>) -> Self {
+        use std::os::unix::fs::MetadataExt as _;
+        let ids = home
+            .map(|home| {
+                let canonical = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+                canonical
+                    .ancestors()
+                    .filter_map(|dir| std::fs::metadata(dir).ok())
+                    .map(|meta| (meta.dev(), meta.ino()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            home: home.map(Path::to_path_buf),
+            ids,
+        }
+    }
+
+    /// Whether `dir` (a directory of `PATH`, of a tool-chain variable or of `agentGuard.sandbox.read`) is the home
+    /// directory or holds it: granting it would grant the whole home directory (a `PATH` with `~` or `/` in it).
+    pub(crate) fn holds(&self, dir: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let Some(home) = &self.home else {
+            return dir == Path::new("/");
+        };
+        home.starts_with(dir)
+            || std::fs::metadata(dir).is_ok_and(|meta| self.ids.contains(&(meta.dev(), meta.ino())))
+    }
+}
+
+/// Whether no component of `path` below the canonical `home` is a symbolic link, so that `path` (which exists) is
+/// its own canonical form; a lookup per component below the home directory, where making it canonical would look
+/// up every component from the root.
+fn no_link_below(home: &Path, path: &Path) -> bool {
+    let Ok(below) = path.strip_prefix(home) else {
+        return false;
+    };
+    let mut at = home.to_path_buf();
+    below.components().all(|component| {
+        at.push(component);
+        matches!(component, std::path::Component::Normal(_))
+            && std::fs::symlink_metadata(&at).is_ok_and(|meta| !meta.file_type().is_symlink())
+    })
 }
 
 #[cfg(test)]
@@ -161,10 +202,26 @@ mod tests {
     #[test]
     fn a_directory_that_holds_the_home_directory_is_named() {
         let home = Path::new("/home/u");
-        assert!(holds_home(Path::new("/"), Some(home)));
-        assert!(holds_home(Path::new("/home"), Some(home)));
-        assert!(holds_home(Path::new("/home/u"), Some(home)));
-        assert!(!holds_home(Path::new("/home/u/.cargo/bin"), Some(home)));
-        assert!(!holds_home(Path::new("/usr/bin"), Some(home)));
+        let holders = HomeHolders::new(Some(home));
+        assert!(holders.holds(Path::new("/")));
+        assert!(holders.holds(Path::new("/home")));
+        assert!(holders.holds(Path::new("/home/u")));
+        assert!(!holders.holds(Path::new("/home/u/.cargo/bin")));
+        assert!(!holders.holds(Path::new("/usr/bin")));
+        // An existing home directory, reached through a link: the link and the directories above the home
+        // directory's own path hold it too.
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(base.join("real/u/.cargo/bin")).unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        let holders = HomeHolders::new(Some(&base.join("link/u")));
+        assert!(holders.holds(&base.join("real")));
+        assert!(holders.holds(&base.join("real/u")));
+        assert!(holders.holds(&base.join("link")));
+        assert!(holders.holds(&base));
+        assert!(!holders.holds(&base.join("real/u/.cargo/bin")));
+        assert!(!holders.holds(Path::new("/usr/bin")));
+        assert!(!HomeHolders::new(None).holds(Path::new("/usr")));
+        assert!(HomeHolders::new(None).holds(Path::new("/")));
     }
 }

@@ -744,8 +744,9 @@ fn grants_of(
     let mut wanted: Vec<Grant> = Vec::new();
     let mut grant = |path: PathBuf, rights: Rights| wanted.push(Grant { path, rights });
     let home = spec.home.as_deref();
+    let holders = crate::home::HomeHolders::new(home);
     let mut holds_home = |dir: &Path, what: &str| {
-        let holds = crate::home::holds_home(dir, home);
+        let holds = holders.holds(dir);
         if holds {
             notes.push(format!(
                 "`{}` ({what}) holds the home directory: not granted",

@@ -41,13 +41,18 @@ pub(super) fn writable_caches(
         return out;
     }
     let home = spec.home.as_deref();
+    let holders = spec
+        .toolchains
+        .iter()
+        .any(|t| t.cache)
+        .then(|| crate::home::HomeHolders::new(home));
     let places: Vec<PathBuf> = home
         .iter()
         .flat_map(|home| HOME_CACHES.iter().map(move |c| home.join(c)))
         .chain(
             spec.toolchains
                 .iter()
-                .filter(|t| t.cache && !crate::home::holds_home(&t.dir, home))
+                .filter(|t| t.cache && holders.as_ref().is_some_and(|h| !h.holds(&t.dir)))
                 .map(|t| t.dir.clone()),
         )
         .collect();

@@ -15,16 +15,18 @@ use crate::error::{Result, UndoError};
 /// a sandboxed command could have put there is never run outside the sandbox.
 pub(crate) fn find_git(roots: &[PathBuf]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
+    // A directory is made canonical only once it holds a `git`: most of `PATH` does not.
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())
+        .filter(|dir| {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::metadata(dir.join("git"))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
         // Within a batch of decisions (agent-fs-sandbox's batch facts) each directory is made canonical once.
         .filter_map(|dir| agent_fs_sandbox::canonicalize(&dir).ok())
-        .filter(|dir| !roots.iter().any(|root| dir.starts_with(root)))
+        .find(|dir| !roots.iter().any(|root| dir.starts_with(root)))
         .map(|dir| dir.join("git"))
-        .find(|candidate| {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::metadata(candidate).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }
 
 /// A `git` command that ended.

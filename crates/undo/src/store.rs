@@ -292,7 +292,7 @@ impl Store {
                         rules: rules.clone(),
                         walked: true,
                         linked,
-                        answered: 0,
+                        walked_at: answer.served,
                     }
                     .save(self.dir());
                 }

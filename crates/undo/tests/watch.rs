@@ -258,6 +258,46 @@ fn a_killed_or_overflowed_watcher_falls_back_to_a_walk() {
     assert_eq!(state(&world.project), between);
 }
 
+/// With nothing changed, a snapshot the watcher serves writes no state, yet one in a hundred walks all the same:
+/// the watcher counts the questions it answered since the walk (the bound on how long a change that makes no event
+/// can stay out of the snapshots).
+fn unchanged_snapshots_write_nothing_and_one_in_a_hundred_walks() {
+    use std::os::unix::fs::MetadataExt as _;
+    let world = World::new();
+    world.warm();
+    let state_file = world.store().dir().join("watch-state.json");
+    let identity = || {
+        let meta = std::fs::metadata(&state_file).unwrap();
+        (meta.ino(), meta.mtime(), meta.mtime_nsec())
+    };
+    // A served snapshot after a walk writes the state once (it no longer says walked); then nothing changes it.
+    world.run("true");
+    world.answered("the run after the watcher served");
+    let kept = identity();
+    for _ in 0..5 {
+        world.run("true");
+    }
+    assert_eq!(
+        identity(),
+        kept,
+        "a snapshot with nothing changed wrote the state"
+    );
+    // Two snapshots a run: the hundredth answer since the walk is within the next 50 runs. The snapshot after the
+    // command of the run that walked is served again, so the walk shows in the count it kept.
+    let walked_at = || world.watch_state().unwrap()["walked_at"].clone();
+    let before = walked_at();
+    let mut runs = 0;
+    while walked_at() == before {
+        assert!(runs <= 50, "no walk after {runs} more runs");
+        world.run("true");
+        runs += 1;
+    }
+    assert!(runs >= 40, "a walk after only {runs} more runs");
+    // And the watcher serves again after it.
+    world.run("true");
+    world.answered("the run after the hundredth");
+}
+
 /// A file with a second name outside the watched directories: a write through that name makes no event for the
 /// file's name in the root, and the snapshot looks at it all the same (found by a walk, or linked during a run).
 fn a_write_through_a_hard_link_outside_the_root_is_seen() {
@@ -513,7 +553,7 @@ fn main() {
         eprintln!("no git: skipped");
         return;
     }
-    let tests: [(&str, fn()); 9] = [
+    let tests: [(&str, fn()); 10] = [
         (
             "a_change_between_runs_is_captured_and_taken_back_to",
             a_change_between_runs_is_captured_and_taken_back_to,
@@ -525,6 +565,10 @@ fn main() {
         (
             "a_killed_or_overflowed_watcher_falls_back_to_a_walk",
             a_killed_or_overflowed_watcher_falls_back_to_a_walk,
+        ),
+        (
+            "unchanged_snapshots_write_nothing_and_one_in_a_hundred_walks",
+            unchanged_snapshots_write_nothing_and_one_in_a_hundred_walks,
         ),
         (
             "a_write_through_a_hard_link_outside_the_root_is_seen",

@@ -65,6 +65,8 @@ struct Watcher {
     fingerprint: u64,
     cookies: std::collections::HashSet<std::ffi::OsString>,
     cookie_count: u64,
+    /// How many questions were answered ([`super::Answer::served`]).
+    served: u64,
 }
 
 /// Runs the watcher of `root` (below `work_tree`) for the store in `store`; returns the process's exit code.
@@ -261,6 +263,7 @@ impl Watcher {
             fingerprint,
             cookies: std::collections::HashSet::new(),
             cookie_count: 0,
+            served: 0,
         };
         watcher.add_tree(&prefix, true)?;
         Ok(watcher)
@@ -501,12 +504,14 @@ impl Watcher {
         } else {
             Vec::new()
         };
+        self.served += 1;
         let reply = Answer {
             instance: self.instance.clone(),
             seq: self.seq,
             fingerprint: self.fingerprint,
             complete,
             paths,
+            served: self.served,
         };
         if let Ok(mut text) = serde_json::to_vec(&reply) {
             text.push(b'\n');

@@ -56,8 +56,9 @@ fn kind_of(work_tree: &Path, path: &Path) -> Kind {
 }
 
 /// Takes the snapshot of `store` from its watcher's answer when every condition for it holds; `rules` are the
-/// run's (being captured before the command, frozen after it) and become the kept ones when the snapshot is
-/// taken from the answer before the command.
+/// run's (before the command as the caller has just read them from the disk under the store's lock, being
+/// captured; frozen after it) and become the kept ones when the snapshot is taken from the answer before the
+/// command.
 pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     let dir = store.dir();
     let work_tree = store.git.work_tree.as_path();
@@ -67,8 +68,16 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
         super::start(dir, work_tree, store.root());
         return Ok(Outcome::Walk(None));
     };
-    // The rules the watcher follows must be the disk's: else it may not watch a directory a walk enters.
-    let disk = store.rules();
+    // The rules the watcher follows must be the disk's: else it may not watch a directory a walk enters. Before a
+    // command (`rules` not frozen yet) they are those the caller has just read from the disk under the store's
+    // lock, not read a second time.
+    let read_now;
+    let disk = if rules.is_frozen() {
+        read_now = store.rules();
+        &read_now
+    } else {
+        &*rules
+    };
     let above = Rules::above_on_disk(work_tree, prefix);
     if answer.fingerprint != Rules::fingerprint_of(disk.own(), disk.exclude(), &above) {
         super::quit(dir);
@@ -84,7 +93,7 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     }) else {
         return Ok(Outcome::Walk(Some(answer)));
     };
-    if state.answered >= super::WALK_EVERY {
+    if state.answered(&answer) >= super::WALK_EVERY {
         return Ok(Outcome::Walk(Some(answer)));
     }
     // After the command, the run's rules must be those the kept tree followed.
@@ -120,15 +129,21 @@ pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
     if !rules.is_frozen() {
         *rules = state.rules.clone();
     }
-    State {
-        instance: answer.instance,
-        seq: answer.seq,
-        rules: state.rules,
-        walked: false,
-        linked,
-        answered: state.answered + 1,
+    // The kept state is written only when it changes: with no event since its token (and so no path looked at)
+    // the same state would be written again, and replacing a file costs more than the rest of such a snapshot
+    // (ext4 writes the new file out at once when it is renamed over the old one). The count of answers since the
+    // last walk is the watcher's (`Answer::served`), so it needs no write.
+    if state.walked || answer.seq != state.seq || linked != state.linked {
+        State {
+            instance: answer.instance,
+            seq: answer.seq,
+            rules: state.rules,
+            walked: false,
+            linked,
+            walked_at: state.walked_at,
+        }
+        .save(dir);
     }
-    .save(dir);
     Ok(Outcome::Done(tree))
 }
 

@@ -54,7 +54,7 @@ const REPLY_WITHIN: Duration = Duration::from_secs(2);
 const OFF_FOR: Duration = Duration::from_secs(600);
 /// After this many snapshots served by the watcher, one walks the whole root all the same: a bound on how long a
 /// change no event reports (a write through a shared memory mapping) can stay out of the snapshots.
-pub(crate) const WALK_EVERY: u32 = 100;
+pub(crate) const WALK_EVERY: u64 = 100;
 /// The argument that makes a program that called [`watcher_main`] the watcher.
 const ARG: &str = "__agent-guard-undo-watch";
 
@@ -102,6 +102,10 @@ pub(crate) struct Answer {
     pub(crate) complete: bool,
     /// The paths changed since the token, relative to the work tree.
     pub(crate) paths: Vec<Vec<u8>>,
+    /// How many questions this watcher has answered, this one included. A snapshot counts the answers since the
+    /// last walk by it ([`State::walked_at`]), so that the count needs no write of the state when nothing changed;
+    /// another client's questions only make the next walk come sooner.
+    pub(crate) served: u64,
 }
 
 /// What a snapshot kept of the watcher: the token of the answer it used and the rules its tree followed.
@@ -117,12 +121,18 @@ pub(crate) struct State {
     /// watched directories) makes no event for theirs, so every snapshot looks at them as if changed.
     #[serde(default)]
     pub(crate) linked: std::collections::BTreeSet<PathBuf>,
-    /// How many snapshots took the watcher's answer since the last walk: after [`WALK_EVERY`], one walks again.
+    /// The watcher's [`Answer::served`] when the last walk was taken: after [`WALK_EVERY`] answers more, one walks
+    /// again. A state kept without it (0) makes the next snapshot walk sooner, never later.
     #[serde(default)]
-    pub(crate) answered: u32,
+    pub(crate) walked_at: u64,
 }
 
 impl State {
+    /// How many snapshots took the watcher's `answer` since the last walk, before this one.
+    pub(crate) fn answered(&self, answer: &Answer) -> u64 {
+        answer.served.saturating_sub(self.walked_at).saturating_sub(1)
+    }
+
     /// The state kept in the store `dir`.
     pub(crate) fn load(dir: &Path) -> Option<Self> {
         let bytes = std::fs::read(dir.join(STATE)).ok()?;
