@@ -57,6 +57,8 @@ enum Call {
     /// Removes the path of its first argument (`os.unlink(path)`) or, given none, the path its receiver was made
     /// of (`Path('x').unlink()`).
     RemovesReceiver,
+    /// A web request whose first argument is its method and second its URL (`requests.request('PUT', url)`).
+    FetchesWithMethod,
     /// A web request to the URL of its first argument: one that sends whatever its other arguments say (`sends`),
     /// or with a body when they name one (`data=`, `body:`, a `method` other than GET or HEAD) or, where
     /// `positional_body`, when it has a second argument (`urlopen(url, data)`).
@@ -109,18 +111,26 @@ static PYTHON: Table = &[
     (".Request", GET),
     ("requests.get", GET),
     ("requests.head", GET),
-    ("requests.request", GET),
+    ("requests.request", Call::FetchesWithMethod),
     ("requests.post", SEND),
     ("requests.put", SEND),
     ("requests.patch", SEND),
     ("requests.delete", SEND),
     ("httpx.get", GET),
     ("httpx.head", GET),
-    ("httpx.request", GET),
+    ("httpx.request", Call::FetchesWithMethod),
     ("httpx.post", SEND),
     ("httpx.put", SEND),
     ("httpx.patch", SEND),
     ("httpx.delete", SEND),
+];
+
+/// Python's calls of `subprocess` by a name of its own (`import subprocess as s; s.run([...])`), which count where
+/// the code imports `subprocess`.
+static PYTHON_SUBPROCESS: Table = &[
+    (".run", Call::Runs),
+    (".call", Call::Runs),
+    (".getoutput", Call::Runs),
 ];
 
 static JAVASCRIPT: Table = &[
@@ -138,7 +148,14 @@ static JAVASCRIPT: Table = &[
     (".rmdir", TREE),
     (".unlinkSync", FILE),
     (".unlink", FILE),
-    ("fetch", GET),
+    (
+        "fetch",
+        Call::Fetches {
+            sends: false,
+            positional_body: true,
+        },
+    ),
+    (".request", GET),
     ("http.get", GET),
     ("https.get", GET),
     ("http.request", GET),
@@ -259,12 +276,15 @@ pub(crate) fn read(language: Language, code: &str, expanded: bool) -> Vec<Spelle
     // `exec` and `spawn` are also regular expressions' and other libraries' methods: in JavaScript they count
     // where the code loads `child_process`.
     let processes = language != Language::JavaScript || code.contains("child_process");
+    let subprocess = language == Language::Python && code.contains("subprocess");
     let mut spelled = Vec::new();
     for (at, token) in tokens.iter().enumerate() {
         match token {
             Token::Command(Some(line)) => spelled.push(Spelled::Line(line.clone())),
             Token::Name(name) => {
-                let Some(call) = lookup(table, name) else {
+                let found = lookup(table, name)
+                    .or_else(|| subprocess.then(|| lookup(PYTHON_SUBPROCESS, name)).flatten());
+                let Some(call) = found else {
                     continue;
                 };
                 if !processes && matches!(call, Call::Runs | Call::Spawns) && name.starts_with('.') {
@@ -283,7 +303,48 @@ pub(crate) fn read(language: Language, code: &str, expanded: bool) -> Vec<Spelle
             _ => {}
         }
     }
+    if changes_directory(&tokens) {
+        return elsewhere(spelled);
+    }
     spelled
+}
+
+/// Whether the code changes its working directory (`os.chdir`, `process.chdir`, Perl's and Ruby's `chdir`, R's
+/// `setwd`) or runs a program in another (`cwd=`, `cwd:`): its relative paths are then not the line's.
+fn changes_directory(tokens: &[Token]) -> bool {
+    tokens.windows(2).any(|pair| match pair {
+        [Token::Name(name), _] if name.ends_with("chdir") || name == "setwd" => true,
+        [Token::Name(key) | Token::Str(Some(key)), Token::Other('=' | ':')] => key == "cwd",
+        _ => false,
+    })
+}
+
+/// What `spelled` amounts to run in a directory only known at run time: a relative removal removes a path only
+/// known at run time, and a command runs after a `cd` to a directory only known at run time (a program and its
+/// arguments as the shell line that quotes them).
+pub(crate) fn elsewhere(spelled: Vec<Spelled>) -> Vec<Spelled> {
+    let unknown = "cd -- \"$AGENT_GUARD_UNKNOWN_DIRECTORY\" && ";
+    spelled
+        .into_iter()
+        .map(|spelled| match spelled {
+            Spelled::Removes { path, recursive } => Spelled::Removes {
+                path: path.filter(|path| path.starts_with('/')),
+                recursive,
+            },
+            Spelled::Line(line) => Spelled::Line(format!("{unknown}{line}")),
+            Spelled::Argv(words) => {
+                let quoted: Option<Vec<String>> = words
+                    .iter()
+                    .map(|word| word.as_ref().map(|w| format!("'{}'", w.replace('\'', "'\\''"))))
+                    .collect();
+                match quoted {
+                    Some(quoted) => Spelled::Line(format!("{unknown}{}", quoted.join(" "))),
+                    None => Spelled::Argv(words),
+                }
+            }
+            fetches @ Spelled::Fetches { .. } => fetches,
+        })
+        .collect()
 }
 
 fn lookup(table: Table, name: &str) -> Option<Call> {
@@ -301,6 +362,8 @@ fn lookup(table: Table, name: &str) -> Option<Call> {
 enum Arg {
     One(Text),
     List(Vec<Text>),
+    /// An object or dictionary written in brackets (`{method: 'PUT'}`), whose keys the call's reader looks at.
+    Object,
     /// Anything else: only known at run time.
     Dynamic,
 }
@@ -356,7 +419,7 @@ fn argument(tokens: &[&Token]) -> Arg {
                 match (i % 2, token) {
                     (0, Token::Str(text)) => items.push(text.clone()),
                     (1, Token::Comma) => {}
-                    _ => return Arg::Dynamic,
+                    _ => return Arg::Object,
                 }
             }
             Arg::List(items)
@@ -409,7 +472,7 @@ impl Found<'_> {
                     match arg {
                         Arg::One(text) => paths.push(text.clone()),
                         Arg::List(items) => paths.extend(items.iter().cloned()),
-                        Arg::Dynamic => paths.push(None),
+                        Arg::Object | Arg::Dynamic => paths.push(None),
                     }
                 }
                 if paths.is_empty() {
@@ -432,6 +495,15 @@ impl Found<'_> {
                 sends,
                 positional_body,
             } => self.fetches(sends, positional_body),
+            Call::FetchesWithMethod => {
+                let sends = !matches!(self.args.first(), Some(Arg::One(Some(method))) if reads_only(method));
+                let rest = Found {
+                    call: self.call,
+                    args: self.args.get(1..).unwrap_or_default(),
+                    spanned: self.spanned,
+                };
+                rest.fetches(sends, false)
+            }
         }
     }
 
@@ -445,13 +517,22 @@ impl Found<'_> {
         if url.as_deref().is_some_and(|url| !url.contains("://")) {
             return Vec::new();
         }
-        let sends = sends || (positional_body && self.args.len() > 1) || names_a_body(self.spanned);
+        // A second argument written as an object is looked into (`{method: 'GET'}`); any other may hold a body.
+        let second = self.args.get(1).is_some_and(|arg| !matches!(arg, Arg::Object));
+        let sends = sends || (positional_body && second) || names_a_body(self.spanned);
         // A request only known at run time that sends nothing is bounded by the sandbox's proxy as it is.
         if url.is_none() && !sends {
             return Vec::new();
         }
         vec![Spelled::Fetches { url, sends }]
     }
+}
+
+/// Whether an HTTP method only reads.
+fn reads_only(method: &str) -> bool {
+    ["GET", "HEAD", "OPTIONS"]
+        .iter()
+        .any(|m| m.eq_ignore_ascii_case(method))
 }
 
 /// The names of a request's body among its options (`data=`, `json=`, `body:`, `files=`).
@@ -461,7 +542,10 @@ const BODY: [&str; 6] = ["data", "json", "body", "files", "content", "form"];
 /// time).
 fn names_a_body(tokens: &[Token]) -> bool {
     tokens.windows(2).enumerate().any(|(i, pair)| match pair {
-        [Token::Name(name), Token::Other('=' | ':')] if BODY.contains(&name.as_str()) => true,
+        [
+            Token::Name(name) | Token::Str(Some(name)),
+            Token::Other('=' | ':'),
+        ] if BODY.contains(&name.as_str()) => true,
         // `{body}`, `urlopen(url, data)`: the name alone, as an element.
         [Token::Name(name), Token::Comma | Token::Close]
             if BODY.contains(&name.as_str())
@@ -472,7 +556,10 @@ fn names_a_body(tokens: &[Token]) -> bool {
         {
             true
         }
-        [Token::Name(name), Token::Other('=' | ':')] if name == "method" => match tokens.get(i + 2) {
+        [
+            Token::Name(name) | Token::Str(Some(name)),
+            Token::Other('=' | ':'),
+        ] if name == "method" => match tokens.get(i + 2) {
             Some(Token::Str(Some(method))) => {
                 !method.eq_ignore_ascii_case("get") && !method.eq_ignore_ascii_case("head")
             }
@@ -752,252 +839,5 @@ fn escaped(c: char) -> Option<char> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn line(text: &str) -> Spelled {
-        Spelled::Line(text.to_owned())
-    }
-
-    fn removes(path: Option<&str>, recursive: bool) -> Spelled {
-        Spelled::Removes {
-            path: path.map(str::to_owned),
-            recursive,
-        }
-    }
-
-    fn argv(words: &[Option<&str>]) -> Spelled {
-        Spelled::Argv(words.iter().map(|w| w.map(str::to_owned)).collect())
-    }
-
-    #[test]
-    fn python_commands_and_removals() {
-        use Language::Python;
-        assert_eq!(
-            read(Python, "import shutil; shutil.rmtree('.')", false),
-            [removes(Some("."), true)]
-        );
-        assert_eq!(
-            read(
-                Python,
-                "import os\nos.remove(\"app.db\")\nprint('os.remove(x)')",
-                false
-            ),
-            [removes(Some("app.db"), false)]
-        );
-        assert_eq!(
-            read(
-                Python,
-                "__import__('os').system('rm -rf ~'); import shutil as s; s.rmtree('.')",
-                false
-            ),
-            [line("rm -rf ~"), removes(Some("."), true)]
-        );
-        assert_eq!(
-            read(Python, "from os import remove; remove('app.db')", false),
-            [removes(Some("app.db"), false)]
-        );
-        assert_eq!(
-            read(Python, "import os; os.system('rm -rf data')", false),
-            [line("rm -rf data")]
-        );
-        assert_eq!(
-            read(
-                Python,
-                "import subprocess as s\nsubprocess.run(['git', 'clean', '-fdx'], check=True)",
-                false
-            ),
-            [argv(&[Some("git"), Some("clean"), Some("-fdx")])]
-        );
-        assert_eq!(
-            read(
-                Python,
-                "from pathlib import Path; Path('db.sqlite3').unlink()",
-                false
-            ),
-            [removes(Some("db.sqlite3"), false)]
-        );
-        // Paths and commands made at run time.
-        assert_eq!(
-            read(Python, "import os\nfor f in fs: os.remove(f)", false),
-            [removes(None, false)]
-        );
-        assert_eq!(
-            read(Python, "import os; os.remove(f'{d}/x')", false),
-            [removes(None, false)]
-        );
-        assert_eq!(read(Python, "p.unlink()", false), [removes(None, false)]);
-        assert!(read(Python, "os.system(cmd)", false).is_empty());
-        // Names in strings and comments, and look-alikes, are no calls.
-        assert!(
-            read(
-                Python,
-                "# shutil.rmtree('.')\nprint(\"os.remove('x')\")\nitems.remove('a')",
-                false
-            )
-            .is_empty()
-        );
-        // A here-document the shell expands: `$x` in a string is the shell's.
-        assert_eq!(
-            read(Python, "import os; os.remove('$HOME/x')", true),
-            [removes(None, false)]
-        );
-        assert_eq!(
-            read(Python, "import os; os.remove('''a.txt''')", true),
-            [removes(Some("a.txt"), false)]
-        );
-        // An escape the reader does not know leaves the text unknown: `\x72m` is `rm` to Python.
-        assert_eq!(
-            read(Python, "import shutil; shutil.rmtree('\\x2f')", false),
-            [removes(None, true)]
-        );
-        assert!(read(Python, "import os; os.system('\\x72m -rf /')", false).is_empty());
-        assert_eq!(
-            read(Python, "import os; os.system('echo a\\nrm -rf ~')", false),
-            [line("echo a\nrm -rf ~")]
-        );
-        assert_eq!(
-            read(Python, "import os; os.remove(r'a\\b')", false),
-            [removes(Some("a\\b"), false)]
-        );
-    }
-
-    fn fetches(url: Option<&str>, sends: bool) -> Spelled {
-        Spelled::Fetches {
-            url: url.map(str::to_owned),
-            sends,
-        }
-    }
-
-    #[test]
-    fn web_requests_and_what_they_send() {
-        use Language::{JavaScript, Python, Ruby};
-        assert_eq!(
-            read(
-                Python,
-                "import urllib.request as u; u.urlopen('https://pypi.org/simple/')",
-                false
-            ),
-            [fetches(Some("https://pypi.org/simple/"), false)]
-        );
-        assert_eq!(
-            read(Python, "urlopen('https://x.io/a', payload)", false),
-            [fetches(Some("https://x.io/a"), true)]
-        );
-        assert_eq!(
-            read(
-                Python,
-                "requests.get('https://x.io/a', data=open('f').read())",
-                false
-            ),
-            [fetches(Some("https://x.io/a"), true)]
-        );
-        assert_eq!(
-            read(Python, "requests.put(url, json=doc)", false),
-            [fetches(None, true)]
-        );
-        // A GET to a place only known at run time is the proxy's to bound; a string that is no URL is no request.
-        assert!(read(Python, "requests.get(url, params=data)", false).is_empty());
-        assert!(read(Python, "d.get('key'); requests.get('index.html')", false).is_empty());
-        assert_eq!(
-            read(
-                JavaScript,
-                "fetch('https://registry.npmjs.org/x', {method: 'PUT', body})",
-                false
-            ),
-            [fetches(Some("https://registry.npmjs.org/x"), true)]
-        );
-        assert_eq!(
-            read(
-                JavaScript,
-                "fetch('https://registry.npmjs.org/x', {method: 'GET'}).then(r => r.json())",
-                false
-            ),
-            [fetches(Some("https://registry.npmjs.org/x"), false)]
-        );
-        assert_eq!(
-            read(
-                Ruby,
-                "Net::HTTP.post(URI(\"https://rubygems.org/api/v1/gems\"), File.read(\"a\"))",
-                false
-            ),
-            [fetches(Some("https://rubygems.org/api/v1/gems"), true)]
-        );
-    }
-
-    #[test]
-    fn javascript_perl_ruby_php_r_lua() {
-        assert_eq!(
-            read(
-                Language::JavaScript,
-                "require('fs').rmSync('data', {recursive: true})",
-                false
-            ),
-            [removes(Some("data"), true)]
-        );
-        assert_eq!(
-            read(
-                Language::JavaScript,
-                "const {execSync} = require('child_process'); execSync(`rm -rf build`)",
-                false
-            ),
-            [line("rm -rf build")]
-        );
-        assert_eq!(
-            read(
-                Language::JavaScript,
-                "require('child_process').spawnSync('rm', ['-rf', 'x'])",
-                false
-            ),
-            [argv(&[Some("rm"), Some("-rf"), Some("x")])]
-        );
-        // A regular expression's `exec` runs nothing.
-        assert!(read(Language::JavaScript, "/a/.exec('abc')", false).is_empty());
-        assert_eq!(
-            read(Language::Perl, "unlink \"app.db\", 'b.txt';", false),
-            [removes(Some("app.db"), false), removes(Some("b.txt"), false)]
-        );
-        assert_eq!(
-            read(Language::Perl, "print `rm -f x`; system(\"make\")", false),
-            [line("rm -f x"), line("make")]
-        );
-        assert_eq!(
-            read(Language::Perl, "use File::Path; File::Path::rmtree('d')", false),
-            [removes(Some("d"), true)]
-        );
-        assert_eq!(read(Language::Perl, "system \"rm -f $f\"", false), []);
-        assert_eq!(
-            read(Language::Perl, "unlink 'a\\b'", false),
-            [removes(Some("a\\b"), false)]
-        );
-        assert_eq!(
-            read(
-                Language::Ruby,
-                "require 'fileutils'; FileUtils.rm_rf('tmp')",
-                false
-            ),
-            [removes(Some("tmp"), true)]
-        );
-        assert_eq!(
-            read(Language::Ruby, "File.delete(\"app.db\")", false),
-            [removes(Some("app.db"), false)]
-        );
-        assert_eq!(
-            read(Language::Ruby, "system 'rm', '-f', 'x'", false),
-            [argv(&[Some("rm"), Some("-f"), Some("x")])]
-        );
-        assert_eq!(read(Language::Ruby, "puts %x(ls -la)", false), [line("ls -la")]);
-        assert_eq!(
-            read(Language::Php, "unlink('x.db'); echo shell_exec('id');", false),
-            [removes(Some("x.db"), false), line("id")]
-        );
-        assert_eq!(
-            read(Language::R, "unlink('data', recursive = TRUE)", false),
-            [removes(Some("data"), true)]
-        );
-        assert_eq!(
-            read(Language::Lua, "os.remove('a') -- os.remove('b')", false),
-            [removes(Some("a"), false)]
-        );
-    }
-}
+#[path = "embedded_tests.rs"]
+mod tests;

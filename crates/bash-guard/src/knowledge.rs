@@ -307,6 +307,13 @@ pub(crate) struct Interpreter {
     /// The language of its code, whose commands and removals written in the open are read
     /// ([`crate::embedded`]).
     pub(crate) language: Option<Language>,
+    /// Its options that take a value (the code options among them), so that the code option after one is found
+    /// (`python3 -W ignore -c CODE`, `perl -I lib -e CODE`).
+    pub(crate) values: &'static [&'static str],
+    /// Its options whose value can only be attached (`perl -i[EXT]`).
+    pub(crate) optional: &'static [&'static str],
+    /// The option that edits its file operands in place (`perl -pi -e CODE FILE`, `ruby -i`).
+    pub(crate) in_place: Option<&'static str>,
 }
 
 /// A package manager or build tool: what it does in each form.
@@ -368,6 +375,9 @@ pub(crate) static INTERPRETER: Interpreter = Interpreter {
     version: &["--version", "--help"],
     code: &[],
     language: None,
+    values: &[],
+    optional: &[],
+    in_place: None,
 };
 
 /// How a wrapper finds the command it runs.
@@ -1190,52 +1200,107 @@ static PYTHON: Interpreter = Interpreter {
     version: &["--version", "-V", "-VV", "--help", "-h", "-?"],
     code: &["-c"],
     language: Some(Language::Python),
+    values: &["-c", "-W", "-X", "-m", "--check-hash-based-pycs"],
+    optional: &[],
+    in_place: None,
 };
 static NODE: Interpreter = Interpreter {
     version: &["--version", "-v", "--help", "-h"],
     code: &["-e", "--eval", "-p", "--print"],
     language: Some(Language::JavaScript),
+    values: &[
+        "-e",
+        "--eval",
+        "-p",
+        "--print",
+        "-r",
+        "--require",
+        "--import",
+        "--loader",
+        "--experimental-loader",
+        "-C",
+        "--conditions",
+        "--input-type",
+        "--env-file",
+        "--title",
+    ],
+    optional: &[],
+    in_place: None,
 };
 static PERL: Interpreter = Interpreter {
     version: &["--version", "-v", "-V", "--help", "-h"],
     code: &["-e", "-E"],
     language: Some(Language::Perl),
+    values: &["-e", "-E", "-I", "-M", "-m", "-F"],
+    optional: &["-i", "-x", "-0", "-C", "-d", "-D"],
+    in_place: Some("-i"),
 };
 // `ruby -v` prints the version and then runs standard input as a program: only `--version` only prints.
 static RUBY: Interpreter = Interpreter {
     version: &["--version", "--help", "-h"],
     code: &["-e"],
     language: Some(Language::Ruby),
+    values: &["-e", "-r", "-I", "-C", "-E", "-F"],
+    optional: &["-i", "-x", "-0", "-W", "-K"],
+    in_place: Some("-i"),
 };
 static PHP: Interpreter = Interpreter {
     version: &["--version", "-v", "--help", "-h"],
-    code: &["-r"],
+    code: &["-r", "-B", "-R", "-E"],
     language: Some(Language::Php),
+    values: &["-r", "-B", "-R", "-E", "-d", "-c", "-z"],
+    optional: &[],
+    in_place: None,
 };
 static BUN: Interpreter = Interpreter {
     version: &["--version", "-v", "--help", "-h"],
     code: &["-e", "--eval", "-p", "--print"],
     language: Some(Language::JavaScript),
+    values: &[
+        "-e",
+        "--eval",
+        "-p",
+        "--print",
+        "-r",
+        "--preload",
+        "--cwd",
+        "--env-file",
+        "--tsconfig-override",
+    ],
+    optional: &[],
+    in_place: None,
 };
 static DENO: Interpreter = Interpreter {
     version: &["--version", "-V", "--help", "-h"],
     code: &[],
     language: Some(Language::JavaScript),
+    values: &[],
+    optional: &[],
+    in_place: None,
 };
 static LUA: Interpreter = Interpreter {
     version: &["-v"],
     code: &["-e"],
     language: Some(Language::Lua),
+    values: &["-e", "-l"],
+    optional: &[],
+    in_place: None,
 };
 static RSCRIPT: Interpreter = Interpreter {
     version: &["--version", "--help"],
     code: &["-e"],
     language: Some(Language::R),
+    values: &["-e"],
+    optional: &[],
+    in_place: None,
 };
 static JAVA: Interpreter = Interpreter {
     version: &["-version", "--version", "-help", "--help", "-h", "-?"],
     code: &[],
     language: None,
+    values: &[],
+    optional: &[],
+    in_place: None,
 };
 
 /// The rustup proxies read `rust-toolchain.toml` (which can name a toolchain directory of the project), cargo also

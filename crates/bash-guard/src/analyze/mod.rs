@@ -27,7 +27,7 @@ use crate::word::{self, Anchor, Embedded, Word};
 
 use arithmetic::ArithRead;
 use files::VariablePath;
-use shapes::{emptiness_tested, here_string, loop_turns, printed_text, printed_words, transformed_text};
+use shapes::{emptiness_tested, line_input, loop_turns, printed_text, printed_words, transformed_text};
 use vars::{AssignedValue, Facts, Held, Value};
 
 /// How deeply code inside code (`bash -c "$(eval …)"`) is followed; deeper is a safety ask.
@@ -665,7 +665,7 @@ impl Walker<'_> {
             // What it reads on its standard input: its own here-string, else what the pipe gives it.
             let piped = self.pipe_text.take();
             let program_text = stdin_program.and(piped.clone());
-            let stdin_text = here_string(simple).or(piped);
+            let stdin_text = line_input(simple).or(piped);
             if let Some(text) = printed_text(&effective)
                 .or_else(|| stdin_text.and_then(|input| transformed_text(&effective, &input)))
                 .filter(|_| !self.redefines)
@@ -839,8 +839,13 @@ impl Walker<'_> {
             ..ctx
         };
         for (text, expanded) in programs {
-            let (code, argv) =
-                classify::spelled_out(language, &text, expanded, "an interpreter reading its input");
+            let (code, argv) = classify::spelled_out(
+                language,
+                &text,
+                expanded,
+                false,
+                "an interpreter reading its input",
+            );
             for Nested { kind, argv, found } in argv {
                 self.nested_argv(&argv, kind, found.as_ref(), nested);
             }

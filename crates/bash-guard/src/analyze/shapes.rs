@@ -77,6 +77,25 @@ pub(super) fn here_string(simple: &parse::Simple) -> Option<String> {
         })
 }
 
+/// The text the command reads on its standard input from the line itself: its here-string, else a here-document
+/// whose text the shell passes as written (a quoted delimiter, or no `$`, backtick or backslash in it).
+pub(super) fn line_input(simple: &parse::Simple) -> Option<String> {
+    here_string(simple).or_else(|| {
+        simple
+            .redirects
+            .iter()
+            .rev()
+            .find_map(|r| match (r.op, &r.target) {
+                (parse::RedirOp::HereDoc { expands }, parse::Target::Word(raw))
+                    if !expands || !raw.contains(['$', '`', '\\']) =>
+                {
+                    Some(raw.clone())
+                }
+                _ => None,
+            })
+    })
+}
+
 /// What a command that only transforms its standard input prints, given that input: `base64 -d` decodes it
 /// (`-i` skipping what is not of the alphabet), `rev` reverses each line, `xxd -r -p` decodes plain hex. Code hidden
 /// this way (`echo cm0gLXJmIC8= | base64 -d | sh`) is then read as the text it is. `None` for any other command,
@@ -96,6 +115,8 @@ pub(super) fn transformed_text(argv: &[&Word], input: &str) -> Option<String> {
             let garbage = flags.iter().any(|f| matches!(*f, "-i" | "--ignore-garbage"));
             String::from_utf8(decode_base64(input, garbage)?).ok()
         }
+        // `cat <<'EOF' | python3`: the text passes as it is.
+        "cat" if all_in(&["-"]) => Some(input.to_owned()),
         "rev" if flags.is_empty() => Some(
             input
                 .split_inclusive('\n')

@@ -1,7 +1,7 @@
 //! Interpreters, package managers and build tools: the few forms that only print or read, the project files that
 //! make even those run the project's code, and the forms that reach the network.
 
-use crate::analysis::{CommandClass, LocationKind};
+use crate::analysis::{AccessVia, CommandClass, LocationKind};
 use crate::embedded::{self, Language, Spelled};
 use crate::knowledge::{Interpreter, POSIX, Program, Sub, Syntax};
 use crate::options;
@@ -12,39 +12,68 @@ use super::{Classified, Code, Nested, flags};
 
 /// `python -V` prints; `python -c CODE` runs CODE, which is read for the shape of a fork bomb and for the commands
 /// and removals it spells out ([`embedded`]); `python <<EOF`, `python -` run their standard input, read the same
-/// way when the line gives it.
+/// way when the line gives it. `perl -pi -e CODE FILE…` and `ruby -i` write their files in place.
 pub(super) fn interpreter(table: &Interpreter, name: &str, args: &[Word], c: &mut Classified) {
     c.class = CommandClass::Interpreter;
     c.read_only = matches!(args, [only] if only.literal && table.version.contains(&only.text.as_str()));
     let syntax = Syntax {
-        values: table.code,
+        values: table.values,
+        optional: table.optional,
         ..POSIX
     };
     let parsed = options::read(args, &syntax);
     let mut given = false;
+    let mut in_place = false;
+    let mut codes = Vec::new();
     for option in parsed.options {
-        if !table.code.contains(&option.name.as_ref()) {
-            continue;
+        if table.in_place.is_some_and(|edits| option.is(edits)) {
+            in_place = true;
+        } else if option.is("--cwd") {
+            c.directory = option.value;
+        } else if table.code.contains(&option.name.as_ref()) {
+            given = true;
+            codes.extend(option.value.map(|code| (option.name.clone(), code)));
         }
-        given = true;
-        let Some(code) = option.value.filter(|code| code.literal) else {
-            continue;
-        };
-        if scripts::fork_bomb(&code.text) {
+    }
+    // `node -pe CODE` is `-p -e CODE` (the option's value would be the letter `e`): the code is the next word.
+    let mut operands = parsed.operands.as_slice();
+    for (_, code) in &mut codes {
+        let letter = format!("-{}", code.text);
+        if code.literal
+            && code.text.len() == 1
+            && table.code.contains(&letter.as_str())
+            && let Some((next, rest)) = operands.split_first()
+        {
+            *code = (*next).clone();
+            operands = rest;
+        }
+    }
+    for (option, code) in codes {
+        if code.literal && scripts::fork_bomb(&code.text) {
             c.class = CommandClass::Destructive;
             c.deny(format!(
-                "fork bomb: the code of `{name} {}` makes copies of its process in an unbounded loop (`{}`)",
-                option.name, code.text
+                "fork bomb: the code of `{name} {option}` makes copies of its process in an unbounded loop (`{}`)",
+                code.text
             ));
         }
         if let Some(language) = table.language {
-            let (code, argv) = spelled_out(language, &code.text, false, &format!("{name} {}", option.name));
-            c.code.extend(code);
+            // A word with an expansion (`"…$HOME…"`) is read as a here-document the shell expands: a string
+            // holding one is only known at run time, the rest is read as written.
+            let via = format!("{name} {option}");
+            let (spelled_code, argv) =
+                spelled_out(language, &code.text, !code.literal, c.directory.is_some(), &via);
+            c.code.extend(spelled_code);
             c.argv.extend(argv);
         }
     }
-    let reads_stdin = parsed
-        .operands
+    // With code given, every operand is a file it reads (and with `-i` writes); without, the first is the script.
+    let files = operands.get(usize::from(!given)..).unwrap_or_default();
+    if in_place {
+        for file in files {
+            c.write(file, AccessVia::Operand);
+        }
+    }
+    let reads_stdin = operands
         .first()
         .is_none_or(|first| first.literal && first.text == "-");
     if !given && !c.read_only && reads_stdin {
@@ -54,11 +83,13 @@ pub(super) fn interpreter(table: &Interpreter, name: &str, args: &[Word], c: &mu
 
 /// The commands an interpreter's code spells out ([`embedded::read`]) as the analysis walks them: shell lines as
 /// code `via` runs, programs with their arguments and removals (`rm -f PATH`, `rm -rf PATH`) as commands given as
-/// words. `expanded`: the code is a here-document the shell expands.
+/// words. `expanded`: the code is a here-document the shell expands; `moved`: it runs in another directory than the
+/// line's (`env -C DIR`, `bun --cwd DIR`), so its relative paths are only known at run time.
 pub(crate) fn spelled_out(
     language: Language,
     text: &str,
     expanded: bool,
+    moved: bool,
     via: &str,
 ) -> (Vec<Code>, Vec<Nested>) {
     let mut code = Vec::new();
@@ -67,7 +98,11 @@ pub(crate) fn spelled_out(
         Some(text) => Word::literal(&text),
         None => Word::unknown("(a value the code makes at run time)"),
     };
-    for spelled in embedded::read(language, text, expanded) {
+    let mut read = embedded::read(language, text, expanded);
+    if moved {
+        read = embedded::elsewhere(read);
+    }
+    for spelled in read {
         match spelled {
             Spelled::Line(line) => code.push(Code {
                 text: line,
