@@ -42,6 +42,10 @@ pub(crate) enum Spelled {
     Removes { path: Text, recursive: bool },
     /// A web request to `url`; `sends`: with a body or a method that changes what the server holds.
     Fetches { url: Text, sends: bool },
+    /// A file written, its content replaced or added to (`open('x', 'w')`, `fs.writeFileSync('x', …)`).
+    Writes(Text),
+    /// A file or directory moved (`os.rename(a, b)`), or copied over what is at `to` (`shutil.copy(a, b)`).
+    Moves { from: Text, to: Text, copies: bool },
 }
 
 /// What a call by a name of the tables does with its arguments.
@@ -57,6 +61,14 @@ enum Call {
     /// Removes the path of its first argument (`os.unlink(path)`) or, given none, the path its receiver was made
     /// of (`Path('x').unlink()`).
     RemovesReceiver,
+    /// Writes the path of its first argument (`File.write(path, …)`).
+    Writes,
+    /// Opens the path of its first argument, writing when its mode (the second argument or `mode=`) says so.
+    Opens,
+    /// Writes the path its receiver was made of (`Path('x').write_text(…)`).
+    WritesReceiver,
+    /// Moves (or, `copies`, copies) the path of its first argument to that of its second.
+    Moves { copies: bool },
     /// A web request whose first argument is its method and second its URL (`requests.request('PUT', url)`).
     FetchesWithMethod,
     /// A web request to the URL of its first argument: one that sends whatever its other arguments say (`sends`),
@@ -70,6 +82,8 @@ enum Call {
 type Table = &'static [(&'static str, Call)];
 
 const FILE: Call = Call::Removes { recursive: false };
+const MOVE: Call = Call::Moves { copies: false };
+const COPY: Call = Call::Moves { copies: true };
 const TREE: Call = Call::Removes { recursive: true };
 const GET: Call = Call::Fetches {
     sends: false,
@@ -100,6 +114,19 @@ static PYTHON: Table = &[
     ("os.remove", FILE),
     ("remove", FILE),
     (".unlink", Call::RemovesReceiver),
+    ("open", Call::Opens),
+    ("io.open", Call::Opens),
+    (".write_text", Call::WritesReceiver),
+    (".write_bytes", Call::WritesReceiver),
+    ("os.truncate", Call::Writes),
+    ("os.rename", MOVE),
+    ("os.renames", MOVE),
+    ("os.replace", MOVE),
+    ("shutil.move", MOVE),
+    ("shutil.copy", COPY),
+    ("shutil.copy2", COPY),
+    ("shutil.copyfile", COPY),
+    ("shutil.copytree", COPY),
     (
         ".urlopen",
         Call::Fetches {
@@ -148,6 +175,16 @@ static JAVASCRIPT: Table = &[
     (".rmdir", TREE),
     (".unlinkSync", FILE),
     (".unlink", FILE),
+    (".writeFileSync", Call::Writes),
+    (".writeFile", Call::Writes),
+    (".appendFileSync", Call::Writes),
+    (".appendFile", Call::Writes),
+    (".truncateSync", Call::Writes),
+    (".renameSync", MOVE),
+    (".rename", MOVE),
+    (".copyFileSync", COPY),
+    (".copyFile", COPY),
+    (".cpSync", COPY),
     (
         "fetch",
         Call::Fetches {
@@ -175,6 +212,7 @@ static PERL: Table = &[
     ("unlink", FILE),
     (".rmtree", TREE),
     (".remove_tree", TREE),
+    ("rename", MOVE),
     ("get", GET),
     ("getstore", GET),
     ("mirror", GET),
@@ -205,6 +243,12 @@ static RUBY: Table = &[
     (".remove_dir", TREE),
     (".remove_entry", TREE),
     (".remove_entry_secure", TREE),
+    ("File.write", Call::Writes),
+    ("IO.write", Call::Writes),
+    ("File.rename", MOVE),
+    (".mv", MOVE),
+    (".cp", COPY),
+    (".cp_r", COPY),
     ("Net.HTTP.get", GET),
     ("Net.HTTP.get_response", GET),
     ("URI.open", GET),
@@ -221,15 +265,26 @@ static PHP: Table = &[
     ("popen", Call::Runs),
     ("proc_open", Call::Runs),
     ("unlink", FILE),
+    ("file_put_contents", Call::Writes),
+    ("rename", MOVE),
+    ("copy", COPY),
     ("file_get_contents", GET),
 ];
 
-static R: Table = &[("system", Call::Runs), ("file.remove", FILE), ("unlink", TREE)];
+static R: Table = &[
+    ("system", Call::Runs),
+    ("file.remove", FILE),
+    ("unlink", TREE),
+    ("file.rename", MOVE),
+    ("file.copy", COPY),
+];
 
 static LUA: Table = &[
     ("os.execute", Call::Runs),
     ("io.popen", Call::Runs),
     ("os.remove", FILE),
+    ("os.rename", MOVE),
+    ("io.open", Call::Opens),
 ];
 
 impl Language {
@@ -342,6 +397,12 @@ pub(crate) fn elsewhere(spelled: Vec<Spelled>) -> Vec<Spelled> {
                     None => Spelled::Argv(words),
                 }
             }
+            Spelled::Writes(path) => Spelled::Writes(path.filter(|path| path.starts_with('/'))),
+            Spelled::Moves { from, to, copies } => Spelled::Moves {
+                from: from.filter(|path| path.starts_with('/')),
+                to: to.filter(|path| path.starts_with('/')),
+                copies,
+            },
             fetches @ Spelled::Fetches { .. } => fetches,
         })
         .collect()
@@ -440,6 +501,7 @@ impl Found<'_> {
     fn effects(&self, tokens: &[Token], at: usize, language: Language) -> Vec<Spelled> {
         let args = self.args;
         match self.call {
+            Call::Runs if matches!(args.first(), Some(Arg::List(_))) => self.runs_list(),
             Call::Runs => match args {
                 [Arg::One(Some(line))] => vec![Spelled::Line(line.clone())],
                 [Arg::List(items), ..] => vec![Spelled::Argv(items.clone())],
@@ -495,6 +557,26 @@ impl Found<'_> {
                 sends,
                 positional_body,
             } => self.fetches(sends, positional_body),
+            Call::Writes => vec![Spelled::Writes(self.text(0))],
+            Call::Opens => {
+                let mode = self.text(1).or_else(|| keyword(self.spanned, "mode"));
+                let writes = mode.is_none_or(|mode| mode.contains(['w', 'a', 'x', '+']));
+                // `open(path)` reads; a mode only known at run time may write.
+                if self.args.len() < 2 && keyword(self.spanned, "mode").is_none() {
+                    return Vec::new();
+                }
+                if writes {
+                    vec![Spelled::Writes(self.text(0))]
+                } else {
+                    Vec::new()
+                }
+            }
+            Call::WritesReceiver => vec![Spelled::Writes(receiver_path(tokens, at))],
+            Call::Moves { copies } => vec![Spelled::Moves {
+                from: self.text(0),
+                to: self.text(1),
+                copies,
+            }],
             Call::FetchesWithMethod => {
                 let sends = !matches!(self.args.first(), Some(Arg::One(Some(method))) if reads_only(method));
                 let rest = Found {
@@ -504,6 +586,42 @@ impl Found<'_> {
                 };
                 rest.fetches(sends, false)
             }
+        }
+    }
+
+    /// A list of words run: with `shell=True` its first word is a shell line; `executable=` names the program
+    /// run in place of the first word.
+    fn runs_list(&self) -> Vec<Spelled> {
+        let Some(Arg::List(items)) = self.args.first() else {
+            return Vec::new();
+        };
+        let shell = self.spanned.windows(3).any(|three| {
+            matches!(three, [Token::Name(key), Token::Other('=' | ':'), value]
+                if key == "shell" && !matches!(value, Token::Name(no) if no == "False" || no == "false"))
+        });
+        if shell {
+            return match items.first() {
+                Some(Some(line)) => vec![Spelled::Line(line.clone())],
+                _ => Vec::new(),
+            };
+        }
+        let mut argv = items.clone();
+        if self
+            .spanned
+            .iter()
+            .any(|t| matches!(t, Token::Name(key) if key == "executable"))
+            && let Some(first) = argv.first_mut()
+        {
+            *first = keyword(self.spanned, "executable");
+        }
+        vec![Spelled::Argv(argv)]
+    }
+
+    /// The plain string of argument `at`, if it is one.
+    fn text(&self, at: usize) -> Text {
+        match self.args.get(at) {
+            Some(Arg::One(text)) => text.clone(),
+            _ => None,
         }
     }
 
@@ -526,6 +644,14 @@ impl Found<'_> {
         }
         vec![Spelled::Fetches { url, sends }]
     }
+}
+
+/// The plain string given to the keyword argument `name` (`mode='w'`, `executable='rm'`) among `tokens`.
+fn keyword(tokens: &[Token], name: &str) -> Text {
+    tokens.windows(3).find_map(|three| match three {
+        [Token::Name(key), Token::Other('=' | ':'), Token::Str(value)] if key == name => value.clone(),
+        _ => None,
+    })
 }
 
 /// Whether an HTTP method only reads.

@@ -235,6 +235,67 @@ fn requests_by_method_quoted_keys_and_aliases() {
     assert!(read(Python, "app.run(['a'])", false).is_empty());
 }
 
+/// Writes, moves and copies by name, and the lists `subprocess` runs with `shell=True` or another `executable`.
+#[test]
+fn writes_moves_copies_and_what_a_list_runs() {
+    use Language::{JavaScript, Python, Ruby};
+    let writes = |path: Option<&str>| Spelled::Writes(path.map(str::to_owned));
+    let moves = |from: &str, to: &str, copies: bool| Spelled::Moves {
+        from: Some(from.to_owned()),
+        to: Some(to.to_owned()),
+        copies,
+    };
+    assert_eq!(
+        read(Python, "open('app.db', 'w').close()", false),
+        [writes(Some("app.db"))]
+    );
+    assert_eq!(
+        read(Python, "open('app.db', mode='a')", false),
+        [writes(Some("app.db"))]
+    );
+    assert!(read(Python, "print(open('app.db').read()); open('b', 'rb')", false).is_empty());
+    assert_eq!(
+        read(
+            Python,
+            "import pathlib; pathlib.Path('data/u.csv').write_text('')",
+            false
+        ),
+        [writes(Some("data/u.csv"))]
+    );
+    assert_eq!(
+        read(Python, "import os; os.rename('app.db', 'build/a')", false),
+        [moves("app.db", "build/a", false)]
+    );
+    assert_eq!(
+        read(Python, "import shutil; shutil.copy('a', 'data/u.csv')", false),
+        [moves("a", "data/u.csv", true)]
+    );
+    assert_eq!(
+        read(JavaScript, "require('fs').writeFileSync('app.db', '')", false),
+        [writes(Some("app.db"))]
+    );
+    assert_eq!(
+        read(Ruby, "File.write('app.db', '')", false),
+        [writes(Some("app.db"))]
+    );
+    assert_eq!(
+        read(
+            Python,
+            "import subprocess; subprocess.run(['rm -rf data'], shell=True)",
+            false
+        ),
+        [line("rm -rf data")]
+    );
+    assert_eq!(
+        read(
+            Python,
+            "import subprocess; subprocess.run(['ls', '-rf', 'data'], executable='rm')",
+            false
+        ),
+        [argv(&[Some("rm"), Some("-rf"), Some("data")])]
+    );
+}
+
 #[test]
 fn javascript_perl_ruby_php_r_lua() {
     assert_eq!(

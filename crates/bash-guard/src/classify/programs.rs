@@ -134,6 +134,23 @@ pub(crate) fn spelled_out(
                     found: None,
                 });
             }
+            // `tee -- PATH`: a write of PATH, judged as any write (an ignored file's content replaced asks).
+            Spelled::Writes(path) => argv.push(Nested {
+                kind: LocationKind::ShellString,
+                argv: vec![Word::literal("tee"), Word::literal("--"), word(path)],
+                found: None,
+            }),
+            Spelled::Moves { from, to, copies } => argv.push(Nested {
+                kind: LocationKind::ShellString,
+                argv: vec![
+                    Word::literal(if copies { "cp" } else { "mv" }),
+                    Word::literal(if copies { "-rf" } else { "-f" }),
+                    Word::literal("--"),
+                    word(from),
+                    word(to),
+                ],
+                found: None,
+            }),
             Spelled::Removes { path, recursive } => argv.push(Nested {
                 kind: LocationKind::ShellString,
                 argv: vec![
