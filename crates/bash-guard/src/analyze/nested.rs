@@ -1,9 +1,84 @@
-//! Code inside code: strings given to a shell (`bash -c`, `eval`, `watch`) and the substitutions and process
+//! Code inside code: strings given to a shell (`bash -c`, `eval`, `watch`), the code a shell or an interpreter reads
+//! on its standard input from the line, and the substitutions and process
 //! substitutions in words, parsed and walked like the top level, one level deeper each.
 
 use super::*;
 
 impl Walker<'_> {
+    /// A shell reading its code from a here-document or here-string: that text is the code it runs.
+    pub(super) fn stdin_code(&mut self, simple: &Simple, index: usize, ctx: Ctx) {
+        for r in &simple.redirects {
+            let (RedirOp::HereDoc { .. } | RedirOp::HereString, Target::Word(raw)) = (r.op, &r.target) else {
+                continue;
+            };
+            let text = match r.op {
+                RedirOp::HereString => word::expand(raw).text,
+                _ => raw.clone(),
+            };
+            let ctx = Ctx {
+                parent: Some(index),
+                in_pipeline: false,
+                background: false,
+                ..ctx
+            };
+            self.parse_and_walk(
+                &text,
+                LocationKind::HereDocument,
+                ctx,
+                "a shell reading a here-document",
+            );
+        }
+    }
+
+    /// An interpreter reading its program from a here-document, a here-string or the pipe before it (`piped`):
+    /// the commands that program spells out are walked as the commands they amount to.
+    pub(super) fn stdin_program(
+        &mut self,
+        simple: &Simple,
+        piped: Option<String>,
+        language: crate::embedded::Language,
+        index: usize,
+        ctx: Ctx,
+    ) {
+        let mut programs: Vec<(String, bool)> = Vec::new();
+        for r in &simple.redirects {
+            match (r.op, &r.target) {
+                (RedirOp::HereDoc { expands }, Target::Word(raw)) => programs.push((raw.clone(), expands)),
+                (RedirOp::HereString, Target::Word(raw)) => {
+                    let word = word::expand(raw);
+                    if word.literal {
+                        programs.push((word.text, false));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if programs.is_empty() {
+            programs.extend(piped.map(|text| (text, false)));
+        }
+        let nested = Ctx {
+            parent: Some(index),
+            in_pipeline: false,
+            background: false,
+            ..ctx
+        };
+        for (text, expanded) in programs {
+            let (code, argv) = classify::spelled_out(
+                language,
+                &text,
+                expanded,
+                false,
+                "an interpreter reading its input",
+            );
+            for Nested { kind, argv, found } in argv {
+                self.nested_argv(&argv, kind, found.as_ref(), nested);
+            }
+            for code in code {
+                self.code(&code, nested);
+            }
+        }
+    }
+
     /// Code given as a string: parsed and walked like the top level, one level deeper.
     pub(super) fn code(&mut self, code: &Code, ctx: Ctx) {
         // Code that is the output of a substitution the line gave whose text is known (`eval "$(echo CMD)"`, `sh
