@@ -332,11 +332,13 @@ pub(crate) fn read(language: Language, code: &str, expanded: bool) -> Vec<Spelle
     // where the code loads `child_process`.
     let processes = language != Language::JavaScript || code.contains("child_process");
     let subprocess = language == Language::Python && code.contains("subprocess");
+    let aliases = aliases(&tokens);
     let mut spelled = Vec::new();
     for (at, token) in tokens.iter().enumerate() {
         match token {
             Token::Command(Some(line)) => spelled.push(Spelled::Line(line.clone())),
-            Token::Name(name) => {
+            Token::Name(written) => {
+                let name = &resolved(written, &aliases);
                 let found = lookup(table, name)
                     .or_else(|| subprocess.then(|| lookup(PYTHON_SUBPROCESS, name)).flatten());
                 let Some(call) = found else {
@@ -362,6 +364,84 @@ pub(crate) fn read(language: Language, code: &str, expanded: bool) -> Vec<Spelle
         return elsewhere(spelled);
     }
     spelled
+}
+
+/// The names the code gives to others: Python's `from shutil import rmtree as r` and `import shutil as s`,
+/// JavaScript's `const {rmSync: r} = require('fs')`, and an assignment of a name alone (`f = shutil.rmtree`,
+/// `const r = require('fs').rmSync`), each as (the new name, what it stands for).
+fn aliases(tokens: &[Token]) -> Vec<(String, String)> {
+    let mut aliases = Vec::new();
+    let name = |at: usize| match tokens.get(at) {
+        Some(Token::Name(name)) => Some(name.as_str()),
+        _ => None,
+    };
+    for at in 0..tokens.len() {
+        match (name(at), name(at + 1), name(at + 2), name(at + 3)) {
+            // `from MODULE import NAME as ALIAS` (and `, NAME as ALIAS` after it).
+            (Some(item), Some("as"), Some(alias), _) if at >= 1 => {
+                let module = (0..at).rev().find_map(|back| match (name(back), name(back + 1)) {
+                    (Some("from"), Some(module)) => Some(Some(module)),
+                    (Some("import"), _) => Some(None),
+                    _ => None,
+                });
+                let full = match module {
+                    Some(Some(module)) => format!("{module}.{item}"),
+                    _ => item.to_owned(),
+                };
+                aliases.push((alias.to_owned(), full));
+            }
+            _ => {}
+        }
+        // `{NAME: ALIAS}` in a destructuring, and `ALIAS = NAME` or `const ALIAS = … NAME` up to the statement's end.
+        match (
+            tokens.get(at),
+            tokens.get(at + 1),
+            tokens.get(at + 2),
+            tokens.get(at + 3),
+        ) {
+            (
+                Some(Token::Open | Token::Comma),
+                Some(Token::Name(item)),
+                Some(Token::Other(':')),
+                Some(Token::Name(alias)),
+            ) => {
+                aliases.push((alias.clone(), format!(".{item}")));
+            }
+            (Some(Token::Name(alias)), Some(Token::Other('=')), Some(next), _)
+                if !matches!(next, Token::Other('=')) =>
+            {
+                let value = tokens.get(at + 2..).unwrap_or_default();
+                let end = value
+                    .iter()
+                    .position(|t| matches!(t, Token::End))
+                    .unwrap_or(value.len());
+                if let Some(Token::Name(last)) = value.get(..end).and_then(<[Token]>::last)
+                    && value
+                        .get(end.saturating_sub(2))
+                        .is_none_or(|t| !matches!(t, Token::Open))
+                {
+                    aliases.push((alias.clone(), last.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    aliases
+}
+
+/// `name` with a leading alias replaced by what it stands for (`r` → `shutil.rmtree`, `s.rmtree` →
+/// `shutil.rmtree`).
+fn resolved(name: &str, aliases: &[(String, String)]) -> String {
+    let (head, rest) = name
+        .split_once('.')
+        .map_or((name, None), |(head, rest)| (head, Some(rest)));
+    match aliases.iter().rev().find(|(alias, _)| alias == head) {
+        Some((_, full)) => match rest {
+            Some(rest) => format!("{full}.{rest}"),
+            None => full.clone(),
+        },
+        None => name.to_owned(),
+    }
 }
 
 /// Whether the code changes its working directory (`os.chdir`, `process.chdir`, Perl's and Ruby's `chdir`, R's
@@ -466,8 +546,10 @@ fn arguments(tokens: &[Token], at: usize, bare: bool) -> Option<(Vec<Arg>, &[Tok
 }
 
 fn argument(tokens: &[&Token]) -> Arg {
+    if let Some(text) = joined(tokens) {
+        return Arg::One(text);
+    }
     match tokens {
-        [Token::Str(text)] => Arg::One(text.clone()),
         // Ruby's `URI("https://…")`, `URI.parse("…")`: the string.
         [Token::Name(uri), Token::Open, Token::Str(text), Token::Close]
             if uri == "URI" || uri == "URI.parse" =>
@@ -487,6 +569,25 @@ fn argument(tokens: &[&Token]) -> Arg {
         }
         _ => Arg::Dynamic,
     }
+}
+
+/// Strings joined into one, by being written side by side (`'rm -rf ' 'data'`) or by `+` or `.` between them
+/// (`'rm -rf ' + 'data'`, Perl's and PHP's `"a" . "b"`, Lua's `..`): the whole text, unknown when a part is;
+/// `None` when `tokens` are not strings alone.
+fn joined(tokens: &[&Token]) -> Option<Text> {
+    let mut text = String::new();
+    let mut known = true;
+    let mut strings = 0;
+    for token in tokens {
+        match token {
+            Token::Str(Some(part)) => text.push_str(part),
+            Token::Str(None) => known = false,
+            Token::Other('+' | '.') if strings > 0 => continue,
+            _ => return None,
+        }
+        strings += 1;
+    }
+    (strings > 0).then(|| known.then_some(text))
 }
 
 /// A call of a name of the tables, with its arguments and the tokens they span.

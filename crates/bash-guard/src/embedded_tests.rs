@@ -296,6 +296,50 @@ fn writes_moves_copies_and_what_a_list_runs() {
     );
 }
 
+/// Names given to others, and strings joined, are followed.
+#[test]
+fn aliases_and_joined_strings() {
+    use Language::{JavaScript, Perl, Python};
+    assert_eq!(
+        read(Python, "from shutil import rmtree as r; r('data')", false),
+        [removes(Some("data"), true)]
+    );
+    assert_eq!(
+        read(Python, "import shutil; f = shutil.rmtree; f('data')", false),
+        [removes(Some("data"), true)]
+    );
+    assert_eq!(
+        read(Python, "import os as o; o.system('rm -rf ~')", false),
+        [line("rm -rf ~")]
+    );
+    assert_eq!(
+        read(
+            JavaScript,
+            "const {rmSync: r} = require('fs'); r('data', {recursive: true})",
+            false
+        ),
+        [removes(Some("data"), true)]
+    );
+    assert_eq!(
+        read(JavaScript, "const r = require('fs').rmSync; r('data')", false),
+        [removes(Some("data"), true)]
+    );
+    assert_eq!(
+        read(Python, "import os; os.system('rm -rf ' 'data')", false),
+        [line("rm -rf data")]
+    );
+    assert_eq!(
+        read(Python, "import os; os.system('rm -rf ' + 'data')", false),
+        [line("rm -rf data")]
+    );
+    assert_eq!(
+        read(Perl, "system(\"rm -rf \" . \"data\")", false),
+        [line("rm -rf data")]
+    );
+    // A part only known at run time leaves the whole unknown.
+    assert!(read(Python, "import os; os.system('rm -rf ' + d)", false).is_empty());
+}
+
 #[test]
 fn javascript_perl_ruby_php_r_lua() {
     assert_eq!(
