@@ -695,6 +695,8 @@ impl Table {
             appended.push(piece);
         }
         let command = argv.get(next..).unwrap_or_default();
+        // The items are words the line gives (`echo a b |`), not names found or input only known at run time.
+        let given_words = matches!(input, Input::Words(_));
         let extend = |appended: &[Word]| -> Vec<Word> {
             let mut extended: Vec<Word> = Vec::new();
             match &replace {
@@ -702,6 +704,16 @@ impl Table {
                     for word in command {
                         if word.text == *token {
                             extended.extend(appended.iter().cloned());
+                        } else if word.text.contains(token.as_str())
+                            && given_words
+                            && !wrapper.input_sources
+                            && let [one] = appended
+                            && one.literal
+                            && word.literal
+                        {
+                            // One input item the line gives, put inside a word (`sh -c 'rm -f {}'` after `echo
+                            // app.db |`): the word it makes.
+                            extended.push(Word::literal(&word.text.replace(token.as_str(), &one.text)));
                         } else if word.text.contains(token.as_str())
                             || (wrapper.input_sources && word.text.contains('{') && word.text.contains('}'))
                         {
