@@ -238,7 +238,7 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
-/// The deflated entries of the zip archive `bytes`, each found by its local header in turn, decompressed and
+/// The deflated and bzip2 entries of the zip archive `bytes`, each found by its local header in turn, decompressed and
 /// scanned, `budget` bytes in all. Walked by hand rather than with an archive crate: only the local headers and
 /// raw deflate streams are needed, a deflate stream ends by itself (so an entry whose sizes follow its data, flag
 /// bit 3, is read as well), and anything else (a stored entry, already scanned in the file; encryption; another
@@ -261,7 +261,8 @@ fn scan_zip(bytes: &[u8], budget: u64) -> std::io::Result<Compressed> {
         let Some(stream) = bytes.get(data..) else {
             break;
         };
-        if method != 8 || encrypted {
+        // Deflated (8) and bzip2 (12) entries are read; anything else is skipped.
+        if !matches!(method, 8 | 12) || encrypted {
             // The next header is found by the sizes, which a stored entry with flag bit 3 does not give: the
             // walk ends, having scanned what the file holds in clear.
             let size = bytes
@@ -274,13 +275,20 @@ fn scan_zip(bytes: &[u8], budget: u64) -> std::io::Result<Compressed> {
             at = data + usize::try_from(size).unwrap_or(usize::MAX);
             continue;
         }
-        let mut decoder = flate2::bufread::DeflateDecoder::new(stream);
-        match scan_decoded(&mut decoder, budget)? {
-            Compressed::Clean => {}
-            other => return Ok(other),
+        let (found, read, given) = if method == 12 {
+            let mut decoder = bzip2::bufread::BzDecoder::new(stream);
+            let found = scan_decoded(&mut decoder, budget)?;
+            (found, decoder.total_in(), decoder.total_out())
+        } else {
+            let mut decoder = flate2::bufread::DeflateDecoder::new(stream);
+            let found = scan_decoded(&mut decoder, budget)?;
+            (found, decoder.total_in(), decoder.total_out())
+        };
+        if found != Compressed::Clean {
+            return Ok(found);
         }
-        let consumed = usize::try_from(decoder.total_in()).unwrap_or(usize::MAX);
-        budget = budget.saturating_sub(decoder.total_out());
+        let consumed = usize::try_from(read).unwrap_or(usize::MAX);
+        budget = budget.saturating_sub(given);
         if consumed == 0 || budget == 0 {
             break;
         }
@@ -476,6 +484,32 @@ mod tests {
             let clean = zip(&[("readme.txt", filler.as_bytes(), true)], descriptors);
             assert_eq!(check("clean.zip", &clean), FileScan::Clean, "{descriptors}");
         }
+    }
+
+    /// A zip entry compressed with bzip2 (method 12) is read as `unzip -p` reads it.
+    #[test]
+    fn a_credential_in_a_bzip2_zip_entry_is_found() {
+        use std::io::Write as _;
+        let secret = format!("deploy:\n  token: {TOKEN}\n");
+        let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+        encoder.write_all(secret.as_bytes()).unwrap();
+        let data = encoder.finish().unwrap();
+        let mut archive = b"PK\x03\x04".to_vec();
+        archive.extend_from_slice(&46_u16.to_le_bytes());
+        archive.extend_from_slice(&0_u16.to_le_bytes());
+        archive.extend_from_slice(&12_u16.to_le_bytes());
+        archive.extend_from_slice(&[0; 8]);
+        archive.extend_from_slice(&u32::try_from(data.len()).unwrap().to_le_bytes());
+        archive.extend_from_slice(&u32::try_from(secret.len()).unwrap().to_le_bytes());
+        archive.extend_from_slice(&5_u16.to_le_bytes());
+        archive.extend_from_slice(&0_u16.to_le_bytes());
+        archive.extend_from_slice(b"a.yml");
+        archive.extend_from_slice(&data);
+        archive.extend_from_slice(b"PK\x01\x02");
+        assert_eq!(
+            scan_zip(&archive, FILE_LIMIT).unwrap(),
+            Compressed::Found("npm token")
+        );
     }
 
     /// The same for bzip2, xz and a file of base64 text: each decoded as `bzcat`, `xzcat` and `base64 -d` would.
