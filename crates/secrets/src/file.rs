@@ -102,9 +102,9 @@ pub(crate) enum Compressed {
 }
 
 /// The content of a gzip file (every member: `.gz`, `.tgz`, whose tar headers and files then lie in clear), of a
-/// bzip2 or xz file (`.bz2`, `.tbz`, `.xz`, `.txz`), or of the deflated entries of a zip archive (a stored entry
-/// lies in clear in the file itself), decompressed up to [`FILE_LIMIT`] in all, and scanned; or of a file that is
-/// base64 text alone, decoded.
+/// bzip2 or xz file (`.bz2`, `.tbz`, `.xz`, `.txz`), or of the deflated and bzip2 entries of a zip archive (a stored
+/// entry lies in clear in the file itself), decompressed up to [`FILE_LIMIT`] in all, and scanned; or of a file that
+/// is base64 text alone, decoded.
 fn scan_compressed(path: &Path) -> std::io::Result<Compressed> {
     let mut head = Vec::new();
     std::fs::File::open(path)?
