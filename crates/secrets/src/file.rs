@@ -120,34 +120,61 @@ fn scan_compressed(path: &Path) -> std::io::Result<Compressed> {
 pub(crate) fn scan_packed(path: &Path, head: &[u8], whole: bool, budget: u64) -> std::io::Result<Compressed> {
     let reopened = || std::fs::File::open(path);
     match head.get(..head.len().min(6)) {
-        Some([0x1f, 0x8b, ..]) => scan_decoded(flate2::read::MultiGzDecoder::new(reopened()?), budget),
-        Some([b'B', b'Z', b'h', ..]) => scan_decoded(bzip2::read::MultiBzDecoder::new(reopened()?), budget),
-        Some([0xfd, b'7', b'z', b'X', b'Z', 0x00]) => scan_xz(reopened()?, budget),
-        Some([b'P', b'K', 3, 4, ..]) if whole => scan_zip(head, budget),
-        Some([b'P', b'K', 3, 4, ..]) => scan_zip(&std::fs::read(path)?, budget),
-        _ if whole => Ok(scan_base64(head)),
+        Some([0x1f, 0x8b, ..]) => scan_decoded(flate2::read::MultiGzDecoder::new(reopened()?), budget, 0),
+        Some([b'B', b'Z', b'h', ..]) => {
+            scan_decoded(bzip2::read::MultiBzDecoder::new(reopened()?), budget, 0)
+        }
+        Some([0xfd, b'7', b'z', b'X', b'Z', 0x00]) => scan_xz(reopened()?, budget, 0),
+        Some([b'P', b'K', 3, 4, ..]) if whole => scan_zip(head, budget, 0),
+        Some([b'P', b'K', 3, 4, ..]) => scan_zip(&std::fs::read(path)?, budget, 0),
+        _ if whole => Ok(scan_encoded_text(head, budget, 0)),
         _ => Ok(Compressed::Clean),
     }
 }
 
+/// How many times content found decoded is looked into again (`base64` of a gzip file, a `.gz` inside a zip, a
+/// bzip2 file compressed twice).
+const NESTED: u8 = 3;
+
+/// The most of a decoded content kept to look into again.
+const INNER: usize = 1 << 20;
+
+/// What decoded `bytes` (the whole content when `whole`, else its start) hold compressed or encoded once more,
+/// `depth` levels down, decoded up to `budget` bytes and scanned; a read error ends what is read.
+fn scan_inner(bytes: &[u8], whole: bool, budget: u64, depth: u8) -> Compressed {
+    if depth >= NESTED {
+        return Compressed::Clean;
+    }
+    let deeper = depth + 1;
+    let found = match bytes.get(..bytes.len().min(6)) {
+        Some([0x1f, 0x8b, ..]) => scan_decoded(flate2::read::MultiGzDecoder::new(bytes), budget, deeper),
+        Some([b'B', b'Z', b'h', ..]) => scan_decoded(bzip2::read::MultiBzDecoder::new(bytes), budget, deeper),
+        Some([0xfd, b'7', b'z', b'X', b'Z', 0x00]) => scan_xz(bytes, budget, deeper),
+        Some([b'P', b'K', 3, 4, ..]) => scan_zip(bytes, budget, deeper),
+        _ if whole => Ok(scan_encoded_text(bytes, budget, deeper)),
+        _ => Ok(Compressed::Clean),
+    };
+    found.unwrap_or(Compressed::Clean)
+}
+
 /// An xz stream decompressed into memory up to `budget` bytes, and scanned: the decoder writes what it decodes
 /// rather than being read, so its output is kept whole (at most the budget) before the scan reads it.
-fn scan_xz(file: std::fs::File, budget: u64) -> std::io::Result<Compressed> {
+fn scan_xz(source: impl Read, budget: u64, depth: u8) -> std::io::Result<Compressed> {
     let mut output = Bounded {
         kept: Vec::new(),
         budget: usize::try_from(budget).unwrap_or(usize::MAX),
         over: false,
     };
     // A stream that ends in an error (cut short, a wrong check) is read up to it, as `xzcat` prints it.
-    let _ended = lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut output);
+    let _ended = lzma_rs::xz_decompress(&mut std::io::BufReader::new(source), &mut output);
     if let Some(kind) = scan_reader(output.kept.as_slice())? {
         return Ok(Compressed::Found(kind));
     }
-    Ok(if output.over {
-        Compressed::TooLarge
-    } else {
-        Compressed::Clean
-    })
+    if output.over {
+        return Ok(Compressed::TooLarge);
+    }
+    let left = budget.saturating_sub(u64::try_from(output.kept.len()).unwrap_or(u64::MAX));
+    Ok(scan_inner(&output.kept, true, left, depth))
 }
 
 /// A writer that keeps what it is given up to a budget, and fails past it.
@@ -177,14 +204,31 @@ impl std::io::Write for Bounded {
 /// The most a file of base64 text alone is decoded of: a mebibyte of text.
 const BASE64_LIMIT: u64 = 1 << 20;
 
-/// A file's content `text` when it is base64 text alone (the standard or URL-safe alphabet, in lines, padding at
-/// the end only), decoded and scanned: `base64 -d blob.b64` prints what it holds.
-fn scan_base64(text: &[u8]) -> Compressed {
+/// A content `text` that is base64 text alone (the standard or URL-safe alphabet, in lines, padding at the end
+/// only) or hex digits alone, decoded and scanned, and looked into again: `base64 -d blob.b64` and `xxd -r -p
+/// hex.txt` print what it holds.
+fn scan_encoded_text(text: &[u8], budget: u64, depth: u8) -> Compressed {
+    // Hex digits are base64 letters too: a text of them alone is read both ways.
+    for decoded in [decode_hex(text), decode_base64(text)].into_iter().flatten() {
+        let found = match scan_reader(decoded.as_slice()) {
+            Ok(Some(kind)) => Compressed::Found(kind),
+            Ok(None) => scan_inner(&decoded, true, budget, depth),
+            Err(_) => Compressed::Clean,
+        };
+        if found != Compressed::Clean {
+            return found;
+        }
+    }
+    Compressed::Clean
+}
+
+/// `text` decoded when it is base64 alone.
+fn decode_base64(text: &[u8]) -> Option<Vec<u8>> {
     use base64::Engine as _;
     // Most files stop at their first byte or word: a space, a dot, a bracket.
     let alphabet = |b: &u8| b.is_ascii_alphanumeric() || b"+/-_=".contains(b);
     if !text.iter().all(|b| alphabet(b) || b.is_ascii_whitespace()) {
-        return Compressed::Clean;
+        return None;
     }
     let compact: Vec<u8> = text.iter().copied().filter(alphabet).collect();
     let body = compact
@@ -193,25 +237,39 @@ fn scan_base64(text: &[u8]) -> Compressed {
         .unwrap_or(&compact);
     // Shorter runs are words and hashes; a credential's encoding is longer than this.
     if body.len() < 24 || body.contains(&b'=') {
-        return Compressed::Clean;
+        return None;
     }
     let engine = if body.iter().any(|b| b"-_".contains(b)) {
         &base64::engine::general_purpose::URL_SAFE_NO_PAD
     } else {
         &base64::engine::general_purpose::STANDARD_NO_PAD
     };
-    match engine.decode(body).map(|decoded| scan_reader(decoded.as_slice())) {
-        Ok(Ok(Some(kind))) => Compressed::Found(kind),
-        _ => Compressed::Clean,
+    engine.decode(body).ok()
+}
+
+/// `text` decoded when it is hex digits alone (`xxd -p`), at least 40 of them in pairs.
+fn decode_hex(text: &[u8]) -> Option<Vec<u8>> {
+    let digits: Vec<u8> = text
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    if digits.len() < 40 || digits.len() % 2 == 1 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
     }
+    digits
+        .chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+        .collect()
 }
 
 /// [`scan_reader`] of what `decoder` gives ([`Counted`]), up to `budget` bytes: more is [`Compressed::TooLarge`]
 /// (a decompression bomb, or a log too large to tell).
-fn scan_decoded(decoder: impl Read, budget: u64) -> std::io::Result<Compressed> {
+fn scan_decoded(decoder: impl Read, budget: u64, depth: u8) -> std::io::Result<Compressed> {
     let mut counted = Counted {
         inner: decoder,
         read: 0,
+        head: Vec::new(),
     };
     let found = scan_reader(counted.by_ref().take(budget))?;
     if let Some(kind) = found {
@@ -220,7 +278,14 @@ fn scan_decoded(decoder: impl Read, budget: u64) -> std::io::Result<Compressed> 
     if counted.read >= budget && counted.read(&mut [0_u8; 1]).unwrap_or(0) > 0 {
         return Ok(Compressed::TooLarge);
     }
-    Ok(Compressed::Clean)
+    // What it decoded may be compressed or encoded once more (`base64 x.gz > blob`, a `.tgz` zipped).
+    let whole = counted.head.len() < INNER;
+    Ok(scan_inner(
+        &counted.head,
+        whole,
+        budget.saturating_sub(counted.read),
+        depth,
+    ))
 }
 
 /// A decoder's output as the command that decompresses the file sees it: what it gave, counted, up to its first
@@ -228,12 +293,16 @@ fn scan_decoded(decoder: impl Read, budget: u64) -> std::io::Result<Compressed> 
 struct Counted<R> {
     inner: R,
     read: u64,
+    /// The first [`INNER`] bytes it gave, to look into again.
+    head: Vec<u8>,
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf).unwrap_or(0);
         self.read += u64::try_from(n).unwrap_or(u64::MAX);
+        let room = INNER.saturating_sub(self.head.len()).min(n);
+        self.head.extend_from_slice(buf.get(..room).unwrap_or_default());
         Ok(n)
     }
 }
@@ -243,7 +312,7 @@ impl<R: Read> Read for Counted<R> {
 /// raw deflate streams are needed, a deflate stream ends by itself (so an entry whose sizes follow its data, flag
 /// bit 3, is read as well), and anything else (a stored entry, already scanned in the file; encryption; another
 /// method) is skipped or ends the walk.
-fn scan_zip(bytes: &[u8], budget: u64) -> std::io::Result<Compressed> {
+fn scan_zip(bytes: &[u8], budget: u64, depth: u8) -> std::io::Result<Compressed> {
     const LOCAL: &[u8] = b"PK\x03\x04";
     const HEADER: usize = 30;
     let le16 = |at: usize| -> usize {
@@ -277,11 +346,11 @@ fn scan_zip(bytes: &[u8], budget: u64) -> std::io::Result<Compressed> {
         }
         let (found, read, given) = if method == 12 {
             let mut decoder = bzip2::bufread::BzDecoder::new(stream);
-            let found = scan_decoded(&mut decoder, budget)?;
+            let found = scan_decoded(&mut decoder, budget, depth)?;
             (found, decoder.total_in(), decoder.total_out())
         } else {
             let mut decoder = flate2::bufread::DeflateDecoder::new(stream);
-            let found = scan_decoded(&mut decoder, budget)?;
+            let found = scan_decoded(&mut decoder, budget, depth)?;
             (found, decoder.total_in(), decoder.total_out())
         };
         if found != Compressed::Clean {
@@ -507,7 +576,7 @@ mod tests {
         archive.extend_from_slice(&data);
         archive.extend_from_slice(b"PK\x01\x02");
         assert_eq!(
-            scan_zip(&archive, FILE_LIMIT).unwrap(),
+            scan_zip(&archive, FILE_LIMIT, 0).unwrap(),
             Compressed::Found("npm token")
         );
     }
@@ -564,6 +633,45 @@ mod tests {
         );
     }
 
+    /// What is compressed or encoded more than once (base64 of a gzip file, gzip of base64, bzip2 twice, a gzip
+    /// file in a zip) or written in hex is found as the commands that decode it in turn print it.
+    #[test]
+    fn a_credential_encoded_twice_or_in_hex_is_found() {
+        use base64::Engine as _;
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let secret = format!("GITHUB_TOKEN=x\nkey {TOKEN}\n");
+        let check = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            scan_file(&path)
+        };
+        let b64 = |bytes: &[u8]| {
+            base64::engine::general_purpose::STANDARD
+                .encode(bytes)
+                .into_bytes()
+        };
+        let bz = |bytes: &[u8]| {
+            let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+            encoder.write_all(bytes).unwrap();
+            encoder.finish().unwrap()
+        };
+        let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+        let found = FileScan::Credential("npm token");
+        assert_eq!(check("gz.b64", &b64(&gzip(secret.as_bytes()))), found);
+        assert_eq!(check("b64.gz", &gzip(&b64(secret.as_bytes()))), found);
+        assert_eq!(check("tok.bz2.bz2", &bz(&bz(secret.as_bytes()))), found);
+        let inner = gzip(secret.as_bytes());
+        let archive = zip(&[("creds.gz", &inner, true)], false);
+        assert_eq!(check("nested.zip", &archive), found);
+        assert_eq!(check("hex.txt", hex.as_bytes()), found);
+        // Four levels down is past what is looked into.
+        assert_eq!(
+            check("deep.b64", &b64(&gzip(&b64(&gzip(&b64(secret.as_bytes())))))),
+            FileScan::Clean
+        );
+    }
+
     /// An xz file past the bound once decompressed is too large; up to it, read whole.
     #[test]
     fn an_xz_file_past_the_bound_is_too_large() {
@@ -574,7 +682,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("x.xz");
             std::fs::write(&path, out).unwrap();
-            scan_xz(std::fs::File::open(&path).unwrap(), bound).unwrap()
+            scan_xz(std::fs::File::open(&path).unwrap(), bound, 0).unwrap()
         };
         let zeros = vec![0_u8; usize::try_from(bound).unwrap()];
         assert_eq!(compressed(&zeros), Compressed::Clean);
@@ -589,7 +697,8 @@ mod tests {
     #[test]
     fn a_compressed_file_past_the_bound_once_decompressed_is_too_large() {
         let bound = 1 << 20;
-        let decoded = |bytes: &[u8]| scan_decoded(flate2::read::MultiGzDecoder::new(bytes), bound).unwrap();
+        let decoded =
+            |bytes: &[u8]| scan_decoded(flate2::read::MultiGzDecoder::new(bytes), bound, 0).unwrap();
         let zeros = vec![0_u8; usize::try_from(bound).unwrap()];
         assert_eq!(decoded(&gzip(&zeros)), Compressed::Clean);
         let one_more = [zeros.as_slice(), b"x"].concat();
