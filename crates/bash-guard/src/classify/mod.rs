@@ -38,6 +38,7 @@ use crate::word::{Anchor, Word};
 pub(crate) use programs::spelled_out;
 pub(crate) use shell::name_operands;
 pub(crate) use state::{environment_family, harmless_value, harmless_variable, is_credential};
+pub(crate) use upload::reading as reading_method;
 
 use wrappers::Unwrapped;
 

@@ -253,8 +253,8 @@ fn data_item(text: &str) -> Option<&'static str> {
     Some("a data field")
 }
 
-/// Whether `method` only reads.
-fn reading(method: &str) -> bool {
+/// Whether the HTTP `method` only reads (GET, HEAD, OPTIONS, in any case).
+pub(crate) fn reading(method: &str) -> bool {
     READING_METHODS.iter().any(|m| m.eq_ignore_ascii_case(method))
 }
 

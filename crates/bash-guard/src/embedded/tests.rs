@@ -1,4 +1,4 @@
-//! Tests of embedded.rs: the calls each language spells out, its strings and escapes, directory changes, requests.
+//! Tests of the reader of interpreter code: the calls each language spells out, its strings and escapes, directory changes, requests.
 
 use super::*;
 
