@@ -62,7 +62,12 @@ pub(crate) fn read(language: Language, code: &str, expanded: bool) -> Vec<Spelle
     // `exec` and `spawn` are also regular expressions' and other libraries' methods: in JavaScript they count
     // where the code loads `child_process`.
     let processes = language != Language::JavaScript || code.contains("child_process");
-    let subprocess = language == Language::Python && code.contains("subprocess");
+    // Python's `run` and `call` count where the code names `subprocess` (`import subprocess as s`), not where a
+    // string or comment mentions it.
+    let subprocess = language == Language::Python
+        && tokens.iter().any(
+            |token| matches!(token, Token::Name(name) if name.split('.').any(|part| part == "subprocess")),
+        );
     let aliases = aliases(&tokens);
     let mut spelled = Vec::new();
     for (at, token) in tokens.iter().enumerate() {

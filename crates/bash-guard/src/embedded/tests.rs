@@ -231,8 +231,9 @@ fn requests_by_method_quoted_keys_and_aliases() {
         read(Python, "import subprocess as s; s.run(['npm', 'publish'])", false),
         [argv(&[Some("npm"), Some("publish")])]
     );
-    // Without `subprocess`, a `run` method is no process.
+    // Without `subprocess`, or with the word only in a string, a `run` method is no process.
     assert!(read(Python, "app.run(['a'])", false).is_empty());
+    assert!(read(Python, "print('subprocess'); app.run(['a'])", false).is_empty());
 }
 
 /// Writes, moves and copies by name, and the lists `subprocess` runs with `shell=True` or another `executable`.
