@@ -640,7 +640,7 @@ impl Guard {
             }
             dirs.any(|dir| {
                 dir.file_name()
-                    .is_some_and(agent_os_sandbox::is_build_output_name)
+                    .is_some_and(agent_tool_traits::is_build_output_name)
             })
         };
         match agent_undo::left_out(&root, &place, LEFT_OUT_CAP, &mut excused)? {
@@ -715,7 +715,7 @@ impl Guard {
     }
 
     /// Whether `place` lies in what a build makes again: a directory named as build tools name their output
-    /// ([`agent_os_sandbox::is_build_output_name`]) that the project also marks as such — tagged as a cache (`CACHEDIR.TAG`, as in
+    /// ([`agent_tool_traits::is_build_output_name`]) that the project also marks as such — tagged as a cache (`CACHEDIR.TAG`, as in
     /// cargo's `target/`), or listed by the `.gitignore` of its parent or of the working directory — `place`
     /// itself or a directory above it inside the working directory (never the working directory itself). Both
     /// are needed: the mark alone is a file an earlier line may have written (`src` in a `.gitignore`, a tag in
@@ -735,7 +735,7 @@ impl Guard {
                 !named
                     || dir
                         .file_name()
-                        .is_some_and(agent_os_sandbox::is_build_output_name)
+                        .is_some_and(agent_tool_traits::is_build_output_name)
             })
             .any(|dir| {
                 agent_fs_sandbox::is_file(&dir.join("CACHEDIR.TAG"))

@@ -107,7 +107,6 @@ pub use plan::SandboxSpec;
 pub use plan::hidden_by_name;
 pub use probe::KernelSupport;
 pub use probe::Namespaces;
-pub use scan::is_build_output_name;
 #[cfg(target_os = "linux")]
 pub use scratch::sandboxed_run_may_have_made;
 #[cfg(target_os = "linux")]

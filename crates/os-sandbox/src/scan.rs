@@ -4,6 +4,8 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
+use agent_tool_traits::{CACHE_TAG, is_build_output_name};
+
 use crate::plan::{ContentView, Protection};
 
 /// The entries of `dir` whose names start with `prefix`.
@@ -24,54 +26,6 @@ pub(crate) fn prefixed(dir: &Path, prefix: &str) -> Vec<PathBuf> {
 /// in it), and a command that makes more entries than that to hide one past them is told of on stderr.
 const AFTER_SCAN_FACTOR: usize = 50;
 
-/// The file that marks a directory as a regenerable cache (the Cache Directory Tagging convention; cargo's
-/// `target/` carries it): the scan for secrets does not descend into one that also has a build output's name.
-const CACHE_TAG: &str = "CACHEDIR.TAG";
-
-/// The names build tools give the directories of their output, which a build makes again: cargo, npm and the
-/// JavaScript bundlers, Python's caches and environments of test runners, Gradle, .NET, Dart, Zig, Elm, Haskell,
-/// Bazel, Elixir. A fixed list on purpose: it is the part of "regenerable" (and of "a cache the scan may skip") no command
-/// can change.
-pub(crate) const BUILD_OUTPUT_DIRS: &[&str] = &[
-    "target",
-    "build",
-    "dist",
-    "out",
-    "node_modules",
-    ".next",
-    ".nuxt",
-    ".svelte-kit",
-    ".turbo",
-    ".parcel-cache",
-    ".cache",
-    "coverage",
-    ".nyc_output",
-    "htmlcov",
-    "__pycache__",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".tox",
-    ".nox",
-    ".gradle",
-    "obj",
-    ".dart_tool",
-    "zig-cache",
-    ".zig-cache",
-    "zig-out",
-    "elm-stuff",
-    ".stack-work",
-    "bazel-bin",
-    "bazel-out",
-    "_build",
-    ".eggs",
-];
-
-/// Whether a directory's name is one build tools give their output (`target`, `dist`, `node_modules`, …: the list
-/// `BUILD_OUTPUT_DIRS` in this file).
-pub fn is_build_output_name(name: &std::ffi::OsStr) -> bool {
-    BUILD_OUTPUT_DIRS.iter().any(|known| name == *known)
-}
 
 fn identity(metadata: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt as _;

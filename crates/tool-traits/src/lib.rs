@@ -10,7 +10,9 @@
 //! Facts that several layers read are kept here once: the table of tool names ([`ToolName`], [`ToolKind`]: every
 //! alias in both naming families, so that rules, hook matchers and the decision agree about which tool a call is),
 //! the read/write access of a file ([`Access`]), and the names of environment variables that carry credentials
-//! ([`credential_variable`]: the shell analysis and the kernel sandbox's environment filter read the same list).
+//! ([`credential_variable`]: the shell analysis and the kernel sandbox's environment filter read the same list),
+//! and the names of build outputs' directories ([`is_build_output_name`]: the sandbox's scan, the decision and the
+//! undo snapshots agree about what a build makes again).
 //!
 //! **Invariant:** this crate decides nothing and runs nothing; it pulls in no async runtime (a [`Tool`] returns a
 //! boxed future that any executor can drive), so that every other layer can depend on it.
@@ -35,6 +37,7 @@ mod confinement;
 mod credentials;
 mod decision;
 mod names;
+mod outputs;
 mod tool;
 
 pub use access::Access;
@@ -44,4 +47,5 @@ pub use confinement::{Confinement, ProxyGrant, ProxyLimit, SandboxProfile};
 pub use credentials::{credential_variable, variable_matches};
 pub use decision::{DecidedBy, Decision, HookOutcome, Layer, LayerStep, Provenance, Source, Verdict};
 pub use names::{ToolKind, ToolName, coding_agent_name, kind_of};
+pub use outputs::{CACHE_TAG, is_build_output_name};
 pub use tool::{InterruptBehavior, PermissionCheck, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
