@@ -30,7 +30,7 @@ const GRAPH: &[(&str, &[&str])] = &[
     ("agent-bash-guard", &["agent-tool-traits"]),
     ("agent-subagent", &["agent-tool-traits", "agent-rules"]),
     ("agent-runtime-limits", &["agent-tool-traits"]),
-    ("agent-undo", &["agent-fs-sandbox"]),
+    ("agent-undo", &["agent-tool-traits", "agent-fs-sandbox"]),
     (
         "agent-decide",
         &[

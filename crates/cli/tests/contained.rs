@@ -473,11 +473,12 @@ fn a_removal_in_the_project_runs_inside_the_sandbox_and_undo_takes_it_back() {
     assert!(reason.contains("no sandbox brings back"), "{reason}");
 }
 
-/// What the snapshot's ignore rules leave out is in no snapshot: a removal of it, or git writing the working tree
-/// from another commit over it (git overwrites an ignored file the commit tracks without asking), asks, naming
-/// the file; once the project holds no such file, the same git line is contained and taken back.
+/// What the project ignores is held by the snapshots (notes it keeps out of git, data): a removal of it, or git
+/// writing the working tree from another commit over it (git overwrites an ignored file the commit tracks without
+/// asking), is contained, run for real, and taken back by `agent-guard undo`. An ignored directory the snapshots
+/// leave out (marked as a cache) keeps such a line asked, naming it.
 #[test]
-fn a_line_that_may_delete_or_overwrite_ignored_files_asks() {
+fn a_line_that_may_delete_or_overwrite_ignored_files_is_taken_back_or_asks() {
     if !supported() {
         return;
     }
@@ -486,6 +487,15 @@ fn a_line_that_may_delete_or_overwrite_ignored_files_asks() {
         let ran = git(&scratch.proj, &scratch.home, args);
         assert!(ran.status.success(), "git {args:?}: {}", hook::text(&ran.stderr));
     };
+    let undo = || {
+        let undo = hook::run(&["undo"], "", &scratch.proj, &scratch.home);
+        assert!(
+            undo.status.success(),
+            "undo: {}{}",
+            hook::text(&undo.stdout),
+            hook::text(&undo.stderr)
+        );
+    };
     // The first commit tracks notes/todo.md; the second stops tracking it and ignores notes/, where the user then
     // keeps notes never committed.
     std::fs::create_dir_all(scratch.proj.join("notes")).unwrap();
@@ -493,7 +503,7 @@ fn a_line_that_may_delete_or_overwrite_ignored_files_asks() {
     git_ok(&["add", "-A"]);
     git_ok(&["commit", "-qm", "c1"]);
     git_ok(&["rm", "-q", "--cached", "notes/todo.md"]);
-    std::fs::write(scratch.proj.join(".gitignore"), "/target/\nnotes/\nprivate*/\n").unwrap();
+    std::fs::write(scratch.proj.join(".gitignore"), "/target/\nnotes/\nprivate*/\n/var/\n").unwrap();
     git_ok(&["add", "-A"]);
     git_ok(&["commit", "-qm", "c2"]);
     std::fs::write(scratch.proj.join("notes/todo.md"), "precious local notes\n").unwrap();
@@ -502,12 +512,39 @@ fn a_line_that_may_delete_or_overwrite_ignored_files_asks() {
     std::fs::create_dir_all(scratch.proj.join("mywork")).unwrap();
     std::fs::write(scratch.proj.join("mywork/w.txt"), "work\n").unwrap();
     std::fs::write(scratch.proj.join(".git/info/exclude"), "mywork/\n").unwrap();
+    for command in [
+        "rm -rf private_data",
+        "rm -rf mywork",
+        "python3 -c \"import os; getattr(os, 'remove')('notes/todo.md')\"",
+        "git reset --hard HEAD~1",
+    ] {
+        let before = std::fs::read(scratch.proj.join("notes/todo.md")).unwrap();
+        let run = allowed_and_run(&scratch, command);
+        assert!(run.status.success(), "{command}: {}", hook::text(&run.stderr));
+        undo();
+        assert_eq!(std::fs::read(scratch.proj.join("notes/todo.md")).unwrap(), before, "{command}");
+        for kept in ["private_data/p.txt", "mywork/w.txt"] {
+            assert_eq!(
+                std::fs::read_to_string(scratch.proj.join(kept)).unwrap(),
+                "work\n",
+                "{command}"
+            );
+        }
+    }
+    // Undo takes back the working tree, not git's history: the branch goes back to the second commit by hand.
+    git_ok(&["reset", "-q", "ORIG_HEAD"]);
+    // An ignored directory marked as a cache is in no snapshot: a removal in it, and git writing the working tree
+    // from another commit while it is there, ask.
+    std::fs::create_dir_all(scratch.proj.join("var")).unwrap();
+    std::fs::write(
+        scratch.proj.join("var/CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    std::fs::write(scratch.proj.join("var/app.db"), "rows\n").unwrap();
     for (command, named) in [
-        ("rm -rf private_data", "private_data"),
-        ("rm -rf mywork", "mywork"),
-        ("git reset --hard HEAD~1", ""),
+        ("rm -f var/app.db", "var"),
         ("git checkout HEAD~1 -- notes", ""),
-        ("git restore --source=HEAD~1 notes", ""),
         ("git checkout -f HEAD~1", ""),
     ] {
         let output = scratch.check(command);
@@ -519,7 +556,7 @@ fn a_line_that_may_delete_or_overwrite_ignored_files_asks() {
         );
     }
     // Nothing of the user's is ignored any more: the same git line is contained, and undo takes it back.
-    for dir in ["notes", "private_data", "mywork"] {
+    for dir in ["notes", "private_data", "mywork", "var"] {
         std::fs::remove_dir_all(scratch.proj.join(dir)).unwrap();
     }
     std::fs::write(

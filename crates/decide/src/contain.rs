@@ -456,14 +456,9 @@ impl Guard {
                     if place.is_file() || self.regenerable(place) {
                         continue;
                     }
-                    // What the project's ignore rules or a cache tag leave out is in no snapshot either.
-                    if self.marked_as_output(place, false) {
-                        judgement.not_contained(format!(
-                            "the line removes `{}`, which `.gitignore` lists or a cache tag marks (so no snapshot \
-                             holds it) but whose name is no build output's: nothing makes it again",
-                            check.absolute.display()
-                        ));
-                    } else if self.undoable(place, Below::Strictly) {
+                    // What the project ignores is held by the snapshots but for build outputs, marked caches
+                    // and environments and directories too large: the look through what the removal reaches says.
+                    if self.undoable(place, Below::Strictly) {
                         self.undone_unless_left_out(place, judgement);
                     } else {
                         judgement.not_contained(format!(
@@ -489,8 +484,9 @@ impl Guard {
 
     /// A file (or a directory, with what it holds) that exists where the line writes may be removed or overwritten
     /// whole (`rm app.db`, `: > app.db`, `mv notes.txt app.db`, the source of `mv app.db x`): where `agent-guard
-    /// undo` snapshots the root, one the snapshots do not hold (a file the project's ignore rules leave out that is no build output's, or one too
-    /// large to keep) is a loss no sandbox brings back, and the line asks, naming it.
+    /// undo` snapshots the root, one the snapshots do not hold (in a directory marked as a cache or an environment, or
+    /// too large, that the project ignores, or one too large to keep) is a loss no sandbox brings back, and the line
+    /// asks, naming it.
     fn judge_file_written(
         &self,
         check: &agent_fs_sandbox::PathCheck,
@@ -613,9 +609,10 @@ impl Guard {
     }
 
     /// Why a snapshot of the writable root holding `place` does not hold everything at or below it: a file or
-    /// directory the snapshot's ignore rules leave out (a `.gitignore` anywhere above or below, `.git/info/exclude`,
-    /// agent-guard's own lines) whose name, or a directory's above it, is no build output's, or more entries than
-    /// the look through them takes; `None` when it holds all. Every `.git` and `.agent-guard` counts as held
+    /// directory the snapshots leave out (`agent_undo::left_out`: of what the project ignores, a directory marked as
+    /// a cache or an environment or one too large; what agent-guard's own lines leave out) whose name, or a
+    /// directory's above it, is no build output's, or more entries than the look through them takes; `None` when
+    /// it holds all. Every `.git` and `.agent-guard` counts as held
     /// `with_git` (git writing the working tree leaves them alone); for a removal, a nested repository's `.git` is
     /// history no snapshot holds. Reads the directories below `place`, at most [`LEFT_OUT_CAP`] entries: only a line that
     /// removes a tree or writes the working tree from another commit pays for it.
@@ -645,8 +642,19 @@ impl Guard {
         };
         match agent_undo::left_out(&root, &place, LEFT_OUT_CAP, &mut excused)? {
             agent_undo::LeftOut::Path(path, _) => Some(format!(
-                "`{}` is left out of every snapshot by the project's ignore rules (`.gitignore`, \
-                 `.git/info/exclude`) and is no build output, so `agent-guard undo` cannot bring it back",
+                "`{}` is left out of every snapshot (a directory marked as a cache or an environment, a nested \
+                 repository's history, or what agent-guard's own rules leave out), so `agent-guard undo` cannot \
+                 bring it back",
+                path.display()
+            )),
+            agent_undo::LeftOut::Large(path) => Some(format!(
+                "`{}` is a directory the project ignores that holds more than {} files and directories, too many \
+                 for a snapshot to hold, so `agent-guard undo` cannot bring it back",
+                path.display(),
+                agent_undo::HELD_IGNORED_ENTRIES
+            )),
+            agent_undo::LeftOut::Unhashed(path) => Some(format!(
+                "`{}` is larger than a snapshot keeps the content of, so `agent-guard undo` cannot bring it back",
                 path.display()
             )),
             agent_undo::LeftOut::TooMany(cap) => Some(format!(
@@ -721,24 +729,16 @@ impl Guard {
     /// are needed: the mark alone is a file an earlier line may have written (`src` in a `.gitignore`, a tag in
     /// `src/`), and the name is what no line can change.
     fn regenerable(&self, place: &Path) -> bool {
-        self.marked_as_output(place, true)
-    }
-
-    /// Whether `place`, or a directory above it inside the working directory, is tagged as a cache or listed by
-    /// a `.gitignore` (with `named`: and has the name of a build output).
-    fn marked_as_output(&self, place: &Path, named: bool) -> bool {
         let root = agent_fs_sandbox::canonicalize(&self.cwd).unwrap_or_else(|_| self.cwd.clone());
         place
             .ancestors()
             .take_while(|dir| dir.strip_prefix(&root).is_ok_and(|r| !r.as_os_str().is_empty()))
             .filter(|dir| {
-                !named
-                    || dir
-                        .file_name()
-                        .is_some_and(agent_tool_traits::is_build_output_name)
+                dir.file_name()
+                    .is_some_and(agent_tool_traits::is_build_output_name)
             })
             .any(|dir| {
-                agent_fs_sandbox::is_file(&dir.join("CACHEDIR.TAG"))
+                agent_fs_sandbox::is_file(&dir.join(agent_tool_traits::CACHE_TAG))
                     || dir.parent().is_some_and(|parent| ignored(parent, dir))
                     || ignored(&root, dir)
             })

@@ -463,12 +463,16 @@ fn with_snapshots_a_removal_or_a_discard_below_the_root_is_contained_and_the_roo
 #[test]
 fn a_removal_or_a_checkout_is_taken_back_only_when_a_snapshot_holds_every_file_it_may_overwrite() {
     let files = [
-        ("proj/.gitignore", "private*/\n/target/\n"),
+        ("proj/.gitignore", "private*/\n/target/\n/env/\n/cache/\n"),
         ("proj/.git/info/exclude", "mywork/\n"),
         ("proj/private_data/p.txt", "work"),
         ("proj/mywork/w.txt", "work"),
         ("proj/data/.gitignore", "*\n!.gitignore\n"),
         ("proj/data/d.txt", "work"),
+        ("proj/env/pyvenv.cfg", "home = /usr/bin\n"),
+        ("proj/env/lib/site.py", ""),
+        ("proj/cache/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"),
+        ("proj/cache/c.bin", ""),
         ("proj/src/main.rs", "fn main() {}\n"),
         ("proj/src/.env", "TOKEN=1\n"),
         ("proj/src/target/debug/x", ""),
@@ -486,17 +490,21 @@ fn a_removal_or_a_checkout_is_taken_back_only_when_a_snapshot_holds_every_file_i
         (verdict.decision == Decision::Allow, verdict.reason())
     };
     for (command, contained, named) in [
-        // What the ignore rules leave out, by a pattern, `.git/info/exclude` or a `.gitignore` inside.
-        ("rm -rf private_data", false, "private_data"),
-        ("rm -rf mywork", false, "mywork"),
-        ("rm -rf data", false, "data/d.txt"),
-        ("rm -rf data/*", false, "data/d.txt"),
-        ("find data -name '*.txt' -delete", false, "data/d.txt"),
+        // What the project ignores by a pattern, `.git/info/exclude` or a `.gitignore` inside is held by the
+        // snapshots, as its other files are.
+        ("rm -rf private_data", true, ""),
+        ("rm -rf mywork", true, ""),
+        ("rm -rf data", true, ""),
+        ("rm -rf data/*", true, ""),
+        ("find data -name '*.txt' -delete", true, ""),
+        // But an environment and a cache it ignores, which their marks say a tool makes again.
+        ("rm -rf env", false, "env"),
+        ("rm -rf cache", false, "cache"),
         // A secret file by name (the sandbox keeps it) and a build output below are no loss.
         ("rm -rf src", true, ""),
         ("rm -rf docs", true, ""),
-        // git writing the working tree from another commit overwrites ignored files.
-        ("git reset --hard HEAD~1", false, "mywork"),
+        // git writing the working tree from another commit overwrites ignored files, the marked ones too.
+        ("git reset --hard HEAD~1", false, ""),
         ("git checkout HEAD~1 -- notes", false, ""),
         ("git restore --source=HEAD~1 notes", false, ""),
         ("git checkout -f HEAD~1", false, ""),
@@ -510,7 +518,7 @@ fn a_removal_or_a_checkout_is_taken_back_only_when_a_snapshot_holds_every_file_i
         // `--soft` moves `HEAD` alone; a reset of some paths to `HEAD` fills their index entries from `HEAD`.
         ("git reset --soft HEAD~1", true, ""),
         ("git reset -q HEAD src/main.rs", true, ""),
-        ("git reset --soft --hard HEAD~1", false, "mywork"),
+        ("git reset --soft --hard HEAD~1", false, ""),
     ] {
         let (allowed, reason) = decide(&project, command);
         assert_eq!(allowed, contained, "{command}: {reason}");
@@ -519,19 +527,22 @@ fn a_removal_or_a_checkout_is_taken_back_only_when_a_snapshot_holds_every_file_i
                 reason.contains("is left out of every snapshot") && reason.contains(named),
                 "{command}: {reason}"
             );
+        } else if command.starts_with("rm") {
+            assert!(reason.contains("`agent-guard undo` takes back"), "{command}: {reason}");
         }
     }
-    // Without the ignored files, the same lines are taken back.
+    // Without the marked environment and cache, the same lines are taken back, with the ignored data beside them.
     let clean: Vec<(&str, &str)> = files
         .iter()
         .copied()
-        .filter(|(path, _)| !path.contains("private") && !path.contains("mywork") && !path.contains("data/"))
+        .filter(|(path, _)| !path.contains("env/") && !path.contains("cache/"))
         .collect();
     let clean = Project::with_files("{}", &clean);
     for command in [
         "git reset --hard HEAD~1",
         "git checkout HEAD~1 -- notes",
         "rm -rf src",
+        "rm -rf private_data",
     ] {
         let (allowed, reason) = decide(&clean, command);
         assert!(allowed, "{command}: {reason}");

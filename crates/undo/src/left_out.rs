@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::store::{exclude_lines, secret_lines, work_tree_of};
-use crate::walk::{Checker, Rules};
+use crate::store::{KEPT_SNAPSHOT_BYTES, exclude_lines, secret_lines, work_tree_of};
+use crate::walk::{Checker, Place, Rules};
 
 /// What a snapshot of a root would not hold below a place.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,6 +14,11 @@ pub enum LeftOut {
     /// A file or directory the snapshot's ignore rules leave out (with everything below it), and whether it is a
     /// directory.
     Path(PathBuf, bool),
+    /// A directory the project ignores that holds more files and directories than a snapshot holds of one (it is
+    /// left out whole).
+    Large(PathBuf),
+    /// A file larger than a snapshot hashes (its content is not kept, only its stat data).
+    Unhashed(PathBuf),
     /// The place holds more entries than the walk looks at: what it holds is not known.
     TooMany(usize),
 }
@@ -68,13 +73,21 @@ pub fn left_out(
             return Some(LeftOut::TooMany(cap));
         }
         let absolute = work_tree.join(&path);
-        if snapshot.ignored(&path, is_dir) {
+        if let Place::Out { large } = snapshot.place(&path, is_dir, true) {
             if secret.ignored(&path, is_dir) || excused(&absolute, is_dir) {
                 continue;
             }
-            return Some(LeftOut::Path(absolute, is_dir));
+            return Some(if large {
+                LeftOut::Large(absolute)
+            } else {
+                LeftOut::Path(absolute, is_dir)
+            });
         }
         if !is_dir {
+            // A file larger than a snapshot hashes is held by its stat data alone: its content cannot be put back.
+            if std::fs::symlink_metadata(&absolute).is_ok_and(|meta| meta.len() > KEPT_SNAPSHOT_BYTES) {
+                return Some(LeftOut::Unhashed(absolute));
+            }
             continue;
         }
         learn(&mut snapshot, &path);
@@ -113,31 +126,39 @@ mod tests {
     }
 
     #[test]
-    fn what_any_ignore_rule_leaves_out_is_found() {
+    fn what_the_project_ignores_is_held_but_what_a_tool_makes_again() {
         let project = tree(&[
-            (".gitignore", "private*/\n/target/\n.env\n"),
+            (".gitignore", "private*/\n/target/\n.env\n/dist/\n/cache/\n/env/\n*.db\n"),
             (".git/info/exclude", "mywork/\n"),
             ("private_data/p.txt", "work"),
             ("mywork/w.txt", "work"),
             ("data/.gitignore", "*\n!.gitignore\n"),
             ("data/d.txt", "work"),
+            ("data/sub/target/x.o", "below an ignored directory, a build output's name is one"),
+            ("app.db", "rows"),
             ("src/main.rs", ""),
             ("src/.env", "SECRET=1"),
             ("target/debug/x", ""),
+            ("dist/bundle.js", ""),
+            ("cache/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55"),
+            ("env/pyvenv.cfg", "home = /usr/bin"),
         ]);
         let root = std::fs::canonicalize(project.path()).unwrap();
+        // Data the project keeps out of git is held, in ignored directories and as ignored files.
+        assert_eq!(found(&root, "private_data"), None);
+        assert_eq!(found(&root, "mywork"), None);
+        assert_eq!(found(&root, "app.db"), None);
+        // Below an ignored directory, a build output is left out, as at the root (where the caller excuses it).
         assert_eq!(
-            found(&root, "private_data"),
-            Some(LeftOut::Path(root.join("private_data"), true))
+            left_out(&root, &root.join("data"), 1000, &mut |_, _| false),
+            Some(LeftOut::Path(root.join("data/sub/target"), true))
         );
-        assert_eq!(
-            found(&root, "mywork"),
-            Some(LeftOut::Path(root.join("mywork"), true))
-        );
-        assert_eq!(
-            found(&root, "data"),
-            Some(LeftOut::Path(root.join("data/d.txt"), false))
-        );
+        assert_eq!(found(&root, "data"), None);
+        assert_eq!(found(&root, "data/d.txt"), None);
+        // A build output, a tagged cache and an environment the project ignores are left out.
+        assert_eq!(found(&root, "dist"), Some(LeftOut::Path(root.join("dist"), true)));
+        assert_eq!(found(&root, "cache"), Some(LeftOut::Path(root.join("cache"), true)));
+        assert_eq!(found(&root, "env"), Some(LeftOut::Path(root.join("env"), true)));
         // A secret file by name and an excused build output are no loss; a tracked-looking tree holds all.
         assert_eq!(found(&root, "src"), None);
         assert_eq!(found(&root, "target"), None);
@@ -147,5 +168,32 @@ mod tests {
             left_out(&root, &root.join("src"), 1, &mut |_, _| false),
             Some(LeftOut::TooMany(1))
         );
+    }
+
+    #[test]
+    fn an_ignored_directory_too_large_to_hold_is_left_out_whole() {
+        let project = tree(&[(".gitignore", "/samples/\n/small/\n"), ("small/a", "")]);
+        let root = std::fs::canonicalize(project.path()).unwrap();
+        let samples = root.join("samples");
+        for part in 0..=crate::walk::HELD_IGNORED_ENTRIES / 1000 {
+            let dir = samples.join(part.to_string());
+            std::fs::create_dir_all(&dir).unwrap();
+            for i in 0..1000 {
+                std::fs::write(dir.join(i.to_string()), "").unwrap();
+            }
+        }
+        assert_eq!(found(&root, "samples"), Some(LeftOut::Large(samples.clone())));
+        assert_eq!(
+            left_out(&root, &samples.join("0/1"), 1000, &mut |_, _| false),
+            Some(LeftOut::Large(samples.join("0/1")))
+        );
+        assert_eq!(found(&root, "small"), None);
+        // A file larger than a snapshot hashes (sparse here), ignored or not.
+        let dump = root.join("small/dump.sql");
+        std::fs::File::create(&dump)
+            .unwrap()
+            .set_len(KEPT_SNAPSHOT_BYTES + 1)
+            .unwrap();
+        assert_eq!(found(&root, "small"), Some(LeftOut::Unhashed(dump)));
     }
 }

@@ -78,6 +78,7 @@ pub use store::Store;
 pub use tracking::CommittedFiles;
 pub use tracking::GitTracking;
 pub use tracking::git_tracking;
+pub use walk::HELD_IGNORED_ENTRIES;
 pub use watch::watcher_main;
 
 /// Whether a `workspace-write` run in `root` would be snapshotted under `settings`: snapshots on, a place for

@@ -28,7 +28,7 @@ const UPDATE_TRIES: u32 = 3;
 /// The most file content one snapshot hashes: past it, the largest of the files to hash are recorded by their stat
 /// data alone (see [`Store::commit_index`]), so that nothing a command writes can make the snapshot after it run
 /// past its bound.
-const KEPT_SNAPSHOT_BYTES: u64 = 256 << 20;
+pub(crate) const KEPT_SNAPSHOT_BYTES: u64 = 256 << 20;
 /// The most files one snapshot hashes, for the same reason: git writes an object file for each.
 const KEPT_SNAPSHOT_FILES: usize = 40_000;
 /// The longest command text a record keeps.

@@ -39,6 +39,13 @@ pub(crate) struct Rules {
     /// Whether the rules were captured: a walk then reads no rule from the disk.
     #[serde(skip)]
     frozen: bool,
+    /// The directories the project ignores that are the highest on their paths (relative to the work tree), as
+    /// the walk that captured the rules found them: held (`true`), or left out (a marked cache or environment, or
+    /// one too large). A walk under frozen rules follows these, so that the snapshot after a command holds the same
+    /// of them as the one before (a command that empties a large one does not bring its files in as new ones, which
+    /// taking the run back would delete); a change watcher's snapshot walks again where one no longer holds.
+    #[serde(default)]
+    tops: BTreeMap<PathBuf, bool>,
     /// `own` and `folded` compiled by the first walk for its work tree (the compilation is most of the walk of a
     /// small tree), kept for the walk after the run.
     #[serde(skip)]
@@ -52,6 +59,7 @@ impl PartialEq for Rules {
             && self.folded == other.folded
             && self.exclude == other.exclude
             && self.files == other.files
+            && self.tops == other.tops
             && self.frozen == other.frozen
     }
 }
@@ -142,9 +150,16 @@ impl Rules {
                 .and_then(|path| std::fs::read(path).ok())
                 .unwrap_or_default(),
             files: BTreeMap::new(),
+            tops: BTreeMap::new(),
             frozen: false,
             own_matcher: None,
         }
+    }
+
+    /// Whether the walk that captured the rules held the ignored directory `top` (relative to the work tree);
+    /// `None` when it did not meet it.
+    pub(crate) fn top_held(&self, top: &Path) -> Option<bool> {
+        self.tops.get(top).copied()
     }
 
     /// These rules with agent-guard's `lines` that hold in any ASCII case, written in lower case (see
@@ -240,6 +255,7 @@ pub(crate) struct Checker {
     exclude: Option<Gitignore>,
     files: BTreeMap<PathBuf, Vec<u8>>,
     matchers: std::collections::HashMap<PathBuf, Option<Arc<Gitignore>>>,
+    held: Held,
 }
 
 impl Checker {
@@ -253,6 +269,7 @@ impl Checker {
             exclude: matcher(work_tree, &rules.exclude),
             files: rules.files.clone(),
             matchers: std::collections::HashMap::new(),
+            held: Held::following(rules),
         }
     }
 
@@ -281,10 +298,33 @@ impl Checker {
     }
 
     /// Whether `path` (relative to the work tree, below the root) is left out of a walk: it or a directory
-    /// between the root and it is ignored or named `.git`. `is_dir` says what `path` itself is.
+    /// between the root and it is left out ([`Place::Out`]) or named `.git`. `is_dir` says what `path` itself is.
     pub(crate) fn ignored(&mut self, path: &Path, is_dir: bool) -> bool {
+        matches!(self.place(path, is_dir, true), Place::Out { .. })
+    }
+
+    /// Whether a directory is one a change watcher follows: one a walk may enter, or one the project ignores
+    /// that is left out only for the number of entries it holds now (removing some of them brings it into the
+    /// snapshots, whose next one must see that).
+    pub(crate) fn followed(&mut self, path: &Path) -> bool {
+        !matches!(self.place(path, true, false), Place::Out { .. })
+    }
+
+    /// The highest directory on the way to `path` (relative to the work tree) that the project ignores, when
+    /// none above it is left out by name (agent-guard's lines, a build output, `.git`).
+    pub(crate) fn top_ignored(&mut self, path: &Path, is_dir: bool) -> Option<PathBuf> {
+        match self.place(path, is_dir, false) {
+            Place::Ignored(top) if top != path || is_dir => Some(top),
+            _ => None,
+        }
+    }
+
+    /// Where `path` (relative to the work tree, below the root) stands for a walk: held as a file the project keeps,
+    /// held below a directory the project ignores (the highest such directory, relative to the work tree), or
+    /// left out. Without `sizes`, a directory the project ignores counts as held whatever it holds.
+    pub(crate) fn place(&mut self, path: &Path, is_dir: bool, sizes: bool) -> Place {
         let Ok(below) = path.strip_prefix(&self.prefix) else {
-            return true;
+            return Place::Out { large: false };
         };
         let below = below.to_path_buf();
         let mut stack: Stack = Vec::new();
@@ -293,11 +333,12 @@ impl Checker {
             stack.push(self.matcher_of(&dir));
             dir.push(component);
         }
+        let mut place = Place::Kept;
         let mut components = below.components().peekable();
         while let Some(component) = components.next() {
             let last = components.peek().is_none();
             if is_dot_git(component.as_os_str()) {
-                return true;
+                return Place::Out { large: false };
             }
             stack.push(self.matcher_of(&dir));
             dir.push(component);
@@ -306,13 +347,157 @@ impl Checker {
                 own: self.own.as_deref(),
                 exclude: self.exclude.as_ref(),
                 source: &Source::Frozen(&self.files),
+                held: sizes.then_some(&self.held),
             };
-            if walker.ignored(&self.work_tree.join(&dir), &dir, !last || is_dir, &stack) {
-                return true;
+            let under_ignored = matches!(place, Place::Ignored(_));
+            match walker.seen(&self.work_tree.join(&dir), &dir, !last || is_dir, &stack, under_ignored) {
+                Seen::Kept => {}
+                Seen::Ignored if !under_ignored => place = Place::Ignored(dir.clone()),
+                Seen::Ignored => {}
+                Seen::Out { large } => return Place::Out { large },
             }
         }
-        false
+        place
     }
+}
+
+/// Where a path stands for a snapshot ([`Checker::place`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// Held: no ignore rule leaves it out.
+    Kept,
+    /// Held although the project ignores it or a directory above it: the highest such directory, relative to the
+    /// work tree.
+    Ignored(PathBuf),
+    /// Left out: by agent-guard's own lines, as a build output, a cache or an environment a tool makes again, as
+    /// `.git`, or (`large`) below a directory the project ignores that holds more than [`HELD_IGNORED_ENTRIES`].
+    Out { large: bool },
+}
+
+/// How a walk takes one entry ([`Walker::seen`]).
+enum Seen {
+    Kept,
+    Ignored,
+    Out { large: bool },
+}
+
+/// How many files and directories a directory the project ignores may hold for the snapshots to hold it. What a
+/// project keeps out of git is often its most precious data (a database, exports, uploads, notes), which no build
+/// makes again: the snapshots hold it as they hold the rest, so that a command that removes it, by any code, can
+/// be taken back. A larger one (a data set, a download) is left out whole, as a build output is.
+pub const HELD_IGNORED_ENTRIES: usize = 5_000;
+
+/// The files that mark a directory as one a tool makes again, which a snapshot leaves out when the project
+/// ignores it: a cache's tag, a Python environment's `pyvenv.cfg`, a conda environment's `conda-meta`.
+const REMADE_MARKS: &[&str] = &[agent_tool_traits::CACHE_TAG, "pyvenv.cfg", "conda-meta"];
+
+/// Whether each directory the project ignores that is the highest on its path is held (by its path relative to the
+/// work tree): as the captured rules say, else as found now.
+pub(crate) struct Held {
+    /// What the walk that captured the rules found, followed under frozen rules.
+    fixed: BTreeMap<PathBuf, bool>,
+    /// What was found now: each directory is looked at once (its size read through a look at up to
+    /// [`HELD_IGNORED_ENTRIES`] entries).
+    found: Mutex<std::collections::HashMap<PathBuf, Top>>,
+}
+
+/// What a directory the project ignores is to a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Top {
+    /// Held, as the project's other files are.
+    Held,
+    /// Left out: it holds one of [`REMADE_MARKS`] (or the captured rules left it out).
+    Marked,
+    /// Left out: it holds more than [`HELD_IGNORED_ENTRIES`] entries.
+    Large,
+}
+
+impl Held {
+    /// What walks under `rules` follow: their captured directories when they are frozen, none else.
+    fn following(rules: &Rules) -> Self {
+        Self {
+            fixed: if rules.frozen {
+                rules.tops.clone()
+            } else {
+                BTreeMap::new()
+            },
+            found: Mutex::default(),
+        }
+    }
+
+    /// What the ignored directory `relative` (at `absolute`) is to a snapshot.
+    fn top(&self, absolute: &Path, relative: &Path) -> Top {
+        if let Some(held) = self.fixed.get(relative) {
+            return if *held { Top::Held } else { Top::Marked };
+        }
+        if let Some(known) = self
+            .found
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(relative)
+        {
+            return *known;
+        }
+        let top = Top::of(absolute);
+        self.found
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(relative.to_path_buf(), top);
+        top
+    }
+
+    /// What was found now, as the rules keep it.
+    fn into_found(self) -> BTreeMap<PathBuf, bool> {
+        self.found
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+            .into_iter()
+            .map(|(dir, top)| (dir, top == Top::Held))
+            .collect()
+    }
+}
+
+impl Top {
+    /// What the ignored directory at `path` (absolute) is to a snapshot now.
+    pub(crate) fn of(path: &Path) -> Self {
+        if REMADE_MARKS
+            .iter()
+            .any(|mark| std::fs::symlink_metadata(path.join(mark)).is_ok())
+        {
+            Self::Marked
+        } else if within(path, HELD_IGNORED_ENTRIES) {
+            Self::Held
+        } else {
+            Self::Large
+        }
+    }
+}
+
+/// Whether the directory at `path` holds at most `limit` files and directories, not counting what a snapshot
+/// leaves out of it anyway (`.git`, build outputs).
+fn within(path: &Path, limit: usize) -> bool {
+    let mut seen = 0usize;
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            if is_dir && (is_dot_git(&name) || agent_tool_traits::is_build_output_name(&name)) {
+                continue;
+            }
+            seen += 1;
+            if seen > limit {
+                return false;
+            }
+            if is_dir {
+                pending.push(entry.path());
+            }
+        }
+    }
+    true
 }
 
 /// Where a walk's `.gitignore` texts come from: the disk, each text kept as it is read (shared by the walk's
@@ -371,10 +556,21 @@ pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<Fou
     } else {
         Source::Disk(Mutex::new(BTreeMap::new()))
     };
-    // The rules of each directory from the work tree down to the root's parent apply to the root's files.
+    let held = Held::following(rules);
+    let walker = Walker {
+        work_tree,
+        own: own.as_deref(),
+        exclude: exclude.as_ref(),
+        source: &source,
+        held: Some(&held),
+    };
+    // The rules of each directory from the work tree down to the root's parent apply to the root's files. Below a
+    // directory the project ignores (a walk of one the snapshots hold all the same), the root's files are ignored
+    // files too: a build output or a marked cache among them is left out.
     let mut stack: Stack = Vec::new();
     let below = root.strip_prefix(work_tree).unwrap_or(Path::new(""));
     let mut dir = PathBuf::new();
+    let mut ignored = false;
     for component in below.components() {
         stack.push(
             source
@@ -383,16 +579,21 @@ pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<Fou
                 .map(Arc::new),
         );
         dir.push(component);
+        if matches!(
+            walker.seen(&work_tree.join(&dir), &dir, true, &stack, ignored),
+            Seen::Ignored
+        ) {
+            ignored = true;
+        }
     }
-    let walker = Walker {
-        work_tree,
-        own: own.as_deref(),
-        exclude: exclude.as_ref(),
-        source: &source,
-    };
-    let found = walker.run(Job { dir, stack });
+    let found = walker.run(Job {
+        dir,
+        stack,
+        ignored,
+    });
     if let Source::Disk(kept) = source {
         rules.files = kept.into_inner().unwrap_or_else(PoisonError::into_inner);
+        rules.tops = held.into_found();
     }
     found
 }
@@ -400,10 +601,12 @@ pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<Fou
 /// The matchers of the `.gitignore` of each directory from the work tree down to one being walked.
 type Stack = Vec<Option<Arc<Gitignore>>>;
 
-/// A directory to walk (relative to the work tree), with the matchers above it.
+/// A directory to walk (relative to the work tree), with the matchers above it, and whether the project ignores it
+/// or a directory above it.
 struct Job {
     dir: PathBuf,
     stack: Stack,
+    ignored: bool,
 }
 
 /// The directories waiting to be walked, and how many are being walked.
@@ -418,6 +621,8 @@ struct Walker<'a> {
     own: Option<&'a Own>,
     exclude: Option<&'a Gitignore>,
     source: &'a Source<'a>,
+    /// The sizes of the ignored directories met; `None` to take each as held whatever it holds.
+    held: Option<&'a Held>,
 }
 
 impl Walker<'_> {
@@ -484,7 +689,11 @@ impl Walker<'_> {
 
     /// Lists one directory: its files into `out`, its subdirectories returned to be walked.
     fn visit(&self, job: Job, out: &mut Vec<Found>) -> Vec<Job> {
-        let Job { dir, mut stack } = job;
+        let Job {
+            dir,
+            mut stack,
+            ignored,
+        } = job;
         let absolute = self.work_tree.join(&dir);
         let Ok(entries) = std::fs::read_dir(&absolute) else {
             return Vec::new();
@@ -512,13 +721,16 @@ impl Walker<'_> {
             }
             let path = absolute.join(&name);
             let relative = dir.join(&name);
-            if self.ignored(&path, &relative, is_dir, &stack) {
-                continue;
-            }
+            let below_ignored = match self.seen(&path, &relative, is_dir, &stack, ignored) {
+                Seen::Out { .. } => continue,
+                Seen::Kept => ignored,
+                Seen::Ignored => true,
+            };
             if is_dir {
                 subdirs.push(Job {
                     dir: relative,
                     stack: stack.clone(),
+                    ignored: below_ignored,
                 });
             } else {
                 let raw = handle.as_ref().and_then(|handle| {
@@ -536,20 +748,46 @@ impl Walker<'_> {
         subdirs
     }
 
-    /// git's order of precedence, with agent-guard's own rules first: the deepest `.gitignore` that says
-    /// anything about `path` decides, then `.git/info/exclude`.
-    fn ignored(&self, path: &Path, relative: &Path, is_dir: bool, stack: &Stack) -> bool {
+    /// How a walk takes `path`: git's order of precedence, with agent-guard's own rules first (they leave it out),
+    /// then the deepest `.gitignore` that says anything about it, then `.git/info/exclude`. What the project
+    /// ignores (or lies below a directory it ignores: `under_ignored`) is held all the same, but a directory with a
+    /// build output's name and, looked at with sizes, a highest ignored directory that is a marked cache or
+    /// environment or holds more than [`HELD_IGNORED_ENTRIES`] entries ([`Top`]).
+    fn seen(&self, path: &Path, relative: &Path, is_dir: bool, stack: &Stack, under_ignored: bool) -> Seen {
         if self.own.is_some_and(|own| own.ignores(path, relative, is_dir)) {
-            return true;
+            return Seen::Out { large: false };
         }
+        let mut ignored = under_ignored;
         for matcher in stack.iter().rev().flatten().map(Arc::as_ref).chain(self.exclude) {
             match matcher.matched(path, is_dir) {
-                Match::Ignore(_) => return true,
-                Match::Whitelist(_) => return false,
+                Match::Ignore(_) => {
+                    ignored = true;
+                    break;
+                }
+                Match::Whitelist(_) => break,
                 Match::None => {}
             }
         }
-        false
+        if !ignored {
+            return Seen::Kept;
+        }
+        if !is_dir {
+            return Seen::Ignored;
+        }
+        if path
+            .file_name()
+            .is_some_and(agent_tool_traits::is_build_output_name)
+        {
+            return Seen::Out { large: false };
+        }
+        match self.held {
+            Some(held) if !under_ignored => match held.top(path, relative) {
+                Top::Held => Seen::Ignored,
+                Top::Marked => Seen::Out { large: false },
+                Top::Large => Seen::Out { large: true },
+            },
+            _ => Seen::Ignored,
+        }
     }
 }
 

@@ -252,6 +252,50 @@ fn secrets_and_ignored_output_never_enter_the_store() {
     assert!(!String::from_utf8_lossy(&status.stdout).contains("agent-guard"));
 }
 
+/// What the project keeps out of git but no build makes again (a database, a data directory, notes) is held by the
+/// snapshots: a command that removes or overwrites it, by whatever code, is taken back. A build output and an
+/// environment the project ignores stay out of the store.
+#[test]
+fn data_the_project_ignores_is_taken_back_and_its_build_outputs_stay_out() {
+    let world = World::new();
+    let project = &world.project;
+    std::fs::write(
+        project.join(".gitignore"),
+        "target/\n*.db\n/data/\n/notes/\n/dist/\n/.venv/\n",
+    )
+    .unwrap();
+    std::fs::write(project.join("app.db"), "SQLite format 3\0rows").unwrap();
+    std::fs::create_dir_all(project.join("data/sub")).unwrap();
+    std::fs::write(project.join("data/users.csv"), "id,name\n1,ada\n").unwrap();
+    std::fs::write(project.join("data/sub/x.json"), "{\"k\": 1}").unwrap();
+    std::fs::create_dir_all(project.join("notes")).unwrap();
+    std::fs::write(project.join("notes/todo.txt"), "keep\n").unwrap();
+    std::fs::create_dir_all(project.join("dist")).unwrap();
+    std::fs::write(project.join("dist/bundle.js"), "BUNDLED_OUTPUT").unwrap();
+    std::fs::create_dir_all(project.join(".venv/lib")).unwrap();
+    std::fs::write(project.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::fs::write(project.join(".venv/lib/site.py"), "ENVIRONMENT_FILE").unwrap();
+    let before = state(project);
+    world
+        .run("rm -f app.db && rm -rf data && echo overwritten > notes/todo.txt")
+        .unwrap();
+    assert!(!project.join("app.db").exists() && !project.join("data").exists());
+    let report = world.undo(UndoRequest::default());
+    assert!(report.applied && report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(state(project), before);
+    let objects = Command::new("git")
+        .arg("--git-dir")
+        .arg(world.store().dir())
+        .args(["cat-file", "--batch-all-objects", "--batch"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    let all = String::from_utf8_lossy(&objects.stdout);
+    assert!(all.contains("id,name"), "the store holds the ignored data");
+    assert!(!all.contains("BUNDLED_OUTPUT"), "the store holds no build output");
+    assert!(!all.contains("ENVIRONMENT_FILE"), "the store holds no environment");
+}
+
 #[test]
 fn a_link_put_in_the_way_is_not_followed_when_restoring() {
     let world = World::new();

@@ -206,6 +206,39 @@ fn adds_deletes_and_renames_inside_a_run_are_taken_back() {
     world.answered("the run in a directory renamed back");
 }
 
+/// A directory the project ignores that holds more than a snapshot holds of one is left out; once a run brings it
+/// within the bound, the next snapshot holds all of it, as a walk does (its files that did not change among them),
+/// and a run that removes them is taken back. Every run compares the watched store's tree with a walk's.
+fn an_ignored_directory_that_shrinks_within_the_bound_is_held_whole() {
+    let world = World::new();
+    std::fs::write(world.project.join(".gitignore"), "target/\n/samples/\n").unwrap();
+    let samples = world.project.join("samples");
+    for i in 0..=agent_undo::HELD_IGNORED_ENTRIES {
+        let dir = samples.join((i / 1000).to_string());
+        if i % 1000 == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        std::fs::write(dir.join(format!("s{i}")), i.to_string()).unwrap();
+    }
+    world.warm();
+    // Left out while too large: a run inside it changes no snapshot.
+    assert_eq!(world.run("echo more >> samples/0/s1"), None);
+    // Within the bound once the last directory and ten more files are gone (files and directories count alike):
+    // a run that empties it that far changes no snapshot either (the one after it does not take the files left
+    // in as new ones, which taking the run back would delete).
+    let last = agent_undo::HELD_IGNORED_ENTRIES / 1000;
+    assert_eq!(
+        world.run(&format!("rm -rf samples/{last} samples/0/s[0-9]")),
+        None
+    );
+    let before = state(&world.project);
+    world.run("rm -rf samples/1").unwrap();
+    world.answered("the run in an ignored directory within the bound");
+    let report = world.undo();
+    assert!(report.applied && report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(state(&world.project), before);
+}
+
 /// Waits, with a deadline, until the process `pid` has ended (gone, or a zombie its parent has yet to reap).
 fn wait_gone(pid: i32) {
     let started = Instant::now();
@@ -553,7 +586,7 @@ fn main() {
         eprintln!("no git: skipped");
         return;
     }
-    let tests: [(&str, fn()); 10] = [
+    let tests: [(&str, fn()); 11] = [
         (
             "a_change_between_runs_is_captured_and_taken_back_to",
             a_change_between_runs_is_captured_and_taken_back_to,
@@ -585,6 +618,10 @@ fn main() {
         (
             "a_changed_rule_makes_a_walk_and_the_watcher_comes_back",
             a_changed_rule_makes_a_walk_and_the_watcher_comes_back,
+        ),
+        (
+            "an_ignored_directory_that_shrinks_within_the_bound_is_held_whole",
+            an_ignored_directory_that_shrinks_within_the_bound_is_held_whole,
         ),
         (
             "random_edits_make_the_same_trees_as_a_walk",

@@ -327,7 +327,7 @@ impl Watcher {
                 continue;
             }
             let sub = dir.join(entry.file_name());
-            if !self.checker.ignored(&sub, true) {
+            if self.checker.followed(&sub) {
                 self.add_tree(&sub, capture)?;
             }
         }
@@ -442,7 +442,7 @@ impl Watcher {
                 self.forget(&path);
             }
             if mask.intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO)
-                && !self.checker.ignored(&path, true)
+                && self.checker.followed(&path)
             {
                 self.add_tree(&path, false)?;
             }

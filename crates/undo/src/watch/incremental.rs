@@ -11,7 +11,7 @@ use super::{Answer, State};
 use crate::error::Result;
 use crate::index::{Index, Stat};
 use crate::store::{Store, still_a_file};
-use crate::walk::{self, Checker, Rules};
+use crate::walk::{self, Checker, Rules, Top};
 
 /// How a snapshot is to be taken.
 pub(crate) enum Outcome {
@@ -169,7 +169,9 @@ fn changed(
     let mut update: BTreeSet<PathBuf> = BTreeSet::new();
     let mut gone: BTreeSet<PathBuf> = BTreeSet::new();
     let mut walked: HashSet<PathBuf> = HashSet::new();
-    let mut below: Vec<&Path> = Vec::new();
+    let mut below: Vec<PathBuf> = Vec::new();
+    // Whether each ignored directory a change was in is still what the captured rules found.
+    let mut tops: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
     let listed =
         |path: &Path, stat: Option<&Stat>, update: &mut BTreeSet<PathBuf>, gone: &mut BTreeSet<PathBuf>| {
             if !kept.entries.contains_key(path.as_os_str()) {
@@ -197,6 +199,21 @@ fn changed(
         if !matches!(kind, Kind::File(..)) && rules.has_rules_under(path) {
             return Ok(None);
         }
+        // A change in a directory the project ignores: the walk that captured the rules must have met it, and
+        // what it found of it (held, or left out as a marked cache or environment or as too large) must still hold,
+        // else only a walk takes the snapshot (a directory that came within the bound holds files no snapshot took
+        // yet; one that grew or was marked is left out by a walk and its files held before are kept).
+        if let Some(top) = checker.top_ignored(path, matches!(kind, Kind::Dir)) {
+            let same = match rules.top_held(&top) {
+                None => false,
+                Some(held) => *tops
+                    .entry(top)
+                    .or_insert_with_key(|top| (Top::of(&work_tree.join(top)) == Top::Held) == held),
+            };
+            if !same {
+                return Ok(None);
+            }
+        }
         match kind {
             Kind::Dir if !checker.ignored(path, true) => {
                 let found = walk::files(work_tree, &work_tree.join(path), &mut frozen.clone());
@@ -213,7 +230,7 @@ fn changed(
                         linked.insert(file.clone());
                     }
                 }
-                below.push(path);
+                below.push(path.clone());
             }
             Kind::File(stat, many) if !checker.ignored(path, false) => {
                 listed(path, stat.as_ref(), &mut update, &mut gone);
@@ -225,7 +242,7 @@ fn changed(
                 }
             }
             _ => {
-                below.push(path);
+                below.push(path.clone());
                 linked.remove(path);
                 if kept.entries.contains_key(path.as_os_str()) && !walked.contains(path) {
                     if still_a_file(work_tree, path) && store.takes(path, true) {
@@ -240,10 +257,10 @@ fn changed(
     // What the store held below a changed directory and a walk did not list: as a walk of the root decides.
     if !below.is_empty() {
         linked.retain(|path| {
-            walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != *dir)
+            walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != dir)
         });
         for path in kept.entries.keys().map(Path::new) {
-            if walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != *dir) {
+            if walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != dir.as_path()) {
                 continue;
             }
             if still_a_file(work_tree, path) && store.takes(path, true) {
