@@ -148,6 +148,17 @@ fn allowed_and_run(scratch: &Scratch, command: &str) -> Output {
     scratch.run(updated)
 }
 
+/// `agent-guard undo` in the scratch project: takes back its last run.
+fn undo_last(scratch: &Scratch) {
+    let undo = hook::run(&["undo"], "", &scratch.proj, &scratch.home);
+    assert!(
+        undo.status.success(),
+        "undo: {}{}",
+        hook::text(&undo.stdout),
+        hook::text(&undo.stderr)
+    );
+}
+
 #[test]
 fn the_everyday_loop_runs_inside_the_sandbox_without_asking() {
     if !supported() {
@@ -453,13 +464,7 @@ fn a_removal_in_the_project_runs_inside_the_sandbox_and_undo_takes_it_back() {
     let output = scratch.check("rm -rf src");
     let (_, reason, _) = decided(&output);
     assert!(reason.contains("`agent-guard undo` takes back"), "{reason}");
-    let undo = hook::run(&["undo"], "", &scratch.proj, &scratch.home);
-    assert!(
-        undo.status.success(),
-        "undo: {}{}",
-        hook::text(&undo.stdout),
-        hook::text(&undo.stderr)
-    );
+    undo_last(&scratch);
     assert_eq!(std::fs::read(scratch.proj.join("src/main.rs")).unwrap(), before);
     // Without snapshots the same line asks, naming what no sandbox brings back.
     std::fs::write(
@@ -487,15 +492,6 @@ fn a_line_that_may_delete_or_overwrite_ignored_files_is_taken_back_or_asks() {
         let ran = git(&scratch.proj, &scratch.home, args);
         assert!(ran.status.success(), "git {args:?}: {}", hook::text(&ran.stderr));
     };
-    let undo = || {
-        let undo = hook::run(&["undo"], "", &scratch.proj, &scratch.home);
-        assert!(
-            undo.status.success(),
-            "undo: {}{}",
-            hook::text(&undo.stdout),
-            hook::text(&undo.stderr)
-        );
-    };
     // The first commit tracks notes/todo.md; the second stops tracking it and ignores notes/, where the user then
     // keeps notes never committed.
     std::fs::create_dir_all(scratch.proj.join("notes")).unwrap();
@@ -521,7 +517,7 @@ fn a_line_that_may_delete_or_overwrite_ignored_files_is_taken_back_or_asks() {
         let before = std::fs::read(scratch.proj.join("notes/todo.md")).unwrap();
         let run = allowed_and_run(&scratch, command);
         assert!(run.status.success(), "{command}: {}", hook::text(&run.stderr));
-        undo();
+        undo_last(&scratch);
         assert_eq!(std::fs::read(scratch.proj.join("notes/todo.md")).unwrap(), before, "{command}");
         for kept in ["private_data/p.txt", "mywork/w.txt"] {
             assert_eq!(
