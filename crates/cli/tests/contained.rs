@@ -499,7 +499,11 @@ fn a_line_that_may_delete_or_overwrite_ignored_files_is_taken_back_or_asks() {
     git_ok(&["add", "-A"]);
     git_ok(&["commit", "-qm", "c1"]);
     git_ok(&["rm", "-q", "--cached", "notes/todo.md"]);
-    std::fs::write(scratch.proj.join(".gitignore"), "/target/\nnotes/\nprivate*/\n/var/\n").unwrap();
+    std::fs::write(
+        scratch.proj.join(".gitignore"),
+        "/target/\nnotes/\nprivate*/\n/var/\n",
+    )
+    .unwrap();
     git_ok(&["add", "-A"]);
     git_ok(&["commit", "-qm", "c2"]);
     std::fs::write(scratch.proj.join("notes/todo.md"), "precious local notes\n").unwrap();
@@ -518,7 +522,11 @@ fn a_line_that_may_delete_or_overwrite_ignored_files_is_taken_back_or_asks() {
         let run = allowed_and_run(&scratch, command);
         assert!(run.status.success(), "{command}: {}", hook::text(&run.stderr));
         undo_last(&scratch);
-        assert_eq!(std::fs::read(scratch.proj.join("notes/todo.md")).unwrap(), before, "{command}");
+        assert_eq!(
+            std::fs::read(scratch.proj.join("notes/todo.md")).unwrap(),
+            before,
+            "{command}"
+        );
         for kept in ["private_data/p.txt", "mywork/w.txt"] {
             assert_eq!(
                 std::fs::read_to_string(scratch.proj.join(kept)).unwrap(),

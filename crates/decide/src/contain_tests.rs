@@ -471,7 +471,10 @@ fn a_removal_or_a_checkout_is_taken_back_only_when_a_snapshot_holds_every_file_i
         ("proj/data/d.txt", "work"),
         ("proj/env/pyvenv.cfg", "home = /usr/bin\n"),
         ("proj/env/lib/site.py", ""),
-        ("proj/cache/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"),
+        (
+            "proj/cache/CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n",
+        ),
         ("proj/cache/c.bin", ""),
         ("proj/src/main.rs", "fn main() {}\n"),
         ("proj/src/.env", "TOKEN=1\n"),
@@ -528,7 +531,10 @@ fn a_removal_or_a_checkout_is_taken_back_only_when_a_snapshot_holds_every_file_i
                 "{command}: {reason}"
             );
         } else if command.starts_with("rm") {
-            assert!(reason.contains("`agent-guard undo` takes back"), "{command}: {reason}");
+            assert!(
+                reason.contains("`agent-guard undo` takes back"),
+                "{command}: {reason}"
+            );
         }
     }
     // Without the marked environment and cache, the same lines are taken back, with the ignored data beside them.

@@ -26,7 +26,6 @@ pub(crate) fn prefixed(dir: &Path, prefix: &str) -> Vec<PathBuf> {
 /// in it), and a command that makes more entries than that to hide one past them is told of on stderr.
 const AFTER_SCAN_FACTOR: usize = 50;
 
-
 fn identity(metadata: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt as _;
     (metadata.dev(), metadata.ino())

@@ -128,19 +128,28 @@ mod tests {
     #[test]
     fn what_the_project_ignores_is_held_but_what_a_tool_makes_again() {
         let project = tree(&[
-            (".gitignore", "private*/\n/target/\n.env\n/dist/\n/cache/\n/env/\n*.db\n"),
+            (
+                ".gitignore",
+                "private*/\n/target/\n.env\n/dist/\n/cache/\n/env/\n*.db\n",
+            ),
             (".git/info/exclude", "mywork/\n"),
             ("private_data/p.txt", "work"),
             ("mywork/w.txt", "work"),
             ("data/.gitignore", "*\n!.gitignore\n"),
             ("data/d.txt", "work"),
-            ("data/sub/target/x.o", "below an ignored directory, a build output's name is one"),
+            (
+                "data/sub/target/x.o",
+                "below an ignored directory, a build output's name is one",
+            ),
             ("app.db", "rows"),
             ("src/main.rs", ""),
             ("src/.env", "SECRET=1"),
             ("target/debug/x", ""),
             ("dist/bundle.js", ""),
-            ("cache/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55"),
+            (
+                "cache/CACHEDIR.TAG",
+                "Signature: 8a477f597d28d172789f06886806bc55",
+            ),
             ("env/pyvenv.cfg", "home = /usr/bin"),
         ]);
         let root = std::fs::canonicalize(project.path()).unwrap();
@@ -157,7 +166,10 @@ mod tests {
         assert_eq!(found(&root, "data/d.txt"), None);
         // A build output, a tagged cache and an environment the project ignores are left out.
         assert_eq!(found(&root, "dist"), Some(LeftOut::Path(root.join("dist"), true)));
-        assert_eq!(found(&root, "cache"), Some(LeftOut::Path(root.join("cache"), true)));
+        assert_eq!(
+            found(&root, "cache"),
+            Some(LeftOut::Path(root.join("cache"), true))
+        );
         assert_eq!(found(&root, "env"), Some(LeftOut::Path(root.join("env"), true)));
         // A secret file by name and an excused build output are no loss; a tracked-looking tree holds all.
         assert_eq!(found(&root, "src"), None);

@@ -350,7 +350,13 @@ impl Checker {
                 held: sizes.then_some(&self.held),
             };
             let under_ignored = matches!(place, Place::Ignored(_));
-            match walker.seen(&self.work_tree.join(&dir), &dir, !last || is_dir, &stack, under_ignored) {
+            match walker.seen(
+                &self.work_tree.join(&dir),
+                &dir,
+                !last || is_dir,
+                &stack,
+                under_ignored,
+            ) {
                 Seen::Kept => {}
                 Seen::Ignored if !under_ignored => place = Place::Ignored(dir.clone()),
                 Seen::Ignored => {}
@@ -586,11 +592,7 @@ pub(crate) fn files(work_tree: &Path, root: &Path, rules: &mut Rules) -> Vec<Fou
             ignored = true;
         }
     }
-    let found = walker.run(Job {
-        dir,
-        stack,
-        ignored,
-    });
+    let found = walker.run(Job { dir, stack, ignored });
     if let Source::Disk(kept) = source {
         rules.files = kept.into_inner().unwrap_or_else(PoisonError::into_inner);
         rules.tops = held.into_found();

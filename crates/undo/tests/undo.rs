@@ -293,7 +293,10 @@ fn data_the_project_ignores_is_taken_back_and_its_build_outputs_stay_out() {
     let all = String::from_utf8_lossy(&objects.stdout);
     assert!(all.contains("id,name"), "the store holds the ignored data");
     assert!(!all.contains("BUNDLED_OUTPUT"), "the store holds no build output");
-    assert!(!all.contains("ENVIRONMENT_FILE"), "the store holds no environment");
+    assert!(
+        !all.contains("ENVIRONMENT_FILE"),
+        "the store holds no environment"
+    );
 }
 
 #[test]

@@ -260,7 +260,11 @@ fn changed(
             walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != dir)
         });
         for path in kept.entries.keys().map(Path::new) {
-            if walked.contains(path) || !below.iter().any(|dir| path.starts_with(dir) && path != dir.as_path()) {
+            if walked.contains(path)
+                || !below
+                    .iter()
+                    .any(|dir| path.starts_with(dir) && path != dir.as_path())
+            {
                 continue;
             }
             if still_a_file(work_tree, path) && store.takes(path, true) {
