@@ -317,7 +317,7 @@ fn own_cgroup(base: &Path, v1: bool) -> Option<PathBuf> {
     // another cgroup (its children join theirs through the descriptor of `Cgroup::join`).
     static TABLE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     let table = TABLE
-        .get_or_init(|| std::fs::read_to_string("/proc/self/cgroup").ok())
+        .get_or_init(|| crate::probe::read_kernel_text("/proc/self/cgroup"))
         .as_deref()?;
     let path = table.lines().find_map(|line| {
         let mut fields = line.splitn(3, ':');

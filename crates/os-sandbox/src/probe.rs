@@ -194,9 +194,18 @@ fn seccomp_available() -> bool {
     false
 }
 
+/// The text of a file of `/proc`: read into a buffer of a page at once, since such a file says its size is 0 and a
+/// read sized by that grows its buffer from a few bytes, one system call each.
+pub(crate) fn read_kernel_text(path: &str) -> Option<String> {
+    use std::io::Read as _;
+    let mut text = String::with_capacity(4096);
+    std::fs::File::open(path).ok()?.read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 /// Whether the running kernel's release is at least `major.minor`.
 fn kernel_at_least(major: u32, minor: u32) -> bool {
-    let Ok(release) = std::fs::read_to_string("/proc/sys/kernel/osrelease") else {
+    let Some(release) = read_kernel_text("/proc/sys/kernel/osrelease") else {
         return false;
     };
     let mut parts = release
@@ -228,8 +237,7 @@ fn namespaces() -> Namespaces {
 
 /// Whether `CAP_SYS_ADMIN` (bit 21) is in this process's effective set.
 fn has_sys_admin() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
+    read_kernel_text("/proc/self/status")
         .and_then(|status| {
             status
                 .lines()

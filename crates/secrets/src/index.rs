@@ -120,7 +120,7 @@ impl ContentIndex {
             return Indexed::Unknown;
         }
         state.scanned += cost;
-        let Some(kind) = scan_start(path) else {
+        let Some(kind) = scan_start(path, cost) else {
             // Its owner could make it readable again from inside.
             return Indexed::Unreadable;
         };
@@ -135,7 +135,10 @@ impl ContentIndex {
     /// scanned whole) and can be read.
     pub fn read_whole(path: &Path) -> Option<Vec<u8>> {
         let file = std::fs::File::open(path).ok()?;
-        let mut bytes = Vec::new();
+        let size = file
+            .metadata()
+            .map_or(0, |meta| meta.len().min(INDEX_SCAN_LIMIT + 1));
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         file.take(INDEX_SCAN_LIMIT + 1).read_to_end(&mut bytes).ok()?;
         u64::try_from(bytes.len())
             .is_ok_and(|len| len <= INDEX_SCAN_LIMIT)
@@ -208,12 +211,13 @@ fn settled(stamp: &Stamp) -> bool {
         .is_ok_and(|age| age >= SETTLE)
 }
 
-/// The number of the first credential's kind in the first mebibyte of the file at `path` (0
-/// for none), or `None` when it cannot be opened or read. A binary file is scanned as any other: a database or an
+/// The number of the first credential's kind in the first mebibyte of the file at `path` (`size` bytes long, at
+/// most a mebibyte, as its metadata said; 0 for none), or `None` when it cannot be opened or read. A binary file is scanned as any other: a database or an
 /// archive holds credentials as text too.
-fn scan_start(path: &Path) -> Option<u16> {
+fn scan_start(path: &Path, size: u64) -> Option<u16> {
     let file = std::fs::File::open(path).ok()?;
-    let mut bytes = Vec::new();
+    // Room for the whole file and the one byte past the limit: read in one call, not grown from a small probe.
+    let mut bytes = Vec::with_capacity(usize::try_from(size.saturating_add(1)).unwrap_or(0));
     file.take(INDEX_SCAN_LIMIT + 1).read_to_end(&mut bytes).ok()?;
     let whole = u64::try_from(bytes.len()).is_ok_and(|len| len <= INDEX_SCAN_LIMIT);
     bytes.truncate(usize::try_from(INDEX_SCAN_LIMIT).unwrap_or(usize::MAX));
