@@ -648,14 +648,17 @@ impl Guard {
                 path.display()
             )),
             agent_undo::LeftOut::Large(path) => Some(format!(
-                "`{}` is a directory the project ignores that holds more than {} files and directories, too many \
-                 for a snapshot to hold, so `agent-guard undo` cannot bring it back",
+                "`{}` is something the project ignores that holds more than {} files and directories or {} MiB, \
+                 too much for a snapshot to hold, so `agent-guard undo` cannot bring it back",
                 path.display(),
-                agent_undo::HELD_IGNORED_ENTRIES
+                agent_undo::HELD_IGNORED_ENTRIES,
+                agent_undo::HELD_IGNORED_BYTES >> 20
             )),
             agent_undo::LeftOut::Unhashed(path) => Some(format!(
-                "`{}` is larger than a snapshot keeps the content of, so `agent-guard undo` cannot bring it back",
-                path.display()
+                "`{}` holds more than a snapshot keeps the content of ({} MiB), so `agent-guard undo` cannot bring \
+                 all of it back",
+                path.display(),
+                agent_undo::KEPT_SNAPSHOT_BYTES >> 20
             )),
             agent_undo::LeftOut::TooMany(cap) => Some(format!(
                 "`{}` holds more than {cap} files and directories, too many to make sure a snapshot holds each",

@@ -14,10 +14,11 @@ pub enum LeftOut {
     /// A file or directory the snapshot's ignore rules leave out (with everything below it), and whether it is a
     /// directory.
     Path(PathBuf, bool),
-    /// A directory the project ignores that holds more files and directories than a snapshot holds of one (it is
-    /// left out whole).
+    /// A file or directory the project ignores that holds more files and directories, or bytes, than a snapshot
+    /// holds of one (it is left out whole).
     Large(PathBuf),
-    /// A file larger than a snapshot hashes (its content is not kept, only its stat data).
+    /// A file, or the files at or below the place together, larger than one snapshot keeps the content of: a
+    /// snapshot records what is past that bound by its stat data alone.
     Unhashed(PathBuf),
     /// The place holds more entries than the walk looks at: what it holds is not known.
     TooMany(usize),
@@ -66,6 +67,7 @@ pub fn left_out(
         learn(&mut snapshot, &dir);
     }
     let mut seen = 0;
+    let mut bytes = 0u64;
     let mut pending = vec![(relative, agent_fs_sandbox::is_dir(&place))];
     while let Some((path, is_dir)) = pending.pop() {
         seen += 1;
@@ -84,9 +86,15 @@ pub fn left_out(
             });
         }
         if !is_dir {
-            // A file larger than a snapshot hashes is held by its stat data alone: its content cannot be put back.
-            if std::fs::symlink_metadata(&absolute).is_ok_and(|meta| meta.len() > KEPT_SNAPSHOT_BYTES) {
+            // What is past the bytes a snapshot hashes is held by its stat data alone: its content cannot be put
+            // back (a snapshot that finds them new hashes no more than that).
+            let size = std::fs::symlink_metadata(&absolute).map_or(0, |meta| meta.len());
+            bytes = bytes.saturating_add(size);
+            if size > KEPT_SNAPSHOT_BYTES {
                 return Some(LeftOut::Unhashed(absolute));
+            }
+            if bytes > KEPT_SNAPSHOT_BYTES {
+                return Some(LeftOut::Unhashed(place));
             }
             continue;
         }
@@ -157,12 +165,9 @@ mod tests {
         assert_eq!(found(&root, "private_data"), None);
         assert_eq!(found(&root, "mywork"), None);
         assert_eq!(found(&root, "app.db"), None);
-        // Below an ignored directory, a build output is left out, as at the root (where the caller excuses it).
-        assert_eq!(
-            left_out(&root, &root.join("data"), 1000, &mut |_, _| false),
-            Some(LeftOut::Path(root.join("data/sub/target"), true))
-        );
-        assert_eq!(found(&root, "data"), None);
+        // Below an ignored directory the snapshots hold, a directory with a build output's name is the user's
+        // data as much as the rest, and held.
+        assert_eq!(left_out(&root, &root.join("data"), 1000, &mut |_, _| false), None);
         assert_eq!(found(&root, "data/d.txt"), None);
         // A build output, a tagged cache and an environment the project ignores are left out.
         assert_eq!(found(&root, "dist"), Some(LeftOut::Path(root.join("dist"), true)));
@@ -200,12 +205,23 @@ mod tests {
             Some(LeftOut::Large(samples.join("0/1")))
         );
         assert_eq!(found(&root, "small"), None);
-        // A file larger than a snapshot hashes (sparse here), ignored or not.
-        let dump = root.join("small/dump.sql");
-        std::fs::File::create(&dump)
-            .unwrap()
-            .set_len(KEPT_SNAPSHOT_BYTES + 1)
-            .unwrap();
-        assert_eq!(found(&root, "small"), Some(LeftOut::Unhashed(dump)));
+        // An ignored directory or file of more bytes than a snapshot holds of one (sparse files here).
+        let sized = |path: &Path, len: u64| {
+            std::fs::File::create(path).unwrap().set_len(len).unwrap();
+        };
+        sized(&root.join("small/b"), crate::walk::HELD_IGNORED_BYTES + 1);
+        assert_eq!(found(&root, "small"), Some(LeftOut::Large(root.join("small"))));
+        std::fs::remove_file(root.join("small/b")).unwrap();
+        std::fs::write(root.join(".gitignore"), "/samples/\n/small/\n*.db\n").unwrap();
+        sized(&root.join("dev.db"), crate::walk::HELD_IGNORED_BYTES + 1);
+        assert_eq!(found(&root, "dev.db"), Some(LeftOut::Large(root.join("dev.db"))));
+        // A file, or files together, of more than one snapshot hashes, ignored or not.
+        std::fs::create_dir(root.join("src")).unwrap();
+        let dump = root.join("src/dump.sql");
+        sized(&dump, KEPT_SNAPSHOT_BYTES + 1);
+        assert_eq!(found(&root, "src"), Some(LeftOut::Unhashed(dump.clone())));
+        sized(&dump, KEPT_SNAPSHOT_BYTES / 2 + 1);
+        sized(&root.join("src/dump2.sql"), KEPT_SNAPSHOT_BYTES / 2 + 1);
+        assert_eq!(found(&root, "src"), Some(LeftOut::Unhashed(root.join("src"))));
     }
 }

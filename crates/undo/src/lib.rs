@@ -72,12 +72,14 @@ pub use restore::Step;
 pub use restore::UndoReport;
 pub use restore::UndoRequest;
 pub use settings::UndoSettings;
+pub use store::KEPT_SNAPSHOT_BYTES;
 pub use store::RunId;
 pub use store::RunRecord;
 pub use store::Store;
 pub use tracking::CommittedFiles;
 pub use tracking::GitTracking;
 pub use tracking::git_tracking;
+pub use walk::HELD_IGNORED_BYTES;
 pub use walk::HELD_IGNORED_ENTRIES;
 pub use watch::watcher_main;
 

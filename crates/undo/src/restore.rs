@@ -138,8 +138,14 @@ impl Store {
             runs: runs.iter().map(|run| run.id).collect(),
             ..UndoReport::default()
         };
+        // The size and modification time of each file recorded by its stat data alone that the runs changed or
+        // removed: a file they made with the same ones is that file moved (`mv big.db old.db`).
+        let mut unkept_before: BTreeSet<String> = BTreeSet::new();
         for run in &runs {
             for PathChange { path, before, after } in self.diff(&run.before, &run.after)? {
+                if let Some(entry) = before.as_ref().filter(|entry| entry.mode == GITLINK) {
+                    unkept_before.insert(size_and_mtime(&entry.oid).to_owned());
+                }
                 let current = state.get(&path);
                 // A file the run left that was recorded by its stat data alone may be hashed by a later snapshot
                 // (the bound of one snapshot's hashing allowing it then): unchanged when its stat data are.
@@ -200,6 +206,23 @@ impl Store {
                     path: path.clone(),
                     why: "its content was not kept (a file larger than undo hashes is recorded by its size and times \
                           alone)"
+                        .to_owned(),
+                });
+                continue;
+            }
+            // Nor is a file the runs made whose content was not kept and that is one whose content was not kept
+            // before either, moved or renamed (`mv big.db old.db`): it is the only copy, which no snapshot can put
+            // back under its old name.
+            if will.is_none()
+                && was.is_some_and(|entry| {
+                    entry.mode == GITLINK && unkept_before.contains(size_and_mtime(&entry.oid))
+                })
+            {
+                report.refused.push(Conflict {
+                    run: report.runs.last().copied().unwrap_or_default(),
+                    path: path.clone(),
+                    why: "it is a file the run moved whose content was not kept (larger than undo hashes): it is \
+                          left in place, not deleted, as the only copy"
                         .to_owned(),
                 });
                 continue;
@@ -483,4 +506,10 @@ fn entry(mode: &str, oid: &str) -> Result<Entry> {
         mode: u32::from_str_radix(mode, 8).map_err(|_| UndoError::Data(format!("mode `{mode}`")))?,
         oid: oid.to_owned(),
     })
+}
+
+/// The size and modification time in the id of a file recorded by its stat data alone (`Stat::id`: they come
+/// first, and a move or a rename keeps them).
+fn size_and_mtime(oid: &str) -> &str {
+    oid.get(..24).unwrap_or(oid)
 }

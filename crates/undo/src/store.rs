@@ -28,7 +28,7 @@ const UPDATE_TRIES: u32 = 3;
 /// The most file content one snapshot hashes: past it, the largest of the files to hash are recorded by their stat
 /// data alone (see [`Store::commit_index`]), so that nothing a command writes can make the snapshot after it run
 /// past its bound.
-pub(crate) const KEPT_SNAPSHOT_BYTES: u64 = 256 << 20;
+pub const KEPT_SNAPSHOT_BYTES: u64 = 256 << 20;
 /// The most files one snapshot hashes, for the same reason: git writes an object file for each.
 const KEPT_SNAPSHOT_FILES: usize = 40_000;
 /// The longest command text a record keeps.
@@ -231,6 +231,11 @@ impl Store {
                     stderr: String::from_utf8_lossy(&ran.stderr).trim().to_owned(),
                 });
             }
+        }
+        // The stores hold copies of files the project ignores: git must never take them into the project's own
+        // commits (`git add -A`), whatever the `.agent-guard` directory around them says.
+        if let Some(stores) = dir.parent() {
+            write_if_changed(&stores.join(".gitignore"), STORES_GITIGNORE)?;
         }
         write_if_changed(&dir.join("config"), CONFIG)?;
         write_if_changed(&dir.join("info/attributes"), ATTRIBUTES)?;
@@ -748,6 +753,10 @@ const CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tfi
      \tignorecase = false\n\tautocrlf = false\n\tsafecrlf = false\n\tuntrackedCache = false\n\
      \tfsmonitor = false\n\tprotectNTFS = false\n\tlogAllRefUpdates = false\n\tbigFileThreshold = 16m\n\
      [index]\n\tversion = 4\n[gc]\n\tauto = 0\n\tautoDetach = false\n";
+
+/// The `.gitignore` of the directory of the stores: everything in it stays out of git.
+const STORES_GITIGNORE: &str =
+    "# Written by agent-guard: the undo stores hold copies of ignored files; never commit them.\n*\n";
 
 /// Attributes for every path, above the project's own `.gitattributes`: content is stored as it is on disk,
 /// never converted or filtered.

@@ -310,11 +310,15 @@ impl Checker {
         !matches!(self.place(path, true, false), Place::Out { .. })
     }
 
-    /// The highest directory on the way to `path` (relative to the work tree) that the project ignores, when
-    /// none above it is left out by name (agent-guard's lines, a build output, `.git`).
-    pub(crate) fn top_ignored(&mut self, path: &Path, is_dir: bool) -> Option<PathBuf> {
+    /// The highest file or directory on the way to `path` (relative to the work tree) that the project ignores,
+    /// and whether it is a directory, when none above it is left out by name (agent-guard's lines, a build output,
+    /// `.git`).
+    pub(crate) fn top_ignored(&mut self, path: &Path, is_dir: bool) -> Option<(PathBuf, bool)> {
         match self.place(path, is_dir, false) {
-            Place::Ignored(top) if top != path || is_dir => Some(top),
+            Place::Ignored(top) => {
+                let top_is_dir = top != path || is_dir;
+                Some((top, top_is_dir))
+            }
             _ => None,
         }
     }
@@ -393,6 +397,11 @@ enum Seen {
 /// be taken back. A larger one (a data set, a download) is left out whole, as a build output is.
 pub const HELD_IGNORED_ENTRIES: usize = 5_000;
 
+/// How many bytes an ignored file, or the files of an ignored directory together, may hold for the snapshots to
+/// hold it: each snapshot that finds it changed hashes and stores it again (a development database that every
+/// test run writes), so a larger one is left out, as before a file the project ignores was.
+pub const HELD_IGNORED_BYTES: u64 = 16 << 20;
+
 /// The files that mark a directory as one a tool makes again, which a snapshot leaves out when the project
 /// ignores it: a cache's tag, a Python environment's `pyvenv.cfg`, a conda environment's `conda-meta`.
 const REMADE_MARKS: &[&str] = &[agent_tool_traits::CACHE_TAG, "pyvenv.cfg", "conda-meta"];
@@ -404,7 +413,7 @@ pub(crate) struct Held {
     fixed: BTreeMap<PathBuf, bool>,
     /// What was found now: each directory is looked at once (its size read through a look at up to
     /// [`HELD_IGNORED_ENTRIES`] entries).
-    found: Mutex<std::collections::HashMap<PathBuf, Top>>,
+    found: Mutex<std::collections::HashMap<PathBuf, (Top, bool)>>,
 }
 
 /// What a directory the project ignores is to a snapshot.
@@ -431,8 +440,8 @@ impl Held {
         }
     }
 
-    /// What the ignored directory `relative` (at `absolute`) is to a snapshot.
-    fn top(&self, absolute: &Path, relative: &Path) -> Top {
+    /// What the ignored file or directory `relative` (at `absolute`) is to a snapshot.
+    fn top(&self, absolute: &Path, relative: &Path, is_dir: bool) -> Top {
         if let Some(held) = self.fixed.get(relative) {
             return if *held { Top::Held } else { Top::Marked };
         }
@@ -442,36 +451,46 @@ impl Held {
             .unwrap_or_else(PoisonError::into_inner)
             .get(relative)
         {
-            return *known;
+            return known.0;
         }
-        let top = Top::of(absolute);
+        let top = Top::of(absolute, is_dir);
         self.found
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(relative.to_path_buf(), top);
+            .insert(relative.to_path_buf(), (top, is_dir));
         top
     }
 
-    /// What was found now, as the rules keep it.
+    /// What was found now, as the rules keep it: every directory, and the files left out (a file not kept is
+    /// held, as it would be found now).
     fn into_found(self) -> BTreeMap<PathBuf, bool> {
         self.found
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner)
             .into_iter()
-            .map(|(dir, top)| (dir, top == Top::Held))
+            .filter(|(_, (top, is_dir))| *is_dir || *top != Top::Held)
+            .map(|(path, (top, _))| (path, top == Top::Held))
             .collect()
     }
 }
 
 impl Top {
-    /// What the ignored directory at `path` (absolute) is to a snapshot now.
-    pub(crate) fn of(path: &Path) -> Self {
+    /// What the ignored file or directory at `path` (absolute) is to a snapshot now.
+    pub(crate) fn of(path: &Path, is_dir: bool) -> Self {
+        if !is_dir {
+            // A file that is not there holds nothing.
+            return if std::fs::symlink_metadata(path).map_or(true, |meta| meta.len() <= HELD_IGNORED_BYTES) {
+                Self::Held
+            } else {
+                Self::Large
+            };
+        }
         if REMADE_MARKS
             .iter()
             .any(|mark| std::fs::symlink_metadata(path.join(mark)).is_ok())
         {
             Self::Marked
-        } else if within(path, HELD_IGNORED_ENTRIES) {
+        } else if within(path, HELD_IGNORED_ENTRIES, HELD_IGNORED_BYTES) {
             Self::Held
         } else {
             Self::Large
@@ -479,26 +498,31 @@ impl Top {
     }
 }
 
-/// Whether the directory at `path` holds at most `limit` files and directories, not counting what a snapshot
-/// leaves out of it anyway (`.git`, build outputs).
-fn within(path: &Path, limit: usize) -> bool {
+/// Whether the directory at `path` holds at most `entries` files and directories and `bytes` bytes of files, not
+/// counting a `.git`.
+fn within(path: &Path, entries: usize, bytes: u64) -> bool {
     let mut seen = 0usize;
+    let mut size = 0u64;
     let mut pending = vec![path.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let Ok(listed) = std::fs::read_dir(&dir) else {
             continue;
         };
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name();
-            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
-            if is_dir && (is_dot_git(&name) || agent_tool_traits::is_build_output_name(&name)) {
+        for entry in listed.filter_map(Result::ok) {
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.is_dir() && is_dot_git(&entry.file_name()) {
                 continue;
             }
             seen += 1;
-            if seen > limit {
+            if !meta.is_dir() {
+                size = size.saturating_add(meta.len());
+            }
+            if seen > entries || size > bytes {
                 return false;
             }
-            if is_dir {
+            if meta.is_dir() {
                 pending.push(entry.path());
             }
         }
@@ -752,9 +776,10 @@ impl Walker<'_> {
 
     /// How a walk takes `path`: git's order of precedence, with agent-guard's own rules first (they leave it out),
     /// then the deepest `.gitignore` that says anything about it, then `.git/info/exclude`. What the project
-    /// ignores (or lies below a directory it ignores: `under_ignored`) is held all the same, but a directory with a
-    /// build output's name and, looked at with sizes, a highest ignored directory that is a marked cache or
-    /// environment or holds more than [`HELD_IGNORED_ENTRIES`] entries ([`Top`]).
+    /// ignores (or lies below a directory it ignores: `under_ignored`) is held all the same, but, of the highest
+    /// ignored entries on their paths, a directory with a build output's name and, looked at with sizes, a marked
+    /// cache or environment, a directory of more than [`HELD_IGNORED_ENTRIES`] entries and a file or directory of
+    /// more than [`HELD_IGNORED_BYTES`] ([`Top`]).
     fn seen(&self, path: &Path, relative: &Path, is_dir: bool, stack: &Stack, under_ignored: bool) -> Seen {
         if self.own.is_some_and(|own| own.ignores(path, relative, is_dir)) {
             return Seen::Out { large: false };
@@ -770,25 +795,25 @@ impl Walker<'_> {
                 Match::None => {}
             }
         }
-        if !ignored {
-            return Seen::Kept;
+        // Inside an ignored directory the snapshots hold, everything is held: a `build/` or `out/` there is the
+        // user's data as much as the rest.
+        if !ignored || under_ignored {
+            return if ignored { Seen::Ignored } else { Seen::Kept };
         }
-        if !is_dir {
-            return Seen::Ignored;
-        }
-        if path
-            .file_name()
-            .is_some_and(agent_tool_traits::is_build_output_name)
+        if is_dir
+            && path
+                .file_name()
+                .is_some_and(agent_tool_traits::is_build_output_name)
         {
             return Seen::Out { large: false };
         }
         match self.held {
-            Some(held) if !under_ignored => match held.top(path, relative) {
+            Some(held) => match held.top(path, relative, is_dir) {
                 Top::Held => Seen::Ignored,
                 Top::Marked => Seen::Out { large: false },
                 Top::Large => Seen::Out { large: true },
             },
-            _ => Seen::Ignored,
+            None => Seen::Ignored,
         }
     }
 }

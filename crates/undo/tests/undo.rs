@@ -656,3 +656,61 @@ fn a_run_past_the_bound_of_files_keeps_the_content_of_the_files_it_did_not_make(
     assert_eq!(std::fs::read(&lib).unwrap(), kept);
     assert_eq!(std::fs::read(&deep).unwrap(), changed);
 }
+
+/// A file too large to hash that a run moves is the only copy of it: taking the run back leaves it where the run
+/// put it (the old name cannot be filled again) instead of deleting it; a large file the run made is deleted.
+#[test]
+fn a_moved_file_whose_content_was_not_kept_is_left_not_deleted() {
+    let world = World::new();
+    let big = world.project.join("big.bin");
+    // Sparse: larger than one snapshot hashes, without writing it.
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(agent_undo::KEPT_SNAPSHOT_BYTES + 1)
+        .unwrap();
+    world.run("true");
+    world
+        .run("mv big.bin old.bin && truncate -s 300M made.bin")
+        .unwrap();
+    let report = world.undo(UndoRequest::default());
+    assert!(report.applied, "{report:?}");
+    assert!(
+        world.project.join("old.bin").is_file(),
+        "the moved file is left: {report:?}"
+    );
+    assert!(
+        report.refused.iter().any(|r| r.path == Path::new("old.bin")),
+        "{report:?}"
+    );
+    assert!(!world.project.join("made.bin").exists(), "{report:?}");
+}
+
+/// The stores lie in the project's `.agent-guard/`: git never takes them into the project's commits, whatever
+/// that directory's own ignore file says.
+#[test]
+fn the_stores_in_the_project_stay_out_of_its_commits() {
+    let world = World::new();
+    std::fs::write(world.project.join(".gitignore"), "target/\n*.db\n").unwrap();
+    std::fs::write(world.project.join("app.db"), "IGNORED_ROWS").unwrap();
+    let settings = UndoSettings::in_dir(world.project.join(".agent-guard/undo"));
+    let recording = Recording::begin(
+        std::slice::from_ref(&world.project),
+        "echo x >> app.db",
+        &settings,
+    );
+    let status = Command::new("bash")
+        .args(["-c", "echo x >> app.db"])
+        .current_dir(&world.project)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!recording.finish().runs.is_empty());
+    let listed = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(&world.project)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(!listed.contains(".agent-guard"), "{listed}");
+}

@@ -199,16 +199,19 @@ fn changed(
         if !matches!(kind, Kind::File(..)) && rules.has_rules_under(path) {
             return Ok(None);
         }
-        // A change in a directory the project ignores: the walk that captured the rules must have met it, and
-        // what it found of it (held, or left out as a marked cache or environment or as too large) must still hold,
-        // else only a walk takes the snapshot (a directory that came within the bound holds files no snapshot took
-        // yet; one that grew or was marked is left out by a walk and its files held before are kept).
-        if let Some(top) = checker.top_ignored(path, matches!(kind, Kind::Dir)) {
-            let same = match rules.top_held(&top) {
-                None => false,
-                Some(held) => *tops
-                    .entry(top)
-                    .or_insert_with_key(|top| (Top::of(&work_tree.join(top)) == Top::Held) == held),
+        // A change in what the project ignores: what the walk that captured the rules found of its highest ignored
+        // entry (held, or left out as a marked cache or environment or as too large) must still hold, and a
+        // directory must have been met by it; else only a walk takes the snapshot (a directory that came within
+        // the bounds holds files no snapshot took yet; one that grew or was marked is left out by a walk, and its
+        // files held before are kept). A file the walk did not keep a word of was held.
+        if let Some((top, top_is_dir)) = checker.top_ignored(path, matches!(kind, Kind::Dir)) {
+            let recorded = rules.top_held(&top);
+            let held_now = *tops
+                .entry(top)
+                .or_insert_with_key(|top| Top::of(&work_tree.join(top), top_is_dir) == Top::Held);
+            let same = match recorded {
+                Some(held) => held == held_now,
+                None => !top_is_dir && held_now,
             };
             if !same {
                 return Ok(None);
