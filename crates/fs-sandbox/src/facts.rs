@@ -117,6 +117,17 @@ pub fn exists_no_follow(path: &Path) -> bool {
     matches!(lstat(path), Ok(Lstat::Link | Lstat::Dir | Lstat::Other))
 }
 
+/// Whether something exists at `path` itself and is a symbolic link (`Some(true)`) or anything else
+/// (`Some(false)`), as `fs::symlink_metadata(path)` says; `None` where it gives an error (nothing there). Kept
+/// within a batch ([`with_batch_facts`]).
+pub fn link_no_follow(path: &Path) -> Option<bool> {
+    match lstat(path) {
+        Ok(Lstat::Link) => Some(true),
+        Ok(Lstat::Dir | Lstat::Other) => Some(false),
+        Ok(Lstat::Missing | Lstat::NotADirectory) | Err(_) => None,
+    }
+}
+
 /// One entry of a directory as [`list_dir`] gives it: its name, and its type unless that could not be told.
 pub(crate) type Entry = (OsString, Option<fs::FileType>);
 

@@ -82,6 +82,7 @@ pub use facts::canonicalize;
 pub use facts::exists_no_follow;
 pub use facts::is_dir;
 pub use facts::is_file;
+pub use facts::link_no_follow;
 pub use facts::list_dir;
 pub use facts::remembered;
 pub use facts::small_file;

@@ -88,10 +88,11 @@ pub(super) fn standard_stream(path: &str) -> bool {
             current = next;
             continue;
         }
-        let Ok(metadata) = std::fs::symlink_metadata(&next) else {
+        // The links on the way are kept within a batch: an absolute path's every directory is asked about.
+        let Some(link) = agent_fs_sandbox::link_no_follow(&next) else {
             return false;
         };
-        if !metadata.file_type().is_symlink() {
+        if !link {
             current = next;
             continue;
         }
