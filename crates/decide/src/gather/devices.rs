@@ -69,6 +69,54 @@ pub(super) fn standard_stream(path: &str) -> bool {
     if !path.is_absolute() {
         return false;
     }
+    // Most paths meet no link and no `..`: their names are taken in place, each pushed onto one path, until the
+    // first link or `..`, from which the whole path is followed as [`followed`] follows it.
+    let mut current = PathBuf::from("/");
+    let mut names = path.components();
+    while let Some(component) = names.next() {
+        let name = match component {
+            Component::Normal(name) => name,
+            Component::RootDir | Component::CurDir => continue,
+            Component::ParentDir => return followed(path),
+            Component::Prefix(_) => return false,
+        };
+        if in_descriptors(&current) {
+            let last = names.all(|c| matches!(c, Component::RootDir | Component::CurDir));
+            return last && matches!(name.to_str(), Some("0" | "1" | "2"));
+        }
+        current.push(name);
+        if is_self(&current) {
+            continue;
+        }
+        match agent_fs_sandbox::link_no_follow(&current) {
+            None => return false,
+            Some(false) => {}
+            Some(true) => return followed(path),
+        }
+    }
+    false
+}
+
+/// Whether `dir` is the directory of the process's own file descriptors. `dir` is made of `/` and names pushed
+/// onto it (no empty or `.` name, no final slash), so its bytes are compared, not its components.
+fn in_descriptors(dir: &Path) -> bool {
+    matches!(
+        dir.as_os_str().as_encoded_bytes(),
+        b"/proc/self/fd" | b"/proc/thread-self/fd"
+    )
+}
+
+/// Whether `path`, made as [`in_descriptors`]'s directory is, is the `self` link of `/proc`, which is not followed.
+fn is_self(path: &Path) -> bool {
+    matches!(
+        path.as_os_str().as_encoded_bytes(),
+        b"/proc/self" | b"/proc/thread-self"
+    )
+}
+
+/// [`standard_stream`] of the absolute `path`, each link on the way followed: a stack of the names still to walk,
+/// a link's target pushed onto it.
+fn followed(path: &Path) -> bool {
     let mut pending: Vec<OsString> = Vec::new();
     if !push_components(path, &mut pending) {
         return false;
@@ -80,11 +128,11 @@ pub(super) fn standard_stream(path: &str) -> bool {
             current.pop();
             continue;
         }
-        if current == Path::new("/proc/self/fd") || current == Path::new("/proc/thread-self/fd") {
+        if in_descriptors(&current) {
             return pending.is_empty() && matches!(name.to_str(), Some("0" | "1" | "2"));
         }
         let next = current.join(&name);
-        if next == Path::new("/proc/self") || next == Path::new("/proc/thread-self") {
+        if is_self(&next) {
             current = next;
             continue;
         }
@@ -141,6 +189,7 @@ mod tests {
             "/proc/self/fd/1",
         ] {
             assert!(standard_stream(stream), "{stream}");
+            assert!(followed(Path::new(stream)), "{stream}");
         }
         for other in [
             "/dev/fd/3",
@@ -151,6 +200,21 @@ mod tests {
             "/dev/fd/0/x",
         ] {
             assert!(!standard_stream(other), "{other}");
+            assert!(!other.starts_with('/') || !followed(Path::new(other)), "{other}");
+        }
+        // The names taken in place give what following every name gives.
+        for path in [
+            "/",
+            "/usr/bin/env",
+            "/dev/../dev/stdin",
+            "/proc/self/fd/../fd/0",
+            "/proc/self/fd/0/..",
+            "/proc/thread-self/fd/2",
+            "/proc/self/fd/01",
+            "/dev/./fd/1",
+            "/nowhere/fd/0",
+        ] {
+            assert_eq!(standard_stream(path), followed(Path::new(path)), "{path}");
         }
     }
 }
