@@ -2,10 +2,10 @@
 //! of the home directory that hold credentials. The path checks of this crate read the first; the agent's
 //! decision hands both to the kernel sandbox, which hides them from a sandboxed command.
 
-use std::collections::HashMap;
-use std::ffi::OsStr;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+use crate::places::Places;
 
 /// Files that may hold secrets by their names or places ([`secret_files`] adds the kinds of key files): reading
 /// one is never auto-approved. Glob patterns, compared without regard to ASCII case: a name matches the file's
@@ -202,7 +202,7 @@ pub fn in_home_secret_place(home: &Path, path: &Path) -> bool {
     let Ok(in_home) = path.strip_prefix(home) else {
         return false;
     };
-    if home_secrets_named(in_home).any(|entry| in_home.starts_with(entry)) {
+    if home_secrets().hold(in_home) {
         return true;
     }
     HOME_SECRET_GLOBS.iter().any(|(dir, file)| {
@@ -220,26 +220,10 @@ pub fn in_home_secret_place(home: &Path, path: &Path) -> bool {
     })
 }
 
-/// The entries of [`HOME_SECRETS`] whose first component is that of `in_home`: the only ones `in_home` can lie
-/// beneath, since [`Path::starts_with`] compares the first components first. Grouped once by that name, so that a
-/// path is compared with a few of the entries instead of all of them.
-fn home_secrets_named(in_home: &Path) -> impl Iterator<Item = &'static Path> {
-    type ByName = HashMap<&'static OsStr, Vec<&'static Path>>;
-    static BY_NAME: OnceLock<ByName> = OnceLock::new();
-    let by_name = BY_NAME.get_or_init(|| {
-        let mut by_name = ByName::new();
-        for entry in HOME_SECRETS.iter().map(Path::new) {
-            if let Some(Component::Normal(name)) = entry.components().next() {
-                by_name.entry(name).or_default().push(entry);
-            }
-        }
-        by_name
-    });
-    let entries = match in_home.components().next() {
-        Some(Component::Normal(name)) => by_name.get(name).map(Vec::as_slice),
-        _ => None,
-    };
-    entries.unwrap_or_default().iter().copied()
+/// [`HOME_SECRETS`] as [`Places`], grouped once.
+fn home_secrets() -> &'static Places {
+    static PLACES: OnceLock<Places> = OnceLock::new();
+    PLACES.get_or_init(|| Places::new(HOME_SECRETS))
 }
 
 #[cfg(test)]
@@ -323,42 +307,5 @@ mod tests {
             assert_eq!(in_home_secret_place(home, &path), listed, "{relative}");
         }
         assert!(!in_home_secret_place(home, Path::new("/etc/passwd")));
-    }
-
-    /// The entries grouped by their first names give what comparing the path with every entry gives: for each
-    /// entry, what lies beneath it, a name it starts with, and each of its ancestors.
-    #[test]
-    fn the_entries_by_first_name_are_every_entry_that_holds_a_path() {
-        let every = |in_home: &Path| HOME_SECRETS.iter().any(|entry| in_home.starts_with(entry));
-        let mut paths = vec![
-            String::new(),
-            ".".to_owned(),
-            "./.ssh".to_owned(),
-            "notes.txt".to_owned(),
-        ];
-        for entry in HOME_SECRETS {
-            paths.extend([
-                (*entry).to_owned(),
-                format!("{entry}/"),
-                format!("{entry}/x"),
-                format!("{entry}x"),
-                format!("{entry}//x"),
-                format!("{entry}/./x"),
-                format!("x/{entry}"),
-            ]);
-            let mut ancestor = Path::new(entry);
-            while let Some(parent) = ancestor.parent() {
-                paths.push(parent.to_string_lossy().into_owned());
-                ancestor = parent;
-            }
-        }
-        for path in &paths {
-            let in_home = Path::new(path);
-            assert_eq!(
-                home_secrets_named(in_home).any(|e| in_home.starts_with(e)),
-                every(in_home),
-                "{path}"
-            );
-        }
     }
 }
