@@ -3,7 +3,7 @@
 //! standard streams (`/dev/stdin`, `/dev/fd/0`), known by the links that lead to `/proc/self/fd/N`. Reading them is
 //! no read outside the project; every other device (`/dev/sda`, `/dev/mem`, `/dev/kmsg`) is judged as today.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 
 use agent_fs_sandbox::PathCheck;
@@ -28,7 +28,12 @@ pub(super) fn data_less(check: &PathCheck) -> bool {
     let Some(resolved) = check.resolved.as_deref() else {
         return false;
     };
-    let Some(&(_, major, minor)) = DATA_LESS.iter().find(|(path, ..)| Path::new(path) == resolved) else {
+    // Equal paths have the same last name, and the devices' names differ: only the one of that name is compared.
+    let name = resolved.file_name();
+    let Some(&(_, major, minor)) = DATA_LESS
+        .iter()
+        .find(|(path, ..)| path.rsplit('/').next().map(OsStr::new) == name && Path::new(path) == resolved)
+    else {
         return false;
     };
     let Ok(metadata) = std::fs::symlink_metadata(resolved) else {
