@@ -4,7 +4,8 @@
 //! a command names), each with system calls. A caller that decides a batch of calls read together, with nothing
 //! run between them (`agent-guard check --jsonl`: no command runs while a batch is decided), may let each thread
 //! keep what it learned for the rest of that batch: [`with_batch_facts`] keeps them while its closure runs and
-//! forgets them when it returns (or unwinds). Outside it nothing is kept and every question reaches the kernel.
+//! forgets them when it returns (or unwinds). A decision on its own is such a batch, of one call (agent-decide
+//! keeps each decision's facts until it ends). Outside it nothing is kept and every question reaches the kernel.
 //! Only answers that describe the file system are kept (a path exists, is a directory, a link, or is missing;
 //! a path resolves without links); an error of any other kind is asked again each time.
 
