@@ -321,7 +321,15 @@ impl Guard {
     ///    whose commands no sandbox can contain, allowed by the user's rules, let run outside it (`outside`);
     /// 4. confine: the kernel sandbox an allowed shell call runs under (`confine`), with the domains named in the
     ///    line that the decision allowed beyond the settings' own.
+    ///
+    /// Nothing runs while a call is decided, so what the decision learns of the file system holds until it ends:
+    /// it keeps those facts for itself (`agent_fs_sandbox::with_batch_facts`), or shares its batch's.
     pub fn decide_in_session(&self, call: &CallInput, session: &SessionState) -> Decided {
+        agent_fs_sandbox::with_batch_facts(|| self.decide_with_facts(call, session))
+    }
+
+    /// [`Guard::decide_in_session`], within the file-system facts of the decision or of its batch.
+    fn decide_with_facts(&self, call: &CallInput, session: &SessionState) -> Decided {
         let described = Described::of(call);
         let mut gathered = self.gather(&call.tool, &call.args, described);
         let tainting = self.taint(call, &gathered, session.taint());

@@ -4,7 +4,8 @@
 //! a command names), each with system calls. A caller that decides a batch of calls read together, with nothing
 //! run between them (`agent-guard check --jsonl`: no command runs while a batch is decided), may let each thread
 //! keep what it learned for the rest of that batch: [`with_batch_facts`] keeps them while its closure runs and
-//! forgets them when it returns (or unwinds). Outside it nothing is kept and every question reaches the kernel.
+//! forgets them when it returns (or unwinds). A decision on its own is such a batch, of one call (agent-decide
+//! keeps each decision's facts until it ends). Outside it nothing is kept and every question reaches the kernel.
 //! Only answers that describe the file system are kept (a path exists, is a directory, a link, or is missing;
 //! a path resolves without links); an error of any other kind is asked again each time.
 
@@ -115,6 +116,17 @@ pub(crate) fn lstat(path: &Path) -> io::Result<Lstat> {
 /// says, kept within a batch ([`with_batch_facts`]).
 pub fn exists_no_follow(path: &Path) -> bool {
     matches!(lstat(path), Ok(Lstat::Link | Lstat::Dir | Lstat::Other))
+}
+
+/// Whether something exists at `path` itself and is a symbolic link (`Some(true)`) or anything else
+/// (`Some(false)`), as `fs::symlink_metadata(path)` says; `None` where it gives an error (nothing there). Kept
+/// within a batch ([`with_batch_facts`]).
+pub fn link_no_follow(path: &Path) -> Option<bool> {
+    match lstat(path) {
+        Ok(Lstat::Link) => Some(true),
+        Ok(Lstat::Dir | Lstat::Other) => Some(false),
+        Ok(Lstat::Missing | Lstat::NotADirectory) | Err(_) => None,
+    }
 }
 
 /// One entry of a directory as [`list_dir`] gives it: its name, and its type unless that could not be told.

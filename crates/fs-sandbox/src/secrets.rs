@@ -3,6 +3,9 @@
 //! decision hands both to the kernel sandbox, which hides them from a sandboxed command.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::places::Places;
 
 /// Files that may hold secrets by their names or places ([`secret_files`] adds the kinds of key files): reading
 /// one is never auto-approved. Glob patterns, compared without regard to ASCII case: a name matches the file's
@@ -199,7 +202,7 @@ pub fn in_home_secret_place(home: &Path, path: &Path) -> bool {
     let Ok(in_home) = path.strip_prefix(home) else {
         return false;
     };
-    if HOME_SECRETS.iter().any(|entry| in_home.starts_with(entry)) {
+    if home_secrets().hold(in_home) {
         return true;
     }
     HOME_SECRET_GLOBS.iter().any(|(dir, file)| {
@@ -215,6 +218,12 @@ pub fn in_home_secret_place(home: &Path, path: &Path) -> bool {
             _ => false,
         }
     })
+}
+
+/// [`HOME_SECRETS`] as [`Places`], grouped once.
+fn home_secrets() -> &'static Places {
+    static PLACES: OnceLock<Places> = OnceLock::new();
+    PLACES.get_or_init(|| Places::new(HOME_SECRETS))
 }
 
 #[cfg(test)]

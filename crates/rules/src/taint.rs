@@ -23,16 +23,41 @@ pub struct TaintMark {
 impl TaintMark {
     /// A mark for `call`, shortened to a line, because `why`.
     pub fn new(call: &str, why: impl Into<String>) -> Self {
-        let one_line = call.split_whitespace().collect::<Vec<_>>().join(" ");
-        let call = match one_line.char_indices().nth(MAX_CALL_CHARS) {
-            Some((cut, _)) => format!("{}…", one_line.get(..cut).unwrap_or_default()),
-            None => one_line,
-        };
         Self {
-            call,
+            call: one_line(call),
             why: why.into(),
         }
     }
+}
+
+/// The words of `call` joined by single spaces, cut after [`MAX_CALL_CHARS`] characters with `…`. Joined only up to
+/// the cut: a long call (a here-document, a script) is not joined whole to be cut.
+fn one_line(call: &str) -> String {
+    let mut line = String::new();
+    let mut chars = 0;
+    for word in call.split_whitespace() {
+        let space = usize::from(!line.is_empty());
+        let length = word.chars().count();
+        if chars + space + length <= MAX_CALL_CHARS {
+            if space == 1 {
+                line.push(' ');
+            }
+            line.push_str(word);
+            chars += space + length;
+            continue;
+        }
+        // The word that passes the limit: its characters up to it, then the mark of the cut.
+        for c in [' '].into_iter().take(space).chain(word.chars()) {
+            if chars == MAX_CALL_CHARS {
+                break;
+            }
+            line.push(c);
+            chars += 1;
+        }
+        line.push('…');
+        break;
+    }
+    line
 }
 
 /// What a session has been exposed to: the first call that brought untrusted content in, the first that read
@@ -289,6 +314,35 @@ mod tests {
             "untrusted content: `WebFetch https://a.example` (because); private data: `Read ~/.ssh/config` \
              (because); 1 domain reached"
         );
+    }
+
+    /// Joining the words only up to the cut gives what joining them all and cutting gives.
+    #[test]
+    fn a_call_is_joined_up_to_its_cut() {
+        let whole = |call: &str| {
+            let joined = call.split_whitespace().collect::<Vec<_>>().join(" ");
+            match joined.char_indices().nth(MAX_CALL_CHARS) {
+                Some((cut, _)) => format!("{}…", joined.get(..cut).unwrap_or_default()),
+                None => joined,
+            }
+        };
+        let word = "é".repeat(MAX_CALL_CHARS - 3);
+        let mut calls = vec![
+            String::new(),
+            " \n\t ".to_owned(),
+            "ls".to_owned(),
+            "  git   status\n".to_owned(),
+            format!("{word} ab"),
+            format!("{word}  abc"),
+            format!("{word} abcd"),
+            format!("{word}ab cd"),
+            format!("x {}", "y".repeat(MAX_CALL_CHARS)),
+            "a ".repeat(MAX_CALL_CHARS),
+        ];
+        calls.extend((MAX_CALL_CHARS - 2..MAX_CALL_CHARS + 3).map(|n| "z".repeat(n)));
+        for call in &calls {
+            assert_eq!(one_line(call), whole(call), "{call:?}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! standard streams (`/dev/stdin`, `/dev/fd/0`), known by the links that lead to `/proc/self/fd/N`. Reading them is
 //! no read outside the project; every other device (`/dev/sda`, `/dev/mem`, `/dev/kmsg`) is judged as today.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 
 use agent_fs_sandbox::PathCheck;
@@ -28,7 +28,12 @@ pub(super) fn data_less(check: &PathCheck) -> bool {
     let Some(resolved) = check.resolved.as_deref() else {
         return false;
     };
-    let Some(&(_, major, minor)) = DATA_LESS.iter().find(|(path, ..)| Path::new(path) == resolved) else {
+    // Equal paths have the same last name, and the devices' names differ: only the one of that name is compared.
+    let name = resolved.file_name();
+    let Some(&(_, major, minor)) = DATA_LESS
+        .iter()
+        .find(|(path, ..)| path.rsplit('/').next().map(OsStr::new) == name && Path::new(path) == resolved)
+    else {
         return false;
     };
     let Ok(metadata) = std::fs::symlink_metadata(resolved) else {
@@ -69,6 +74,54 @@ pub(super) fn standard_stream(path: &str) -> bool {
     if !path.is_absolute() {
         return false;
     }
+    // Most paths meet no link and no `..`: their names are taken in place, each pushed onto one path, until the
+    // first link or `..`, from which the whole path is followed as [`followed`] follows it.
+    let mut current = PathBuf::from("/");
+    let mut names = path.components();
+    while let Some(component) = names.next() {
+        let name = match component {
+            Component::Normal(name) => name,
+            Component::RootDir | Component::CurDir => continue,
+            Component::ParentDir => return followed(path),
+            Component::Prefix(_) => return false,
+        };
+        if in_descriptors(&current) {
+            let last = names.all(|c| matches!(c, Component::RootDir | Component::CurDir));
+            return last && matches!(name.to_str(), Some("0" | "1" | "2"));
+        }
+        current.push(name);
+        if is_self(&current) {
+            continue;
+        }
+        match agent_fs_sandbox::link_no_follow(&current) {
+            None => return false,
+            Some(false) => {}
+            Some(true) => return followed(path),
+        }
+    }
+    false
+}
+
+/// Whether `dir` is the directory of the process's own file descriptors. `dir` is made of `/` and names pushed
+/// onto it (no empty or `.` name, no final slash), so its bytes are compared, not its components.
+fn in_descriptors(dir: &Path) -> bool {
+    matches!(
+        dir.as_os_str().as_encoded_bytes(),
+        b"/proc/self/fd" | b"/proc/thread-self/fd"
+    )
+}
+
+/// Whether `path`, made as [`in_descriptors`]'s directory is, is the `self` link of `/proc`, which is not followed.
+fn is_self(path: &Path) -> bool {
+    matches!(
+        path.as_os_str().as_encoded_bytes(),
+        b"/proc/self" | b"/proc/thread-self"
+    )
+}
+
+/// [`standard_stream`] of the absolute `path`, each link on the way followed: a stack of the names still to walk,
+/// a link's target pushed onto it.
+fn followed(path: &Path) -> bool {
     let mut pending: Vec<OsString> = Vec::new();
     if !push_components(path, &mut pending) {
         return false;
@@ -80,18 +133,19 @@ pub(super) fn standard_stream(path: &str) -> bool {
             current.pop();
             continue;
         }
-        if current == Path::new("/proc/self/fd") || current == Path::new("/proc/thread-self/fd") {
+        if in_descriptors(&current) {
             return pending.is_empty() && matches!(name.to_str(), Some("0" | "1" | "2"));
         }
         let next = current.join(&name);
-        if next == Path::new("/proc/self") || next == Path::new("/proc/thread-self") {
+        if is_self(&next) {
             current = next;
             continue;
         }
-        let Ok(metadata) = std::fs::symlink_metadata(&next) else {
+        // The links on the way are kept within a batch: an absolute path's every directory is asked about.
+        let Some(link) = agent_fs_sandbox::link_no_follow(&next) else {
             return false;
         };
-        if !metadata.file_type().is_symlink() {
+        if !link {
             current = next;
             continue;
         }
@@ -140,6 +194,7 @@ mod tests {
             "/proc/self/fd/1",
         ] {
             assert!(standard_stream(stream), "{stream}");
+            assert!(followed(Path::new(stream)), "{stream}");
         }
         for other in [
             "/dev/fd/3",
@@ -150,6 +205,21 @@ mod tests {
             "/dev/fd/0/x",
         ] {
             assert!(!standard_stream(other), "{other}");
+            assert!(!other.starts_with('/') || !followed(Path::new(other)), "{other}");
+        }
+        // The names taken in place give what following every name gives.
+        for path in [
+            "/",
+            "/usr/bin/env",
+            "/dev/../dev/stdin",
+            "/proc/self/fd/../fd/0",
+            "/proc/self/fd/0/..",
+            "/proc/thread-self/fd/2",
+            "/proc/self/fd/01",
+            "/dev/./fd/1",
+            "/nowhere/fd/0",
+        ] {
+            assert_eq!(standard_stream(path), followed(Path::new(path)), "{path}");
         }
     }
 }

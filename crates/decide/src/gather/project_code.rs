@@ -261,6 +261,11 @@ impl Gathering<'_> {
             .filter(|dir| dir.parent().is_some() && home != Some(*dir))
             .find_map(|dir| {
                 let candidate = dir.join(path);
+                // Where nothing is there (most places), neither way below finds a file: asked first, within the
+                // batch's facts, before the candidate is resolved.
+                if !agent_fs_sandbox::exists_no_follow(&candidate) {
+                    return None;
+                }
                 let text = candidate.to_string_lossy();
                 match &self.guard.sandbox {
                     // Only whether it is inside a root is asked here, not the whole check.

@@ -6,8 +6,10 @@
 mod table;
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use agent_bash_guard::{CommandAnalysis, CommandClass, Effect, LocationKind, SubCommand};
+use agent_fs_sandbox::Places;
 use agent_os_sandbox::DomainPattern;
 use agent_rules::{CallTarget, SessionTaint, TaintFacts, TaintMark};
 use agent_tool_traits::{Access, DecidedBy, Decision, Layer, Provenance, ToolKind, ToolName, Verdict};
@@ -350,14 +352,16 @@ impl Guard {
         {
             return Place::Secret;
         }
-        if SYSTEM_PLACES.iter().any(|place| at.starts_with(place)) {
+        static SYSTEM: LazyLock<Places> = LazyLock::new(|| Places::new(SYSTEM_PLACES));
+        static DOWNLOADED: LazyLock<Places> = LazyLock::new(|| Places::new(DOWNLOADED_PLACES));
+        if SYSTEM.hold(at) {
             return Place::System;
         }
         // Beneath `home.join(place)` for one of the (relative) places: the path below the home starts with it.
-        let downloaded = self.home.as_ref().is_some_and(|home| {
-            at.strip_prefix(home)
-                .is_ok_and(|below| DOWNLOADED_PLACES.iter().any(|place| below.starts_with(place)))
-        });
+        let downloaded = self
+            .home
+            .as_ref()
+            .is_some_and(|home| at.strip_prefix(home).is_ok_and(|below| DOWNLOADED.hold(below)));
         if downloaded {
             Place::Downloaded
         } else {
