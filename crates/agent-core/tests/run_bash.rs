@@ -285,6 +285,7 @@ async fn a_workspace_write_call_writes_the_project_but_not_git() {
             profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
             network: false,
             git_writes: false,
+            undo: false,
         }),
         ..ToolContext::default()
     };

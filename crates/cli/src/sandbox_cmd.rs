@@ -49,6 +49,11 @@ pub(crate) struct SandboxArgs {
     /// is read-only whole, so that the code a command runs cannot delete or rewrite the history.
     #[arg(long)]
     git_writes: bool,
+    /// The command was allowed because `agent-guard undo` takes back what it removes or overwrites: it is not run
+    /// when the snapshot before it could not keep the content of a file it had not met before (one past the bound
+    /// of what a snapshot hashes), which the decision could not know of.
+    #[arg(long)]
+    counts_on_undo: bool,
     /// Limit the proxy to the domains of `--session-domain` (of those it would let through): the session the
     /// command belongs to has read untrusted content, so a domain it had not reached before is refused.
     #[arg(long, requires = "allow_network")]
@@ -164,6 +169,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         profile: args.profile,
         network: args.allow_network,
         git_writes: args.git_writes,
+        undo: args.counts_on_undo,
     };
     // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must then
     // find and keep out of the command's reach.
@@ -174,6 +180,17 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         args.approval.as_deref(),
         args.call.as_deref(),
     );
+    if let Some(recorded) = &recording
+        && let Some(file) = recorded.unkept().first()
+    {
+        eprintln!(
+            "agent-guard sandbox: the snapshot before the command could not keep the content of `{}` (new since \
+             the last snapshot, and past what one snapshot hashes), and the command was allowed because `agent-guard \
+             undo` takes back what it removes or overwrites: nothing was run. The next decision knows of the file.",
+            file.display()
+        );
+        return Ok(ExitCode::from(SETUP_FAILED));
+    }
     let mut plan = match guard.sandbox_plan(confinement, &support) {
         Ok(plan) => plan,
         Err(error) => {

@@ -462,8 +462,12 @@ fn a_removal_in_the_project_runs_inside_the_sandbox_and_undo_takes_it_back() {
         panic!("rm -rf src: {}", hook::text(&run.stderr));
     }
     let output = scratch.check("rm -rf src");
-    let (_, reason, _) = decided(&output);
+    let (_, reason, updated) = decided(&output);
     assert!(reason.contains("`agent-guard undo` takes back"), "{reason}");
+    assert!(
+        updated.is_some_and(|line| line.contains(" --counts-on-undo ")),
+        "{output}"
+    );
     undo_last(&scratch);
     assert_eq!(std::fs::read(scratch.proj.join("src/main.rs")).unwrap(), before);
     // Without snapshots the same line asks, naming what no sandbox brings back.
@@ -574,4 +578,37 @@ fn a_line_that_may_delete_or_overwrite_ignored_files_is_taken_back_or_asks() {
         std::fs::read_to_string(scratch.proj.join("notes/todo.md")).unwrap(),
         "template notes\n"
     );
+}
+
+/// A line allowed because undo takes it back is not run when the snapshot before it could not keep the content of
+/// a file the store had not met (the decision could not know of it); the next run, which knows it, goes ahead.
+#[test]
+fn a_removal_counting_on_undo_is_not_run_when_the_snapshot_could_not_keep_a_new_file() {
+    if !supported() {
+        return;
+    }
+    let scratch = Scratch::new();
+    // Sparse: larger than one snapshot hashes, without writing it.
+    std::fs::File::create(scratch.proj.join("dump.bin"))
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let output = scratch.check("rm -rf src");
+    let (decision, reason, updated) = decided(&output);
+    assert_eq!(decision, "allow", "{reason}");
+    let updated = updated.unwrap_or_else(|| panic!("no updatedInput: {output}"));
+    assert!(updated.contains(" --counts-on-undo "), "{updated}");
+    let refused = scratch.run(updated);
+    assert!(!refused.status.success());
+    assert!(
+        hook::text(&refused.stderr).contains("could not keep the content of"),
+        "{}",
+        hook::text(&refused.stderr)
+    );
+    assert!(scratch.proj.join("src/main.rs").is_file(), "nothing was run");
+    let ran = allowed_and_run(&scratch, "rm -rf src");
+    assert!(ran.status.success(), "{}", hook::text(&ran.stderr));
+    assert!(!scratch.proj.join("src").exists());
+    undo_last(&scratch);
+    assert!(scratch.proj.join("src/main.rs").is_file());
 }

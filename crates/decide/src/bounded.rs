@@ -310,6 +310,7 @@ fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinemen
             profile: a.profile.min(b.profile),
             network: a.network && b.network,
             git_writes: a.git_writes && b.git_writes,
+            undo: a.undo || b.undo,
         }),
         (one, None) | (None, one) => one,
     }

@@ -112,6 +112,7 @@ impl Guard {
             profile,
             network,
             git_writes,
+            undo: profile == SandboxProfile::WorkspaceWrite && crate::contain::counts_on_undo(verdict),
         })
     }
 
@@ -647,6 +648,7 @@ mod tests {
             profile,
             network,
             git_writes,
+            undo: false,
         };
         match KernelSupport::enforcement_missing() {
             None => assert_eq!(confinement, Some(expected), "{command}"),

@@ -204,6 +204,9 @@ pub fn sandboxed_input(
     if confinement.git_writes && confinement.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite {
         line.push_str(" --git-writes");
     }
+    if confinement.undo && confinement.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite {
+        line.push_str(" --counts-on-undo");
+    }
     line.push_str(" --root ");
     push_quoted(&mut line, root.cwd);
     if let Some(project) = root.project {

@@ -115,6 +115,7 @@ fn allowed_domains_are_passed_with_the_network_only() {
         profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
         network: true,
         git_writes: false,
+        undo: false,
     });
     assert!(
         networked.contains(
@@ -126,6 +127,7 @@ fn allowed_domains_are_passed_with_the_network_only() {
         profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
         network: false,
         git_writes: false,
+        undo: false,
     });
     assert!(!offline.contains("--allow-domain"), "{offline}");
     assert!(!offline.contains("--git-writes"), "{offline}");
@@ -134,6 +136,7 @@ fn allowed_domains_are_passed_with_the_network_only() {
         profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
         network: false,
         git_writes: true,
+        undo: false,
     });
     assert!(git.contains(" --git-writes --root '/p' "), "{git}");
 }
@@ -158,6 +161,7 @@ fn a_session_limit_is_passed_with_the_network_only() {
                 profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
                 network,
                 git_writes: false,
+                undo: false,
             },
             SandboxRoot::cwd("/p"),
             &[],

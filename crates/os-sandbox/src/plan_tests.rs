@@ -31,6 +31,7 @@ fn writing_spec(root: &Path) -> SandboxSpec {
             profile: SandboxProfile::WorkspaceWrite,
             network: false,
             git_writes: false,
+            undo: false,
         },
         vec![root.to_path_buf()],
     );
@@ -57,6 +58,7 @@ fn landlock_only_grants_siblings_of_secrets_and_protected_paths() {
             profile: SandboxProfile::WorkspaceWrite,
             network: false,
             git_writes: false,
+            undo: false,
         },
         vec![root.clone()],
     );
@@ -244,6 +246,7 @@ fn a_roots_own_entries_are_all_looked_at_past_the_limit() {
             profile: SandboxProfile::WorkspaceWrite,
             network: false,
             git_writes: false,
+            undo: false,
         },
         vec![dir.path().to_path_buf()],
     );
@@ -277,6 +280,7 @@ fn a_cache_tag_is_trusted_only_on_a_build_outputs_name() {
             profile: SandboxProfile::WorkspaceWrite,
             network: false,
             git_writes: false,
+            undo: false,
         },
         vec![dir.path().to_path_buf()],
     );
@@ -316,6 +320,7 @@ fn cached_world() -> (tempfile::TempDir, SandboxSpec) {
             profile: SandboxProfile::WorkspaceWrite,
             network: false,
             git_writes: false,
+            undo: false,
         },
         vec![project.clone()],
     );

@@ -59,6 +59,12 @@ pub struct Confinement {
     /// brings back. Its configuration and hooks are read-only either way.
     #[serde(default)]
     pub git_writes: bool,
+    /// Whether the allow counts on `agent-guard undo` taking back what the line removes or overwrites: the snapshot
+    /// before it must then hold the content of every file there, and a command whose snapshot could not (a file
+    /// new to the store and past the bound of what one snapshot hashes, which the decision could not know of) is
+    /// not run.
+    #[serde(default)]
+    pub undo: bool,
 }
 
 impl Confinement {
@@ -67,6 +73,7 @@ impl Confinement {
         profile: SandboxProfile::ReadOnly,
         network: false,
         git_writes: false,
+        undo: false,
     };
 
     /// What the command may do to the repositories in its roots, in words, for a reason or `explain`; `None` under
@@ -134,6 +141,7 @@ mod tests {
                 profile: SandboxProfile::WorkspaceWrite,
                 network: true,
                 git_writes: false,
+                undo: false,
             }
             .to_string(),
             "workspace-write with network"
@@ -142,6 +150,7 @@ mod tests {
             profile: SandboxProfile::WorkspaceWrite,
             network: true,
             git_writes: true,
+            undo: false,
         };
         assert_eq!(git.to_string(), "workspace-write with network and git writes");
         assert!(git.git_dir().is_some_and(|text| text.contains("git may write")));

@@ -714,3 +714,22 @@ fn the_stores_in_the_project_stay_out_of_its_commits() {
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(!listed.contains(".agent-guard"), "{listed}");
 }
+
+/// A command allowed because undo takes it back learns of the files the snapshot before it could not keep that no
+/// earlier snapshot had met (the decision could not know of them); the next run finds none new.
+#[test]
+fn a_file_new_to_the_store_and_too_large_to_hash_is_named_before_a_run_that_counts_on_undo() {
+    let world = World::new();
+    std::fs::File::create(world.project.join("dump.bin"))
+        .unwrap()
+        .set_len(agent_undo::KEPT_SNAPSHOT_BYTES + 1)
+        .unwrap();
+    let roots = [world.project.clone()];
+    let first = Recording::begin_counting_on_undo(&roots, "rm -rf src", &world.settings);
+    let dump = std::fs::canonicalize(world.project.join("dump.bin")).unwrap();
+    assert_eq!(first.unkept(), [dump]);
+    first.finish();
+    let again = Recording::begin_counting_on_undo(&roots, "rm -rf src", &world.settings);
+    assert!(again.unkept().is_empty(), "{:?}", again.unkept());
+    again.finish();
+}
