@@ -180,7 +180,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         args.approval.as_deref(),
         args.call.as_deref(),
     );
-    if let Some(recorded) = &recording
+    if let Some(recorded) = recording.as_ref().filter(|_| confinement.undo)
         && let Some(file) = recorded.unkept().first()
     {
         eprintln!(

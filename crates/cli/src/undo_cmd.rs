@@ -51,11 +51,7 @@ pub(crate) fn begin(
     }
     let roots = agent_undo::writable_roots(guard.sandbox()?);
     let settings = guard.undo_settings();
-    let mut recording = if confinement.undo {
-        Recording::begin_counting_on_undo(&roots, &command_text(command), &settings)
-    } else {
-        Recording::begin(&roots, &command_text(command), &settings)
-    };
+    let mut recording = Recording::begin(&roots, &command_text(command), &settings);
     if let Some(ask) = approval {
         recording = recording.approved_by_ask(ask);
     }

@@ -39,8 +39,8 @@ pub struct Recording {
     origin: Origin,
     started: SystemTime,
     notes: Vec<String>,
-    /// With [`Recording::begin_counting_on_undo`]: the files the snapshots before the command recorded by their
-    /// stat data alone that the stores' last snapshots did not (absolute paths).
+    /// The files the snapshots before the command recorded by their stat data alone that they found new or
+    /// changed (absolute paths).
     unkept: Vec<PathBuf>,
 }
 
@@ -78,17 +78,6 @@ impl Recording {
     /// [`Recording::notes`] (a missing `git` once per store directory, snapshots switched off not at all), and
     /// the command runs all the same.
     pub fn begin(roots: &[PathBuf], command: &str, settings: &UndoSettings) -> Self {
-        Self::begin_with(roots, command, settings, false)
-    }
-
-    /// As [`Recording::begin`], for a command allowed because `agent-guard undo` takes back what it removes or
-    /// overwrites: also finds the files whose content the snapshots before it could not keep and that the decision
-    /// could not know of ([`Recording::unkept`]: new to the stores, past the bound of what one snapshot hashes).
-    pub fn begin_counting_on_undo(roots: &[PathBuf], command: &str, settings: &UndoSettings) -> Self {
-        Self::begin_with(roots, command, settings, true)
-    }
-
-    fn begin_with(roots: &[PathBuf], command: &str, settings: &UndoSettings, counting: bool) -> Self {
         let mut recording = Self {
             pending: Vec::new(),
             command: command.to_owned(),
@@ -104,20 +93,9 @@ impl Recording {
             let mut unkept = Vec::new();
             let before = Store::open(root, settings).and_then(|store| {
                 let lock = store.lock()?;
-                let known: std::collections::HashSet<PathBuf> = if counting {
-                    store.not_kept().into_iter().collect()
-                } else {
-                    std::collections::HashSet::new()
-                };
                 let mut rules = store.rules();
                 let before = store.snapshot(&lock, &mut rules)?;
-                if counting {
-                    unkept = store
-                        .not_kept()
-                        .into_iter()
-                        .filter(|path| !known.contains(path))
-                        .collect();
-                }
+                unkept = store.unhashed();
                 drop(lock);
                 Ok(Pending { store, before, rules })
             });
@@ -144,9 +122,9 @@ impl Recording {
         recording
     }
 
-    /// With [`Recording::begin_counting_on_undo`]: the files whose content the snapshots before the command did not
-    /// keep and that no earlier snapshot had recorded so (absolute paths); a decision that counted on undo could
-    /// not know them, and what the command removes of them is lost.
+    /// The files whose content the snapshots before the command did not keep (past the bounds of what one
+    /// snapshot hashes) and that they found new or changed (absolute paths): a decision that counted on `agent-guard
+    /// undo` taking back what the command removes could not know of them, and what it removes of them is lost.
     pub fn unkept(&self) -> &[PathBuf] {
         &self.unkept
     }

@@ -26,8 +26,8 @@ const PRUNE_EVERY: u64 = 16;
 /// How many times `git update-index` is run before a snapshot fails (see `Store::update_index`).
 const UPDATE_TRIES: u32 = 3;
 /// The most file content one snapshot hashes: past it, the largest of the files to hash are recorded by their stat
-/// data alone (see [`Store::commit_index`]), so that nothing a command writes can make the snapshot after it run
-/// past its bound.
+/// data alone (docs/undo.md, "How: a private git store"), so that nothing a command writes can make the snapshot after
+/// it run past its bound.
 pub const KEPT_SNAPSHOT_BYTES: u64 = 256 << 20;
 /// The most files one snapshot hashes, for the same reason: git writes an object file for each.
 const KEPT_SNAPSHOT_FILES: usize = 40_000;
@@ -85,6 +85,9 @@ pub struct Store {
     watch: bool,
     /// The files the last snapshot held that the latest one left out because git could not read them.
     left_out: std::sync::Mutex<BTreeSet<PathBuf>>,
+    /// The files the latest snapshot recorded by their stat data alone that it found new or changed (absolute
+    /// paths): the last snapshot, which the decision read, did not record them so.
+    unhashed: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 /// The exclusive lock of a store, held while a snapshot is taken or files are restored.
@@ -211,6 +214,7 @@ impl Store {
             keep_bytes: settings.keep_bytes,
             watch: settings.watch,
             left_out: std::sync::Mutex::default(),
+            unhashed: std::sync::Mutex::default(),
         })
     }
 
@@ -279,6 +283,7 @@ impl Store {
     /// anything is in doubt, the whole root is walked (see the `watch` module).
     pub(crate) fn snapshot(&self, lock: &StoreLock, rules: &mut Rules) -> Result<String> {
         drop(self.left_out());
+        drop(self.unhashed());
         if !self.watch {
             return self.walk_snapshot(lock, rules).map(|(tree, _)| tree);
         }
@@ -396,6 +401,16 @@ impl Store {
         self.left_out
             .lock()
             .map(|mut left_out| std::mem::take(&mut *left_out))
+            .unwrap_or_default()
+    }
+
+    /// The files the latest snapshot recorded by their stat data alone that it found new or changed (absolute
+    /// paths; emptied by the call): past the bounds of what one snapshot hashes, and unknown to a decision that
+    /// read the snapshot before.
+    pub(crate) fn unhashed(&self) -> Vec<PathBuf> {
+        self.unhashed
+            .lock()
+            .map(|mut unhashed| std::mem::take(&mut *unhashed))
             .unwrap_or_default()
     }
 
@@ -543,11 +558,18 @@ impl Store {
             hashed.push(0);
         }
         let mut by_stat = Vec::new();
+        let mut noted = self.unhashed.lock().ok();
         for ((path, stat, _, _), unhashed) in sized.into_iter().zip(unhashed) {
             if unhashed {
                 by_stat.extend_from_slice(format!("160000 {}\t", stat.id()).as_bytes());
                 by_stat.extend_from_slice(path);
                 by_stat.push(0);
+                // One the last snapshot recorded so, unchanged, is known to the decisions that read it.
+                if let Some(noted) = noted.as_mut()
+                    && !kept.kept_by_stat(Path::new(OsStr::from_bytes(path)), &stat)
+                {
+                    noted.push(self.git.work_tree.join(OsStr::from_bytes(path)));
+                }
             } else {
                 hashed.extend_from_slice(path);
                 hashed.push(0);

@@ -725,11 +725,11 @@ fn a_file_new_to_the_store_and_too_large_to_hash_is_named_before_a_run_that_coun
         .set_len(agent_undo::KEPT_SNAPSHOT_BYTES + 1)
         .unwrap();
     let roots = [world.project.clone()];
-    let first = Recording::begin_counting_on_undo(&roots, "rm -rf src", &world.settings);
+    let first = Recording::begin(&roots, "rm -rf src", &world.settings);
     let dump = std::fs::canonicalize(world.project.join("dump.bin")).unwrap();
     assert_eq!(first.unkept(), [dump]);
     first.finish();
-    let again = Recording::begin_counting_on_undo(&roots, "rm -rf src", &world.settings);
+    let again = Recording::begin(&roots, "rm -rf src", &world.settings);
     assert!(again.unkept().is_empty(), "{:?}", again.unkept());
     again.finish();
 }

@@ -182,7 +182,11 @@ impl Run<'_> {
         // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must
         // then find and keep out of the command's reach.
         let recording = self.record().await;
-        if let Some(file) = recording.as_ref().and_then(|r| r.unkept().first()) {
+        if let Some(file) = recording
+            .as_ref()
+            .filter(|_| self.confinement.is_some_and(|c| c.undo))
+            .and_then(|r| r.unkept().first())
+        {
             return Err(ToolError::Failed(format!(
                 "the snapshot before the command could not keep the content of `{}` (new since the last snapshot, \
                  and past what one snapshot hashes), and the command was allowed because `agent-guard undo` takes \
@@ -278,18 +282,13 @@ impl Run<'_> {
         let writes = self
             .confinement
             .is_some_and(|c| c.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite);
-        let counts_on_undo = self.confinement.is_some_and(|c| c.undo);
         let sandbox = self.guard.sandbox().filter(|_| writes)?;
         let roots = agent_undo::writable_roots(sandbox);
         let settings = self.guard.undo_settings();
         let command = self.command.to_owned();
         let call = self.call_id.to_owned();
         tokio::task::spawn_blocking(move || {
-            let recording = if counts_on_undo {
-                agent_undo::Recording::begin_counting_on_undo(&roots, &command, &settings)
-            } else {
-                agent_undo::Recording::begin(&roots, &command, &settings)
-            };
+            let recording = agent_undo::Recording::begin(&roots, &command, &settings);
             if call.is_empty() {
                 recording
             } else {
