@@ -292,6 +292,14 @@ fn show_undo(store: &Store, report: &agent_undo::UndoReport, dry_run: bool) -> R
             store.dir().display()
         );
     }
+    if let Some(aside) = &report.set_aside {
+        eprintln!(
+            "agent-guard undo: the files the run{} made are moved to `{}`, not deleted (the last {} undos' are kept)",
+            if runs.len() == 1 { "" } else { "s" },
+            aside.display(),
+            agent_undo::SET_ASIDE_KEPT
+        );
+    }
     crate::emit(&format!(
         "took back run{} {} of `{}`: {} file{} restored",
         if runs.len() == 1 { "" } else { "s" },

@@ -45,6 +45,23 @@ impl Beneath {
         }
     }
 
+    /// Moves the file or link at `path` to `target` (an absolute path, its parent made when missing) without
+    /// following a link on the way; one that is not there is fine. `EXDEV` when `target` is on another file system.
+    pub(crate) fn move_out(&self, path: &Path, target: &Path) -> std::io::Result<()> {
+        let leaf = match self.leaf(path, false) {
+            Ok(leaf) => leaf,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        match nix::fcntl::renameat(&leaf.dir, leaf.name.as_os_str(), nix::fcntl::AT_FDCWD, target) {
+            Ok(()) | Err(Errno::ENOENT) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Removes the directory at `path` when it is empty; anything else leaves it.
     pub(crate) fn remove_empty_dir(&self, path: &Path) {
         if let Ok(leaf) = self.leaf(path, false) {

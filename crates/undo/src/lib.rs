@@ -68,6 +68,7 @@ pub use restore::Change;
 pub use restore::ChangeKind;
 pub use restore::Conflict;
 pub use restore::Entry;
+pub use restore::SET_ASIDE_KEPT;
 pub use restore::Step;
 pub use restore::UndoReport;
 pub use restore::UndoRequest;

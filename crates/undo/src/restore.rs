@@ -97,7 +97,13 @@ pub struct UndoReport {
     pub diff: String,
     /// With `force` over conflicts: the tree of the state before, kept under `refs/saved/` in the store.
     pub saved: Option<String>,
+    /// Where the files the runs made were moved instead of being deleted (in the store; the last few undos' are
+    /// kept), when there were any.
+    pub set_aside: Option<PathBuf>,
 }
+
+/// How many undos' files set aside the store keeps: older ones are deleted by the next undo.
+pub const SET_ASIDE_KEPT: usize = 3;
 
 impl Store {
     /// The paths `run` changed, in path order.
@@ -258,7 +264,7 @@ impl Store {
             self.git.run(&["update-ref", saved.as_str(), now_tree.as_str()])?;
             report.saved = Some(now_tree.clone());
         }
-        self.apply(&report.steps, &state)?;
+        report.set_aside = self.apply(&report.steps, &state)?;
         for run in runs {
             self.write_record(&RunRecord { undone: true, ..run })?;
         }
@@ -292,8 +298,12 @@ impl Store {
     }
 
     /// Carries out `steps`: removals first (deepest first, then the directories they emptied that the final
-    /// state does not need), then the files and links written back (shallowest first).
-    fn apply(&self, steps: &[Step], final_state: &HashMap<PathBuf, Entry>) -> Result<()> {
+    /// state does not need), then the files and links written back (shallowest first). A file or link the runs
+    /// made is not deleted but moved into the store's `set-aside/` (what the runs made may be the only copy of
+    /// something: a file moved out of a place no snapshot holds, renamed and changed); where the store lies on
+    /// another file system, one whose content the store holds is deleted and one it does not is left. Returns the
+    /// directory the files went to, when any did.
+    fn apply(&self, steps: &[Step], final_state: &HashMap<PathBuf, Entry>) -> Result<Option<PathBuf>> {
         let beneath = Beneath::open(self.root()).map_err(|e| UndoError::io(self.root(), e))?;
         let needed: BTreeSet<&Path> = final_state
             .keys()
@@ -302,9 +312,35 @@ impl Store {
         let mut removals: Vec<&Step> = steps.iter().filter(|s| s.now.is_some()).collect();
         removals.sort_by_key(|s| std::cmp::Reverse(s.path.components().count()));
         let mut emptied = BTreeSet::new();
+        let aside = self.dir().join("set-aside").join(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+                .to_string(),
+        );
+        let mut moved = false;
         for step in &removals {
-            if step.then.is_none() || step.now.as_ref().map(|e| e.mode) != step.then.as_ref().map(|e| e.mode)
-            {
+            if step.then.is_none() {
+                let target = aside.join(&step.path);
+                match beneath.move_out(&step.path, &target) {
+                    Ok(()) => moved = true,
+                    Err(e) if e.raw_os_error() == Some(nix::libc::EXDEV) => {
+                        if step.now.as_ref().is_some_and(|now| now.mode == GITLINK) {
+                            continue;
+                        }
+                        beneath
+                            .remove_file(&step.path)
+                            .map_err(|e| UndoError::io(self.root().join(&step.path), e))?;
+                    }
+                    Err(e) => return Err(UndoError::io(self.root().join(&step.path), e)),
+                }
+                emptied.extend(
+                    step.path
+                        .ancestors()
+                        .skip(1)
+                        .filter(|dir| !dir.as_os_str().is_empty()),
+                );
+            } else if step.now.as_ref().map(|e| e.mode) != step.then.as_ref().map(|e| e.mode) {
                 beneath
                     .remove_file(&step.path)
                     .map_err(|e| UndoError::io(self.root().join(&step.path), e))?;
@@ -337,7 +373,30 @@ impl Store {
             };
             written.map_err(|e| UndoError::io(self.root().join(&step.path), e))?;
         }
-        Ok(())
+        if !moved {
+            return Ok(None);
+        }
+        self.prune_set_aside();
+        Ok(Some(aside))
+    }
+
+    /// Deletes the files set aside by all but the last [`SET_ASIDE_KEPT`] undos.
+    fn prune_set_aside(&self) {
+        let Ok(listed) = std::fs::read_dir(self.dir().join("set-aside")) else {
+            return;
+        };
+        let mut undos: Vec<(u128, PathBuf)> = listed
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let stamp = entry.file_name().to_str()?.parse().ok()?;
+                Some((stamp, entry.path()))
+            })
+            .collect();
+        undos.sort();
+        let old = undos.len().saturating_sub(SET_ASIDE_KEPT);
+        for (_, dir) in undos.into_iter().take(old) {
+            let _removed = std::fs::remove_dir_all(dir);
+        }
     }
 
     /// The contents of the objects `oids`, read by one `git cat-file --batch`.

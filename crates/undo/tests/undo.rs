@@ -733,3 +733,30 @@ fn a_file_new_to_the_store_and_too_large_to_hash_is_named_before_a_run_that_coun
     assert!(again.unkept().is_empty(), "{:?}", again.unkept());
     again.finish();
 }
+
+/// Taking back a run never deletes what it made: a file moved out of a place no snapshot holds (a cache the project
+/// ignores) is the only copy of it, and undo moves it into the store's `set-aside/`, where it keeps its bytes.
+#[test]
+fn what_a_run_made_is_set_aside_not_deleted() {
+    let world = World::new();
+    let project = &world.project;
+    std::fs::write(project.join(".gitignore"), "target/\n/cache/\n/data/\n").unwrap();
+    std::fs::create_dir_all(project.join("cache")).unwrap();
+    std::fs::write(
+        project.join("cache/CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    std::fs::write(project.join("cache/dev.db"), "THE ONLY COPY").unwrap();
+    std::fs::create_dir_all(project.join("data")).unwrap();
+    world.run("true");
+    world.run("mv cache/dev.db data/dev.db").unwrap();
+    let report = world.undo(UndoRequest::default());
+    assert!(report.applied, "{report:?}");
+    assert!(!project.join("data/dev.db").exists());
+    let aside = report.set_aside.clone().unwrap_or_else(|| panic!("{report:?}"));
+    assert_eq!(
+        std::fs::read_to_string(aside.join("data/dev.db")).unwrap(),
+        "THE ONLY COPY"
+    );
+}
