@@ -112,7 +112,10 @@ impl Guard {
             profile,
             network,
             git_writes,
-            undo: profile == SandboxProfile::WorkspaceWrite && crate::contain::counts_on_undo(verdict),
+            // A contained allow counts on undo for what the line writes in the project, whether the analysis
+            // follows it (a removal it judged taken back) or not (a build, a test suite, a script).
+            undo: profile == SandboxProfile::WorkspaceWrite
+                && (contained || crate::contain::counts_on_undo(verdict)),
         })
     }
 
@@ -644,11 +647,14 @@ mod tests {
     fn expect_git(settings: &str, command: &str, profile: SandboxProfile, network: bool, git_writes: bool) {
         let (decision, confinement, reason) = confined(settings, command);
         assert_eq!(decision, Decision::Allow, "{command}: {reason}");
+        // A contained allow (its reason says so) counts on undo for what it writes in the project; a rule's or a
+        // mode's allow does not.
         let expected = Confinement {
             profile,
             network,
             git_writes,
-            undo: false,
+            undo: profile == SandboxProfile::WorkspaceWrite
+                && reason.starts_with("allowed inside the sandbox"),
         };
         match KernelSupport::enforcement_missing() {
             None => assert_eq!(confinement, Some(expected), "{command}"),

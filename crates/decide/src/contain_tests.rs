@@ -91,7 +91,7 @@ fn a_contained_line_runs_workspace_write_with_the_network_and_keeps_what_would_h
             profile: SandboxProfile::WorkspaceWrite,
             network: true,
             git_writes: false,
-            undo: false,
+            undo: true,
         })
     );
     let contained = decided.contained.expect("what was contained");
@@ -124,7 +124,7 @@ fn a_line_writing_in_the_project_runs_without_the_network() {
             profile: SandboxProfile::WorkspaceWrite,
             network: false,
             git_writes: false,
-            undo: false,
+            undo: true,
         })
     );
 }

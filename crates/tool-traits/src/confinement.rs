@@ -59,7 +59,8 @@ pub struct Confinement {
     /// brings back. Its configuration and hooks are read-only either way.
     #[serde(default)]
     pub git_writes: bool,
-    /// Whether the allow counts on `agent-guard undo` taking back what the line removes or overwrites: the snapshot
+    /// Whether the allow counts on `agent-guard undo` taking back what the line removes or overwrites (every
+    /// contained allow, and a line allowed because undo takes back what it removes): the snapshot
     /// before it must then hold the content of every file there, and a command whose snapshot could not (a file
     /// new to the store and past the bound of what one snapshot hashes, which the decision could not know of) is
     /// not run.
