@@ -180,15 +180,12 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         args.approval.as_deref(),
         args.call.as_deref(),
     );
-    if let Some(recorded) = recording.as_ref().filter(|_| confinement.undo)
-        && let Some(file) = recorded.unkept().first()
+    if let Some(why) = recording
+        .as_ref()
+        .filter(|_| confinement.undo)
+        .and_then(agent_undo::Recording::refusal)
     {
-        eprintln!(
-            "agent-guard sandbox: the snapshot before the command could not keep the content of `{}` (new since \
-             the last snapshot, and past what one snapshot hashes), and the command was allowed because `agent-guard \
-             undo` takes back what it removes or overwrites: nothing was run. The next decision knows of the file.",
-            file.display()
-        );
+        eprintln!("agent-guard sandbox: {why}");
         return Ok(ExitCode::from(SETUP_FAILED));
     }
     let mut plan = match guard.sandbox_plan(confinement, &support) {

@@ -33,12 +33,15 @@ impl Guard {
     /// ([`SubCommand::git_writes`](agent_bash_guard::SubCommand::git_writes)); every other line (a build, a test
     /// suite, a script, a program the analysis does not know) finds `.git` read-only whole. `None` for a
     /// denied call and when `agentGuard.sandbox` is `off`. Where the kernel cannot enforce the sandbox, an allow
-    /// says so in its reason (`auto`) or becomes an ask (`required`).
+    /// says so in its reason (`auto`) or becomes an ask (`required`). A line whose allow the containment step
+    /// made (`contained_allow`: the whole line, or the rest beside a rule's allow) counts on undo for what it writes
+    /// in the project, whether the analysis follows it (a removal it judged taken back) or not (a build, a script).
     pub(crate) fn confinement(
         &self,
         analysis: &CommandAnalysis,
         project_code: &ProjectCode,
         verdict: &mut Verdict,
+        contained_allow: bool,
     ) -> Option<Confinement> {
         if self.sandbox_mode == SandboxMode::Off {
             return None;
@@ -112,10 +115,7 @@ impl Guard {
             profile,
             network,
             git_writes,
-            // A contained allow counts on undo for what the line writes in the project, whether the analysis
-            // follows it (a removal it judged taken back) or not (a build, a test suite, a script).
-            undo: profile == SandboxProfile::WorkspaceWrite
-                && (contained || crate::contain::counts_on_undo(verdict)),
+            undo: profile == SandboxProfile::WorkspaceWrite && contained_allow,
         })
     }
 

@@ -34,11 +34,6 @@ pub struct Contained {
 /// The effect a snapshot makes contained, as the reason says it.
 const UNDO_EFFECT: &str = "what it removes or overwrites in the project, `agent-guard undo` takes back";
 
-/// Whether `verdict` allowed its line because `agent-guard undo` takes back what it removes or overwrites.
-pub(crate) fn counts_on_undo(verdict: &Verdict) -> bool {
-    verdict.reasons.iter().any(|reason| reason.contains(UNDO_EFFECT))
-}
-
 /// Whether a place may be the root itself, for [`Guard::undoable`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Below {

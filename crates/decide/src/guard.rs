@@ -348,7 +348,14 @@ impl Guard {
             .analysis
             .as_ref()
             .filter(|_| outside.is_none())
-            .and_then(|analysis| self.confinement(analysis, &gathered.project_code, &mut resolution.verdict));
+            .and_then(|analysis| {
+                self.confinement(
+                    analysis,
+                    &gathered.project_code,
+                    &mut resolution.verdict,
+                    contained.is_some(),
+                )
+            });
         // What the allowed line cannot do inside the sandbox, said with the allow (an ask says it already).
         if resolution.verdict.decision == agent_tool_traits::Decision::Allow && confinement.is_some() {
             resolution.verdict.reasons.extend(gathered.notes.iter().cloned());

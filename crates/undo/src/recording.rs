@@ -129,6 +129,18 @@ impl Recording {
         &self.unkept
     }
 
+    /// Why a command whose allow counted on `agent-guard undo` must not run: a file of [`Recording::unkept`],
+    /// named; `None` when the snapshots before it kept everything the decision could not know of.
+    pub fn refusal(&self) -> Option<String> {
+        let file = self.unkept.first()?;
+        Some(format!(
+            "the snapshot before the command could not keep the content of `{}` (new since the last snapshot, and \
+             past what one snapshot hashes), and the command was allowed because `agent-guard undo` takes back what \
+             it removes or overwrites: nothing was run; the next decision knows of the file",
+            file.display()
+        ))
+    }
+
     /// Names the ask of `agent-guard serve` a person answered to let the command run: the runs it records carry
     /// it ([`crate::RunRecord::approval`]), and the server shows their ids beside the ask.
     #[must_use]

@@ -182,17 +182,12 @@ impl Run<'_> {
         // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must
         // then find and keep out of the command's reach.
         let recording = self.record().await;
-        if let Some(file) = recording
+        if let Some(why) = recording
             .as_ref()
             .filter(|_| self.confinement.is_some_and(|c| c.undo))
-            .and_then(|r| r.unkept().first())
+            .and_then(agent_undo::Recording::refusal)
         {
-            return Err(ToolError::Failed(format!(
-                "the snapshot before the command could not keep the content of `{}` (new since the last snapshot, \
-                 and past what one snapshot hashes), and the command was allowed because `agent-guard undo` takes \
-                 back what it removes or overwrites: nothing was run",
-                file.display()
-            )));
+            return Err(ToolError::Failed(why));
         }
         let plan = match self.confinement {
             Some(confinement) => {
