@@ -71,23 +71,7 @@ impl Guard {
                         .iter()
                         .any(|c| matches!(c.class, CommandClass::Network | CommandClass::PackageManager))));
         if let Some(why) = KernelSupport::enforcement_missing() {
-            if verdict.decision == Decision::Allow {
-                match self.sandbox_mode {
-                    SandboxMode::Required => {
-                        let allowed = verdict.reason();
-                        *verdict = Verdict::new(
-                            Decision::Ask,
-                            format!(
-                                "{why}, so this allow cannot be backed by the kernel sandbox and \
-                                 `agentGuard.sandbox` is `required` (it would have been allowed: {allowed})"
-                            ),
-                            Provenance::layer(Layer::Kernel).at(DecidedBy::SafetyAsk),
-                        );
-                    }
-                    SandboxMode::Auto => verdict.reasons.push(format!("not sandboxed: {why}")),
-                    SandboxMode::Off => {}
-                }
-            }
+            self.unenforced(verdict, &why);
             return None;
         }
         // A line that also runs code the analysis does not follow (a script, an interpreter, a build or test
@@ -117,6 +101,29 @@ impl Guard {
             git_writes,
             undo: profile == SandboxProfile::WorkspaceWrite && contained_allow,
         })
+    }
+
+    /// Where the kernel cannot enforce the sandbox (`why`): an allow says so in its reason (`auto`) or becomes an
+    /// ask (`required`).
+    fn unenforced(&self, verdict: &mut Verdict, why: &str) {
+        if verdict.decision != Decision::Allow {
+            return;
+        }
+        match self.sandbox_mode {
+            SandboxMode::Required => {
+                let allowed = verdict.reason();
+                *verdict = Verdict::new(
+                    Decision::Ask,
+                    format!(
+                        "{why}, so this allow cannot be backed by the kernel sandbox and `agentGuard.sandbox` is \
+                         `required` (it would have been allowed: {allowed})"
+                    ),
+                    Provenance::layer(Layer::Kernel).at(DecidedBy::SafetyAsk),
+                );
+            }
+            SandboxMode::Auto => verdict.reasons.push(format!("not sandboxed: {why}")),
+            SandboxMode::Off => {}
+        }
     }
 
     /// A line that writes git's index can make git stop tracking a file (`git rm --cached`, a reset, a checkout

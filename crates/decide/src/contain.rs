@@ -383,7 +383,15 @@ impl Guard {
                     .is_some_and(|c| c.effect == Effect::RemovesTrees)
             })
             .collect();
-        for &index in &removals {
+        self.judge_removals(analysis, &removals, judgement);
+        self.judge_links(analysis, judgement);
+        self.judge_named_paths(gathered, analysis, !removals.is_empty(), judgement);
+    }
+
+    /// The operands of the commands that remove trees (`removals`, their indices): none removes below the working
+    /// directory; a glob or a name known at run time must name build outputs or a place the snapshots hold.
+    fn judge_removals(&self, analysis: &CommandAnalysis, removals: &[usize], judgement: &mut Judgement) {
+        for &index in removals {
             let operands: Vec<&FileAccess> = analysis
                 .writes
                 .iter()
@@ -413,21 +421,11 @@ impl Guard {
                 }
             }
         }
-        // The places only `mkdir` writes: making a directory that exists changes nothing in it.
-        let made_only: std::collections::BTreeSet<&str> = analysis
-            .writes
-            .iter()
-            .filter(|write| {
-                analysis
-                    .writes
-                    .iter()
-                    .filter(|other| other.path == write.path)
-                    .all(|other| program_of(analysis, other.command) == Some("mkdir"))
-            })
-            .map(|write| write.path.as_str())
-            .collect();
-        // A link the line makes leads its later writes where the analysis cannot follow (`ln -s data d && rm
-        // d/users.csv`): with another write beside it, the root must hold nothing the snapshots leave out.
+    }
+
+    /// A link the line makes leads its later writes where the analysis cannot follow (`ln -s data d && rm
+    /// d/users.csv`): with another write beside it, the root must hold nothing the snapshots leave out.
+    fn judge_links(&self, analysis: &CommandAnalysis, judgement: &mut Judgement) {
         let links = analysis.commands.iter().any(|c| c.program() == Some("ln"));
         if links
             && analysis
@@ -442,16 +440,40 @@ impl Guard {
                  holds), and {why}"
             ));
         }
+    }
+
+    /// Each path the line names: a file it writes may be overwritten whole, a directory it writes may be removed
+    /// when the line removes trees (`removes`), and a read must stay inside the roots.
+    fn judge_named_paths(
+        &self,
+        gathered: &Gathered<'_>,
+        analysis: &CommandAnalysis,
+        removes: bool,
+        judgement: &mut Judgement,
+    ) {
+        // The places only `mkdir` writes: making a directory that exists changes nothing in it.
+        let made_only: std::collections::BTreeSet<&str> = analysis
+            .writes
+            .iter()
+            .filter(|write| {
+                analysis
+                    .writes
+                    .iter()
+                    .filter(|other| other.path == write.path)
+                    .all(|other| program_of(analysis, other.command) == Some("mkdir"))
+            })
+            .map(|write| write.path.as_str())
+            .collect();
         for path in &gathered.paths {
             let check = &path.check;
             if path.access == Access::Write && !made_only.contains(check.input.as_str()) {
-                self.judge_file_written(check, removals.is_empty(), judgement);
+                self.judge_file_written(check, !removes, judgement);
             }
             match path.access {
                 // Every directory the line writes is judged as one it may remove: the paths after a `cd` are
                 // checked at each place they may name.
                 // A place that is no file yet may be a tree when the line gets to it.
-                Access::Write if !removals.is_empty() => {
+                Access::Write if removes => {
                     let place = check.resolved.as_deref().unwrap_or(&check.absolute);
                     if place.is_file() || self.regenerable(place) {
                         continue;

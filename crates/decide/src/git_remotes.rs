@@ -284,21 +284,28 @@ const MAX_INDEX: u64 = 64 * 1024 * 1024;
 /// (versions 2 to 4, SHA-1 or SHA-256 entries); none where there is no index. An index that cannot be read so (a
 /// size past the bound, a damaged file) is an error saying why: its gitlinks are not known. Hand-written: no maintained crate reads the index without linking a git implementation.
 fn gitlinks(path: &Path) -> Result<Vec<String>, String> {
-    let unknown = |why: &str| {
-        Err(format!(
+    let unknown = |why: String| {
+        format!(
             "its index `{}` {why}, so its submodules are not known",
             path.display()
-        ))
+        )
     };
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(Vec::new());
     };
     if meta.len() > MAX_INDEX {
-        return unknown("is too large to read");
+        return Err(unknown("is too large to read".to_owned()));
     }
     let Ok(bytes) = std::fs::read(path) else {
-        return unknown("cannot be read");
+        return Err(unknown("cannot be read".to_owned()));
     };
+    index_gitlinks(&bytes, &path.with_file_name("config")).map_err(unknown)
+}
+
+/// The gitlinks of the index `bytes` of a repository whose configuration is `config` (which says the hash), or
+/// what keeps them from being known, in words.
+fn index_gitlinks(bytes: &[u8], config: &Path) -> Result<Vec<String>, String> {
+    const TRUNCATED: &str = "ends inside an entry";
     let word = |at: usize| -> Option<u32> {
         bytes
             .get(at..at + 4)
@@ -306,17 +313,17 @@ fn gitlinks(path: &Path) -> Result<Vec<String>, String> {
             .map(u32::from_be_bytes)
     };
     if bytes.get(..4) != Some(b"DIRC") {
-        return unknown("is not an index");
+        return Err("is not an index".to_owned());
     }
     let version = word(4).unwrap_or(0);
     if !matches!(version, 2..=4) {
-        return unknown(&format!("is of version {version}"));
+        return Err(format!("is of version {version}"));
     }
     let count = word(8).unwrap_or(0) as usize;
     // The entry's fixed part: ten 32-bit fields, the object name, 16 bits of flags. Which hash the repository
     // uses decides the name's length; an entry's path then ends with 1 to 8 NULs that pad it to 8 bytes.
-    let sha256 = std::fs::read_to_string(path.with_file_name("config"))
-        .is_ok_and(|config| config.to_ascii_lowercase().contains("sha256"));
+    let sha256 =
+        std::fs::read_to_string(config).is_ok_and(|config| config.to_ascii_lowercase().contains("sha256"));
     let name_length = if sha256 { 32 } else { 20 };
     let fixed = 40 + name_length + 2;
     let mut at = 12;
@@ -331,38 +338,24 @@ fn gitlinks(path: &Path) -> Result<Vec<String>, String> {
                 .and_then(|b| b.try_into().ok())
                 .map(u16::from_be_bytes),
         ) else {
-            return unknown("ends inside an entry");
+            return Err(TRUNCATED.to_owned());
         };
         let extended = version >= 3 && flags & 0x4000 != 0;
         let mut path_at = at + fixed + if extended { 2 } else { 0 };
         let mut strip = 0usize;
         if version == 4 {
-            // git's offset varint: seven bits a byte, each continuation adding one before the shift.
-            let Some(&first) = bytes.get(path_at) else {
-                return unknown("ends inside an entry");
-            };
-            let mut byte = first;
-            strip = usize::from(byte & 0x7f);
-            path_at += 1;
-            while byte & 0x80 != 0 {
-                let Some(&next) = bytes.get(path_at) else {
-                    return unknown("ends inside an entry");
-                };
-                byte = next;
-                strip = ((strip + 1) << 7) | usize::from(byte & 0x7f);
-                path_at += 1;
-            }
+            (strip, path_at) = offset_varint(bytes, path_at).ok_or(TRUNCATED)?;
         }
         let Some(length) = bytes
             .get(path_at..)
             .and_then(|rest| rest.iter().position(|b| *b == 0))
         else {
-            return unknown("ends inside an entry");
+            return Err(TRUNCATED.to_owned());
         };
         let suffix = bytes.get(path_at..path_at + length).unwrap_or_default();
         let path = if version == 4 {
             let Some(kept) = previous.len().checked_sub(strip) else {
-                return unknown("holds a path it cannot have");
+                return Err("holds a path it cannot have".to_owned());
             };
             previous.truncate(kept);
             previous.extend_from_slice(suffix);
@@ -380,6 +373,20 @@ fn gitlinks(path: &Path) -> Result<Vec<String>, String> {
         };
     }
     Ok(found)
+}
+
+/// git's offset varint at `at` of `bytes` (seven bits a byte, each continuation adding one before the shift): its
+/// value and where what follows it starts; `None` where the bytes end inside it or its value overflows.
+fn offset_varint(bytes: &[u8], mut at: usize) -> Option<(usize, usize)> {
+    let mut byte = *bytes.get(at)?;
+    let mut value = usize::from(byte & 0x7f);
+    at += 1;
+    while byte & 0x80 != 0 {
+        byte = *bytes.get(at)?;
+        value = value.checked_add(1)?.checked_mul(128)? | usize::from(byte & 0x7f);
+        at += 1;
+    }
+    Some((value, at))
 }
 
 /// Why a git command may run code nobody reviewed ([`unreviewed_code`]).

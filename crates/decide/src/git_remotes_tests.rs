@@ -324,3 +324,57 @@ fn submodule_update_reaches_every_submodule() {
         ["codeberg.org"]
     );
 }
+
+/// The index reader against indices git itself writes: versions 2, 3 (an entry with extended flags, from `git add
+/// -N`) and 4 (paths written as the previous one's prefix and a suffix), SHA-1 and SHA-256 repositories, and one
+/// cut short, which is an error rather than a guess.
+#[test]
+fn gitlinks_are_read_from_every_index_version_and_hash() {
+    const SHA1: &str = "1111111111111111111111111111111111111111";
+    const SHA256: &str = "2222222222222222222222222222222222222222222222222222222222222222";
+    for (format, object) in [("sha1", SHA1), ("sha256", SHA256)] {
+        for version in ["2", "3", "4"] {
+            let dir = tempfile::tempdir().unwrap();
+            git(dir.path(), &["init", "-q", &format!("--object-format={format}")]);
+            for file in ["a.txt", "deps/zeta/readme", "intent.txt"] {
+                let path = dir.path().join(file);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, file).unwrap();
+            }
+            git(dir.path(), &["add", "a.txt", "deps/zeta/readme"]);
+            git(dir.path(), &["add", "-N", "intent.txt"]);
+            for link in ["deps/lib", "deps/libs/two", "vendor/x"] {
+                git(
+                    dir.path(),
+                    &[
+                        "update-index",
+                        "--add",
+                        "--cacheinfo",
+                        &format!("160000,{object},{link}"),
+                    ],
+                );
+            }
+            git(dir.path(), &["update-index", "--index-version", version]);
+            let index = dir.path().join(".git/index");
+            let found = gitlinks(&index).unwrap_or_else(|why| panic!("{format} v{version}: {why}"));
+            assert_eq!(
+                found,
+                ["deps/lib", "deps/libs/two", "vendor/x"],
+                "{format} v{version}"
+            );
+
+            let bytes = std::fs::read(&index).unwrap();
+            std::fs::write(&index, &bytes[..bytes.len() / 2]).unwrap();
+            let cut = gitlinks(&index).expect_err("an index cut in half");
+            assert!(cut.contains("ends inside an entry"), "{format} v{version}: {cut}");
+        }
+    }
+    let none = tempfile::tempdir().unwrap();
+    assert_eq!(gitlinks(&none.path().join("index")), Ok(Vec::new()));
+    std::fs::write(none.path().join("index"), "not an index").unwrap();
+    assert!(
+        gitlinks(&none.path().join("index"))
+            .unwrap_err()
+            .contains("is not an index")
+    );
+}

@@ -51,84 +51,19 @@ impl Guard {
         {
             return None;
         }
-        let unconfinable = self.unconfinable(analysis);
         let verdict = &mut resolution.verdict;
         let by_rule =
             verdict.decision == Decision::Allow && verdict.provenance.step == Some(DecidedBy::AllowRule);
-        let repository = |rule: &Rule| self.owners.repository(rule.source, rule.file.as_deref());
-        // A command the user's rule would take out of the sandbox whose words the analysis does not all
-        // understand, or whose writable mount holds what the sandbox would keep read-only: outside, the analysis
-        // is the only protection, so the allow cannot be carried out.
-        let not_understood = analysis.commands.iter().filter_map(|command| {
-            let why = command.confined.as_ref()?;
-            Some((
-                command,
-                format!("{why} (outside the sandbox every word must be understood)"),
-            ))
-        });
-        let mounts = self
-            .protected_below_own_writes(analysis)
-            .into_iter()
-            .filter_map(|(index, why)| Some((analysis.commands.get(index)?, why)));
-        let confined: Vec<String> = not_understood
-            .chain(mounts)
-            .filter_map(|(command, why)| {
-                let rule = self
-                    .policy
-                    .command_allow_rule(&fact(command))
-                    .filter(|rule| repository(rule).is_none())?;
-                Some(format!(
-                    "`{}` is allowed by your rule `{}` and runs only outside a sandbox, but it cannot run outside \
-                     one: {why}",
-                    command.effective().join(" "),
-                    rule.text
-                ))
-            })
-            .collect();
+        let confined = self.allowed_but_understood_only_inside(analysis);
         if !confined.is_empty() {
-            match verdict.decision {
-                Decision::Allow if by_rule => {
-                    *verdict = self.cannot_carry_out(verdict, format!("{}; asking", confined.join("; ")));
-                }
-                Decision::Ask => verdict.reasons.extend(confined),
-                Decision::Allow | Decision::Deny => {}
-            }
+            self.ask_instead(verdict, by_rule, confined);
             return None;
         }
+        let unconfinable = self.unconfinable(analysis);
         if unconfinable.is_empty() {
             return None;
         }
-        let mut needs_sandbox = needs_sandbox(gathered, analysis);
-        // Outside the sandbox the line's words expand the caller's whole environment, which the sandbox filters:
-        // a variable it would not pass (by its name) may hold a credential under a name no list knows.
-        for name in &analysis.environment {
-            if self
-                .env_policy
-                .removes(std::ffi::OsStr::new(name), std::ffi::OsStr::new(""), false)
-                .is_some()
-            {
-                needs_sandbox.push(format!("its expansion of `${name}`"));
-            }
-        }
-        // A rule of the repository's own settings: the allow cannot be carried out, so the line asks.
-        let repository_ruled: Vec<String> = unconfinable
-            .iter()
-            .filter_map(|u| u.rule.and_then(|rule| Some((u, rule, repository(rule)?))))
-            .map(|(u, rule, owner)| {
-                let whose = match owner {
-                    Repository::Project => format!("{}, which", owner.describe()),
-                    _ => format!("{}: a rule of the repository's settings", owner.describe()),
-                };
-                format!(
-                    "`{}` is allowed by the rule `{}` of {whose} cannot take a command out of the sandbox, and no \
-                     sandbox can contain it ({})",
-                    u.shown, rule.text, u.why
-                )
-            })
-            .collect();
-        let user_ruled = unconfinable
-            .iter()
-            .all(|u| u.rule.is_some_and(|rule| repository(rule).is_none()));
+        let repository_ruled = self.ruled_by_the_repository(&unconfinable);
         if verdict.decision == Decision::Allow && by_rule && !repository_ruled.is_empty() {
             *verdict = self.cannot_carry_out(
                 verdict,
@@ -140,6 +75,9 @@ impl Guard {
             );
             return None;
         }
+        let user_ruled = unconfinable
+            .iter()
+            .all(|u| u.rule.is_some_and(|rule| self.repository_of(rule).is_none()));
         if !user_ruled {
             return None;
         }
@@ -151,19 +89,14 @@ impl Guard {
             })
             .collect::<Vec<_>>()
             .join(", ");
+        let needs_sandbox = self.needs_sandbox(gathered, analysis);
         if !needs_sandbox.is_empty() {
             let why = format!(
                 "{allowed_by} and runs only outside a sandbox, but {} needs one: they cannot share a sandbox (run \
                  them as separate lines)",
                 needs_sandbox.join(", ")
             );
-            match verdict.decision {
-                Decision::Allow if by_rule => {
-                    *verdict = self.cannot_carry_out(verdict, format!("{why}; asking"));
-                }
-                Decision::Ask => verdict.reasons.push(why),
-                Decision::Allow | Decision::Deny => {}
-            }
+            self.ask_instead(verdict, by_rule, vec![why]);
             return None;
         }
         if !by_rule {
@@ -185,6 +118,93 @@ impl Guard {
                 .collect(),
             reason,
         })
+    }
+
+    /// Where an allow by the user's rule cannot be carried out for `whys`: the allow becomes an ask naming them, an
+    /// ask gains them as reasons; any other verdict is left as it is.
+    fn ask_instead(&self, verdict: &mut Verdict, by_rule: bool, whys: Vec<String>) {
+        match verdict.decision {
+            Decision::Allow if by_rule => {
+                *verdict = self.cannot_carry_out(verdict, format!("{}; asking", whys.join("; ")));
+            }
+            Decision::Ask => verdict.reasons.extend(whys),
+            Decision::Allow | Decision::Deny => {}
+        }
+    }
+
+    /// The repository whose settings hold `rule`, if any; `None` for the user's own rules.
+    fn repository_of(&self, rule: &Rule) -> Option<Repository> {
+        self.owners.repository(rule.source, rule.file.as_deref())
+    }
+
+    /// Each command a user's rule would take out of the sandbox whose words the analysis does not all understand,
+    /// or whose writable mount holds what the sandbox would keep read-only, in words: outside, the analysis is the
+    /// only protection, so the allow cannot be carried out.
+    fn allowed_but_understood_only_inside(&self, analysis: &CommandAnalysis) -> Vec<String> {
+        let not_understood = analysis.commands.iter().filter_map(|command| {
+            let why = command.confined.as_ref()?;
+            Some((
+                command,
+                format!("{why} (outside the sandbox every word must be understood)"),
+            ))
+        });
+        let mounts = self
+            .protected_below_own_writes(analysis)
+            .into_iter()
+            .filter_map(|(index, why)| Some((analysis.commands.get(index)?, why)));
+        not_understood
+            .chain(mounts)
+            .filter_map(|(command, why)| {
+                let rule = self
+                    .policy
+                    .command_allow_rule(&fact(command))
+                    .filter(|rule| self.repository_of(rule).is_none())?;
+                Some(format!(
+                    "`{}` is allowed by your rule `{}` and runs only outside a sandbox, but it cannot run outside \
+                     one: {why}",
+                    command.effective().join(" "),
+                    rule.text
+                ))
+            })
+            .collect()
+    }
+
+    /// The unconfinable commands allowed by a rule of the repository's own settings, in words: such a rule cannot
+    /// take a command out of the sandbox.
+    fn ruled_by_the_repository(&self, unconfinable: &[Unconfinable<'_>]) -> Vec<String> {
+        unconfinable
+            .iter()
+            .filter_map(|u| u.rule.and_then(|rule| Some((u, rule, self.repository_of(rule)?))))
+            .map(|(u, rule, owner)| {
+                let whose = match owner {
+                    Repository::Project => format!("{}, which", owner.describe()),
+                    _ => format!("{}: a rule of the repository's settings", owner.describe()),
+                };
+                format!(
+                    "`{}` is allowed by the rule `{}` of {whose} cannot take a command out of the sandbox, and no \
+                     sandbox can contain it ({})",
+                    u.shown, rule.text, u.why
+                )
+            })
+            .collect()
+    }
+
+    /// What in the line needs the sandbox beside its unconfinable commands, in words (`needs_sandbox_beside`), and each
+    /// variable it expands that the sandbox's filter would not pass by its name: outside the sandbox the line's
+    /// words expand the caller's whole environment, and such a variable may hold a credential under a name no list
+    /// knows.
+    fn needs_sandbox(&self, gathered: &Gathered<'_>, analysis: &CommandAnalysis) -> Vec<String> {
+        let mut needs = needs_sandbox_beside(gathered, analysis);
+        for name in &analysis.environment {
+            if self
+                .env_policy
+                .removes(std::ffi::OsStr::new(name), std::ffi::OsStr::new(""), false)
+                .is_some()
+            {
+                needs.push(format!("its expansion of `${name}`"));
+            }
+        }
+        needs
     }
 
     /// The ask, for `why`, of an allow by rule that cannot be carried out; mode `dontAsk` denies it, as it denies
@@ -329,7 +349,7 @@ fn protected_in_tree(sandbox: &agent_fs_sandbox::PathSandbox, directory: &std::p
 
 /// What in the line needs the sandbox beside its unconfinable commands, in words: each other command that is not
 /// read-only or runs code the project controls, and each write its unconfinable commands' own words do not name.
-fn needs_sandbox(gathered: &Gathered<'_>, analysis: &CommandAnalysis) -> Vec<String> {
+fn needs_sandbox_beside(gathered: &Gathered<'_>, analysis: &CommandAnalysis) -> Vec<String> {
     let mut needs: Vec<String> = Vec::new();
     for (index, command) in analysis.commands.iter().enumerate() {
         if command.unconfinable {

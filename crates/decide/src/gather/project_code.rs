@@ -181,20 +181,7 @@ impl Gathering<'_> {
                     why: format!("runs under git configuration that `{earlier}` before it changes"),
                 });
             } else if code.why(index).is_none() {
-                // Where the command runs: the working directory, or each place a move before it may lead to
-                // (any with such code counts).
-                let candidates = moves.candidates(".", Some(index));
-                let mut dirs: Vec<PathBuf> = Vec::new();
-                for place in &candidates {
-                    match (place.strip_prefix("~/"), home) {
-                        (Some(rest), Some(home)) => dirs.push(home.join(rest)),
-                        (Some(_), None) => {}
-                        (None, _) => dirs.push(self.guard.cwd.join(place)),
-                    }
-                }
-                if candidates.is_empty() {
-                    dirs.push(self.guard.cwd.clone());
-                }
+                let dirs = self.places_run_in(moves, index);
                 // A command that changes the repository is looked at whole; a reading one's submodules only
                 // in a line with the network (the index of a large repository is megabytes).
                 let submodules = if command.read_only && !networked {
@@ -221,6 +208,25 @@ impl Gathering<'_> {
                 configured = Some(effective.join(" "));
             }
         }
+    }
+
+    /// Where the command at `index` runs: the working directory, or each place a move before it may lead to (any
+    /// with code nobody reviewed counts).
+    fn places_run_in(&self, moves: &DirectoryMoves, index: usize) -> Vec<PathBuf> {
+        let candidates = moves.candidates(".", Some(index));
+        if candidates.is_empty() {
+            return vec![self.guard.cwd.clone()];
+        }
+        candidates
+            .iter()
+            .filter_map(
+                |place| match (place.strip_prefix("~/"), self.guard.home.as_deref()) {
+                    (Some(rest), Some(home)) => Some(home.join(rest)),
+                    (Some(_), None) => None,
+                    (None, _) => Some(self.guard.cwd.join(place)),
+                },
+            )
+            .collect()
     }
 
     /// The file a command loads, where it exists and the project controls it: inside a root, and not in the
