@@ -271,38 +271,11 @@ impl Policy {
         let tool = ToolName::new(request.tool);
         let kind = tool.kind();
         let facts = request.facts;
-        let mut considered: Vec<Verdict> = Vec::new();
-
-        // Step 1: a deny rule, over every subject of the call.
-        if let Some(rule) = self.best_match(Decision::Deny, &tool, kind, facts) {
-            considered.push(self.rule_verdict(rule, DecidedBy::DenyRule));
-        }
-        // Step 2: the tool's own checks and the layers.
-        for finding in request.findings.iter().filter(|f| f.decision == Decision::Deny) {
-            considered.push(step(finding.clone(), DecidedBy::LayerDeny));
-        }
-        // Step 3: a hook that blocked.
-        if let Some((hook, reason)) = &request.hooks.block {
-            considered.push(Verdict::new(
-                Decision::Deny,
-                format!("blocked by hook `{hook}`: {reason}"),
-                Provenance::layer(Layer::Hooks).at(DecidedBy::HookBlock),
-            ));
-        }
-        // Step 4: an ask rule, a hook asking, a safety ask.
-        if let Some(rule) = self.best_match(Decision::Ask, &tool, kind, facts) {
-            considered.push(self.rule_verdict(rule, DecidedBy::AskRule));
-        }
-        for message in &request.hooks.asks {
-            considered.push(Verdict::new(
-                Decision::Ask,
-                format!("a hook asks for permission: {message}"),
-                Provenance::layer(Layer::Hooks).at(DecidedBy::HookAsk),
-            ));
-        }
+        let read_only = is_read_only(kind, facts);
+        let allowed = self.allow_verdict(&tool, kind, facts);
+        let mut considered = self.refusals(&tool, kind, request);
         // The guard's own caution (the network while it is blocked) asks only when no allow rule or hook's allow
         // of the user covers the whole call: the user has answered it in advance.
-        let allowed = self.allow_verdict(&tool, kind, facts);
         let lifted = allowed.is_some() || request.hooks.allow.is_some();
         for finding in request.findings.iter().filter(|f| f.decision == Decision::Ask) {
             match finding.provenance.step {
@@ -311,35 +284,7 @@ impl Policy {
                 _ => considered.push(step(finding.clone(), DecidedBy::SafetyAsk)),
             }
         }
-        let read_only = is_read_only(kind, facts);
-        // Plan mode denies writes before any allow can apply: a plan never changes anything.
-        if self.mode == PermissionMode::Plan && !read_only {
-            considered.push(self.mode_verdict(
-                Decision::Deny,
-                format!(
-                    "mode `plan` allows only reads; `{tool}` {}",
-                    describe_effect(kind, facts)
-                ),
-            ));
-        }
-        // Step 5: bypass.
-        if self.mode == PermissionMode::BypassPermissions {
-            considered.push(
-                self.mode_verdict(Decision::Allow, "mode `bypassPermissions`".to_owned())
-                    .at_step(DecidedBy::BypassMode),
-            );
-        }
-        // Step 6: an allow rule covering the whole call, or an external hook's allow.
-        if let Some(verdict) = allowed {
-            considered.push(verdict);
-        }
-        if let Some(reason) = &request.hooks.allow {
-            considered.push(Verdict::new(
-                Decision::Allow,
-                format!("allowed by a hook: {reason}"),
-                Provenance::layer(Layer::Hooks).at(DecidedBy::HookAllow),
-            ));
-        }
+        self.modes_and_allows(&tool, kind, read_only, allowed, request, &mut considered);
         // Steps 7 and 8 run only when nothing before decided: only then does the classifier judge the call (and
         // only then is its judgement the session's to record).
         let mut classifier = None;
@@ -352,6 +297,78 @@ impl Policy {
             let covered = |command: &CommandFact<'_>| self.command_rule(command).is_some();
             considered.push(default_verdict(&tool, kind, facts, read_only, &covered));
         }
+        self.settle(considered, classifier)
+    }
+
+    /// Steps 1 to 4 but the layers' asks, in their order: a deny rule over every subject of the call, the layers'
+    /// denies, a hook that blocked, an ask rule, a hook asking.
+    fn refusals(&self, tool: &ToolName, kind: ToolKind, request: &Request<'_>) -> Vec<Verdict> {
+        let mut considered: Vec<Verdict> = Vec::new();
+        if let Some(rule) = self.best_match(Decision::Deny, tool, kind, request.facts) {
+            considered.push(self.rule_verdict(rule, DecidedBy::DenyRule));
+        }
+        for finding in request.findings.iter().filter(|f| f.decision == Decision::Deny) {
+            considered.push(step(finding.clone(), DecidedBy::LayerDeny));
+        }
+        if let Some((hook, reason)) = &request.hooks.block {
+            considered.push(Verdict::new(
+                Decision::Deny,
+                format!("blocked by hook `{hook}`: {reason}"),
+                Provenance::layer(Layer::Hooks).at(DecidedBy::HookBlock),
+            ));
+        }
+        if let Some(rule) = self.best_match(Decision::Ask, tool, kind, request.facts) {
+            considered.push(self.rule_verdict(rule, DecidedBy::AskRule));
+        }
+        for message in &request.hooks.asks {
+            considered.push(Verdict::new(
+                Decision::Ask,
+                format!("a hook asks for permission: {message}"),
+                Provenance::layer(Layer::Hooks).at(DecidedBy::HookAsk),
+            ));
+        }
+        considered
+    }
+
+    /// Plan mode's deny of a write (before any allow can apply: a plan never changes anything), step 5 (bypass)
+    /// and step 6 (an allow rule covering the whole call, `allowed`, or an external hook's allow), in that order.
+    fn modes_and_allows(
+        &self,
+        tool: &ToolName,
+        kind: ToolKind,
+        read_only: bool,
+        allowed: Option<Verdict>,
+        request: &Request<'_>,
+        considered: &mut Vec<Verdict>,
+    ) {
+        if self.mode == PermissionMode::Plan && !read_only {
+            considered.push(self.mode_verdict(
+                Decision::Deny,
+                format!(
+                    "mode `plan` allows only reads; `{tool}` {}",
+                    describe_effect(kind, request.facts)
+                ),
+            ));
+        }
+        if self.mode == PermissionMode::BypassPermissions {
+            considered.push(
+                self.mode_verdict(Decision::Allow, "mode `bypassPermissions`".to_owned())
+                    .at_step(DecidedBy::BypassMode),
+            );
+        }
+        considered.extend(allowed);
+        if let Some(reason) = &request.hooks.allow {
+            considered.push(Verdict::new(
+                Decision::Allow,
+                format!("allowed by a hook: {reason}"),
+                Provenance::layer(Layer::Hooks).at(DecidedBy::HookAllow),
+            ));
+        }
+    }
+
+    /// The first verdict `considered` wins, with the reasons of every other of the same decision at the same step;
+    /// the others are its conflicts; an ask becomes a deny in mode `dontAsk`, where no one is asked.
+    fn settle(&self, considered: Vec<Verdict>, classifier: Option<ClassifierOutcome>) -> Resolution {
         let Some(mut verdict) = considered.first().cloned() else {
             // Unreachable by construction; a decision that cannot be made is an ask, never an allow.
             let fallback = Verdict::new(Decision::Ask, "no step decided", Provenance::layer(Layer::Rules));
