@@ -616,11 +616,12 @@ fn the_bound_and_the_answer_never_mix() {
     );
 }
 
-/// A Grep that shows the lines it finds runs outside the sandbox with nothing to redact its output: a project file
-/// holding a credential under an ordinary name is left out of it by the `glob` of its `updatedInput`, or the call
-/// asks when it has a glob of its own; a Grep that shows only file names is not narrowed.
+/// A Grep runs outside the sandbox with nothing to redact its output: a project file holding a credential under an
+/// ordinary name is left out of it by the `glob` of its `updatedInput`, or the call asks when it has a glob of its
+/// own. So also for a Grep that shows only file names or counts: whether a file matched a pattern guessed a
+/// character at a time reads the token out of it, one call per guess.
 #[test]
-fn a_search_that_shows_lines_leaves_out_a_file_holding_a_credential() {
+fn a_search_leaves_out_a_file_holding_a_credential() {
     let (_tmp, cwd, home) = dirs();
     std::fs::create_dir_all(cwd.join(".git")).unwrap();
     std::fs::create_dir_all(cwd.join("config")).unwrap();
@@ -650,9 +651,16 @@ fn a_search_that_shows_lines_leaves_out_a_file_holding_a_credential() {
         reason.contains("GitHub token") && !reason.contains("ghp_"),
         "{reason}"
     );
-    let ((verdict, reason), updated) = check(json!({"pattern": "token", "path": "config"}));
-    assert_eq!(verdict, "allow", "{reason}");
-    assert!(updated.is_null(), "{updated}");
+    for mode in ["files_with_matches", "count"] {
+        let ((verdict, reason), updated) =
+            check(json!({"pattern": "ghp_4f[A-M]", "path": "config", "output_mode": mode}));
+        assert_eq!(verdict, "allow", "{reason}");
+        let glob = updated["glob"].as_str().unwrap_or_default();
+        assert!(glob.contains("q7r.yml") && !glob.contains("app.yml"), "{mode}: {updated}");
+    }
+    let ((verdict, _), updated) = check(json!({"pattern": "port", "path": "config/app.yml"}));
+    assert_eq!(verdict, "allow");
+    assert!(updated.is_null(), "a clean file is not narrowed: {updated}");
 }
 
 /// A Grep over a project with secret files by name is allowed narrowed: its `updatedInput` adds a `glob` that

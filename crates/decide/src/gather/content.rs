@@ -167,7 +167,7 @@ mod tests {
     }
 
     #[test]
-    fn a_search_that_shows_lines_leaves_out_the_files_that_hold_a_credential_or_asks() {
+    fn a_search_leaves_out_the_files_that_hold_a_credential_or_asks_in_every_output_mode() {
         let project = project();
         let gathered = |args: &Value| {
             let call = CallInput::new("Grep", args.clone());
@@ -214,19 +214,22 @@ mod tests {
                 found.findings
             );
         }
-        // File names and counts show no line: nothing to leave out for content.
+        // File names and counts show no line, but whether a file matched a pattern is a bit of its content: a
+        // file holding a credential is left out of them too.
         for mode in [None, Some("files_with_matches"), Some("count")] {
-            let mut args = json!({"pattern": "x", "path": "config"});
+            let mut args = json!({"pattern": "ghp_4f[A-M]", "path": "config"});
             if let Some(mode) = mode {
                 args["output_mode"] = json!(mode);
             }
             let found = gathered(&args);
             assert!(found.findings.is_empty(), "{args}: {:?}", found.findings);
             assert!(
-                found.search_excludes.is_empty(),
+                found.search_excludes.iter().any(|n| n == "settings.yml"),
                 "{args}: {:?}",
                 found.search_excludes
             );
+            let found = gathered(&json!({"pattern": "x", "glob": "*.txt", "output_mode": mode}));
+            assert!(asks_naming(&found.findings, "GitHub"), "{mode:?}: {:?}", found.findings);
         }
     }
 

@@ -25,7 +25,7 @@ impl Gathering<'_> {
                 };
                 let narrow = args.get("glob").is_none();
                 self.search(tool, &check, &reach, false, narrow);
-                if shows_lines(tool, args) {
+                if reveals_content(tool) {
                     self.search_content(&check, &reach, narrow);
                 }
             }
@@ -39,15 +39,13 @@ impl Gathering<'_> {
     }
 }
 
-/// Whether a search tool's call shows the lines it finds: the coding agent's Grep in its `content` mode (its
-/// other modes show file names and counts). The runtime's `grep_files` skips by itself every file whose read would
-/// not be allowed, a file holding a credential among them.
-fn shows_lines(tool: &str, args: &Value) -> bool {
-    match tool {
-        "grep_files" => false,
-        "Grep" => args.get("output_mode").and_then(Value::as_str) == Some("content"),
-        _ => true,
-    }
+/// Whether what a search tool's call answers depends on the content of the files it reads: the coding agent's
+/// Grep in every mode, since a count or a file's name listed because it matched tells one bit of the file per
+/// pattern (a pattern guessed a character at a time reads a token out of a file that holds it). The runtime's
+/// `grep_files` skips by itself every file whose read would not be allowed, a file holding a credential among
+/// them.
+fn reveals_content(tool: &str) -> bool {
+    tool != "grep_files"
 }
 
 /// The file names a search tool's call reaches, as globs every file it reads matches (empty: any name). The tool
