@@ -23,6 +23,8 @@ pub(crate) struct Runnable {
     pub(crate) concurrent: bool,
     /// The kernel sandbox its decision assumed.
     pub(crate) confinement: Option<Confinement>,
+    /// The places whose ignored data its allow counted on the snapshots holding.
+    pub(crate) undo_held: Vec<std::path::PathBuf>,
     /// What its sandbox's proxy lets through beyond the settings' domains, and the limit of the session's taint.
     pub(crate) proxy: ProxyGrant,
     /// The call's id.
@@ -63,6 +65,7 @@ pub(crate) async fn run_batch(
         let ctx = ToolContext {
             cancelled: Arc::default(),
             confinement: call.confinement,
+            undo_held: call.undo_held.clone(),
             proxy: call.proxy.clone(),
             call_id: call.call_id.clone(),
             ..context.clone()

@@ -17,7 +17,7 @@ use agent_decide::{Guard, GuardOptions};
 
 use agent_core::{BashLimits, GuardHandle, RunBashTool};
 use agent_rules::Settings;
-use agent_tool_traits::{Tool, ToolContext};
+use agent_tool_traits::{Tool, ToolContext, ToolError};
 use serde_json::json;
 
 #[path = "../../../tests/support/need.rs"]
@@ -311,4 +311,51 @@ async fn a_workspace_write_call_writes_the_project_but_not_git() {
         "{}",
         output.content
     );
+}
+
+/// A call whose allow counted on the snapshots holding the ignored data at a place is not run when the snapshot
+/// before it left that data out: it grew past the bounds on ignored data after the decision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_counting_on_held_ignored_data_is_not_run_once_the_data_outgrew_the_snapshots() {
+    if !sandbox_enforced() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap().join("project");
+    std::fs::create_dir_all(project.join("data")).unwrap();
+    std::fs::write(project.join(".gitignore"), "/data/\n").unwrap();
+    std::fs::write(project.join("data/users.csv"), "id,name\n").unwrap();
+    let status = std::process::Command::new("git")
+        .args(["init", "-q", "."])
+        .current_dir(&project)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let blob = std::fs::File::create(project.join("data/blob.bin")).unwrap();
+    blob.set_len(17 << 20).unwrap();
+    let bash = tool(&project, BashLimits::default());
+    let ctx = ToolContext {
+        confinement: Some(agent_tool_traits::Confinement {
+            profile: agent_tool_traits::SandboxProfile::WorkspaceWrite,
+            network: false,
+            git_writes: false,
+            undo: true,
+        }),
+        undo_held: vec![project.join("data")],
+        ..ToolContext::default()
+    };
+    let refused = bash.call(json!({"command": "rm -rf data"}), &ctx).await;
+    let Err(ToolError::Failed(why)) = refused else {
+        panic!("ran: {refused:?}");
+    };
+    assert!(
+        why.contains("but now") && why.contains("nothing was run"),
+        "{why}"
+    );
+    assert!(project.join("data/users.csv").is_file());
+    // Within the bounds, the same call runs.
+    blob.set_len(1 << 20).unwrap();
+    let output = bash.call(json!({"command": "rm -rf data"}), &ctx).await.unwrap();
+    assert!(!output.is_error, "{}", output.content);
+    assert!(!project.join("data").exists());
 }

@@ -575,6 +575,10 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf], ask: Optio
             agent_decide::SandboxRoot {
                 cwd: &input.cwd,
                 project: crate::load::declared_project(),
+                undo_held: decided
+                    .contained
+                    .as_ref()
+                    .map_or(&[], |contained| contained.undo_held.as_slice()),
             },
             settings,
             &decided.domains,

@@ -54,6 +54,12 @@ pub(crate) struct SandboxArgs {
     /// of what a snapshot hashes), which the decision could not know of.
     #[arg(long)]
     counts_on_undo: bool,
+    /// A place whose removal or overwrite the decision took as taken back because the snapshots hold the data the
+    /// project ignores there (repeatable, with `--counts-on-undo`): the command is not run when the snapshot before
+    /// it left that data out (it grew past the bounds on ignored data, or was marked as a cache, since the
+    /// decision).
+    #[arg(long = "undo-held", value_name = "PATH", requires = "counts_on_undo")]
+    undo_held: Vec<PathBuf>,
     /// Limit the proxy to the domains of `--session-domain` (of those it would let through): the session the
     /// command belongs to has read untrusted content, so a domain it had not reached before is refused.
     #[arg(long, requires = "allow_network")]
@@ -184,6 +190,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         .as_ref()
         .filter(|_| confinement.undo)
         .and_then(agent_undo::Recording::refusal)
+        .or_else(|| guard.undo_held_since(&args.undo_held))
     {
         eprintln!("agent-guard sandbox: {why}");
         return Ok(ExitCode::from(SETUP_FAILED));

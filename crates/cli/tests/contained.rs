@@ -612,3 +612,49 @@ fn a_removal_counting_on_undo_is_not_run_when_the_snapshot_could_not_keep_a_new_
     undo_last(&scratch);
     assert!(scratch.proj.join("src/main.rs").is_file());
 }
+
+/// Ignored data is held while it stays within the bounds on what the project ignores: a removal the decision took
+/// as undone because a snapshot held it is not run when the data grew past them between the decision and the run
+/// (the snapshot before the run then leaves it out whole, and the removal would be lost).
+#[test]
+fn a_removal_of_ignored_data_is_not_run_when_the_data_grew_past_the_bounds_since_the_decision() {
+    if !supported() {
+        return;
+    }
+    let scratch = Scratch::new();
+    std::fs::write(scratch.proj.join(".gitignore"), "/target/\n/data/\n").unwrap();
+    std::fs::create_dir_all(scratch.proj.join("data")).unwrap();
+    std::fs::write(scratch.proj.join("data/users.csv"), "id,name\n1,ada\n").unwrap();
+    let blob = std::fs::File::create(scratch.proj.join("data/blob.bin")).unwrap();
+    blob.set_len(15 << 20).unwrap();
+    let output = scratch.check("rm -rf data");
+    let (decision, reason, updated) = decided(&output);
+    assert_eq!(decision, "allow", "{reason}");
+    let updated = updated.unwrap_or_else(|| panic!("no updatedInput: {output}"));
+    let data = scratch.proj.join("data");
+    assert!(
+        updated.contains(&format!(" --counts-on-undo --undo-held '{}' ", data.display())),
+        "{updated}"
+    );
+    // Where nothing the project ignores is in reach, the run has nothing to check again.
+    let tracked = scratch.check("rm -rf src");
+    let (_, _, tracked) = decided(&tracked);
+    assert!(
+        !tracked.unwrap_or_default().contains("--undo-held"),
+        "{tracked:?}"
+    );
+    // Another program of the user's writes into the data before the line runs.
+    blob.set_len(17 << 20).unwrap();
+    let refused = scratch.run(updated);
+    assert!(!refused.status.success());
+    let stderr = hook::text(&refused.stderr);
+    assert!(
+        stderr.contains("but now") && stderr.contains("nothing was run"),
+        "{stderr}"
+    );
+    assert!(scratch.proj.join("data/users.csv").is_file(), "nothing was run");
+    let again = scratch.check("rm -rf data");
+    let (decision, reason, _) = decided(&again);
+    assert_eq!(decision, "ask", "the next decision knows: {reason}");
+    assert!(reason.contains("too much for a snapshot to hold"), "{reason}");
+}

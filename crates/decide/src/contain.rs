@@ -29,6 +29,10 @@ pub struct Contained {
     pub effects: Vec<String>,
     /// The verdict the line had without the sandbox: what would have asked, and why.
     pub without: Verdict,
+    /// The places whose removal or overwrite was taken as undone although the snapshots hold what the project
+    /// ignores there only while it stays within their bounds (canonical): the run checks, after the snapshot
+    /// before it, that each is still held ([`Guard::undo_held_since`]; `agent-guard sandbox --undo-held`).
+    pub undo_held: Vec<std::path::PathBuf>,
 }
 
 /// The effect a snapshot makes contained, as the reason says it.
@@ -57,6 +61,9 @@ struct Judgement {
     effects: Vec<String>,
     /// Why it does not contain the line; an empty string for a finding whose reason the verdict already shows.
     uncontained: Vec<String>,
+    /// The places whose removal or overwrite `agent-guard undo` takes back only while the ignored data the
+    /// snapshots hold there stays within their bounds (canonical).
+    undo_held: Vec<std::path::PathBuf>,
 }
 
 impl Judgement {
@@ -155,6 +162,7 @@ impl Guard {
         Some(Contained {
             effects: judgement.effects,
             without,
+            undo_held: judgement.undo_held,
         })
     }
 
@@ -292,7 +300,7 @@ impl Guard {
             ));
         }
         if command.overwrites_ignored
-            && let Some(why) = self.left_out_of_snapshots(&self.cwd, true)
+            && let Some(why) = self.left_out_of_snapshots(&self.cwd, true, judgement)
         {
             judgement.not_contained(format!(
                 "`{shown}` writes the working tree from another commit, where git overwrites a file it ignores \
@@ -433,7 +441,7 @@ impl Guard {
                 .iter()
                 .any(|w| program_of(analysis, w.command) != Some("ln"))
             && let Some(root) = self.snapshot_root(&self.cwd)
-            && let Some(why) = self.left_out_of_snapshots(&root, true)
+            && let Some(why) = self.left_out_of_snapshots(&root, true, judgement)
         {
             judgement.not_contained(format!(
                 "the line makes a link and writes beside it (a write through the link may reach what no snapshot \
@@ -522,7 +530,7 @@ impl Guard {
         if !is_file || !self.snapshotted(place) {
             return;
         }
-        if let Some(why) = self.left_out_of_snapshots(place, false) {
+        if let Some(why) = self.left_out_of_snapshots(place, false, judgement) {
             judgement.not_contained(format!(
                 "the line may remove or overwrite `{}`, and {why}",
                 check.absolute.display()
@@ -611,7 +619,7 @@ impl Guard {
         let Some(root) = self.snapshot_root(&self.cwd) else {
             return;
         };
-        if let Some(why) = self.left_out_of_snapshots(&root, true) {
+        if let Some(why) = self.left_out_of_snapshots(&root, true, judgement) {
             judgement.not_contained(format!(
                 "the line changes the project before it removes or overwrites files (a change of its own to the \
                  ignore rules, or a rename, may bring into their reach what no snapshot holds), and {why}"
@@ -622,7 +630,7 @@ impl Guard {
     /// `agent-guard undo` takes back the removal of `place`, below a snapshotted root, when the snapshot holds
     /// every file there: else the line is not contained, saying which file no snapshot holds.
     fn undone_unless_left_out(&self, place: &Path, judgement: &mut Judgement) {
-        match self.left_out_of_snapshots(place, false) {
+        match self.left_out_of_snapshots(place, false, judgement) {
             None => judgement.contains(UNDO_EFFECT),
             Some(why) => {
                 judgement.not_contained(format!("the line removes `{}`, and {why}", place.display()))
@@ -638,9 +646,33 @@ impl Guard {
     /// `with_git` (git writing the working tree leaves them alone); for a removal, a nested repository's `.git` is
     /// history no snapshot holds. Reads the directories below `place`, at most [`LEFT_OUT_CAP`] entries: only a line that
     /// removes a tree or writes the working tree from another commit pays for it.
-    fn left_out_of_snapshots(&self, place: &Path, with_git: bool) -> Option<String> {
+    ///
+    /// Where what the snapshots hold there includes something the project ignores, the judgement notes the place
+    /// ([`Contained::undo_held`]): such data is held only while it stays within the bounds on ignored data, and
+    /// the run checks again, after its snapshot, that it still is ([`Guard::undo_held_since`]).
+    fn left_out_of_snapshots(
+        &self,
+        place: &Path,
+        with_git: bool,
+        judgement: &mut Judgement,
+    ) -> Option<String> {
+        let (why, ignored) = self.look_through_snapshots(place, with_git);
+        if why.is_none() && ignored {
+            let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
+            if !judgement.undo_held.contains(&place) {
+                judgement.undo_held.push(place);
+            }
+        }
+        why
+    }
+
+    /// Why the snapshots leave out something at or below `place` ([`Guard::left_out_of_snapshots`]), and whether
+    /// they hold there something the project ignores.
+    fn look_through_snapshots(&self, place: &Path, with_git: bool) -> (Option<String>, bool) {
         let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
-        let root = self.snapshot_root(&place)?;
+        let Some(root) = self.snapshot_root(&place) else {
+            return (None, false);
+        };
         let mut excused = |path: &Path, is_dir: bool| {
             // Git writing the working tree leaves every repository's own directory alone (a nested one's too,
             // which the outer repository cannot track), and agent-guard's state, which no commit holds.
@@ -662,31 +694,51 @@ impl Guard {
                     .is_some_and(agent_tool_traits::is_build_output_name)
             })
         };
-        match agent_undo::left_out(&root, &place, LEFT_OUT_CAP, &mut excused)? {
-            agent_undo::LeftOut::Path(path, _) => Some(format!(
+        let look = agent_undo::look(&root, &place, LEFT_OUT_CAP, &mut excused);
+        let why = match look.left_out {
+            None => None,
+            Some(agent_undo::LeftOut::Path(path, _)) => Some(format!(
                 "`{}` is left out of every snapshot (a directory marked as a cache or an environment, a nested \
                  repository's history, or what agent-guard's own rules leave out), so `agent-guard undo` cannot \
                  bring it back",
                 path.display()
             )),
-            agent_undo::LeftOut::Large(path) => Some(format!(
+            Some(agent_undo::LeftOut::Large(path)) => Some(format!(
                 "`{}` is something the project ignores that holds more than {} files and directories or {} MiB, \
                  too much for a snapshot to hold, so `agent-guard undo` cannot bring it back",
                 path.display(),
                 agent_undo::HELD_IGNORED_ENTRIES,
                 agent_undo::HELD_IGNORED_BYTES >> 20
             )),
-            agent_undo::LeftOut::Unhashed(path) => Some(format!(
+            Some(agent_undo::LeftOut::Unhashed(path)) => Some(format!(
                 "`{}` holds more than a snapshot keeps the content of ({} MiB), so `agent-guard undo` cannot bring \
                  all of it back",
                 path.display(),
                 agent_undo::KEPT_SNAPSHOT_BYTES >> 20
             )),
-            agent_undo::LeftOut::TooMany(cap) => Some(format!(
+            Some(agent_undo::LeftOut::TooMany(cap)) => Some(format!(
                 "`{}` holds more than {cap} files and directories, too many to make sure a snapshot holds each",
                 place.display()
             )),
-        }
+        };
+        (why, look.ignored)
+    }
+
+    /// Why a run whose allow counted on the snapshots holding what the project ignores at `places` (the decision's
+    /// [`Contained::undo_held`]) must not run now: the snapshot taken before it, a moment ago, left one of them out
+    /// (it grew past the bounds on ignored data, or was marked as a cache, since the decision). `None` when each
+    /// is still held. Asks the file system as the decision did.
+    pub fn undo_held_since(&self, places: &[std::path::PathBuf]) -> Option<String> {
+        places.iter().find_map(|place| {
+            let (why, _) = self.look_through_snapshots(place, true);
+            why.map(|why| {
+                format!(
+                    "the command was allowed because `agent-guard undo` takes back what it removes or overwrites at \
+                     `{}`, but now {why}: nothing was run; the next decision knows of it",
+                    place.display()
+                )
+            })
+        })
     }
 
     /// The writable root whose snapshots hold `place` (canonical): the deepest one above it.

@@ -162,7 +162,7 @@ pub fn narrowed_search_input(tool_input: &Value, excludes: &[String]) -> Option<
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
 /// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…
 /// [--session-domains-only --session <id> --session-taint <text> [--session-domain <host>]…]] [--git-writes]
-/// --root <root> [--project <dir>] [--settings <file>]… -- bash -c '<command>'`: `root` is the call's working
+/// [--counts-on-undo [--undo-held <place>]…] --root <root> [--project <dir>] [--settings <file>]… -- bash -c '<command>'`: `root` is the call's working
 /// directory and the project the coding agent declared for its session, if any ([`SandboxRoot`]). `domains` are the hosts the decision allowed beyond
 /// the settings' own ([`Decided::domains`](crate::Decided::domains)); `session` is the session's id and the limit its
 /// untrusted content sets on the proxy ([`Decided::session_limit`](crate::Decided::session_limit)); both are passed
@@ -206,6 +206,10 @@ pub fn sandboxed_input(
     }
     if confinement.undo && confinement.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite {
         line.push_str(" --counts-on-undo");
+        for place in root.undo_held {
+            line.push_str(" --undo-held ");
+            push_quoted(&mut line, &place.to_string_lossy());
+        }
     }
     line.push_str(" --root ");
     push_quoted(&mut line, root.cwd);
@@ -240,12 +244,19 @@ pub struct SandboxRoot<'a> {
     pub cwd: &'a str,
     /// The project the coding agent declared (`--project`), if any.
     pub project: Option<&'a std::path::Path>,
+    /// The places whose ignored data the decision counted on the snapshots holding (`--undo-held`, with
+    /// `--counts-on-undo`): [`Contained::undo_held`](crate::Contained::undo_held).
+    pub undo_held: &'a [std::path::PathBuf],
 }
 
 impl<'a> SandboxRoot<'a> {
     /// A working directory with no declared project.
     pub fn cwd(cwd: &'a str) -> Self {
-        Self { cwd, project: None }
+        Self {
+            cwd,
+            project: None,
+            undo_held: &[],
+        }
     }
 }
 

@@ -198,6 +198,7 @@ fn a_declared_project_is_passed_as_one_word() {
             SandboxRoot {
                 cwd: "/w/mono/pkg",
                 project,
+                undo_held: &[],
             },
             &[],
             &[],

@@ -123,6 +123,9 @@ pub struct ToolContext {
     /// What the proxy of a confined call with the network lets through beyond the settings' domains, and the limit
     /// of the session's taint.
     pub proxy: ProxyGrant,
+    /// The places whose ignored data the call's allow counted on `agent-guard undo`'s snapshots holding: a tool
+    /// that records its runs does not run when the snapshot before it left one of them out.
+    pub undo_held: Vec<std::path::PathBuf>,
 }
 
 impl ToolContext {

@@ -36,6 +36,34 @@ pub fn left_out(
     cap: usize,
     excused: &mut dyn FnMut(&Path, bool) -> bool,
 ) -> Option<LeftOut> {
+    look(root, place, cap, excused).left_out
+}
+
+/// What a look at a place through a snapshot's rules found ([`look`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Look {
+    /// The first entry a snapshot leaves out, as [`left_out`] says.
+    pub left_out: Option<LeftOut>,
+    /// Whether what a snapshot holds there includes something the project ignores: held only while it stays
+    /// within the bounds on ignored data ([`crate::HELD_IGNORED_ENTRIES`], [`crate::HELD_IGNORED_BYTES`]), so that
+    /// a snapshot taken later, after it grew, may leave it out whole.
+    pub ignored: bool,
+}
+
+/// [`left_out`], and whether the place holds (or lies in) something the project ignores that the snapshot holds.
+pub fn look(root: &Path, place: &Path, cap: usize, excused: &mut dyn FnMut(&Path, bool) -> bool) -> Look {
+    let mut ignored = false;
+    let left_out = walk_place(root, place, cap, excused, &mut ignored);
+    Look { left_out, ignored }
+}
+
+fn walk_place(
+    root: &Path,
+    place: &Path,
+    cap: usize,
+    excused: &mut dyn FnMut(&Path, bool) -> bool,
+    ignored: &mut bool,
+) -> Option<LeftOut> {
     // Within a batch of decisions (agent-fs-sandbox's batch facts) each path is made canonical once.
     let root = agent_fs_sandbox::canonicalize(root).ok()?;
     let place = agent_fs_sandbox::canonicalize(place).unwrap_or_else(|_| place.to_path_buf());
@@ -75,15 +103,19 @@ pub fn left_out(
             return Some(LeftOut::TooMany(cap));
         }
         let absolute = work_tree.join(&path);
-        if let Place::Out { large } = snapshot.place(&path, is_dir, true) {
-            if secret.ignored(&path, is_dir) || excused(&absolute, is_dir) {
-                continue;
+        match snapshot.place(&path, is_dir, true) {
+            Place::Out { large } => {
+                if secret.ignored(&path, is_dir) || excused(&absolute, is_dir) {
+                    continue;
+                }
+                return Some(if large {
+                    LeftOut::Large(absolute)
+                } else {
+                    LeftOut::Path(absolute, is_dir)
+                });
             }
-            return Some(if large {
-                LeftOut::Large(absolute)
-            } else {
-                LeftOut::Path(absolute, is_dir)
-            });
+            Place::Ignored(_) => *ignored = true,
+            Place::Kept => {}
         }
         if !is_dir {
             // What is past the bytes a snapshot hashes is held by its stat data alone: its content cannot be put

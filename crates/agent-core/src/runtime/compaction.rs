@@ -253,6 +253,7 @@ mod tests {
             persisted: None,
             contexts: Vec::new(),
             confinement: None,
+            undo_held: Vec::new(),
             approver: None,
         }
     }

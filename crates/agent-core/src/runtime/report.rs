@@ -35,6 +35,9 @@ pub struct CallReport {
     pub contexts: Vec<String>,
     /// The kernel sandbox an allowed call runs under (shell calls), as its decision assumed.
     pub confinement: Option<Confinement>,
+    /// The places whose ignored data its allow counted on `agent-guard undo`'s snapshots holding (the decision's
+    /// `Contained::undo_held`).
+    pub undo_held: Vec<PathBuf>,
     /// Who answered the ask, when there was one and somebody (or a hook) answered it.
     pub approver: Option<agent_hooks::Approver>,
 }

@@ -83,6 +83,7 @@ impl Runtime {
                         args: report.call.args.clone(),
                         concurrent,
                         confinement: report.confinement,
+                        undo_held: report.undo_held.clone(),
                         proxy,
                         call_id: report.call.id.clone(),
                     });
@@ -123,6 +124,7 @@ impl Runtime {
             cancelled: Arc::default(),
             confinement: None,
             proxy: ProxyGrant::default(),
+            undo_held: Vec::new(),
         };
         for batch in partition(runnable) {
             if token.is_cancelled() {
@@ -226,6 +228,7 @@ impl Runtime {
             cancelled: Arc::default(),
             confinement: inner.confinement,
             proxy,
+            undo_held: inner.undo_held.clone(),
         };
         let behavior = tool.interrupt_behavior();
         let site = self.site(session_id);
@@ -339,6 +342,11 @@ impl Runtime {
             confinement: (verdict.decision == Decision::Allow)
                 .then_some(confinement)
                 .flatten(),
+            undo_held: decided
+                .contained
+                .as_ref()
+                .map(|contained| contained.undo_held.clone())
+                .unwrap_or_default(),
             call,
             verdict,
             source,
@@ -548,6 +556,7 @@ fn duplicate_refusal(call: ToolCall, count: u32) -> CallReport {
         persisted: None,
         contexts: Vec::new(),
         confinement: None,
+        undo_held: Vec::new(),
         approver: None,
         call,
         verdict,

@@ -133,6 +133,7 @@ impl Tool for RunBashTool {
                 guard: &guard,
                 confinement: ctx.confinement,
                 proxy: &ctx.proxy,
+                undo_held: &ctx.undo_held,
                 call_id: &ctx.call_id,
             };
             run.start().await
@@ -167,6 +168,8 @@ struct Run<'a> {
     confinement: Option<Confinement>,
     /// What the sandbox's proxy lets through beyond the settings' domains, and the limit of the session's taint.
     proxy: &'a ProxyGrant,
+    /// The places whose ignored data the allow counted on the snapshots holding.
+    undo_held: &'a [std::path::PathBuf],
     /// The call's id, which the runs `agent-guard undo` records name (empty: none).
     call_id: &'a str,
 }
@@ -186,6 +189,7 @@ impl Run<'_> {
             .as_ref()
             .filter(|_| self.confinement.is_some_and(|c| c.undo))
             .and_then(agent_undo::Recording::refusal)
+            .or_else(|| self.guard.undo_held_since(self.undo_held))
         {
             return Err(ToolError::Failed(why));
         }
