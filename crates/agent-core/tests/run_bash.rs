@@ -286,6 +286,7 @@ async fn a_workspace_write_call_writes_the_project_but_not_git() {
             network: false,
             git_writes: false,
             undo: false,
+            background: false,
         }),
         ..ToolContext::default()
     };
@@ -340,6 +341,7 @@ async fn a_call_counting_on_held_ignored_data_is_not_run_once_the_data_outgrew_t
             network: false,
             git_writes: false,
             undo: true,
+            background: false,
         }),
         undo_held: vec![project.join("data")],
         ..ToolContext::default()

@@ -54,6 +54,12 @@ pub(crate) struct SandboxArgs {
     /// of what a snapshot hashes), which the decision could not know of.
     #[arg(long)]
     counts_on_undo: bool,
+    /// The command runs beside the agent's other tool calls (a Bash call run in the background): in the roots it
+    /// may neither make nor move a symbolic link, move anything to another directory, nor rename or remove a
+    /// directory, but beneath a build output (`node_modules`, `target`, `dist`, …), so that a path a file tool's
+    /// decision checked still leads where it did when the tool acts.
+    #[arg(long)]
+    background: bool,
     /// A place whose removal or overwrite the decision took as taken back because the snapshots hold the data the
     /// project ignores there (repeatable, with `--counts-on-undo`): the command is not run when the snapshot before
     /// it left that data out (it grew past the bounds on ignored data, or was marked as a cache, since the
@@ -176,6 +182,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         network: args.allow_network,
         git_writes: args.git_writes,
         undo: args.counts_on_undo,
+        background: args.background,
     };
     // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must then
     // find and keep out of the command's reach.

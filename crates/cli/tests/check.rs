@@ -656,7 +656,10 @@ fn a_search_leaves_out_a_file_holding_a_credential() {
             check(json!({"pattern": "ghp_4f[A-M]", "path": "config", "output_mode": mode}));
         assert_eq!(verdict, "allow", "{reason}");
         let glob = updated["glob"].as_str().unwrap_or_default();
-        assert!(glob.contains("q7r.yml") && !glob.contains("app.yml"), "{mode}: {updated}");
+        assert!(
+            glob.contains("q7r.yml") && !glob.contains("app.yml"),
+            "{mode}: {updated}"
+        );
     }
     let ((verdict, _), updated) = check(json!({"pattern": "port", "path": "config/app.yml"}));
     assert_eq!(verdict, "allow");

@@ -21,6 +21,8 @@ use serde_json::{Value, json};
 
 #[path = "../../../tests/support/need.rs"]
 mod need;
+#[path = "../../../tests/support/poll.rs"]
+mod poll;
 
 const BIN: &str = env!("CARGO_BIN_EXE_agent-guard");
 
@@ -657,4 +659,119 @@ fn a_removal_of_ignored_data_is_not_run_when_the_data_grew_past_the_bounds_since
     let (decision, reason, _) = decided(&again);
     assert_eq!(decision, "ask", "the next decision knows: {reason}");
     assert!(reason.contains("too much for a snapshot to hold"), "{reason}");
+}
+
+/// A line run in the background runs beside the agent's later tool calls, whose file tools act on paths checked
+/// before they act: in the project it may write files in place, but neither make nor move a symbolic link, move
+/// anything to another directory (`mv` then copies a file, which makes a new one), nor rename or remove a
+/// directory, but beneath a build output (a dev server's caches). The same script in the foreground may do all of
+/// it.
+#[test]
+fn a_line_run_in_the_background_cannot_change_where_a_path_leads() {
+    if !supported() {
+        return;
+    }
+    let script = "\
+        try() { if \"$@\" 2>/dev/null; then echo \"ok:$*\"; else echo \"no:$*\"; fi; }\n\
+        try sh -c 'echo x > src/new.rs'\n\
+        try mv src/x.rs src/y.rs\n\
+        try ln -s ../.git src/link\n\
+        try mv src/lnk src/lnk2\n\
+        try mv src/y.rs docs/y.rs\n\
+        try mv docs docs2\n\
+        try mv node_modules/.vite/deps_temp node_modules/.vite/deps\n";
+    let run = |background: bool| {
+        let scratch = Scratch::new();
+        std::fs::create_dir_all(scratch.proj.join("node_modules/.vite/deps_temp")).unwrap();
+        std::fs::create_dir_all(scratch.proj.join("docs")).unwrap();
+        std::os::unix::fs::symlink("main.rs", scratch.proj.join("src/lnk")).unwrap();
+        std::fs::write(scratch.proj.join("steps.sh"), script).unwrap();
+        let input = hook::input(
+            &scratch.proj,
+            "Bash",
+            json!({ "command": "bash steps.sh", "run_in_background": background }),
+        );
+        let output = hook::run(&["check"], &input, &scratch.proj, &scratch.home);
+        let output: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let (decision, reason, updated) = decided(&output);
+        assert_eq!(decision, "allow", "{reason}");
+        let updated = updated.unwrap().to_owned();
+        assert_eq!(updated.contains(" --background "), background, "{updated}");
+        let ran = scratch.run(&updated);
+        let out = hook::text(&ran.stdout) + &hook::text(&ran.stderr);
+        (scratch, out)
+    };
+    let (scratch, out) = run(true);
+    for step in [
+        "ok:sh -c echo x > src/new.rs",
+        "ok:mv src/x.rs src/y.rs",
+        "no:ln -s ../.git src/link",
+        "no:mv src/lnk src/lnk2",
+        // Moved by a copy (the kernel refuses the rename): a new file, as a write makes.
+        "ok:mv src/y.rs docs/y.rs",
+        "no:mv docs docs2",
+        "ok:mv node_modules/.vite/deps_temp node_modules/.vite/deps",
+    ] {
+        assert!(out.contains(step), "{step}: {out}");
+    }
+    assert!(scratch.proj.join("docs").is_dir() && !scratch.proj.join("src/link").exists());
+    let (_, out) = run(false);
+    assert!(!out.contains("no:"), "{out}");
+}
+
+/// While a line of the session runs in the background, it may still make links and move directories beneath a
+/// build output of the project (a dev server's caches): a file tool's path there could lead elsewhere by the time
+/// the tool acts, so such a call asks until the run ends; the rest of the project, which the run writes in place,
+/// does not.
+#[test]
+fn a_file_tool_beneath_a_build_output_asks_while_a_background_run_may_redirect_it() {
+    if !supported() {
+        return;
+    }
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.proj.join("node_modules/lib")).unwrap();
+    std::fs::write(scratch.proj.join("node_modules/lib/index.js"), "module.exports = 1;\n").unwrap();
+    std::fs::write(scratch.proj.join("serve.sh"), "echo serving > served.txt; exec sleep 600\n").unwrap();
+    let read = |path: &str| {
+        let input = hook::input(&scratch.proj, "Read", json!({ "file_path": path }));
+        let output = hook::run(&["check"], &input, &scratch.proj, &scratch.home);
+        let output: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let (decision, reason, _) = decided(&output);
+        (decision.to_owned(), reason.to_owned())
+    };
+    let library = scratch.proj.join("node_modules/lib/index.js");
+    let library = library.to_str().unwrap();
+    assert_eq!(read(library).0, "allow", "{:?}", read(library));
+    let input = hook::input(
+        &scratch.proj,
+        "Bash",
+        json!({ "command": "bash serve.sh", "run_in_background": true }),
+    );
+    let output = hook::run(&["check"], &input, &scratch.proj, &scratch.home);
+    let output: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (decision, reason, updated) = decided(&output);
+    assert_eq!(decision, "allow", "{reason}");
+    let mut server = Command::new("bash")
+        .arg("-c")
+        .arg(updated.unwrap())
+        .current_dir(&scratch.proj)
+        .env("HOME", &scratch.home)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    poll::wait_until(std::time::Duration::from_secs(30), "the background line ran", || {
+        scratch.proj.join("served.txt").is_file()
+    });
+    let (decision, reason) = read(library);
+    assert_eq!(decision, "ask", "{reason}");
+    assert!(reason.contains("running now"), "{reason}");
+    let source = scratch.proj.join("src/main.rs");
+    let (decision, reason) = read(source.to_str().unwrap());
+    assert_eq!(decision, "allow", "written in place: {reason}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+    poll::wait_until(std::time::Duration::from_secs(30), "the run's end is seen", || {
+        read(library).0 == "allow"
+    });
 }

@@ -481,7 +481,10 @@ fn the_scratch_of_a_killed_sandbox_is_removed_by_the_next() {
     );
     // Killed, it could not remove its scratch directory; any sandbox that starts now removes it (another test's,
     // or another process's on this machine, may have done so already).
-    assert!(left() <= 1, "more than one scratch directory of the killed sandbox");
+    assert!(
+        left() <= 1,
+        "more than one scratch directory of the killed sandbox"
+    );
     let ended = world.run(&[], "true", Duration::from_secs(60));
     assert!(ended.status.success(), "{}", ended.stderr);
     assert_eq!(

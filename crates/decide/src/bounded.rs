@@ -311,6 +311,7 @@ fn narrower(a: Option<Confinement>, b: Option<Confinement>) -> Option<Confinemen
             network: a.network && b.network,
             git_writes: a.git_writes && b.git_writes,
             undo: a.undo || b.undo,
+            background: a.background || b.background,
         }),
         (one, None) | (None, one) => one,
     }

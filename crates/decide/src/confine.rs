@@ -100,6 +100,7 @@ impl Guard {
             network,
             git_writes,
             undo: profile == SandboxProfile::WorkspaceWrite && contained_allow,
+            background: false,
         })
     }
 
@@ -662,6 +663,7 @@ mod tests {
             git_writes,
             undo: profile == SandboxProfile::WorkspaceWrite
                 && reason.starts_with("allowed inside the sandbox"),
+            background: false,
         };
         match KernelSupport::enforcement_missing() {
             None => assert_eq!(confinement, Some(expected), "{command}"),

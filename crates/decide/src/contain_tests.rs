@@ -92,6 +92,7 @@ fn a_contained_line_runs_workspace_write_with_the_network_and_keeps_what_would_h
             network: true,
             git_writes: false,
             undo: true,
+            background: false,
         })
     );
     let contained = decided.contained.expect("what was contained");
@@ -125,6 +126,7 @@ fn a_line_writing_in_the_project_runs_without_the_network() {
             network: false,
             git_writes: false,
             undo: true,
+            background: false,
         })
     );
 }

@@ -355,6 +355,10 @@ impl Guard {
                     &mut resolution.verdict,
                     contained.is_some(),
                 )
+            })
+            .map(|confinement| agent_tool_traits::Confinement {
+                background: runs_in_background(&call.args),
+                ..confinement
             });
         // What the allowed line cannot do inside the sandbox, said with the allow (an ask says it already).
         if resolution.verdict.decision == agent_tool_traits::Decision::Allow && confinement.is_some() {
@@ -517,4 +521,10 @@ fn sandbox_reads(places: &[String], home: Option<&Path>) -> Vec<PathBuf> {
 /// [`agent_rules::is_marked_project`], asked once within a batch of decisions (agent-fs-sandbox's batch facts).
 fn marked_project(dir: &Path) -> bool {
     agent_fs_sandbox::remembered("is_marked_project", dir, agent_rules::is_marked_project)
+}
+
+/// Whether a shell call runs beside the agent's later tool calls (the coding agent's Bash with
+/// `run_in_background`): [`Confinement::background`](agent_tool_traits::Confinement::background).
+fn runs_in_background(args: &serde_json::Value) -> bool {
+    args.get("run_in_background").and_then(serde_json::Value::as_bool) == Some(true)
 }

@@ -162,7 +162,7 @@ pub fn narrowed_search_input(tool_input: &Value, excludes: &[String]) -> Option<
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
 /// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…
 /// [--session-domains-only --session <id> --session-taint <text> [--session-domain <host>]…]] [--git-writes]
-/// [--counts-on-undo [--undo-held <place>]…] --root <root> [--project <dir>] [--settings <file>]… -- bash -c '<command>'`: `root` is the call's working
+/// [--background] [--counts-on-undo [--undo-held <place>]…] --root <root> [--project <dir>] [--settings <file>]… -- bash -c '<command>'`: `root` is the call's working
 /// directory and the project the coding agent declared for its session, if any ([`SandboxRoot`]). `domains` are the hosts the decision allowed beyond
 /// the settings' own ([`Decided::domains`](crate::Decided::domains)); `session` is the session's id and the limit its
 /// untrusted content sets on the proxy ([`Decided::session_limit`](crate::Decided::session_limit)); both are passed
@@ -203,6 +203,9 @@ pub fn sandboxed_input(
     }
     if confinement.git_writes && confinement.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite {
         line.push_str(" --git-writes");
+    }
+    if confinement.background && confinement.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite {
+        line.push_str(" --background");
     }
     if confinement.undo && confinement.profile == agent_tool_traits::SandboxProfile::WorkspaceWrite {
         line.push_str(" --counts-on-undo");

@@ -116,6 +116,7 @@ fn allowed_domains_are_passed_with_the_network_only() {
         network: true,
         git_writes: false,
         undo: false,
+        background: false,
     });
     assert!(
         networked.contains(
@@ -128,6 +129,7 @@ fn allowed_domains_are_passed_with_the_network_only() {
         network: false,
         git_writes: false,
         undo: false,
+        background: false,
     });
     assert!(!offline.contains("--allow-domain"), "{offline}");
     assert!(!offline.contains("--git-writes"), "{offline}");
@@ -137,6 +139,7 @@ fn allowed_domains_are_passed_with_the_network_only() {
         network: false,
         git_writes: true,
         undo: false,
+        background: false,
     });
     assert!(git.contains(" --git-writes --root '/p' "), "{git}");
 }
@@ -162,6 +165,7 @@ fn a_session_limit_is_passed_with_the_network_only() {
                 network,
                 git_writes: false,
                 undo: false,
+                background: false,
             },
             SandboxRoot::cwd("/p"),
             &[],

@@ -368,6 +368,10 @@ impl Rights {
     pub const WRITE: Self = Self(8);
     /// Send device `ioctl`s (a terminal).
     pub const DEVICE: Self = Self(16);
+    /// With [`Rights::WRITE`], writes in place only: files created, changed and removed and directories made, but
+    /// no symbolic link made or moved, nothing moved to another directory, no directory renamed or removed, so
+    /// that every path beneath the grant keeps leading where it did.
+    pub const IN_PLACE: Self = Self(32);
 
     /// Read, list and execute: what a system directory grants.
     pub const READ_EXECUTE: Self = Self(1 | 2 | 4);
@@ -698,14 +702,14 @@ impl Plan {
                 for g in grants {
                     // Reading and writing are left out separately: a secret is neither read nor written, a
                     // protected path is read but not written.
-                    let read = g.rights.without(Rights::WRITE);
+                    let read = g.rights.without(Rights::WRITE.with(Rights::IN_PLACE));
                     if !read.is_empty() {
                         split_around(&g.path, read, &secret_paths, &mut split);
                     }
                     if g.rights.contains(Rights::WRITE) {
                         let mut excluded = write_protected.clone();
                         excluded.extend(secret_paths.iter().cloned());
-                        split_around(&g.path, Rights::WRITE, &excluded, &mut split);
+                        split_around(&g.path, g.rights.without(read), &excluded, &mut split);
                     }
                 }
                 (split, Vec::new(), Vec::new())
@@ -814,13 +818,23 @@ fn grants_of(
             grant(real, Rights::READ_EXECUTE);
         }
     }
-    let root_rights = if writes {
-        Rights::READ_EXECUTE.with(Rights::WRITE)
-    } else {
-        Rights::READ_EXECUTE
+    // A command that runs beside the agent's other tool calls writes its roots in place, so that a path a file
+    // tool's decision checked still leads where it did when the tool acts; beneath a build output of a root it
+    // may still rename and remove directories (a dev server's or a watcher's caches), where such a path is no
+    // protection of the user's.
+    let background = writes && spec.confinement.background;
+    let root_rights = match (writes, background) {
+        (true, false) => Rights::READ_EXECUTE.with(Rights::WRITE),
+        (true, true) => Rights::READ_EXECUTE.with(Rights::WRITE).with(Rights::IN_PLACE),
+        (false, _) => Rights::READ_EXECUTE,
     };
     for root in &spec.roots {
         grant(root.clone(), root_rights);
+        if background {
+            for output in build_outputs_in(root) {
+                grant(output, Rights::READ_EXECUTE.with(Rights::WRITE));
+            }
+        }
     }
     for root in &spec.read_only_roots {
         grant(root.clone(), Rights::READ_EXECUTE);
@@ -830,6 +844,20 @@ fn grants_of(
         .into_iter()
         .zip(presence.existing(&paths))
         .filter_map(|(grant, exists)| exists.then_some(grant))
+        .collect()
+}
+
+/// The directories directly in `root` with a build output's name (`node_modules`, `target`, `dist`, …): not
+/// links, which a grant would follow out of the root.
+fn build_outputs_in(root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(std::result::Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .filter(|entry| agent_tool_traits::is_build_output_name(&entry.file_name()))
+        .map(|entry| entry.path())
         .collect()
 }
 

@@ -32,6 +32,7 @@ fn writing_spec(root: &Path) -> SandboxSpec {
             network: false,
             git_writes: false,
             undo: false,
+            background: false,
         },
         vec![root.to_path_buf()],
     );
@@ -59,6 +60,7 @@ fn landlock_only_grants_siblings_of_secrets_and_protected_paths() {
             network: false,
             git_writes: false,
             undo: false,
+            background: false,
         },
         vec![root.clone()],
     );
@@ -247,6 +249,7 @@ fn a_roots_own_entries_are_all_looked_at_past_the_limit() {
             network: false,
             git_writes: false,
             undo: false,
+            background: false,
         },
         vec![dir.path().to_path_buf()],
     );
@@ -281,6 +284,7 @@ fn a_cache_tag_is_trusted_only_on_a_build_outputs_name() {
             network: false,
             git_writes: false,
             undo: false,
+            background: false,
         },
         vec![dir.path().to_path_buf()],
     );
@@ -321,6 +325,7 @@ fn cached_world() -> (tempfile::TempDir, SandboxSpec) {
             network: false,
             git_writes: false,
             undo: false,
+            background: false,
         },
         vec![project.clone()],
     );

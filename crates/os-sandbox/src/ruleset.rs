@@ -27,17 +27,20 @@ pub(crate) fn access(rights: Rights) -> BitFlags<AccessFs> {
         access |= AccessFs::Execute;
     }
     if rights.contains(Rights::WRITE) {
-        // Everything that changes the file system, except making device nodes.
+        // What changes the file system in place.
         access |= AccessFs::WriteFile
-            | AccessFs::RemoveDir
             | AccessFs::RemoveFile
             | AccessFs::MakeDir
             | AccessFs::MakeReg
             | AccessFs::MakeSock
             | AccessFs::MakeFifo
-            | AccessFs::MakeSym
-            | AccessFs::Refer
             | AccessFs::Truncate;
+    }
+    if rights.contains(Rights::WRITE) && !rights.contains(Rights::IN_PLACE) {
+        // And what changes where a path leads: symbolic links made or moved (`MakeSym` covers a rename or a link
+        // of one into the directory), anything moved to another directory, a directory renamed or removed.
+        // Never the making of device nodes.
+        access |= AccessFs::RemoveDir | AccessFs::MakeSym | AccessFs::Refer;
     }
     if rights.contains(Rights::DEVICE) {
         access |= AccessFs::IoctlDev;

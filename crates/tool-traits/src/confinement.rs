@@ -66,6 +66,14 @@ pub struct Confinement {
     /// not run.
     #[serde(default)]
     pub undo: bool,
+    /// Whether the command runs beside the agent's other tool calls (a Bash call `run_in_background`, the
+    /// runtime's background task): the coding agent's file tools act on paths its decisions checked while it
+    /// runs, so in the roots it may neither make nor move a symbolic link, move anything to another directory,
+    /// nor rename or remove a directory (but beneath a build output of a root, which a dev server or a watcher
+    /// renames in: `node_modules`, `target`, `dist`, …). A path checked before the tool acts then still leads
+    /// where it did.
+    #[serde(default)]
+    pub background: bool,
 }
 
 impl Confinement {
@@ -75,6 +83,7 @@ impl Confinement {
         network: false,
         git_writes: false,
         undo: false,
+        background: false,
     };
 
     /// What the command may do to the repositories in its roots, in words, for a reason or `explain`; `None` under
@@ -143,6 +152,7 @@ mod tests {
                 network: true,
                 git_writes: false,
                 undo: false,
+                background: false,
             }
             .to_string(),
             "workspace-write with network"
@@ -152,6 +162,7 @@ mod tests {
             network: true,
             git_writes: true,
             undo: false,
+            background: false,
         };
         assert_eq!(git.to_string(), "workspace-write with network and git writes");
         assert!(git.git_dir().is_some_and(|text| text.contains("git may write")));

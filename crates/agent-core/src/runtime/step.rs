@@ -9,8 +9,8 @@ use agent_hooks::{CallStatus, HookRegistry, PostToolUseContext, PreToolUseContex
 use agent_rules::SessionState;
 use agent_runtime_limits::{DuplicateCheck, DuplicateDetector};
 use agent_tool_traits::{
-    DecidedBy, Decision, HookOutcome, Layer, PermissionCheck, Provenance, ProxyGrant, ProxyLimit, Tool,
-    ToolCall, ToolContext, ToolError, ToolName, ToolOutput, Verdict,
+    Confinement, DecidedBy, Decision, HookOutcome, Layer, PermissionCheck, Provenance, ProxyGrant,
+    ProxyLimit, Tool, ToolCall, ToolContext, ToolError, ToolName, ToolOutput, Verdict,
 };
 use serde_json::Value;
 
@@ -226,7 +226,11 @@ impl Runtime {
             agent_name: self.agent.config.agent_name.clone(),
             silent: self.agent.config.silent,
             cancelled: Arc::default(),
-            confinement: inner.confinement,
+            // It runs beside the session's later calls, whose file tools act on paths checked before they act.
+            confinement: inner.confinement.map(|confinement| Confinement {
+                background: true,
+                ..confinement
+            }),
             proxy,
             undo_held: inner.undo_held.clone(),
         };

@@ -229,7 +229,11 @@ mod tests {
                 found.search_excludes
             );
             let found = gathered(&json!({"pattern": "x", "glob": "*.txt", "output_mode": mode}));
-            assert!(asks_naming(&found.findings, "GitHub"), "{mode:?}: {:?}", found.findings);
+            assert!(
+                asks_naming(&found.findings, "GitHub"),
+                "{mode:?}: {:?}",
+                found.findings
+            );
         }
     }
 

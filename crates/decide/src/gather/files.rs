@@ -34,7 +34,37 @@ impl Gathering<'_> {
             } else {
                 self.start_file_written(&check);
             }
+            self.redirectable(&check);
             self.keep(access, check);
+        }
+    }
+}
+
+impl Gathering<'_> {
+    /// A file tool acts on its path after the decision checked it: where a sandboxed command running now may make a
+    /// symbolic link or move a directory on the way to the path (a line of the session run in the background,
+    /// beneath a build output of the project), the path may lead elsewhere by then (out of the project, onto a
+    /// protected file), and the call asks.
+    fn redirectable(&mut self, check: &agent_fs_sandbox::PathCheck) {
+        if check.root.is_none() || check.verdict.decision == agent_tool_traits::Decision::Deny {
+            return;
+        }
+        let pid = agent_os_sandbox::running_run_may_redirect(&check.absolute).or_else(|| {
+            check
+                .resolved
+                .as_deref()
+                .and_then(agent_os_sandbox::running_run_may_redirect)
+        });
+        if let Some(pid) = pid {
+            self.find(
+                agent_tool_traits::Decision::Ask,
+                format!(
+                    "a sandboxed command running now (process {pid}) may make a symbolic link or move a directory on \
+                     the way to `{}` before the tool acts, leading it elsewhere",
+                    check.absolute.display()
+                ),
+                agent_tool_traits::Layer::Sandbox,
+            );
         }
     }
 }
