@@ -247,6 +247,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("agent-undo", "Change", "returned by `Store::changes`"),
     ("agent-undo", "Conflict", "the type of `UndoReport::conflicts`"),
     ("agent-undo", "Entry", "the type of `Step::now` and `Step::then`"),
+    ("agent-undo", "Look", "returned by `look`"),
     ("agent-undo", "Recorded", "the type of `Finished::runs`"),
     (
         "agent-undo",

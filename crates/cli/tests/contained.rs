@@ -730,8 +730,16 @@ fn a_file_tool_beneath_a_build_output_asks_while_a_background_run_may_redirect_i
     }
     let scratch = Scratch::new();
     std::fs::create_dir_all(scratch.proj.join("node_modules/lib")).unwrap();
-    std::fs::write(scratch.proj.join("node_modules/lib/index.js"), "module.exports = 1;\n").unwrap();
-    std::fs::write(scratch.proj.join("serve.sh"), "echo serving > served.txt; exec sleep 600\n").unwrap();
+    std::fs::write(
+        scratch.proj.join("node_modules/lib/index.js"),
+        "module.exports = 1;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        scratch.proj.join("serve.sh"),
+        "echo serving > served.txt; exec sleep 600\n",
+    )
+    .unwrap();
     let read = |path: &str| {
         let input = hook::input(&scratch.proj, "Read", json!({ "file_path": path }));
         let output = hook::run(&["check"], &input, &scratch.proj, &scratch.home);
@@ -760,9 +768,11 @@ fn a_file_tool_beneath_a_build_output_asks_while_a_background_run_may_redirect_i
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    poll::wait_until(std::time::Duration::from_secs(30), "the background line ran", || {
-        scratch.proj.join("served.txt").is_file()
-    });
+    poll::wait_until(
+        std::time::Duration::from_secs(30),
+        "the background line ran",
+        || scratch.proj.join("served.txt").is_file(),
+    );
     let (decision, reason) = read(library);
     assert_eq!(decision, "ask", "{reason}");
     assert!(reason.contains("running now"), "{reason}");
@@ -771,7 +781,9 @@ fn a_file_tool_beneath_a_build_output_asks_while_a_background_run_may_redirect_i
     assert_eq!(decision, "allow", "written in place: {reason}");
     server.kill().unwrap();
     server.wait().unwrap();
-    poll::wait_until(std::time::Duration::from_secs(30), "the run's end is seen", || {
-        read(library).0 == "allow"
-    });
+    poll::wait_until(
+        std::time::Duration::from_secs(30),
+        "the run's end is seen",
+        || read(library).0 == "allow",
+    );
 }

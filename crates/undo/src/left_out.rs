@@ -24,25 +24,12 @@ pub enum LeftOut {
     TooMany(usize),
 }
 
-/// The first entry at or below `place` (inside `root`) that a snapshot of `root` leaves out and that `excused`
-/// does not excuse (it is given each such entry, its absolute path and whether it is a directory; an excused
-/// directory is not entered), or [`LeftOut::TooMany`] once more than `cap` entries were looked at; `None` when
-/// the snapshot holds everything there. A secret file by name is excused here: a snapshot never holds it, and
-/// the sandbox keeps the line from changing it. A directory named `.git` is left out (a nested repository's
-/// history is in no snapshot). Reads only the ignore rules and the directories below `place`; runs nothing.
-pub fn left_out(
-    root: &Path,
-    place: &Path,
-    cap: usize,
-    excused: &mut dyn FnMut(&Path, bool) -> bool,
-) -> Option<LeftOut> {
-    look(root, place, cap, excused).left_out
-}
-
 /// What a look at a place through a snapshot's rules found ([`look`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Look {
-    /// The first entry a snapshot leaves out, as [`left_out`] says.
+    /// The first entry at or below the place that a snapshot of the root leaves out and that the look's `excused`
+    /// does not excuse, or [`LeftOut::TooMany`] once more entries than its cap were looked at; `None` when the
+    /// snapshot holds everything there.
     pub left_out: Option<LeftOut>,
     /// Whether what a snapshot holds there includes something the project ignores: held only while it stays
     /// within the bounds on ignored data ([`crate::HELD_IGNORED_ENTRIES`], [`crate::HELD_IGNORED_BYTES`]), so that
@@ -50,7 +37,12 @@ pub struct Look {
     pub ignored: bool,
 }
 
-/// [`left_out`], and whether the place holds (or lies in) something the project ignores that the snapshot holds.
+/// What a snapshot of `root` would hold at and below `place` (inside `root`): the first entry it leaves out that
+/// `excused` does not excuse (it is given each such entry, its absolute path and whether it is a directory; an
+/// excused directory is not entered), looking at no more than `cap` entries, and whether it holds there something
+/// the project ignores. A secret file by name is excused here: a snapshot never holds it, and the sandbox keeps
+/// the line from changing it. A directory named `.git` is left out (a nested repository's history is in no
+/// snapshot). Reads only the ignore rules and the directories below `place`; runs nothing.
 pub fn look(root: &Path, place: &Path, cap: usize, excused: &mut dyn FnMut(&Path, bool) -> bool) -> Look {
     let mut ignored = false;
     let left_out = walk_place(root, place, cap, excused, &mut ignored);
@@ -160,9 +152,10 @@ mod tests {
     }
 
     fn found(root: &Path, place: &str) -> Option<LeftOut> {
-        left_out(root, &root.join(place), 1000, &mut |path, is_dir| {
+        look(root, &root.join(place), 1000, &mut |path, is_dir| {
             is_dir && path.file_name().is_some_and(|n| n == "target")
         })
+        .left_out
     }
 
     #[test]
@@ -199,8 +192,16 @@ mod tests {
         assert_eq!(found(&root, "app.db"), None);
         // Below an ignored directory the snapshots hold, a directory with a build output's name is the user's
         // data as much as the rest, and held.
-        assert_eq!(left_out(&root, &root.join("data"), 1000, &mut |_, _| false), None);
+        assert_eq!(
+            look(&root, &root.join("data"), 1000, &mut |_, _| false).left_out,
+            None
+        );
         assert_eq!(found(&root, "data/d.txt"), None);
+        // Held while within the bounds on ignored data: the look says so, at, below and above such data.
+        let ignored = |place: &str| look(&root, &root.join(place), 1000, &mut |_, _| false).ignored;
+        assert!(ignored("private_data") && ignored("private_data/p.txt") && ignored("app.db"));
+        assert!(ignored("data/d.txt"));
+        assert!(!ignored("src/main.rs"));
         // A build output, a tagged cache and an environment the project ignores are left out.
         assert_eq!(found(&root, "dist"), Some(LeftOut::Path(root.join("dist"), true)));
         assert_eq!(
@@ -214,7 +215,7 @@ mod tests {
         // The root holds the rest; the walk stops at its cap.
         assert!(matches!(found(&root, "."), Some(LeftOut::Path(..))));
         assert_eq!(
-            left_out(&root, &root.join("src"), 1, &mut |_, _| false),
+            look(&root, &root.join("src"), 1, &mut |_, _| false).left_out,
             Some(LeftOut::TooMany(1))
         );
     }
@@ -233,7 +234,7 @@ mod tests {
         }
         assert_eq!(found(&root, "samples"), Some(LeftOut::Large(samples.clone())));
         assert_eq!(
-            left_out(&root, &samples.join("0/1"), 1000, &mut |_, _| false),
+            look(&root, &samples.join("0/1"), 1000, &mut |_, _| false).left_out,
             Some(LeftOut::Large(samples.join("0/1")))
         );
         assert_eq!(found(&root, "small"), None);

@@ -59,7 +59,7 @@ mod watch;
 pub use error::Result;
 pub use error::UndoError;
 pub use left_out::LeftOut;
-pub use left_out::{Look, left_out, look};
+pub use left_out::{Look, look};
 pub use recording::Finished;
 pub use recording::Recorded;
 pub use recording::Recording;
