@@ -639,7 +639,7 @@ impl Guard {
     }
 
     /// Why a snapshot of the writable root holding `place` does not hold everything at or below it: a file or
-    /// directory the snapshots leave out (`agent_undo::left_out`: of what the project ignores, a directory marked as
+    /// directory the snapshots leave out (`agent_undo::look`: of what the project ignores, a directory marked as
     /// a cache or an environment or one too large; what agent-guard's own lines leave out) whose name, or a
     /// directory's above it, is no build output's, or more entries than the look through them takes; `None` when
     /// it holds all. Every `.git` and `.agent-guard` counts as held
