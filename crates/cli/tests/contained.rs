@@ -747,9 +747,23 @@ fn a_file_tool_beneath_a_build_output_asks_while_a_background_run_may_redirect_i
         let (decision, reason, _) = decided(&output);
         (decision.to_owned(), reason.to_owned())
     };
+    // A package cache the run writes through the project's own layer.
+    std::fs::create_dir_all(scratch.home.join(".cache/pip")).unwrap();
     let library = scratch.proj.join("node_modules/lib/index.js");
     let library = library.to_str().unwrap();
     assert_eq!(read(library).0, "allow", "{:?}", read(library));
+    let grep = |input: Value| {
+        let input = hook::input(&scratch.proj, "Grep", input);
+        let output = hook::run(&["check"], &input, &scratch.proj, &scratch.home);
+        let output: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let (decision, reason, _) = decided(&output);
+        let glob = output["hookSpecificOutput"]["updatedInput"]["glob"]
+            .as_str()
+            .map(str::to_owned);
+        (decision.to_owned(), reason.to_owned(), glob)
+    };
+    let (decision, reason, glob) = grep(json!({"pattern": "exports", "output_mode": "content"}));
+    assert_eq!((decision.as_str(), glob), ("allow", None), "{reason}");
     let input = hook::input(
         &scratch.proj,
         "Bash",
@@ -779,6 +793,29 @@ fn a_file_tool_beneath_a_build_output_asks_while_a_background_run_may_redirect_i
     let source = scratch.proj.join("src/main.rs");
     let (decision, reason) = read(source.to_str().unwrap());
     assert_eq!(decision, "allow", "written in place: {reason}");
+    // A search of the project reads below it: the build output is left out of it by name, or it asks.
+    let (decision, reason, glob) = grep(json!({"pattern": "exports", "output_mode": "content"}));
+    assert_eq!(decision, "allow", "{reason}");
+    assert!(
+        glob.as_deref().is_some_and(|glob| glob.contains("node_modules")),
+        "{glob:?}"
+    );
+    let (decision, reason, _) = grep(json!({"pattern": "exports", "glob": "*.js"}));
+    assert_eq!(decision, "ask", "{reason}");
+    // The cache's layer in the project is written from the command's side as the cache itself.
+    let layers = std::fs::read_dir(scratch.proj.join(".agent-guard/caches"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path().join("upper"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    for layer in layers.iter().filter(|layer| layer.is_dir()) {
+        let (decision, reason) = read(layer.join("d/key").to_str().unwrap());
+        assert_eq!(decision, "ask", "{reason}");
+        assert!(reason.contains("running now"), "{reason}");
+    }
     server.kill().unwrap();
     server.wait().unwrap();
     poll::wait_until(

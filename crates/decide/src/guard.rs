@@ -525,6 +525,12 @@ fn marked_project(dir: &Path) -> bool {
 
 /// Whether a shell call runs beside the agent's later tool calls (the coding agent's Bash with
 /// `run_in_background`): [`Confinement::background`](agent_tool_traits::Confinement::background).
+/// A value other than `true` that a client may send for it (`"true"`) counts too: the call would run in the
+/// background all the same.
 fn runs_in_background(args: &serde_json::Value) -> bool {
-    args.get("run_in_background").and_then(serde_json::Value::as_bool) == Some(true)
+    match args.get("run_in_background") {
+        Some(serde_json::Value::Bool(on)) => *on,
+        Some(serde_json::Value::String(text)) => text.trim().eq_ignore_ascii_case("true"),
+        _ => false,
+    }
 }

@@ -209,7 +209,15 @@ impl Prepared {
         if writes {
             std::fs::write(
                 scratch.path().join(RUN_RECORD),
-                run_record(crate::scan::file_clock_now(), &plan.grants),
+                run_record(
+                    crate::scan::file_clock_now(),
+                    &plan.grants,
+                    &plan
+                        .cache_overlays
+                        .iter()
+                        .map(|layer| layer.upper.as_path())
+                        .collect::<Vec<_>>(),
+                ),
             )
             .map_err(KernelSandboxError::Scratch)?;
         }

@@ -108,7 +108,7 @@ pub use plan::hidden_by_name;
 pub use probe::KernelSupport;
 pub use probe::Namespaces;
 #[cfg(target_os = "linux")]
-pub use scratch::{running_run_may_redirect, sandboxed_run_may_have_made};
+pub use scratch::{running_redirects, sandboxed_run_may_have_made};
 #[cfg(target_os = "linux")]
 pub use supervise::OutputFilter;
 #[cfg(target_os = "linux")]

@@ -84,49 +84,66 @@ fn scratch_dirs(base: &Path) -> Vec<(PathBuf, i32)> {
 pub(crate) const RUN_RECORD: &str = "run";
 
 /// A run's record: its start (seconds and nanoseconds since the epoch, by the clock that stamps files), the paths
-/// of its grants that write, each ended by a NUL, an empty field, and the paths of those beneath which it may also
-/// change where a path leads (make or move a symbolic link, move or remove a directory: not
-/// [`Rights::IN_PLACE`]), each ended by a NUL.
-pub(crate) fn run_record(started: std::time::SystemTime, grants: &[Grant]) -> Vec<u8> {
+/// of its grants that write and the `layers` its writes land in (a package cache's upper layer), each ended by a
+/// NUL, an empty field, and the paths of those beneath which it may also change where a path leads (make or move a
+/// symbolic link, move or remove a directory: not [`Rights::IN_PLACE`]; every layer), each ended by a NUL.
+pub(crate) fn run_record(started: std::time::SystemTime, grants: &[Grant], layers: &[&Path]) -> Vec<u8> {
     let since = started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let mut record = format!("{}.{:09}\0", since.as_secs(), since.subsec_nanos()).into_bytes();
     let writes = grants.iter().filter(|g| g.rights.contains(Rights::WRITE));
-    for grant in writes.clone() {
-        record.extend_from_slice(grant.path.as_os_str().as_encoded_bytes());
+    let mut push = |path: &Path| {
+        record.extend_from_slice(path.as_os_str().as_encoded_bytes());
         record.push(0);
+    };
+    for path in writes
+        .clone()
+        .map(|g| g.path.as_path())
+        .chain(layers.iter().copied())
+    {
+        push(path);
     }
     record.push(0);
-    for grant in writes.filter(|g| !g.rights.contains(Rights::IN_PLACE)) {
-        record.extend_from_slice(grant.path.as_os_str().as_encoded_bytes());
+    let redirects = writes
+        .filter(|g| !g.rights.contains(Rights::IN_PLACE))
+        .map(|g| g.path.as_path());
+    for path in redirects.chain(layers.iter().copied()) {
+        record.extend_from_slice(path.as_os_str().as_encoded_bytes());
         record.push(0);
     }
     record
 }
 
-/// The process of a `workspace-write` sandboxed run of this user, running now, that may change where `path` leads
-/// (it may make or move a symbolic link, or move or remove a directory, where `path` lies): a coding agent's file
+/// Each place beneath which a `workspace-write` sandboxed run of this user, running now, may change where a path
+/// leads (make or move a symbolic link, move or remove a directory), with the run's process: a coding agent's file
 /// tool acts on its path after the decision checked it, and such a run could lead the path elsewhere in between
 /// (out of the project, onto a protected file). A run in the background writes its roots in place
-/// ([`Rights::IN_PLACE`]), so only a path beneath a build output of a root is one it may lead elsewhere.
-pub fn running_run_may_redirect(path: &Path) -> Option<u32> {
+/// ([`Rights::IN_PLACE`]), so its places are the build outputs of its roots and the layers of the package caches
+/// it writes.
+pub fn running_redirects() -> Vec<(u32, PathBuf)> {
     let bases = [PathBuf::from("/dev/shm"), std::env::temp_dir()];
+    let mut places = Vec::new();
     for (dir, owner) in bases.iter().flat_map(|base| scratch_dirs(base)) {
         let Ok(record) = std::fs::read(dir.join(RUN_RECORD)) else {
             continue;
         };
-        let mut fields = record.split(|b| *b == 0).skip(1);
-        let redirects = fields.by_ref().position(<[u8]>::is_empty).is_some_and(|_| {
-            fields
-                .filter(|field| !field.is_empty())
-                .any(|field| path.starts_with(std::ffi::OsStr::from_bytes(field)))
-        });
         let running =
             nix::sys::signal::kill(nix::unistd::Pid::from_raw(owner), None) != Err(nix::errno::Errno::ESRCH);
-        if redirects && running {
-            return u32::try_from(owner).ok();
+        let Ok(owner) = u32::try_from(owner) else {
+            continue;
+        };
+        if !running {
+            continue;
+        }
+        let mut fields = record.split(|b| *b == 0).skip(1);
+        if fields.by_ref().position(<[u8]>::is_empty).is_some() {
+            places.extend(
+                fields
+                    .filter(|field| !field.is_empty())
+                    .map(|field| (owner, PathBuf::from(std::ffi::OsStr::from_bytes(field)))),
+            );
         }
     }
-    None
+    places
 }
 
 /// The process of a `workspace-write` sandboxed run of this user that may have made `path` or given it its name:

@@ -4,7 +4,10 @@ use agent_fs_sandbox::Reach;
 use agent_tool_traits::{Access, ToolKind};
 use serde_json::Value;
 
+use std::path::Path;
+
 use super::Gathering;
+use super::search::{MAX_EXCLUDES, plain_name};
 use crate::hook_io::shell_quote;
 
 impl Gathering<'_> {
@@ -34,7 +37,7 @@ impl Gathering<'_> {
             } else {
                 self.start_file_written(&check);
             }
-            self.redirectable(&check);
+            self.redirectable(&check, searched.as_ref().map(|_| args.get("glob").is_none()));
             self.keep(access, check);
         }
     }
@@ -43,29 +46,60 @@ impl Gathering<'_> {
 impl Gathering<'_> {
     /// A file tool acts on its path after the decision checked it: where a sandboxed command running now may make a
     /// symbolic link or move a directory on the way to the path (a line of the session run in the background,
-    /// beneath a build output of the project), the path may lead elsewhere by then (out of the project, onto a
-    /// protected file), and the call asks.
-    fn redirectable(&mut self, check: &agent_fs_sandbox::PathCheck) {
+    /// beneath a build output of the project or a package cache's layer), the path may lead elsewhere by then (out
+    /// of the project, onto a protected file), and the call asks. A search also reads what lies below its path:
+    /// such a place there is left out of it by name where the call can be narrowed (`narrow`), else it asks.
+    fn redirectable(&mut self, check: &agent_fs_sandbox::PathCheck, search: Option<bool>) {
         if check.root.is_none() || check.verdict.decision == agent_tool_traits::Decision::Deny {
             return;
         }
-        let pid = agent_os_sandbox::running_run_may_redirect(&check.absolute).or_else(|| {
-            check
-                .resolved
-                .as_deref()
-                .and_then(agent_os_sandbox::running_run_may_redirect)
-        });
-        if let Some(pid) = pid {
-            self.find(
-                agent_tool_traits::Decision::Ask,
-                format!(
-                    "a sandboxed command running now (process {pid}) may make a symbolic link or move a directory on \
-                     the way to `{}` before the tool acts, leading it elsewhere",
-                    check.absolute.display()
-                ),
-                agent_tool_traits::Layer::Sandbox,
-            );
+        let places = agent_os_sandbox::running_redirects();
+        if places.is_empty() {
+            return;
         }
+        let paths = [Some(check.absolute.as_path()), check.resolved.as_deref()];
+        let on_the_way = places
+            .iter()
+            .find(|(_, place)| paths.iter().flatten().any(|path| path.starts_with(place)));
+        // What a search reaches below its path, left out by a name the search's walk meets on its way there (the
+        // place's own, or agent-guard's directory that holds a cache's layer).
+        let mut names: Vec<&str> = Vec::new();
+        let mut unnamed = None;
+        let below = places.iter().filter(|(_, place)| {
+            search.is_some() && paths.iter().flatten().any(|path| place.starts_with(path))
+        });
+        for (pid, place) in below {
+            let name = place
+                .ancestors()
+                .filter_map(Path::file_name)
+                .find(|name| *name == ".agent-guard")
+                .or_else(|| place.file_name())
+                .and_then(|name| name.to_str())
+                .filter(|name| search == Some(true) && plain_name(name));
+            match name {
+                Some(name) => names.push(name),
+                None => unnamed = unnamed.or(Some((*pid, place))),
+            }
+        }
+        names.retain(|name| !self.search_excludes.iter().any(|excluded| excluded == name));
+        names.dedup();
+        if self.search_excludes.len() + names.len() > MAX_EXCLUDES {
+            unnamed = unnamed.or_else(|| places.first().map(|(pid, place)| (*pid, place)));
+        }
+        let Some((pid, place)) = on_the_way.map(|(pid, place)| (*pid, place)).or(unnamed) else {
+            self.search_excludes.extend(names.into_iter().map(str::to_owned));
+            return;
+        };
+        self.find(
+            agent_tool_traits::Decision::Ask,
+            format!(
+                "a sandboxed command running now (process {pid}) may make a symbolic link or move a directory in \
+                 `{}` before the tool acts, leading `{}` elsewhere",
+                place.display(),
+                check.absolute.display()
+            ),
+            agent_tool_traits::Layer::Sandbox,
+        );
     }
 }
 

@@ -10,14 +10,14 @@ use agent_tool_traits::{Decision, Layer};
 use super::{About, Gathering};
 
 /// The most names a narrowed search leaves out; a search that reaches more asks.
-const MAX_EXCLUDES: usize = 16;
+pub(super) const MAX_EXCLUDES: usize = 16;
 
 /// The most bytes of the files a search shows the lines of that are checked for credentials (each file whole, as
 /// a read's check reads it); a search over more asks.
 const MAX_CONTENT_BYTES: u64 = 64 << 20;
 
 /// Whether a glob spells `name` as it is: no wildcard, brace, comma, blank, `!` or separator.
-fn plain_name(name: &str) -> bool {
+pub(super) fn plain_name(name: &str) -> bool {
     !name.is_empty()
         && !name
             .chars()
