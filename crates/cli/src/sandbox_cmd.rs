@@ -171,23 +171,16 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         git_writes: args.git_writes,
         undo: args.counts_on_undo,
     };
-    // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must then
-    // find and keep out of the command's reach.
-    let recording = crate::undo_cmd::begin(
+    // The stores are opened first: opening may make one in the project's `.agent-guard/`, which the plan must
+    // then find and keep out of the command's reach. The snapshot before the command is taken while the command's
+    // namespaces and mounts are made, and the command waits at a gate until it is complete.
+    let mut recording = crate::undo_cmd::open(
         &guard,
         confinement,
         &args.command,
         args.approval.as_deref(),
         args.call.as_deref(),
     );
-    if let Some(why) = recording
-        .as_ref()
-        .filter(|_| confinement.undo)
-        .and_then(agent_undo::Recording::refusal)
-    {
-        eprintln!("agent-guard sandbox: {why}");
-        return Ok(ExitCode::from(SETUP_FAILED));
-    }
     let mut plan = match guard.sandbox_plan(confinement, &support) {
         Ok(plan) => plan,
         Err(error) => {
@@ -274,14 +267,30 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     // still does not reach the model.
     let output: Option<&'static dyn agent_os_sandbox::OutputFilter> =
         (!args.no_redact).then_some(&crate::sandbox_output::Redaction);
-    let ran = agent_os_sandbox::run_filtered(
+    let mut refused = None;
+    let ran = agent_os_sandbox::run_filtered_gated(
         &plan,
         &support,
         guard.env_policy(),
         &guard.protection(),
         &args.command,
         output,
+        &mut || {
+            let Some(recording) = recording.as_mut() else {
+                return true;
+            };
+            crate::undo_cmd::snapshot(recording);
+            refused = confinement
+                .undo
+                .then(|| recording.refusal())
+                .flatten();
+            refused.is_none()
+        },
     );
+    if let Some(why) = refused {
+        eprintln!("agent-guard sandbox: {why}");
+        return Ok(ExitCode::from(SETUP_FAILED));
+    }
     crate::undo_cmd::finish(recording);
     match ran {
         Ok((status, removed)) => {

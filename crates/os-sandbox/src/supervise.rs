@@ -24,9 +24,22 @@ pub(crate) struct Started {
     pub(crate) stderr: Option<OwnedFd>,
     /// The read end of the pipe where a step of the start writes its `errno`.
     pub(crate) errors: OwnedFd,
+    /// The write end of the gate the command waits at before its `exec`, when it was started gated.
+    pub(crate) gate: Option<OwnedFd>,
 }
 
 impl Started {
+    /// Lets the command pass its gate and start (`go`), or closes the gate without letting it through: the
+    /// command then ends before its `exec`, and [`Started::wait`] says `ECANCELED`.
+    pub(crate) fn open_gate(&mut self, go: bool) {
+        if let Some(gate) = self.gate.take()
+            && go
+        {
+            // A failed write closes the gate all the same: the command then does not start.
+            let _written = nix::unistd::write(&gate, b"g");
+        }
+    }
+
     /// Waits for the namespace's process 1 to end (and with it every process of the command): its exit status,
     /// or the error of the step of the start that failed (the command then did not run).
     ///
@@ -130,6 +143,26 @@ pub fn run_filtered(
     argv: &[OsString],
     output: Option<&'static dyn OutputFilter>,
 ) -> Result<(i32, Vec<PathBuf>)> {
+    run_filtered_gated(plan, support, env, protection, argv, output, &mut || true)
+}
+
+/// [`run_filtered`], with `before` called once the command's process exists and before it may start: with
+/// namespaces the command is made (the namespaces, the mounts, its confinement) while `before` runs, and waits at
+/// a gate before its `exec` until `before` returns; without them `before` runs before the command is spawned.
+/// When `before` returns `false` the command is not started, and the error's source is `ECANCELED`. For the undo
+/// snapshot before the command, which its start then overlaps without the command starting before it.
+///
+/// # Errors
+/// The errors of [`run`]; `ECANCELED` when `before` refused the command.
+pub fn run_filtered_gated(
+    plan: &Plan,
+    support: &KernelSupport,
+    env: &EnvPolicy,
+    protection: &dyn Protection,
+    argv: &[OsString],
+    output: Option<&'static dyn OutputFilter>,
+    before: &mut dyn FnMut() -> bool,
+) -> Result<(i32, Vec<PathBuf>)> {
     let Some((program, args)) = argv.split_first() else {
         return Err(KernelSandboxError::Spawn {
             program: String::new(),
@@ -179,12 +212,15 @@ pub fn run_filtered(
     let mut pumps = None;
     let status = if prepared.starts_itself() {
         // With namespaces this process makes their process 1 itself.
-        prepared.start(argv, output.is_some()).and_then(|mut started| {
+        prepared.start(argv, output.is_some(), true).and_then(|mut started| {
             COMMAND_GROUP.store(started.init.as_raw(), Ordering::SeqCst);
             if CAUGHT.load(Ordering::SeqCst) != 0 {
                 // Told to stop before the command's group was known.
                 let _killed = nix::sys::signal::kill(started.init, nix::sys::signal::Signal::SIGKILL);
             }
+            // The command waits at its gate until `before` is done.
+            let go = before();
+            started.open_gate(go);
             if let (Some(filter), Some(stdout), Some(stderr)) =
                 (output, started.stdout.take(), started.stderr.take())
             {
@@ -202,7 +238,13 @@ pub fn run_filtered(
             command.stdout(std::process::Stdio::piped());
             command.stderr(std::process::Stdio::piped());
         }
-        command.spawn().and_then(|mut child| {
+        let go = before();
+        let spawned = if go {
+            command.spawn()
+        } else {
+            Err(std::io::Error::from_raw_os_error(libc::ECANCELED))
+        };
+        spawned.and_then(|mut child| {
             if let (Some(filter), Some(stdout), Some(stderr)) =
                 (output, child.stdout.take(), child.stderr.take())
             {

@@ -35,6 +35,10 @@ pub fn writable_roots(sandbox: &agent_fs_sandbox::PathSandbox) -> Vec<PathBuf> {
 #[derive(Debug)]
 pub struct Recording {
     pending: Vec<Pending>,
+    /// The stores [`Recording::open`] opened, each with its root, waiting for [`Recording::snapshot`].
+    opened: Vec<(PathBuf, Result<Store, UndoError>)>,
+    /// The settings of the snapshots still to take.
+    settings: Option<UndoSettings>,
     command: String,
     origin: Origin,
     started: SystemTime,
@@ -76,10 +80,22 @@ pub struct Finished {
 impl Recording {
     /// Snapshots each of `roots` before `command` runs. Never fails: a root without a snapshot is said in
     /// [`Recording::notes`] (a missing `git` once per store directory, snapshots switched off not at all), and
-    /// the command runs all the same.
+    /// the command runs all the same. The same as [`Recording::open`] then [`Recording::snapshot`].
     pub fn begin(roots: &[PathBuf], command: &str, settings: &UndoSettings) -> Self {
+        let mut recording = Self::open(roots, command, settings);
+        recording.snapshot();
+        recording
+    }
+
+    /// Opens the store of each of `roots` for a recording of `command`, making the ones that do not exist yet,
+    /// without taking a snapshot: so that a sandbox's plan, which hides every store from the command, can be
+    /// built before the snapshot is taken ([`Recording::snapshot`], which must be complete before the command
+    /// starts). Never fails, as [`Recording::begin`].
+    pub fn open(roots: &[PathBuf], command: &str, settings: &UndoSettings) -> Self {
         let mut recording = Self {
             pending: Vec::new(),
+            opened: Vec::new(),
+            settings: None,
             command: command.to_owned(),
             origin: Origin::default(),
             started: SystemTime::now(),
@@ -89,9 +105,23 @@ impl Recording {
         if !settings.enabled {
             return recording;
         }
-        for root in roots {
+        recording.opened = roots
+            .iter()
+            .map(|root| (root.clone(), Store::open(root, settings)))
+            .collect();
+        recording.settings = Some(settings.clone());
+        recording
+    }
+
+    /// Takes the snapshot before the command of each store [`Recording::open`] opened (once; a second call does
+    /// nothing). The command must not start before it has returned.
+    pub fn snapshot(&mut self) {
+        let Some(settings) = self.settings.take() else {
+            return;
+        };
+        for (root, opened) in std::mem::take(&mut self.opened) {
             let mut unkept = Vec::new();
-            let before = Store::open(root, settings).and_then(|store| {
+            let before = opened.and_then(|store| {
                 let lock = store.lock()?;
                 let mut rules = store.rules();
                 let before = store.snapshot(&lock, &mut rules)?;
@@ -99,27 +129,25 @@ impl Recording {
                 drop(lock);
                 Ok(Pending { store, before, rules })
             });
-            recording.unkept.append(&mut unkept);
+            self.unkept.append(&mut unkept);
             match before {
                 Ok(pending) => {
-                    recording
-                        .notes
+                    self.notes
                         .extend(left_out(&pending.store, "before the command"));
-                    recording.pending.push(pending);
+                    self.pending.push(pending);
                 }
                 Err(UndoError::Off(_)) => {}
                 Err(UndoError::NoGit) => {
-                    if first_time(settings, "no-git") {
-                        recording.notes.push(format!(
+                    if first_time(&settings, "no-git") {
+                        self.notes.push(format!(
                             "{}; `agent-guard undo` cannot take runs back",
                             UndoError::NoGit
                         ));
                     }
                 }
-                Err(error) => recording.notes.push(no_snapshot(root, &error)),
+                Err(error) => self.notes.push(no_snapshot(&root, &error)),
             }
         }
-        recording
     }
 
     /// The files whose content the snapshots before the command did not keep (past the bounds of what one
