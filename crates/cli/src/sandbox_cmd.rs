@@ -280,10 +280,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
                 return true;
             };
             crate::undo_cmd::snapshot(recording);
-            refused = confinement
-                .undo
-                .then(|| recording.refusal())
-                .flatten();
+            refused = confinement.undo.then(|| recording.refusal()).flatten();
             refused.is_none()
         },
     );

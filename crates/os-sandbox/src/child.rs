@@ -148,9 +148,8 @@ impl ChildSetup {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         };
         // The network namespace is made by the child itself ([`LATE_NAMESPACES`]).
-        let flags = libc::c_ulong::from(
-            ((namespaces.flags & !LATE_NAMESPACES) | libc::SIGCHLD).unsigned_abs(),
-        );
+        let flags =
+            libc::c_ulong::from(((namespaces.flags & !LATE_NAMESPACES) | libc::SIGCHLD).unsigned_abs());
         // SAFETY: `clone` without a new stack is `fork` with the namespaces' flags, as bubblewrap makes its init:
         // the child runs on a copy of this thread's stack and memory, with this thread alone, and makes only
         // system calls on data prepared before the call (no allocation, no lock) until it execs or exits; it

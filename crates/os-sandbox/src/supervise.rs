@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{AsFd as _, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -29,6 +29,26 @@ pub(crate) struct Started {
 }
 
 impl Started {
+    /// Whether the namespace's process 1 ends within `within` (it is not reaped: [`Started::wait`] does that).
+    /// `false` when that cannot be told.
+    pub(crate) fn ended_within(&self, within: std::time::Duration) -> bool {
+        let Ok(pidfd) = pidfd_of(self.init.as_raw()) else {
+            return false;
+        };
+        let mut fds = [nix::poll::PollFd::new(
+            pidfd.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        let timeout = nix::poll::PollTimeout::try_from(within).unwrap_or(nix::poll::PollTimeout::MAX);
+        loop {
+            match nix::poll::poll(&mut fds, timeout) {
+                Ok(ready) => return ready > 0,
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
     /// Lets the command pass its gate and start (`go`), or closes the gate without letting it through: the
     /// command then ends before its `exec`, and [`Started::wait`] says `ECANCELED`.
     pub(crate) fn open_gate(&mut self, go: bool) {
@@ -70,10 +90,15 @@ impl Started {
 
 /// A pidfd of this process (closed at exec), for a child to tell whether this process is still alive.
 pub(crate) fn pidfd_of_self() -> std::io::Result<OwnedFd> {
+    pidfd_of(nix::unistd::getpid().as_raw())
+}
+
+/// A pidfd of the process `pid` (closed at exec), readable once it has exited.
+fn pidfd_of(pid: libc::pid_t) -> std::io::Result<OwnedFd> {
     use std::os::fd::FromRawFd;
     #[expect(unsafe_code, reason = "pidfd_open has no wrapper in nix")]
-    // SAFETY: pidfd_open with this process's pid and no flags returns a new descriptor (close-on-exec) or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, nix::unistd::getpid().as_raw(), 0u32) };
+    // SAFETY: pidfd_open with a pid and no flags returns a new descriptor (close-on-exec) or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
     let fd = RawFd::try_from(fd).map_err(|_| std::io::Error::from_raw_os_error(libc::EBADF))?;
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
@@ -124,6 +149,20 @@ pub trait OutputFilter: Sync {
             });
             let _pumped = self.pump(stdout, &mut std::io::stdout());
         });
+    }
+
+    /// [`pump_both`](Self::pump_both), calling `due` once when `after` has passed and the pipes are still open
+    /// (for work that a short command does not need, as the disk bound's thread). The default calls it at once.
+    fn pump_both_then(
+        &self,
+        stdout: OwnedFd,
+        stderr: OwnedFd,
+        after: std::time::Duration,
+        due: &mut dyn FnMut(),
+    ) {
+        let _ = after;
+        due();
+        self.pump_both(stdout, stderr);
     }
 }
 
@@ -208,28 +247,46 @@ pub fn run_filtered_gated(
         .filter(|grant| grant.rights.contains(crate::plan::Rights::WRITE))
         .map(|grant| grant.path.clone())
         .collect();
-    let disk = crate::disk::DiskWatch::start(&writable, &COMMAND_GROUP);
+    // Measured now (the reserves follow what is free as the command starts); the thread starts when its first
+    // look is due, so that a command that ends before then has none.
+    let mut watching = crate::disk::Watching::new(&writable);
+    let mut disk = None;
     let mut pumps = None;
     let status = if prepared.starts_itself() {
         // With namespaces this process makes their process 1 itself.
-        prepared.start(argv, output.is_some(), true).and_then(|mut started| {
-            COMMAND_GROUP.store(started.init.as_raw(), Ordering::SeqCst);
-            if CAUGHT.load(Ordering::SeqCst) != 0 {
-                // Told to stop before the command's group was known.
-                let _killed = nix::sys::signal::kill(started.init, nix::sys::signal::Signal::SIGKILL);
-            }
-            // The command waits at its gate until `before` is done.
-            let go = before();
-            started.open_gate(go);
-            if let (Some(filter), Some(stdout), Some(stderr)) =
-                (output, started.stdout.take(), started.stderr.take())
-            {
-                // Both pipes end by the time the namespace's first process has ended, at the latest: this
-                // process closed its ends, and every other process holding them is in the namespaces.
-                filter.pump_both(stdout, stderr);
-            }
-            started.wait()
-        })
+        prepared
+            .start(argv, output.is_some(), true)
+            .and_then(|mut started| {
+                COMMAND_GROUP.store(started.init.as_raw(), Ordering::SeqCst);
+                if CAUGHT.load(Ordering::SeqCst) != 0 {
+                    // Told to stop before the command's group was known.
+                    let _killed = nix::sys::signal::kill(started.init, nix::sys::signal::Signal::SIGKILL);
+                }
+                // The command waits at its gate until `before` is done.
+                let go = before();
+                started.open_gate(go);
+                if let (Some(filter), Some(stdout), Some(stderr)) =
+                    (output, started.stdout.take(), started.stderr.take())
+                {
+                    // Both pipes end by the time the namespace's first process has ended, at the latest: this
+                    // process closed its ends, and every other process holding them is in the namespaces.
+                    let since = std::time::Instant::now();
+                    filter.pump_both_then(stdout, stderr, crate::disk::FIRST_LOOK, &mut || {
+                        disk = watching
+                            .take()
+                            .and_then(|watching| watching.start(&COMMAND_GROUP, true));
+                    });
+                    // A command that closed its output goes on; it is watched from when the first look is due.
+                    if let Some(watching) = watching.take()
+                        && !started.ended_within(crate::disk::FIRST_LOOK.saturating_sub(since.elapsed()))
+                    {
+                        disk = watching.start(&COMMAND_GROUP, true);
+                    }
+                } else if let Some(watching) = watching.take() {
+                    disk = watching.start(&COMMAND_GROUP, false);
+                }
+                started.wait()
+            })
     } else {
         let mut command = std::process::Command::new(program);
         command.args(args);
@@ -238,6 +295,9 @@ pub fn run_filtered_gated(
             command.stdout(std::process::Stdio::piped());
             command.stderr(std::process::Stdio::piped());
         }
+        disk = watching
+            .take()
+            .and_then(|watching| watching.start(&COMMAND_GROUP, false));
         let go = before();
         let spawned = if go {
             command.spawn()

@@ -132,8 +132,7 @@ impl Recording {
             self.unkept.append(&mut unkept);
             match before {
                 Ok(pending) => {
-                    self.notes
-                        .extend(left_out(&pending.store, "before the command"));
+                    self.notes.extend(left_out(&pending.store, "before the command"));
                     self.pending.push(pending);
                 }
                 Err(UndoError::Off(_)) => {}
