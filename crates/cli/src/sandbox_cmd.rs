@@ -174,7 +174,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     // The stores are opened first: opening may make one in the project's `.agent-guard/`, which the plan must
     // then find and keep out of the command's reach. The snapshot before the command is taken while the command's
     // namespaces and mounts are made, and the command waits at a gate until it is complete.
-    let mut recording = crate::undo_cmd::open(
+    let recording = crate::undo_cmd::open(
         &guard,
         confinement,
         &args.command,
@@ -268,6 +268,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     let output: Option<&'static dyn agent_os_sandbox::OutputFilter> =
         (!args.no_redact).then_some(&crate::sandbox_output::Redaction);
     let mut refused = None;
+    let recording = std::cell::RefCell::new(recording);
     let ran = agent_os_sandbox::run_filtered_gated(
         &plan,
         &support,
@@ -275,19 +276,29 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         &guard.protection(),
         &args.command,
         output,
-        &mut || {
-            let Some(recording) = recording.as_mut() else {
-                return true;
-            };
-            crate::undo_cmd::snapshot(recording);
-            refused = confinement.undo.then(|| recording.refusal()).flatten();
-            refused.is_none()
+        agent_os_sandbox::Around {
+            before: &mut || {
+                let mut recording = recording.borrow_mut();
+                let Some(recording) = recording.as_mut() else {
+                    return true;
+                };
+                crate::undo_cmd::snapshot(recording);
+                refused = confinement.undo.then(|| recording.refusal()).flatten();
+                refused.is_none()
+            },
+            // The question of the snapshot after the command goes to the watcher while the sandbox is cleaned up.
+            ended: &mut || {
+                if let Some(recording) = recording.borrow_mut().as_mut() {
+                    recording.ask_after();
+                }
+            },
         },
     );
     if let Some(why) = refused {
         eprintln!("agent-guard sandbox: {why}");
         return Ok(ExitCode::from(SETUP_FAILED));
     }
+    let recording = recording.into_inner();
     crate::undo_cmd::finish(recording);
     match ran {
         Ok((status, removed)) => {

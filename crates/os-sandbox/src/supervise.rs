@@ -182,14 +182,35 @@ pub fn run_filtered(
     argv: &[OsString],
     output: Option<&'static dyn OutputFilter>,
 ) -> Result<(i32, Vec<PathBuf>)> {
-    run_filtered_gated(plan, support, env, protection, argv, output, &mut || true)
+    run_filtered_gated(
+        plan,
+        support,
+        env,
+        protection,
+        argv,
+        output,
+        Around {
+            before: &mut || true,
+            ended: &mut || {},
+        },
+    )
+}
+
+/// What [`run_filtered_gated`] calls around the command.
+pub struct Around<'a> {
+    /// Called once the command's process exists and before it may start; `false` keeps it from starting.
+    pub before: &'a mut dyn FnMut() -> bool,
+    /// Called once every process of the command has ended, before the clean-up after it.
+    pub ended: &'a mut dyn FnMut(),
 }
 
 /// [`run_filtered`], with `before` called once the command's process exists and before it may start: with
 /// namespaces the command is made (the namespaces, the mounts, its confinement) while `before` runs, and waits at
 /// a gate before its `exec` until `before` returns; without them `before` runs before the command is spawned.
 /// When `before` returns `false` the command is not started, and the error's source is `ECANCELED`. For the undo
-/// snapshot before the command, which its start then overlaps without the command starting before it.
+/// snapshot before the command, which its start then overlaps without the command starting before it. `ended` is
+/// called once every process of the command has ended, before the clean-up after it (the removal of the protected
+/// paths it made, the cgroup, the scratch directory): for the question of the snapshot after it.
 ///
 /// # Errors
 /// The errors of [`run`]; `ECANCELED` when `before` refused the command.
@@ -200,7 +221,7 @@ pub fn run_filtered_gated(
     protection: &dyn Protection,
     argv: &[OsString],
     output: Option<&'static dyn OutputFilter>,
-    before: &mut dyn FnMut() -> bool,
+    around: Around<'_>,
 ) -> Result<(i32, Vec<PathBuf>)> {
     let Some((program, args)) = argv.split_first() else {
         return Err(KernelSandboxError::Spawn {
@@ -263,7 +284,7 @@ pub fn run_filtered_gated(
                     let _killed = nix::sys::signal::kill(started.init, nix::sys::signal::Signal::SIGKILL);
                 }
                 // The command waits at its gate until `before` is done.
-                let go = before();
+                let go = (around.before)();
                 started.open_gate(go);
                 if let (Some(filter), Some(stdout), Some(stderr)) =
                     (output, started.stdout.take(), started.stderr.take())
@@ -298,7 +319,7 @@ pub fn run_filtered_gated(
         disk = watching
             .take()
             .and_then(|watching| watching.start(&COMMAND_GROUP, false));
-        let go = before();
+        let go = (around.before)();
         let spawned = if go {
             command.spawn()
         } else {
@@ -334,6 +355,7 @@ pub fn run_filtered_gated(
     if let Some(pumps) = pumps {
         let _pumped = pumps.join();
     }
+    (around.ended)();
     if let Some(filled) = filled {
         eprintln!("{filled}");
     } else if let Some(bound) = prepared.bound_passed(status) {

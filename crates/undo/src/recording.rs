@@ -6,8 +6,9 @@ use std::time::SystemTime;
 
 use crate::error::UndoError;
 use crate::settings::UndoSettings;
-use crate::store::{Origin, RunId, Store};
+use crate::store::{Origin, RunId, Store, StoreLock};
 use crate::walk::Rules;
+use crate::watch::incremental::Question;
 
 /// The roots of `sandbox` a `workspace-write` command may write, without those inside another (the working
 /// directory below its project is snapshotted with the project): the roots a [`Recording`] takes.
@@ -55,6 +56,8 @@ struct Pending {
     store: Store,
     before: String,
     rules: Rules,
+    /// The lock taken and the question sent for the snapshot after the command ([`Recording::ask_after`]).
+    asked: Option<(StoreLock, Option<Question>)>,
 }
 
 /// A run that changed a root and was recorded.
@@ -127,7 +130,12 @@ impl Recording {
                 let before = store.snapshot(&lock, &mut rules)?;
                 unkept = store.unhashed();
                 drop(lock);
-                Ok(Pending { store, before, rules })
+                Ok(Pending {
+                    store,
+                    before,
+                    rules,
+                    asked: None,
+                })
             });
             self.unkept.append(&mut unkept);
             match before {
@@ -189,6 +197,21 @@ impl Recording {
         &self.notes
     }
 
+    /// Once the command has ended (every process of it), takes each store's lock and sends the question of the
+    /// snapshot after it to the store's watcher, so that the watcher takes the events meanwhile while the caller
+    /// cleans up; [`Recording::finish`] reads the answers. Files the caller then changes in the roots (a protected
+    /// path the command made, removed) are looked at as they are when the answer is read.
+    pub fn ask_after(&mut self) {
+        for pending in &mut self.pending {
+            if pending.asked.is_none()
+                && let Ok(lock) = pending.store.lock()
+            {
+                let question = pending.store.ask(&lock);
+                pending.asked = Some((lock, question));
+            }
+        }
+    }
+
     /// Snapshots the roots after the command and records each run that changed something.
     pub fn finish(self) -> Finished {
         let mut finished = Finished {
@@ -197,8 +220,12 @@ impl Recording {
         };
         for pending in self.pending {
             let store = &pending.store;
-            let recorded = store.lock().and_then(|lock| {
-                let after = store.snapshot(&lock, &mut pending.rules.frozen());
+            let locked = match pending.asked {
+                Some((lock, question)) => Ok((lock, question)),
+                None => store.lock().map(|lock| (lock, None)),
+            };
+            let recorded = locked.and_then(|(lock, question)| {
+                let after = store.snapshot_asked(&lock, &mut pending.rules.frozen(), question);
                 finished.notes.extend(left_out(store, "after the command"));
                 let after = after?;
                 if after == pending.before {
