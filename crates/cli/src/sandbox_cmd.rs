@@ -184,24 +184,16 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         undo: args.counts_on_undo,
         background: args.background,
     };
-    // The snapshot comes first: it may make the store in the project's `.agent-guard/`, which the plan must then
-    // find and keep out of the command's reach.
-    let recording = crate::undo_cmd::begin(
+    // The stores are opened first: opening may make one in the project's `.agent-guard/`, which the plan must
+    // then find and keep out of the command's reach. The snapshot before the command is taken while the command's
+    // namespaces and mounts are made, and the command waits at a gate until it is complete.
+    let recording = crate::undo_cmd::open(
         &guard,
         confinement,
         &args.command,
         args.approval.as_deref(),
         args.call.as_deref(),
     );
-    if let Some(why) = recording
-        .as_ref()
-        .filter(|_| confinement.undo)
-        .and_then(agent_undo::Recording::refusal)
-        .or_else(|| guard.undo_held_since(&args.undo_held))
-    {
-        eprintln!("agent-guard sandbox: {why}");
-        return Ok(ExitCode::from(SETUP_FAILED));
-    }
     let mut plan = match guard.sandbox_plan(confinement, &support) {
         Ok(plan) => plan,
         Err(error) => {
@@ -288,14 +280,43 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     // still does not reach the model.
     let output: Option<&'static dyn agent_os_sandbox::OutputFilter> =
         (!args.no_redact).then_some(&crate::sandbox_output::Redaction);
-    let ran = agent_os_sandbox::run_filtered(
+    let mut refused = None;
+    let recording = std::cell::RefCell::new(recording);
+    let ran = agent_os_sandbox::run_filtered_gated(
         &plan,
         &support,
         guard.env_policy(),
         &guard.protection(),
         &args.command,
         output,
+        agent_os_sandbox::Around {
+            before: &mut || {
+                let mut recording = recording.borrow_mut();
+                let Some(recording) = recording.as_mut() else {
+                    return true;
+                };
+                crate::undo_cmd::snapshot(recording);
+                // What the decision counted on the snapshot to hold, looked at again once it is taken.
+                refused = confinement
+                    .undo
+                    .then(|| recording.refusal())
+                    .flatten()
+                    .or_else(|| guard.undo_held_since(&args.undo_held));
+                refused.is_none()
+            },
+            // The question of the snapshot after the command goes to the watcher while the sandbox is cleaned up.
+            ended: &mut || {
+                if let Some(recording) = recording.borrow_mut().as_mut() {
+                    recording.ask_after();
+                }
+            },
+        },
     );
+    if let Some(why) = refused {
+        eprintln!("agent-guard sandbox: {why}");
+        return Ok(ExitCode::from(SETUP_FAILED));
+    }
+    let recording = recording.into_inner();
     crate::undo_cmd::finish(recording);
     match ran {
         Ok((status, removed)) => {

@@ -47,6 +47,18 @@ impl OutputFilter for Redaction {
     /// the stream it came from. One `poll` waits for either pipe, or for the time a partial line is due to be
     /// written as it is. A failed write stops that stream alone (the command meets a closed pipe on it).
     fn pump_both(&self, stdout: OwnedFd, stderr: OwnedFd) {
+        pump_both_calling(stdout, stderr, None);
+    }
+
+    /// As `pump_both`, with `due` called from the same `poll` loop once `after` has passed.
+    fn pump_both_then(&self, stdout: OwnedFd, stderr: OwnedFd, after: Duration, due: &mut dyn FnMut()) {
+        pump_both_calling(stdout, stderr, Some((Instant::now() + after, due)));
+    }
+}
+
+/// [`Redaction`]'s `pump_both`, calling the function of `call` once at its time if the pipes are still open then.
+fn pump_both_calling(stdout: OwnedFd, stderr: OwnedFd, mut call: Option<(Instant, &mut dyn FnMut())>) {
+    {
         let mut out = std::io::stdout();
         let mut err = std::io::stderr();
         let mut outs: [&mut dyn Write; 2] = [&mut out, &mut err];
@@ -83,8 +95,17 @@ impl OutputFilter for Redaction {
                 }
                 return;
             }
-            // Until the held line is due, or without end.
-            let timeout = due.map_or(-1, |due| {
+            if call.as_ref().is_some_and(|(at, _)| Instant::now() >= *at)
+                && let Some((_, function)) = call.take()
+            {
+                function();
+            }
+            // Until the held line is due or the call, or without end.
+            let wake = match (due, call.as_ref().map(|(at, _)| *at)) {
+                (Some(due), Some(at)) => Some(due.min(at)),
+                (due, at) => due.or(at),
+            };
+            let timeout = wake.map_or(-1, |due| {
                 let wait = due
                     .saturating_duration_since(Instant::now())
                     .as_micros()

@@ -36,10 +36,11 @@ pub(crate) struct UndoArgs {
     decide: DecideArgs,
 }
 
-/// Snapshots the roots `guard`'s sandbox lets a `workspace-write` command write, before `command` runs; `None`
-/// for any other profile. `approval` is the server's ask a person answered to let it run, and `call` the key of
-/// the tool call it runs for, both of which the runs name. Notes (a snapshot that could not be taken) go to stderr.
-pub(crate) fn begin(
+/// Opens the stores of the roots `guard`'s sandbox lets a `workspace-write` command write, for a recording of
+/// `command` whose snapshots before it [`snapshot`] takes; `None` for any other profile. `approval` is the server's
+/// ask a person answered to let it run, and `call` the key of the tool call it runs for, both of which the runs
+/// name.
+pub(crate) fn open(
     guard: &Guard,
     confinement: Confinement,
     command: &[OsString],
@@ -51,17 +52,22 @@ pub(crate) fn begin(
     }
     let roots = agent_undo::writable_roots(guard.sandbox()?);
     let settings = guard.undo_settings();
-    let mut recording = Recording::begin(&roots, &command_text(command), &settings);
+    let mut recording = Recording::open(&roots, &command_text(command), &settings);
     if let Some(ask) = approval {
         recording = recording.approved_by_ask(ask);
     }
     if let Some(call) = call {
         recording = recording.for_call(call);
     }
+    Some(recording)
+}
+
+/// Takes the snapshots before the command of a recording [`open`] opened, and says on stderr what went wrong.
+pub(crate) fn snapshot(recording: &mut Recording) {
+    recording.snapshot();
     for note in recording.notes() {
         eprintln!("agent-guard sandbox: {note}");
     }
-    Some(recording)
 }
 
 /// Snapshots the roots again after the command and says, on stderr, the undo id of each root it changed.

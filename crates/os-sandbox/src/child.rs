@@ -147,7 +147,9 @@ impl ChildSetup {
         }) else {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         };
-        let flags = libc::c_ulong::from((namespaces.flags | libc::SIGCHLD).unsigned_abs());
+        // The network namespace is made by the child itself ([`LATE_NAMESPACES`]).
+        let flags =
+            libc::c_ulong::from(((namespaces.flags & !LATE_NAMESPACES) | libc::SIGCHLD).unsigned_abs());
         // SAFETY: `clone` without a new stack is `fork` with the namespaces' flags, as bubblewrap makes its init:
         // the child runs on a copy of this thread's stack and memory, with this thread alone, and makes only
         // system calls on data prepared before the call (no allocation, no lock) until it execs or exits; it
@@ -163,12 +165,18 @@ impl ChildSetup {
     /// Process 1 of the namespaces `clone` made: the command's descriptors and signals, the bounds, the user
     /// maps, the mounts; then it forks the command, which confines itself and execs. Never returns.
     fn init_by_clone(&self, confine: &Confine, namespaces: &NamespaceSetup, exec: &Exec<'_>) -> ! {
+        if let Some((_, write)) = exec.gate {
+            // SAFETY: close of a descriptor this process inherited; only the supervisor keeps the write end.
+            unsafe { libc::close(write) };
+        }
         let failed = exec
             .stdio()
             .and_then(|()| self.bound(exec.parent))
             .and_then(|()| user_maps(namespaces))
+            .and_then(|()| unshare_late(namespaces))
             .and_then(|()| init(namespaces, confine.ruleset.as_raw_fd()))
             .and_then(|()| confine_command(confine))
+            .and_then(|()| exec.pass_gate())
             .and_then(|()| exec.exec());
         let errno = failed
             .err()
@@ -295,6 +303,11 @@ pub(crate) struct Exec<'a> {
     pub(crate) errors: RawFd,
     /// A pidfd of the process to die with, when the setup names one.
     pub(crate) parent: Option<RawFd>,
+    /// The gate the command waits at before its `exec`: the read end, where the supervisor writes one byte once
+    /// the command may start (the undo snapshot before it is complete), and the write end, which the child
+    /// closes first, so that the read meets the end of the pipe when the supervisor closes it without the byte or
+    /// dies.
+    pub(crate) gate: Option<(RawFd, RawFd)>,
 }
 
 unsafe extern "C" {
@@ -335,6 +348,25 @@ impl Exec<'_> {
         Ok(())
     }
 
+    /// Waits at the gate, when there is one, until the supervisor lets the command start: `ECANCELED` when the
+    /// supervisor closed it without a byte (it refused the command, or died), and the command does not run.
+    fn pass_gate(&self) -> io::Result<()> {
+        let Some((read, _)) = self.gate else {
+            return Ok(());
+        };
+        let mut byte = 0u8;
+        loop {
+            // SAFETY: read(2) of one byte into a byte on our stack, from a descriptor opened before the clone.
+            let got = unsafe { libc::read(read, (&raw mut byte).cast(), 1) };
+            match got {
+                1 => return Ok(()),
+                0 => return Err(io::Error::from_raw_os_error(libc::ECANCELED)),
+                _ if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) => {}
+                _ => return Err(fail(b"wait for the snapshot before the command")),
+            }
+        }
+    }
+
     /// Replaces this process with the command; returns only the error of `execvp`.
     fn exec(&self) -> io::Result<()> {
         // SAFETY: this process is single-threaded and about to exec: pointing `environ` at the array prepared before
@@ -366,6 +398,22 @@ fn enter_namespaces(setup: &NamespaceSetup) -> io::Result<()> {
         }
         init => wait_and_exit(init, false, None),
     }
+}
+
+/// The namespaces the namespace's process 1 makes itself with `unshare`, rather than the `clone` that makes it: the
+/// network namespace, whose creation is most of the kernel's part of the start (about half a millisecond: its
+/// loopback device, its `sysctl` tables). Made in the child, it no longer holds up the supervisor, which takes the
+/// undo snapshot before the command meanwhile; the command is forked after it, in it, as before.
+const LATE_NAMESPACES: libc::c_int = libc::CLONE_NEWNET;
+
+/// Makes the namespaces of [`LATE_NAMESPACES`] the setup asks for, in the process 1 `clone` made.
+fn unshare_late(setup: &NamespaceSetup) -> io::Result<()> {
+    let late = setup.flags & LATE_NAMESPACES;
+    // SAFETY: unshare with flags.
+    if late != 0 && unsafe { libc::unshare(late) } != 0 {
+        return Err(fail(b"make the network namespace"));
+    }
+    Ok(())
 }
 
 /// Maps the user's own ids into a new user namespace, from inside it.

@@ -64,6 +64,44 @@ impl std::fmt::Display for Filled {
     }
 }
 
+/// The file systems a command may write, with their reserves, measured as it starts: the watcher's thread starts
+/// from it ([`Watching::start`]) as late as its first look is due.
+pub(crate) struct Watching {
+    watched: Vec<Watched>,
+}
+
+impl Watching {
+    /// The file systems of `places` (the places the command may write) and their reserves, from what is free
+    /// now; `None` when no file system can be looked at.
+    pub(crate) fn new(places: &[PathBuf]) -> Option<Self> {
+        let set = std::env::var(RESERVE_VARIABLE)
+            .ok()
+            .and_then(|v| v.trim().parse().ok());
+        let watched = watched(places, set);
+        (!watched.is_empty()).then_some(Self { watched })
+    }
+
+    /// Starts the thread that watches, for the command that is the process group `command` holds once it is not
+    /// 0 (it is killed as [`crate::supervise`] kills it on a signal). Its first look comes after [`EVERY`], or at
+    /// once when `look_now` (a thread started when that first look is due). `None` when the thread cannot
+    /// start.
+    pub(crate) fn start(self, command: &'static AtomicI32, look_now: bool) -> Option<DiskWatch> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let watched = self.watched;
+        let thread = std::thread::Builder::new()
+            .name("disk bound".to_owned())
+            .stack_size(64 << 10)
+            .spawn(move || watch(&watched, &stopped, command, look_now))
+            .ok()?;
+        Some(DiskWatch { stop, thread })
+    }
+}
+
+/// How long after the command's start the first look at the free space is due: a command that ends before it
+/// starts no thread.
+pub(crate) const FIRST_LOOK: Duration = EVERY;
+
 /// The watcher of a running command.
 pub(crate) struct DiskWatch {
     stop: Arc<AtomicBool>,
@@ -71,27 +109,6 @@ pub(crate) struct DiskWatch {
 }
 
 impl DiskWatch {
-    /// Starts watching the file systems of `places` (the places the command may write); the command is the
-    /// process group `command` holds once it is not 0 (it is killed as [`crate::supervise`] kills it on a signal).
-    /// `None` when no file system can be looked at, or the thread cannot start.
-    pub(crate) fn start(places: &[PathBuf], command: &'static AtomicI32) -> Option<Self> {
-        let set = std::env::var(RESERVE_VARIABLE)
-            .ok()
-            .and_then(|v| v.trim().parse().ok());
-        let watched = watched(places, set);
-        if watched.is_empty() {
-            return None;
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
-        let thread = std::thread::Builder::new()
-            .name("disk bound".to_owned())
-            .stack_size(64 << 10)
-            .spawn(move || watch(&watched, &stopped, command))
-            .ok()?;
-        Some(Self { stop, thread })
-    }
-
     /// Stops watching (the command has ended): why it was ended, if it was.
     pub(crate) fn stop(self) -> Option<Filled> {
         self.stop.store(true, Ordering::SeqCst);
@@ -133,9 +150,13 @@ fn watched(places: &[PathBuf], set: Option<u64>) -> Vec<Watched> {
 
 /// Looks at each file system every [`EVERY`] until told to stop; ends the command when one falls below its
 /// reserve.
-fn watch(watched: &[Watched], stop: &AtomicBool, command: &AtomicI32) -> Option<Filled> {
+fn watch(watched: &[Watched], stop: &AtomicBool, command: &AtomicI32, look_now: bool) -> Option<Filled> {
+    let mut wait = !look_now;
     while !stop.load(Ordering::SeqCst) {
-        std::thread::park_timeout(EVERY);
+        if wait {
+            std::thread::park_timeout(EVERY);
+        }
+        wait = true;
         if stop.load(Ordering::SeqCst) {
             break;
         }

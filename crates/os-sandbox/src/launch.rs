@@ -402,6 +402,7 @@ impl Prepared {
         &mut self,
         argv: &[OsString],
         piped: bool,
+        gated: bool,
     ) -> std::io::Result<crate::supervise::Started> {
         use std::io::{Error, ErrorKind};
         let invalid = || Error::from(ErrorKind::InvalidInput);
@@ -450,6 +451,7 @@ impl Prepared {
             (None, None)
         };
         let errors = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)?;
+        let gate = if gated { Some(pipe()?) } else { None };
         let parent = if setup.die_with.is_some() {
             Some(crate::supervise::pidfd_of_self()?)
         } else {
@@ -463,6 +465,9 @@ impl Prepared {
             stderr: stderr.as_ref().map(|(_, write)| write.as_raw_fd()),
             errors: errors.1.as_raw_fd(),
             parent: parent.as_ref().map(AsRawFd::as_raw_fd),
+            gate: gate
+                .as_ref()
+                .map(|(read, write)| (read.as_raw_fd(), write.as_raw_fd())),
         };
         let init = setup.start(&exec)?;
         // The write ends are the command's alone now: each pipe ends when the last of its processes has.
@@ -471,6 +476,8 @@ impl Prepared {
             stdout: stdout.map(|(read, _)| read),
             stderr: stderr.map(|(read, _)| read),
             errors: errors.0,
+            // The read end is the command's alone now (closed here when `gate` is dropped).
+            gate: gate.map(|(_, write)| write),
         })
     }
 

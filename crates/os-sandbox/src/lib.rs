@@ -114,4 +114,4 @@ pub use supervise::OutputFilter;
 #[cfg(target_os = "linux")]
 pub use supervise::run;
 #[cfg(target_os = "linux")]
-pub use supervise::run_filtered;
+pub use supervise::{Around, run_filtered, run_filtered_gated};

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{AsFd as _, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -24,9 +24,42 @@ pub(crate) struct Started {
     pub(crate) stderr: Option<OwnedFd>,
     /// The read end of the pipe where a step of the start writes its `errno`.
     pub(crate) errors: OwnedFd,
+    /// The write end of the gate the command waits at before its `exec`, when it was started gated.
+    pub(crate) gate: Option<OwnedFd>,
 }
 
 impl Started {
+    /// Whether the namespace's process 1 ends within `within` (it is not reaped: [`Started::wait`] does that).
+    /// `false` when that cannot be told.
+    pub(crate) fn ended_within(&self, within: std::time::Duration) -> bool {
+        let Ok(pidfd) = pidfd_of(self.init.as_raw()) else {
+            return false;
+        };
+        let mut fds = [nix::poll::PollFd::new(
+            pidfd.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        let timeout = nix::poll::PollTimeout::try_from(within).unwrap_or(nix::poll::PollTimeout::MAX);
+        loop {
+            match nix::poll::poll(&mut fds, timeout) {
+                Ok(ready) => return ready > 0,
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Lets the command pass its gate and start (`go`), or closes the gate without letting it through: the
+    /// command then ends before its `exec`, and [`Started::wait`] says `ECANCELED`.
+    pub(crate) fn open_gate(&mut self, go: bool) {
+        if let Some(gate) = self.gate.take()
+            && go
+        {
+            // A failed write closes the gate all the same: the command then does not start.
+            let _written = nix::unistd::write(&gate, b"g");
+        }
+    }
+
     /// Waits for the namespace's process 1 to end (and with it every process of the command): its exit status,
     /// or the error of the step of the start that failed (the command then did not run).
     ///
@@ -57,10 +90,15 @@ impl Started {
 
 /// A pidfd of this process (closed at exec), for a child to tell whether this process is still alive.
 pub(crate) fn pidfd_of_self() -> std::io::Result<OwnedFd> {
+    pidfd_of(nix::unistd::getpid().as_raw())
+}
+
+/// A pidfd of the process `pid` (closed at exec), readable once it has exited.
+fn pidfd_of(pid: libc::pid_t) -> std::io::Result<OwnedFd> {
     use std::os::fd::FromRawFd;
     #[expect(unsafe_code, reason = "pidfd_open has no wrapper in nix")]
-    // SAFETY: pidfd_open with this process's pid and no flags returns a new descriptor (close-on-exec) or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, nix::unistd::getpid().as_raw(), 0u32) };
+    // SAFETY: pidfd_open with a pid and no flags returns a new descriptor (close-on-exec) or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
     let fd = RawFd::try_from(fd).map_err(|_| std::io::Error::from_raw_os_error(libc::EBADF))?;
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
@@ -112,6 +150,20 @@ pub trait OutputFilter: Sync {
             let _pumped = self.pump(stdout, &mut std::io::stdout());
         });
     }
+
+    /// [`pump_both`](Self::pump_both), calling `due` once when `after` has passed and the pipes are still open
+    /// (for work that a short command does not need, as the disk bound's thread). The default calls it at once.
+    fn pump_both_then(
+        &self,
+        stdout: OwnedFd,
+        stderr: OwnedFd,
+        after: std::time::Duration,
+        due: &mut dyn FnMut(),
+    ) {
+        let _ = after;
+        due();
+        self.pump_both(stdout, stderr);
+    }
 }
 
 /// [`run`], with the command's stdout and stderr passed through `output` when one is given: each stream on a pipe
@@ -129,6 +181,47 @@ pub fn run_filtered(
     protection: &dyn Protection,
     argv: &[OsString],
     output: Option<&'static dyn OutputFilter>,
+) -> Result<(i32, Vec<PathBuf>)> {
+    run_filtered_gated(
+        plan,
+        support,
+        env,
+        protection,
+        argv,
+        output,
+        Around {
+            before: &mut || true,
+            ended: &mut || {},
+        },
+    )
+}
+
+/// What [`run_filtered_gated`] calls around the command.
+pub struct Around<'a> {
+    /// Called once the command's process exists and before it may start; `false` keeps it from starting.
+    pub before: &'a mut dyn FnMut() -> bool,
+    /// Called once every process of the command has ended, before the clean-up after it.
+    pub ended: &'a mut dyn FnMut(),
+}
+
+/// [`run_filtered`], with `before` called once the command's process exists and before it may start: with
+/// namespaces the command is made (the namespaces, the mounts, its confinement) while `before` runs, and waits at
+/// a gate before its `exec` until `before` returns; without them `before` runs before the command is spawned.
+/// When `before` returns `false` the command is not started, and the error's source is `ECANCELED`. For the undo
+/// snapshot before the command, which its start then overlaps without the command starting before it. `ended` is
+/// called once every process of the command has ended, before the clean-up after it (the removal of the protected
+/// paths it made, the cgroup, the scratch directory): for the question of the snapshot after it.
+///
+/// # Errors
+/// The errors of [`run`]; `ECANCELED` when `before` refused the command.
+pub fn run_filtered_gated(
+    plan: &Plan,
+    support: &KernelSupport,
+    env: &EnvPolicy,
+    protection: &dyn Protection,
+    argv: &[OsString],
+    output: Option<&'static dyn OutputFilter>,
+    around: Around<'_>,
 ) -> Result<(i32, Vec<PathBuf>)> {
     let Some((program, args)) = argv.split_first() else {
         return Err(KernelSandboxError::Spawn {
@@ -175,25 +268,46 @@ pub fn run_filtered(
         .filter(|grant| grant.rights.contains(crate::plan::Rights::WRITE))
         .map(|grant| grant.path.clone())
         .collect();
-    let disk = crate::disk::DiskWatch::start(&writable, &COMMAND_GROUP);
+    // Measured now (the reserves follow what is free as the command starts); the thread starts when its first
+    // look is due, so that a command that ends before then has none.
+    let mut watching = crate::disk::Watching::new(&writable);
+    let mut disk = None;
     let mut pumps = None;
     let status = if prepared.starts_itself() {
         // With namespaces this process makes their process 1 itself.
-        prepared.start(argv, output.is_some()).and_then(|mut started| {
-            COMMAND_GROUP.store(started.init.as_raw(), Ordering::SeqCst);
-            if CAUGHT.load(Ordering::SeqCst) != 0 {
-                // Told to stop before the command's group was known.
-                let _killed = nix::sys::signal::kill(started.init, nix::sys::signal::Signal::SIGKILL);
-            }
-            if let (Some(filter), Some(stdout), Some(stderr)) =
-                (output, started.stdout.take(), started.stderr.take())
-            {
-                // Both pipes end by the time the namespace's first process has ended, at the latest: this
-                // process closed its ends, and every other process holding them is in the namespaces.
-                filter.pump_both(stdout, stderr);
-            }
-            started.wait()
-        })
+        prepared
+            .start(argv, output.is_some(), true)
+            .and_then(|mut started| {
+                COMMAND_GROUP.store(started.init.as_raw(), Ordering::SeqCst);
+                if CAUGHT.load(Ordering::SeqCst) != 0 {
+                    // Told to stop before the command's group was known.
+                    let _killed = nix::sys::signal::kill(started.init, nix::sys::signal::Signal::SIGKILL);
+                }
+                // The command waits at its gate until `before` is done.
+                let go = (around.before)();
+                started.open_gate(go);
+                if let (Some(filter), Some(stdout), Some(stderr)) =
+                    (output, started.stdout.take(), started.stderr.take())
+                {
+                    // Both pipes end by the time the namespace's first process has ended, at the latest: this
+                    // process closed its ends, and every other process holding them is in the namespaces.
+                    let since = std::time::Instant::now();
+                    filter.pump_both_then(stdout, stderr, crate::disk::FIRST_LOOK, &mut || {
+                        disk = watching
+                            .take()
+                            .and_then(|watching| watching.start(&COMMAND_GROUP, true));
+                    });
+                    // A command that closed its output goes on; it is watched from when the first look is due.
+                    if let Some(watching) = watching.take()
+                        && !started.ended_within(crate::disk::FIRST_LOOK.saturating_sub(since.elapsed()))
+                    {
+                        disk = watching.start(&COMMAND_GROUP, true);
+                    }
+                } else if let Some(watching) = watching.take() {
+                    disk = watching.start(&COMMAND_GROUP, false);
+                }
+                started.wait()
+            })
     } else {
         let mut command = std::process::Command::new(program);
         command.args(args);
@@ -202,7 +316,16 @@ pub fn run_filtered(
             command.stdout(std::process::Stdio::piped());
             command.stderr(std::process::Stdio::piped());
         }
-        command.spawn().and_then(|mut child| {
+        disk = watching
+            .take()
+            .and_then(|watching| watching.start(&COMMAND_GROUP, false));
+        let go = (around.before)();
+        let spawned = if go {
+            command.spawn()
+        } else {
+            Err(std::io::Error::from_raw_os_error(libc::ECANCELED))
+        };
+        spawned.and_then(|mut child| {
             if let (Some(filter), Some(stdout), Some(stderr)) =
                 (output, child.stdout.take(), child.stderr.take())
             {
@@ -232,6 +355,7 @@ pub fn run_filtered(
     if let Some(pumps) = pumps {
         let _pumped = pumps.join();
     }
+    (around.ended)();
     if let Some(filled) = filled {
         eprintln!("{filled}");
     } else if let Some(bound) = prepared.bound_passed(status) {

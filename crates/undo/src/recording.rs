@@ -6,8 +6,9 @@ use std::time::SystemTime;
 
 use crate::error::UndoError;
 use crate::settings::UndoSettings;
-use crate::store::{Origin, RunId, Store};
+use crate::store::{Origin, RunId, Store, StoreLock};
 use crate::walk::Rules;
+use crate::watch::incremental::Question;
 
 /// The roots of `sandbox` a `workspace-write` command may write, without those inside another (the working
 /// directory below its project is snapshotted with the project): the roots a [`Recording`] takes.
@@ -35,6 +36,10 @@ pub fn writable_roots(sandbox: &agent_fs_sandbox::PathSandbox) -> Vec<PathBuf> {
 #[derive(Debug)]
 pub struct Recording {
     pending: Vec<Pending>,
+    /// The stores [`Recording::open`] opened, each with its root, waiting for [`Recording::snapshot`].
+    opened: Vec<(PathBuf, Result<Store, UndoError>)>,
+    /// The settings of the snapshots still to take.
+    settings: Option<UndoSettings>,
     command: String,
     origin: Origin,
     started: SystemTime,
@@ -51,6 +56,8 @@ struct Pending {
     store: Store,
     before: String,
     rules: Rules,
+    /// The lock taken and the question sent for the snapshot after the command ([`Recording::ask_after`]).
+    asked: Option<(StoreLock, Option<Question>)>,
 }
 
 /// A run that changed a root and was recorded.
@@ -76,10 +83,22 @@ pub struct Finished {
 impl Recording {
     /// Snapshots each of `roots` before `command` runs. Never fails: a root without a snapshot is said in
     /// [`Recording::notes`] (a missing `git` once per store directory, snapshots switched off not at all), and
-    /// the command runs all the same.
+    /// the command runs all the same. The same as [`Recording::open`] then [`Recording::snapshot`].
     pub fn begin(roots: &[PathBuf], command: &str, settings: &UndoSettings) -> Self {
+        let mut recording = Self::open(roots, command, settings);
+        recording.snapshot();
+        recording
+    }
+
+    /// Opens the store of each of `roots` for a recording of `command`, making the ones that do not exist yet,
+    /// without taking a snapshot: so that a sandbox's plan, which hides every store from the command, can be
+    /// built before the snapshot is taken ([`Recording::snapshot`], which must be complete before the command
+    /// starts). Never fails, as [`Recording::begin`].
+    pub fn open(roots: &[PathBuf], command: &str, settings: &UndoSettings) -> Self {
         let mut recording = Self {
             pending: Vec::new(),
+            opened: Vec::new(),
+            settings: None,
             command: command.to_owned(),
             origin: Origin::default(),
             started: SystemTime::now(),
@@ -89,37 +108,53 @@ impl Recording {
         if !settings.enabled {
             return recording;
         }
-        for root in roots {
+        recording.opened = roots
+            .iter()
+            .map(|root| (root.clone(), Store::open(root, settings)))
+            .collect();
+        recording.settings = Some(settings.clone());
+        recording
+    }
+
+    /// Takes the snapshot before the command of each store [`Recording::open`] opened (once; a second call does
+    /// nothing). The command must not start before it has returned.
+    pub fn snapshot(&mut self) {
+        let Some(settings) = self.settings.take() else {
+            return;
+        };
+        for (root, opened) in std::mem::take(&mut self.opened) {
             let mut unkept = Vec::new();
-            let before = Store::open(root, settings).and_then(|store| {
+            let before = opened.and_then(|store| {
                 let lock = store.lock()?;
                 let mut rules = store.rules();
                 let before = store.snapshot(&lock, &mut rules)?;
                 unkept = store.unhashed();
                 drop(lock);
-                Ok(Pending { store, before, rules })
+                Ok(Pending {
+                    store,
+                    before,
+                    rules,
+                    asked: None,
+                })
             });
-            recording.unkept.append(&mut unkept);
+            self.unkept.append(&mut unkept);
             match before {
                 Ok(pending) => {
-                    recording
-                        .notes
-                        .extend(left_out(&pending.store, "before the command"));
-                    recording.pending.push(pending);
+                    self.notes.extend(left_out(&pending.store, "before the command"));
+                    self.pending.push(pending);
                 }
                 Err(UndoError::Off(_)) => {}
                 Err(UndoError::NoGit) => {
-                    if first_time(settings, "no-git") {
-                        recording.notes.push(format!(
+                    if first_time(&settings, "no-git") {
+                        self.notes.push(format!(
                             "{}; `agent-guard undo` cannot take runs back",
                             UndoError::NoGit
                         ));
                     }
                 }
-                Err(error) => recording.notes.push(no_snapshot(root, &error)),
+                Err(error) => self.notes.push(no_snapshot(&root, &error)),
             }
         }
-        recording
     }
 
     /// The files whose content the snapshots before the command did not keep (past the bounds of what one
@@ -162,6 +197,21 @@ impl Recording {
         &self.notes
     }
 
+    /// Once the command has ended (every process of it), takes each store's lock and sends the question of the
+    /// snapshot after it to the store's watcher, so that the watcher takes the events meanwhile while the caller
+    /// cleans up; [`Recording::finish`] reads the answers. Files the caller then changes in the roots (a protected
+    /// path the command made, removed) are looked at as they are when the answer is read.
+    pub fn ask_after(&mut self) {
+        for pending in &mut self.pending {
+            if pending.asked.is_none()
+                && let Ok(lock) = pending.store.lock()
+            {
+                let question = pending.store.ask(&lock);
+                pending.asked = Some((lock, question));
+            }
+        }
+    }
+
     /// Snapshots the roots after the command and records each run that changed something.
     pub fn finish(self) -> Finished {
         let mut finished = Finished {
@@ -170,8 +220,12 @@ impl Recording {
         };
         for pending in self.pending {
             let store = &pending.store;
-            let recorded = store.lock().and_then(|lock| {
-                let after = store.snapshot(&lock, &mut pending.rules.frozen());
+            let locked = match pending.asked {
+                Some((lock, question)) => Ok((lock, question)),
+                None => store.lock().map(|lock| (lock, None)),
+            };
+            let recorded = locked.and_then(|(lock, question)| {
+                let after = store.snapshot_asked(&lock, &mut pending.rules.frozen(), question);
                 finished.notes.extend(left_out(store, "after the command"));
                 let after = after?;
                 if after == pending.before {

@@ -91,6 +91,7 @@ pub struct Store {
 }
 
 /// The exclusive lock of a store, held while a snapshot is taken or files are restored.
+#[derive(Debug)]
 pub(crate) struct StoreLock(#[expect(dead_code, reason = "held for its drop, which unlocks")] Flock<File>);
 
 impl Store {
@@ -282,12 +283,28 @@ impl Store {
     /// With a change watcher, only the paths it says changed since the last snapshot are looked at; whenever
     /// anything is in doubt, the whole root is walked (see the `watch` module).
     pub(crate) fn snapshot(&self, lock: &StoreLock, rules: &mut Rules) -> Result<String> {
+        self.snapshot_asked(lock, rules, None)
+    }
+
+    /// The question of the next snapshot sent to the store's watcher ahead of it, under `lock`, which the
+    /// snapshot that reads its answer ([`Store::snapshot_asked`]) then holds: `None` without a watcher.
+    pub(crate) fn ask(&self, _lock: &StoreLock) -> Option<crate::watch::incremental::Question> {
+        self.watch.then(|| crate::watch::incremental::ask(self))
+    }
+
+    /// [`Store::snapshot`], with the answer to `question` ([`Store::ask`], under the same lock) when it was sent.
+    pub(crate) fn snapshot_asked(
+        &self,
+        lock: &StoreLock,
+        rules: &mut Rules,
+        question: Option<crate::watch::incremental::Question>,
+    ) -> Result<String> {
         drop(self.left_out());
         drop(self.unhashed());
         if !self.watch {
             return self.walk_snapshot(lock, rules).map(|(tree, _)| tree);
         }
-        match crate::watch::incremental::snapshot(self, rules)? {
+        match crate::watch::incremental::snapshot(self, rules, question)? {
             crate::watch::incremental::Outcome::Done(tree) => Ok(tree),
             crate::watch::incremental::Outcome::Walk(answer) => {
                 let (tree, linked) = self.walk_snapshot(lock, rules)?;

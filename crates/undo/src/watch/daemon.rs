@@ -16,6 +16,9 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 use std::os::fd::AsFd as _;
 
 use super::{Answer, COOKIE_PREFIX, IDLE, LOCK, OFF, REPLY_WITHIN, SOCKET, STOPPED};
+
+/// The kept empty file each cookie is a link to (its name is no cookie's).
+const COOKIE_SOURCE: &str = "watch-cookie.source";
 use crate::walk::{Checker, Rules};
 
 /// The most changed paths kept: past it, the set is dropped and every client's older token asks for a full
@@ -520,7 +523,7 @@ impl Watcher {
         Ok(())
     }
 
-    /// Writes a cookie file into the store directory and reads events until its own comes: every event queued
+    /// Makes a cookie in the store directory and reads events until its own comes: every event queued
     /// before it has then been taken. `false` when it did not come in time.
     fn sync(&mut self) -> Result<bool, Stop> {
         self.cookie_count += 1;
@@ -533,7 +536,13 @@ impl Watcher {
                 .map_or(0, |d| d.subsec_nanos())
         );
         let path = self.store.join(&name);
-        if std::fs::write(&path, b"").is_err() {
+        // A link to a kept empty file: a name and its event without a new inode (ext4 searches its bitmaps and
+        // journals a new one for each file made); the kept file is made when it is missing.
+        let source = self.store.join(COOKIE_SOURCE);
+        let made = std::fs::hard_link(&source, &path).is_ok()
+            || (std::fs::write(&source, b"").is_ok() && std::fs::hard_link(&source, &path).is_ok())
+            || std::fs::write(&path, b"").is_ok();
+        if !made {
             return Ok(false);
         }
         let deadline = Instant::now() + REPLY_WITHIN;

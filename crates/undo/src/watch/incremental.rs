@@ -22,6 +22,22 @@ pub(crate) enum Outcome {
     Walk(Option<Answer>),
 }
 
+/// The question of a snapshot sent to the store's watcher ([`ask`]), with the kept state whose token it asks
+/// from: its answer is read by [`snapshot`].
+#[derive(Debug)]
+pub(crate) struct Question {
+    state: Option<State>,
+    asked: Option<super::Asked>,
+}
+
+/// Sends the question of `store`'s next snapshot to its watcher, from the token of the kept state; under the
+/// store's lock, which the snapshot that reads the answer holds too.
+pub(crate) fn ask(store: &Store) -> Question {
+    let state = State::load(store.dir());
+    let asked = super::send(store.dir(), state.as_ref());
+    Question { state, asked }
+}
+
 /// What a path is now, reached through directories only (a walk follows no link).
 enum Kind {
     Dir,
@@ -59,12 +75,12 @@ fn kind_of(work_tree: &Path, path: &Path) -> Kind {
 /// run's (before the command as the caller has just read them from the disk under the store's lock, being
 /// captured; frozen after it) and become the kept ones when the snapshot is taken from the answer before the
 /// command.
-pub(crate) fn snapshot(store: &Store, rules: &mut Rules) -> Result<Outcome> {
+pub(crate) fn snapshot(store: &Store, rules: &mut Rules, question: Option<Question>) -> Result<Outcome> {
     let dir = store.dir();
     let work_tree = store.git.work_tree.as_path();
     let prefix = store.prefix.as_path();
-    let state = State::load(dir);
-    let Some(answer) = super::ask(dir, state.as_ref()) else {
+    let Question { state, asked } = question.unwrap_or_else(|| ask(store));
+    let Some(answer) = asked.and_then(|asked| asked.receive(dir)) else {
         super::start(dir, work_tree, store.root());
         return Ok(Outcome::Walk(None));
     };

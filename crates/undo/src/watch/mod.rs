@@ -173,24 +173,44 @@ fn same_user(_stream: &UnixStream) -> bool {
     false
 }
 
-/// Asks the watcher of the store `dir` for the paths changed since `since`; `None` when no watcher answers. A
+/// A question sent to a store's watcher, whose answer is still to be read: the watcher takes the events up to
+/// its cookie meanwhile, while the client does other work.
+#[derive(Debug)]
+pub(crate) struct Asked {
+    stream: UnixStream,
+}
+
+/// Asks the watcher of the store `dir` for the paths changed since `since`: sends the question, whose answer
+/// [`Asked::receive`] reads; `None` when no watcher of this user listens, or it did not take the question. A
 /// watcher that took the question and gave no answer this program reads (too slow, or of another version) is told
 /// to quit, so that the next snapshot starts one that does.
-pub(crate) fn ask(dir: &Path, since: Option<&State>) -> Option<Answer> {
+pub(crate) fn send(dir: &Path, since: Option<&State>) -> Option<Asked> {
     let stream = UnixStream::connect(dir.join(SOCKET)).ok()?;
     if !same_user(&stream) {
         return None;
     }
-    let answer = question(&stream, since);
-    if answer.is_none() {
+    if question(&stream, since).is_none() {
         quit(dir);
+        return None;
     }
-    answer
+    Some(Asked { stream })
 }
 
-/// The exchange of [`ask`] on a connected `stream`.
-fn question(mut stream: &UnixStream, since: Option<&State>) -> Option<Answer> {
-    use std::io::{BufRead as _, Read as _, Write as _};
+impl Asked {
+    /// The answer to the question, read to its end; `None` (and the watcher of the store `dir` told to quit)
+    /// when none this program reads comes in time.
+    pub(crate) fn receive(self, dir: &Path) -> Option<Answer> {
+        let answer = answer(&self.stream);
+        if answer.is_none() {
+            quit(dir);
+        }
+        answer
+    }
+}
+
+/// Writes the question of [`send`] on a connected `stream`.
+fn question(mut stream: &UnixStream, since: Option<&State>) -> Option<()> {
+    use std::io::Write as _;
     stream
         .set_read_timeout(Some(REPLY_WITHIN + Duration::from_millis(500)))
         .ok()?;
@@ -199,7 +219,12 @@ fn question(mut stream: &UnixStream, since: Option<&State>) -> Option<Answer> {
         Some(state) => format!("since {} {}\n", state.instance, state.seq),
         None => "since - 0\n".to_owned(),
     };
-    stream.write_all(question.as_bytes()).ok()?;
+    stream.write_all(question.as_bytes()).ok()
+}
+
+/// Reads the answer to the question on `stream`.
+fn answer(stream: &UnixStream) -> Option<Answer> {
+    use std::io::{BufRead as _, Read as _};
     let mut line = Vec::new();
     std::io::BufReader::new(stream.take(1 << 30))
         .read_until(b'\n', &mut line)
