@@ -301,7 +301,7 @@ fn whitelists(dir: &Path) -> bool {
 
 /// [`whitelists`] of a directory the walk listed: where the whole listing shows none of the ignore files (nor the
 /// `.git` that holds the exclude file), there is none to read, and nothing is asked; otherwise as [`whitelists`].
-fn listed_whitelists(dir: &Path, entries: &[(std::ffi::OsString, Option<fs::FileType>)]) -> bool {
+fn listed_whitelists(dir: &Path, entries: &[crate::facts::Entry]) -> bool {
     // A listing at its bound may have left the ignore files out.
     let whole = entries.len() <= MAX_ENTRIES;
     // Each ignore file's first name in the directory (`.git` for `.git/info/exclude`).
