@@ -100,14 +100,14 @@ pub fn left_out(
             continue;
         }
         // A directory that cannot be listed is not entered: its rules would leave out nothing the walk looks at.
-        let Ok(entries) = std::fs::read_dir(&absolute) else {
+        // Within a batch of decisions (agent-fs-sandbox's batch facts) each directory is listed once.
+        let Some(entries) = agent_fs_sandbox::list_dir(&absolute, usize::MAX) else {
             continue;
         };
         let mut gitignore = false;
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name();
+        for (name, kind) in entries.iter() {
             gitignore |= name == ".gitignore";
-            let Ok(kind) = entry.file_type() else {
+            let Some(kind) = kind else {
                 continue;
             };
             pending.push((path.join(name), kind.is_dir()));
