@@ -425,7 +425,8 @@ mod tests {
                 assert_eq!(listed, expected(most));
             }
         }
-        let kinds: std::collections::HashMap<_, _> = read_listing(root, usize::MAX).unwrap().into_iter().collect();
+        let kinds: std::collections::HashMap<_, _> =
+            read_listing(root, usize::MAX).unwrap().into_iter().collect();
         assert_eq!(kinds[std::ffi::OsStr::new("sub")], Some(EntryKind::Dir));
         assert_eq!(kinds[std::ffi::OsStr::new("to-sub")], Some(EntryKind::Link));
         assert_eq!(kinds[std::ffi::OsStr::new("dangling")], Some(EntryKind::Link));

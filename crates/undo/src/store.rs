@@ -970,7 +970,11 @@ mod tests {
         assert!(all.contains(&"/sub/cache/".to_owned()) && all.contains(&"/sub/target/".to_owned()));
         for name in ["cache", "target", "src", "file", "link", "missing"] {
             let line = format!("/sub/{name}/");
-            let expected: Vec<String> = all.iter().filter(|l| !l.starts_with('/') || **l == line).cloned().collect();
+            let expected: Vec<String> = all
+                .iter()
+                .filter(|l| !l.starts_with('/') || **l == line)
+                .cloned()
+                .collect();
             let only = exclude_lines_of(root, prefix, Some(std::ffi::OsStr::new(name)));
             assert_eq!(only, expected, "{name}");
         }
