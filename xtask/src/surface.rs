@@ -120,6 +120,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "agent-fs-sandbox",
+        "EntryKind",
+        "the type of each entry `list_dir` returns: a directory, a link or anything else",
+    ),
+    (
+        "agent-fs-sandbox",
         "GlobMatches",
         "returned by `PathSandbox::glob`",
     ),

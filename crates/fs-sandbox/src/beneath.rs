@@ -69,7 +69,7 @@ impl PathSandbox {
             let Some(entries) = crate::facts::list_dir(&current, MAX_ENTRIES.saturating_add(1)) else {
                 continue;
             };
-            let hidden = reach.hidden || inherited || whitelists(&current);
+            let hidden = reach.hidden || inherited || listed_whitelists(&current, &entries);
             for (name, kind) in entries.iter() {
                 seen += 1;
                 if seen > MAX_ENTRIES {
@@ -297,6 +297,24 @@ fn name_matchers(names: &[String]) -> Vec<GlobMatcher> {
 fn whitelists(dir: &Path) -> bool {
     // Within a batch of decisions each directory's ignore files are read once (`facts`).
     crate::facts::remembered("whitelists", dir, read_whitelists)
+}
+
+/// [`whitelists`] of a directory the walk listed: where the whole listing shows none of the ignore files (nor the
+/// `.git` that holds the exclude file), there is none to read, and nothing is asked; otherwise as [`whitelists`].
+fn listed_whitelists(dir: &Path, entries: &[crate::facts::Entry]) -> bool {
+    // A listing at its bound may have left the ignore files out.
+    let whole = entries.len() <= MAX_ENTRIES;
+    // Each ignore file's first name in the directory (`.git` for `.git/info/exclude`).
+    let holds_one = || {
+        IGNORE_FILES.iter().any(|file| {
+            let first = file.split('/').next().unwrap_or(file);
+            entries.iter().any(|(name, _)| name == first)
+        })
+    };
+    if whole && !holds_one() {
+        return false;
+    }
+    whitelists(dir)
 }
 
 /// [`whitelists`], read from the disk.

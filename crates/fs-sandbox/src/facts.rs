@@ -130,7 +130,95 @@ pub fn link_no_follow(path: &Path) -> Option<bool> {
 }
 
 /// One entry of a directory as [`list_dir`] gives it: its name, and its type unless that could not be told.
-pub(crate) type Entry = (OsString, Option<fs::FileType>);
+pub(crate) type Entry = (OsString, Option<EntryKind>);
+
+/// What a directory entry is, as the listing says (or, where it does not, `lstat` of the entry): the type
+/// `fs::DirEntry::file_type` gives, as far as a walk asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A directory.
+    Dir,
+    /// A symbolic link (not followed).
+    Link,
+    /// Anything else: a file, a device, a pipe, a socket.
+    Other,
+}
+
+impl EntryKind {
+    /// Whether the entry is a directory (a link to one is not).
+    #[must_use]
+    pub fn is_dir(self) -> bool {
+        self == Self::Dir
+    }
+
+    /// Whether the entry is a symbolic link.
+    #[must_use]
+    pub fn is_symlink(self) -> bool {
+        self == Self::Link
+    }
+
+    fn of(kind: fs::FileType) -> Self {
+        if kind.is_symlink() {
+            Self::Link
+        } else if kind.is_dir() {
+            Self::Dir
+        } else {
+            Self::Other
+        }
+    }
+}
+
+/// The bytes of one `getdents64` read: what glibc's `opendir` reads at a time.
+const LISTING_BUFFER: usize = 32 << 10;
+
+thread_local! {
+    /// The buffer of this thread's directory reads, kept between them (each listing's entries are copied out).
+    static LISTING: RefCell<Vec<std::mem::MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The first `most` entries of `dir` other than `.` and `..` (those read before the first error, as
+/// `fs::read_dir` gives them), with their types: the directory opened once and read with `getdents64` into this
+/// thread's buffer. `fs::read_dir` asked glibc's `opendir`, which also asks `fstat` and allocates its own buffer for
+/// every directory. An entry whose type the listing does not give (`DT_UNKNOWN`) is asked with `lstat`, as
+/// `fs::DirEntry::file_type` does.
+fn read_listing(dir: &Path, most: usize) -> Option<Vec<Entry>> {
+    use rustix::fs::{CWD, FileType, Mode, OFlags, RawDir};
+    use std::os::unix::ffi::OsStrExt as _;
+    // The flags of glibc's `opendir`.
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::DIRECTORY;
+    let fd = rustix::fs::openat(CWD, dir, flags, Mode::empty()).ok()?;
+    let read = |buffer: &mut Vec<std::mem::MaybeUninit<u8>>| {
+        if buffer.len() < LISTING_BUFFER {
+            buffer.resize(LISTING_BUFFER, std::mem::MaybeUninit::uninit());
+        }
+        let mut entries = Vec::new();
+        let mut raw = RawDir::new(&fd, buffer.as_mut_slice());
+        while entries.len() < most {
+            let Some(Ok(entry)) = raw.next() else { break };
+            let name = entry.file_name().to_bytes();
+            // glibc's `readdir` passes over an entry without an inode number (a deleted one).
+            if name == b"." || name == b".." || entry.ino() == 0 {
+                continue;
+            }
+            let name = std::ffi::OsStr::from_bytes(name).to_os_string();
+            let kind = match entry.file_type() {
+                FileType::Directory => Some(EntryKind::Dir),
+                FileType::Symlink => Some(EntryKind::Link),
+                FileType::Unknown => fs::symlink_metadata(dir.join(&name))
+                    .ok()
+                    .map(|meta| EntryKind::of(meta.file_type())),
+                _ => Some(EntryKind::Other),
+            };
+            entries.push((name, kind));
+        }
+        entries
+    };
+    // A read within a read (none today) gets a buffer of its own.
+    Some(LISTING.with(|buffer| match buffer.try_borrow_mut() {
+        Ok(mut buffer) => read(&mut buffer),
+        Err(_) => read(&mut Vec::new()),
+    }))
+}
 
 /// The first `most` entries `fs::read_dir(dir)` lists (those it could read), kept within a batch; `None` when
 /// the directory cannot be listed (asked again each time). A listing kept for another `most` is not used.
@@ -138,7 +226,7 @@ pub(crate) type Entry = (OsString, Option<fs::FileType>);
     clippy::type_complexity,
     reason = "the entries' type spelled out: a name for it would be one more export"
 )]
-pub fn list_dir(dir: &Path, most: usize) -> Option<Rc<[(OsString, Option<fs::FileType>)]>> {
+pub fn list_dir(dir: &Path, most: usize) -> Option<Rc<[(OsString, Option<EntryKind>)]>> {
     if let Some(known) = FACTS.with(|facts| {
         facts.borrow().as_ref().and_then(|f| {
             f.listings
@@ -149,12 +237,7 @@ pub fn list_dir(dir: &Path, most: usize) -> Option<Rc<[(OsString, Option<fs::Fil
     }) {
         return Some(known);
     }
-    let entries: Rc<[Entry]> = fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .take(most)
-        .map(|entry| (entry.file_name(), entry.file_type().ok()))
-        .collect();
+    let entries: Rc<[Entry]> = read_listing(dir, most)?.into();
     FACTS.with(|facts| {
         if let Some(facts) = facts.borrow_mut().as_mut() {
             facts
@@ -311,6 +394,46 @@ pub fn is_file(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_is_what_read_dir_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir(root.join("sub")).unwrap();
+        fs::write(root.join("file"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("to-sub")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).unwrap();
+        // More than one read of the buffer holds.
+        for i in 0..1500 {
+            fs::write(root.join(format!("{i:04}-{}", "n".repeat(40))), "").unwrap();
+        }
+        let expected = |most: usize| {
+            let mut entries: Vec<(OsString, Option<EntryKind>)> = fs::read_dir(root)
+                .unwrap()
+                .flatten()
+                .take(most)
+                .map(|entry| (entry.file_name(), entry.file_type().ok().map(EntryKind::of)))
+                .collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            entries
+        };
+        for most in [usize::MAX, 1504, 3, 0] {
+            let mut listed = read_listing(root, most).unwrap();
+            assert_eq!(listed.len(), expected(most).len());
+            if most >= 1504 {
+                listed.sort_by(|a, b| a.0.cmp(&b.0));
+                assert_eq!(listed, expected(most));
+            }
+        }
+        let kinds: std::collections::HashMap<_, _> =
+            read_listing(root, usize::MAX).unwrap().into_iter().collect();
+        assert_eq!(kinds[std::ffi::OsStr::new("sub")], Some(EntryKind::Dir));
+        assert_eq!(kinds[std::ffi::OsStr::new("to-sub")], Some(EntryKind::Link));
+        assert_eq!(kinds[std::ffi::OsStr::new("dangling")], Some(EntryKind::Link));
+        assert_eq!(kinds[std::ffi::OsStr::new("file")], Some(EntryKind::Other));
+        assert!(read_listing(&root.join("file"), 8).is_none());
+        assert!(read_listing(&root.join("missing"), 8).is_none());
+    }
 
     #[test]
     fn facts_are_kept_within_a_batch_and_forgotten_after_it() {

@@ -79,6 +79,7 @@ pub use config::RootSpec;
 pub use config::SandboxConfig;
 pub use error::PathSandboxError;
 pub use error::Result;
+pub use facts::EntryKind;
 pub use facts::canonicalize;
 pub use facts::exists_no_follow;
 pub use facts::is_dir;

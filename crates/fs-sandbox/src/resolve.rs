@@ -251,10 +251,24 @@ fn is_plain_absolute(path: &Path) -> bool {
     let Some(below) = bytes.strip_prefix(b"/") else {
         return false;
     };
-    below.is_empty()
-        || below
-            .split(|&b| b == b'/')
-            .all(|name| !matches!(name, b"" | b"."))
+    if below.is_empty() {
+        return true;
+    }
+    // One pass over the bytes: at each slash, the name it ends must be neither empty nor `.`; so must the last.
+    let mut empty = true;
+    let mut dot = false;
+    for &byte in below {
+        if byte == b'/' {
+            if empty || dot {
+                return false;
+            }
+            empty = true;
+        } else {
+            dot = empty && byte == b'.';
+            empty = false;
+        }
+    }
+    !(empty || dot)
 }
 
 #[cfg(test)]
@@ -262,6 +276,26 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     use super::*;
+
+    #[test]
+    fn a_plain_absolute_path_is_what_its_names_say() {
+        let by_names = |path: &str| {
+            path.strip_prefix('/').is_some_and(|below| {
+                below.is_empty() || below.split('/').all(|name| !matches!(name, "" | "."))
+            })
+        };
+        let parts = ["", "/", ".", "..", "a", ".a", "a.", "/.", "./", "//", "é"];
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    for d in parts {
+                        let path = format!("{a}{b}{c}{d}");
+                        assert_eq!(is_plain_absolute(Path::new(&path)), by_names(&path), "{path:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn stripping_a_root_agrees_with_strip_prefix() {

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::store::{KEPT_SNAPSHOT_BYTES, exclude_lines, secret_lines, work_tree_of};
+use crate::store::{KEPT_SNAPSHOT_BYTES, exclude_lines_of, secret_lines, work_tree_of};
 use crate::walk::{Checker, Place, Rules};
 
 /// What a snapshot of a root would not hold below a place.
@@ -67,7 +67,8 @@ fn walk_place(
         .unwrap_or_default();
     let exclude = work_tree.join(".git/info/exclude");
     let exclude = agent_fs_sandbox::is_file(&exclude).then_some(exclude.as_path());
-    let own = exclude_lines(&root, &prefix);
+    // Only the tagged directory on the way to the place can leave out what the walk looks at.
+    let own = exclude_lines_of(&root, &prefix, below.components().next().map(|c| c.as_os_str()));
     let rules = Rules::capture(own, exclude).with_folded(secret_lines());
     // The secret files alone: what they name is excused, whatever else ignores it too.
     let secrets = Rules::capture(Vec::new(), None).with_folded(secret_lines());
@@ -122,15 +123,23 @@ fn walk_place(
             }
             continue;
         }
-        learn(&mut snapshot, &path);
-        let Ok(entries) = std::fs::read_dir(&absolute) else {
+        // A directory that cannot be listed is not entered: its rules would leave out nothing the walk looks at.
+        // Within a batch of decisions (agent-fs-sandbox's batch facts) each directory is listed once.
+        let Some(entries) = agent_fs_sandbox::list_dir(&absolute, usize::MAX) else {
             continue;
         };
-        for entry in entries.filter_map(Result::ok) {
-            let Ok(kind) = entry.file_type() else {
+        let mut gitignore = false;
+        for (name, kind) in entries.iter() {
+            gitignore |= name == ".gitignore";
+            let Some(kind) = kind else {
                 continue;
             };
-            pending.push((path.join(entry.file_name()), kind.is_dir()));
+            pending.push((path.join(name), kind.is_dir()));
+        }
+        // Its `.gitignore` is read where the listing shows one (not asked for in every directory), before any
+        // entry of it is looked at.
+        if gitignore {
+            learn(&mut snapshot, &path);
         }
     }
     None

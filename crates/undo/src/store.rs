@@ -805,20 +805,37 @@ const ATTRIBUTES: &str = "* -text -filter -ident !eol !working-tree-encoding\n";
 /// directory, `node_modules`, and the directories tagged as caches (`CACHEDIR.TAG`, as in cargo's `target/`) at
 /// the root.
 pub(crate) fn exclude_lines(root: &Path, prefix: &Path) -> Vec<String> {
+    exclude_lines_of(root, prefix, None)
+}
+
+/// [`exclude_lines`] for a check of what lies at or below the root's entry `only` alone (`None`: the whole root):
+/// a tagged directory's line is anchored at the root and matches nothing outside that directory, so only
+/// `only`'s own line can change the check's answer, and only `only` is looked at (not every directory of the
+/// root, each asked for its tag).
+pub(crate) fn exclude_lines_of(root: &Path, prefix: &Path, only: Option<&std::ffi::OsStr>) -> Vec<String> {
     let mut lines = vec![
         "# written by agent-guard: what a snapshot never holds".to_owned(),
         format!("{AGENT_DIR}/"),
         "node_modules/".to_owned(),
     ];
-    if let Ok(entries) = std::fs::read_dir(root) {
+    let tagged_line = |name: &std::ffi::OsStr| {
+        let path = prefix.join(name);
+        format!("/{}/", escape_ignore(&path.to_string_lossy()))
+    };
+    if let Some(name) = only {
+        // As a listing's entry type says: the entry itself a directory, not a link to one.
+        let entry = root.join(name);
+        if std::fs::symlink_metadata(&entry).is_ok_and(|meta| meta.is_dir())
+            && entry.join("CACHEDIR.TAG").is_file()
+        {
+            lines.push(tagged_line(name));
+        }
+    } else if let Ok(entries) = std::fs::read_dir(root) {
         let mut tagged: Vec<String> = entries
             .filter_map(Result::ok)
             .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
             .filter(|entry| entry.path().join("CACHEDIR.TAG").is_file())
-            .map(|entry| {
-                let path = prefix.join(entry.file_name());
-                format!("/{}/", escape_ignore(&path.to_string_lossy()))
-            })
+            .map(|entry| tagged_line(&entry.file_name()))
             .collect();
         tagged.sort();
         lines.extend(tagged);
@@ -952,6 +969,33 @@ mod tests {
         assert_eq!(ignore_line("*.PEM").unwrap(), "*.pem");
         assert_eq!(ignore_line(".aws/credentials").unwrap(), "**/.aws/credentials");
         assert_eq!(ignore_line("/proc/*/environ"), None);
+    }
+
+    #[test]
+    fn the_lines_for_one_entry_are_the_root_s_lines_that_name_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for tagged in ["cache", "target"] {
+            std::fs::create_dir(root.join(tagged)).unwrap();
+            std::fs::write(root.join(tagged).join("CACHEDIR.TAG"), "Signature").unwrap();
+        }
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::fs::write(root.join("file"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("cache"), root.join("link")).unwrap();
+        let prefix = Path::new("sub");
+        let all = exclude_lines(root, prefix);
+        assert!(all.contains(&"/sub/cache/".to_owned()) && all.contains(&"/sub/target/".to_owned()));
+        for name in ["cache", "target", "src", "file", "link", "missing"] {
+            let line = format!("/sub/{name}/");
+            let expected: Vec<String> = all
+                .iter()
+                .filter(|l| !l.starts_with('/') || **l == line)
+                .cloned()
+                .collect();
+            let only = exclude_lines_of(root, prefix, Some(std::ffi::OsStr::new(name)));
+            assert_eq!(only, expected, "{name}");
+        }
+        assert_eq!(exclude_lines_of(root, prefix, None), all);
     }
 
     #[test]
