@@ -27,6 +27,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "runs a prepared command without an output filter, as a library user launches one",
     ),
     (
+        "agent-os-sandbox",
+        "run_filtered",
+        "runs a prepared command with its output redacted, as a library user launches one (ARCHITECTURE.md, \
+         \"From a library\")",
+    ),
+    (
         "agent-secrets",
         "Finding",
         "the type `scan` returns: a credential's kind and span",
