@@ -815,6 +815,26 @@ fn a_file_tool_beneath_a_build_output_asks_while_a_background_run_may_redirect_i
         let (decision, reason) = read(layer.join("d/key").to_str().unwrap());
         assert_eq!(decision, "ask", "{reason}");
         assert!(reason.contains("running now"), "{reason}");
+        // A search at or below agent-guard's directory meets the layer under another name than
+        // `.agent-guard`: it is left out by the name the walk meets, or the search asks.
+        let caches = scratch.proj.join(".agent-guard/caches");
+        let layer_name = layer
+            .parent()
+            .and_then(Path::file_name)
+            .unwrap()
+            .to_str()
+            .unwrap();
+        let (decision, reason, glob) = grep(json!({"pattern": "x", "path": caches.to_str().unwrap()}));
+        assert!(
+            decision == "ask" || glob.as_deref().is_some_and(|glob| glob.contains(layer_name)),
+            "{decision}: {reason} {glob:?}"
+        );
+        let state = scratch.proj.join(".agent-guard");
+        let (decision, reason, glob) = grep(json!({"pattern": "x", "path": state.to_str().unwrap()}));
+        assert!(
+            decision == "ask" || glob.as_deref().is_some_and(|glob| glob.contains("caches")),
+            "{decision}: {reason} {glob:?}"
+        );
     }
     server.kill().unwrap();
     server.wait().unwrap();

@@ -4,8 +4,6 @@ use agent_fs_sandbox::Reach;
 use agent_tool_traits::{Access, ToolKind};
 use serde_json::Value;
 
-use std::path::Path;
-
 use super::Gathering;
 use super::search::{MAX_EXCLUDES, plain_name};
 use crate::hook_io::shell_quote;
@@ -61,30 +59,33 @@ impl Gathering<'_> {
         let on_the_way = places
             .iter()
             .find(|(_, place)| paths.iter().flatten().any(|path| path.starts_with(place)));
-        // What a search reaches below its path, left out by a name the search's walk meets on its way there (the
-        // place's own, or agent-guard's directory that holds a cache's layer).
+        // What a search reaches below its path is left out by the name its walk meets first on the way there (the
+        // entry of the searched directory that holds the place): a glob leaves out what the walk meets, never the
+        // path the search was given, nor what lies below an entry it lets through.
         let mut names: Vec<&str> = Vec::new();
         let mut unnamed = None;
-        let below = places.iter().filter(|(_, place)| {
-            search.is_some() && paths.iter().flatten().any(|path| place.starts_with(path))
-        });
-        for (pid, place) in below {
-            let name = place
-                .ancestors()
-                .filter_map(Path::file_name)
-                .find(|name| *name == ".agent-guard")
-                .or_else(|| place.file_name())
-                .and_then(|name| name.to_str())
-                .filter(|name| search == Some(true) && plain_name(name));
-            match name {
-                Some(name) => names.push(name),
-                None => unnamed = unnamed.or(Some((*pid, place))),
+        let mut first_below = None;
+        for (pid, place) in places.iter().filter(|_| search.is_some()) {
+            let Some(entry) = paths
+                .iter()
+                .flatten()
+                .find_map(|path| place.strip_prefix(path).ok()?.components().next())
+            else {
+                continue;
+            };
+            first_below = first_below.or(Some((*pid, place)));
+            match entry.as_os_str().to_str() {
+                Some(name) if search == Some(true) && plain_name(name) => {
+                    if !names.contains(&name) && !self.search_excludes.iter().any(|excluded| excluded == name)
+                    {
+                        names.push(name);
+                    }
+                }
+                _ => unnamed = unnamed.or(Some((*pid, place))),
             }
         }
-        names.retain(|name| !self.search_excludes.iter().any(|excluded| excluded == name));
-        names.dedup();
         if self.search_excludes.len() + names.len() > MAX_EXCLUDES {
-            unnamed = unnamed.or_else(|| places.first().map(|(pid, place)| (*pid, place)));
+            unnamed = unnamed.or(first_below);
         }
         let Some((pid, place)) = on_the_way.map(|(pid, place)| (*pid, place)).or(unnamed) else {
             self.search_excludes.extend(names.into_iter().map(str::to_owned));
