@@ -172,9 +172,17 @@ fn problems(metadata: &Value) -> Result<Vec<String>> {
         .iter()
         .filter_map(|p| Some((p["id"].as_str()?, p["name"].as_str()?)))
         .collect();
+    // The members of the workspace: a path dependency that is none (a crate patched in `vendor/`) is a
+    // dependency like one of a registry.
+    let members: BTreeSet<&str> = metadata["workspace_members"]
+        .as_array()
+        .context("no `workspace_members` in cargo metadata")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     let workspace: BTreeSet<&str> = packages
         .iter()
-        .filter(|p| p["source"].is_null())
+        .filter(|p| p["id"].as_str().is_some_and(|id| members.contains(id)))
         .filter_map(|p| p["name"].as_str())
         .collect();
     let nodes = metadata["resolve"]["nodes"]
@@ -389,7 +397,7 @@ mod tests {
                 json!({"id": n, "deps": deps})
             })
             .collect();
-        json!({"packages": packages, "resolve": {"nodes": nodes}})
+        json!({"packages": packages, "workspace_members": crates, "resolve": {"nodes": nodes}})
     }
 
     /// The crates of [`GRAPH`].
