@@ -121,6 +121,13 @@ impl DiskWatch {
 fn watched(places: &[PathBuf], set: Option<u64>) -> Vec<Watched> {
     let mut watched: Vec<Watched> = Vec::new();
     for place in places {
+        // A device written (`/dev/null`, the terminal) takes no space of its file system.
+        if std::fs::metadata(place).is_ok_and(|meta| {
+            use std::os::unix::fs::FileTypeExt;
+            meta.file_type().is_char_device() || meta.file_type().is_block_device()
+        }) {
+            continue;
+        }
         let Ok(stat) = nix::sys::statvfs::statvfs(place.as_path()) else {
             continue;
         };
@@ -220,5 +227,10 @@ mod tests {
         // A reserve above what is free is passed at once.
         let set = watched(&places, Some(u64::MAX));
         assert_eq!(below_reserve(&set[0]).map(|f| f.inodes), Some(false));
+        // Writing a device takes no space: its file system is not watched, whatever the reserve.
+        let devices = [PathBuf::from("/dev/null"), dir.path().to_path_buf()];
+        let found = watched(&devices, Some(u64::MAX));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].place, dir.path());
     }
 }
