@@ -91,26 +91,68 @@ pub(crate) fn run_record(started: std::time::SystemTime, grants: &[Grant], layer
     let since = started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let mut record = format!("{}.{:09}\0", since.as_secs(), since.subsec_nanos()).into_bytes();
     let writes = grants.iter().filter(|g| g.rights.contains(Rights::WRITE));
-    let mut push = |path: &Path| {
-        record.extend_from_slice(path.as_os_str().as_encoded_bytes());
-        record.push(0);
-    };
-    for path in writes
-        .clone()
+    let redirects = writes.clone().filter(|g| !g.rights.contains(Rights::IN_PLACE));
+    let fields = writes
         .map(|g| g.path.as_path())
         .chain(layers.iter().copied())
-    {
-        push(path);
-    }
-    record.push(0);
-    let redirects = writes
-        .filter(|g| !g.rights.contains(Rights::IN_PLACE))
-        .map(|g| g.path.as_path());
-    for path in redirects.chain(layers.iter().copied()) {
+        .chain([Path::new("")])
+        .chain(redirects.map(|g| g.path.as_path()).chain(layers.iter().copied()));
+    for path in fields {
         record.extend_from_slice(path.as_os_str().as_encoded_bytes());
         record.push(0);
     }
     record
+}
+
+/// What a run's record says ([`run_record`]), read back from its scratch directory.
+struct RunRecord {
+    /// The run's process.
+    owner: i32,
+    /// When it started; `None` for a record whose start cannot be read.
+    started: Option<std::time::SystemTime>,
+    /// Where it writes.
+    writes: Vec<PathBuf>,
+    /// Where it may also change where a path leads.
+    redirects: Vec<PathBuf>,
+}
+
+impl RunRecord {
+    /// The record `bytes` of the run of process `owner`.
+    fn read(owner: i32, bytes: &[u8]) -> Self {
+        let mut fields = bytes.split(|b| *b == 0);
+        let started = fields
+            .next()
+            .and_then(|start| std::str::from_utf8(start).ok())
+            .and_then(|start| start.split_once('.'))
+            .and_then(|(secs, nanos)| Some((secs.parse::<u64>().ok()?, nanos.parse::<u32>().ok()?)))
+            .map(|(secs, nanos)| std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos));
+        let path = |field: &[u8]| PathBuf::from(std::ffi::OsStr::from_bytes(field));
+        let writes = fields
+            .by_ref()
+            .take_while(|field| !field.is_empty())
+            .map(path)
+            .collect();
+        let redirects = fields.filter(|field| !field.is_empty()).map(path).collect();
+        Self {
+            owner,
+            started,
+            writes,
+            redirects,
+        }
+    }
+}
+
+/// The records of this user's `workspace-write` sandboxed runs not cleaned up yet (running, or killed without time
+/// to clean up and not yet cleared by a later run), found by the scratch directories `agent-guard sandbox` and the
+/// runtime make before a command starts (in `/dev/shm` or the temporary directory), where the command cannot
+/// write.
+fn run_records() -> Vec<RunRecord> {
+    let bases = [PathBuf::from("/dev/shm"), std::env::temp_dir()];
+    bases
+        .iter()
+        .flat_map(|base| scratch_dirs(base))
+        .filter_map(|(dir, owner)| Some(RunRecord::read(owner, &std::fs::read(dir.join(RUN_RECORD)).ok()?)))
+        .collect()
 }
 
 /// Each place beneath which a `workspace-write` sandboxed run of this user, running now, may change where a path
@@ -120,62 +162,67 @@ pub(crate) fn run_record(started: std::time::SystemTime, grants: &[Grant], layer
 /// ([`Rights::IN_PLACE`]), so its places are the build outputs of its roots and the layers of the package caches
 /// it writes.
 pub fn running_redirects() -> Vec<(u32, PathBuf)> {
-    let bases = [PathBuf::from("/dev/shm"), std::env::temp_dir()];
-    let mut places = Vec::new();
-    for (dir, owner) in bases.iter().flat_map(|base| scratch_dirs(base)) {
-        let Ok(record) = std::fs::read(dir.join(RUN_RECORD)) else {
-            continue;
-        };
-        let running =
-            nix::sys::signal::kill(nix::unistd::Pid::from_raw(owner), None) != Err(nix::errno::Errno::ESRCH);
-        let Ok(owner) = u32::try_from(owner) else {
-            continue;
-        };
-        if !running {
-            continue;
-        }
-        let mut fields = record.split(|b| *b == 0).skip(1);
-        if fields.by_ref().position(<[u8]>::is_empty).is_some() {
-            places.extend(
-                fields
-                    .filter(|field| !field.is_empty())
-                    .map(|field| (owner, PathBuf::from(std::ffi::OsStr::from_bytes(field)))),
-            );
-        }
-    }
-    places
+    run_records()
+        .into_iter()
+        .filter(|record| {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(record.owner), None)
+                != Err(nix::errno::Errno::ESRCH)
+        })
+        .filter_map(|record| Some((u32::try_from(record.owner).ok()?, record.redirects)))
+        .flat_map(|(owner, places)| places.into_iter().map(move |place| (owner, place)))
+        .collect()
 }
 
 /// The process of a `workspace-write` sandboxed run of this user that may have made `path` or given it its name:
-/// a run not cleaned up yet (running, or killed without time to clean up and not yet cleared by a later run), whose
-/// grants write where `path` lies, and which started at or before `path` was born or last changed status (a
-/// rename or a new link changes it, and no program sets it back). A protected path such a run creates (a new
-/// `.claude/`, `.git/`) exists until the run ends, when it is removed: a reader that must not take a file a
-/// sandboxed command may have made for one the user made (a project's local settings file) asks this first.
-/// The runs are found by the scratch directories `agent-guard sandbox` and the runtime make before a command starts
-/// (in `/dev/shm` or the temporary directory), where the command cannot write.
+/// a run not cleaned up yet ([`run_records`]) whose grants write where `path` lies, and which started at or before
+/// `path` was born or last changed status (a rename or a new link changes it, and no program sets it back). A
+/// protected path such a run creates (a new `.claude/`, `.git/`) exists until the run ends, when it is removed: a
+/// reader that must not take a file a sandboxed command may have made for one the user made (a project's local
+/// settings file) asks this first.
 pub fn sandboxed_run_may_have_made(path: &Path) -> Option<u32> {
     let meta = std::fs::symlink_metadata(path).ok()?;
-    let bases = [PathBuf::from("/dev/shm"), std::env::temp_dir()];
-    for (dir, owner) in bases.iter().flat_map(|base| scratch_dirs(base)) {
-        let Ok(record) = std::fs::read(dir.join(RUN_RECORD)) else {
-            continue;
+    run_records()
+        .into_iter()
+        .find(|record| {
+            // A record whose start cannot be read could be any run's.
+            record.writes.iter().any(|place| path.starts_with(place))
+                && record
+                    .started
+                    .is_none_or(|since| crate::scan::named_since(&meta, since))
+        })
+        .and_then(|record| u32::try_from(record.owner).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_reads_back_its_start_its_writes_and_where_it_may_redirect() {
+        let grant = |path: &str, rights: Rights| Grant {
+            path: PathBuf::from(path),
+            rights,
         };
-        let mut fields = record.split(|b| *b == 0);
-        let started = fields
-            .next()
-            .and_then(|start| std::str::from_utf8(start).ok())
-            .and_then(|start| start.split_once('.'))
-            .and_then(|(secs, nanos)| Some((secs.parse::<u64>().ok()?, nanos.parse::<u32>().ok()?)))
-            .map(|(secs, nanos)| std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos));
-        let writes_there = fields
-            .filter(|field| !field.is_empty())
-            .any(|field| path.starts_with(std::ffi::OsStr::from_bytes(field)));
-        // A record that cannot be read could be any run's.
-        let named_since = started.is_none_or(|since| crate::scan::named_since(&meta, since));
-        if writes_there && named_since {
-            return u32::try_from(owner).ok();
-        }
+        let write = Rights::READ_EXECUTE.with(Rights::WRITE);
+        let grants = [
+            grant("/usr", Rights::READ_EXECUTE),
+            grant("/p", write.with(Rights::IN_PLACE)),
+            grant("/p/node_modules", write),
+        ];
+        let started = std::time::UNIX_EPOCH + std::time::Duration::new(1_700_000_000, 5);
+        let bytes = run_record(started, &grants, &[Path::new("/p/.agent-guard/caches/x/upper")]);
+        let record = RunRecord::read(7, &bytes);
+        assert_eq!(record.started, Some(started));
+        assert_eq!(
+            record.writes,
+            ["/p", "/p/node_modules", "/p/.agent-guard/caches/x/upper"].map(PathBuf::from)
+        );
+        assert_eq!(
+            record.redirects,
+            ["/p/node_modules", "/p/.agent-guard/caches/x/upper"].map(PathBuf::from)
+        );
+        // A record of a build before the redirects were written: every path writes, none redirects.
+        let old = RunRecord::read(7, b"1700000000.000000005\0/p\0");
+        assert_eq!((old.writes, old.redirects.len()), (vec![PathBuf::from("/p")], 0));
     }
-    None
 }

@@ -13,6 +13,9 @@ impl Gathering<'_> {
     /// it searches is checked for the protected places below it that its `glob` and `type` let it reach.
     pub(super) fn files(&mut self, tool: &str, args: &Value, access: Access, list: &[String]) {
         let searched = (agent_tool_traits::kind_of(tool) == ToolKind::Grep).then(|| search_names(self, args));
+        let narrow = args.get("glob").is_none();
+        // The places running sandboxed commands may redirect, read once for the call where a path needs them.
+        let running = std::cell::OnceCell::new();
         for path in list {
             let Some(check) = self.check_path(path, access) else {
                 continue;
@@ -24,7 +27,6 @@ impl Gathering<'_> {
                     ignores: true,
                     names,
                 };
-                let narrow = args.get("glob").is_none();
                 self.search(tool, &check, &reach, false, narrow);
                 if reveals_content(tool) {
                     self.search_content(&check, &reach, narrow);
@@ -35,23 +37,27 @@ impl Gathering<'_> {
             } else {
                 self.start_file_written(&check);
             }
-            self.redirectable(&check, searched.as_ref().map(|_| args.get("glob").is_none()));
+            self.redirectable(&check, searched.is_some().then_some(narrow), &running);
             self.keep(access, check);
         }
     }
-}
 
-impl Gathering<'_> {
     /// A file tool acts on its path after the decision checked it: where a sandboxed command running now may make a
     /// symbolic link or move a directory on the way to the path (a line of the session run in the background,
     /// beneath a build output of the project or a package cache's layer), the path may lead elsewhere by then (out
     /// of the project, onto a protected file), and the call asks. A search also reads what lies below its path:
-    /// such a place there is left out of it by name where the call can be narrowed (`narrow`), else it asks.
-    fn redirectable(&mut self, check: &agent_fs_sandbox::PathCheck, search: Option<bool>) {
+    /// such a place there is left out of it by name where the call can be narrowed (`search` is `Some(narrow)`),
+    /// else it asks. `running` holds the places once read ([`agent_os_sandbox::running_redirects`]).
+    fn redirectable(
+        &mut self,
+        check: &agent_fs_sandbox::PathCheck,
+        search: Option<bool>,
+        running: &std::cell::OnceCell<Vec<(u32, std::path::PathBuf)>>,
+    ) {
         if check.root.is_none() || check.verdict.decision == agent_tool_traits::Decision::Deny {
             return;
         }
-        let places = agent_os_sandbox::running_redirects();
+        let places = running.get_or_init(agent_os_sandbox::running_redirects);
         if places.is_empty() {
             return;
         }
