@@ -81,6 +81,7 @@ classes! {
     arithmetic_evaluation_of_values => "arithmetic-evaluation",
     globs_expanded_against_the_file_system => "glob-expansion",
     directories_whose_content_is_denied => "directory-reads",
+    content_oracles_of_files_holding_a_credential => "content-oracles",
     files_named_by_variables_and_substitutions => "variable-paths",
     secret_files_and_searches_that_reach_them => "secret-files",
     working_directory_and_repository_changes => "directory-changes",
