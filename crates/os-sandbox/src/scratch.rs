@@ -174,7 +174,8 @@ pub fn running_redirects() -> Vec<(u32, PathBuf)> {
 }
 
 /// The process of a `workspace-write` sandboxed run of this user that may have made `path` or given it its name:
-/// a run not cleaned up yet ([`run_records`]) whose grants write where `path` lies, and which started at or before
+/// a run not cleaned up yet (running, or killed without time to clean up and not yet cleared by a later run; found
+/// by the scratch directories, where the command cannot write) whose grants write where `path` lies, and which started at or before
 /// `path` was born or last changed status (a rename or a new link changes it, and no program sets it back). A
 /// protected path such a run creates (a new `.claude/`, `.git/`) exists until the run ends, when it is removed: a
 /// reader that must not take a file a sandboxed command may have made for one the user made (a project's local
