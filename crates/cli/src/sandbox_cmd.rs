@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use agent_os_sandbox::{DomainPattern, KernelSupport, LoopbackGrant};
+use agent_os_sandbox::{DomainPattern, KernelSupport, LoopbackGrant, PortRange};
 use agent_tool_traits::{Confinement, SandboxProfile};
 use anyhow::{Context, Result, bail};
 
@@ -60,6 +60,11 @@ pub(crate) struct SandboxArgs {
     /// decision checked still leads where it did when the tool acts.
     #[arg(long)]
     background: bool,
+    /// A port of the command's own loopback, or a range (`5173`, `8000-8099`; repeatable), published on this
+    /// machine's `127.0.0.1` while a command run with `--background` listens on it, besides
+    /// `agentGuard.sandbox.publish`.
+    #[arg(long = "publish", value_name = "PORTS", value_parser = parse_ports, requires = "background")]
+    publish: Vec<PortRange>,
     /// A place whose removal or overwrite the decision took as taken back because the snapshots hold the data the
     /// project ignores there (repeatable, with `--counts-on-undo`): the command is not run when the snapshot before
     /// it left that data out (it grew past the bounds on ignored data, or was marked as a cache, since the
@@ -121,6 +126,10 @@ fn parse_profile(text: &str) -> Result<SandboxProfile, String> {
 enum Reach {
     Loopback(LoopbackGrant),
     Domain(DomainPattern),
+}
+
+fn parse_ports(text: &str) -> Result<PortRange, String> {
+    text.parse()
 }
 
 fn parse_domain(text: &str) -> Result<Reach, String> {
@@ -204,6 +213,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     if args.memory_max.is_some() {
         plan.memory_max = args.memory_max;
     }
+    plan.publish.extend(args.publish.iter().copied());
     plan.domains
         .allow(args.allow_domains.iter().filter_map(|reach| match reach {
             Reach::Domain(pattern) => Some(pattern.clone()),

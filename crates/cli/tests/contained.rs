@@ -14,6 +14,7 @@
 
 mod hook;
 
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -842,5 +843,104 @@ fn a_file_tool_beneath_a_build_output_asks_while_a_background_run_may_redirect_i
         std::time::Duration::from_secs(30),
         "the run's end is seen",
         || read(library).0 == "allow",
+    );
+}
+
+/// A GET of `path` from `127.0.0.1:port` on this machine: the response, or `None` when nothing answers.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .ok()?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    Some(response)
+}
+
+/// Runs the hook's `updatedInput` for `python3 -m http.server PORT` in the background, in a process group of its
+/// own, with its stderr to `stderr`.
+fn serve_in_the_background(scratch: &Scratch, port: u16, stderr: &Path) -> std::process::Child {
+    let input = hook::input(
+        &scratch.proj,
+        "Bash",
+        json!({ "command": format!("python3 -m http.server {port}"), "run_in_background": true }),
+    );
+    let output = hook::run(&["check"], &input, &scratch.proj, &scratch.home);
+    let output: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (decision, reason, updated) = decided(&output);
+    assert_eq!(decision, "allow", "{reason}");
+    let updated = updated.unwrap();
+    assert!(updated.contains(" --background "), "{updated}");
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!("{updated} 2> {}", stderr.display()))
+        .current_dir(&scratch.proj)
+        .env("HOME", &scratch.home)
+        .stdout(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+/// Ends a command started by [`serve_in_the_background`] as the coding agent ends a background shell: its process
+/// group.
+fn end_group(mut server: std::process::Child) {
+    let group = nix::unistd::Pid::from_raw(i32::try_from(server.id()).unwrap());
+    nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL).unwrap();
+    server.wait().unwrap();
+}
+
+#[test]
+fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_where_the_user_publishes_it()
+{
+    if !supported() || !namespaces() || Command::new("python3").arg("-V").output().is_err() {
+        return;
+    }
+    let scratch = Scratch::new();
+    std::fs::write(scratch.proj.join("page.txt"), "served from the sandbox\n").unwrap();
+    // A port free on this machine now; the command listens on it inside its own network namespace.
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let stderr = scratch.proj.join("server.err");
+    // Not published: the command is told how, and nothing answers on this machine.
+    let server = serve_in_the_background(&scratch, port, &stderr);
+    poll::wait_until(
+        std::time::Duration::from_secs(30),
+        "the command was told its port is not published",
+        || {
+            std::fs::read_to_string(&stderr)
+                .is_ok_and(|told| told.contains(&format!("add {port} to `agentGuard.sandbox.publish`")))
+        },
+    );
+    assert!(http_get(port, "/page.txt").is_none());
+    end_group(server);
+    std::fs::write(
+        scratch.home.join(".claude/settings.json"),
+        json!({"agentGuard": {"sandbox": {"publish": [port]}}}).to_string(),
+    )
+    .unwrap();
+    let server = serve_in_the_background(&scratch, port, &stderr);
+    poll::wait_until(
+        std::time::Duration::from_secs(30),
+        "the sandboxed server answered on this machine's loopback",
+        || http_get(port, "/page.txt").is_some_and(|r| r.contains("served from the sandbox")),
+    );
+    let told = std::fs::read_to_string(&stderr).unwrap();
+    assert!(told.contains(&format!("published on 127.0.0.1:{port}")), "{told}");
+    // What the sandbox hides stays hidden from the published server too.
+    let key = http_get(port, "/../home/.ssh/id_rsa").unwrap_or_default();
+    assert!(!key.contains("PLANTED"), "{key}");
+    end_group(server);
+    poll::wait_until(
+        std::time::Duration::from_secs(30),
+        "the port closed with the command",
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
     );
 }

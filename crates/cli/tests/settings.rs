@@ -273,6 +273,14 @@ fn nested_sections_and_values_loading_parses_are_checked_by_every_reader_alike()
             ":1:42: in `agentGuard.sandbox.memoryMax`: `0` is not a size",
         ),
         (
+            r#"{"agentGuard": {"sandbox": {"publish": [5173, "9000-8000"]}}}"#,
+            ":1:47: in `agentGuard.sandbox.publish[1]`: `9000-8000` is a range whose first port is above its last",
+        ),
+        (
+            r#"{"agentGuard": {"sandbox": {"publish": [70000]}}}"#,
+            ":1:41: in `agentGuard.sandbox.publish[0]`: `70000` is not a port from 1 to 65535",
+        ),
+        (
             "{\"agentGuard\": {\"network\": {\"allow\": [\"crates.io\",\n  \"1.2.3.4\"]}}}",
             ":2:3: in `agentGuard.network.allow[1]`: `1.2.3.4` is not a domain pattern",
         ),

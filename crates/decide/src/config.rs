@@ -53,6 +53,9 @@ pub struct GuardSettings {
     /// `agentGuard.sandbox.env`: variable names (or patterns with `*`) passed to sandboxed commands besides the
     /// ones shells and tool chains need, from the user's settings only.
     pub sandbox_env_pass: Vec<String>,
+    /// `agentGuard.sandbox.publish`: the ports a sandboxed command run in the background publishes on this
+    /// machine's `127.0.0.1` when it listens on them, from the user's settings only.
+    pub sandbox_publish: Vec<agent_os_sandbox::PortRange>,
     /// `agentGuard.network`: the domains sandboxed commands may reach, the package registries and the user's
     /// allow patterns (a repository's own settings cannot add any), less every deny pattern.
     pub network: DomainPolicy,
@@ -241,6 +244,40 @@ struct SandboxSettingsJson {
     /// More environment variables passed to sandboxed commands (names, or patterns with `*`).
     #[serde(default)]
     env: Vec<String>,
+    /// The ports (`5173`) and ranges (`"8000-8099"`) a command run in the background publishes on this machine's
+    /// `127.0.0.1` when it listens on them inside its sandbox (none by default).
+    #[serde(default)]
+    #[schemars(with = "Vec<PortJson>")]
+    publish: Vec<Value>,
+}
+
+/// A port or a range of ports, as `agentGuard.sandbox.publish` takes them.
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code, reason = "only the schema of the settings file is made from it")]
+enum PortJson {
+    /// One port, from 1 to 65535.
+    Port(u16),
+    /// A port or a range, `"8000-8099"`.
+    Range(String),
+}
+
+/// Reads the entries of `agentGuard.sandbox.publish`: a port as a number or text, or a range as text.
+fn parse_ports(entries: &[Value]) -> std::result::Result<Vec<agent_os_sandbox::PortRange>, String> {
+    entries
+        .iter()
+        .map(|entry| match entry {
+            Value::Number(n) => n
+                .as_u64()
+                .and_then(|port| u16::try_from(port).ok())
+                .and_then(agent_os_sandbox::PortRange::single)
+                .ok_or_else(|| format!("`{n}` is not a port from 1 to 65535")),
+            Value::String(text) => text.parse(),
+            other => Err(format!(
+                "`{other}` is not a port or a range of ports (`8000-8099`)"
+            )),
+        })
+        .collect()
 }
 
 /// A size: bytes, or a number with a unit (`"4GiB"`, `"512MiB"`, `"2G"`).
@@ -410,6 +447,13 @@ fn section_values(document: &Value) -> Vec<ValueProblem> {
         && let Err(why) = parse_size(size)
     {
         report(&["sandbox", "memoryMax"], None, why);
+    }
+    if let Some(ports) = section.pointer("/sandbox/publish").and_then(Value::as_array) {
+        for (i, port) in ports.iter().enumerate() {
+            if let Err(why) = parse_ports(std::slice::from_ref(port)) {
+                report(&["sandbox", "publish"], Some(i), why);
+            }
+        }
     }
     for keys in [
         &["network", "allow"][..],
@@ -764,6 +808,8 @@ impl GuardSettings {
             .map(parse_size)
             .transpose()
             .map_err(|why| format!("in `agentGuard.sandbox.memoryMax`: {why}"))?;
+        let publish =
+            parse_ports(&table.publish).map_err(|why| format!("in `agentGuard.sandbox.publish`: {why}"))?;
         if repository {
             tightened.auto_allow_off |= table.auto_allow == Some(false);
             tightened.memory_max = smaller(tightened.memory_max, memory);
@@ -772,6 +818,7 @@ impl GuardSettings {
             self.memory_max = self.memory_max.or(memory);
             self.sandbox_read.extend(table.read);
             self.sandbox_env_pass.extend(table.env);
+            self.sandbox_publish.extend(publish);
         }
         Ok(())
     }

@@ -119,7 +119,8 @@ fn a_repository_can_only_tighten_the_sandbox() {
 #[test]
 fn the_sandbox_object_and_the_network_domains_are_read() {
     let text = r#"{"agentGuard": {"sandbox": {"mode": "required", "autoAllow": false, "memoryMax": "2GiB",
-        "read": ["~/.config/app"], "env": ["MY_*"]}, "network": {"allow": ["*.example.com"], "deny": ["pypi.org"]}}}"#;
+        "read": ["~/.config/app"], "env": ["MY_*"], "publish": [5173, "8000-8099", "3000"]},
+        "network": {"allow": ["*.example.com"], "deny": ["pypi.org"]}}}"#;
     let (_dir, loaded) = settings(&[(Source::User, text)]);
     let merged = GuardSettings::from_settings(&loaded).unwrap();
     assert_eq!(merged.sandbox, SandboxMode::Required);
@@ -127,6 +128,10 @@ fn the_sandbox_object_and_the_network_domains_are_read() {
     assert_eq!(merged.memory_max, Some(2 << 30));
     assert_eq!(merged.sandbox_read, ["~/.config/app"]);
     assert_eq!(merged.sandbox_env_pass, ["MY_*"]);
+    let published: Vec<String> = merged.sandbox_publish.iter().map(ToString::to_string).collect();
+    assert_eq!(published, ["5173", "8000-8099", "3000"]);
+    assert!(merged.sandbox_publish.iter().any(|range| range.contains(8050)));
+    assert!(!merged.sandbox_publish.iter().any(|range| range.contains(8100)));
     assert!(merged.network.allows("api.example.com", 443));
     assert!(merged.network.allows("crates.io", 443));
     assert!(!merged.network.allows("pypi.org", 443));
@@ -185,7 +190,7 @@ fn sizes_read_as_bytes_or_with_a_unit_and_bad_ones_are_named() {
 #[test]
 fn a_repository_can_only_tighten_auto_allow_memory_reads_env_and_domains() {
     let loose = r#"{"agentGuard": {"sandbox": {"autoAllow": true, "memoryMax": "64GiB", "read": ["~"],
-        "env": ["GITHUB_TOKEN"]}, "network": {"allow": ["evil.example"], "deny": ["rubygems.org"]}}}"#;
+        "env": ["GITHUB_TOKEN"], "publish": [5432]}, "network": {"allow": ["evil.example"], "deny": ["rubygems.org"]}}}"#;
     let (_dir, loaded) = settings(&[
         (Source::Project, loose),
         (
@@ -197,6 +202,7 @@ fn a_repository_can_only_tighten_auto_allow_memory_reads_env_and_domains() {
     assert_eq!(merged.auto_allow, None);
     assert_eq!(merged.memory_max, Some(1 << 30));
     assert!(merged.sandbox_read.is_empty() && merged.sandbox_env_pass.is_empty());
+    assert!(merged.sandbox_publish.is_empty());
     assert!(!merged.network.allows("evil.example", 443));
     assert!(!merged.network.allows("rubygems.org", 443));
     let tight = r#"{"agentGuard": {"sandbox": {"autoAllow": false, "memoryMax": "512MiB"}}}"#;

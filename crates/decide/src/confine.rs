@@ -318,6 +318,7 @@ impl Guard {
         spec.write_protected_places =
             self.rule_places(&[(Decision::Deny, Access::Write), (Decision::Ask, Access::Write)]);
         spec.memory_max = self.memory_max;
+        spec.publish = self.publish.clone();
         spec.domains = self.network.clone();
         spec
     }

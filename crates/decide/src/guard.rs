@@ -68,6 +68,8 @@ pub struct Guard {
     pub(crate) sandbox_reads: Vec<PathBuf>,
     /// `agentGuard.sandbox.memoryMax`, the memory bound of sandboxed commands.
     pub(crate) memory_max: Option<u64>,
+    /// `agentGuard.sandbox.publish`, the ports a command run in the background publishes on this machine.
+    pub(crate) publish: Vec<agent_os_sandbox::PortRange>,
     /// Whether a line asking only for what the sandbox contains is allowed inside it, and why not.
     pub(crate) auto_allow: AutoAllow,
     /// The domains a sandboxed command allowed the network reaches through the proxy.
@@ -157,6 +159,7 @@ impl Guard {
             env_policy,
             sandbox_reads: sandbox_reads(&guard_settings.sandbox_read, options.home.as_deref()),
             memory_max: guard_settings.memory_max,
+            publish: guard_settings.sandbox_publish.clone(),
             auto_allow: auto_allow(&guard_settings, options.auto_allow),
             network,
             undo_roots: std::sync::OnceLock::new(),

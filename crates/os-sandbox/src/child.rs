@@ -80,6 +80,9 @@ pub(crate) struct NamespaceSetup {
     pub(crate) loopback: bool,
     /// The relay to the proxy, started once the loopback is up (a command allowed the network).
     pub(crate) relay: Option<crate::proxy::Relay>,
+    /// The door's end of the socket pair to the supervisor, through which it publishes what a background command
+    /// serves on its loopback.
+    pub(crate) door: Option<RawFd>,
     /// `kernel.pid_max` of the new PID namespace, written once its own `/proc` is mounted: the bound on the
     /// command's processes where the kernel keeps it per namespace.
     pub(crate) pid_max: Option<CString>,
@@ -465,6 +468,9 @@ fn init(setup: &NamespaceSetup, ruleset: RawFd) -> io::Result<()> {
     }
     if let Some(relay) = setup.relay {
         crate::proxy::start_relay(relay).map_err(|_| fail(b"start the relay to the network proxy"))?;
+    }
+    if let Some(door) = setup.door {
+        crate::proxy::start_door(door).map_err(|_| fail(b"start the door to the command's services"))?;
     }
     // SAFETY: as above.
     match unsafe { libc::fork() } {

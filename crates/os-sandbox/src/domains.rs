@@ -462,3 +462,63 @@ mod tests {
         }
     }
 }
+
+/// Ports of a command's own loopback that are published on this machine's `127.0.0.1` while the command runs in the
+/// background (`agentGuard.sandbox.publish`, `agent-guard sandbox --publish`): one port (`5173`) or a range
+/// (`8000-8099`), from 1 to 65535.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PortRange {
+    low: u16,
+    high: u16,
+}
+
+impl PortRange {
+    /// The range of the one port `port`, which must not be 0.
+    #[must_use]
+    pub fn single(port: u16) -> Option<Self> {
+        (port != 0).then_some(Self {
+            low: port,
+            high: port,
+        })
+    }
+
+    /// Whether `port` is in the range.
+    #[must_use]
+    pub const fn contains(&self, port: u16) -> bool {
+        self.low <= port && port <= self.high
+    }
+}
+
+impl FromStr for PortRange {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let port = |part: &str| {
+            part.trim()
+                .parse::<u16>()
+                .ok()
+                .filter(|port| *port != 0)
+                .ok_or_else(|| {
+                    format!("`{text}` is not a port from 1 to 65535 or a range of them (`8000-8099`)")
+                })
+        };
+        let (low, high) = match text.split_once('-') {
+            Some((low, high)) => (port(low)?, port(high)?),
+            None => (port(text)?, port(text)?),
+        };
+        if low > high {
+            return Err(format!("`{text}` is a range whose first port is above its last"));
+        }
+        Ok(Self { low, high })
+    }
+}
+
+impl fmt::Display for PortRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.low == self.high {
+            write!(f, "{}", self.low)
+        } else {
+            write!(f, "{}-{}", self.low, self.high)
+        }
+    }
+}

@@ -17,7 +17,7 @@ use crate::env::EnvPolicy;
 use crate::error::{KernelSandboxError, Result};
 use crate::plan::{Grant, Isolation, Plan, Protection, Rights};
 use crate::probe::KernelSupport;
-use crate::proxy::{NetworkSetup, Proxy, Relay};
+use crate::proxy::{NetworkSetup, Proxy, Relay, Services};
 use crate::scan::Watch;
 use crate::scratch::{RUN_RECORD, make_removable, run_record, scratch_dir};
 
@@ -145,6 +145,8 @@ pub struct Prepared {
     scratch: Option<tempfile::TempDir>,
     /// The proxy of a command allowed the network, stopped when this is dropped.
     proxy: Option<Proxy>,
+    /// What a background command serves on its own loopback, published on the host's while it runs.
+    services: Option<Services>,
     /// What the command's caller should be told (its network falls short of the plan's).
     notes: Vec<String>,
 }
@@ -187,6 +189,7 @@ impl Prepared {
                 status_pipe: None,
                 scratch: None,
                 proxy: None,
+                services: None,
                 notes: Vec::new(),
             });
         };
@@ -244,6 +247,7 @@ impl Prepared {
             .any(|g| g.path.starts_with("/tmp") && g.path != Path::new("/tmp"));
         let bind_tmp = namespaces && tmp_is_free;
         let mut status_pipe = None;
+        let mut services = None;
         let namespace_setup = match plan.isolation {
             Isolation::LandlockOnly => None,
             Isolation::Namespaces { user } => {
@@ -276,6 +280,11 @@ impl Prepared {
                         to_proxy,
                         port: crate::proxy::RELAY_PORT,
                     });
+                // A command in the background may serve what the user and the agent's next calls reach.
+                if plan.confinement.background && network.namespace {
+                    services = Some(Services::new(plan.publish.clone()).map_err(KernelSandboxError::Proxy)?);
+                    setup.door = services.as_ref().and_then(Services::door_fd);
+                }
                 Some(setup)
             }
         };
@@ -315,8 +324,18 @@ impl Prepared {
             status_pipe,
             scratch: Some(scratch),
             proxy: network.proxy,
+            services,
             notes: network.note.into_iter().collect(),
         })
+    }
+
+    /// Publishes on the host's loopback what the command serves on its own loopback, while it runs, when it was
+    /// started in the background; called once the command has started. Each port published, or not, is told to
+    /// `notes`.
+    pub fn publish_services(&mut self, notes: Box<dyn FnMut(&str) + Send>) {
+        if let Some(services) = &mut self.services {
+            services.publish(notes);
+        }
     }
 
     /// The command's temporary directory (`TMPDIR`), when it is confined.
@@ -737,6 +756,7 @@ fn namespace_setup(
         proc_access: crate::ruleset::proc_access_bits(),
         loopback: network_namespace,
         relay: None,
+        door: None,
         pid_max: None,
         cwd: None,
         status_fd: None,

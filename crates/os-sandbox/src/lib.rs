@@ -85,6 +85,7 @@ pub use domains::DomainPatternError;
 pub use domains::DomainPolicy;
 pub use domains::DomainVerdict;
 pub use domains::LoopbackGrant;
+pub use domains::PortRange;
 pub use env::EnvPolicy;
 pub use error::KernelSandboxError;
 pub use error::Result;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_tool_traits::{Confinement, SandboxProfile};
 
-use crate::domains::{DomainLimit, DomainPolicy};
+use crate::domains::{DomainLimit, DomainPolicy, PortRange};
 use crate::error::{KernelSandboxError, Result};
 use crate::probe::{KernelSupport, Namespaces};
 use crate::scan::{Look, Watch, prefixed, scan};
@@ -280,6 +280,9 @@ pub struct SandboxSpec {
     pub memory_max: Option<u64>,
     /// The domains a command allowed the network reaches through the proxy (`agentGuard.network`).
     pub domains: DomainPolicy,
+    /// The ports of its own loopback a command run in the background publishes on this machine's `127.0.0.1`
+    /// (`agentGuard.sandbox.publish`).
+    pub publish: Vec<PortRange>,
     /// Where this project's layers of the package caches live (`<project>/.agent-guard/caches`, or
     /// `~/.agent-guard/caches/<hash>` for a directory that is no project): with namespaces, each writable cache is
     /// an overlay whose writes land here, so that the shared cache is never changed. `None` keeps every shared
@@ -322,6 +325,7 @@ impl SandboxSpec {
             scan_limit: 20_000,
             memory_max: None,
             domains: DomainPolicy::default(),
+            publish: Vec::new(),
             cache_store: None,
         }
     }
@@ -449,6 +453,9 @@ pub struct Plan {
     pub memory_max: Option<u64>,
     /// The domains the proxy forwards to, when the confinement allows the network.
     pub domains: DomainPolicy,
+    /// The ports of its own loopback the command publishes on this machine's `127.0.0.1` when it runs in the
+    /// background, from the spec.
+    pub publish: Vec<PortRange>,
     /// A limit over `domains`, set by the caller: a session that has read untrusted content reaches only the
     /// domains it reached before. `None` from [`Plan::build`].
     pub limit: Option<DomainLimit>,
@@ -726,6 +733,7 @@ impl Plan {
             notes,
             memory_max: spec.memory_max,
             domains: spec.domains.clone(),
+            publish: spec.publish.clone(),
             limit: None,
             cache_overlays: caches.overlays,
         })

@@ -286,6 +286,10 @@ pub fn run_filtered_gated(
                 // The command waits at its gate until `before` is done.
                 let go = (around.before)();
                 started.open_gate(go);
+                if go {
+                    prepared
+                        .publish_services(Box::new(|note: &str| eprintln!("agent-guard sandbox: {note}")));
+                }
                 if let (Some(filter), Some(stdout), Some(stderr)) =
                     (output, started.stdout.take(), started.stderr.take())
                 {

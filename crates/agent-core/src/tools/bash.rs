@@ -245,6 +245,9 @@ impl Run<'_> {
                 _ => Err(error),
             })
             .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
+        prepared.publish_services(Box::new(|note: &str| {
+            tracing::info!(target: "agent_guard::sandbox", "{note}");
+        }));
         let output = watch(&mut child, self.timeout, limits, cgroup).await?;
         let told = prepared.notes().len();
         let refused = prepared.network_refusals();

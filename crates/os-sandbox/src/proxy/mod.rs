@@ -25,7 +25,14 @@
 //! loopback host and port is refused. It resolves names
 //! itself and never connects to an address it was given. Each refusal answers `403` with a body that names the
 //! domain and the setting to change, and is noted once per domain for the command's stderr.
+//!
+//! The other way in: what a command run in the background serves on its own loopback, at the ports the user's
+//! settings publish, is reached on the host's `127.0.0.1` (publish.rs), through a door process in its namespace
+//! that connects to that loopback alone (door.rs).
 
+mod door;
+mod listening;
+mod publish;
 mod relay;
 mod request;
 mod tls;
@@ -50,6 +57,8 @@ use request::{RequestHead, RequestKind};
 use tls::Hello;
 use upstream::{Resolver, Unreachable};
 
+pub(crate) use door::start as start_door;
+pub(crate) use publish::Services;
 pub(crate) use relay::{Relay, start as start_relay};
 
 /// The port the relay listens on inside the command's network namespace (the namespace is the command's own, so

@@ -104,7 +104,7 @@ fn run(listener: RawFd, to_proxy: RawFd) -> ! {
 }
 
 /// Sends `fd` over the socket pair with one byte of data.
-unsafe fn send_descriptor(to: RawFd, fd: RawFd) -> bool {
+pub(super) unsafe fn send_descriptor(to: RawFd, fd: RawFd) -> bool {
     #[repr(C, align(8))]
     struct Control([u8; 64]);
     let mut byte = [0u8; 1];
@@ -143,7 +143,7 @@ unsafe fn send_descriptor(to: RawFd, fd: RawFd) -> bool {
 
 /// Closes every descriptor but `a` and `b`: the relay holds nothing of the command's (its output pipes would
 /// otherwise stay open after it ends).
-unsafe fn close_all_but(a: RawFd, b: RawFd) {
+pub(super) unsafe fn close_all_but(a: RawFd, b: RawFd) {
     let (low, high) = if a < b { (a, b) } else { (b, a) };
     let close_range = |from: RawFd, to: RawFd| {
         if from <= to {

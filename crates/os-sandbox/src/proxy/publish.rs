@@ -1,0 +1,286 @@
+//! What a background command serves, published on the host's loopback. The command's network namespace has a
+//! loopback of its own, so a development server it starts (`npm run dev`, `python3 -m http.server`) is out of
+//! everyone's reach: the user's browser, and the agent's next call. While the command runs, the supervisor lists
+//! the namespace's listening TCP sockets (`SOCK_DIAG` through a netlink socket the door made in the namespace: the
+//! listening sockets alone, some microseconds a look, where `/proc/net/tcp` walks every connection of the
+//! machine). A port the user's settings publish (`agentGuard.sandbox.publish`) it listens on at the host's
+//! `127.0.0.1` (never another address), and carries each connection it accepts into the namespace through the
+//! door (door.rs); the command's stderr says so, and says of any other port how to publish it. Nothing is
+//! published unless listed: a program of this machine that connects to a port it expects one of its services on
+//! (a database, a credential helper) while that service is down would otherwise reach whatever the command
+//! listens with there, and send it what it sends its service. A port the host already uses stays unpublished.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use super::door::{DIAGNOSTICS, REFUSED};
+use crate::domains::PortRange;
+
+/// How often the namespace's listening sockets are looked at: a server that starts listening is published
+/// within this time.
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+
+/// How many connections to the published ports are carried at once; more are closed as they come.
+const MAX_CONNECTIONS: usize = 128;
+
+/// The supervisor's side of the door of one command's namespace.
+#[derive(Debug)]
+pub(crate) struct Services {
+    /// The door's end of the socket pair, until the command's init holds it.
+    door_end: Option<OwnedFd>,
+    /// The supervisor's end.
+    door: Arc<Door>,
+    /// Dropped to stop the publisher.
+    stop: Option<mpsc::Sender<()>>,
+    /// The ports published when they listen.
+    publish: Vec<PortRange>,
+}
+
+impl Services {
+    /// The socket pair to the door, for a command started in the background that publishes the ports in
+    /// `publish`.
+    ///
+    /// # Errors
+    /// The errors of `socketpair`.
+    pub(crate) fn new(publish: Vec<PortRange>) -> std::io::Result<Self> {
+        use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
+        let (ours, door_end) = socketpair(
+            AddressFamily::Unix,
+            SockType::SeqPacket,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .map_err(std::io::Error::from)?;
+        // A duplicate numbered 3 or above, as for the relay: the child's standard streams replace 0, 1 and 2.
+        let door_end = door_end.try_clone()?;
+        Ok(Self {
+            door_end: Some(door_end),
+            door: Arc::new(Door(Mutex::new(ours))),
+            stop: None,
+            publish,
+        })
+    }
+
+    /// The door's end of the socket pair, for the command's namespace setup.
+    pub(crate) fn door_fd(&self) -> Option<RawFd> {
+        self.door_end.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// Publishes what the command's namespace serves, until this is dropped, noting each port on `notes`. Called
+    /// once the command has started (its namespace's init holds the door's end).
+    pub(crate) fn publish(&mut self, notes: Box<dyn FnMut(&str) + Send>) {
+        // The init holds its own copy now; this one would keep the door's requests unanswered past its end.
+        self.door_end = None;
+        let (stop, stopped) = mpsc::channel();
+        let door = Arc::clone(&self.door);
+        let publish = self.publish.clone();
+        let spawned = std::thread::Builder::new()
+            .name("agent-guard-publish".into())
+            .spawn(move || {
+                // The door answers once the namespace is made; it never does when the command failed to start.
+                if let Some(diagnostics) = door.request(DIAGNOSTICS) {
+                    Publisher::new(diagnostics, door, publish, notes).run(&stopped);
+                }
+            });
+        if spawned.is_ok() {
+            self.stop = Some(stop);
+        }
+    }
+}
+
+impl Drop for Services {
+    fn drop(&mut self) {
+        // Ends the door: its next read sees the end of the pair.
+        if let Ok(door) = self.door.0.lock() {
+            let _ = nix::sys::socket::shutdown(door.as_raw_fd(), nix::sys::socket::Shutdown::Both);
+        }
+    }
+}
+
+/// The supervisor's end of the socket pair to the door; one request at a time.
+#[derive(Debug)]
+struct Door(Mutex<OwnedFd>);
+
+impl Door {
+    /// A connection to `port` on the namespace's loopback, or `None` when nothing accepts it there.
+    fn connect(&self, port: u16) -> Option<TcpStream> {
+        (port != DIAGNOSTICS)
+            .then(|| self.request(port))
+            .flatten()
+            .map(TcpStream::from)
+    }
+
+    /// The descriptor the door answers `port` with: a connection, or for [`DIAGNOSTICS`] its netlink socket.
+    fn request(&self, port: u16) -> Option<OwnedFd> {
+        use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg, send};
+        let door = self.0.lock().ok()?;
+        send(door.as_raw_fd(), &port.to_be_bytes(), MsgFlags::MSG_NOSIGNAL).ok()?;
+        let mut byte = [REFUSED];
+        let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+        let mut space = nix::cmsg_space!([RawFd; 1]);
+        let message = loop {
+            match recvmsg::<()>(
+                door.as_raw_fd(),
+                &mut iov,
+                Some(&mut space),
+                MsgFlags::MSG_CMSG_CLOEXEC,
+            ) {
+                Err(nix::errno::Errno::EINTR) => {}
+                other => break other.ok()?,
+            }
+        };
+        let fds: Vec<RawFd> = message
+            .cmsgs()
+            .ok()?
+            .filter_map(|c| match c {
+                ControlMessageOwned::ScmRights(fds) => Some(fds),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let mut owned = fds.into_iter().map(|fd| {
+            #[expect(
+                unsafe_code,
+                reason = "taking ownership of a descriptor the kernel just passed to this process"
+            )]
+            // SAFETY: `fd` was installed in this process by the recvmsg above and is owned by nothing else.
+            unsafe {
+                OwnedFd::from_raw_fd(fd)
+            }
+        });
+        owned.next()
+    }
+}
+
+/// The publisher's state: the ports published, each with its listener on the host.
+struct Publisher {
+    /// The netlink socket of the command's namespace.
+    diagnostics: OwnedFd,
+    door: Arc<Door>,
+    publish: Vec<PortRange>,
+    notes: Box<dyn FnMut(&str) + Send>,
+    published: BTreeMap<u16, TcpListener>,
+    /// The ports not published (not listed, or the host's already), told once while they listen.
+    told: BTreeSet<u16>,
+    active: Arc<AtomicUsize>,
+}
+
+impl Publisher {
+    fn new(
+        diagnostics: OwnedFd,
+        door: Arc<Door>,
+        publish: Vec<PortRange>,
+        notes: Box<dyn FnMut(&str) + Send>,
+    ) -> Self {
+        Self {
+            diagnostics,
+            door,
+            publish,
+            notes,
+            published: BTreeMap::new(),
+            told: BTreeSet::new(),
+            active: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Looks now and every [`LOOK_EVERY`] until `stopped` says the command has ended or the namespace is gone,
+    /// then closes every published port.
+    fn run(mut self, stopped: &mpsc::Receiver<()>) {
+        while let Some(listening) = super::listening::ports(&self.diagnostics) {
+            self.look(listening);
+            if !matches!(
+                stopped.recv_timeout(LOOK_EVERY),
+                Err(mpsc::RecvTimeoutError::Timeout)
+            ) {
+                break;
+            }
+        }
+        for listener in self.published.values() {
+            close_listener(listener);
+        }
+    }
+
+    /// Publishes the ports that started `listening`, and closes those that stopped.
+    fn look(&mut self, listening: BTreeSet<u16>) {
+        self.published.retain(|port, listener| {
+            let keep = listening.contains(port);
+            if !keep {
+                close_listener(listener);
+            }
+            keep
+        });
+        self.told.retain(|port| listening.contains(port));
+        for port in listening {
+            if self.published.contains_key(&port) || self.told.contains(&port) {
+                continue;
+            }
+            if !self.publish.iter().any(|range| range.contains(port)) {
+                (self.notes)(&format!(
+                    "the command listens on port {port} inside its sandbox, where nothing outside reaches it; \
+                     to reach it at 127.0.0.1:{port} while a command runs in the background, add {port} to \
+                     `agentGuard.sandbox.publish` in your settings"
+                ));
+                self.told.insert(port);
+                continue;
+            }
+            match TcpListener::bind(("127.0.0.1", port)) {
+                Ok(listener) => {
+                    if let Ok(accepting) = listener.try_clone() {
+                        let door = Arc::clone(&self.door);
+                        let active = Arc::clone(&self.active);
+                        let _spawned = std::thread::Builder::new()
+                            .name("agent-guard-published".into())
+                            .spawn(move || accept(&accepting, port, &door, &active));
+                    }
+                    (self.notes)(&format!(
+                        "the command listens on port {port}; published on 127.0.0.1:{port} while it runs"
+                    ));
+                    self.published.insert(port, listener);
+                }
+                Err(error) => {
+                    (self.notes)(&format!(
+                        "the command listens on port {port}, which is not published on 127.0.0.1:{port}: {error}"
+                    ));
+                    self.told.insert(port);
+                }
+            }
+        }
+    }
+}
+
+/// Carries each connection `listener` accepts to `port` in the namespace, until the listener is closed.
+fn accept(listener: &TcpListener, port: u16, door: &Arc<Door>, active: &Arc<AtomicUsize>) {
+    for connection in listener.incoming() {
+        let client = match connection {
+            Ok(client) => client,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        if active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            active.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        }
+        let door = Arc::clone(door);
+        let carrying = Arc::clone(active);
+        let spawned = std::thread::Builder::new()
+            .name("agent-guard-published-connection".into())
+            .spawn(move || {
+                if let Some(server) = door.connect(port) {
+                    super::upstream::splice(&client, &server, None);
+                }
+                carrying.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            active.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Wakes the listener's acceptor, whose next accept then fails, and frees the port.
+fn close_listener(listener: &TcpListener) {
+    let _ = nix::sys::socket::shutdown(listener.as_raw_fd(), nix::sys::socket::Shutdown::Both);
+}
