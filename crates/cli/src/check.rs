@@ -581,11 +581,14 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf], ask: Optio
                     .map_or(&[], |contained| contained.undo_held.as_slice()),
             },
             settings,
-            &decided.domains,
-            decided
-                .session_limit
-                .as_ref()
-                .map(|limit| (input.session_id.as_str(), limit)),
+            agent_decide::ProxyReach {
+                domains: &decided.domains,
+                services: &decided.services,
+                session: decided
+                    .session_limit
+                    .as_ref()
+                    .map(|limit| (input.session_id.as_str(), limit)),
+            },
         )
         .map(|updated| {
             // Only a `workspace-write` run is recorded by `agent-guard undo`: its runs name the call.

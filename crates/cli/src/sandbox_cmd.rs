@@ -44,6 +44,11 @@ pub(crate) struct SandboxArgs {
     /// alone.
     #[arg(long = "allow-domain", value_name = "PATTERN", value_parser = parse_domain, requires = "allow_network")]
     allow_domains: Vec<Reach>,
+    /// A port of this machine's loopback (repeatable) the command may reach where a command of the same project
+    /// run in the background listens on it inside its own sandbox: the proxy connects to that server in its
+    /// sandbox's namespace, and to nothing else at that port.
+    #[arg(long = "service", value_name = "PORT", requires = "allow_network")]
+    services: Vec<u16>,
     /// Let git write the repositories in the roots under `workspace-write`: the inside of each `.git` (objects,
     /// index, refs, logs, `HEAD`) becomes writable, its configuration and hooks stay read-only. Without it `.git`
     /// is read-only whole, so that the code a command runs cannot delete or rewrite the history.
@@ -214,6 +219,7 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
         plan.memory_max = args.memory_max;
     }
     plan.publish.extend(args.publish.iter().copied());
+    plan.domains.allow_services(args.services.iter().copied(), &roots);
     plan.domains
         .allow(args.allow_domains.iter().filter_map(|reach| match reach {
             Reach::Domain(pattern) => Some(pattern.clone()),

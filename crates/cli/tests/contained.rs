@@ -920,7 +920,38 @@ fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_
         },
     );
     assert!(http_get(port, "/page.txt").is_none());
+    // The agent's next call reaches it all the same, in the server's own sandbox, without a question.
+    let fetch = format!("curl -sS http://localhost:{port}/page.txt");
+    let fetched = allowed_and_run(&scratch, &fetch);
+    assert!(
+        hook::text(&fetched.stdout).contains("served from the sandbox"),
+        "{}{}",
+        hook::text(&fetched.stdout),
+        hook::text(&fetched.stderr)
+    );
+    let output = scratch.check(&fetch);
+    let (_, reason, updated) = decided(&output);
+    assert!(
+        reason.contains("runs in the background inside its own sandbox"),
+        "{reason}"
+    );
+    assert!(updated.unwrap().contains(&format!(" --service {port} ")));
+    // A request that changes it changes only what that sandbox contains.
+    let output = scratch.check(&format!("curl -sS -X POST -d x http://127.0.0.1:{port}/"));
+    let (decision, reason, _) = decided(&output);
+    assert_eq!(decision, "allow", "{reason}");
+    // Another project's call to the same port reaches no server of its own: a service on this machine, it asks.
+    let other = Scratch::new();
+    let output = other.check(&fetch);
+    let (decision, reason, _) = decided(&output);
+    assert_eq!(decision, "ask", "{reason}");
     end_group(server);
+    // Once it ends, a call to that port is a call to a service on this machine like any other.
+    poll::wait_until(
+        std::time::Duration::from_secs(30),
+        "the call to the port asks once the server ended",
+        || decided(&scratch.check(&fetch)).0 == "ask",
+    );
     std::fs::write(
         scratch.home.join(".claude/settings.json"),
         json!({"agentGuard": {"sandbox": {"publish": [port]}}}).to_string(),

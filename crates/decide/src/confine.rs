@@ -185,6 +185,31 @@ impl Guard {
         domains
     }
 
+    /// The ports of the services on this machine `analysis` names (`curl localhost:5173`, a request that changes
+    /// one) that a background run of this project serves inside its own sandbox: the proxy reaches each in that
+    /// run's namespace (`--service`), and nothing else at that port.
+    pub(crate) fn granted_services(&self, analysis: &CommandAnalysis) -> Vec<u16> {
+        let mut ports: Vec<u16> = Vec::new();
+        for command in &analysis.commands {
+            let hosts = match &command.effect {
+                agent_bash_guard::Effect::Network { hosts } => hosts.clone(),
+                agent_bash_guard::Effect::Remote(_) => agent_bash_guard::request_hosts(command.effective()),
+                _ => continue,
+            };
+            for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
+                if let Some(port) = self
+                    .sandboxed_service(host)
+                    .and_then(|_| host.parse::<agent_os_sandbox::LoopbackGrant>().ok())
+                    .map(|grant| grant.port())
+                    .filter(|port| !ports.contains(port))
+                {
+                    ports.push(port);
+                }
+            }
+        }
+        ports
+    }
+
     /// Whether the sandbox's proxy may be told to let `host` through when somebody allowed it: no deny or ask
     /// rule names it, and it is a host name or a service on this machine with its port (an address elsewhere is
     /// reached by name only, and is refused at run time).

@@ -321,9 +321,12 @@ impl Guard {
             }
             Effect::Destroys(why) => judgement.not_contained(why.clone()),
             Effect::Remote(why) => {
-                judgement.not_contained(why.clone());
-                // A request that changes a server (`curl -X PUT URL`) still names its hosts.
+                // A request that changes a server (`curl -X PUT URL`) still names its hosts; one that changes only
+                // a server this project runs inside its own sandbox changes nothing the sandbox does not contain.
                 let hosts = agent_bash_guard::request_hosts(command.effective());
+                if hosts.is_empty() || hosts.iter().any(|host| self.sandboxed_service(host).is_none()) {
+                    judgement.not_contained(why.clone());
+                }
                 self.judge_hosts(command, &hosts, judgement);
             }
         }
@@ -335,6 +338,14 @@ impl Guard {
     fn judge_hosts(&self, command: &SubCommand, hosts: &[String], judgement: &mut Judgement) {
         let shown = command.effective().join(" ");
         for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
+            if let Some(service) = self.sandboxed_service(host) {
+                judgement.contains(&format!(
+                    "reaches `{host}`, a server a command of this project runs in the background inside its own \
+                     sandbox (process {})",
+                    service.owner
+                ));
+                continue;
+            }
             if agent_bash_guard::is_loopback(host) {
                 judgement.not_contained(format!(
                     "`{shown}` reaches `{host}`, a service on this machine, which the sandbox does \
@@ -767,6 +778,18 @@ impl Guard {
         check
             .resolved
             .filter(|resolved| agent_fs_sandbox::is_dir(resolved))
+    }
+
+    /// The background run of this project whose own sandbox serves `host`, a service on this machine with its
+    /// port (`localhost:5173`), unless a rule refuses the host: a server the agent started there, which that run's
+    /// sandbox contains, and which the proxy reaches in the run's namespace alone.
+    pub(crate) fn sandboxed_service(&self, host: &str) -> Option<agent_os_sandbox::SandboxedService> {
+        let grant = host.parse::<agent_os_sandbox::LoopbackGrant>().ok()?;
+        if self.host_refused(host) {
+            return None;
+        }
+        let roots = agent_undo::writable_roots(self.sandbox.as_ref()?);
+        agent_os_sandbox::sandboxed_service(grant.port(), &roots)
     }
 
     /// Whether the sandbox's proxy lets the line reach `host`: a domain of `agentGuard.network` (the registries

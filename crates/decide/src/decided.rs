@@ -32,6 +32,9 @@ pub struct Decided {
     /// The hosts the line names that its sandbox's proxy lets through beyond `agentGuard.network`, because a rule,
     /// a hook or the user allowed this line or a `WebFetch(domain:…)` rule allows the host (`--allow-domain`).
     pub domains: Vec<String>,
+    /// The ports of this machine's loopback the line names that a background run of this project serves inside
+    /// its own sandbox: its proxy reaches each in that run's namespace (`--service`).
+    pub services: Vec<u16>,
     /// What the call adds to its session's taint (untrusted content, private data, the domains it reaches): the
     /// caller records it for a call it lets run ([`agent_rules::SessionTaint::record`]).
     pub taint: TaintFacts,
@@ -111,6 +114,7 @@ impl Decided {
             contained: None,
             outside: None,
             domains: Vec::new(),
+            services: Vec::new(),
             taint: TaintFacts::default(),
             session_limit: None,
             search_excludes: Vec::new(),

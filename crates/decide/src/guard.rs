@@ -378,6 +378,10 @@ impl Guard {
             }
             _ => Vec::new(),
         };
+        let services = match (&gathered.analysis, confinement) {
+            (Some(analysis), Some(confinement)) if confinement.network => self.granted_services(analysis),
+            _ => Vec::new(),
+        };
         // After untrusted content, a line nobody approved reaches only the domains the session reached before or
         // the line names: a domain first contacted after the taint is one the content may have named. Once the
         // session has also read private data it reaches none: the domain the content came from may be the one it
@@ -407,6 +411,7 @@ impl Guard {
             contained,
             outside,
             domains,
+            services,
             taint: tainting.facts,
             session_limit,
             search_excludes: gathered.search_excludes,

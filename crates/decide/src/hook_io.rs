@@ -160,13 +160,11 @@ pub fn narrowed_search_input(tool_input: &Value, excludes: &[String]) -> Option<
 }
 
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
-/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]…
+/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]… [--service <port>]…
 /// [--session-domains-only --session <id> --session-taint <text> [--session-domain <host>]…]] [--git-writes]
 /// [--background] [--counts-on-undo [--undo-held <place>]…] --root <root> [--project <dir>] [--settings <file>]… -- bash -c '<command>'`: `root` is the call's working
-/// directory and the project the coding agent declared for its session, if any ([`SandboxRoot`]). `domains` are the hosts the decision allowed beyond
-/// the settings' own ([`Decided::domains`](crate::Decided::domains)); `session` is the session's id and the limit its
-/// untrusted content sets on the proxy ([`Decided::session_limit`](crate::Decided::session_limit)); both are passed
-/// only with the network. `--git-writes` is given when the confinement lets git write the repository
+/// directory and the project the coding agent declared for its session, if any ([`SandboxRoot`]); `reach` is what
+/// the proxy lets the line reach beyond the settings' own domains ([`ProxyReach`]), passed only with the network. `--git-writes` is given when the confinement lets git write the repository
 /// ([`Confinement::git_writes`]); without it `.git` is read-only. The original line is one argument of `bash -c`,
 /// single-quoted so that the coding agent's shell passes it byte for byte and nothing in it is read twice. Other
 /// fields of the input are kept. `None` when the input has no string `command`.
@@ -176,8 +174,7 @@ pub fn sandboxed_input(
     confinement: Confinement,
     root: SandboxRoot<'_>,
     settings: &[std::path::PathBuf],
-    domains: &[String],
-    session: Option<(&str, &SessionLimit)>,
+    reach: ProxyReach<'_>,
 ) -> Option<Value> {
     let command = tool_input.get("command")?.as_str()?;
     let mut line = String::with_capacity(command.len() + 256);
@@ -186,11 +183,15 @@ pub fn sandboxed_input(
     line.push_str(confinement.profile.as_str());
     if confinement.network {
         line.push_str(" --allow-network");
-        for domain in domains {
+        for domain in reach.domains {
             line.push_str(" --allow-domain ");
             push_quoted(&mut line, domain);
         }
-        if let Some((id, limit)) = session {
+        for port in reach.services {
+            line.push_str(" --service ");
+            line.push_str(&port.to_string());
+        }
+        if let Some((id, limit)) = reach.session {
             line.push_str(" --session-domains-only --session ");
             push_quoted(&mut line, id);
             line.push_str(" --session-taint ");
@@ -235,6 +236,19 @@ pub fn sandboxed_input(
         .collect();
     input.insert("command".to_owned(), Value::String(line));
     Some(Value::Object(input))
+}
+
+/// What the sandbox's proxy lets a line reach beyond the settings' own domains.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProxyReach<'a> {
+    /// The hosts the decision allowed ([`Decided::domains`](crate::Decided::domains)): `--allow-domain`.
+    pub domains: &'a [String],
+    /// The ports of this project's servers run in the background that the line reaches
+    /// ([`Decided::services`](crate::Decided::services)): `--service`.
+    pub services: &'a [u16],
+    /// The session's id and the limit its untrusted content sets on the proxy
+    /// ([`Decided::session_limit`](crate::Decided::session_limit)).
+    pub session: Option<(&'a str, &'a SessionLimit)>,
 }
 
 /// Where a sandboxed command is run from: the call's working directory, where the sandbox finds its settings and

@@ -89,6 +89,8 @@ pub use contain::Contained;
 pub use decided::{CheckedPath, Decided, SessionLimit, session_limit_why};
 pub use error::{Error, Result};
 pub use guard::{AutoAllow, Guard, GuardOptions};
-pub use hook_io::{HookInput, HookOutput, SandboxRoot, narrowed_search_input, sandboxed_input, shell_quote};
+pub use hook_io::{
+    HookInput, HookOutput, ProxyReach, SandboxRoot, narrowed_search_input, sandboxed_input, shell_quote,
+};
 pub use outside::Outside;
 pub use taint::TaintSettings;

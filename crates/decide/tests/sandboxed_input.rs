@@ -13,7 +13,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use agent_decide::{SandboxRoot, sandboxed_input};
+use agent_decide::{ProxyReach, SandboxRoot, sandboxed_input};
 use agent_tool_traits::Confinement;
 use proptest::prelude::*;
 use serde_json::json;
@@ -37,8 +37,7 @@ fn arrives(program: &Path, line: &str, root: &str) -> String {
         Confinement::READ_ONLY,
         SandboxRoot::cwd(root),
         &[],
-        &[],
-        None,
+        ProxyReach::default(),
     )
     .unwrap();
     let wrapped = input["command"].as_str().unwrap();
@@ -103,8 +102,10 @@ fn allowed_domains_are_passed_with_the_network_only() {
             confinement,
             SandboxRoot::cwd("/p"),
             &[],
-            &domains,
-            None,
+            ProxyReach {
+                domains: &domains,
+                ..ProxyReach::default()
+            },
         )
         .unwrap()["command"]
             .as_str()
@@ -169,8 +170,10 @@ fn a_session_limit_is_passed_with_the_network_only() {
             },
             SandboxRoot::cwd("/p"),
             &[],
-            &[],
-            Some(("0c1d-s'1", &limit)),
+            ProxyReach {
+                session: Some(("0c1d-s'1", &limit)),
+                ..ProxyReach::default()
+            },
         )
         .unwrap()["command"]
             .as_str()
@@ -205,8 +208,7 @@ fn a_declared_project_is_passed_as_one_word() {
                 undo_held: &[],
             },
             &[],
-            &[],
-            None,
+            ProxyReach::default(),
         )
         .unwrap()["command"]
             .as_str()

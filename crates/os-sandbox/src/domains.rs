@@ -153,6 +153,11 @@ pub struct DomainPolicy {
     deny: Vec<DomainPattern>,
     /// The services on this machine the proxy forwards to, each one host and port a deliberate allow granted.
     loopback: Vec<LoopbackGrant>,
+    /// The ports of this machine's loopback that the proxy reaches in the namespace of a background run of the
+    /// same project (a run that writes one of `service_roots`) listening there, through that run: a server the
+    /// agent started, contained by its own sandbox.
+    services: Vec<u16>,
+    service_roots: Vec<std::path::PathBuf>,
 }
 
 impl Default for DomainPolicy {
@@ -166,6 +171,8 @@ impl Default for DomainPolicy {
             allow,
             deny: Vec::new(),
             loopback: Vec::new(),
+            services: Vec::new(),
+            service_roots: Vec::new(),
         }
     }
 }
@@ -177,6 +184,8 @@ impl DomainPolicy {
             allow,
             deny,
             loopback: Vec::new(),
+            services: Vec::new(),
+            service_roots: Vec::new(),
         }
     }
 
@@ -188,6 +197,27 @@ impl DomainPolicy {
     /// The services on this machine the proxy forwards to.
     pub fn loopback(&self) -> &[LoopbackGrant] {
         &self.loopback
+    }
+
+    /// Adds ports of this machine's loopback reached only where a background run of the project of `roots`
+    /// listens on them, in that run's namespace.
+    pub fn allow_services(&mut self, ports: impl IntoIterator<Item = u16>, roots: &[std::path::PathBuf]) {
+        self.services.extend(ports);
+        self.service_roots.extend(roots.iter().cloned());
+    }
+
+    /// The ports of [`allow_services`](Self::allow_services).
+    pub fn services(&self) -> &[u16] {
+        &self.services
+    }
+
+    /// The background run of the same project listening on `port` of a loopback `host`, when the port is one of
+    /// [`allow_services`](Self::allow_services).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn service(&self, host: &str, port: u16) -> Option<crate::SandboxedService> {
+        (loopback_host(host) && self.services.contains(&port))
+            .then(|| crate::sandboxed_service(port, &self.service_roots))
+            .flatten()
     }
 
     /// The grant of the service at `host` (as a request names it) and `port`, when there is one.
@@ -280,6 +310,12 @@ impl fmt::Display for LoopbackGrant {
 }
 
 impl LoopbackGrant {
+    /// The port.
+    #[must_use]
+    pub const fn port(&self) -> u16 {
+        self.port
+    }
+
     /// The addresses the proxy connects to: the address itself, `127.0.0.1` and `::1` for a name (and for
     /// `0.0.0.0` and `::`, which a client on this machine reaches its own services by).
     pub(crate) fn addresses(&self) -> Vec<std::net::SocketAddr> {

@@ -282,7 +282,10 @@ impl Prepared {
                     });
                 // A command in the background may serve what the user and the agent's next calls reach.
                 if plan.confinement.background && network.namespace {
-                    services = Some(Services::new(plan.publish.clone()).map_err(KernelSandboxError::Proxy)?);
+                    services = Some(
+                        Services::new(plan.publish.clone(), scratch.path())
+                            .map_err(KernelSandboxError::Proxy)?,
+                    );
                     setup.door = services.as_ref().and_then(Services::door_fd);
                 }
                 Some(setup)

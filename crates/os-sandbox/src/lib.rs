@@ -109,7 +109,7 @@ pub use plan::hidden_by_name;
 pub use probe::KernelSupport;
 pub use probe::Namespaces;
 #[cfg(target_os = "linux")]
-pub use scratch::{running_redirects, sandboxed_run_may_have_made};
+pub use scratch::{SandboxedService, running_redirects, sandboxed_run_may_have_made, sandboxed_service};
 #[cfg(target_os = "linux")]
 pub use supervise::OutputFilter;
 #[cfg(target_os = "linux")]

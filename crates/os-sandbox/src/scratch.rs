@@ -108,6 +108,8 @@ pub(crate) fn run_record(started: std::time::SystemTime, grants: &[Grant], layer
 struct RunRecord {
     /// The run's process.
     owner: i32,
+    /// Its scratch directory (empty for a record read from bytes alone).
+    dir: PathBuf,
     /// When it started; `None` for a record whose start cannot be read.
     started: Option<std::time::SystemTime>,
     /// Where it writes.
@@ -135,6 +137,7 @@ impl RunRecord {
         let redirects = fields.filter(|field| !field.is_empty()).map(path).collect();
         Self {
             owner,
+            dir: PathBuf::new(),
             started,
             writes,
             redirects,
@@ -151,8 +154,90 @@ fn run_records() -> Vec<RunRecord> {
     bases
         .iter()
         .flat_map(|base| scratch_dirs(base))
-        .filter_map(|(dir, owner)| Some(RunRecord::read(owner, &std::fs::read(dir.join(RUN_RECORD)).ok()?)))
+        .filter_map(|(dir, owner)| {
+            let record = RunRecord::read(owner, &std::fs::read(dir.join(RUN_RECORD)).ok()?);
+            Some(RunRecord { dir, ..record })
+        })
         .collect()
+}
+
+/// Whether the process of `record` is still running.
+fn running(record: &RunRecord) -> bool {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(record.owner), None) != Err(nix::errno::Errno::ESRCH)
+}
+
+/// A port that a `workspace-write` sandboxed run of this user, running now in the background, listens on inside
+/// its own network namespace, and the way in: the socket in its scratch directory through which its supervisor
+/// hands out connections to it (proxy/publish.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxedService {
+    /// The run's process (its `agent-guard sandbox`, or the runtime).
+    pub owner: u32,
+    port: u16,
+    socket: PathBuf,
+}
+
+/// The run of this user, running now in the background, whose network namespace listens on `port` and which
+/// writes a place that holds or lies in one of `roots` (a run of the same project), if any: a server the agent
+/// started there, contained by that run's sandbox.
+pub fn sandboxed_service(port: u16, roots: &[PathBuf]) -> Option<SandboxedService> {
+    run_records()
+        .into_iter()
+        .filter(|record| {
+            record.writes.iter().any(|place| {
+                roots
+                    .iter()
+                    .any(|root| place.starts_with(root) || root.starts_with(place))
+            })
+        })
+        .filter(running)
+        .find(|record| {
+            std::fs::read_to_string(record.dir.join(crate::proxy::LISTENING))
+                .is_ok_and(|listing| listing.lines().any(|line| line.parse() == Ok(port)))
+        })
+        .and_then(|record| {
+            Some(SandboxedService {
+                owner: u32::try_from(record.owner).ok()?,
+                port,
+                socket: record.dir.join(crate::proxy::SERVICES),
+            })
+        })
+}
+
+impl SandboxedService {
+    /// A connection to the service, handed out by its run's supervisor; `None` when nothing listens there any
+    /// more.
+    pub(crate) fn connect(&self) -> Option<std::net::TcpStream> {
+        use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+        use std::io::Write;
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+        let mut supervisor = std::os::unix::net::UnixStream::connect(&self.socket).ok()?;
+        supervisor
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .ok()?;
+        supervisor.write_all(&self.port.to_be_bytes()).ok()?;
+        let mut byte = [1u8];
+        let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+        let mut space = nix::cmsg_space!([RawFd; 1]);
+        let message = recvmsg::<()>(
+            supervisor.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        )
+        .ok()?;
+        let fd = message.cmsgs().ok()?.find_map(|c| match c {
+            ControlMessageOwned::ScmRights(fds) => fds.first().copied(),
+            _ => None,
+        })?;
+        #[expect(
+            unsafe_code,
+            reason = "taking ownership of a descriptor the kernel just passed to this process"
+        )]
+        // SAFETY: `fd` was installed in this process by the recvmsg above and is owned by nothing else.
+        let connection = unsafe { OwnedFd::from_raw_fd(fd) };
+        Some(std::net::TcpStream::from(connection))
+    }
 }
 
 /// Each place beneath which a `workspace-write` sandboxed run of this user, running now, may change where a path
@@ -164,10 +249,7 @@ fn run_records() -> Vec<RunRecord> {
 pub fn running_redirects() -> Vec<(u32, PathBuf)> {
     run_records()
         .into_iter()
-        .filter(|record| {
-            nix::sys::signal::kill(nix::unistd::Pid::from_raw(record.owner), None)
-                != Err(nix::errno::Errno::ESRCH)
-        })
+        .filter(running)
         .filter_map(|record| Some((u32::try_from(record.owner).ok()?, record.redirects)))
         .flat_map(|(owner, places)| places.into_iter().map(move |place| (owner, place)))
         .collect()

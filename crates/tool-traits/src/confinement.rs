@@ -109,6 +109,9 @@ impl Confinement {
 pub struct ProxyGrant {
     /// The hosts the call's decision allowed beyond the settings' own (a rule, a hook or the user allowed the line).
     pub domains: Vec<String>,
+    /// The ports of this machine's loopback the line names where a command of the same project run in the
+    /// background serves inside its own sandbox: the proxy reaches each in that command's namespace.
+    pub services: Vec<u16>,
     /// When the session has read untrusted content and nobody approved the line: the only domains it reaches.
     pub limit: Option<ProxyLimit>,
 }

@@ -314,6 +314,7 @@ impl Runtime {
         // reaches (a server's sessions are cleared from its page).
         let proxy = ProxyGrant {
             domains: decided.domains.clone(),
+            services: decided.services.clone(),
             limit: decided.session_limit.as_ref().map(|limit| ProxyLimit {
                 domains: limit.domains.clone(),
                 why: limit.why(None),

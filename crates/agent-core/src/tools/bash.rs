@@ -206,6 +206,12 @@ impl Run<'_> {
                         .iter()
                         .filter_map(|d| d.parse::<DomainPattern>().ok()),
                 );
+                if let Some(sandbox) = self.guard.sandbox() {
+                    plan.domains.allow_services(
+                        self.proxy.services.iter().copied(),
+                        &agent_undo::writable_roots(sandbox),
+                    );
+                }
                 plan.limit = self
                     .proxy
                     .limit

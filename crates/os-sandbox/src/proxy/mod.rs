@@ -58,7 +58,7 @@ use tls::Hello;
 use upstream::{Resolver, Unreachable};
 
 pub(crate) use door::start as start_door;
-pub(crate) use publish::Services;
+pub(crate) use publish::{LISTENING, SERVICES, Services};
 pub(crate) use relay::{Relay, start as start_relay};
 
 /// The port the relay listens on inside the command's network namespace (the namespace is the command's own, so
@@ -318,7 +318,8 @@ impl Proxy {
         .collect();
         // With a service on this machine granted, the loopback is reached through the proxy too (curl and most
         // clients honour `NO_PROXY` alone for it): the command's own loopback is not the host's.
-        let no_proxy = if self.shared.policy.loopback().is_empty() {
+        let no_proxy = if self.shared.policy.loopback().is_empty() && self.shared.policy.services().is_empty()
+        {
             "localhost,127.0.0.1,::1"
         } else {
             ""
@@ -501,8 +502,20 @@ fn forward(
     // A service on this machine that a deliberate allow granted, host and port: the proxy runs outside the
     // command's network namespace, so it reaches the host's loopback for it. Its address is fixed by the grant,
     // so a tunnel to it need not name the host in TLS (a plain `http://` service may be reached by `CONNECT` too).
+    // A server of this project run in the background, reached in its own namespace through its run (first: the
+    // line named it, and what the host's loopback holds at that port is another program); never for a session
+    // whose untrusted content limits where its commands may send data.
+    if shared.limit.is_none()
+        && let Some(service) = shared.policy.service(&host, port)
+    {
+        let refused = || Unreachable::Refused("it no longer listens".to_owned());
+        return forward_to(client, kind, early, &host, || {
+            service.connect().ok_or_else(refused)
+        });
+    }
     if let Some(grant) = shared.policy.loopback_grant(&host, port) {
-        return forward_to(client, kind, early, &host, &grant.addresses());
+        let addresses = grant.addresses();
+        return forward_to(client, kind, early, &host, || upstream::connect(&addresses));
     }
     allowed(&shared.policy, shared.limit.as_ref(), &host, port)?;
     let addresses = shared.resolver.resolve(&host, port).map_err(|why| match why {
@@ -557,27 +570,31 @@ fn forward(
             }
             Ok(())
         }
-        http @ RequestKind::Http { .. } => forward_to(client, http, early, &host, &addresses),
+        http @ RequestKind::Http { .. } => {
+            forward_to(client, http, early, &host, || upstream::connect(&addresses))
+        }
     }
 }
 
-/// Forwards a request whose destination is decided (`addresses`): a tunnel as it comes, a plain request rebuilt.
+/// Forwards a request whose destination is decided (`connect` reaches it): a tunnel as it comes, a plain request
+/// rebuilt.
 fn forward_to(
     client: &mut TcpStream,
     kind: RequestKind,
     early: Vec<u8>,
     host: &str,
-    addresses: &[std::net::SocketAddr],
+    connect: impl FnOnce() -> Result<TcpStream, Unreachable>,
 ) -> Result<(), Refusal> {
+    let unreachable = |why| Refusal::Unreachable {
+        domain: host.to_owned(),
+        why: match why {
+            Unreachable::Refused(why) | Unreachable::Unresolved(why) => why,
+            Unreachable::Private(address) => address.to_string(),
+        },
+    };
     match kind {
         RequestKind::Tunnel => {
-            let server = upstream::connect(addresses).map_err(|why| Refusal::Unreachable {
-                domain: host.to_owned(),
-                why: match why {
-                    Unreachable::Refused(why) | Unreachable::Unresolved(why) => why,
-                    Unreachable::Private(address) => address.to_string(),
-                },
-            })?;
+            let server = connect().map_err(unreachable)?;
             client
                 .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 .map_err(|e| Refusal::Unreachable {
@@ -591,13 +608,7 @@ fn forward_to(
             Ok(())
         }
         RequestKind::Http { upstream_head, body } => {
-            let mut server = upstream::connect(addresses).map_err(|why| Refusal::Unreachable {
-                domain: host.to_owned(),
-                why: match why {
-                    Unreachable::Refused(why) | Unreachable::Unresolved(why) => why,
-                    Unreachable::Private(address) => address.to_string(),
-                },
-            })?;
+            let mut server = connect().map_err(unreachable)?;
             let early_body = early
                 .get(..usize::try_from(body).unwrap_or(usize::MAX).min(early.len()))
                 .unwrap_or_default();

@@ -13,6 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -27,6 +29,9 @@ const LOOK_EVERY: Duration = Duration::from_millis(200);
 /// How many connections to the published ports are carried at once; more are closed as they come.
 const MAX_CONNECTIONS: usize = 128;
 
+/// How many lines a run's stderr is told of its ports: a command that listens on thousands does not flood it.
+const MAX_TOLD: usize = 16;
+
 /// The supervisor's side of the door of one command's namespace.
 #[derive(Debug)]
 pub(crate) struct Services {
@@ -38,7 +43,18 @@ pub(crate) struct Services {
     stop: Option<mpsc::Sender<()>>,
     /// The ports published when they listen.
     publish: Vec<PortRange>,
+    /// The run's scratch directory, where the listening ports are written ([`LISTENING`]) and the socket through
+    /// which other runs' proxies reach them listens ([`SERVICES`]).
+    scratch: PathBuf,
+    /// The socket of [`SERVICES`], closed when this is dropped.
+    services: Option<UnixListener>,
 }
+
+/// The file in a background run's scratch directory that lists the ports listening in its namespace, one per line.
+pub(crate) const LISTENING: &str = "listening";
+/// The socket in a background run's scratch directory through which the proxy of another sandboxed run reaches a
+/// port listening in its namespace: a request is the port in two bytes, the answer the connected socket.
+pub(crate) const SERVICES: &str = "services";
 
 impl Services {
     /// The socket pair to the door, for a command started in the background that publishes the ports in
@@ -46,7 +62,7 @@ impl Services {
     ///
     /// # Errors
     /// The errors of `socketpair`.
-    pub(crate) fn new(publish: Vec<PortRange>) -> std::io::Result<Self> {
+    pub(crate) fn new(publish: Vec<PortRange>, scratch: &Path) -> std::io::Result<Self> {
         use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
         let (ours, door_end) = socketpair(
             AddressFamily::Unix,
@@ -62,6 +78,8 @@ impl Services {
             door: Arc::new(Door(Mutex::new(ours))),
             stop: None,
             publish,
+            scratch: scratch.to_path_buf(),
+            services: None,
         })
     }
 
@@ -78,22 +96,36 @@ impl Services {
         let (stop, stopped) = mpsc::channel();
         let door = Arc::clone(&self.door);
         let publish = self.publish.clone();
+        let listing = self.scratch.join(LISTENING);
         let spawned = std::thread::Builder::new()
             .name("agent-guard-publish".into())
             .spawn(move || {
                 // The door answers once the namespace is made; it never does when the command failed to start.
                 if let Some(diagnostics) = door.request(DIAGNOSTICS) {
-                    Publisher::new(diagnostics, door, publish, notes).run(&stopped);
+                    Publisher::new(diagnostics, door, publish, listing, notes).run(&stopped);
                 }
             });
         if spawned.is_ok() {
             self.stop = Some(stop);
+        }
+        // The scratch directory is this user's alone, and out of every sandboxed command's reach.
+        if let Ok(services) = UnixListener::bind(self.scratch.join(SERVICES))
+            && let Ok(serving) = services.try_clone()
+        {
+            let door = Arc::clone(&self.door);
+            let _spawned = std::thread::Builder::new()
+                .name("agent-guard-services".into())
+                .spawn(move || serve_proxies(&serving, &door));
+            self.services = Some(services);
         }
     }
 }
 
 impl Drop for Services {
     fn drop(&mut self) {
+        if let Some(services) = &self.services {
+            let _ = nix::sys::socket::shutdown(services.as_raw_fd(), nix::sys::socket::Shutdown::Both);
+        }
         // Ends the door: its next read sees the end of the pair.
         if let Ok(door) = self.door.0.lock() {
             let _ = nix::sys::socket::shutdown(door.as_raw_fd(), nix::sys::socket::Shutdown::Both);
@@ -162,10 +194,15 @@ struct Publisher {
     diagnostics: OwnedFd,
     door: Arc<Door>,
     publish: Vec<PortRange>,
+    /// Where the listening ports are written ([`LISTENING`]), and what was written last.
+    listing: PathBuf,
+    listed: BTreeSet<u16>,
     notes: Box<dyn FnMut(&str) + Send>,
     published: BTreeMap<u16, TcpListener>,
     /// The ports not published (not listed, or the host's already), told once while they listen.
     told: BTreeSet<u16>,
+    /// How many lines were told.
+    lines: usize,
     active: Arc<AtomicUsize>,
 }
 
@@ -174,15 +211,19 @@ impl Publisher {
         diagnostics: OwnedFd,
         door: Arc<Door>,
         publish: Vec<PortRange>,
+        listing: PathBuf,
         notes: Box<dyn FnMut(&str) + Send>,
     ) -> Self {
         Self {
             diagnostics,
             door,
             publish,
+            listing,
+            listed: BTreeSet::new(),
             notes,
             published: BTreeMap::new(),
             told: BTreeSet::new(),
+            lines: 0,
             active: Arc::new(AtomicUsize::new(0)),
         }
     }
@@ -206,6 +247,9 @@ impl Publisher {
 
     /// Publishes the ports that started `listening`, and closes those that stopped.
     fn look(&mut self, listening: BTreeSet<u16>) {
+        if listening != self.listed {
+            self.list(&listening);
+        }
         self.published.retain(|port, listener| {
             let keep = listening.contains(port);
             if !keep {
@@ -219,7 +263,7 @@ impl Publisher {
                 continue;
             }
             if !self.publish.iter().any(|range| range.contains(port)) {
-                (self.notes)(&format!(
+                self.tell(&format!(
                     "the command listens on port {port} inside its sandbox, where nothing outside reaches it; \
                      to reach it at 127.0.0.1:{port} while a command runs in the background, add {port} to \
                      `agentGuard.sandbox.publish` in your settings"
@@ -236,17 +280,78 @@ impl Publisher {
                             .name("agent-guard-published".into())
                             .spawn(move || accept(&accepting, port, &door, &active));
                     }
-                    (self.notes)(&format!(
+                    self.tell(&format!(
                         "the command listens on port {port}; published on 127.0.0.1:{port} while it runs"
                     ));
                     self.published.insert(port, listener);
                 }
                 Err(error) => {
-                    (self.notes)(&format!(
+                    self.tell(&format!(
                         "the command listens on port {port}, which is not published on 127.0.0.1:{port}: {error}"
                     ));
                     self.told.insert(port);
                 }
+            }
+        }
+    }
+}
+
+impl Publisher {
+    /// Writes `listening` to the run's [`LISTENING`] file, whole (a reader sees the old list or the new).
+    fn list(&mut self, listening: &BTreeSet<u16>) {
+        let text: String = listening.iter().map(|port| format!("{port}\n")).collect();
+        let fresh = self.listing.with_extension("new");
+        if std::fs::write(&fresh, text)
+            .and_then(|()| std::fs::rename(&fresh, &self.listing))
+            .is_ok()
+        {
+            self.listed.clone_from(listening);
+        }
+    }
+
+    /// Tells `line` to the command's stderr, up to [`MAX_TOLD`] lines, then that the rest is not told.
+    fn tell(&mut self, line: &str) {
+        self.lines += 1;
+        match self.lines.cmp(&MAX_TOLD) {
+            std::cmp::Ordering::Less => (self.notes)(line),
+            std::cmp::Ordering::Equal => {
+                (self.notes)("more ports listen or are published; they are not told")
+            }
+            std::cmp::Ordering::Greater => {}
+        }
+    }
+}
+
+/// Answers each request of another run's proxy on `services`: the port in two bytes, answered with a connection
+/// to it in this run's namespace (one byte `0` and the descriptor) or [`REFUSED`].
+fn serve_proxies(services: &UnixListener, door: &Door) {
+    use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
+    use std::io::Read;
+    for connection in services.incoming() {
+        let mut proxy = match connection {
+            Ok(proxy) => proxy,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        let _ = proxy.set_read_timeout(Some(Duration::from_secs(1)));
+        let mut port = [0u8; 2];
+        let connection = proxy
+            .read_exact(&mut port)
+            .ok()
+            .and_then(|()| door.connect(u16::from_be_bytes(port)));
+        match connection {
+            Some(connection) => {
+                let fds = [connection.as_raw_fd()];
+                let _sent = sendmsg::<()>(
+                    proxy.as_raw_fd(),
+                    &[std::io::IoSlice::new(&[0])],
+                    &[ControlMessage::ScmRights(&fds)],
+                    MsgFlags::MSG_NOSIGNAL,
+                    None,
+                );
+            }
+            None => {
+                let _sent = std::io::Write::write_all(&mut proxy, &[REFUSED]);
             }
         }
     }
