@@ -161,8 +161,17 @@ struct HandedBatch {
 /// What a decision becomes on the thread that made it: the line's answer, and with `--explain` the explanation
 /// printed before it.
 struct Rendered {
-    answered: Answered,
+    answer: Answer,
     explained: Option<String>,
+}
+
+/// A decided line's answer, made on the worker that decided it.
+enum Answer {
+    /// The answer's line, serialised where it was decided: a line without an audit row or telemetry, whose output
+    /// is freed there, where it was allocated, and not by the writer on another core.
+    Line(Vec<u8>),
+    /// The answer with what its audit row records, serialised by the writer.
+    Answered(Box<Answered>),
 }
 
 /// How a decision is made into its answer ([`Rendering::render`]), the same for every line of a run.
@@ -232,7 +241,11 @@ fn write_answers(batches: &Receiver<DecidedBatch>, mut log: BatchLog) -> Result<
         if written.is_err() {
             break;
         }
-        for (input, answered) in answers.iter().flatten() {
+        let recorded = answers.iter().filter_map(|answer| match answer {
+            LineAnswer::Answered(input, answered) => Some((input, answered)),
+            LineAnswer::Line(_) | LineAnswer::Error(_) => None,
+        });
+        for (input, answered) in recorded {
             let telemetry = answered.telemetry.as_ref().filter(|t| t.enabled);
             if telemetry.is_none() && !log.keeps_rows() {
                 continue;
@@ -256,12 +269,13 @@ fn write_answers(batches: &Receiver<DecidedBatch>, mut log: BatchLog) -> Result<
 fn write_batch(out: &mut impl Write, answers: &Answers<'_>) -> Result<()> {
     for answer in answers {
         match answer {
+            LineAnswer::Line(line) => out.write_all(line)?,
             // Serialised straight into the buffer, the same bytes as `HookOutput::to_json`.
-            Ok((_, answered)) => {
+            LineAnswer::Answered(_, answered) => {
                 serde_json::to_writer(&mut *out, &answered.output)?;
                 out.write_all(b"\n")?;
             }
-            Err(error) => writeln!(out, "{}", serde_json::json!({ "error": error }))?,
+            LineAnswer::Error(error) => writeln!(out, "{}", serde_json::json!({ "error": error }))?,
         }
     }
     out.flush()?;
@@ -385,22 +399,22 @@ impl Rendering {
     fn render(&self, line: Option<&Deciding>, decided: &Decided) -> Rendered {
         let Some(Deciding { input, guard }) = line else {
             return Rendered {
-                answered: Answered::without_row(HookOutput::from_verdict(
+                answer: Answer::Answered(Box::new(Answered::without_row(HookOutput::from_verdict(
                     DecisionBound::from_env().past_the_bound("").verdict(),
-                )),
+                )))),
                 explained: None,
             };
         };
         let output = output(input, decided, &self.settings, None);
         // What an audit row records is built only for a line that has one: with the log off and telemetry off for
         // the line's settings, the row is never made ([`write_answers`]).
-        let answered = if self.logged || guard.telemetry().enabled {
-            Answered::decided(output, decided, guard)
+        let answer = if self.logged || guard.telemetry().enabled {
+            Answer::Answered(Box::new(Answered::decided(output, decided, guard)))
         } else {
-            Answered::without_row(output)
+            line_of(output)
         };
         Rendered {
-            answered,
+            answer,
             explained: self.explain.then(|| crate::explain::render_text(input, decided)),
         }
     }
@@ -416,8 +430,35 @@ impl Clone for Rendering {
     }
 }
 
-/// One batch's answers, in order: each line's input and answer, or the error that says why it is not an input.
-type Answers<'a> = Vec<Result<(&'a HookInput, &'a Answered), &'a str>>;
+/// The line of an answer without an audit row, serialised (the same bytes as `HookOutput::to_json` and a newline);
+/// the writer serialises an output that cannot be.
+fn line_of(output: HookOutput) -> Answer {
+    let mut line = Vec::with_capacity(LINE_CAPACITY);
+    match serde_json::to_writer(&mut line, &output) {
+        Ok(()) => {
+            line.push(b'\n');
+            Answer::Line(line)
+        }
+        Err(_) => Answer::Answered(Box::new(Answered::without_row(output))),
+    }
+}
+
+/// Room for a typical answer line (an allowed shell line wrapped in the sandbox is some hundreds of bytes), so that
+/// serialising it rarely grows the buffer.
+const LINE_CAPACITY: usize = 512;
+
+/// One batch's answers, in order.
+type Answers<'a> = Vec<LineAnswer<'a>>;
+
+/// One line's answer as the writer writes it.
+enum LineAnswer<'a> {
+    /// Serialised where it was decided.
+    Line(&'a [u8]),
+    /// The line's input and answer, with what its audit row records.
+    Answered(&'a HookInput, &'a Answered),
+    /// The error that says why the line is not an input.
+    Error(&'a str),
+}
 
 /// The answer to each line of a decided batch, in order, with the explanations of the decided ones printed on
 /// stderr first under `--explain`.
@@ -428,16 +469,19 @@ fn answers(batch: &DecidedBatch) -> Answers<'_> {
         .iter()
         .filter_map(|line| match line {
             Pending::Answered(answer) => Some(match answer.as_ref() {
-                Ok((input, answered)) => Ok((input, answered)),
-                Err(e) => Err(e.as_str()),
+                Ok((input, answered)) => LineAnswer::Answered(input, answered),
+                Err(e) => LineAnswer::Error(e.as_str()),
             }),
             Pending::Deciding => {
-                // One answer for each line decided ([`decide_batch`]), in order.
+                // One answer for each line decided ([`HandedBatch::wait`]), in order.
                 let (line, rendered) = decided.next()?;
                 if let Some(explained) = &rendered.explained {
                     eprintln!("{explained}");
                 }
-                Some(Ok((&line.input, &rendered.answered)))
+                Some(match &rendered.answer {
+                    Answer::Line(bytes) => LineAnswer::Line(bytes),
+                    Answer::Answered(answered) => LineAnswer::Answered(&line.input, answered),
+                })
             }
         })
         .collect()
