@@ -65,9 +65,9 @@ pub(super) fn run_jsonl(args: &DecideArgs, explain: bool) -> Result<ExitCode> {
 
 /// This thread's part of [`run_jsonl`]: each batch the reader made ready, handed over to be decided, its answers
 /// handed to the writer, until the reader ends (at the end of the input, or with the error that ended reading, which
-/// is returned) or the writer does. The next batch is handed over as soon
-/// as the one before is decided, and the answers of that one handed on while it is decided; where no further batch
-/// was read yet, the answers are handed on first, so that a caller who waits for them before writing more gets them.
+/// is returned) or the writer does. The next batch is handed over as soon as the one before is decided, and the
+/// answers of that one handed on while it is decided; where no further batch was read yet, the answers are handed
+/// on first, so that a caller who waits for them before writing more gets them.
 fn decide_batches(
     lines: &Receiver<ReadBatch>,
     answers: &SyncSender<DecidedBatch>,
