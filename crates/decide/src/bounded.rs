@@ -151,32 +151,28 @@ impl DecisionBound {
         requests: Vec<DecisionRequest>,
         then: impl Fn(usize, Decided) -> T + Send + Sync + 'static,
     ) -> Vec<T> {
+        self.hand_over_in_order(requests, then).wait()
+    }
+
+    /// Hands `requests` over as [`DecisionBound::decide_in_order_then`] does and returns at once; the decisions are
+    /// waited for with [`InOrder::wait`]. A caller with work of its own between two hand-overs (`agent-guard check
+    /// --jsonl` hands the answers of the last batch on) does it while the workers decide, instead of before the
+    /// next hand-over while they wait for it.
+    pub fn hand_over_in_order<T: Send + 'static>(
+        self,
+        requests: Vec<DecisionRequest>,
+        then: impl Fn(usize, Decided) -> T + Send + Sync + 'static,
+    ) -> InOrder<T> {
         let then: Then<T> = Arc::new(then);
         // Shared with the workers without moving the requests themselves.
         let requests = Arc::new(requests);
-        let mut decided = Vec::new();
-        while decided.len() < requests.len() {
-            match self.hand_over(&requests, decided.len(), &then).wait() {
-                // A decision is large: the first hand-over's list is the answer as it is, not copied into another.
-                Waited::Decided(done) if decided.is_empty() => decided = done,
-                Waited::Decided(done) => decided.extend(done),
-                Waited::Panicked(done, panic) => {
-                    drop(done);
-                    std::panic::resume_unwind(panic)
-                }
-                Waited::PastTheBound(done) => {
-                    decided.extend(done);
-                    let index = decided.len();
-                    let tool = requests
-                        .get(index)
-                        .map_or("", |request| request.call.tool.as_str());
-                    // What the workers decided after this one is dropped: those requests are handed over again,
-                    // after this deny.
-                    decided.push(then(index, self.past_the_bound(tool)));
-                }
-            }
+        let batch = (!requests.is_empty()).then(|| self.hand_over(&requests, 0, &then));
+        InOrder {
+            bound: self,
+            requests,
+            then,
+            batch,
         }
-        decided
     }
 
     /// Hands the requests from `first` on to workers that take them in turn ([`Batch`]): one per core at most, and
@@ -237,6 +233,56 @@ impl DecisionBound {
             ),
             Provenance::layer(Layer::Rules),
         ))
+    }
+}
+
+/// Requests handed over to the workers ([`DecisionBound::hand_over_in_order`]), their decisions not yet waited for.
+/// Dropped without [`InOrder::wait`], the workers still decide them, and their decisions are dropped.
+pub struct InOrder<T> {
+    bound: DecisionBound,
+    requests: Arc<Vec<DecisionRequest>>,
+    then: Then<T>,
+    /// The hand-over being decided: none for no requests.
+    batch: Option<Arc<Batch<T>>>,
+}
+
+impl<T: Send + 'static> InOrder<T> {
+    /// The decisions, each made into `T`, in the order of the requests: each within the bound, a deny past it
+    /// ([`DecisionBound::decide_in_order`]).
+    pub fn wait(self) -> Vec<T> {
+        let Self {
+            bound,
+            requests,
+            then,
+            batch,
+        } = self;
+        let mut decided = Vec::new();
+        let mut batch = batch;
+        while let Some(handed) = batch.take() {
+            match handed.wait() {
+                // A decision is large: the first hand-over's list is the answer as it is, not copied into another.
+                Waited::Decided(done) if decided.is_empty() => decided = done,
+                Waited::Decided(done) => decided.extend(done),
+                Waited::Panicked(done, panic) => {
+                    drop(done);
+                    std::panic::resume_unwind(panic)
+                }
+                Waited::PastTheBound(done) => {
+                    decided.extend(done);
+                    let index = decided.len();
+                    let tool = requests
+                        .get(index)
+                        .map_or("", |request| request.call.tool.as_str());
+                    // What the workers decided after this one is dropped: those requests are handed over again,
+                    // after this deny.
+                    decided.push(then(index, bound.past_the_bound(tool)));
+                }
+            }
+            if decided.len() < requests.len() {
+                batch = Some(bound.hand_over(&requests, decided.len(), &then));
+            }
+        }
+        decided
     }
 }
 
@@ -449,22 +495,21 @@ impl<T> Batch<T> {
             slot.since = Some(since);
             progress.next += 1;
             drop(progress);
+            // Made into what the caller keeps here, outside the lock, where the decision's memory was allocated; the
+            // decision goes straight to `then` (it is large, and each step it passed through moved it).
+            let mut now = since;
             let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 failpoint();
-                request.deciders.decide(&request.call, &request.session)
-            }));
-            let now = Instant::now();
-            let decided = match decided {
-                // Finished, but after its bound: the caller, had it looked in time, would have denied it.
-                Ok(_) if self.bound.is_past_at(since, now) => {
-                    Ok(self.bound.past_the_bound(&request.call.tool))
+                let decided = request.deciders.decide(&request.call, &request.session);
+                now = Instant::now();
+                if self.bound.is_past_at(since, now) {
+                    // Finished, but after its bound: the caller, had it looked in time, would have denied it.
+                    drop(decided);
+                    (self.then)(index, self.bound.past_the_bound(&request.call.tool))
+                } else {
+                    (self.then)(index, decided)
                 }
-                other => other,
-            };
-            // Made into what the caller keeps here, outside the lock, where the decision's memory was allocated.
-            let decided = decided.and_then(|decided| {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.then)(index, decided)))
-            });
+            }));
             progress = self.progress();
             if progress.abandoned {
                 return;
@@ -483,7 +528,12 @@ impl<T> Batch<T> {
             }
             progress.decided += 1;
             progress.last = now;
-            if progress.decided == progress.slots.len() || progress.watched == Some(index) {
+            let all = progress.decided == progress.slots.len();
+            if all {
+                // This worker takes no more of these requests; the caller may hand the next ones over at once.
+                idle_soon();
+            }
+            if all || progress.watched == Some(index) {
                 self.finished.notify_all();
             }
         }
@@ -563,63 +613,80 @@ fn decided_before<T>(slots: &mut [Slot<T>], count: usize) -> Vec<T> {
 
 /// The threads decisions run on, kept for the life of the process: a server decides thousands of calls a second,
 /// and starting a thread for each cost more than most decisions. Every job gets a worker of its own at once: a
-/// submission reserves an idle worker or starts a new one, so a decision never waits behind another (one that runs
-/// past its bound keeps its worker until it ends, and the next job starts a new worker).
+/// submission takes an idle worker or starts a new one, so a decision never waits behind another (one that runs
+/// past its bound keeps its worker until it ends, and the next job starts a new worker). Each idle worker waits on
+/// a channel of its own, and the submitting thread wakes the worker it hands a job to: idle workers waiting on one
+/// shared queue were woken one by the other (the first to take a job released the queue to the next), and the
+/// scheduler put the one woken second behind the first on the same core, for up to a scheduler tick, while the
+/// other core was idle.
 struct Workers {
-    jobs: Mutex<mpsc::Sender<Job>>,
-    queue: Arc<Mutex<mpsc::Receiver<Job>>>,
-    /// Workers waiting for a job that no submission has reserved.
-    idle: Arc<AtomicUsize>,
+    /// The idle workers, the last one to become idle last.
+    idle: Mutex<Vec<mpsc::Sender<Job>>>,
     /// Workers started since the process began (they never end).
     started: AtomicUsize,
 }
 
 fn workers() -> &'static Workers {
     static WORKERS: OnceLock<Workers> = OnceLock::new();
-    WORKERS.get_or_init(|| {
-        let (jobs, queue) = mpsc::channel();
-        Workers {
-            jobs: Mutex::new(jobs),
-            queue: Arc::new(Mutex::new(queue)),
-            idle: Arc::new(AtomicUsize::new(0)),
-            started: AtomicUsize::new(0),
-        }
+    WORKERS.get_or_init(|| Workers {
+        idle: Mutex::new(Vec::new()),
+        started: AtomicUsize::new(0),
     })
 }
 
 impl Workers {
     /// Hands `job` to an idle worker, or to a new one when none is idle; gives it back when no worker can take it.
     fn run(&self, job: Job) -> Result<(), Job> {
-        let reserved = self
-            .idle
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .is_ok();
-        if !reserved {
-            let queue = Arc::clone(&self.queue);
-            let idle = Arc::clone(&self.idle);
-            let started = std::thread::Builder::new()
-                .name("decide".to_owned())
-                .spawn(move || work(&queue, &idle));
-            if started.is_err() {
-                return Err(job);
-            }
-            self.started.fetch_add(1, Ordering::AcqRel);
+        // The worker that became idle last, whose memory is the likeliest to be in a cache still.
+        let idle = self.idle_workers().pop();
+        let job = match idle {
+            Some(worker) => match worker.send(job) {
+                Ok(()) => return Ok(()),
+                // A worker never ends while it waits, so this is not expected; a new worker takes the job then.
+                Err(unsent) => unsent.0,
+            },
+            None => job,
+        };
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let own = jobs.clone();
+        let started = std::thread::Builder::new()
+            .name("decide".to_owned())
+            .spawn(move || work(&own, &queue));
+        if started.is_err() {
+            return Err(job);
         }
-        self.jobs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .send(job)
-            .map_err(|unsent| unsent.0)
+        self.started.fetch_add(1, Ordering::AcqRel);
+        // The new worker waits for it on its own channel.
+        jobs.send(job).map_err(|unsent| unsent.0)
+    }
+
+    fn idle_workers(&self) -> MutexGuard<'_, Vec<mpsc::Sender<Job>>> {
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-/// A worker's life: the job it was started for, then, idle, whatever job comes next.
-fn work(queue: &Mutex<mpsc::Receiver<Job>>, idle: &AtomicUsize) {
-    loop {
-        let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-        let Ok(job) = job else { return };
+/// A worker's life: the jobs handed to it on `queue`, one after the other; after each (or from [`idle_soon`] on) it
+/// is idle, among the idle workers with `jobs`, its channel's sender.
+fn work(jobs: &mpsc::Sender<Job>, queue: &mpsc::Receiver<Job>) {
+    while let Ok(job) = queue.recv() {
+        OWN_JOBS.set(Some(jobs.clone()));
         job();
-        idle.fetch_add(1, Ordering::AcqRel);
+        idle_soon();
+    }
+}
+
+thread_local! {
+    /// On a worker running a job, its channel's sender until it is among the idle workers again.
+    static OWN_JOBS: std::cell::RefCell<Option<mpsc::Sender<Job>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Puts the worker this runs on among the idle workers, once per job, before the job has returned: a job calls it
+/// where it has done all it will, just before it wakes its caller, who may hand the next job over at once and would
+/// otherwise find no idle worker and start another thread. A job handed over before the job has returned waits in
+/// the worker's channel. Nothing on a thread that is not a worker.
+fn idle_soon() {
+    if let Some(jobs) = OWN_JOBS.with_borrow_mut(Option::take) {
+        workers().idle_workers().push(jobs);
     }
 }
 
@@ -757,6 +824,26 @@ mod tests {
         }
     }
 
+    /// Requests handed over return at once and are decided while the caller does other work; waited for, their
+    /// decisions are those of `decide_in_order`, and no requests need no worker.
+    #[test]
+    fn requests_handed_over_are_waited_for_later() {
+        let _pool = pool();
+        let dir = tempfile::tempdir().unwrap();
+        let guard = guard(dir.path());
+        let commands = ["ls", "rm -rf /", "git status", "cat README.md"];
+        let handed = DecisionBound::default()
+            .hand_over_in_order(requests(&guard, &commands), |_, decided| {
+                decided.verdict().clone()
+            });
+        let meanwhile = DecisionBound::default().decide_in_order(requests(&guard, &commands));
+        let waited = handed.wait();
+        let alone: Vec<Verdict> = meanwhile.iter().map(|d| d.verdict().clone()).collect();
+        assert_eq!(waited, alone);
+        let none = DecisionBound::default().hand_over_in_order(Vec::new(), |_, decided| decided);
+        assert!(none.wait().is_empty());
+    }
+
     /// With a bound of zero nothing is decided in time.
     #[test]
     fn a_bound_of_zero_denies_every_request() {
@@ -797,7 +884,7 @@ mod tests {
             assert_eq!(finished.recv_timeout(Duration::from_secs(5)), Ok("quick"));
             // The worker is idle again once it has counted itself so.
             let deadline = std::time::Instant::now() + Duration::from_secs(5);
-            while workers().idle.load(Ordering::Acquire) == 0 && std::time::Instant::now() < deadline {
+            while workers().idle_workers().is_empty() && std::time::Instant::now() < deadline {
                 std::thread::yield_now();
             }
         }
@@ -806,6 +893,6 @@ mod tests {
         // The fifty quick jobs ran one after another on workers used again, not on fifty new ones.
         let started = workers().started.load(Ordering::Acquire) - before;
         assert!(started <= 4, "{started} workers started for fifty quick jobs");
-        assert!(workers().idle.load(Ordering::Acquire) >= 1);
+        assert!(!workers().idle_workers().is_empty());
     }
 }

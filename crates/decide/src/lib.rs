@@ -24,7 +24,8 @@
 //! session. [`DecisionBound`] is the one entry that bounds a decision in time and denies past the bound
 //! (`AGENT_GUARD_DECISION_TIMEOUT_MS`, default 5 s), one call ([`DecisionBound::decide`]) or many handed to workers
 //! a batch at a time ([`DecisionBound::decide_in_order`], or `decide_in_order_then`, which makes each decision into
-//! the caller's value on its worker); [`Deciders`] adds a parent's guard as a subagent's
+//! the caller's value on its worker, or `hand_over_in_order`, which returns at once and is waited for with
+//! [`InOrder::wait`]); [`Deciders`] adds a parent's guard as a subagent's
 //! ceiling.
 //! The crate also holds agent-guard's own settings ([`GuardSettings`], the `agentGuard` section) and the coding
 //! agent's PreToolUse protocol ([`HookInput`], [`HookOutput`], [`sandboxed_input`]).
@@ -78,7 +79,7 @@ mod test_guard;
 
 pub use bounded::{
     CallInput, DECISION_TIMEOUT_ENV, DEFAULT_DECISION_LIMIT, Deciders, DecisionBound, DecisionRequest,
-    DecisionTimer,
+    DecisionTimer, InOrder,
 };
 pub use config::{
     GuardSettings, PolicyTest, SandboxMode, TelemetrySettings, check_settings_file, discover_settings,
