@@ -584,6 +584,7 @@ fn output(input: &HookInput, decided: &Decided, settings: &[PathBuf], ask: Optio
             agent_decide::ProxyReach {
                 domains: &decided.domains,
                 services: &decided.services,
+                services_only: decided.services_only,
                 session: decided
                     .session_limit
                     .as_ref()

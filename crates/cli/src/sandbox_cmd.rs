@@ -49,6 +49,10 @@ pub(crate) struct SandboxArgs {
     /// sandbox's namespace, and to nothing else at that port.
     #[arg(long = "service", value_name = "PORT", requires = "allow_network")]
     services: Vec<u16>,
+    /// The proxy reaches nothing but the servers of `--service`: a redirect one answers, or a URL from a file,
+    /// must not take what the line sends it elsewhere.
+    #[arg(long, requires = "services")]
+    services_only: bool,
     /// Let git write the repositories in the roots under `workspace-write`: the inside of each `.git` (objects,
     /// index, refs, logs, `HEAD`) becomes writable, its configuration and hooks stay read-only. Without it `.git`
     /// is read-only whole, so that the code a command runs cannot delete or rewrite the history.
@@ -220,6 +224,9 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     }
     plan.publish.extend(args.publish.iter().copied());
     plan.domains.allow_services(args.services.iter().copied(), &roots);
+    if args.services_only {
+        plan.domains.only_services();
+    }
     plan.domains
         .allow(args.allow_domains.iter().filter_map(|reach| match reach {
             Reach::Domain(pattern) => Some(pattern.clone()),

@@ -861,13 +861,13 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     Some(response)
 }
 
-/// Runs the hook's `updatedInput` for `python3 -m http.server PORT` in the background, in a process group of its
-/// own, with its stderr to `stderr`.
-fn serve_in_the_background(scratch: &Scratch, port: u16, stderr: &Path) -> std::process::Child {
+/// Runs the hook's `updatedInput` for `LINE; python3 -m http.server PORT` in the background, in a process group
+/// of its own, with its stderr to `stderr`.
+fn serve_in_the_background(scratch: &Scratch, line: &str, port: u16, stderr: &Path) -> std::process::Child {
     let input = hook::input(
         &scratch.proj,
         "Bash",
-        json!({ "command": format!("python3 -m http.server {port}"), "run_in_background": true }),
+        json!({ "command": format!("{line}; python3 -m http.server {port}"), "run_in_background": true }),
     );
     let output = hook::run(&["check"], &input, &scratch.proj, &scratch.home);
     let output: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -909,8 +909,14 @@ fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_
         .unwrap()
         .port();
     let stderr = scratch.proj.join("server.err");
-    // Not published: the command is told how, and nothing answers on this machine.
-    let server = serve_in_the_background(&scratch, port, &stderr);
+    // Not published: the command is told how, and nothing answers on this machine. The line has the network
+    // (cargo fetches), so its sandbox also holds the relay to its proxy, which is no server of the line's.
+    let server = serve_in_the_background(
+        &scratch,
+        "cargo search nothing-at-all >/dev/null 2>&1",
+        port,
+        &stderr,
+    );
     poll::wait_until(
         std::time::Duration::from_secs(30),
         "the command was told its port is not published",
@@ -938,8 +944,18 @@ fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_
     assert!(updated.unwrap().contains(&format!(" --service {port} ")));
     // A request that changes it changes only what that sandbox contains.
     let output = scratch.check(&format!("curl -sS -X POST -d x http://127.0.0.1:{port}/"));
-    let (decision, reason, _) = decided(&output);
+    let (decision, reason, updated) = decided(&output);
     assert_eq!(decision, "allow", "{reason}");
+    // Its proxy reaches nothing else: a redirect the server answers, a URL from a file would take what it sends
+    // elsewhere.
+    let updated = updated.unwrap();
+    assert!(updated.contains(" --services-only "), "{updated}");
+    // The relay to the background line's own proxy carries what that line was granted: no one else's to use.
+    let told = std::fs::read_to_string(&stderr).unwrap();
+    assert!(!told.contains("3128"), "{told}");
+    let output = scratch.check("curl -sS http://localhost:3128/");
+    let (decision, reason, _) = decided(&output);
+    assert_eq!(decision, "ask", "{reason}");
     // Another project's call to the same port reaches no server of its own: a service on this machine, it asks.
     let other = Scratch::new();
     let output = other.check(&fetch);
@@ -957,7 +973,7 @@ fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_
         json!({"agentGuard": {"sandbox": {"publish": [port]}}}).to_string(),
     )
     .unwrap();
-    let server = serve_in_the_background(&scratch, port, &stderr);
+    let server = serve_in_the_background(&scratch, "true", port, &stderr);
     poll::wait_until(
         std::time::Duration::from_secs(30),
         "the sandboxed server answered on this machine's loopback",

@@ -64,6 +64,9 @@ struct Judgement {
     /// The places whose removal or overwrite `agent-guard undo` takes back only while the ignored data the
     /// snapshots hold there stays within their bounds (canonical).
     undo_held: Vec<std::path::PathBuf>,
+    /// Whether a server of this project run in the background counts as contained: not in a session whose
+    /// untrusted content limits where its commands send data (the server's own proxy is not limited).
+    services: bool,
 }
 
 impl Judgement {
@@ -108,12 +111,20 @@ impl Guard {
     /// contain (a domain that is not allowed, a change to another system). `None`, and the resolution
     /// unchanged, when contained allows are off, for other calls and modes, and for what a user's rule, a hook or
     /// a deny decided.
-    pub(crate) fn contain(&self, gathered: &Gathered<'_>, resolution: &mut Resolution) -> Option<Contained> {
+    pub(crate) fn contain(
+        &self,
+        gathered: &Gathered<'_>,
+        resolution: &mut Resolution,
+        services: bool,
+    ) -> Option<Contained> {
         let analysis = gathered.analysis.as_ref()?;
         if self.auto_allow != AutoAllow::On || !self.containable(gathered, resolution) {
             return None;
         }
-        let mut judgement = Judgement::default();
+        let mut judgement = Judgement {
+            services,
+            ..Judgement::default()
+        };
         self.judge_findings(gathered, &mut judgement);
         let ruled = self.judge_commands(gathered, analysis, &mut judgement);
         self.judge_paths(gathered, analysis, &mut judgement);
@@ -240,7 +251,10 @@ impl Guard {
                 continue;
             }
             if let Some(verdict) = self.user_allow(command) {
-                let mut alone = Judgement::default();
+                let mut alone = Judgement {
+                    services: judgement.services,
+                    ..Judgement::default()
+                };
                 self.judge_command(command, project_code, &mut alone);
                 if alone.uncontained.is_empty() {
                     for effect in &alone.effects {
@@ -321,12 +335,9 @@ impl Guard {
             }
             Effect::Destroys(why) => judgement.not_contained(why.clone()),
             Effect::Remote(why) => {
-                // A request that changes a server (`curl -X PUT URL`) still names its hosts; one that changes only
-                // a server this project runs inside its own sandbox changes nothing the sandbox does not contain.
+                judgement.not_contained(why.clone());
+                // A request that changes a server (`curl -X PUT URL`) still names its hosts.
                 let hosts = agent_bash_guard::request_hosts(command.effective());
-                if hosts.is_empty() || hosts.iter().any(|host| self.sandboxed_service(host).is_none()) {
-                    judgement.not_contained(why.clone());
-                }
                 self.judge_hosts(command, &hosts, judgement);
             }
         }
@@ -338,7 +349,7 @@ impl Guard {
     fn judge_hosts(&self, command: &SubCommand, hosts: &[String], judgement: &mut Judgement) {
         let shown = command.effective().join(" ");
         for host in hosts.iter().filter(|host| !self.domain_allowed(host)) {
-            if let Some(service) = self.sandboxed_service(host) {
+            if let Some(service) = self.sandboxed_service(host).filter(|_| judgement.services) {
                 judgement.contains(&format!(
                     "reaches `{host}`, a server a command of this project runs in the background inside its own \
                      sandbox (process {})",

@@ -35,6 +35,9 @@ pub struct Decided {
     /// The ports of this machine's loopback the line names that a background run of this project serves inside
     /// its own sandbox: its proxy reaches each in that run's namespace (`--service`).
     pub services: Vec<u16>,
+    /// The line reaches one of those servers and nobody approved it: its proxy reaches nothing but them
+    /// (`--services-only`).
+    pub services_only: bool,
     /// What the call adds to its session's taint (untrusted content, private data, the domains it reaches): the
     /// caller records it for a call it lets run ([`agent_rules::SessionTaint::record`]).
     pub taint: TaintFacts,
@@ -115,6 +118,7 @@ impl Decided {
             outside: None,
             domains: Vec::new(),
             services: Vec::new(),
+            services_only: false,
             taint: TaintFacts::default(),
             session_limit: None,
             search_excludes: Vec::new(),

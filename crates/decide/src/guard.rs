@@ -342,7 +342,10 @@ impl Guard {
             gathered.concerns.insert(0, crate::gather::About::GUARDED);
         }
         let mut resolution = self.resolve(&call.tool, &gathered, &call.hooks, session);
-        let contained = self.contain(&gathered, &mut resolution);
+        // A server of this project run in the background is reached only by a session whose untrusted content
+        // limits nothing.
+        let services_reachable = session.taint().untrusted.is_none();
+        let contained = self.contain(&gathered, &mut resolution, services_reachable);
         let outside = self.outside(&gathered, &mut resolution);
         if let Some(why) = &self.sandbox_error {
             resolution.verdict.diagnostics.push(format!("no sandbox: {why}"));
@@ -379,9 +382,15 @@ impl Guard {
             _ => Vec::new(),
         };
         let services = match (&gathered.analysis, confinement) {
-            (Some(analysis), Some(confinement)) if confinement.network => self.granted_services(analysis),
+            (Some(analysis), Some(confinement)) if confinement.network && services_reachable => {
+                self.granted_services(analysis)
+            }
             _ => Vec::new(),
         };
+        // A line nobody approved that reaches one of those servers reaches nothing else: what it sends the server
+        // (a request that changes it) a redirect the server answers, or a URL or an option from a file, would
+        // take elsewhere.
+        let services_only = !services.is_empty() && !crate::confine::deliberate(&resolution.verdict);
         // After untrusted content, a line nobody approved reaches only the domains the session reached before or
         // the line names: a domain first contacted after the taint is one the content may have named. Once the
         // session has also read private data it reaches none: the domain the content came from may be the one it
@@ -412,6 +421,7 @@ impl Guard {
             outside,
             domains,
             services,
+            services_only,
             taint: tainting.facts,
             session_limit,
             search_excludes: gathered.search_excludes,

@@ -160,7 +160,7 @@ pub fn narrowed_search_input(tool_input: &Value, excludes: &[String]) -> Option<
 }
 
 /// What the coding agent runs for an allowed shell call under the kernel sandbox: `tool_input` with its
-/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]… [--service <port>]…
+/// `command` replaced by `<program> sandbox --profile … [--allow-network [--allow-domain <host>]… [--service <port>]… [--services-only]
 /// [--session-domains-only --session <id> --session-taint <text> [--session-domain <host>]…]] [--git-writes]
 /// [--background] [--counts-on-undo [--undo-held <place>]…] --root <root> [--project <dir>] [--settings <file>]… -- bash -c '<command>'`: `root` is the call's working
 /// directory and the project the coding agent declared for its session, if any ([`SandboxRoot`]); `reach` is what
@@ -190,6 +190,9 @@ pub fn sandboxed_input(
         for port in reach.services {
             line.push_str(" --service ");
             line.push_str(&port.to_string());
+        }
+        if reach.services_only && !reach.services.is_empty() {
+            line.push_str(" --services-only");
         }
         if let Some((id, limit)) = reach.session {
             line.push_str(" --session-domains-only --session ");
@@ -246,6 +249,9 @@ pub struct ProxyReach<'a> {
     /// The ports of this project's servers run in the background that the line reaches
     /// ([`Decided::services`](crate::Decided::services)): `--service`.
     pub services: &'a [u16],
+    /// Whether the proxy reaches nothing but those ([`Decided::services_only`](crate::Decided::services_only)):
+    /// `--services-only`.
+    pub services_only: bool,
     /// The session's id and the limit its untrusted content sets on the proxy
     /// ([`Decided::session_limit`](crate::Decided::session_limit)).
     pub session: Option<(&'a str, &'a SessionLimit)>,

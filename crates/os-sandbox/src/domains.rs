@@ -158,6 +158,8 @@ pub struct DomainPolicy {
     /// agent started, contained by its own sandbox.
     services: Vec<u16>,
     service_roots: Vec<std::path::PathBuf>,
+    /// Whether the proxy reaches the `services` alone, no domain and no other service on this machine.
+    services_only: bool,
 }
 
 impl Default for DomainPolicy {
@@ -173,6 +175,7 @@ impl Default for DomainPolicy {
             loopback: Vec::new(),
             services: Vec::new(),
             service_roots: Vec::new(),
+            services_only: false,
         }
     }
 }
@@ -186,6 +189,7 @@ impl DomainPolicy {
             loopback: Vec::new(),
             services: Vec::new(),
             service_roots: Vec::new(),
+            services_only: false,
         }
     }
 
@@ -204,6 +208,16 @@ impl DomainPolicy {
     pub fn allow_services(&mut self, ports: impl IntoIterator<Item = u16>, roots: &[std::path::PathBuf]) {
         self.services.extend(ports);
         self.service_roots.extend(roots.iter().cloned());
+    }
+
+    /// Makes the proxy reach the servers of [`allow_services`](Self::allow_services) alone.
+    pub const fn only_services(&mut self) {
+        self.services_only = true;
+    }
+
+    /// Whether the proxy reaches the servers of [`allow_services`](Self::allow_services) alone.
+    pub const fn services_only(&self) -> bool {
+        self.services_only
     }
 
     /// The ports of [`allow_services`](Self::allow_services).

@@ -28,7 +28,10 @@ pub(crate) fn make_removable(dir: &Path) -> std::io::Result<()> {
 pub(crate) fn scratch_dir(namespaces: bool) -> Result<tempfile::TempDir> {
     let mut builder = tempfile::Builder::new();
     let prefix = format!("agent-guard-sandbox-{}-", std::process::id());
-    builder.prefix(&prefix);
+    // This user's alone whatever the umask: it holds the socket to a background run's servers.
+    builder
+        .prefix(&prefix)
+        .permissions(std::fs::Permissions::from_mode(0o700));
     let shm = Path::new("/dev/shm");
     let in_memory = namespaces
         && nix::sys::statfs::statfs(shm)

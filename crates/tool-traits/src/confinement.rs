@@ -112,6 +112,8 @@ pub struct ProxyGrant {
     /// The ports of this machine's loopback the line names where a command of the same project run in the
     /// background serves inside its own sandbox: the proxy reaches each in that command's namespace.
     pub services: Vec<u16>,
+    /// Whether the proxy reaches those servers alone (nobody approved the line).
+    pub services_only: bool,
     /// When the session has read untrusted content and nobody approved the line: the only domains it reaches.
     pub limit: Option<ProxyLimit>,
 }

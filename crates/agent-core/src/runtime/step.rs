@@ -315,6 +315,7 @@ impl Runtime {
         let proxy = ProxyGrant {
             domains: decided.domains.clone(),
             services: decided.services.clone(),
+            services_only: decided.services_only,
             limit: decided.session_limit.as_ref().map(|limit| ProxyLimit {
                 domains: limit.domains.clone(),
                 why: limit.why(None),

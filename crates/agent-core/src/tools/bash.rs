@@ -211,6 +211,9 @@ impl Run<'_> {
                         self.proxy.services.iter().copied(),
                         &agent_undo::writable_roots(sandbox),
                     );
+                    if self.proxy.services_only {
+                        plan.domains.only_services();
+                    }
                 }
                 plan.limit = self
                     .proxy

@@ -176,9 +176,11 @@ impl Guard {
         if let Effect::Network { hosts } = &command.effect
             && !hosts.is_empty()
         {
+            // A server of this project run in the background inside its own sandbox is the project's own code,
+            // as a test run is: what it answers is no more someone else's than what the project's files hold.
             return hosts
                 .iter()
-                .find(|host| !self.trusted(host))
+                .find(|host| !self.trusted(host) && self.sandboxed_service(host).is_none())
                 .map(|host| format!("`{shown}` fetched from `{host}`"));
         }
         let words = command.effective();

@@ -47,7 +47,9 @@ pub(super) const DIAGNOSTICS: u16 = 0;
 
 /// The door process: each request is a port in two bytes (network order); the answer is the socket connected
 /// to it with one byte `0`, or [`REFUSED`] alone. Port [`DIAGNOSTICS`] asks for a `NETLINK_SOCK_DIAG` socket of
-/// the namespace, through which the supervisor lists what listens there (publish.rs).
+/// the namespace, through which the supervisor lists what listens there (publish.rs). The relay's port
+/// ([`RELAY_PORT`](super::RELAY_PORT)) is refused: it is the proxy of the command, with what the command was
+/// granted, which no one else may use.
 fn serve(from: RawFd) -> ! {
     // SAFETY: system calls with integer arguments and buffers on our stack.
     unsafe {
@@ -70,7 +72,7 @@ fn serve(from: RawFd) -> ! {
             }
             let answered = if read == 2 && u16::from_be_bytes(port) == DIAGNOSTICS && diagnostics >= 0 {
                 send_descriptor(from, diagnostics)
-            } else if let Some(connection) = (read == 2)
+            } else if let Some(connection) = (read == 2 && u16::from_be_bytes(port) != super::RELAY_PORT)
                 .then(|| connect_loopback(u16::from_be_bytes(port)))
                 .filter(|connection| *connection >= 0)
             {

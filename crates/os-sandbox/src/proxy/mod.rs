@@ -513,6 +513,13 @@ fn forward(
             service.connect().ok_or_else(refused)
         });
     }
+    if shared.policy.services_only() {
+        return Err(Refusal::Policy {
+            domain: host,
+            why: "the line reaches a server of this project run in the background, and nothing else"
+                .to_owned(),
+        });
+    }
     if let Some(grant) = shared.policy.loopback_grant(&host, port) {
         let addresses = grant.addresses();
         return forward_to(client, kind, early, &host, || upstream::connect(&addresses));

@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -108,8 +109,11 @@ impl Services {
         if spawned.is_ok() {
             self.stop = Some(stop);
         }
-        // The scratch directory is this user's alone, and out of every sandboxed command's reach.
-        if let Ok(services) = UnixListener::bind(self.scratch.join(SERVICES))
+        // The scratch directory is this user's alone (mode 0700), and out of every sandboxed command's reach; the
+        // socket is made 0600 whatever the umask.
+        let socket = self.scratch.join(SERVICES);
+        if let Ok(services) = UnixListener::bind(&socket)
+            && std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).is_ok()
             && let Ok(serving) = services.try_clone()
         {
             let door = Arc::clone(&self.door);
@@ -246,7 +250,10 @@ impl Publisher {
     }
 
     /// Publishes the ports that started `listening`, and closes those that stopped.
-    fn look(&mut self, listening: BTreeSet<u16>) {
+    fn look(&mut self, mut listening: BTreeSet<u16>) {
+        // The relay to the command's own proxy is agent-guard's, not a server of the command: it carries what the
+        // command was granted, which is the command's alone.
+        listening.remove(&super::RELAY_PORT);
         if listening != self.listed {
             self.list(&listening);
         }

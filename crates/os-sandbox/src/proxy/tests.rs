@@ -392,3 +392,31 @@ fn the_hook_takes_loopback_addresses_only() {
         ]
     );
 }
+
+#[test]
+fn a_proxy_for_servers_of_the_project_alone_refuses_every_domain_and_every_other_service() {
+    let server = Server::start();
+    let port = server.port;
+    let allow: DomainPattern = format!("allowed.test:{port}").parse().unwrap();
+    let mut policy = DomainPolicy::new(vec![allow], Vec::new());
+    policy.allow_loopback([format!("localhost:{port}").parse().unwrap()]);
+    // No background run of this project serves the port: nothing is reached there, and nothing else either.
+    policy.allow_services([port], &[std::path::PathBuf::from("/nonexistent-project")]);
+    policy.only_services();
+    let resolver = Resolver {
+        mapped: vec![("allowed.test".into(), "127.0.0.1".parse().unwrap())],
+    };
+    let proxy = Proxy::start_with(policy, None, Entry::HostLoopback, resolver).unwrap();
+    for request in [
+        format!("POST http://allowed.test:{port}/x HTTP/1.1\r\nContent-Length: 1\r\n\r\nx"),
+        format!("CONNECT allowed.test:{port} HTTP/1.1\r\n\r\n"),
+        format!("GET http://localhost:{port}/ HTTP/1.1\r\n\r\n"),
+    ] {
+        let answer = exchange(&proxy, request.as_bytes());
+        assert!(
+            answer.starts_with("HTTP/1.1 403 Forbidden\r\n"),
+            "{request}: {answer}"
+        );
+    }
+    assert!(server.saw_nothing());
+}
