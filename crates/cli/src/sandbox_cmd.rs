@@ -224,6 +224,9 @@ pub(crate) fn run(args: &SandboxArgs) -> Result<ExitCode> {
     }
     plan.publish.extend(args.publish.iter().copied());
     plan.domains.allow_services(args.services.iter().copied(), &roots);
+    // A command granted more than the settings' network serves nothing to the project's other calls: its servers
+    // would hand out its grants.
+    plan.serves_others = args.allow_domains.is_empty() && args.services.is_empty();
     if args.services_only {
         plan.domains.only_services();
     }

@@ -991,3 +991,48 @@ fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_
         || std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
     );
 }
+
+#[test]
+fn a_server_of_a_background_line_granted_more_than_the_settings_network_is_no_contained_service() {
+    if !supported() || !namespaces() || Command::new("python3").arg("-V").output().is_err() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // As the hook runs a background line a rule or the person allowed with a host of its own.
+    let stderr = scratch.proj.join("server.err");
+    let mut server = Command::new(BIN)
+        .args([
+            "sandbox",
+            "--profile",
+            "workspace-write",
+            "--background",
+            "--allow-network",
+        ])
+        .args(["--allow-domain", "example.com", "--root"])
+        .arg(&scratch.proj)
+        .args(["--", "python3", "-m", "http.server", &port.to_string()])
+        .current_dir(&scratch.proj)
+        .env("HOME", &scratch.home)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    poll::wait_until(
+        std::time::Duration::from_secs(30),
+        "the server listened in its sandbox",
+        || std::fs::read_to_string(&stderr).is_ok_and(|told| told.contains(&format!("port {port}"))),
+    );
+    // Its server would hand out the host it was granted: a call to it is a service on this machine, which asks.
+    let output = scratch.check(&format!("curl -sS http://localhost:{port}/"));
+    let (decision, reason, _) = decided(&output);
+    assert_eq!(decision, "ask", "{reason}");
+    let group = nix::unistd::Pid::from_raw(i32::try_from(server.id()).unwrap());
+    nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL).unwrap();
+    server.wait().unwrap();
+}

@@ -277,6 +277,47 @@ impl Guard {
         ))
     }
 
+    /// Why a line allowed command by command by the rules cannot run as allowed: one command names a service on
+    /// this machine (`curl -s localhost:8080/health`, which its rule grants), and another command of the line
+    /// runs code the project controls or a program that is not read-only (`npm run dev`): the proxy lets a granted
+    /// host through for the whole line, so that command would reach the service too, which no rule allowed it.
+    /// `None` for any other line. The line then asks, and the person's allow grants the host to the whole line.
+    pub(crate) fn loopback_shared(
+        &self,
+        analysis: &CommandAnalysis,
+        project_code: &crate::gather::ProjectCode,
+        verdict: &Verdict,
+    ) -> Option<String> {
+        if verdict.decision != Decision::Allow || verdict.provenance.step != Some(DecidedBy::AllowRule) {
+            return None;
+        }
+        let names = |command: &agent_bash_guard::SubCommand, host: &String| matches!(&command.effect, agent_bash_guard::Effect::Network { hosts } if hosts.contains(host));
+        for (index, command) in analysis.commands.iter().enumerate() {
+            let agent_bash_guard::Effect::Network { hosts } = &command.effect else {
+                continue;
+            };
+            for host in hosts.iter().filter(|host| {
+                agent_bash_guard::is_loopback(host) && !self.domain_allowed(host) && self.grantable(host)
+            }) {
+                let other = analysis.commands.iter().enumerate().find(|(other, command)| {
+                    *other != index
+                        && !names(command, host)
+                        && (!command.read_only || project_code.why(*other).is_some())
+                });
+                if let Some((_, other)) = other {
+                    return Some(format!(
+                        "the rules allow each command, but the line's `{}` reaches `{host}`, a service on this \
+                         machine, and the sandbox's proxy would let `{}` reach it too, which no rule allows; answer \
+                         allow to let the whole line reach it",
+                        command.effective().join(" "),
+                        other.effective().join(" ")
+                    ));
+                }
+            }
+        }
+        None
+    }
+
     /// The domains the proxy of a line with the network lets through in a session that has read untrusted
     /// content, when nobody approved the line: those the session reached before, and those the line names that
     /// the decision let through (`granted`, and the allowed domains of `Guard::domain_allowed`). Any other
@@ -784,6 +825,43 @@ mod tests {
 
     /// What a deliberate allow grants the proxy beyond the settings: the host of the remote a git command reaches
     /// by its configuration, a service on this machine with its port, and no other address.
+    #[test]
+    fn a_service_granted_by_one_commands_rule_is_not_shared_with_code_another_rule_runs() {
+        let settings = r#"{"permissions": {"allow": ["Bash(curl -s localhost:8080/health)", "Bash(npm run dev)",
+            "Bash(jq:*)"]}}"#;
+        let project = Project::with_files(settings, &[("proj/.git/HEAD", "ref: refs/heads/main\n")]);
+        if KernelSupport::enforcement_missing().is_some() {
+            return;
+        }
+        let decide = |command: &str| project.guard.decide("Bash", &json!({ "command": command }));
+        // The grant reaches the whole line: the project's code would reach the service too.
+        for line in [
+            "curl -s localhost:8080/health && npm run dev",
+            "curl -s localhost:8080/health; npm run dev",
+            "npm run dev | curl -s localhost:8080/health",
+        ] {
+            let decided = decide(line);
+            assert_eq!(decided.verdict().decision, Decision::Ask, "{line}");
+            assert!(
+                decided
+                    .verdict()
+                    .reason()
+                    .contains("would let `npm run dev` reach it too"),
+                "{line}: {}",
+                decided.verdict().reason()
+            );
+        }
+        // Beside commands that only read, the rule's grant stands.
+        let decided = decide("curl -s localhost:8080/health | jq .");
+        assert_eq!(
+            decided.verdict().decision,
+            Decision::Allow,
+            "{}",
+            decided.verdict().reason()
+        );
+        assert_eq!(decided.domains, ["localhost:8080"]);
+    }
+
     #[test]
     fn a_deliberate_allow_grants_the_remote_of_the_configuration_and_a_local_service_by_its_port() {
         let settings = r#"{"permissions": {"allow": ["Bash(git fetch:*)", "Bash(git pull:*)", "Bash(git push:*)", "Bash(curl:*)"]}}"#;

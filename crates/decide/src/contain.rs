@@ -381,6 +381,8 @@ impl Guard {
         let shown = command.effective().join(" ");
         match command.class {
             CommandClass::Write => judgement.contains("its writes stay in the project"),
+            // A request to this project's own servers alone reaches no domain (`--services-only`).
+            CommandClass::Network if self.reaches_only_services(command, judgement) => {}
             CommandClass::Network => judgement.contains(&self.network_effect()),
             CommandClass::PackageManager => {
                 judgement.contains("runs code the project controls");
@@ -401,6 +403,14 @@ impl Guard {
                 judgement.not_contained(format!("`{shown}` is a {} command", command.class));
             }
         }
+    }
+
+    /// Whether every host `command` names is a server of this project run in the background inside its own
+    /// sandbox.
+    fn reaches_only_services(&self, command: &SubCommand, judgement: &Judgement) -> bool {
+        matches!(&command.effect, Effect::Network { hosts } if !hosts.is_empty()
+            && judgement.services
+            && hosts.iter().all(|host| self.sandboxed_service(host).is_some()))
     }
 
     /// The files: a tree a command removes must be one a build makes again, and no file is read outside the roots.

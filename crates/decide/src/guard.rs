@@ -372,8 +372,9 @@ impl Guard {
         }
         let domains = match (&gathered.analysis, confinement) {
             (Some(analysis), Some(confinement)) if confinement.network => {
-                if let Some(why) =
-                    self.repository_cannot_grant(analysis, &gathered.remote_hosts, &resolution.verdict)
+                if let Some(why) = self
+                    .repository_cannot_grant(analysis, &gathered.remote_hosts, &resolution.verdict)
+                    .or_else(|| self.loopback_shared(analysis, &gathered.project_code, &resolution.verdict))
                 {
                     resolution.verdict = self.cannot_carry_out(&resolution.verdict, why);
                 }

@@ -283,7 +283,7 @@ impl Prepared {
                 // A command in the background may serve what the user and the agent's next calls reach.
                 if plan.confinement.background && network.namespace {
                     services = Some(
-                        Services::new(plan.publish.clone(), scratch.path())
+                        Services::new(plan.publish.clone(), scratch.path(), plan.serves_others)
                             .map_err(KernelSandboxError::Proxy)?,
                     );
                     setup.door = services.as_ref().and_then(Services::door_fd);

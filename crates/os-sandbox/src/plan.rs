@@ -456,6 +456,11 @@ pub struct Plan {
     /// The ports of its own loopback the command publishes on this machine's `127.0.0.1` when it runs in the
     /// background, from the spec.
     pub publish: Vec<PortRange>,
+    /// Whether what the command serves when it runs in the background may be reached by the proxies of the
+    /// project's other calls (`--service`): only where the command was granted nothing beyond the settings'
+    /// network (no `--allow-domain`, no `--service`), so that its servers hand out no grant of its own. `true`
+    /// from [`Plan::build`]; the caller that grants more says so.
+    pub serves_others: bool,
     /// A limit over `domains`, set by the caller: a session that has read untrusted content reaches only the
     /// domains it reached before. `None` from [`Plan::build`].
     pub limit: Option<DomainLimit>,
@@ -734,6 +739,7 @@ impl Plan {
             memory_max: spec.memory_max,
             domains: spec.domains.clone(),
             publish: spec.publish.clone(),
+            serves_others: true,
             limit: None,
             cache_overlays: caches.overlays,
         })

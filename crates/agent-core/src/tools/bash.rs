@@ -215,6 +215,8 @@ impl Run<'_> {
                         plan.domains.only_services();
                     }
                 }
+                // A command granted more than the settings' network serves nothing to the project's other calls.
+                plan.serves_others = self.proxy.domains.is_empty() && self.proxy.services.is_empty();
                 plan.limit = self
                     .proxy
                     .limit

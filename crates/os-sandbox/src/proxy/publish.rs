@@ -49,6 +49,8 @@ pub(crate) struct Services {
     scratch: PathBuf,
     /// The socket of [`SERVICES`], closed when this is dropped.
     services: Option<UnixListener>,
+    /// Whether the run's servers are listed and served to other runs' proxies (a run granted nothing of its own).
+    serves_others: bool,
 }
 
 /// The file in a background run's scratch directory that lists the ports listening in its namespace, one per line.
@@ -63,7 +65,7 @@ impl Services {
     ///
     /// # Errors
     /// The errors of `socketpair`.
-    pub(crate) fn new(publish: Vec<PortRange>, scratch: &Path) -> std::io::Result<Self> {
+    pub(crate) fn new(publish: Vec<PortRange>, scratch: &Path, serves_others: bool) -> std::io::Result<Self> {
         use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
         let (ours, door_end) = socketpair(
             AddressFamily::Unix,
@@ -81,6 +83,7 @@ impl Services {
             publish,
             scratch: scratch.to_path_buf(),
             services: None,
+            serves_others,
         })
     }
 
@@ -97,7 +100,7 @@ impl Services {
         let (stop, stopped) = mpsc::channel();
         let door = Arc::clone(&self.door);
         let publish = self.publish.clone();
-        let listing = self.scratch.join(LISTENING);
+        let listing = self.serves_others.then(|| self.scratch.join(LISTENING));
         let spawned = std::thread::Builder::new()
             .name("agent-guard-publish".into())
             .spawn(move || {
@@ -112,7 +115,8 @@ impl Services {
         // The scratch directory is this user's alone (mode 0700), and out of every sandboxed command's reach; the
         // socket is made 0600 whatever the umask.
         let socket = self.scratch.join(SERVICES);
-        if let Ok(services) = UnixListener::bind(&socket)
+        if self.serves_others
+            && let Ok(services) = UnixListener::bind(&socket)
             && std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).is_ok()
             && let Ok(serving) = services.try_clone()
         {
@@ -198,8 +202,9 @@ struct Publisher {
     diagnostics: OwnedFd,
     door: Arc<Door>,
     publish: Vec<PortRange>,
-    /// Where the listening ports are written ([`LISTENING`]), and what was written last.
-    listing: PathBuf,
+    /// Where the listening ports are written ([`LISTENING`]), when other runs may reach them, and what was
+    /// written last.
+    listing: Option<PathBuf>,
     listed: BTreeSet<u16>,
     notes: Box<dyn FnMut(&str) + Send>,
     published: BTreeMap<u16, TcpListener>,
@@ -215,7 +220,7 @@ impl Publisher {
         diagnostics: OwnedFd,
         door: Arc<Door>,
         publish: Vec<PortRange>,
-        listing: PathBuf,
+        listing: Option<PathBuf>,
         notes: Box<dyn FnMut(&str) + Send>,
     ) -> Self {
         Self {
@@ -306,10 +311,13 @@ impl Publisher {
 impl Publisher {
     /// Writes `listening` to the run's [`LISTENING`] file, whole (a reader sees the old list or the new).
     fn list(&mut self, listening: &BTreeSet<u16>) {
+        let Some(listing) = &self.listing else {
+            return;
+        };
         let text: String = listening.iter().map(|port| format!("{port}\n")).collect();
-        let fresh = self.listing.with_extension("new");
+        let fresh = listing.with_extension("new");
         if std::fs::write(&fresh, text)
-            .and_then(|()| std::fs::rename(&fresh, &self.listing))
+            .and_then(|()| std::fs::rename(&fresh, listing))
             .is_ok()
         {
             self.listed.clone_from(listening);
