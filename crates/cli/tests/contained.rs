@@ -861,6 +861,15 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     Some(response)
 }
 
+/// A port free on this machine now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// Runs the hook's `updatedInput` for `LINE; python3 -m http.server PORT` in the background, in a process group
 /// of its own, with its stderr to `stderr`.
 fn serve_in_the_background(scratch: &Scratch, line: &str, port: u16, stderr: &Path) -> std::process::Child {
@@ -902,12 +911,8 @@ fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_
     }
     let scratch = Scratch::new();
     std::fs::write(scratch.proj.join("page.txt"), "served from the sandbox\n").unwrap();
-    // A port free on this machine now; the command listens on it inside its own network namespace.
-    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // The command listens on it inside its own network namespace.
+    let port = free_port();
     let stderr = scratch.proj.join("server.err");
     // Not published: the command is told how, and nothing answers on this machine. The line has the network
     // (cargo fetches), so its sandbox also holds the relay to its proxy, which is no server of the line's.
@@ -998,14 +1003,10 @@ fn a_server_of_a_background_line_granted_more_than_the_settings_network_is_no_co
         return;
     }
     let scratch = Scratch::new();
-    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     // As the hook runs a background line a rule or the person allowed with a host of its own.
     let stderr = scratch.proj.join("server.err");
-    let mut server = Command::new(BIN)
+    let server = Command::new(BIN)
         .args([
             "sandbox",
             "--profile",
@@ -1032,7 +1033,5 @@ fn a_server_of_a_background_line_granted_more_than_the_settings_network_is_no_co
     let output = scratch.check(&format!("curl -sS http://localhost:{port}/"));
     let (decision, reason, _) = decided(&output);
     assert_eq!(decision, "ask", "{reason}");
-    let group = nix::unistd::Pid::from_raw(i32::try_from(server.id()).unwrap());
-    nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL).unwrap();
-    server.wait().unwrap();
+    end_group(server);
 }
