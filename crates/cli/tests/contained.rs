@@ -973,12 +973,22 @@ fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_
         "the call to the port asks once the server ended",
         || decided(&scratch.check(&fetch)).0 == "ask",
     );
+    // A service of this machine's own on `::1` alone holds a port the user lists: that one stays unpublished.
+    let own_service = std::net::TcpListener::bind(("::1", 0)).ok();
+    let taken = own_service
+        .as_ref()
+        .and_then(|listener| listener.local_addr().ok())
+        .map(|address| address.port());
     std::fs::write(
         scratch.home.join(".claude/settings.json"),
-        json!({"agentGuard": {"sandbox": {"publish": [port]}}}).to_string(),
+        json!({"agentGuard": {"sandbox": {"publish": [port, taken.unwrap_or(port)]}}}).to_string(),
     )
     .unwrap();
-    let server = serve_in_the_background(&scratch, "true", port, &stderr);
+    let also = taken.map_or_else(
+        || "true".to_owned(),
+        |taken| format!("(python3 -m http.server {taken} --bind 127.0.0.1 >/dev/null 2>&1 &)"),
+    );
+    let server = serve_in_the_background(&scratch, &also, port, &stderr);
     poll::wait_until(
         std::time::Duration::from_secs(30),
         "the sandboxed server answered on this machine's loopback",
@@ -986,6 +996,20 @@ fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_
     );
     let told = std::fs::read_to_string(&stderr).unwrap();
     assert!(told.contains(&format!("published on 127.0.0.1:{port}")), "{told}");
+    if let Some(taken) = taken {
+        poll::wait_until(
+            std::time::Duration::from_secs(30),
+            "the port this machine uses on ::1 was left unpublished",
+            || {
+                std::fs::read_to_string(&stderr).is_ok_and(|told| {
+                    told.contains(&format!(
+                        "port {taken}, which is not published: this machine already"
+                    ))
+                })
+            },
+        );
+        assert!(http_get(taken, "/page.txt").is_none());
+    }
     // What the sandbox hides stays hidden from the published server too.
     let key = http_get(port, "/../home/.ssh/id_rsa").unwrap_or_default();
     assert!(!key.contains("PLANTED"), "{key}");

@@ -200,6 +200,8 @@ impl Door {
 struct Publisher {
     /// The netlink socket of the command's namespace.
     diagnostics: OwnedFd,
+    /// One of this process's namespace (the host's), for what this machine listens on itself.
+    host: Option<OwnedFd>,
     door: Arc<Door>,
     publish: Vec<PortRange>,
     /// Where the listening ports are written ([`LISTENING`]), when other runs may reach them, and what was
@@ -225,6 +227,13 @@ impl Publisher {
     ) -> Self {
         Self {
             diagnostics,
+            host: nix::sys::socket::socket(
+                nix::sys::socket::AddressFamily::Netlink,
+                nix::sys::socket::SockType::Datagram,
+                nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+                nix::sys::socket::SockProtocol::NetlinkSockDiag,
+            )
+            .ok(),
             door,
             publish,
             listing,
@@ -279,6 +288,20 @@ impl Publisher {
                     "the command listens on port {port} inside its sandbox, where nothing outside reaches it; \
                      to reach it at 127.0.0.1:{port} while a command runs in the background, add {port} to \
                      `agentGuard.sandbox.publish` in your settings"
+                ));
+                self.told.insert(port);
+                continue;
+            }
+            // A port this machine listens on at any address (a service on `::1` alone, which `localhost` may
+            // reach) is its own: published on `127.0.0.1`, the command would stand in for it there.
+            if self
+                .host
+                .as_ref()
+                .and_then(super::listening::ports)
+                .is_some_and(|ports| ports.contains(&port))
+            {
+                self.tell(&format!(
+                    "the command listens on port {port}, which is not published: this machine already listens on it"
                 ));
                 self.told.insert(port);
                 continue;
