@@ -955,6 +955,12 @@ fn a_server_started_in_the_background_is_reached_on_this_machines_loopback_only_
     // elsewhere.
     let updated = updated.unwrap();
     assert!(updated.contains(" --services-only "), "{updated}");
+    // A service of the user's own on this machine at the same port is theirs: the call asks.
+    let own_service = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let output = scratch.check(&fetch);
+    let (decision, reason, _) = decided(&output);
+    assert_eq!(decision, "ask", "{reason}");
+    drop(own_service);
     // The relay to the background line's own proxy carries what that line was granted: no one else's to use.
     let told = std::fs::read_to_string(&stderr).unwrap();
     assert!(!told.contains("3128"), "{told}");

@@ -194,11 +194,18 @@ pub fn sandboxed_service(port: u16, roots: &[PathBuf]) -> Option<SandboxedServic
             })
         })
         .filter(running)
-        .find(|record| {
-            std::fs::read_to_string(record.dir.join(crate::proxy::LISTENING))
-                .is_ok_and(|listing| listing.lines().any(|line| line.parse() == Ok(port)))
+        .find_map(|record| {
+            let listing = std::fs::read_to_string(record.dir.join(crate::proxy::LISTENING)).ok()?;
+            let published = listing.lines().find_map(|line| {
+                let mut words = line.split_whitespace();
+                (words.next()?.parse() == Ok(port)).then(|| words.next() == Some("published"))
+            })?;
+            Some((record, published))
         })
-        .and_then(|record| {
+        // A port this machine listens on itself (a service of the user's, on any address) but for the run's own
+        // publication is the user's: a call to it reaches the user's service, or asks, never the run's server.
+        .filter(|(_, published)| *published || !crate::proxy::host_listens(port))
+        .and_then(|(record, _)| {
             Some(SandboxedService {
                 owner: u32::try_from(record.owner).ok()?,
                 port,

@@ -29,6 +29,20 @@ pub(super) fn ports(diagnostics: &OwnedFd) -> Option<BTreeSet<u16>> {
     Some(ports)
 }
 
+/// Whether this process's network namespace (the host's, for a supervisor) listens on `port` at any address.
+pub(crate) fn host_listens(port: u16) -> bool {
+    use nix::sys::socket::{AddressFamily, SockFlag, SockProtocol, SockType, socket};
+    socket(
+        AddressFamily::Netlink,
+        SockType::Datagram,
+        SockFlag::SOCK_CLOEXEC,
+        SockProtocol::NetlinkSockDiag,
+    )
+    .ok()
+    .and_then(|diagnostics| ports(&diagnostics))
+    .is_some_and(|listening| listening.contains(&port))
+}
+
 /// One dump of the listening TCP sockets of `family`.
 fn dump(diagnostics: &OwnedFd, family: libc::c_int) -> Option<Vec<u16>> {
     use nix::sys::socket::{MsgFlags, recv, send};

@@ -58,6 +58,7 @@ use tls::Hello;
 use upstream::{Resolver, Unreachable};
 
 pub(crate) use door::start as start_door;
+pub(crate) use listening::host_listens;
 pub(crate) use publish::{LISTENING, SERVICES, Services};
 pub(crate) use relay::{Relay, start as start_relay};
 

@@ -207,7 +207,7 @@ struct Publisher {
     /// Where the listening ports are written ([`LISTENING`]), when other runs may reach them, and what was
     /// written last.
     listing: Option<PathBuf>,
-    listed: BTreeSet<u16>,
+    listed: Vec<(u16, bool)>,
     notes: Box<dyn FnMut(&str) + Send>,
     published: BTreeMap<u16, TcpListener>,
     /// The ports not published (not listed, or the host's already), told once while they listen.
@@ -237,7 +237,7 @@ impl Publisher {
             door,
             publish,
             listing,
-            listed: BTreeSet::new(),
+            listed: Vec::new(),
             notes,
             published: BTreeMap::new(),
             told: BTreeSet::new(),
@@ -263,14 +263,24 @@ impl Publisher {
         }
     }
 
-    /// Publishes the ports that started `listening`, and closes those that stopped.
+    /// Publishes the ports that started `listening` and closes those that stopped, then lists them for the
+    /// project's other calls ([`LISTENING`]).
     fn look(&mut self, mut listening: BTreeSet<u16>) {
         // The relay to the command's own proxy is agent-guard's, not a server of the command: it carries what the
         // command was granted, which is the command's alone.
         listening.remove(&super::RELAY_PORT);
-        if listening != self.listed {
-            self.list(&listening);
+        self.publish_listening(&listening);
+        let state: Vec<(u16, bool)> = listening
+            .iter()
+            .map(|port| (*port, self.published.contains_key(port)))
+            .collect();
+        if state != self.listed {
+            self.list(state);
         }
+    }
+
+    /// Publishes the ports of `listening` the settings list, and closes those that stopped.
+    fn publish_listening(&mut self, listening: &BTreeSet<u16>) {
         self.published.retain(|port, listener| {
             let keep = listening.contains(port);
             if !keep {
@@ -279,7 +289,7 @@ impl Publisher {
             keep
         });
         self.told.retain(|port| listening.contains(port));
-        for port in listening {
+        for &port in listening {
             if self.published.contains_key(&port) || self.told.contains(&port) {
                 continue;
             }
@@ -332,18 +342,28 @@ impl Publisher {
 }
 
 impl Publisher {
-    /// Writes `listening` to the run's [`LISTENING`] file, whole (a reader sees the old list or the new).
-    fn list(&mut self, listening: &BTreeSet<u16>) {
+    /// Writes the ports listening, each with whether it is published on the host, to the run's [`LISTENING`] file
+    /// (`5173` or `5173 published`, one a line), whole: a reader sees the old list or the new.
+    fn list(&mut self, state: Vec<(u16, bool)>) {
         let Some(listing) = &self.listing else {
             return;
         };
-        let text: String = listening.iter().map(|port| format!("{port}\n")).collect();
+        let text: String = state
+            .iter()
+            .map(|(port, published)| {
+                if *published {
+                    format!("{port} published\n")
+                } else {
+                    format!("{port}\n")
+                }
+            })
+            .collect();
         let fresh = listing.with_extension("new");
         if std::fs::write(&fresh, text)
             .and_then(|()| std::fs::rename(&fresh, listing))
             .is_ok()
         {
-            self.listed.clone_from(listening);
+            self.listed = state;
         }
     }
 
