@@ -277,28 +277,31 @@ impl Guard {
         ))
     }
 
-    /// Why a line allowed command by command by the rules cannot run as allowed: one command names a service on
-    /// this machine (`curl -s localhost:8080/health`, which its rule grants), and another command of the line
-    /// runs code the project controls or a program that is not read-only (`npm run dev`): the proxy lets a granted
-    /// host through for the whole line, so that command would reach the service too, which no rule allowed it.
-    /// `None` for any other line. The line then asks, and the person's allow grants the host to the whole line.
-    pub(crate) fn loopback_shared(
+    /// Why a line allowed command by command by the rules cannot run as allowed: one command names a host its
+    /// rule grants (one of `granted`: `curl -s localhost:8080/health`, `curl -s https://api.example.org/status`),
+    /// and another command of the line runs code the project controls or a program that is not read-only (`npm
+    /// run dev`): the proxy lets a granted host through for the whole line, so that command would reach it too,
+    /// which no rule allowed it. `None` for any other line. The line then asks, and the person's allow grants the
+    /// host to the whole line.
+    pub(crate) fn grant_shared(
         &self,
         analysis: &CommandAnalysis,
         project_code: &crate::gather::ProjectCode,
         verdict: &Verdict,
+        granted: &[String],
     ) -> Option<String> {
         if verdict.decision != Decision::Allow || verdict.provenance.step != Some(DecidedBy::AllowRule) {
             return None;
         }
-        let names = |command: &agent_bash_guard::SubCommand, host: &String| matches!(&command.effect, agent_bash_guard::Effect::Network { hosts } if hosts.contains(host));
+        let names = |command: &agent_bash_guard::SubCommand, host: &String| match &command.effect {
+            agent_bash_guard::Effect::Network { hosts } => hosts.contains(host),
+            _ => false,
+        };
         for (index, command) in analysis.commands.iter().enumerate() {
             let agent_bash_guard::Effect::Network { hosts } = &command.effect else {
                 continue;
             };
-            for host in hosts.iter().filter(|host| {
-                agent_bash_guard::is_loopback(host) && !self.domain_allowed(host) && self.grantable(host)
-            }) {
+            for host in hosts.iter().filter(|host| granted.contains(host)) {
                 let other = analysis.commands.iter().enumerate().find(|(other, command)| {
                     *other != index
                         && !names(command, host)
@@ -306,9 +309,9 @@ impl Guard {
                 });
                 if let Some((_, other)) = other {
                     return Some(format!(
-                        "the rules allow each command, but the line's `{}` reaches `{host}`, a service on this \
-                         machine, and the sandbox's proxy would let `{}` reach it too, which no rule allows; answer \
-                         allow to let the whole line reach it",
+                        "the rules allow each command, but the line's `{}` reaches `{host}`, and the sandbox's proxy \
+                         would let `{}` reach it too, which no rule allows; answer allow to let the whole line reach \
+                         it",
                         command.effective().join(" "),
                         other.effective().join(" ")
                     ));
@@ -826,9 +829,9 @@ mod tests {
     /// What a deliberate allow grants the proxy beyond the settings: the host of the remote a git command reaches
     /// by its configuration, a service on this machine with its port, and no other address.
     #[test]
-    fn a_service_granted_by_one_commands_rule_is_not_shared_with_code_another_rule_runs() {
+    fn a_host_granted_by_one_commands_rule_is_not_shared_with_code_another_rule_runs() {
         let settings = r#"{"permissions": {"allow": ["Bash(curl -s localhost:8080/health)", "Bash(npm run dev)",
-            "Bash(jq:*)"]}}"#;
+            "Bash(jq:*)", "Bash(curl -s https://api.example.org/status)"]}}"#;
         let project = Project::with_files(settings, &[("proj/.git/HEAD", "ref: refs/heads/main\n")]);
         if KernelSupport::enforcement_missing().is_some() {
             return;
@@ -839,6 +842,7 @@ mod tests {
             "curl -s localhost:8080/health && npm run dev",
             "curl -s localhost:8080/health; npm run dev",
             "npm run dev | curl -s localhost:8080/health",
+            "curl -s https://api.example.org/status && npm run dev",
         ] {
             let decided = decide(line);
             assert_eq!(decided.verdict().decision, Decision::Ask, "{line}");

@@ -372,13 +372,17 @@ impl Guard {
         }
         let domains = match (&gathered.analysis, confinement) {
             (Some(analysis), Some(confinement)) if confinement.network => {
+                let granted = self.granted_domains(analysis, &gathered.remote_hosts, &resolution.verdict);
                 if let Some(why) = self
                     .repository_cannot_grant(analysis, &gathered.remote_hosts, &resolution.verdict)
-                    .or_else(|| self.loopback_shared(analysis, &gathered.project_code, &resolution.verdict))
+                    .or_else(|| {
+                        self.grant_shared(analysis, &gathered.project_code, &resolution.verdict, &granted)
+                    })
                 {
                     resolution.verdict = self.cannot_carry_out(&resolution.verdict, why);
                 }
-                self.granted_domains(analysis, &gathered.remote_hosts, &resolution.verdict)
+                // An ask grants what the allow would have: for after the person's allow.
+                granted
             }
             _ => Vec::new(),
         };
