@@ -409,12 +409,21 @@ async fn watch(
         cgroup.as_ref().map(PidsCgroup::events),
         stop.clone(),
     ));
-    let end = tokio::select! {
-        status = child.wait() => End::Exited(status.ok().and_then(|s| s.code())),
-        () = tokio::time::sleep(timeout) => End::TimedOut,
-        () = stop.cancelled() => {
-            if total.load(Ordering::Relaxed) >= budget { End::TooMuchOutput } else { End::TooManyProcesses }
+    let stopped = || {
+        if total.load(Ordering::Relaxed) >= budget {
+            End::TooMuchOutput
+        } else {
+            End::TooManyProcesses
         }
+    };
+    let end = tokio::select! {
+        status = child.wait() => match status.ok().and_then(|s| s.code()) {
+            // Killed by the watchdog, which says so before it kills: its reason, not a signal of unknown source.
+            None if stop.is_cancelled() => stopped(),
+            code => End::Exited(code),
+        },
+        () = tokio::time::sleep(timeout) => End::TimedOut,
+        () = stop.cancelled() => stopped(),
     };
     watchdog.abort();
     // No process of the group outlives the call: background jobs of a finished command included. The shell is
@@ -497,8 +506,9 @@ async fn watch_group(group: Pid, max: usize, cgroup_events: Option<PathBuf>, sto
         // refused fork is the sign of a runaway.
         let refused = cgroup_events.as_deref().is_some_and(refused_forks);
         if refused || (grew && group_size(group, true) > max) {
-            let _killed = killpg(group, Signal::SIGKILL);
+            // Said before the kill: the shell's death by it must not be taken for an end of its own.
             stop.cancel();
+            let _killed = killpg(group, Signal::SIGKILL);
             return;
         }
     }
