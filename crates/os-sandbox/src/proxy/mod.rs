@@ -225,17 +225,7 @@ impl Proxy {
         let taking = Arc::clone(&shared);
         match entry {
             Entry::Relay => {
-                use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
-                let (ours, relay_end) = socketpair(
-                    AddressFamily::Unix,
-                    SockType::SeqPacket,
-                    None,
-                    SockFlag::SOCK_CLOEXEC,
-                )
-                .map_err(std::io::Error::from)?;
-                // A duplicate numbered 3 or above: in a process started with a standard stream closed, the pair
-                // may hold 0, 1 or 2, which the child's standard streams would replace before the relay starts.
-                let relay_end = relay_end.try_clone()?;
+                let (ours, relay_end) = pair_with_child()?;
                 let wake = ours.try_clone()?;
                 std::thread::Builder::new()
                     .name("agent-guard-proxy".into())
@@ -347,6 +337,22 @@ impl Drop for Proxy {
         // Wakes the acceptor: a shut-down socket pair reads its end, a shut-down listener fails its accept.
         let _ = nix::sys::socket::shutdown(self.entry.as_raw_fd(), nix::sys::socket::Shutdown::Both);
     }
+}
+
+/// A socket pair (sequenced packets, closed at exec) between this process and a helper the command's namespace
+/// forks (the relay, the door): this process's end, then the child's, a duplicate numbered 3 or above: in a process
+/// started with a standard stream closed, the pair may hold 0, 1 or 2, which the child's standard streams would
+/// replace before the helper starts.
+fn pair_with_child() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
+    let (ours, theirs) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(std::io::Error::from)?;
+    Ok((ours, theirs.try_clone()?))
 }
 
 /// Takes the connections the relay passes until it ends (the command's namespace is gone) or the proxy stops.

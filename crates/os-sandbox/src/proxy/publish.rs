@@ -66,16 +66,7 @@ impl Services {
     /// # Errors
     /// The errors of `socketpair`.
     pub(crate) fn new(publish: Vec<PortRange>, scratch: &Path, serves_others: bool) -> std::io::Result<Self> {
-        use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
-        let (ours, door_end) = socketpair(
-            AddressFamily::Unix,
-            SockType::SeqPacket,
-            None,
-            SockFlag::SOCK_CLOEXEC,
-        )
-        .map_err(std::io::Error::from)?;
-        // A duplicate numbered 3 or above, as for the relay: the child's standard streams replace 0, 1 and 2.
-        let door_end = door_end.try_clone()?;
+        let (ours, door_end) = super::pair_with_child()?;
         Ok(Self {
             door_end: Some(door_end),
             door: Arc::new(Door(Mutex::new(ours))),
