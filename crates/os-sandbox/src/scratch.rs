@@ -218,35 +218,16 @@ impl SandboxedService {
     /// A connection to the service, handed out by its run's supervisor; `None` when nothing listens there any
     /// more.
     pub(crate) fn connect(&self) -> Option<std::net::TcpStream> {
-        use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
         use std::io::Write;
-        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+        use std::os::fd::AsRawFd;
         let mut supervisor = std::os::unix::net::UnixStream::connect(&self.socket).ok()?;
         supervisor
             .set_read_timeout(Some(std::time::Duration::from_secs(10)))
             .ok()?;
         supervisor.write_all(&self.port.to_be_bytes()).ok()?;
-        let mut byte = [1u8];
-        let mut iov = [std::io::IoSliceMut::new(&mut byte)];
-        let mut space = nix::cmsg_space!([RawFd; 1]);
-        let message = recvmsg::<()>(
-            supervisor.as_raw_fd(),
-            &mut iov,
-            Some(&mut space),
-            MsgFlags::MSG_CMSG_CLOEXEC,
-        )
-        .ok()?;
-        let fd = message.cmsgs().ok()?.find_map(|c| match c {
-            ControlMessageOwned::ScmRights(fds) => fds.first().copied(),
-            _ => None,
-        })?;
-        #[expect(
-            unsafe_code,
-            reason = "taking ownership of a descriptor the kernel just passed to this process"
-        )]
-        // SAFETY: `fd` was installed in this process by the recvmsg above and is owned by nothing else.
-        let connection = unsafe { OwnedFd::from_raw_fd(fd) };
-        Some(std::net::TcpStream::from(connection))
+        crate::proxy::receive_descriptor(supervisor.as_raw_fd())
+            .flatten()
+            .map(std::net::TcpStream::from)
     }
 }
 

@@ -357,43 +357,37 @@ fn pair_with_child() -> std::io::Result<(OwnedFd, OwnedFd)> {
 
 /// Takes the connections the relay passes until it ends (the command's namespace is gone) or the proxy stops.
 fn take_from_relay(from: &OwnedFd, shared: &Arc<Shared>) {
-    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
-    loop {
-        let mut byte = [0u8; 1];
-        let mut iov = [std::io::IoSliceMut::new(&mut byte)];
-        let mut space = nix::cmsg_space!([RawFd; 1]);
-        let received = match recvmsg::<()>(
-            from.as_raw_fd(),
-            &mut iov,
-            Some(&mut space),
-            MsgFlags::MSG_CMSG_CLOEXEC,
-        ) {
-            Ok(message) if message.bytes == 0 => return,
-            Ok(message) => message
-                .cmsgs()
-                .map(|cmsgs| {
-                    cmsgs
-                        .filter_map(|c| match c {
-                            ControlMessageOwned::ScmRights(fds) => Some(fds),
-                            _ => None,
-                        })
-                        .flatten()
-                        .collect::<Vec<RawFd>>()
-                })
-                .unwrap_or_default(),
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return,
-        };
-        for fd in received {
-            #[expect(
-                unsafe_code,
-                reason = "taking ownership of a descriptor the kernel just passed to this process"
-            )]
-            // SAFETY: `fd` was installed in this process by the recvmsg above and is owned by nothing else.
-            let connection = TcpStream::from(unsafe { OwnedFd::from_raw_fd(fd) });
-            serve_bounded(connection, shared);
+    while let Some(received) = receive_descriptor(from.as_raw_fd()) {
+        if let Some(connection) = received {
+            serve_bounded(TcpStream::from(connection), shared);
         }
     }
+}
+
+/// Receives one message of the Unix socket `from` and the descriptor it carries (closed at exec): `None` at the
+/// socket's end or on an error; an inner `None` for a message that carries no descriptor (a refusal).
+pub(crate) fn receive_descriptor(from: RawFd) -> Option<Option<OwnedFd>> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+    let mut byte = [0u8; 1];
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!([RawFd; 1]);
+    let message = loop {
+        match recvmsg::<()>(from, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC) {
+            Err(nix::errno::Errno::EINTR) => {}
+            Ok(message) if message.bytes == 0 => return None,
+            other => break other.ok()?,
+        }
+    };
+    let fd = message.cmsgs().ok()?.find_map(|c| match c {
+        ControlMessageOwned::ScmRights(fds) => fds.first().copied(),
+        _ => None,
+    });
+    #[expect(
+        unsafe_code,
+        reason = "taking ownership of a descriptor the kernel just passed to this process"
+    )]
+    // SAFETY: `fd` was installed in this process by the recvmsg above and is owned by nothing else.
+    Some(fd.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
 /// Serves `connection` on a thread of its own, or answers `503` when [`MAX_CONNECTIONS`] are being served.

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
@@ -147,43 +147,10 @@ impl Door {
 
     /// The descriptor the door answers `port` with: a connection, or for [`DIAGNOSTICS`] its netlink socket.
     fn request(&self, port: u16) -> Option<OwnedFd> {
-        use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg, send};
+        use nix::sys::socket::{MsgFlags, send};
         let door = self.0.lock().ok()?;
         send(door.as_raw_fd(), &port.to_be_bytes(), MsgFlags::MSG_NOSIGNAL).ok()?;
-        let mut byte = [REFUSED];
-        let mut iov = [std::io::IoSliceMut::new(&mut byte)];
-        let mut space = nix::cmsg_space!([RawFd; 1]);
-        let message = loop {
-            match recvmsg::<()>(
-                door.as_raw_fd(),
-                &mut iov,
-                Some(&mut space),
-                MsgFlags::MSG_CMSG_CLOEXEC,
-            ) {
-                Err(nix::errno::Errno::EINTR) => {}
-                other => break other.ok()?,
-            }
-        };
-        let fds: Vec<RawFd> = message
-            .cmsgs()
-            .ok()?
-            .filter_map(|c| match c {
-                ControlMessageOwned::ScmRights(fds) => Some(fds),
-                _ => None,
-            })
-            .flatten()
-            .collect();
-        let mut owned = fds.into_iter().map(|fd| {
-            #[expect(
-                unsafe_code,
-                reason = "taking ownership of a descriptor the kernel just passed to this process"
-            )]
-            // SAFETY: `fd` was installed in this process by the recvmsg above and is owned by nothing else.
-            unsafe {
-                OwnedFd::from_raw_fd(fd)
-            }
-        });
-        owned.next()
+        super::receive_descriptor(door.as_raw_fd()).flatten()
     }
 }
 
